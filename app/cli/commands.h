@@ -1,0 +1,15 @@
+#pragma once
+// The `remat` subcommands. Each lives in its own cmd_<name>.cpp and is listed explicitly in
+// main.cpp. A command's callback stores its exit code in the context.
+
+#include <CLI/CLI.hpp>
+
+namespace remat::app {
+
+struct CommandContext
+{
+    int exitCode = 0;
+};
+
+
+} // namespace remat::app

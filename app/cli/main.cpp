@@ -1,0 +1,20 @@
+// remat: the headless pipeline (info, train-graph, solve, simulate, run, export, bench).
+#include "commands.h"
+
+#include <cstdio>
+
+int main(int argc, char **argv)
+{
+    CLI::App app{"remat: explore GPU training memory under gradient checkpointing"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "remat 0.1.0");
+    remat::app::CommandContext ctx;
+    // The explicit list of commands.
+    (void)ctx;
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    }
+    return ctx.exitCode;
+}

@@ -1,0 +1,114 @@
+#pragma once
+// Checkpoint solvers: a costed training graph, an objective and a budget in; a Plan out.
+//   auto registry = solvers::makeRegistry();            // explicit list, see registry.h
+//   SolveRequest req{.graph = &tg, .costs = &costs, .objective = Objective::MinPeak};
+//   Expected<Plan> p = registry.find("chen-sqrtn")->solve(req);
+//   p->timeline.peakBytes;   // always the simulator's figure, never the solver's estimate
+
+#include "core/cost/costs.h"
+#include "core/schedule/schedule.h"
+#include "core/sim/timeline.h"
+#include "core/training/training_graph.h"
+#include "core/util/stop_token.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace remat::core::solvers {
+
+enum class Objective : unsigned char {
+    MinPeak, ///< the lowest peak memory, whatever the recompute cost
+    MinTime, ///< the least recompute time with peak <= budget
+};
+const char *objectiveName(Objective o);        ///< "min-peak", "min-time"
+Expected<Objective> parseObjective(const std::string &text);
+
+enum class PinKind : unsigned char {
+    Keep,      ///< resident from its compute until its last backward use
+    Recompute, ///< never stored across the forward/backward boundary
+    Offload,   ///< moved to host memory between uses
+};
+const char *pinKindName(PinKind k);            ///< "keep", "recompute", "offload"
+
+struct Pin
+{
+    TensorId tensor;
+    PinKind kind = PinKind::Keep;
+    bool operator==(const Pin &) const = default;
+};
+
+enum class SolveStatus : unsigned char { Optimal, Feasible, Infeasible, TimedOut, Cancelled };
+const char *solveStatusName(SolveStatus s);    ///< "optimal", "feasible", ...
+
+/// Live progress, for MILP incumbents and long searches. Called from the solving thread.
+struct SolveProgress
+{
+    double fraction = -1;      ///< 0..1, or -1 when unknown
+    double incumbent = -1;     ///< best objective so far (-1: none)
+    double bound = -1;         ///< best proven bound (-1: none)
+    double elapsedSeconds = 0;
+    std::string message;
+};
+
+struct SolveRequest
+{
+    const training::TrainingGraph *graph = nullptr;
+    const cost::Costs *costs = nullptr;
+    Objective objective = Objective::MinPeak;
+    int64_t budgetBytes = 0;       ///< device bytes, total peak (MinTime); ignored by MinPeak
+    std::vector<Pin> pins;
+    double timeLimitSeconds = 60;
+    StopToken stop;
+    std::function<void(const SolveProgress &)> progress; ///< may be empty
+    std::map<std::string, std::string> settings;         ///< solver-specific knobs
+};
+
+struct Plan
+{
+    std::string solver;            ///< registry id
+    SolveStatus status = SolveStatus::Feasible;
+    Objective objective = Objective::MinPeak;
+    int64_t budgetBytes = 0;
+    schedule::Schedule schedule;
+    /// Checkpoint-set solvers: the forward tensors kept across the forward/backward boundary.
+    std::vector<TensorId> checkpoints;
+    std::vector<Pin> pins;
+    double solverObjective = 0;    ///< the paper's own proxy objective value
+    std::string solverObjectiveName; ///< what that number means ("sum(ckpt)+max segment bytes")
+    double bound = -1;             ///< a proven bound on the objective (-1: none), MILP gap from it
+    double solveSeconds = 0;
+    std::map<std::string, std::string> settings;
+    std::string note;              ///< e.g. "chain of 53 articulation points", "infeasible: min 1.2 GiB"
+    sim::Timeline timeline;        ///< the simulator's figures for `schedule` (points not recorded)
+};
+
+struct Capabilities
+{
+    bool anyDag = true;            ///< false: runs on the chain of articulation points only
+    bool minPeak = true;
+    bool minTime = true;
+    bool pins = true;
+    bool optimalForItsModel = false; ///< claims optimality (checked against brute force)
+    bool needsCbc = false;
+};
+
+class Solver
+{
+public:
+    virtual ~Solver() = default;
+    Solver() = default;
+    Solver(const Solver &) = delete;
+    Solver &operator=(const Solver &) = delete;
+
+    virtual std::string id() const = 0;          ///< "chen-sqrtn"
+    virtual std::string title() const = 0;       ///< "Chen et al. 2016, sqrt(n) segments"
+    virtual std::string description() const = 0;///< a paragraph for the UI and --help
+    virtual Capabilities capabilities() const = 0;
+    /// Solves and simulates. Errors: invalid request, cancellation before any plan exists.
+    virtual Expected<Plan> solve(const SolveRequest &request) const = 0;
+};
+
+} // namespace remat::core::solvers

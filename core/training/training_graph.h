@@ -1,0 +1,129 @@
+#pragma once
+// The training step derived from a forward graph: forward ops, a loss, backward ops, and every
+// tensor with its bytes. Immutable once built; the input to cost models, solvers, the simulator
+// and the executors. Also built directly from benchmark graphs (no ONNX behind it).
+//   Expected<TrainingGraph> tg = training::buildTrainingGraph(graph, options);
+//   for (const training::Op &op : tg->ops()) if (op.phase == Phase::Backward) ...
+//   tg->tensor(op.inputs[0]).bytes;
+
+#include "core/ir/dtype.h"
+#include "core/ir/shape.h"
+#include "core/util/ids.h"
+#include "core/util/status.h"
+
+#include <string>
+#include <vector>
+
+namespace remat::core::ir {
+class Graph;
+}
+
+namespace remat::core::training {
+
+enum class Phase : unsigned char { Forward, Loss, Backward };
+
+/// What a tensor is to the memory model; the simulator's categories derive from this.
+enum class TensorRole : unsigned char {
+    Parameter,      ///< trainable weight: preloaded, resident for the whole step
+    Buffer,         ///< non-trainable state (BN running stats): preloaded, resident
+    Input,          ///< the batch: preloaded
+    Constant,       ///< folded constants an op reads (shape tensors, tables): preloaded
+    Activation,     ///< a forward output
+    SavedState,     ///< an extra forward output only backward reads (Dropout mask, MaxPool
+                    ///< indices, BN mean / inverse std)
+    Loss,           ///< the scalar loss and its seed gradient
+    ActivationGrad, ///< gradient of an activation or of the input
+    ParameterGrad,  ///< gradient of a parameter: kept until the end of the step
+};
+const char *tensorRoleName(TensorRole role);
+
+struct Tensor
+{
+    TensorId id;
+    std::string name;        ///< forward value name, or "grad:<name>", "grad:<name>#k" partials
+    TensorRole role = TensorRole::Activation;
+    int64_t bytes = 0;
+    ir::DataType dtype = ir::DataType::Float;
+    ir::Shape shape;         ///< static; empty for benchmark graphs
+    OpId producer;           ///< invalid for preloaded tensors
+    std::vector<OpId> consumers; ///< in op order
+    ValueId source;          ///< the forward value it is, or is the gradient of (may be invalid)
+    bool preloaded = false;  ///< resident before the first step (parameters, buffers, input)
+    bool requiredAtEnd = false; ///< must be resident after the last step (parameter grads, input grad)
+};
+
+/// How a backward op's operand relates to the forward op it differentiates. Kernels use this to
+/// find X, W, Y, dY in a backward op's inputs without guessing from positions.
+struct Operand
+{
+    enum class Kind : unsigned char {
+        Plain,       ///< an ordinary operand (forward ops, accumulation ops)
+        FwdInput,    ///< forward op's input number `index`
+        FwdOutput,   ///< forward op's output number `index` (SavedState extras included)
+        OutputGrad,  ///< gradient of the forward op's output number `index`
+        InputGrad,   ///< (backward outputs) gradient of the forward op's input number `index`
+    };
+    Kind kind = Kind::Plain;
+    int index = 0;
+};
+
+struct Op
+{
+    OpId id;
+    std::string name;       ///< forward: ONNX node name; backward: "<fwd name>/grad"
+    std::string type;       ///< forward: ONNX op type; backward: "<Type>Grad"; "Accumulate", "Loss"
+    Phase phase = Phase::Forward;
+    std::vector<TensorId> inputs;
+    std::vector<TensorId> outputs;
+    std::vector<Operand> inputRoles;  ///< same length as inputs
+    std::vector<Operand> outputRoles; ///< same length as outputs
+    OpId forwardOf;         ///< backward ops: the forward op they differentiate
+    NodeId source;          ///< the ONNX node (forward op, or the one a backward op derives from)
+    double flops = 0;       ///< floating-point operations of one run
+    int64_t bytesAccessed = 0; ///< bytes read plus written (for the roofline)
+    int64_t workspaceBytes = 0; ///< transient scratch while the op runs
+};
+
+/// Where a training graph came from and at what batch.
+struct TrainingGraphInfo
+{
+    std::string modelPath;
+    std::string modelSha256;
+    int64_t batch = 0;
+    std::string lossDescription; ///< "sum(output * R)"
+};
+
+class TrainingGraph
+{
+public:
+    TrainingGraph() = default;
+    /// Assembles and checks (ids, producers, consumers, forward ops first, then loss, then
+    /// backward). Used by the ONNX-derived builder and the benchmark-graph importer.
+    static Expected<TrainingGraph> assemble(TrainingGraphInfo info, std::vector<Op> ops,
+                                            std::vector<Tensor> tensors);
+
+    const TrainingGraphInfo &info() const { return m_info; }
+    const std::vector<Op> &ops() const { return m_ops; }
+    const std::vector<Tensor> &tensors() const { return m_tensors; }
+    const Op &op(OpId id) const { return m_ops[id.index()]; }
+    const Tensor &tensor(TensorId id) const { return m_tensors[id.index()]; }
+    size_t opCount() const { return m_ops.size(); }
+    size_t tensorCount() const { return m_tensors.size(); }
+    /// Ops are stored forward first; [0, forwardOpCount) are forward ops.
+    size_t forwardOpCount() const { return m_forwardCount; }
+    size_t backwardOpCount() const { return m_ops.size() - m_forwardCount - m_lossCount; }
+    /// The backward op that differentiates forward op `fwd`, if any.
+    OpId backwardOf(OpId fwd) const { return m_backwardOf[fwd.index()]; }
+    const TensorId *findTensor(const std::string &name) const;
+
+private:
+    TrainingGraphInfo m_info;
+    std::vector<Op> m_ops;
+    std::vector<Tensor> m_tensors;
+    std::vector<OpId> m_backwardOf;
+    size_t m_forwardCount = 0;
+    size_t m_lossCount = 0;
+    std::vector<std::pair<std::string, TensorId>> m_byName; // sorted
+};
+
+} // namespace remat::core::training

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine, builds everything and runs the whole test suite.
+# GPU tests (label "gpu") skip cleanly without a device; GUI tests run offscreen.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+export QT_QPA_PLATFORM=offscreen
+cd build
+ctest --output-on-failure -j "${REMAT_JOBS:-$(nproc)}" "$@"
