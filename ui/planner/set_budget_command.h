@@ -1,0 +1,30 @@
+#pragma once
+// Undoable budget change. Consecutive changes from one slider drag merge into one undo step.
+//   doc.undoStack()->push(new SetBudgetCommand(&doc, int64_t(4) << 30));
+
+#include <QUndoCommand>
+
+#include <cstdint>
+
+namespace remat::ui {
+
+class PlannerDocument;
+
+class SetBudgetCommand : public QUndoCommand
+{
+public:
+    SetBudgetCommand(PlannerDocument *document, int64_t bytes, bool mergeable = true,
+                     QUndoCommand *parent = nullptr);
+
+    void undo() override;
+    void redo() override;
+    int id() const override { return 0x52424447; } // 'RBDG'
+    bool mergeWith(const QUndoCommand *other) override;
+
+private:
+    PlannerDocument *m_document;
+    int64_t m_old = 0, m_new = 0;
+    bool m_mergeable = true;
+};
+
+} // namespace remat::ui
