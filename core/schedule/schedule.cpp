@@ -1,0 +1,190 @@
+#include "core/schedule/schedule.h"
+
+#include "core/schedule/observer.h"
+#include "core/schedule/step_text.h"
+
+#include <fmt/format.h>
+
+namespace remat::core::schedule {
+
+using training::TrainingGraph;
+
+const char *stepKindName(StepKind kind)
+{
+    switch (kind) {
+    case StepKind::Compute: return "compute";
+    case StepKind::Free: return "free";
+    case StepKind::Offload: return "offload";
+    case StepKind::Prefetch: return "prefetch";
+    case StepKind::Phase: return "phase";
+    }
+    return "?";
+}
+
+const char *phaseMarkName(PhaseMark mark)
+{
+    switch (mark) {
+    case PhaseMark::ForwardBegin: return "forward-begin";
+    case PhaseMark::BackwardBegin: return "backward-begin";
+    case PhaseMark::End: return "end";
+    }
+    return "?";
+}
+
+const char *memCategoryName(MemCategory c)
+{
+    switch (c) {
+    case MemCategory::Weights: return "weights";
+    case MemCategory::WeightGrads: return "weight_grads";
+    case MemCategory::StoredActivations: return "stored_activations";
+    case MemCategory::RecomputedActivations: return "recomputed_activations";
+    case MemCategory::ActivationGrads: return "activation_grads";
+    case MemCategory::Workspace: return "workspace";
+    case MemCategory::OffloadInFlight: return "offload_in_flight";
+    case MemCategory::Count: break;
+    }
+    return "?";
+}
+
+namespace {
+
+/// The step's subject, or "#<id>" when the id is out of range.
+std::string targetName(const Step &step, const TrainingGraph &graph)
+{
+    switch (step.kind) {
+    case StepKind::Compute:
+        if (step.target >= 0 && static_cast<size_t>(step.target) < graph.opCount())
+            return graph.op(step.op()).name;
+        return fmt::format("#{}", step.target);
+    case StepKind::Free:
+    case StepKind::Offload:
+    case StepKind::Prefetch:
+        if (step.target >= 0 && static_cast<size_t>(step.target) < graph.tensorCount())
+            return graph.tensor(step.tensor()).name;
+        return fmt::format("#{}", step.target);
+    case StepKind::Phase:
+        if (step.target >= 0 && step.target <= static_cast<int32_t>(PhaseMark::End))
+            return phaseMarkName(step.mark());
+        return fmt::format("#{}", step.target);
+    }
+    return "?";
+}
+
+} // namespace
+
+std::string describeStep(const Schedule &schedule, size_t index, const TrainingGraph &graph)
+{
+    const Step &step = schedule.steps[index];
+    return fmt::format("step {} ({} {})", index, stepKindName(step.kind), targetName(step, graph));
+}
+
+std::string notResidentReason(int32_t freedAtStep, int32_t offloadedAtStep)
+{
+    if (freedAtStep < 0)
+        return "never computed";
+    if (offloadedAtStep >= 0)
+        return fmt::format("offloaded at step {} and freed at step {}; prefetch it first",
+                           offloadedAtStep, freedAtStep);
+    return fmt::format("freed at step {}", freedAtStep);
+}
+
+std::string printSchedule(const Schedule &schedule, const TrainingGraph &graph)
+{
+    std::string out;
+    out.reserve(schedule.steps.size() * 48);
+    for (size_t i = 0; i < schedule.steps.size(); ++i) {
+        const Step &step = schedule.steps[i];
+        out += fmt::format("{:>5}  {:<9} {}\n", i, stepKindName(step.kind), targetName(step, graph));
+    }
+    return out;
+}
+
+Status validate(const Schedule &schedule, const TrainingGraph &graph)
+{
+    // The same rules as the simulator's inline check (sim/simulator.cpp), without time or bytes.
+    const size_t tensorCount = graph.tensorCount();
+    std::vector<unsigned char> resident(tensorCount, 0);
+    std::vector<int32_t> freedAt(tensorCount, -1), offloadedAt(tensorCount, -1);
+    std::vector<unsigned char> ran(graph.opCount(), 0);
+    for (const training::Tensor &t : graph.tensors())
+        resident[t.id.index()] = t.preloaded ? 1 : 0;
+
+    const auto fail = [&](size_t i, const std::string &what) {
+        return makeError(StatusCode::InvalidArgument, describeStep(schedule, i, graph) + ": " + what);
+    };
+
+    for (size_t i = 0; i < schedule.steps.size(); ++i) {
+        const Step &step = schedule.steps[i];
+        switch (step.kind) {
+        case StepKind::Compute: {
+            if (step.target < 0 || static_cast<size_t>(step.target) >= graph.opCount())
+                return fail(i, fmt::format("op id {} out of range (graph has {} ops)", step.target,
+                                           graph.opCount()));
+            const training::Op &op = graph.op(step.op());
+            for (TensorId in : op.inputs) {
+                if (!resident[in.index()])
+                    return fail(i, fmt::format("input '{}' is not resident ({})", graph.tensor(in).name,
+                                               notResidentReason(freedAt[in.index()],
+                                                                 offloadedAt[in.index()])));
+            }
+            const bool recompute = ran[op.id.index()] != 0;
+            for (TensorId out : op.outputs) {
+                if (resident[out.index()] && !recompute)
+                    return fail(i, fmt::format("output '{}' is already resident", graph.tensor(out).name));
+                resident[out.index()] = 1;
+            }
+            ran[op.id.index()] = 1;
+            break;
+        }
+        case StepKind::Free:
+        case StepKind::Offload:
+        case StepKind::Prefetch: {
+            if (step.target < 0 || static_cast<size_t>(step.target) >= tensorCount)
+                return fail(i, fmt::format("tensor id {} out of range (graph has {} tensors)",
+                                           step.target, tensorCount));
+            const size_t t = static_cast<size_t>(step.target);
+            const training::Tensor &tensor = graph.tensor(step.tensor());
+            if (step.kind == StepKind::Prefetch) {
+                if (offloadedAt[t] < 0)
+                    return fail(i, fmt::format("'{}' has no host copy (never offloaded)", tensor.name));
+                if (resident[t])
+                    return fail(i, fmt::format("'{}' is already resident", tensor.name));
+                resident[t] = 1;
+                break;
+            }
+            if (!resident[t])
+                return fail(i, fmt::format("'{}' is not resident ({})", tensor.name,
+                                           notResidentReason(freedAt[t], offloadedAt[t])));
+            if (tensor.preloaded)
+                return fail(i, fmt::format("'{}' is a preloaded {} and stays resident for the whole step",
+                                           tensor.name, training::tensorRoleName(tensor.role)));
+            if (step.kind == StepKind::Offload) {
+                if (offloadedAt[t] >= 0)
+                    return fail(i, fmt::format("'{}' already has a host copy (offloaded at step {})",
+                                               tensor.name, offloadedAt[t]));
+                offloadedAt[t] = static_cast<int32_t>(i);
+            } else {
+                resident[t] = 0;
+                freedAt[t] = static_cast<int32_t>(i);
+            }
+            break;
+        }
+        case StepKind::Phase:
+            if (step.target < 0 || step.target > static_cast<int32_t>(PhaseMark::End))
+                return fail(i, fmt::format("unknown phase mark {}", step.target));
+            break;
+        default:
+            return fail(i, fmt::format("unknown step kind {}", static_cast<int>(step.kind)));
+        }
+    }
+    for (const training::Tensor &t : graph.tensors()) {
+        if (t.requiredAtEnd && !resident[t.id.index()])
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("end of schedule: required tensor '{}' is not resident ({})",
+                                         t.name, notResidentReason(freedAt[t.id.index()],
+                                                                   offloadedAt[t.id.index()])));
+    }
+    return Status::ok();
+}
+
+} // namespace remat::core::schedule
