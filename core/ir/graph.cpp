@@ -170,7 +170,10 @@ Expected<Graph> Graph::build(ModelInfo info, std::vector<Node> nodes, std::vecto
                 return makeError(StatusCode::ParseError,
                                  "value '" + v.name + "' is produced by two nodes ('" +
                                      g.m_nodes[v.producer.index()].name + "' and '" + n.name + "')");
-            if (v.initializer || v.kind != ValueKind::Intermediate)
+            // A Constant node's output carries its tensor (kind Constant) so shape arithmetic
+            // can read it; anything else may not be both produced and an input/initializer.
+            const bool constantNodeOutput = v.kind == ValueKind::Constant && n.opType == "Constant";
+            if ((v.initializer || v.kind != ValueKind::Intermediate) && !constantNodeOutput)
                 return makeError(StatusCode::ParseError,
                                  "node '" + n.name + "' (" + n.opType + ") writes '" + v.name +
                                      "', which is already a graph input or initializer");

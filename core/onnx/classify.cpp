@@ -1,0 +1,134 @@
+#include "classify.h"
+
+#include <string_view>
+
+namespace remat::core::onnx {
+
+namespace {
+
+bool endsWith(std::string_view s, std::string_view suffix)
+{
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool contains(std::string_view s, std::string_view part)
+{
+    return s.find(part) != std::string_view::npos;
+}
+
+/// Ops whose first input flows to the output unchanged in content (views and casts).
+bool isPassThrough(const std::string &op)
+{
+    return op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Transpose" ||
+           op == "Identity" || op == "Cast" || op == "Expand" || op == "Flatten";
+}
+
+/// Input slots that carry shapes or indices rather than tensor content.
+bool isShapeSlot(const std::string &op, size_t slot)
+{
+    if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Unsqueeze" || op == "Squeeze" ||
+        op == "Split" || op == "Pad" || op == "TopK" || op == "OneHot" || op == "Upsample")
+        return slot >= 1;
+    if (op == "Slice" || op == "Resize")
+        return slot >= 1;
+    if (op == "ConstantOfShape" || op == "Range" || op == "Shape" || op == "Size")
+        return true;
+    if (op.rfind("Reduce", 0) == 0)
+        return slot >= 1;
+    if (op == "Gather" || op == "GatherElements" || op == "GatherND" || op == "ScatterND" ||
+        op == "ScatterElements")
+        return slot == 1;
+    return false;
+}
+
+void visit(const ir::Graph &g, ValueId value, SlotUse &use, int depth)
+{
+    const ir::Value &v = g.value(value);
+    for (NodeId nid : v.consumers) {
+        const ir::Node &n = g.node(nid);
+        for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
+            if (n.inputs[slot] != value)
+                continue;
+            const std::string &op = n.opType;
+            if (!isShapeSlot(op, slot))
+                use.onlyShapeSlots = false;
+            if (isPassThrough(op) && slot == 0) {
+                if (depth < 6)
+                    for (ValueId out : n.outputs)
+                        if (out.valid())
+                            visit(g, out, use, depth + 1);
+                continue;
+            }
+            if (((op == "Conv" || op == "ConvTranspose") && (slot == 1 || slot == 2)) ||
+                (op == "Gemm" && (slot == 1 || slot == 2)) ||
+                ((op == "LayerNormalization" || op == "InstanceNormalization" ||
+                  op == "GroupNormalization") && (slot == 1 || slot == 2)) ||
+                (op == "PRelu" && slot == 1) || ((op == "LSTM" || op == "GRU" || op == "RNN") && slot >= 1 && slot <= 3) ||
+                (op == "Gather" && slot == 0)) {
+                use.weightSlot = true;
+                continue;
+            }
+            if (op == "BatchNormalization") {
+                if (slot == 1 || slot == 2)
+                    use.weightSlot = true;
+                else if (slot == 3 || slot == 4)
+                    use.statSlot = true;
+                continue;
+            }
+            if (op == "MatMul" || op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+                op == "Concat" || op == "Sum") {
+                // A learned operand sits beside a computed one (x @ W, x + b, [cls, x]).
+                for (size_t other = 0; other < n.inputs.size(); ++other)
+                    if (other != slot && n.inputs[other].valid() && n.inputs[other] != value &&
+                        g.value(n.inputs[other]).producer.valid() &&
+                        g.node(g.value(n.inputs[other]).producer).opType != "Constant")
+                        use.operandSlot = true;
+            }
+        }
+    }
+}
+
+} // namespace
+
+SlotUse slotUse(const ir::Graph &graph, ValueId value)
+{
+    SlotUse use;
+    visit(graph, value, use, 0);
+    return use;
+}
+
+bool nameLooksLikeParameter(const std::string &name)
+{
+    return endsWith(name, ".weight") || endsWith(name, ".bias") || endsWith(name, "_weight") ||
+           endsWith(name, "_bias") || contains(name, "cls_token") || contains(name, "class_token") ||
+           contains(name, "pos_embed") || contains(name, "position_embedding") ||
+           endsWith(name, "_w_0") || endsWith(name, "_b_0") || endsWith(name, "_s_0");
+}
+
+bool nameLooksLikeBuffer(const std::string &name)
+{
+    return contains(name, "running_mean") || contains(name, "running_var") ||
+           contains(name, "num_batches_tracked") || endsWith(name, "_rm_0") || endsWith(name, "_riv_0");
+}
+
+ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitializer)
+{
+    const ir::Value &v = graph.value(id);
+    const SlotUse use = slotUse(graph, id);
+    if (nameLooksLikeBuffer(v.name) || use.statSlot)
+        return ir::ValueKind::Buffer;
+    if (ir::isFloatingPoint(v.dtype)) {
+        if (use.weightSlot || nameLooksLikeParameter(v.name))
+            return ir::ValueKind::Parameter;
+        // An initializer beside a computed operand is a learned tensor (a bias, a positional
+        // table); a graph input there is more likely data (a mask), so it needs a name or slot.
+        if (hasInitializer && use.operandSlot)
+            return ir::ValueKind::Parameter;
+        return hasInitializer ? ir::ValueKind::Constant : ir::ValueKind::Input;
+    }
+    if (hasInitializer)
+        return use.onlyShapeSlots ? ir::ValueKind::Constant : ir::ValueKind::Buffer;
+    return ir::ValueKind::Input;
+}
+
+} // namespace remat::core::onnx

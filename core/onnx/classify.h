@@ -1,0 +1,35 @@
+#pragma once
+// Parameter / buffer / input classification of graph inputs and initializers.
+//   ClassifyRole r = slotRole(graph, valueId);          // how consumers use the value
+//   ir::ValueKind k = classifyValue(graph, valueId, hasInitializer);
+//   // Rule (in order): user override; buffer name or BN running-stat slot -> Buffer; float and a
+//   // weight slot or a parameter-like name -> Parameter; integer initializer -> Constant if it
+//   // only feeds shape / index slots, else Buffer; otherwise Constant (initializer) or Input.
+
+#include "core/ir/graph.h"
+
+#include <string>
+
+namespace remat::core::onnx {
+
+/// What the consumers of a value make of it, following pass-through ops (Unsqueeze, Reshape,
+/// Transpose, Expand, Cast, Identity, ...).
+struct SlotUse
+{
+    bool weightSlot = false;    ///< Conv W/B, Gemm B/C, norm scale/bias, PRelu slope, embedding table
+    bool operandSlot = false;   ///< MatMul / Add / Mul / Concat operand beside a computed value
+    bool statSlot = false;      ///< BatchNormalization running mean / var
+    bool onlyShapeSlots = true; ///< every use is shape or index data (Reshape shape, Slice starts, ...)
+};
+
+SlotUse slotUse(const ir::Graph &graph, ValueId value);
+
+/// PyTorch / Caffe2 naming: ".weight", ".bias", "cls_token", "pos_embedding", "_w_0" ...
+bool nameLooksLikeParameter(const std::string &name);
+/// "running_mean", "running_var", "num_batches_tracked".
+bool nameLooksLikeBuffer(const std::string &name);
+
+/// The kind of a graph input (hasInitializer false) or initializer (true) without overrides.
+ir::ValueKind classifyValue(const ir::Graph &graph, ValueId value, bool hasInitializer);
+
+} // namespace remat::core::onnx
