@@ -1,0 +1,215 @@
+#include "ui/planner/memory_chart_view.h"
+
+#include "core/util/bytes.h"
+
+#include <QAreaSeries>
+#include <QChart>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QMouseEvent>
+#include <QPen>
+#include <QScatterSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+
+namespace remat::ui {
+
+using core::schedule::kMemCategoryCount;
+static_assert(kMemCategoryCount == 7, "one area series per memory category");
+
+QColor memCategoryColor(int category)
+{
+    static const QColor colors[] = {
+        QColor(0x90, 0xa4, 0xae), // weights: grey-blue
+        QColor(0x80, 0x60, 0xb0), // weight grads: purple
+        QColor(0x42, 0x85, 0xf4), // stored activations: blue
+        QColor(0xf4, 0x8f, 0x22), // recomputed activations: orange
+        QColor(0xd6, 0x4a, 0x6a), // activation grads: rose
+        QColor(0x9e, 0x9d, 0x24), // workspace: olive
+        QColor(0x26, 0xa6, 0x9a), // offload in flight: teal
+    };
+    return colors[std::clamp(category, 0, 6)];
+}
+
+namespace {
+
+// Bucket boundaries over [0, n): each bucket contributes the step with the highest total, so the
+// peak survives decimation.
+std::vector<size_t> pickSteps(const std::vector<core::sim::TimelinePoint> &pts, int maxPoints)
+{
+    std::vector<size_t> out;
+    const size_t n = pts.size();
+    if (n <= size_t(maxPoints)) {
+        out.resize(n);
+        for (size_t i = 0; i < n; ++i)
+            out[i] = i;
+        return out;
+    }
+    const double per = double(n) / maxPoints;
+    for (int b = 0; b < maxPoints; ++b) {
+        const size_t lo = size_t(b * per), hi = std::min(n, size_t((b + 1) * per));
+        size_t best = lo;
+        for (size_t i = lo; i < hi; ++i)
+            if (pts[i].peakDuringStep > pts[best].peakDuringStep)
+                best = i;
+        out.push_back(best);
+    }
+    return out;
+}
+
+} // namespace
+
+MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), parent)
+{
+    setRenderHint(QPainter::Antialiasing);
+    QChart *c = chart();
+    c->setAnimationOptions(QChart::NoAnimation);
+    c->legend()->setAlignment(Qt::AlignBottom);
+    c->setMargins(QMargins(4, 4, 4, 4));
+    m_x = new QValueAxis(c);
+    m_x->setTitleText(tr("schedule step"));
+    m_x->setLabelFormat(QStringLiteral("%d"));
+    m_y = new QValueAxis(c);
+    m_y->setTitleText(tr("GiB"));
+    c->addAxis(m_x, Qt::AlignBottom);
+    c->addAxis(m_y, Qt::AlignLeft);
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        m_upper[k] = new QLineSeries(c);
+        m_lower[k] = new QLineSeries(c);
+        m_area[k] = new QAreaSeries(m_upper[k], m_lower[k]);
+        m_area[k]->setName(QString::fromLatin1(
+            core::schedule::memCategoryName(static_cast<core::schedule::MemCategory>(k))));
+        const QColor col = memCategoryColor(int(k));
+        m_area[k]->setColor(col);
+        m_area[k]->setBorderColor(col.darker(115));
+        c->addSeries(m_area[k]);
+        m_area[k]->attachAxis(m_x);
+        m_area[k]->attachAxis(m_y);
+    }
+    auto addLine = [&](QLineSeries *s, const QString &name, QPen pen) {
+        s->setName(name);
+        s->setPen(pen);
+        c->addSeries(s);
+        s->attachAxis(m_x);
+        s->attachAxis(m_y);
+    };
+    m_storeAll = new QLineSeries(c);
+    addLine(m_storeAll, tr("store-all total"), QPen(QColor(0x21, 0x21, 0x21), 1.5, Qt::DashLine));
+    m_budget = new QLineSeries(c);
+    addLine(m_budget, tr("budget"), QPen(QColor(0xc6, 0x28, 0x28), 1.5, Qt::DashDotLine));
+    m_cursorLine = new QLineSeries(c);
+    addLine(m_cursorLine, tr("step"), QPen(QColor(0x00, 0x00, 0x00), 1.0));
+    m_peak = new QScatterSeries(c);
+    m_peak->setName(tr("peak"));
+    m_peak->setMarkerSize(10);
+    m_peak->setColor(QColor(0xc6, 0x28, 0x28));
+    c->addSeries(m_peak);
+    m_peak->attachAxis(m_x);
+    m_peak->attachAxis(m_y);
+    // The cursor is not worth a legend entry.
+    for (QLegendMarker *m : c->legend()->markers(m_cursorLine))
+        m->setVisible(false);
+    clearTimelines();
+}
+
+void MemoryChartView::clearTimelines()
+{
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        m_upper[k]->clear();
+        m_lower[k]->clear();
+    }
+    m_storeAll->clear();
+    m_budget->clear();
+    m_peak->clear();
+    m_cursorLine->clear();
+    m_stepCount = 0;
+    m_drawnPoints = 0;
+    m_x->setRange(0, 1);
+    m_y->setRange(0, 1);
+    chart()->setTitle(tr("No plan"));
+}
+
+void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
+                                   int64_t budgetBytes, const QString &planName)
+{
+    const auto &pts = plan.points;
+    m_stepCount = int(pts.size());
+    int64_t top = std::max<int64_t>(plan.peakBytes, budgetBytes);
+    if (storeAll)
+        top = std::max(top, storeAll->peakBytes);
+    m_unit = top >= (int64_t(1) << 30) ? double(int64_t(1) << 30) : double(int64_t(1) << 20);
+    m_y->setTitleText(m_unit > double(1 << 20) ? tr("GiB") : tr("MiB"));
+    m_yMax = std::max(1e-9, double(top) / m_unit * 1.08);
+
+    const std::vector<size_t> pick = pickSteps(pts, kMaxPoints);
+    m_drawnPoints = int(pick.size());
+    QList<QPointF> upper[kMemCategoryCount];
+    QList<QPointF> lower[kMemCategoryCount];
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        upper[k].reserve(qsizetype(pick.size()));
+        lower[k].reserve(qsizetype(pick.size()));
+    }
+    for (size_t i : pick) {
+        double base = 0;
+        for (size_t k = 0; k < kMemCategoryCount; ++k) {
+            const double v = double(pts[i].byCategory[k]) / m_unit;
+            lower[k].append(QPointF(double(i), base));
+            base += v;
+            upper[k].append(QPointF(double(i), base));
+        }
+    }
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        m_upper[k]->replace(upper[k]);
+        m_lower[k]->replace(lower[k]);
+    }
+    QList<QPointF> sa;
+    if (storeAll) {
+        for (size_t i : pickSteps(storeAll->points, kMaxPoints))
+            sa.append(QPointF(double(i), double(storeAll->points[i].peakDuringStep) / m_unit));
+    }
+    m_storeAll->replace(sa);
+    const double xMax = std::max<double>(1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
+    if (budgetBytes > 0)
+        m_budget->replace({QPointF(0, double(budgetBytes) / m_unit), QPointF(xMax, double(budgetBytes) / m_unit)});
+    else
+        m_budget->clear();
+    if (!pts.empty())
+        m_peak->replace({QPointF(double(plan.peakStep), double(plan.peakBytes) / m_unit)});
+    else
+        m_peak->clear();
+    m_x->setRange(0, xMax);
+    m_y->setRange(0, m_yMax);
+    chart()->setTitle(tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
+                          .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
+                          .arg(plan.peakStep)
+                          .arg(QString::fromStdString(core::formatBytes(plan.activationPeakBytes)))
+                          .arg(plan.tdiPercent(), 0, 'f', 1));
+    if (m_cursor >= 0)
+        setCursorStep(m_cursor);
+}
+
+void MemoryChartView::setCursorStep(int step)
+{
+    m_cursor = step;
+    if (step < 0 || m_stepCount == 0) {
+        m_cursorLine->clear();
+        return;
+    }
+    m_cursorLine->replace({QPointF(step, 0), QPointF(step, m_yMax)});
+}
+
+void MemoryChartView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton && m_stepCount > 0) {
+        const QPointF value = chart()->mapToValue(event->position());
+        const int step = std::clamp(int(value.x() + 0.5), 0, m_stepCount - 1);
+        setCursorStep(step);
+        emit stepSelected(step);
+        event->accept();
+        return;
+    }
+    QChartView::mousePressEvent(event);
+}
+
+} // namespace remat::ui

@@ -1,0 +1,70 @@
+#pragma once
+// Memory over the schedule's steps for one plan, stacked by category (weights at the bottom),
+// with the store-all total beside it, the budget line, the peak marked and a step cursor.
+// Clicking selects a step.
+//   MemoryChartView v;  v.setTimelines(plan.timeline, &storeAll.timeline, budget, "chen-sqrtn");
+//   connect(&v, &MemoryChartView::stepSelected, teaching, &TeachingView::setStep);
+//   v.setCursorStep(812);
+
+#include "core/sim/timeline.h"
+
+#include <QChartView>
+#include <QList>
+#include <QPointF>
+
+#include <array>
+
+class QAreaSeries;
+class QLineSeries;
+class QScatterSeries;
+class QValueAxis;
+
+namespace remat::ui {
+
+class MemoryChartView : public QChartView
+{
+    Q_OBJECT
+public:
+    /// Above this many steps, points are bucketed (each bucket keeps its highest step).
+    static constexpr int kMaxPoints = 2000;
+
+    explicit MemoryChartView(QWidget *parent = nullptr);
+
+    /// `storeAll` may be null; `budgetBytes` <= 0 hides the budget line.
+    void setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
+                      int64_t budgetBytes, const QString &planName);
+    void clearTimelines();
+    void setCursorStep(int step);
+    int cursorStep() const { return m_cursor; }
+    int stepCount() const { return m_stepCount; }
+    /// Points drawn for the plan's total (after bucketing): for tests.
+    int drawnPointCount() const { return m_drawnPoints; }
+
+signals:
+    /// The user clicked the chart at this schedule step.
+    void stepSelected(int step);
+
+protected:
+    void mousePressEvent(QMouseEvent *event) override;
+
+private:
+    QLineSeries *m_upper[7] = {};
+    QLineSeries *m_lower[7] = {};
+    QAreaSeries *m_area[7] = {};
+    QLineSeries *m_storeAll = nullptr;
+    QLineSeries *m_budget = nullptr;
+    QLineSeries *m_cursorLine = nullptr;
+    QScatterSeries *m_peak = nullptr;
+    QValueAxis *m_x = nullptr;
+    QValueAxis *m_y = nullptr;
+    double m_unit = 1; // bytes per axis unit
+    double m_yMax = 1;
+    int m_stepCount = 0;
+    int m_cursor = -1;
+    int m_drawnPoints = 0;
+};
+
+/// Colour of a memory category in every planner chart.
+QColor memCategoryColor(int category);
+
+} // namespace remat::ui

@@ -1,0 +1,108 @@
+#include "ui/planner/plan_table_model.h"
+
+#include "core/util/bytes.h"
+#include "ui/planner/planner_document.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFont>
+
+namespace remat::ui {
+
+PlanTableModel::PlanTableModel(PlannerDocument *document, QObject *parent)
+    : QAbstractTableModel(parent), m_document(document)
+{
+    connect(document, &PlannerDocument::changed, this, &PlanTableModel::documentChanged);
+}
+
+void PlanTableModel::documentChanged(PlannerChange change)
+{
+    if (change == PlannerChange::Plans) {
+        beginResetModel();
+        endResetModel();
+    } else if (change == PlannerChange::CurrentPlan && rowCount() > 0) {
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::FontRole});
+    }
+}
+
+int PlanTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_document->plans().size());
+}
+
+int PlanTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (role != Qt::DisplayRole)
+        return {};
+    if (orientation == Qt::Vertical)
+        return section + 1;
+    switch (section) {
+    case Solver: return tr("Solver");
+    case Status: return tr("Status");
+    case Peak: return tr("Peak");
+    case ActivationPeak: return tr("Activation peak");
+    case Overhead: return tr("Recompute");
+    case SolveTime: return tr("Solve time");
+    case Budget: return tr("Budget");
+    }
+    return {};
+}
+
+QVariant PlanTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= rowCount())
+        return {};
+    const core::solvers::Plan &p = m_document->plans()[size_t(index.row())];
+    const auto &t = p.timeline;
+    const auto bytes = [](int64_t b) { return QString::fromStdString(core::formatBytes(b)); };
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+        case Solver: return QString::fromStdString(p.solver);
+        case Status: return QString::fromLatin1(core::solvers::solveStatusName(p.status));
+        case Peak: return bytes(t.peakBytes);
+        case ActivationPeak: return bytes(t.activationPeakBytes);
+        case Overhead: return QStringLiteral("%1 %").arg(t.tdiPercent(), 0, 'f', 1);
+        case SolveTime:
+            return p.solveSeconds < 1 ? QStringLiteral("%1 ms").arg(p.solveSeconds * 1e3, 0, 'f', 1)
+                                      : QStringLiteral("%1 s").arg(p.solveSeconds, 0, 'f', 2);
+        case Budget:
+            return p.objective == core::solvers::Objective::MinPeak ? tr("min peak") : bytes(p.budgetBytes);
+        }
+    } else if (role == SortRole) {
+        switch (index.column()) {
+        case Solver: return QString::fromStdString(p.solver);
+        case Status: return int(p.status);
+        case Peak: return qint64(t.peakBytes);
+        case ActivationPeak: return qint64(t.activationPeakBytes);
+        case Overhead: return t.tdiPercent();
+        case SolveTime: return p.solveSeconds;
+        case Budget: return qint64(p.budgetBytes);
+        }
+    } else if (role == Qt::FontRole && index.row() == m_document->currentPlanIndex()) {
+        QFont f;
+        f.setBold(true);
+        return f;
+    } else if (role == Qt::ForegroundRole && index.column() == Peak
+               && p.objective == core::solvers::Objective::MinTime && p.budgetBytes > 0
+               && t.peakBytes > p.budgetBytes) {
+        return QBrush(QColor(0xc6, 0x28, 0x28)); // over budget
+    } else if (role == Qt::ToolTipRole) {
+        QString tip = QString::fromStdString(p.note);
+        if (!p.solverObjectiveName.empty())
+            tip += QStringLiteral("\n%1 = %2").arg(QString::fromStdString(p.solverObjectiveName))
+                       .arg(p.solverObjective);
+        if (p.bound >= 0)
+            tip += QStringLiteral("\nbound %1").arg(p.bound);
+        return tip.trimmed();
+    } else if (role == Qt::TextAlignmentRole && index.column() >= Peak) {
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    return {};
+}
+
+} // namespace remat::ui

@@ -1,0 +1,68 @@
+#pragma once
+// Step through a plan's schedule: play, pause, step, scrub. Each step says what ran, what was
+// freed and what is resident (for the graph to light up), moves the memory chart's cursor and the
+// red row of the R and S matrices, and explains why the tensors involved are kept or recomputed.
+//   TeachingView v;  v.setAnalysis(analysis);  v.setStep(812);
+//   connect(&v, &TeachingView::stepStateChanged, graph, [](const StepState &s) { highlight(s); });
+
+#include "ui/planner/plan_analysis.h"
+
+#include <QTimer>
+#include <QWidget>
+
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTextBrowser;
+
+namespace remat::ui {
+
+class RsMatrixView;
+
+class TeachingView : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit TeachingView(QWidget *parent = nullptr);
+
+    void setAnalysis(const PlanAnalysis &analysis);
+    const PlanAnalysis &analysis() const { return m_analysis; }
+    int step() const { return m_step; }
+    bool isPlaying() const { return m_timer.isActive(); }
+    const StepState &state() const { return m_state; }
+    RsMatrixView *rView() const { return m_r; }
+    RsMatrixView *sView() const { return m_s; }
+
+public slots:
+    void setStep(int step);
+    void play();
+    void pause();
+    void stepForward();
+    void stepBack();
+    /// Explains a graph node the user selected (its decision, recomputes, backward users).
+    void explainNode(const QString &nodeName);
+
+signals:
+    void stepChanged(int step);
+    void stepStateChanged(const remat::ui::StepState &state);
+
+private:
+    void refreshExplanation();
+
+    PlanAnalysis m_analysis;
+    StepState m_state;
+    int m_step = -1;
+    QString m_selectedNode;
+    QTimer m_timer;
+    QPushButton *m_back, *m_play, *m_forward;
+    QSlider *m_slider;
+    QSpinBox *m_speed;
+    QLabel *m_label;
+    QTextBrowser *m_text;
+    RsMatrixView *m_r, *m_s;
+};
+
+} // namespace remat::ui
+
+Q_DECLARE_METATYPE(remat::ui::StepState)
