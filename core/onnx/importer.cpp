@@ -487,22 +487,42 @@ Status Importer::inferAll(const ir::Graph &first)
     if (m_options.batch < 0)
         return fail(StatusCode::InvalidArgument, "batch " + std::to_string(m_options.batch) + " is negative");
     m_batchChanged = m_options.batch > 0 && m_options.batch != m_fileBatch;
-    for (size_t i = 0; i < m_values.size(); ++i) {
-        ir::Value &v = m_values[i];
-        InferredValue &iv = m_inferred[i];
-        if (v.kind == ValueKind::Input && m_options.batch > 0 && v.shape.rank() > 0)
-            v.shape.dims[0] = Dim(m_options.batch);
-        if (v.kind != ValueKind::Intermediate && v.dtype != DataType::Undefined) {
+    auto seed = [&](std::vector<InferredValue> &vals, int64_t batch) {
+        vals.assign(m_values.size(), {});
+        for (size_t i = 0; i < m_values.size(); ++i) {
+            const ir::Value &v = m_values[i];
+            InferredValue &iv = vals[i];
+            if (v.kind == ValueKind::Intermediate || v.dtype == DataType::Undefined)
+                continue;
             iv.dtype = v.dtype;
             iv.shape = v.shape;
+            if (v.kind == ValueKind::Input && batch > 0 && v.shape.rank() > 0)
+                iv.shape.dims[0] = Dim(batch);
             const bool small = v.initializer && (!ir::isFloatingPoint(v.dtype) ||
                                                  v.initializer->shape.numElements().value() <= 64);
             if (small)
                 iv.constant = constTensorFrom(*v.initializer);
         }
-    }
+    };
     progress(0.5, "shape inference");
-    Status s = inferShapes(first, m_info.opsetVersion, m_inferred, m_options.stop);
+    // A file traced at a fixed batch keeps that batch in shape constants: infer once at the
+    // file's batch, then at the user's, letting the second pass see what the first found.
+    std::vector<InferredValue> atFileBatch;
+    BatchRewrite rewrite;
+    if (m_batchChanged && m_fileBatch > 0) {
+        seed(atFileBatch, m_fileBatch);
+        Status s = inferShapes(first, m_info.opsetVersion, atFileBatch, m_options.stop);
+        if (!s.isOk())
+            return fail(s.code(), s.message());
+        rewrite = BatchRewrite{&atFileBatch, m_fileBatch, m_options.batch};
+    }
+    seed(m_inferred, m_options.batch);
+    for (ValueId id : m_inputs) { // the graph's own input shapes, at the user's batch
+        ir::Value &v = m_values[id.index()];
+        if (v.kind == ValueKind::Input && m_options.batch > 0 && v.shape.rank() > 0)
+            v.shape.dims[0] = Dim(m_options.batch);
+    }
+    Status s = inferShapes(first, m_info.opsetVersion, m_inferred, rewrite, m_options.stop);
     if (!s.isOk())
         return fail(s.code(), s.message());
     bool missing = false;
@@ -513,7 +533,7 @@ Status Importer::inferAll(const ir::Graph &first)
     if (missing) {
         REMAT_RETURN_IF_ERROR(checkStop());
         onnxFallback(first);
-        s = inferShapes(first, m_info.opsetVersion, m_inferred, m_options.stop);
+        s = inferShapes(first, m_info.opsetVersion, m_inferred, rewrite, m_options.stop);
         if (!s.isOk())
             return fail(s.code(), s.message());
     }

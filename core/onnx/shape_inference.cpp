@@ -117,6 +117,34 @@ struct Ctx
     const ir::Node &node;
     std::vector<InferredValue> &vals;
     int64_t opset;
+    const BatchRewrite &rw;
+
+    /// The input's shape at the file's batch (rewrite pass only).
+    const Shape *inFileShape(size_t i) const
+    {
+        if (!rw.atFileBatch || i >= node.inputs.size() || !node.inputs[i].valid())
+            return nullptr;
+        const InferredValue &v = (*rw.atFileBatch)[node.inputs[i].index()];
+        return v.shape.rankKnown ? &v.shape : nullptr;
+    }
+    /// Dim k of inputs a and b disagree: when one still holds its file-batch size and the other
+    /// followed the batch, the stale one is patched and the new size returned.
+    std::optional<Dim> reconcile(size_t a, size_t b, size_t ka, size_t kb)
+    {
+        const Shape *fa = inFileShape(a), *fb = inFileShape(b);
+        const Shape *ca = inShape(a), *cb = inShape(b);
+        if (!fa || !fb || !ca || !cb || ka >= fa->rank() || kb >= fb->rank())
+            return std::nullopt;
+        const bool aChanged = !(ca->dims[ka] == fa->dims[ka]);
+        const bool bChanged = !(cb->dims[kb] == fb->dims[kb]);
+        if (aChanged == bChanged || !(fa->dims[ka] == fb->dims[kb]))
+            return std::nullopt;
+        const size_t stale = aChanged ? b : a;
+        const size_t ks = aChanged ? kb : ka;
+        const Dim fresh = aChanged ? ca->dims[ka] : cb->dims[kb];
+        vals[node.inputs[stale].index()].shape.dims[ks] = fresh;
+        return fresh;
+    }
 
     const InferredValue *in(size_t i) const
     {
@@ -249,6 +277,17 @@ Status inferBinary(Ctx &c, const std::string &op)
 {
     const Shape *a = c.inShape(0);
     const Shape *b = c.inShape(1);
+    if (a && b && c.rw.atFileBatch) {
+        const size_t r = std::max(a->rank(), b->rank());
+        for (size_t k = 0; k < r; ++k) {
+            if (k + a->rank() < r || k + b->rank() < r)
+                continue;
+            const size_t ka = k + a->rank() - r, kb = k + b->rank() - r;
+            const Dim &da = a->dims[ka], &db = b->dims[kb];
+            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 && db.value != 1)
+                c.reconcile(0, 1, ka, kb);
+        }
+    }
     auto s = broadcast({a, b});
     if (!s)
         return Status::ok();
@@ -474,6 +513,96 @@ Status inferGemm(Ctx &c)
     return Status::ok();
 }
 
+/// See BatchRewrite: the Reshape target of a file traced at another batch, moved to this batch.
+std::optional<std::vector<int64_t>> reshapeAtNewBatch(Ctx &c, const std::vector<int64_t> &target, bool allowZero)
+{
+    const Shape *x = c.inShape(0);
+    const Shape *xf = c.inFileShape(0);
+    if (!x || !xf || !x->isStatic() || !xf->isStatic() || x->rank() != xf->rank())
+        return std::nullopt;
+    const int64_t nNew = x->numElements().value(), nFile = xf->numElements().value();
+    if (nNew == nFile || nFile == 0 || nNew == 0)
+        return std::nullopt;
+    // A target computed from Shape ops followed the batch by itself; only a constant that is the
+    // same at both batches is stale.
+    const ConstTensor *targetNow = c.inConst(1);
+    const InferredValue *targetThen =
+        c.node.inputs.size() > 1 && c.node.inputs[1].valid() ? &(*c.rw.atFileBatch)[c.node.inputs[1].index()] : nullptr;
+    if (!targetNow || !targetThen || !targetThen->constant || targetThen->constant->ints != targetNow->ints)
+        return std::nullopt;
+    // The target as the file meant it, at the file's batch.
+    std::vector<int64_t> t = target;
+    int64_t known = 1;
+    int minus = -1;
+    for (size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == 0 && !allowZero) {
+            if (i >= xf->rank())
+                return std::nullopt;
+            t[i] = xf->dims[i].value;
+        }
+        if (t[i] == -1)
+            minus = int(i);
+        else if (t[i] <= 0 || mulOverflows(known, t[i], &known))
+            return std::nullopt;
+    }
+    if (minus >= 0) {
+        if (nFile % known != 0)
+            return std::nullopt;
+        t[size_t(minus)] = nFile / known;
+    } else if (known != nFile) {
+        return std::nullopt;
+    }
+    const std::vector<int64_t> in = xf->sizes();
+    size_t changed = in.size();
+    for (size_t k = 0; k < in.size(); ++k)
+        if (x->dims[k].value != in[k])
+            changed = changed == in.size() ? k : in.size() + 1;
+    if (changed >= in.size())
+        return std::nullopt; // none or several input dims changed: no single batch dim to follow
+    // Blocks of input dims and target dims with equal products; the changed input dim's block
+    // holds the target dim that carried the batch.
+    size_t i = 0, j = 0;
+    while (i < in.size() || j < t.size()) {
+        const size_t bi = i, bj = j;
+        int64_t pi = 1, pj = 1;
+        bool overflow = false;
+        if (i < in.size())
+            overflow |= mulOverflows(pi, in[i++], &pi);
+        if (j < t.size())
+            overflow |= mulOverflows(pj, t[j++], &pj);
+        while (pi != pj && !overflow) {
+            if (pi < pj && i < in.size())
+                overflow |= mulOverflows(pi, in[i++], &pi);
+            else if (j < t.size())
+                overflow |= mulOverflows(pj, t[j++], &pj);
+            else if (i < in.size())
+                overflow |= mulOverflows(pi, in[i++], &pi);
+            else
+                return std::nullopt;
+        }
+        if (overflow)
+            return std::nullopt;
+        if (changed < bi || changed >= i)
+            continue;
+        auto scales = [&](size_t m) {
+            int64_t p = 0;
+            return !mulOverflows(t[m], nNew, &p) && p % nFile == 0;
+        };
+        size_t pick = t.size();
+        for (size_t m = bj; m < j && pick == t.size(); ++m)
+            if (t[m] == c.rw.fileBatch && scales(m))
+                pick = m;
+        for (size_t m = bj; m < j && pick == t.size(); ++m)
+            if (scales(m))
+                pick = m;
+        if (pick == t.size())
+            return std::nullopt;
+        t[pick] = t[pick] * nNew / nFile; // no overflow: checked by scales()
+        return t;
+    }
+    return std::nullopt;
+}
+
 Status inferReshape(Ctx &c)
 {
     const Shape *x = c.inShape(0);
@@ -514,6 +643,10 @@ Status inferReshape(Ctx &c)
         } else {
             knownStatic = false;
         }
+    }
+    if (auto moved = reshapeAtNewBatch(c, *target, allowZero)) {
+        c.set(0, c.inType(0), Shape::fromStatic(*moved));
+        return Status::ok();
     }
     const bool inStatic = x && x->isStatic();
     int64_t inCount = -1;
@@ -580,7 +713,7 @@ Status inferConcat(Ctx &c)
     Shape out = *shapes[0];
     int64_t sum = 0;
     bool sumKnown = true;
-    for (const Shape *s : shapes) {
+    for (const Shape *const &s : shapes) {
         if (int64_t(s->rank()) != rank)
             return c.fail("inputs of different ranks (" + shapes[0]->toString() + ", " + s->toString() + ")");
         const Dim &d = s->dims[size_t(axis)];
@@ -588,9 +721,20 @@ Status inferConcat(Ctx &c)
             sum += d.value;
         else
             sumKnown = false;
-        for (size_t k = 0; k < size_t(rank); ++k)
-            if (int64_t(k) != axis && !out.dims[k].isStatic() && s->dims[k].isStatic())
+        for (size_t k = 0; k < size_t(rank); ++k) {
+            if (int64_t(k) == axis)
+                continue;
+            if (!out.dims[k].isStatic() && s->dims[k].isStatic())
                 out.dims[k] = s->dims[k];
+            else if (out.dims[k].isStatic() && s->dims[k].isStatic() && out.dims[k].value != s->dims[k].value) {
+                const size_t i = size_t(&s - shapes.data());
+                auto fixed = c.reconcile(0, i, k, k);
+                if (!fixed)
+                    return c.fail("inputs disagree in dim " + std::to_string(k) + " (" + shapes[0]->toString() +
+                                  ", " + s->toString() + ")");
+                out.dims[k] = *fixed;
+            }
+        }
     }
     out.dims[size_t(axis)] = sumKnown ? Dim(sum) : Dim();
     std::shared_ptr<ConstTensor> k;
@@ -1345,12 +1489,18 @@ Status inferNode(Ctx &c)
 Status inferShapes(const ir::Graph &graph, int64_t opset, std::vector<InferredValue> &values,
                    const StopToken &stop)
 {
+    return inferShapes(graph, opset, values, BatchRewrite{}, stop);
+}
+
+Status inferShapes(const ir::Graph &graph, int64_t opset, std::vector<InferredValue> &values,
+                   const BatchRewrite &rewrite, const StopToken &stop)
+{
     values.resize(graph.valueCount());
     size_t k = 0;
     for (NodeId id : graph.topologicalOrder()) {
         if ((++k & 255) == 0 && stop.stopRequested())
             return makeError(StatusCode::Cancelled, "shape inference cancelled");
-        Ctx c{graph, graph.node(id), values, opset};
+        Ctx c{graph, graph.node(id), values, opset, rewrite};
         REMAT_RETURN_IF_ERROR(inferNode(c));
     }
     return Status::ok();

@@ -49,4 +49,19 @@ std::shared_ptr<const ConstTensor> constTensorFrom(const ir::TensorConstant &t);
 Status inferShapes(const ir::Graph &graph, int64_t opset, std::vector<InferredValue> &values,
                    const StopToken &stop = {});
 
+/// Exporters that trace at a fixed batch bake it into shape constants (vit_b_16's Reshape
+/// targets say 32). To infer at another batch, pass the values inferred at the file's batch:
+/// a Reshape whose input changed size then moves the change to the target dim that carried the
+/// batch (the block of target dims matching the changed input dim; the dim equal to the file's
+/// batch, else the first that scales evenly), and Concat / broadcasting reconcile a dim that
+/// still holds the file's batch with one that followed the new batch.
+struct BatchRewrite
+{
+    const std::vector<InferredValue> *atFileBatch = nullptr;
+    int64_t fileBatch = 0;
+    int64_t batch = 0;
+};
+Status inferShapes(const ir::Graph &graph, int64_t opset, std::vector<InferredValue> &values,
+                   const BatchRewrite &rewrite, const StopToken &stop = {});
+
 } // namespace remat::core::onnx
