@@ -90,7 +90,8 @@ struct Capabilities
     bool anyDag = true;            ///< false: runs on the chain of articulation points only
     bool minPeak = true;
     bool minTime = true;
-    bool pins = true;
+    bool pins = true;              ///< keep / recompute pins
+    bool offloadPins = false;      ///< offload pins (most checkpoint solvers refuse them)
     bool optimalForItsModel = false; ///< claims optimality (checked against brute force)
     bool needsCbc = false;
 };

@@ -1,0 +1,21 @@
+#pragma once
+// Factories of the checkpoint solvers that need no external library. The registry lists them.
+//   std::unique_ptr<Solver> s = makeFengHuangSolver();
+//   Expected<Plan> p = s->solve(request);
+
+#include "core/solvers/solver.h"
+
+#include <memory>
+
+namespace remat::core::solvers {
+
+std::unique_ptr<Solver> makeStoreAllSolver();
+std::unique_ptr<Solver> makeChenSqrtnSolver();
+std::unique_ptr<Solver> makeChenGreedySolver();
+std::unique_ptr<Solver> makeRevolveSolver();
+std::unique_ptr<Solver> makeFengHuangSolver();
+std::unique_ptr<Solver> makeHongDpSolver();
+std::unique_ptr<Solver> makeHongLinearSolver();
+std::unique_ptr<Solver> makeRotorSolver();
+
+} // namespace remat::core::solvers

@@ -1,0 +1,46 @@
+#include "core/solvers/solver.h"
+
+namespace remat::core::solvers {
+
+const char *objectiveName(Objective o)
+{
+    switch (o) {
+    case Objective::MinPeak: return "min-peak";
+    case Objective::MinTime: return "min-time";
+    }
+    return "unknown";
+}
+
+Expected<Objective> parseObjective(const std::string &text)
+{
+    if (text == "min-peak" || text == "minpeak" || text == "peak")
+        return Objective::MinPeak;
+    if (text == "min-time" || text == "mintime" || text == "time")
+        return Objective::MinTime;
+    return makeError(StatusCode::InvalidArgument,
+                     "unknown objective '" + text + "' (expected min-peak or min-time)");
+}
+
+const char *pinKindName(PinKind k)
+{
+    switch (k) {
+    case PinKind::Keep: return "keep";
+    case PinKind::Recompute: return "recompute";
+    case PinKind::Offload: return "offload";
+    }
+    return "unknown";
+}
+
+const char *solveStatusName(SolveStatus s)
+{
+    switch (s) {
+    case SolveStatus::Optimal: return "optimal";
+    case SolveStatus::Feasible: return "feasible";
+    case SolveStatus::Infeasible: return "infeasible";
+    case SolveStatus::TimedOut: return "timed out";
+    case SolveStatus::Cancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+} // namespace remat::core::solvers
