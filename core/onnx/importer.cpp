@@ -551,8 +551,7 @@ Status Importer::finalizeShapes(const ir::Graph &first)
             const InferredValue &iv = m_inferred[out.index()];
             if (iv.dtype != DataType::Undefined)
                 v.dtype = iv.dtype;
-            if (iv.shape.rankKnown)
-                v.shape = iv.shape;
+            v.shape = iv.shape; // unknown rank when nothing could infer it
             if (fileShapesValid && !v.shape.isStatic()) {
                 auto it = m_fileInfo.find(v.name);
                 if (it != m_fileInfo.end() && it->second.shape.isStatic()) {
