@@ -1,0 +1,675 @@
+#include "core/training/builder.h"
+
+#include "core/training/gradient_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace remat::core::training {
+
+using ir::ValueKind;
+
+namespace {
+
+/// One forward op to be: an ONNX node, or a fused pattern described by a synthetic node.
+struct WorkNode
+{
+    ir::Node node;     ///< inputs already resolved through removed aliases
+    NodeId source;
+    const GradientRule *rule = nullptr;
+    std::vector<bool> inputNeedsGrad, outputHasGrad;
+    bool hasBackward = false;
+    BackwardSpec spec;
+    OpId forwardOp;
+    std::vector<std::pair<int, TensorId>> outputs; ///< (position, tensor) incl. extras
+};
+
+std::string nodeLabel(const ir::Node &n)
+{
+    return n.name.empty() ? fmt::format("#{} ({})", n.id.value, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
+}
+
+bool isDefaultDomain(const ir::Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+
+class Builder
+{
+public:
+    Builder(const ir::Graph &g, const BuildOptions &o) : m_g(g), m_opt(o) {}
+    Expected<TrainingGraph> run();
+
+private:
+    void classifyConstants();
+    void findAliases();
+    void fuseGelu();
+    Status collectWorkNodes();
+    void propagateRequiresGrad();
+    Status planBackward();
+    Expected<TensorId> tensorFor(ValueId v);
+    TensorId newTensor(std::string name, TensorRole role, ir::DataType dtype, const ir::Shape &shape,
+                       int64_t bytes, ValueId source);
+    Status emitForward();
+    Status emitLoss();
+    Status emitBackward();
+    /// The tensor receiving the next gradient contribution of `v`; queues an Accumulate.
+    TensorId contribute(ValueId v, TensorRole role);
+    void flushAccumulates();
+
+    ValueId resolve(ValueId v) const
+    {
+        while (v.valid() && m_alias[v.index()].valid())
+            v = m_alias[v.index()];
+        return v;
+    }
+    const ir::Value *constInput(const ir::Node &n, size_t pos) const
+    {
+        if (pos >= n.inputs.size() || !n.inputs[pos].valid())
+            return nullptr;
+        const ir::Value &v = m_g.value(n.inputs[pos]);
+        return m_constVal[v.id.index()] ? &v : nullptr;
+    }
+    /// The single consumer node of a value, or null.
+    const ir::Node *soleConsumer(ValueId v) const
+    {
+        const ir::Value &val = m_g.value(v);
+        if (val.consumers.size() != 1 || val.isGraphOutput)
+            return nullptr;
+        return &m_g.node(val.consumers[0]);
+    }
+    bool constantNear(const ir::Value *v, double expected) const;
+
+    const ir::Graph &m_g;
+    BuildOptions m_opt;
+    std::vector<bool> m_constNode, m_constVal, m_skipNode, m_requiresGrad;
+    std::vector<ValueId> m_alias;
+    std::vector<ir::Node> m_fused;          // synthetic nodes replacing a pattern, by last node
+    std::vector<int> m_fusedAt;             // node index -> index into m_fused, or -1
+    std::vector<WorkNode> m_work;
+    std::vector<int> m_gradCount, m_gradReceived;
+    std::vector<TensorId> m_runningGrad;
+    std::vector<ValueId> m_lossOutputs;
+
+    std::vector<Op> m_ops;
+    std::vector<Tensor> m_tensors;
+    std::vector<int32_t> m_tensorOf; // ValueId -> TensorId value
+    std::vector<Op> m_pendingAccumulates;
+};
+
+void Builder::classifyConstants()
+{
+    const size_t nv = m_g.valueCount(), nn = m_g.nodeCount();
+    m_constVal.assign(nv, false);
+    m_constNode.assign(nn, false);
+    for (const ir::Value &v : m_g.values())
+        m_constVal[v.id.index()] = v.kind == ValueKind::Constant && !v.producer.valid();
+    for (NodeId id : m_g.topologicalOrder()) {
+        const ir::Node &n = m_g.node(id);
+        bool c = isDefaultDomain(n) && (n.opType == "Constant" || n.opType == "Shape" || n.opType == "Size");
+        if (!c && isDefaultDomain(n)) {
+            // Every input constant (and at least one input): shape arithmetic, folded.
+            bool any = false, allConst = true;
+            for (ValueId in : n.inputs) {
+                if (!in.valid())
+                    continue;
+                any = true;
+                allConst = allConst && m_constVal[in.index()];
+            }
+            c = any && allConst;
+        }
+        if (!c)
+            continue;
+        bool graphOutput = false;
+        for (ValueId out : n.outputs)
+            graphOutput = graphOutput || (out.valid() && m_g.value(out).isGraphOutput);
+        if (graphOutput)
+            continue;
+        m_constNode[id.index()] = true;
+        for (ValueId out : n.outputs)
+            if (out.valid())
+                m_constVal[out.index()] = true;
+    }
+}
+
+void Builder::findAliases()
+{
+    m_alias.assign(m_g.valueCount(), ValueId());
+    m_skipNode.assign(m_g.nodeCount(), false);
+    for (const ir::Node &n : m_g.nodes()) {
+        if (m_constNode[n.id.index()] || !isDefaultDomain(n) || n.inputs.empty() || !n.inputs[0].valid() ||
+            n.outputs.empty() || !n.outputs[0].valid())
+            continue;
+        bool identity = n.opType == "Identity";
+        if (n.opType == "Dropout" && !dropoutDrops(m_g, n)) {
+            // The mask output must be unused for the node to vanish.
+            identity = n.outputs.size() < 2 || !n.outputs[1].valid() || m_g.value(n.outputs[1]).consumers.empty();
+        }
+        if (!identity || m_g.value(n.outputs[0]).isGraphOutput)
+            continue;
+        m_alias[n.outputs[0].index()] = n.inputs[0];
+        m_skipNode[n.id.index()] = true;
+    }
+}
+
+bool Builder::constantNear(const ir::Value *v, double expected) const
+{
+    if (!v)
+        return false;
+    if (!v->initializer || !v->initializer->hasData())
+        return true; // folded shape arithmetic without data: trust the structure
+    auto f = v->initializer->toFloats();
+    return f && f->size() == 1 && std::abs((*f)[0] - expected) < 1e-3 * std::max(1.0, std::abs(expected));
+}
+
+void Builder::fuseGelu()
+{
+    m_fusedAt.assign(m_g.nodeCount(), -1);
+    if (!m_opt.fuseGelu)
+        return;
+    // Div(x, sqrt2) -> Erf -> Add(., 1) -> Mul(x, .) -> Mul(., 0.5); operands of Add / Mul in
+    // either order; every intermediate read once.
+    const auto otherInput = [&](const ir::Node &n, ValueId known) -> int {
+        if (n.inputs.size() != 2)
+            return -1;
+        if (resolve(n.inputs[0]) == known)
+            return 1;
+        if (resolve(n.inputs[1]) == known)
+            return 0;
+        return -1;
+    };
+    for (const ir::Node &div : m_g.nodes()) {
+        if (div.opType != "Div" || m_constNode[div.id.index()] || m_skipNode[div.id.index()] ||
+            div.inputs.size() != 2 || div.outputs.size() != 1 || !constInput(div, 1) ||
+            !constantNear(constInput(div, 1), std::sqrt(2.0)))
+            continue;
+        const ValueId x = resolve(div.inputs[0]);
+        const ir::Node *erf = soleConsumer(div.outputs[0]);
+        if (!erf || erf->opType != "Erf")
+            continue;
+        const ir::Node *add = soleConsumer(erf->outputs[0]);
+        if (!add || add->opType != "Add")
+            continue;
+        const int addOther = otherInput(*add, erf->outputs[0]);
+        if (addOther < 0 || !constInput(*add, size_t(addOther)) || !constantNear(constInput(*add, size_t(addOther)), 1.0))
+            continue;
+        const ir::Node *mulX = soleConsumer(add->outputs[0]);
+        if (!mulX || mulX->opType != "Mul" || otherInput(*mulX, add->outputs[0]) < 0 ||
+            resolve(mulX->inputs[size_t(otherInput(*mulX, add->outputs[0]))]) != x)
+            continue;
+        const ir::Node *half = soleConsumer(mulX->outputs[0]);
+        if (!half || half->opType != "Mul")
+            continue;
+        const int halfOther = otherInput(*half, mulX->outputs[0]);
+        if (halfOther < 0 || !constInput(*half, size_t(halfOther)) || !constantNear(constInput(*half, size_t(halfOther)), 0.5))
+            continue;
+        ir::Node gelu;
+        gelu.id = half->id;
+        gelu.name = half->name;
+        gelu.opType = "Gelu";
+        gelu.inputs = {x};
+        gelu.outputs = {half->outputs[0]};
+        gelu.ns = half->ns;
+        gelu.attributes.push_back({"approximate", std::string("none")});
+        m_skipNode[div.id.index()] = m_skipNode[erf->id.index()] = true;
+        m_skipNode[add->id.index()] = m_skipNode[mulX->id.index()] = true;
+        m_fusedAt[half->id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(gelu));
+    }
+}
+
+Status Builder::collectWorkNodes()
+{
+    for (NodeId id : m_g.topologicalOrder()) {
+        if (m_constNode[id.index()] || m_skipNode[id.index()])
+            continue;
+        WorkNode w;
+        w.node = m_fusedAt[id.index()] >= 0 ? m_fused[size_t(m_fusedAt[id.index()])] : m_g.node(id);
+        w.source = id;
+        for (ValueId &in : w.node.inputs)
+            in = resolve(in);
+        if (!isDefaultDomain(w.node))
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("node {}: op domain '{}' has no gradient rules", nodeLabel(w.node), w.node.domain));
+        w.rule = findGradientRule(w.node.opType);
+        if (!w.rule)
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no gradient rule for op type '{}' (node {})", w.node.opType, nodeLabel(w.node)));
+        m_work.push_back(std::move(w));
+    }
+    return Status::ok();
+}
+
+void Builder::propagateRequiresGrad()
+{
+    m_requiresGrad.assign(m_g.valueCount(), false);
+    for (const ir::Value &v : m_g.values()) {
+        const bool flt = ir::isFloatingPoint(v.dtype);
+        if (v.kind == ValueKind::Parameter && flt)
+            m_requiresGrad[v.id.index()] = true;
+        if (v.kind == ValueKind::Input && flt && m_opt.inputGradients)
+            m_requiresGrad[v.id.index()] = true;
+    }
+    for (WorkNode &w : m_work) {
+        const ir::Node &n = w.node;
+        w.inputNeedsGrad.assign(n.inputs.size(), false);
+        bool any = false;
+        for (size_t i = 0; i < n.inputs.size(); ++i) {
+            const ValueId in = n.inputs[i];
+            if (!in.valid())
+                continue;
+            const bool needs = m_requiresGrad[in.index()] && ir::isFloatingPoint(m_g.value(in).dtype) &&
+                               w.rule->differentiable(n, i);
+            w.inputNeedsGrad[i] = needs;
+            any = any || needs;
+        }
+        if (!any)
+            continue;
+        for (ValueId out : n.outputs)
+            if (out.valid() && ir::isFloatingPoint(m_g.value(out).dtype))
+                m_requiresGrad[out.index()] = true;
+    }
+}
+
+Status Builder::planBackward()
+{
+    m_gradCount.assign(m_g.valueCount(), 0);
+    for (ValueId out : m_g.outputs()) {
+        const ir::Value &v = m_g.value(out);
+        if (!ir::isFloatingPoint(v.dtype))
+            continue;
+        m_lossOutputs.push_back(out);
+        if (m_requiresGrad[out.index()])
+            m_gradCount[out.index()] += 1; // the loss seeds it
+    }
+    if (m_lossOutputs.empty())
+        return makeError(StatusCode::Unsupported, "the graph has no floating-point output to build a loss from");
+    for (auto it = m_work.rbegin(); it != m_work.rend(); ++it) {
+        WorkNode &w = *it;
+        const ir::Node &n = w.node;
+        w.outputHasGrad.assign(n.outputs.size(), false);
+        bool anyOut = false, anyIn = false;
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            if (n.outputs[k].valid() && m_gradCount[n.outputs[k].index()] > 0) {
+                w.outputHasGrad[k] = true;
+                anyOut = true;
+            }
+        }
+        for (bool b : w.inputNeedsGrad)
+            anyIn = anyIn || b;
+        RuleContext ctx;
+        ctx.graph = &m_g;
+        ctx.node = &n;
+        ctx.outputHasGrad = w.outputHasGrad;
+        ctx.inputNeedsGrad = anyOut ? w.inputNeedsGrad : std::vector<bool>(n.inputs.size(), false);
+        auto spec = w.rule->derive(ctx);
+        if (!spec)
+            return spec.status().withContext(fmt::format("node {}", nodeLabel(n)));
+        w.spec = std::move(*spec);
+        w.hasBackward = anyOut && anyIn && !w.spec.gradInputs.empty();
+        if (!w.hasBackward) {
+            w.spec.gradInputs.clear();
+            w.spec.savedInputs.clear();
+            w.spec.savedOutputs.clear();
+            w.spec.extras.clear();
+            continue;
+        }
+        for (int pos : w.spec.gradInputs)
+            m_gradCount[n.inputs[size_t(pos)].index()] += 1;
+    }
+    return Status::ok();
+}
+
+TensorId Builder::newTensor(std::string name, TensorRole role, ir::DataType dtype, const ir::Shape &shape,
+                            int64_t bytes, ValueId source)
+{
+    Tensor t;
+    t.id = TensorId(m_tensors.size());
+    t.name = std::move(name);
+    t.role = role;
+    t.dtype = dtype;
+    t.shape = shape;
+    t.bytes = bytes;
+    t.source = source;
+    switch (role) {
+    case TensorRole::Parameter:
+    case TensorRole::Buffer:
+    case TensorRole::Input:
+    case TensorRole::Constant: t.preloaded = true; break;
+    default: break;
+    }
+    m_tensors.push_back(std::move(t));
+    return m_tensors.back().id;
+}
+
+Expected<TensorId> Builder::tensorFor(ValueId vid)
+{
+    if (m_tensorOf[vid.index()] >= 0)
+        return TensorId(m_tensorOf[vid.index()]);
+    const ir::Value &v = m_g.value(vid);
+    auto bytes = v.bytes();
+    if (!bytes)
+        return bytes.status().withContext(fmt::format("value '{}'", v.name));
+    TensorRole role = TensorRole::Activation;
+    if (m_constVal[vid.index()]) {
+        role = TensorRole::Constant;
+    } else {
+        switch (v.kind) {
+        case ValueKind::Parameter: role = TensorRole::Parameter; break;
+        case ValueKind::Buffer: role = TensorRole::Buffer; break;
+        case ValueKind::Input: role = TensorRole::Input; break;
+        case ValueKind::Constant: role = TensorRole::Constant; break;
+        case ValueKind::Intermediate: role = TensorRole::Activation; break;
+        }
+    }
+    const TensorId id = newTensor(v.name, role, v.dtype, v.shape, *bytes, vid);
+    m_tensorOf[vid.index()] = id.value;
+    return id;
+}
+
+Status Builder::emitForward()
+{
+    for (WorkNode &w : m_work) {
+        const ir::Node &n = w.node;
+        Op op;
+        op.id = OpId(m_ops.size());
+        op.name = n.name.empty() ? fmt::format("{}_{}", n.opType, n.id.value) : n.name;
+        op.type = n.opType;
+        op.phase = Phase::Forward;
+        op.source = w.source;
+        op.flops = w.spec.forwardFlops;
+        op.workspaceBytes = w.spec.forwardWorkspace;
+        for (size_t i = 0; i < n.inputs.size(); ++i) {
+            if (!n.inputs[i].valid())
+                continue;
+            REMAT_ASSIGN_OR_RETURN(TensorId t, tensorFor(n.inputs[i]));
+            op.inputs.push_back(t);
+            op.inputRoles.push_back({Operand::Kind::Plain, int(i)});
+            op.bytesAccessed += m_tensors[t.index()].bytes;
+        }
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            if (!n.outputs[k].valid())
+                continue;
+            REMAT_ASSIGN_OR_RETURN(TensorId t, tensorFor(n.outputs[k]));
+            w.outputs.emplace_back(int(k), t);
+        }
+        for (const ExtraOutput &e : w.spec.extras) {
+            auto existing = std::find_if(w.outputs.begin(), w.outputs.end(),
+                                         [&](const auto &p) { return p.first == e.position; });
+            if (existing != w.outputs.end()) {
+                m_tensors[existing->second.index()].role = TensorRole::SavedState;
+                continue;
+            }
+            auto count = e.shape.numElements();
+            if (!count)
+                return count.status().withContext(fmt::format("node {}: saved '{}'", nodeLabel(n), e.suffix));
+            const std::string base = n.outputs.empty() || !n.outputs[0].valid() ? op.name : m_g.value(n.outputs[0]).name;
+            const TensorId t = newTensor(base + "::" + e.suffix, TensorRole::SavedState, e.dtype, e.shape,
+                                         *count * ir::elementSize(e.dtype), ValueId());
+            w.outputs.emplace_back(e.position, t);
+        }
+        std::sort(w.outputs.begin(), w.outputs.end());
+        for (const auto &[pos, t] : w.outputs) {
+            op.outputs.push_back(t);
+            op.outputRoles.push_back({Operand::Kind::Plain, pos});
+            op.bytesAccessed += m_tensors[t.index()].bytes;
+        }
+        w.forwardOp = op.id;
+        m_ops.push_back(std::move(op));
+    }
+    return Status::ok();
+}
+
+TensorId Builder::contribute(ValueId vid, TensorRole role)
+{
+    const ir::Value &v = m_g.value(vid);
+    const int total = m_gradCount[vid.index()];
+    const int k = ++m_gradReceived[vid.index()];
+    const bool isParam = v.kind == ValueKind::Parameter;
+    const bool required = isParam || (v.kind == ValueKind::Input && m_opt.inputGradients);
+    const int64_t bytes = v.bytes().hasValue() ? *v.bytes() : 0;
+    const auto make = [&](std::string name, bool final) {
+        const TensorId t = newTensor(std::move(name), role, v.dtype, v.shape, bytes, vid);
+        m_tensors[t.index()].requiredAtEnd = final && required;
+        return t;
+    };
+    if (total == 1) {
+        m_runningGrad[vid.index()] = make("grad:" + v.name, true);
+        return m_runningGrad[vid.index()];
+    }
+    const TensorId partial = make(fmt::format("grad:{}#{}", v.name, k - 1), false);
+    if (k == 1) {
+        m_runningGrad[vid.index()] = partial;
+        return partial;
+    }
+    const bool last = k == total;
+    const TensorRole sumRole = role == TensorRole::Loss ? TensorRole::ActivationGrad : role;
+    const TensorId sum = newTensor(last ? "grad:" + v.name : fmt::format("grad:{}#sum{}", v.name, k - 1), sumRole,
+                                   v.dtype, v.shape, bytes, vid);
+    m_tensors[sum.index()].requiredAtEnd = last && required;
+    Op acc;
+    acc.name = fmt::format("grad:{}/accumulate{}", v.name, k - 1);
+    acc.type = "Accumulate";
+    acc.phase = Phase::Backward;
+    acc.inputs = {m_runningGrad[vid.index()], partial};
+    acc.inputRoles = {{}, {}};
+    acc.outputs = {sum};
+    acc.outputRoles = {{}};
+    acc.flops = double(bytes / std::max<int64_t>(1, ir::elementSize(v.dtype)));
+    acc.bytesAccessed = 3 * bytes;
+    m_pendingAccumulates.push_back(std::move(acc));
+    m_runningGrad[vid.index()] = sum;
+    return partial;
+}
+
+void Builder::flushAccumulates()
+{
+    for (Op &acc : m_pendingAccumulates) {
+        acc.id = OpId(m_ops.size());
+        m_ops.push_back(std::move(acc));
+    }
+    m_pendingAccumulates.clear();
+}
+
+Status Builder::emitLoss()
+{
+    Op loss;
+    loss.id = OpId(m_ops.size());
+    loss.name = "loss";
+    loss.type = "Loss";
+    loss.phase = Phase::Loss;
+    for (ValueId out : m_lossOutputs) {
+        REMAT_ASSIGN_OR_RETURN(TensorId y, tensorFor(out));
+        const Tensor &yt = m_tensors[y.index()];
+        const TensorId r = newTensor("R:" + yt.name, TensorRole::Constant, yt.dtype, yt.shape, yt.bytes, out);
+        loss.inputs.push_back(y);
+        loss.inputs.push_back(r);
+        loss.flops += 2.0 * double(yt.bytes / std::max<int64_t>(1, ir::elementSize(yt.dtype)));
+        loss.bytesAccessed += 2 * yt.bytes;
+    }
+    loss.inputRoles.resize(loss.inputs.size());
+    const TensorId l = newTensor("loss", TensorRole::Loss, ir::DataType::Float, ir::Shape::fromStatic({}), 4, ValueId());
+    loss.outputs.push_back(l);
+    for (ValueId out : m_lossOutputs) {
+        if (m_gradCount[out.index()] > 0)
+            loss.outputs.push_back(contribute(out, TensorRole::Loss));
+    }
+    loss.outputRoles.resize(loss.outputs.size());
+    for (TensorId t : loss.outputs)
+        loss.bytesAccessed += m_tensors[t.index()].bytes;
+    m_ops.push_back(std::move(loss));
+    flushAccumulates();
+    return Status::ok();
+}
+
+Status Builder::emitBackward()
+{
+    // After every contribution the running sum (or the single gradient) is the final one.
+    const auto gradOf = [&](ValueId v) { return m_runningGrad[v.index()]; };
+    for (auto it = m_work.rbegin(); it != m_work.rend(); ++it) {
+        WorkNode &w = *it;
+        if (!w.hasBackward)
+            continue;
+        const ir::Node &n = w.node;
+        const Op &fwd = m_ops[w.forwardOp.index()];
+        Op op;
+        op.name = fwd.name + "/grad";
+        op.type = n.opType + "Grad";
+        op.phase = Phase::Backward;
+        op.forwardOf = w.forwardOp;
+        op.source = w.source;
+        op.flops = w.spec.backwardFlops;
+        op.workspaceBytes = w.spec.backwardWorkspace;
+        for (int pos : w.spec.savedInputs) {
+            const ValueId v = size_t(pos) < n.inputs.size() ? n.inputs[size_t(pos)] : ValueId();
+            if (!v.valid())
+                continue; // an omitted optional input (Gemm without C)
+            op.inputs.push_back(TensorId(m_tensorOf[v.index()]));
+            op.inputRoles.push_back({Operand::Kind::FwdInput, pos});
+        }
+        for (int pos : w.spec.savedOutputs) {
+            auto o = std::find_if(w.outputs.begin(), w.outputs.end(), [&](const auto &p) { return p.first == pos; });
+            if (o == w.outputs.end())
+                return makeError(StatusCode::Internal,
+                                 fmt::format("node {}: rule saves output {} which does not exist", nodeLabel(n), pos));
+            op.inputs.push_back(o->second);
+            op.inputRoles.push_back({Operand::Kind::FwdOutput, pos});
+        }
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            if (!w.outputHasGrad[k])
+                continue;
+            const ValueId v = n.outputs[k];
+            if (m_gradReceived[v.index()] != m_gradCount[v.index()])
+                return makeError(StatusCode::Internal,
+                                 fmt::format("gradient of '{}' used before all its contributions", m_g.value(v).name));
+            op.inputs.push_back(gradOf(v));
+            op.inputRoles.push_back({Operand::Kind::OutputGrad, int(k)});
+        }
+        for (int pos : w.spec.gradInputs) {
+            const ValueId v = n.inputs[size_t(pos)];
+            const TensorRole role = m_g.value(v).kind == ValueKind::Parameter ? TensorRole::ParameterGrad
+                                                                               : TensorRole::ActivationGrad;
+            op.outputs.push_back(contribute(v, role));
+            op.outputRoles.push_back({Operand::Kind::InputGrad, pos});
+        }
+        for (TensorId t : op.inputs)
+            op.bytesAccessed += m_tensors[t.index()].bytes;
+        for (TensorId t : op.outputs)
+            op.bytesAccessed += m_tensors[t.index()].bytes;
+        op.id = OpId(m_ops.size());
+        m_ops.push_back(std::move(op));
+        flushAccumulates();
+    }
+    return Status::ok();
+}
+
+Expected<TrainingGraph> Builder::run()
+{
+    classifyConstants();
+    findAliases();
+    fuseGelu();
+    REMAT_RETURN_IF_ERROR(collectWorkNodes());
+    propagateRequiresGrad();
+    REMAT_RETURN_IF_ERROR(planBackward());
+    m_tensorOf.assign(m_g.valueCount(), -1);
+    m_gradReceived.assign(m_g.valueCount(), 0);
+    m_runningGrad.assign(m_g.valueCount(), TensorId());
+    REMAT_RETURN_IF_ERROR(emitForward());
+    REMAT_RETURN_IF_ERROR(emitLoss());
+    REMAT_RETURN_IF_ERROR(emitBackward());
+
+    TrainingGraphInfo info;
+    info.modelPath = m_g.info().path;
+    info.modelSha256 = m_g.info().sha256;
+    info.batch = m_g.info().batch;
+    if (info.batch == 0) {
+        for (ValueId in : m_g.inputs()) {
+            const ir::Value &v = m_g.value(in);
+            if (v.kind == ValueKind::Input && v.shape.rank() > 0 && v.shape.dims[0].isStatic()) {
+                info.batch = v.shape.dims[0].value;
+                break;
+            }
+        }
+    }
+    info.lossDescription = "sum(output * R)";
+    auto tg = TrainingGraph::assemble(std::move(info), std::move(m_ops), std::move(m_tensors));
+    if (!tg)
+        return tg.status().withContext("training graph");
+    return tg;
+}
+
+} // namespace
+
+Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph, const BuildOptions &options)
+{
+    Builder b(graph, options);
+    return b.run();
+}
+
+TrainingSummary summarize(const TrainingGraph &g)
+{
+    TrainingSummary s;
+    const size_t nt = g.tensorCount();
+    // Computed from preloaded tensors alone (weight layout ops): parameter views in PyTorch.
+    std::vector<bool> weightDerived(nt, false);
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward)
+            continue;
+        bool fromWeights = !op.inputs.empty();
+        bool readsParameter = false;
+        for (TensorId in : op.inputs) {
+            const Tensor &t = g.tensor(in);
+            fromWeights = fromWeights && (t.preloaded ? t.role != TensorRole::Input : weightDerived[in.index()]);
+            readsParameter = readsParameter || t.role == TensorRole::Parameter || weightDerived[in.index()];
+        }
+        if (fromWeights && readsParameter)
+            for (TensorId out : op.outputs)
+                weightDerived[out.index()] = true;
+    }
+    std::vector<bool> counted(nt, false);
+    for (const Op &op : g.ops()) {
+        switch (op.phase) {
+        case Phase::Forward:
+            ++s.forwardOps;
+            s.forwardFlops += op.flops;
+            if (op.type == "Conv" || op.type == "Gemm" || op.type == "MatMul")
+                s.forwardMatmulConvFlops += op.flops;
+            break;
+        case Phase::Loss: ++s.lossOps; break;
+        case Phase::Backward:
+            ++s.backwardOps;
+            s.backwardFlops += op.flops;
+            if (op.type == "Accumulate")
+                ++s.accumulateOps;
+            for (TensorId in : op.inputs) {
+                const Tensor &t = g.tensor(in);
+                if (counted[in.index()] || t.preloaded || !t.producer.valid() ||
+                    g.op(t.producer).phase != Phase::Forward)
+                    continue;
+                counted[in.index()] = true;
+                if (weightDerived[in.index()]) {
+                    s.savedWeightDerivedBytes += t.bytes;
+                    continue;
+                }
+                s.savedForBackwardBytes += t.bytes;
+                ++s.savedForBackwardTensors;
+                s.savedForBackwardBytesByDtype[ir::dataTypeName(t.dtype)] += t.bytes;
+            }
+            break;
+        }
+    }
+    for (const Tensor &t : g.tensors()) {
+        switch (t.role) {
+        case TensorRole::Parameter: s.paramBytes += t.bytes; break;
+        case TensorRole::Buffer: s.bufferBytes += t.bytes; break;
+        case TensorRole::Input: s.inputBytes += t.bytes; break;
+        case TensorRole::Constant: s.constantBytes += t.bytes; break;
+        case TensorRole::ParameterGrad:
+            if (t.requiredAtEnd)
+                s.paramGradBytes += t.bytes;
+            break;
+        default: break;
+        }
+    }
+    return s;
+}
+
+} // namespace remat::core::training

@@ -1,0 +1,74 @@
+#pragma once
+// Builds the TrainingGraph of a forward ir::Graph: forward ops, the loss, backward ops from the
+// gradient rules, gradient accumulation.
+//   Expected<ir::Graph> g = onnx::importModel(path, {.batch = 32});
+//   Expected<TrainingGraph> tg = training::buildTrainingGraph(*g, {});
+//   TrainingSummary s = training::summarize(*tg);  s.savedForBackwardBytes;
+//
+// What the builder does to the forward graph, and why:
+// - Shape-only subgraphs (Shape, Constant, and every node whose inputs are all constant) are
+//   constant-folded: they are not ops; their outputs that a kept op reads become preloaded
+//   Constant tensors (ir::Value data, or the importer's inferred values, for kernels).
+// - Identity, and Dropout that drops nothing (ratio 0 or inference mode), are removed and their
+//   consumers read the input, as PyTorch returns the input itself (no copy is saved).
+// - The erf form of GELU that torch exports (Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5)
+//   becomes one op of type "Gelu" (input x, output y, source: the final Mul node), as PyTorch
+//   runs and saves it: one saved input instead of three intermediates.
+// - Loss: one op "loss" of type "Loss" (Phase::Loss) computing L = sum(output * R) over every
+//   floating-point graph output, R a preloaded Constant tensor "R:<output>"; it produces the
+//   scalar "loss" and the seed gradient "grad:<output>" (role Loss).
+// - Backward ops in reverse forward order, "<fwd name>/grad" of type "<Type>Grad", inputs: the
+//   saved forward inputs (Operand FwdInput), saved forward outputs (FwdOutput), then the output
+//   gradients (OutputGrad); outputs: input gradients (InputGrad). Forward ops' operands are Plain
+//   with `index` = the ONNX position (extras: the rule's position).
+// - A value with k > 1 gradient contributions gets partials "grad:<v>#0".."#k-1"; each partial
+//   after the first is summed at once by an "Accumulate" op (running sums "grad:<v>#sum<j>", the
+//   last one is "grad:<v>"), so at most the running sum and one partial are alive, like
+//   PyTorch's autograd input buffer.
+// - Parameter gradients: role ParameterGrad, requiredAtEnd. The input gets a gradient only with
+//   BuildOptions::inputGradients.
+
+#include "core/ir/graph.h"
+#include "core/training/training_graph.h"
+#include "core/util/status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace remat::core::training {
+
+struct BuildOptions
+{
+    /// Also compute dL/d(input) for the graph's data inputs (requiredAtEnd).
+    bool inputGradients = false;
+    /// Fuse torch's erf GELU pattern into one Gelu op (see above).
+    bool fuseGelu = true;
+};
+
+Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph, const BuildOptions &options = {});
+
+/// Figures of a training graph that do not need a schedule.
+struct TrainingSummary
+{
+    size_t forwardOps = 0, lossOps = 0, backwardOps = 0, accumulateOps = 0;
+    int64_t paramBytes = 0;      ///< Parameter tensors
+    int64_t paramGradBytes = 0;  ///< final parameter gradients
+    int64_t bufferBytes = 0, inputBytes = 0, constantBytes = 0;
+    /// Forward tensors a backward op reads (each once), excluding parameters, buffers, constants,
+    /// the input and weight-derived tensors: what store-all keeps from forward for backward.
+    /// Comparable with PyTorch's saved_activation_bytes.
+    int64_t savedForBackwardBytes = 0;
+    size_t savedForBackwardTensors = 0;
+    std::map<std::string, int64_t> savedForBackwardBytesByDtype;
+    /// Saved tensors computed from parameters alone (Transpose(W), Expand(class token)): views of
+    /// parameters in PyTorch, so not activations there.
+    int64_t savedWeightDerivedBytes = 0;
+    double forwardFlops = 0, backwardFlops = 0;
+    /// Forward FLOPs of Conv, Gemm and MatMul only (2 x MACs), PyTorch's fwd_flops.
+    double forwardMatmulConvFlops = 0;
+};
+
+TrainingSummary summarize(const TrainingGraph &graph);
+
+} // namespace remat::core::training
