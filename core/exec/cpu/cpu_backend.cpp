@@ -1,0 +1,238 @@
+#include "core/exec/cpu/cpu_backend.h"
+
+#include "core/exec/cpu/kernel.h"
+#include "core/exec/operand_slots.h"
+#include "core/exec/static_eval.h"
+#include "core/ir/graph.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <memory>
+
+namespace remat::core::exec {
+
+namespace {
+
+class CpuBackend final : public Backend
+{
+public:
+    std::string id() const override { return "cpu"; }
+    std::string description() const override { return "CPU reference (float32, OpenBLAS sgemm)"; }
+
+    Status prepare(const training::TrainingGraph &graph, const ir::Graph *forward) override
+    {
+        m_graph = &graph;
+        m_forward = forward;
+        m_bindings.clear();
+        m_bindings.reserve(graph.opCount());
+        m_evaluator = forward ? std::make_unique<StaticEvaluator>(*forward) : nullptr;
+        for (const training::Op &op : graph.ops()) {
+            if (!cpu::findCpuKernel(op.type))
+                return makeError(StatusCode::Unsupported,
+                                 fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
+            const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
+            if (needsNode && (!forward || !op.source.valid()))
+                return makeError(StatusCode::Unsupported,
+                                 fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
+                                             op.name, op.type));
+            const ir::Node *node = needsNode ? &forward->node(op.source) : nullptr;
+            m_bindings.push_back(bindOperands(graph, op, node));
+        }
+        return Status::ok();
+    }
+
+    Expected<Buffer> allocate(int64_t bytes) override
+    {
+        if (bytes < 0)
+            return makeError(StatusCode::InvalidArgument, "negative allocation");
+        int64_t id;
+        if (!m_freeIds.empty()) {
+            id = m_freeIds.back();
+            m_freeIds.pop_back();
+        } else {
+            id = int64_t(m_slots.size());
+            m_slots.emplace_back();
+        }
+        Storage &s = m_slots[size_t(id)];
+        try {
+            // at least one element so a zero-byte tensor still has an address
+            s.data = std::make_unique<std::byte[]>(size_t(std::max<int64_t>(bytes, 8)));
+        } catch (const std::bad_alloc &) {
+            m_freeIds.push_back(id);
+            return makeError(StatusCode::ResourceExhausted,
+                             fmt::format("host allocation of {} bytes failed", bytes));
+        }
+        s.bytes = bytes;
+        s.live = true;
+        m_inUse += bytes;
+        m_peak = std::max(m_peak, m_inUse);
+        ++m_live;
+        return Buffer{id, bytes};
+    }
+
+    Status release(Buffer buffer) override
+    {
+        Storage *s = slot(buffer);
+        if (!s)
+            return makeError(StatusCode::InvalidArgument, fmt::format("release of unknown buffer {}", buffer.id));
+        s->data.reset();
+        s->live = false;
+        m_inUse -= s->bytes;
+        --m_live;
+        m_freeIds.push_back(buffer.id);
+        return Status::ok();
+    }
+
+    Status upload(Buffer buffer, std::span<const std::byte> host) override
+    {
+        Storage *s = slot(buffer);
+        if (!s || int64_t(host.size()) != s->bytes)
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("upload of {} bytes into buffer {} that is not live or has another size",
+                                         host.size(), buffer.id));
+        std::memcpy(s->data.get(), host.data(), host.size());
+        return Status::ok();
+    }
+
+    Status download(Buffer buffer, std::span<std::byte> host) override
+    {
+        Storage *s = slot(buffer);
+        if (!s || int64_t(host.size()) != s->bytes)
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("download of buffer {} that is not live or has another size", buffer.id));
+        std::memcpy(host.data(), s->data.get(), host.size());
+        return Status::ok();
+    }
+
+    Status zero(Buffer buffer) override
+    {
+        Storage *s = slot(buffer);
+        if (!s)
+            return makeError(StatusCode::InvalidArgument, "zero of a buffer that is not live");
+        std::memset(s->data.get(), 0, size_t(s->bytes));
+        return Status::ok();
+    }
+
+    Status run(const OpCall &call) override
+    {
+        if (!call.op || !m_graph || call.op->id.index() >= m_bindings.size())
+            return makeError(StatusCode::Internal, "run() before prepare() or with a foreign op");
+        const training::Op &op = *call.op;
+        const cpu::KernelFn *fn = cpu::findCpuKernel(op.type);
+        if (!fn)
+            return makeError(StatusCode::Unsupported, fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
+        const OperandSlots &b = m_bindings[op.id.index()];
+        cpu::KernelContext ctx;
+        ctx.node = call.node;
+        ctx.opName = op.name.empty() ? op.type : op.name;
+        ctx.recompute = call.recompute;
+        ctx.seed = call.seed;
+        ctx.in.assign(size_t(b.inSlots), nullptr);
+        ctx.out.assign(size_t(b.outSlots), nullptr);
+        ctx.dOut.assign(size_t(b.dOutSlots), nullptr);
+        ctx.dIn.assign(size_t(b.dInSlots), nullptr);
+        std::vector<cpu::KView> views(call.inputs.size() + call.outputs.size());
+        size_t v = 0;
+        auto place = [&](const Slot &slot, const TensorArg &arg, std::vector<cpu::KView *> &plain) -> Status {
+            Storage *s = slotOf(arg.buffer);
+            if (!s)
+                return makeError(StatusCode::Internal,
+                                 fmt::format("{}: operand '{}' is not resident", ctx.opName, tensorName(arg.tensor)));
+            views[v] = cpu::KView{s->data.get(), arg.dtype, arg.shape};
+            cpu::KView *p = &views[v++];
+            switch (slot.where) {
+            case Slot::Plain: plain.push_back(p); break;
+            case Slot::In: ctx.in[size_t(slot.index)] = p; break;
+            case Slot::Out: ctx.out[size_t(slot.index)] = p; break;
+            case Slot::DOut: ctx.dOut[size_t(slot.index)] = p; break;
+            case Slot::DIn: ctx.dIn[size_t(slot.index)] = p; break;
+            }
+            return Status::ok();
+        };
+        std::vector<cpu::KView *> plainIn, plainOut;
+        for (size_t i = 0; i < call.inputs.size() && i < b.inputs.size(); ++i)
+            REMAT_RETURN_IF_ERROR(place(b.inputs[i], call.inputs[i], plainIn));
+        for (size_t j = 0; j < call.outputs.size() && j < b.outputs.size(); ++j)
+            REMAT_RETURN_IF_ERROR(place(b.outputs[j], call.outputs[j], plainOut));
+        if (!plainIn.empty())
+            ctx.in = plainIn;
+        if (!plainOut.empty())
+            ctx.out = plainOut;
+        std::vector<cpu::KView> constViews;
+        if (call.node && m_forward) {
+            const ir::Node &node = *call.node;
+            for (ValueId in : node.inputs)
+                ctx.inShapes.push_back(in.valid() && m_forward->value(in).shape.isStatic()
+                                           ? m_forward->value(in).shape.sizes() : std::vector<int64_t>{});
+            for (ValueId out : node.outputs)
+                ctx.outShapes.push_back(out.valid() && m_forward->value(out).shape.isStatic()
+                                            ? m_forward->value(out).shape.sizes() : std::vector<int64_t>{});
+            // Constant operands the training graph did not pass (Slice starts, Pad pads, Clip
+            // bounds): they are data-independent, so read them from the model.
+            constViews.reserve(node.inputs.size());
+            for (size_t k = 0; k < node.inputs.size() && k < ctx.in.size(); ++k) {
+                if (ctx.in[k] || !node.inputs[k].valid() || !m_evaluator || !m_evaluator->isStatic(node.inputs[k]))
+                    continue;
+                const ir::Value &val = m_forward->value(node.inputs[k]);
+                // only small tensors: weights must come through the schedule
+                if (val.kind == ir::ValueKind::Parameter)
+                    continue;
+                auto t = m_evaluator->evaluate(node.inputs[k]);
+                if (!t)
+                    continue;
+                constViews.push_back(cpu::KView{const_cast<std::byte *>((*t)->data.data()), (*t)->dtype, (*t)->shape});
+                ctx.in[k] = &constViews.back();
+            }
+        }
+        Status s = (*fn)(ctx);
+        if (!s.isOk())
+            return s.withContext(fmt::format("cpu kernel {}", op.type));
+        return Status::ok();
+    }
+
+    MemoryStats memoryStats() const override
+    {
+        MemoryStats m;
+        m.bytesInUse = m_inUse;
+        m.peakBytes = m_peak;
+        m.liveBuffers = m_live;
+        return m;
+    }
+
+    void resetPeak() override { m_peak = m_inUse; }
+
+private:
+    struct Storage
+    {
+        std::unique_ptr<std::byte[]> data;
+        int64_t bytes = 0;
+        bool live = false;
+    };
+
+    Storage *slotOf(Buffer b)
+    {
+        if (b.id < 0 || size_t(b.id) >= m_slots.size() || !m_slots[size_t(b.id)].live)
+            return nullptr;
+        return &m_slots[size_t(b.id)];
+    }
+    Storage *slot(Buffer b) { return slotOf(b); }
+    std::string tensorName(TensorId t) const
+    {
+        return m_graph && t.valid() && t.index() < m_graph->tensorCount() ? m_graph->tensor(t).name : "?";
+    }
+
+    const training::TrainingGraph *m_graph = nullptr;
+    const ir::Graph *m_forward = nullptr;
+    std::vector<OperandSlots> m_bindings;
+    std::unique_ptr<StaticEvaluator> m_evaluator;
+    std::vector<Storage> m_slots;
+    std::vector<int64_t> m_freeIds;
+    int64_t m_inUse = 0, m_peak = 0, m_live = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+} // namespace remat::core::exec

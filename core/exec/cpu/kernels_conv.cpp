@@ -1,0 +1,417 @@
+// Convolution (im2col + OpenBLAS sgemm; groups, dilations, pads, strides, auto_pad; 1-D and 2-D),
+// MaxPool (int64 flat indices output, as ONNX numbers them) and AveragePool, with gradients.
+#include "core/exec/cpu/kernel_util.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace remat::core::exec::cpu {
+namespace {
+
+/// 2-D window geometry; 1-D inputs are handled as height 1.
+struct Window
+{
+    int64_t n = 1, c = 1, h = 1, w = 1;  // input
+    int64_t oh = 1, ow = 1;              // output spatial
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+    int64_t padTop = 0, padLeft = 0;
+};
+
+Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
+                          std::vector<int64_t> kernel)
+{
+    const size_t spatial = x.size() >= 2 ? x.size() - 2 : 0;
+    if (spatial < 1 || spatial > 2 || y.size() != x.size())
+        return c.error("only 1-D and 2-D windows have a cpu kernel");
+    if (kernel.empty())
+        kernel = c.attrInts("kernel_shape");
+    if (kernel.size() != spatial)
+        return c.error("kernel_shape rank differs from the input's spatial rank");
+    std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(spatial, 1));
+    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(spatial, 1));
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+    if (strides.size() != spatial || dil.size() != spatial || pads.size() != 2 * spatial)
+        return c.error("strides / dilations / pads lengths do not match the spatial rank");
+    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        for (size_t d = 0; d < spatial; ++d) {
+            const int64_t in = x[2 + d], out = (in + strides[d] - 1) / strides[d];
+            const int64_t total = std::max<int64_t>((out - 1) * strides[d] + (kernel[d] - 1) * dil[d] + 1 - in, 0);
+            pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            pads[d + spatial] = total - pads[d];
+        }
+    } else if (autoPad == "VALID") {
+        std::fill(pads.begin(), pads.end(), 0);
+    }
+    Window g;
+    g.n = x[0];
+    g.c = x[1];
+    if (spatial == 2) {
+        g.h = x[2];
+        g.w = x[3];
+        g.oh = y[2];
+        g.ow = y[3];
+        g.kh = kernel[0];
+        g.kw = kernel[1];
+        g.sh = strides[0];
+        g.sw = strides[1];
+        g.dh = dil[0];
+        g.dw = dil[1];
+        g.padTop = pads[0];
+        g.padLeft = pads[1];
+    } else {
+        g.w = x[2];
+        g.ow = y[2];
+        g.kw = kernel[0];
+        g.sw = strides[0];
+        g.dw = dil[0];
+        g.padLeft = pads[0];
+    }
+    return g;
+}
+
+// ---- Conv ---------------------------------------------------------------------------------
+
+/// col[(c*kh+i)*kw+j][oy*ow+ox] from channels [c0, c0+cg) of one image.
+void im2col(const float *img, const Window &g, int64_t cg, float *col)
+{
+    const int64_t ohw = g.oh * g.ow;
+    for (int64_t ch = 0; ch < cg; ++ch)
+        for (int64_t i = 0; i < g.kh; ++i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+                float *row = col + ((ch * g.kh + i) * g.kw + j) * ohw;
+                const float *plane = img + ch * g.h * g.w;
+                for (int64_t oy = 0; oy < g.oh; ++oy) {
+                    const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                    float *out = row + oy * g.ow;
+                    if (iy < 0 || iy >= g.h) {
+                        std::fill(out, out + g.ow, 0.0f);
+                        continue;
+                    }
+                    const float *src = plane + iy * g.w;
+                    for (int64_t ox = 0; ox < g.ow; ++ox) {
+                        const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                        out[ox] = (ix >= 0 && ix < g.w) ? src[ix] : 0.0f;
+                    }
+                }
+            }
+}
+
+void col2imAdd(const float *col, const Window &g, int64_t cg, float *img)
+{
+    const int64_t ohw = g.oh * g.ow;
+    for (int64_t ch = 0; ch < cg; ++ch)
+        for (int64_t i = 0; i < g.kh; ++i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+                const float *row = col + ((ch * g.kh + i) * g.kw + j) * ohw;
+                float *plane = img + ch * g.h * g.w;
+                for (int64_t oy = 0; oy < g.oh; ++oy) {
+                    const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                    if (iy < 0 || iy >= g.h)
+                        continue;
+                    float *dst = plane + iy * g.w;
+                    const float *in = row + oy * g.ow;
+                    for (int64_t ox = 0; ox < g.ow; ++ox) {
+                        const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                        if (ix >= 0 && ix < g.w)
+                            dst[ix] += in[ox];
+                    }
+                }
+            }
+}
+
+bool isPointwise(const Window &g)
+{
+    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.padTop == 0 && g.padLeft == 0
+        && g.oh == g.h && g.ow == g.w;
+}
+
+std::vector<float> &colScratch(size_t elements)
+{
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < elements)
+        scratch.resize(elements);
+    return scratch;
+}
+
+struct ConvShape
+{
+    Window g;
+    int64_t groups = 1, m = 1, cg = 1, mg = 1, ck = 1;
+};
+
+Expected<ConvShape> convShape(const KernelContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
+                              const std::vector<int64_t> &y)
+{
+    if (w.size() < 3)
+        return c.error("weight rank below 3");
+    ConvShape s;
+    REMAT_ASSIGN_OR_RETURN(s.g, windowOf(c, x, y, std::vector<int64_t>(w.begin() + 2, w.end())));
+    s.groups = c.attrInt("group", 1);
+    s.m = w[0];
+    if (s.groups <= 0 || s.g.c % s.groups != 0 || s.m % s.groups != 0 || w[1] * s.groups != s.g.c)
+        return c.error("channels do not divide into groups");
+    s.cg = s.g.c / s.groups;
+    s.mg = s.m / s.groups;
+    s.ck = s.cg * s.g.kh * s.g.kw;
+    return s;
+}
+
+Status convForward(KernelContext &c)
+{
+    KView *x = c.input(0), *w = c.input(1), *b = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(w, "W"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(ConvShape s, convShape(c, x->shape, w->shape, y->shape));
+    const Window &g = s.g;
+    const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+    const bool pointwise = isPointwise(g);
+    std::vector<float> &col = colScratch(pointwise ? 0 : size_t(s.ck * ohw));
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t grp = 0; grp < s.groups; ++grp) {
+            const float *img = x->f() + (n * g.c + grp * s.cg) * hw;
+            const float *src = img;
+            if (!pointwise) {
+                im2col(img, g, s.cg, col.data());
+                src = col.data();
+            }
+            float *out = y->f() + (n * s.m + grp * s.mg) * ohw;
+            sgemm(false, false, s.mg, ohw, s.ck, 1, w->f() + grp * s.mg * s.ck, s.ck, src, ohw, 0, out, ohw);
+        }
+    if (b)
+        for (int64_t n = 0; n < g.n; ++n)
+            for (int64_t mo = 0; mo < s.m; ++mo) {
+                float *out = y->f() + (n * s.m + mo) * ohw;
+                const float bias = b->f()[mo];
+                for (int64_t i = 0; i < ohw; ++i)
+                    out[i] += bias;
+            }
+    return Status::ok();
+}
+
+Status convGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *x = c.input(0), *w = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    KView *dx = c.inputGrad(0), *dw = c.inputGrad(1), *db = c.inputGrad(2);
+    const std::vector<int64_t> xShape = x ? x->shape : (dx ? dx->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]));
+    const std::vector<int64_t> wShape = w ? w->shape : (dw ? dw->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{}));
+    REMAT_ASSIGN_OR_RETURN(ConvShape s, convShape(c, xShape, wShape, dy->shape));
+    const Window &g = s.g;
+    const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+    const bool pointwise = isPointwise(g);
+    if (dw)
+        REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    if (dx) {
+        REMAT_RETURN_IF_ERROR(c.require(w, "W"));
+        std::fill(dx->f(), dx->f() + dx->numel(), 0.0f);
+    }
+    std::vector<float> &col = colScratch(size_t(s.ck * ohw));
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t grp = 0; grp < s.groups; ++grp) {
+            const float *gout = dy->f() + (n * s.m + grp * s.mg) * ohw;
+            if (dw) {
+                const float *img = x->f() + (n * g.c + grp * s.cg) * hw;
+                const float *src = img;
+                if (!pointwise) {
+                    im2col(img, g, s.cg, col.data());
+                    src = col.data();
+                }
+                sgemm(false, true, s.mg, s.ck, ohw, 1, gout, ohw, src, ohw, n == 0 ? 0.0f : 1.0f,
+                      dw->f() + grp * s.mg * s.ck, s.ck);
+            }
+            if (dx) {
+                float *img = dx->f() + (n * g.c + grp * s.cg) * hw;
+                if (pointwise) {
+                    sgemm(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0, img, ohw);
+                } else {
+                    sgemm(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0, col.data(), ohw);
+                    col2imAdd(col.data(), g, s.cg, img);
+                }
+            }
+        }
+    if (db)
+        for (int64_t mo = 0; mo < s.m; ++mo) {
+            double acc = 0;
+            for (int64_t n = 0; n < g.n; ++n) {
+                const float *p = dy->f() + (n * s.m + mo) * ohw;
+                for (int64_t i = 0; i < ohw; ++i)
+                    acc += p[i];
+            }
+            db->f()[mo] = float(acc);
+        }
+    return Status::ok();
+}
+
+// ---- MaxPool ------------------------------------------------------------------------------
+
+Status maxPoolForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0), *ind = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    if (c.attrInt("storage_order", 0) != 0)
+        return c.error("storage_order 1 has no cpu kernel");
+    REMAT_ASSIGN_OR_RETURN(Window g, windowOf(c, x->shape, y->shape, {}));
+    const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+    for (int64_t p = 0; p < g.n * g.c; ++p) {
+        const float *plane = x->f() + p * hw;
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                float best = -INFINITY;
+                int64_t arg = -1;
+                for (int64_t i = 0; i < g.kh; ++i) {
+                    const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                    if (iy < 0 || iy >= g.h)
+                        continue;
+                    for (int64_t j = 0; j < g.kw; ++j) {
+                        const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                        if (ix < 0 || ix >= g.w)
+                            continue;
+                        const float v = plane[iy * g.w + ix];
+                        if (arg < 0 || v > best || std::isnan(v)) {
+                            best = v;
+                            arg = iy * g.w + ix;
+                        }
+                    }
+                }
+                const int64_t o = p * ohw + oy * g.ow + ox;
+                y->f()[o] = best;
+                if (ind)
+                    ind->as<int64_t>()[o] = arg < 0 ? -1 : p * hw + arg;
+            }
+    }
+    return Status::ok();
+}
+
+Status maxPoolGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *ind = c.output(1), *x = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    std::fill(dx->f(), dx->f() + dx->numel(), 0.0f);
+    if (ind) {
+        const int64_t n = dy->numel();
+        for (int64_t o = 0; o < n; ++o) {
+            const int64_t at = ind->as<int64_t>()[o];
+            if (at >= 0 && at < dx->numel())
+                dx->f()[at] += dy->f()[o];
+        }
+        return Status::ok();
+    }
+    if (!x)
+        return c.error("backward needs the indices or X");
+    // Recompute the argmax exactly as the forward does.
+    std::vector<std::byte> yBuf(size_t(dy->numel()) * sizeof(float)), iBuf(size_t(dy->numel()) * sizeof(int64_t));
+    KView y{yBuf.data(), ir::DataType::Float, dy->shape}, idx{iBuf.data(), ir::DataType::Int64, dy->shape};
+    KernelContext fwd;
+    fwd.node = c.node;
+    fwd.opName = c.opName;
+    fwd.in = {x};
+    fwd.out = {&y, &idx};
+    REMAT_RETURN_IF_ERROR(maxPoolForward(fwd));
+    for (int64_t o = 0; o < dy->numel(); ++o) {
+        const int64_t at = idx.as<int64_t>()[o];
+        if (at >= 0)
+            dx->f()[at] += dy->f()[o];
+    }
+    return Status::ok();
+}
+
+// ---- AveragePool --------------------------------------------------------------------------
+
+/// Calls fn(outIndex, inIndex, divisor) over every (output, window element) pair of one plane.
+template <typename Fn>
+void averageWindows(const Window &g, bool countPad, const std::vector<int64_t> &padsEnd, Fn &&fn)
+{
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+            int64_t valid = 0, padded = 0;
+            for (int64_t i = 0; i < g.kh; ++i) {
+                const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                for (int64_t j = 0; j < g.kw; ++j) {
+                    const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                    const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+                    const bool inPadded = iy < g.h + padsEnd[0] && ix < g.w + padsEnd[1];
+                    valid += in;
+                    padded += inPadded;
+                }
+            }
+            const double divisor = double(countPad ? padded : valid);
+            for (int64_t i = 0; i < g.kh; ++i) {
+                const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                if (iy < 0 || iy >= g.h)
+                    continue;
+                for (int64_t j = 0; j < g.kw; ++j) {
+                    const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                    if (ix >= 0 && ix < g.w)
+                        fn(oy * g.ow + ox, iy * g.w + ix, divisor);
+                }
+            }
+        }
+}
+
+std::vector<int64_t> endPads(const KernelContext &c, size_t spatial)
+{
+    const std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+    if (spatial == 2 && pads.size() == 4)
+        return {pads[2], pads[3]};
+    if (spatial == 1 && pads.size() == 2)
+        return {0, pads[1]};
+    return {0, 0};
+}
+
+Status avgPoolForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(Window g, windowOf(c, x->shape, y->shape, {}));
+    const bool countPad = c.attrInt("count_include_pad", 0) != 0;
+    const std::vector<int64_t> padsEnd = endPads(c, x->rank() - 2);
+    const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+    std::vector<double> acc(static_cast<size_t>(ohw));
+    for (int64_t p = 0; p < g.n * g.c; ++p) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        const float *plane = x->f() + p * hw;
+        averageWindows(g, countPad, padsEnd, [&](int64_t o, int64_t i, double div) { acc[size_t(o)] += plane[i] / div; });
+        for (int64_t o = 0; o < ohw; ++o)
+            y->f()[p * ohw + o] = float(acc[size_t(o)]);
+    }
+    return Status::ok();
+}
+
+Status avgPoolGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    REMAT_ASSIGN_OR_RETURN(Window g, windowOf(c, dx->shape, dy->shape, {}));
+    const bool countPad = c.attrInt("count_include_pad", 0) != 0;
+    const std::vector<int64_t> padsEnd = endPads(c, dx->rank() - 2);
+    const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+    std::vector<double> acc(static_cast<size_t>(hw));
+    for (int64_t p = 0; p < g.n * g.c; ++p) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        const float *gout = dy->f() + p * ohw;
+        averageWindows(g, countPad, padsEnd, [&](int64_t o, int64_t i, double div) { acc[size_t(i)] += gout[o] / div; });
+        for (int64_t i = 0; i < hw; ++i)
+            dx->f()[p * hw + i] = float(acc[size_t(i)]);
+    }
+    return Status::ok();
+}
+
+} // namespace
+
+void addConvKernels(KernelTable &t)
+{
+    t["Conv"] = convForward;
+    t["ConvGrad"] = convGrad;
+    t["MaxPool"] = maxPoolForward;
+    t["MaxPoolGrad"] = maxPoolGrad;
+    t["AveragePool"] = avgPoolForward;
+    t["AveragePoolGrad"] = avgPoolGrad;
+}
+
+} // namespace remat::core::exec::cpu

@@ -1,0 +1,672 @@
+// Element-wise kernels: broadcasting binary arithmetic (float and int64), unary activations,
+// Cast, Dropout, Where, Sum, and their gradients (broadcast dims summed back in double).
+#include "core/exec/cpu/kernel_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace remat::core::exec::cpu {
+namespace {
+
+using ir::DataType;
+
+// ---- binary forward -------------------------------------------------------------------------
+
+enum class BinOp { Add, Sub, Mul, Div, Pow, Mod };
+
+template <typename T>
+T applyBin(BinOp op, T a, T b, bool fmodMode)
+{
+    switch (op) {
+    case BinOp::Add: return a + b;
+    case BinOp::Sub: return a - b;
+    case BinOp::Mul: return a * b;
+    case BinOp::Div:
+        if constexpr (std::is_integral_v<T>)
+            return b == 0 ? T(0) : a / b;
+        else
+            return a / b;
+    case BinOp::Pow: return static_cast<T>(std::pow(double(a), double(b)));
+    case BinOp::Mod:
+        if constexpr (std::is_integral_v<T>) {
+            if (b == 0)
+                return 0;
+            T r = a % b;
+            if (!fmodMode && r != 0 && ((r < 0) != (b < 0)))
+                r += b; // Python-style sign of the divisor
+            return r;
+        } else {
+            T r = std::fmod(a, b);
+            if (!fmodMode && r != 0 && ((r < 0) != (b < 0)))
+                r += b;
+            return r;
+        }
+    }
+    return a;
+}
+
+template <BinOp op>
+Status binaryForward(KernelContext &c)
+{
+    KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "C"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
+    if (bc.outNumel() != y->numel())
+        return c.error("output size does not match the broadcast shape");
+    const bool fmodMode = c.attrInt("fmod", 0) != 0;
+    if (y->dtype == DataType::Float) {
+        const float *pa = a->f(), *pb = b->f();
+        float *py = y->f();
+        // Pow with a float exponent tensor and a float base; other mixes go through readDoubles
+        if (a->dtype != DataType::Float || b->dtype != DataType::Float) {
+            const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
+            bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
+                py[o] = static_cast<float>(applyBin<double>(op, da[size_t(i)], db[size_t(j)], fmodMode));
+            });
+            return Status::ok();
+        }
+        if (a->shape == b->shape) {
+            const int64_t n = y->numel();
+            for (int64_t i = 0; i < n; ++i)
+                py[i] = applyBin<float>(op, pa[i], pb[i], fmodMode);
+            return Status::ok();
+        }
+        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = applyBin<float>(op, pa[i], pb[j], fmodMode); });
+        return Status::ok();
+    }
+    if (y->dtype == DataType::Int64 || y->dtype == DataType::Int32) {
+        const std::vector<int64_t> ia = readInts(*a), ib = readInts(*b);
+        if (y->dtype == DataType::Int64) {
+            int64_t *py = y->as<int64_t>();
+            bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
+                py[o] = applyBin<int64_t>(op, ia[size_t(i)], ib[size_t(j)], fmodMode);
+            });
+        } else {
+            int32_t *py = y->as<int32_t>();
+            bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
+                py[o] = static_cast<int32_t>(applyBin<int64_t>(op, ia[size_t(i)], ib[size_t(j)], fmodMode));
+            });
+        }
+        return Status::ok();
+    }
+    if (y->dtype == DataType::Double) {
+        const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
+        double *py = y->as<double>();
+        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = applyBin<double>(op, da[size_t(i)], db[size_t(j)], fmodMode); });
+        return Status::ok();
+    }
+    return c.error("unsupported dtype " + ir::dataTypeName(y->dtype));
+}
+
+Status equalForward(KernelContext &c)
+{
+    KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "C"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
+    const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
+    bool *py = y->as<bool>();
+    bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = da[size_t(i)] == db[size_t(j)]; });
+    return Status::ok();
+}
+
+Status notForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    const int64_t n = y->numel();
+    for (int64_t i = 0; i < n; ++i)
+        y->as<bool>()[i] = !x->as<bool>()[i];
+    return Status::ok();
+}
+
+template <typename T>
+void whereTyped(const bool *cond, const KView &x, const KView &yv, KView &out, const Broadcast &bc)
+{
+    const T *px = x.as<T>(), *py = yv.as<T>();
+    T *po = out.as<T>();
+    bc.forEach3([&](int64_t o, int64_t ci, int64_t xi, int64_t yi) { po[o] = cond[ci] ? px[xi] : py[yi]; });
+}
+
+Status whereForward(KernelContext &c)
+{
+    KView *cond = c.input(0), *x = c.input(1), *yv = c.input(2), *out = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(cond, "condition"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(yv, "Y"));
+    REMAT_RETURN_IF_ERROR(c.require(out, "output"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({cond->shape, x->shape, yv->shape}));
+    const bool *pc = cond->as<bool>();
+    switch (ir::elementSize(out->dtype)) {
+    case 4: whereTyped<float>(pc, *x, *yv, *out, bc); break; // bit pattern copy: float or int32
+    case 8: whereTyped<int64_t>(pc, *x, *yv, *out, bc); break;
+    case 1: whereTyped<uint8_t>(pc, *x, *yv, *out, bc); break;
+    default: return c.error("unsupported dtype " + ir::dataTypeName(out->dtype));
+    }
+    return Status::ok();
+}
+
+Status sumForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "sum"));
+    std::vector<double> acc(static_cast<size_t>(y->numel()), 0.0);
+    for (KView *x : c.in) {
+        REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+        Broadcast bc;
+        bc.outShape = y->shape;
+        bc.strides = {rowMajorStrides(y->shape), broadcastStrides(x->shape, y->shape)};
+        const float *px = x->f();
+        bc.forEach2([&](int64_t o, int64_t, int64_t i) { acc[size_t(o)] += px[i]; });
+    }
+    for (size_t i = 0; i < acc.size(); ++i)
+        y->f()[i] = static_cast<float>(acc[i]);
+    return Status::ok();
+}
+
+// ---- binary backward ----------------------------------------------------------------------
+
+/// dIn[k] = reduce(dY * factor) where factor is per broadcast element.
+template <typename Fn>
+void gradThrough(const KView &dy, KView *dIn, Fn &&factor, const Broadcast &bc, int which)
+{
+    if (!dIn)
+        return;
+    std::vector<float> tmp(static_cast<size_t>(dy.numel()));
+    const float *g = dy.f();
+    bc.forEach2([&](int64_t o, int64_t i, int64_t j) { tmp[size_t(o)] = g[o] * factor(i, j); });
+    (void)which;
+    reduceToShape(tmp.data(), dy.shape, dIn->f(), dIn->shape);
+}
+
+Status addSubGrad(KernelContext &c, float signB)
+{
+    KView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
+    if (KView *da = c.inputGrad(0))
+        reduceToShape(dy->f(), dy->shape, da->f(), da->shape);
+    if (KView *db = c.inputGrad(1)) {
+        reduceToShape(dy->f(), dy->shape, db->f(), db->shape);
+        if (signB < 0)
+            for (int64_t i = 0; i < db->numel(); ++i)
+                db->f()[i] = -db->f()[i];
+    }
+    return Status::ok();
+}
+
+Status addGrad(KernelContext &c) { return addSubGrad(c, 1.0f); }
+Status subGrad(KernelContext &c) { return addSubGrad(c, -1.0f); }
+
+Status sumGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dSum"));
+    for (KView *dx : c.dIn)
+        if (dx)
+            reduceToShape(dy->f(), dy->shape, dx->f(), dx->shape);
+    return Status::ok();
+}
+
+/// Shapes of A and B for a backward op: the forward inputs when present, else the gradients'.
+std::vector<int64_t> operandShape(const KernelContext &c, size_t k)
+{
+    if (const KView *v = c.input(k))
+        return v->shape;
+    if (const KView *g = c.inputGrad(k))
+        return g->shape;
+    return {};
+}
+
+Status mulGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({operandShape(c, 0), operandShape(c, 1)}));
+    if (c.inputGrad(0)) {
+        REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+        const float *pb = b->f();
+        gradThrough(*dy, c.inputGrad(0), [&](int64_t, int64_t j) { return pb[j]; }, bc, 0);
+    }
+    if (c.inputGrad(1)) {
+        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+        const float *pa = a->f();
+        Broadcast swapped = bc;
+        std::swap(swapped.strides[0], swapped.strides[1]);
+        gradThrough(*dy, c.inputGrad(1), [&](int64_t, int64_t i) { return pa[i]; }, swapped, 1);
+    }
+    return Status::ok();
+}
+
+Status divGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({operandShape(c, 0), b->shape}));
+    const float *pb = b->f();
+    if (c.inputGrad(0))
+        gradThrough(*dy, c.inputGrad(0), [&](int64_t, int64_t j) { return 1.0f / pb[j]; }, bc, 0);
+    if (c.inputGrad(1)) {
+        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+        const float *pa = a->f();
+        Broadcast swapped = bc;
+        std::swap(swapped.strides[0], swapped.strides[1]);
+        gradThrough(*dy, c.inputGrad(1),
+                    [&](int64_t j, int64_t i) { return -pa[i] / (pb[j] * pb[j]); }, swapped, 1);
+    }
+    return Status::ok();
+}
+
+Status powGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dZ"));
+    REMAT_RETURN_IF_ERROR(c.require(a, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "Y"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
+    const std::vector<double> pa = readDoubles(*a), pb = readDoubles(*b);
+    if (c.inputGrad(0))
+        gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) {
+            const double e = pb[size_t(j)];
+            return static_cast<float>(e == 0 ? 0.0 : e * std::pow(pa[size_t(i)], e - 1));
+        }, bc, 0);
+    if (c.inputGrad(1)) {
+        Broadcast swapped = bc;
+        std::swap(swapped.strides[0], swapped.strides[1]);
+        gradThrough(*dy, c.inputGrad(1), [&](int64_t j, int64_t i) {
+            const double x = pa[size_t(i)];
+            return static_cast<float>(x > 0 ? std::log(x) * std::pow(x, pb[size_t(j)]) : 0.0);
+        }, swapped, 1);
+    }
+    return Status::ok();
+}
+
+Status whereGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *cond = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(cond, "condition"));
+    const bool *pc = cond->as<bool>();
+    for (int k = 1; k <= 2; ++k) {
+        KView *dx = c.inputGrad(size_t(k));
+        if (!dx)
+            continue;
+        Broadcast bc;
+        bc.outShape = dy->shape;
+        bc.strides = {broadcastStrides(cond->shape, dy->shape), rowMajorStrides(dy->shape)};
+        std::vector<float> tmp(static_cast<size_t>(dy->numel()));
+        const float *g = dy->f();
+        const bool want = k == 1;
+        bc.forEach2([&](int64_t o, int64_t ci, int64_t) { tmp[size_t(o)] = pc[ci] == want ? g[o] : 0.0f; });
+        reduceToShape(tmp.data(), dy->shape, dx->f(), dx->shape);
+    }
+    return Status::ok();
+}
+
+// ---- unary --------------------------------------------------------------------------------
+
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+
+template <typename Fn>
+Status unaryForward(KernelContext &c, Fn &&fn)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    if (x->dtype != DataType::Float || y->dtype != DataType::Float)
+        return c.error("float32 only, got " + ir::dataTypeName(x->dtype));
+    const float *px = x->f();
+    float *py = y->f();
+    const int64_t n = y->numel();
+    for (int64_t i = 0; i < n; ++i)
+        py[i] = fn(px[i]);
+    return Status::ok();
+}
+
+/// dX = dY * derivative(x, y); uses whichever of X and Y the backward op was given.
+template <typename Fn>
+Status unaryGrad(KernelContext &c, Fn &&derivative)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    if (!x && !y)
+        return c.error("backward needs X or Y");
+    const float *px = x ? x->f() : nullptr, *py = y ? y->f() : nullptr;
+    const float *g = dy->f();
+    float *pd = dx->f();
+    const int64_t n = dx->numel();
+    for (int64_t i = 0; i < n; ++i)
+        pd[i] = g[i] * derivative(px ? px[i] : NAN, py ? py[i] : NAN);
+    return Status::ok();
+}
+
+Status reluForward(KernelContext &c)
+{
+    return unaryForward(c, [](float v) { return v > 0 ? v : 0.0f; });
+}
+Status reluGrad(KernelContext &c)
+{
+    return unaryGrad(c, [](float x, float y) { return (std::isnan(y) ? x : y) > 0 ? 1.0f : 0.0f; });
+}
+Status sigmoidForward(KernelContext &c)
+{
+    return unaryForward(c, [](float v) { return static_cast<float>(1.0 / (1.0 + std::exp(-double(v)))); });
+}
+Status sigmoidGrad(KernelContext &c)
+{
+    return unaryGrad(c, [](float x, float y) {
+        const double s = std::isnan(y) ? 1.0 / (1.0 + std::exp(-double(x))) : double(y);
+        return static_cast<float>(s * (1 - s));
+    });
+}
+Status tanhForward(KernelContext &c)
+{
+    return unaryForward(c, [](float v) { return std::tanh(v); });
+}
+Status tanhGrad(KernelContext &c)
+{
+    return unaryGrad(c, [](float x, float y) {
+        const double t = std::isnan(y) ? std::tanh(double(x)) : double(y);
+        return static_cast<float>(1 - t * t);
+    });
+}
+Status erfForward(KernelContext &c)
+{
+    return unaryForward(c, [](float v) { return static_cast<float>(std::erf(double(v))); });
+}
+Status erfGrad(KernelContext &c)
+{
+    if (!c.input(0))
+        return c.error("backward needs X");
+    return unaryGrad(c, [](float x, float) { return static_cast<float>(kTwoOverSqrtPi * std::exp(-double(x) * x)); });
+}
+Status sqrtForward(KernelContext &c)
+{
+    return unaryForward(c, [](float v) { return std::sqrt(v); });
+}
+Status sqrtGrad(KernelContext &c)
+{
+    return unaryGrad(c, [](float x, float y) {
+        const double s = std::isnan(y) ? std::sqrt(double(x)) : double(y);
+        return static_cast<float>(0.5 / s);
+    });
+}
+
+bool geluTanh(const KernelContext &c) { return c.attrString("approximate", "none") == "tanh"; }
+
+double geluValue(double x, bool approx)
+{
+    if (approx) {
+        const double k = std::sqrt(2.0 / M_PI);
+        return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
+    }
+    return 0.5 * x * (1 + std::erf(x * kInvSqrt2));
+}
+
+Status geluForward(KernelContext &c)
+{
+    const bool approx = geluTanh(c);
+    return unaryForward(c, [approx](float v) { return static_cast<float>(geluValue(v, approx)); });
+}
+Status geluGrad(KernelContext &c)
+{
+    if (!c.input(0))
+        return c.error("backward needs X");
+    const bool approx = geluTanh(c);
+    return unaryGrad(c, [approx](float xf, float) {
+        const double x = xf;
+        if (approx) {
+            const double k = std::sqrt(2.0 / M_PI);
+            const double u = k * (x + 0.044715 * x * x * x);
+            const double t = std::tanh(u);
+            return static_cast<float>(0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x));
+        }
+        const double cdf = 0.5 * (1 + std::erf(x * kInvSqrt2));
+        const double pdf = std::exp(-0.5 * x * x) * 0.3989422804014327;
+        return static_cast<float>(cdf + x * pdf);
+    });
+}
+
+Status hardSigmoidForward(KernelContext &c)
+{
+    const float alpha = float(c.attrFloat("alpha", 0.2)), beta = float(c.attrFloat("beta", 0.5));
+    return unaryForward(c, [=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); });
+}
+Status hardSigmoidGrad(KernelContext &c)
+{
+    const float alpha = float(c.attrFloat("alpha", 0.2)), beta = float(c.attrFloat("beta", 0.5));
+    if (!c.input(0))
+        return c.error("backward needs X");
+    return unaryGrad(c, [=](float x, float) {
+        const float u = alpha * x + beta;
+        return u > 0 && u < 1 ? alpha : 0.0f;
+    });
+}
+Status hardSwishForward(KernelContext &c)
+{
+    return unaryForward(c, [](float v) { return v * std::clamp(v / 6.0f + 0.5f, 0.0f, 1.0f); });
+}
+Status hardSwishGrad(KernelContext &c)
+{
+    if (!c.input(0))
+        return c.error("backward needs X");
+    // PyTorch's hardswish_backward: 0 below -3, 1 above 3, x/3 + 1/2 between
+    return unaryGrad(c, [](float x, float) {
+        if (x < -3.0f)
+            return 0.0f;
+        if (x <= 3.0f)
+            return x / 3.0f + 0.5f;
+        return 1.0f;
+    });
+}
+
+void clipBounds(const KernelContext &c, float &lo, float &hi)
+{
+    lo = -INFINITY;
+    hi = INFINITY;
+    if (c.node && c.node->attribute("min"))
+        lo = float(c.attrFloat("min", lo));
+    if (c.node && c.node->attribute("max"))
+        hi = float(c.attrFloat("max", hi));
+    if (const KView *m = c.input(1); m && m->numel() == 1)
+        lo = static_cast<float>(readDoubles(*m)[0]);
+    if (const KView *m = c.input(2); m && m->numel() == 1)
+        hi = static_cast<float>(readDoubles(*m)[0]);
+}
+
+Status clipForward(KernelContext &c)
+{
+    float lo, hi;
+    clipBounds(c, lo, hi);
+    return unaryForward(c, [=](float v) { return std::min(std::max(v, lo), hi); });
+}
+Status clipGrad(KernelContext &c)
+{
+    float lo, hi;
+    clipBounds(c, lo, hi);
+    if (!c.input(0))
+        return c.error("backward needs X");
+    // PyTorch's hardtanh_backward passes the gradient strictly inside (min, max)
+    return unaryGrad(c, [=](float x, float) { return x > lo && x < hi ? 1.0f : 0.0f; });
+}
+
+Status identityForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    copyBytes(*x, *y);
+    return Status::ok();
+}
+Status identityGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    copyBytes(*dy, *dx);
+    return Status::ok();
+}
+
+template <typename Src>
+void castFrom(const Src *src, KView &y)
+{
+    const int64_t n = y.numel();
+    switch (y.dtype) {
+    case DataType::Float: for (int64_t i = 0; i < n; ++i) y.as<float>()[i] = static_cast<float>(src[i]); break;
+    case DataType::Double: for (int64_t i = 0; i < n; ++i) y.as<double>()[i] = static_cast<double>(src[i]); break;
+    case DataType::Int64: for (int64_t i = 0; i < n; ++i) y.as<int64_t>()[i] = static_cast<int64_t>(src[i]); break;
+    case DataType::Int32: for (int64_t i = 0; i < n; ++i) y.as<int32_t>()[i] = static_cast<int32_t>(src[i]); break;
+    case DataType::Bool: for (int64_t i = 0; i < n; ++i) y.as<bool>()[i] = src[i] != Src(0); break;
+    case DataType::UInt8: for (int64_t i = 0; i < n; ++i) y.as<uint8_t>()[i] = static_cast<uint8_t>(src[i]); break;
+    default: break;
+    }
+}
+
+bool castable(DataType t)
+{
+    return t == DataType::Float || t == DataType::Double || t == DataType::Int64 || t == DataType::Int32
+        || t == DataType::Bool || t == DataType::UInt8;
+}
+
+Status castView(const KernelContext &c, const KView &x, KView &y)
+{
+    if (!castable(x.dtype) || !castable(y.dtype))
+        return c.error("unsupported cast " + ir::dataTypeName(x.dtype) + " -> " + ir::dataTypeName(y.dtype));
+    switch (x.dtype) {
+    case DataType::Float: castFrom(x.as<float>(), y); break;
+    case DataType::Double: castFrom(x.as<double>(), y); break;
+    case DataType::Int64: castFrom(x.as<int64_t>(), y); break;
+    case DataType::Int32: castFrom(x.as<int32_t>(), y); break;
+    case DataType::Bool: castFrom(x.as<bool>(), y); break;
+    case DataType::UInt8: castFrom(x.as<uint8_t>(), y); break;
+    default: break;
+    }
+    return Status::ok();
+}
+
+Status castForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    return castView(c, *x, *y);
+}
+Status castGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    return castView(c, *dy, *dx);
+}
+
+// ---- Dropout ------------------------------------------------------------------------------
+
+double dropoutRatio(const KernelContext &c)
+{
+    if (const KView *r = c.input(1); r && r->numel() == 1)
+        return readDoubles(*r)[0];
+    return c.attrFloat("ratio", 0.5);
+}
+
+bool dropoutTraining(const KernelContext &c)
+{
+    if (const KView *t = c.input(2); t && t->numel() == 1)
+        return readInts(*t)[0] != 0;
+    return false; // ONNX default: inference mode unless training_mode is given and true
+}
+
+Status dropoutForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0), *mask = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    const double ratio = dropoutRatio(c);
+    const bool active = dropoutTraining(c) && ratio > 0;
+    const int64_t n = x->numel();
+    if (ratio >= 1 && active)
+        return c.error("ratio must be below 1");
+    // The mask comes from the per-op seed alone, so a recompute replays it exactly.
+    std::mt19937_64 rng(c.seed);
+    std::uniform_real_distribution<double> uni(0.0, 1.0);
+    const float scale = active ? static_cast<float>(1.0 / (1.0 - ratio)) : 1.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        const bool keep = !active || uni(rng) >= ratio;
+        if (mask)
+            mask->as<bool>()[i] = keep;
+        if (y)
+            y->f()[i] = keep ? x->f()[i] * scale : 0.0f;
+    }
+    return Status::ok();
+}
+
+Status dropoutGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *mask = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    const double ratio = dropoutRatio(c);
+    const bool active = dropoutTraining(c) && ratio > 0;
+    if (active && !mask)
+        return c.error("backward needs the mask");
+    const float scale = active ? static_cast<float>(1.0 / (1.0 - ratio)) : 1.0f;
+    const int64_t n = dx->numel();
+    for (int64_t i = 0; i < n; ++i)
+        dx->f()[i] = (!mask || mask->as<bool>()[i]) ? dy->f()[i] * scale : 0.0f;
+    return Status::ok();
+}
+
+} // namespace
+
+void addElementwiseKernels(KernelTable &t)
+{
+    t["Add"] = binaryForward<BinOp::Add>;
+    t["Sub"] = binaryForward<BinOp::Sub>;
+    t["Mul"] = binaryForward<BinOp::Mul>;
+    t["Div"] = binaryForward<BinOp::Div>;
+    t["Pow"] = binaryForward<BinOp::Pow>;
+    t["Mod"] = binaryForward<BinOp::Mod>;
+    t["Equal"] = equalForward;
+    t["Not"] = notForward;
+    t["Where"] = whereForward;
+    t["Sum"] = sumForward;
+    t["AddGrad"] = addGrad;
+    t["SubGrad"] = subGrad;
+    t["MulGrad"] = mulGrad;
+    t["DivGrad"] = divGrad;
+    t["PowGrad"] = powGrad;
+    t["WhereGrad"] = whereGrad;
+    t["SumGrad"] = sumGrad;
+    t["Relu"] = reluForward;
+    t["ReluGrad"] = reluGrad;
+    t["Sigmoid"] = sigmoidForward;
+    t["SigmoidGrad"] = sigmoidGrad;
+    t["Tanh"] = tanhForward;
+    t["TanhGrad"] = tanhGrad;
+    t["Erf"] = erfForward;
+    t["ErfGrad"] = erfGrad;
+    t["Sqrt"] = sqrtForward;
+    t["SqrtGrad"] = sqrtGrad;
+    t["Gelu"] = geluForward;
+    t["GeluGrad"] = geluGrad;
+    t["HardSigmoid"] = hardSigmoidForward;
+    t["HardSigmoidGrad"] = hardSigmoidGrad;
+    t["HardSwish"] = hardSwishForward;
+    t["HardSwishGrad"] = hardSwishGrad;
+    t["Clip"] = clipForward;
+    t["ClipGrad"] = clipGrad;
+    t["Identity"] = identityForward;
+    t["IdentityGrad"] = identityGrad;
+    t["Cast"] = castForward;
+    t["CastGrad"] = castGrad;
+    t["Dropout"] = dropoutForward;
+    t["DropoutGrad"] = dropoutGrad;
+}
+
+} // namespace remat::core::exec::cpu

@@ -1,0 +1,685 @@
+// Matrix products (Gemm, batched broadcasting MatMul through OpenBLAS), normalisation (training-
+// mode BatchNormalization with saved mean / inverse std, LayerNormalization), Softmax, reductions
+// and GlobalAveragePool, with their gradients. Statistics accumulate in double.
+#include "core/exec/cpu/kernel_util.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace remat::core::exec::cpu {
+namespace {
+
+// ---- Gemm ---------------------------------------------------------------------------------
+
+struct GemmDims
+{
+    bool transA = false, transB = false;
+    int64_t m = 0, k = 0, n = 0;
+    float alpha = 1, beta = 1;
+};
+
+Expected<GemmDims> gemmDims(const KernelContext &c, const std::vector<int64_t> &a, const std::vector<int64_t> &b)
+{
+    if (a.size() != 2 || b.size() != 2)
+        return c.error("Gemm operands must be 2-D");
+    GemmDims d;
+    d.transA = c.attrInt("transA", 0) != 0;
+    d.transB = c.attrInt("transB", 0) != 0;
+    d.alpha = float(c.attrFloat("alpha", 1.0));
+    d.beta = float(c.attrFloat("beta", 1.0));
+    d.m = d.transA ? a[1] : a[0];
+    d.k = d.transA ? a[0] : a[1];
+    const int64_t kb = d.transB ? b[1] : b[0];
+    d.n = d.transB ? b[0] : b[1];
+    if (kb != d.k)
+        return c.error("Gemm inner dimensions differ");
+    return d;
+}
+
+Status gemmForward(KernelContext &c)
+{
+    KView *a = c.input(0), *b = c.input(1), *cc = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(GemmDims d, gemmDims(c, a->shape, b->shape));
+    float beta = 0;
+    if (cc && d.beta != 0) {
+        Broadcast bc;
+        bc.outShape = {d.m, d.n};
+        bc.strides = {rowMajorStrides(bc.outShape), broadcastStrides(cc->shape, bc.outShape)};
+        const float *pc = cc->f();
+        float *py = y->f();
+        bc.forEach2([&](int64_t o, int64_t, int64_t j) { py[o] = pc[j] * d.beta; });
+        beta = 1;
+    }
+    sgemm(d.transA, d.transB, d.m, d.n, d.k, d.alpha, a->f(), a->shape[1], b->f(), b->shape[1], beta, y->f(), d.n);
+    return Status::ok();
+}
+
+Status gemmGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    const std::vector<int64_t> aShape = a ? a->shape : (c.inShapes.size() > 0 ? c.inShapes[0] : std::vector<int64_t>{});
+    const std::vector<int64_t> bShape = b ? b->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{});
+    REMAT_ASSIGN_OR_RETURN(GemmDims d, gemmDims(c, aShape, bShape));
+    if (KView *da = c.inputGrad(0)) {
+        REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+        const int64_t ldb = b->shape[1];
+        if (!d.transA)
+            sgemm(false, !d.transB, d.m, d.k, d.n, d.alpha, dy->f(), d.n, b->f(), ldb, 0, da->f(), d.k);
+        else
+            sgemm(d.transB, true, d.k, d.m, d.n, d.alpha, b->f(), ldb, dy->f(), d.n, 0, da->f(), d.m);
+    }
+    if (KView *db = c.inputGrad(1)) {
+        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+        const int64_t lda = a->shape[1];
+        if (!d.transB)
+            sgemm(!d.transA, false, d.k, d.n, d.m, d.alpha, a->f(), lda, dy->f(), d.n, 0, db->f(), d.n);
+        else
+            sgemm(true, d.transA, d.n, d.k, d.m, d.alpha, dy->f(), d.n, a->f(), lda, 0, db->f(), d.k);
+    }
+    if (KView *dc = c.inputGrad(2)) {
+        reduceToShape(dy->f(), dy->shape, dc->f(), dc->shape);
+        if (d.beta != 1)
+            for (int64_t i = 0; i < dc->numel(); ++i)
+                dc->f()[i] *= d.beta;
+    }
+    return Status::ok();
+}
+
+// ---- MatMul (numpy semantics) -------------------------------------------------------------
+
+struct MatMulGeometry
+{
+    std::vector<int64_t> aBatch, bBatch, outBatch; // batch dims (A and B padded to outBatch rank)
+    int64_t m = 1, k = 1, n = 1;
+};
+
+Expected<MatMulGeometry> matmulGeometry(const KernelContext &c, std::vector<int64_t> a, std::vector<int64_t> b)
+{
+    if (a.empty() || b.empty())
+        return c.error("MatMul operands must have rank >= 1");
+    if (a.size() == 1)
+        a.insert(a.begin(), 1);
+    if (b.size() == 1)
+        b.push_back(1);
+    MatMulGeometry g;
+    g.m = a[a.size() - 2];
+    g.k = a[a.size() - 1];
+    g.n = b[b.size() - 1];
+    if (b[b.size() - 2] != g.k)
+        return c.error("MatMul inner dimensions differ");
+    g.aBatch.assign(a.begin(), a.end() - 2);
+    g.bBatch.assign(b.begin(), b.end() - 2);
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({g.aBatch, g.bBatch}));
+    g.outBatch = bc.outShape;
+    return g;
+}
+
+/// Offsets (in matrices) of A and B for every output batch index.
+void batchOffsets(const MatMulGeometry &g, std::vector<int64_t> &aOff, std::vector<int64_t> &bOff)
+{
+    Broadcast bc;
+    bc.outShape = g.outBatch;
+    bc.strides = {broadcastStrides(g.aBatch, g.outBatch), broadcastStrides(g.bBatch, g.outBatch)};
+    const int64_t total = numelOf(g.outBatch);
+    aOff.assign(size_t(total), 0);
+    bOff.assign(size_t(total), 0);
+    if (g.outBatch.empty())
+        return;
+    bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
+        aOff[size_t(o)] = i;
+        bOff[size_t(o)] = j;
+    });
+}
+
+Status matmulForward(KernelContext &c)
+{
+    KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(MatMulGeometry g, matmulGeometry(c, a->shape, b->shape));
+    std::vector<int64_t> aOff, bOff;
+    batchOffsets(g, aOff, bOff);
+    const int64_t mk = g.m * g.k, kn = g.k * g.n, mn = g.m * g.n;
+    for (size_t i = 0; i < aOff.size(); ++i)
+        sgemm(false, false, g.m, g.n, g.k, 1, a->f() + aOff[i] * mk, g.k, b->f() + bOff[i] * kn, g.n, 0,
+              y->f() + int64_t(i) * mn, g.n);
+    return Status::ok();
+}
+
+Status matmulGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    const std::vector<int64_t> aShape = a ? a->shape : (c.inShapes.size() > 0 ? c.inShapes[0] : std::vector<int64_t>{});
+    const std::vector<int64_t> bShape = b ? b->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{});
+    REMAT_ASSIGN_OR_RETURN(MatMulGeometry g, matmulGeometry(c, aShape, bShape));
+    std::vector<int64_t> aOff, bOff;
+    batchOffsets(g, aOff, bOff);
+    const int64_t mk = g.m * g.k, kn = g.k * g.n, mn = g.m * g.n;
+    const size_t batches = aOff.size();
+    if (KView *da = c.inputGrad(0)) {
+        REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+        const bool direct = int64_t(batches) * mk == da->numel();
+        std::vector<float> tmp(direct ? 0 : batches * size_t(mk));
+        float *dst = direct ? da->f() : tmp.data();
+        for (size_t i = 0; i < batches; ++i)
+            sgemm(false, true, g.m, g.k, g.n, 1, dy->f() + int64_t(i) * mn, g.n, b->f() + bOff[i] * kn, g.n, 0,
+                  dst + int64_t(i) * mk, g.k);
+        if (!direct) {
+            std::vector<int64_t> full = g.outBatch, target = g.aBatch;
+            full.push_back(g.m);
+            full.push_back(g.k);
+            target.push_back(g.m);
+            target.push_back(g.k);
+            reduceToShape(tmp.data(), full, da->f(), target);
+        }
+    }
+    if (KView *db = c.inputGrad(1)) {
+        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+        const bool direct = int64_t(batches) * kn == db->numel();
+        std::vector<float> tmp(direct ? 0 : batches * size_t(kn));
+        float *dst = direct ? db->f() : tmp.data();
+        for (size_t i = 0; i < batches; ++i)
+            sgemm(true, false, g.k, g.n, g.m, 1, a->f() + aOff[i] * mk, g.k, dy->f() + int64_t(i) * mn, g.n, 0,
+                  dst + int64_t(i) * kn, g.n);
+        if (!direct) {
+            std::vector<int64_t> full = g.outBatch, target = g.bBatch;
+            full.push_back(g.k);
+            full.push_back(g.n);
+            target.push_back(g.k);
+            target.push_back(g.n);
+            reduceToShape(tmp.data(), full, db->f(), target);
+        }
+    }
+    return Status::ok();
+}
+
+// ---- BatchNormalization -------------------------------------------------------------------
+
+struct ChannelLayout
+{
+    int64_t n = 1, c = 1, spatial = 1;
+};
+
+ChannelLayout channelLayout(const std::vector<int64_t> &shape)
+{
+    ChannelLayout l;
+    l.n = shape.empty() ? 1 : shape[0];
+    l.c = shape.size() > 1 ? shape[1] : 1;
+    for (size_t d = 2; d < shape.size(); ++d)
+        l.spatial *= shape[d];
+    return l;
+}
+
+bool bnTraining(const KernelContext &c) { return c.attrInt("training_mode", 0) != 0; }
+
+/// Batch mean and inverse std per channel, in double.
+void channelStats(const KView &x, double eps, std::vector<double> &mean, std::vector<double> &invstd,
+                  std::vector<double> *var = nullptr)
+{
+    const ChannelLayout l = channelLayout(x.shape);
+    mean.assign(size_t(l.c), 0);
+    invstd.assign(size_t(l.c), 0);
+    if (var)
+        var->assign(size_t(l.c), 0);
+    const double count = double(l.n * l.spatial);
+    const float *px = x.f();
+    for (int64_t ch = 0; ch < l.c; ++ch) {
+        double s = 0;
+        for (int64_t i = 0; i < l.n; ++i) {
+            const float *p = px + (i * l.c + ch) * l.spatial;
+            for (int64_t j = 0; j < l.spatial; ++j)
+                s += p[j];
+        }
+        const double mu = s / count;
+        double q = 0;
+        for (int64_t i = 0; i < l.n; ++i) {
+            const float *p = px + (i * l.c + ch) * l.spatial;
+            for (int64_t j = 0; j < l.spatial; ++j) {
+                const double d = p[j] - mu;
+                q += d * d;
+            }
+        }
+        const double v = q / count; // biased, as normalisation uses
+        mean[size_t(ch)] = mu;
+        invstd[size_t(ch)] = 1.0 / std::sqrt(v + eps);
+        if (var)
+            (*var)[size_t(ch)] = v;
+    }
+}
+
+Status batchNormForward(KernelContext &c)
+{
+    KView *x = c.input(0), *scale = c.input(1), *bias = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(scale, "scale"));
+    REMAT_RETURN_IF_ERROR(c.require(bias, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    const double eps = c.attrFloat("epsilon", 1e-5), momentum = c.attrFloat("momentum", 0.9);
+    const ChannelLayout l = channelLayout(x->shape);
+    std::vector<double> mean, invstd, var;
+    if (bnTraining(c)) {
+        channelStats(*x, eps, mean, invstd, &var);
+    } else {
+        REMAT_RETURN_IF_ERROR(c.require(c.input(3), "input_mean"));
+        REMAT_RETURN_IF_ERROR(c.require(c.input(4), "input_var"));
+        mean = readDoubles(*c.input(3));
+        const std::vector<double> v = readDoubles(*c.input(4));
+        invstd.resize(v.size());
+        for (size_t i = 0; i < v.size(); ++i)
+            invstd[i] = 1.0 / std::sqrt(v[i] + eps);
+    }
+    const float *px = x->f(), *ps = scale->f(), *pb = bias->f();
+    float *py = y->f();
+    for (int64_t i = 0; i < l.n; ++i)
+        for (int64_t ch = 0; ch < l.c; ++ch) {
+            const float a = float(ps[ch] * invstd[size_t(ch)]);
+            const float b = float(pb[ch] - ps[ch] * mean[size_t(ch)] * invstd[size_t(ch)]);
+            const int64_t base = (i * l.c + ch) * l.spatial;
+            for (int64_t j = 0; j < l.spatial; ++j)
+                py[base + j] = px[base + j] * a + b;
+        }
+    // Saved statistics for backward (extra outputs 3, 4).
+    if (KView *sm = c.output(3))
+        for (int64_t ch = 0; ch < l.c; ++ch)
+            sm->f()[ch] = float(mean[size_t(ch)]);
+    if (KView *si = c.output(4))
+        for (int64_t ch = 0; ch < l.c; ++ch)
+            si->f()[ch] = float(invstd[size_t(ch)]);
+    // Running statistics change once per step: a recompute leaves them as the first compute did.
+    if (bnTraining(c) && !c.recompute) {
+        const double count = double(l.n * l.spatial);
+        const std::vector<double> inMean = c.input(3) ? readDoubles(*c.input(3)) : std::vector<double>(size_t(l.c), 0.0);
+        const std::vector<double> inVar = c.input(4) ? readDoubles(*c.input(4)) : std::vector<double>(size_t(l.c), 1.0);
+        if (KView *rm = c.output(1))
+            for (int64_t ch = 0; ch < l.c; ++ch)
+                rm->f()[ch] = float(inMean[size_t(ch)] * momentum + mean[size_t(ch)] * (1 - momentum));
+        if (KView *rv = c.output(2))
+            for (int64_t ch = 0; ch < l.c; ++ch) {
+                const double unbiased = count > 1 ? var[size_t(ch)] * count / (count - 1) : var[size_t(ch)];
+                rv->f()[ch] = float(inVar[size_t(ch)] * momentum + unbiased * (1 - momentum));
+            }
+    }
+    return Status::ok();
+}
+
+Status batchNormGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *x = c.input(0), *scale = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    const double eps = c.attrFloat("epsilon", 1e-5);
+    const ChannelLayout l = channelLayout(x->shape);
+    std::vector<double> mean, invstd;
+    if (!bnTraining(c)) {
+        REMAT_RETURN_IF_ERROR(c.require(c.input(3), "input_mean"));
+        REMAT_RETURN_IF_ERROR(c.require(c.input(4), "input_var"));
+        mean = readDoubles(*c.input(3));
+        const std::vector<double> v = readDoubles(*c.input(4));
+        invstd.resize(v.size());
+        for (size_t i = 0; i < v.size(); ++i)
+            invstd[i] = 1.0 / std::sqrt(v[i] + eps);
+    } else if (c.output(3) && c.output(4)) {
+        mean = readDoubles(*c.output(3));
+        invstd = readDoubles(*c.output(4));
+    } else {
+        channelStats(*x, eps, mean, invstd);
+    }
+    const float *px = x->f(), *pg = dy->f();
+    const double count = double(l.n * l.spatial);
+    KView *dx = c.inputGrad(0), *dscale = c.inputGrad(1), *dbias = c.inputGrad(2);
+    if (dx)
+        REMAT_RETURN_IF_ERROR(c.require(scale, "scale"));
+    for (int64_t ch = 0; ch < l.c; ++ch) {
+        const double mu = mean[size_t(ch)], is = invstd[size_t(ch)];
+        double sumG = 0, sumGX = 0;
+        for (int64_t i = 0; i < l.n; ++i) {
+            const int64_t base = (i * l.c + ch) * l.spatial;
+            for (int64_t j = 0; j < l.spatial; ++j) {
+                sumG += pg[base + j];
+                sumGX += pg[base + j] * ((px[base + j] - mu) * is);
+            }
+        }
+        if (dbias)
+            dbias->f()[ch] = float(sumG);
+        if (dscale)
+            dscale->f()[ch] = float(sumGX);
+        if (!dx)
+            continue;
+        const double g = scale->f()[ch];
+        float *pd = dx->f();
+        if (bnTraining(c)) {
+            const double meanG = sumG / count, meanGX = sumGX / count;
+            for (int64_t i = 0; i < l.n; ++i) {
+                const int64_t base = (i * l.c + ch) * l.spatial;
+                for (int64_t j = 0; j < l.spatial; ++j) {
+                    const double xhat = (px[base + j] - mu) * is;
+                    pd[base + j] = float(g * is * (pg[base + j] - meanG - xhat * meanGX));
+                }
+            }
+        } else {
+            for (int64_t i = 0; i < l.n; ++i) {
+                const int64_t base = (i * l.c + ch) * l.spatial;
+                for (int64_t j = 0; j < l.spatial; ++j)
+                    pd[base + j] = float(g * is * pg[base + j]);
+            }
+        }
+    }
+    return Status::ok();
+}
+
+// ---- LayerNormalization -------------------------------------------------------------------
+
+Status layerNormSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &rows, int64_t &cols)
+{
+    int64_t axis = c.attrInt("axis", -1);
+    if (!normalizeAxis(axis, int64_t(shape.size())))
+        return c.error("axis out of range");
+    rows = 1;
+    cols = 1;
+    for (size_t d = 0; d < shape.size(); ++d)
+        (int64_t(d) < axis ? rows : cols) *= shape[d];
+    return Status::ok();
+}
+
+Status layerNormForward(KernelContext &c)
+{
+    KView *x = c.input(0), *scale = c.input(1), *bias = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(scale, "Scale"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    int64_t rows, cols;
+    REMAT_RETURN_IF_ERROR(layerNormSplit(c, x->shape, rows, cols));
+    if (scale->numel() != cols || (bias && bias->numel() != cols))
+        return c.error("Scale / B must cover the normalised dims exactly");
+    const double eps = c.attrFloat("epsilon", 1e-5);
+    const float *px = x->f(), *ps = scale->f(), *pb = bias ? bias->f() : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *row = px + r * cols;
+        double s = 0;
+        for (int64_t j = 0; j < cols; ++j)
+            s += row[j];
+        const double mu = s / double(cols);
+        double q = 0;
+        for (int64_t j = 0; j < cols; ++j)
+            q += (row[j] - mu) * (row[j] - mu);
+        const double is = 1.0 / std::sqrt(q / double(cols) + eps);
+        float *out = y->f() + r * cols;
+        for (int64_t j = 0; j < cols; ++j)
+            out[j] = float((row[j] - mu) * is * ps[j] + (pb ? pb[j] : 0.0));
+        if (KView *m = c.output(1))
+            m->f()[r] = float(mu);
+        if (KView *v = c.output(2))
+            v->f()[r] = float(is);
+    }
+    return Status::ok();
+}
+
+Status layerNormGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *x = c.input(0), *scale = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    int64_t rows, cols;
+    REMAT_RETURN_IF_ERROR(layerNormSplit(c, x->shape, rows, cols));
+    const double eps = c.attrFloat("epsilon", 1e-5);
+    KView *dx = c.inputGrad(0), *dscale = c.inputGrad(1), *dbias = c.inputGrad(2);
+    if (dx)
+        REMAT_RETURN_IF_ERROR(c.require(scale, "Scale"));
+    std::vector<double> accScale(size_t(cols), 0.0), accBias(size_t(cols), 0.0);
+    const float *px = x->f(), *pg = dy->f();
+    const bool saved = c.output(1) && c.output(2);
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *row = px + r * cols, *grow = pg + r * cols;
+        double mu, is;
+        if (saved) {
+            mu = c.output(1)->f()[r];
+            is = c.output(2)->f()[r];
+        } else {
+            double s = 0;
+            for (int64_t j = 0; j < cols; ++j)
+                s += row[j];
+            mu = s / double(cols);
+            double q = 0;
+            for (int64_t j = 0; j < cols; ++j)
+                q += (row[j] - mu) * (row[j] - mu);
+            is = 1.0 / std::sqrt(q / double(cols) + eps);
+        }
+        double sumH = 0, sumHX = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+            const double xhat = (row[j] - mu) * is;
+            accScale[size_t(j)] += grow[j] * xhat;
+            accBias[size_t(j)] += grow[j];
+            if (dx) {
+                const double h = grow[j] * double(scale->f()[j]);
+                sumH += h;
+                sumHX += h * xhat;
+            }
+        }
+        if (dx) {
+            float *out = dx->f() + r * cols;
+            const double meanH = sumH / double(cols), meanHX = sumHX / double(cols);
+            for (int64_t j = 0; j < cols; ++j) {
+                const double xhat = (row[j] - mu) * is;
+                out[j] = float(is * (grow[j] * double(scale->f()[j]) - meanH - xhat * meanHX));
+            }
+        }
+    }
+    if (dscale)
+        for (int64_t j = 0; j < cols; ++j)
+            dscale->f()[j] = float(accScale[size_t(j)]);
+    if (dbias)
+        for (int64_t j = 0; j < cols; ++j)
+            dbias->f()[j] = float(accBias[size_t(j)]);
+    return Status::ok();
+}
+
+// ---- Softmax ------------------------------------------------------------------------------
+
+Status softmaxSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &outer, int64_t &dim,
+                    int64_t &inner)
+{
+    int64_t axis = c.attrInt("axis", -1);
+    if (!normalizeAxis(axis, int64_t(shape.size())))
+        return c.error("axis out of range");
+    outer = 1;
+    inner = 1;
+    dim = shape.empty() ? 1 : shape[size_t(axis)];
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+        inner *= shape[d];
+    return Status::ok();
+}
+
+void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t inner)
+{
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            const float *x = px + o * dim * inner + i;
+            float *y = py + o * dim * inner + i;
+            float mx = -INFINITY;
+            for (int64_t d = 0; d < dim; ++d)
+                mx = std::max(mx, x[d * inner]);
+            double s = 0;
+            for (int64_t d = 0; d < dim; ++d)
+                s += std::exp(double(x[d * inner]) - mx);
+            for (int64_t d = 0; d < dim; ++d)
+                y[d * inner] = float(std::exp(double(x[d * inner]) - mx) / s);
+        }
+}
+
+Status softmaxForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    int64_t outer, dim, inner;
+    REMAT_RETURN_IF_ERROR(softmaxSplit(c, x->shape, outer, dim, inner));
+    softmaxInto(x->f(), y->f(), outer, dim, inner);
+    return Status::ok();
+}
+
+Status softmaxGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *y = c.output(0), *x = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    int64_t outer, dim, inner;
+    REMAT_RETURN_IF_ERROR(softmaxSplit(c, dx->shape, outer, dim, inner));
+    std::vector<float> recomputed;
+    const float *py = nullptr;
+    if (y)
+        py = y->f();
+    else if (x) {
+        recomputed.resize(size_t(x->numel()));
+        softmaxInto(x->f(), recomputed.data(), outer, dim, inner);
+        py = recomputed.data();
+    } else
+        return c.error("backward needs the output or the input");
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            const int64_t base = o * dim * inner + i;
+            double dot = 0;
+            for (int64_t d = 0; d < dim; ++d)
+                dot += double(dy->f()[base + d * inner]) * py[base + d * inner];
+            for (int64_t d = 0; d < dim; ++d)
+                dx->f()[base + d * inner] = float(py[base + d * inner] * (dy->f()[base + d * inner] - dot));
+        }
+    return Status::ok();
+}
+
+// ---- ReduceMean / ReduceSum ---------------------------------------------------------------
+
+/// The reduced shape with kept dims (1 on reduced axes) and the element count per output.
+Status reduceShape(const KernelContext &c, const std::vector<int64_t> &inShape, std::vector<int64_t> &kept,
+                   int64_t &count)
+{
+    std::vector<int64_t> axes = c.attrInts("axes");
+    if (c.input(1) && c.input(1)->numel() > 0)
+        axes = readInts(*c.input(1));
+    const bool noop = c.attrInt("noop_with_empty_axes", 0) != 0;
+    kept = inShape;
+    count = 1;
+    if (axes.empty()) {
+        if (noop)
+            return Status::ok();
+        for (size_t d = 0; d < inShape.size(); ++d) {
+            count *= inShape[d];
+            kept[d] = 1;
+        }
+        return Status::ok();
+    }
+    for (int64_t a : axes) {
+        if (!normalizeAxis(a, int64_t(inShape.size())))
+            return c.error("axis out of range");
+        if (kept[size_t(a)] != 1 || inShape[size_t(a)] == 1) {
+            count *= inShape[size_t(a)];
+            kept[size_t(a)] = 1;
+        }
+    }
+    return Status::ok();
+}
+
+Status reduceForward(KernelContext &c, bool mean)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
+    if (numelOf(kept) != y->numel())
+        return c.error("output size mismatch");
+    reduceToShape(x->f(), x->shape, y->f(), kept);
+    if (mean && count > 0)
+        for (int64_t i = 0; i < y->numel(); ++i)
+            y->f()[i] = float(double(y->f()[i]) / double(count));
+    return Status::ok();
+}
+
+Status reduceGrad(KernelContext &c, bool mean)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
+    const float scale = mean && count > 0 ? float(1.0 / double(count)) : 1.0f;
+    Broadcast bc;
+    bc.outShape = dx->shape;
+    bc.strides = {rowMajorStrides(dx->shape), broadcastStrides(kept, dx->shape)};
+    const float *g = dy->f();
+    float *d = dx->f();
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) { d[o] = g[j] * scale; });
+    return Status::ok();
+}
+
+Status reduceMeanForward(KernelContext &c) { return reduceForward(c, true); }
+Status reduceSumForward(KernelContext &c) { return reduceForward(c, false); }
+Status reduceMeanGrad(KernelContext &c) { return reduceGrad(c, true); }
+Status reduceSumGrad(KernelContext &c) { return reduceGrad(c, false); }
+
+// ---- GlobalAveragePool --------------------------------------------------------------------
+
+Status globalAvgPoolForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    const ChannelLayout l = channelLayout(x->shape);
+    for (int64_t i = 0; i < l.n * l.c; ++i) {
+        double s = 0;
+        const float *p = x->f() + i * l.spatial;
+        for (int64_t j = 0; j < l.spatial; ++j)
+            s += p[j];
+        y->f()[i] = float(s / double(l.spatial));
+    }
+    return Status::ok();
+}
+
+Status globalAvgPoolGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    const ChannelLayout l = channelLayout(dx->shape);
+    const float inv = float(1.0 / double(l.spatial));
+    for (int64_t i = 0; i < l.n * l.c; ++i) {
+        const float g = dy->f()[i] * inv;
+        float *p = dx->f() + i * l.spatial;
+        for (int64_t j = 0; j < l.spatial; ++j)
+            p[j] = g;
+    }
+    return Status::ok();
+}
+
+} // namespace
+
+void addNnKernels(KernelTable &t)
+{
+    t["Gemm"] = gemmForward;
+    t["GemmGrad"] = gemmGrad;
+    t["MatMul"] = matmulForward;
+    t["MatMulGrad"] = matmulGrad;
+    t["BatchNormalization"] = batchNormForward;
+    t["BatchNormalizationGrad"] = batchNormGrad;
+    t["LayerNormalization"] = layerNormForward;
+    t["LayerNormalizationGrad"] = layerNormGrad;
+    t["Softmax"] = softmaxForward;
+    t["SoftmaxGrad"] = softmaxGrad;
+    t["ReduceMean"] = reduceMeanForward;
+    t["ReduceMeanGrad"] = reduceMeanGrad;
+    t["ReduceSum"] = reduceSumForward;
+    t["ReduceSumGrad"] = reduceSumGrad;
+    t["GlobalAveragePool"] = globalAvgPoolForward;
+    t["GlobalAveragePoolGrad"] = globalAvgPoolGrad;
+}
+
+} // namespace remat::core::exec::cpu

@@ -1,0 +1,924 @@
+// Data-movement kernels (any dtype, moved as bytes): Reshape family, Transpose, Concat, Split,
+// Slice, Gather, Expand, Pad, Trilu, ScatterND, Resize (nearest), the constant producers (Constant,
+// ConstantOfShape, Range, Shape) and their gradients.
+#include "core/exec/cpu/kernel_util.h"
+
+#include "core/ir/tensor_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace remat::core::exec::cpu {
+namespace {
+
+using ir::DataType;
+
+size_t esize(const KView &v) { return static_cast<size_t>(ir::elementSize(v.dtype)); }
+
+/// dst[contiguous over outShape] = src[offset + sum idx*srcStrides] (element strides), elements of
+/// `es` bytes. Inner loop over the last dim.
+void gatherStrided(const std::byte *src, int64_t offset, const std::vector<int64_t> &srcStrides,
+                   std::byte *dst, const std::vector<int64_t> &outShape, size_t es)
+{
+    const int64_t total = numelOf(outShape);
+    if (total == 0)
+        return;
+    const size_t rank = outShape.size();
+    if (rank == 0) {
+        std::memcpy(dst, src + offset * int64_t(es), es);
+        return;
+    }
+    std::vector<int64_t> idx(rank, 0);
+    const int64_t inner = outShape[rank - 1], innerStride = srcStrides[rank - 1];
+    int64_t base = offset;
+    for (int64_t o = 0; o < total; o += inner) {
+        if (innerStride == 1) {
+            std::memcpy(dst + o * int64_t(es), src + base * int64_t(es), size_t(inner) * es);
+        } else {
+            for (int64_t i = 0; i < inner; ++i)
+                std::memcpy(dst + (o + i) * int64_t(es), src + (base + i * innerStride) * int64_t(es), es);
+        }
+        for (size_t d = rank - 1; d-- > 0;) {
+            ++idx[d];
+            base += srcStrides[d];
+            if (idx[d] < outShape[d])
+                break;
+            base -= srcStrides[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// The reverse: dst[offset + sum idx*dstStrides] = src[contiguous over shape] (float add or set).
+void scatterStridedFloat(const float *src, const std::vector<int64_t> &shape, float *dst, int64_t offset,
+                         const std::vector<int64_t> &dstStrides, bool accumulate)
+{
+    const int64_t total = numelOf(shape);
+    if (total == 0)
+        return;
+    const size_t rank = shape.size();
+    if (rank == 0) {
+        dst[offset] = accumulate ? dst[offset] + src[0] : src[0];
+        return;
+    }
+    std::vector<int64_t> idx(rank, 0);
+    const int64_t inner = shape[rank - 1], innerStride = dstStrides[rank - 1];
+    int64_t base = offset;
+    for (int64_t o = 0; o < total; o += inner) {
+        for (int64_t i = 0; i < inner; ++i) {
+            float &d = dst[base + i * innerStride];
+            d = accumulate ? d + src[o + i] : src[o + i];
+        }
+        for (size_t d = rank - 1; d-- > 0;) {
+            ++idx[d];
+            base += dstStrides[d];
+            if (idx[d] < shape[d])
+                break;
+            base -= dstStrides[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+void zeroView(KView &v) { std::memset(v.data, 0, size_t(v.numel()) * esize(v)); }
+
+// ---- reshape family: the bytes do not move ------------------------------------------------
+
+Status copyForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reshaped"));
+    if (x->numel() != y->numel())
+        return c.error("element counts differ");
+    copyBytes(*x, *y);
+    return Status::ok();
+}
+
+Status copyGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    if (dx->numel() != dy->numel())
+        return c.error("element counts differ");
+    copyBytes(*dy, *dx);
+    return Status::ok();
+}
+
+Status shapeForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "shape"));
+    std::vector<int64_t> dims = x ? x->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]);
+    const int64_t rank = int64_t(dims.size());
+    int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    if (y->numel() != end - start)
+        return c.error("output size mismatch");
+    for (int64_t i = start; i < end; ++i)
+        y->as<int64_t>()[i - start] = dims[size_t(i)];
+    return Status::ok();
+}
+
+// ---- Transpose ----------------------------------------------------------------------------
+
+std::vector<int64_t> transposePerm(const KernelContext &c, size_t rank)
+{
+    std::vector<int64_t> perm = c.attrInts("perm");
+    if (perm.empty()) {
+        perm.resize(rank);
+        for (size_t i = 0; i < rank; ++i)
+            perm[i] = int64_t(rank - 1 - i);
+    }
+    return perm;
+}
+
+Status permute(const KernelContext &c, const KView &x, KView &y, const std::vector<int64_t> &perm)
+{
+    if (perm.size() != x.rank())
+        return c.error("perm length differs from the rank");
+    const std::vector<int64_t> xs = rowMajorStrides(x.shape);
+    std::vector<int64_t> srcStrides(perm.size());
+    std::vector<int64_t> outShape(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) {
+        srcStrides[i] = xs[size_t(perm[i])];
+        outShape[i] = x.shape[size_t(perm[i])];
+    }
+    if (outShape != y.shape)
+        return c.error("output shape mismatch");
+    gatherStrided(x.data, 0, srcStrides, y.data, outShape, esize(x));
+    return Status::ok();
+}
+
+Status transposeForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "transposed"));
+    return permute(c, *x, *y, transposePerm(c, x->rank()));
+}
+
+Status transposeGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dtransposed"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    const std::vector<int64_t> perm = transposePerm(c, dx->rank());
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+        inverse[size_t(perm[i])] = int64_t(i);
+    return permute(c, *dy, *dx, inverse);
+}
+
+// ---- Concat / Split -----------------------------------------------------------------------
+
+/// Copies a block [outer, part, inner] from src into dst [outer, total, inner] at `at` (or back).
+void blockCopy(const std::byte *src, std::byte *dst, int64_t outer, int64_t part, int64_t total, int64_t at,
+               int64_t inner, size_t es, bool intoWhole)
+{
+    const size_t chunk = size_t(part * inner) * es;
+    for (int64_t o = 0; o < outer; ++o) {
+        const std::byte *s = intoWhole ? src + size_t(o * part * inner) * es : src + size_t((o * total + at) * inner) * es;
+        std::byte *d = intoWhole ? dst + size_t((o * total + at) * inner) * es : dst + size_t(o * part * inner) * es;
+        std::memcpy(d, s, chunk);
+    }
+}
+
+Status concatForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "concat_result"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(y->rank())))
+        return c.error("axis out of range");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= y->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < y->rank(); ++d) inner *= y->shape[d];
+    int64_t at = 0;
+    for (size_t k = 0; k < c.in.size(); ++k) {
+        KView *x = c.in[k];
+        REMAT_RETURN_IF_ERROR(c.require(x, "inputs"));
+        const int64_t part = x->rank() ? x->shape[size_t(axis)] : 1;
+        blockCopy(x->data, y->data, outer, part, y->shape[size_t(axis)], at, inner, esize(*y), true);
+        at += part;
+    }
+    if (at != y->shape[size_t(axis)])
+        return c.error("input sizes do not add up to the output");
+    return Status::ok();
+}
+
+Status concatGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dconcat_result"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(dy->rank())))
+        return c.error("axis out of range");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= dy->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < dy->rank(); ++d) inner *= dy->shape[d];
+    int64_t at = 0;
+    const size_t slots = std::max(c.inShapes.size(), c.dIn.size());
+    for (size_t k = 0; k < slots; ++k) {
+        int64_t part = 0;
+        if (KView *dx = c.inputGrad(k))
+            part = dx->shape[size_t(axis)];
+        else if (k < c.inShapes.size() && c.inShapes[k].size() > size_t(axis))
+            part = c.inShapes[k][size_t(axis)];
+        else
+            return c.error("backward needs the forward input shapes");
+        if (KView *dx = c.inputGrad(k))
+            blockCopy(dy->data, dx->data, outer, part, dy->shape[size_t(axis)], at, inner, esize(*dy), false);
+        at += part;
+    }
+    return Status::ok();
+}
+
+Status splitForward(KernelContext &c)
+{
+    KView *x = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(x->rank())))
+        return c.error("axis out of range");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < x->rank(); ++d) inner *= x->shape[d];
+    int64_t at = 0;
+    for (size_t k = 0; k < std::max(c.out.size(), c.outShapes.size()); ++k) {
+        int64_t part = 0;
+        if (KView *y = c.output(k))
+            part = y->shape[size_t(axis)];
+        else if (k < c.outShapes.size())
+            part = c.outShapes[k][size_t(axis)];
+        if (KView *y = c.output(k))
+            blockCopy(x->data, y->data, outer, part, x->shape[size_t(axis)], at, inner, esize(*x), false);
+        at += part;
+    }
+    return Status::ok();
+}
+
+Status splitGrad(KernelContext &c)
+{
+    KView *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(dx->rank())))
+        return c.error("axis out of range");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= dx->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < dx->rank(); ++d) inner *= dx->shape[d];
+    zeroView(*dx);
+    int64_t at = 0;
+    for (size_t k = 0; k < std::max(c.dOut.size(), c.outShapes.size()); ++k) {
+        int64_t part = 0;
+        if (KView *dy = c.outputGrad(k))
+            part = dy->shape[size_t(axis)];
+        else if (k < c.outShapes.size())
+            part = c.outShapes[k][size_t(axis)];
+        if (KView *dy = c.outputGrad(k))
+            blockCopy(dy->data, dx->data, outer, part, dx->shape[size_t(axis)], at, inner, esize(*dx), true);
+        at += part;
+    }
+    return Status::ok();
+}
+
+// ---- Slice --------------------------------------------------------------------------------
+
+struct SliceGeometry
+{
+    int64_t offset = 0;               ///< element offset of the first output element in the input
+    std::vector<int64_t> strides;     ///< input element strides per output dim
+    std::vector<int64_t> outShape;
+};
+
+Expected<SliceGeometry> sliceGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape)
+{
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.input(1)) {
+        starts = readInts(*c.input(1));
+        if (!c.input(2))
+            return c.error("missing ends");
+        ends = readInts(*c.input(2));
+        if (c.input(3)) axes = readInts(*c.input(3));
+        if (c.input(4)) steps = readInts(*c.input(4));
+    } else {
+        starts = c.attrInts("starts");
+        ends = c.attrInts("ends");
+        axes = c.attrInts("axes");
+    }
+    const int64_t rank = int64_t(dataShape.size());
+    if (axes.empty()) {
+        axes.resize(starts.size());
+        std::iota(axes.begin(), axes.end(), 0);
+    }
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        return c.error("starts/ends/axes/steps lengths differ");
+    std::vector<int64_t> begin(size_t(rank), 0), step(size_t(rank), 1), count = dataShape;
+    for (size_t i = 0; i < starts.size(); ++i) {
+        int64_t a = axes[i];
+        if (!normalizeAxis(a, rank))
+            return c.error("axis out of range");
+        const int64_t dim = dataShape[size_t(a)], st = steps[i];
+        if (st == 0)
+            return c.error("step 0");
+        int64_t s = starts[i], e = ends[i];
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        if (st > 0) {
+            s = std::clamp<int64_t>(s, 0, dim);
+            e = std::clamp<int64_t>(e, 0, dim);
+            count[size_t(a)] = e > s ? (e - s + st - 1) / st : 0;
+        } else {
+            s = std::clamp<int64_t>(s, 0, dim - 1);
+            e = std::clamp<int64_t>(e, -1, dim - 1);
+            count[size_t(a)] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+        }
+        begin[size_t(a)] = s;
+        step[size_t(a)] = st;
+    }
+    SliceGeometry g;
+    const std::vector<int64_t> ds = rowMajorStrides(dataShape);
+    g.outShape = count;
+    g.strides.resize(size_t(rank));
+    for (size_t d = 0; d < size_t(rank); ++d) {
+        g.offset += begin[d] * ds[d];
+        g.strides[d] = step[d] * ds[d];
+    }
+    return g;
+}
+
+Status sliceForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, x->shape));
+    if (numelOf(g.outShape) != y->numel())
+        return c.error("output shape mismatch");
+    gatherStrided(x->data, g.offset, g.strides, y->data, g.outShape, esize(*x));
+    return Status::ok();
+}
+
+Status sliceGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, dx->shape));
+    zeroView(*dx);
+    scatterStridedFloat(dy->f(), g.outShape, dx->f(), g.offset, g.strides, false);
+    return Status::ok();
+}
+
+// ---- Gather -------------------------------------------------------------------------------
+
+Status gatherForward(KernelContext &c)
+{
+    KView *x = c.input(0), *idx = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(x->rank())))
+        return c.error("axis out of range");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < x->rank(); ++d) inner *= x->shape[d];
+    const int64_t dim = x->shape[size_t(axis)];
+    const std::vector<int64_t> ids = readInts(*idx);
+    const size_t es = esize(*x), chunk = size_t(inner) * es;
+    const int64_t n = int64_t(ids.size());
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < n; ++j) {
+            int64_t i = ids[size_t(j)];
+            if (i < 0) i += dim;
+            if (i < 0 || i >= dim)
+                return c.error("index out of range");
+            std::memcpy(y->data + size_t((o * n + j) * inner) * es, x->data + size_t((o * dim + i) * inner) * es, chunk);
+        }
+    return Status::ok();
+}
+
+Status gatherGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *idx = c.input(1), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(dx->rank())))
+        return c.error("axis out of range");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= dx->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < dx->rank(); ++d) inner *= dx->shape[d];
+    const int64_t dim = dx->shape[size_t(axis)];
+    const std::vector<int64_t> ids = readInts(*idx);
+    const int64_t n = int64_t(ids.size());
+    zeroView(*dx);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < n; ++j) {
+            int64_t i = ids[size_t(j)];
+            if (i < 0) i += dim;
+            float *d = dx->f() + (o * dim + i) * inner;
+            const float *s = dy->f() + (o * n + j) * inner;
+            for (int64_t k = 0; k < inner; ++k)
+                d[k] += s[k];
+        }
+    return Status::ok();
+}
+
+// ---- Expand -------------------------------------------------------------------------------
+
+Status expandForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    if (x->rank() > y->rank())
+        return c.error("output rank below input rank");
+    gatherStrided(x->data, 0, broadcastStrides(x->shape, y->shape), y->data, y->shape, esize(*x));
+    return Status::ok();
+}
+
+Status expandGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    reduceToShape(dy->f(), dy->shape, dx->f(), dx->shape);
+    return Status::ok();
+}
+
+// ---- Constant producers -------------------------------------------------------------------
+
+Status writeTensorConstant(const KernelContext &c, const ir::TensorConstant &tc, KView &y)
+{
+    auto bytes = tc.bytes();
+    if (!bytes)
+        return bytes.status().withContext(c.opName);
+    const size_t want = size_t(y.numel()) * esize(y);
+    if (bytes->size() != want || tc.dtype != y.dtype)
+        return c.error("constant value does not match the output");
+    std::memcpy(y.data, bytes->data(), want);
+    return Status::ok();
+}
+
+Status constantForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    if (!c.node)
+        return c.error("no node attributes");
+    if (const ir::Attribute *a = c.node->attribute("value"); a && a->isTensor())
+        return writeTensorConstant(c, a->tensor(), *y);
+    const int64_t n = y->numel();
+    if (const ir::Attribute *a = c.node->attribute("value_float"); a && a->isFloat()) {
+        y->f()[0] = float(a->f());
+        return Status::ok();
+    }
+    if (const ir::Attribute *a = c.node->attribute("value_int"); a && a->isInt()) {
+        y->as<int64_t>()[0] = a->i();
+        return Status::ok();
+    }
+    if (const ir::Attribute *a = c.node->attribute("value_floats"); a && a->isFloats()) {
+        for (int64_t i = 0; i < n; ++i)
+            y->f()[i] = float(a->floats()[size_t(i)]);
+        return Status::ok();
+    }
+    if (const ir::Attribute *a = c.node->attribute("value_ints"); a && a->isInts()) {
+        for (int64_t i = 0; i < n; ++i)
+            y->as<int64_t>()[i] = a->ints()[size_t(i)];
+        return Status::ok();
+    }
+    return c.error("Constant without a supported value attribute");
+}
+
+template <typename T>
+void fill(KView &y, T v)
+{
+    std::fill(y.as<T>(), y.as<T>() + y.numel(), v);
+}
+
+Status fillDouble(const KernelContext &c, KView &y, double v)
+{
+    switch (y.dtype) {
+    case DataType::Float: fill<float>(y, float(v)); break;
+    case DataType::Double: fill<double>(y, v); break;
+    case DataType::Int64: fill<int64_t>(y, int64_t(v)); break;
+    case DataType::Int32: fill<int32_t>(y, int32_t(v)); break;
+    case DataType::Bool: fill<bool>(y, v != 0); break;
+    default: return c.error("unsupported dtype " + ir::dataTypeName(y.dtype));
+    }
+    return Status::ok();
+}
+
+Status constantOfShapeForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    double v = 0;
+    if (c.node)
+        if (const ir::Attribute *a = c.node->attribute("value"); a && a->isTensor()) {
+            auto vals = a->tensor().toFloats();
+            if (!vals)
+                return vals.status().withContext(c.opName);
+            if (!vals->empty())
+                v = (*vals)[0];
+            if (a->tensor().dtype == DataType::Int64) {
+                auto ints = a->tensor().toInt64s();
+                if (ints && !ints->empty())
+                    v = double((*ints)[0]);
+            }
+        }
+    return fillDouble(c, *y, v);
+}
+
+Status rangeForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(c.input(0), "start"));
+    REMAT_RETURN_IF_ERROR(c.require(c.input(2), "delta"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    const double start = readDoubles(*c.input(0))[0], delta = readDoubles(*c.input(2))[0];
+    for (int64_t i = 0; i < y->numel(); ++i) {
+        const double v = start + double(i) * delta;
+        switch (y->dtype) {
+        case DataType::Float: y->f()[i] = float(v); break;
+        case DataType::Double: y->as<double>()[i] = v; break;
+        case DataType::Int64: y->as<int64_t>()[i] = int64_t(v); break;
+        case DataType::Int32: y->as<int32_t>()[i] = int32_t(v); break;
+        default: return c.error("unsupported dtype");
+        }
+    }
+    return Status::ok();
+}
+
+// ---- Pad (constant, edge, reflect) --------------------------------------------------------
+
+Expected<std::vector<int64_t>> padAmounts(const KernelContext &c, size_t rank)
+{
+    std::vector<int64_t> pads = c.input(1) ? readInts(*c.input(1)) : c.attrInts("pads");
+    std::vector<int64_t> axes;
+    if (c.input(3))
+        axes = readInts(*c.input(3));
+    std::vector<int64_t> full(2 * rank, 0);
+    if (axes.empty()) {
+        if (pads.size() != 2 * rank)
+            return c.error("pads length differs from 2 x rank");
+        return pads;
+    }
+    if (pads.size() != 2 * axes.size())
+        return c.error("pads length differs from 2 x axes");
+    for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i];
+        if (!normalizeAxis(a, int64_t(rank)))
+            return c.error("axis out of range");
+        full[size_t(a)] = pads[i];
+        full[size_t(a) + rank] = pads[i + axes.size()];
+    }
+    return full;
+}
+
+Status padForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    const size_t rank = x->rank();
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, rank));
+    const std::string mode = c.attrString("mode", "constant");
+    double value = 0;
+    if (c.input(2) && c.input(2)->numel() > 0)
+        value = readDoubles(*c.input(2))[0];
+    if (x->dtype != DataType::Float)
+        return c.error("float32 only");
+    const std::vector<int64_t> xs = rowMajorStrides(x->shape);
+    const int64_t total = y->numel();
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t o = 0; o < total; ++o) {
+        int64_t rem = o, off = 0;
+        bool inside = true;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % y->shape[d];
+            rem /= y->shape[d];
+        }
+        for (size_t d = 0; d < rank; ++d) {
+            int64_t i = idx[d] - pads[d];
+            const int64_t n = x->shape[d];
+            if (i < 0 || i >= n) {
+                if (mode == "constant") {
+                    inside = false;
+                    break;
+                }
+                if (mode == "edge")
+                    i = std::clamp<int64_t>(i, 0, n - 1);
+                else if (mode == "reflect") {
+                    if (n == 1)
+                        i = 0;
+                    else {
+                        const int64_t period = 2 * (n - 1);
+                        i = ((i % period) + period) % period;
+                        if (i >= n) i = period - i;
+                    }
+                } else
+                    return c.error("unsupported pad mode '" + mode + "'");
+            }
+            off += i * xs[d];
+        }
+        y->f()[o] = inside ? x->f()[off] : float(value);
+    }
+    return Status::ok();
+}
+
+Status padGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    const size_t rank = dx->rank();
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, rank));
+    const std::string mode = c.attrString("mode", "constant");
+    const std::vector<int64_t> xs = rowMajorStrides(dx->shape);
+    std::vector<double> acc(size_t(dx->numel()), 0.0);
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t o = 0; o < dy->numel(); ++o) {
+        int64_t rem = o, off = 0;
+        bool inside = true;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % dy->shape[d];
+            rem /= dy->shape[d];
+        }
+        for (size_t d = 0; d < rank; ++d) {
+            int64_t i = idx[d] - pads[d];
+            const int64_t n = dx->shape[d];
+            if (i < 0 || i >= n) {
+                if (mode == "constant") {
+                    inside = false;
+                    break;
+                }
+                if (mode == "edge")
+                    i = std::clamp<int64_t>(i, 0, n - 1);
+                else if (n == 1)
+                    i = 0;
+                else {
+                    const int64_t period = 2 * (n - 1);
+                    i = ((i % period) + period) % period;
+                    if (i >= n) i = period - i;
+                }
+            }
+            off += i * xs[d];
+        }
+        if (inside)
+            acc[size_t(off)] += dy->f()[o];
+    }
+    for (size_t i = 0; i < acc.size(); ++i)
+        dx->f()[i] = float(acc[i]);
+    return Status::ok();
+}
+
+// ---- Trilu --------------------------------------------------------------------------------
+
+Status triluApply(const KernelContext &c, const KView &x, KView &y)
+{
+    if (x.rank() < 2)
+        return c.error("rank below 2");
+    const int64_t k = c.input(1) ? readInts(*c.input(1))[0] : 0;
+    const bool upper = c.attrInt("upper", 1) != 0;
+    const int64_t rows = x.shape[x.rank() - 2], cols = x.shape[x.rank() - 1];
+    const int64_t mats = x.numel() / std::max<int64_t>(rows * cols, 1);
+    const size_t es = esize(x);
+    for (int64_t m = 0; m < mats; ++m)
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) {
+                const bool keep = upper ? j - i >= k : j - i <= k;
+                const size_t at = size_t((m * rows + i) * cols + j) * es;
+                if (keep)
+                    std::memcpy(y.data + at, x.data + at, es);
+                else
+                    std::memset(y.data + at, 0, es);
+            }
+    return Status::ok();
+}
+
+Status triluForward(KernelContext &c)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(0), "input"));
+    REMAT_RETURN_IF_ERROR(c.require(c.output(0), "output"));
+    return triluApply(c, *c.input(0), *c.output(0));
+}
+
+Status triluGrad(KernelContext &c)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.outputGrad(0), "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(c.inputGrad(0), "dinput"));
+    return triluApply(c, *c.outputGrad(0), *c.inputGrad(0));
+}
+
+// ---- ScatterND (reduction none) -----------------------------------------------------------
+
+struct ScatterGeometry
+{
+    std::vector<int64_t> offsets; ///< element offset in data of each update slice
+    int64_t sliceSize = 1;
+};
+
+Expected<ScatterGeometry> scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape,
+                                          const KView &indices)
+{
+    if (c.attrString("reduction", "none") != "none")
+        return c.error("only reduction 'none' is supported");
+    const size_t q = indices.rank();
+    if (q == 0)
+        return c.error("indices must have rank >= 1");
+    const int64_t k = indices.shape[q - 1];
+    if (k > int64_t(dataShape.size()))
+        return c.error("index depth exceeds data rank");
+    ScatterGeometry g;
+    for (size_t d = size_t(k); d < dataShape.size(); ++d)
+        g.sliceSize *= dataShape[d];
+    const std::vector<int64_t> ds = rowMajorStrides(dataShape);
+    const std::vector<int64_t> ids = readInts(indices);
+    const int64_t n = int64_t(ids.size()) / std::max<int64_t>(k, 1);
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t off = 0;
+        for (int64_t j = 0; j < k; ++j) {
+            int64_t v = ids[size_t(i * k + j)];
+            if (v < 0) v += dataShape[size_t(j)];
+            if (v < 0 || v >= dataShape[size_t(j)])
+                return c.error("index out of range");
+            off += v * ds[size_t(j)];
+        }
+        g.offsets.push_back(off);
+    }
+    return g;
+}
+
+Status scatterNDForward(KernelContext &c)
+{
+    KView *x = c.input(0), *idx = c.input(1), *upd = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.require(upd, "updates"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(ScatterGeometry g, scatterGeometry(c, x->shape, *idx));
+    copyBytes(*x, *y);
+    const size_t es = esize(*y);
+    for (size_t i = 0; i < g.offsets.size(); ++i)
+        std::memcpy(y->data + size_t(g.offsets[i]) * es, upd->data + i * size_t(g.sliceSize) * es,
+                    size_t(g.sliceSize) * es);
+    return Status::ok();
+}
+
+Status scatterNDGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *idx = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_ASSIGN_OR_RETURN(ScatterGeometry g, scatterGeometry(c, dy->shape, *idx));
+    const size_t bytes = size_t(g.sliceSize) * sizeof(float);
+    if (KView *du = c.inputGrad(2))
+        for (size_t i = 0; i < g.offsets.size(); ++i)
+            std::memcpy(du->f() + i * size_t(g.sliceSize), dy->f() + g.offsets[i], bytes);
+    if (KView *dx = c.inputGrad(0)) {
+        copyBytes(*dy, *dx);
+        for (int64_t off : g.offsets)
+            std::memset(dx->f() + off, 0, bytes);
+    }
+    return Status::ok();
+}
+
+// ---- Resize (nearest) ---------------------------------------------------------------------
+
+Expected<std::vector<int64_t>> nearestSourceIndex(const KernelContext &c, int64_t inSize, int64_t outSize,
+                                                  double scale)
+{
+    const std::string ctm = c.attrString("coordinate_transformation_mode", "half_pixel");
+    const std::string nm = c.attrString("nearest_mode", "round_prefer_floor");
+    std::vector<int64_t> src(static_cast<size_t>(outSize));
+    for (int64_t o = 0; o < outSize; ++o) {
+        double x;
+        if (ctm == "asymmetric")
+            x = o / scale;
+        else if (ctm == "half_pixel" || ctm == "pytorch_half_pixel")
+            x = (ctm == "pytorch_half_pixel" && outSize == 1) ? 0.0 : (o + 0.5) / scale - 0.5;
+        else if (ctm == "align_corners")
+            x = outSize == 1 ? 0.0 : double(o) * double(inSize - 1) / double(outSize - 1);
+        else
+            return c.error("unsupported coordinate_transformation_mode '" + ctm + "'");
+        int64_t i;
+        if (nm == "floor")
+            i = int64_t(std::floor(x));
+        else if (nm == "ceil")
+            i = int64_t(std::ceil(x));
+        else if (nm == "round_prefer_ceil")
+            i = int64_t(std::floor(x + 0.5));
+        else if (nm == "round_prefer_floor")
+            i = (x - std::floor(x) == 0.5) ? int64_t(std::floor(x)) : int64_t(std::round(x));
+        else
+            return c.error("unsupported nearest_mode '" + nm + "'");
+        src[size_t(o)] = std::clamp<int64_t>(i, 0, inSize - 1);
+    }
+    return src;
+}
+
+/// Source offset in X of every Y element (nearest neighbour).
+Expected<std::vector<int64_t>> resizeMap(const KernelContext &c, const std::vector<int64_t> &inShape,
+                                         const std::vector<int64_t> &outShape)
+{
+    const std::string mode = c.attrString("mode", "nearest");
+    if (mode != "nearest")
+        return c.error("Resize mode '" + mode + "' has no cpu kernel (nearest only)");
+    std::vector<double> scales;
+    if (c.input(2) && c.input(2)->numel() == int64_t(inShape.size()))
+        scales = readDoubles(*c.input(2));
+    const size_t rank = inShape.size();
+    std::vector<std::vector<int64_t>> perDim(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        const double s = scales.empty() ? double(outShape[d]) / double(inShape[d]) : scales[d];
+        REMAT_ASSIGN_OR_RETURN(perDim[d], nearestSourceIndex(c, inShape[d], outShape[d], s));
+    }
+    const std::vector<int64_t> xs = rowMajorStrides(inShape);
+    std::vector<int64_t> map(static_cast<size_t>(numelOf(outShape)));
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t o = 0; o < map.size(); ++o) {
+        int64_t rem = int64_t(o), off = 0;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % outShape[d];
+            rem /= outShape[d];
+        }
+        for (size_t d = 0; d < rank; ++d)
+            off += perDim[d][size_t(idx[d])] * xs[d];
+        map[o] = off;
+    }
+    return map;
+}
+
+Status resizeForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, x->shape, y->shape));
+    const size_t es = esize(*x);
+    for (size_t o = 0; o < map.size(); ++o)
+        std::memcpy(y->data + o * es, x->data + size_t(map[o]) * es, es);
+    return Status::ok();
+}
+
+Status resizeGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, dx->shape, dy->shape));
+    std::vector<double> acc(size_t(dx->numel()), 0.0);
+    for (size_t o = 0; o < map.size(); ++o)
+        acc[size_t(map[o])] += dy->f()[o];
+    for (size_t i = 0; i < acc.size(); ++i)
+        dx->f()[i] = float(acc[i]);
+    return Status::ok();
+}
+
+} // namespace
+
+void addShapeKernels(KernelTable &t)
+{
+    for (const char *type : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) {
+        t[type] = copyForward;
+        t[std::string(type) + "Grad"] = copyGrad;
+    }
+    t["Shape"] = shapeForward;
+    t["Transpose"] = transposeForward;
+    t["TransposeGrad"] = transposeGrad;
+    t["Concat"] = concatForward;
+    t["ConcatGrad"] = concatGrad;
+    t["Split"] = splitForward;
+    t["SplitGrad"] = splitGrad;
+    t["Slice"] = sliceForward;
+    t["SliceGrad"] = sliceGrad;
+    t["Gather"] = gatherForward;
+    t["GatherGrad"] = gatherGrad;
+    t["Expand"] = expandForward;
+    t["ExpandGrad"] = expandGrad;
+    t["Constant"] = constantForward;
+    t["ConstantOfShape"] = constantOfShapeForward;
+    t["Range"] = rangeForward;
+    t["Pad"] = padForward;
+    t["PadGrad"] = padGrad;
+    t["Trilu"] = triluForward;
+    t["TriluGrad"] = triluGrad;
+    t["ScatterND"] = scatterNDForward;
+    t["ScatterNDGrad"] = scatterNDGrad;
+    t["Resize"] = resizeForward;
+    t["ResizeGrad"] = resizeGrad;
+}
+
+} // namespace remat::core::exec::cpu

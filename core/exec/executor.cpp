@@ -1,0 +1,502 @@
+#include "core/exec/executor.h"
+
+#include "core/exec/static_eval.h"
+#include "core/ir/graph.h"
+#include "core/schedule/schedule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+namespace remat::core::exec {
+
+using schedule::MemCategory;
+using schedule::StepKind;
+using training::Phase;
+using training::TensorRole;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t mix(uint64_t x)
+{
+    // splitmix64 finaliser: decorrelates neighbouring op ids
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+bool isLossCotangent(const training::TrainingGraph &g, const training::Tensor &t)
+{
+    for (OpId c : t.consumers) {
+        const training::Op &op = g.op(c);
+        if (op.phase != Phase::Loss)
+            continue;
+        for (size_t i = 1; i < op.inputs.size(); i += 2)
+            if (op.inputs[i] == t.id)
+                return true;
+    }
+    return false;
+}
+
+HostTensor randomTensor(ir::DataType dtype, const std::vector<int64_t> &shape, uint64_t seed, double scale,
+                        double mean = 0.0)
+{
+    HostTensor t = HostTensor::zeros(ir::DataType::Float, shape);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float &v : t.floats())
+        v = float(mean + scale * dist(rng));
+    return t.convertedTo(dtype);
+}
+
+MemCategory categoryOf(const training::Tensor &t, bool recompute)
+{
+    if (t.preloaded)
+        return MemCategory::Weights;
+    switch (t.role) {
+    case TensorRole::ParameterGrad: return MemCategory::WeightGrads;
+    case TensorRole::ActivationGrad:
+    case TensorRole::Loss: return MemCategory::ActivationGrads;
+    default: return recompute ? MemCategory::RecomputedActivations : MemCategory::StoredActivations;
+    }
+}
+
+} // namespace
+
+struct Executor::Impl
+{
+    Backend &backend;
+    const training::TrainingGraph &graph;
+    const ir::Graph &forward;
+    bool prepared = false;
+    uint64_t seed = 1234;
+    std::vector<HostTensor> preloadedHost;   // by TensorId (empty when not preloaded)
+    std::vector<Buffer> preloadedBuffers;    // by TensorId
+    std::vector<const ir::Node *> nodes;     // by OpId
+
+    Impl(Backend &b, const training::TrainingGraph &g, const ir::Graph &f) : backend(b), graph(g), forward(f) {}
+
+    ~Impl()
+    {
+        for (Buffer &b : preloadedBuffers)
+            if (b.valid())
+                (void)backend.release(b);
+    }
+
+    Expected<HostTensor> preloadedData(const training::Tensor &t, const ExecInputs &in, StaticEvaluator &ev)
+    {
+        const std::vector<int64_t> shape = t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{};
+        const int64_t elems = t.shape.isStatic() ? *t.shape.numElements() : 0;
+        const uint64_t tensorSeed = mix(in.seed ^ mix(uint64_t(t.id.value) + 1));
+        auto fromFeed = [&](const HostTensor &f, const std::string &key) -> Expected<HostTensor> {
+            if (f.numElements() != elems)
+                return makeError(StatusCode::InvalidArgument,
+                                 fmt::format("feed entry '{}' has {} elements, tensor '{}' needs {}", key,
+                                             f.numElements(), t.name, elems));
+            HostTensor c = f.convertedTo(t.dtype);
+            c.shape = shape;
+            return c;
+        };
+        if (isLossCotangent(graph, t)) {
+            const std::string outName = t.source.valid() ? forward.value(t.source).name : std::string();
+            for (const std::string &key : {t.name, std::string("R:") + outName, std::string("R")})
+                if (const HostTensor *f = in.feed.find(key))
+                    return fromFeed(*f, key);
+            return randomTensor(t.dtype, shape, tensorSeed, 1.0);
+        }
+        if (!t.source.valid())
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("preloaded tensor '{}' has no forward value to take data from", t.name));
+        const ir::Value &v = forward.value(t.source);
+        if (const HostTensor *f = in.feed.find(v.name))
+            return fromFeed(*f, v.name);
+        if (ev.isStatic(t.source)) {
+            REMAT_ASSIGN_OR_RETURN(const HostTensor *h, ev.evaluate(t.source));
+            if (h->numElements() != elems)
+                return makeError(StatusCode::Internal, fmt::format("constant '{}' has the wrong size", t.name));
+            HostTensor c = h->convertedTo(t.dtype);
+            c.shape = shape;
+            return c;
+        }
+        // No data in the file: seeded values of a sensible scale.
+        switch (v.kind) {
+        case ir::ValueKind::Input: return randomTensor(t.dtype, shape, tensorSeed, 1.0);
+        case ir::ValueKind::Parameter: {
+            const double fanIn = shape.size() >= 2 ? double(elems / std::max<int64_t>(shape[0], 1)) : 1.0;
+            if (shape.size() <= 1 && v.name.find("weight") != std::string::npos)
+                return randomTensor(t.dtype, shape, tensorSeed, 0.0, 1.0); // norm scales: ones
+            return randomTensor(t.dtype, shape, tensorSeed, shape.size() >= 2 ? 1.0 / std::sqrt(fanIn) : 0.0);
+        }
+        case ir::ValueKind::Buffer:
+            if (v.name.find("var") != std::string::npos)
+                return randomTensor(t.dtype, shape, tensorSeed, 0.0, 1.0);
+            return HostTensor::zeros(t.dtype, shape);
+        default:
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no data for preloaded tensor '{}' (a {} value that is not constant)", t.name,
+                                         ir::valueKindName(v.kind)));
+        }
+    }
+};
+
+Executor::Executor(Backend &backend, const training::TrainingGraph &graph, const ir::Graph &forward)
+    : m_impl(std::make_unique<Impl>(backend, graph, forward))
+{
+}
+
+Executor::~Executor() = default;
+
+const HostTensor *Executor::preloadedData(TensorId tensor) const
+{
+    if (!tensor.valid() || tensor.index() >= m_impl->preloadedHost.size())
+        return nullptr;
+    const HostTensor &h = m_impl->preloadedHost[tensor.index()];
+    return h.data.empty() && h.shape.empty() ? nullptr : &h;
+}
+
+Status Executor::prepare(const ExecInputs &inputs)
+{
+    Impl &d = *m_impl;
+    REMAT_RETURN_IF_ERROR(d.backend.prepare(d.graph, &d.forward));
+    d.seed = inputs.seed;
+    d.nodes.assign(d.graph.opCount(), nullptr);
+    for (const training::Op &op : d.graph.ops())
+        if (op.source.valid() && op.source.index() < d.forward.nodeCount())
+            d.nodes[op.id.index()] = &d.forward.node(op.source);
+    for (Buffer &b : d.preloadedBuffers)
+        if (b.valid())
+            REMAT_RETURN_IF_ERROR(d.backend.release(b));
+    d.preloadedHost.assign(d.graph.tensorCount(), HostTensor{});
+    d.preloadedBuffers.assign(d.graph.tensorCount(), Buffer{});
+    StaticEvaluator ev(d.forward);
+    for (const training::Tensor &t : d.graph.tensors()) {
+        if (!t.preloaded)
+            continue;
+        auto host = d.preloadedData(t, inputs, ev);
+        if (!host)
+            return host.status();
+        if (host->byteCount() != t.bytes)
+            return makeError(StatusCode::Internal, fmt::format("tensor '{}': {} bytes of data for {} bytes", t.name,
+                                                               host->byteCount(), t.bytes));
+        REMAT_ASSIGN_OR_RETURN(Buffer b, d.backend.allocate(t.bytes));
+        d.preloadedBuffers[t.id.index()] = b;
+        REMAT_RETURN_IF_ERROR(d.backend.upload(b, host->data));
+        d.preloadedHost[t.id.index()] = std::move(*host);
+    }
+    REMAT_RETURN_IF_ERROR(d.backend.synchronize());
+    d.prepared = true;
+    return Status::ok();
+}
+
+Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOptions &options)
+{
+    Impl &d = *m_impl;
+    if (!d.prepared)
+        return makeError(StatusCode::InvalidArgument, "Executor::run before a successful prepare()");
+    const training::TrainingGraph &g = d.graph;
+    REMAT_RETURN_IF_ERROR(schedule::validate(sched, g));
+
+    const size_t nt = g.tensorCount();
+    std::vector<Buffer> buf(nt);
+    std::vector<MemCategory> cat(nt, MemCategory::StoredActivations);
+    std::vector<char> ran(g.opCount(), 0);
+    std::vector<std::vector<std::byte>> hostCopy(nt);
+    std::vector<char> prefetchPending(nt, 0);
+    schedule::CategoryBytes bytesByCat{};
+    for (const training::Tensor &t : g.tensors())
+        if (t.preloaded) {
+            buf[t.id.index()] = d.preloadedBuffers[t.id.index()];
+            cat[t.id.index()] = MemCategory::Weights;
+            bytesByCat[size_t(MemCategory::Weights)] += t.bytes;
+        }
+
+    ExecResult result;
+    result.timeline.points.reserve(sched.size());
+    result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)];
+    d.backend.resetPeak();
+    bool lossSeen = false;
+
+    // Everything the step allocated goes back, also on an error or cancellation.
+    auto releaseAll = [&] {
+        for (size_t i = 0; i < nt; ++i)
+            if (buf[i].valid() && !g.tensors()[i].preloaded) {
+                (void)d.backend.release(buf[i]);
+                buf[i] = Buffer{};
+            }
+    };
+    auto fail = [&](Status s) -> Expected<ExecResult> {
+        (void)d.backend.synchronize();
+        (void)d.backend.waitCopies();
+        releaseAll();
+        return s;
+    };
+    auto argOf = [&](TensorId id) {
+        const training::Tensor &t = g.tensor(id);
+        TensorArg a;
+        a.buffer = buf[id.index()];
+        a.dtype = t.dtype;
+        a.shape = t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{};
+        a.tensor = id;
+        return a;
+    };
+    auto downloadTensor = [&](TensorId id) -> Expected<HostTensor> {
+        const training::Tensor &t = g.tensor(id);
+        HostTensor h = HostTensor::zeros(t.dtype, t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{});
+        REMAT_RETURN_IF_ERROR(d.backend.download(buf[id.index()], h.data));
+        return h;
+    };
+
+    const auto stepStart = Clock::now();
+    const auto secondsSince = [&](Clock::time_point t) { return std::chrono::duration<double>(t - stepStart).count(); };
+    double lastEnd = 0;
+    for (size_t i = 0; i < sched.steps.size(); ++i) {
+        if (options.stop.stopRequested())
+            return fail(makeError(StatusCode::Cancelled, fmt::format("run cancelled before step {}", i)));
+        const schedule::Step &step = sched.steps[i];
+        const StepIndex index{i};
+        if (options.observer)
+            options.observer->onStepBegin(index, step);
+        const auto t0 = Clock::now();
+        schedule::StepEvent ev;
+        ev.index = index;
+        ev.step = step;
+        int64_t workspaceNow = 0;
+        switch (step.kind) {
+        case StepKind::Compute: {
+            const training::Op &op = g.op(step.op());
+            const bool recompute = ran[op.id.index()] != 0;
+            ev.recompute = recompute;
+            OpCall call;
+            call.graph = &g;
+            call.op = &op;
+            call.node = d.nodes[op.id.index()];
+            call.forward = &d.forward;
+            call.recompute = recompute;
+            call.seed = mix(d.seed ^ mix(uint64_t(op.id.value) * 0x100000001b3ull + 7));
+            for (TensorId in : op.inputs) {
+                if (!buf[in.index()].valid())
+                    return fail(makeError(StatusCode::Internal,
+                                          fmt::format("step {} ({}): input '{}' is not resident", i, op.name, g.tensor(in).name)));
+                call.inputs.push_back(argOf(in));
+                if (prefetchPending[in.index()]) {
+                    // a prefetched tensor counts as in flight until its first reader runs
+                    prefetchPending[in.index()] = 0;
+                    bytesByCat[size_t(MemCategory::OffloadInFlight)] -= g.tensor(in).bytes;
+                    bytesByCat[size_t(cat[in.index()])] += g.tensor(in).bytes;
+                }
+            }
+            for (TensorId out : op.outputs) {
+                const bool resident = buf[out.index()].valid();
+                call.outputWasResident.push_back(resident);
+                if (!resident) {
+                    const training::Tensor &t = g.tensor(out);
+                    auto b = d.backend.allocate(t.bytes);
+                    if (!b)
+                        return fail(b.status().withContext(fmt::format("step {} ({})", i, op.name)));
+                    buf[out.index()] = *b;
+                    cat[out.index()] = categoryOf(t, recompute);
+                    bytesByCat[size_t(cat[out.index()])] += t.bytes;
+                    if (options.observer)
+                        options.observer->onTensorResident(out, t.bytes);
+                }
+                call.outputs.push_back(argOf(out));
+            }
+            if (op.workspaceBytes > 0) {
+                auto w = d.backend.allocate(op.workspaceBytes);
+                if (!w)
+                    return fail(w.status().withContext(fmt::format("step {} ({}) workspace", i, op.name)));
+                call.workspace = *w;
+                workspaceNow = op.workspaceBytes;
+            }
+            ev.peakDuringStep = d.backend.memoryStats().bytesInUse;
+            Status s = d.backend.run(call);
+            if (s.isOk() && call.workspace.valid())
+                s = d.backend.release(call.workspace);
+            if (s.isOk())
+                s = d.backend.synchronize();
+            if (!s.isOk())
+                return fail(s.withContext(fmt::format("step {} ({})", i, op.name)));
+            if (op.phase == Phase::Loss && !lossSeen && !op.outputs.empty()) {
+                lossSeen = true;
+                auto l = downloadTensor(op.outputs[0]);
+                if (!l)
+                    return fail(l.status());
+                result.loss = l->toDoubles().empty() ? 0.0 : l->toDoubles()[0];
+                if (options.downloadOutput && !op.inputs.empty()) {
+                    auto o = downloadTensor(op.inputs[0]);
+                    if (!o)
+                        return fail(o.status());
+                    result.gradients.set("output", std::move(*o));
+                }
+            }
+            ran[op.id.index()] = 1;
+            if (recompute) {
+                ++result.timeline.recomputeSteps;
+            } else {
+                ++result.timeline.computeSteps;
+            }
+            break;
+        }
+        case StepKind::Free: {
+            const TensorId t = step.tensor();
+            if (!buf[t.index()].valid() || g.tensor(t).preloaded)
+                return fail(makeError(StatusCode::Internal, fmt::format("step {}: free of '{}' that is not resident", i,
+                                                                         g.tensor(t).name)));
+            if (!hostCopy[t.index()].empty()) {
+                Status w = d.backend.waitCopies(); // the copy reads the device buffer
+                if (!w.isOk())
+                    return fail(w);
+            }
+            Status s = d.backend.release(buf[t.index()]);
+            if (!s.isOk())
+                return fail(s);
+            buf[t.index()] = Buffer{};
+            const MemCategory c = prefetchPending[t.index()] ? MemCategory::OffloadInFlight : cat[t.index()];
+            prefetchPending[t.index()] = 0;
+            bytesByCat[size_t(c)] -= g.tensor(t).bytes;
+            if (options.observer)
+                options.observer->onTensorFreed(t);
+            break;
+        }
+        case StepKind::Offload: {
+            const TensorId t = step.tensor();
+            if (!buf[t.index()].valid())
+                return fail(makeError(StatusCode::Internal, fmt::format("step {}: offload of '{}' that is not resident", i,
+                                                                         g.tensor(t).name)));
+            hostCopy[t.index()].assign(size_t(g.tensor(t).bytes), std::byte{0});
+            Status s = d.backend.offloadToHost(buf[t.index()], hostCopy[t.index()]);
+            if (!s.isOk())
+                return fail(s);
+            int64_t host = 0;
+            for (const auto &h : hostCopy)
+                host += int64_t(h.size());
+            result.timeline.hostPeakBytes = std::max(result.timeline.hostPeakBytes, host);
+            break;
+        }
+        case StepKind::Prefetch: {
+            const TensorId t = step.tensor();
+            if (hostCopy[t.index()].empty() && g.tensor(t).bytes > 0)
+                return fail(makeError(StatusCode::Internal, fmt::format("step {}: prefetch of '{}' that was never offloaded",
+                                                                         i, g.tensor(t).name)));
+            Status s = d.backend.waitCopies(); // its offload must have finished
+            if (!s.isOk())
+                return fail(s);
+            auto b = d.backend.allocate(g.tensor(t).bytes);
+            if (!b)
+                return fail(b.status().withContext(fmt::format("step {} (prefetch {})", i, g.tensor(t).name)));
+            buf[t.index()] = *b;
+            s = d.backend.prefetchFromHost(*b, hostCopy[t.index()]);
+            if (!s.isOk())
+                return fail(s);
+            prefetchPending[t.index()] = 1;
+            cat[t.index()] = MemCategory::StoredActivations;
+            bytesByCat[size_t(MemCategory::OffloadInFlight)] += g.tensor(t).bytes;
+            if (options.observer)
+                options.observer->onTensorResident(t, g.tensor(t).bytes);
+            break;
+        }
+        case StepKind::Phase: break;
+        }
+        const auto t1 = Clock::now();
+        const MemoryStats stats = d.backend.memoryStats();
+        ev.startSeconds = secondsSince(t0);
+        ev.endSeconds = secondsSince(t1);
+        ev.bytesInUse = stats.bytesInUse;
+        if (step.kind != StepKind::Compute)
+            ev.peakDuringStep = stats.bytesInUse;
+        ev.peakDuringStep = std::max(ev.peakDuringStep, ev.bytesInUse);
+        const double dt = ev.endSeconds - ev.startSeconds;
+        if (step.kind == StepKind::Compute)
+            (ev.recompute ? result.timeline.recomputeSeconds : result.timeline.computeSeconds) += dt;
+        else if (step.kind == StepKind::Offload || step.kind == StepKind::Prefetch)
+            result.timeline.copySeconds += dt;
+        lastEnd = ev.endSeconds;
+        sim::TimelinePoint p;
+        p.bytesInUse = ev.bytesInUse;
+        p.peakDuringStep = ev.peakDuringStep;
+        p.byCategory = bytesByCat;
+        p.byCategory[size_t(MemCategory::Workspace)] = workspaceNow;
+        p.endSeconds = ev.endSeconds;
+        if (p.peakDuringStep > result.timeline.peakBytes) {
+            result.timeline.peakBytes = p.peakDuringStep;
+            result.timeline.peakStep = i;
+            result.timeline.peakByCategory = p.byCategory;
+        }
+        const int64_t act = p.peakDuringStep - p.byCategory[size_t(MemCategory::Weights)]
+                            - p.byCategory[size_t(MemCategory::WeightGrads)];
+        result.timeline.activationPeakBytes = std::max(result.timeline.activationPeakBytes, act);
+        result.timeline.points.push_back(p);
+        if (options.observer)
+            options.observer->onStepEnd(ev);
+    }
+    if (Status w = d.backend.waitCopies(); !w.isOk())
+        return fail(w);
+    result.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
+    result.timeline.totalSeconds = lastEnd;
+    result.timeline.oneComputeSeconds = result.timeline.computeSeconds;
+    result.timeline.weightGradBytes = bytesByCat[size_t(MemCategory::WeightGrads)];
+    const MemoryStats stats = d.backend.memoryStats();
+    result.measuredPeakBytes = stats.peakBytes;
+    result.devicePeakBytes = stats.devicePeakBytes;
+
+    if (options.downloadGradients) {
+        std::string inputGradName;
+        for (ValueId in : d.forward.inputs())
+            if (d.forward.value(in).kind == ir::ValueKind::Input) {
+                if (inputGradName.empty() || d.forward.value(in).name == "input")
+                    inputGradName = d.forward.value(in).name;
+            }
+        for (const training::Tensor &t : g.tensors()) {
+            if (!t.requiredAtEnd || !buf[t.id.index()].valid() || !t.source.valid())
+                continue;
+            if (t.role != TensorRole::ParameterGrad && t.role != TensorRole::ActivationGrad)
+                continue;
+            auto h = downloadTensor(t.id);
+            if (!h)
+                return fail(h.status());
+            const ir::Value &v = d.forward.value(t.source);
+            if (v.kind == ir::ValueKind::Input && v.name == inputGradName)
+                result.gradients.set("grad_input", *h);
+            result.gradients.set("grad:" + v.name, std::move(*h));
+        }
+    }
+    result.gradients.set("loss", HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
+    releaseAll();
+    return result;
+}
+
+Expected<GradientComparison> compareGradients(const NpzArchive &a, const NpzArchive &b)
+{
+    GradientComparison c;
+    for (const auto &[name, tb] : b.entries()) {
+        if (name.rfind("grad", 0) != 0)
+            continue;
+        const HostTensor *ta = a.find(name);
+        if (!ta)
+            return makeError(StatusCode::NotFound, fmt::format("gradient '{}' is missing", name));
+        if (ta->numElements() != tb.numElements())
+            return makeError(StatusCode::InvalidArgument, fmt::format("gradient '{}' differs in size", name));
+        const std::vector<double> x = ta->toDoubles(), y = tb.toDoubles();
+        double maxDiff = 0, maxRef = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            maxDiff = std::max(maxDiff, std::abs(x[i] - y[i]));
+            maxRef = std::max(maxRef, std::abs(y[i]));
+        }
+        if (ta->data != tb.data)
+            c.bitwiseEqual = false;
+        const double rel = maxDiff / std::max(maxRef, 1e-30);
+        if (maxDiff > 0 && rel > c.maxRelativeError) {
+            c.maxRelativeError = rel;
+            c.worstEntry = name;
+        }
+    }
+    return c;
+}
+
+} // namespace remat::core::exec
