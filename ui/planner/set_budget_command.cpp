@@ -15,10 +15,10 @@ QString budgetText(int64_t bytes)
 }
 } // namespace
 
-SetBudgetCommand::SetBudgetCommand(PlannerDocument *document, int64_t bytes, bool mergeable,
+SetBudgetCommand::SetBudgetCommand(PlannerDocument *document, int64_t bytes, int mergeKey,
                                    QUndoCommand *parent)
     : QUndoCommand(parent), m_document(document), m_old(document->budgetBytes()), m_new(bytes),
-      m_mergeable(mergeable)
+      m_mergeKey(mergeKey)
 {
     setText(budgetText(bytes));
 }
@@ -29,7 +29,7 @@ void SetBudgetCommand::redo() { m_document->setBudgetBytes(m_new); }
 bool SetBudgetCommand::mergeWith(const QUndoCommand *other)
 {
     const auto *o = static_cast<const SetBudgetCommand *>(other);
-    if (!m_mergeable || !o->m_mergeable || o->m_document != m_document)
+    if (m_mergeKey == 0 || o->m_mergeKey != m_mergeKey || o->m_document != m_document)
         return false;
     m_new = o->m_new;
     setText(budgetText(m_new));

@@ -1,6 +1,8 @@
 #pragma once
-// Undoable budget change. Consecutive changes from one slider drag merge into one undo step.
+// Undoable budget change. Changes that carry the same non-zero merge key (one slider drag) merge
+// into one undo step.
 //   doc.undoStack()->push(new SetBudgetCommand(&doc, int64_t(4) << 30));
+//   doc.undoStack()->push(new SetBudgetCommand(&doc, bytes, dragId));   // merges within a drag
 
 #include <QUndoCommand>
 
@@ -13,7 +15,7 @@ class PlannerDocument;
 class SetBudgetCommand : public QUndoCommand
 {
 public:
-    SetBudgetCommand(PlannerDocument *document, int64_t bytes, bool mergeable = true,
+    SetBudgetCommand(PlannerDocument *document, int64_t bytes, int mergeKey = 0,
                      QUndoCommand *parent = nullptr);
 
     void undo() override;
@@ -24,7 +26,7 @@ public:
 private:
     PlannerDocument *m_document;
     int64_t m_old = 0, m_new = 0;
-    bool m_mergeable = true;
+    int m_mergeKey = 0;
 };
 
 } // namespace remat::ui

@@ -133,17 +133,18 @@ quint64 SolveController::launch(SolveJob job, bool latest)
         };
         core::Expected<Plan> result = runJob(job, token, reportProgress);
         const int replaceIndex = job.replaceIndex;
+        const quint64 tag = job.tag;
         QMetaObject::invokeMethod(
             this,
-            [this, id, solverId, replaceIndex, result = std::move(result), cancelled = token.stopRequested()] {
+            [this, id, solverId, replaceIndex, tag, result = std::move(result), cancelled = token.stopRequested()] {
                 auto it = m_running.find(id);
                 const bool drop = it != m_running.end() && (*it)->dropResult;
                 if (!drop) {
                     if (result)
-                        emit solved(id, *result, replaceIndex);
+                        emit solved(id, *result, replaceIndex, tag);
                     else
                         emit failed(id, solverId, QString::fromStdString(result.status().message()),
-                                    cancelled || result.status().code() == core::StatusCode::Cancelled);
+                                    cancelled || result.status().code() == core::StatusCode::Cancelled, tag);
                 }
                 jobDone(id);
             },

@@ -31,6 +31,7 @@ struct SolveJob
     double timeLimitSeconds = 60;
     std::map<std::string, std::string> settings;
     int replaceIndex = -1; ///< the plan row the result replaces; -1 appends a row
+    quint64 tag = 0;       ///< the caller's own marker, handed back with the result
 };
 
 /// Live progress of one job, marshalled to the GUI thread.
@@ -86,8 +87,8 @@ public:
 
 signals:
     void progress(quint64 id, const remat::ui::SolveProgressInfo &info);
-    void solved(quint64 id, const remat::core::solvers::Plan &plan, int replaceIndex);
-    void failed(quint64 id, const QString &solver, const QString &message, bool cancelled);
+    void solved(quint64 id, const remat::core::solvers::Plan &plan, int replaceIndex, quint64 tag);
+    void failed(quint64 id, const QString &solver, const QString &message, bool cancelled, quint64 tag);
     void sweepPoint(quint64 id, const remat::ui::ParetoPoint &point);
     void sweepFinished(quint64 id, bool cancelled);
     void busyChanged(bool busy);

@@ -1,0 +1,852 @@
+#include "ui/planner/planner.h"
+
+#include "core/solvers/chain_support.h"
+#include "core/solvers/lowering.h"
+#include "core/util/bytes.h"
+#include "ui/planner/memory_chart_view.h"
+#include "ui/planner/pareto_chart_view.h"
+#include "ui/planner/pins_widget.h"
+#include "ui/planner/plan_node_colors.h"
+#include "ui/planner/plan_table_model.h"
+#include "ui/planner/run_panel.h"
+#include "ui/planner/set_pin_command.h"
+#include "ui/planner/teaching_view.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QChartView>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMainWindow>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QTableView>
+#include <QTextStream>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace remat::ui {
+
+using core::solvers::Objective;
+using core::solvers::Plan;
+using core::solvers::PinKind;
+
+namespace {
+QString qs(const std::string &s) { return QString::fromStdString(s); }
+constexpr int kSweepBudgets = 20;
+constexpr int kLiveDebounceMs = 15;
+} // namespace
+
+Planner::Planner(QObject *parent)
+    : QObject(parent), m_colors(new PlanNodeColors(this)), m_tableModel(new PlanTableModel(&m_document, this))
+{
+    m_solverPanel = new SolverPanel(&m_document);
+    m_table = new QTableView;
+    m_table->setObjectName(QStringLiteral("plannerPlans"));
+    m_table->setModel(m_tableModel);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->verticalHeader()->setDefaultSectionSize(22);
+    m_memoryChart = new MemoryChartView;
+    m_memoryChart->setObjectName(QStringLiteral("plannerMemoryChart"));
+    m_paretoChart = new ParetoChartView;
+    m_paretoChart->setObjectName(QStringLiteral("plannerPareto"));
+    m_pins = new PinsWidget(&m_document);
+    m_pins->setNodeOfTensor([this](const QString &t) { return nodeOfTensor(t); });
+    m_teaching = new TeachingView;
+    m_runPanel = new RunPanel(&m_runs);
+    m_runPanel->setRequestProvider([this] { return makeRunRequest(); });
+
+    m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
+    m_undo->setShortcut(QKeySequence::Undo);
+    m_redo = m_document.undoStack()->createRedoAction(this, tr("&Redo"));
+    m_redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence::Redo});
+
+    connect(&m_document, &PlannerDocument::changed, this, &Planner::documentChanged);
+    connect(&m_solves, &SolveController::solved, this, &Planner::onSolved);
+    connect(&m_solves, &SolveController::failed, this, &Planner::onFailed);
+    connect(&m_solves, &SolveController::progress, m_solverPanel,
+            [this](quint64, const SolveProgressInfo &info) { m_solverPanel->showProgress(info); });
+    connect(&m_solves, &SolveController::busyChanged, m_solverPanel, &SolverPanel::setBusy);
+    connect(&m_solves, &SolveController::sweepPoint, m_paretoChart,
+            [this](quint64, const ParetoPoint &p) { m_paretoChart->addPoint(p); });
+    connect(&m_solves, &SolveController::sweepFinished, this, [this](quint64, bool cancelled) {
+        if (m_solverPanel)
+            m_solverPanel->showMessage(cancelled ? tr("Sweep cancelled.") : tr("Sweep done."));
+    });
+    connect(m_solverPanel, &SolverPanel::solveRequested, this, &Planner::solve);
+    connect(m_solverPanel, &SolverPanel::compareAllRequested, this, &Planner::compareAll);
+    connect(m_solverPanel, &SolverPanel::sweepRequested, this, &Planner::sweep);
+    connect(m_solverPanel, &SolverPanel::cancelRequested, this, &Planner::cancel);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (current.isValid())
+                    m_document.setCurrentPlanIndex(current.row());
+            });
+    connect(m_memoryChart, &MemoryChartView::stepSelected, m_teaching, &TeachingView::setStep);
+    connect(m_teaching, &TeachingView::stepChanged, this, [this](int step) {
+        if (m_memoryChart)
+            m_memoryChart->setCursorStep(step);
+        emit stepSelected(step, m_analysis.nodeAtStep(step));
+    });
+    connect(m_teaching, &TeachingView::stepStateChanged, this, &Planner::stepStateChanged);
+    m_liveTimer.setSingleShot(true);
+    m_liveTimer.setInterval(kLiveDebounceMs);
+    connect(&m_liveTimer, &QTimer::timeout, this, [this] { resolveCurrent(true); });
+}
+
+Planner::~Planner()
+{
+    m_solves.cancelAll();
+    m_runs.stop();
+    m_solves.waitForIdle();
+    m_runs.waitForDone();
+    // Widgets never docked have no parent: delete them here.
+    for (QWidget *w : {static_cast<QWidget *>(m_solverPanel.data()), static_cast<QWidget *>(m_table.data()),
+                       static_cast<QWidget *>(m_memoryChart.data()), static_cast<QWidget *>(m_paretoChart.data()),
+                       static_cast<QWidget *>(m_pins.data()), static_cast<QWidget *>(m_teaching.data()),
+                       static_cast<QWidget *>(m_runPanel.data())})
+        if (w && !w->parent())
+            delete w;
+}
+
+QList<QDockWidget *> Planner::createDocks(QMainWindow *window)
+{
+    QList<QDockWidget *> docks;
+    auto add = [&](QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area) {
+        auto *dock = new QDockWidget(title, window);
+        dock->setObjectName(name);
+        dock->setWidget(w);
+        window->addDockWidget(area, dock);
+        docks << dock;
+        return dock;
+    };
+    add(m_solverPanel, tr("Solver"), QStringLiteral("plannerSolverDock"), Qt::RightDockWidgetArea);
+    add(m_pins, tr("Pins"), QStringLiteral("plannerPinsDock"), Qt::RightDockWidgetArea);
+    QDockWidget *plans = add(m_table, tr("Plans"), QStringLiteral("plannerPlansDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *memory = add(m_memoryChart, tr("Memory"), QStringLiteral("plannerMemoryDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *pareto = add(m_paretoChart, tr("Pareto"), QStringLiteral("plannerParetoDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *teach = add(m_teaching, tr("Schedule"), QStringLiteral("plannerTeachingDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *run = add(m_runPanel, tr("Run"), QStringLiteral("plannerRunDock"), Qt::BottomDockWidgetArea);
+    window->splitDockWidget(plans, memory, Qt::Horizontal);
+    window->tabifyDockWidget(memory, pareto);
+    window->tabifyDockWidget(pareto, teach);
+    window->tabifyDockWidget(teach, run);
+    memory->raise();
+    return docks;
+}
+
+QMenu *Planner::createMenu(QWidget *parent)
+{
+    auto *menu = new QMenu(tr("&Planner"), parent);
+    menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] { solve(m_solverPanel->currentSolver()); });
+    menu->addAction(tr("&Compare all solvers"), this, &Planner::compareAll);
+    menu->addAction(tr("&Pareto sweep"), this, &Planner::sweep);
+    menu->addAction(tr("Ca&ncel solves"), this, &Planner::cancel);
+    menu->addSeparator();
+    menu->addAction(m_undo);
+    menu->addAction(m_redo);
+    menu->addSeparator();
+    menu->addAction(tr("&Open session..."), this, [this, parent] {
+        if (!maybeSave(parent))
+            return;
+        const QString path = QFileDialog::getOpenFileName(parent, tr("Open session"), QString(),
+                                                          tr("Remat sessions (*.rematproj)"));
+        if (path.isEmpty())
+            return;
+        if (core::Status s = openSession(path); !s.isOk())
+            QMessageBox::warning(parent, tr("Open session"), qs(s.message()));
+    });
+    menu->addAction(tr("Save session &as..."), this, [this, parent] {
+        const QString path = QFileDialog::getSaveFileName(parent, tr("Save session"), m_sessionPath,
+                                                          tr("Remat sessions (*.rematproj)"));
+        if (path.isEmpty())
+            return;
+        if (core::Status s = saveSession(path); !s.isOk())
+            QMessageBox::warning(parent, tr("Save session"), qs(s.message()));
+    });
+    menu->addSeparator();
+    auto exportTo = [this, parent](const QString &title, const QString &filter,
+                                   std::function<core::Status(const QString &)> fn) {
+        const QString path = QFileDialog::getSaveFileName(parent, title, QString(), filter);
+        if (path.isEmpty())
+            return;
+        if (core::Status s = fn(path); !s.isOk())
+            QMessageBox::warning(parent, title, qs(s.message()));
+    };
+    menu->addAction(tr("Export plan &JSON..."), this, [=, this] {
+        exportTo(tr("Export plan"), tr("Plan JSON (*.json)"), [this](const QString &p) { return exportPlanJson(p); });
+    });
+    menu->addAction(tr("Export &timeline CSV..."), this, [=, this] {
+        exportTo(tr("Export timeline"), tr("CSV (*.csv)"), [this](const QString &p) { return exportTimelineCsv(p); });
+    });
+    menu->addAction(tr("Export &memory chart..."), this, [=, this] {
+        exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
+                 [this](const QString &p) { return exportChart(m_memoryChart, p); });
+    });
+    menu->addAction(tr("Export P&areto chart..."), this, [=, this] {
+        exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
+                 [this](const QString &p) { return exportChart(m_paretoChart, p); });
+    });
+    return menu;
+}
+
+// ---- configuration ------------------------------------------------------------------------
+
+void Planner::setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver>> solvers)
+{
+    m_solvers = std::move(solvers);
+    refreshSolverInfos();
+}
+
+void Planner::setBackends(std::vector<BackendChoice> backends)
+{
+    m_runs.setBackends(std::move(backends));
+    m_runPanel->refreshBackends();
+}
+
+void Planner::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)
+{
+    m_solverPanel->setFreeMemoryProvider(std::move(provider));
+}
+
+bool Planner::isFast(const core::solvers::Solver &s) const
+{
+    // MILP, LP rounding and offload searches take seconds to minutes: never on a slider drag.
+    const auto c = s.capabilities();
+    const std::string id = s.id();
+    return !c.needsCbc && id.rfind("checkmate", 0) != 0 && id != "offload";
+}
+
+void Planner::refreshSolverInfos()
+{
+    m_solverInfos.clear();
+    std::optional<core::solvers::ChainView> chain;
+    std::optional<core::solvers::GraphFacts> facts;
+    if (m_problem) {
+        if (auto f = core::solvers::GraphFacts::build(*m_problem->training)) {
+            facts = std::move(*f);
+            chain = facts->chainView(m_problem->costs.get());
+        }
+    }
+    for (const auto &s : m_solvers) {
+        SolverInfo info;
+        info.id = qs(s->id());
+        info.title = qs(s->title());
+        info.description = qs(s->description());
+        info.capabilities = s->capabilities();
+#ifndef REMAT_HAVE_CBC
+        if (info.capabilities.needsCbc) {
+            info.usable = false;
+            info.whyNot = tr("%1 needs COIN-OR CBC, which this build does not have.").arg(info.id);
+        }
+#endif
+        if (info.usable && !info.capabilities.anyDag && chain) {
+            if (core::Status st = core::solvers::requireChain(*chain, s->id()); !st.isOk()) {
+                info.usable = false;
+                info.whyNot = tr("Chain-only: %1").arg(qs(st.message()));
+            }
+        }
+        if (info.usable && m_document.objective() == Objective::MinPeak && !info.capabilities.minPeak) {
+            info.usable = false;
+            info.whyNot = tr("%1 does not minimise peak memory; choose the budget objective.").arg(info.id);
+        }
+        if (info.usable && m_document.objective() == Objective::MinTime && !info.capabilities.minTime) {
+            info.usable = false;
+            info.whyNot = tr("%1 does not take a budget; choose the lowest-peak objective.").arg(info.id);
+        }
+        m_solverInfos << info;
+    }
+    m_solverPanel->setSolvers(m_solverInfos);
+}
+
+QStringList Planner::usableSolverIds() const
+{
+    QStringList ids;
+    for (const SolverInfo &i : m_solverInfos)
+        if (i.usable)
+            ids << i.id;
+    return ids;
+}
+
+std::shared_ptr<const core::solvers::Solver> Planner::solverById(const QString &id) const
+{
+    for (const auto &s : m_solvers)
+        if (qs(s->id()) == id)
+            return s;
+    return nullptr;
+}
+
+// ---- model --------------------------------------------------------------------------------
+
+void Planner::openModel(const QString &path, int64_t batch)
+{
+    m_loading = true;
+    ++m_pendingLoads;
+    m_solves.cancelAll();
+    const quint64 generation = ++m_generation;
+    const std::string p = path.toStdString();
+    auto future = QtConcurrent::run([p, batch]() { return loadPlannerProblem(p, batch, core::StopToken()); });
+    auto *watcher = new QFutureWatcher<core::Expected<PlannerProblem>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, path, batch] {
+        core::Expected<PlannerProblem> result = watcher->result();
+        watcher->deleteLater();
+        --m_pendingLoads;
+        if (generation != m_generation)
+            return; // a newer load replaced this one
+        m_loading = false;
+        if (!result) {
+            m_pendingSession.reset();
+            const QString msg = qs(result.status().toString());
+            emit problemFailed(msg);
+            emit sessionOpened(false, msg);
+            return;
+        }
+        result->batch = batch;
+        applyLoadedProblem(std::make_shared<const PlannerProblem>(std::move(*result)));
+        Q_UNUSED(path);
+    });
+    watcher->setFuture(future);
+}
+
+void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
+{
+    ++m_generation;
+    m_solves.cancelAll();
+    applyLoadedProblem(std::move(problem));
+}
+
+void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
+{
+    m_problem = std::move(problem);
+    m_cache.clear();
+    m_tensorOfNode.clear();
+    if (m_problem) {
+        const auto &tg = *m_problem->training;
+        for (const auto &op : tg.ops()) {
+            if (op.phase != core::training::Phase::Forward)
+                continue;
+            core::TensorId main;
+            for (core::TensorId t : op.outputs)
+                if (tg.tensor(t).role == core::training::TensorRole::Activation) {
+                    main = t;
+                    break;
+                }
+            if (main.valid())
+                m_tensorOfNode.insert(qs(op.name), main);
+        }
+    }
+    if (m_pendingSession) {
+        // Reopening: restore everything as saved, with figures recomputed by the simulator.
+        SessionData s = std::move(*m_pendingSession);
+        m_pendingSession.reset();
+        std::vector<Plan> plans = std::move(s.plans);
+        core::Status st = m_problem ? restorePlanFigures(&plans, s, *m_problem)
+                                    : core::makeError(core::StatusCode::Internal, "no problem");
+        // The document's signals update the views; the planner must not re-solve while restoring.
+        m_restoring = true;
+        m_document.undoStack()->clear();
+        m_document.setModel(s.modelPath, s.modelSha256);
+        m_document.setBatch(s.batch);
+        m_document.setObjective(s.objective);
+        m_document.setBudgetBytes(s.budgetBytes);
+        m_document.setPins(s.pins);
+        if (st.isOk())
+            m_document.setPlans(std::move(plans), s.currentPlan);
+        else
+            m_document.clearPlans();
+        m_document.markSaved();
+        m_restoring = false;
+        updateBudgetRange();
+        refreshSolverInfos();
+        updateCurrentPlanViews();
+        emit problemChanged();
+        emit sessionOpened(st.isOk(), st.isOk() ? QString() : qs(st.message()));
+        return;
+    }
+    bool newModel = false;
+    if (m_problem) {
+        m_restoring = true;
+        newModel = m_document.modelPath() != qs(m_problem->modelPath);
+        m_document.setModel(qs(m_problem->modelPath), qs(m_problem->modelSha256));
+        m_document.setBatch(m_problem->batch > 0 ? m_problem->batch : 1);
+        // A batch change keeps the undo history (SetBatchCommand put the plans aside); a new
+        // model starts a new history with a budget inside its own range.
+        if (newModel) {
+            m_document.undoStack()->clear();
+            m_document.clearPlans();
+            const auto &sa = m_problem->storeAll.timeline;
+            const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+            m_document.setBudgetBytes(floor + (sa.peakBytes - floor) * 6 / 10);
+        }
+        m_restoring = false;
+    }
+    updateBudgetRange();
+    if (newModel)
+        m_document.markSaved();
+    refreshSolverInfos();
+    updateCurrentPlanViews();
+    emit problemChanged();
+}
+
+void Planner::updateBudgetRange()
+{
+    if (!m_problem)
+        return;
+    const auto &sa = m_problem->storeAll.timeline;
+    m_solverPanel->setBudgetRange(sa.peakBytes - sa.activationPeakBytes, sa.peakBytes);
+}
+
+// ---- solving ------------------------------------------------------------------------------
+
+std::vector<core::solvers::Pin> Planner::resolvedPins() const
+{
+    std::vector<core::solvers::Pin> pins;
+    if (!m_problem)
+        return pins;
+    const PinMap &map = m_document.pins();
+    for (auto it = map.cbegin(); it != map.cend(); ++it)
+        if (const core::TensorId *t = m_problem->training->findTensor(it.key().toStdString()))
+            pins.push_back({*t, it.value()});
+    return pins;
+}
+
+SolveJob Planner::makeJob(const std::shared_ptr<const core::solvers::Solver> &solver) const
+{
+    SolveJob job;
+    job.solver = solver;
+    job.problem = m_problem;
+    job.objective = m_document.objective();
+    job.budgetBytes = m_document.budgetBytes();
+    job.pins = resolvedPins();
+    job.tag = m_generation;
+    return job;
+}
+
+QString Planner::cacheKey(const QString &solver, const SolveJob &job) const
+{
+    QString key = solver + QLatin1Char('|') + QLatin1String(core::solvers::objectiveName(job.objective));
+    if (job.objective == Objective::MinTime)
+        key += QLatin1Char('|') + QString::number(job.budgetBytes);
+    for (const auto &p : job.pins)
+        key += QStringLiteral("|%1:%2").arg(p.tensor.value).arg(int(p.kind));
+    return key;
+}
+
+void Planner::solve(const QString &solverId)
+{
+    auto solver = solverById(solverId);
+    if (!solver || !m_problem) {
+        m_solverPanel->showMessage(m_problem ? tr("Unknown solver %1").arg(solverId) : tr("Open a model first."));
+        return;
+    }
+    SolveJob job = makeJob(solver);
+    const QString key = cacheKey(solverId, job);
+    if (auto it = m_cache.constFind(key); it != m_cache.constEnd()) {
+        m_document.addPlan(*it);
+        return;
+    }
+    m_solverPanel->showMessage(tr("Solving with %1...").arg(solverId));
+    m_solves.start(std::move(job));
+}
+
+void Planner::compareAll()
+{
+    for (const QString &id : usableSolverIds())
+        solve(id);
+}
+
+void Planner::sweep()
+{
+    if (!m_problem)
+        return;
+    SweepJob job;
+    job.problem = m_problem;
+    job.pins = resolvedPins();
+    for (const QString &id : usableSolverIds()) {
+        auto s = solverById(id);
+        if (s && isFast(*s) && s->capabilities().minTime)
+            job.solvers.push_back(s);
+    }
+    const auto &sa = m_problem->storeAll.timeline;
+    const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+    job.budgets = sweepBudgets(floor + (sa.peakBytes - floor) / 20, sa.peakBytes, kSweepBudgets);
+    m_paretoChart->clearPoints();
+    m_solverPanel->showMessage(tr("Sweeping %1 solvers over %2 budgets...").arg(job.solvers.size()).arg(job.budgets.size()));
+    m_solves.startSweep(std::move(job));
+}
+
+void Planner::cancel() { m_solves.cancelAll(); }
+
+void Planner::resolveCurrent(bool live)
+{
+    const Plan *current = m_document.currentPlan();
+    if (!current || !m_problem)
+        return;
+    auto solver = solverById(qs(current->solver));
+    if (!solver)
+        return;
+    if (live && !isFast(*solver))
+        return;
+    SolveJob job = makeJob(solver);
+    job.replaceIndex = m_document.currentPlanIndex();
+    if (auto it = m_cache.constFind(cacheKey(qs(current->solver), job)); it != m_cache.constEnd()) {
+        m_document.replacePlan(job.replaceIndex, *it);
+        return;
+    }
+    if (isFast(*solver))
+        m_solves.startLatest(std::move(job));
+    else
+        m_solves.start(std::move(job));
+}
+
+void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
+{
+    if (tag != m_generation)
+        return; // solved for a model that is no longer loaded
+    // Cache under the inputs the plan was solved for, so undo brings it back at once.
+    SolveJob key;
+    key.objective = plan.objective;
+    key.budgetBytes = plan.budgetBytes;
+    key.pins = plan.pins;
+    m_cache.insert(cacheKey(qs(plan.solver), key), plan);
+    if (replaceIndex >= 0 && replaceIndex < int(m_document.plans().size()))
+        m_document.replacePlan(replaceIndex, plan);
+    else
+        m_document.addPlan(plan);
+    m_solverPanel->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
+                                   .arg(qs(plan.solver), QLatin1String(core::solvers::solveStatusName(plan.status)),
+                                        qs(core::formatBytes(plan.timeline.peakBytes)))
+                                   .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
+                                   .arg(plan.solveSeconds, 0, 'f', 3));
+}
+
+void Planner::onFailed(quint64, const QString &solver, const QString &message, bool cancelled, quint64 tag)
+{
+    if (tag != m_generation)
+        return;
+    m_solverPanel->showMessage(cancelled ? tr("%1: cancelled.").arg(solver) : tr("%1 failed: %2").arg(solver, message));
+    if (!cancelled)
+        emit solveFailed(solver, message);
+}
+
+void Planner::waitForIdle()
+{
+    while (m_pendingLoads > 0 || m_solves.isBusy()) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        m_solves.waitForIdle();
+    }
+    QCoreApplication::processEvents();
+}
+
+void Planner::documentChanged(PlannerChange change)
+{
+    if (m_restoring)
+        return;
+    switch (change) {
+    case PlannerChange::CurrentPlan:
+        updateCurrentPlanViews();
+        break;
+    case PlannerChange::Plans:
+        if (m_document.currentPlanIndex() >= 0)
+            m_table->selectRow(m_document.currentPlanIndex());
+        break;
+    case PlannerChange::Budget:
+        if (m_document.objective() == Objective::MinTime) {
+            if (m_solverPanel->liveResolve())
+                m_liveTimer.start(); // debounced; the controller keeps only the latest
+            updateCurrentPlanViews();
+        }
+        break;
+    case PlannerChange::Pins:
+    case PlannerChange::Objective:
+        if (change == PlannerChange::Objective)
+            refreshSolverInfos();
+        resolveCurrent(false);
+        break;
+    case PlannerChange::Batch:
+        if (m_problem && m_problem->batch != m_document.batch() && !m_document.modelPath().isEmpty())
+            openModel(m_document.modelPath(), m_document.batch());
+        break;
+    case PlannerChange::Model:
+        break;
+    }
+}
+
+void Planner::updateCurrentPlanViews()
+{
+    const Plan *plan = m_document.currentPlan();
+    if (!plan || !m_problem) {
+        m_analysis = PlanAnalysis();
+        m_colors->clear();
+        m_memoryChart->clearTimelines();
+        m_teaching->setAnalysis(m_analysis);
+        m_paretoChart->setCurrent(-1, 0);
+        emit planUpdated();
+        return;
+    }
+    const int step = m_teaching->step();
+    m_analysis = PlanAnalysis::analyse(m_problem->training, *plan);
+    m_colors->setAnalysis(m_analysis);
+    const int64_t budget = plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0;
+    m_memoryChart->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget, qs(plan->solver));
+    m_teaching->setAnalysis(m_analysis);
+    if (step >= 0)
+        m_teaching->setStep(step);
+    m_paretoChart->setCurrent(plan->budgetBytes, plan->timeline.tdiPercent());
+    m_runPanel->setPredicted(plan->timeline);
+    if (m_table->currentIndex().row() != m_document.currentPlanIndex())
+        m_table->selectRow(m_document.currentPlanIndex());
+    emit planUpdated();
+}
+
+// ---- pins ---------------------------------------------------------------------------------
+
+QString Planner::pinTensorOfNode(const QString &nodeName) const
+{
+    const auto it = m_tensorOfNode.constFind(nodeName);
+    if (it == m_tensorOfNode.constEnd() || !m_problem)
+        return {};
+    return qs(m_problem->training->tensor(*it).name);
+}
+
+QString Planner::nodeOfTensor(const QString &tensorName) const
+{
+    if (!m_problem)
+        return {};
+    const core::TensorId *t = m_problem->training->findTensor(tensorName.toStdString());
+    if (!t)
+        return {};
+    const core::OpId p = m_problem->training->tensor(*t).producer;
+    return p.valid() ? qs(m_problem->training->op(p).name) : QString();
+}
+
+bool Planner::pinNode(const QString &nodeName, std::optional<PinKind> kind)
+{
+    const QString tensor = pinTensorOfNode(nodeName);
+    if (tensor.isEmpty())
+        return false;
+    if (m_document.pin(tensor) == kind)
+        return true;
+    m_document.undoStack()->push(new SetPinCommand(&m_document, tensor, kind));
+    return true;
+}
+
+QList<QAction *> Planner::pinActions(const QString &nodeName, QObject *parent)
+{
+    QList<QAction *> actions;
+    const QString tensor = pinTensorOfNode(nodeName);
+    const auto current = tensor.isEmpty() ? std::nullopt : m_document.pin(tensor);
+    auto add = [&](const QString &text, std::optional<PinKind> kind) {
+        auto *a = new QAction(text, parent);
+        a->setEnabled(!tensor.isEmpty());
+        a->setCheckable(kind.has_value());
+        a->setChecked(kind.has_value() && current == kind);
+        connect(a, &QAction::triggered, this, [this, nodeName, kind] { pinNode(nodeName, kind); });
+        actions << a;
+    };
+    add(tr("Always keep"), PinKind::Keep);
+    add(tr("Always recompute"), PinKind::Recompute);
+    add(tr("Offload to host"), PinKind::Offload);
+    add(tr("Clear pin"), std::nullopt);
+    actions.back()->setEnabled(current.has_value());
+    return actions;
+}
+
+QString Planner::nodeOverlay(const QString &nodeName) const { return m_analysis.explainNode(nodeName); }
+
+void Planner::selectNode(const QString &nodeName) { m_teaching->explainNode(nodeName); }
+
+// ---- sessions and exports -----------------------------------------------------------------
+
+core::Status Planner::saveSession(const QString &path)
+{
+    const SessionData s = sessionFromDocument(m_document, m_problem.get());
+    REMAT_RETURN_IF_ERROR(writeSessionFile(path, s, m_problem ? m_problem->training.get() : nullptr));
+    m_sessionPath = path;
+    m_document.markSaved();
+    return core::Status::ok();
+}
+
+core::Status Planner::openSession(const QString &path)
+{
+    REMAT_ASSIGN_OR_RETURN(SessionData s, readSessionFile(path));
+    if (!QFileInfo::exists(s.modelPath))
+        return core::makeError(core::StatusCode::NotFound,
+                               (path + QStringLiteral(": its model %1 is missing").arg(s.modelPath)).toStdString());
+    m_sessionPath = path;
+    const QString model = s.modelPath;
+    const int64_t batch = s.batch;
+    m_pendingSession = std::move(s);
+    openModel(model, batch);
+    return core::Status::ok();
+}
+
+bool Planner::maybeSave(QWidget *parent)
+{
+    if (!m_document.isModified() || (m_document.plans().empty() && m_document.pins().isEmpty()))
+        return true;
+    const auto answer = QMessageBox::warning(parent, tr("Unsaved planner session"),
+                                             tr("The planner session has unsaved changes. Save them?"),
+                                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Discard)
+        return true;
+    QString path = m_sessionPath;
+    if (path.isEmpty())
+        path = QFileDialog::getSaveFileName(parent, tr("Save session"), QString(), tr("Remat sessions (*.rematproj)"));
+    if (path.isEmpty())
+        return false;
+    if (core::Status s = saveSession(path); !s.isOk()) {
+        QMessageBox::warning(parent, tr("Save session"), qs(s.message()));
+        return false;
+    }
+    return true;
+}
+
+core::Status Planner::exportPlanJson(const QString &path) const
+{
+    const Plan *plan = m_document.currentPlan();
+    if (!plan || !m_problem)
+        return core::makeError(core::StatusCode::InvalidArgument, "no current plan to export");
+    const auto &tg = *m_problem->training;
+    QJsonObject root;
+    root[QStringLiteral("format")] = QStringLiteral("remat-plan");
+    root[QStringLiteral("version")] = 1;
+    root[QStringLiteral("model")] = QJsonObject{{QStringLiteral("path"), m_document.modelPath()},
+                                                {QStringLiteral("sha256"), m_document.modelSha256()},
+                                                {QStringLiteral("batch"), double(m_document.batch())}};
+    root[QStringLiteral("solver")] = qs(plan->solver);
+    root[QStringLiteral("status")] = QLatin1String(core::solvers::solveStatusName(plan->status));
+    root[QStringLiteral("objective")] = QLatin1String(core::solvers::objectiveName(plan->objective));
+    root[QStringLiteral("budget_bytes")] = double(plan->budgetBytes);
+    const auto &t = plan->timeline;
+    root[QStringLiteral("figures")] = QJsonObject{
+        {QStringLiteral("peak_bytes"), double(t.peakBytes)},
+        {QStringLiteral("activation_peak_bytes"), double(t.activationPeakBytes)},
+        {QStringLiteral("recompute_overhead_percent"), t.tdiPercent()},
+        {QStringLiteral("total_seconds"), t.totalSeconds}};
+    QJsonArray decisions;
+    for (const auto &op : tg.ops()) {
+        if (op.phase != core::training::Phase::Forward)
+            continue;
+        const core::TensorId main = m_analysis.mainOutput(op.id);
+        if (!main.valid() || m_analysis.decisionOfTensor(main) == PlanDecision::None)
+            continue;
+        decisions.append(QJsonObject{{QStringLiteral("node"), qs(op.name)},
+                                     {QStringLiteral("tensor"), qs(tg.tensor(main).name)},
+                                     {QStringLiteral("decision"),
+                                      QLatin1String(planDecisionName(m_analysis.decisionOfTensor(main)))}});
+    }
+    root[QStringLiteral("decisions")] = decisions;
+    QJsonArray steps;
+    for (const auto &s : plan->schedule.steps) {
+        QString target;
+        if (s.kind == core::schedule::StepKind::Compute)
+            target = qs(tg.op(s.op()).name);
+        else if (s.kind == core::schedule::StepKind::Phase)
+            target = QLatin1String(core::schedule::phaseMarkName(s.mark()));
+        else
+            target = qs(tg.tensor(s.tensor()).name);
+        steps.append(QJsonArray{QLatin1String(core::schedule::stepKindName(s.kind)), target});
+    }
+    root[QStringLiteral("steps")] = steps;
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+    f.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
+    if (!f.commit())
+        return core::makeError(core::StatusCode::Internal, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+    return core::Status::ok();
+}
+
+core::Status Planner::exportTimelineCsv(const QString &path) const
+{
+    const Plan *plan = m_document.currentPlan();
+    if (!plan || !m_problem)
+        return core::makeError(core::StatusCode::InvalidArgument, "no current plan to export");
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Text))
+        return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+    QTextStream out(&f);
+    out << "step,kind,target,bytes_in_use,peak_during_step";
+    for (size_t k = 0; k < core::schedule::kMemCategoryCount; ++k)
+        out << ',' << core::schedule::memCategoryName(static_cast<core::schedule::MemCategory>(k));
+    out << ",end_seconds\n";
+    const auto &tg = *m_problem->training;
+    const auto &pts = plan->timeline.points;
+    for (size_t i = 0; i < pts.size() && i < plan->schedule.steps.size(); ++i) {
+        const auto &s = plan->schedule.steps[i];
+        QString target;
+        if (s.kind == core::schedule::StepKind::Compute)
+            target = qs(tg.op(s.op()).name);
+        else if (s.kind == core::schedule::StepKind::Phase)
+            target = QLatin1String(core::schedule::phaseMarkName(s.mark()));
+        else
+            target = qs(tg.tensor(s.tensor()).name);
+        target.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+        out << i << ',' << core::schedule::stepKindName(s.kind) << ",\"" << target << "\"," << pts[i].bytesInUse << ','
+            << pts[i].peakDuringStep;
+        for (int64_t b : pts[i].byCategory)
+            out << ',' << b;
+        out << ',' << QString::number(pts[i].endSeconds, 'g', 9) << '\n';
+    }
+    out.flush();
+    if (!f.commit())
+        return core::makeError(core::StatusCode::Internal, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+    return core::Status::ok();
+}
+
+core::Status Planner::exportChart(QWidget *chart, const QString &path) const
+{
+    if (!chart)
+        return core::makeError(core::StatusCode::InvalidArgument, "no chart");
+    const QSize size = chart->size().isEmpty() ? QSize(1000, 500) : chart->size();
+    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(size);
+        svg.setViewBox(QRect(QPoint(0, 0), size));
+        svg.setTitle(QStringLiteral("Remat Studio chart"));
+        QPainter p(&svg);
+        chart->render(&p);
+        p.end();
+        if (!QFileInfo::exists(path))
+            return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": could not write")).toStdString());
+        return core::Status::ok();
+    }
+    if (!chart->grab().save(path))
+        return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": could not write the image")).toStdString());
+    return core::Status::ok();
+}
+
+std::optional<RunRequest> Planner::makeRunRequest() const
+{
+    const Plan *plan = m_document.currentPlan();
+    if (!plan || !m_problem || !m_problem->forward)
+        return std::nullopt;
+    RunRequest r;
+    r.problem = m_problem;
+    r.schedule = plan->schedule;
+    r.reference = m_problem->storeAll.schedule;
+    // A corpus model ships its inputs beside it (mlp.onnx -> mlp.npz): use them when present.
+    const QString npz = QFileInfo(m_document.modelPath()).path() + QLatin1Char('/') +
+                        QFileInfo(m_document.modelPath()).completeBaseName() + QStringLiteral(".npz");
+    if (QFileInfo::exists(npz))
+        if (auto a = core::exec::readNpz(npz.toStdString()))
+            r.feed = std::move(*a);
+    return r;
+}
+
+} // namespace remat::ui

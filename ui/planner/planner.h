@@ -1,0 +1,178 @@
+#pragma once
+// The planner: ties the session document, the solve and run controllers and the planner widgets
+// together. The main window hosts the widgets as docks (createDocks) and adds the menu; the graph
+// view reads nodeColors() and adds pinActions(node) to its context menu.
+//   Planner planner;  planner.setSolvers(solvers);  planner.openModel("resnet50.onnx", 32);
+//   planner.createDocks(&mainWindow);  mainWindow.menuBar()->addMenu(planner.createMenu(&mainWindow));
+//   connect(&planner, &Planner::stepStateChanged, graphView, &...::highlight);
+
+#include "core/solvers/solver.h"
+#include "ui/planner/plan_analysis.h"
+#include "ui/planner/planner_document.h"
+#include "ui/planner/planner_problem.h"
+#include "ui/planner/run_controller.h"
+#include "ui/planner/session_file.h"
+#include "ui/planner/solve_controller.h"
+#include "ui/planner/solver_panel.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QAction;
+class QDockWidget;
+class QMainWindow;
+class QMenu;
+class QTableView;
+
+namespace remat::ui {
+
+class MemoryChartView;
+class ParetoChartView;
+class PinsWidget;
+class PlanNodeColors;
+class PlanTableModel;
+class RunPanel;
+class TeachingView;
+
+class Planner : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Planner(QObject *parent = nullptr);
+    ~Planner() override;
+
+    PlannerDocument *document() { return &m_document; }
+    SolveController *solveController() { return &m_solves; }
+    RunController *runController() { return &m_runs; }
+    PlanNodeColors *nodeColors() const { return m_colors; }
+    const std::shared_ptr<const PlannerProblem> &problem() const { return m_problem; }
+    const PlanAnalysis &analysis() const { return m_analysis; }
+
+    // ---- widgets (parented to the docks once createDocks ran; deleted with the planner else)
+    SolverPanel *solverPanel() const { return m_solverPanel; }
+    QTableView *planTable() const { return m_table; }
+    PlanTableModel *planTableModel() const { return m_tableModel; }
+    MemoryChartView *memoryChart() const { return m_memoryChart; }
+    ParetoChartView *paretoChart() const { return m_paretoChart; }
+    PinsWidget *pinsWidget() const { return m_pins; }
+    TeachingView *teachingView() const { return m_teaching; }
+    RunPanel *runPanel() const { return m_runPanel; }
+
+    /// Adds the planner docks to `window` (right: solver, pins; bottom: plans, memory, Pareto,
+    /// teaching, run) and returns them.
+    QList<QDockWidget *> createDocks(QMainWindow *window);
+    /// A "Planner" menu: solve, compare, sweep, cancel, sessions, exports.
+    QMenu *createMenu(QWidget *parent);
+    QAction *undoAction() const { return m_undo; }
+    QAction *redoAction() const { return m_redo; }
+
+    // ---- configuration (by the app) -------------------------------------------------------
+    void setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver>> solvers);
+    void setBackends(std::vector<BackendChoice> backends);
+    void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
+
+    // ---- model ------------------------------------------------------------------------------
+    /// Loads off the GUI thread; problemChanged() or problemFailed() follows.
+    void openModel(const QString &path, int64_t batch);
+    /// Uses a problem built elsewhere (the main window's loaded model, tests, benchmark graphs).
+    void setProblem(std::shared_ptr<const PlannerProblem> problem);
+    bool isLoading() const { return m_loading; }
+
+    // ---- solving ----------------------------------------------------------------------------
+    /// Solves with the document's objective, budget and pins; appends a row.
+    void solve(const QString &solverId);
+    void compareAll();
+    void sweep();
+    void cancel();
+    /// Re-solves the current plan's solver with the document's current inputs (cache first).
+    void resolveCurrent(bool live = false);
+    QStringList usableSolverIds() const;
+    /// Blocks until every solve, sweep and load has finished and its result is applied (tests).
+    void waitForIdle();
+
+    // ---- pins and the graph -----------------------------------------------------------------
+    /// The tensor a node's pin applies to (its main activation output), empty if none.
+    QString pinTensorOfNode(const QString &nodeName) const;
+    QString nodeOfTensor(const QString &tensorName) const;
+    /// Pins (or with nullopt clears) the node's main output: one undo step.
+    bool pinNode(const QString &nodeName, std::optional<core::solvers::PinKind> kind);
+    /// Always keep / always recompute / offload / clear, for the graph's context menu.
+    QList<QAction *> pinActions(const QString &nodeName, QObject *parent);
+    /// Overlay text for a selected node: decision, where it is recomputed, backward users.
+    QString nodeOverlay(const QString &nodeName) const;
+    void selectNode(const QString &nodeName);
+
+    // ---- sessions and exports ---------------------------------------------------------------
+    core::Status saveSession(const QString &path);
+    /// Reads the session and loads its model off-thread; sessionOpened() follows.
+    core::Status openSession(const QString &path);
+    const QString &sessionPath() const { return m_sessionPath; }
+    /// Asks to save unsaved changes; false when the user cancels (the window must stay open).
+    bool maybeSave(QWidget *parent);
+    core::Status exportPlanJson(const QString &path) const;
+    core::Status exportTimelineCsv(const QString &path) const;
+    /// PNG or SVG by suffix.
+    core::Status exportChart(QWidget *chart, const QString &path) const;
+
+signals:
+    void problemChanged();
+    void problemFailed(const QString &message);
+    void sessionOpened(bool ok, const QString &message);
+    void planUpdated();                 ///< the current plan (or its figures) changed
+    void stepSelected(int step, const QString &nodeName);
+    void stepStateChanged(const remat::ui::StepState &state);
+    void solveFailed(const QString &solver, const QString &message);
+
+private:
+    void documentChanged(PlannerChange change);
+    void refreshSolverInfos();
+    void updateCurrentPlanViews();
+    void updateBudgetRange();
+    SolveJob makeJob(const std::shared_ptr<const core::solvers::Solver> &solver) const;
+    std::shared_ptr<const core::solvers::Solver> solverById(const QString &id) const;
+    QString cacheKey(const QString &solver, const SolveJob &job) const;
+    std::vector<core::solvers::Pin> resolvedPins() const;
+    void onSolved(quint64 id, const core::solvers::Plan &plan, int replaceIndex, quint64 tag);
+    void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled, quint64 tag);
+    void applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem);
+    std::optional<RunRequest> makeRunRequest() const;
+    bool isFast(const core::solvers::Solver &s) const;
+
+    PlannerDocument m_document;
+    SolveController m_solves;
+    RunController m_runs;
+    PlanNodeColors *m_colors;
+    PlanTableModel *m_tableModel;
+    std::vector<std::shared_ptr<const core::solvers::Solver>> m_solvers;
+    QList<SolverInfo> m_solverInfos;
+    std::shared_ptr<const PlannerProblem> m_problem;
+    PlanAnalysis m_analysis;
+    QHash<QString, core::solvers::Plan> m_cache;
+    QHash<QString, core::TensorId> m_tensorOfNode;
+    quint64 m_generation = 1;
+    bool m_loading = false;
+    bool m_restoring = false;
+    int m_pendingLoads = 0;
+    std::optional<SessionData> m_pendingSession;
+    QString m_sessionPath;
+    QTimer m_liveTimer;
+
+    QPointer<SolverPanel> m_solverPanel;
+    QPointer<QTableView> m_table;
+    QPointer<MemoryChartView> m_memoryChart;
+    QPointer<ParetoChartView> m_paretoChart;
+    QPointer<PinsWidget> m_pins;
+    QPointer<TeachingView> m_teaching;
+    QPointer<RunPanel> m_runPanel;
+    QAction *m_undo = nullptr;
+    QAction *m_redo = nullptr;
+};
+
+} // namespace remat::ui

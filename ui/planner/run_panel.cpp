@@ -1,0 +1,260 @@
+#include "ui/planner/run_panel.h"
+
+#include "core/util/bytes.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace remat::ui {
+
+namespace {
+constexpr double kMiB = double(1 << 20);
+
+QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **x, QValueAxis **y,
+                      QLineSeries **measured, QLineSeries **predicted, QWidget *parent)
+{
+    auto *chart = new QChart();
+    chart->setTitle(title);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->setMargins(QMargins(2, 2, 2, 2));
+    *x = new QValueAxis(chart);
+    (*x)->setTitleText(QObject::tr("schedule step"));
+    (*x)->setLabelFormat(QStringLiteral("%d"));
+    *y = new QValueAxis(chart);
+    (*y)->setTitleText(yTitle);
+    chart->addAxis(*x, Qt::AlignBottom);
+    chart->addAxis(*y, Qt::AlignLeft);
+    *predicted = new QLineSeries(chart);
+    (*predicted)->setName(QObject::tr("predicted"));
+    (*predicted)->setPen(QPen(QColor(0x90, 0x90, 0x90), 1.5, Qt::DashLine));
+    *measured = new QLineSeries(chart);
+    (*measured)->setName(QObject::tr("measured"));
+    (*measured)->setPen(QPen(QColor(0x42, 0x85, 0xf4), 1.5));
+    for (QLineSeries *s : {*predicted, *measured}) {
+        chart->addSeries(s);
+        s->attachAxis(*x);
+        s->attachAxis(*y);
+    }
+    auto *view = new QChartView(chart, parent);
+    view->setRenderHint(QPainter::Antialiasing);
+    return view;
+}
+} // namespace
+
+RunPanel::RunPanel(RunController *controller, QWidget *parent)
+    : QWidget(parent), m_controller(controller), m_backend(new QComboBox(this)),
+      m_iterations(new QSpinBox(this)), m_run(new QPushButton(tr("Run"), this)),
+      m_stop(new QPushButton(tr("Stop"), this)), m_status(new QLabel(this)), m_gradients(new QLabel(this))
+{
+    setObjectName(QStringLiteral("plannerRun"));
+    m_iterations->setRange(1, 1000);
+    m_iterations->setValue(3);
+    m_stop->setEnabled(false);
+    m_status->setWordWrap(true);
+    m_gradients->setWordWrap(true);
+    m_memoryView = makeChart(tr("Bytes in use"), tr("MiB"), &m_memX, &m_memY, &m_memMeasured,
+                             &m_memPredicted, this);
+    m_timeView = makeChart(tr("Step time"), tr("ms"), &m_timeX, &m_timeY, &m_timeMeasured,
+                           &m_timePredicted, this);
+    m_oom = new QLineSeries(m_memoryView->chart());
+    m_oom->setName(tr("failed here"));
+    m_oom->setPen(QPen(QColor(0xc6, 0x28, 0x28), 2));
+    m_memoryView->chart()->addSeries(m_oom);
+    m_oom->attachAxis(m_memX);
+    m_oom->attachAxis(m_memY);
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("Backend"), m_backend);
+    form->addRow(tr("Iterations"), m_iterations);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_run);
+    buttons->addWidget(m_stop);
+    buttons->addStretch();
+    auto *charts = new QSplitter(Qt::Horizontal, this);
+    charts->addWidget(m_memoryView);
+    charts->addWidget(m_timeView);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto *top = new QHBoxLayout;
+    top->addLayout(form);
+    top->addLayout(buttons);
+    top->addWidget(m_status, 1);
+    layout->addLayout(top);
+    layout->addWidget(m_gradients);
+    layout->addWidget(charts, 1);
+
+    connect(m_run, &QPushButton::clicked, this, &RunPanel::run);
+    connect(m_stop, &QPushButton::clicked, this, &RunPanel::stop);
+    connect(controller, &RunController::finished, this, &RunPanel::finished);
+    m_drain.setInterval(33); // ~30 times a second, whatever the step rate
+    connect(&m_drain, &QTimer::timeout, this, &RunPanel::drain);
+    refreshBackends();
+    m_status->setText(tr("Idle."));
+}
+
+void RunPanel::setRequestProvider(std::function<std::optional<RunRequest>()> provider)
+{
+    m_provider = std::move(provider);
+}
+
+void RunPanel::refreshBackends()
+{
+    const QString current = m_backend->currentData().toString();
+    m_backend->clear();
+    for (const BackendChoice &b : m_controller->backends())
+        m_backend->addItem(b.label, b.id);
+    const int i = m_backend->findData(current);
+    if (i >= 0)
+        m_backend->setCurrentIndex(i);
+    m_run->setEnabled(m_backend->count() > 0 && !m_controller->isRunning());
+}
+
+int RunPanel::iterations() const { return m_iterations->value(); }
+void RunPanel::setIterations(int n) { m_iterations->setValue(n); }
+void RunPanel::setBackend(const QString &id)
+{
+    const int i = m_backend->findData(id);
+    if (i >= 0)
+        m_backend->setCurrentIndex(i);
+}
+int RunPanel::measuredPointCount() const { return int(m_memPoints.size()); }
+QString RunPanel::statusText() const { return m_status->text(); }
+
+void RunPanel::setPredicted(const core::sim::Timeline &t)
+{
+    QList<QPointF> mem, time;
+    mem.reserve(qsizetype(t.points.size()));
+    double prevEnd = 0;
+    m_memMax = 1;
+    m_timeMax = 1e-6;
+    for (size_t i = 0; i < t.points.size(); ++i) {
+        const auto &p = t.points[i];
+        mem.append(QPointF(double(i), double(p.peakDuringStep) / kMiB));
+        const double ms = std::max(0.0, p.endSeconds - prevEnd) * 1e3;
+        prevEnd = std::max(prevEnd, p.endSeconds);
+        time.append(QPointF(double(i), ms));
+        m_memMax = std::max(m_memMax, double(p.peakDuringStep) / kMiB);
+        m_timeMax = std::max(m_timeMax, ms);
+    }
+    m_stepCount = std::max<int>(1, int(t.points.size()));
+    m_memPredicted->replace(mem);
+    m_timePredicted->replace(time);
+    m_memX->setRange(0, m_stepCount);
+    m_timeX->setRange(0, m_stepCount);
+    m_memY->setRange(0, m_memMax * 1.1);
+    m_timeY->setRange(0, m_timeMax * 1.1);
+}
+
+void RunPanel::run()
+{
+    if (m_controller->isRunning() || !m_provider)
+        return;
+    std::optional<RunRequest> request = m_provider();
+    if (!request) {
+        m_status->setText(tr("Nothing to run: load an ONNX model and solve a plan first."));
+        return;
+    }
+    request->backend = m_backend->currentData().toString();
+    request->iterations = m_iterations->value();
+    m_memPoints.clear();
+    m_timePoints.clear();
+    m_memMeasured->clear();
+    m_timeMeasured->clear();
+    m_oom->clear();
+    m_iteration = 0;
+    m_gradients->clear();
+    if (!m_controller->start(std::move(*request))) {
+        m_status->setText(tr("Could not start the run (no backend or no model)."));
+        return;
+    }
+    m_status->setText(tr("Running on %1: reference step, then %n iteration(s)...", nullptr, m_iterations->value())
+                          .arg(m_backend->currentText()));
+    m_run->setEnabled(false);
+    m_stop->setEnabled(true);
+    m_drain.start();
+}
+
+void RunPanel::stop()
+{
+    m_controller->stop();
+    m_status->setText(tr("Stopping..."));
+}
+
+void RunPanel::drain()
+{
+    std::vector<RunSample> samples = m_controller->takeSamples();
+    if (samples.empty())
+        return;
+    for (const RunSample &s : samples) {
+        if (s.iteration != m_iteration) {
+            // A new iteration redraws from the left; the previous one stays in the summary.
+            m_iteration = s.iteration;
+            m_memPoints.clear();
+            m_timePoints.clear();
+        }
+        const double mib = double(s.peakDuringStep) / kMiB, ms = s.seconds * 1e3;
+        m_memPoints.append(QPointF(s.step, mib));
+        m_timePoints.append(QPointF(s.step, ms));
+        m_memMax = std::max(m_memMax, mib);
+        m_timeMax = std::max(m_timeMax, ms);
+        m_stepCount = std::max(m_stepCount, s.step + 1);
+    }
+    m_memMeasured->replace(m_memPoints);
+    m_timeMeasured->replace(m_timePoints);
+    m_memX->setRange(0, m_stepCount);
+    m_timeX->setRange(0, m_stepCount);
+    m_memY->setRange(0, m_memMax * 1.1);
+    m_timeY->setRange(0, m_timeMax * 1.1);
+    m_status->setText(tr("Iteration %1, step %2 of %3")
+                          .arg(m_iteration + 1)
+                          .arg(int(m_memPoints.isEmpty() ? 0 : m_memPoints.back().x()))
+                          .arg(m_stepCount));
+}
+
+void RunPanel::finished(const RunSummary &summary)
+{
+    drain();
+    m_drain.stop();
+    m_summary = summary;
+    m_run->setEnabled(true);
+    m_stop->setEnabled(false);
+    if (!summary.ok) {
+        if (summary.failedStep >= 0)
+            m_oom->replace({QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
+        m_status->setText(summary.cancelled
+                              ? tr("Stopped.")
+                              : tr("Failed%1: %2")
+                                    .arg(summary.failedStep >= 0 ? tr(" at step %1").arg(summary.failedStep) : QString(),
+                                         summary.error));
+    } else {
+        m_status->setText(tr("Done: %n iteration(s), %1 per step, measured peak %2.", nullptr, summary.iterations)
+                              .arg(summary.stepSeconds < 1 ? QStringLiteral("%1 ms").arg(summary.stepSeconds * 1e3, 0, 'f', 1)
+                                                           : QStringLiteral("%1 s").arg(summary.stepSeconds, 0, 'f', 2),
+                                   QString::fromStdString(core::formatBytes(summary.measuredPeakBytes))));
+        if (summary.gradientsChecked)
+            m_gradients->setText(summary.gradientsMatch
+                                     ? tr("Gradient check passed: max relative error %1 against store-all.")
+                                           .arg(summary.maxRelativeError, 0, 'g', 3)
+                                     : tr("Gradient check FAILED: max relative error %1 in %2.")
+                                           .arg(summary.maxRelativeError, 0, 'g', 3)
+                                           .arg(summary.worstEntry));
+        else
+            m_gradients->setText(tr("Gradients not compared: %1").arg(summary.error));
+    }
+    emit runFinished(summary);
+}
+
+} // namespace remat::ui

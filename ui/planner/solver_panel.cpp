@@ -1,0 +1,236 @@
+#include "ui/planner/solver_panel.h"
+
+#include "core/util/bytes.h"
+#include "ui/planner/planner_document.h"
+#include "ui/planner/set_budget_command.h"
+#include "ui/planner/set_objective_command.h"
+#include "ui/planner/solve_controller.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSlider>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace remat::ui {
+
+namespace {
+constexpr int kSliderSteps = 1000;
+}
+
+SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
+    : QWidget(parent), m_document(document), m_objective(new QComboBox(this)),
+      m_slider(new QSlider(Qt::Horizontal, this)), m_budgetText(new QLineEdit(this)),
+      m_thisGpu(new QPushButton(tr("This GPU"), this)), m_solver(new QComboBox(this)),
+      m_live(new QCheckBox(tr("Re-solve while dragging"), this)), m_solve(new QPushButton(tr("Solve"), this)),
+      m_compare(new QPushButton(tr("Compare all"), this)), m_sweep(new QPushButton(tr("Pareto sweep"), this)),
+      m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)), m_message(new QLabel(this))
+{
+    setObjectName(QStringLiteral("plannerSolver"));
+    m_objective->addItem(tr("Least recompute within budget"), int(core::solvers::Objective::MinTime));
+    m_objective->addItem(tr("Lowest peak memory"), int(core::solvers::Objective::MinPeak));
+    m_slider->setRange(0, kSliderSteps);
+    m_budgetText->setPlaceholderText(tr("e.g. 6 GiB"));
+    m_budgetText->setToolTip(tr("Budget for the whole step's peak: bytes, KiB, MiB, GiB, or GB"));
+    m_thisGpu->setToolTip(tr("Use the free memory of this machine's GPU as the budget"));
+    m_thisGpu->setVisible(false);
+    m_live->setChecked(true);
+    m_live->setToolTip(tr("Fast solvers re-solve as the budget slider moves"));
+    m_cancel->setEnabled(false);
+    m_progress->setRange(0, 0);
+    m_progress->setVisible(false);
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto *budgetRow = new QHBoxLayout;
+    budgetRow->addWidget(m_slider, 1);
+    budgetRow->addWidget(m_budgetText);
+    budgetRow->addWidget(m_thisGpu);
+    auto *form = new QFormLayout;
+    form->addRow(tr("Objective"), m_objective);
+    form->addRow(tr("Budget"), budgetRow);
+    form->addRow(tr("Solver"), m_solver);
+    form->addRow(QString(), m_live);
+    auto *buttons = new QHBoxLayout;
+    for (QPushButton *b : {m_solve, m_compare, m_sweep, m_cancel})
+        buttons->addWidget(b);
+    buttons->addStretch();
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(form);
+    layout->addLayout(buttons);
+    layout->addWidget(m_progress);
+    layout->addWidget(m_message);
+    layout->addStretch();
+
+    connect(m_objective, &QComboBox::activated, this, [this] {
+        const auto o = static_cast<core::solvers::Objective>(m_objective->currentData().toInt());
+        if (o != m_document->objective())
+            m_document->undoStack()->push(new SetObjectiveCommand(m_document, o));
+    });
+    connect(m_slider, &QSlider::valueChanged, this, [this](int v) {
+        if (m_syncing)
+            return;
+        // One drag is one undo step: moves while the handle is held share a merge key.
+        const int key = m_slider->isSliderDown() ? m_dragKey : 0;
+        m_document->undoStack()->push(new SetBudgetCommand(m_document, sliderToBytes(v), key));
+    });
+    connect(m_slider, &QSlider::sliderPressed, this, [this] { ++m_dragKey; });
+    connect(m_budgetText, &QLineEdit::editingFinished, this, &SolverPanel::budgetEdited);
+    connect(m_thisGpu, &QPushButton::clicked, this, [this] {
+        const auto free = m_freeMemory ? m_freeMemory() : std::nullopt;
+        if (!free) {
+            showMessage(tr("No CUDA device found."));
+            return;
+        }
+        m_document->undoStack()->push(new SetBudgetCommand(m_document, *free));
+    });
+    connect(m_solve, &QPushButton::clicked, this, [this] { emit solveRequested(currentSolver()); });
+    connect(m_compare, &QPushButton::clicked, this, &SolverPanel::compareAllRequested);
+    connect(m_sweep, &QPushButton::clicked, this, &SolverPanel::sweepRequested);
+    connect(m_cancel, &QPushButton::clicked, this, &SolverPanel::cancelRequested);
+    connect(document, &PlannerDocument::changed, this, &SolverPanel::documentChanged);
+    syncBudgetWidgets();
+}
+
+void SolverPanel::setSolvers(const QList<SolverInfo> &solvers)
+{
+    const QString current = currentSolver();
+    m_solvers = solvers;
+    m_solver->clear();
+    auto *model = qobject_cast<QStandardItemModel *>(m_solver->model());
+    for (const SolverInfo &s : solvers) {
+        m_solver->addItem(s.id, s.id);
+        const int row = m_solver->count() - 1;
+        m_solver->setItemData(row, s.usable ? s.title + QStringLiteral("\n") + s.description : s.whyNot,
+                              Qt::ToolTipRole);
+        if (!s.usable && model)
+            model->item(row)->setEnabled(false); // greyed out, with the reason as tooltip
+    }
+    setCurrentSolver(current);
+    if (m_solver->currentIndex() < 0 || !m_solvers.value(m_solver->currentIndex()).usable)
+        for (int i = 0; i < m_solvers.size(); ++i)
+            if (m_solvers[i].usable) {
+                m_solver->setCurrentIndex(i);
+                break;
+            }
+}
+
+QString SolverPanel::currentSolver() const { return m_solver->currentData().toString(); }
+
+void SolverPanel::setCurrentSolver(const QString &id)
+{
+    const int i = m_solver->findData(id);
+    if (i >= 0)
+        m_solver->setCurrentIndex(i);
+}
+
+void SolverPanel::setBudgetRange(int64_t lowest, int64_t highest)
+{
+    m_lo = std::max<int64_t>(0, lowest);
+    m_hi = std::max(m_lo + 1, highest);
+    syncBudgetWidgets();
+}
+
+void SolverPanel::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)
+{
+    m_freeMemory = std::move(provider);
+    m_thisGpu->setVisible(bool(m_freeMemory));
+}
+
+bool SolverPanel::liveResolve() const { return m_live->isChecked(); }
+void SolverPanel::setLiveResolve(bool on) { m_live->setChecked(on); }
+
+void SolverPanel::setBusy(bool busy)
+{
+    m_cancel->setEnabled(busy);
+    m_progress->setVisible(busy);
+    if (busy)
+        m_progress->setRange(0, 0);
+}
+
+void SolverPanel::showProgress(const SolveProgressInfo &info)
+{
+    if (info.fraction >= 0) {
+        m_progress->setRange(0, 1000);
+        m_progress->setValue(int(info.fraction * 1000));
+    }
+    QString text = QStringLiteral("%1: %2 s").arg(info.solver).arg(info.elapsedSeconds, 0, 'f', 1);
+    if (info.incumbent >= 0)
+        text += tr(", incumbent %1").arg(info.incumbent, 0, 'g', 6);
+    if (info.bound >= 0)
+        text += tr(", bound %1").arg(info.bound, 0, 'g', 6);
+    if (info.gapPercent() >= 0)
+        text += tr(", gap %1 %").arg(info.gapPercent(), 0, 'f', 2);
+    if (!info.message.isEmpty())
+        text += QStringLiteral(" — ") + info.message;
+    m_message->setText(text);
+}
+
+void SolverPanel::showMessage(const QString &text) { m_message->setText(text); }
+
+void SolverPanel::dragBudgetTo(int64_t bytes)
+{
+    m_slider->setSliderDown(true);
+    m_slider->setValue(bytesToSlider(bytes));
+    m_slider->setSliderDown(false);
+}
+
+void SolverPanel::documentChanged(PlannerChange change)
+{
+    if (change == PlannerChange::Budget || change == PlannerChange::Model || change == PlannerChange::Batch)
+        syncBudgetWidgets();
+    if (change == PlannerChange::Objective) {
+        const int i = m_objective->findData(int(m_document->objective()));
+        if (i >= 0)
+            m_objective->setCurrentIndex(i);
+        syncBudgetWidgets();
+    }
+}
+
+void SolverPanel::syncBudgetWidgets()
+{
+    m_syncing = true;
+    const int64_t b = m_document->budgetBytes();
+    m_slider->setValue(bytesToSlider(b));
+    m_budgetText->setText(b > 0 ? QString::fromStdString(core::formatBytes(b)) : QString());
+    const bool minTime = m_document->objective() == core::solvers::Objective::MinTime;
+    m_slider->setEnabled(minTime && m_hi > m_lo);
+    m_budgetText->setEnabled(minTime);
+    m_syncing = false;
+}
+
+void SolverPanel::budgetEdited()
+{
+    const auto parsed = core::parseBytes(m_budgetText->text().trimmed().toStdString());
+    if (!parsed) {
+        showMessage(tr("Budget: %1").arg(QString::fromStdString(parsed.status().message())));
+        syncBudgetWidgets();
+        return;
+    }
+    if (*parsed != m_document->budgetBytes())
+        m_document->undoStack()->push(new SetBudgetCommand(m_document, *parsed));
+}
+
+int64_t SolverPanel::sliderToBytes(int v) const
+{
+    return m_lo + int64_t(double(m_hi - m_lo) * v / kSliderSteps);
+}
+
+int SolverPanel::bytesToSlider(int64_t b) const
+{
+    if (m_hi <= m_lo)
+        return 0;
+    return std::clamp(int(double(b - m_lo) / double(m_hi - m_lo) * kSliderSteps + 0.5), 0, kSliderSteps);
+}
+
+} // namespace remat::ui

@@ -1,0 +1,90 @@
+#pragma once
+// Objective, budget (slider + field with units + "this GPU"), solver choice, Solve / Compare All /
+// Sweep / Cancel, and live solver progress (MILP incumbent, bound and gap). Edits go to the
+// document as undo commands; the planner reacts to the document and to this panel's requests.
+//   SolverPanel panel(&document);  panel.setSolvers(infos);  panel.setBudgetRange(lo, hi);
+//   panel.setFreeMemoryProvider([] { return cudaFreeBytes(); });   // shows "this GPU"
+//   connect(&panel, &SolverPanel::solveRequested, planner, &Planner::solve);
+
+#include "core/solvers/solver.h"
+
+#include <QWidget>
+
+#include <functional>
+#include <optional>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+
+namespace remat::ui {
+
+class PlannerDocument;
+enum class PlannerChange : unsigned char;
+struct SolveProgressInfo;
+
+/// What the panel shows about one solver.
+struct SolverInfo
+{
+    QString id, title, description;
+    core::solvers::Capabilities capabilities;
+    bool usable = true;
+    QString whyNot; ///< shown as tooltip when !usable ("chain-only: this graph is not a chain")
+};
+
+class SolverPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit SolverPanel(PlannerDocument *document, QWidget *parent = nullptr);
+
+    void setSolvers(const QList<SolverInfo> &solvers);
+    QString currentSolver() const;
+    void setCurrentSolver(const QString &id);
+    /// The slider spans [lowest, highest] bytes (e.g. weights .. store-all peak).
+    void setBudgetRange(int64_t lowest, int64_t highest);
+    /// Shows the "this GPU" button; the provider returns the device's free bytes (nullopt: none).
+    void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
+    bool liveResolve() const;
+    void setLiveResolve(bool on);
+    void setBusy(bool busy);
+    void showProgress(const SolveProgressInfo &info);
+    void showMessage(const QString &text);
+    /// Moves the slider as a user would (tests, benchmarks): pushes a mergeable budget command.
+    void dragBudgetTo(int64_t bytes);
+
+signals:
+    void solveRequested(const QString &solverId);
+    void compareAllRequested();
+    void sweepRequested();
+    void cancelRequested();
+
+private:
+    void documentChanged(PlannerChange change);
+    void syncBudgetWidgets();
+    void budgetEdited();
+    int64_t sliderToBytes(int v) const;
+    int bytesToSlider(int64_t b) const;
+
+    PlannerDocument *m_document;
+    QComboBox *m_objective;
+    QSlider *m_slider;
+    QLineEdit *m_budgetText;
+    QPushButton *m_thisGpu;
+    QComboBox *m_solver;
+    QCheckBox *m_live;
+    QPushButton *m_solve, *m_compare, *m_sweep, *m_cancel;
+    QProgressBar *m_progress;
+    QLabel *m_message;
+    QList<SolverInfo> m_solvers;
+    std::function<std::optional<int64_t>()> m_freeMemory;
+    int64_t m_lo = 0, m_hi = 0;
+    bool m_syncing = false;
+    int m_dragKey = 1;
+};
+
+} // namespace remat::ui
