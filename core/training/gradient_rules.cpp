@@ -161,8 +161,8 @@ Expected<Spec> savesOutput(const RuleContext &c)
 
 Expected<Spec> clip(const RuleContext &c)
 {
-    // hardtanh_backward reads the input. torchvision's ReLU6 runs in place, so autograd keeps a
-    // copy of the input beside the result: the input is its own storage, as here.
+    // hardtanh saves its input. torchvision 0.14 builds ReLU6 through Conv2dNormActivation without
+    // `inplace`, so the input (the BN output) and the result are two storages, both kept.
     Spec s = elementwise(c, 2, 1);
     if (!s.gradInputs.empty())
         saveInput(s, 0);
@@ -376,7 +376,15 @@ Expected<Spec> averagePool(const RuleContext &c)
     return s;
 }
 
-Expected<Spec> globalAveragePool(const RuleContext &c) { return reduction(c); }
+Expected<Spec> globalAveragePool(const RuleContext &c)
+{
+    // Only the input's shape is needed, but PyTorch keeps the input of adaptive_avg_pool2d
+    // (measured: mobilenet_v2's last ReLU6 output is saved, and nothing else reads it).
+    Spec s = *reduction(c);
+    if (!s.gradInputs.empty())
+        saveInput(s, 0);
+    return s;
+}
 
 bool dropoutActive(const RuleContext &c)
 {

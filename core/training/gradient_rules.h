@@ -14,10 +14,10 @@
 // - What is saved follows PyTorch's autograd (torch 1.13), so store-all memory agrees with it:
 //   Conv / Gemm / MatMul save A when B needs a gradient and B when A does; BatchNormalization in
 //   training mode saves X, scale, mean and inverse std; Relu, Sigmoid, Tanh, Sqrt and Softmax save
-//   their output; Clip saves its input (torchvision's in-place ReLU6 makes autograd keep a copy of
-//   the input, measured: mobilenet_v2 matches only so);
-//   MaxPool saves X and int64 indices; AveragePool saves X (avg_pool2d keeps `self`);
-//   GlobalAveragePool (a mean) and Add / Sub / Concat / layout ops save nothing; Dropout saves its
+//   their output; Clip saves its input (torchvision 0.14's ReLU6 is not in place: hardtanh keeps
+//   its input, and the next conv keeps the result);
+//   MaxPool saves X and int64 indices; AveragePool and GlobalAveragePool save X (PyTorch's pooling
+//   keeps `self`, though only its shape is needed); Add / Sub / Concat / layout ops save nothing; Dropout saves its
 //   bool mask (as CUDA's fused dropout does); Mul saves the other operand of each input that needs a
 //   gradient; Erf, Gelu, HardSigmoid, HardSwish save X; LayerNormalization X, scale, mean, inv std.
 
