@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED_DIR="${REMAT_SHARED_DIR:-$(cd .. && pwd)/shared}"
 JOBS="${REMAT_JOBS:-$(nproc)}"
+# Let ccache share objects between checkouts in different folders (CI builds a fresh clone).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 if [ ! -f build/build.ninja ]; then
     cmake --preset default -DREMAT_SHARED_DIR="$SHARED_DIR" >/dev/null
 fi
