@@ -11,5 +11,7 @@ struct CommandContext
     int exitCode = 0;
 };
 
+void addBenchCommand(CLI::App &app, CommandContext &ctx);
+
 
 } // namespace remat::app

@@ -1,0 +1,189 @@
+// remat bench remat-graphs: every applicable solver on the public rematerialization benchmark
+// graphs (Checkmate's training graphs, Moccasin's random layered graphs) at the published budget
+// ratios, as a table and optionally CSV.
+#include "commands.h"
+
+#include "core/io/node_link.h"
+#include "core/solvers/checkmate.h"
+#include "core/solvers/solver.h"
+
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace remat::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace remat::core;
+
+struct BenchOptions
+{
+    std::string dir;
+    std::string csv;
+    double timeLimit = 60;
+    std::string ratios = "0.9,0.8";
+    std::string solvers;  // comma list; empty: all applicable
+    std::string graphs;   // substring filter
+    int threads = 1;
+};
+
+std::vector<std::string> splitList(const std::string &text)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty())
+            out.push_back(item);
+    return out;
+}
+
+std::string defaultDir()
+{
+    if (const char *shared = std::getenv("REMAT_SHARED_DIR"))
+        return std::string(shared) + "/benchmarks/remat-graphs";
+    return "../shared/benchmarks/remat-graphs";
+}
+
+/// The solvers to run: ours (CBC) first, then everything the registry holds that takes any DAG
+/// and the min-time objective.
+std::vector<std::unique_ptr<solvers::Solver>> benchSolvers(const std::vector<std::string> &only)
+{
+    std::vector<std::unique_ptr<solvers::Solver>> all;
+    auto add = [&](std::unique_ptr<solvers::Solver> s) {
+        if (!s)
+            return;
+        for (const auto &have : all)
+            if (have->id() == s->id())
+                return;
+        all.push_back(std::move(s));
+    };
+    add(solvers::makeCheckmateMilpSolver());
+    add(solvers::makeCheckmateLpSolver());
+    std::vector<std::unique_ptr<solvers::Solver>> chosen;
+    for (auto &s : all) {
+        const bool wanted = only.empty() ? (s->capabilities().minTime && s->id() != "offload")
+                                         : std::find(only.begin(), only.end(), s->id()) != only.end();
+        if (wanted)
+            chosen.push_back(std::move(s));
+    }
+    return chosen;
+}
+
+int runRematGraphs(const BenchOptions &opt)
+{
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(opt.dir, ec))
+        if (entry.path().extension() == ".json" &&
+            (opt.graphs.empty() || entry.path().filename().string().find(opt.graphs) != std::string::npos))
+            files.push_back(entry.path());
+    if (ec || files.empty()) {
+        fmt::print(stderr, "remat bench: no benchmark graphs in {}\n", opt.dir);
+        return 2;
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<double> ratios;
+    for (const std::string &r : splitList(opt.ratios))
+        ratios.push_back(std::stod(r));
+    auto solverList = benchSolvers(splitList(opt.solvers));
+    std::ofstream csv;
+    if (!opt.csv.empty()) {
+        csv.open(opt.csv);
+        csv << "graph,ops,ratio,budget_bytes,solver,status,tdi_percent,peak_bytes,peak_over_budget,"
+               "solve_seconds,bound,gap_percent,note\n";
+    }
+    fmt::print("{:<34} {:>5} {:>5} {:<15} {:<10} {:>8} {:>8} {:>9} {:>7}\n", "graph", "ops", "ratio",
+               "solver", "status", "TDI %", "peak/B", "time s", "gap %");
+    for (const fs::path &file : files) {
+        Expected<io::NodeLinkGraph> g = io::readNodeLinkGraph(file.string());
+        if (!g) {
+            fmt::print(stderr, "{}: {}\n", file.filename().string(), g.status().toString());
+            continue;
+        }
+        const std::string name = file.stem().string();
+        for (double ratio : ratios) {
+            const int64_t budget = static_cast<int64_t>(std::floor(ratio * double(g->referencePeakBytes)));
+            for (const auto &solver : solverList) {
+                solvers::SolveRequest req;
+                req.graph = &g->graph;
+                req.costs = &g->costs;
+                req.objective = solvers::Objective::MinTime;
+                req.budgetBytes = budget;
+                req.timeLimitSeconds = opt.timeLimit;
+                req.settings["threads"] = std::to_string(opt.threads);
+                const auto t0 = std::chrono::steady_clock::now();
+                Expected<solvers::Plan> plan = solver->solve(req);
+                const double seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                std::string status, note;
+                double tdi = NAN, peakRatio = NAN, gap = NAN, bound = NAN;
+                int64_t peak = -1;
+                if (!plan) {
+                    status = "error";
+                    note = plan.status().toString();
+                } else {
+                    status = solvers::solveStatusName(plan->status);
+                    note = plan->note;
+                    peak = plan->timeline.peakBytes;
+                    peakRatio = double(peak) / double(budget);
+                    if (plan->status != solvers::SolveStatus::Infeasible)
+                        tdi = plan->timeline.tdiPercent();
+                    if (plan->bound >= 0) {
+                        bound = plan->bound;
+                        const double obj = plan->timeline.recomputeSeconds;
+                        gap = obj > 0 ? 100.0 * std::max(0.0, obj - bound) / obj : 0.0;
+                    }
+                }
+                fmt::print("{:<34} {:>5} {:>5.2f} {:<15} {:<10} {:>8.2f} {:>8.4f} {:>9.2f} {:>7.2f}\n",
+                           name.substr(0, 34), g->graph.opCount(), ratio, solver->id(), status, tdi,
+                           peakRatio, seconds, gap);
+                std::fflush(stdout);
+                if (csv) {
+                    std::string quoted = note;
+                    std::replace(quoted.begin(), quoted.end(), '"', '\'');
+                    csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{},{},\"{}\"\n", name,
+                                       g->graph.opCount(), ratio, budget, solver->id(), status, tdi,
+                                       peak, peakRatio, seconds, bound, gap, quoted);
+                    csv.flush();
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+void addBenchCommand(CLI::App &app, CommandContext &ctx)
+{
+    CLI::App *bench = app.add_subcommand("bench", "Run benchmarks");
+    bench->require_subcommand(1);
+    auto opt = std::make_shared<BenchOptions>();
+    opt->dir = defaultDir();
+    CLI::App *graphs = bench->add_subcommand(
+        "remat-graphs",
+        "Every applicable solver on the public rematerialization graphs (Checkmate, Moccasin) at "
+        "budget ratios of the in-order peak; prints status, TDI %, peak/budget, time, MILP gap");
+    graphs->add_option("--dir", opt->dir, "folder of node-link JSON graphs")->capture_default_str();
+    graphs->add_option("--csv", opt->csv, "also write the rows to this CSV file");
+    graphs->add_option("--time-limit", opt->timeLimit, "seconds per solve")->capture_default_str();
+    graphs->add_option("--ratios", opt->ratios, "comma list of budget ratios")->capture_default_str();
+    graphs->add_option("--solvers", opt->solvers, "comma list of solver ids (default: all applicable)");
+    graphs->add_option("--graphs", opt->graphs, "only files whose name contains this");
+    graphs->add_option("--threads", opt->threads, "CBC threads")->capture_default_str();
+    graphs->callback([opt, &ctx] { ctx.exitCode = runRematGraphs(*opt); });
+}
+
+} // namespace remat::app

@@ -1,0 +1,26 @@
+#pragma once
+// Checkmate (Jain et al., MLSys 2020) on COIN-OR CBC: the MILP over R/S/FREE/U with
+// frontier-advancing stages, and its LP relaxation with two-phase rounding.
+//   std::unique_ptr<Solver> milp = solvers::makeCheckmateMilpSolver(); // nullptr without CBC
+//   SolveRequest req{.graph = &tg, .costs = &costs, .objective = Objective::MinTime,
+//                    .budgetBytes = b, .timeLimitSeconds = 60};   Expected<Plan> p = milp->solve(req);
+
+#include "core/solvers/solver.h"
+
+#include <memory>
+
+namespace remat::core::solvers {
+
+/// `checkmate-milp`. Settings: "threads" (CBC threads, default 1), "log" (CBC log level, 0),
+/// "warm-start" ("greedy" default, "none"), "max-columns" (refuse models above this, 3000000).
+/// Returns nullptr when the build has no CBC.
+std::unique_ptr<Solver> makeCheckmateMilpSolver();
+
+/// `checkmate-lp`. Settings: "eps" (comma list of budget margins, default "0,0.05,0.1,0.2,0.3"),
+/// "thresholds" (comma list, default 0.1..0.9), "max-columns". Returns nullptr without CBC.
+std::unique_ptr<Solver> makeCheckmateLpSolver();
+
+/// True when this build links CBC (both solvers above exist).
+bool checkmateAvailable();
+
+} // namespace remat::core::solvers

@@ -1,0 +1,312 @@
+// checkmate-milp: Checkmate's MILP solved by COIN-OR CBC (through CbcMain1, so CBC's own
+// preprocessing, cuts and heuristics run), warm-started from a greedy plan, with live progress
+// and cancellation through a CBC event handler.
+#include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate_model.h"
+#include "core/solvers/checkmate_osi_cbc.h"
+#include "core/solvers/checkmate_problem.h"
+
+#include <coin/CbcEventHandler.hpp>
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+namespace remat::core::solvers {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// What the event handler (and its clones inside CbcMain1) share with the solve call.
+struct CbcWatch
+{
+    const SolveRequest *request = nullptr;
+    Clock::time_point start;
+    double deadlineSeconds = 0;
+    double objectiveScale = 1;
+    Clock::time_point lastReport;
+    bool stopped = false;
+    bool cancelled = false;
+};
+
+class ProgressHandler : public CbcEventHandler
+{
+public:
+    ProgressHandler(std::shared_ptr<CbcWatch> watch) : m_watch(std::move(watch)) {}
+    ProgressHandler(const ProgressHandler &other) = default;
+    CbcEventHandler *clone() const override { return new ProgressHandler(*this); }
+
+    CbcAction event(CbcEvent whichEvent) override
+    {
+        CbcWatch &w = *m_watch;
+        const auto now = Clock::now();
+        const double elapsed = std::chrono::duration<double>(now - w.start).count();
+        if (w.request->stop.stopRequested()) {
+            w.stopped = w.cancelled = true;
+            return stop;
+        }
+        if (elapsed > w.deadlineSeconds) {
+            w.stopped = true;
+            return stop;
+        }
+        if (w.request->progress && model_ &&
+            (whichEvent == solution || whichEvent == heuristicSolution ||
+             std::chrono::duration<double>(now - w.lastReport).count() > 0.25)) {
+            w.lastReport = now;
+            SolveProgress pr;
+            pr.elapsedSeconds = elapsed;
+            if (model_->bestSolution())
+                pr.incumbent = model_->getObjValue() * w.objectiveScale;
+            const double bound = model_->getBestPossibleObjValue();
+            if (std::isfinite(bound) && std::abs(bound) < 1e40)
+                pr.bound = std::max(0.0, bound * w.objectiveScale);
+            pr.message = fmt::format("CBC: {} nodes", model_->getNodeCount());
+            w.request->progress(pr);
+        }
+        return noAction;
+    }
+
+private:
+    std::shared_ptr<CbcWatch> m_watch;
+};
+
+int noCallback(CbcModel *, int) { return 0; }
+
+struct CbcOutcome
+{
+    bool hasSolution = false;
+    bool optimal = false;
+    bool infeasible = false;
+    bool stopped = false;
+    bool cancelled = false;
+    std::vector<double> x;
+    double objective = 0; ///< scaled back
+    double bound = -1;    ///< scaled back, -1 unknown
+};
+
+CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *start,
+                  const SolveRequest &request, double seconds, int threads, int logLevel,
+                  Clock::time_point begin, double scale)
+{
+    CbcOutcome out;
+    OsiClpSolverInterface si;
+    checkmate::loadModel(si, m, start != nullptr);
+    si.messageHandler()->setLogLevel(0);
+    CbcModel model(si);
+    CbcSolverUsefulData data;
+    data.noPrinting_ = logLevel == 0;
+    data.useSignalHandler_ = false;
+    CbcMain0(model, data);
+    auto watch = std::make_shared<CbcWatch>();
+    watch->request = &request;
+    watch->start = begin;
+    watch->deadlineSeconds = std::chrono::duration<double>(Clock::now() - begin).count() + seconds;
+    watch->objectiveScale = scale;
+    watch->lastReport = Clock::now();
+    ProgressHandler handler(watch);
+    model.passInEventHandler(&handler);
+    if (!logLevel)
+        model.messageHandler()->setLogLevel(0);
+    if (start) {
+        std::vector<std::string> names;
+        std::vector<const char *> cnames;
+        std::vector<double> values;
+        for (size_t c = 0; c < m.columns(); ++c)
+            if (m.integer[c]) {
+                cnames.push_back(m.names[c].c_str());
+                values.push_back((*start)[c]);
+            }
+        model.setMIPStart(static_cast<int>(cnames.size()), cnames.data(), values.data());
+    }
+    const std::string secText = fmt::format("{:.3f}", std::max(0.5, seconds));
+    const std::string threadText = std::to_string(std::max(1, threads));
+    const std::string logText = std::to_string(logLevel);
+    std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
+                                      "elapsed", "-sec", secText.c_str()};
+    if (threads > 1) {
+        argv.push_back("-threads");
+        argv.push_back(threadText.c_str());
+    }
+    argv.push_back("-solve");
+    argv.push_back("-quit");
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback, data);
+
+    out.stopped = watch->stopped || model.isSecondsLimitReached();
+    out.cancelled = watch->cancelled;
+    out.infeasible = model.isProvenInfeasible() && !model.bestSolution();
+    if (model.bestSolution() && model.getNumCols() == static_cast<int>(m.columns())) {
+        out.hasSolution = true;
+        out.x.assign(model.bestSolution(), model.bestSolution() + m.columns());
+        out.objective = model.getObjValue() * scale;
+    }
+    out.optimal = out.hasSolution && model.isProvenOptimal() && !out.stopped;
+    const double bound = model.getBestPossibleObjValue();
+    if (out.optimal)
+        out.bound = out.objective;
+    else if (std::isfinite(bound) && std::abs(bound) < 1e40)
+        out.bound = std::max(0.0, bound * scale);
+    return out;
+}
+
+class CheckmateMilpSolver final : public Solver
+{
+public:
+    std::string id() const override { return "checkmate-milp"; }
+    std::string title() const override { return "Checkmate MILP (Jain et al. 2020) on CBC"; }
+    std::string description() const override
+    {
+        return "Checkmate's mixed-integer program over the fixed op order: binary R[t,i] "
+               "(op i runs in stage t) and S[t,i] (its outputs are retained into stage t), "
+               "releases FREE[t,(i,k)] and memory U[t,k], with frontier-advancing stages (stage t "
+               "ends with op t's first run). Solved by COIN-OR CBC with a time limit, warm-started "
+               "from a greedy plan; the incumbent and the proven bound are reported live and the "
+               "bound is kept in the plan (the gap). Memory is the simulator's: preloaded tensors, "
+               "weight gradients from their op, workspace and unread outputs while an op runs. "
+               "Optimal within that fixed order; outputs of one op are retained together.";
+    }
+    Capabilities capabilities() const override
+    {
+        Capabilities c;
+        c.optimalForItsModel = true;
+        c.needsCbc = true;
+        return c;
+    }
+    Expected<Plan> solve(const SolveRequest &request) const override;
+};
+
+Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
+{
+    const auto begin = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - begin).count(); };
+    REMAT_RETURN_IF_ERROR(checkmate::checkRequest(request));
+    REMAT_ASSIGN_OR_RETURN(checkmate::Problem p,
+                           checkmate::buildProblem(*request.graph, *request.costs, request.pins));
+    const bool minPeak = request.objective == Objective::MinPeak;
+    const int threads = static_cast<int>(checkmate::settingNumber(request, "threads", 1));
+    const int logLevel = static_cast<int>(checkmate::settingNumber(request, "log", 0));
+    const double maxColumns = checkmate::settingNumber(request, "max-columns", 3e6);
+    const bool warm = checkmate::settingText(request, "warm-start", "greedy") != "none";
+
+    // Warm start (and the answer when the MILP cannot improve on it).
+    std::vector<int> warmSeq;
+    if (minPeak)
+        warmSeq = checkmate::lowestPeakSequence(p);
+    else
+        warmSeq = checkmate::greedyPlan(p, request.budgetBytes,
+                                        std::min(30.0, 0.2 * request.timeLimitSeconds), request.stop);
+    const double warmSeconds = elapsed();
+    auto finishWith = [&](const std::vector<int> &seq, SolveStatus status, double bound,
+                          double objective, const std::string &note) -> Expected<Plan> {
+        REMAT_ASSIGN_OR_RETURN(Plan plan, checkmate::finishPlan(p, request, seq, id()));
+        plan.status = status;
+        plan.bound = bound;
+        plan.solverObjective = objective;
+        plan.solverObjectiveName = minPeak ? "peak bytes in Checkmate's model"
+                                           : "recompute seconds in Checkmate's model";
+        plan.note = note;
+        plan.solveSeconds = elapsed();
+        if (!minPeak && status != SolveStatus::Infeasible && plan.timeline.peakBytes > request.budgetBytes)
+            return makeError(StatusCode::Internal,
+                             fmt::format("checkmate-milp: plan peaks at {} B over the budget {} B "
+                                         "(the model and the simulator disagree)",
+                                         plan.timeline.peakBytes, request.budgetBytes));
+        return plan;
+    };
+    auto infeasiblePlan = [&](const std::string &why) {
+        std::vector<int> seq = checkmate::lowestPeakSequence(p);
+        const int64_t peak = checkmate::evaluate(p, seq).peakBytes;
+        return finishWith(seq, SolveStatus::Infeasible, -1, 0,
+                          fmt::format("infeasible: {}; the lowest peak found is {} B", why, peak));
+    };
+    if (request.stop.stopRequested())
+        return makeError(StatusCode::Cancelled, "checkmate-milp cancelled");
+
+    checkmate::Evaluation warmEval;
+    if (!warmSeq.empty()) {
+        warmEval = checkmate::evaluate(p, warmSeq);
+        if (!minPeak && warmEval.recomputes == 0)
+            return finishWith(warmSeq, SolveStatus::Optimal, 0, 0,
+                              "store-all fits the budget: no recomputation needed");
+    }
+    if (estimateColumns(p) > maxColumns) {
+        if (warmSeq.empty())
+            return makeError(StatusCode::ResourceExhausted,
+                             fmt::format("checkmate-milp: the model would have about {} columns "
+                                         "(limit {}) and no heuristic plan fits",
+                                         estimateColumns(p), maxColumns));
+        return finishWith(warmSeq, SolveStatus::Feasible, -1, warmEval.recomputeSeconds,
+                          fmt::format("model too large for CBC (about {} columns): greedy plan "
+                                      "without a bound", estimateColumns(p)));
+    }
+
+    checkmate::ModelOptions mo;
+    mo.budgetBytes = request.budgetBytes;
+    mo.minimisePeak = minPeak;
+    const checkmate::LinearModel model = checkmate::buildModel(p, mo);
+    if (model.trivialInfeasible && !minPeak)
+        return infeasiblePlan(model.infeasibleReason);
+    std::vector<double> start;
+    if (warm && !warmSeq.empty())
+        start = model.pointFromPlan(p, checkmate::stagePlanFromSequence(p, warmSeq));
+    const double remaining = request.timeLimitSeconds - elapsed();
+    CbcOutcome cbc = runCbc(model, start.empty() ? nullptr : &start, request, std::max(1.0, remaining),
+                            threads, logLevel, begin,
+                            minPeak ? double(model.unit) : model.objectiveScale);
+    const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B",
+                                         model.columns(), model.integers(), model.rows(), model.unit);
+    if (cbc.cancelled && !cbc.hasSolution && warmSeq.empty())
+        return makeError(StatusCode::Cancelled, "checkmate-milp cancelled before any plan");
+    if (!cbc.hasSolution) {
+        if (cbc.infeasible && !cbc.stopped)
+            return infeasiblePlan("CBC proved the budget infeasible in Checkmate's model");
+        if (warmSeq.empty()) {
+            std::vector<int> seq = checkmate::lowestPeakSequence(p);
+            return finishWith(seq, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::TimedOut,
+                              cbc.bound, 0,
+                              fmt::format("no plan within the budget found in {:.1f} s; {}; the "
+                                          "plan shown is the lowest peak found", elapsed(), size));
+        }
+        return finishWith(warmSeq, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::Feasible,
+                          cbc.bound, warmEval.recomputeSeconds,
+                          fmt::format("CBC found nothing better than the warm start; {}", size));
+    }
+    std::vector<int> seq = checkmate::sequenceFromR(p, model.rFromPoint(p, cbc.x));
+    checkmate::Evaluation eval = checkmate::evaluate(p, seq);
+    // Keep the warm start when the MILP point is not better once re-evaluated exactly (the
+    // model rounds sizes up, so this only happens with coarse memory units).
+    if (!warmSeq.empty() && (minPeak ? warmEval.peakBytes < eval.peakBytes
+                                     : (eval.peakBytes > request.budgetBytes ||
+                                        warmEval.recomputeSeconds < eval.recomputeSeconds))) {
+        seq = warmSeq;
+        eval = warmEval;
+    }
+    SolveStatus status = cbc.optimal ? SolveStatus::Optimal
+                         : cbc.cancelled ? SolveStatus::Cancelled
+                                         : SolveStatus::Feasible;
+    const double objective = minPeak ? cbc.objective : eval.recomputeSeconds;
+    const double bound = cbc.bound;
+    std::string note;
+    if (status == SolveStatus::Optimal)
+        note = fmt::format("optimal in Checkmate's model; {}", size);
+    else
+        note = fmt::format("{}; gap {:.2f}% (bound {:.6g}); {}",
+                           cbc.cancelled ? "cancelled" : "time limit",
+                           objective > 0 && bound >= 0 ? 100.0 * (objective - bound) / objective : 0.0,
+                           bound, size);
+    if (!warmSeq.empty())
+        note += fmt::format("; warm start {:.6g} s of recompute in {:.2f} s", warmEval.recomputeSeconds,
+                            warmSeconds);
+    return finishWith(seq, status, bound, objective, note);
+}
+
+} // namespace
+
+std::unique_ptr<Solver> makeCheckmateMilpSolver() { return std::make_unique<CheckmateMilpSolver>(); }
+
+} // namespace remat::core::solvers
