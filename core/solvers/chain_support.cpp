@@ -42,6 +42,36 @@ std::vector<TensorId> keepFromBoundaries(const ChainView &view, const std::vecto
     return keep;
 }
 
+StageOps stageOps(const ChainView &view, const GraphFacts &facts)
+{
+    StageOps s;
+    const size_t L = view.stageCount();
+    s.forward.resize(L);
+    s.backward.resize(L);
+    for (size_t k = 0; k < L; ++k)
+        for (int32_t i = view.stageBegin[k]; i < view.stageBegin[k + 1]; ++i)
+            s.forward[k].push_back(OpId(i));
+    for (int32_t i = facts.forwardOps(); i < facts.lossEnd(); ++i)
+        s.loss.push_back(OpId(i));
+    for (int32_t i = facts.lossEnd(); i < facts.opCount(); ++i)
+        s.backward[view.stageOfOp[i]].push_back(OpId(i));
+    return s;
+}
+
+void appendForward(const StageOps &ops, size_t stage, std::vector<OpId> *seq, bool *lossDone)
+{
+    seq->insert(seq->end(), ops.forward[stage].begin(), ops.forward[stage].end());
+    if (stage + 1 == ops.forward.size() && !*lossDone) {
+        seq->insert(seq->end(), ops.loss.begin(), ops.loss.end());
+        *lossDone = true;
+    }
+}
+
+void appendBackward(const StageOps &ops, size_t stage, std::vector<OpId> *seq)
+{
+    seq->insert(seq->end(), ops.backward[stage].begin(), ops.backward[stage].end());
+}
+
 Status requireChain(const ChainView &view, const std::string &solverId)
 {
     if (view.stageCount() == 0)

@@ -1,0 +1,273 @@
+// Rotor (Beaumont, Eyraud-Dubois, Herrmann, Joly, Shilova; ACM TOMS 2024): optimal checkpointing
+// for heterogeneous chains. A DP over (memory, i, j) where each stage is run keeping nothing,
+// keeping its input (a checkpoint) or keeping its whole tape, on the chain of articulation points.
+#include "core/solvers/chain_support.h"
+#include "core/solvers/checkpoint_solvers.h"
+#include "core/solvers/plan_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace remat::core::solvers {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/// Stage parameters in memory slots and seconds.
+struct RotorChain
+{
+    int L = 0;
+    std::vector<int> cw;      ///< size L+1: input of stage k (x_k), x_L the output
+    std::vector<int> cbw;     ///< size L+1: cbw[k+1] = tape of stage k, its output included
+    std::vector<int> fwdTmp, bwdTmp;
+    std::vector<double> fw, bw;
+};
+
+class RotorTable
+{
+public:
+    RotorTable(const RotorChain &c, int slots) : m_c(c), m_slots(slots)
+    {
+        const size_t pairs = size_t(c.L) * (c.L + 1) / 2;
+        m_opt.assign(size_t(slots + 1) * pairs, kInf);
+        m_what.assign(m_opt.size(), -1);
+    }
+    size_t index(int m, int i, int j) const
+    {
+        // pairs (i, j), i <= j, packed by length d = j - i.
+        const int d = j - i;
+        const size_t before = size_t(d) * m_c.L - size_t(d) * (d - 1) / 2;
+        return size_t(m) * (size_t(m_c.L) * (m_c.L + 1) / 2) + before + i;
+    }
+    float opt(int m, int i, int j) const { return m < 0 ? kInf : m_opt[index(m, i, j)]; }
+    int what(int m, int i, int j) const { return m_what[index(m, i, j)]; }
+
+    bool compute(const StopToken &stop)
+    {
+        const RotorChain &c = m_c;
+        for (int m = 0; m <= m_slots; ++m)
+            for (int i = 0; i < c.L; ++i) {
+                const int need = c.cw[i + 1] + c.cbw[i + 1] + std::max(c.fwdTmp[i], c.bwdTmp[i]);
+                if (m >= need)
+                    m_opt[index(m, i, i)] = float(c.fw[i] + c.bw[i]);
+            }
+        for (int d = 1; d < c.L; ++d) {
+            if (stop.stopRequested())
+                return false;
+            for (int i = 0; i + d < c.L; ++i) {
+                const int j = i + d;
+                int mmin = c.cw[j + 1] + c.cw[i + 1] + c.fwdTmp[i];
+                for (int k = i + 1; k < j; ++k)
+                    mmin = std::max(mmin, c.cw[j + 1] + c.cw[k] + c.cw[k + 1] + c.fwdTmp[k]);
+                for (int m = mmin; m <= m_slots; ++m) {
+                    float best = kInf;
+                    int choice = -1;
+                    // Keep the tape of stage i, solve i+1..j, then stage i's backward.
+                    if (m >= c.cbw[i + 1] && opt(m, i, i) < kInf) {
+                        const float v = float(c.fw[i] + c.bw[i]) + opt(m - c.cbw[i + 1], i + 1, j);
+                        if (v < best) {
+                            best = v;
+                            choice = 0;
+                        }
+                    }
+                    // Keep only stage i's input, run forward to k, keep x_k, solve k..j, redo
+                    // i..k-1.
+                    double ahead = 0;
+                    for (int k = i + 1; k <= j; ++k) {
+                        ahead += c.fw[k - 1];
+                        if (m < c.cw[k])
+                            continue;
+                        const float v = float(ahead) + opt(m - c.cw[k], k, j) + opt(m, i, k - 1);
+                        if (v < best) {
+                            best = v;
+                            choice = k;
+                        }
+                    }
+                    m_opt[index(m, i, j)] = best;
+                    m_what[index(m, i, j)] = choice;
+                }
+            }
+        }
+        return true;
+    }
+
+    /// The op sequence of the optimal strategy for (m, 0, L-1) (explicit stack).
+    std::vector<OpId> sequence(int m, const StageOps &ops) const
+    {
+        std::vector<OpId> seq;
+        bool lossDone = false;
+        struct Task { int kind, m, i, j; }; // kind 0: solve, 1: backward of stage i
+        std::vector<Task> stack{{0, m, 0, m_c.L - 1}};
+        while (!stack.empty()) {
+            const Task t = stack.back();
+            stack.pop_back();
+            if (t.kind == 1) {
+                appendBackward(ops, t.i, &seq);
+                continue;
+            }
+            if (t.i == t.j) {
+                appendForward(ops, t.i, &seq, &lossDone);
+                appendBackward(ops, t.i, &seq);
+                continue;
+            }
+            const int choice = what(t.m, t.i, t.j);
+            if (choice <= 0) {
+                appendForward(ops, t.i, &seq, &lossDone);
+                stack.push_back({1, 0, t.i, t.i});
+                stack.push_back({0, t.m - m_c.cbw[t.i + 1], t.i + 1, t.j});
+            } else {
+                for (int a = t.i; a < choice; ++a)
+                    appendForward(ops, a, &seq, &lossDone);
+                stack.push_back({0, t.m, t.i, choice - 1});
+                stack.push_back({0, t.m - m_c.cw[choice], choice, t.j});
+            }
+        }
+        return seq;
+    }
+
+private:
+    const RotorChain &m_c;
+    int m_slots;
+    std::vector<float> m_opt;
+    std::vector<int16_t> m_what;
+};
+
+class RotorSolver final : public Solver
+{
+public:
+    std::string id() const override { return "rotor"; }
+    std::string title() const override { return "Rotor (Beaumont et al.), heterogeneous chains"; }
+    std::string description() const override
+    {
+        return "Dynamic program over (memory, i, j) on the chain of articulation points: each "
+               "stage is run keeping nothing, keeping its input (a checkpoint that later stages "
+               "are recomputed from) or keeping its whole tape, with per-stage forward and "
+               "backward times, input, tape and transient bytes; checkpoints may be created "
+               "during backward (multi-level). Memory is discretised into at most 500 slots "
+               "(setting \"slots\"). min-peak: the smallest feasible memory and a few above it "
+               "are simulated and the lowest true peak returned; min-time: the largest memory "
+               "whose plan's simulated peak fits the budget (the DP's least time there). Pins "
+               "are not supported.";
+    }
+    Capabilities capabilities() const override
+    {
+        Capabilities c;
+        c.anyDag = false;
+        c.pins = false;
+        c.optimalForItsModel = false;
+        return c;
+    }
+    Expected<Plan> solve(const SolveRequest &request) const override
+    {
+        PlanBuilder pb(id(), request);
+        REMAT_RETURN_IF_ERROR(pb.init());
+        if (!request.pins.empty())
+            return makeError(StatusCode::Unsupported, id() + ": pins are not supported");
+        const ChainView view = pb.facts().chainView(request.costs);
+        REMAT_RETURN_IF_ERROR(requireChain(view, id()));
+        const StageOps ops = stageOps(view, pb.facts());
+        const int L = static_cast<int>(view.stageCount());
+        // Bytes per stage, then slots.
+        std::vector<double> cw(L + 1, 0), cbw(L + 1, 0), ft(L, 0), bt(L, 0);
+        const auto &g = pb.graph();
+        for (int k = 1; k < L; ++k)
+            cw[k] = double(view.boundaryBytes[k - 1]);
+        {
+            // The network output: what the loss reads.
+            double out = 0;
+            for (OpId l : ops.loss)
+                for (TensorId t : g.op(l).inputs)
+                    if (pb.facts().isForwardTensor(t))
+                        out += double(g.tensor(t).bytes);
+            cw[L] = out;
+        }
+        double total = 0;
+        for (int k = 0; k < L; ++k) {
+            cbw[k + 1] = double(view.tapeBytes[k]) + cw[k + 1];
+            ft[k] = double(view.largestBytes[k]);
+            bt[k] = 2.0 * double(view.largestBytes[k]);
+            total += cw[k + 1] + cbw[k + 1];
+        }
+        total += 2.0 * *std::max_element(bt.begin(), bt.end());
+        int slots = 500;
+        if (auto it = request.settings.find("slots"); it != request.settings.end())
+            slots = std::clamp(std::atoi(it->second.c_str()), 10, 5000);
+        // Keep the table within about 60 M entries.
+        const double pairs = double(L) * (L + 1) / 2;
+        slots = int(std::max(10.0, std::min(double(slots), 6e7 / std::max(1.0, pairs))));
+        const double unit = std::max(1.0, total / slots);
+        auto toSlots = [&](double b) { return int(std::ceil(b / unit)); };
+        RotorChain c;
+        c.L = L;
+        for (int k = 0; k <= L; ++k) {
+            c.cw.push_back(toSlots(cw[k]));
+            c.cbw.push_back(toSlots(cbw[k]));
+        }
+        for (int k = 0; k < L; ++k) {
+            c.fwdTmp.push_back(toSlots(ft[k]));
+            c.bwdTmp.push_back(toSlots(bt[k]));
+            c.fw.push_back(view.forwardSeconds[k]);
+            c.bw.push_back(view.backwardSeconds[k]);
+        }
+        RotorTable table(c, slots);
+        if (!table.compute(request.stop))
+            return makeError(StatusCode::Cancelled, id() + ": cancelled");
+        pb.setObjectiveName("DP time of forward + backward with recomputation (seconds)");
+        pb.addNote("chain of " + std::to_string(L) + " stages, " + std::to_string(slots) +
+                   " memory slots of " + std::to_string(int64_t(unit)) + " bytes");
+        pb.setSetting("slots", std::to_string(slots));
+        int mMin = -1;
+        for (int m = 0; m <= slots; ++m)
+            if (table.opt(m, 0, L - 1) < kInf) {
+                mMin = m;
+                break;
+            }
+        if (mMin < 0)
+            return makeError(StatusCode::Infeasible, id() + ": no strategy within the slot range");
+        auto offerAt = [&](int m) -> Expected<sim::Timeline> {
+            auto sched = scheduleFromSequence(g, table.sequence(m, ops));
+            if (!sched)
+                return sched.status();
+            return pb.offerSchedule(std::move(*sched), table.opt(m, 0, L - 1));
+        };
+        bool complete = true;
+        if (request.objective == Objective::MinPeak) {
+            for (int i = 0; i < 12; ++i) {
+                const int m = std::min(slots, mMin + int(std::lround(std::pow(1.6, i))) - 1);
+                if (i > 0 && pb.shouldStop(double(i) / 12, "memory sweep")) {
+                    complete = false;
+                    break;
+                }
+                REMAT_RETURN_IF_ERROR(offerAt(m).status());
+                if (m == slots)
+                    break;
+            }
+        } else {
+            // Largest memory whose simulated plan fits: bisection on slots.
+            int lo = mMin, hi = slots;
+            REMAT_RETURN_IF_ERROR(offerAt(lo).status());
+            while (lo < hi) {
+                if (pb.shouldStop(-1, "budget search")) {
+                    complete = false;
+                    break;
+                }
+                const int mid = (lo + hi + 1) / 2;
+                auto t = offerAt(mid);
+                if (!t)
+                    return t.status();
+                if (t->peakBytes <= request.budgetBytes)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+        }
+        return pb.finish(SolveStatus::Feasible, complete);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Solver> makeRotorSolver() { return std::make_unique<RotorSolver>(); }
+
+} // namespace remat::core::solvers
