@@ -2,6 +2,7 @@
 
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
+#include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
@@ -202,6 +203,15 @@ QMenu *Planner::createMenu(QWidget *parent)
 }
 
 // ---- configuration ------------------------------------------------------------------------
+
+std::vector<std::shared_ptr<const core::solvers::Solver>> Planner::registrySolvers()
+{
+    std::vector<std::shared_ptr<const core::solvers::Solver>> out;
+    for (auto &s : core::solvers::makeSolvers())
+        if (s)
+            out.push_back(std::shared_ptr<const core::solvers::Solver>(std::move(s)));
+    return out;
+}
 
 void Planner::setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver>> solvers)
 {

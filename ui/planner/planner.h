@@ -75,6 +75,8 @@ public:
 
     // ---- configuration (by the app) -------------------------------------------------------
     void setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver>> solvers);
+    /// Every solver of this build (core's registry), ready to share with worker threads.
+    static std::vector<std::shared_ptr<const core::solvers::Solver>> registrySolvers();
     void setBackends(std::vector<BackendChoice> backends);
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
 

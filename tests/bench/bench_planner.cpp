@@ -1,0 +1,94 @@
+// Budget slider to new chart: how long after the user moves the budget slider the memory chart
+// shows the re-solved plan, for the fast (DP and checkpoint-set) solvers on resnet50 at batch 32.
+// Includes the debounce, the solve on the worker, the re-simulation for the chart, the analysis
+// (colours, R/S matrices) and the chart's replace(). Target: under 100 ms.
+#include "ui/planner/memory_chart_view.h"
+#include "ui/planner/planner.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace remat;
+using namespace remat::ui;
+
+int main(int argc, char **argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    const std::string model = std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/resnet50.onnx";
+    const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 32;
+    QElapsedTimer clock;
+    clock.start();
+    auto problem = loadPlannerProblem(model, batch, {});
+    if (!problem) {
+        std::fprintf(stderr, "%s\n", problem.status().toString().c_str());
+        return 1;
+    }
+    std::printf("resnet50 batch %lld: %zu ops, %zu tensors, store-all peak %.2f GiB (loaded in %.1f s)\n",
+                (long long)batch, problem->training->opCount(), problem->training->tensorCount(),
+                double(problem->storeAll.timeline.peakBytes) / double(1 << 30), clock.elapsed() / 1e3);
+    auto shared = std::make_shared<const PlannerProblem>(std::move(*problem));
+    const auto &sa = shared->storeAll.timeline;
+    const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+
+    Planner planner;
+    planner.setSolvers(Planner::registrySolvers());
+    planner.setProblem(shared);
+    planner.solverPanel()->setLiveResolve(true);
+    planner.memoryChart()->resize(1200, 500);
+    planner.memoryChart()->show();
+
+    std::printf("%-14s %8s %10s %10s %10s %8s\n", "solver", "moves", "median ms", "p90 ms", "max ms", "steps");
+    const char *ids[] = {"chen-sqrtn", "chen-greedy", "hong-dp", "hong-linear", "revolve", "rotor", "feng-huang"};
+    for (const char *id : ids) {
+        if (!planner.usableSolverIds().contains(QString::fromLatin1(id)))
+            continue;
+        planner.document()->clearPlans();
+        planner.document()->setBudgetBytes(floor + (sa.peakBytes - floor) * 8 / 10);
+        planner.solve(QString::fromLatin1(id));
+        planner.waitForIdle();
+        if (!planner.document()->currentPlan())
+            continue;
+        std::vector<double> ms;
+        for (int i = 0; i < 12; ++i) {
+            // Distinct budgets between 45% and 95% of the activation range, never cached.
+            const int64_t target = floor + (sa.peakBytes - floor) * (45 + (i * 37) % 50) / 100 + i;
+            const int64_t before = planner.document()->budgetBytes();
+            QEventLoop loop;
+            int64_t want = -1;
+            auto conn = QObject::connect(&planner, &Planner::planUpdated, &loop, [&] {
+                const auto *p = planner.document()->currentPlan();
+                if (p && p->budgetBytes == want)
+                    loop.quit();
+            });
+            QTimer::singleShot(30000, &loop, &QEventLoop::quit);
+            clock.restart();
+            planner.solverPanel()->dragBudgetTo(target);
+            want = planner.document()->budgetBytes();
+            if (want == before) { // the slider did not move: nothing to time
+                QObject::disconnect(conn);
+                continue;
+            }
+            if (planner.document()->currentPlan()->budgetBytes != want)
+                loop.exec();
+            QCoreApplication::processEvents(); // the chart's repaint
+            ms.push_back(double(clock.nsecsElapsed()) / 1e6);
+            QObject::disconnect(conn);
+            planner.waitForIdle();
+        }
+        if (ms.empty())
+            continue;
+        std::sort(ms.begin(), ms.end());
+        std::printf("%-14s %8zu %10.1f %10.1f %10.1f %8zu\n", id, ms.size(), ms[ms.size() / 2],
+                    ms[ms.size() * 9 / 10], ms.back(), planner.document()->currentPlan()->schedule.steps.size());
+        std::fflush(stdout);
+    }
+    return 0;
+}

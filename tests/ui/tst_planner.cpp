@@ -1,0 +1,320 @@
+// The planner end to end on corpus models, offscreen: solve with two solvers, pins with undo,
+// sessions saved and reopened, a CPU run feeding the live chart, a cancelled solve.
+#include "common/test_support.h"
+
+#include "core/sim/simulator.h"
+#include "core/exec/cpu/cpu_backend.h"
+#include "ui/planner/memory_chart_view.h"
+#include "ui/planner/plan_table_model.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/rs_matrix_view.h"
+#include "ui/planner/run_panel.h"
+#include "ui/planner/teaching_view.h"
+
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace remat;
+using namespace remat::ui;
+using core::solvers::PinKind;
+
+class TestPlanner : public QObject
+{
+    Q_OBJECT
+
+private:
+    std::shared_ptr<const PlannerProblem> m_resnet;
+    QString m_resnetPath;
+
+    std::unique_ptr<Planner> makePlanner()
+    {
+        auto p = std::make_unique<Planner>();
+        p->setSolvers(Planner::registrySolvers());
+        p->setProblem(m_resnet);
+        p->solverPanel()->setLiveResolve(false);
+        return p;
+    }
+
+    // A plan's figures must be the simulator's: re-simulate its schedule and compare.
+    static void checkFigures(const core::solvers::Plan &plan, const PlannerProblem &problem)
+    {
+        auto t = core::sim::simulate(plan.schedule, *problem.training, *problem.costs);
+        QVERIFY2(t.hasValue(), t.status().message().c_str());
+        QCOMPARE(plan.timeline.peakBytes, t->peakBytes);
+        QCOMPARE(plan.timeline.points.size(), plan.schedule.steps.size());
+    }
+
+private slots:
+    void initTestCase()
+    {
+        m_resnetPath = tests::sharedPath("corpus/graph_only/resnet18.onnx");
+        if (!QFileInfo::exists(m_resnetPath))
+            QSKIP("shared corpus not found");
+        auto p = loadPlannerProblem(m_resnetPath.toStdString(), 2, {});
+        QVERIFY2(p.hasValue(), p.status().message().c_str());
+        m_resnet = std::make_shared<const PlannerProblem>(std::move(*p));
+        // resnet18 at batch 2 keeps activations worth more than half its peak: checkpointing has
+        // something to save.
+        QVERIFY(m_resnet->storeAll.timeline.activationPeakBytes > 0);
+    }
+
+    void twoSolversGiveTwoRows()
+    {
+        auto planner = makePlanner();
+        QVERIFY(planner->usableSolverIds().contains(QStringLiteral("chen-sqrtn")));
+        QVERIFY(planner->usableSolverIds().contains(QStringLiteral("hong-dp")));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        QCOMPARE(planner->planTableModel()->rowCount(), 2);
+        const auto &plans = planner->document()->plans();
+        QStringList solvers;
+        for (const auto &p : plans) {
+            solvers << QString::fromStdString(p.solver);
+            checkFigures(p, *m_resnet);
+            // Both checkpoint a chain of resnet blocks: strictly less activation memory than
+            // storing everything.
+            QVERIFY(p.timeline.activationPeakBytes < m_resnet->storeAll.timeline.activationPeakBytes);
+        }
+        solvers.sort();
+        QCOMPARE(solvers, QStringList({"chen-sqrtn", "hong-dp"}));
+        // The table shows the simulator's peak of each row.
+        const QModelIndex peak = planner->planTableModel()->index(0, PlanTableModel::Peak);
+        QCOMPARE(planner->planTableModel()->data(peak, PlanTableModel::SortRole).toLongLong(),
+                 qint64(plans[0].timeline.peakBytes));
+        // Selecting a row makes it the current plan.
+        planner->planTable()->selectRow(0);
+        QCOMPARE(planner->document()->currentPlanIndex(), 0);
+        planner->planTable()->selectRow(1);
+        QCOMPARE(planner->document()->currentPlanIndex(), 1);
+        QCOMPARE(planner->memoryChart()->stepCount(), int(plans[1].schedule.steps.size()));
+    }
+
+    void pinChangesPlanAndUndoRestoresIt()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(1));
+        const auto before = *planner->document()->currentPlan();
+        // A node the plan recomputes; pinning it "keep" must store it.
+        QString node;
+        for (auto it = planner->analysis().nodeDecisions().cbegin(); it != planner->analysis().nodeDecisions().cend(); ++it)
+            if (it.value() == PlanDecision::Recompute && !planner->pinTensorOfNode(it.key()).isEmpty()) {
+                node = it.key();
+                break;
+            }
+        QVERIFY2(!node.isEmpty(), "chen-sqrtn recomputes nothing on resnet18");
+        QVERIFY(planner->pinNode(node, PinKind::Keep));
+        planner->waitForIdle();
+        const auto pinned = *planner->document()->currentPlan();
+        QCOMPARE(planner->document()->plans().size(), size_t(1)); // replaced, not appended
+        QVERIFY(pinned.schedule != before.schedule);
+        QCOMPARE(planner->analysis().nodeDecisions().value(node), PlanDecision::Keep);
+        QVERIFY(planner->analysis().pinnedNodes().contains(node));
+        checkFigures(pinned, *m_resnet);
+
+        planner->document()->undoStack()->undo();
+        planner->waitForIdle();
+        QVERIFY(planner->document()->pins().isEmpty());
+        QVERIFY(planner->document()->currentPlan()->schedule == before.schedule);
+        QCOMPARE(planner->document()->currentPlan()->timeline.peakBytes, before.timeline.peakBytes);
+        QCOMPARE(planner->analysis().nodeDecisions().value(node), PlanDecision::Recompute);
+
+        planner->document()->undoStack()->redo();
+        planner->waitForIdle();
+        QVERIFY(planner->document()->currentPlan()->schedule == pinned.schedule);
+
+        // Context actions for the graph: keep / recompute / offload / clear; clear is an undo step.
+        QObject owner;
+        const QList<QAction *> actions = planner->pinActions(node, &owner);
+        QCOMPARE(actions.size(), 4);
+        QVERIFY(actions[0]->isChecked());
+        actions[3]->trigger();
+        planner->waitForIdle();
+        QVERIFY(planner->document()->pins().isEmpty());
+        QVERIFY(planner->document()->currentPlan()->schedule == before.schedule);
+    }
+
+    void budgetSliderResolvesLive()
+    {
+        auto planner = makePlanner();
+        planner->solverPanel()->setLiveResolve(true);
+        const auto &sa = m_resnet->storeAll.timeline;
+        const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+        planner->document()->setBudgetBytes(sa.peakBytes);
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        const int64_t tight = floor + (sa.peakBytes - floor) * 7 / 10;
+        planner->solverPanel()->dragBudgetTo(tight);
+        QTRY_VERIFY_WITH_TIMEOUT(planner->document()->currentPlan()->budgetBytes != sa.peakBytes, 20000);
+        planner->waitForIdle();
+        const auto &plan = *planner->document()->currentPlan();
+        QCOMPARE(planner->document()->plans().size(), size_t(1));
+        QVERIFY(std::llabs(plan.budgetBytes - tight) <= (sa.peakBytes - floor) / 500 + 1);
+        if (plan.status != core::solvers::SolveStatus::Infeasible)
+            QVERIFY(plan.timeline.peakBytes <= plan.budgetBytes);
+        // One drag is one undo step.
+        QCOMPARE(planner->document()->undoStack()->count(), 1);
+    }
+
+    void teachingViewSteps()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        TeachingView *t = planner->teachingView();
+        const PlanAnalysis &a = planner->analysis();
+        QVERIFY(a.backwardBeginStep() > 0);
+        QSignalSpy states(t, &TeachingView::stepStateChanged);
+        const int mid = (a.backwardBeginStep() + int(a.stepCount())) / 2;
+        t->setStep(mid);
+        QCOMPARE(states.count(), 1);
+        QVERIFY(t->state().backward);
+        QVERIFY(!t->state().resident.isEmpty());
+        QCOMPARE(planner->memoryChart()->cursorStep(), mid);
+        // R is square (stages x first-computed ops) and lower-triangular with a full diagonal.
+        const QImage &r = t->rView()->image();
+        QCOMPARE(r.width(), a.stageCount());
+        QCOMPARE(r.height(), a.stageCount());
+        for (int k = 0; k < a.stageCount(); k += 7) {
+            QVERIFY(r.pixel(k, k) != qRgb(255, 255, 255));
+            if (k + 1 < a.stageCount())
+                QCOMPARE(r.pixel(k + 1, k), qRgb(255, 255, 255));
+        }
+        // Recomputes appear below the diagonal of R for a plan that recomputes.
+        bool below = false;
+        for (int k = 0; k < a.stageCount() && !below; ++k)
+            for (int j = 0; j < k && !below; ++j)
+                below = r.pixel(j, k) != qRgb(255, 255, 255);
+        QVERIFY(below);
+        QVERIFY(!a.explainNode(a.nodeDecisions().keys().first()).isEmpty());
+    }
+
+    void sessionRoundTrip()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("s.rematproj"));
+        QString pinnedTensor;
+        std::vector<core::solvers::Plan> plans;
+        int64_t budget = 0;
+        {
+            auto planner = makePlanner();
+            planner->solve(QStringLiteral("chen-sqrtn"));
+            planner->solve(QStringLiteral("hong-dp"));
+            planner->waitForIdle();
+            const QString node = planner->analysis().nodeDecisions().keys().first();
+            QVERIFY(planner->pinNode(node, PinKind::Recompute));
+            planner->waitForIdle();
+            pinnedTensor = planner->pinTensorOfNode(node);
+            QVERIFY(planner->document()->isModified());
+            QVERIFY(planner->saveSession(path).isOk());
+            QVERIFY(!planner->document()->isModified());
+            plans = planner->document()->plans();
+            budget = planner->document()->budgetBytes();
+        }
+        Planner reopened;
+        reopened.setSolvers(Planner::registrySolvers());
+        QSignalSpy opened(&reopened, &Planner::sessionOpened);
+        QVERIFY(reopened.openSession(path).isOk());
+        QVERIFY(opened.wait(120000));
+        QVERIFY2(opened.first().at(0).toBool(), qPrintable(opened.first().at(1).toString()));
+        QCOMPARE(reopened.document()->budgetBytes(), budget);
+        QCOMPARE(reopened.document()->pins().size(), 1);
+        QCOMPARE(reopened.document()->pin(pinnedTensor), std::optional<PinKind>(PinKind::Recompute));
+        QCOMPARE(reopened.document()->plans().size(), plans.size());
+        for (size_t i = 0; i < plans.size(); ++i) {
+            const auto &a = plans[i], &b = reopened.document()->plans()[i];
+            QCOMPARE(b.solver, a.solver);
+            QVERIFY(b.schedule == a.schedule);
+            QCOMPARE(b.timeline.peakBytes, a.timeline.peakBytes);
+            QCOMPARE(b.timeline.activationPeakBytes, a.timeline.activationPeakBytes);
+            QCOMPARE(b.timeline.tdiPercent(), a.timeline.tdiPercent());
+            QCOMPARE(int(b.pins.size()), int(a.pins.size()));
+        }
+        QCOMPARE(reopened.planTableModel()->rowCount(), int(plans.size()));
+        QVERIFY(!reopened.document()->isModified());
+        // A damaged file is refused with its name in the message.
+        QFile bad(dir.filePath(QStringLiteral("bad.rematproj")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("{\"format\": \"remat-studio-session\", \"version\": 99}");
+        bad.close();
+        const core::Status st = reopened.openSession(bad.fileName());
+        QVERIFY(!st.isOk());
+        QVERIFY(QString::fromStdString(st.message()).contains(QStringLiteral("version 99")));
+        // Exports.
+        QVERIFY(reopened.exportPlanJson(dir.filePath(QStringLiteral("p.json"))).isOk());
+        QVERIFY(reopened.exportTimelineCsv(dir.filePath(QStringLiteral("t.csv"))).isOk());
+        reopened.memoryChart()->resize(800, 400);
+        QVERIFY(reopened.exportChart(reopened.memoryChart(), dir.filePath(QStringLiteral("m.png"))).isOk());
+        QVERIFY(reopened.exportChart(reopened.memoryChart(), dir.filePath(QStringLiteral("m.svg"))).isOk());
+        QFile csv(dir.filePath(QStringLiteral("t.csv")));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const int lines = QString::fromUtf8(csv.readAll()).count(QLatin1Char('\n'));
+        QCOMPARE(lines, int(reopened.document()->currentPlan()->schedule.steps.size()) + 1);
+        QVERIFY(QImage(dir.filePath(QStringLiteral("m.png"))).width() == 800);
+    }
+
+    void cpuRunFeedsLiveChart()
+    {
+        const QString mlp = tests::sharedPath("corpus/with_weights/mlp.onnx");
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        planner.setBackends({BackendChoice{QStringLiteral("cpu"), QStringLiteral("CPU reference"), [] {
+                                               return core::Expected<std::unique_ptr<core::exec::Backend>>(
+                                                   core::exec::makeCpuBackend());
+                                           }}});
+        QSignalSpy loaded(&planner, &Planner::problemChanged);
+        planner.openModel(mlp, 0);
+        QVERIFY(loaded.wait(60000));
+        planner.document()->setObjective(core::solvers::Objective::MinPeak);
+        planner.solve(QStringLiteral("chen-sqrtn"));
+        planner.waitForIdle();
+        QVERIFY(planner.document()->currentPlan());
+        RunPanel *panel = planner.runPanel();
+        panel->setIterations(2);
+        QSignalSpy done(panel, &RunPanel::runFinished);
+        panel->run();
+        QVERIFY(done.wait(120000));
+        const RunSummary s = panel->lastSummary();
+        QVERIFY2(s.ok, qPrintable(s.error));
+        QCOMPARE(s.iterations, 2);
+        QVERIFY(s.gradientsChecked);
+        QVERIFY2(s.gradientsMatch, qPrintable(QStringLiteral("%1 in %2").arg(s.maxRelativeError).arg(s.worstEntry)));
+        // The live chart got the measured steps of the last iteration.
+        QCOMPARE(panel->measuredPointCount(), int(planner.document()->currentPlan()->schedule.steps.size()));
+        // The measured bytes equal the simulator's (same allocation discipline).
+        QCOMPARE(s.measuredPeakBytes, planner.document()->currentPlan()->timeline.peakBytes);
+    }
+
+    void cancelledSolveLeavesPlannerUsable()
+    {
+        auto planner = makePlanner();
+        // The Pareto sweep is the longest job every build has: cancel it early.
+        planner->sweep();
+        QTest::qWait(50);
+        QVERIFY(planner->solveController()->isBusy());
+        planner->cancel();
+        planner->waitForIdle();
+        QVERIFY(!planner->solveController()->isBusy());
+        if (planner->usableSolverIds().contains(QStringLiteral("checkmate-milp"))) {
+            planner->solve(QStringLiteral("checkmate-milp"));
+            QTest::qWait(300);
+            planner->cancel();
+            planner->waitForIdle();
+        }
+        const size_t rows = planner->document()->plans().size();
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), rows + 1);
+        QCOMPARE(planner->document()->currentPlan()->solver, std::string("chen-sqrtn"));
+    }
+};
+
+QTEST_MAIN(TestPlanner)
+#include "tst_planner.moc"

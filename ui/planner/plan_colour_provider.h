@@ -1,0 +1,36 @@
+#pragma once
+// The current plan as a graph colour mode (the explorer's NodeColourProvider extension point):
+// keep / recompute / offload / free per node, pinned nodes darker, groups by majority.
+//   auto provider = std::make_unique<PlanColourProvider>(graph, planner.nodeColors()->decisions(),
+//                                                        planner.nodeColors()->pinnedNodes());
+//   scene->setColourProvider(std::move(provider));
+
+#include "ui/colour_mode.h"
+#include "ui/planner/plan_analysis.h"
+
+#include <QHash>
+#include <QSet>
+
+#include <memory>
+#include <vector>
+
+namespace remat::ui {
+
+class PlanColourProvider final : public NodeColourProvider
+{
+public:
+    PlanColourProvider(std::shared_ptr<const core::ir::Graph> graph, const QHash<QString, PlanDecision> &decisions,
+                       const QSet<QString> &pinned);
+
+    QColor nodeColour(core::NodeId node) const override;
+    QColor groupColour(const std::vector<core::NodeId> &members) const override;
+    Legend legend() const override;
+    PlanDecision decision(core::NodeId node) const { return m_decision[node.index()]; }
+
+private:
+    std::shared_ptr<const core::ir::Graph> m_graph;
+    std::vector<PlanDecision> m_decision; // by NodeId
+    std::vector<char> m_pinned;
+};
+
+} // namespace remat::ui
