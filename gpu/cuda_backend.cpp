@@ -1,0 +1,811 @@
+#include "gpu/cuda_backend.h"
+
+#include "core/exec/cpu/kernel.h"
+#include "core/exec/operand_slots.h"
+#include "core/exec/static_eval.h"
+#include "core/ir/graph.h"
+#include "gpu/cuda_devices.h"
+#include "gpu/cuda_ops.h"
+#include "gpu/cuda_status.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#if defined(REMAT_HAVE_CUDNN)
+#include <cudnn.h>
+#endif
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+namespace remat::gpu {
+
+using core::Expected;
+using core::makeError;
+using core::Status;
+using core::StatusCode;
+using core::TensorId;
+using core::exec::Buffer;
+using core::exec::MemoryStats;
+using core::exec::OpCall;
+using core::ir::DataType;
+namespace training = core::training;
+
+namespace {
+
+// ---- RAII owners of CUDA handles ------------------------------------------------------------
+
+struct StreamOwner
+{
+    cudaStream_t s = nullptr;
+    ~StreamOwner() { if (s) cudaStreamDestroy(s); }
+};
+struct EventOwner
+{
+    cudaEvent_t e = nullptr;
+    ~EventOwner() { if (e) cudaEventDestroy(e); }
+};
+struct CublasOwner
+{
+    cublasHandle_t h = nullptr;
+    ~CublasOwner() { if (h) cublasDestroy(h); }
+};
+#if defined(REMAT_HAVE_CUDNN)
+struct CudnnOwner
+{
+    cudnnHandle_t h = nullptr;
+    ~CudnnOwner() { if (h) cudnnDestroy(h); }
+};
+#endif
+struct PoolOwner
+{
+    cudaMemPool_t p = nullptr;
+    ~PoolOwner() { if (p) cudaMemPoolDestroy(p); }
+};
+
+/// Shape-arithmetic ops evaluated through the CPU reference (tiny integer tensors: shapes,
+/// indices, masks), as frameworks keep shape computations on the host.
+bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
+{
+    if (op.phase != training::Phase::Forward || !core::exec::cpu::findCpuKernel(op.type))
+        return false;
+    int64_t bytes = 0;
+    bool allNonFloat = true;
+    for (TensorId t : op.outputs) {
+        const training::Tensor &tensor = graph.tensor(t);
+        bytes += tensor.bytes;
+        allNonFloat = allNonFloat && tensor.dtype != DataType::Float;
+    }
+    for (TensorId t : op.inputs)
+        bytes += graph.tensor(t).bytes;
+    const bool producer = op.type == "Constant" || op.type == "ConstantOfShape" ||
+                          op.type == "Shape" || op.type == "Range";
+    return (producer || allNonFloat) && bytes <= (int64_t(1) << 20);
+}
+
+int64_t elementBytes(DataType t) { return core::ir::elementSize(t); }
+
+template <typename T>
+void appendAs(const std::byte *p, int64_t n, std::vector<T> &out)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        T v{};
+        std::memcpy(&v, p + i * int64_t(sizeof(T)), sizeof(T));
+        out.push_back(v);
+    }
+}
+
+template <typename Out>
+Expected<std::vector<Out>> convertHost(const std::vector<std::byte> &raw, DataType dtype, int64_t n,
+                                       const std::string &what)
+{
+    std::vector<Out> out;
+    out.reserve(size_t(n));
+    auto push = [&](auto tag) {
+        using T = decltype(tag);
+        std::vector<T> v;
+        appendAs<T>(raw.data(), n, v);
+        for (T x : v)
+            out.push_back(static_cast<Out>(x));
+    };
+    switch (dtype) {
+    case DataType::Float: push(float{}); break;
+    case DataType::Double: push(double{}); break;
+    case DataType::Int64: push(int64_t{}); break;
+    case DataType::Int32: push(int32_t{}); break;
+    case DataType::Int8: push(int8_t{}); break;
+    case DataType::UInt8:
+    case DataType::Bool: push(uint8_t{}); break;
+    default:
+        return makeError(StatusCode::Unsupported,
+                         fmt::format("{}: cannot read {} values on the host", what,
+                                     core::ir::dataTypeName(dtype)));
+    }
+    return out;
+}
+
+} // namespace
+
+class CudaBackend final : public core::exec::Backend, public OpRuntime
+{
+public:
+    explicit CudaBackend(const CudaBackendOptions &options) : m_options(options) {}
+    ~CudaBackend() override
+    {
+        cudaSetDevice(m_options.device);
+        cudaStreamSynchronize(m_stream.s);
+        cudaStreamSynchronize(m_copyStream.s);
+        for (auto &entry : m_buffers)
+            cudaFreeAsync(entry.second.ptr, m_stream.s);
+        cudaStreamSynchronize(m_stream.s);
+    }
+
+    Status init()
+    {
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select CUDA device"));
+        cudaDeviceProp prop{};
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaGetDeviceProperties(&prop, m_options.device),
+                                         "device properties"));
+        m_name = prop.name;
+        m_totalBytes = static_cast<int64_t>(prop.totalGlobalMem);
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamCreateWithFlags(&m_stream.s, cudaStreamNonBlocking),
+                                         "create compute stream"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(
+            cudaStreamCreateWithFlags(&m_copyStream.s, cudaStreamNonBlocking), "create copy stream"));
+        for (EventOwner *e : {&m_start, &m_end})
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventCreate(&e->e), "create timing event"));
+        for (EventOwner *e : {&m_copyDone, &m_computeMark})
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming),
+                                             "create copy event"));
+        // A private stream-ordered pool that keeps freed memory for reuse (no cudaFree and no
+        // device-wide synchronisation per tensor) and can be trimmed after an out-of-memory.
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = m_options.device;
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemPoolCreate(&m_pool.p, &props), "create memory pool"));
+        uint64_t keep = UINT64_MAX;
+        REMAT_RETURN_IF_ERROR(cudaStatus(
+            cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrReleaseThreshold, &keep), "pool threshold"));
+        REMAT_RETURN_IF_ERROR(cublasStatus(cublasCreate(&m_cublas.h), "create cuBLAS handle"));
+        REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetStream(m_cublas.h, m_stream.s), "cuBLAS stream"));
+        // FP32 products stay FP32 (no TF32), comparable with the CPU reference.
+        REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetMathMode(m_cublas.h, CUBLAS_PEDANTIC_MATH),
+                                           "cuBLAS math mode"));
+#if defined(REMAT_HAVE_CUDNN)
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnCreate(&m_cudnn.h), "create cuDNN handle"));
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetStream(m_cudnn.h, m_stream.s), "cuDNN stream"));
+#endif
+        sampleDevice();
+        m_devicePeak = m_deviceUsed;
+        return Status::ok();
+    }
+
+    // ---- Backend ----------------------------------------------------------------------------
+
+    std::string id() const override { return "cuda"; }
+    std::string description() const override
+    {
+        return fmt::format("{} (cuda:{}, cuBLAS{})", m_name, m_options.device,
+#if defined(REMAT_HAVE_CUDNN)
+                           ", cuDNN"
+#else
+                           ", no cuDNN"
+#endif
+        );
+    }
+
+    Status prepare(const training::TrainingGraph &graph, const core::ir::Graph *forward) override
+    {
+        m_hostOps.assign(graph.opCount(), false);
+        m_hostCache.clear();
+        m_bindings.clear();
+        m_evaluator = forward ? std::make_unique<core::exec::StaticEvaluator>(*forward) : nullptr;
+        for (const training::Op &op : graph.ops()) {
+            const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
+            if (needsNode && (!forward || !op.source.valid()))
+                return makeError(StatusCode::Unsupported,
+                                 fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
+                                             op.name, op.type));
+            m_bindings.push_back(core::exec::bindOperands(
+                graph, op, needsNode ? &forward->node(op.source) : nullptr));
+            if (findCudaOp(op.type)) {
+                REMAT_RETURN_IF_ERROR(checkAttributes(graph, op, forward));
+                continue;
+            }
+            if (isHostShapeOp(graph, op)) {
+                m_hostOps[op.id.index()] = true;
+                continue;
+            }
+            std::string why;
+#if !defined(REMAT_HAVE_CUDNN)
+            if (op.type == "Conv" || op.type == "ConvGrad")
+                why = " (this build has no cuDNN)";
+#endif
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no cuda kernel for op '{}' (type {}){}", op.name, op.type, why));
+        }
+        return Status::ok();
+    }
+
+    Expected<Buffer> allocate(int64_t bytes) override
+    {
+        if (bytes <= 0)
+            return makeError(StatusCode::InvalidArgument, fmt::format("allocate {} bytes", bytes));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select device"));
+        void *p = nullptr;
+        const cudaError_t err = cudaMallocFromPoolAsync(&p, size_t(bytes), m_pool.p, m_stream.s);
+        if (err != cudaSuccess) {
+            Status s = cudaStatus(err, fmt::format("allocate {} bytes ({} in use of {} on {})", bytes,
+                                                   m_inUse, m_totalBytes, m_name));
+            if (err == cudaErrorMemoryAllocation)
+                trimPool();
+            return s;
+        }
+        const Buffer b{m_nextId++, bytes};
+        m_buffers[b.id] = Allocation{p, bytes};
+        m_inUse += bytes;
+        m_peak = std::max(m_peak, m_inUse);
+        sampleDevice();
+        return b;
+    }
+
+    Status release(Buffer buffer) override
+    {
+        const auto it = m_buffers.find(buffer.id);
+        if (it == m_buffers.end() || it->second.bytes != buffer.bytes)
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("release of unknown buffer {} ({} bytes)", buffer.id, buffer.bytes));
+        // A pending offload may still read the buffer: order the free after the copy lane.
+        if (m_copiesPending)
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order free"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaFreeAsync(it->second.ptr, m_stream.s),
+                                         fmt::format("release buffer {}", buffer.id)));
+        m_inUse -= it->second.bytes;
+        m_buffers.erase(it);
+        return Status::ok();
+    }
+
+    Status upload(Buffer buffer, std::span<const std::byte> host) override
+    {
+        REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "upload"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(p, host.data(), host.size(),
+                                                         cudaMemcpyHostToDevice, m_stream.s),
+                                         fmt::format("upload {} bytes", host.size())));
+        return cudaStatus(cudaStreamSynchronize(m_stream.s), "upload");
+    }
+
+    Status download(Buffer buffer, std::span<std::byte> host) override
+    {
+        REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "download"));
+        if (m_copiesPending)
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(host.data(), p, host.size(),
+                                                         cudaMemcpyDeviceToHost, m_stream.s),
+                                         fmt::format("download {} bytes", host.size())));
+        return cudaStatus(cudaStreamSynchronize(m_stream.s), "download");
+    }
+
+    Status run(const OpCall &call) override
+    {
+        if (!call.graph || !call.op)
+            return makeError(StatusCode::InvalidArgument, "run: no op");
+        const training::Op &op = *call.op;
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select device"));
+        if (m_copiesPending) // a prefetched operand must have arrived
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0),
+                                             op.name + ": wait for prefetch"));
+        m_call = &call;
+        m_workspacePtr = nullptr;
+        if (call.workspace.valid()) {
+            REMAT_ASSIGN_OR_RETURN(m_workspacePtr, pointerOf(call.workspace, call.workspace.bytes, "workspace"));
+        }
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_start.e, m_stream.s), op.name + ": timing"));
+        Status st = op.id.index() < m_hostOps.size() && m_hostOps[op.id.index()] ? runOnHost(call)
+                                                                               : runOnDevice(call);
+        const cudaError_t recorded = cudaEventRecord(m_end.e, m_stream.s);
+        if (st.isOk())
+            st = cudaStatus(recorded, op.name + ": timing");
+        if (st.isOk() && m_options.synchronous)
+            st = cudaStatus(cudaStreamSynchronize(m_stream.s),
+                            fmt::format("op '{}' ({})", op.name, op.type));
+        if (st.isOk() && m_options.synchronous) {
+            float ms = 0;
+            if (cudaEventElapsedTime(&ms, m_start.e, m_end.e) == cudaSuccess) {
+                m_figures.lastOpSeconds = double(ms) * 1e-3;
+                m_figures.totalOpSeconds += m_figures.lastOpSeconds;
+            }
+        }
+        ++m_figures.runs;
+        releaseScratch();
+        m_call = nullptr;
+        sampleDevice();
+        if (!st.isOk() && st.code() == StatusCode::ResourceExhausted)
+            trimPool();
+        if (!st.isOk() && st.message().find(op.name) == std::string::npos)
+            return st.withContext(fmt::format("op '{}' ({})", op.name, op.type));
+        return st;
+    }
+
+    MemoryStats memoryStats() const override
+    {
+        MemoryStats m;
+        m.bytesInUse = m_inUse;
+        m.peakBytes = m_peak;
+        m.liveBuffers = static_cast<int64_t>(m_buffers.size());
+        m.deviceBytesInUse = m_deviceUsed;
+        m.devicePeakBytes = m_devicePeak;
+        m.deviceTotalBytes = m_totalBytes;
+        m.privateScratchBytes = 0; // device scratch is reported in CudaRunFigures
+        return m;
+    }
+
+    void resetPeak() override
+    {
+        m_peak = m_inUse;
+        sampleDevice();
+        m_devicePeak = m_deviceUsed;
+        uint64_t zero = 0;
+        cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrReservedMemHigh, &zero);
+        cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrUsedMemHigh, &zero);
+    }
+
+    Status synchronize() override
+    {
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(m_copyStream.s), "copy lane"));
+        m_copiesPending = false;
+        return cudaStatus(cudaStreamSynchronize(m_stream.s), "compute stream");
+    }
+
+    Status offloadToHost(Buffer buffer, std::span<std::byte> host) override
+    {
+        REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "offload"));
+        // the copy lane starts once the producing kernels have run
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_computeMark.e, m_stream.s), "offload order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_copyStream.s, m_computeMark.e, 0), "offload order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(host.data(), p, host.size(),
+                                                         cudaMemcpyDeviceToHost, m_copyStream.s),
+                                         fmt::format("offload {} bytes", host.size())));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_copyDone.e, m_copyStream.s), "offload event"));
+        m_copiesPending = true;
+        return Status::ok();
+    }
+
+    Status prefetchFromHost(Buffer buffer, std::span<const std::byte> host) override
+    {
+        REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "prefetch"));
+        // the buffer was allocated in stream order on the compute stream
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_computeMark.e, m_stream.s), "prefetch order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_copyStream.s, m_computeMark.e, 0), "prefetch order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(p, host.data(), host.size(),
+                                                         cudaMemcpyHostToDevice, m_copyStream.s),
+                                         fmt::format("prefetch {} bytes", host.size())));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_copyDone.e, m_copyStream.s), "prefetch event"));
+        m_copiesPending = true;
+        return Status::ok();
+    }
+
+    Status waitCopies() override
+    {
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(m_copyStream.s), "copy lane"));
+        m_copiesPending = false;
+        return Status::ok();
+    }
+
+    Status zero(Buffer buffer) override
+    {
+        REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, buffer.bytes, "zero"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemsetAsync(p, 0, size_t(buffer.bytes), m_stream.s), "zero"));
+        return cudaStatus(cudaStreamSynchronize(m_stream.s), "zero");
+    }
+
+    // ---- OpRuntime --------------------------------------------------------------------------
+
+    cudaStream_t stream() const override { return m_stream.s; }
+    cublasHandle_t cublas() const override { return m_cublas.h; }
+    void *cudnn() const override
+    {
+#if defined(REMAT_HAVE_CUDNN)
+        return m_cudnn.h;
+#else
+        return nullptr;
+#endif
+    }
+    void *workspace() const override { return m_workspacePtr; }
+    int64_t workspaceBytes() const override
+    {
+        return m_call && m_call->workspace.valid() ? m_call->workspace.bytes : 0;
+    }
+
+    Expected<void *> scratch(int64_t bytes) override
+    {
+        void *p = nullptr;
+        const cudaError_t err =
+            cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p, m_stream.s);
+        if (err != cudaSuccess)
+            return cudaStatus(err, fmt::format("kernel scratch of {} bytes", bytes));
+        m_scratch.push_back(p);
+        m_scratchBytes += bytes;
+        m_figures.scratchPeakBytes = std::max(m_figures.scratchPeakBytes, m_scratchBytes);
+        return p;
+    }
+
+    Expected<std::vector<int64_t>> hostInts(const DView &v) override
+    {
+        REMAT_ASSIGN_OR_RETURN(const std::vector<std::byte> *raw, hostBytes(v));
+        return convertHost<int64_t>(*raw, v.dtype, v.numel(), opLabel());
+    }
+
+    Expected<std::vector<double>> hostDoubles(const DView &v) override
+    {
+        REMAT_ASSIGN_OR_RETURN(const std::vector<std::byte> *raw, hostBytes(v));
+        return convertHost<double>(*raw, v.dtype, v.numel(), opLabel());
+    }
+
+    Status uploadAsync(void *dst, const void *src, int64_t bytes) override
+    {
+        return cudaStatus(cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyHostToDevice, m_stream.s),
+                          opLabel() + ": upload");
+    }
+
+    const CudaRunFigures &figures()
+    {
+        size_t v = 0;
+        if (cudaMemPoolGetAttribute(m_pool.p, cudaMemPoolAttrReservedMemCurrent, &v) == cudaSuccess)
+            m_figures.poolReservedBytes = int64_t(v);
+        if (cudaMemPoolGetAttribute(m_pool.p, cudaMemPoolAttrReservedMemHigh, &v) == cudaSuccess)
+            m_figures.poolReservedPeak = int64_t(v);
+        return m_figures;
+    }
+
+private:
+    struct Allocation
+    {
+        void *ptr = nullptr;
+        int64_t bytes = 0;
+    };
+
+    std::string opLabel() const
+    {
+        return m_call && m_call->op ? fmt::format("op '{}' ({})", m_call->op->name, m_call->op->type)
+                                    : std::string("cuda backend");
+    }
+
+    Expected<void *> pointerOf(Buffer b, int64_t bytes, const char *what) const
+    {
+        const auto it = m_buffers.find(b.id);
+        if (it == m_buffers.end())
+            return makeError(StatusCode::InvalidArgument, fmt::format("{}: unknown buffer {}", what, b.id));
+        if (bytes > it->second.bytes)
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("{}: {} bytes do not fit buffer {} of {} bytes", what, bytes,
+                                         b.id, it->second.bytes));
+        return it->second.ptr;
+    }
+
+    void sampleDevice()
+    {
+        size_t freeB = 0, totalB = 0;
+        if (cudaMemGetInfo(&freeB, &totalB) == cudaSuccess) {
+            m_deviceUsed = int64_t(totalB) - int64_t(freeB);
+            m_devicePeak = std::max(m_devicePeak, m_deviceUsed);
+        } else {
+            cudaGetLastError();
+        }
+    }
+
+    void trimPool()
+    {
+        cudaStreamSynchronize(m_stream.s);
+        cudaGetLastError();
+        cudaMemPoolTrimTo(m_pool.p, 0);
+        sampleDevice();
+    }
+
+    void releaseScratch()
+    {
+        for (void *p : m_scratch)
+            cudaFreeAsync(p, m_stream.s);
+        m_scratch.clear();
+        m_scratchBytes = 0;
+    }
+
+    Expected<const std::vector<std::byte> *> hostBytes(const DView &v)
+    {
+        if (v.host)
+            return v.host;
+        const bool cacheable = v.role == training::TensorRole::Constant && v.tensor.valid();
+        if (cacheable) {
+            const auto it = m_hostCache.find(v.tensor.value);
+            if (it != m_hostCache.end())
+                return &it->second;
+        }
+        const int64_t bytes = v.numel() * elementBytes(v.dtype);
+        std::vector<std::byte> raw(size_t(std::max<int64_t>(bytes, 0)));
+        if (bytes > 0) {
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(raw.data(), v.data, size_t(bytes),
+                                                             cudaMemcpyDeviceToHost, m_stream.s),
+                                             opLabel() + ": read operand"));
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(m_stream.s), opLabel() + ": read operand"));
+        }
+        auto &slot = cacheable ? m_hostCache[v.tensor.value] : m_hostTemp;
+        slot = std::move(raw);
+        return &slot;
+    }
+
+    Status checkAttributes(const training::TrainingGraph &, const training::Op &op,
+                           const core::ir::Graph *forward)
+    {
+        if (!forward || !op.source.valid() || op.source.index() >= forward->nodeCount())
+            return Status::ok();
+        const core::ir::Node &node = forward->node(op.source);
+        if (op.type == "Conv" || op.type == "ConvGrad") {
+            const std::vector<int64_t> pads = node.attrInts("pads");
+            for (size_t d = 0; d < pads.size() / 2; ++d)
+                if (pads[d] != pads[d + pads.size() / 2])
+                    return makeError(StatusCode::Unsupported,
+                                     fmt::format("no cuda kernel for op '{}' (type {}): asymmetric "
+                                                 "padding", op.name, op.type));
+        }
+        if ((op.type == "Pad" || op.type == "PadGrad") && node.attrString("mode", "constant") != "constant")
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'", op.name,
+                                         op.type, node.attrString("mode", "")));
+        return Status::ok();
+    }
+
+    static std::vector<std::vector<int64_t>> staticShapes(const core::ir::Graph *forward,
+                                                         const std::vector<core::ValueId> &values)
+    {
+        std::vector<std::vector<int64_t>> out;
+        for (core::ValueId v : values) {
+            if (forward && v.valid() && v.index() < forward->valueCount() &&
+                forward->value(v).shape.isStatic())
+                out.push_back(forward->value(v).shape.sizes());
+            else
+                out.emplace_back();
+        }
+        return out;
+    }
+
+    Status runOnDevice(const OpCall &call)
+    {
+        const training::Op &op = *call.op;
+        const OpFn *fn = findCudaOp(op.type);
+        if (!fn)
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
+        if (op.id.index() >= m_bindings.size())
+            return makeError(StatusCode::Internal, "run() before prepare() or with a foreign op");
+        const core::exec::OperandSlots &b = m_bindings[op.id.index()];
+        OpContext ctx;
+        ctx.node = call.node;
+        ctx.opName = op.name.empty() ? op.type : op.name;
+        ctx.opType = op.type;
+        ctx.recompute = call.recompute;
+        ctx.seed = call.seed;
+        ctx.rt = this;
+        ctx.in.assign(size_t(b.inSlots), nullptr);
+        ctx.out.assign(size_t(b.outSlots), nullptr);
+        ctx.dOut.assign(size_t(b.dOutSlots), nullptr);
+        ctx.dIn.assign(size_t(b.dInSlots), nullptr);
+        std::vector<DView> views(call.inputs.size() + call.outputs.size());
+        size_t v = 0;
+        std::vector<DView *> plainIn, plainOut;
+        auto place = [&](const core::exec::Slot &slot, const core::exec::TensorArg &arg,
+                         std::vector<DView *> &plain) -> Status {
+            REMAT_RETURN_IF_ERROR(viewOf(call, arg, views[v]));
+            DView *p = views[v].data ? &views[v] : nullptr;
+            ++v;
+            using W = core::exec::Slot;
+            switch (slot.where) {
+            case W::Plain: plain.push_back(p); break;
+            case W::In: ctx.in[size_t(slot.index)] = p; break;
+            case W::Out: ctx.out[size_t(slot.index)] = p; break;
+            case W::DOut: ctx.dOut[size_t(slot.index)] = p; break;
+            case W::DIn: ctx.dIn[size_t(slot.index)] = p; break;
+            }
+            return Status::ok();
+        };
+        for (size_t i = 0; i < call.inputs.size() && i < b.inputs.size(); ++i)
+            REMAT_RETURN_IF_ERROR(place(b.inputs[i], call.inputs[i], plainIn));
+        for (size_t j = 0; j < call.outputs.size() && j < b.outputs.size(); ++j)
+            REMAT_RETURN_IF_ERROR(place(b.outputs[j], call.outputs[j], plainOut));
+        if (!plainIn.empty())
+            ctx.in = plainIn;
+        if (!plainOut.empty())
+            ctx.out = plainOut;
+        std::vector<DView> constViews;
+        if (call.node) {
+            ctx.inShapes = staticShapes(call.forward, call.node->inputs);
+            ctx.outShapes = staticShapes(call.forward, call.node->outputs);
+            REMAT_RETURN_IF_ERROR(fillStaticOperands(call, ctx, constViews));
+        }
+        return (*fn)(ctx);
+    }
+
+    /// Constant operands the training graph did not pass to a backward op (Slice starts, Pad
+    /// pads, Clip bounds) are data-independent: taken from the model, as the CPU backend does,
+    /// and copied to device scratch for the duration of the op.
+    Status fillStaticOperands(const OpCall &call, OpContext &ctx, std::vector<DView> &constViews)
+    {
+        const core::ir::Node &node = *call.node;
+        if (!call.forward || !m_evaluator)
+            return Status::ok();
+        constViews.reserve(node.inputs.size());
+        for (size_t k = 0; k < node.inputs.size() && k < ctx.in.size(); ++k) {
+            if (ctx.in[k] || !node.inputs[k].valid() || !m_evaluator->isStatic(node.inputs[k]))
+                continue;
+            if (call.forward->value(node.inputs[k]).kind == core::ir::ValueKind::Parameter)
+                continue; // weights come through the schedule
+            auto t = m_evaluator->evaluate(node.inputs[k]);
+            if (!t)
+                continue;
+            const core::exec::HostTensor &h = **t;
+            DView dv;
+            dv.dtype = h.dtype;
+            dv.shape = h.shape;
+            dv.role = training::TensorRole::Constant;
+            dv.host = &h.data;
+            REMAT_ASSIGN_OR_RETURN(dv.data, scratch(std::max<int64_t>(h.byteCount(), 1)));
+            if (h.byteCount() > 0)
+                REMAT_RETURN_IF_ERROR(uploadAsync(dv.data, h.data.data(), h.byteCount()));
+            constViews.push_back(std::move(dv));
+            ctx.in[k] = &constViews.back();
+        }
+        return Status::ok();
+    }
+
+    Status viewOf(const OpCall &call, const core::exec::TensorArg &arg, DView &v)
+    {
+        v = DView{};
+        v.dtype = arg.dtype;
+        v.shape = arg.shape;
+        v.tensor = arg.tensor;
+        if (arg.tensor.valid() && arg.tensor.index() < call.graph->tensorCount())
+            v.role = call.graph->tensor(arg.tensor).role;
+        if (!arg.buffer.valid())
+            return Status::ok();
+        REMAT_ASSIGN_OR_RETURN(v.data, pointerOf(arg.buffer, arg.numElements() * elementBytes(arg.dtype),
+                                                 opLabel().c_str()));
+        return Status::ok();
+    }
+
+    /// Shape arithmetic through the CPU reference kernel: inputs down, kernel, outputs up.
+    Status runOnHost(const OpCall &call)
+    {
+        namespace cpu = core::exec::cpu;
+        const training::Op &op = *call.op;
+        const cpu::KernelFn *fn = cpu::findCpuKernel(op.type);
+        if (!fn)
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no kernel for op '{}' (type {})", op.name, op.type));
+        std::vector<std::vector<std::byte>> inData(call.inputs.size()), outData(call.outputs.size());
+        std::vector<cpu::KView> inViews(call.inputs.size()), outViews(call.outputs.size());
+        for (size_t i = 0; i < call.inputs.size(); ++i) {
+            const core::exec::TensorArg &a = call.inputs[i];
+            inViews[i].dtype = a.dtype;
+            inViews[i].shape = a.shape;
+            if (!a.buffer.valid())
+                continue;
+            DView dv;
+            REMAT_RETURN_IF_ERROR(viewOf(call, a, dv));
+            REMAT_ASSIGN_OR_RETURN(const std::vector<std::byte> *raw, hostBytes(dv));
+            inData[i] = *raw;
+            inViews[i].data = inData[i].data();
+        }
+        for (size_t j = 0; j < call.outputs.size(); ++j) {
+            const core::exec::TensorArg &a = call.outputs[j];
+            outData[j].assign(size_t(a.numElements() * elementBytes(a.dtype)), std::byte{0});
+            outViews[j].dtype = a.dtype;
+            outViews[j].shape = a.shape;
+            outViews[j].data = a.buffer.valid() ? outData[j].data() : nullptr;
+        }
+        cpu::KernelContext ctx;
+        ctx.node = call.node;
+        ctx.opName = op.name;
+        ctx.recompute = call.recompute;
+        ctx.seed = call.seed;
+        if (op.id.index() >= m_bindings.size())
+            return makeError(StatusCode::Internal, "run() before prepare() or with a foreign op");
+        const core::exec::OperandSlots &b = m_bindings[op.id.index()];
+        ctx.in.assign(size_t(b.inSlots), nullptr);
+        ctx.out.assign(size_t(b.outSlots), nullptr);
+        std::vector<cpu::KView *> plainIn, plainOut;
+        for (size_t i = 0; i < call.inputs.size() && i < b.inputs.size(); ++i) {
+            cpu::KView *p = inViews[i].data ? &inViews[i] : nullptr;
+            if (b.inputs[i].where == core::exec::Slot::Plain)
+                plainIn.push_back(p);
+            else if (b.inputs[i].where == core::exec::Slot::In)
+                ctx.in[size_t(b.inputs[i].index)] = p;
+        }
+        for (size_t j = 0; j < call.outputs.size() && j < b.outputs.size(); ++j) {
+            cpu::KView *p = outViews[j].data ? &outViews[j] : nullptr;
+            if (b.outputs[j].where == core::exec::Slot::Plain)
+                plainOut.push_back(p);
+            else if (b.outputs[j].where == core::exec::Slot::Out)
+                ctx.out[size_t(b.outputs[j].index)] = p;
+        }
+        if (!plainIn.empty())
+            ctx.in = plainIn;
+        if (!plainOut.empty())
+            ctx.out = plainOut;
+        if (call.node) {
+            ctx.inShapes = staticShapes(call.forward, call.node->inputs);
+            ctx.outShapes = staticShapes(call.forward, call.node->outputs);
+        }
+        REMAT_RETURN_IF_ERROR((*fn)(ctx));
+        for (size_t j = 0; j < call.outputs.size(); ++j) {
+            if (!call.outputs[j].buffer.valid() || outData[j].empty())
+                continue;
+            REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(call.outputs[j].buffer, int64_t(outData[j].size()),
+                                                      "host op output"));
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(p, outData[j].data(), outData[j].size(),
+                                                             cudaMemcpyHostToDevice, m_stream.s),
+                                             opLabel() + ": upload result"));
+        }
+        // the host vectors die with this frame
+        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(m_stream.s), opLabel()));
+        ++m_figures.hostEvaluatedOps;
+        return Status::ok();
+    }
+
+    CudaBackendOptions m_options;
+    std::string m_name;
+    int64_t m_totalBytes = 0;
+    StreamOwner m_stream, m_copyStream;
+    EventOwner m_start, m_end, m_copyDone, m_computeMark;
+    PoolOwner m_pool;
+    CublasOwner m_cublas;
+#if defined(REMAT_HAVE_CUDNN)
+    CudnnOwner m_cudnn;
+#endif
+    std::unordered_map<int64_t, Allocation> m_buffers;
+    int64_t m_nextId = 0;
+    int64_t m_inUse = 0, m_peak = 0;
+    int64_t m_deviceUsed = 0, m_devicePeak = 0;
+    bool m_copiesPending = false;
+    const OpCall *m_call = nullptr;
+    void *m_workspacePtr = nullptr;
+    std::vector<void *> m_scratch;
+    int64_t m_scratchBytes = 0;
+    std::vector<bool> m_hostOps;
+    std::vector<core::exec::OperandSlots> m_bindings;
+    std::unique_ptr<core::exec::StaticEvaluator> m_evaluator;
+    std::map<int32_t, std::vector<std::byte>> m_hostCache;
+    std::vector<std::byte> m_hostTemp;
+    CudaRunFigures m_figures;
+};
+
+Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(const CudaBackendOptions &options)
+{
+    const std::vector<DeviceInfo> devices = listDevices();
+    if (devices.empty())
+        return makeError(StatusCode::Unsupported, "no CUDA device: the driver reports none on this machine");
+    if (options.device < 0 || options.device >= int(devices.size()))
+        return makeError(StatusCode::InvalidArgument,
+                         fmt::format("no CUDA device {} (this machine has {})", options.device,
+                                     devices.size()));
+    auto backend = std::make_unique<CudaBackend>(options);
+    REMAT_RETURN_IF_ERROR(backend->init());
+    return std::unique_ptr<core::exec::Backend>(std::move(backend));
+}
+
+Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(int device)
+{
+    CudaBackendOptions o;
+    o.device = device;
+    return makeCudaBackend(o);
+}
+
+const CudaRunFigures *cudaRunFigures(const core::exec::Backend &backend)
+{
+    auto *cuda = dynamic_cast<const CudaBackend *>(&backend);
+    return cuda ? &const_cast<CudaBackend *>(cuda)->figures() : nullptr;
+}
+
+std::vector<std::string> cudaKernelTypes() { return cudaOpTypes(); }
+
+} // namespace remat::gpu

@@ -1,0 +1,51 @@
+#pragma once
+// The CUDA implementation of core::exec::Backend: cuBLAS for matrix products, cuDNN (when found)
+// for convolution, own kernels for everything else; exact byte accounting plus the device's own
+// figure; every CUDA error becomes a Status naming the op or buffer.
+//   Expected<std::unique_ptr<core::exec::Backend>> be = gpu::makeCudaBackend(0);
+//   if (!be) report(be.status());            // "no CUDA device" on machines without one
+//   core::exec::Executor ex(**be, tg, graph);  ex.prepare(inputs);  ex.run(schedule);
+
+#include "core/exec/backend.h"
+#include "core/util/status.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace remat::gpu {
+
+/// Options of the CUDA backend.
+struct CudaBackendOptions
+{
+    int device = 0;
+    /// Wait for every op before run() returns, so errors (and out-of-memory inside a library)
+    /// are reported at the step that caused them and per-op times are exact. Off: ops queue up
+    /// and errors surface at the next synchronize().
+    bool synchronous = true;
+};
+
+/// Figures the generic Backend interface has no slot for.
+struct CudaRunFigures
+{
+    double lastOpSeconds = 0;       ///< device time of the last run() (CUDA events)
+    double totalOpSeconds = 0;      ///< sum since creation / resetFigures()
+    int64_t runs = 0;
+    int64_t poolReservedBytes = 0;  ///< the stream-ordered pool's reserved bytes now
+    int64_t poolReservedPeak = 0;   ///< and its high-water mark
+    int64_t scratchPeakBytes = 0;   ///< largest private scratch one op used
+    int64_t hostEvaluatedOps = 0;   ///< shape-arithmetic ops run through the CPU reference
+};
+
+/// A backend on CUDA device `device`. Errors: Unsupported when the build has no CUDA device to
+/// offer ("no CUDA device: ..."), DeviceError when the device cannot be initialised.
+core::Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(int device = 0);
+core::Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(const CudaBackendOptions &options);
+
+/// The CUDA-specific figures of a backend made by makeCudaBackend (null for any other backend).
+const CudaRunFigures *cudaRunFigures(const core::exec::Backend &backend);
+
+/// Op types with a CUDA kernel (forward and "<Type>Grad"), sorted; for docs and messages.
+std::vector<std::string> cudaKernelTypes();
+
+} // namespace remat::gpu

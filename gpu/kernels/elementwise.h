@@ -1,0 +1,102 @@
+#pragma once
+// Elementwise and broadcast kernels (float32 math; int64/bool for shape arithmetic).
+//   unaryForward(stream, UnaryOp::Relu, {}, x, y, n);
+//   binaryForward(stream, BinaryOp::Add, ElemType::Float, it, a, b, out);  // it: out, a, b
+//   reduceTerms(stream, GradTerm::DyTimesB, kept, reduced, dy, a, b, dA, 1.f);
+
+#include "gpu/kernels/nd.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace remat::gpu::kernels {
+
+enum class ElemType : int { Float, Int64, Bool };
+
+enum class UnaryOp : int {
+    Identity,
+    Relu,
+    LeakyRelu,  ///< p0 = alpha
+    Sigmoid,
+    Tanh,
+    Erf,
+    Exp,
+    Log,
+    Sqrt,
+    Neg,
+    Abs,
+    Reciprocal,
+    Clip,       ///< p0 = min, p1 = max
+    Softplus,
+    Scale,      ///< y = p0 * x
+    Gelu,       ///< x * Phi(x) (erf form); p0 = 1: tanh approximation
+};
+
+struct UnaryParams
+{
+    float p0 = 0, p1 = 0;
+};
+
+/// y = f(x) over n contiguous floats.
+cudaError_t unaryForward(cudaStream_t s, UnaryOp op, UnaryParams p, const float *x, float *y,
+                         int64_t n);
+/// dx = dy * f'(x). `x` or `y` may be null when the derivative can be formed from the other
+/// (unaryBackwardNeedsInput says which ops need x).
+cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float *x, const float *y,
+                          const float *dy, float *dx, int64_t n);
+bool unaryBackwardNeedsInput(UnaryOp op);
+
+enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, And, Or };
+/// True for ops whose output is bool.
+bool binaryIsComparison(BinaryOp op);
+
+/// out[i] = a op b with `it` operands 0 = out, 1 = a, 2 = b (broadcast strides). `type` is the
+/// input type; comparisons write bool (one byte), others write `type`.
+cudaError_t binaryForward(cudaStream_t s, BinaryOp op, ElemType type, const NdIter &it,
+                          const void *a, const void *b, void *out);
+
+/// out = cond ? a : b; `it` operands 0 = out, 1 = a, 2 = b, 3 = cond (bytes).
+cudaError_t whereForward(cudaStream_t s, const NdIter &it, const unsigned char *cond, const void *a,
+                         const void *b, void *out, int elementBytes);
+
+/// Strided copy of `elementBytes`-sized elements: operand 0 = dst, operand 1 = src.
+cudaError_t stridedCopy(cudaStream_t s, const NdIter &it, const void *src, void *dst,
+                        int elementBytes);
+
+/// Converts n elements between float, int64 and bool.
+cudaError_t castElements(cudaStream_t s, ElemType from, ElemType to, const void *src, void *dst,
+                         int64_t n);
+
+/// dst[i] = value for n floats.
+cudaError_t fillFloat(cudaStream_t s, float *dst, float value, int64_t n);
+
+/// out[i] = sum of k inputs at i (k <= 8), n floats.
+cudaError_t sumArrays(cudaStream_t s, const float *const *inputs, int k, float *out, int64_t n);
+
+/// What a reduction sums for each position (dy, a, b are the iterators' operands 0, 1, 2).
+enum class GradTerm : int {
+    Dy,             ///< dy (plain sum; also Add's gradient)
+    NegDy,          ///< -dy (Sub's second operand)
+    DyTimesB,       ///< dy * b (Mul: d/da)
+    DyDivB,         ///< dy / b (Div: d/da)
+    NegDyADivB2,    ///< -dy * a / b^2 (Div: d/db)
+    PowDa,          ///< dy * b * a^(b-1)
+    PowDb,          ///< dy * a^b * log(a)
+    MaxDa,          ///< dy where a >= b (ties to a)
+    MaxDb,          ///< dy where b > a
+    MinDa,          ///< dy where a <= b
+    MinDb,          ///< dy where b < a
+    WhereA,         ///< dy where cond (a = cond as bytes)
+    WhereB,         ///< dy where !cond
+    DyTimesA,       ///< dy * a (LayerNorm/BN style column sums)
+};
+
+/// out[k] = scale * sum over `reduced` of term(dy, a, b), for every position k of `kept`
+/// (row-major, out contiguous). Pointers a and b may be null when the term does not read them.
+/// When `accumulate` is true the sum is added to out.
+cudaError_t reduceTerms(cudaStream_t s, GradTerm term, const NdIter &kept, const NdIter &reduced,
+                        const float *dy, const void *a, const void *b, float *out, float scale,
+                        bool accumulate = false);
+
+} // namespace remat::gpu::kernels

@@ -1,0 +1,33 @@
+#pragma once
+// Gather along an axis and its gradient, and Dropout's mask (counter-based, so a recompute with
+// the same seed replays the same mask).
+//   gatherForward(stream, data, idx, out, outer, axisLen, inner, m, elementBytes);
+//   dropoutForward(stream, x, y, mask, n, ratio, seed);
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace remat::gpu::kernels {
+
+/// out[o, j, i] = data[o, idx[j], i] for data [outer, axisLen, inner], m indices (negative ones
+/// count from the end). Out-of-range indices write zeros and set *bad (device int) to 1.
+cudaError_t gatherForward(cudaStream_t s, const void *data, const long long *idx, void *out,
+                          int64_t outer, int64_t axisLen, int64_t inner, int64_t m,
+                          int elementBytes, int *bad);
+/// dData[o, a, i] = sum over j with idx[j] == a of dOut[o, j, i] (fully written, no atomics).
+cudaError_t gatherBackward(cudaStream_t s, const float *dOut, const long long *idx, float *dData,
+                           int64_t outer, int64_t axisLen, int64_t inner, int64_t m);
+
+/// The uniform number in [0, 1) element `i` draws under `seed` (also used on the host side for
+/// tests): the top 24 bits of splitmix64(seed + i * golden ratio).
+float dropoutUniformHost(uint64_t seed, uint64_t i);
+
+/// mask[i] = uniform(seed, i) >= ratio; y = x * mask / (1 - ratio). `mask` may be null.
+cudaError_t dropoutForward(cudaStream_t s, const float *x, float *y, unsigned char *mask,
+                           int64_t n, float ratio, uint64_t seed);
+/// dx = dy * mask / (1 - ratio); without a mask the mask is regenerated from the seed.
+cudaError_t dropoutBackward(cudaStream_t s, const float *dy, const unsigned char *mask, float *dx,
+                            int64_t n, float ratio, uint64_t seed);
+
+} // namespace remat::gpu::kernels

@@ -1,0 +1,60 @@
+#pragma once
+// Softmax, LayerNorm and BatchNorm (training mode) kernels, float32.
+//   softmaxForward(stream, x, y, outer, axisLen, inner);
+//   layerNormForward(stream, x, scale, bias, y, mean, invStd, rows, cols, eps);
+//   batchNormTrainForward(stream, {...});
+// Statistics are accumulated in float and saved as the CPU reference saves them: the mean and
+// the inverse standard deviation 1/sqrt(var + eps) of the biased variance.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace remat::gpu::kernels {
+
+/// Softmax over the middle dim of [outer, axisLen, inner]; logSoftmax when `log` is set.
+cudaError_t softmaxForward(cudaStream_t s, const float *x, float *y, int64_t outer, int64_t axisLen,
+                           int64_t inner, bool log = false);
+/// dx = y * (dy - sum(dy * y)) (softmax) or dy - exp(y) * sum(dy) (log softmax).
+cudaError_t softmaxBackward(cudaStream_t s, const float *y, const float *dy, float *dx,
+                            int64_t outer, int64_t axisLen, int64_t inner, bool log = false);
+
+/// Normalises each of `rows` rows of `cols` values; scale/bias have `cols` values (bias may be
+/// null); mean/invStd (may be null) receive one value per row.
+cudaError_t layerNormForward(cudaStream_t s, const float *x, const float *scale, const float *bias,
+                             float *y, float *mean, float *invStd, int64_t rows, int64_t cols,
+                             float eps);
+/// dx (may be null), dScale, dBias (may be null) from x, scale, dy and the saved statistics;
+/// when mean/invStd are null they are recomputed from x (eps needed then).
+cudaError_t layerNormBackward(cudaStream_t s, const float *x, const float *scale, const float *dy,
+                              const float *mean, const float *invStd, float *dx, float *dScale,
+                              float *dBias, int64_t rows, int64_t cols, float eps);
+
+/// Per-row mean and inverse std (for LayerNorm's parameter gradients when none were saved).
+cudaError_t layerNormRowStats(cudaStream_t s, const float *x, float *mean, float *invStd,
+                              int64_t rows, int64_t cols, float eps);
+
+struct BatchNormShape
+{
+    int64_t n = 0, c = 0, spatial = 1; ///< x is [n, c, spatial]
+};
+
+/// Training-mode forward: batch statistics, y, saved mean / invStd (may be null), and, when
+/// runningMean/runningVar are given, running = momentum * running + (1 - momentum) * batch (the
+/// unbiased variance for the running variance, as PyTorch). Running stats are updated in place.
+cudaError_t batchNormTrainForward(cudaStream_t s, BatchNormShape shape, const float *x,
+                                  const float *scale, const float *bias, float *y,
+                                  float *savedMean, float *savedInvStd, float *runningMean,
+                                  float *runningVar, float momentum, float eps);
+/// Inference-mode forward from given mean / var.
+cudaError_t batchNormInferForward(cudaStream_t s, BatchNormShape shape, const float *x,
+                                  const float *scale, const float *bias, const float *mean,
+                                  const float *var, float *y, float eps);
+/// Training-mode backward: dx, dScale, dBias (any may be null). Uses the saved statistics when
+/// given, else recomputes them from x with `eps`.
+cudaError_t batchNormTrainBackward(cudaStream_t s, BatchNormShape shape, const float *x,
+                                   const float *scale, const float *dy, const float *savedMean,
+                                   const float *savedInvStd, float *dx, float *dScale,
+                                   float *dBias, float eps);
+
+} // namespace remat::gpu::kernels

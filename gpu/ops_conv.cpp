@@ -1,0 +1,303 @@
+// Convolution through cuDNN (when the build found it): forward, backward data, backward filter,
+// with groups, strides, dilations and symmetric pads over 1 to 3 spatial dims. Algorithms are
+// picked from cuDNN's heuristics: deterministic ones whose workspace fits the op's declared
+// workspace first (so measured memory matches the simulator), and FMA math only (no TF32), so
+// results compare with the float32 CPU reference.
+#include "gpu/kernels/elementwise.h"
+#include "gpu/ops_internal.h"
+
+#include "core/ir/graph.h"
+#include "gpu/cuda_status.h"
+
+#include <fmt/format.h>
+
+#if defined(REMAT_HAVE_CUDNN)
+#include <cudnn.h>
+#endif
+
+#include <memory>
+
+namespace remat::gpu {
+
+#if defined(REMAT_HAVE_CUDNN)
+namespace {
+
+using core::Status;
+using namespace kernels;
+
+struct ConvGeometry
+{
+    int spatial = 0;
+    std::vector<int> x, w, y;          ///< padded to at least 4 dims (1-D conv gets a unit dim)
+    std::vector<int> pads, strides, dilations;
+    int groups = 1;
+};
+
+bool toInts(const std::vector<int64_t> &v, std::vector<int> &out)
+{
+    out.clear();
+    for (int64_t d : v) {
+        if (d < 0 || d > (int64_t(1) << 31) - 1)
+            return false;
+        out.push_back(static_cast<int>(d));
+    }
+    return true;
+}
+
+Status convGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
+                    const std::vector<int64_t> &y, ConvGeometry &g)
+{
+    if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
+        return c.unsupported("convolution rank (1 to 3 spatial dims)");
+    const size_t sp = x.size() - 2;
+    g.spatial = static_cast<int>(sp);
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
+    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(sp, 1));
+    if (pads.size() != 2 * sp || st.size() != sp || dil.size() != sp)
+        return c.error("pads / strides / dilations lengths differ from the spatial rank");
+    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    for (size_t d = 0; d < sp; ++d) {
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            const int64_t total = std::max<int64_t>(
+                0, (y[2 + d] - 1) * st[d] + (w[2 + d] - 1) * dil[d] + 1 - x[2 + d]);
+            pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            pads[d + sp] = total - pads[d];
+        } else if (autoPad == "VALID") {
+            pads[d] = pads[d + sp] = 0;
+        }
+        if (pads[d] != pads[d + sp])
+            return c.unsupported(fmt::format("asymmetric padding {}/{} (cuDNN pads both sides alike)",
+                                             pads[d], pads[d + sp]));
+    }
+    pads.resize(sp);
+    if (!toInts(x, g.x) || !toInts(w, g.w) || !toInts(y, g.y) || !toInts(pads, g.pads) ||
+        !toInts(st, g.strides) || !toInts(dil, g.dilations))
+        return c.unsupported("dims above 2^31");
+    if (sp == 1) { // cuDNN wants at least 2 spatial dims
+        g.x.push_back(1);
+        g.w.push_back(1);
+        g.y.push_back(1);
+        g.pads.push_back(0);
+        g.strides.push_back(1);
+        g.dilations.push_back(1);
+        g.spatial = 2;
+    }
+    g.groups = static_cast<int>(c.attrInt("group", 1));
+    if (g.groups < 1 || g.x[1] % g.groups != 0)
+        return c.error("group does not divide the channels");
+    return Status::ok();
+}
+
+std::vector<int> packedStrides(const std::vector<int> &dims)
+{
+    std::vector<int> s(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;)
+        s[i - 1] = s[i] * dims[i];
+    return s;
+}
+
+// RAII owners of the descriptors of one call.
+struct TensorDesc
+{
+    cudnnTensorDescriptor_t d = nullptr;
+    TensorDesc() { cudnnCreateTensorDescriptor(&d); }
+    ~TensorDesc() { if (d) cudnnDestroyTensorDescriptor(d); }
+    TensorDesc(const TensorDesc &) = delete;
+    TensorDesc &operator=(const TensorDesc &) = delete;
+};
+struct FilterDesc
+{
+    cudnnFilterDescriptor_t d = nullptr;
+    FilterDesc() { cudnnCreateFilterDescriptor(&d); }
+    ~FilterDesc() { if (d) cudnnDestroyFilterDescriptor(d); }
+    FilterDesc(const FilterDesc &) = delete;
+    FilterDesc &operator=(const FilterDesc &) = delete;
+};
+struct ConvDesc
+{
+    cudnnConvolutionDescriptor_t d = nullptr;
+    ConvDesc() { cudnnCreateConvolutionDescriptor(&d); }
+    ~ConvDesc() { if (d) cudnnDestroyConvolutionDescriptor(d); }
+    ConvDesc(const ConvDesc &) = delete;
+    ConvDesc &operator=(const ConvDesc &) = delete;
+};
+
+struct ConvDescriptors
+{
+    TensorDesc x, y;
+    FilterDesc w;
+    ConvDesc conv;
+};
+
+Status describe(const OpContext &c, const ConvGeometry &g, ConvDescriptors &d)
+{
+    if (!d.x.d || !d.y.d || !d.w.d || !d.conv.d)
+        return c.unsupported("cuDNN descriptors could not be created");
+    const int nb = static_cast<int>(g.x.size());
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+        cudnnSetTensorNdDescriptor(d.x.d, CUDNN_DATA_FLOAT, nb, g.x.data(), packedStrides(g.x).data()),
+        c.opName + ": x descriptor"));
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+        cudnnSetTensorNdDescriptor(d.y.d, CUDNN_DATA_FLOAT, nb, g.y.data(), packedStrides(g.y).data()),
+        c.opName + ": y descriptor"));
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+        cudnnSetFilterNdDescriptor(d.w.d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, nb, g.w.data()),
+        c.opName + ": filter descriptor"));
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+        cudnnSetConvolutionNdDescriptor(d.conv.d, g.spatial, g.pads.data(), g.strides.data(),
+                                        g.dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        c.opName + ": convolution descriptor"));
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetConvolutionGroupCount(d.conv.d, g.groups),
+                                        c.opName + ": group count"));
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetConvolutionMathType(d.conv.d, CUDNN_FMA_MATH),
+                                        c.opName + ": math type"));
+    return Status::ok();
+}
+
+cudnnHandle_t handleOf(const OpContext &c) { return static_cast<cudnnHandle_t>(c.rt->cudnn()); }
+
+/// Picks from heuristic results: deterministic and within the declared workspace, then any
+/// within it, then the one needing the least workspace (taken from private scratch).
+template <typename Perf>
+const Perf *pickAlgo(const Perf *perf, int count, size_t limit)
+{
+    const Perf *best = nullptr;
+    for (int i = 0; i < count; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit &&
+            perf[i].determinism == CUDNN_DETERMINISTIC)
+            return &perf[i];
+    for (int i = 0; i < count; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit)
+            return &perf[i];
+    for (int i = 0; i < count; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && (!best || perf[i].memory < best->memory))
+            best = &perf[i];
+    return best;
+}
+
+core::Expected<void *> workspaceFor(const OpContext &c, size_t bytes)
+{
+    if (bytes == 0)
+        return static_cast<void *>(nullptr);
+    if (static_cast<int64_t>(bytes) <= c.rt->workspaceBytes())
+        return c.rt->workspace();
+    return c.rt->scratch(static_cast<int64_t>(bytes));
+}
+
+Status convF(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *b = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    ConvGeometry g;
+    REMAT_RETURN_IF_ERROR(convGeometry(c, x->shape, w->shape, y->shape, g));
+    ConvDescriptors d;
+    REMAT_RETURN_IF_ERROR(describe(c, g, d));
+    cudnnHandle_t h = handleOf(c);
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+        cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
+        c.opName + ": forward algorithm"));
+    const auto *algo = pickAlgo(perf, count, size_t(std::max<int64_t>(0, c.rt->workspaceBytes())));
+    if (!algo)
+        return c.unsupported("no cuDNN forward algorithm for this convolution");
+    REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
+    const float one = 1.f, zero = 0.f;
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, x->data, d.w.d,
+                                                                w->data, d.conv.d, algo->algo, ws,
+                                                                algo->memory, &zero, d.y.d, y->data),
+                                        c.opName + ": convolution forward"));
+    if (b && b->data) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
+        std::vector<int64_t> bShape(y->shape.size() - 1, 1);
+        bShape[0] = y->shape[1];
+        NdIter it;
+        const std::vector<int64_t> ys = contiguousStrides(y->shape);
+        if (!buildIter(y->shape, {ys, ys, broadcastStrides(bShape, y->shape)}, it))
+            return c.unsupported("rank");
+        REMAT_RETURN_IF_ERROR(c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float,
+                                                    it, y->data, b->data, y->data),
+                                      "bias"));
+    }
+    return Status::ok();
+}
+
+Status convB(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    DView *dx = c.inputGrad(0), *dw = c.inputGrad(1), *db = c.inputGrad(2);
+    const std::vector<int64_t> xs = x ? x->shape : (dx ? dx->shape : c.inShapes.at(0));
+    const std::vector<int64_t> wsh = w ? w->shape : (dw ? dw->shape : c.inShapes.at(1));
+    ConvGeometry g;
+    REMAT_RETURN_IF_ERROR(convGeometry(c, xs, wsh, dy->shape, g));
+    ConvDescriptors d;
+    REMAT_RETURN_IF_ERROR(describe(c, g, d));
+    cudnnHandle_t h = handleOf(c);
+    const size_t limit = size_t(std::max<int64_t>(0, c.rt->workspaceBytes()));
+    const float one = 1.f, zero = 0.f;
+    if (dx) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        int count = 0;
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d,
+                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                        &count, perf),
+            c.opName + ": backward-data algorithm"));
+        const auto *algo = pickAlgo(perf, count, limit);
+        if (!algo)
+            return c.unsupported("no cuDNN backward-data algorithm");
+        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnConvolutionBackwardData(h, &one, d.w.d, w->data, d.y.d, dy->data, d.conv.d,
+                                         algo->algo, ws, algo->memory, &zero, d.x.d, dx->data),
+            c.opName + ": convolution backward data"));
+    }
+    if (dw) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        int count = 0;
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d,
+                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                          &count, perf),
+            c.opName + ": backward-filter algorithm"));
+        const auto *algo = pickAlgo(perf, count, limit);
+        if (!algo)
+            return c.unsupported("no cuDNN backward-filter algorithm");
+        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnConvolutionBackwardFilter(h, &one, d.x.d, x->data, d.y.d, dy->data, d.conv.d,
+                                           algo->algo, ws, algo->memory, &zero, d.w.d, dw->data),
+            c.opName + ": convolution backward filter"));
+    }
+    if (db) {
+        std::vector<int64_t> target(dy->shape.size() - 1, 1);
+        target[0] = dy->shape[1];
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {},
+                                            nullptr, target, db->f()));
+    }
+    return Status::ok();
+}
+
+} // namespace
+
+void addConvOps(OpTable &t)
+{
+    t["Conv"] = convF;
+    t["ConvGrad"] = convB;
+}
+
+#else
+
+// Built without cuDNN: Conv has no CUDA kernel and prepare() refuses it, naming the op.
+void addConvOps(OpTable &) {}
+
+#endif
+
+} // namespace remat::gpu

@@ -1,0 +1,412 @@
+// Element-wise ops: broadcasting arithmetic, activations, Cast, Dropout, Where, Sum, and their
+// gradients (broadcast dims summed back with the reduction kernel).
+#include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/indexing.h"
+#include "gpu/ops_internal.h"
+
+#include "core/ir/graph.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+
+namespace remat::gpu {
+namespace {
+
+using core::Status;
+using core::ir::DataType;
+using namespace kernels;
+
+Status elemTypeOf(const OpContext &c, const DView &v, ElemType &t)
+{
+    switch (v.dtype) {
+    case DataType::Float: t = ElemType::Float; return Status::ok();
+    case DataType::Int64: t = ElemType::Int64; return Status::ok();
+    case DataType::Bool: t = ElemType::Bool; return Status::ok();
+    default:
+        return c.unsupported("dtype " + core::ir::dataTypeName(v.dtype));
+    }
+}
+
+Status broadcastIter(const OpContext &c, const std::vector<std::vector<int64_t>> &shapes,
+                     const std::vector<int64_t> &outShape, NdIter &it)
+{
+    std::vector<std::vector<int64_t>> strides{contiguousStrides(outShape)};
+    for (const auto &s : shapes)
+        strides.push_back(broadcastStrides(s, outShape));
+    if (!buildIter(outShape, strides, it))
+        return c.unsupported("tensor rank above 8");
+    return Status::ok();
+}
+
+template <BinaryOp op>
+Status binaryOp(OpContext &c)
+{
+    DView *a = c.input(0), *b = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "C"));
+    if (a->dtype != b->dtype)
+        return c.unsupported("mixed operand dtypes");
+    ElemType t;
+    REMAT_RETURN_IF_ERROR(elemTypeOf(c, *a, t));
+    std::vector<int64_t> out;
+    if (!broadcastShapes(a->shape, b->shape, out) || numelOf(out) != y->numel())
+        return c.error("shapes do not broadcast to the output");
+    NdIter it;
+    REMAT_RETURN_IF_ERROR(broadcastIter(c, {a->shape, b->shape}, out, it));
+    return c.check(binaryForward(c.rt->stream(), op, t, it, a->data, b->data, y->data), "binary");
+}
+
+Status whereOp(OpContext &c)
+{
+    DView *cond = c.input(0), *x = c.input(1), *yv = c.input(2), *out = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(cond, "condition"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(yv, "Y"));
+    REMAT_RETURN_IF_ERROR(c.require(out, "output"));
+    std::vector<int64_t> s1, s2;
+    if (!broadcastShapes(cond->shape, x->shape, s1) || !broadcastShapes(s1, yv->shape, s2))
+        return c.error("shapes do not broadcast");
+    NdIter it;
+    REMAT_RETURN_IF_ERROR(broadcastIter(c, {x->shape, yv->shape, cond->shape}, s2, it));
+    const int eb = static_cast<int>(core::ir::elementSize(out->dtype));
+    return c.check(whereForward(c.rt->stream(), it, cond->as<unsigned char>(), x->data, yv->data,
+                                out->data, eb),
+                   "where");
+}
+
+Status sumOp(OpContext &c)
+{
+    DView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "sum"));
+    bool first = true;
+    for (DView *x : c.in) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+        NdIter it;
+        if (first) {
+            REMAT_RETURN_IF_ERROR(broadcastIter(c, {x->shape}, y->shape, it));
+            REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, x->data, y->data, 4), "copy"));
+            first = false;
+            continue;
+        }
+        REMAT_RETURN_IF_ERROR(broadcastIter(c, {y->shape, x->shape}, y->shape, it));
+        REMAT_RETURN_IF_ERROR(c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float,
+                                                    it, y->data, x->data, y->data),
+                                      "add"));
+    }
+    return Status::ok();
+}
+
+std::vector<int64_t> operandShape(const OpContext &c, size_t k)
+{
+    if (const DView *v = c.input(k))
+        return v->shape;
+    if (const DView *g = c.inputGrad(k))
+        return g->shape;
+    return k < c.inShapes.size() ? c.inShapes[k] : std::vector<int64_t>{};
+}
+
+Status addSubGrad(OpContext &c, bool sub)
+{
+    DView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dC"));
+    if (DView *da = c.inputGrad(0))
+        REMAT_RETURN_IF_ERROR(reduceToShape(c, dy->f(), dy->shape, da->f(), da->shape));
+    if (DView *db = c.inputGrad(1))
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, sub ? GradTerm::NegDy : GradTerm::Dy, dy->shape,
+                                            dy->f(), {}, nullptr, {}, nullptr, db->shape, db->f()));
+    return Status::ok();
+}
+Status addGrad(OpContext &c) { return addSubGrad(c, false); }
+Status subGrad(OpContext &c) { return addSubGrad(c, true); }
+
+Status sumGrad(OpContext &c)
+{
+    DView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dSum"));
+    for (DView *dx : c.dIn)
+        if (dx)
+            REMAT_RETURN_IF_ERROR(reduceToShape(c, dy->f(), dy->shape, dx->f(), dx->shape));
+    return Status::ok();
+}
+
+// Gradients of A and B through a binary op whose local derivative needs the operands.
+Status binaryGrad(OpContext &c, GradTerm termA, GradTerm termB, bool needA, bool needB)
+{
+    DView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dC"));
+    const std::vector<int64_t> sa = operandShape(c, 0), sb = operandShape(c, 1);
+    if (DView *da = c.inputGrad(0)) {
+        if (needA)
+            REMAT_RETURN_IF_ERROR(c.requireFloat(a, "A"));
+        if (needB)
+            REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, termA, dy->shape, dy->f(), sa, a ? a->data : nullptr,
+                                            sb, b ? b->data : nullptr, da->shape, da->f()));
+    }
+    if (DView *db = c.inputGrad(1)) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(a, "A"));
+        if (needB || termB == GradTerm::NegDyADivB2 || termB == GradTerm::PowDb)
+            REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, termB, dy->shape, dy->f(), sa, a->data, sb,
+                                            b ? b->data : nullptr, db->shape, db->f()));
+    }
+    return Status::ok();
+}
+Status mulGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyTimesB, GradTerm::DyTimesA, false, true); }
+Status divGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyDivB, GradTerm::NegDyADivB2, false, true); }
+Status powGrad(OpContext &c) { return binaryGrad(c, GradTerm::PowDa, GradTerm::PowDb, true, true); }
+
+Status whereGrad(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *cond = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(cond, "condition"));
+    for (int k = 1; k <= 2; ++k)
+        if (DView *dx = c.inputGrad(size_t(k)))
+            REMAT_RETURN_IF_ERROR(reduceTermsTo(c, k == 1 ? GradTerm::WhereA : GradTerm::WhereB,
+                                                dy->shape, dy->f(), cond->shape, cond->data, {},
+                                                nullptr, dx->shape, dx->f()));
+    return Status::ok();
+}
+
+// ---- unary --------------------------------------------------------------------------------
+
+Status unaryFwd(OpContext &c, UnaryOp op, UnaryParams p = {})
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    return c.check(unaryForward(c.rt->stream(), op, p, x->f(), y->f(), y->numel()), "unary");
+}
+
+Status unaryBwd(OpContext &c, UnaryOp op, UnaryParams p = {})
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    if (!x && (!y || unaryBackwardNeedsInput(op)))
+        return c.error(unaryBackwardNeedsInput(op) ? "backward needs X" : "backward needs X or Y");
+    return c.check(unaryBackward(c.rt->stream(), op, p, x ? x->f() : nullptr, y ? y->f() : nullptr,
+                                 dy->f(), dx->f(), dx->numel()),
+                   "unary backward");
+}
+
+Status reluF(OpContext &c) { return unaryFwd(c, UnaryOp::Relu); }
+Status reluB(OpContext &c) { return unaryBwd(c, UnaryOp::Relu); }
+Status sigmoidF(OpContext &c) { return unaryFwd(c, UnaryOp::Sigmoid); }
+Status sigmoidB(OpContext &c) { return unaryBwd(c, UnaryOp::Sigmoid); }
+Status tanhF(OpContext &c) { return unaryFwd(c, UnaryOp::Tanh); }
+Status tanhB(OpContext &c) { return unaryBwd(c, UnaryOp::Tanh); }
+Status erfF(OpContext &c) { return unaryFwd(c, UnaryOp::Erf); }
+Status erfB(OpContext &c) { return unaryBwd(c, UnaryOp::Erf); }
+Status sqrtF(OpContext &c) { return unaryFwd(c, UnaryOp::Sqrt); }
+Status sqrtB(OpContext &c) { return unaryBwd(c, UnaryOp::Sqrt); }
+Status expF(OpContext &c) { return unaryFwd(c, UnaryOp::Exp); }
+Status expB(OpContext &c) { return unaryBwd(c, UnaryOp::Exp); }
+Status logF(OpContext &c) { return unaryFwd(c, UnaryOp::Log); }
+Status logB(OpContext &c) { return unaryBwd(c, UnaryOp::Log); }
+Status negF(OpContext &c) { return unaryFwd(c, UnaryOp::Neg); }
+Status negB(OpContext &c) { return unaryBwd(c, UnaryOp::Neg); }
+Status leakyF(OpContext &c) { return unaryFwd(c, UnaryOp::LeakyRelu, {float(c.attrFloat("alpha", 0.01)), 0}); }
+Status leakyB(OpContext &c) { return unaryBwd(c, UnaryOp::LeakyRelu, {float(c.attrFloat("alpha", 0.01)), 0}); }
+
+UnaryParams geluParams(const OpContext &c)
+{
+    return {c.attrString("approximate", "none") == "tanh" ? 1.f : 0.f, 0.f};
+}
+Status geluF(OpContext &c) { return unaryFwd(c, UnaryOp::Gelu, geluParams(c)); }
+Status geluB(OpContext &c) { return unaryBwd(c, UnaryOp::Gelu, geluParams(c)); }
+
+Status clipBounds(OpContext &c, UnaryParams &p)
+{
+    p.p0 = -INFINITY;
+    p.p1 = INFINITY;
+    if (c.hasAttr("min"))
+        p.p0 = float(c.attrFloat("min", p.p0));
+    if (c.hasAttr("max"))
+        p.p1 = float(c.attrFloat("max", p.p1));
+    for (size_t k : {size_t(1), size_t(2)}) {
+        if (DView *m = c.input(k); m && m->data && m->numel() == 1) {
+            REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*m));
+            (k == 1 ? p.p0 : p.p1) = static_cast<float>(v[0]);
+        }
+    }
+    return Status::ok();
+}
+Status clipF(OpContext &c)
+{
+    UnaryParams p;
+    REMAT_RETURN_IF_ERROR(clipBounds(c, p));
+    return unaryFwd(c, UnaryOp::Clip, p);
+}
+Status clipB(OpContext &c)
+{
+    UnaryParams p;
+    REMAT_RETURN_IF_ERROR(clipBounds(c, p));
+    return unaryBwd(c, UnaryOp::Clip, p);
+}
+
+Status identityF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    return copyDevice(c, y->data, x->data, y->numel() * core::ir::elementSize(y->dtype));
+}
+Status identityB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    return copyDevice(c, dx->data, dy->data, dx->numel() * core::ir::elementSize(dx->dtype));
+}
+
+Status castView(OpContext &c, const DView &x, DView &y)
+{
+    ElemType from, to;
+    REMAT_RETURN_IF_ERROR(elemTypeOf(c, x, from));
+    REMAT_RETURN_IF_ERROR(elemTypeOf(c, y, to));
+    return c.check(castElements(c.rt->stream(), from, to, x.data, y.data, y.numel()), "cast");
+}
+Status castF(OpContext &c)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(0), "input"));
+    REMAT_RETURN_IF_ERROR(c.require(c.output(0), "output"));
+    return castView(c, *c.input(0), *c.output(0));
+}
+Status castB(OpContext &c)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.outputGrad(0), "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(c.inputGrad(0), "dinput"));
+    return castView(c, *c.outputGrad(0), *c.inputGrad(0));
+}
+
+// ---- Dropout ------------------------------------------------------------------------------
+
+Status dropoutSettings(OpContext &c, double &ratio, bool &active)
+{
+    ratio = c.attrFloat("ratio", 0.5);
+    if (DView *r = c.input(1); r && r->data && r->numel() == 1) {
+        REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*r));
+        ratio = v[0];
+    }
+    bool training = false; // ONNX: inference unless training_mode is given and true
+    if (DView *t = c.input(2); t && t->data && t->numel() == 1) {
+        REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> v, c.rt->hostInts(*t));
+        training = v[0] != 0;
+    }
+    active = training && ratio > 0;
+    if (active && ratio >= 1)
+        return c.error("ratio must be below 1");
+    return Status::ok();
+}
+
+Status dropoutF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0), *mask = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    double ratio = 0;
+    bool active = false;
+    REMAT_RETURN_IF_ERROR(dropoutSettings(c, ratio, active));
+    const int64_t n = x->numel();
+    if (!active) {
+        if (y)
+            REMAT_RETURN_IF_ERROR(copyDevice(c, y->data, x->data, n * 4));
+        if (mask)
+            REMAT_RETURN_IF_ERROR(c.check(cudaMemsetAsync(mask->data, 1, size_t(n), c.rt->stream()),
+                                          "mask fill"));
+        return Status::ok();
+    }
+    // The mask is drawn on the host from the per-op seed with the CPU reference's generator, so
+    // both backends (and every recompute) use the identical mask.
+    REMAT_ASSIGN_OR_RETURN(void *scratch, c.rt->scratch(n));
+    std::vector<unsigned char> host(static_cast<size_t>(n));
+    std::mt19937_64 rng(c.seed);
+    std::uniform_real_distribution<double> uni(0.0, 1.0);
+    for (int64_t i = 0; i < n; ++i)
+        host[size_t(i)] = uni(rng) >= ratio ? 1 : 0;
+    unsigned char *dmask = mask ? mask->as<unsigned char>() : static_cast<unsigned char *>(scratch);
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(dmask, host.data(), n));
+    // uploadAsync is ordered on the stream; the host vector must outlive it: wait here.
+    REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "mask upload"));
+    if (y)
+        REMAT_RETURN_IF_ERROR(c.check(dropoutBackward(c.rt->stream(), x->f(), dmask, y->f(), n,
+                                                      float(ratio), c.seed),
+                                      "dropout"));
+    return Status::ok();
+}
+
+Status dropoutB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *mask = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    double ratio = 0;
+    bool active = false;
+    REMAT_RETURN_IF_ERROR(dropoutSettings(c, ratio, active));
+    if (!active)
+        return copyDevice(c, dx->data, dy->data, dx->numel() * 4);
+    if (!mask)
+        return c.error("backward needs the mask");
+    return c.check(dropoutBackward(c.rt->stream(), dy->f(), mask->as<unsigned char>(), dx->f(),
+                                   dx->numel(), float(ratio), c.seed),
+                   "dropout backward");
+}
+
+} // namespace
+
+void addElementwiseOps(OpTable &t)
+{
+    t["Add"] = binaryOp<BinaryOp::Add>;
+    t["Sub"] = binaryOp<BinaryOp::Sub>;
+    t["Mul"] = binaryOp<BinaryOp::Mul>;
+    t["Div"] = binaryOp<BinaryOp::Div>;
+    t["Pow"] = binaryOp<BinaryOp::Pow>;
+    t["Max"] = binaryOp<BinaryOp::Max>;
+    t["Min"] = binaryOp<BinaryOp::Min>;
+    t["Equal"] = binaryOp<BinaryOp::Equal>;
+    t["Less"] = binaryOp<BinaryOp::Less>;
+    t["Greater"] = binaryOp<BinaryOp::Greater>;
+    t["Where"] = whereOp;
+    t["Sum"] = sumOp;
+    t["AddGrad"] = addGrad;
+    t["SubGrad"] = subGrad;
+    t["MulGrad"] = mulGrad;
+    t["DivGrad"] = divGrad;
+    t["PowGrad"] = powGrad;
+    t["WhereGrad"] = whereGrad;
+    t["SumGrad"] = sumGrad;
+    t["Relu"] = reluF;
+    t["ReluGrad"] = reluB;
+    t["LeakyRelu"] = leakyF;
+    t["LeakyReluGrad"] = leakyB;
+    t["Sigmoid"] = sigmoidF;
+    t["SigmoidGrad"] = sigmoidB;
+    t["Tanh"] = tanhF;
+    t["TanhGrad"] = tanhB;
+    t["Erf"] = erfF;
+    t["ErfGrad"] = erfB;
+    t["Sqrt"] = sqrtF;
+    t["SqrtGrad"] = sqrtB;
+    t["Exp"] = expF;
+    t["ExpGrad"] = expB;
+    t["Log"] = logF;
+    t["LogGrad"] = logB;
+    t["Neg"] = negF;
+    t["NegGrad"] = negB;
+    t["Gelu"] = geluF;
+    t["GeluGrad"] = geluB;
+    t["Clip"] = clipF;
+    t["ClipGrad"] = clipB;
+    t["Identity"] = identityF;
+    t["IdentityGrad"] = identityB;
+    t["Cast"] = castF;
+    t["CastGrad"] = castB;
+    t["Dropout"] = dropoutF;
+    t["DropoutGrad"] = dropoutB;
+}
+
+} // namespace remat::gpu

@@ -1,0 +1,47 @@
+#pragma once
+// Internal to gpu/: the op tables of the ops_*.cpp files and helpers they share.
+
+#include "gpu/cuda_ops.h"
+#include "gpu/kernels/nd.h"
+
+#include <map>
+
+namespace remat::gpu {
+
+using OpTable = std::map<std::string, OpFn>;
+
+// The op files, each adding its forward and backward types (explicit list in cuda_ops.cpp).
+void addElementwiseOps(OpTable &t);
+void addShapeOps(OpTable &t);
+void addNnOps(OpTable &t);
+void addBlasOps(OpTable &t);
+void addConvOps(OpTable &t);
+void addLossOps(OpTable &t);
+
+bool normalizeAxis(int64_t &axis, int64_t rank);
+int64_t numelOf(const std::vector<int64_t> &shape);
+
+/// Sums `src` (shape srcShape, contiguous) into dst (shape dstShape, broadcastable to srcShape).
+core::Status reduceToShape(const OpContext &c, const float *src, const std::vector<int64_t> &srcShape,
+                           float *dst, const std::vector<int64_t> &dstShape);
+/// Contiguous device copy of `bytes` on the op's stream.
+core::Status copyDevice(const OpContext &c, void *dst, const void *src, int64_t bytes);
+/// Zero-fills on the op's stream.
+core::Status zeroDevice(const OpContext &c, void *dst, int64_t bytes);
+
+} // namespace remat::gpu
+
+#include "gpu/kernels/elementwise.h"
+
+namespace remat::gpu {
+
+/// out (shape `target`, broadcastable to dyShape) = scale * sum over the broadcast dims of
+/// term(dy, a, b), where a and b (may be null) broadcast to dyShape with shapes aShape / bShape.
+core::Status reduceTermsTo(const OpContext &c, kernels::GradTerm term,
+                           const std::vector<int64_t> &dyShape, const float *dy,
+                           const std::vector<int64_t> &aShape, const void *a,
+                           const std::vector<int64_t> &bShape, const void *b,
+                           const std::vector<int64_t> &target, float *out, float scale = 1.f,
+                           bool accumulate = false);
+
+} // namespace remat::gpu

@@ -1,0 +1,428 @@
+// Neural-network ops with their own kernels: BatchNormalization (training mode, saved mean and
+// inverse std at output slots 3 and 4), LayerNormalization, Softmax / LogSoftmax, MaxPool (int64
+// indices), AveragePool, GlobalAveragePool, and their gradients.
+#include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/normalization.h"
+#include "gpu/kernels/pooling.h"
+#include "gpu/ops_internal.h"
+
+#include "core/ir/graph.h"
+
+#include <fmt/format.h>
+
+namespace remat::gpu {
+namespace {
+
+using core::Status;
+using namespace kernels;
+
+// ---- BatchNormalization -------------------------------------------------------------------
+
+BatchNormShape bnShape(const std::vector<int64_t> &x)
+{
+    BatchNormShape s;
+    s.n = x.empty() ? 0 : x[0];
+    s.c = x.size() > 1 ? x[1] : 1;
+    s.spatial = 1;
+    for (size_t d = 2; d < x.size(); ++d)
+        s.spatial *= x[d];
+    return s;
+}
+
+Status batchNormF(OpContext &c)
+{
+    DView *x = c.input(0), *scale = c.input(1), *bias = c.input(2), *inMean = c.input(3),
+          *inVar = c.input(4), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    const float eps = float(c.attrFloat("epsilon", 1e-5));
+    const float momentum = float(c.attrFloat("momentum", 0.9));
+    const BatchNormShape sh = bnShape(x->shape);
+    const bool training = c.attrInt("training_mode", 0) != 0;
+    cudaStream_t s = c.rt->stream();
+    if (!training) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(inMean, "input_mean"));
+        REMAT_RETURN_IF_ERROR(c.requireFloat(inVar, "input_var"));
+        return c.check(batchNormInferForward(s, sh, x->f(), scale ? scale->f() : nullptr,
+                                             bias ? bias->f() : nullptr, inMean->f(), inVar->f(),
+                                             y->f(), eps),
+                       "batch norm (inference)");
+    }
+    // Running statistics (outputs 1, 2) change once per step, as in the CPU reference: a
+    // recompute leaves them as the first compute wrote them.
+    float *runMean = nullptr, *runVar = nullptr;
+    if (!c.recompute) {
+        DView *outMean = c.output(1), *outVar = c.output(2);
+        if (outMean) {
+            if (inMean)
+                REMAT_RETURN_IF_ERROR(copyDevice(c, outMean->data, inMean->data, sh.c * 4));
+            else
+                REMAT_RETURN_IF_ERROR(c.check(fillFloat(s, outMean->f(), 0.f, sh.c), "running mean"));
+            runMean = outMean->f();
+        }
+        if (outVar) {
+            if (inVar)
+                REMAT_RETURN_IF_ERROR(copyDevice(c, outVar->data, inVar->data, sh.c * 4));
+            else
+                REMAT_RETURN_IF_ERROR(c.check(fillFloat(s, outVar->f(), 1.f, sh.c), "running var"));
+            runVar = outVar->f();
+        }
+    }
+    DView *savedMean = c.output(3), *savedInv = c.output(4);
+    return c.check(batchNormTrainForward(s, sh, x->f(), scale ? scale->f() : nullptr,
+                                         bias ? bias->f() : nullptr, y->f(),
+                                         savedMean ? savedMean->f() : nullptr,
+                                         savedInv ? savedInv->f() : nullptr, runMean, runVar,
+                                         momentum, eps),
+                   "batch norm");
+}
+
+Status batchNormB(OpContext &c)
+{
+    DView *x = c.input(0), *scale = c.input(1), *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    if (c.attrInt("training_mode", 0) == 0)
+        return c.unsupported("gradient of inference-mode BatchNormalization");
+    DView *dx = c.inputGrad(0), *dScale = c.inputGrad(1), *dBias = c.inputGrad(2);
+    if (dx)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(scale, "scale"));
+    DView *savedMean = c.output(3), *savedInv = c.output(4);
+    return c.check(batchNormTrainBackward(c.rt->stream(), bnShape(x->shape), x->f(),
+                                          scale ? scale->f() : nullptr, dy->f(),
+                                          savedMean ? savedMean->f() : nullptr,
+                                          savedInv ? savedInv->f() : nullptr, dx ? dx->f() : nullptr,
+                                          dScale ? dScale->f() : nullptr,
+                                          dBias ? dBias->f() : nullptr,
+                                          float(c.attrFloat("epsilon", 1e-5))),
+                   "batch norm backward");
+}
+
+// ---- LayerNormalization -------------------------------------------------------------------
+
+Status lnGeometry(const OpContext &c, const std::vector<int64_t> &x, int64_t &rows, int64_t &cols)
+{
+    int64_t axis = c.attrInt("axis", -1);
+    if (!normalizeAxis(axis, int64_t(x.size())))
+        return c.error("axis out of range");
+    rows = 1;
+    cols = 1;
+    for (size_t d = 0; d < x.size(); ++d)
+        (int64_t(d) < axis ? rows : cols) *= x[d];
+    return Status::ok();
+}
+
+Status layerNormF(OpContext &c)
+{
+    DView *x = c.input(0), *scale = c.input(1), *bias = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(scale, "Scale"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    int64_t rows, cols;
+    REMAT_RETURN_IF_ERROR(lnGeometry(c, x->shape, rows, cols));
+    if (scale->numel() != cols || (bias && bias->numel() != cols))
+        return c.unsupported("Scale / B broadcast over part of the normalised dims");
+    DView *mean = c.output(1), *inv = c.output(2);
+    return c.check(layerNormForward(c.rt->stream(), x->f(), scale->f(), bias ? bias->f() : nullptr,
+                                    y->f(), mean ? mean->f() : nullptr, inv ? inv->f() : nullptr,
+                                    rows, cols, float(c.attrFloat("epsilon", 1e-5))),
+                   "layer norm");
+}
+
+Status layerNormB(OpContext &c)
+{
+    DView *x = c.input(0), *scale = c.input(1), *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(scale, "Scale"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    int64_t rows, cols;
+    REMAT_RETURN_IF_ERROR(lnGeometry(c, x->shape, rows, cols));
+    const float eps = float(c.attrFloat("epsilon", 1e-5));
+    DView *dx = c.inputGrad(0), *dScale = c.inputGrad(1), *dBias = c.inputGrad(2);
+    const float *mean = c.output(1) ? c.output(1)->f() : nullptr;
+    const float *inv = c.output(2) ? c.output(2)->f() : nullptr;
+    if ((!mean || !inv) && (dScale || dBias)) {
+        REMAT_ASSIGN_OR_RETURN(void *stats, c.rt->scratch(rows * 8));
+        float *m = static_cast<float *>(stats);
+        REMAT_RETURN_IF_ERROR(
+            c.check(layerNormRowStats(c.rt->stream(), x->f(), m, m + rows, rows, cols, eps), "stats"));
+        mean = m;
+        inv = m + rows;
+    }
+    return c.check(layerNormBackward(c.rt->stream(), x->f(), scale->f(), dy->f(), mean, inv,
+                                     dx ? dx->f() : nullptr, dScale ? dScale->f() : nullptr,
+                                     dBias ? dBias->f() : nullptr, rows, cols, eps),
+                   "layer norm backward");
+}
+
+// ---- Softmax ------------------------------------------------------------------------------
+
+Status softmaxGeometry(const OpContext &c, const std::vector<int64_t> &x, int64_t &outer,
+                       int64_t &len, int64_t &inner)
+{
+    int64_t axis = c.attrInt("axis", -1);
+    if (!normalizeAxis(axis, int64_t(x.size())))
+        return c.error("axis out of range");
+    outer = inner = 1;
+    len = x.empty() ? 1 : x[size_t(axis)];
+    for (size_t d = 0; d < x.size(); ++d) {
+        if (int64_t(d) < axis)
+            outer *= x[d];
+        else if (int64_t(d) > axis)
+            inner *= x[d];
+    }
+    return Status::ok();
+}
+
+Status softmaxFwd(OpContext &c, bool log)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
+    int64_t outer, len, inner;
+    REMAT_RETURN_IF_ERROR(softmaxGeometry(c, x->shape, outer, len, inner));
+    return c.check(softmaxForward(c.rt->stream(), x->f(), y->f(), outer, len, inner, log), "softmax");
+}
+
+Status softmaxBwd(OpContext &c, bool log)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *y = c.output(0), *x = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dinput"));
+    int64_t outer, len, inner;
+    REMAT_RETURN_IF_ERROR(softmaxGeometry(c, dx->shape, outer, len, inner));
+    const float *py = y ? y->f() : nullptr;
+    if (!py) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "input or output"));
+        REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(x->numel() * 4));
+        REMAT_RETURN_IF_ERROR(c.check(softmaxForward(c.rt->stream(), x->f(), static_cast<float *>(tmp),
+                                                     outer, len, inner, log),
+                                      "softmax (recomputed for backward)"));
+        py = static_cast<const float *>(tmp);
+    }
+    return c.check(softmaxBackward(c.rt->stream(), py, dy->f(), dx->f(), outer, len, inner, log),
+                   "softmax backward");
+}
+Status softmaxF(OpContext &c) { return softmaxFwd(c, false); }
+Status softmaxB(OpContext &c) { return softmaxBwd(c, false); }
+Status logSoftmaxF(OpContext &c) { return softmaxFwd(c, true); }
+Status logSoftmaxB(OpContext &c) { return softmaxBwd(c, true); }
+
+// ---- pooling ------------------------------------------------------------------------------
+
+Status poolShape(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
+                 PoolShape &p)
+{
+    const size_t sp = x.size() < 2 ? 0 : x.size() - 2;
+    if (sp < 1 || sp > 3 || y.size() != x.size())
+        return c.unsupported(fmt::format("pooling over {} spatial dims", sp));
+    const std::vector<int64_t> k = c.attrInts("kernel_shape");
+    if (k.size() != sp)
+        return c.error("kernel_shape length differs from the spatial rank");
+    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
+    if (st.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+        return c.error("strides / dilations / pads lengths differ from the spatial rank");
+    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    p = PoolShape{};
+    p.n = x[0];
+    p.c = x[1];
+    const size_t off = 3 - sp;
+    for (size_t d = 0; d < sp; ++d) {
+        const size_t q = off + d;
+        p.in[q] = x[2 + d];
+        p.out[q] = y[2 + d];
+        p.kernel[q] = k[d];
+        p.stride[q] = st[d];
+        p.dilation[q] = dil[d];
+        int64_t b = pads[d], e = pads[d + sp];
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            const int64_t total = std::max<int64_t>(
+                0, (p.out[q] - 1) * st[d] + (k[d] - 1) * dil[d] + 1 - p.in[q]);
+            b = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (autoPad == "VALID") {
+            b = e = 0;
+        }
+        p.padBegin[q] = b;
+        p.padEnd[q] = e;
+    }
+    p.countIncludePad = c.attrInt("count_include_pad", 0) != 0;
+    return Status::ok();
+}
+
+Status maxPoolF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0), *idx = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    if (c.attrInt("storage_order", 0) != 0)
+        return c.unsupported("storage_order 1");
+    PoolShape p;
+    REMAT_RETURN_IF_ERROR(poolShape(c, x->shape, y->shape, p));
+    return c.check(maxPoolForward(c.rt->stream(), p, x->f(), y->f(),
+                                  idx ? idx->as<long long>() : nullptr),
+                   "max pool");
+}
+
+Status maxPoolB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *idx = c.output(1), *x = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    PoolShape p;
+    REMAT_RETURN_IF_ERROR(poolShape(c, dx->shape, dy->shape, p));
+    if (idx && idx->data)
+        return c.check(maxPoolBackward(c.rt->stream(), p, dy->f(), idx->as<long long>(), dx->f()),
+                       "max pool backward");
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X or Indices"));
+    return c.check(maxPoolBackwardFromInput(c.rt->stream(), p, x->f(), dy->f(), dx->f()),
+                   "max pool backward");
+}
+
+Status avgPoolF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    PoolShape p;
+    REMAT_RETURN_IF_ERROR(poolShape(c, x->shape, y->shape, p));
+    return c.check(avgPoolForward(c.rt->stream(), p, x->f(), y->f()), "average pool");
+}
+
+Status avgPoolB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    PoolShape p;
+    REMAT_RETURN_IF_ERROR(poolShape(c, dx->shape, dy->shape, p));
+    return c.check(avgPoolBackward(c.rt->stream(), p, dy->f(), dx->f()), "average pool backward");
+}
+
+Status globalAvgF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    const int64_t planes = x->shape.size() >= 2 ? x->shape[0] * x->shape[1] : 1;
+    const int64_t spatial = planes > 0 ? x->numel() / planes : 0;
+    if (spatial == 0)
+        return Status::ok();
+    return reduceTermsTo(c, GradTerm::Dy, {planes, spatial}, x->f(), {}, nullptr, {}, nullptr,
+                         {planes, 1}, y->f(), 1.f / float(spatial));
+}
+
+Status globalAvgB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    const int64_t planes = dx->shape.size() >= 2 ? dx->shape[0] * dx->shape[1] : 1;
+    const int64_t spatial = planes > 0 ? dx->numel() / planes : 0;
+    NdIter it;
+    if (!buildIter({planes, spatial}, {{spatial, 1}, {1, 0}}, it))
+        return c.unsupported("rank");
+    REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
+    return c.check(unaryForward(c.rt->stream(), UnaryOp::Scale, {1.f / float(spatial), 0}, dx->f(),
+                                dx->f(), dx->numel()),
+                   "scale");
+}
+
+// ---- ReduceMean / ReduceSum -----------------------------------------------------------------
+
+/// The reduced shape with kept dims (1 on reduced axes) and the element count per output.
+Status reduceShape(OpContext &c, const std::vector<int64_t> &inShape, std::vector<int64_t> &kept,
+                   int64_t &count)
+{
+    std::vector<int64_t> axes = c.attrInts("axes");
+    if (c.input(1) && c.input(1)->numel() > 0) {
+        REMAT_ASSIGN_OR_RETURN(axes, c.rt->hostInts(*c.input(1)));
+    }
+    const bool noop = c.attrInt("noop_with_empty_axes", 0) != 0;
+    kept = inShape;
+    count = 1;
+    if (axes.empty()) {
+        if (noop)
+            return Status::ok();
+        for (size_t d = 0; d < inShape.size(); ++d) {
+            count *= inShape[d];
+            kept[d] = 1;
+        }
+        return Status::ok();
+    }
+    for (int64_t a : axes) {
+        if (!normalizeAxis(a, int64_t(inShape.size())))
+            return c.error("axis out of range");
+        if (kept[size_t(a)] != 1 || inShape[size_t(a)] == 1) {
+            count *= inShape[size_t(a)];
+            kept[size_t(a)] = 1;
+        }
+    }
+    return Status::ok();
+}
+
+Status reduceF(OpContext &c, bool mean)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
+    if (numelOf(kept) != y->numel())
+        return c.error("output size mismatch");
+    const float scale = mean && count > 0 ? float(1.0 / double(count)) : 1.f;
+    return reduceTermsTo(c, GradTerm::Dy, x->shape, x->f(), {}, nullptr, {}, nullptr, kept, y->f(),
+                         scale);
+}
+
+Status reduceB(OpContext &c, bool mean)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dreduced"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
+    NdIter it;
+    if (!buildIter(dx->shape, {contiguousStrides(dx->shape), broadcastStrides(kept, dx->shape)}, it))
+        return c.unsupported("rank above 8");
+    REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
+    if (!mean || count <= 1)
+        return Status::ok();
+    return c.check(unaryForward(c.rt->stream(), UnaryOp::Scale, {float(1.0 / double(count)), 0},
+                                dx->f(), dx->f(), dx->numel()),
+                   "scale");
+}
+Status reduceMeanF(OpContext &c) { return reduceF(c, true); }
+Status reduceSumF(OpContext &c) { return reduceF(c, false); }
+Status reduceMeanB(OpContext &c) { return reduceB(c, true); }
+Status reduceSumB(OpContext &c) { return reduceB(c, false); }
+
+} // namespace
+
+void addNnOps(OpTable &t)
+{
+    t["BatchNormalization"] = batchNormF;
+    t["BatchNormalizationGrad"] = batchNormB;
+    t["LayerNormalization"] = layerNormF;
+    t["LayerNormalizationGrad"] = layerNormB;
+    t["Softmax"] = softmaxF;
+    t["SoftmaxGrad"] = softmaxB;
+    t["LogSoftmax"] = logSoftmaxF;
+    t["LogSoftmaxGrad"] = logSoftmaxB;
+    t["MaxPool"] = maxPoolF;
+    t["MaxPoolGrad"] = maxPoolB;
+    t["AveragePool"] = avgPoolF;
+    t["AveragePoolGrad"] = avgPoolB;
+    t["ReduceMean"] = reduceMeanF;
+    t["ReduceMeanGrad"] = reduceMeanB;
+    t["ReduceSum"] = reduceSumF;
+    t["ReduceSumGrad"] = reduceSumB;
+    t["GlobalAveragePool"] = globalAvgF;
+    t["GlobalAveragePoolGrad"] = globalAvgB;
+}
+
+} // namespace remat::gpu

@@ -1,0 +1,500 @@
+// Data-movement ops: Reshape family (copies), Transpose, Concat, Split, Slice, Gather, Expand,
+// Pad (constant mode) and their gradients. All go through the strided-copy kernel.
+#include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/indexing.h"
+#include "gpu/ops_internal.h"
+
+#include "core/ir/graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace remat::gpu {
+namespace {
+
+using core::Expected;
+using core::Status;
+using namespace kernels;
+
+int esize(const DView &v) { return static_cast<int>(core::ir::elementSize(v.dtype)); }
+
+/// dst[dstBase + sum idx*dstStrides] = src[srcBase + sum idx*srcStrides] over `dims`.
+Status strided(const OpContext &c, const std::vector<int64_t> &dims, const void *src,
+               int64_t srcBase, const std::vector<int64_t> &srcStrides, void *dst, int64_t dstBase,
+               const std::vector<int64_t> &dstStrides, int elementBytes)
+{
+    NdIter it;
+    if (!buildIter(dims, {dstStrides, srcStrides}, it))
+        return c.unsupported("tensor rank above 8");
+    it.base[0] = dstBase;
+    it.base[1] = srcBase;
+    return c.check(stridedCopy(c.rt->stream(), it, src, dst, elementBytes), "strided copy");
+}
+
+Status copyF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reshaped"));
+    if (x->numel() != y->numel())
+        return c.error("element counts differ");
+    return copyDevice(c, y->data, x->data, y->numel() * esize(*y));
+}
+
+Status copyB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    if (dx->numel() != dy->numel())
+        return c.error("element counts differ");
+    return copyDevice(c, dx->data, dy->data, dx->numel() * esize(*dx));
+}
+
+std::vector<int64_t> transposePerm(const OpContext &c, size_t rank)
+{
+    std::vector<int64_t> perm = c.attrInts("perm");
+    if (perm.empty()) {
+        perm.resize(rank);
+        for (size_t i = 0; i < rank; ++i)
+            perm[i] = int64_t(rank - 1 - i);
+    }
+    return perm;
+}
+
+Status permute(const OpContext &c, const DView &x, DView &y, const std::vector<int64_t> &perm)
+{
+    if (perm.size() != x.shape.size())
+        return c.error("perm length differs from the rank");
+    const std::vector<int64_t> xs = contiguousStrides(x.shape);
+    std::vector<int64_t> dims(perm.size()), src(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) {
+        if (perm[i] < 0 || size_t(perm[i]) >= perm.size())
+            return c.error("perm out of range");
+        dims[i] = x.shape[size_t(perm[i])];
+        src[i] = xs[size_t(perm[i])];
+    }
+    if (numelOf(dims) != y.numel())
+        return c.error("output shape mismatch");
+    return strided(c, dims, x.data, 0, src, y.data, 0, contiguousStrides(dims), esize(x));
+}
+
+Status transposeF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "transposed"));
+    return permute(c, *x, *y, transposePerm(c, x->shape.size()));
+}
+
+Status transposeB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dtransposed"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    const std::vector<int64_t> perm = transposePerm(c, dx->shape.size());
+    std::vector<int64_t> inv(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) {
+        if (perm[i] < 0 || size_t(perm[i]) >= perm.size())
+            return c.error("perm out of range");
+        inv[size_t(perm[i])] = int64_t(i);
+    }
+    return permute(c, *dy, *dx, inv);
+}
+
+// Copies `part` (shape with `len` at `axis`) into / out of `whole` at offset `at` along `axis`.
+Status copyAlongAxis(const OpContext &c, const DView &whole, int64_t axis, int64_t at,
+                     const void *partSrc, void *partDst, const std::vector<int64_t> &partShape,
+                     bool intoWhole)
+{
+    const std::vector<int64_t> ws = contiguousStrides(whole.shape);
+    const std::vector<int64_t> ps = contiguousStrides(partShape);
+    const int64_t base = at * ws[size_t(axis)];
+    if (intoWhole)
+        return strided(c, partShape, partSrc, 0, ps, whole.data, base, ws, esize(whole));
+    return strided(c, partShape, whole.data, base, ws, partDst, 0, ps, esize(whole));
+}
+
+Status concatF(OpContext &c)
+{
+    DView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "concat_result"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(y->shape.size())))
+        return c.error("axis out of range");
+    int64_t at = 0;
+    for (DView *x : c.in) {
+        REMAT_RETURN_IF_ERROR(c.require(x, "inputs"));
+        REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *y, axis, at, x->data, nullptr, x->shape, true));
+        at += x->shape[size_t(axis)];
+    }
+    if (at != y->shape[size_t(axis)])
+        return c.error("input sizes do not add up to the output");
+    return Status::ok();
+}
+
+Status concatB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dconcat_result"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(dy->shape.size())))
+        return c.error("axis out of range");
+    int64_t at = 0;
+    const size_t slots = std::max(c.inShapes.size(), c.dIn.size());
+    for (size_t k = 0; k < slots; ++k) {
+        int64_t part = 0;
+        if (DView *dx = c.inputGrad(k))
+            part = dx->shape[size_t(axis)];
+        else if (k < c.inShapes.size() && c.inShapes[k].size() > size_t(axis))
+            part = c.inShapes[k][size_t(axis)];
+        else
+            return c.error("backward needs the forward input shapes");
+        if (DView *dx = c.inputGrad(k))
+            REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *dy, axis, at, nullptr, dx->data, dx->shape, false));
+        at += part;
+    }
+    return Status::ok();
+}
+
+Status splitF(OpContext &c)
+{
+    DView *x = c.input(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(x->shape.size())))
+        return c.error("axis out of range");
+    int64_t at = 0;
+    for (size_t k = 0; k < std::max(c.out.size(), c.outShapes.size()); ++k) {
+        int64_t part = 0;
+        if (DView *y = c.output(k))
+            part = y->shape[size_t(axis)];
+        else if (k < c.outShapes.size())
+            part = c.outShapes[k][size_t(axis)];
+        if (DView *y = c.output(k))
+            REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *x, axis, at, nullptr, y->data, y->shape, false));
+        at += part;
+    }
+    return Status::ok();
+}
+
+Status splitB(OpContext &c)
+{
+    DView *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(dx->shape.size())))
+        return c.error("axis out of range");
+    int64_t at = 0;
+    for (size_t k = 0; k < std::max(c.dOut.size(), c.outShapes.size()); ++k) {
+        DView *dy = c.outputGrad(k);
+        int64_t part = 0;
+        if (dy)
+            part = dy->shape[size_t(axis)];
+        else if (k < c.outShapes.size())
+            part = c.outShapes[k][size_t(axis)];
+        if (dy) {
+            REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *dx, axis, at, dy->data, nullptr, dy->shape, true));
+        } else {
+            // an unused output has a zero gradient
+            std::vector<int64_t> shape = dx->shape;
+            shape[size_t(axis)] = part;
+            const std::vector<int64_t> ws = contiguousStrides(dx->shape);
+            const int64_t outer = numelOf({shape.begin(), shape.begin() + axis});
+            const int64_t row = part * ws[size_t(axis)];
+            for (int64_t o = 0; o < outer && row > 0; ++o)
+                REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->f() + o * dx->shape[size_t(axis)] * ws[size_t(axis)] + at * ws[size_t(axis)], row * 4));
+        }
+        at += part;
+    }
+    return Status::ok();
+}
+
+struct SliceGeometry
+{
+    int64_t offset = 0;
+    std::vector<int64_t> strides;
+    std::vector<int64_t> outShape;
+};
+
+Expected<SliceGeometry> sliceGeometry(OpContext &c, const std::vector<int64_t> &dataShape)
+{
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.input(1)) {
+        REMAT_ASSIGN_OR_RETURN(starts, c.rt->hostInts(*c.input(1)));
+        if (!c.input(2))
+            return c.error("missing ends");
+        REMAT_ASSIGN_OR_RETURN(ends, c.rt->hostInts(*c.input(2)));
+        if (c.input(3)) {
+            REMAT_ASSIGN_OR_RETURN(axes, c.rt->hostInts(*c.input(3)));
+        }
+        if (c.input(4)) {
+            REMAT_ASSIGN_OR_RETURN(steps, c.rt->hostInts(*c.input(4)));
+        }
+    } else {
+        starts = c.attrInts("starts");
+        ends = c.attrInts("ends");
+        axes = c.attrInts("axes");
+    }
+    const int64_t rank = int64_t(dataShape.size());
+    if (axes.empty()) {
+        axes.resize(starts.size());
+        std::iota(axes.begin(), axes.end(), 0);
+    }
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        return c.error("starts/ends/axes/steps lengths differ");
+    std::vector<int64_t> begin(size_t(rank), 0), step(size_t(rank), 1), count = dataShape;
+    for (size_t i = 0; i < starts.size(); ++i) {
+        int64_t a = axes[i];
+        if (!normalizeAxis(a, rank))
+            return c.error("axis out of range");
+        const int64_t dim = dataShape[size_t(a)], st = steps[i];
+        if (st == 0)
+            return c.error("step 0");
+        int64_t s = starts[i], e = ends[i];
+        if (s < 0)
+            s += dim;
+        if (e < 0)
+            e += dim;
+        if (st > 0) {
+            s = std::clamp<int64_t>(s, 0, dim);
+            e = std::clamp<int64_t>(e, 0, dim);
+            count[size_t(a)] = e > s ? (e - s + st - 1) / st : 0;
+        } else {
+            s = std::clamp<int64_t>(s, 0, dim - 1);
+            e = std::clamp<int64_t>(e, -1, dim - 1);
+            count[size_t(a)] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+        }
+        begin[size_t(a)] = s;
+        step[size_t(a)] = st;
+    }
+    SliceGeometry g;
+    const std::vector<int64_t> ds = contiguousStrides(dataShape);
+    g.outShape = count;
+    g.strides.resize(size_t(rank));
+    for (size_t d = 0; d < size_t(rank); ++d) {
+        g.offset += begin[d] * ds[d];
+        g.strides[d] = step[d] * ds[d];
+    }
+    return g;
+}
+
+Status sliceF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, x->shape));
+    if (numelOf(g.outShape) != y->numel())
+        return c.error("output shape mismatch");
+    return strided(c, g.outShape, x->data, g.offset, g.strides, y->data, 0,
+                   contiguousStrides(g.outShape), esize(*x));
+}
+
+Status sliceB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, dx->shape));
+    REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    // distinct output positions map to distinct input positions: a plain scatter
+    return strided(c, g.outShape, dy->data, 0, contiguousStrides(g.outShape), dx->data, g.offset,
+                   g.strides, 4);
+}
+
+Status gatherGeometry(const OpContext &c, const std::vector<int64_t> &dataShape, int64_t &outer,
+                      int64_t &dim, int64_t &inner)
+{
+    int64_t axis = c.attrInt("axis", 0);
+    if (!normalizeAxis(axis, int64_t(dataShape.size())))
+        return c.error("axis out of range");
+    outer = 1;
+    inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= dataShape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < dataShape.size(); ++d)
+        inner *= dataShape[d];
+    dim = dataShape[size_t(axis)];
+    return Status::ok();
+}
+
+Expected<const long long *> int64Indices(OpContext &c, const DView &idx)
+{
+    if (idx.dtype == core::ir::DataType::Int64)
+        return static_cast<const long long *>(idx.data);
+    if (idx.dtype != core::ir::DataType::Int32)
+        return c.unsupported("indices dtype " + core::ir::dataTypeName(idx.dtype));
+    REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(idx.numel() * 8));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> host, c.rt->hostInts(idx));
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(tmp, host.data(), idx.numel() * 8));
+    REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "indices upload"));
+    return static_cast<const long long *>(tmp);
+}
+
+Status gatherF(OpContext &c)
+{
+    DView *x = c.input(0), *idx = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    int64_t outer, dim, inner;
+    REMAT_RETURN_IF_ERROR(gatherGeometry(c, x->shape, outer, dim, inner));
+    REMAT_ASSIGN_OR_RETURN(const long long *ids, int64Indices(c, *idx));
+    // Range check on the host (indices are small constant tensors in practice): the CPU
+    // reference refuses out-of-range indices, so does this kernel.
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> hostIds, c.rt->hostInts(*idx));
+    for (int64_t i : hostIds)
+        if (i < -dim || i >= dim)
+            return c.error("index out of range");
+    return c.check(gatherForward(c.rt->stream(), x->data, ids, y->data, outer, dim, inner,
+                                 idx->numel(), esize(*x), nullptr),
+                   "gather");
+}
+
+Status gatherB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *idx = c.input(1), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    int64_t outer, dim, inner;
+    REMAT_RETURN_IF_ERROR(gatherGeometry(c, dx->shape, outer, dim, inner));
+    REMAT_ASSIGN_OR_RETURN(const long long *ids, int64Indices(c, *idx));
+    return c.check(gatherBackward(c.rt->stream(), dy->f(), ids, dx->f(), outer, dim, inner,
+                                  idx->numel()),
+                   "gather backward");
+}
+
+Status expandF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    if (x->shape.size() > y->shape.size())
+        return c.error("output rank below input rank");
+    return strided(c, y->shape, x->data, 0, broadcastStrides(x->shape, y->shape), y->data, 0,
+                   contiguousStrides(y->shape), esize(*x));
+}
+
+Status expandB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dinput"));
+    return reduceToShape(c, dy->f(), dy->shape, dx->f(), dx->shape);
+}
+
+Expected<std::vector<int64_t>> padAmounts(OpContext &c, size_t rank)
+{
+    std::vector<int64_t> pads;
+    if (c.input(1)) {
+        REMAT_ASSIGN_OR_RETURN(pads, c.rt->hostInts(*c.input(1)));
+    } else {
+        pads = c.attrInts("pads");
+    }
+    std::vector<int64_t> axes;
+    if (c.input(3)) {
+        REMAT_ASSIGN_OR_RETURN(axes, c.rt->hostInts(*c.input(3)));
+    }
+    if (axes.empty()) {
+        if (pads.size() != 2 * rank)
+            return c.error("pads length differs from 2 x rank");
+        return pads;
+    }
+    if (pads.size() != 2 * axes.size())
+        return c.error("pads length differs from 2 x axes");
+    std::vector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i];
+        if (!normalizeAxis(a, int64_t(rank)))
+            return c.error("axis out of range");
+        full[size_t(a)] = pads[i];
+        full[size_t(a) + rank] = pads[i + axes.size()];
+    }
+    return full;
+}
+
+// The part of x that lands inside y (negative pads crop): dims, x offset, y offset.
+void padInterior(const std::vector<int64_t> &xShape, const std::vector<int64_t> &pads,
+                 std::vector<int64_t> &dims, int64_t &xBase, int64_t &yBase,
+                 const std::vector<int64_t> &yShape)
+{
+    const size_t rank = xShape.size();
+    const std::vector<int64_t> xs = contiguousStrides(xShape), ys = contiguousStrides(yShape);
+    dims.assign(rank, 0);
+    xBase = yBase = 0;
+    for (size_t d = 0; d < rank; ++d) {
+        const int64_t b = pads[d], e = pads[d + rank];
+        dims[d] = std::max<int64_t>(0, xShape[d] + std::min<int64_t>(b, 0) + std::min<int64_t>(e, 0));
+        xBase += std::max<int64_t>(-b, 0) * xs[d];
+        yBase += std::max<int64_t>(b, 0) * ys[d];
+    }
+}
+
+Status padF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
+    if (c.attrString("mode", "constant") != "constant")
+        return c.unsupported("pad mode '" + c.attrString("mode", "") + "' (constant only on CUDA)");
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, x->shape.size()));
+    double value = 0;
+    if (c.input(2) && c.input(2)->numel() > 0) {
+        REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*c.input(2)));
+        value = v[0];
+    }
+    REMAT_RETURN_IF_ERROR(c.check(fillFloat(c.rt->stream(), y->f(), float(value), y->numel()), "fill"));
+    std::vector<int64_t> dims;
+    int64_t xBase, yBase;
+    padInterior(x->shape, pads, dims, xBase, yBase, y->shape);
+    return strided(c, dims, x->data, xBase, contiguousStrides(x->shape), y->data, yBase,
+                   contiguousStrides(y->shape), 4);
+}
+
+Status padB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    if (c.attrString("mode", "constant") != "constant")
+        return c.unsupported("pad mode '" + c.attrString("mode", "") + "' (constant only on CUDA)");
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, dx->shape.size()));
+    REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    std::vector<int64_t> dims;
+    int64_t xBase, yBase;
+    padInterior(dx->shape, pads, dims, xBase, yBase, dy->shape);
+    return strided(c, dims, dy->data, yBase, contiguousStrides(dy->shape), dx->data, xBase,
+                   contiguousStrides(dx->shape), 4);
+}
+
+} // namespace
+
+void addShapeOps(OpTable &t)
+{
+    for (const char *type : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) {
+        t[type] = copyF;
+        t[std::string(type) + "Grad"] = copyB;
+    }
+    t["Transpose"] = transposeF;
+    t["TransposeGrad"] = transposeB;
+    t["Concat"] = concatF;
+    t["ConcatGrad"] = concatB;
+    t["Split"] = splitF;
+    t["SplitGrad"] = splitB;
+    t["Slice"] = sliceF;
+    t["SliceGrad"] = sliceB;
+    t["Gather"] = gatherF;
+    t["GatherGrad"] = gatherB;
+    t["Expand"] = expandF;
+    t["ExpandGrad"] = expandB;
+    t["Pad"] = padF;
+    t["PadGrad"] = padB;
+}
+
+} // namespace remat::gpu
