@@ -278,11 +278,10 @@ Status batchNormForward(KernelContext &c)
     float *py = y->f();
     for (int64_t i = 0; i < l.n; ++i)
         for (int64_t ch = 0; ch < l.c; ++ch) {
-            const float a = float(ps[ch] * invstd[size_t(ch)]);
-            const float b = float(pb[ch] - ps[ch] * mean[size_t(ch)] * invstd[size_t(ch)]);
+            const double a = double(ps[ch]) * invstd[size_t(ch)], mu = mean[size_t(ch)], b = pb[ch];
             const int64_t base = (i * l.c + ch) * l.spatial;
             for (int64_t j = 0; j < l.spatial; ++j)
-                py[base + j] = px[base + j] * a + b;
+                py[base + j] = float((px[base + j] - mu) * a + b);
         }
     // Saved statistics for backward (extra outputs 3, 4).
     if (KView *sm = c.output(3))
