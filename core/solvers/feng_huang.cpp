@@ -707,10 +707,12 @@ public:
                     if (g.tensor[v] == p.tensor)
                         forbidden[v] = 1;
         const bool minPeak = request.objective == Objective::MinPeak;
+        const double t0 = pb.elapsed();
         auto r = solveFengHuang(g, forbidden, request.stop, minPeak ? 8 : 100000,
                                 minPeak ? 1.25 : std::numeric_limits<double>::infinity());
         if (!r)
             return r.status();
+        pb.addNote("search " + std::to_string(int((pb.elapsed() - t0) * 1000)) + " ms");
         pb.addNote(std::to_string(g.cost.size()) + " vertices, " + std::to_string(g.edges.size()) +
                    " edges, " + std::to_string(r->maxTerms) + " max terms (" +
                    std::to_string(r->evaluated) + " evaluated); pieces: " +

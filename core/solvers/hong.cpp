@@ -5,6 +5,7 @@
 // is not public; this is our reconstruction, exact for its own objective).
 #include "core/solvers/chain_support.h"
 #include "core/solvers/checkpoint_solvers.h"
+#include "core/solvers/hong.h"
 #include "core/solvers/plan_builder.h"
 
 #include <algorithm>
@@ -349,6 +350,23 @@ public:
 };
 
 } // namespace
+
+double hongRunObjective(const ChainView &view, const std::vector<int> &chosen)
+{
+    ChainPins none;
+    none.forced.assign(view.boundaryCount(), 0);
+    none.forbidden.assign(view.boundaryCount(), 0);
+    const ChainCosts c = chainCosts(view, none);
+    double sum = 0, run = 0;
+    size_t prev = 0;
+    for (int k : chosen) {
+        sum += c.d[k + 1];
+        run = std::max(run, c.interior(prev, k + 1));
+        prev = k + 1;
+    }
+    run = std::max(run, c.interior(prev, c.n + 1));
+    return sum + run;
+}
 
 std::unique_ptr<Solver> makeHongDpSolver() { return std::make_unique<HongDpSolver>(); }
 std::unique_ptr<Solver> makeHongLinearSolver() { return std::make_unique<HongLinearSolver>(); }
