@@ -12,6 +12,7 @@ struct CommandContext
 };
 
 void addBenchCommand(CLI::App &app, CommandContext &ctx);
+void addInfoCommand(CLI::App &app, CommandContext &ctx);
 
 
 } // namespace remat::app

@@ -10,6 +10,7 @@ int main(int argc, char **argv)
     app.set_version_flag("--version", "remat 0.1.0");
     remat::app::CommandContext ctx;
     // The explicit list of commands.
+    remat::app::addInfoCommand(app, ctx);
     remat::app::addBenchCommand(app, ctx);
     (void)ctx;
     try {
