@@ -8,11 +8,13 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
 
 #include <map>
+#include <set>
 
 using namespace remat::core;
 using namespace remat::tests;
@@ -133,6 +135,35 @@ private slots:
             QSKIP("shared corpus not found");
         auto g = onnx::importModel(toStd(path));
         QVERIFY2(g.hasValue(), g.status().message().c_str());
+        // Expected, from corpus_manifest.json tier_b: node and op-type counts; the parameters
+        // are exactly the initializers PyTorch's parameters map to (param_to_initializer), the
+        // buffers exactly initializers_that_are_buffers, the rest initializers_other.
+        const QJsonObject m = readJson(sharedPath("corpus/corpus_manifest.json"))
+                                  .value("tier_b").toObject().value(name).toObject();
+        QCOMPARE(int(g->nodeCount()), m.value("nodes").toInt());
+        const QJsonObject ops = m.value("op_types").toObject();
+        const auto counts = opCounts(*g);
+        QCOMPARE(int(counts.size()), int(ops.size()));
+        for (auto it = ops.begin(); it != ops.end(); ++it)
+            QCOMPARE(counts.at(it.key().toStdString()), it.value().toInt());
+        std::set<std::string> expectParams, expectBuffers, expectOther, gotParams, gotBuffers, gotOther;
+        const QJsonObject p2i = m.value("param_to_initializer").toObject();
+        for (auto it = p2i.begin(); it != p2i.end(); ++it)
+            expectParams.insert(it.value().toString().toStdString());
+        for (const auto &b : m.value("initializers_that_are_buffers").toArray())
+            expectBuffers.insert(b.toString().toStdString());
+        for (const auto &o : m.value("initializers_other").toArray())
+            expectOther.insert(o.toString().toStdString());
+        for (const ir::Value &v : g->values()) {
+            if (!v.initializer || v.producer.valid())
+                continue; // Constant node outputs are not initializers
+            (v.kind == ir::ValueKind::Parameter ? gotParams : v.kind == ir::ValueKind::Buffer ? gotBuffers : gotOther)
+                .insert(v.name);
+        }
+        QCOMPARE(gotParams, expectParams);
+        QCOMPARE(gotBuffers, expectBuffers);
+        QCOMPARE(gotOther, expectOther);
+        QCOMPARE(int(gotParams.size()), m.value("initializers_that_are_params").toInt());
         // Every parameter is an initializer with data whose bytes load lazily and match.
         int params = 0;
         for (const ir::Value &v : g->values()) {

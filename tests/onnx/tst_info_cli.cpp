@@ -1,0 +1,84 @@
+// The built `remat info --json` on resnet18: its stable keys carry oracle.json's figures
+// (69 nodes, op-type histogram, param_bytes 46758048, node-output bytes 1053592064 at batch 32);
+// --batch 16 halves the input; a missing file prints the Status and exits non-zero.
+#include "common/test_support.h"
+
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTest>
+
+using namespace remat::tests;
+
+namespace {
+
+QString rematBinary()
+{
+    return binaryDir() + "/app/remat";
+}
+
+QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+} // namespace
+
+class TestInfoCli : public QObject
+{
+    Q_OBJECT
+private slots:
+    void jsonMatchesOracle()
+    {
+        const QString model = sharedPath("corpus/graph_only/resnet18.onnx");
+        if (!QFileInfo::exists(rematBinary()) || !QFileInfo::exists(model))
+            QSKIP("remat binary or shared corpus not found");
+        QProcess p;
+        p.start(rematBinary(), {"info", model, "--json"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        const QJsonObject oracle = readJson(sharedPath("corpus/oracle.json")).value("resnet18").toObject();
+        QCOMPARE(j.value("nodes").toInt(), oracle.value("onnx_nodes").toInt());
+        QCOMPARE(j.value("op_types").toObject(), oracle.value("onnx_op_types").toObject());
+        QCOMPARE(j.value("param_bytes").toDouble(), oracle.value("param_bytes").toDouble());
+        QCOMPARE(j.value("activation_bytes").toDouble(), oracle.value("onnx_node_output_bytes").toDouble());
+        QCOMPARE(j.value("params").toInt(), 62);
+        QCOMPARE(j.value("opset").toInt(), 17);
+        QCOMPARE(j.value("producer").toString(), QString("pytorch"));
+        QCOMPARE(j.value("batch").toInt(), 32);
+        QCOMPARE(j.value("namespace_depth").toInt(), 4); // /layer1/layer1.0/downsample/downsample.0/Conv
+        QVERIFY(j.value("values").toInt() > 0);
+        const QJsonObject in = j.value("inputs").toArray().at(0).toObject();
+        QCOMPARE(in.value("name").toString(), QString("input"));
+        QCOMPARE(in.value("shape").toArray(), QJsonArray({32, 3, 224, 224}));
+        QCOMPARE(in.value("dtype").toString(), QString("float32"));
+        QCOMPARE(j.value("outputs").toArray().at(0).toObject().value("shape").toArray(), QJsonArray({32, 1000}));
+
+        p.start(rematBinary(), {"info", model, "--json", "--batch", "16"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject j16 = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QCOMPARE(j16.value("inputs").toArray().at(0).toObject().value("shape").toArray(), QJsonArray({16, 3, 224, 224}));
+        QCOMPARE(j16.value("param_bytes").toDouble(), oracle.value("param_bytes").toDouble());
+    }
+
+    void errorExitsNonZero()
+    {
+        if (!QFileInfo::exists(rematBinary()))
+            QSKIP("remat binary not found");
+        QProcess p;
+        p.start(rematBinary(), {"info", "/no/such/model.onnx"});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY(p.exitCode() != 0);
+        QVERIFY(QString(p.readAllStandardError()).contains("/no/such/model.onnx"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInfoCli)
+#include "tst_info_cli.moc"
