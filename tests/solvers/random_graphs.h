@@ -21,6 +21,7 @@ struct RandomGraphOptions
     int forwardOps = 8;
     bool dag = true;        ///< skip connections and multi-input ops; false: a plain chain
     bool savedState = true; ///< some ops also output saved state (BN statistics, pool indices)
+    core::training::TrainingGraphInfo info; ///< recorded in the graph (plan-file identity tests)
 };
 
 struct RandomGraph
@@ -166,7 +167,7 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
         }
     }
     RandomGraph rg;
-    auto g = core::training::TrainingGraph::assemble({}, std::move(ops), std::move(tensors));
+    auto g = core::training::TrainingGraph::assemble(o.info, std::move(ops), std::move(tensors));
     assert(g.hasValue());
     rg.graph = std::move(*g);
     rg.costs.opSeconds = seconds;
