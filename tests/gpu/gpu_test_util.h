@@ -1,0 +1,221 @@
+#pragma once
+// Shared by the gpu tests: tiny forward graphs built in code, and one training step of them on
+// the CPU reference and on the CUDA backend (store-all or a given schedule), for comparison.
+//   MiniGraph g;  ValueId x = g.input("x", {2, 3});  ValueId y = g.op("Relu", {x}, {2, 3});
+//   auto cmp = compareBackends(*g.build(y));   // CPU vs CUDA: output and every gradient
+
+#include "core/exec/cpu/cpu_backend.h"
+#include "core/exec/executor.h"
+#include "core/ir/graph.h"
+#include "core/schedule/store_all.h"
+#include "core/training/builder.h"
+#include "gpu/cuda_backend.h"
+#include "gpu/cuda_devices.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace remat::tests {
+
+/// A forward graph assembled value by value.
+class MiniGraph
+{
+public:
+    using ValueId = core::ValueId;
+
+    ValueId value(const std::string &name, std::vector<int64_t> shape, core::ir::ValueKind kind,
+                  core::ir::DataType dtype = core::ir::DataType::Float)
+    {
+        core::ir::Value v;
+        v.name = name;
+        v.dtype = dtype;
+        v.shape = core::ir::Shape::fromStatic(shape);
+        v.kind = kind;
+        m_values.push_back(std::move(v));
+        const ValueId id(m_values.size() - 1);
+        if (kind == core::ir::ValueKind::Input || kind == core::ir::ValueKind::Parameter ||
+            kind == core::ir::ValueKind::Buffer)
+            m_inputs.push_back(id);
+        return id;
+    }
+    ValueId input(const std::string &name, std::vector<int64_t> shape)
+    {
+        return value(name, std::move(shape), core::ir::ValueKind::Input);
+    }
+    ValueId param(const std::string &name, std::vector<int64_t> shape)
+    {
+        return value(name, std::move(shape), core::ir::ValueKind::Parameter);
+    }
+    /// A constant tensor with data (int64 or float).
+    ValueId constInts(const std::string &name, const std::vector<int64_t> &values,
+                      std::vector<int64_t> shape = {})
+    {
+        if (shape.empty())
+            shape = {int64_t(values.size())};
+        return constant(name, core::ir::DataType::Int64, shape, values.data(), values.size() * 8);
+    }
+    ValueId constFloats(const std::string &name, const std::vector<float> &values,
+                        std::vector<int64_t> shape = {})
+    {
+        return constant(name, core::ir::DataType::Float, shape, values.data(), values.size() * 4);
+    }
+    ValueId constant(const std::string &name, core::ir::DataType dtype, std::vector<int64_t> shape,
+                     const void *data, size_t bytes)
+    {
+        const ValueId id = value(name, shape, core::ir::ValueKind::Constant, dtype);
+        std::vector<std::byte> raw(bytes);
+        std::memcpy(raw.data(), data, bytes);
+        auto tc = std::make_shared<core::ir::TensorConstant>();
+        tc->name = name;
+        tc->dtype = dtype;
+        tc->shape = core::ir::Shape::fromStatic(shape);
+        tc->byteCount = int64_t(bytes);
+        tc->data = std::make_shared<core::ir::OwnedTensorData>(std::move(raw));
+        m_values[id.index()].initializer = tc;
+        return id;
+    }
+
+    /// A node with one float output of `shape` (more outputs through `extraOutputs`).
+    ValueId op(const std::string &type, std::vector<ValueId> inputs, std::vector<int64_t> shape,
+               std::vector<core::ir::Attribute> attrs = {},
+               std::vector<std::pair<std::vector<int64_t>, core::ir::DataType>> extraOutputs = {})
+    {
+        core::ir::Node n;
+        n.name = "/" + type + std::to_string(m_nodes.size());
+        n.opType = type;
+        n.inputs = std::move(inputs);
+        n.attributes = std::move(attrs);
+        const ValueId y = value(n.name + "_y", shape, core::ir::ValueKind::Intermediate);
+        n.outputs.push_back(y);
+        int k = 0;
+        for (auto &[s, t] : extraOutputs)
+            n.outputs.push_back(value(n.name + "_o" + std::to_string(++k), s,
+                                      core::ir::ValueKind::Intermediate, t));
+        m_nodes.push_back(std::move(n));
+        return y;
+    }
+
+    core::Expected<core::ir::Graph> build(const std::vector<ValueId> &outputs)
+    {
+        core::ir::ModelInfo info;
+        info.path = "mini";
+        return core::ir::Graph::build(info, m_nodes, m_values, m_inputs, outputs);
+    }
+
+private:
+    std::vector<core::ir::Node> m_nodes;
+    std::vector<core::ir::Value> m_values;
+    std::vector<ValueId> m_inputs;
+};
+
+inline core::ir::Attribute attrInt(const std::string &name, int64_t v) { return {name, v}; }
+inline core::ir::Attribute attrFloat(const std::string &name, double v) { return {name, v}; }
+inline core::ir::Attribute attrInts(const std::string &name, std::vector<int64_t> v)
+{
+    return {name, std::move(v)};
+}
+inline core::ir::Attribute attrString(const std::string &name, std::string v)
+{
+    return {name, std::move(v)};
+}
+
+/// One training step of `tg` on a backend with seeded inputs (and `feed` where given).
+inline core::Expected<core::exec::ExecResult>
+runStep(core::exec::Backend &backend, const core::training::TrainingGraph &tg,
+        const core::ir::Graph &graph, const core::schedule::Schedule &schedule,
+        const core::exec::NpzArchive *feed = nullptr)
+{
+    core::exec::Executor ex(backend, tg, graph);
+    core::exec::ExecInputs in;
+    if (feed)
+        in.feed = *feed;
+    in.seed = 20261122;
+    REMAT_RETURN_IF_ERROR(ex.prepare(in));
+    core::exec::ExecOptions opt;
+    opt.downloadOutput = true;
+    return ex.run(schedule, opt);
+}
+
+/// max |a - b| / max(max |b|, 1e-30) over one tensor.
+inline double relDiff(const core::exec::HostTensor &a, const core::exec::HostTensor &b)
+{
+    const std::vector<double> x = a.toDoubles(), y = b.toDoubles();
+    double diff = 0, ref = 0;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+        diff = std::max(diff, std::abs(x[i] - y[i]));
+        ref = std::max(ref, std::abs(y[i]));
+    }
+    if (x.size() != y.size())
+        return INFINITY;
+    return diff / std::max(ref, 1e-30);
+}
+
+struct BackendComparison
+{
+    double worst = 0;          ///< max relative difference over output and gradients
+    std::string worstEntry;
+    int entries = 0;
+    double lossCpu = 0, lossCuda = 0;
+    int64_t peakCpu = 0, peakCuda = 0;
+};
+
+/// Uniform values in [-1, 1) for every float graph input, parameter and buffer (buffers in
+/// [0.5, 1.5): BN variances), so no operand is the executor's default zero bias.
+inline core::exec::NpzArchive randomFeed(const core::ir::Graph &graph, uint64_t seed = 7)
+{
+    core::exec::NpzArchive feed;
+    std::mt19937_64 rng(seed);
+    for (core::ValueId id : graph.inputs()) {
+        const core::ir::Value &v = graph.value(id);
+        if (v.dtype != core::ir::DataType::Float || !v.shape.isStatic())
+            continue;
+        const bool positive = v.kind == core::ir::ValueKind::Buffer;
+        std::uniform_real_distribution<float> dist(positive ? 0.5f : -1.f, positive ? 1.5f : 1.f);
+        std::vector<float> values(size_t(v.shape.numElements().value()));
+        for (float &x : values)
+            x = dist(rng);
+        feed.set(v.name, core::exec::HostTensor::fromFloats(v.shape.sizes(), values));
+    }
+    return feed;
+}
+
+/// The same store-all step on the CPU reference and on CUDA device 0: output and every gradient
+/// ("grad_input", "grad:<param>") compared entry by entry.
+inline core::Expected<BackendComparison> compareBackends(const core::ir::Graph &graph,
+                                                         bool inputGradients = true)
+{
+    core::training::BuildOptions opt;
+    opt.inputGradients = inputGradients;
+    REMAT_ASSIGN_OR_RETURN(core::training::TrainingGraph tg, core::training::buildTrainingGraph(graph, opt));
+    const core::schedule::Schedule s = core::schedule::storeAllSchedule(tg);
+    const core::exec::NpzArchive feed = randomFeed(graph);
+    auto cpu = core::exec::makeCpuBackend();
+    REMAT_ASSIGN_OR_RETURN(core::exec::ExecResult a, runStep(*cpu, tg, graph, s, &feed));
+    REMAT_ASSIGN_OR_RETURN(auto cuda, gpu::makeCudaBackend(0));
+    REMAT_ASSIGN_OR_RETURN(core::exec::ExecResult b, runStep(*cuda, tg, graph, s, &feed));
+    BackendComparison c;
+    c.lossCpu = a.loss;
+    c.lossCuda = b.loss;
+    c.peakCpu = a.measuredPeakBytes;
+    c.peakCuda = b.measuredPeakBytes;
+    for (const auto &[name, ref] : a.gradients.entries()) {
+        const core::exec::HostTensor *ours = b.gradients.find(name);
+        if (!ours)
+            return core::makeError(core::StatusCode::NotFound, "cuda run lacks " + name);
+        const double d = relDiff(*ours, ref);
+        ++c.entries;
+        if (d > c.worst || std::isnan(d)) {
+            c.worst = std::isnan(d) ? INFINITY : d;
+            c.worstEntry = name;
+        }
+    }
+    return c;
+}
+
+inline bool haveCudaDevice() { return !gpu::listDevices().empty(); }
+
+} // namespace remat::tests
