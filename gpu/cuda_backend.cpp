@@ -171,8 +171,9 @@ public:
             cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrReleaseThreshold, &keep), "pool threshold"));
         REMAT_RETURN_IF_ERROR(cublasStatus(cublasCreate(&m_cublas.h), "create cuBLAS handle"));
         REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetStream(m_cublas.h, m_stream.s), "cuBLAS stream"));
-        // FP32 products stay FP32 (no TF32), comparable with the CPU reference.
-        REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetMathMode(m_cublas.h, CUBLAS_PEDANTIC_MATH),
+        // FP32 products stay FP32 (the default math mode uses no TF32), comparable with the CPU
+        // reference.
+        REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetMathMode(m_cublas.h, CUBLAS_DEFAULT_MATH),
                                            "cuBLAS math mode"));
 #if defined(REMAT_HAVE_CUDNN)
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnCreate(&m_cudnn.h), "create cuDNN handle"));
@@ -232,11 +233,13 @@ public:
 
     Expected<Buffer> allocate(int64_t bytes) override
     {
-        if (bytes <= 0)
+        if (bytes < 0)
             return makeError(StatusCode::InvalidArgument, fmt::format("allocate {} bytes", bytes));
         REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select device"));
         void *p = nullptr;
-        const cudaError_t err = cudaMallocFromPoolAsync(&p, size_t(bytes), m_pool.p, m_stream.s);
+        // a zero-byte tensor still gets an address (counted as 0 bytes)
+        const cudaError_t err =
+            cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p, m_stream.s);
         if (err != cudaSuccess) {
             Status s = cudaStatus(err, fmt::format("allocate {} bytes ({} in use of {} on {})", bytes,
                                                    m_inUse, m_totalBytes, m_name));
@@ -248,7 +251,6 @@ public:
         m_buffers[b.id] = Allocation{p, bytes};
         m_inUse += bytes;
         m_peak = std::max(m_peak, m_inUse);
-        sampleDevice();
         return b;
     }
 
