@@ -111,6 +111,8 @@ Dim windowDim(const Dim &in, int64_t kernel, int64_t stride, int64_t dilation, i
     return Dim(out);
 }
 
+int64_t product(const std::vector<int64_t> &d);
+
 struct Ctx
 {
     const ir::Graph &g;
@@ -133,7 +135,8 @@ struct Ctx
     {
         const Shape *fa = inFileShape(a), *fb = inFileShape(b);
         const Shape *ca = inShape(a), *cb = inShape(b);
-        if (!fa || !fb || !ca || !cb || ka >= fa->rank() || kb >= fb->rank())
+        if (!fa || !fb || !ca || !cb || ka >= fa->rank() || kb >= fb->rank() || ka >= ca->rank() ||
+            kb >= cb->rank())
             return std::nullopt;
         const bool aChanged = !(ca->dims[ka] == fa->dims[ka]);
         const bool bChanged = !(cb->dims[kb] == fb->dims[kb]);
@@ -189,7 +192,7 @@ struct Ctx
             v.dtype = t;
         if (s.rankKnown)
             v.shape = std::move(s);
-        if (c)
+        if (c && product(c->dims) == int64_t(c->size()))
             v.constant = std::move(c);
     }
     Status fail(const std::string &problem) const
@@ -231,6 +234,15 @@ std::shared_ptr<const ConstTensor> constBroadcast(const std::vector<const ConstT
     const int64_t n = product(od);
     if (n < 0 || n > kMaxConstElements)
         return nullptr;
+    for (const ConstTensor *c : ins) { // each must broadcast to the output and hold its elements
+        if (c->dims.size() > od.size() || product(c->dims) != int64_t(c->size()))
+            return nullptr;
+        for (size_t d = 0; d < c->dims.size(); ++d) {
+            const int64_t cd = c->dims[d], o = od[od.size() - c->dims.size() + d];
+            if (cd != 1 && cd != o)
+                return nullptr;
+        }
+    }
     bool allInt = true;
     for (const ConstTensor *c : ins)
         allInt = allInt && c->isInteger();
@@ -874,7 +886,7 @@ Status inferSlice(Ctx &c)
     }
     std::shared_ptr<ConstTensor> k;
     const ConstTensor *src = c.inConst(0);
-    if (src && x->rank() == 1 && out.isStatic()) {
+    if (src && x->rank() == 1 && out.isStatic() && x->dims[0].value == int64_t(src->size())) {
         k = makeConst(src->dtype, out.sizes());
         for (int64_t i = 0; i < out.dims[0].value; ++i) {
             const size_t at = size_t(first[0] + i * step[0]);
@@ -1291,7 +1303,8 @@ Status inferLayerNorm(Ctx &c)
     Shape stat = *x;
     for (size_t i = size_t(std::max<int64_t>(axis, 0)); i < stat.rank(); ++i)
         stat.dims[i] = Dim(1);
-    const DataType st = DataType(int32_t(c.node.attrInt("stash_type", 1)));
+    const int64_t stash = c.node.attrInt("stash_type", 1);
+    const DataType st = ir::isKnownDataType(int32_t(stash)) ? DataType(int32_t(stash)) : DataType::Float;
     c.set(1, st, stat);
     c.set(2, st, stat);
     return Status::ok();

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 using namespace remat::core;
 using namespace remat::tests;
@@ -416,6 +417,37 @@ private slots:
         g->clear_output();
         addOutput(g, "z");
         EXPECT_IMPORT_ERROR(f.write("reshape.onnx", m), {}, "/bad/Reshape", "[2,3]", "[4]");
+    }
+
+    void mutatedFilesNeverCrash()
+    {
+        // Random byte damage to real files (fixed seed): every import returns a graph or a
+        // Status; none crashes (also run far longer under ASan/UBSan during development).
+        for (const char *rel : {"corpus/graph_only/resnet18.onnx", "corpus/with_weights/tiny_vit.onnx",
+                                "onnx-light/light_squeezenet.onnx"}) {
+            QFile in(sharedPath(rel));
+            if (!in.open(QIODevice::ReadOnly))
+                QSKIP("shared corpus not found");
+            const QByteArray orig = in.readAll();
+            std::mt19937_64 rng(20261122);
+            int failures = 0;
+            for (int i = 0; i < 150; ++i) {
+                std::string b(orig.constData(), size_t(orig.size()));
+                for (int k = 0, n = 1 + int(rng() % 8); k < n; ++k)
+                    b[rng() % b.size()] = char(rng());
+                if (rng() % 10 == 0)
+                    b.resize(rng() % b.size());
+                remat::core::onnx::ImportOptions opt;
+                opt.batch = int64_t(rng() % 3) * 7;
+                opt.ignoreFileValueInfo = rng() % 2;
+                auto g = remat::core::onnx::importModelFromBytes(b, "/nonexistent/fuzz.onnx", opt);
+                if (!g) {
+                    ++failures;
+                    QVERIFY(has(g.status().message(), "/nonexistent/fuzz.onnx"));
+                }
+            }
+            QVERIFY(failures > 0); // the damage is seen
+        }
     }
 
     void classificationOverride()
