@@ -487,6 +487,12 @@ Status Importer::inferAll(const ir::Graph &first)
     if (m_options.batch < 0)
         return fail(StatusCode::InvalidArgument, "batch " + std::to_string(m_options.batch) + " is negative");
     m_batchChanged = m_options.batch > 0 && m_options.batch != m_fileBatch;
+    // Data inputs whose first dim is the batch (symbolic, or the first data input's size); a
+    // second input such as a fixed mask keeps its shape.
+    auto takesBatch = [&](const ir::Value &v) {
+        return v.kind == ValueKind::Input && v.shape.rank() > 0 &&
+               (!v.shape.dims[0].isStatic() || v.shape.dims[0].value == m_fileBatch);
+    };
     auto seed = [&](std::vector<InferredValue> &vals, int64_t batch) {
         vals.assign(m_values.size(), {});
         for (size_t i = 0; i < m_values.size(); ++i) {
@@ -496,7 +502,7 @@ Status Importer::inferAll(const ir::Graph &first)
                 continue;
             iv.dtype = v.dtype;
             iv.shape = v.shape;
-            if (v.kind == ValueKind::Input && batch > 0 && v.shape.rank() > 0)
+            if (takesBatch(v) && batch > 0)
                 iv.shape.dims[0] = Dim(batch);
             const bool small = v.initializer && (!ir::isFloatingPoint(v.dtype) ||
                                                  v.initializer->shape.numElements().value() <= 64);
@@ -519,7 +525,7 @@ Status Importer::inferAll(const ir::Graph &first)
     seed(m_inferred, m_options.batch);
     for (ValueId id : m_inputs) { // the graph's own input shapes, at the user's batch
         ir::Value &v = m_values[id.index()];
-        if (v.kind == ValueKind::Input && m_options.batch > 0 && v.shape.rank() > 0)
+        if (takesBatch(v) && m_options.batch > 0)
             v.shape.dims[0] = Dim(m_options.batch);
     }
     Status s = inferShapes(first, m_info.opsetVersion, m_inferred, rewrite, m_options.stop);
