@@ -1,0 +1,267 @@
+// remat solve MODEL --solver ID [--objective min-peak|min-time] [--budget BYTES | --budget-ratio R]
+//   [--pin keep:VALUE] [--pin recompute:VALUE] [--time-limit S] [--out plan.json] [--json]
+//   [--batch N]
+// remat solve MODEL --compare [--json]: every solver, one table.
+// MODEL is an ONNX file, or a benchmark node-link .json graph.
+#include "commands.h"
+
+#include "core/cost/roofline.h"
+#include "core/io/plan_file.h"
+#include "core/onnx/importer.h"
+#include "core/schedule/store_all.h"
+#include "core/sim/simulator.h"
+#include "core/solvers/registry.h"
+#include "core/training/builder.h"
+#include "core/util/bytes.h"
+#if __has_include("core/io/node_link.h")
+#include "core/io/node_link.h"
+#define REMAT_SOLVE_NODE_LINK 1
+#endif
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <optional>
+
+namespace remat::app {
+
+namespace {
+
+using namespace remat::core;
+
+struct SolveOptions
+{
+    std::string model;
+    std::string solver;
+    std::string objective = "min-peak";
+    std::string budget;
+    double budgetRatio = 0;
+    std::vector<std::string> pins;
+    double timeLimit = 60;
+    std::string out;
+    bool json = false;
+    bool compare = false;
+    int64_t batch = 0;
+};
+
+struct Problem
+{
+    training::TrainingGraph graph;
+    cost::Costs costs;
+};
+
+bool endsWith(const std::string &s, const std::string &tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+Expected<Problem> loadProblem(const SolveOptions &o)
+{
+    if (endsWith(o.model, ".json")) {
+#ifdef REMAT_SOLVE_NODE_LINK
+        REMAT_ASSIGN_OR_RETURN(io::NodeLinkGraph g, io::readNodeLinkGraph(o.model));
+        return Problem{std::move(g.graph), std::move(g.costs)};
+#else
+        return makeError(StatusCode::Unsupported,
+                         o.model + ": node-link graphs are not supported by this build");
+#endif
+    }
+    onnx::ImportOptions io;
+    io.batch = o.batch;
+    REMAT_ASSIGN_OR_RETURN(ir::Graph g, onnx::importModel(o.model, io));
+    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg, training::buildTrainingGraph(g, {}));
+    Problem p{std::move(tg), {}};
+    p.costs = cost::rooflineCosts(p.graph, cost::Roofline{});
+    return p;
+}
+
+Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &texts,
+                                              const training::TrainingGraph &tg)
+{
+    std::vector<solvers::Pin> pins;
+    for (const std::string &t : texts) {
+        const size_t colon = t.find(':');
+        if (colon == std::string::npos)
+            return makeError(StatusCode::InvalidArgument,
+                             "--pin '" + t + "': expected keep:VALUE, recompute:VALUE or offload:VALUE");
+        const std::string kind = t.substr(0, colon), name = t.substr(colon + 1);
+        solvers::Pin pin;
+        if (kind == "keep")
+            pin.kind = solvers::PinKind::Keep;
+        else if (kind == "recompute")
+            pin.kind = solvers::PinKind::Recompute;
+        else if (kind == "offload")
+            pin.kind = solvers::PinKind::Offload;
+        else
+            return makeError(StatusCode::InvalidArgument,
+                             "--pin '" + t + "': unknown kind '" + kind + "'");
+        const TensorId *id = tg.findTensor(name);
+        if (!id)
+            return makeError(StatusCode::NotFound, "--pin '" + t + "': no tensor named '" + name + "'");
+        pin.tensor = *id;
+        pins.push_back(pin);
+    }
+    return pins;
+}
+
+nlohmann::json planJson(const solvers::Plan &p, const training::TrainingGraph &tg)
+{
+    nlohmann::json ck = nlohmann::json::array();
+    for (TensorId t : p.checkpoints)
+        ck.push_back(tg.tensor(t).name);
+    return {{"solver", p.solver},
+            {"status", solvers::solveStatusName(p.status)},
+            {"objective", solvers::objectiveName(p.objective)},
+            {"budget_bytes", p.budgetBytes},
+            {"peak_bytes", p.timeline.peakBytes},
+            {"activation_peak_bytes", p.timeline.activationPeakBytes},
+            {"compute_time", p.timeline.computeSeconds},
+            {"recompute_time", p.timeline.recomputeSeconds},
+            {"tdi_percent", p.timeline.tdiPercent()},
+            {"solver_objective", p.solverObjective},
+            {"solver_objective_name", p.solverObjectiveName},
+            {"bound", p.bound},
+            {"solve_seconds", p.solveSeconds},
+            {"note", p.note},
+            {"checkpoints", ck}};
+}
+
+int runSolve(const SolveOptions &o)
+{
+    auto fail = [](const Status &s) {
+        std::fprintf(stderr, "remat solve: %s\n", s.toString().c_str());
+        return 1;
+    };
+    if (!o.compare && o.solver.empty())
+        return fail(makeError(StatusCode::InvalidArgument, "give --solver ID or --compare"));
+    auto objective = solvers::parseObjective(o.objective);
+    if (!objective)
+        return fail(objective.status());
+    auto problem = loadProblem(o);
+    if (!problem)
+        return fail(problem.status());
+    const training::TrainingGraph &tg = problem->graph;
+    auto pins = parsePins(o.pins, tg);
+    if (!pins)
+        return fail(pins.status());
+
+    int64_t budget = 0;
+    auto storeAll = sim::simulate(schedule::storeAllSchedule(tg), tg, problem->costs,
+                                  {.recordPoints = false});
+    if (!storeAll)
+        return fail(storeAll.status());
+    if (!o.budget.empty()) {
+        auto b = parseBytes(o.budget);
+        if (!b)
+            return fail(b.status());
+        budget = *b;
+    } else if (o.budgetRatio > 0) {
+        budget = static_cast<int64_t>(o.budgetRatio * double(storeAll->peakBytes));
+    }
+    if (*objective == solvers::Objective::MinTime && budget <= 0)
+        return fail(makeError(StatusCode::InvalidArgument,
+                              "min-time needs --budget BYTES or --budget-ratio R"));
+
+    const solvers::SolverRegistry registry = solvers::makeRegistry();
+    std::vector<const solvers::Solver *> chosen;
+    if (o.compare) {
+        for (const auto &s : registry.solvers())
+            chosen.push_back(s.get());
+    } else {
+        const solvers::Solver *s = registry.find(o.solver);
+        if (!s) {
+            std::string ids;
+            for (const std::string &id : registry.ids())
+                ids += (ids.empty() ? "" : ", ") + id;
+            return fail(makeError(StatusCode::NotFound,
+                                  "unknown solver '" + o.solver + "' (available: " + ids + ")"));
+        }
+        chosen.push_back(s);
+    }
+
+    nlohmann::json list = nlohmann::json::array();
+    std::vector<solvers::Plan> plans;
+    std::vector<std::pair<std::string, std::string>> errors;
+    for (const solvers::Solver *s : chosen) {
+        solvers::SolveRequest r;
+        r.graph = &tg;
+        r.costs = &problem->costs;
+        r.objective = *objective;
+        r.budgetBytes = budget;
+        r.pins = *pins;
+        r.timeLimitSeconds = o.timeLimit;
+        auto plan = s->solve(r);
+        if (!plan) {
+            if (!o.compare)
+                return fail(plan.status());
+            errors.emplace_back(s->id(), plan.status().toString());
+            list.push_back({{"solver", s->id()}, {"status", "error"}, {"error", plan.status().toString()}});
+            continue;
+        }
+        list.push_back(planJson(*plan, tg));
+        plans.push_back(std::move(*plan));
+    }
+
+    if (!o.out.empty() && !plans.empty()) {
+        if (o.compare)
+            return fail(makeError(StatusCode::InvalidArgument, "--out needs a single --solver"));
+        if (Status s = io::savePlan(o.out, plans.front(), tg, io::ModelIdentity::of(tg)); !s)
+            return fail(s);
+    }
+
+    if (o.json) {
+        std::printf("%s\n", (o.compare ? list : list.front()).dump(1).c_str());
+    } else {
+        fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {}{}\n",
+                   o.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
+                   formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
+                   budget > 0 ? ", budget " + formatBytes(budget) : std::string());
+        fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11} {:>10}\n", "solver", "status", "peak",
+                   "activation peak", "recompute %", "solve ms");
+        for (const solvers::Plan &p : plans)
+            fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11.1f} {:>10.1f}\n", p.solver,
+                       solvers::solveStatusName(p.status), formatBytes(p.timeline.peakBytes),
+                       formatBytes(p.timeline.activationPeakBytes), p.timeline.tdiPercent(),
+                       p.solveSeconds * 1e3);
+        for (const auto &[id, e] : errors)
+            fmt::print("{:<15} error: {}\n", id, e);
+        if (!o.compare && !plans.empty()) {
+            const solvers::Plan &p = plans.front();
+            if (!p.note.empty())
+                fmt::print("note: {}\n", p.note);
+            fmt::print("{} checkpoints; {}: {:.6g}\n", p.checkpoints.size(),
+                       p.solverObjectiveName.empty() ? "solver objective" : p.solverObjectiveName,
+                       p.solverObjective);
+            if (!o.out.empty())
+                fmt::print("plan written to {}\n", o.out);
+        }
+    }
+    if (!o.compare && !plans.empty() && plans.front().status == solvers::SolveStatus::Infeasible)
+        return 3;
+    return plans.empty() ? 1 : 0;
+}
+
+} // namespace
+
+void addSolveCommand(CLI::App &app, CommandContext &ctx)
+{
+    auto opts = std::make_shared<SolveOptions>();
+    CLI::App *cmd = app.add_subcommand("solve", "Find a checkpointing plan for a model");
+    cmd->add_option("model", opts->model, "ONNX model, or a benchmark node-link .json graph")
+        ->required();
+    cmd->add_option("--solver", opts->solver, "solver id (see --compare for the list)");
+    cmd->add_flag("--compare", opts->compare, "run every solver and print one table");
+    cmd->add_option("--objective", opts->objective, "min-peak (default) or min-time");
+    auto *budget = cmd->add_option("--budget", opts->budget, "device budget, e.g. 6GiB, 512MiB");
+    cmd->add_option("--budget-ratio", opts->budgetRatio, "budget as a fraction of store-all's peak")
+        ->excludes(budget);
+    cmd->add_option("--pin", opts->pins, "keep:VALUE, recompute:VALUE or offload:VALUE (repeatable)");
+    cmd->add_option("--time-limit", opts->timeLimit, "seconds per solver (default 60)");
+    cmd->add_option("--out", opts->out, "write the plan (remat-plan JSON)");
+    cmd->add_flag("--json", opts->json, "print JSON instead of a table");
+    cmd->add_option("--batch", opts->batch, "batch size (default: the file's)");
+    cmd->callback([opts, &ctx]() { ctx.exitCode = runSolve(*opts); });
+}
+
+} // namespace remat::app
