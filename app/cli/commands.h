@@ -13,6 +13,7 @@ struct CommandContext
 
 void addBenchCommand(CLI::App &app, CommandContext &ctx);
 void addInfoCommand(CLI::App &app, CommandContext &ctx);
+void addRunCommand(CLI::App &app, CommandContext &ctx);
 void addSolveCommand(CLI::App &app, CommandContext &ctx);
 
 

@@ -11,6 +11,7 @@ int main(int argc, char **argv)
     remat::app::CommandContext ctx;
     // The explicit list of commands.
     remat::app::addInfoCommand(app, ctx);
+    remat::app::addRunCommand(app, ctx);
     remat::app::addSolveCommand(app, ctx);
     remat::app::addBenchCommand(app, ctx);
     (void)ctx;

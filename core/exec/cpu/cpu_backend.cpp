@@ -18,7 +18,7 @@ class CpuBackend final : public Backend
 {
 public:
     std::string id() const override { return "cpu"; }
-    std::string description() const override { return "CPU reference (float32, OpenBLAS sgemm)"; }
+    std::string description() const override { return "CPU reference (float32 tensors, double accumulation, OpenBLAS)"; }
 
     Status prepare(const training::TrainingGraph &graph, const ir::Graph *forward) override
     {

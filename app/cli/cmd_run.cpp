@@ -1,0 +1,229 @@
+// remat run MODEL [--plan plan.json] [--backend cpu|cuda] [--iters N] [--feed F.npz]
+//            [--dump-gradients F.npz] [--check] [--json] [--batch N] [--seed S]
+// Executes a training step (store-all, or a plan's schedule) on a backend: measured peak from the
+// backend's allocator (and the device's own figure on CUDA) beside the simulator's prediction for
+// the same schedule, step time per iteration, loss; --check also runs store-all and compares every
+// gradient.
+#include "commands.h"
+
+#include "core/cost/roofline.h"
+#include "core/exec/cpu/cpu_backend.h"
+#include "core/exec/executor.h"
+#include "core/exec/npz.h"
+#include "core/io/plan_file.h"
+#include "core/onnx/importer.h"
+#include "core/schedule/store_all.h"
+#include "core/sim/simulator.h"
+#include "core/training/builder.h"
+#include "core/util/bytes.h"
+
+#ifdef REMAT_HAVE_CUDA
+#include "gpu/cuda_backend.h"
+#endif
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+
+namespace remat::app {
+
+namespace {
+
+using namespace remat::core;
+
+struct RunOptions
+{
+    std::string model;
+    std::string plan;
+    std::string backend = "cpu";
+    int iters = 1;
+    std::string feed;
+    std::string dumpGradients;
+    bool check = false;
+    bool json = false;
+    int64_t batch = 0;
+    uint64_t seed = 1234;
+};
+
+Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id)
+{
+    if (id == "cpu")
+        return exec::makeCpuBackend();
+    if (id == "cuda") {
+#ifdef REMAT_HAVE_CUDA
+        return gpu::makeCudaBackend(0);
+#else
+        return makeError(StatusCode::Unsupported,
+                         "this build has no CUDA backend (configure with the CUDA toolkit to use --backend cuda)");
+#endif
+    }
+    return makeError(StatusCode::InvalidArgument, fmt::format("unknown backend '{}' (cpu, cuda)", id));
+}
+
+int fail(const Status &s)
+{
+    std::fprintf(stderr, "error: %s\n", s.toString().c_str());
+    return 1;
+}
+
+int runRun(const RunOptions &o)
+{
+    onnx::ImportOptions importOptions;
+    importOptions.batch = o.batch;
+    auto graph = onnx::importModel(o.model, importOptions);
+    if (!graph)
+        return fail(graph.status());
+
+    // A plan names the ops and tensors of the training graph it was solved on (`remat solve`
+    // builds without the input gradient); without a plan the input gradient is computed too.
+    training::BuildOptions build;
+    build.inputGradients = o.plan.empty();
+    auto tg = training::buildTrainingGraph(*graph, build);
+    if (!tg)
+        return fail(tg.status().withContext(o.model));
+    cost::Costs costs = cost::rooflineCosts(*tg);
+    schedule::Schedule sched = schedule::storeAllSchedule(*tg);
+    std::string scheduleName = "store-all";
+    if (!o.plan.empty()) {
+        auto plan = io::readPlan(o.plan, *tg, &costs);
+        if (!plan) {
+            // maybe solved on a graph with the input gradient
+            training::BuildOptions withInput = build;
+            withInput.inputGradients = true;
+            auto tg2 = training::buildTrainingGraph(*graph, withInput);
+            Expected<solvers::Plan> plan2 = plan.status();
+            if (tg2) {
+                costs = cost::rooflineCosts(*tg2);
+                plan2 = io::readPlan(o.plan, *tg2, &costs);
+            }
+            if (!plan2)
+                return fail(plan.status());
+            tg = std::move(tg2);
+            plan = std::move(plan2);
+        }
+        sched = plan->schedule;
+        scheduleName = plan->solver.empty() ? o.plan : plan->solver;
+    }
+    auto predicted = sim::simulate(sched, *tg, costs, {.recordPoints = false});
+    if (!predicted)
+        return fail(predicted.status());
+
+    auto backend = makeBackend(o.backend);
+    if (!backend)
+        return fail(backend.status());
+    exec::Executor executor(**backend, *tg, *graph);
+    exec::ExecInputs inputs;
+    inputs.seed = o.seed;
+    if (!o.feed.empty()) {
+        auto feed = exec::readNpz(o.feed);
+        if (!feed)
+            return fail(feed.status());
+        inputs.feed = std::move(*feed);
+    }
+    if (Status s = executor.prepare(inputs); !s.isOk())
+        return fail(s);
+
+    std::vector<double> stepSeconds;
+    exec::ExecResult last;
+    int64_t measuredPeak = 0;
+    std::optional<int64_t> devicePeak;
+    for (int i = 0; i < std::max(1, o.iters); ++i) {
+        exec::ExecOptions eo;
+        eo.downloadGradients = o.check || !o.dumpGradients.empty() || i + 1 == std::max(1, o.iters);
+        auto r = executor.run(sched, eo);
+        if (!r)
+            return fail(r.status());
+        stepSeconds.push_back(r->stepSeconds);
+        measuredPeak = std::max(measuredPeak, r->measuredPeakBytes);
+        if (r->devicePeakBytes)
+            devicePeak = std::max(devicePeak.value_or(0), *r->devicePeakBytes);
+        last = std::move(*r);
+    }
+
+    std::optional<exec::GradientComparison> comparison;
+    if (o.check) {
+        auto reference = executor.run(schedule::storeAllSchedule(*tg));
+        if (!reference)
+            return fail(reference.status().withContext("store-all check run"));
+        auto cmp = exec::compareGradients(last.gradients, reference->gradients);
+        if (!cmp)
+            return fail(cmp.status());
+        comparison = *cmp;
+    }
+    // Bitwise on a deterministic backend; 1e-5 relative allows a device's reordered sums.
+    const bool gradientsMatch = comparison && (comparison->bitwiseEqual || comparison->maxRelativeError <= 1e-5);
+
+    if (!o.dumpGradients.empty())
+        if (Status s = exec::writeNpz(o.dumpGradients, last.gradients); !s.isOk())
+            return fail(s);
+
+    if (o.json) {
+        nlohmann::json j = {
+            {"model", o.model},
+            {"batch", tg->info().batch},
+            {"schedule", scheduleName},
+            {"backend", (*backend)->id()},
+            {"device", (*backend)->description()},
+            {"measured_peak_bytes", measuredPeak},
+            {"device_peak_bytes", devicePeak ? nlohmann::json(*devicePeak) : nlohmann::json(nullptr)},
+            {"predicted_peak_bytes", predicted->peakBytes},
+            {"peak_matches_prediction", measuredPeak == predicted->peakBytes},
+            {"step_seconds", stepSeconds},
+            {"loss", last.loss},
+            {"recompute_steps", last.timeline.recomputeSteps},
+        };
+        if (comparison) {
+            j["gradients_match"] = gradientsMatch;
+            j["gradients_bitwise_equal"] = comparison->bitwiseEqual;
+            j["gradients_max_rel_error"] = comparison->maxRelativeError;
+        }
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        std::printf("%s at batch %lld, schedule %s, backend %s (%s)\n", o.model.c_str(),
+                    (long long)tg->info().batch, scheduleName.c_str(), (*backend)->id().c_str(),
+                    (*backend)->description().c_str());
+        std::printf("  measured peak   %s (%lld B)%s\n", formatBytes(measuredPeak).c_str(), (long long)measuredPeak,
+                    measuredPeak == predicted->peakBytes ? "  = predicted" : "");
+        std::printf("  predicted peak  %s (%lld B)\n", formatBytes(predicted->peakBytes).c_str(),
+                    (long long)predicted->peakBytes);
+        if (devicePeak)
+            std::printf("  device peak     %s (%lld B, the device's own figure)\n", formatBytes(*devicePeak).c_str(),
+                        (long long)*devicePeak);
+        std::string times;
+        for (double s : stepSeconds)
+            times += fmt::format("{}{:.4f}", times.empty() ? "" : " ", s);
+        std::printf("  step seconds    %s\n", times.c_str());
+        std::printf("  loss            %.9g\n", last.loss);
+        if (comparison)
+            std::printf("  gradients       %s store-all (%s, max rel error %.3g)\n",
+                        gradientsMatch ? "match" : "DIFFER from", comparison->bitwiseEqual ? "bitwise" : "not bitwise",
+                        comparison->maxRelativeError);
+    }
+    if (comparison && !gradientsMatch)
+        return 2;
+    return 0;
+}
+
+} // namespace
+
+void addRunCommand(CLI::App &app, CommandContext &ctx)
+{
+    auto opts = std::make_shared<RunOptions>();
+    CLI::App *cmd = app.add_subcommand("run", "Execute a training step on a backend: measured vs predicted peak, "
+                                              "step time, loss, gradient check");
+    cmd->add_option("model", opts->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--plan", opts->plan, "plan JSON from `remat solve` (default: store-all)");
+    cmd->add_option("--backend", opts->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--iters", opts->iters, "training steps to time")->check(CLI::PositiveNumber);
+    cmd->add_option("--feed", opts->feed, "npz with the input (named as the graph input) and R (the loss cotangent)");
+    cmd->add_option("--dump-gradients", opts->dumpGradients, "write loss, grad_input, grad:<param> to this npz");
+    cmd->add_flag("--check", opts->check, "also run store-all and compare every gradient");
+    cmd->add_flag("--json", opts->json, "JSON output");
+    cmd->add_option("--batch", opts->batch, "batch size (default: as in the file)");
+    cmd->add_option("--seed", opts->seed, "seed for data the file and the feed do not give");
+    cmd->callback([opts, &ctx] { ctx.exitCode = runRun(*opts); });
+}
+
+} // namespace remat::app
