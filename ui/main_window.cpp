@@ -1,22 +1,135 @@
 #include "ui/main_window.h"
 
+#include "core/util/bytes.h"
+#include "ui/background_jobs.h"
+#include "ui/graph/graph_scene.h"
+#include "ui/graph/graph_view.h"
+#include "ui/graph/legend_widget.h"
+#include "ui/graph/search_bar.h"
+#include "ui/inspector_panel.h"
+
+#include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QImage>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPainter>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QSvgGenerator>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
 
 namespace remat::ui {
 
+using namespace core;
+
+namespace {
+constexpr int kMaxRecent = 10;
+}
+
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
+    qRegisterMetaType<remat::ui::LoadedModel>();
+    qRegisterMetaType<remat::ui::DocumentChange>();
     setWindowTitle(tr("Remat Studio"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/remat.svg")));
-    auto *placeholder = new QLabel(tr("Open an ONNX model (File > Open) to begin."), this);
+    setAcceptDrops(true);
+
+    m_document = new ModelDocument(this);
+    m_loader = new ModelLoader(this);
+    m_layoutRunner = new LayoutRunner(this);
+    m_scene = new GraphScene(m_document, this);
+    m_view = new GraphView(m_scene, this);
+    m_view->setObjectName(QStringLiteral("graphView"));
+
+    m_searchBar = new SearchBar(this);
+    m_searchBar->hide();
+    m_legend = new LegendWidget(this);
+    auto *graphArea = new QWidget(this);
+    auto *graphLayout = new QVBoxLayout(graphArea);
+    graphLayout->setContentsMargins(0, 0, 0, 0);
+    graphLayout->setSpacing(0);
+    graphLayout->addWidget(m_searchBar);
+    graphLayout->addWidget(m_view, 1);
+    graphLayout->addWidget(m_legend);
+    auto *placeholder = new QLabel(tr("<h2>Remat Studio</h2><p>Open an ONNX model (File &gt; Open, Ctrl+O) "
+                                      "or drop one here.</p>"),
+                                   this);
     placeholder->setAlignment(Qt::AlignCenter);
-    setCentralWidget(placeholder);
+    m_stack = new QStackedWidget(this);
+    m_stack->addWidget(placeholder);
+    m_stack->addWidget(graphArea);
+    setCentralWidget(m_stack);
+
     createActions();
-    statusBar()->showMessage(tr("No model loaded"));
-    resize(1280, 800);
+    createToolBar();
+    createDocks();
+
+    m_summary = new QLabel(tr("No model loaded"), this);
+    m_phase = new QLabel(this);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(160);
+    m_cancel = new QToolButton(this);
+    m_cancel->setText(tr("Cancel"));
+    statusBar()->addWidget(m_summary, 1);
+    m_layoutInfo = new QLabel(this);
+    statusBar()->addPermanentWidget(m_layoutInfo);
+    statusBar()->addPermanentWidget(m_phase);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    setBusy(false, {});
+    connect(m_cancel, &QToolButton::clicked, this, [this] {
+        m_loader->cancel();
+        m_layoutRunner->cancel();
+        setBusy(false, {});
+        statusBar()->showMessage(tr("Cancelled"), 3000);
+    });
+
+    m_batchTimer = new QTimer(this);
+    m_batchTimer->setSingleShot(true);
+    m_batchTimer->setInterval(350);
+    connect(m_batchTimer, &QTimer::timeout, this, [this] { setBatch(m_batch->value()); });
+
+    connect(m_loader, &ModelLoader::progress, this, [this](double f, const QString &phase) {
+        m_progress->setValue(int(f * 100));
+        m_phase->setText(phase);
+    });
+    connect(m_loader, &ModelLoader::loaded, this, &MainWindow::onLoaded);
+    connect(m_loader, &ModelLoader::failed, this, &MainWindow::onLoadFailed);
+    connect(m_layoutRunner, &LayoutRunner::finished, this, &MainWindow::onLayoutFinished);
+    connect(m_layoutRunner, &LayoutRunner::failed, this, [this](const QString &message) {
+        setBusy(false, {});
+        reportError(tr("Layout failed: %1").arg(message));
+    });
+    connect(m_document, &ModelDocument::changed, this, &MainWindow::onDocumentChanged);
+    connect(m_scene, &GraphScene::groupToggled, this, &MainWindow::toggleGroup);
+    connect(m_scene, &GraphScene::valueClicked, m_inspector, &InspectorPanel::showValue);
+    connect(m_searchBar, &SearchBar::queryChanged, this, &MainWindow::runSearch);
+    connect(m_searchBar, &SearchBar::next, this, &MainWindow::findNext);
+    connect(m_searchBar, &SearchBar::previous, this, &MainWindow::findPrevious);
+    connect(m_searchBar, &SearchBar::closed, this, [this] { runSearch({}); });
+
+    QSettings settings;
+    resize(1400, 900);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_colourMode->setCurrentIndex(settings.value(QStringLiteral("view/colourMode"), 0).toInt());
+    rebuildRecentMenu();
 }
 
 MainWindow::~MainWindow() = default;
@@ -24,8 +137,521 @@ MainWindow::~MainWindow() = default;
 void MainWindow::createActions()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    QAction *quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
+    QAction *open = file->addAction(tr("&Open..."), this, &MainWindow::openDialog);
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction *reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
+    reloadAction->setShortcut(QKeySequence(Qt::Key_F5));
+    file->addSeparator();
+    QAction *png = file->addAction(tr("Export Graph as &PNG..."), this, [this] { exportDialog(QStringLiteral("png")); });
+    png->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    QAction *svg = file->addAction(tr("Export Graph as &SVG..."), this, [this] { exportDialog(QStringLiteral("svg")); });
+    svg->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_E));
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    QAction *findAction = edit->addAction(tr("&Find..."), this, &MainWindow::find);
+    findAction->setShortcut(QKeySequence::Find);
+    QAction *nextAction = edit->addAction(tr("Find &Next"), this, &MainWindow::findNext);
+    nextAction->setShortcut(QKeySequence::FindNext);
+    QAction *prevAction = edit->addAction(tr("Find &Previous"), this, &MainWindow::findPrevious);
+    prevAction->setShortcut(QKeySequence::FindPrevious);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    QAction *fit = view->addAction(tr("&Fit to Window"), this, [this] { m_view->fitAll(); });
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    QAction *zoomIn = view->addAction(tr("Zoom &In"), this, [this] { m_view->zoomBy(1.25); });
+    zoomIn->setShortcuts({QKeySequence(Qt::Key_Plus), QKeySequence(Qt::Key_Equal), QKeySequence::ZoomIn});
+    QAction *zoomOut = view->addAction(tr("Zoom &Out"), this, [this] { m_view->zoomBy(0.8); });
+    zoomOut->setShortcuts({QKeySequence(Qt::Key_Minus), QKeySequence::ZoomOut});
+    QAction *actual = view->addAction(tr("&Actual Size"), this, [this] { m_view->resetZoom(); });
+    actual->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    view->addSeparator();
+    view->addAction(tr("&Expand All Groups"), this, [this] { collapseToDepth(0); });
+    view->addAction(tr("&Collapse Top-Level Groups"), this, [this] { collapseToDepth(1); });
+    for (QAction *a : {fit, zoomIn, zoomOut, actual})
+        addAction(a); // shortcuts work while the view has focus
+}
+
+void MainWindow::createToolBar()
+{
+    QToolBar *bar = addToolBar(tr("Explorer"));
+    bar->setObjectName(QStringLiteral("explorerToolBar"));
+    bar->addAction(tr("Open"), this, &MainWindow::openDialog);
+    bar->addAction(tr("Fit"), this, [this] { m_view->fitAll(); });
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Batch "), this));
+    m_batch = new QSpinBox(this);
+    m_batch->setObjectName(QStringLiteral("batchSpin"));
+    m_batch->setRange(1, 65536);
+    m_batch->setToolTip(tr("Batch size: the model is re-imported and every shape, byte and FLOP figure updates"));
+    bar->addWidget(m_batch);
+    connect(m_batch, &QSpinBox::valueChanged, this, [this] {
+        if (!m_updatingControls)
+            m_batchTimer->start();
+    });
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Collapse to depth "), this));
+    m_depth = new QSpinBox(this);
+    m_depth->setObjectName(QStringLiteral("depthSpin"));
+    m_depth->setRange(0, 32);
+    m_depth->setSpecialValueText(tr("none"));
+    m_depth->setToolTip(tr("Collapse every namespace group at this depth (none: expand all)"));
+    bar->addWidget(m_depth);
+    connect(m_depth, &QSpinBox::valueChanged, this, [this](int d) {
+        if (!m_updatingControls)
+            collapseToDepth(d);
+    });
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Colour by "), this));
+    m_colourMode = new QComboBox(this);
+    m_colourMode->setObjectName(QStringLiteral("colourModeCombo"));
+    for (ColourMode m : {ColourMode::OpType, ColourMode::ActivationBytes, ColourMode::Flops})
+        m_colourMode->addItem(colourModeName(m), int(m));
+    bar->addWidget(m_colourMode);
+    connect(m_colourMode, &QComboBox::currentIndexChanged, this, [this](int i) {
+        setColourMode(ColourMode(m_colourMode->itemData(i).toInt()));
+        QSettings().setValue(QStringLiteral("view/colourMode"), i);
+    });
+}
+
+void MainWindow::createDocks()
+{
+    m_inspector = new InspectorPanel(m_document, this);
+    auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
+    inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+    inspectorDock->setWidget(m_inspector);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+    m_minimap = new Minimap(m_view, this);
+    auto *mapDock = new QDockWidget(tr("Overview"), this);
+    mapDock->setObjectName(QStringLiteral("overviewDock"));
+    mapDock->setWidget(m_minimap);
+    addDockWidget(Qt::RightDockWidgetArea, mapDock);
+    resizeDocks({inspectorDock, mapDock}, {520, 280}, Qt::Vertical);
+    resizeDocks({inspectorDock}, {380}, Qt::Horizontal);
+}
+
+bool MainWindow::isBusy() const
+{
+    return m_loader->busy() || m_layoutRunner->busy();
+}
+
+void MainWindow::setBusy(bool busy, const QString &what)
+{
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    m_phase->setVisible(busy);
+    m_phase->setText(what);
+    if (busy)
+        m_progress->setValue(0);
+    if (!busy)
+        QApplication::restoreOverrideCursor();
+}
+
+void MainWindow::openDialog()
+{
+    QSettings settings;
+    const QString dir = settings.value(QStringLiteral("lastDir")).toString();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+    if (!path.isEmpty()) {
+        settings.setValue(QStringLiteral("lastDir"), QFileInfo(path).absolutePath());
+        openModel(path);
+    }
+}
+
+void MainWindow::openModel(const QString &path)
+{
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    if (!QFileInfo::exists(abs)) {
+        reportError(tr("%1: no such file").arg(path));
+        return;
+    }
+    m_currentPath = abs;
+    m_firstLayoutOfModel = true;
+    const int64_t batch = QSettings().value(QStringLiteral("batch/") + abs, 0).toLongLong();
+    setBusy(true, tr("loading"));
+    m_loader->load(abs, batch);
+}
+
+void MainWindow::reload()
+{
+    if (m_currentPath.isEmpty())
+        return;
+    setBusy(true, tr("reloading"));
+    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0);
+}
+
+void MainWindow::setBatch(int64_t batch)
+{
+    if (!m_document->hasModel() || batch <= 0)
+        return;
+    if (batch == m_document->graph().info().batch && m_document->model().requestedBatch == batch)
+        return;
+    QSettings().setValue(QStringLiteral("batch/") + m_currentPath, qlonglong(batch));
+    setBusy(true, tr("re-importing at batch %1").arg(batch));
+    m_loader->load(m_currentPath, batch);
+}
+
+int MainWindow::autoCollapseDepth(const layout::GraphLayouter &lay) const
+{
+    // The deepest collapse depth that still shows at most ~400 boxes; expanded when that fits.
+    const ir::Graph &g = lay.graph();
+    if (g.nodeCount() <= 600)
+        return 0;
+    int maxDepth = 0;
+    for (NamespaceId ns : lay.groups())
+        maxDepth = std::max(maxDepth, lay.groupDepth(ns));
+    for (int d = maxDepth; d >= 1; --d) {
+        int boxes = 0;
+        for (const ir::Node &n : g.nodes())
+            if (lay.groupDepth(lay.groupOfNode(n.id)) < d)
+                ++boxes;
+        for (NamespaceId ns : lay.groups())
+            if (lay.groupDepth(ns) == d)
+                ++boxes;
+        if (boxes <= 400)
+            return d;
+    }
+    return 1;
+}
+
+void MainWindow::onLoaded(const LoadedModel &model)
+{
+    auto layouter = std::make_shared<layout::GraphLayouter>(model.graph, layout::GraphLayoutSizes{});
+    layouter->setSizes(GraphScene::measure(*model.graph, *layouter));
+    const int depth = m_initialDepth >= 0 ? m_initialDepth : autoCollapseDepth(*layouter);
+    const bool sameFile = m_document->hasModel() && m_document->model().path == model.path;
+    m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
+    m_document->setLayouter(layouter);
+    m_updatingControls = true;
+    if (!sameFile)
+        m_depth->setValue(depth);
+    m_batch->setValue(int(std::max<int64_t>(1, model.graph->info().batch)));
+    m_updatingControls = false;
+    m_stack->setCurrentIndex(1);
+    addRecentFile(model.path);
+    setWindowTitle(tr("%1 - Remat Studio").arg(QFileInfo(model.path).fileName()));
+    updateSummary();
+    startLayout();
+}
+
+void MainWindow::onLoadFailed(const QString &path, const QString &message)
+{
+    setBusy(false, {});
+    statusBar()->clearMessage();
+    reportError(message.contains(QFileInfo(path).fileName()) ? message
+                                                             : tr("%1: %2").arg(QFileInfo(path).fileName(), message));
+    if (!m_document->hasModel())
+        m_currentPath.clear();
+    else
+        m_currentPath = m_document->model().path;
+}
+
+void MainWindow::startLayout()
+{
+    if (!m_document->layouter())
+        return;
+    setBusy(true, tr("layout"));
+    m_layoutRunner->run(m_document->layouter(), m_document->collapsed());
+}
+
+void MainWindow::onLayoutFinished(std::shared_ptr<const layout::GraphLayout> l, double ms)
+{
+    setBusy(false, {});
+    m_lastLayoutMs = ms;
+    const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
+    m_document->setLayout(std::move(l));
+    if (m_firstLayoutOfModel) {
+        m_view->fitAll();
+        m_firstLayoutOfModel = false;
+    } else if (m_pendingReveal.valid()) {
+        m_view->reveal(m_scene->itemShowing(m_pendingReveal));
+        m_pendingReveal = NodeId();
+    } else {
+        m_view->centerOn(centre);
+    }
+    m_minimap->refit();
+    if (!m_searchBar->query().isEmpty()) {
+        // New boxes: mark the hits again, keeping the one being shown.
+        const NodeId current = m_hitIndex >= 0 ? m_hits[size_t(m_hitIndex)] : NodeId();
+        runSearch(m_searchBar->query());
+        const auto it = std::find(m_hits.begin(), m_hits.end(), current);
+        if (current.valid() && it != m_hits.end()) {
+            m_hitIndex = int(it - m_hits.begin());
+            m_scene->setCurrentSearchHit(current);
+            m_searchBar->setResultText(tr("%1 of %2").arg(m_hitIndex + 1).arg(m_hits.size()));
+        }
+    }
+    updateSummary();
+    m_layoutInfo->setText(tr("%1 boxes, layout %2 ms").arg(m_scene->boxCount()).arg(ms, 0, 'f', 1));
+    emit layoutFinished();
+    if (!property("shown").toBool() || m_document->model().path != property("shownPath").toString()) {
+        setProperty("shown", true);
+        setProperty("shownPath", m_document->model().path);
+        emit modelShown();
+    }
+}
+
+void MainWindow::onDocumentChanged(const DocumentChange &change)
+{
+    if (change.kind == DocumentChangeKind::ColourModeChanged || change.kind == DocumentChangeKind::ModelReplaced)
+        if (m_document->hasModel())
+            m_legend->setLegend(m_document->colours().legend());
+}
+
+void MainWindow::collapseToDepth(int depth)
+{
+    m_updatingControls = true;
+    m_depth->setValue(depth);
+    m_updatingControls = false;
+    if (!m_document->layouter())
+        return;
+    m_document->setCollapsed(layout::collapseAtDepth(*m_document->layouter(), depth));
+    startLayout();
+}
+
+void MainWindow::toggleGroup(NamespaceId ns)
+{
+    if (!m_document->hasModel())
+        return;
+    layout::CollapseSet set = m_document->collapsed();
+    if (set.count(ns))
+        set.erase(ns);
+    else
+        set.insert(ns);
+    m_document->setCollapsed(std::move(set));
+    startLayout();
+}
+
+void MainWindow::setColourMode(ColourMode mode)
+{
+    const int index = m_colourMode->findData(int(mode));
+    if (index >= 0 && index != m_colourMode->currentIndex())
+        m_colourMode->setCurrentIndex(index);
+    m_document->setColourMode(mode);
+}
+
+QString MainWindow::statusSummary() const
+{
+    return m_summary->text();
+}
+
+void MainWindow::updateSummary()
+{
+    if (!m_document->hasModel()) {
+        m_summary->setText(tr("No model loaded"));
+        return;
+    }
+    const ModelSummary &s = m_document->model().metrics->summary;
+    QString text = tr("%1 nodes  |  %2 params (%3)  |  activations %4  |  %5  |  batch %6")
+                       .arg(s.nodes)
+                       .arg(s.parameters)
+                       .arg(QString::fromStdString(formatBytes(s.parameterBytes)))
+                       .arg(QString::fromStdString(formatBytes(s.activationBytes)))
+                       .arg(QString::fromStdString(formatFlops(s.forwardFlops)))
+                       .arg(s.batch > 0 ? QString::number(s.batch) : tr("as in file"));
+    if (s.unknownShapes > 0)
+        text += tr("  |  %1 outputs of unknown size").arg(s.unknownShapes);
+    m_summary->setText(text);
+}
+
+void MainWindow::reportError(const QString &message)
+{
+    emit errorOccurred(message);
+    // Non-modal for the event loop (open(), not exec()): tests and scripted runs can observe and
+    // close it, and the window stays usable behind it.
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("Remat Studio"), message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::addRecentFile(const QString &path)
+{
+    QSettings settings;
+    QStringList list = settings.value(QStringLiteral("recentFiles")).toStringList();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kMaxRecent)
+        list.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), list);
+    rebuildRecentMenu();
+}
+
+QStringList MainWindow::recentFiles() const
+{
+    return QSettings().value(QStringLiteral("recentFiles")).toStringList();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList list = recentFiles();
+    for (const QString &path : list)
+        m_recentMenu->addAction(QFileInfo(path).fileName() + QStringLiteral("  (") + QFileInfo(path).absolutePath() +
+                                    QStringLiteral(")"),
+                                this, [this, path] { openModel(path); });
+    m_recentMenu->setEnabled(!list.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    m_loader->cancel();
+    m_layoutRunner->cancel();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (event->mimeData()->hasUrls() && !event->mimeData()->urls().isEmpty() &&
+        event->mimeData()->urls().front().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) {
+        openModel(urls.front().toLocalFile());
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::find()
+{
+    m_searchBar->activate();
+}
+
+void MainWindow::runSearch(const QString &text)
+{
+    m_hits = m_scene->search(text);
+    m_hitIndex = -1;
+    if (text.trimmed().isEmpty())
+        m_searchBar->setResultText({});
+    else
+        m_searchBar->setResultText(m_hits.empty() ? tr("no match") : tr("%1 matches").arg(m_hits.size()));
+}
+
+void MainWindow::findNext()
+{
+    if (m_hits.empty())
+        return;
+    m_hitIndex = (m_hitIndex + 1) % int(m_hits.size());
+    showSearchHit();
+}
+
+void MainWindow::findPrevious()
+{
+    if (m_hits.empty())
+        return;
+    m_hitIndex = m_hitIndex <= 0 ? int(m_hits.size()) - 1 : m_hitIndex - 1;
+    showSearchHit();
+}
+
+void MainWindow::showSearchHit()
+{
+    const NodeId node = m_hits[size_t(m_hitIndex)];
+    m_searchBar->setResultText(tr("%1 of %2").arg(m_hitIndex + 1).arg(m_hits.size()));
+    m_scene->setCurrentSearchHit(node);
+    m_document->setSelectedNode(node);
+    NodeItem *item = m_scene->itemShowing(node);
+    if (item && item->isGroup()) {
+        // Open the groups hiding the hit, then show it once laid out.
+        layout::CollapseSet set = m_document->collapsed();
+        const ir::Graph &g = m_document->graph();
+        for (NamespaceId ns = g.node(node).ns; ns.valid(); ns = g.ns(ns).parent)
+            set.erase(ns);
+        m_pendingReveal = node;
+        m_document->setCollapsed(std::move(set));
+        startLayout();
+        return;
+    }
+    m_view->reveal(item);
+}
+
+void MainWindow::exportDialog(const QString &format)
+{
+    if (!m_document->hasModel())
+        return;
+    const QString suggested = QFileInfo(m_currentPath).completeBaseName() + QStringLiteral(".") + format;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), suggested,
+                                                      format == QLatin1String("svg") ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
+    if (!path.isEmpty() && exportImage(path))
+        statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+}
+
+bool MainWindow::exportImage(const QString &path)
+{
+    if (!m_document->layout()) {
+        reportError(tr("Nothing to export: no model is shown"));
+        return false;
+    }
+    const QRectF source = m_scene->sceneRect();
+    m_scene->clearSelection();
+    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(source.size().toSize());
+        svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
+        svg.setTitle(QFileInfo(m_currentPath).fileName());
+        svg.setDescription(tr("Forward graph exported by Remat Studio"));
+        QPainter painter;
+        if (!painter.begin(&svg)) {
+            reportError(tr("%1: cannot write the SVG file").arg(path));
+            return false;
+        }
+        m_scene->render(&painter, QRectF(QPointF(0, 0), source.size()), source);
+        painter.end();
+        return true;
+    }
+    // PNG at up to 2x, capped so neither side passes 16k pixels (a QImage limit in practice).
+    const double scale = std::min(2.0, 16000.0 / std::max(source.width(), source.height()));
+    QImage image((source.size() * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull()) {
+        reportError(tr("%1: the graph is too large for one image").arg(path));
+        return false;
+    }
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    m_scene->render(&painter, QRectF(QPointF(0, 0), image.size()), source);
+    painter.end();
+    if (!image.save(path)) {
+        reportError(tr("%1: cannot write the PNG file").arg(path));
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::frameForScreenshot()
+{
+    m_view->fitAll();
+    if (m_view->scale() >= 0.45 || !m_document->layout())
+        return;
+    // Too small to read: show the top of the graph at a legible scale, centred on the first box.
+    m_view->setTransform(QTransform::fromScale(0.8, 0.8));
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const QRectF scene = m_scene->sceneRect();
+    double x = scene.center().x();
+    // Centre on the first node that reads the data input: where the model starts.
+    const auto &g = m_document->graph();
+    for (ValueId in : g.inputs()) {
+        const ir::Value &v = g.value(in);
+        if (v.kind != ir::ValueKind::Input || v.consumers.empty())
+            continue;
+        if (NodeItem *first = m_scene->itemShowing(v.consumers.front())) {
+            x = first->rect().center().x();
+            break;
+        }
+    }
+    m_view->centerOn(QPointF(x, scene.top() + visible.height() / 2));
+    emit m_view->viewportChanged();
 }
 
 } // namespace remat::ui

@@ -1,10 +1,34 @@
 #pragma once
-// The Remat Studio main window: menus, toolbar, docks and the central graph view.
+// The Remat Studio main window: menus, toolbar, docks and the central graph explorer.
 //   MainWindow w;  w.openModel("model.onnx");  w.show();
+//   connect(&w, &MainWindow::layoutFinished, ...);  w.exportImage("graph.svg");
+
+#include "core/layout/graph_layout.h"
+#include "ui/colour_mode.h"
+#include "ui/model_document.h"
 
 #include <QMainWindow>
+#include <QStringList>
+
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QSpinBox;
+class QStackedWidget;
+class QTimer;
+class QToolButton;
 
 namespace remat::ui {
+
+class GraphScene;
+class GraphView;
+class InspectorPanel;
+class LayoutRunner;
+class LegendWidget;
+class Minimap;
+class ModelLoader;
+class SearchBar;
 
 class MainWindow : public QMainWindow
 {
@@ -13,8 +37,101 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
+    /// Loads a model off the GUI thread (at the batch remembered for that file), then lays it out.
+    void openModel(const QString &path);
+    /// Re-imports the current file (F5) keeping batch and collapse state.
+    void reload();
+    /// Re-imports at another batch; every figure updates when it arrives.
+    void setBatch(int64_t batch);
+    /// Collapse state used for the next model opened: -1 picks a depth that keeps the view
+    /// readable, 0 expands everything, N collapses every group at depth N.
+    void setInitialCollapseDepth(int depth) { m_initialDepth = depth; }
+    void collapseToDepth(int depth);
+    /// Expands a collapsed group or collapses an expanded one, then lays out again.
+    void toggleGroup(core::NamespaceId ns);
+    void setColourMode(ColourMode mode);
+    /// Writes the whole graph as PNG or SVG (by extension). False (and an error) on failure.
+    bool exportImage(const QString &path);
+    /// Frames the graph for a screenshot: the whole graph when its labels stay legible at that
+    /// scale, else a legible zoom at the graph's top (the minimap shows the rest).
+    void frameForScreenshot();
+
+    ModelDocument *document() const { return m_document; }
+    GraphScene *graphScene() const { return m_scene; }
+    GraphView *graphView() const { return m_view; }
+    InspectorPanel *inspector() const { return m_inspector; }
+    SearchBar *searchBar() const { return m_searchBar; }
+    /// Loading or laying out in the background.
+    bool isBusy() const;
+    QString statusSummary() const;
+    QStringList recentFiles() const;
+
+public slots:
+    void find();
+    void findNext();
+    void findPrevious();
+
+signals:
+    /// A model is loaded and its first layout is on screen.
+    void modelShown();
+    /// Any layout (first, or after collapse / expand / batch) is on screen.
+    void layoutFinished();
+    /// Something failed; the message names the file and the problem. Also shown in a dialog.
+    void errorOccurred(const QString &message);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
 private:
     void createActions();
+    void createToolBar();
+    void createDocks();
+    void onLoaded(const LoadedModel &model);
+    void onLoadFailed(const QString &path, const QString &message);
+    void onLayoutFinished(std::shared_ptr<const core::layout::GraphLayout> layout, double ms);
+    void onDocumentChanged(const DocumentChange &change);
+    void startLayout();
+    void reportError(const QString &message);
+    void setBusy(bool busy, const QString &what);
+    void addRecentFile(const QString &path);
+    void rebuildRecentMenu();
+    void updateSummary();
+    void runSearch(const QString &text);
+    void showSearchHit();
+    void openDialog();
+    void exportDialog(const QString &format);
+    int autoCollapseDepth(const core::layout::GraphLayouter &layouter) const;
+
+    ModelDocument *m_document;
+    ModelLoader *m_loader;
+    LayoutRunner *m_layoutRunner;
+    GraphScene *m_scene;
+    GraphView *m_view;
+    Minimap *m_minimap;
+    InspectorPanel *m_inspector;
+    LegendWidget *m_legend;
+    SearchBar *m_searchBar;
+    QStackedWidget *m_stack;
+    QLabel *m_summary;
+    QLabel *m_phase;
+    QLabel *m_layoutInfo;
+    QProgressBar *m_progress;
+    QToolButton *m_cancel;
+    QSpinBox *m_batch;
+    QSpinBox *m_depth;
+    QComboBox *m_colourMode;
+    QMenu *m_recentMenu;
+    QTimer *m_batchTimer;
+    QString m_currentPath;
+    int m_initialDepth = -1;
+    bool m_firstLayoutOfModel = false;
+    bool m_updatingControls = false;
+    double m_lastLayoutMs = 0;
+    std::vector<core::NodeId> m_hits;
+    int m_hitIndex = -1;
+    core::NodeId m_pendingReveal;
 };
 
 } // namespace remat::ui

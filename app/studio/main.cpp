@@ -1,14 +1,105 @@
 // remat-studio: the desktop application. Composition only.
+//   remat-studio [MODEL] [--batch N] [--collapse-depth N]
+//   remat-studio MODEL --screenshot out.png [--size 1600x1000]   (QT_QPA_PLATFORM=offscreen works)
+#include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QImage>
+#include <QTimer>
+
+#include <cstdio>
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("RematStudio"));
     QApplication::setApplicationName(QStringLiteral("Remat Studio"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Explore GPU training memory under gradient checkpointing."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open."));
+    QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Render the window to FILE (PNG) after loading and layout, then exit."),
+                                  QStringLiteral("file"));
+    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+                            QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    QCommandLineOption depth(QStringLiteral("collapse-depth"),
+                             QStringLiteral("Collapse namespace groups at depth N (0: expand all; default: automatic)."),
+                             QStringLiteral("N"));
+    QCommandLineOption colour(QStringLiteral("colour"), QStringLiteral("Colour mode: op, bytes or flops."),
+                              QStringLiteral("mode"), QStringLiteral("op"));
+    QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select the first node matching TEXT."),
+                              QStringLiteral("text"));
+    parser.addOptions({screenshot, size, depth, colour, select});
+    parser.process(app);
+
     remat::ui::MainWindow window;
+    if (parser.isSet(depth))
+        window.setInitialCollapseDepth(parser.value(depth).toInt());
+    const QString mode = parser.value(colour);
+    if (mode == QLatin1String("bytes"))
+        window.setColourMode(remat::ui::ColourMode::ActivationBytes);
+    else if (mode == QLatin1String("flops"))
+        window.setColourMode(remat::ui::ColourMode::Flops);
+    else
+        window.setColourMode(remat::ui::ColourMode::OpType);
+    const QStringList args = parser.positionalArguments();
+
+    if (parser.isSet(screenshot)) {
+        if (args.isEmpty()) {
+            std::fprintf(stderr, "remat-studio: --screenshot needs a MODEL\n");
+            return 2;
+        }
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        const int w = wh.size() == 2 ? wh[0].toInt() : 0, h = wh.size() == 2 ? wh[1].toInt() : 0;
+        if (w < 200 || h < 200) {
+            std::fprintf(stderr, "remat-studio: --size must be WxH, at least 200x200\n");
+            return 2;
+        }
+        window.resize(w, h);
+        const QString out = parser.value(screenshot);
+        QObject::connect(&window, &remat::ui::MainWindow::errorOccurred, &app, [](const QString &message) {
+            std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
+            QApplication::exit(1);
+        });
+        QObject::connect(&window, &remat::ui::MainWindow::modelShown, &app, [&] {
+            if (parser.isSet(select)) {
+                window.find();
+                window.searchBar()->setQuery(parser.value(select));
+                window.findNext();
+            }
+            // Let pending layouts (a search may expand a group) and paints settle first.
+            QTimer::singleShot(300, &app, [&] {
+                if (!parser.isSet(select))
+                    window.frameForScreenshot();
+                QTimer::singleShot(100, &app, [&] {
+                    const QImage image = window.grab().toImage();
+                    if (!image.save(out)) {
+                        std::fprintf(stderr, "remat-studio: cannot write %s\n", qPrintable(out));
+                        QApplication::exit(1);
+                        return;
+                    }
+                    std::printf("%s: %dx%d\n", qPrintable(out), image.width(), image.height());
+                    QApplication::exit(0);
+                });
+            });
+        });
+        QTimer::singleShot(300000, &app, [] {
+            std::fprintf(stderr, "remat-studio: timed out waiting for the model\n");
+            QApplication::exit(3);
+        });
+        window.show();
+        window.openModel(args.front());
+        return QApplication::exec();
+    }
+
     window.show();
+    if (!args.isEmpty())
+        window.openModel(args.front());
     return QApplication::exec();
 }

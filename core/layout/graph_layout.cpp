@@ -107,11 +107,59 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
         };
         visit(0);
     }
+    // Home group of every node: its namespace's group, except for constant-like nodes (computed
+    // from weights and constants only: Constant, shape arithmetic on them) which move down into
+    // the deepest group holding all their consumers. Exporters often leave such nodes unnamed at
+    // the top level; drawn there, each would pull an edge across the whole graph.
+    std::vector<int> home(g.nodeCount(), 0);
+    {
+        std::vector<char> constLike(g.nodeCount(), 0);
+        for (NodeId n : g.topologicalOrder()) {
+            bool c = true;
+            for (ValueId v : g.node(n).inputs) {
+                if (!v.valid())
+                    continue;
+                const ir::Value &val = g.value(v);
+                if (val.producer.valid() ? !constLike[val.producer.index()] : val.kind == ir::ValueKind::Input) {
+                    c = false;
+                    break;
+                }
+            }
+            constLike[n.index()] = c;
+            home[n.index()] = enclosing[g.node(n).ns.index()];
+        }
+        auto isAncestorOrSelf = [&](int a, int b) { // group a contains group b
+            for (int x = b; x >= 0; x = m_groups[x].parent)
+                if (x == a)
+                    return true;
+            return false;
+        };
+        auto lca = [&](int a, int b) {
+            while (!isAncestorOrSelf(a, b))
+                a = m_groups[a].parent;
+            return a;
+        };
+        const auto &topo = g.topologicalOrder();
+        for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+            const NodeId n = *it;
+            if (!constLike[n.index()])
+                continue;
+            int target = -1;
+            for (ValueId v : g.node(n).outputs) {
+                if (!v.valid())
+                    continue;
+                for (NodeId c : g.value(v).consumers)
+                    target = target < 0 ? home[c.index()] : lca(target, home[c.index()]);
+            }
+            if (target >= 0 && target != home[n.index()] && isAncestorOrSelf(home[n.index()], target))
+                home[n.index()] = target;
+        }
+    }
     // Chains and direct node lists, in topological order so layouts follow the model's order.
     m_chainOfNode.assign(g.nodeCount(), {});
     std::vector<int> localOfNode(g.nodeCount(), 0);
     for (NodeId n : g.topologicalOrder()) {
-        const int gi = enclosing[g.node(n).ns.index()];
+        const int gi = home[n.index()];
         localOfNode[n.index()] = int(m_groups[gi].nodes.size());
         m_groups[gi].nodes.push_back(n);
         std::vector<int> chain;
@@ -193,6 +241,16 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
 }
 
 GraphLayouter::~GraphLayouter() = default;
+
+void GraphLayouter::setSizes(GraphLayoutSizes sizes)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_sizes = std::move(sizes);
+    m_sizes.node.resize(m_graph->nodeCount(), Size{80, 30});
+    m_sizes.collapsedGroup.resize(m_graph->namespaces().size(), Size{120, 36});
+    m_cache.assign(m_groups.size(), nullptr);
+    m_cacheKeys.assign(m_groups.size(), {});
+}
 
 NamespaceId GraphLayouter::groupOfNode(NodeId node) const
 {

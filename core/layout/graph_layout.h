@@ -92,6 +92,10 @@ public:
     Expected<GraphLayout> layout(const CollapseSet &collapsed, const StopToken &stop = {});
 
     const ir::Graph &graph() const { return *m_graph; }
+    /// Replaces the box sizes (and empties the cache). Groups do not depend on sizes, so a UI can
+    /// ask isGroup() / groupOfNode() first to build labels, then measure them.
+    void setSizes(GraphLayoutSizes sizes);
+    const GraphLayoutSizes &sizes() const { return m_sizes; }
     /// True when the namespace forms a group (at least two nodes in its subtree, not the root).
     bool isGroup(NamespaceId ns) const { return m_groupIndex[ns.index()] >= 0; }
     /// The innermost group containing the node; the root namespace when none.

@@ -1,0 +1,77 @@
+#pragma once
+// Off-GUI-thread work for the explorer: importing a model and laying it out. Each job gets copies
+// of its inputs and a stop token; results come back as queued signals carrying value types; a
+// newer request cancels and supersedes an older one.
+//   ModelLoader loader;  connect(&loader, &ModelLoader::loaded, ...);  loader.load(path, batch);
+//   LayoutRunner runner; connect(&runner, &LayoutRunner::finished, ...); runner.run(layouter, set);
+
+#include "core/layout/graph_layout.h"
+#include "core/util/stop_token.h"
+#include "ui/model_document.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+
+#include <memory>
+
+namespace remat::ui {
+
+class ModelLoader : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ModelLoader(QObject *parent = nullptr);
+    ~ModelLoader() override;
+
+    /// Imports `path` at `batch` (0: the file's batch) and computes its metrics on a worker.
+    void load(const QString &path, int64_t batch);
+    void cancel();
+    bool busy() const { return m_busy; }
+
+signals:
+    void progress(double fraction, const QString &phase);
+    void loaded(const remat::ui::LoadedModel &model);
+    void failed(const QString &path, const QString &message);
+
+private:
+    struct Outcome
+    {
+        LoadedModel model;
+        QString error;
+    };
+    QFutureWatcher<Outcome> *m_watcher = nullptr;
+    std::unique_ptr<core::StopSource> m_stop;
+    quint64 m_generation = 0;
+    bool m_busy = false;
+};
+
+class LayoutRunner : public QObject
+{
+    Q_OBJECT
+public:
+    explicit LayoutRunner(QObject *parent = nullptr);
+    ~LayoutRunner() override;
+
+    void run(std::shared_ptr<core::layout::GraphLayouter> layouter, core::layout::CollapseSet collapsed);
+    void cancel();
+    bool busy() const { return m_busy; }
+
+signals:
+    void finished(std::shared_ptr<const core::layout::GraphLayout> layout, double milliseconds);
+    void failed(const QString &message);
+
+private:
+    struct Outcome
+    {
+        std::shared_ptr<const core::layout::GraphLayout> layout;
+        QString error;
+        double ms = 0;
+        bool cancelled = false;
+    };
+    QFutureWatcher<Outcome> *m_watcher = nullptr;
+    std::unique_ptr<core::StopSource> m_stop;
+    quint64 m_generation = 0;
+    bool m_busy = false;
+};
+
+} // namespace remat::ui

@@ -1,0 +1,175 @@
+#include "ui/colour_mode.h"
+
+#include "core/util/bytes.h"
+
+#include <QObject>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace remat::ui {
+
+using namespace core;
+
+QString colourModeName(ColourMode mode)
+{
+    switch (mode) {
+    case ColourMode::OpType: return QObject::tr("Op type");
+    case ColourMode::ActivationBytes: return QObject::tr("Activation bytes");
+    case ColourMode::Flops: return QObject::tr("FLOPs");
+    }
+    return {};
+}
+
+namespace {
+
+struct Family
+{
+    const char *name;
+    QColor colour;
+    std::vector<const char *> ops;
+};
+
+const std::vector<Family> &families()
+{
+    static const std::vector<Family> f = {
+        {"Convolution", QColor(0x6f, 0x9f, 0xd8), {"Conv", "ConvTranspose"}},
+        {"Matrix product", QColor(0x9d, 0x83, 0xd4), {"MatMul", "Gemm", "Einsum"}},
+        {"Normalisation", QColor(0x5c, 0xb8, 0x9a),
+         {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"}},
+        {"Activation", QColor(0xe0, 0x82, 0x6f),
+         {"Relu", "Clip", "Sigmoid", "Tanh", "Gelu", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu",
+          "Softmax", "LogSoftmax", "Elu", "Selu", "Mish"}},
+        {"Pooling", QColor(0x7c, 0xc0, 0x5a),
+         {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
+          "ReduceMax"}},
+        {"Arithmetic", QColor(0xd9, 0xb8, 0x5a), {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg"}},
+        {"Shape / data movement", QColor(0xc4, 0xc4, 0xc4),
+         {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Shape", "Gather", "Concat",
+          "Slice", "Split", "Constant", "ConstantOfShape", "Identity", "Expand", "Cast", "Range",
+          "Tile", "Pad", "Where", "Equal"}},
+        {"Dropout", QColor(0xe3, 0xa0, 0xc8), {"Dropout"}},
+    };
+    return f;
+}
+
+class OpTypeProvider final : public NodeColourProvider
+{
+public:
+    explicit OpTypeProvider(std::shared_ptr<const ir::Graph> g) : m_graph(std::move(g)) {}
+    QColor nodeColour(NodeId node) const override { return opTypeColour(m_graph->node(node).opType); }
+    QColor groupColour(const std::vector<NodeId> &) const override { return QColor(0xee, 0xef, 0xf3); }
+    Legend legend() const override
+    {
+        Legend l;
+        l.title = QObject::tr("Op type");
+        for (const Family &f : families())
+            l.entries.push_back({f.colour, QString::fromUtf8(f.name)});
+        l.entries.push_back({QColor(0xb0, 0xc4, 0xd0), QObject::tr("Other")});
+        return l;
+    }
+
+private:
+    std::shared_ptr<const ir::Graph> m_graph;
+};
+
+/// Log heat scale over a per-node figure; zero and unknown figures get a neutral grey.
+class HeatProvider final : public NodeColourProvider
+{
+public:
+    HeatProvider(ColourMode mode, std::shared_ptr<const ModelMetrics> m) : m_mode(mode), m_metrics(std::move(m))
+    {
+        for (size_t i = 0; i < count(); ++i) {
+            const double v = value(i);
+            if (v > 0) {
+                m_min = std::min(m_min, v);
+                m_max = std::max(m_max, v);
+            }
+        }
+        if (m_max <= 0)
+            m_min = m_max = 1;
+    }
+    QColor nodeColour(NodeId node) const override { return colourOf(value(node.index())); }
+    QColor groupColour(const std::vector<NodeId> &members) const override
+    {
+        // A group is as hot as its hottest member: sums would saturate every big group.
+        double v = 0;
+        for (NodeId n : members)
+            v = std::max(v, value(n.index()));
+        return colourOf(v);
+    }
+    Legend legend() const override
+    {
+        Legend l;
+        l.title = colourModeName(m_mode) + QObject::tr(" (log scale)");
+        l.continuous = true;
+        for (int i = 0; i <= 8; ++i)
+            l.entries.push_back({heatColour(i / 8.0), {}});
+        l.lowLabel = label(m_min);
+        l.highLabel = label(m_max);
+        return l;
+    }
+
+private:
+    size_t count() const { return m_metrics->nodeFlops.size(); }
+    double value(size_t i) const
+    {
+        return m_mode == ColourMode::Flops ? m_metrics->nodeFlops[i] : double(m_metrics->nodeOutputBytes[i]);
+    }
+    QString label(double v) const
+    {
+        return QString::fromStdString(m_mode == ColourMode::Flops ? formatFlops(v) : formatBytes(int64_t(v)));
+    }
+    QColor colourOf(double v) const
+    {
+        if (v <= 0)
+            return QColor(0xe4, 0xe4, 0xe4);
+        if (m_max <= m_min)
+            return heatColour(1);
+        const double t = (std::log(v) - std::log(m_min)) / (std::log(m_max) - std::log(m_min));
+        return heatColour(std::clamp(t, 0.0, 1.0));
+    }
+    ColourMode m_mode;
+    std::shared_ptr<const ModelMetrics> m_metrics;
+    double m_min = 1e300, m_max = 0;
+};
+
+} // namespace
+
+QColor opTypeColour(const std::string &opType)
+{
+    static const std::map<std::string, QColor> byOp = [] {
+        std::map<std::string, QColor> m;
+        for (const Family &f : families())
+            for (const char *op : f.ops)
+                m[op] = f.colour;
+        return m;
+    }();
+    auto it = byOp.find(opType);
+    return it != byOp.end() ? it->second : QColor(0xb0, 0xc4, 0xd0);
+}
+
+QColor heatColour(double t)
+{
+    // Stops of a viridis-like ramp, lightened so black text stays readable on every stop.
+    static const QColor stops[] = {QColor(0x5b, 0x6f, 0xb5), QColor(0x4a, 0x98, 0xb8),
+                                   QColor(0x3f, 0xb8, 0x9a), QColor(0x8f, 0xd1, 0x5e),
+                                   QColor(0xf2, 0xe0, 0x3a)};
+    t = std::clamp(t, 0.0, 1.0) * 4;
+    const int i = std::min(3, int(t));
+    const double f = t - i;
+    const QColor &a = stops[i], &b = stops[i + 1];
+    return QColor(int(a.red() + f * (b.red() - a.red())), int(a.green() + f * (b.green() - a.green())),
+                  int(a.blue() + f * (b.blue() - a.blue())));
+}
+
+std::unique_ptr<NodeColourProvider> makeColourProvider(ColourMode mode, std::shared_ptr<const ir::Graph> graph,
+                                                       std::shared_ptr<const ModelMetrics> metrics)
+{
+    if (mode == ColourMode::OpType)
+        return std::make_unique<OpTypeProvider>(std::move(graph));
+    return std::make_unique<HeatProvider>(mode, std::move(metrics));
+}
+
+} // namespace remat::ui

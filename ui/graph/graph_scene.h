@@ -1,0 +1,72 @@
+#pragma once
+// The scene of the graph explorer: builds items from the document's layout, colours them by the
+// document's colour mode, highlights the selection's inputs and outputs and search hits.
+//   GraphScene scene(&document);   // rebuilds itself on every LayoutChanged
+//   scene.search("conv");  scene.nodeItemCount();  scene.itemShowing(nodeId);
+
+#include "core/layout/graph_layout.h"
+#include "ui/graph/graph_items.h"
+#include "ui/model_document.h"
+
+#include <QGraphicsScene>
+
+#include <vector>
+
+namespace remat::ui {
+
+class GraphScene : public QGraphicsScene
+{
+    Q_OBJECT
+public:
+    explicit GraphScene(ModelDocument *document, QObject *parent = nullptr);
+    ~GraphScene() override;
+
+    /// Measures node and group boxes for the current model with the scene's fonts (GUI thread).
+    static core::layout::GraphLayoutSizes measure(const core::ir::Graph &graph,
+                                                  const core::layout::GraphLayouter &layouter);
+
+    /// Nodes shown, counting a collapsed group as its members (equals the model's node count).
+    int nodeItemCount() const;
+    int boxCount() const { return int(m_boxes.size()); }
+    int collapsedGroupCount() const;
+    /// The box showing `node` (itself or its collapsed group); null when none.
+    NodeItem *itemShowing(core::NodeId node) const;
+    GroupFrameItem *frameOf(core::NamespaceId ns) const;
+    EdgeLayerItem *edgeLayer() const { return m_edges; }
+
+    /// Nodes whose name, op type, or an output's shape contains `text` (case-insensitive), in
+    /// topological order; also marks their boxes.
+    std::vector<core::NodeId> search(const QString &text);
+    void setCurrentSearchHit(core::NodeId node);
+
+signals:
+    /// Double-click on a collapsed group (expand) or an expanded group's header (collapse).
+    void groupToggled(core::NamespaceId ns);
+    /// A tensor was clicked (an edge).
+    void valueClicked(core::ValueId value);
+
+protected:
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) override;
+    void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
+
+private:
+    void onDocumentChanged(const DocumentChange &change);
+    void rebuild();
+    void clearItems();
+    void recolour();
+    void onSelectionChanged();
+    void applyHighlights();
+    QString subtitleOf(core::NodeId node) const;
+
+    ModelDocument *m_document;
+    std::shared_ptr<const core::layout::GraphLayout> m_layout;
+    std::vector<NodeItem *> m_boxes;              ///< visible boxes, any order
+    std::vector<NodeItem *> m_boxOfLayoutItem;    ///< per layout item (null for frames)
+    std::vector<GroupFrameItem *> m_frameOfLayoutItem;
+    EdgeLayerItem *m_edges = nullptr;
+    std::vector<core::NodeId> m_searchHits;
+    core::NodeId m_currentHit;
+    bool m_syncingSelection = false;
+};
+
+} // namespace remat::ui

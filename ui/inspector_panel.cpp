@@ -1,0 +1,231 @@
+#include "ui/inspector_panel.h"
+
+#include "core/util/bytes.h"
+#include "ui/node_metrics.h"
+
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <map>
+
+namespace remat::ui {
+
+using namespace core;
+
+namespace {
+
+QString esc(const std::string &s)
+{
+    return QString::fromStdString(s).toHtmlEscaped();
+}
+
+QString bytesText(int64_t b)
+{
+    return b < 0 ? QObject::tr("unknown") : QString::fromStdString(formatBytes(b));
+}
+
+QString attributeText(const ir::Attribute &a)
+{
+    // Short, readable forms; long lists are cut.
+    std::string s = a.toString();
+    if (s.size() > 120)
+        s = s.substr(0, 117) + "...";
+    return esc(s);
+}
+
+const char *kStyle = "<style>body{font-size:9pt} h3{margin:2px 0 4px 0} td{padding:1px 6px 1px 0}"
+                     " .k{color:#5a6070} .sec{margin-top:8px;font-weight:bold;color:#303644}</style>";
+
+} // namespace
+
+InspectorPanel::InspectorPanel(ModelDocument *document, QWidget *parent) : QWidget(parent), m_document(document)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_text = new QTextBrowser(this);
+    m_text->setOpenLinks(false);
+    layout->addWidget(m_text);
+    connect(document, &ModelDocument::changed, this, &InspectorPanel::onDocumentChanged);
+    m_text->setHtml(tr("<i>Open a model, then select a node or an edge.</i>"));
+}
+
+QString InspectorPanel::html() const
+{
+    return m_text->toHtml();
+}
+
+void InspectorPanel::onDocumentChanged(const DocumentChange &change)
+{
+    if (change.kind == DocumentChangeKind::SelectionChanged || change.kind == DocumentChangeKind::ModelReplaced) {
+        if (!m_document->hasModel())
+            return;
+        const NodeId n = m_document->selectedNode();
+        const auto layout = m_document->layout();
+        if (n.valid() && layout && n.index() < layout->itemOfNode.size()) {
+            const int item = layout->itemOfNode[n.index()];
+            if (item >= 0 && layout->items[size_t(item)].kind == layout::ItemKind::CollapsedGroup) {
+                showGroup(layout->items[size_t(item)].ns);
+                return;
+            }
+        }
+        if (n.valid())
+            showNode(n);
+        else
+            showModel();
+    }
+}
+
+QString InspectorPanel::valueRow(ValueId id) const
+{
+    if (!id.valid())
+        return tr("<tr><td colspan=4 class=k>(omitted)</td></tr>");
+    const ir::Value &v = m_document->graph().value(id);
+    auto b = v.bytes();
+    return QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td class=k>%5</td></tr>")
+        .arg(esc(v.name), esc(shapeLabel(v.shape)), esc(ir::dataTypeName(v.dtype)),
+             bytesText(b ? *b : -1), QString::fromUtf8(ir::valueKindName(v.kind)));
+}
+
+void InspectorPanel::showModel()
+{
+    const LoadedModel &m = m_document->model();
+    const ModelSummary &s = m.metrics->summary;
+    const ir::ModelInfo &info = m.graph->info();
+    QString h = QString::fromUtf8(kStyle);
+    h += tr("<h3>Model</h3><table>");
+    h += tr("<tr><td class=k>file</td><td>%1</td></tr>").arg(m.path.toHtmlEscaped());
+    h += tr("<tr><td class=k>producer</td><td>%1 %2, opset %3</td></tr>")
+             .arg(esc(info.producerName), esc(info.producerVersion))
+             .arg(info.opsetVersion);
+    h += tr("<tr><td class=k>batch</td><td>%1</td></tr>").arg(s.batch > 0 ? QString::number(s.batch) : tr("as in the file"));
+    h += tr("<tr><td class=k>nodes</td><td>%1</td></tr>").arg(s.nodes);
+    h += tr("<tr><td class=k>parameters</td><td>%1 (%2)</td></tr>").arg(s.parameters).arg(bytesText(s.parameterBytes));
+    h += tr("<tr><td class=k>buffers</td><td>%1</td></tr>").arg(bytesText(s.bufferBytes));
+    h += tr("<tr><td class=k>activations</td><td>%1 (every node output)</td></tr>").arg(bytesText(s.activationBytes));
+    h += tr("<tr><td class=k>forward FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(s.forwardFlops)));
+    if (!m.trainingError.isEmpty())
+        h += tr("<tr><td class=k>training graph</td><td>not built: %1</td></tr>").arg(m.trainingError.toHtmlEscaped());
+    h += QStringLiteral("</table>");
+    m_text->setHtml(h);
+}
+
+void InspectorPanel::showNode(NodeId id)
+{
+    const ir::Graph &g = m_document->graph();
+    const ir::Node &n = g.node(id);
+    const LoadedModel &m = m_document->model();
+    QString h = QString::fromUtf8(kStyle);
+    h += QStringLiteral("<h3>%1</h3>").arg(esc(n.opType));
+    h += QStringLiteral("<table>");
+    h += tr("<tr><td class=k>name</td><td>%1</td></tr>").arg(esc(n.name.empty() ? n.displayName() : n.name));
+    const std::string path = g.ns(n.ns).path;
+    h += tr("<tr><td class=k>namespace</td><td>%1</td></tr>").arg(path.empty() ? tr("(top level)") : esc(path));
+    if (!n.domain.empty())
+        h += tr("<tr><td class=k>domain</td><td>%1</td></tr>").arg(esc(n.domain));
+    h += tr("<tr><td class=k>FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(m.metrics->nodeFlops[id.index()])));
+    h += tr("<tr><td class=k>output bytes</td><td>%1</td></tr>").arg(bytesText(m.metrics->nodeOutputBytes[id.index()]));
+    h += QStringLiteral("</table>");
+    if (!n.attributes.empty()) {
+        h += tr("<div class=sec>Attributes</div><table>");
+        for (const ir::Attribute &a : n.attributes)
+            h += QStringLiteral("<tr><td class=k>%1</td><td>%2</td></tr>").arg(esc(a.name), attributeText(a));
+        h += QStringLiteral("</table>");
+    }
+    h += tr("<div class=sec>Inputs</div><table>");
+    for (ValueId v : n.inputs)
+        h += valueRow(v);
+    h += tr("</table><div class=sec>Outputs</div><table>");
+    for (ValueId v : n.outputs)
+        h += valueRow(v);
+    h += QStringLiteral("</table>");
+    // What the backward pass keeps from this op (store-all), from the training graph.
+    if (m.training && id.index() < m.forwardOpOfNode.size()) {
+        const OpId fwd = m.forwardOpOfNode[id.index()];
+        const training::TrainingGraph &tg = *m.training;
+        if (!fwd.valid()) {
+            h += tr("<div class=sec>Backward</div><div class=k>folded into a constant or removed before training "
+                    "(shape arithmetic, identity): nothing saved</div>");
+        } else if (!tg.backwardOf(fwd).valid()) {
+            h += tr("<div class=sec>Backward</div><div class=k>no backward op (nothing upstream needs a gradient)</div>");
+        } else {
+            const training::Op &bwd = tg.op(tg.backwardOf(fwd));
+            int64_t total = 0;
+            QString rows;
+            for (size_t k = 0; k < bwd.inputs.size(); ++k) {
+                const auto kind = bwd.inputRoles[k].kind;
+                if (kind != training::Operand::Kind::FwdInput && kind != training::Operand::Kind::FwdOutput)
+                    continue;
+                const training::Tensor &t = tg.tensor(bwd.inputs[k]);
+                const bool counted = t.role == training::TensorRole::Activation || t.role == training::TensorRole::SavedState;
+                if (counted)
+                    total += t.bytes;
+                rows += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td class=k>%4</td></tr>")
+                            .arg(esc(t.name), esc(shapeLabel(t.shape)), bytesText(t.bytes),
+                                 QString::fromUtf8(training::tensorRoleName(t.role)));
+            }
+            h += tr("<div class=sec>Backward (%1) needs %2 of activations</div><table>")
+                     .arg(esc(bwd.type), bytesText(total));
+            h += rows.isEmpty() ? tr("<tr><td class=k>only the output gradient</td></tr>") : rows;
+            h += QStringLiteral("</table>");
+        }
+    }
+    m_text->setHtml(h);
+}
+
+void InspectorPanel::showGroup(NamespaceId nsId)
+{
+    const ir::Graph &g = m_document->graph();
+    const ir::Namespace &ns = g.ns(nsId);
+    const LoadedModel &m = m_document->model();
+    // Totals over the group's subtree.
+    int64_t nodes = 0, bytes = 0;
+    double flops = 0;
+    std::map<std::string, int> ops;
+    std::vector<NamespaceId> stack{nsId};
+    while (!stack.empty()) {
+        const ir::Namespace &cur = g.ns(stack.back());
+        stack.pop_back();
+        for (NamespaceId c : cur.children)
+            stack.push_back(c);
+        for (NodeId n : cur.nodes) {
+            ++nodes;
+            bytes += std::max<int64_t>(0, m.metrics->nodeOutputBytes[n.index()]);
+            flops += m.metrics->nodeFlops[n.index()];
+            ++ops[g.node(n).opType];
+        }
+    }
+    QString h = QString::fromUtf8(kStyle);
+    h += tr("<h3>Group %1</h3><table>").arg(esc(ns.name));
+    h += tr("<tr><td class=k>namespace</td><td>%1</td></tr>").arg(esc(ns.path));
+    h += tr("<tr><td class=k>nodes</td><td>%1</td></tr>").arg(nodes);
+    h += tr("<tr><td class=k>output bytes</td><td>%1</td></tr>").arg(bytesText(bytes));
+    h += tr("<tr><td class=k>FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(flops)));
+    h += tr("</table><div class=sec>Op types</div><table>");
+    for (const auto &[op, count] : ops)
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(esc(op)).arg(count);
+    h += tr("</table><div class=k>Double-click the box to expand it.</div>");
+    m_text->setHtml(h);
+}
+
+void InspectorPanel::showValue(ValueId id)
+{
+    const ir::Graph &g = m_document->graph();
+    const ir::Value &v = g.value(id);
+    QString h = QString::fromUtf8(kStyle);
+    h += tr("<h3>Tensor %1</h3><table>").arg(esc(v.name));
+    auto b = v.bytes();
+    h += tr("<tr><td class=k>shape</td><td>%1</td></tr>").arg(esc(shapeLabel(v.shape)));
+    h += tr("<tr><td class=k>dtype</td><td>%1</td></tr>").arg(esc(ir::dataTypeName(v.dtype)));
+    h += tr("<tr><td class=k>bytes</td><td>%1</td></tr>").arg(bytesText(b ? *b : -1));
+    h += tr("<tr><td class=k>kind</td><td>%1</td></tr>").arg(QString::fromUtf8(ir::valueKindName(v.kind)));
+    if (v.producer.valid())
+        h += tr("<tr><td class=k>producer</td><td>%1 (%2)</td></tr>")
+                 .arg(esc(g.node(v.producer).name), esc(g.node(v.producer).opType));
+    h += tr("<tr><td class=k>consumers</td><td>");
+    for (NodeId c : v.consumers)
+        h += esc(g.node(c).name) + QStringLiteral(" (") + esc(g.node(c).opType) + QStringLiteral(")<br>");
+    h += QStringLiteral("</td></tr></table>");
+    m_text->setHtml(h);
+}
+
+} // namespace remat::ui

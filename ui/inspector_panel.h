@@ -1,0 +1,37 @@
+#pragma once
+// The inspector: everything about the selected node, collapsed group or tensor, at the current
+// batch: op type, attributes, inputs and outputs with shapes, dtypes and bytes, FLOPs, what its
+// backward pass needs (from the training graph), and its namespace path.
+//   InspectorPanel panel(&document);   // follows the document's selection
+//   panel.showValue(valueId);          // an edge was clicked
+
+#include "ui/model_document.h"
+
+#include <QWidget>
+
+class QTextBrowser;
+
+namespace remat::ui {
+
+class InspectorPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit InspectorPanel(ModelDocument *document, QWidget *parent = nullptr);
+
+    void showNode(core::NodeId node);
+    void showGroup(core::NamespaceId ns);
+    void showValue(core::ValueId value);
+    void showModel();
+    /// The HTML shown now (for tests).
+    QString html() const;
+
+private:
+    void onDocumentChanged(const DocumentChange &change);
+    QString valueRow(core::ValueId v) const;
+
+    ModelDocument *m_document;
+    QTextBrowser *m_text;
+};
+
+} // namespace remat::ui

@@ -1,0 +1,61 @@
+#include "ui/model_document.h"
+
+namespace remat::ui {
+
+ModelDocument::ModelDocument(QObject *parent) : QObject(parent) {}
+
+void ModelDocument::setModel(LoadedModel model, const core::layout::CollapseSet &initialCollapse)
+{
+    const bool sameFile = hasModel() && model.path == m_model.path &&
+                          model.graph->namespaces().size() == m_model.graph->namespaces().size();
+    m_model = std::move(model);
+    m_layouter.reset();
+    m_layout.reset();
+    if (!sameFile)
+        m_collapsed = initialCollapse;
+    if (m_selected.valid() && m_selected.index() >= m_model.graph->nodeCount())
+        m_selected = core::NodeId();
+    if (!sameFile)
+        m_selected = core::NodeId();
+    rebuildColours();
+    emit changed({DocumentChangeKind::ModelReplaced});
+}
+
+void ModelDocument::setCollapsed(core::layout::CollapseSet collapsed)
+{
+    if (collapsed == m_collapsed)
+        return;
+    m_collapsed = std::move(collapsed);
+    emit changed({DocumentChangeKind::CollapseChanged});
+}
+
+void ModelDocument::setLayout(std::shared_ptr<const core::layout::GraphLayout> layout)
+{
+    m_layout = std::move(layout);
+    emit changed({DocumentChangeKind::LayoutChanged});
+}
+
+void ModelDocument::setColourMode(ColourMode mode)
+{
+    if (mode == m_colourMode)
+        return;
+    m_colourMode = mode;
+    rebuildColours();
+    emit changed({DocumentChangeKind::ColourModeChanged});
+}
+
+void ModelDocument::setSelectedNode(core::NodeId node)
+{
+    if (node == m_selected)
+        return;
+    m_selected = node;
+    emit changed({DocumentChangeKind::SelectionChanged});
+}
+
+void ModelDocument::rebuildColours()
+{
+    if (hasModel())
+        m_colours = makeColourProvider(m_colourMode, m_model.graph, m_model.metrics);
+}
+
+} // namespace remat::ui

@@ -1,0 +1,97 @@
+#pragma once
+// The loaded model and everything the explorer shows about it; one typed change signal (Tiled's
+// Document pattern). Views subscribe to changed() and read the state back.
+//   ModelDocument doc;  connect(&doc, &ModelDocument::changed, view, &View::onDocumentChanged);
+//   doc.setModel(loaded);  doc.setCollapsed(set);  doc.setColourMode(ColourMode::Flops);
+
+#include "core/ir/graph.h"
+#include "core/layout/graph_layout.h"
+#include "core/training/training_graph.h"
+#include "ui/colour_mode.h"
+#include "ui/node_metrics.h"
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+namespace remat::ui {
+
+/// A model as loaded by the worker: immutable, shared with workers by pointer.
+struct LoadedModel
+{
+    QString path;
+    int64_t requestedBatch = 0; ///< 0: the file's own batch
+    std::shared_ptr<const core::ir::Graph> graph;
+    std::shared_ptr<const ModelMetrics> metrics;
+    /// The training step derived from the graph; null when the builder refused it (the reason is
+    /// in trainingError), which only hides the "backward needs" figures.
+    std::shared_ptr<const core::training::TrainingGraph> training;
+    QString trainingError;
+    std::vector<core::OpId> forwardOpOfNode; ///< per NodeId: its forward op (invalid if folded)
+};
+
+enum class DocumentChangeKind {
+    ModelReplaced,     ///< a new model (or the same file re-imported at another batch)
+    LayoutChanged,     ///< a new layout arrived (after a collapse change or a new model)
+    CollapseChanged,   ///< the collapse state was edited; a layout is on its way
+    ColourModeChanged,
+    SelectionChanged,
+};
+
+struct DocumentChange
+{
+    DocumentChangeKind kind;
+};
+
+class ModelDocument : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ModelDocument(QObject *parent = nullptr);
+
+    bool hasModel() const { return m_model.graph != nullptr; }
+    const LoadedModel &model() const { return m_model; }
+    const core::ir::Graph &graph() const { return *m_model.graph; }
+    /// Replaces the model; keeps the collapse state when the file is the same (a reload or a new
+    /// batch), else starts from `initialCollapse`.
+    void setModel(LoadedModel model, const core::layout::CollapseSet &initialCollapse);
+
+    /// Node sizes and the cached per-group layouts for the current model.
+    std::shared_ptr<core::layout::GraphLayouter> layouter() const { return m_layouter; }
+    void setLayouter(std::shared_ptr<core::layout::GraphLayouter> layouter) { m_layouter = std::move(layouter); }
+
+    const core::layout::CollapseSet &collapsed() const { return m_collapsed; }
+    void setCollapsed(core::layout::CollapseSet collapsed);
+
+    /// The layout on screen and the collapse state it was computed for.
+    std::shared_ptr<const core::layout::GraphLayout> layout() const { return m_layout; }
+    void setLayout(std::shared_ptr<const core::layout::GraphLayout> layout);
+
+    ColourMode colourMode() const { return m_colourMode; }
+    void setColourMode(ColourMode mode);
+    const NodeColourProvider &colours() const { return *m_colours; }
+
+    /// The selected node (invalid when none).
+    core::NodeId selectedNode() const { return m_selected; }
+    void setSelectedNode(core::NodeId node);
+
+signals:
+    void changed(const remat::ui::DocumentChange &change);
+
+private:
+    void rebuildColours();
+
+    LoadedModel m_model;
+    std::shared_ptr<core::layout::GraphLayouter> m_layouter;
+    core::layout::CollapseSet m_collapsed;
+    std::shared_ptr<const core::layout::GraphLayout> m_layout;
+    ColourMode m_colourMode = ColourMode::OpType;
+    std::unique_ptr<NodeColourProvider> m_colours;
+    core::NodeId m_selected;
+};
+
+} // namespace remat::ui
+
+Q_DECLARE_METATYPE(remat::ui::LoadedModel)
+Q_DECLARE_METATYPE(remat::ui::DocumentChange)
