@@ -419,17 +419,16 @@ void Importer::onnxFallback(const ir::Graph &first)
                 dp->set_dim_param(d.symbol);
         }
     };
+    std::unordered_map<std::string, const ::onnx::TensorProto *> initializers;
+    for (const auto &t : m_model->graph().initializer())
+        initializers.emplace(t.name(), &t);
     for (const ir::Value &v : first.values()) {
         const InferredValue &iv = m_inferred[v.id.index()];
         if (m_isInitializer[v.id.index()]) {
-            const ::onnx::TensorProto *src = nullptr;
-            for (const auto &t : m_model->graph().initializer())
-                if (t.name() == v.name) {
-                    src = &t;
-                    break;
-                }
-            if (!src)
+            auto found = initializers.find(v.name);
+            if (found == initializers.end())
                 continue;
+            const ::onnx::TensorProto *src = found->second;
             auto *t = g->add_initializer();
             if (iv.constant && !ir::isFloatingPoint(v.dtype)) {
                 *t = *src; // small integer tables: shape data ONNX may need
