@@ -99,6 +99,23 @@ std::string printSchedule(const Schedule &schedule, const TrainingGraph &graph)
     return out;
 }
 
+std::vector<unsigned char> preloadedOnHost(const Schedule &schedule, const TrainingGraph &graph)
+{
+    std::vector<unsigned char> onHost(graph.tensorCount(), 0), seen(graph.tensorCount(), 0);
+    for (const Step &step : schedule.steps) {
+        if (step.kind != StepKind::Free && step.kind != StepKind::Offload && step.kind != StepKind::Prefetch)
+            continue;
+        if (step.target < 0 || static_cast<size_t>(step.target) >= graph.tensorCount())
+            continue;
+        const size_t t = static_cast<size_t>(step.target);
+        if (seen[t])
+            continue;
+        seen[t] = 1;
+        onHost[t] = graph.tensor(step.tensor()).preloaded && step.kind == StepKind::Prefetch;
+    }
+    return onHost;
+}
+
 Status validate(const Schedule &schedule, const TrainingGraph &graph)
 {
     // The same rules as the simulator's inline check (sim/simulator.cpp), without time or bytes.
@@ -106,8 +123,12 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
     std::vector<unsigned char> resident(tensorCount, 0);
     std::vector<int32_t> freedAt(tensorCount, -1), offloadedAt(tensorCount, -1);
     std::vector<unsigned char> ran(graph.opCount(), 0);
+    // Preloaded tensors whose first copy/free step is a Prefetch start in host memory (weight
+    // streaming): they have a host copy and are not resident until prefetched.
+    const std::vector<unsigned char> onHost = preloadedOnHost(schedule, graph);
+    std::vector<unsigned char> hostCopy(onHost);
     for (const training::Tensor &t : graph.tensors())
-        resident[t.id.index()] = t.preloaded ? 1 : 0;
+        resident[t.id.index()] = t.preloaded && !onHost[t.id.index()] ? 1 : 0;
 
     const auto fail = [&](size_t i, const std::string &what) {
         return makeError(StatusCode::InvalidArgument, describeStep(schedule, i, graph) + ": " + what);
@@ -145,7 +166,7 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
             const size_t t = static_cast<size_t>(step.target);
             const training::Tensor &tensor = graph.tensor(step.tensor());
             if (step.kind == StepKind::Prefetch) {
-                if (offloadedAt[t] < 0)
+                if (offloadedAt[t] < 0 && !hostCopy[t])
                     return fail(i, fmt::format("'{}' has no host copy (never offloaded)", tensor.name));
                 if (resident[t])
                     return fail(i, fmt::format("'{}' is already resident", tensor.name));
@@ -155,11 +176,13 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
             if (!resident[t])
                 return fail(i, fmt::format("'{}' is not resident ({})", tensor.name,
                                            notResidentReason(freedAt[t], offloadedAt[t])));
-            if (tensor.preloaded)
-                return fail(i, fmt::format("'{}' is a preloaded {} and stays resident for the whole step",
+            // A preloaded tensor may leave the device only when a host copy keeps it.
+            if (tensor.preloaded && step.kind == StepKind::Free && !hostCopy[t] && offloadedAt[t] < 0)
+                return fail(i, fmt::format("'{}' is a preloaded {} without a host copy: offload it "
+                                           "before freeing it",
                                            tensor.name, training::tensorRoleName(tensor.role)));
             if (step.kind == StepKind::Offload) {
-                if (offloadedAt[t] >= 0)
+                if (offloadedAt[t] >= 0 || hostCopy[t])
                     return fail(i, fmt::format("'{}' already has a host copy (offloaded at step {})",
                                                tensor.name, offloadedAt[t]));
                 offloadedAt[t] = static_cast<int32_t>(i);

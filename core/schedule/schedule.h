@@ -60,6 +60,11 @@ const char *phaseMarkName(PhaseMark mark);
 /// broken step: "step 17 (Compute conv1/grad): input 'relu1' is not resident (freed at step 9)".
 Status validate(const Schedule &schedule, const training::TrainingGraph &graph);
 
+/// Weight streaming: a preloaded tensor whose first Free/Offload/Prefetch step is a Prefetch
+/// starts the step in host memory (not resident, with a host copy); a preloaded tensor with a host
+/// copy may be freed and prefetched again. True per tensor id for those that start on the host.
+std::vector<unsigned char> preloadedOnHost(const Schedule &schedule, const training::TrainingGraph &graph);
+
 /// One line per step: "   17  compute   layer1.0/conv1/Conv/grad".
 std::string printSchedule(const Schedule &schedule, const training::TrainingGraph &graph);
 

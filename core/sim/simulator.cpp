@@ -105,9 +105,18 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
     Timeline tl;
     schedule::CategoryBytes bytesBy{};
     int64_t inUse = 0;
+    int64_t hostBytes = 0;
+    // Weight streaming: preloaded tensors first prefetched start in host memory.
+    const std::vector<unsigned char> onHost = schedule::preloadedOnHost(schedule, graph);
     for (size_t t = 0; t < nTensors; ++t) {
         if (!fg.preloaded[t])
             continue;
+        if (onHost[t]) {
+            state[t] = kHostCopy;
+            curCat[t] = cat(MemCategory::Weights);
+            hostBytes += fg.bytes[t];
+            continue;
+        }
         state[t] = kResident;
         curCat[t] = cat(MemCategory::Weights);
         bytesBy[cat(MemCategory::Weights)] += fg.bytes[t];
@@ -130,7 +139,7 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
     const auto tensorName = [&](int32_t t) -> const std::string & { return graph.tensor(TensorId(t)).name; };
 
     double computeClock = 0, copyClock = 0, lastEnd = 0;
-    int64_t hostBytes = 0;
+    tl.hostPeakBytes = hostBytes;
     const Step *steps = schedule.steps.data();
     const size_t nSteps = schedule.steps.size();
     constexpr size_t kWorkspace = static_cast<size_t>(MemCategory::Workspace);
@@ -230,9 +239,11 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
                 if (!(s & kResident))
                     return fail(i, fmt::format("'{}' is not resident ({})", tensorName(t),
                                                schedule::notResidentReason(freedAt[t], offloadedAt[t])));
-                if (fg.preloaded[t]) {
+                // A preloaded tensor may leave the device only when a host copy keeps it.
+                if (fg.preloaded[t] && step.kind == StepKind::Free && !(s & kHostCopy)) {
                     const training::Tensor &tensor = graph.tensor(TensorId(t));
-                    return fail(i, fmt::format("'{}' is a preloaded {} and stays resident for the whole step",
+                    return fail(i, fmt::format("'{}' is a preloaded {} without a host copy: offload it "
+                                               "before freeing it",
                                                tensor.name, training::tensorRoleName(tensor.role)));
                 }
             }
