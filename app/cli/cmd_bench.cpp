@@ -5,6 +5,7 @@
 
 #include "core/io/node_link.h"
 #include "core/solvers/checkmate.h"
+#include "core/solvers/registry.h"
 #include "core/solvers/solver.h"
 
 
@@ -71,6 +72,8 @@ std::vector<std::unique_ptr<solvers::Solver>> benchSolvers(const std::vector<std
     };
     add(solvers::makeCheckmateMilpSolver());
     add(solvers::makeCheckmateLpSolver());
+    for (auto &s : solvers::makeSolvers())
+        add(std::move(s));
     std::vector<std::unique_ptr<solvers::Solver>> chosen;
     for (auto &s : all) {
         const bool wanted = only.empty() ? (s->capabilities().minTime && s->id() != "offload")

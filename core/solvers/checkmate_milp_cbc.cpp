@@ -211,7 +211,8 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                                            : "recompute seconds in Checkmate's model";
         plan.note = note;
         plan.solveSeconds = elapsed();
-        if (!minPeak && status != SolveStatus::Infeasible && plan.timeline.peakBytes > request.budgetBytes)
+        const bool answered = status == SolveStatus::Optimal || status == SolveStatus::Feasible;
+        if (!minPeak && answered && plan.timeline.peakBytes > request.budgetBytes)
             return makeError(StatusCode::Internal,
                              fmt::format("checkmate-milp: plan peaks at {} B over the budget {} B "
                                          "(the model and the simulator disagree)",
@@ -270,7 +271,8 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
             return finishWith(seq, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::TimedOut,
                               cbc.bound, 0,
                               fmt::format("no plan within the budget found in {:.1f} s; {}; the "
-                                          "plan shown is the lowest peak found", elapsed(), size));
+                                          "plan shown is the lowest peak found ({} B, over the budget)",
+                                          elapsed(), size, checkmate::evaluate(p, seq).peakBytes));
         }
         return finishWith(warmSeq, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::Feasible,
                           cbc.bound, warmEval.recomputeSeconds,

@@ -44,7 +44,7 @@ int64_t gcd64(int64_t a, int64_t b) { return std::gcd(a, b); }
 } // namespace
 
 int LinearModel::rCol(int t, int i) const { return i < t ? rIndex[t][i] : -1; }
-int LinearModel::sCol(int t, int i) const { return i < t ? sIndex[t][i] : -1; }
+int LinearModel::sCol(int t, int v) const { return sIndex[t][v]; }
 
 size_t LinearModel::integers() const
 {
@@ -61,12 +61,18 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
     // Memory unit: the gcd of all sizes, coarsened until sizes fit in about 1e6 units, so the
     // LP stays well scaled. Sizes round up and capacities down, so the model never understates.
     int64_t g = 0, maxBytes = 0;
-    for (int i = 0; i < n; ++i)
-        for (int64_t v : {p.blockBytes[i], p.stickyBytes[i], p.transientBytes[i]})
-            if (v > 0) {
-                g = gcd64(g, v);
-                maxBytes = std::max(maxBytes, v);
-            }
+    auto consider = [&](int64_t v) {
+        if (v > 0) {
+            g = gcd64(g, v);
+            maxBytes = std::max(maxBytes, v);
+        }
+    };
+    for (int i = 0; i < n; ++i) {
+        consider(p.stickyBytes[i]);
+        consider(p.transientBytes[i]);
+    }
+    for (int v = 0; v < p.values; ++v)
+        consider(p.valueBytes[v]);
     m.unit = g > 0 ? g : 1;
     while (maxBytes / m.unit > 1000000)
         m.unit *= 2;
@@ -102,19 +108,21 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
     m.sIndex.assign(n, {});
     for (int t = 0; t < n; ++t) {
         m.rIndex[t].assign(t, -1);
-        m.sIndex[t].assign(t, -1);
-        for (int i = 0; i < t; ++i) {
-            if (t > p.lastUse[i])
-                continue;
-            if (p.recomputable[i])
+        m.sIndex[t].assign(p.values, -1);
+        for (int i = 0; i < t; ++i)
+            if (p.recomputable[i] && t <= p.lastUse[i])
                 m.rIndex[t][i] = b.addCol(0, 1, options.minimisePeak ? 0.0 : p.cost[i] / costDiv,
                                           true, "r" + std::to_string(t) + "_" + std::to_string(i));
+        for (int v = 0; v < p.values; ++v) {
+            const int i = p.producer[v];
+            if (i >= t || t > p.valueLastUse[v])
+                continue;
             double lo = 0, hi = 1;
-            if (p.keepPinned[i] && !p.users[i].empty() && t <= p.users[i].back())
+            if (p.keepPinned[i] && !p.readers[v].empty() && t <= p.readers[v].back())
                 lo = 1;
             if (p.recomputePinned[i] && p.recomputable[i] && t == p.firstNonForward)
                 hi = 0;
-            m.sIndex[t][i] = b.addCol(lo, hi, 0, true, "s" + std::to_string(t) + "_" + std::to_string(i));
+            m.sIndex[t][v] = b.addCol(lo, hi, 0, true, "s" + std::to_string(t) + "_" + std::to_string(v));
         }
     }
     auto rTerm = [&](int t, int k) { return k == t ? -2 : m.rCol(t, k); }; // -2: constant 1
@@ -122,53 +130,53 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
 
     // (1c) a value can only be retained if it existed in the previous stage.
     for (int t = 1; t < n; ++t)
-        for (int i = 0; i + 1 < t; ++i) {
-            int s = m.sCol(t, i);
-            if (s < 0)
+        for (int v = 0; v < p.values; ++v) {
+            const int sc = m.sCol(t, v), i = p.producer[v];
+            if (sc < 0 || i == t - 1)
                 continue;
-            int rPrev = m.rCol(t - 1, i), sPrev = m.sCol(t - 1, i);
+            const int rPrev = m.rCol(t - 1, i), sPrev = m.sCol(t - 1, v);
             if (rPrev < 0 && sPrev < 0) {
-                m.colUpper[s] = 0;
+                m.colUpper[sc] = 0;
                 continue;
             }
-            b.addRow({{s, 1}, {rPrev, -1}, {sPrev, -1}}, -kInf, 0);
+            b.addRow({{sc, 1}, {rPrev, -1}, {sPrev, -1}}, -kInf, 0);
         }
     // (1b) an op's inputs are computed in this stage or retained.
     for (int t = 0; t < n; ++t)
         for (int k = 0; k <= t; ++k) {
             if (!active(t, k))
                 continue;
-            for (int i : p.deps[k]) {
-                int r = m.rCol(t, i), s = m.sCol(t, i);
+            for (int v : p.inputs[k]) {
+                const int r = m.rCol(t, p.producer[v]), sc = m.sCol(t, v);
                 if (k == t) {
-                    if (r < 0 && s < 0) {
+                    if (r < 0 && sc < 0) {
                         m.trivialInfeasible = true;
-                        m.infeasibleReason = "op " + std::to_string(k) + " cannot read op " +
-                                             std::to_string(i);
+                        m.infeasibleReason = "op " + std::to_string(k) + " cannot read value " +
+                                             std::to_string(v);
                         continue;
                     }
-                    b.addRow({{r, 1}, {s, 1}}, 1, kInf);
+                    b.addRow({{r, 1}, {sc, 1}}, 1, kInf);
                 } else {
-                    b.addRow({{rTerm(t, k), 1}, {r, -1}, {s, -1}}, -kInf, 0);
+                    b.addRow({{rTerm(t, k), 1}, {r, -1}, {sc, -1}}, -kInf, 0);
                 }
             }
         }
-    // FREE[t,i,k]: i's block is released right after op k runs in stage t. Only upper bounds
-    // are needed (freeing only helps the budget): k runs, no later reader of i runs in this
-    // stage, i is not retained into the next stage, and at most one release per stage.
-    std::vector<std::vector<std::vector<int>>> freesOf(n); // [t][i] -> free columns
-    std::vector<std::vector<std::array<int, 3>>> freeAt(n); // per stage: (k, col, i)
+    // FREE[t,v,k]: value v is released right after op k runs in stage t. Only upper bounds are
+    // needed (freeing only helps the budget): k runs, no later reader of v runs in this stage, v
+    // is not retained into the next stage, and at most one release per stage.
+    std::vector<std::vector<std::array<int, 3>>> freeAt(n); // per stage: (k, col, v)
     for (int t = 0; t < n; ++t) {
-        freesOf[t].assign(t + 1, {});
+        std::vector<std::vector<int>> freesOf(size_t(p.values));
+        std::vector<int> touched;
         for (int k = 0; k <= t; ++k) {
             if (!active(t, k))
                 continue;
-            for (int i : p.deps[k]) {
-                if (p.blockBytes[i] == 0)
+            for (int v : p.inputs[k]) {
+                if (p.valueBytes[v] == 0)
                     continue;
                 bool laterReaderIsT = false;
                 std::vector<int> laterReaders;
-                for (int j : p.users[i])
+                for (int j : p.readers[v])
                     if (j > k && j <= t && active(t, j)) {
                         if (j == t)
                             laterReaderIsT = true;
@@ -177,30 +185,30 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
                     }
                 if (laterReaderIsT)
                     continue;
-                int f = b.addCol(0, 1, 0, false,
-                                 "f" + std::to_string(t) + "_" + std::to_string(i) + "_" + std::to_string(k));
-                m.frees.push_back({t, i, k, f});
-                freesOf[t][i].push_back(f);
-                freeAt[t].push_back({k, f, i});
+                const int f = b.addCol(0, 1, 0, false,
+                                       "f" + std::to_string(t) + "_" + std::to_string(v) + "_" + std::to_string(k));
+                m.frees.push_back({t, v, k, f});
+                if (freesOf[v].empty())
+                    touched.push_back(v);
+                freesOf[v].push_back(f);
+                freeAt[t].push_back({k, f, v});
                 if (k < t)
                     b.addRow({{f, 1}, {m.rCol(t, k), -1}}, -kInf, 0);
                 for (int rj : laterReaders)
                     b.addRow({{f, 1}, {rj, 1}}, -kInf, 1);
             }
         }
-        for (int i = 0; i < t; ++i) {
-            if (freesOf[t][i].empty())
-                continue;
+        for (int v : touched) {
             std::vector<std::pair<int, double>> once, present;
-            for (int f : freesOf[t][i]) {
+            for (int f : freesOf[v]) {
                 once.push_back({f, 1});
                 present.push_back({f, 1});
             }
             if (t + 1 < n)
-                once.push_back({m.sCol(t + 1, i), 1});
+                once.push_back({m.sCol(t + 1, v), 1});
             b.addRow(once, -kInf, 1);
-            present.push_back({m.rCol(t, i), -1});
-            present.push_back({m.sCol(t, i), -1});
+            present.push_back({m.rCol(t, p.producer[v]), -1});
+            present.push_back({m.sCol(t, v), -1});
             b.addRow(present, -kInf, 0);
         }
     }
@@ -231,19 +239,22 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
             m.uCols[t].push_back({k, u});
             std::vector<std::pair<int, double>> terms{{u, 1}};
             double rhs = 0;
+            double outUnits = 0;
+            for (int v : p.outputs[k])
+                outUnits += up(p.valueBytes[v]);
             if (k == t)
-                rhs += up(p.blockBytes[k]);
+                rhs += outUnits;
             else
-                terms.push_back({m.rCol(t, k), -up(p.blockBytes[k])});
+                terms.push_back({m.rCol(t, k), -outUnits});
             if (prevU < 0) {
-                for (int i = 0; i < t; ++i)
-                    if (m.sCol(t, i) >= 0 && p.blockBytes[i] > 0)
-                        terms.push_back({m.sCol(t, i), -up(p.blockBytes[i])});
+                for (int v = 0; v < p.values; ++v)
+                    if (m.sCol(t, v) >= 0 && p.valueBytes[v] > 0)
+                        terms.push_back({m.sCol(t, v), -up(p.valueBytes[v])});
             } else {
                 terms.push_back({prevU, -1});
-                for (const auto &[fk, f, fi] : freeAt[t])
+                for (const auto &[fk, f, fv] : freeAt[t])
                     if (fk == prevK)
-                        terms.push_back({f, up(p.blockBytes[fi])});
+                        terms.push_back({f, up(p.valueBytes[fv])});
             }
             b.addRow(terms, rhs, rhs);
             const double fixedUnits = up(fixedBytes);
@@ -269,22 +280,23 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
 std::vector<double> LinearModel::pointFromPlan(const Problem &p, const StagePlan &plan) const
 {
     std::vector<double> x(columns(), 0.0);
-    for (int t = 0; t < n; ++t)
-        for (int i = 0; i < t; ++i) {
+    for (int t = 0; t < n; ++t) {
+        for (int i = 0; i < t; ++i)
             if (rIndex[t][i] >= 0)
                 x[rIndex[t][i]] = plan.r.at(t, i);
-            if (sIndex[t][i] >= 0)
-                x[sIndex[t][i]] = plan.s.at(t, i);
-        }
+        for (int v = 0; v < p.values; ++v)
+            if (sIndex[t][v] >= 0)
+                x[sIndex[t][v]] = plan.s.at(t, v);
+    }
     auto ran = [&](int t, int k) { return k == t || plan.r.at(t, k); };
     for (const FreeVar &f : frees) {
         bool v = ran(f.t, f.k) && !(f.t + 1 < n && plan.s.at(f.t + 1, f.i));
-        for (int j : p.users[f.i])
+        for (int j : p.readers[f.i])
             if (j > f.k && j <= f.t && ran(f.t, j))
                 v = false;
         x[f.col] = v ? 1 : 0;
     }
-    // U by the recurrence, evaluated from the rows' own coefficients so rounding matches.
+    // U by the recurrence, with the rows' own rounding.
     auto upb = [&](int64_t bytes) { return double((bytes + unit - 1) / unit); };
     std::vector<std::vector<const FreeVar *>> freesByStage(n);
     for (const FreeVar &f : frees)
@@ -296,19 +308,19 @@ std::vector<double> LinearModel::pointFromPlan(const Problem &p, const StagePlan
         for (size_t j = 0; j < uCols[t].size(); ++j) {
             const auto [k, col] = uCols[t][j];
             if (prevK < 0) {
-                for (int i = 0; i < t; ++i)
-                    if (plan.s.at(t, i))
-                        u += upb(p.blockBytes[i]);
+                for (int v = 0; v < p.values; ++v)
+                    if (plan.s.at(t, v))
+                        u += upb(p.valueBytes[v]);
             } else {
                 for (const FreeVar *f : freesByStage[t])
                     if (f->k == prevK && x[f->col] > 0.5)
-                        u -= upb(p.blockBytes[f->i]);
+                        u -= upb(p.valueBytes[f->i]);
             }
             if (ran(t, k))
-                u += upb(p.blockBytes[k]);
+                for (int v : p.outputs[k])
+                    u += upb(p.valueBytes[v]);
             x[col] = u;
-            peak = std::max(peak, u + (ran(t, k) ? upb(p.transientBytes[k]) : 0) + 
-                                    uFixed[uFixedStart[t] + j]);
+            peak = std::max(peak, u + (ran(t, k) ? upb(p.transientBytes[k]) : 0) + uFixed[uFixedStart[t] + j]);
             prevK = k;
         }
     }
@@ -331,11 +343,11 @@ Matrix LinearModel::rFromPoint(const Problem &p, const std::vector<double> &x) c
 
 Matrix LinearModel::sFromPoint(const Problem &p, const std::vector<double> &x, double threshold) const
 {
-    Matrix s(p.n);
+    Matrix s(p.n, p.values);
     for (int t = 0; t < n; ++t)
-        for (int i = 0; i < t; ++i)
-            if (sIndex[t][i] >= 0 && x[sIndex[t][i]] >= threshold)
-                s.at(t, i) = 1;
+        for (int v = 0; v < p.values; ++v)
+            if (sIndex[t][v] >= 0 && x[sIndex[t][v]] >= threshold)
+                s.at(t, v) = 1;
     return s;
 }
 

@@ -19,10 +19,11 @@ struct ModelOptions
     bool minimisePeak = false; ///< objective = peak (+ a tie-breaking sliver of recompute time)
 };
 
-/// Variables: R[t,i] (binary, i < t; R[t,t] = 1 is a constant), S[t,i] (binary, i < t), FREE[t,(i,k)]
-/// and U[t,k] (continuous; FREE is integral at every vertex that matters because it only
-/// relaxes memory). Only entries that can be non-zero exist: R[t,i] needs i recomputable and
-/// t <= lastUse(i), S[t,i] needs i < t <= lastUse(i), U[t,k] exists where R[t,k] does.
+/// Variables: R[t,i] (binary, op i runs in stage t, i < t; R[t,t] = 1 is a constant), S[t,v]
+/// (binary, value v retained into stage t), FREE[t,(v,k)] and U[t,k] (continuous; FREE only
+/// relaxes memory, so a fractional FREE can always be raised to its 0/1 bound). Only entries that
+/// can be non-zero exist: R[t,i] needs i recomputable and t <= lastUse(i), S[t,v] needs
+/// producer(v) < t <= lastUse(v), U[t,k] exists where R[t,k] does.
 /// Memory is in units of `unit` bytes (sizes rounded up, the capacity down).
 struct LinearModel
 {
@@ -40,9 +41,9 @@ struct LinearModel
     bool trivialInfeasible = false;   ///< some first run cannot fit at all
     std::string infeasibleReason;
 
-    // Column index of R[t,i] / S[t,i], -1 when the entry is fixed at 0 (R[t,t] is not a column).
+    // Column of R[t,i] (op i) / S[t,v] (value v), -1 when fixed at 0 (R[t,t] is not a column).
     int rCol(int t, int i) const;
-    int sCol(int t, int i) const;
+    int sCol(int t, int v) const;
     size_t columns() const { return colLower.size(); }
     size_t rows() const { return rowLower.size(); }
     size_t integers() const;
@@ -56,8 +57,8 @@ struct LinearModel
 
     // Internal layout, filled by buildModel.
     int n = 0;
-    std::vector<std::vector<int>> rIndex, sIndex; ///< [t][i] -> column (-1: fixed 0)
-    struct FreeVar { int t, i, k, col; };
+    std::vector<std::vector<int>> rIndex, sIndex; ///< [t][op] / [t][value] -> column (-1: fixed 0)
+    struct FreeVar { int t, i, k, col; }; ///< i: the value released after op k
     std::vector<FreeVar> frees;
     std::vector<std::vector<std::pair<int, int>>> uCols; ///< [t] -> (k, column), ascending k
     std::vector<double> uFixed;      ///< per U column, in creation order: resident fixed units

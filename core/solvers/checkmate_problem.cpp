@@ -35,6 +35,9 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
     p.recomputePinned.assign(n, 0);
     p.blockTensors.resize(n);
     p.transientTensors.resize(n);
+    p.inputs.resize(n);
+    p.outputs.resize(n);
+    std::vector<int> valueOf(graph.tensorCount(), -1);
     p.firstNonForward = n;
     for (const Tensor &t : graph.tensors())
         if (t.preloaded)
@@ -54,7 +57,13 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
                                  "op '" + op.name + "' reads '" + t.name +
                                      "' before it is produced: ops are not in topological order");
             p.deps[k].push_back(t.producer.value);
+            if (!t.requiredAtEnd && valueOf[in.index()] >= 0)
+                p.inputs[k].push_back(valueOf[in.index()]);
         }
+        std::sort(p.inputs[k].begin(), p.inputs[k].end());
+        p.inputs[k].erase(std::unique(p.inputs[k].begin(), p.inputs[k].end()), p.inputs[k].end());
+        for (int v : p.inputs[k])
+            p.readers[v].push_back(k);
         std::sort(p.deps[k].begin(), p.deps[k].end());
         p.deps[k].erase(std::unique(p.deps[k].begin(), p.deps[k].end()), p.deps[k].end());
         for (int d : p.deps[k])
@@ -67,6 +76,13 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
                 p.transientBytes[k] += t.bytes;
                 p.transientTensors[k].push_back(out);
             } else {
+                const int v = p.values++;
+                p.producer.push_back(k);
+                p.valueBytes.push_back(t.bytes);
+                p.valueTensor.push_back(out);
+                p.readers.emplace_back();
+                p.outputs[k].push_back(v);
+                valueOf[out.index()] = v;
                 p.blockBytes[k] += t.bytes;
                 p.blockTensors[k].push_back(out);
             }
@@ -98,9 +114,16 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
                                  "': Checkmate's model has no offloading (use the offload solver)");
         }
     }
-    for (int i = n - 1; i >= 0; --i)
-        for (int j : p.users[i])
-            p.lastUse[i] = std::max(p.lastUse[i], p.recomputable[j] ? std::max(j, p.lastUse[j]) : j);
+    // A value can be read in stage t if a reader runs there: at its own stage, or later when the
+    // reader is recomputed (as long as the reader's own values can still be read).
+    p.valueLastUse.assign(p.values, -1);
+    for (int i = n - 1; i >= 0; --i) {
+        for (int v : p.outputs[i]) {
+            for (int j : p.readers[v])
+                p.valueLastUse[v] = std::max(p.valueLastUse[v], p.recomputable[j] ? std::max(j, p.lastUse[j]) : j);
+            p.lastUse[i] = std::max(p.lastUse[i], p.valueLastUse[v]);
+        }
+    }
     return p;
 }
 
@@ -108,37 +131,40 @@ Matrix solveR(const Problem &p, Matrix &s)
 {
     const int n = p.n;
     Matrix r(n);
-    auto retainFromFirstRun = [&](int u, int t) {
-        for (int tt = u + 1; tt <= t; ++tt)
-            s.at(tt, u) = 1;
+    auto retainFromFirstRun = [&](int v, int t) {
+        for (int tt = p.producer[v] + 1; tt <= t; ++tt)
+            s.at(tt, v) = 1;
     };
-    for (int i = 0; i < n; ++i) {
-        if (p.keepPinned[i] && !p.users[i].empty())
-            retainFromFirstRun(i, p.users[i].back());
-        if (p.recomputePinned[i] && i < p.firstNonForward && p.firstNonForward < n &&
-            p.recomputable[i])
-            s.at(p.firstNonForward, i) = 0;
+    for (int v = 0; v < p.values; ++v) {
+        const int i = p.producer[v];
+        if (p.keepPinned[i] && !p.readers[v].empty())
+            retainFromFirstRun(v, p.readers[v].back());
+        if (p.recomputePinned[i] && i < p.firstNonForward && p.firstNonForward < n && p.recomputable[i])
+            s.at(p.firstNonForward, v) = 0;
     }
     for (int t = 0; t < n; ++t) {
         r.at(t, t) = 1;
         if (t + 1 < n)
-            for (int i = 0; i < t; ++i)
-                if (s.at(t + 1, i) && !s.at(t, i)) {
+            for (int v = 0; v < p.values; ++v) {
+                const int i = p.producer[v];
+                if (i < t && s.at(t + 1, v) && !s.at(t, v)) {
                     if (p.recomputable[i])
                         r.at(t, i) = 1;
                     else
-                        retainFromFirstRun(i, t + 1);
+                        retainFromFirstRun(v, t + 1);
                 }
-        for (int v = t; v >= 0; --v) {
-            if (!r.at(t, v))
+            }
+        for (int k = t; k >= 0; --k) {
+            if (!r.at(t, k))
                 continue;
-            for (int u : p.deps[v]) {
-                if (s.at(t, u) || r.at(t, u))
+            for (int v : p.inputs[k]) {
+                const int u = p.producer[v];
+                if (s.at(t, v) || r.at(t, u))
                     continue;
                 if (p.recomputable[u])
                     r.at(t, u) = 1;
                 else
-                    retainFromFirstRun(u, t);
+                    retainFromFirstRun(v, t);
             }
         }
     }
@@ -171,27 +197,43 @@ std::vector<int> sequenceFromR(const Problem &p, const Matrix &r)
 
 namespace {
 
-/// For each position of `seq`, the last later position reading that run's block (-1: none), or
-/// an empty vector when some op reads an input that was never computed.
-std::vector<int> lastReads(const Problem &p, const std::vector<int> &seq)
+/// Per run (position) and output value: the last later position reading that value before the
+/// op runs again (-1: unread). Indexed by start[pos] + j for the op's j-th value. Empty when some
+/// op reads a value that was never computed.
+struct Reads
 {
-    std::vector<int> current(p.n, -1), last(seq.size(), -1);
+    std::vector<int> start, last;
+};
+
+Reads lastReads(const Problem &p, const std::vector<int> &seq)
+{
+    Reads r;
+    r.start.resize(seq.size() + 1, 0);
+    for (size_t q = 0; q < seq.size(); ++q)
+        r.start[q + 1] = r.start[q] + int(p.outputs[seq[q]].size());
+    r.last.assign(size_t(r.start.back()), -1);
+    std::vector<int> current(p.n, -1);
+    std::vector<int> slot(p.values, 0); // index of value v among its producer's outputs
+    for (int k = 0; k < p.n; ++k)
+        for (size_t j = 0; j < p.outputs[k].size(); ++j)
+            slot[p.outputs[k][j]] = int(j);
     for (size_t q = 0; q < seq.size(); ++q) {
-        for (int d : p.deps[seq[q]]) {
-            if (current[d] < 0)
+        for (int v : p.inputs[seq[q]]) {
+            const int at = current[p.producer[v]];
+            if (at < 0)
                 return {};
-            last[current[d]] = static_cast<int>(q);
+            r.last[size_t(r.start[at] + slot[v])] = static_cast<int>(q);
         }
         current[seq[q]] = static_cast<int>(q);
     }
-    return last;
+    return r;
 }
 
 } // namespace
 
 StagePlan stagePlanFromSequence(const Problem &p, const std::vector<int> &seq)
 {
-    StagePlan plan{Matrix(p.n), Matrix(p.n)};
+    StagePlan plan{Matrix(p.n), Matrix(p.n, p.values)};
     std::vector<int> stageOf(seq.size(), 0);
     int stage = 0;
     for (size_t q = 0; q < seq.size() && stage < p.n; ++q) {
@@ -200,28 +242,37 @@ StagePlan stagePlanFromSequence(const Problem &p, const std::vector<int> &seq)
         if (seq[q] == stage)
             ++stage;
     }
-    std::vector<int> last = lastReads(p, seq);
-    if (last.empty())
+    Reads reads = lastReads(p, seq);
+    if (reads.start.empty())
         return plan;
-    for (size_t q = 0; q < seq.size(); ++q)
-        if (last[q] >= 0)
-            for (int t = stageOf[q] + 1; t <= stageOf[last[q]]; ++t)
-                plan.s.at(t, seq[q]) = 1;
+    for (size_t q = 0; q < seq.size(); ++q) {
+        const auto &outs = p.outputs[seq[q]];
+        for (size_t j = 0; j < outs.size(); ++j) {
+            const int last = reads.last[size_t(reads.start[q]) + j];
+            if (last >= 0)
+                for (int t = stageOf[q] + 1; t <= stageOf[last]; ++t)
+                    plan.s.at(t, outs[j]) = 1;
+        }
+    }
     return plan;
 }
 
 Evaluation evaluate(const Problem &p, const std::vector<int> &seq)
 {
     Evaluation e;
-    std::vector<int> last = lastReads(p, seq);
-    if (last.empty() && !seq.empty()) {
+    Reads reads = lastReads(p, seq);
+    if (reads.start.empty() && !seq.empty()) {
         e.peakBytes = std::numeric_limits<int64_t>::max();
         return e;
     }
-    std::vector<std::vector<int>> freedAt(seq.size());
-    for (size_t q = 0; q < seq.size(); ++q)
-        if (last[q] >= 0)
-            freedAt[last[q]].push_back(static_cast<int>(q));
+    std::vector<int64_t> freedAt(seq.size(), 0);
+    for (size_t q = 0; q < seq.size(); ++q) {
+        const auto &outs = p.outputs[seq[q]];
+        for (size_t j = 0; j < outs.size(); ++j) {
+            const int last = reads.last[size_t(reads.start[q]) + j];
+            freedAt[last >= 0 ? size_t(last) : q] += p.valueBytes[outs[j]];
+        }
+    }
     std::vector<char> ran(p.n, 0);
     int64_t mem = p.constantBytes;
     e.peakBytes = mem;
@@ -235,10 +286,7 @@ Evaluation evaluate(const Problem &p, const std::vector<int> &seq)
         ran[k] = 1;
         mem += p.blockBytes[k] + sticky;
         e.peakBytes = std::max(e.peakBytes, mem + p.transientBytes[k]);
-        for (int r : freedAt[q])
-            mem -= p.blockBytes[seq[r]];
-        if (last[q] < 0)
-            mem -= p.blockBytes[k];
+        mem -= freedAt[q];
     }
     return e;
 }
@@ -247,11 +295,15 @@ schedule::Schedule lowerSequence(const Problem &p, const training::TrainingGraph
                                  const std::vector<int> &seq)
 {
     schedule::Schedule s;
-    std::vector<int> last = lastReads(p, seq);
-    std::vector<std::vector<int>> freedAt(seq.size());
-    for (size_t q = 0; q < seq.size() && !last.empty(); ++q)
-        if (last[q] >= 0)
-            freedAt[last[q]].push_back(static_cast<int>(q));
+    Reads reads = lastReads(p, seq);
+    std::vector<std::vector<int>> freedAt(seq.size()); // values
+    for (size_t q = 0; q < seq.size() && !reads.start.empty(); ++q) {
+        const auto &outs = p.outputs[seq[q]];
+        for (size_t j = 0; j < outs.size(); ++j) {
+            const int last = reads.last[size_t(reads.start[q]) + j];
+            freedAt[last >= 0 ? size_t(last) : q].push_back(outs[j]);
+        }
+    }
     s.phase(schedule::PhaseMark::ForwardBegin);
     bool backwardMarked = false;
     std::vector<char> ran(p.n, 0);
@@ -265,12 +317,8 @@ schedule::Schedule lowerSequence(const Problem &p, const training::TrainingGraph
         s.compute(OpId(k));
         for (TensorId t : p.transientTensors[k])
             s.free(t);
-        for (int r : freedAt[q])
-            for (TensorId t : p.blockTensors[seq[r]])
-                s.free(t);
-        if (!last.empty() && last[q] < 0)
-            for (TensorId t : p.blockTensors[k])
-                s.free(t);
+        for (int v : freedAt[q])
+            s.free(p.valueTensor[v]);
     }
     s.phase(schedule::PhaseMark::End);
     return s;
@@ -283,20 +331,16 @@ std::vector<int> storeAllSequence(const Problem &p)
     return seq;
 }
 
-namespace {
-
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted)
 {
-    Matrix s(p.n);
-    for (int i = 0; i < p.n; ++i)
-        if (!evicted[i])
-            for (int t = i + 1; t <= p.lastUse[i]; ++t)
-                s.at(t, i) = 1;
+    Matrix s(p.n, p.values);
+    for (int v = 0; v < p.values; ++v)
+        if (!evicted[p.producer[v]])
+            for (int t = p.producer[v] + 1; t <= p.valueLastUse[v]; ++t)
+                s.at(t, v) = 1;
     Matrix r = solveR(p, s);
     return sequenceFromR(p, r);
 }
-
-} // namespace
 
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
                             const StopToken &stop)
@@ -306,8 +350,10 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
     std::vector<int> storeAll = storeAllSequence(p);
     if (evaluate(p, storeAll).peakBytes <= budgetBytes)
         return storeAll;
-    // Candidates: ops whose block could be dropped and recomputed, best bytes x lifetime per
-    // second of recompute first.
+    // Candidates: blocks that may be dropped and recomputed, best bytes x lifetime per second of
+    // recompute first; forward blocks before backward ones (recomputing a gradient re-runs the
+    // backward chain behind it).
+    const int firstBackward = p.firstNonForward;
     std::vector<int> candidates;
     std::vector<double> score(p.n, 0);
     for (int i = 0; i < p.n; ++i) {
@@ -317,8 +363,12 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
         score[i] = double(p.blockBytes[i]) * span / (p.cost[i] + 1e-12 * (1 + p.cost[i]));
         candidates.push_back(i);
     }
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [&](int a, int b) { return score[a] > score[b]; });
+    if (candidates.empty())
+        return {};
+    std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+        const bool fa = a < firstBackward, fb = b < firstBackward;
+        return fa != fb ? fa : score[a] > score[b];
+    });
     auto evictedPrefix = [&](size_t m) {
         std::vector<char> ev(p.n, 0);
         for (size_t j = 0; j < m; ++j)
@@ -332,11 +382,21 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
             *seqOut = std::move(seq);
         return ok;
     };
+    // Gallop to the first prefix that fits (the peak is not monotone in the prefix length:
+    // dropping everything can peak higher than dropping some), then bisect below it.
     std::vector<int> best;
-    if (!fits(evictedPrefix(candidates.size()), &best))
-        return {};
-    // Smallest prefix that fits (peak is close to monotone in the prefix length).
-    size_t lo = 0, hi = candidates.size();
+    size_t lo = 0, hi = 0;
+    for (size_t m = 1;; m = std::min(candidates.size(), m * 2)) {
+        if (Clock::now() >= deadline || stop.stopRequested())
+            return {};
+        if (fits(evictedPrefix(m), &best)) {
+            hi = m;
+            break;
+        }
+        lo = m;
+        if (m == candidates.size())
+            return {};
+    }
     while (lo + 1 < hi && Clock::now() < deadline && !stop.stopRequested()) {
         size_t mid = (lo + hi) / 2;
         if (fits(evictedPrefix(mid), nullptr))
@@ -364,12 +424,24 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
 
 std::vector<int> lowestPeakSequence(const Problem &p)
 {
-    std::vector<char> all(p.n, 0);
-    for (int i = 0; i < p.n; ++i)
-        all[i] = p.recomputable[i] && p.blockBytes[i] > 0 && !p.users[i].empty();
-    std::vector<int> evicted = sequenceForEvicted(p, all);
-    std::vector<int> storeAll = storeAllSequence(p);
-    return evaluate(p, evicted).peakBytes < evaluate(p, storeAll).peakBytes ? evicted : storeAll;
+    const bool hasBackward = p.firstNonForward < p.n;
+    std::vector<char> forward(p.n, 0), all(p.n, 0);
+    for (int i = 0; i < p.n; ++i) {
+        const bool can = p.recomputable[i] && p.blockBytes[i] > 0 && !p.users[i].empty();
+        all[i] = can;
+        forward[i] = can && (!hasBackward || i < p.firstNonForward);
+    }
+    std::vector<int> best = storeAllSequence(p);
+    int64_t bestPeak = evaluate(p, best).peakBytes;
+    for (const auto *ev : {&forward, &all}) {
+        std::vector<int> seq = sequenceForEvicted(p, *ev);
+        const int64_t peak = evaluate(p, seq).peakBytes;
+        if (peak < bestPeak) {
+            bestPeak = peak;
+            best = std::move(seq);
+        }
+    }
+    return best;
 }
 
 Status checkRequest(const SolveRequest &request)
@@ -404,11 +476,12 @@ std::string settingText(const SolveRequest &request, const std::string &key, con
 int64_t estimateColumns(const Problem &p)
 {
     int64_t cols = 0;
+    for (int v = 0; v < p.values; ++v)
+        cols += std::max(0, p.valueLastUse[v] - p.producer[v]); // S
     for (int i = 0; i < p.n; ++i) {
-        const int64_t span = std::max(0, p.lastUse[i] - i);
-        cols += span * (p.recomputable[i] ? 3 : 1); // S, and for recomputable ops R and U
-        // FREE: one per input edge of every stage op i may run in.
-        cols += int64_t(p.deps[i].size()) * (1 + (p.recomputable[i] ? span : 0));
+        const int64_t span = p.recomputable[i] ? std::max(0, p.lastUse[i] - i) : 0;
+        cols += 2 * span + 1;                           // R and U
+        cols += int64_t(p.inputs[i].size()) * (1 + span); // FREE
     }
     return cols;
 }
@@ -430,10 +503,9 @@ Expected<Plan> finishPlan(const Problem &p, const SolveRequest &request, const s
     // Checkpoints: forward blocks live across the forward/backward boundary.
     if (p.firstNonForward < p.n) {
         StagePlan rs = stagePlanFromSequence(p, seq);
-        for (int i = 0; i < p.firstNonForward; ++i)
-            if (rs.s.at(p.firstNonForward, i))
-                for (TensorId t : p.blockTensors[i])
-                    plan.checkpoints.push_back(t);
+        for (int v = 0; v < p.values; ++v)
+            if (p.producer[v] < p.firstNonForward && rs.s.at(p.firstNonForward, v))
+                plan.checkpoints.push_back(p.valueTensor[v]);
     }
     return plan;
 }

@@ -16,27 +16,38 @@
 
 namespace remat::core::solvers::checkmate {
 
-/// The memory model, op-granular and equal to the simulator's for the schedules we lower:
-/// preloaded tensors are resident throughout; outputs kept to the end (weight gradients) are
-/// resident from their op's first run; an op's other consumed outputs ("block") live from its
-/// (re)compute to their last use; outputs no one reads are transient (allocated while it runs,
-/// freed right after); workspace counts while the op runs.
+/// The memory model, equal to the simulator's for the schedules we lower: preloaded tensors are
+/// resident throughout; outputs kept to the end (weight gradients) are resident from their op's
+/// first run; every other output something reads (a "value") lives from its op's (re)run to its
+/// last read before the op's next run; outputs no one reads are transient (allocated while the op
+/// runs, freed right after); workspace counts while the op runs. Ops are recomputed whole; values
+/// are retained and released one by one.
 struct Problem
 {
     int n = 0;
-    std::vector<std::vector<int>> deps;  ///< producer ops of k's non-preloaded inputs, ascending
-    std::vector<std::vector<int>> users; ///< ops reading i's outputs, ascending
-    std::vector<int64_t> blockBytes;     ///< consumed, freeable outputs of op i
+    // Values: consumed, freeable op outputs.
+    int values = 0;
+    std::vector<int> producer;              ///< op producing value v
+    std::vector<int64_t> valueBytes;
+    std::vector<TensorId> valueTensor;
+    std::vector<std::vector<int>> readers;  ///< ops reading value v, ascending
+    std::vector<int> valueLastUse;          ///< the last stage value v can be read in (-1: none)
+    std::vector<std::vector<int>> inputs;   ///< values op k reads, ascending
+    std::vector<std::vector<int>> outputs;  ///< values op k produces
+    // Ops.
+    std::vector<std::vector<int>> deps;  ///< producer ops of k's input values, ascending
+    std::vector<std::vector<int>> users; ///< ops reading any of i's values, ascending
+    std::vector<int64_t> blockBytes;     ///< bytes of op i's values
     std::vector<int64_t> stickyBytes;    ///< requiredAtEnd outputs of op i (never freed)
     std::vector<int64_t> transientBytes; ///< outputs nobody reads + workspace: only while it runs
     std::vector<double> cost;            ///< seconds per run
     std::vector<char> recomputable;      ///< 0: ops with kept-to-end outputs, keep-pinned ops
-    std::vector<int> lastUse;            ///< the last stage op i's block can be read in (-1: none)
-    std::vector<char> keepPinned;        ///< block must stay resident until its last direct use
-    std::vector<char> recomputePinned;   ///< block may not be retained into the first non-forward stage
+    std::vector<int> lastUse;            ///< the last stage op i may usefully run in (-1: none)
+    std::vector<char> keepPinned;        ///< values must stay resident until their last direct use
+    std::vector<char> recomputePinned;   ///< values may not be retained into the first non-forward stage
     int64_t constantBytes = 0;           ///< preloaded tensors
     int firstNonForward = 0;             ///< the stage of the loss / first backward op (n if none)
-    std::vector<std::vector<TensorId>> blockTensors;     ///< freed together
+    std::vector<std::vector<TensorId>> blockTensors;     ///< op i's value tensors
     std::vector<std::vector<TensorId>> transientTensors; ///< freed right after the op
 };
 
@@ -44,17 +55,21 @@ struct Problem
 Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost::Costs &costs,
                                const std::vector<Pin> &pins);
 
-/// Dense n x n 0/1 matrices, row = stage.
+/// Dense 0/1 matrices, row = stage: R is stages x ops, S is stages x values.
 struct Matrix
 {
-    int n = 0;
+    int n = 0;    ///< rows
+    int cols = 0;
     std::vector<char> bits;
-    explicit Matrix(int size = 0) : n(size), bits(size_t(size) * size_t(size), 0) {}
-    char &at(int t, int i) { return bits[size_t(t) * size_t(n) + size_t(i)]; }
-    char at(int t, int i) const { return bits[size_t(t) * size_t(n) + size_t(i)]; }
+    explicit Matrix(int rows = 0, int columns = -1)
+        : n(rows), cols(columns < 0 ? rows : columns), bits(size_t(rows) * size_t(cols), 0)
+    {
+    }
+    char &at(int t, int i) { return bits[size_t(t) * size_t(cols) + size_t(i)]; }
+    char at(int t, int i) const { return bits[size_t(t) * size_t(cols) + size_t(i)]; }
 };
 
-/// The R, S pair of a plan in stage form.
+/// The R (stages x ops), S (stages x values) pair of a plan in stage form.
 struct StagePlan
 {
     Matrix r, s;
@@ -69,7 +84,7 @@ Matrix solveR(const Problem &p, Matrix &s);
 /// op's next run; first runs are always kept).
 std::vector<int> sequenceFromR(const Problem &p, const Matrix &r);
 
-/// The R, S of a sequence in stage form (S = what is live across each stage boundary under
+/// The R, S of a sequence in stage form (S = values live across each stage boundary under
 /// liveness freeing). The sequence must come from sequenceFromR or equivalent.
 StagePlan stagePlanFromSequence(const Problem &p, const std::vector<int> &seq);
 
@@ -84,8 +99,8 @@ struct Evaluation
 /// for lowerSequence(seq), without building the schedule.
 Evaluation evaluate(const Problem &p, const std::vector<int> &seq);
 
-/// Compute steps in sequence order; after each, Free of every block whose last read before its
-/// next run this was, and of the op's transient outputs. Phase marks around forward/backward.
+/// Compute steps in sequence order; after each, Free of every value whose last read before its
+/// op's next run this was, and of the op's transient outputs. Phase marks around forward/backward.
 schedule::Schedule lowerSequence(const Problem &p, const training::TrainingGraph &graph,
                                  const std::vector<int> &seq);
 
@@ -94,6 +109,10 @@ schedule::Schedule lowerSequence(const Problem &p, const training::TrainingGraph
 /// `seconds`.
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
                             const StopToken &stop);
+
+/// The sequence that keeps every block from its first run to its last use except the `evicted`
+/// ones, which are recomputed where needed (pins applied through solveR).
+std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
 
 /// Store-all: every op once, in order.
 std::vector<int> storeAllSequence(const Problem &p);

@@ -2,13 +2,9 @@
 
 #include "core/solvers/checkpoint_solvers.h"
 
-// The milp agent's solvers: core/solvers/checkmate.h provides makeCheckmateMilpSolver(),
-// makeCheckmateLpSolver() (and offload.h makeOffloadSolver()) when CBC is found. Until those
-// headers exist, their lines below stay commented out; uncomment them with the headers.
-// #if REMAT_HAVE_CBC
-// #include "core/solvers/checkmate.h"
-// #include "core/solvers/offload.h"
-// #endif
+// The milp agent's solvers: checkmate-milp and checkmate-lp need CBC; offload does not.
+#include "core/solvers/checkmate.h"
+#include "core/solvers/offload.h"
 
 namespace remat::core::solvers {
 
@@ -23,11 +19,11 @@ std::vector<std::unique_ptr<Solver>> makeSolvers()
     list.push_back(makeHongDpSolver());
     list.push_back(makeHongLinearSolver());
     list.push_back(makeRotorSolver());
-// #if REMAT_HAVE_CBC
-//     list.push_back(makeCheckmateMilpSolver());
-//     list.push_back(makeCheckmateLpSolver());
-//     list.push_back(makeOffloadSolver());
-// #endif
+#if REMAT_HAVE_CBC
+    list.push_back(makeCheckmateMilpSolver());
+    list.push_back(makeCheckmateLpSolver());
+#endif
+    list.push_back(makeOffloadSolver());
     return list;
 }
 

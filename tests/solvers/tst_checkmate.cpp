@@ -1,0 +1,307 @@
+// checkmate-milp and checkmate-lp on small random training graphs: the MILP's optimum equals an
+// exhaustive dynamic program over Checkmate's stage plans, is never worse than any other
+// registered solver at the same budget, and the LP rounding never returns a plan over budget.
+#include "random_graphs.h"
+
+#include "core/schedule/store_all.h"
+#include "core/sim/simulator.h"
+#include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate_model.h"
+#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/registry.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace remat::core;
+using namespace remat::core::solvers;
+
+namespace {
+
+remat::tests::RandomGraphOptions dagOptions(int forwardOps)
+{
+    remat::tests::RandomGraphOptions o;
+    o.forwardOps = forwardOps;
+    o.dag = true;
+    return o;
+}
+
+/// Exact optimum of Checkmate's stage model (frontier advancing, ops recomputed whole, each value
+/// released after its last reader in a stage unless retained), by dynamic programming over the
+/// set of values retained across each stage boundary. Returns +inf when no plan fits.
+double stagePlanOptimum(const checkmate::Problem &p, int64_t budget)
+{
+    const int n = p.n;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    std::map<uint64_t, double> dp{{0u, 0.0}};
+    int64_t stickyBefore = 0;
+    for (int t = 0; t < n; ++t) {
+        uint64_t avail = 0; // values that may be retained into stage t + 1
+        for (int v = 0; v < p.values; ++v)
+            if (t + 1 < n && p.producer[v] <= t && p.valueLastUse[v] >= t + 1)
+                avail |= uint64_t(1) << v;
+        std::map<uint64_t, double> next;
+        for (auto [sT, cost] : dp) {
+            for (uint64_t sN = avail;; sN = (sN - 1) & avail) {
+                uint32_t r = 1u << t;
+                bool ok = true;
+                for (int v = 0; v < p.values; ++v)
+                    if ((sN >> v & 1) && !(sT >> v & 1) && p.producer[v] < t) {
+                        ok = ok && p.recomputable[p.producer[v]];
+                        r |= 1u << p.producer[v];
+                    }
+                for (int k = t; k >= 0 && ok; --k) {
+                    if (!(r >> k & 1))
+                        continue;
+                    for (int v : p.inputs[k])
+                        if (!(sT >> v & 1) && !(r >> p.producer[v] & 1)) {
+                            ok = ok && p.recomputable[p.producer[v]];
+                            r |= 1u << p.producer[v];
+                        }
+                }
+                double extra = 0;
+                if (ok) {
+                    int64_t mem = p.constantBytes + stickyBefore;
+                    for (int v = 0; v < p.values; ++v)
+                        if (sT >> v & 1)
+                            mem += p.valueBytes[v];
+                    for (int k = 0; k <= t && ok; ++k) {
+                        if (!(r >> k & 1))
+                            continue;
+                        if (k < t)
+                            extra += p.cost[k];
+                        mem += p.blockBytes[k] + (k == t ? p.stickyBytes[t] : 0);
+                        if (mem + p.transientBytes[k] > budget)
+                            ok = false;
+                        for (int v : p.inputs[k]) {
+                            bool laterReader = false;
+                            for (int j : p.readers[v])
+                                laterReader = laterReader || (j > k && j <= t && (r >> j & 1));
+                            if (!laterReader && !(sN >> v & 1))
+                                mem -= p.valueBytes[v];
+                        }
+                    }
+                }
+                if (ok) {
+                    auto it = next.find(sN);
+                    if (it == next.end() || cost + extra < it->second)
+                        next[sN] = cost + extra;
+                }
+                if (sN == 0)
+                    break;
+            }
+        }
+        dp = std::move(next);
+        stickyBefore += p.stickyBytes[t];
+    }
+    auto it = dp.find(0u);
+    return it == dp.end() ? inf : it->second;
+}
+
+SolveRequest minTime(const remat::tests::RandomGraph &rg, int64_t budget)
+{
+    SolveRequest req;
+    req.graph = &rg.graph;
+    req.costs = &rg.costs;
+    req.objective = Objective::MinTime;
+    req.budgetBytes = budget;
+    req.timeLimitSeconds = 20;
+    return req;
+}
+
+} // namespace
+
+class TstCheckmate : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        if (!checkmateAvailable())
+            QSKIP("built without COIN-OR CBC");
+    }
+
+    void evaluationEqualsSimulator()
+    {
+        // Expected: the solvers' internal peak (store-all and greedy plans) is the simulator's.
+        for (uint32_t seed = 1; seed <= 40; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(8));
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY2(p.hasValue(), p.status().toString().c_str());
+            auto ref = sim::simulate(schedule::storeAllSchedule(rg.graph), rg.graph, rg.costs);
+            QVERIFY(ref.hasValue());
+            std::vector<int> storeAll = checkmate::storeAllSequence(*p);
+            QCOMPARE(checkmate::evaluate(*p, storeAll).peakBytes, ref->peakBytes);
+            std::vector<int> low = checkmate::lowestPeakSequence(*p);
+            for (const auto &seq : {storeAll, low}) {
+                auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, seq), rg.graph, rg.costs);
+                QVERIFY2(t.hasValue(), t.status().toString().c_str());
+                const checkmate::Evaluation e = checkmate::evaluate(*p, seq);
+                QCOMPARE(t->peakBytes, e.peakBytes);
+                QCOMPARE(t->recomputeSteps, e.recomputes);
+            }
+        }
+    }
+
+    void warmStartIsFeasibleInTheModel()
+    {
+        // Expected: the model's own point for a greedy plan satisfies every row and bound (so
+        // the MILP's budget means what the simulator means). Graphs whose ops have one output
+        // each: when an op with several outputs is recomputed while one of them is still
+        // retained, the model counts both copies until the stage ends (a documented, safe
+        // over-count), so such plans may be outside the model.
+        for (uint32_t seed = 1; seed <= 20; ++seed) {
+            remat::tests::RandomGraphOptions chain;
+            chain.forwardOps = 6;
+            chain.dag = false;
+            chain.savedState = false;
+            auto rg = remat::tests::randomTrainingGraph(seed, chain);
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            const std::vector<int> low = checkmate::lowestPeakSequence(*p);
+            const int64_t budget = checkmate::evaluate(*p, low).peakBytes +
+                                   (checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes -
+                                    checkmate::evaluate(*p, low).peakBytes) / 2;
+            std::vector<int> seq = checkmate::greedyPlan(*p, budget, 5, {});
+            QVERIFY(!seq.empty());
+            checkmate::ModelOptions mo;
+            mo.budgetBytes = budget;
+            const checkmate::LinearModel m = checkmate::buildModel(*p, mo);
+            const std::vector<double> x = m.pointFromPlan(*p, checkmate::stagePlanFromSequence(*p, seq));
+            for (size_t c = 0; c < m.columns(); ++c) {
+                QVERIFY2(x[c] >= m.colLower[c] - 1e-9 && x[c] <= m.colUpper[c] + 1e-9,
+                         (m.names[c] + " out of bounds").c_str());
+            }
+            std::vector<double> rowValue(m.rows(), 0.0);
+            for (size_t e = 0; e < m.value.size(); ++e)
+                rowValue[m.rowOf[e]] += m.value[e] * x[m.colOf[e]];
+            for (size_t r = 0; r < m.rows(); ++r)
+                QVERIFY2(rowValue[r] >= m.rowLower[r] - 1e-6 && rowValue[r] <= m.rowUpper[r] + 1e-6,
+                         qPrintable(QString("seed %1 row %2").arg(seed).arg(r)));
+        }
+    }
+
+    void milpEqualsExhaustiveStagePlans()
+    {
+        // Expected: on graphs of at most 16 ops, checkmate-milp's optimum equals the exact
+        // dynamic program over stage plans at budgets from the lowest peak to store-all, and
+        // reports infeasible exactly when the program finds no plan.
+        auto milp = makeCheckmateMilpSolver();
+        int compared = 0;
+        for (uint32_t seed = 1; seed <= 14; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
+            if (rg.graph.opCount() > 16)
+                continue;
+            if (checkmate::buildProblem(rg.graph, rg.costs, {})->values > 40)
+                continue;
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            for (double f : {-0.1, 0.0, 0.35, 0.7}) {
+                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                const double expected = stagePlanOptimum(*p, budget);
+                auto plan = milp->solve(minTime(rg, budget));
+                QVERIFY2(plan.hasValue(), plan.status().toString().c_str());
+                if (std::isinf(expected)) {
+                    QCOMPARE(plan->status, SolveStatus::Infeasible);
+                    continue;
+                }
+                QVERIFY2(plan->status == SolveStatus::Optimal,
+                         qPrintable(QString("seed %1: %2 %3").arg(seed)
+                                        .arg(solveStatusName(plan->status), plan->note.c_str())));
+                QVERIFY(plan->timeline.peakBytes <= budget);
+                QVERIFY2(std::abs(plan->timeline.recomputeSeconds - expected) < 1e-6,
+                         qPrintable(QString("seed %1 budget %2: milp %3, exhaustive %4")
+                                        .arg(seed).arg(budget)
+                                        .arg(plan->timeline.recomputeSeconds).arg(expected)));
+                ++compared;
+            }
+        }
+        QVERIFY(compared >= 20);
+    }
+
+    void milpNeverWorseThanRegisteredSolvers()
+    {
+        // Expected: at the same budget, no registered solver's in-budget plan recomputes less
+        // than checkmate-milp's optimum.
+        auto milp = makeCheckmateMilpSolver();
+        const SolverRegistry registry = makeRegistry();
+        int compared = 0;
+        for (uint32_t seed = 1; seed <= 10; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(7));
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t budget = low + (high - low) / 3;
+            auto best = milp->solve(minTime(rg, budget));
+            QVERIFY2(best.hasValue(), best.status().toString().c_str());
+            if (best->status != SolveStatus::Optimal)
+                continue;
+            for (const auto &s : registry.solvers()) {
+                if (s->id().rfind("checkmate", 0) == 0 || s->id() == "offload" || !s->capabilities().minTime)
+                    continue;
+                auto other = s->solve(minTime(rg, budget));
+                if (!other || other->timeline.peakBytes > budget ||
+                    (other->status != SolveStatus::Optimal && other->status != SolveStatus::Feasible))
+                    continue;
+                QVERIFY2(best->timeline.recomputeSeconds <= other->timeline.recomputeSeconds + 1e-9,
+                         qPrintable(QString("seed %1: %2 recomputes %3 s, checkmate-milp %4 s")
+                                        .arg(seed).arg(s->id().c_str())
+                                        .arg(other->timeline.recomputeSeconds)
+                                        .arg(best->timeline.recomputeSeconds)));
+                ++compared;
+            }
+        }
+        QVERIFY(compared > 0);
+    }
+
+    void lpNeverOverBudget()
+    {
+        // Expected: every plan checkmate-lp returns as an answer fits its budget, and its bound
+        // never exceeds the MILP optimum.
+        auto lp = makeCheckmateLpSolver();
+        auto milp = makeCheckmateMilpSolver();
+        for (uint32_t seed = 1; seed <= 16; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(6));
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            for (double f : {0.05, 0.3, 0.6}) {
+                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                auto plan = lp->solve(minTime(rg, budget));
+                QVERIFY2(plan.hasValue(), plan.status().toString().c_str());
+                if (plan->status == SolveStatus::Optimal || plan->status == SolveStatus::Feasible)
+                    QVERIFY2(plan->timeline.peakBytes <= budget,
+                             qPrintable(QString("seed %1: %2 > %3").arg(seed)
+                                            .arg(plan->timeline.peakBytes).arg(budget)));
+                auto exact = milp->solve(minTime(rg, budget));
+                QVERIFY(exact.hasValue());
+                if (exact->status == SolveStatus::Optimal && plan->bound >= 0)
+                    QVERIFY(plan->bound <= exact->timeline.recomputeSeconds + 1e-6);
+            }
+        }
+    }
+
+    void cancelledBeforeStart()
+    {
+        // Expected: a stop token fired before solving cancels without a plan.
+        auto rg = remat::tests::randomTrainingGraph(3, dagOptions(8));
+        auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+        QVERIFY(p.hasValue());
+        StopSource src;
+        src.requestStop();
+        SolveRequest req = minTime(rg, checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes);
+        req.stop = src.token();
+        auto plan = makeCheckmateMilpSolver()->solve(req);
+        QVERIFY(!plan.hasValue() || plan->status == SolveStatus::Cancelled);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCheckmate)
+#include "tst_checkmate.moc"
