@@ -118,6 +118,16 @@ private slots:
                     ++outs;
                 }
         QCOMPARE(outs, oracle.value("onnx_node_outputs").toInt());
+        // Constant nodes keep their node and carry their tensor on the output (shape arithmetic).
+        for (const ir::Node &n : g->nodes()) {
+            if (n.opType != "Constant")
+                continue;
+            const ir::Value &v = g->value(n.outputs[0]);
+            QCOMPARE(v.kind, ir::ValueKind::Constant);
+            QVERIFY(v.initializer && v.initializer->hasData());
+            QCOMPARE(v.initializer->shape, v.shape);
+            QVERIFY(v.initializer->bytes().hasValue());
+        }
         QCOMPARE(outBytes, int64_t(oracle.value("onnx_node_output_bytes").toDouble()));
     }
 
