@@ -56,7 +56,10 @@ QString InspectorPanel::html() const
 
 void InspectorPanel::onDocumentChanged(const DocumentChange &change)
 {
-    if (change.kind == DocumentChangeKind::SelectionChanged || change.kind == DocumentChangeKind::ModelReplaced) {
+    // A new layout can turn the selected node's group box into the node itself (search opens
+    // groups), so it refreshes too.
+    if (change.kind == DocumentChangeKind::SelectionChanged || change.kind == DocumentChangeKind::ModelReplaced ||
+        change.kind == DocumentChangeKind::LayoutChanged) {
         if (!m_document->hasModel())
             return;
         const NodeId n = m_document->selectedNode();
@@ -81,9 +84,11 @@ QString InspectorPanel::valueRow(ValueId id) const
         return tr("<tr><td colspan=4 class=k>(omitted)</td></tr>");
     const ir::Value &v = m_document->graph().value(id);
     auto b = v.bytes();
-    return QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td class=k>%5</td></tr>")
-        .arg(esc(v.name), esc(shapeLabel(v.shape)), esc(ir::dataTypeName(v.dtype)),
-             bytesText(b ? *b : -1), QString::fromUtf8(ir::valueKindName(v.kind)));
+    // Figures first, the (often long) tensor name on its own line below them.
+    return QStringLiteral("<tr><td><b>%1</b></td><td>%2</td><td>%3</td><td class=k>%4</td></tr>"
+                          "<tr><td colspan=4 class=k style='padding-bottom:4px'>%5</td></tr>")
+        .arg(esc(shapeLabel(v.shape)), esc(ir::dataTypeName(v.dtype)), bytesText(b ? *b : -1),
+             QString::fromUtf8(ir::valueKindName(v.kind)), esc(v.name));
 }
 
 void InspectorPanel::showModel()
@@ -159,9 +164,10 @@ void InspectorPanel::showNode(NodeId id)
                 const bool counted = t.role == training::TensorRole::Activation || t.role == training::TensorRole::SavedState;
                 if (counted)
                     total += t.bytes;
-                rows += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td class=k>%4</td></tr>")
-                            .arg(esc(t.name), esc(shapeLabel(t.shape)), bytesText(t.bytes),
-                                 QString::fromUtf8(training::tensorRoleName(t.role)));
+                rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td><td class=k>%3</td></tr>"
+                                       "<tr><td colspan=3 class=k style='padding-bottom:4px'>%4</td></tr>")
+                            .arg(esc(shapeLabel(t.shape)), bytesText(t.bytes),
+                                 QString::fromUtf8(training::tensorRoleName(t.role)), esc(t.name));
             }
             h += tr("<div class=sec>Backward (%1) needs %2 of activations</div><table>")
                      .arg(esc(bwd.type), bytesText(total));

@@ -33,6 +33,12 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+// The resources live in the static ui library: register them once (outside any namespace).
+static void initUiResources()
+{
+    Q_INIT_RESOURCE(resources);
+}
+
 namespace remat::ui {
 
 using namespace core;
@@ -43,6 +49,7 @@ constexpr int kMaxRecent = 10;
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
+    initUiResources();
     qRegisterMetaType<remat::ui::LoadedModel>();
     qRegisterMetaType<remat::ui::DocumentChange>();
     setWindowTitle(tr("Remat Studio"));

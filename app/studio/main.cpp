@@ -1,6 +1,7 @@
 // remat-studio: the desktop application. Composition only.
 //   remat-studio [MODEL] [--batch N] [--collapse-depth N]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000]   (QT_QPA_PLATFORM=offscreen works)
+#include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
 
@@ -35,7 +36,8 @@ int main(int argc, char **argv)
                               QStringLiteral("mode"), QStringLiteral("op"));
     QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select the first node matching TEXT."),
                               QStringLiteral("text"));
-    parser.addOptions({screenshot, size, depth, colour, select});
+    QCommandLineOption fit(QStringLiteral("fit"), QStringLiteral("With --screenshot: show the whole graph, however small."));
+    parser.addOptions({screenshot, size, depth, colour, select, fit});
     parser.process(app);
 
     remat::ui::MainWindow window;
@@ -75,7 +77,9 @@ int main(int argc, char **argv)
             }
             // Let pending layouts (a search may expand a group) and paints settle first.
             QTimer::singleShot(300, &app, [&] {
-                if (!parser.isSet(select))
+                if (parser.isSet(fit))
+                    window.graphView()->fitAll();
+                else if (!parser.isSet(select))
                     window.frameForScreenshot();
                 QTimer::singleShot(100, &app, [&] {
                     const QImage image = window.grab().toImage();

@@ -113,6 +113,10 @@ private slots:
         QVERIFY(!item->isGroup());
         QVERIFY(item->highlight() & HighlightCurrent);
         QVERIFY(w.inspector()->html().contains(QStringLiteral("Conv")));
+        // the training graph says what the convolution's backward keeps: its input X
+        // (32x128x28x28 float32 = 12.25 MiB at the file's batch)
+        QVERIFY2(w.inspector()->html().contains(QStringLiteral("Backward")), qPrintable(w.inspector()->html()));
+        QVERIFY(w.inspector()->html().contains(QStringLiteral("12.25 MiB")));
         // by shape: resnet18's 7x7 maps (32x512x7x7 at the file's batch)
         w.searchBar()->setQuery(QStringLiteral("512\u00d77\u00d77"));
         w.findNext();
