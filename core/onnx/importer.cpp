@@ -669,7 +669,10 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
                                                        std::to_string(m_options.maxFileBytes));
     progress(0.0, "parsing");
     m_model = std::make_shared<::onnx::ModelProto>();
-    if (bytes.size() > size_t(INT32_MAX) || !m_model->ParseFromString(bytes))
+    if (bytes.size() > size_t(INT32_MAX))
+        return fail(StatusCode::Unsupported, "protobuf files over 2 GiB cannot be parsed; store the weights "
+                                             "as external data");
+    if (!m_model->ParseFromString(bytes))
         return fail(StatusCode::ParseError, "not an ONNX model: the protobuf cannot be parsed (the file is "
                                             "truncated, corrupt, or not ONNX)");
     if (!m_model->has_graph())
