@@ -150,6 +150,8 @@ public:
             best = std::min(best, cost + m);
             found.push_back({cost + m, std::move(chosen)});
         }
+        if (found.empty() && !complete)
+            return pb.finish(SolveStatus::Feasible, false); // cancelled or timed out: no plan
         if (found.empty())
             return makeError(StatusCode::Infeasible, id() + ": pins leave no checkpoint set");
         pb.setBound(best);
@@ -342,7 +344,7 @@ public:
             if (!complete)
                 break;
         }
-        if (!pb.hasPlan() && seen.empty())
+        if (!pb.hasPlan() && seen.empty() && complete)
             return makeError(StatusCode::Infeasible, id() + ": pins leave no checkpoint set");
         pb.setBound(bestProxy);
         return pb.finish(SolveStatus::Feasible, complete);

@@ -175,4 +175,14 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
     return rg;
 }
 
+/// The solvers these tests cover (the MILP and offload solvers have their own tests).
+inline bool isCheckpointSolver(const std::string &id)
+{
+    for (const char *s : {"store-all", "chen-sqrtn", "chen-greedy", "revolve", "feng-huang",
+                          "hong-dp", "hong-linear", "rotor"})
+        if (id == s)
+            return true;
+    return false;
+}
+
 } // namespace remat::tests
