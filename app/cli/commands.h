@@ -14,7 +14,9 @@ struct CommandContext
 void addBenchCommand(CLI::App &app, CommandContext &ctx);
 void addInfoCommand(CLI::App &app, CommandContext &ctx);
 void addRunCommand(CLI::App &app, CommandContext &ctx);
+void addSimulateCommand(CLI::App &app, CommandContext &ctx);
 void addSolveCommand(CLI::App &app, CommandContext &ctx);
+void addTrainGraphCommand(CLI::App &app, CommandContext &ctx);
 
 
 } // namespace remat::app

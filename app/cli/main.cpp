@@ -11,6 +11,8 @@ int main(int argc, char **argv)
     remat::app::CommandContext ctx;
     // The explicit list of commands.
     remat::app::addInfoCommand(app, ctx);
+    remat::app::addTrainGraphCommand(app, ctx);
+    remat::app::addSimulateCommand(app, ctx);
     remat::app::addRunCommand(app, ctx);
     remat::app::addSolveCommand(app, ctx);
     remat::app::addBenchCommand(app, ctx);

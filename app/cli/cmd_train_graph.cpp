@@ -1,0 +1,119 @@
+// remat train-graph MODEL [--batch N] [--json]: the training step derived from an ONNX model:
+// op counts, parameter and gradient bytes, what store-all keeps for backward (comparable with
+// PyTorch's saved activations), its simulated peaks, and FLOPs.
+#include "commands.h"
+
+#include "core/cost/roofline.h"
+#include "core/onnx/importer.h"
+#include "core/schedule/store_all.h"
+#include "core/sim/simulator.h"
+#include "core/training/builder.h"
+#include "core/util/bytes.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace remat::app {
+
+namespace {
+
+using namespace remat::core;
+
+struct TrainGraphOptions
+{
+    std::string model;
+    int64_t batch = 0;
+    bool json = false;
+    bool inputGradients = false;
+};
+
+int runTrainGraph(const TrainGraphOptions &o)
+{
+    core::onnx::ImportOptions opt;
+    opt.batch = o.batch;
+    auto g = core::onnx::importModel(o.model, opt);
+    if (!g) {
+        std::fprintf(stderr, "error: %s\n", g.status().toString().c_str());
+        return 1;
+    }
+    training::BuildOptions build;
+    build.inputGradients = o.inputGradients;
+    auto tg = training::buildTrainingGraph(*g, build);
+    if (!tg) {
+        std::fprintf(stderr, "error: %s: %s\n", o.model.c_str(), tg.status().toString().c_str());
+        return 1;
+    }
+    const training::TrainingSummary s = training::summarize(*tg);
+    const cost::Costs costs = cost::rooflineCosts(*tg);
+    auto t = sim::simulate(schedule::storeAllSchedule(*tg), *tg, costs, {.recordPoints = false});
+    if (!t) {
+        std::fprintf(stderr, "error: store-all schedule: %s\n", t.status().toString().c_str());
+        return 1;
+    }
+    if (o.json) {
+        nlohmann::json byDtype = nlohmann::json::object();
+        for (const auto &[dtype, bytes] : s.savedForBackwardBytesByDtype)
+            byDtype[dtype] = bytes;
+        nlohmann::json j = {
+            {"model", o.model},
+            {"batch", tg->info().batch},
+            {"forward_ops", s.forwardOps},
+            {"loss_ops", s.lossOps},
+            {"backward_ops", s.backwardOps},
+            {"accumulate_ops", s.accumulateOps},
+            {"tensors", tg->tensorCount()},
+            {"param_bytes", s.paramBytes},
+            {"param_grad_bytes", s.paramGradBytes},
+            {"buffer_bytes", s.bufferBytes},
+            {"input_bytes", s.inputBytes},
+            {"saved_for_backward_bytes", s.savedForBackwardBytes},
+            {"saved_for_backward_tensors", s.savedForBackwardTensors},
+            {"saved_for_backward_bytes_by_dtype", byDtype},
+            {"saved_weight_derived_bytes", s.savedWeightDerivedBytes},
+            {"activation_peak_bytes", t->activationPeakBytes},
+            {"peak_bytes", t->peakBytes},
+            {"forward_flops", s.forwardFlops},
+            {"forward_matmul_conv_flops", s.forwardMatmulConvFlops},
+            {"backward_flops", s.backwardFlops},
+            {"store_all_seconds", t->totalSeconds},
+            {"cost_model", costs.source},
+        };
+        std::printf("%s\n", j.dump(2).c_str());
+        return 0;
+    }
+    std::printf("%s at batch %lld\n", o.model.c_str(), (long long)tg->info().batch);
+    std::printf("  ops                       %zu forward, %zu loss, %zu backward (%zu accumulate)\n", s.forwardOps,
+                s.lossOps, s.backwardOps, s.accumulateOps);
+    std::printf("  tensors                   %zu\n", tg->tensorCount());
+    const auto line = [](const char *label, int64_t bytes) {
+        std::printf("  %-25s %s (%lld B)\n", label, formatBytes(bytes).c_str(), (long long)bytes);
+    };
+    line("param_bytes", s.paramBytes);
+    line("param_grad_bytes", s.paramGradBytes);
+    line("buffer_bytes", s.bufferBytes);
+    line("saved_for_backward_bytes", s.savedForBackwardBytes);
+    line("saved_weight_derived", s.savedWeightDerivedBytes);
+    line("activation_peak_bytes", t->activationPeakBytes);
+    line("peak_bytes", t->peakBytes);
+    std::printf("  forward_flops             %.4g (conv + matmul %.4g)\n", s.forwardFlops, s.forwardMatmulConvFlops);
+    std::printf("  backward_flops            %.4g\n", s.backwardFlops);
+    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds, costs.source.c_str());
+    return 0;
+}
+
+} // namespace
+
+void addTrainGraphCommand(CLI::App &app, CommandContext &ctx)
+{
+    auto opts = std::make_shared<TrainGraphOptions>();
+    CLI::App *cmd = app.add_subcommand("train-graph", "Derive the training step of an ONNX model");
+    cmd->add_option("model", opts->model, "ONNX model file")->required();
+    cmd->add_option("--batch", opts->batch, "Batch to infer shapes at (default: the file's)")->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
+    cmd->add_flag("--input-grad", opts->inputGradients, "Also compute the gradient of the data input");
+    cmd->callback([opts, &ctx] { ctx.exitCode = runTrainGraph(*opts); });
+}
+
+} // namespace remat::app
