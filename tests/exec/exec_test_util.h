@@ -49,7 +49,38 @@ struct CpuRun
 {
     core::exec::ExecResult result;
     int64_t predictedPeak = 0;
+    core::sim::Timeline predicted;
+    size_t observedSteps = 0;  ///< onStepEnd events the executor emitted
+    int64_t observedResidentBytes = 0; ///< sum of onTensorResident bytes minus freed ones' bytes
 };
+
+/// Counts the executor's observer events.
+struct CountingObserver : core::schedule::ScheduleObserver
+{
+    const core::training::TrainingGraph *graph = nullptr;
+    size_t steps = 0;
+    int64_t resident = 0;
+    void onStepEnd(const core::schedule::StepEvent &) override { ++steps; }
+    void onTensorResident(core::TensorId, int64_t bytes) override { resident += bytes; }
+    void onTensorFreed(core::TensorId t) override { resident -= graph->tensor(t).bytes; }
+};
+
+/// Empty when every step's bytes in use and peak during the step equal the simulator's, else the
+/// first step that differs.
+inline std::string firstStepMismatch(const core::sim::Timeline &measured, const core::sim::Timeline &predicted)
+{
+    if (measured.points.size() != predicted.points.size())
+        return "point counts differ";
+    for (size_t i = 0; i < measured.points.size(); ++i) {
+        const auto &m = measured.points[i];
+        const auto &p = predicted.points[i];
+        if (m.bytesInUse != p.bytesInUse || m.peakDuringStep != p.peakDuringStep || m.byCategory != p.byCategory)
+            return "step " + std::to_string(i) + ": measured " + std::to_string(m.bytesInUse) + "/" +
+                   std::to_string(m.peakDuringStep) + " predicted " + std::to_string(p.bytesInUse) + "/" +
+                   std::to_string(p.peakDuringStep) + (m.byCategory != p.byCategory ? " (categories differ)" : "");
+    }
+    return {};
+}
 
 inline core::Expected<CpuRun> runOnCpu(const CorpusModel &m, const core::schedule::Schedule &s)
 {
@@ -59,10 +90,16 @@ inline core::Expected<CpuRun> runOnCpu(const CorpusModel &m, const core::schedul
     in.feed = m.feed;
     REMAT_RETURN_IF_ERROR(ex.prepare(in));
     CpuRun r;
-    REMAT_ASSIGN_OR_RETURN(r.result, ex.run(s));
+    CountingObserver counter;
+    counter.graph = &m.training;
+    core::exec::ExecOptions opt;
+    opt.observer = &counter;
+    REMAT_ASSIGN_OR_RETURN(r.result, ex.run(s, opt));
+    r.observedSteps = counter.steps;
+    r.observedResidentBytes = counter.resident;
     const core::cost::Costs costs = core::cost::rooflineCosts(m.training);
-    REMAT_ASSIGN_OR_RETURN(core::sim::Timeline t, core::sim::simulate(s, m.training, costs));
-    r.predictedPeak = t.peakBytes;
+    REMAT_ASSIGN_OR_RETURN(r.predicted, core::sim::simulate(s, m.training, costs));
+    r.predictedPeak = r.predicted.peakBytes;
     return r;
 }
 

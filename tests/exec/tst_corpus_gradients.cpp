@@ -102,6 +102,10 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
                 (long long)r.measuredPeakBytes, (long long)run->predictedPeak, r.stepSeconds);
     QCOMPARE(r.measuredPeakBytes, run->predictedPeak);
     QCOMPARE(r.timeline.peakBytes, run->predictedPeak);
+    // expected: every step's bytes (and categories) equal the simulator's; one event per step
+    const std::string mismatch = firstStepMismatch(r.timeline, run->predicted);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+    QCOMPARE(run->observedSteps, s.size());
 }
 
 QTEST_GUILESS_MAIN(TestCorpusGradients)

@@ -145,6 +145,8 @@ void TestPlanGradients::plansReproduceStoreAll()
         // expected: measured == predicted exactly, and == the plan's own simulator figure
         QCOMPARE(r.measuredPeakBytes, run->predictedPeak);
         QCOMPARE(run->predictedPeak, plan->timeline.peakBytes);
+        const std::string mismatch = firstStepMismatch(r.timeline, run->predicted);
+        QVERIFY2(mismatch.empty(), (c.solver + ": " + mismatch).c_str());
         // expected: bitwise the store-all gradients and loss
         auto cmp = core::exec::compareGradients(r.gradients, base->result.gradients);
         QVERIFY2(cmp, cmp.status().toString().c_str());
@@ -159,6 +161,8 @@ void TestPlanGradients::plansReproduceStoreAll()
     auto offRun = runOnCpu(**m, off);
     QVERIFY2(offRun, offRun.status().toString().c_str());
     QCOMPARE(offRun->result.measuredPeakBytes, offRun->predictedPeak);
+    const std::string offMismatch = firstStepMismatch(offRun->result.timeline, offRun->predicted);
+    QVERIFY2(offMismatch.empty(), ("offload: " + offMismatch).c_str());
     QVERIFY(offRun->result.timeline.hostPeakBytes > 0);
     auto cmp = core::exec::compareGradients(offRun->result.gradients, base->result.gradients);
     QVERIFY2(cmp && cmp->bitwiseEqual, "offload changed the gradients");
