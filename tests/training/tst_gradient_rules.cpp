@@ -1,0 +1,489 @@
+// Gradient rules and the builder on hand-built forward graphs: for each rule, which tensors the
+// backward op reads, which gradients it writes, its FLOPs; plus accumulation, constant folding,
+// identity removal, GELU fusion and the errors. Expected figures are written beside each input.
+#include "core/schedule/store_all.h"
+#include "core/training/builder.h"
+#include "core/training/gradient_rules.h"
+
+#include <QtTest>
+
+#include <cstring>
+
+using namespace remat::core;
+using ir::DataType;
+using ir::ValueKind;
+using training::Operand;
+using training::TrainingGraph;
+
+namespace {
+
+/// A forward graph written line by line: g.value("x", {2,3}); g.node("Relu", {"x"}, {"y"}).
+struct GraphSpec
+{
+    std::vector<ir::Value> values;
+    std::vector<ir::Node> nodes;
+    std::vector<ValueId> inputs, outputs;
+
+    ValueId value(const std::string &name, std::vector<int64_t> shape, ValueKind kind = ValueKind::Intermediate,
+                  DataType dtype = DataType::Float)
+    {
+        ir::Value v;
+        v.id = ValueId(values.size());
+        v.name = name;
+        v.kind = kind;
+        v.dtype = dtype;
+        v.shape = ir::Shape::fromStatic(shape);
+        if (kind == ValueKind::Input || kind == ValueKind::Parameter || kind == ValueKind::Buffer)
+            inputs.push_back(v.id);
+        values.push_back(v);
+        return v.id;
+    }
+    /// A constant with data (float32 or int64).
+    ValueId constant(const std::string &name, std::vector<double> data, DataType dtype = DataType::Float,
+                     std::vector<int64_t> shape = {})
+    {
+        const ValueId id = value(name, shape, ValueKind::Constant, dtype);
+        auto tc = std::make_shared<ir::TensorConstant>();
+        tc->name = name;
+        tc->dtype = dtype;
+        tc->shape = ir::Shape::fromStatic(shape);
+        std::vector<std::byte> bytes;
+        for (double d : data) {
+            if (dtype == DataType::Bool) {
+                bytes.push_back(std::byte(d != 0 ? 1 : 0));
+            } else if (dtype == DataType::Int64) {
+                int64_t i = int64_t(d);
+                bytes.insert(bytes.end(), reinterpret_cast<std::byte *>(&i), reinterpret_cast<std::byte *>(&i) + 8);
+            } else {
+                float f = float(d);
+                bytes.insert(bytes.end(), reinterpret_cast<std::byte *>(&f), reinterpret_cast<std::byte *>(&f) + 4);
+            }
+        }
+        tc->byteCount = int64_t(bytes.size());
+        tc->data = std::make_shared<ir::OwnedTensorData>(std::move(bytes));
+        values[id.index()].initializer = tc;
+        return id;
+    }
+    ValueId find(const std::string &name) const
+    {
+        for (const ir::Value &v : values)
+            if (v.name == name)
+                return v.id;
+        return ValueId();
+    }
+    ir::Node &node(const std::string &op, std::vector<std::string> in, std::vector<std::string> out,
+                   std::string name = {})
+    {
+        ir::Node n;
+        n.id = NodeId(nodes.size());
+        n.opType = op;
+        n.name = name.empty() ? "/" + op + "_" + std::to_string(nodes.size()) : name;
+        for (const auto &s : in)
+            n.inputs.push_back(s.empty() ? ValueId() : find(s));
+        for (const auto &s : out)
+            n.outputs.push_back(find(s));
+        nodes.push_back(n);
+        return nodes.back();
+    }
+    Expected<ir::Graph> build()
+    {
+        ir::ModelInfo info;
+        info.opsetVersion = 17;
+        return ir::Graph::build(info, nodes, values, inputs, outputs);
+    }
+};
+
+std::vector<std::string> names(const TrainingGraph &g, const std::vector<TensorId> &ids)
+{
+    std::vector<std::string> out;
+    for (TensorId t : ids)
+        out.push_back(g.tensor(t).name);
+    return out;
+}
+
+const training::Op *opNamed(const TrainingGraph &g, const std::string &name)
+{
+    for (const training::Op &op : g.ops())
+        if (op.name == name)
+            return &op;
+    return nullptr;
+}
+
+TrainingGraph buildOk(GraphSpec &s, training::BuildOptions opt = {})
+{
+    auto g = s.build();
+    if (!g)
+        qFatal("graph: %s", g.status().message().c_str());
+    auto tg = training::buildTrainingGraph(*g, opt);
+    if (!tg)
+        qFatal("training graph: %s", tg.status().message().c_str());
+    // Every graph the builder makes runs under store-all.
+    Status v = schedule::validate(schedule::storeAllSchedule(*tg), *tg);
+    if (!v.isOk())
+        qFatal("store-all: %s", v.message().c_str());
+    return std::move(*tg);
+}
+
+using Names = std::vector<std::string>;
+
+} // namespace
+
+class TstGradientRules : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void tableIsSortedAndComplete()
+    {
+        const auto &t = training::gradientRules();
+        for (size_t i = 1; i < t.size(); ++i)
+            QVERIFY(std::strcmp(t[i - 1].opType, t[i].opType) < 0);
+        for (const char *op : {"Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant",
+                               "ConstantOfShape", "Conv", "Div", "Dropout", "Equal", "Erf", "Expand", "Flatten",
+                               "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish",
+                               "LayerNormalization", "MatMul", "MaxPool", "Mod", "Mul", "Not", "Pad", "Pow", "Range",
+                               "ReduceMean", "Relu", "Reshape", "Resize", "ScatterND", "Shape", "Sigmoid", "Slice",
+                               "Softmax", "Sub", "Transpose", "Trilu", "Unsqueeze", "Where", "Split", "Squeeze",
+                               "Sqrt", "Tanh", "Gelu", "Identity", "Sum", "ReduceSum", "LRN"})
+            QVERIFY2(training::findGradientRule(op), op);
+        QVERIFY(!training::findGradientRule("NonMaxSuppression"));
+    }
+
+    void convBnReluMaxPool()
+    {
+        // x[2,3,8,8] -> Conv(W[4,3,3,3], pads 1) -> c[2,4,8,8] -> BN(training) -> b -> Relu -> r
+        //   -> MaxPool 2x2 -> m[2,4,4,4] -> GlobalAveragePool -> p[2,4,1,1] -> Flatten -> f[2,4]
+        //   -> Gemm(Wfc[3,4], transB) -> y[2,3]
+        GraphSpec s;
+        s.value("x", {2, 3, 8, 8}, ValueKind::Input);
+        s.value("W", {4, 3, 3, 3}, ValueKind::Parameter);
+        for (const char *n : {"scale", "bias"})
+            s.value(n, {4}, ValueKind::Parameter);
+        for (const char *n : {"rmean", "rvar"})
+            s.value(n, {4}, ValueKind::Buffer);
+        s.value("Wfc", {3, 4}, ValueKind::Parameter);
+        s.value("c", {2, 4, 8, 8});
+        s.value("b", {2, 4, 8, 8});
+        s.value("r", {2, 4, 8, 8});
+        s.value("m", {2, 4, 4, 4});
+        s.value("p", {2, 4, 1, 1});
+        s.value("f", {2, 4});
+        s.value("y", {2, 3});
+        s.outputs = {s.find("y")};
+        s.node("Conv", {"x", "W"}, {"c"}, "conv").attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+        s.node("BatchNormalization", {"c", "scale", "bias", "rmean", "rvar"}, {"b"}, "bn").attributes = {
+            {"training_mode", int64_t(1)}};
+        s.node("Relu", {"b"}, {"r"}, "relu");
+        s.node("MaxPool", {"r"}, {"m"}, "pool").attributes = {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                                              {"strides", std::vector<int64_t>{2, 2}}};
+        s.node("GlobalAveragePool", {"m"}, {"p"}, "gap");
+        s.node("Flatten", {"p"}, {"f"}, "flatten");
+        s.node("Gemm", {"f", "Wfc"}, {"y"}, "fc").attributes = {{"transB", int64_t(1)}};
+        const TrainingGraph g = buildOk(s);
+
+        // 7 forward ops, the loss, 7 backward ops (no input gradient: conv/grad writes dW only).
+        QCOMPARE(g.forwardOpCount(), size_t(7));
+        QCOMPARE(g.backwardOpCount(), size_t(7));
+
+        const training::Op *conv = opNamed(g, "conv");
+        // MACs = |c| * 3*3*3 = 512 * 27 = 13824; forward FLOPs 2 x MACs.
+        QCOMPARE(conv->flops, 27648.0);
+        const training::Op *convGrad = opNamed(g, "conv/grad");
+        QCOMPARE(convGrad->type, std::string("ConvGrad"));
+        QCOMPARE(names(g, convGrad->inputs), (Names{"x", "grad:c"}));   // dW = x (*) dc
+        QCOMPARE(names(g, convGrad->outputs), (Names{"grad:W"}));
+        QCOMPARE(convGrad->flops, 27648.0);
+        QCOMPARE(int(convGrad->inputRoles[0].kind), int(Operand::Kind::FwdInput));
+        QCOMPARE(int(convGrad->inputRoles[1].kind), int(Operand::Kind::OutputGrad));
+
+        // BN appends mean and inverse std ([4] float32) at positions 3 and 4.
+        const training::Op *bn = opNamed(g, "bn");
+        QCOMPARE(names(g, bn->outputs), (Names{"b", "b::saved_mean", "b::saved_inv_std"}));
+        QCOMPARE(bn->outputRoles[1].index, 3);
+        QCOMPARE(g.tensor(bn->outputs[1]).bytes, int64_t(16));
+        QCOMPARE(g.tensor(bn->outputs[1]).role, training::TensorRole::SavedState);
+        const training::Op *bnGrad = opNamed(g, "bn/grad");
+        QCOMPARE(names(g, bnGrad->inputs), (Names{"c", "scale", "b::saved_mean", "b::saved_inv_std", "grad:b"}));
+        QCOMPARE(names(g, bnGrad->outputs), (Names{"grad:c", "grad:scale", "grad:bias"}));
+
+        // Relu saves its output; MaxPool its input and int64 indices shaped like m.
+        QCOMPARE(names(g, opNamed(g, "relu/grad")->inputs), (Names{"r", "grad:r"}));
+        const training::Op *pool = opNamed(g, "pool");
+        QCOMPARE(names(g, pool->outputs), (Names{"m", "m::indices"}));
+        QCOMPARE(g.tensor(pool->outputs[1]).bytes, int64_t(2 * 4 * 4 * 4 * 8));
+        QCOMPARE(names(g, opNamed(g, "pool/grad")->inputs), (Names{"r", "m::indices", "grad:m"}));
+        // GlobalAveragePool keeps its input (as PyTorch does); Flatten nothing.
+        QCOMPARE(names(g, opNamed(g, "gap/grad")->inputs), (Names{"m", "grad:p"}));
+        QCOMPARE(names(g, opNamed(g, "flatten/grad")->inputs), (Names{"grad:f"}));
+        // Gemm: dA needs B, dB needs A. FLOPs 2*M*N*K = 2*2*3*4 = 48 forward, 96 backward.
+        const training::Op *fcGrad = opNamed(g, "fc/grad");
+        QCOMPARE(names(g, fcGrad->inputs), (Names{"Wfc", "f", "grad:y"}));
+        QCOMPARE(names(g, fcGrad->outputs), (Names{"grad:f", "grad:Wfc"}));
+        QCOMPARE(opNamed(g, "fc")->flops, 48.0);
+        QCOMPARE(fcGrad->flops, 96.0);
+
+        // Loss: sum(y * R) seeds grad:y.
+        const training::Op *loss = opNamed(g, "loss");
+        QCOMPARE(names(g, loss->inputs), (Names{"y", "R:y"}));
+        QCOMPARE(names(g, loss->outputs), (Names{"loss", "grad:y"}));
+
+        // Saved for backward (no parameters, buffers, input): c 2048 + means 32 + r 2048 +
+        // indices 1024 + m 512 + f 32 = 5696 bytes.
+        const training::TrainingSummary sum = training::summarize(g);
+        QCOMPARE(sum.savedForBackwardBytes, int64_t(2048 + 32 + 2048 + 1024 + 512 + 32));
+        QCOMPARE(sum.paramBytes, int64_t(4 * (108 + 4 + 4 + 12)));
+        QCOMPARE(sum.paramGradBytes, sum.paramBytes);
+        for (const char *p : {"grad:W", "grad:scale", "grad:bias", "grad:Wfc"})
+            QVERIFY(g.tensor(*g.findTensor(p)).requiredAtEnd);
+    }
+
+    void inputGradientOnRequest()
+    {
+        GraphSpec s;
+        s.value("x", {2, 4}, ValueKind::Input);
+        s.value("w", {2, 4}, ValueKind::Parameter);
+        s.value("y", {2, 4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"y"}, "mul");
+        const TrainingGraph a = buildOk(s);
+        // Only w needs a gradient: d(x*w)/dw = x, so x is saved and w is not.
+        QCOMPARE(names(a, opNamed(a, "mul/grad")->inputs), (Names{"x", "grad:y"}));
+        QCOMPARE(names(a, opNamed(a, "mul/grad")->outputs), (Names{"grad:w"}));
+        const TrainingGraph b = buildOk(s, {.inputGradients = true});
+        QCOMPARE(names(b, opNamed(b, "mul/grad")->inputs), (Names{"w", "x", "grad:y"}));
+        QCOMPARE(names(b, opNamed(b, "mul/grad")->outputs), (Names{"grad:x", "grad:w"}));
+        QVERIFY(b.tensor(*b.findTensor("grad:x")).requiredAtEnd);
+    }
+
+    void accumulatesSeveralConsumers()
+    {
+        // h = relu(x*w) is read by three ops: y = h + h*h... as a + b + c with one partial each.
+        GraphSpec s;
+        s.value("x", {4}, ValueKind::Input);
+        s.value("w", {4}, ValueKind::Parameter);
+        for (const char *n : {"h", "a", "b", "c", "ab", "y"})
+            s.value(n, {4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("Sigmoid", {"h"}, {"a"}, "sig");
+        s.node("Tanh", {"h"}, {"b"}, "tanh");
+        s.node("Relu", {"h"}, {"c"}, "relu");
+        s.node("Add", {"a", "b"}, {"ab"}, "add1");
+        s.node("Add", {"ab", "c"}, {"y"}, "add2");
+        const TrainingGraph g = buildOk(s);
+        // Backward order relu, tanh, sig (reverse); partials #0..#2, two Accumulate ops.
+        size_t accumulates = 0;
+        for (const training::Op &op : g.ops())
+            accumulates += op.type == "Accumulate";
+        QCOMPARE(accumulates, size_t(2));
+        QCOMPARE(names(g, opNamed(g, "relu/grad")->outputs), (Names{"grad:h#0"}));
+        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate1")->inputs), (Names{"grad:h#0", "grad:h#1"}));
+        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate1")->outputs), (Names{"grad:h#sum1"}));
+        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate2")->inputs), (Names{"grad:h#sum1", "grad:h#2"}));
+        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate2")->outputs), (Names{"grad:h"}));
+        QCOMPARE(names(g, opNamed(g, "mul/grad")->inputs), (Names{"x", "grad:h"}));
+        // Sigmoid and Tanh save their outputs; Add nothing.
+        QCOMPARE(names(g, opNamed(g, "sig/grad")->inputs), (Names{"a", "grad:a"}));
+        QCOMPARE(names(g, opNamed(g, "add2/grad")->inputs), (Names{"grad:y"}));
+    }
+
+    void shapeSubgraphIsFolded()
+    {
+        // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) -> y: the shape arithmetic
+        // is not in the training graph; the Reshape reads a preloaded Constant.
+        GraphSpec s;
+        s.value("x", {2, 3, 4}, ValueKind::Input);
+        s.value("w", {2, 12}, ValueKind::Parameter);
+        s.value("shape", {3}, ValueKind::Intermediate, DataType::Int64);
+        s.constant("zero", {0}, DataType::Int64);
+        s.constant("axes", {0}, DataType::Int64, {1});
+        s.constant("minus1", {-1}, DataType::Int64, {1});
+        s.value("n", {}, ValueKind::Intermediate, DataType::Int64);
+        s.value("n1", {1}, ValueKind::Intermediate, DataType::Int64);
+        s.value("target", {2}, ValueKind::Intermediate, DataType::Int64);
+        s.value("r", {2, 12});
+        s.value("y", {2, 12});
+        s.outputs = {s.find("y")};
+        s.node("Shape", {"x"}, {"shape"});
+        s.node("Gather", {"shape", "zero"}, {"n"});
+        s.node("Unsqueeze", {"n", "axes"}, {"n1"});
+        s.node("Concat", {"n1", "minus1"}, {"target"}).attributes = {{"axis", int64_t(0)}};
+        s.node("Reshape", {"x", "target"}, {"r"}, "reshape");
+        s.node("Mul", {"r", "w"}, {"y"}, "mul");
+        const TrainingGraph g = buildOk(s, {.inputGradients = true});
+        QCOMPARE(g.forwardOpCount(), size_t(2));
+        const training::Op *reshape = opNamed(g, "reshape");
+        QCOMPARE(names(g, reshape->inputs), (Names{"x", "target"}));
+        QCOMPARE(g.tensor(reshape->inputs[1]).role, training::TensorRole::Constant);
+        QVERIFY(g.tensor(reshape->inputs[1]).preloaded);
+        // Reshape's backward reads nothing but the output gradient and writes only dx.
+        QCOMPARE(names(g, opNamed(g, "reshape/grad")->inputs), (Names{"grad:r"}));
+        QCOMPARE(names(g, opNamed(g, "reshape/grad")->outputs), (Names{"grad:x"}));
+    }
+
+    void dropoutAndIdentity()
+    {
+        // d1 = Dropout(x, 0.0, true) is the identity and disappears; Identity too;
+        // d2 = Dropout(., 0.5, true) keeps a bool mask for backward.
+        GraphSpec s;
+        s.value("x", {2, 8}, ValueKind::Input);
+        s.value("w", {2, 8}, ValueKind::Parameter);
+        s.constant("r0", {0.0});
+        s.constant("r5", {0.5});
+        s.constant("on", {1}, DataType::Bool);
+        s.value("xw", {2, 8});
+        s.value("d1", {2, 8});
+        s.value("i1", {2, 8});
+        s.value("y", {2, 8});
+        s.value("mask", {2, 8}, ValueKind::Intermediate, DataType::Bool);
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"xw"}, "mul");
+        s.node("Dropout", {"xw", "r0", "on"}, {"d1"}, "drop0");
+        s.node("Identity", {"d1"}, {"i1"}, "id");
+        s.node("Dropout", {"i1", "r5", "on"}, {"y", "mask"}, "drop5");
+        const TrainingGraph g = buildOk(s);
+        QVERIFY(!opNamed(g, "drop0"));
+        QVERIFY(!opNamed(g, "id"));
+        QCOMPARE(names(g, opNamed(g, "drop5")->inputs), (Names{"xw", "r5", "on"}));
+        QCOMPARE(names(g, opNamed(g, "drop5/grad")->inputs), (Names{"mask", "grad:y"}));
+        QCOMPARE(g.tensor(*g.findTensor("mask")).role, training::TensorRole::SavedState);
+        QCOMPARE(g.tensor(*g.findTensor("mask")).bytes, int64_t(16));
+    }
+
+    void geluIsFused()
+    {
+        // y = Mul(Mul(h, Add(Erf(Div(h, 1.41421)), 1)), 0.5) with h = x*w: one Gelu op saving h.
+        GraphSpec s;
+        s.value("x", {2, 8}, ValueKind::Input);
+        s.value("w", {2, 8}, ValueKind::Parameter);
+        s.constant("sqrt2", {1.4142135});
+        s.constant("one", {1.0});
+        s.constant("half", {0.5});
+        for (const char *n : {"h", "d", "e", "a", "m", "y"})
+            s.value(n, {2, 8});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("Div", {"h", "sqrt2"}, {"d"});
+        s.node("Erf", {"d"}, {"e"});
+        s.node("Add", {"e", "one"}, {"a"});
+        s.node("Mul", {"h", "a"}, {"m"});
+        s.node("Mul", {"m", "half"}, {"y"}, "gelu");
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(g.forwardOpCount(), size_t(2));
+        const training::Op *gelu = opNamed(g, "gelu");
+        QCOMPARE(gelu->type, std::string("Gelu"));
+        QCOMPARE(names(g, gelu->inputs), (Names{"h"}));
+        QCOMPARE(names(g, opNamed(g, "gelu/grad")->inputs), (Names{"h", "grad:y"}));
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(64)); // h only
+
+        const TrainingGraph unfused = buildOk(s, {.fuseGelu = false});
+        QCOMPARE(unfused.forwardOpCount(), size_t(6));
+        // Unfused: Erf keeps d, Mul(h, a) keeps h and a: 3 x 64 bytes.
+        QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(192));
+    }
+
+    void layerNormSoftmaxMatMul()
+    {
+        // q = LN(x) [2,4,8]; s = MatMul(q, kT[2,8,4]) -> [2,4,4]; p = Softmax(s); y = MatMul(p, v)
+        GraphSpec s;
+        s.value("x", {2, 4, 8}, ValueKind::Input);
+        s.value("g", {8}, ValueKind::Parameter);
+        s.value("bb", {8}, ValueKind::Parameter);
+        s.value("kT", {2, 8, 4}, ValueKind::Parameter);
+        s.value("v", {2, 4, 8}, ValueKind::Parameter);
+        s.value("q", {2, 4, 8});
+        s.value("sc", {2, 4, 4});
+        s.value("p", {2, 4, 4});
+        s.value("y", {2, 4, 8});
+        s.outputs = {s.find("y")};
+        s.node("LayerNormalization", {"x", "g", "bb"}, {"q"}, "ln").attributes = {{"axis", int64_t(-1)}};
+        s.node("MatMul", {"q", "kT"}, {"sc"}, "qk");
+        s.node("Softmax", {"sc"}, {"p"}, "softmax");
+        s.node("MatMul", {"p", "v"}, {"y"}, "pv");
+        const TrainingGraph g = buildOk(s);
+        const training::Op *ln = opNamed(g, "ln");
+        QCOMPARE(names(g, ln->outputs), (Names{"q", "q::mean", "q::inv_std_dev"}));
+        QCOMPARE(g.tensor(ln->outputs[1]).shape, ir::Shape::fromStatic({2, 4, 1}));
+        QCOMPARE(names(g, opNamed(g, "ln/grad")->inputs), (Names{"x", "g", "q::mean", "q::inv_std_dev", "grad:q"}));
+        QCOMPARE(names(g, opNamed(g, "ln/grad")->outputs), (Names{"grad:g", "grad:bb"}));
+        QCOMPARE(names(g, opNamed(g, "softmax/grad")->inputs), (Names{"p", "grad:p"}));
+        QCOMPARE(names(g, opNamed(g, "pv/grad")->inputs), (Names{"v", "p", "grad:y"}));
+        // MatMul FLOPs: 2 * |sc| * K = 2 * 32 * 8 = 512.
+        QCOMPARE(opNamed(g, "qk")->flops, 512.0);
+    }
+
+    void nonDifferentiableInputs()
+    {
+        // Gather(w, idx): idx is int64 and gets no gradient; Where(cond, a, b): cond neither.
+        GraphSpec s;
+        s.value("w", {10, 4}, ValueKind::Parameter);
+        s.value("idx", {3}, ValueKind::Input, DataType::Int64);
+        s.value("cond", {3, 4}, ValueKind::Input, DataType::Bool);
+        s.value("z", {3, 4}, ValueKind::Parameter);
+        s.value("e", {3, 4});
+        s.value("y", {3, 4});
+        s.outputs = {s.find("y")};
+        s.node("Gather", {"w", "idx"}, {"e"}, "embed");
+        s.node("Where", {"cond", "e", "z"}, {"y"}, "where");
+        const TrainingGraph g = buildOk(s, {.inputGradients = true});
+        QCOMPARE(names(g, opNamed(g, "embed/grad")->inputs), (Names{"idx", "grad:e"}));
+        QCOMPARE(names(g, opNamed(g, "embed/grad")->outputs), (Names{"grad:w"}));
+        QCOMPARE(names(g, opNamed(g, "where/grad")->inputs), (Names{"cond", "grad:y"}));
+        QCOMPARE(names(g, opNamed(g, "where/grad")->outputs), (Names{"grad:e", "grad:z"}));
+        QVERIFY(!g.findTensor("grad:idx"));
+        QVERIFY(!g.findTensor("grad:cond"));
+    }
+
+    void clipAndPoolingSaveTheirInput()
+    {
+        GraphSpec s;
+        s.value("x", {1, 2, 4, 4}, ValueKind::Input);
+        s.value("w", {1, 2, 4, 4}, ValueKind::Parameter);
+        s.constant("lo", {0.0});
+        s.constant("hi", {6.0});
+        s.value("xw", {1, 2, 4, 4});
+        s.value("c", {1, 2, 4, 4});
+        s.value("y", {1, 2, 2, 2});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"xw"}, "mul");
+        s.node("Clip", {"xw", "lo", "hi"}, {"c"}, "relu6");
+        s.node("AveragePool", {"c"}, {"y"}, "avg").attributes = {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                                                 {"strides", std::vector<int64_t>{2, 2}}};
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "relu6/grad")->inputs), (Names{"xw", "grad:c"}));
+        QCOMPARE(names(g, opNamed(g, "relu6/grad")->outputs), (Names{"grad:xw"})); // not lo / hi
+        QCOMPARE(names(g, opNamed(g, "avg/grad")->inputs), (Names{"c", "grad:y"}));
+        QCOMPARE(opNamed(g, "avg")->flops, 8.0 * 4); // |y| x kernel volume
+    }
+
+    void unknownOpIsAnError()
+    {
+        GraphSpec s;
+        s.value("x", {2}, ValueKind::Input);
+        s.value("y", {2});
+        s.outputs = {s.find("y")};
+        s.node("Frobnicate", {"x"}, {"y"}, "/block/Frobnicate_3");
+        auto g = s.build();
+        QVERIFY(g.hasValue());
+        auto tg = training::buildTrainingGraph(*g);
+        QVERIFY(!tg.hasValue());
+        QCOMPARE(tg.status().code(), StatusCode::Unsupported);
+        QCOMPARE(QString::fromStdString(tg.status().message()),
+                 QString("no gradient rule for op type 'Frobnicate' (node '/block/Frobnicate_3' (Frobnicate))"));
+    }
+
+    void noFloatOutputIsAnError()
+    {
+        GraphSpec s;
+        s.value("x", {2}, ValueKind::Input);
+        s.value("y", {2}, ValueKind::Intermediate, DataType::Bool);
+        s.outputs = {s.find("y")};
+        s.node("Not", {"x"}, {"y"});
+        auto g = s.build();
+        QVERIFY(g.hasValue());
+        QVERIFY(!training::buildTrainingGraph(*g).hasValue());
+    }
+};
+
+QTEST_GUILESS_MAIN(TstGradientRules)
+#include "tst_gradient_rules.moc"
