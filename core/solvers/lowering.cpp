@@ -10,8 +10,9 @@ using training::TrainingGraph;
 
 namespace {
 
-// Tensors at most this big that cross a boundary (shape arithmetic, scalars) do not stop it
-// from being an articulation point; chain solvers keep them with the boundary.
+// Tensors at most this big (and at most 1/256 of the largest activation) that cross a boundary
+// (shape arithmetic, scalars) do not stop it from being an articulation point; chain solvers
+// keep them with the boundary.
 constexpr int64_t kSmallCrossingBytes = 4096;
 
 struct UnionFind
@@ -123,6 +124,10 @@ ChainView GraphFacts::chainView(const cost::Costs *costs, ChainKind kind) const
     // tensors, the sum of their ids (the id when the count is one) and all crossing bytes.
     std::vector<int64_t> count(nf + 1, 0), idSum(nf + 1, 0), bytes(nf + 1, 0);
     auto producerOf = [&](TensorId t) { return static_cast<int32_t>(g.tensor(t).producer.index()); };
+    int64_t largest = 0;
+    for (TensorId t : m_candidates)
+        largest = std::max(largest, g.tensor(t).bytes);
+    const int64_t small = std::min(kSmallCrossingBytes, largest / 256);
     for (TensorId t : m_candidates) {
         const int32_t last = m_lastFwdUse[t.index()];
         const int32_t prod = producerOf(t);
@@ -131,7 +136,7 @@ ChainView GraphFacts::chainView(const cost::Costs *costs, ChainKind kind) const
         const int32_t end = std::min(last, nf);
         bytes[prod] += g.tensor(t).bytes;
         bytes[end] -= g.tensor(t).bytes;
-        if (g.tensor(t).bytes <= kSmallCrossingBytes)
+        if (g.tensor(t).bytes <= small)
             continue;
         count[prod] += 1;
         count[end] -= 1;
