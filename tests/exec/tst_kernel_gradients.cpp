@@ -299,6 +299,8 @@ void TestKernelGradients::backwardMatchesFiniteDifferences_data()
     add("Softmax", {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("ReduceMean", {"ReduceMean", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 1)}, {Out{V{2, 2}}}});
     add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
+    add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
+                {randn({2, 5, 2, 1}, 1)}, {Out{V{2, 5, 2, 1}}}});
     add("GlobalAveragePool", {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});
     // windows
     add("Conv groups/stride/pad/dilation", {"Conv", {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 1, 1, 0}), attr("dilations", V{1, 2})},
@@ -356,7 +358,7 @@ void TestKernelGradients::everyGradientRuleHasKernels()
         "Flatten", "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish", "LayerNormalization", "MatMul",
         "MaxPool", "Mul", "Pad", "Pow", "ReduceMean", "Relu", "Reshape", "Resize", "ScatterND", "Sigmoid", "Slice",
         "Softmax", "Sub", "Transpose", "Trilu", "Unsqueeze", "Where", "Split", "Squeeze", "Sqrt", "Tanh", "Gelu",
-        "Identity", "Sum", "ReduceSum"};
+        "Identity", "Sum", "ReduceSum", "LRN"};
     for (const std::string &t : forwardOnly)
         QVERIFY2(exec::cpu::findCpuKernel(t), t.c_str());
     for (const std::string &t : differentiable) {

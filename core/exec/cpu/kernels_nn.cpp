@@ -659,6 +659,86 @@ Status globalAvgPoolGrad(KernelContext &c)
     return Status::ok();
 }
 
+// ---- LRN (across channels) ----------------------------------------------------------------
+
+struct LrnParams
+{
+    double alpha, beta, bias;
+    int64_t lo, hi, size;
+};
+
+Expected<LrnParams> lrnParams(const KernelContext &c)
+{
+    LrnParams p;
+    p.size = c.attrInt("size", 0);
+    if (p.size <= 0)
+        return c.error("LRN needs a positive size");
+    p.alpha = c.attrFloat("alpha", 1e-4);
+    p.beta = c.attrFloat("beta", 0.75);
+    p.bias = c.attrFloat("bias", 1.0);
+    p.lo = (p.size - 1) / 2;
+    p.hi = p.size - 1 - p.lo;
+    return p;
+}
+
+/// s[n,c,i] = bias + alpha / size * sum of x^2 over the channel window.
+std::vector<double> lrnScale(const KView &x, const LrnParams &p)
+{
+    const ChannelLayout l = channelLayout(x.shape);
+    std::vector<double> s(size_t(x.numel()));
+    const float *px = x.f();
+    for (int64_t n = 0; n < l.n; ++n)
+        for (int64_t ch = 0; ch < l.c; ++ch)
+            for (int64_t i = 0; i < l.spatial; ++i) {
+                double sum = 0;
+                for (int64_t k = std::max<int64_t>(0, ch - p.lo); k <= std::min(l.c - 1, ch + p.hi); ++k) {
+                    const double v = px[(n * l.c + k) * l.spatial + i];
+                    sum += v * v;
+                }
+                s[size_t((n * l.c + ch) * l.spatial + i)] = p.bias + p.alpha / double(p.size) * sum;
+            }
+    return s;
+}
+
+Status lrnForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(LrnParams p, lrnParams(c));
+    const std::vector<double> s = lrnScale(*x, p);
+    for (int64_t i = 0; i < x->numel(); ++i)
+        y->f()[i] = float(x->f()[i] * std::pow(s[size_t(i)], -p.beta));
+    return Status::ok();
+}
+
+Status lrnGrad(KernelContext &c)
+{
+    KView *x = c.input(0), *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    REMAT_ASSIGN_OR_RETURN(LrnParams p, lrnParams(c));
+    const std::vector<double> s = lrnScale(*x, p);
+    const ChannelLayout l = channelLayout(x->shape);
+    // t[c] = dy_c * x_c * s_c^(-beta-1): the part every channel in c's window receives
+    std::vector<double> t(s.size());
+    for (size_t i = 0; i < s.size(); ++i)
+        t[i] = double(dy->f()[i]) * x->f()[i] * std::pow(s[i], -p.beta - 1);
+    const double k = -2.0 * p.beta * p.alpha / double(p.size);
+    for (int64_t n = 0; n < l.n; ++n)
+        for (int64_t j = 0; j < l.c; ++j)
+            for (int64_t i = 0; i < l.spatial; ++i) {
+                const size_t at = size_t((n * l.c + j) * l.spatial + i);
+                double cross = 0;
+                // channels c whose window holds j: j - hi <= c <= j + lo
+                for (int64_t ch = std::max<int64_t>(0, j - p.hi); ch <= std::min(l.c - 1, j + p.lo); ++ch)
+                    cross += t[size_t((n * l.c + ch) * l.spatial + i)];
+                dx->f()[at] = float(double(dy->f()[at]) * std::pow(s[at], -p.beta) + k * x->f()[at] * cross);
+            }
+    return Status::ok();
+}
+
 } // namespace
 
 void addNnKernels(KernelTable &t)
@@ -679,6 +759,8 @@ void addNnKernels(KernelTable &t)
     t["ReduceSumGrad"] = reduceSumGrad;
     t["GlobalAveragePool"] = globalAvgPoolForward;
     t["GlobalAveragePoolGrad"] = globalAvgPoolGrad;
+    t["LRN"] = lrnForward;
+    t["LRNGrad"] = lrnGrad;
 }
 
 } // namespace remat::core::exec::cpu
