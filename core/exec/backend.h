@@ -76,7 +76,9 @@ struct OpCall
     const training::TrainingGraph *graph = nullptr;
     const training::Op *op = nullptr;
     /// The ONNX node the op is or differentiates; null for Loss / Accumulate and for graphs that
-    /// have no ONNX behind them (benchmark graphs cannot be executed).
+    /// have no ONNX behind them (benchmark graphs cannot be executed). For an op the training
+    /// builder fused from a pattern (Gelu from torch's erf form) it is the pattern's last node:
+    /// dispatch on op->type, never on node->opType. operand_slots.h maps operands to node slots.
     const ir::Node *node = nullptr;
     /// The forward graph, for kernels that read a value's static data (null when absent).
     const ir::Graph *forward = nullptr;
