@@ -30,11 +30,12 @@ def _recomputed_nodes(plan):
     """ONNX node names of the forward ops the plan recomputes."""
     if "decisions" in plan:
         return [d["node"] for d in plan["decisions"] if d.get("decision") == "recompute"]
-    # A plan with only a schedule: a forward op computed more than once is recomputed.
+    # A plan in core's format only (remat solve --out): a forward op computed more than once is
+    # recomputed. Steps are ["compute", op name, op id]; backward ops end in "/grad".
     counts = {}
-    for kind, target in plan.get("steps", []):
-        if kind == "compute" and not target.endswith("/grad"):
-            counts[target] = counts.get(target, 0) + 1
+    for step in plan.get("schedule", []):
+        if len(step) >= 2 and step[0] == "compute" and not step[1].endswith("/grad"):
+            counts[step[1]] = counts.get(step[1], 0) + 1
     return [name for name, n in counts.items() if n > 1]
 
 
@@ -46,9 +47,12 @@ def _module_path(node_name, modules):
         candidates = [part, _CALL_SUFFIX.sub("", part)]
         full = None
         for c in candidates:
-            # torch writes nested Sequential children by their full name ("layer1.0"), other
-            # children by their attribute name ("conv1" inside "layer1.0").
-            for guess in (c, prefix + "." + c if prefix else c):
+            # torch names a child by its attribute ("conv1" inside "layer1.0"), and a Sequential's
+            # child by the Sequential's attribute plus its index ("layer1.0", "downsample.0"), so
+            # a part is relative to its parent or to its grandparent.
+            parent = prefix.rpartition(".")[0] if "." in prefix else ""
+            guesses = [prefix + "." + c if prefix else c, parent + "." + c if parent else c, c]
+            for guess in guesses:
                 if guess in modules:
                     full = guess
                     break

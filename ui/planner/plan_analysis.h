@@ -11,6 +11,7 @@
 #include "core/training/training_graph.h"
 
 #include <QHash>
+#include <QMetaType>
 #include <QSet>
 #include <QString>
 #include <QStringList>
@@ -126,3 +127,5 @@ private:
 };
 
 } // namespace remat::ui
+
+Q_DECLARE_METATYPE(remat::ui::StepState)

@@ -1,5 +1,7 @@
 #include "ui/planner/planner.h"
 
+#include "core/exec/cpu/cpu_backend.h"
+#include "core/io/plan_file.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
@@ -67,6 +69,7 @@ Planner::Planner(QObject *parent)
     m_teaching = new TeachingView;
     m_runPanel = new RunPanel(&m_runs);
     m_runPanel->setRequestProvider([this] { return makeRunRequest(); });
+    setBackends({cpuBackendChoice()});
 
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
     m_undo->setShortcut(QKeySequence::Undo);
@@ -126,6 +129,7 @@ QList<QDockWidget *> Planner::createDocks(QMainWindow *window)
     QList<QDockWidget *> docks;
     auto add = [&](QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area) {
         auto *dock = new QDockWidget(title, window);
+        m_docks.insert(name.mid(7).chopped(4).toLower(), dock); // "plannerSolverDock" -> "solver"
         dock->setObjectName(name);
         dock->setWidget(w);
         window->addDockWidget(area, dock);
@@ -145,6 +149,25 @@ QList<QDockWidget *> Planner::createDocks(QMainWindow *window)
     window->tabifyDockWidget(teach, run);
     memory->raise();
     return docks;
+}
+
+bool Planner::raiseView(const QString &name)
+{
+    const QString key = name == QLatin1String("schedule") ? QStringLiteral("teaching") : name;
+    QDockWidget *dock = m_docks.value(key);
+    if (!dock)
+        return false;
+    dock->show();
+    dock->raise();
+    return true;
+}
+
+void Planner::showMidBackward()
+{
+    const int bb = m_analysis.backwardBeginStep();
+    if (bb < 0 || m_analysis.stepCount() == 0)
+        return;
+    m_teaching->setStep((bb + int(m_analysis.stepCount())) / 2);
 }
 
 QMenu *Planner::createMenu(QWidget *parent)
@@ -217,6 +240,12 @@ void Planner::setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver
 {
     m_solvers = std::move(solvers);
     refreshSolverInfos();
+}
+
+BackendChoice Planner::cpuBackendChoice()
+{
+    return {QStringLiteral("cpu"), tr("CPU reference (float32)"),
+            [] { return core::Expected<std::unique_ptr<core::exec::Backend>>(core::exec::makeCpuBackend()); }};
 }
 
 void Planner::setBackends(std::vector<BackendChoice> backends)
@@ -308,7 +337,7 @@ void Planner::openModel(const QString &path, int64_t batch)
     const std::string p = path.toStdString();
     auto future = QtConcurrent::run([p, batch]() { return loadPlannerProblem(p, batch, core::StopToken()); });
     auto *watcher = new QFutureWatcher<core::Expected<PlannerProblem>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, path, batch] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
         core::Expected<PlannerProblem> result = watcher->result();
         watcher->deleteLater();
         --m_pendingLoads;
@@ -322,9 +351,7 @@ void Planner::openModel(const QString &path, int64_t batch)
             emit sessionOpened(false, msg);
             return;
         }
-        result->batch = batch;
         applyLoadedProblem(std::make_shared<const PlannerProblem>(std::move(*result)));
-        Q_UNUSED(path);
     });
     watcher->setFuture(future);
 }
@@ -360,9 +387,11 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         // Reopening: restore everything as saved, with figures recomputed by the simulator.
         SessionData s = std::move(*m_pendingSession);
         m_pendingSession.reset();
-        std::vector<Plan> plans = std::move(s.plans);
-        core::Status st = m_problem ? restorePlanFigures(&plans, s, *m_problem)
-                                    : core::makeError(core::StatusCode::Internal, "no problem");
+        core::Expected<std::vector<Plan>> restored =
+            m_problem ? restorePlans(s, *m_problem, m_sessionPath)
+                      : core::Expected<std::vector<Plan>>(core::makeError(core::StatusCode::Internal, "no problem"));
+        const core::Status st = restored.status();
+        std::vector<Plan> plans = restored ? std::move(*restored) : std::vector<Plan>();
         // The document's signals update the views; the planner must not re-solve while restoring.
         m_restoring = true;
         m_document.undoStack()->clear();
@@ -731,22 +760,11 @@ core::Status Planner::exportPlanJson(const QString &path) const
     if (!plan || !m_problem)
         return core::makeError(core::StatusCode::InvalidArgument, "no current plan to export");
     const auto &tg = *m_problem->training;
-    QJsonObject root;
-    root[QStringLiteral("format")] = QStringLiteral("remat-plan");
-    root[QStringLiteral("version")] = 1;
-    root[QStringLiteral("model")] = QJsonObject{{QStringLiteral("path"), m_document.modelPath()},
-                                                {QStringLiteral("sha256"), m_document.modelSha256()},
-                                                {QStringLiteral("batch"), double(m_document.batch())}};
-    root[QStringLiteral("solver")] = qs(plan->solver);
-    root[QStringLiteral("status")] = QLatin1String(core::solvers::solveStatusName(plan->status));
-    root[QStringLiteral("objective")] = QLatin1String(core::solvers::objectiveName(plan->objective));
-    root[QStringLiteral("budget_bytes")] = double(plan->budgetBytes);
-    const auto &t = plan->timeline;
-    root[QStringLiteral("figures")] = QJsonObject{
-        {QStringLiteral("peak_bytes"), double(t.peakBytes)},
-        {QStringLiteral("activation_peak_bytes"), double(t.activationPeakBytes)},
-        {QStringLiteral("recompute_overhead_percent"), t.tdiPercent()},
-        {QStringLiteral("total_seconds"), t.totalSeconds}};
+    // Core's plan format (remat CLI and io::readPlan read it), plus the per-node decisions the
+    // PyTorch helper (resources/python/remat_apply.py) maps onto modules; readers ignore the extra key.
+    QJsonObject root = QJsonDocument::fromJson(QByteArray::fromStdString(
+                                                   core::io::writePlan(*plan, tg, core::io::ModelIdentity::of(tg))))
+                           .object();
     QJsonArray decisions;
     for (const auto &op : tg.ops()) {
         if (op.phase != core::training::Phase::Forward)
@@ -760,18 +778,6 @@ core::Status Planner::exportPlanJson(const QString &path) const
                                       QLatin1String(planDecisionName(m_analysis.decisionOfTensor(main)))}});
     }
     root[QStringLiteral("decisions")] = decisions;
-    QJsonArray steps;
-    for (const auto &s : plan->schedule.steps) {
-        QString target;
-        if (s.kind == core::schedule::StepKind::Compute)
-            target = qs(tg.op(s.op()).name);
-        else if (s.kind == core::schedule::StepKind::Phase)
-            target = QLatin1String(core::schedule::phaseMarkName(s.mark()));
-        else
-            target = qs(tg.tensor(s.tensor()).name);
-        steps.append(QJsonArray{QLatin1String(core::schedule::stepKindName(s.kind)), target});
-    }
-    root[QStringLiteral("steps")] = steps;
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly))
         return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": ") + f.errorString()).toStdString());

@@ -13,11 +13,20 @@
 #include "ui/planner/run_controller.h"
 #include "ui/planner/session_file.h"
 #include "ui/planner/solve_controller.h"
+#include "ui/planner/memory_chart_view.h"
+#include "ui/planner/pareto_chart_view.h"
+#include "ui/planner/pins_widget.h"
+#include "ui/planner/plan_node_colors.h"
+#include "ui/planner/plan_table_model.h"
+#include "ui/planner/run_panel.h"
 #include "ui/planner/solver_panel.h"
+#include "ui/planner/teaching_view.h"
 
 #include <QHash>
 #include <QObject>
 #include <QPointer>
+#include <QDockWidget>
+#include <QTableView>
 #include <QTimer>
 
 #include <functional>
@@ -26,20 +35,10 @@
 #include <vector>
 
 class QAction;
-class QDockWidget;
 class QMainWindow;
 class QMenu;
-class QTableView;
 
 namespace remat::ui {
-
-class MemoryChartView;
-class ParetoChartView;
-class PinsWidget;
-class PlanNodeColors;
-class PlanTableModel;
-class RunPanel;
-class TeachingView;
 
 class Planner : public QObject
 {
@@ -70,6 +69,11 @@ public:
     QList<QDockWidget *> createDocks(QMainWindow *window);
     /// A "Planner" menu: solve, compare, sweep, cancel, sessions, exports.
     QMenu *createMenu(QWidget *parent);
+    /// Raises one of the planner docks: "solver", "pins", "plans", "memory", "pareto",
+    /// "schedule" (teaching view), "run". False when there is no such dock.
+    bool raiseView(const QString &name);
+    /// Moves the teaching view to the middle of the backward pass (screenshots, demos).
+    void showMidBackward();
     QAction *undoAction() const { return m_undo; }
     QAction *redoAction() const { return m_redo; }
 
@@ -77,7 +81,9 @@ public:
     void setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver>> solvers);
     /// Every solver of this build (core's registry), ready to share with worker threads.
     static std::vector<std::shared_ptr<const core::solvers::Solver>> registrySolvers();
+    /// Replaces the run panel's backends (the CPU reference is there by default).
     void setBackends(std::vector<BackendChoice> backends);
+    static BackendChoice cpuBackendChoice();
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
 
     // ---- model ------------------------------------------------------------------------------
@@ -173,6 +179,7 @@ private:
     QPointer<PinsWidget> m_pins;
     QPointer<TeachingView> m_teaching;
     QPointer<RunPanel> m_runPanel;
+    QHash<QString, QPointer<QDockWidget>> m_docks;
     QAction *m_undo = nullptr;
     QAction *m_redo = nullptr;
 };

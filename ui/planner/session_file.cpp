@@ -1,5 +1,6 @@
 #include "ui/planner/session_file.h"
 
+#include "core/io/plan_file.h"
 #include "core/sim/simulator.h"
 
 #include <QDir>
@@ -24,16 +25,6 @@ core::Status bad(const QString &path, const QString &what)
     return core::makeError(StatusCode::ParseError, (path + QStringLiteral(": ") + what).toStdString());
 }
 
-std::optional<core::solvers::SolveStatus> parseStatus(const QString &s)
-{
-    using core::solvers::SolveStatus;
-    for (SolveStatus v : {SolveStatus::Optimal, SolveStatus::Feasible, SolveStatus::Infeasible,
-                          SolveStatus::TimedOut, SolveStatus::Cancelled})
-        if (s == QLatin1String(core::solvers::solveStatusName(v)))
-            return v;
-    return std::nullopt;
-}
-
 std::optional<core::solvers::PinKind> parsePinKind(const QString &s)
 {
     using core::solvers::PinKind;
@@ -41,88 +32,6 @@ std::optional<core::solvers::PinKind> parsePinKind(const QString &s)
         if (s == QLatin1String(core::solvers::pinKindName(v)))
             return v;
     return std::nullopt;
-}
-
-QJsonArray pinsToJson(const std::vector<core::solvers::Pin> &pins)
-{
-    QJsonArray a;
-    for (const auto &p : pins)
-        a.append(QJsonObject{{QStringLiteral("tensor"), p.tensor.value},
-                             {QStringLiteral("kind"), QLatin1String(core::solvers::pinKindName(p.kind))}});
-    return a;
-}
-
-QJsonObject planToJson(const Plan &p)
-{
-    QJsonObject o;
-    o[QStringLiteral("solver")] = str(p.solver);
-    o[QStringLiteral("status")] = QLatin1String(core::solvers::solveStatusName(p.status));
-    o[QStringLiteral("objective")] = QLatin1String(core::solvers::objectiveName(p.objective));
-    o[QStringLiteral("budget_bytes")] = double(p.budgetBytes);
-    o[QStringLiteral("solver_objective")] = p.solverObjective;
-    o[QStringLiteral("solver_objective_name")] = str(p.solverObjectiveName);
-    o[QStringLiteral("bound")] = p.bound;
-    o[QStringLiteral("solve_seconds")] = p.solveSeconds;
-    o[QStringLiteral("note")] = str(p.note);
-    QJsonObject settings;
-    for (const auto &[k, v] : p.settings)
-        settings[str(k)] = str(v);
-    o[QStringLiteral("settings")] = settings;
-    QJsonArray ckpt;
-    for (core::TensorId t : p.checkpoints)
-        ckpt.append(t.value);
-    o[QStringLiteral("checkpoints")] = ckpt;
-    o[QStringLiteral("pins")] = pinsToJson(p.pins);
-    // Flat [kind, target, kind, target, ...]: compact for schedules of tens of thousands of steps.
-    QJsonArray steps;
-    for (const auto &s : p.schedule.steps) {
-        steps.append(int(s.kind));
-        steps.append(s.target);
-    }
-    o[QStringLiteral("steps")] = steps;
-    return o;
-}
-
-core::Expected<Plan> planFromJson(const QJsonObject &o, const QString &path)
-{
-    Plan p;
-    p.solver = o.value(QStringLiteral("solver")).toString().toStdString();
-    const auto status = parseStatus(o.value(QStringLiteral("status")).toString());
-    if (!status)
-        return bad(path, QStringLiteral("plan '%1' has an unknown status").arg(str(p.solver)));
-    p.status = *status;
-    auto objective = core::solvers::parseObjective(o.value(QStringLiteral("objective")).toString().toStdString());
-    if (!objective)
-        return bad(path, QStringLiteral("plan '%1': %2").arg(str(p.solver), str(objective.status().message())));
-    p.objective = *objective;
-    p.budgetBytes = int64_t(o.value(QStringLiteral("budget_bytes")).toDouble());
-    p.solverObjective = o.value(QStringLiteral("solver_objective")).toDouble();
-    p.solverObjectiveName = o.value(QStringLiteral("solver_objective_name")).toString().toStdString();
-    p.bound = o.value(QStringLiteral("bound")).toDouble(-1);
-    p.solveSeconds = o.value(QStringLiteral("solve_seconds")).toDouble();
-    p.note = o.value(QStringLiteral("note")).toString().toStdString();
-    const QJsonObject settings = o.value(QStringLiteral("settings")).toObject();
-    for (auto it = settings.begin(); it != settings.end(); ++it)
-        p.settings[it.key().toStdString()] = it.value().toString().toStdString();
-    for (const QJsonValue &v : o.value(QStringLiteral("checkpoints")).toArray())
-        p.checkpoints.push_back(core::TensorId(int32_t(v.toInt(-1))));
-    for (const QJsonValue &v : o.value(QStringLiteral("pins")).toArray()) {
-        const auto kind = parsePinKind(v.toObject().value(QStringLiteral("kind")).toString());
-        if (!kind)
-            return bad(path, QStringLiteral("plan '%1' has a pin of unknown kind").arg(str(p.solver)));
-        p.pins.push_back({core::TensorId(int32_t(v.toObject().value(QStringLiteral("tensor")).toInt(-1))), *kind});
-    }
-    const QJsonArray steps = o.value(QStringLiteral("steps")).toArray();
-    if (steps.size() % 2 != 0)
-        return bad(path, QStringLiteral("plan '%1': odd step array").arg(str(p.solver)));
-    p.schedule.steps.reserve(size_t(steps.size() / 2));
-    for (qsizetype i = 0; i < steps.size(); i += 2) {
-        const int kind = steps[i].toInt(-1);
-        if (kind < 0 || kind > int(core::schedule::StepKind::Phase))
-            return bad(path, QStringLiteral("plan '%1': step %2 has an unknown kind").arg(str(p.solver)).arg(i / 2));
-        p.schedule.steps.push_back({static_cast<core::schedule::StepKind>(kind), int32_t(steps[i + 1].toInt(-1))});
-    }
-    return p;
 }
 
 } // namespace
@@ -166,8 +75,12 @@ core::Status writeSessionFile(const QString &path, const SessionData &s, const c
     root[QStringLiteral("op_count")] = double(graph ? graph->opCount() : s.opCount);
     root[QStringLiteral("tensor_count")] = double(graph ? graph->tensorCount() : s.tensorCount);
     QJsonArray plans;
-    for (const Plan &p : s.plans)
-        plans.append(planToJson(p));
+    if (!s.plans.empty() && !graph)
+        return core::makeError(StatusCode::InvalidArgument, "plans need their training graph to be saved");
+    for (const Plan &p : s.plans) {
+        const std::string text = core::io::writePlan(p, *graph, core::io::ModelIdentity::of(*graph));
+        plans.append(QJsonDocument::fromJson(QByteArray::fromStdString(text)).object());
+    }
     root[QStringLiteral("plans")] = plans;
     root[QStringLiteral("current_plan")] = s.currentPlan;
 
@@ -228,29 +141,31 @@ core::Expected<SessionData> readSessionFile(const QString &path)
     s.opCount = size_t(root.value(QStringLiteral("op_count")).toDouble());
     s.tensorCount = size_t(root.value(QStringLiteral("tensor_count")).toDouble());
     for (const QJsonValue &v : root.value(QStringLiteral("plans")).toArray()) {
-        REMAT_ASSIGN_OR_RETURN(Plan p, planFromJson(v.toObject(), path));
-        s.plans.push_back(std::move(p));
+        if (!v.isObject())
+            return bad(path, QStringLiteral("a plan is not a JSON object"));
+        s.planTexts.push_back(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).toStdString());
     }
     s.currentPlan = root.value(QStringLiteral("current_plan")).toInt(-1);
-    if (s.currentPlan >= int(s.plans.size()))
-        s.currentPlan = int(s.plans.size()) - 1;
+    if (s.currentPlan >= int(s.planTexts.size()))
+        s.currentPlan = int(s.planTexts.size()) - 1;
     return s;
 }
 
-core::Status restorePlanFigures(std::vector<Plan> *plans, const SessionData &session, const PlannerProblem &problem)
+core::Expected<std::vector<Plan>> restorePlans(const SessionData &session, const PlannerProblem &problem,
+                                               const QString &origin)
 {
-    const auto &tg = *problem.training;
-    if (session.opCount != 0 && (session.opCount != tg.opCount() || session.tensorCount != tg.tensorCount()))
-        return core::makeError(StatusCode::InvalidArgument,
-                               "the model no longer gives the training graph the session's plans were made for "
-                               "(op or tensor count changed)");
-    for (Plan &p : *plans) {
-        auto t = core::sim::simulate(p.schedule, tg, *problem.costs);
-        if (!t)
-            return t.status().withContext("plan " + p.solver);
-        p.timeline = std::move(*t);
+    std::vector<Plan> plans;
+    for (size_t i = 0; i < session.planTexts.size(); ++i) {
+        const std::string where = QStringLiteral("%1, plan %2").arg(origin).arg(i + 1).toStdString();
+        REMAT_ASSIGN_OR_RETURN(Plan p, core::io::parsePlan(session.planTexts[i], *problem.training,
+                                                           problem.costs.get(), where));
+        // The charts and the teaching view need one point per step.
+        if (p.timeline.points.size() != p.schedule.steps.size()) {
+            REMAT_ASSIGN_OR_RETURN(p.timeline, core::sim::simulate(p.schedule, *problem.training, *problem.costs));
+        }
+        plans.push_back(std::move(p));
     }
-    return core::Status::ok();
+    return plans;
 }
 
 } // namespace remat::ui

@@ -1,8 +1,8 @@
 #pragma once
 // `.rematproj` session files: model path and SHA-256, batch, budget, objective, pins and every
-// plan (schedule as op / tensor ids of the training graph the model gives at that batch, plus the
-// solver's own figures). Figures are not stored: on open each plan is re-simulated, so what the
-// user sees is the simulator's, exactly as before saving.
+// plan, each in core's plan format (io/plan_file.h: names and ids, validated on read). On open each
+// plan is validated against the rebuilt training graph and re-simulated, so the figures the user
+// sees are the simulator's, exactly as before saving.
 //   REMAT_RETURN_IF_ERROR(writeSessionFile("run.rematproj", session));
 //   Expected<SessionData> s = readSessionFile("run.rematproj");
 //   REMAT_RETURN_IF_ERROR(restorePlanFigures(&s->plans, problem));   // after loading the model
@@ -25,7 +25,8 @@ struct SessionData
     int64_t budgetBytes = 0;
     core::solvers::Objective objective = core::solvers::Objective::MinTime;
     PinMap pins;
-    std::vector<core::solvers::Plan> plans; ///< timelines empty until restorePlanFigures
+    std::vector<core::solvers::Plan> plans; ///< to write
+    std::vector<std::string> planTexts;     ///< as read: plan JSON, parsed by restorePlanFigures
     int currentPlan = -1;
     size_t opCount = 0, tensorCount = 0; ///< of the training graph the ids refer to
 };
@@ -36,8 +37,10 @@ SessionData sessionFromDocument(const PlannerDocument &document, const PlannerPr
 core::Status writeSessionFile(const QString &path, const SessionData &session,
                               const core::training::TrainingGraph *graph);
 core::Expected<SessionData> readSessionFile(const QString &path);
-/// Checks the plans' ids against the rebuilt problem and fills their timelines by simulation.
-core::Status restorePlanFigures(std::vector<core::solvers::Plan> *plans, const SessionData &session,
-                                const PlannerProblem &problem);
+/// Parses the session's plans against the rebuilt problem (names, ids, model identity, schedule
+/// validation) and re-simulates their figures.
+core::Expected<std::vector<core::solvers::Plan>> restorePlans(const SessionData &session,
+                                                              const PlannerProblem &problem,
+                                                              const QString &origin);
 
 } // namespace remat::ui

@@ -80,6 +80,10 @@ core::Expected<Plan> runJob(const SolveJob &job, const core::StopToken &stop,
         plan->solveSeconds = double(clock.nsecsElapsed()) * 1e-9;
     if (plan->solver.empty())
         plan->solver = job.solver->id();
+    // The plan records the inputs it was solved for: the planner caches and restores by them.
+    plan->objective = job.objective;
+    plan->budgetBytes = job.budgetBytes;
+    plan->pins = job.pins;
     // Solvers return summary timelines; the charts need one point per step.
     core::Expected<core::sim::Timeline> full =
         core::sim::simulate(plan->schedule, *job.problem->training, *job.problem->costs);

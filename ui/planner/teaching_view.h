@@ -64,5 +64,3 @@ private:
 };
 
 } // namespace remat::ui
-
-Q_DECLARE_METATYPE(remat::ui::StepState)
