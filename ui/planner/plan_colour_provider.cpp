@@ -13,7 +13,8 @@ const QColor kUnplanned(0xee, 0xef, 0xf3); // shape arithmetic, weights: nothing
 }
 
 PlanColourProvider::PlanColourProvider(std::shared_ptr<const core::ir::Graph> graph,
-                                       const QHash<QString, PlanDecision> &decisions, const QSet<QString> &pinned)
+                                       const QHash<QString, PlanDecision> &decisions, const QSet<QString> &pinned,
+                                       const StepState *step)
     : m_graph(std::move(graph))
 {
     const size_t n = m_graph ? m_graph->nodeCount() : 0;
@@ -24,15 +25,28 @@ PlanColourProvider::PlanColourProvider(std::shared_ptr<const core::ir::Graph> gr
         m_decision[i] = decisions.value(name, PlanDecision::None);
         m_pinned[i] = pinned.contains(name);
     }
+    if (step && step->step >= 0) {
+        m_resident.assign(n, 0);
+        m_active.assign(n, 0);
+        for (size_t i = 0; i < n; ++i) {
+            const QString name = QString::fromStdString(m_graph->nodes()[i].name);
+            m_resident[i] = step->residentNodes.contains(name);
+            m_active[i] = name == step->activeNode || step->computedNodes.contains(name);
+        }
+    }
 }
 
 QColor PlanColourProvider::nodeColour(core::NodeId node) const
 {
     if (!node.valid() || node.index() >= m_decision.size())
         return kUnplanned;
+    if (!m_active.empty() && m_active[node.index()])
+        return QColor(0xe5, 0x39, 0x35); // the op this step runs
     QColor c = PlanNodeColors::colorFor(m_decision[node.index()]);
     if (!c.isValid())
         return kUnplanned;
+    if (!m_resident.empty() && !m_resident[node.index()])
+        return kUnplanned; // not on the device at this step
     // A pin is the user's decision, not the solver's: show it darker.
     return m_pinned[node.index()] ? c.darker(150) : c;
 }
@@ -62,7 +76,9 @@ Legend PlanColourProvider::legend() const
     for (PlanDecision d : {PlanDecision::Keep, PlanDecision::Recompute, PlanDecision::Offload, PlanDecision::Free})
         l.entries.push_back({PlanNodeColors::colorFor(d), QString::fromLatin1(planDecisionName(d))});
     l.entries.push_back({PlanNodeColors::colorFor(PlanDecision::Keep).darker(150), QObject::tr("pinned (darker)")});
-    l.entries.push_back({kUnplanned, QObject::tr("no decision")});
+    l.entries.push_back({kUnplanned, m_resident.empty() ? QObject::tr("no decision") : QObject::tr("not resident")});
+    if (!m_active.empty())
+        l.entries.push_back({QColor(0xe5, 0x39, 0x35), QObject::tr("running at this step")});
     return l;
 }
 
