@@ -9,6 +9,7 @@
 #include "core/solvers/plan_builder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <limits>
 #include <numeric>
@@ -251,11 +252,12 @@ private:
             if (h.vertices[i] == h.s || h.vertices[i] == h.t || degree[i] > 2)
                 cand.push_back(static_cast<int32_t>(i));
         // Local adjacency over positions.
-        std::vector<std::vector<int32_t>> succ(n), pred(n);
+        std::vector<std::vector<int32_t>> succ(n), pred(n), outEdges(n);
         for (int32_t e : h.edges) {
             const int32_t a = m_pos[m_g.edges[e].first], b = m_pos[m_g.edges[e].second];
             succ[a].push_back(b);
             pred[b].push_back(a);
+            outEdges[a].push_back(e);
         }
         // Descendant sets of candidates (positions are topological: a forward sweep suffices).
         auto reach = [&](int32_t from, bool forward) {
@@ -286,8 +288,10 @@ private:
             std::vector<int32_t> edges;
         };
         std::vector<Segment> segments;
-        std::vector<char> inN(n), removed(n);
-        std::vector<int32_t> comp(n);
+        // Per-pair work touches only N(a, b) = desc(a) & anc(b); arrays are reused with stamps.
+        std::vector<int32_t> inN(n, -1), comp(n, -1), removed(n, -1), uf(n, 0);
+        std::vector<int32_t> members, stack, nodes;
+        int32_t stamp = 0;
         for (size_t ia = 0; ia < cand.size(); ++ia) {
             for (size_t ib = ia + 1; ib < cand.size(); ++ib) {
                 const int32_t a = cand[ia], b = cand[ib];
@@ -295,16 +299,20 @@ private:
                     continue;
                 if (!desc[ia][b])
                     continue;
-                for (size_t i = 0; i < n; ++i)
-                    inN[i] = desc[ia][i] && anc[ib][i];
+                ++stamp;
+                nodes.clear();
+                for (int32_t i = a; i <= b; ++i) // topological positions: N lies in [a, b]
+                    if (desc[ia][i] && anc[ib][i]) {
+                        inN[i] = stamp;
+                        nodes.push_back(i);
+                    }
                 // Interior components touching a vertex outside N are not independent.
-                std::fill(comp.begin(), comp.end(), -1);
-                std::fill(removed.begin(), removed.end(), 0);
-                for (size_t i = 0; i < n; ++i) {
-                    if (!inN[i] || int32_t(i) == a || int32_t(i) == b || comp[i] >= 0)
+                for (int32_t i : nodes) {
+                    if (i == a || i == b || comp[i] == stamp)
                         continue;
-                    std::vector<int32_t> stack{int32_t(i)}, members;
-                    comp[i] = int32_t(i);
+                    stack.assign(1, i);
+                    members.clear();
+                    comp[i] = stamp;
                     bool touchesOutside = false;
                     while (!stack.empty()) {
                         const int32_t v = stack.back();
@@ -312,51 +320,53 @@ private:
                         members.push_back(v);
                         for (const auto *adj : {&succ[v], &pred[v]})
                             for (int32_t u : *adj) {
-                                if (!inN[u]) {
+                                if (inN[u] != stamp) {
                                     touchesOutside = true;
                                     continue;
                                 }
-                                if (u == a || u == b || comp[u] >= 0)
+                                if (u == a || u == b || comp[u] == stamp)
                                     continue;
-                                comp[u] = int32_t(i);
+                                comp[u] = stamp;
                                 stack.push_back(u);
                             }
                     }
                     if (touchesOutside)
                         for (int32_t v : members)
-                            removed[v] = 1;
+                            removed[v] = stamp;
                 }
                 Segment seg{a, b, {}, {}};
-                for (size_t i = 0; i < n; ++i)
-                    if (inN[i] && !removed[i])
-                        seg.vertices.push_back(int32_t(i));
-                for (int32_t e : h.edges) {
-                    const int32_t x = m_pos[m_g.edges[e].first], y = m_pos[m_g.edges[e].second];
-                    if (inN[x] && inN[y] && !removed[x] && !removed[y])
-                        seg.edges.push_back(e);
-                }
+                for (int32_t i : nodes)
+                    if (removed[i] != stamp) {
+                        seg.vertices.push_back(i);
+                        uf[i] = i;
+                    }
+                auto kept = [&](int32_t x) { return inN[x] == stamp && removed[x] != stamp; };
+                for (int32_t x : seg.vertices)
+                    for (int32_t e : outEdges[x])
+                        if (kept(m_pos[m_g.edges[e].second]))
+                            seg.edges.push_back(e);
                 if (seg.edges.empty())
                     continue;
                 // Weakly connected over the kept vertices?
-                std::vector<int32_t> parent(n);
-                std::iota(parent.begin(), parent.end(), 0);
                 auto find = [&](int32_t x) {
-                    while (parent[x] != x)
-                        x = parent[x] = parent[parent[x]];
+                    while (uf[x] != x)
+                        x = uf[x] = uf[uf[x]];
                     return x;
                 };
                 for (int32_t e : seg.edges) {
                     const int32_t x = find(m_pos[m_g.edges[e].first]);
                     const int32_t y = find(m_pos[m_g.edges[e].second]);
                     if (x != y)
-                        parent[std::max(x, y)] = std::min(x, y);
+                        uf[std::max(x, y)] = std::min(x, y);
                 }
                 const int32_t r0 = find(seg.vertices.front());
                 bool connected = true;
                 for (int32_t v : seg.vertices)
                     connected = connected && find(v) == r0;
-                if (connected)
+                if (connected) {
+                    std::sort(seg.edges.begin(), seg.edges.end());
                     segments.push_back(std::move(seg));
+                }
             }
         }
         std::stable_sort(segments.begin(), segments.end(), [](const Segment &x, const Segment &y) {
@@ -547,7 +557,7 @@ FengHuangGraph fengHuangGraph(const GraphFacts &facts)
         const training::Op &op = tg.ops()[i];
         int32_t first = -1;
         for (TensorId t : op.outputs)
-            if (facts.lastForwardUse(t) >= 0) {
+            if (facts.lastForwardUse(t) >= 0 && !facts.weightDerived(t)) {
                 vertexOf[t.index()] = static_cast<int32_t>(g.cost.size());
                 if (first < 0)
                     first = vertexOf[t.index()];
@@ -628,8 +638,10 @@ Expected<FengHuangResult> solveFengHuang(const FengHuangGraph &g, const std::vec
                                          const StopToken &stop, size_t keepBest, double slack)
 {
     FengHuangResult result;
+    const auto t0 = std::chrono::steady_clock::now();
     Builder builder(g);
     const Tree tree = builder.build(stop);
+    result.treeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (stop.stopRequested())
         return makeError(StatusCode::Cancelled, "feng-huang: cancelled");
     result.coverFallback = tree.coverFallback;
@@ -712,7 +724,8 @@ public:
                                 minPeak ? 1.25 : std::numeric_limits<double>::infinity());
         if (!r)
             return r.status();
-        pb.addNote("search " + std::to_string(int((pb.elapsed() - t0) * 1000)) + " ms");
+        pb.addNote("search " + std::to_string(int((pb.elapsed() - t0) * 1000)) + " ms (tree " +
+                   std::to_string(int(r->treeSeconds * 1000)) + " ms)");
         pb.addNote(std::to_string(g.cost.size()) + " vertices, " + std::to_string(g.edges.size()) +
                    " edges, " + std::to_string(r->maxTerms) + " max terms (" +
                    std::to_string(r->evaluated) + " evaluated); pieces: " +

@@ -38,6 +38,7 @@ struct FengHuangResult
     size_t maxTerms = 0, evaluated = 0;
     std::array<size_t, 4> levels{};            ///< leaf, linear, branch, complicate pieces
     bool coverFallback = false;
+    double treeSeconds = 0;                    ///< building the division tree
 };
 
 FengHuangGraph fengHuangGraph(const GraphFacts &facts);

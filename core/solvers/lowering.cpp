@@ -75,6 +75,20 @@ Expected<GraphFacts> GraphFacts::build(const TrainingGraph &graph)
             }
         }
     }
+    f.m_weightDerived.assign(nt, false);
+    for (int32_t i = 0; i < f.m_forwardOps; ++i) {
+        const training::Op &op = graph.ops()[i];
+        bool derived = true;
+        for (TensorId t : op.inputs) {
+            const training::Tensor &in = graph.tensor(t);
+            const bool weightLike = in.preloaded ? in.role != training::TensorRole::Input
+                                                 : bool(f.m_weightDerived[t.index()]);
+            derived = derived && weightLike;
+        }
+        if (derived)
+            for (TensorId t : op.outputs)
+                f.m_weightDerived[t.index()] = true;
+    }
     for (const training::Tensor &t : graph.tensors()) {
         const bool fwd = !t.preloaded && t.producer.valid() &&
                          static_cast<int32_t>(t.producer.index()) < f.m_forwardOps;
@@ -136,7 +150,7 @@ ChainView GraphFacts::chainView(const cost::Costs *costs, ChainKind kind) const
         const int32_t end = std::min(last, nf);
         bytes[prod] += g.tensor(t).bytes;
         bytes[end] -= g.tensor(t).bytes;
-        if (g.tensor(t).bytes <= small)
+        if (g.tensor(t).bytes <= small || m_weightDerived[t.index()])
             continue;
         count[prod] += 1;
         count[end] -= 1;

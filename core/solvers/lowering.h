@@ -85,6 +85,10 @@ public:
     int32_t firstBackwardUse(TensorId t) const { return m_firstBwdUse[t.index()]; } ///< -1: none
     int32_t lastBackwardUse(TensorId t) const { return m_lastBwdUse[t.index()]; }   ///< -1: none
     bool neededByBackward(TensorId t) const { return m_firstBwdUse[t.index()] >= 0; }
+    /// Computed from parameters and constants alone (Transpose(W), Expand(class token)): not on
+    /// the data path, so it never separates activations (chain views and Feng & Huang's graph
+    /// treat it like a parameter).
+    bool weightDerived(TensorId t) const { return m_weightDerived[t.index()]; }
     /// Forward tensors that have any consumer: the universe of checkpoint candidates.
     const std::vector<TensorId> &candidates() const { return m_candidates; }
     /// Forward tensors read by backward ops (what store-all keeps).
@@ -99,7 +103,7 @@ public:
 private:
     const training::TrainingGraph *m_graph = nullptr;
     int32_t m_forwardOps = 0, m_lossEnd = 0, m_opCount = 0;
-    std::vector<bool> m_fwd;
+    std::vector<bool> m_fwd, m_weightDerived;
     std::vector<int32_t> m_lastFwdUse, m_firstBwdUse, m_lastBwdUse, m_lastUse;
     std::vector<TensorId> m_candidates, m_bwdNeeded;
     friend class Lowering;
