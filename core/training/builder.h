@@ -8,7 +8,8 @@
 // What the builder does to the forward graph, and why:
 // - Shape-only subgraphs (Shape, Constant, and every node whose inputs are all constant) are
 //   constant-folded: they are not ops; their outputs that a kept op reads become preloaded
-//   Constant tensors (ir::Value data, or the importer's inferred values, for kernels).
+//   Constant tensors (Tensor::source names the ir::Value; kernels take its initializer, or
+//   evaluate the folded subgraph, which depends on static shapes only).
 // - Identity, and Dropout that drops nothing (ratio 0 or inference mode), are removed and their
 //   consumers read the input, as PyTorch returns the input itself (no copy is saved).
 // - The erf form of GELU that torch exports (Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5)
