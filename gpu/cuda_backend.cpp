@@ -189,13 +189,8 @@ public:
     std::string id() const override { return "cuda"; }
     std::string description() const override
     {
-        return fmt::format("{} (cuda:{}, cuBLAS{})", m_name, m_options.device,
-#if defined(REMAT_HAVE_CUDNN)
-                           ", cuDNN"
-#else
-                           ", no cuDNN"
-#endif
-        );
+        return fmt::format("{} (cuda:{}, cuBLAS, {})", m_name, m_options.device,
+                           cudnn() ? "cuDNN convolution" : "im2col convolution");
     }
 
     Status prepare(const training::TrainingGraph &graph, const core::ir::Graph *forward) override
@@ -220,13 +215,8 @@ public:
                 m_hostOps[op.id.index()] = true;
                 continue;
             }
-            std::string why;
-#if !defined(REMAT_HAVE_CUDNN)
-            if (op.type == "Conv" || op.type == "ConvGrad")
-                why = " (this build has no cuDNN)";
-#endif
             return makeError(StatusCode::Unsupported,
-                             fmt::format("no cuda kernel for op '{}' (type {}){}", op.name, op.type, why));
+                             fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
         }
         return Status::ok();
     }
@@ -238,8 +228,13 @@ public:
         REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select device"));
         void *p = nullptr;
         // a zero-byte tensor still gets an address (counted as 0 bytes)
-        const cudaError_t err =
+        cudaError_t err =
             cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p, m_stream.s);
+        if (err == cudaErrorMemoryAllocation) {
+            // the pool may hold freed blocks of other sizes: hand them back and try once more
+            trimPool();
+            err = cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p, m_stream.s);
+        }
         if (err != cudaSuccess) {
             Status s = cudaStatus(err, fmt::format("allocate {} bytes ({} in use of {} on {})", bytes,
                                                    m_inUse, m_totalBytes, m_name));
@@ -410,7 +405,7 @@ public:
     void *cudnn() const override
     {
 #if defined(REMAT_HAVE_CUDNN)
-        return m_cudnn.h;
+        return m_options.useCudnn ? m_cudnn.h : nullptr;
 #else
         return nullptr;
 #endif
@@ -543,7 +538,7 @@ private:
         if (!forward || !op.source.valid() || op.source.index() >= forward->nodeCount())
             return Status::ok();
         const core::ir::Node &node = forward->node(op.source);
-        if (op.type == "Conv" || op.type == "ConvGrad") {
+        if ((op.type == "Conv" || op.type == "ConvGrad") && cudnn()) {
             const std::vector<int64_t> pads = node.attrInts("pads");
             for (size_t d = 0; d < pads.size() / 2; ++d)
                 if (pads[d] != pads[d + pads.size() / 2])

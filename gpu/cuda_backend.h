@@ -23,6 +23,8 @@ struct CudaBackendOptions
     /// are reported at the step that caused them and per-op times are exact. Off: ops queue up
     /// and errors surface at the next synchronize().
     bool synchronous = true;
+    /// Convolution through cuDNN when the build has it; off: im2col + cuBLAS (1-D and 2-D).
+    bool useCudnn = true;
 };
 
 /// Figures the generic Backend interface has no slot for.

@@ -11,19 +11,22 @@
 #include <limits>
 
 namespace remat::gpu {
-namespace {
 
 using core::Status;
 using namespace kernels;
 
+namespace {
+
 bool fitsInt(int64_t v) { return v >= 0 && v <= std::numeric_limits<int>::max(); }
+
+} // namespace
 
 /// Z[M,N] = alpha * op(X)[M,K] * op(Y)[K,N] + beta * Z, all row-major and contiguous; X is stored
 /// [M,K] (or [K,M] when transX), Y [K,N] (or [N,K]). Batched over `batch` matrices with element
 /// strides sx, sy, sz (0: the same matrix for every batch).
 Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t n, int64_t k,
                float alpha, const float *x, int64_t sx, const float *y, int64_t sy, float beta,
-               float *z, int64_t sz, int64_t batch = 1)
+               float *z, int64_t sz, int64_t batch)
 {
     if (m == 0 || n == 0 || batch == 0)
         return Status::ok();
@@ -48,6 +51,8 @@ Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t 
                                                  sy, x, ldx, sx, &beta, z, int(n), sz, int(batch)),
                        "sgemm strided batched");
 }
+
+namespace {
 
 // ---- MatMul -------------------------------------------------------------------------------
 

@@ -3,7 +3,10 @@
 // picked from cuDNN's heuristics: deterministic ones whose workspace fits the op's declared
 // workspace first (so measured memory matches the simulator), and FMA math only (no TF32), so
 // results compare with the float32 CPU reference.
+// Without cuDNN (or with CudaBackendOptions::useCudnn off) 1-D and 2-D convolutions run as
+// im2col + cuBLAS products per image and channel group, col2im as a deterministic gather.
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/im2col.h"
 #include "gpu/ops_internal.h"
 
 #include "core/ir/graph.h"
@@ -185,7 +188,7 @@ core::Expected<void *> workspaceFor(const OpContext &c, size_t bytes)
     return c.rt->scratch(static_cast<int64_t>(bytes));
 }
 
-Status convF(OpContext &c)
+Status convCudnnF(OpContext &c)
 {
     DView *x = c.input(0), *w = c.input(1), *b = c.input(2), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
@@ -226,7 +229,7 @@ Status convF(OpContext &c)
     return Status::ok();
 }
 
-Status convB(OpContext &c)
+Status convCudnnB(OpContext &c)
 {
     DView *x = c.input(0), *w = c.input(1), *dy = c.outputGrad(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
@@ -286,18 +289,168 @@ Status convB(OpContext &c)
 }
 
 } // namespace
+#endif
+
+namespace {
+
+using core::Status;
+using namespace kernels;
+
+struct Im2colGeometry
+{
+    int64_t n = 0, groups = 1, cg = 0, mg = 0, k = 0, ohw = 0;
+    ConvWindow w;
+};
+
+Status im2colGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &wt,
+                      const std::vector<int64_t> &y, Im2colGeometry &g)
+{
+    if (x.size() < 3 || x.size() > 4 || wt.size() != x.size() || y.size() != x.size())
+        return c.unsupported("im2col convolution handles 1-D and 2-D only");
+    const size_t sp = x.size() - 2;
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
+    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(sp, 1));
+    if (pads.size() != 2 * sp || st.size() != sp || dil.size() != sp)
+        return c.error("pads / strides / dilations lengths differ from the spatial rank");
+    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    for (size_t d = 0; d < sp; ++d) {
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            const int64_t total = std::max<int64_t>(0, (y[2 + d] - 1) * st[d] + (wt[2 + d] - 1) * dil[d] + 1 - x[2 + d]);
+            pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        } else if (autoPad == "VALID") {
+            pads[d] = 0;
+        }
+    }
+    g.groups = c.attrInt("group", 1);
+    if (g.groups < 1 || x[1] % g.groups != 0 || wt[0] % g.groups != 0)
+        return c.error("group does not divide the channels");
+    g.n = x[0];
+    g.cg = x[1] / g.groups;
+    g.mg = wt[0] / g.groups;
+    const bool oneD = sp == 1;
+    g.w.c = g.cg;
+    g.w.h = oneD ? 1 : x[2];
+    g.w.w = x.back();
+    g.w.kh = oneD ? 1 : wt[2];
+    g.w.kw = wt.back();
+    g.w.oh = oneD ? 1 : y[2];
+    g.w.ow = y.back();
+    g.w.sh = oneD ? 1 : st[0];
+    g.w.sw = st.back();
+    g.w.ph = oneD ? 0 : pads[0];
+    g.w.pw = pads[sp - 1];
+    g.w.dh = oneD ? 1 : dil[0];
+    g.w.dw = dil.back();
+    g.k = g.cg * g.w.kh * g.w.kw;
+    g.ohw = g.w.oh * g.w.ow;
+    return Status::ok();
+}
+
+Status addBias(OpContext &c, DView *b, DView *y)
+{
+    if (!b || !b->data)
+        return Status::ok();
+    REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
+    std::vector<int64_t> bShape(y->shape.size() - 1, 1);
+    bShape[0] = y->shape[1];
+    NdIter it;
+    const std::vector<int64_t> ys = contiguousStrides(y->shape);
+    if (!buildIter(y->shape, {ys, ys, broadcastStrides(bShape, y->shape)}, it))
+        return c.unsupported("rank");
+    return c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float, it, y->data, b->data,
+                                 y->data),
+                   "bias");
+}
+
+Status convIm2colF(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    Im2colGeometry g;
+    REMAT_RETURN_IF_ERROR(im2colGeometry(c, x->shape, w->shape, y->shape, g));
+    REMAT_ASSIGN_OR_RETURN(void *colsRaw, c.rt->scratch(g.k * g.ohw * 4));
+    float *cols = static_cast<float *>(colsRaw);
+    const int64_t xImage = g.groups * g.cg * g.w.h * g.w.w, yImage = g.groups * g.mg * g.ohw;
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t grp = 0; grp < g.groups; ++grp) {
+            REMAT_RETURN_IF_ERROR(c.check(im2col(c.rt->stream(), g.w, x->f() + n * xImage + grp * g.cg * g.w.h * g.w.w, cols),
+                                          "im2col"));
+            REMAT_RETURN_IF_ERROR(rowGemm(c, false, false, g.mg, g.ohw, g.k, 1.f, w->f() + grp * g.mg * g.k, 0, cols,
+                                          0, 0.f, y->f() + n * yImage + grp * g.mg * g.ohw, 0));
+        }
+    return addBias(c, c.input(2), y);
+}
+
+Status convIm2colB(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    DView *dx = c.inputGrad(0), *dw = c.inputGrad(1), *db = c.inputGrad(2);
+    const std::vector<int64_t> xs = x ? x->shape : (dx ? dx->shape : c.inShapes.at(0));
+    const std::vector<int64_t> wsh = w ? w->shape : (dw ? dw->shape : c.inShapes.at(1));
+    Im2colGeometry g;
+    REMAT_RETURN_IF_ERROR(im2colGeometry(c, xs, wsh, dy->shape, g));
+    REMAT_ASSIGN_OR_RETURN(void *colsRaw, c.rt->scratch(g.k * g.ohw * 4));
+    float *cols = static_cast<float *>(colsRaw);
+    const int64_t plane = g.w.h * g.w.w;
+    const int64_t xImage = g.groups * g.cg * plane, yImage = g.groups * g.mg * g.ohw;
+    if (dx)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+    if (dw)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t grp = 0; grp < g.groups; ++grp) {
+            const float *dyg = dy->f() + n * yImage + grp * g.mg * g.ohw;
+            if (dw) { // dW_g += dY_g cols^T, summed over the images in order
+                REMAT_RETURN_IF_ERROR(c.check(im2col(c.rt->stream(), g.w, x->f() + n * xImage + grp * g.cg * plane, cols),
+                                              "im2col"));
+                REMAT_RETURN_IF_ERROR(rowGemm(c, false, true, g.mg, g.k, g.ohw, 1.f, dyg, 0, cols, 0, n > 0 ? 1.f : 0.f,
+                                              dw->f() + grp * g.mg * g.k, 0));
+            }
+            if (dx) { // dcols = W_g^T dY_g, then gathered back onto the image
+                REMAT_RETURN_IF_ERROR(rowGemm(c, true, false, g.k, g.ohw, g.mg, 1.f, w->f() + grp * g.mg * g.k, 0, dyg,
+                                              0, 0.f, cols, 0));
+                REMAT_RETURN_IF_ERROR(c.check(col2im(c.rt->stream(), g.w, cols, dx->f() + n * xImage + grp * g.cg * plane),
+                                              "col2im"));
+            }
+        }
+    if (db) {
+        std::vector<int64_t> target(dy->shape.size() - 1, 1);
+        target[0] = dy->shape[1];
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {}, nullptr, target,
+                                            db->f()));
+    }
+    return Status::ok();
+}
+
+// cuDNN when the build has it and the backend uses it, im2col otherwise.
+Status convF(OpContext &c)
+{
+#if defined(REMAT_HAVE_CUDNN)
+    if (c.rt->cudnn())
+        return convCudnnF(c);
+#endif
+    return convIm2colF(c);
+}
+
+Status convB(OpContext &c)
+{
+#if defined(REMAT_HAVE_CUDNN)
+    if (c.rt->cudnn())
+        return convCudnnB(c);
+#endif
+    return convIm2colB(c);
+}
+
+} // namespace
 
 void addConvOps(OpTable &t)
 {
     t["Conv"] = convF;
     t["ConvGrad"] = convB;
 }
-
-#else
-
-// Built without cuDNN: Conv has no CUDA kernel and prepare() refuses it, naming the op.
-void addConvOps(OpTable &) {}
-
-#endif
 
 } // namespace remat::gpu

@@ -220,6 +220,15 @@ UnaryParams geluParams(const OpContext &c)
 Status geluF(OpContext &c) { return unaryFwd(c, UnaryOp::Gelu, geluParams(c)); }
 Status geluB(OpContext &c) { return unaryBwd(c, UnaryOp::Gelu, geluParams(c)); }
 
+UnaryParams hardSigmoidParams(const OpContext &c)
+{
+    return {float(c.attrFloat("alpha", 0.2)), float(c.attrFloat("beta", 0.5))};
+}
+Status hardSigmoidF(OpContext &c) { return unaryFwd(c, UnaryOp::HardSigmoid, hardSigmoidParams(c)); }
+Status hardSigmoidB(OpContext &c) { return unaryBwd(c, UnaryOp::HardSigmoid, hardSigmoidParams(c)); }
+Status hardSwishF(OpContext &c) { return unaryFwd(c, UnaryOp::HardSwish); }
+Status hardSwishB(OpContext &c) { return unaryBwd(c, UnaryOp::HardSwish); }
+
 Status clipBounds(OpContext &c, UnaryParams &p)
 {
     p.p0 = -INFINITY;
@@ -399,6 +408,10 @@ void addElementwiseOps(OpTable &t)
     t["NegGrad"] = negB;
     t["Gelu"] = geluF;
     t["GeluGrad"] = geluB;
+    t["HardSigmoid"] = hardSigmoidF;
+    t["HardSigmoidGrad"] = hardSigmoidB;
+    t["HardSwish"] = hardSwishF;
+    t["HardSwishGrad"] = hardSwishB;
     t["Clip"] = clipF;
     t["ClipGrad"] = clipB;
     t["Identity"] = identityF;

@@ -44,4 +44,11 @@ core::Status reduceTermsTo(const OpContext &c, kernels::GradTerm term,
                            const std::vector<int64_t> &target, float *out, float scale = 1.f,
                            bool accumulate = false);
 
+/// Z[M,N] = alpha * op(X)[M,K] * op(Y)[K,N] + beta * Z through cuBLAS, row-major contiguous; X
+/// stored [M,K] (or [K,M] when transX), Y [K,N] (or [N,K]); `batch` matrices with element
+/// strides sx, sy, sz (0: the same matrix for every batch).
+core::Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *x, int64_t sx, const float *y, int64_t sy, float beta,
+                     float *z, int64_t sz, int64_t batch = 1);
+
 } // namespace remat::gpu

@@ -401,6 +401,46 @@ Status reduceSumF(OpContext &c) { return reduceF(c, false); }
 Status reduceMeanB(OpContext &c) { return reduceB(c, true); }
 Status reduceSumB(OpContext &c) { return reduceB(c, false); }
 
+// ---- LRN (across channels) ----------------------------------------------------------------
+
+Status lrnParams(const OpContext &c, const std::vector<int64_t> &x, LrnShape &p)
+{
+    p.size = c.attrInt("size", 0);
+    if (p.size <= 0)
+        return c.error("LRN needs a positive size");
+    p.alpha = float(c.attrFloat("alpha", 1e-4));
+    p.beta = float(c.attrFloat("beta", 0.75));
+    p.bias = float(c.attrFloat("bias", 1.0));
+    p.lo = (p.size - 1) / 2;
+    p.hi = p.size - 1 - p.lo;
+    const BatchNormShape sh = bnShape(x);
+    p.n = sh.n;
+    p.c = sh.c;
+    p.spatial = sh.spatial;
+    return Status::ok();
+}
+
+Status lrnF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    LrnShape p;
+    REMAT_RETURN_IF_ERROR(lrnParams(c, x->shape, p));
+    return c.check(lrnForward(c.rt->stream(), p, x->f(), y->f()), "LRN");
+}
+
+Status lrnB(OpContext &c)
+{
+    DView *x = c.input(0), *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    LrnShape p;
+    REMAT_RETURN_IF_ERROR(lrnParams(c, x->shape, p));
+    return c.check(lrnBackward(c.rt->stream(), p, x->f(), dy->f(), dx->f()), "LRN backward");
+}
+
 } // namespace
 
 void addNnOps(OpTable &t)
@@ -417,6 +457,8 @@ void addNnOps(OpTable &t)
     t["MaxPoolGrad"] = maxPoolB;
     t["AveragePool"] = avgPoolF;
     t["AveragePoolGrad"] = avgPoolB;
+    t["LRN"] = lrnF;
+    t["LRNGrad"] = lrnB;
     t["ReduceMean"] = reduceMeanF;
     t["ReduceMeanGrad"] = reduceMeanB;
     t["ReduceSum"] = reduceSumF;

@@ -32,6 +32,8 @@ __device__ __forceinline__ float applyUnary(UnaryOp op, UnaryParams p, float x)
             return 0.5f * x * (1.f + tanhf(k * (x + 0.044715f * x * x * x)));
         }
         return 0.5f * x * (1.f + erff(x * 0.7071067811865476f));
+    case UnaryOp::HardSigmoid: return fminf(fmaxf(p.p0 * x + p.p1, 0.f), 1.f);
+    case UnaryOp::HardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
     }
     return x;
 }
@@ -68,6 +70,12 @@ __device__ __forceinline__ float unaryDerivative(UnaryOp op, UnaryParams p, cons
         return 0.5f * (1.f + erff(v * 0.7071067811865476f)) +
                v * expf(-0.5f * v * v) * 0.3989422804014327f;
     }
+    case UnaryOp::HardSigmoid: {
+        const float u = p.p0 * x[i] + p.p1;
+        return u > 0.f && u < 1.f ? p.p0 : 0.f;
+    }
+    // PyTorch's hardswish_backward: 0 below -3, x/3 + 1/2 up to 3, 1 above
+    case UnaryOp::HardSwish: return x[i] < -3.f ? 0.f : (x[i] <= 3.f ? x[i] / 3.f + 0.5f : 1.f);
     }
     return 0.f;
 }
@@ -298,6 +306,8 @@ bool unaryBackwardNeedsInput(UnaryOp op)
     case UnaryOp::Clip:
     case UnaryOp::Softplus:
     case UnaryOp::Gelu:
+    case UnaryOp::HardSigmoid:
+    case UnaryOp::HardSwish:
         return true;
     default:
         return false;

@@ -31,6 +31,8 @@ enum class UnaryOp : int {
     Softplus,
     Scale,      ///< y = p0 * x
     Gelu,       ///< x * Phi(x) (erf form); p0 = 1: tanh approximation
+    HardSigmoid, ///< clamp(p0 * x + p1, 0, 1)
+    HardSwish,  ///< x * clamp(x / 6 + 1/2, 0, 1)
 };
 
 struct UnaryParams

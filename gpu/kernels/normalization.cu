@@ -262,12 +262,70 @@ __global__ void batchNormBackwardKernel(BatchNormShape sh, const float *x, const
     }
 }
 
+__device__ __forceinline__ float lrnScaleAt(const LrnShape &p, const float *x, int64_t n, int64_t ch,
+                                            int64_t i)
+{
+    const int64_t lo = ch - p.lo < 0 ? 0 : ch - p.lo;
+    const int64_t hi = ch + p.hi > p.c - 1 ? p.c - 1 : ch + p.hi;
+    float sum = 0.f;
+    for (int64_t k = lo; k <= hi; ++k) {
+        const float v = x[(n * p.c + k) * p.spatial + i];
+        sum += v * v;
+    }
+    return p.bias + p.alpha / float(p.size) * sum;
+}
+
+__global__ void lrnForwardKernel(LrnShape p, const float *x, float *y)
+{
+    REMAT_GRID_STRIDE(t, p.n * p.c * p.spatial)
+    {
+        const int64_t i = t % p.spatial, ch = (t / p.spatial) % p.c, n = t / (p.spatial * p.c);
+        y[t] = x[t] * powf(lrnScaleAt(p, x, n, ch, i), -p.beta);
+    }
+}
+
+__global__ void lrnBackwardKernel(LrnShape p, const float *x, const float *dy, float *dx)
+{
+    REMAT_GRID_STRIDE(t, p.n * p.c * p.spatial)
+    {
+        const int64_t i = t % p.spatial, j = (t / p.spatial) % p.c, n = t / (p.spatial * p.c);
+        // channels whose window holds j: j - hi <= c <= j + lo
+        const int64_t lo = j - p.hi < 0 ? 0 : j - p.hi;
+        const int64_t hi = j + p.lo > p.c - 1 ? p.c - 1 : j + p.lo;
+        float cross = 0.f;
+        for (int64_t ch = lo; ch <= hi; ++ch) {
+            const int64_t at = (n * p.c + ch) * p.spatial + i;
+            cross += dy[at] * x[at] * powf(lrnScaleAt(p, x, n, ch, i), -p.beta - 1.f);
+        }
+        const float k = -2.f * p.beta * p.alpha / float(p.size);
+        dx[t] = dy[t] * powf(lrnScaleAt(p, x, n, j, i), -p.beta) + k * x[t] * cross;
+    }
+}
+
 unsigned int blocksFor(int64_t rows)
 {
     return static_cast<unsigned int>(rows < 65535 ? (rows < 1 ? 1 : rows) : 65535);
 }
 
 } // namespace
+
+cudaError_t lrnForward(cudaStream_t s, const LrnShape &p, const float *x, float *y)
+{
+    const int64_t n = p.n * p.c * p.spatial;
+    if (n <= 0)
+        return cudaSuccess;
+    lrnForwardKernel<<<gridFor(n), kThreads, 0, s>>>(p, x, y);
+    return cudaGetLastError();
+}
+
+cudaError_t lrnBackward(cudaStream_t s, const LrnShape &p, const float *x, const float *dy, float *dx)
+{
+    const int64_t n = p.n * p.c * p.spatial;
+    if (n <= 0)
+        return cudaSuccess;
+    lrnBackwardKernel<<<gridFor(n), kThreads, 0, s>>>(p, x, dy, dx);
+    return cudaGetLastError();
+}
 
 cudaError_t softmaxForward(cudaStream_t s, const float *x, float *y, int64_t outer, int64_t axisLen,
                            int64_t inner, bool log)

@@ -57,4 +57,17 @@ cudaError_t batchNormTrainBackward(cudaStream_t s, BatchNormShape shape, const f
                                    const float *savedInvStd, float *dx, float *dScale,
                                    float *dBias, float eps);
 
+struct LrnShape
+{
+    int64_t n = 0, c = 0, spatial = 1;
+    int64_t lo = 0, hi = 0, size = 1; ///< window of channel c: [c - lo, c + hi]
+    float alpha = 1e-4f, beta = 0.75f, bias = 1.f;
+};
+
+/// Local response normalisation across channels: y = x * s^-beta, s = bias + alpha/size * sum x^2.
+cudaError_t lrnForward(cudaStream_t s, const LrnShape &p, const float *x, float *y);
+/// dx = dy s^-beta - 2 alpha beta / size * x * sum over the windows holding the channel of
+/// dy x s^(-beta-1) (neighbour scales recomputed: no scratch).
+cudaError_t lrnBackward(cudaStream_t s, const LrnShape &p, const float *x, const float *dy, float *dx);
+
 } // namespace remat::gpu::kernels

@@ -186,7 +186,8 @@ inline core::exec::NpzArchive randomFeed(const core::ir::Graph &graph, uint64_t 
 /// The same store-all step on the CPU reference and on CUDA device 0: output and every gradient
 /// ("grad_input", "grad:<param>") compared entry by entry.
 inline core::Expected<BackendComparison> compareBackends(const core::ir::Graph &graph,
-                                                         bool inputGradients = true)
+                                                         bool inputGradients = true,
+                                                         const gpu::CudaBackendOptions &options = {})
 {
     core::training::BuildOptions opt;
     opt.inputGradients = inputGradients;
@@ -195,7 +196,7 @@ inline core::Expected<BackendComparison> compareBackends(const core::ir::Graph &
     const core::exec::NpzArchive feed = randomFeed(graph);
     auto cpu = core::exec::makeCpuBackend();
     REMAT_ASSIGN_OR_RETURN(core::exec::ExecResult a, runStep(*cpu, tg, graph, s, &feed));
-    REMAT_ASSIGN_OR_RETURN(auto cuda, gpu::makeCudaBackend(0));
+    REMAT_ASSIGN_OR_RETURN(auto cuda, gpu::makeCudaBackend(options));
     REMAT_ASSIGN_OR_RETURN(core::exec::ExecResult b, runStep(*cuda, tg, graph, s, &feed));
     BackendComparison c;
     c.lossCpu = a.loss;
