@@ -643,6 +643,7 @@ void MainWindow::frameForScreenshot()
         return;
     // Too small to read: show the top of the graph at a legible scale, centred on the first box.
     m_view->setTransform(QTransform::fromScale(0.8, 0.8));
+    m_view->updateOverview();
     const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
     const QRectF scene = m_scene->sceneRect();
     double x = scene.center().x();

@@ -163,7 +163,17 @@ EdgeLayerItem::EdgeLayerItem(std::vector<Edge> edges) : m_edges(std::move(edges)
         m_bounds = m_bounds.united(e.bounds);
     m_bounds.adjust(-20, -20, 120, 20);
     setZValue(0);
+    // Without this, exposedRect is the whole bounding rect and every edge is painted each frame.
+    setFlag(ItemUsesExtendedStyleOption);
     setAcceptedMouseButtons(Qt::NoButton);
+}
+
+void EdgeLayerItem::setOverview(bool on, std::vector<const NodeItem *> boxes)
+{
+    m_overview = on;
+    m_boxes = on ? std::move(boxes) : std::vector<const NodeItem *>{};
+    setZValue(on ? 10 : 0);
+    update();
 }
 
 void EdgeLayerItem::setHighlighted(std::vector<int> inputs, std::vector<int> outputs)
@@ -201,7 +211,13 @@ int EdgeLayerItem::edgeAt(const QPointF &p, double tolerance) const
 void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
 {
     const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
-    const QRectF exposed = option->exposedRect.isEmpty() ? m_bounds : option->exposedRect;
+    // Paint only what the device shows: exposedRect alone is the whole layer in some paths
+    // (QGraphicsView::render, exports).
+    QRectF exposed = option->exposedRect.isEmpty() ? m_bounds : option->exposedRect;
+    if (painter->device()) {
+        const QRectF device(0, 0, painter->device()->width(), painter->device()->height());
+        exposed = exposed.intersected(painter->worldTransform().inverted().mapRect(device).adjusted(-10, -10, 10, 10));
+    }
     QPen pen(QColor(0x7d, 0x85, 0x96), lod < 0.3 ? 0 : 1.2);
     pen.setCosmetic(lod < 0.3);
     painter->setPen(pen);
@@ -221,15 +237,25 @@ void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
         painter->drawPolygon(head);
         painter->restore();
     };
-    for (const Edge &e : m_edges) {
-        if (!e.bounds.intersects(exposed))
-            continue;
-        if (detailed)
+    if (detailed) {
+        for (const Edge &e : m_edges) {
+            if (!e.bounds.intersects(exposed))
+                continue;
             painter->drawPath(e.path);
-        else
-            painter->drawPolyline(e.polyline);
-        if (arrows)
-            arrowHead(e, pen.color());
+            if (arrows)
+                arrowHead(e, pen.color());
+        }
+    } else {
+        // Zoomed out: straight segments in one batched call; edges shorter than a pixel skipped.
+        const double minExtent = 1.0 / std::max(lod, 1e-6);
+        QVector<QLineF> lines;
+        for (const Edge &e : m_edges) {
+            if (!e.bounds.intersects(exposed) || (e.bounds.width() < minExtent && e.bounds.height() < minExtent))
+                continue;
+            for (int k = 0; k + 1 < e.polyline.size(); ++k)
+                lines.append(QLineF(e.polyline[k], e.polyline[k + 1]));
+        }
+        painter->drawLines(lines);
     }
     if (labels) {
         QFont f;
@@ -241,6 +267,14 @@ void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
                 continue;
             const QPointF start = e.polyline.front();
             painter->drawText(QPointF(start.x() + 4, start.y() + 11), e.label);
+        }
+    }
+    if (m_overview) {
+        for (const NodeItem *box : m_boxes) {
+            if (!box->rect().intersects(exposed))
+                continue;
+            const bool marked = box->highlight() != HighlightNone || box->isSelected();
+            painter->fillRect(box->rect(), marked ? QColor(0xd0, 0x2a, 0x8a) : box->fill());
         }
     }
     auto emphasise = [&](const std::vector<int> &list, const QColor &c) {

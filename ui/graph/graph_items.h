@@ -40,6 +40,7 @@ public:
     const QString &title() const { return m_title; }
     const QRectF &rect() const { return m_rect; }
     void setFill(const QColor &fill);
+    const QColor &fill() const { return m_fill; }
     void setHighlight(unsigned flags);
     unsigned highlight() const { return m_highlight; }
 
@@ -102,9 +103,15 @@ public:
     void setHighlighted(std::vector<int> inputs, std::vector<int> outputs);
     /// The edge nearest to `p` within `tolerance`, or -1.
     int edgeAt(const QPointF &p, double tolerance) const;
+    /// Far zoomed out the scene hides its boxes and this layer paints them in one pass instead:
+    /// tens of thousands of separately painted items cost too much per frame.
+    void setOverview(bool on, std::vector<const NodeItem *> boxes);
+    bool overview() const { return m_overview; }
 
 private:
     std::vector<Edge> m_edges;
+    bool m_overview = false;
+    std::vector<const NodeItem *> m_boxes;
     QRectF m_bounds;
     std::vector<int> m_inputs, m_outputs;
 };

@@ -2,7 +2,9 @@
 
 #include "ui/node_metrics.h"
 
+#include <QElapsedTimer>
 #include <QFontMetricsF>
+#include <QHash>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
 
@@ -68,11 +70,19 @@ layout::GraphLayoutSizes GraphScene::measure(const ir::Graph &g, const layout::G
 {
     layout::GraphLayoutSizes s;
     const QFontMetricsF title(boldFont(9)), sub(plainFont(7.5)), groupTitle(boldFont(9.5));
+    // Op types and short names repeat a lot; measuring text is the expensive part.
+    QHash<QString, double> titleWidth, subWidth;
+    auto widthOf = [](QHash<QString, double> &cache, const QFontMetricsF &fm, const QString &text) {
+        auto it = cache.find(text);
+        if (it == cache.end())
+            it = cache.insert(text, fm.horizontalAdvance(text));
+        return *it;
+    };
     s.node.reserve(g.nodeCount());
     for (const ir::Node &n : g.nodes()) {
         const QString subtitle = nodeSubtitle(g, lay, n.id);
-        const double w = std::max(title.horizontalAdvance(QString::fromStdString(n.opType)),
-                                  sub.horizontalAdvance(subtitle));
+        const double w = std::max(widthOf(titleWidth, title, QString::fromStdString(n.opType)),
+                                  widthOf(subWidth, sub, subtitle));
         s.node.push_back({std::clamp(w + 22, 64.0, 230.0), subtitle.isEmpty() ? 30.0 : 40.0});
     }
     s.collapsedGroup.reserve(g.namespaces().size());
@@ -221,6 +231,10 @@ void GraphScene::rebuild()
     }
     m_edges = new EdgeLayerItem(std::move(edges));
     addItem(m_edges);
+    if (m_overview) {
+        m_overview = false;
+        setOverview(true);
+    }
     const QRectF bounds(l.bounds.x, l.bounds.y, l.bounds.width, l.bounds.height);
     setSceneRect(bounds.adjusted(-60, -60, 60, 60));
     // Restore the selection and highlights on the new items.
@@ -376,6 +390,20 @@ std::vector<NodeId> GraphScene::search(const QString &text)
     }
     applyHighlights();
     return m_searchHits;
+}
+
+void GraphScene::setOverview(bool on)
+{
+    if (on == m_overview || !m_edges) {
+        m_overview = on;
+        return;
+    }
+    m_overview = on;
+    std::vector<const NodeItem *> boxes(m_boxes.begin(), m_boxes.end());
+    for (QGraphicsItem *item : items())
+        if (item != m_edges)
+            item->setVisible(!on);
+    m_edges->setOverview(on, std::move(boxes));
 }
 
 void GraphScene::setCurrentSearchHit(NodeId node)

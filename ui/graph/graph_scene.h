@@ -37,6 +37,10 @@ public:
     /// Nodes whose name, op type, or an output's shape contains `text` (case-insensitive), in
     /// topological order; also marks their boxes.
     std::vector<core::NodeId> search(const QString &text);
+    /// Switches between painting every box as an item and painting them all in the edge layer
+    /// (far zoomed out, for big graphs). The view calls it as its scale crosses a threshold.
+    void setOverview(bool on);
+    bool overview() const { return m_overview; }
     void setCurrentSearchHit(core::NodeId node);
 
 signals:
@@ -67,6 +71,7 @@ private:
     std::vector<core::NodeId> m_searchHits;
     core::NodeId m_currentHit;
     bool m_syncingSelection = false;
+    bool m_overview = false;
 };
 
 } // namespace remat::ui

@@ -1,6 +1,10 @@
 #include "ui/graph/graph_view.h"
 
+#include "ui/graph/graph_scene.h"
+
 #include <QMouseEvent>
+#include <QPainter>
+#include <QTimer>
 #include <QScrollBar>
 #include <QWheelEvent>
 
@@ -27,6 +31,7 @@ void GraphView::zoomBy(double factor)
     if (s < 0.005 || s > 6)
         return;
     QGraphicsView::scale(factor, factor);
+    updateOverview();
     emit viewportChanged();
 }
 
@@ -37,12 +42,14 @@ void GraphView::fitAll()
     fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
     if (scale() > 1.0)
         resetZoom();
+    updateOverview();
     emit viewportChanged();
 }
 
 void GraphView::resetZoom()
 {
     setTransform(QTransform());
+    updateOverview();
     emit viewportChanged();
 }
 
@@ -52,6 +59,7 @@ void GraphView::reveal(const QGraphicsItem *item)
         return;
     if (scale() < 0.6)
         setTransform(QTransform::fromScale(0.9, 0.9));
+    updateOverview();
     centerOn(item);
     emit viewportChanged();
 }
@@ -69,6 +77,14 @@ void GraphView::wheelEvent(QWheelEvent *event)
     event->accept();
 }
 
+void GraphView::updateOverview()
+{
+    // Below this scale boxes are plain rectangles anyway (see NodeItem::paint); painting them
+    // from one item keeps big graphs smooth.
+    if (auto *gs = qobject_cast<GraphScene *>(scene()))
+        gs->setOverview(scale() < 0.12 && gs->boxCount() > 1500);
+}
+
 void GraphView::scrollContentsBy(int dx, int dy)
 {
     QGraphicsView::scrollContentsBy(dx, dy);
@@ -81,59 +97,78 @@ void GraphView::resizeEvent(QResizeEvent *event)
     emit viewportChanged();
 }
 
-Minimap::Minimap(GraphView *main, QWidget *parent) : QGraphicsView(main->scene(), parent), m_main(main)
+Minimap::Minimap(GraphView *main, QWidget *parent) : QWidget(parent), m_main(main)
 {
-    setInteractive(false);
-    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    setRenderHint(QPainter::Antialiasing, false);
-    setBackgroundBrush(QColor(0xf1, 0xf2, 0xf5));
     setMinimumSize(140, 160);
-    connect(main, &GraphView::viewportChanged, this, [this] { viewport()->update(); });
-    connect(main->scene(), &QGraphicsScene::sceneRectChanged, this, [this] { refit(); });
+    m_refresh = new QTimer(this);
+    m_refresh->setSingleShot(true);
+    m_refresh->setInterval(200);
+    connect(m_refresh, &QTimer::timeout, this, &Minimap::refit);
+    connect(main, &GraphView::viewportChanged, this, qOverload<>(&QWidget::update));
+    // Highlights and colours change the scene: redraw the overview once things settle.
+    connect(main->scene(), &QGraphicsScene::changed, m_refresh, qOverload<>(&QTimer::start));
+    connect(main->scene(), &QGraphicsScene::sceneRectChanged, m_refresh, qOverload<>(&QTimer::start));
 }
 
 void Minimap::refit()
 {
-    if (scene())
-        fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
-    viewport()->update();
+    QGraphicsScene *scene = m_main->scene();
+    const QRectF source = scene ? scene->sceneRect() : QRectF();
+    m_pixmap = QPixmap();
+    if (!scene || source.isEmpty() || width() < 4 || height() < 4) {
+        update();
+        return;
+    }
+    const double s = std::min((width() - 4) / source.width(), (height() - 4) / source.height());
+    const QSizeF size = source.size() * s;
+    const QPointF offset((width() - size.width()) / 2, (height() - size.height()) / 2);
+    m_sceneToWidget = QTransform::fromTranslate(-source.x(), -source.y()) * QTransform::fromScale(s, s) *
+                      QTransform::fromTranslate(offset.x(), offset.y());
+    m_pixmap = QPixmap(this->size() * devicePixelRatioF());
+    m_pixmap.setDevicePixelRatio(devicePixelRatioF());
+    m_pixmap.fill(QColor(0xf1, 0xf2, 0xf5));
+    QPainter painter(&m_pixmap);
+    scene->render(&painter, QRectF(offset, size), source);
+    update();
 }
 
-void Minimap::drawForeground(QPainter *painter, const QRectF &)
+QPointF Minimap::toScene(const QPointF &widgetPos) const
 {
-    const QPolygonF visible = m_main->mapToScene(m_main->viewport()->rect());
-    painter->setBrush(QColor(0x1f, 0x6f, 0xd0, 40));
-    QPen pen(QColor(0x1f, 0x6f, 0xd0), 0);
-    pen.setCosmetic(true);
-    pen.setWidth(2);
-    painter->setPen(pen);
-    painter->drawPolygon(visible);
+    return m_sceneToWidget.inverted().map(widgetPos);
+}
+
+void Minimap::paintEvent(QPaintEvent *)
+{
+    QPainter painter(this);
+    painter.fillRect(rect(), QColor(0xf1, 0xf2, 0xf5));
+    if (m_pixmap.isNull())
+        return;
+    painter.drawPixmap(0, 0, m_pixmap);
+    const QPolygonF visible = m_sceneToWidget.map(m_main->mapToScene(m_main->viewport()->rect()));
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setBrush(QColor(0x1f, 0x6f, 0xd0, 40));
+    painter.setPen(QPen(QColor(0x1f, 0x6f, 0xd0), 2));
+    painter.drawPolygon(visible);
 }
 
 void Minimap::mousePressEvent(QMouseEvent *event)
 {
-    m_main->centerOn(mapToScene(event->position().toPoint()));
+    m_main->centerOn(toScene(event->position()));
     emit m_main->viewportChanged();
 }
 
 void Minimap::mouseMoveEvent(QMouseEvent *event)
 {
     if (event->buttons() & Qt::LeftButton) {
-        m_main->centerOn(mapToScene(event->position().toPoint()));
+        m_main->centerOn(toScene(event->position()));
         emit m_main->viewportChanged();
     }
 }
 
 void Minimap::resizeEvent(QResizeEvent *event)
 {
-    QGraphicsView::resizeEvent(event);
+    QWidget::resizeEvent(event);
     refit();
-}
-
-void Minimap::wheelEvent(QWheelEvent *event)
-{
-    event->ignore();
 }
 
 } // namespace remat::ui

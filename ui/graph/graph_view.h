@@ -4,6 +4,9 @@
 //   Minimap map(&view);      // overview of the same scene with the visible rectangle
 
 #include <QGraphicsView>
+#include <QPixmap>
+
+class QTimer;
 
 namespace remat::ui {
 
@@ -19,6 +22,8 @@ public:
     /// Scrolls to show `item`, zooming in to a legible scale if the view is far out.
     void reveal(const QGraphicsItem *item);
     double scale() const { return transform().m11(); }
+    /// Re-evaluates the far-zoom overview painting after any transform change.
+    void updateOverview();
 
 signals:
     void viewportChanged();
@@ -29,22 +34,28 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
 };
 
-class Minimap : public QGraphicsView
+/// Overview of the whole scene, rendered once into a pixmap per change (never item by item
+/// while panning), with the main view's visible area drawn on top; click or drag to move there.
+class Minimap : public QWidget
 {
     Q_OBJECT
 public:
     explicit Minimap(GraphView *main, QWidget *parent = nullptr);
+    /// Renders the scene again (after a new layout or new colours).
     void refit();
 
 protected:
-    void drawForeground(QPainter *painter, const QRectF &rect) override;
+    void paintEvent(QPaintEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
-    void wheelEvent(QWheelEvent *event) override;
 
 private:
+    QPointF toScene(const QPointF &widgetPos) const;
     GraphView *m_main;
+    QPixmap m_pixmap;
+    QTransform m_sceneToWidget;
+    QTimer *m_refresh;
 };
 
 } // namespace remat::ui
