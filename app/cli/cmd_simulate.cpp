@@ -1,9 +1,10 @@
-// remat simulate MODEL [--batch N] [--profile P.json] [--csv timeline.csv] [--json]: simulates a
-// schedule (store-all until plan files can be read) on the model's training graph and prints
-// the timeline summary; --csv writes one row per step with every memory category.
+// remat simulate MODEL [--batch N] [--plan plan.json] [--profile P.json] [--csv timeline.csv]
+// [--json]: simulates a plan's schedule (store-all without --plan) on the model's training graph
+// and prints the timeline summary; --csv writes one row per step with every memory category.
 #include "commands.h"
 
 #include "core/cost/roofline.h"
+#include "core/io/plan_file.h"
 #include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -28,6 +29,7 @@ struct SimulateOptions
 {
     std::string model;
     int64_t batch = 0;
+    std::string plan;
     std::string profile;
     std::string csv;
     bool json = false;
@@ -101,8 +103,19 @@ int runSimulate(const SimulateOptions &o)
         }
         costs = std::move(*measured);
     }
-    const schedule::Schedule s = schedule::storeAllSchedule(*tg);
-    const std::string scheduleName = "store-all";
+    schedule::Schedule s;
+    std::string scheduleName = "store-all";
+    if (o.plan.empty()) {
+        s = schedule::storeAllSchedule(*tg);
+    } else {
+        auto plan = core::io::readPlan(o.plan, *tg);
+        if (!plan) {
+            std::fprintf(stderr, "error: %s\n", plan.status().toString().c_str());
+            return 1;
+        }
+        s = std::move(plan->schedule);
+        scheduleName = o.plan + " (" + plan->solver + ")";
+    }
     auto t = sim::simulate(s, *tg, costs, {.recordPoints = !o.csv.empty()});
     if (!t) {
         std::fprintf(stderr, "error: %s\n", t.status().toString().c_str());
@@ -171,6 +184,7 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
     CLI::App *cmd = app.add_subcommand("simulate", "Simulate a schedule: peak memory and time");
     cmd->add_option("model", opts->model, "ONNX model file")->required();
     cmd->add_option("--batch", opts->batch, "Batch to infer shapes at (default: the file's)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--plan", opts->plan, "Plan file to simulate (default: the store-all schedule)");
     cmd->add_option("--profile", opts->profile, "Measured op times (JSON: op name -> seconds)");
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
