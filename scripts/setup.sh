@@ -13,7 +13,7 @@ PACKAGES=(
     libprotobuf-dev protobuf-compiler libonnx-dev
     coinor-libcbc-dev
     nlohmann-json3-dev libcli11-dev libfmt-dev
-    libopenblas-dev zlib1g-dev
+    libopenblas-dev zlib1g-dev libssl-dev
     xvfb xauth
     python3 python3-numpy python3-torch python3-torchvision
 )

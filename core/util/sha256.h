@@ -2,10 +2,13 @@
 // SHA-256 of files and byte strings, to identify model files in plans and sessions.
 //   Sha256 h;  h.update(bytes.data(), bytes.size());  std::string hex = h.hexDigest();
 //   std::string same = sha256Hex(bytes);
+// Backed by OpenSSL's libcrypto (hardware SHA extensions where the CPU has them): model files
+// reach gigabytes and are hashed on every load.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,6 +18,10 @@ class Sha256
 {
 public:
     Sha256();
+    ~Sha256();
+    Sha256(const Sha256 &) = delete;
+    Sha256 &operator=(const Sha256 &) = delete;
+
     void update(const void *data, size_t size);
     /// Finishes the hash; the object must not be updated afterwards.
     std::array<uint8_t, 32> digest();
@@ -22,12 +29,8 @@ public:
     std::string hexDigest();
 
 private:
-    void compress(const uint8_t *block);
-
-    std::array<uint32_t, 8> m_state;
-    std::array<uint8_t, 64> m_buffer{};
-    size_t m_buffered = 0;
-    uint64_t m_totalBytes = 0;
+    struct Context;
+    std::unique_ptr<Context> m_ctx;
 };
 
 /// Lower-case hex SHA-256 of `bytes`.
