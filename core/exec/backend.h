@@ -109,7 +109,8 @@ struct MemoryStats
     std::optional<int64_t> deviceBytesInUse;
     std::optional<int64_t> devicePeakBytes;
     std::optional<int64_t> deviceTotalBytes;
-    /// Host memory the backend holds privately (kernel scratch beyond declared workspace).
+    /// Memory the backend holds privately, outside the byte count (kernel scratch beyond the
+    /// declared workspace, released blocks kept for reuse).
     int64_t privateScratchBytes = 0;
 };
 

@@ -33,7 +33,13 @@ bool dependsOnDataOnly(const ir::Graph &g, ValueId id, int depth)
 
 bool StaticEvaluator::isStatic(ValueId value) const
 {
-    return value.valid() && dependsOnDataOnly(*m_graph, value, 0);
+    if (!value.valid())
+        return false;
+    if (auto it = m_static.find(value.value); it != m_static.end())
+        return it->second;
+    const bool s = dependsOnDataOnly(*m_graph, value, 0);
+    m_static[value.value] = s;
+    return s;
 }
 
 Expected<const HostTensor *> StaticEvaluator::evaluate(ValueId value)

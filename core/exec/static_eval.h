@@ -32,6 +32,7 @@ public:
 private:
     const ir::Graph *m_graph;
     std::map<int32_t, std::unique_ptr<HostTensor>> m_cache;
+    mutable std::map<int32_t, bool> m_static; // isStatic() answers
 };
 
 } // namespace remat::core::exec
