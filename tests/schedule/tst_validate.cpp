@@ -103,7 +103,7 @@ private slots:
     {
         Schedule s;
         s.free(ten(1));
-        expectError(s, "step 0 (free w): 'w' is a preloaded parameter and stays resident for the whole step");
+        expectError(s, "step 0 (free w): 'w' is a preloaded parameter without a host copy: offload it before freeing it");
     }
 
     void prefetchOfNonOffloaded()
