@@ -689,7 +689,8 @@ public:
     std::string description() const override
     {
         return "The authors' algorithm on the tensor graph (tensors are vertices weighted by "
-               "bytes, ops are edges): a division tree of linear, branch and complicate pieces, "
+               "bytes, saved state charged to its op's output; ops are edges; tensors computed "
+               "from weights alone are left out, like the weights): a division tree of linear, branch and complicate pieces, "
                "every candidate max term m, and per m the cheapest checkpoint set whose "
                "re-forward units stay within m (a shortest path over every linear chain). Its "
                "objective, sum(checkpoint bytes) + m, is minimised exactly within that search "
