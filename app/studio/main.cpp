@@ -98,7 +98,8 @@ int main(int argc, char **argv)
             QApplication::exit(3);
         });
         window.show();
-        window.openModel(args.front());
+        // Open from inside the event loop, so an immediate error can end it with exit(1).
+        QTimer::singleShot(0, &window, [&] { window.openModel(args.front()); });
         return QApplication::exec();
     }
 
