@@ -7,6 +7,8 @@
 #include "ui/graph/legend_widget.h"
 #include "ui/graph/search_bar.h"
 #include "ui/inspector_panel.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/planner_integration.h"
 
 #include <QAction>
 #include <QApplication>
@@ -85,6 +87,8 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createActions();
     createToolBar();
     createDocks();
+    m_planner = new Planner(this);
+    new PlannerIntegration(this, m_planner);
 
     m_summary = new QLabel(tr("No model loaded"), this);
     m_phase = new QLabel(this);
@@ -505,6 +509,10 @@ void MainWindow::rebuildRecentMenu()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (m_planner && !m_planner->maybeSave(this)) {
+        event->ignore(); // the user chose Cancel on the unsaved-session prompt
+        return;
+    }
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());

@@ -28,6 +28,7 @@ class LayoutRunner;
 class LegendWidget;
 class Minimap;
 class ModelLoader;
+class Planner;
 class SearchBar;
 
 class MainWindow : public QMainWindow
@@ -60,6 +61,8 @@ public:
     GraphScene *graphScene() const { return m_scene; }
     GraphView *graphView() const { return m_view; }
     InspectorPanel *inspector() const { return m_inspector; }
+    /// Rematerialization planning: docks, Planner menu, plan colours (ui/planner/).
+    Planner *planner() const { return m_planner; }
     SearchBar *searchBar() const { return m_searchBar; }
     /// Loading or laying out in the background.
     bool isBusy() const;
@@ -123,6 +126,7 @@ private:
     QSpinBox *m_depth;
     QComboBox *m_colourMode;
     QMenu *m_recentMenu;
+    Planner *m_planner = nullptr;
     QTimer *m_batchTimer;
     QString m_currentPath;
     int m_initialDepth = -1;

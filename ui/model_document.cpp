@@ -17,8 +17,15 @@ void ModelDocument::setModel(LoadedModel model, const core::layout::CollapseSet 
         m_selected = core::NodeId();
     if (!sameFile)
         m_selected = core::NodeId();
+    m_colourOverride.reset(); // made for the previous graph's node ids
     rebuildColours();
     emit changed({DocumentChangeKind::ModelReplaced});
+}
+
+void ModelDocument::setColourOverride(std::unique_ptr<NodeColourProvider> provider)
+{
+    m_colourOverride = std::move(provider);
+    emit changed({DocumentChangeKind::ColourModeChanged});
 }
 
 void ModelDocument::setCollapsed(core::layout::CollapseSet collapsed)

@@ -70,7 +70,11 @@ public:
 
     ColourMode colourMode() const { return m_colourMode; }
     void setColourMode(ColourMode mode);
-    const NodeColourProvider &colours() const { return *m_colours; }
+    const NodeColourProvider &colours() const { return m_colourOverride ? *m_colourOverride : *m_colours; }
+    /// Colours from outside the built-in modes (the planner's plan decisions) shown instead of the
+    /// mode's; null goes back to the mode. Dropped when another model is set.
+    void setColourOverride(std::unique_ptr<NodeColourProvider> provider);
+    bool hasColourOverride() const { return m_colourOverride != nullptr; }
 
     /// The selected node (invalid when none).
     core::NodeId selectedNode() const { return m_selected; }
@@ -88,6 +92,7 @@ private:
     std::shared_ptr<const core::layout::GraphLayout> m_layout;
     ColourMode m_colourMode = ColourMode::OpType;
     std::unique_ptr<NodeColourProvider> m_colours;
+    std::unique_ptr<NodeColourProvider> m_colourOverride;
     core::NodeId m_selected;
 };
 

@@ -1,9 +1,11 @@
 // remat-studio: the desktop application. Composition only.
 //   remat-studio [MODEL] [--batch N] [--collapse-depth N]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000]   (QT_QPA_PLATFORM=offscreen works)
+//   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
+#include "ui/planner/planner.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -38,6 +40,17 @@ int main(int argc, char **argv)
                               QStringLiteral("text"));
     QCommandLineOption fit(QStringLiteral("fit"), QStringLiteral("With --screenshot: show the whole graph, however small."));
     parser.addOptions({screenshot, size, depth, colour, select, fit});
+    QCommandLineOption session(QStringLiteral("session"),
+                               QStringLiteral("Open a planner session (.rematproj): its model, pins and plans."),
+                               QStringLiteral("file"));
+    QCommandLineOption plannerView(QStringLiteral("planner-view"),
+                                   QStringLiteral("With --session --screenshot: the planner dock to show (memory, "
+                                                  "schedule, pareto, plans, run)."),
+                                   QStringLiteral("name"), QStringLiteral("memory"));
+    QCommandLineOption plannerStep(QStringLiteral("planner-step"),
+                                   QStringLiteral("With --session: the schedule step to show (a number, or mid-backward)."),
+                                   QStringLiteral("step"));
+    parser.addOptions({session, plannerView, plannerStep});
     parser.process(app);
 
     remat::ui::MainWindow window;
@@ -51,6 +64,64 @@ int main(int argc, char **argv)
     else
         window.setColourMode(remat::ui::ColourMode::OpType);
     const QStringList args = parser.positionalArguments();
+
+    if (parser.isSet(session)) {
+        // The session's model in the explorer, its plans, pins and charts in the planner docks.
+        remat::ui::Planner *planner = window.planner();
+        QObject::connect(planner, &remat::ui::Planner::sessionOpened, &app, [&](bool ok, const QString &message) {
+            if (ok && parser.isSet(plannerStep)) {
+                const QString step = parser.value(plannerStep);
+                if (step == QLatin1String("mid-backward"))
+                    planner->showMidBackward();
+                else
+                    planner->teachingView()->setStep(step.toInt());
+            }
+            if (!ok) {
+                std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
+                if (parser.isSet(screenshot))
+                    QApplication::exit(1);
+            }
+        });
+        if (parser.isSet(screenshot)) {
+            const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+            window.resize(wh.size() == 2 ? std::max(200, wh[0].toInt()) : 1600, wh.size() == 2 ? std::max(200, wh[1].toInt()) : 1000);
+            // Ready when the graph is laid out at the session's batch and the plans are restored.
+            auto *poll = new QTimer(&app);
+            QObject::connect(poll, &QTimer::timeout, &app, [&, poll] {
+                const auto *doc = window.document();
+                const auto *pd = planner->document();
+                if (window.isBusy() || planner->isLoading() || !doc->hasModel() || pd->plans().empty() ||
+                    std::max<int64_t>(1, doc->graph().info().batch) != pd->batch())
+                    return;
+                poll->stop();
+                planner->raiseView(parser.value(plannerView));
+                window.frameForScreenshot();
+                QTimer::singleShot(400, &app, [&] {
+                    const QImage image = window.grab().toImage();
+                    if (!image.save(parser.value(screenshot))) {
+                        std::fprintf(stderr, "remat-studio: cannot write %s\n", qPrintable(parser.value(screenshot)));
+                        QApplication::exit(1);
+                        return;
+                    }
+                    std::printf("%s: %dx%d\n", qPrintable(parser.value(screenshot)), image.width(), image.height());
+                    QApplication::exit(0);
+                });
+            });
+            poll->start(200);
+            QTimer::singleShot(300000, &app, [] {
+                std::fprintf(stderr, "remat-studio: timed out waiting for the session\n");
+                QApplication::exit(3);
+            });
+        }
+        window.show();
+        QTimer::singleShot(0, &window, [&] {
+            if (remat::core::Status s = planner->openSession(parser.value(session)); !s.isOk()) {
+                std::fprintf(stderr, "remat-studio: %s\n", s.message().c_str());
+                QApplication::exit(1);
+            }
+        });
+        return QApplication::exec();
+    }
 
     if (parser.isSet(screenshot)) {
         if (args.isEmpty()) {

@@ -1,0 +1,172 @@
+#include "ui/planner/planner_integration.h"
+
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_scene.h"
+#include "ui/graph/graph_view.h"
+#include "ui/main_window.h"
+#include "ui/planner/plan_colour_provider.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/set_batch_command.h"
+
+#include <QAction>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
+#include <QStatusBar>
+
+namespace remat::ui {
+
+PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
+    : QObject(window), m_window(window), m_planner(planner)
+{
+    planner->setSolvers(Planner::registrySolvers());
+    planner->createDocks(window);
+    QMenu *menu = planner->createMenu(window);
+    menu->addSeparator();
+    m_colourAction = menu->addAction(tr("Colour graph by &plan"));
+    m_colourAction->setCheckable(true);
+    m_colourAction->setToolTip(tr("Keep / recompute / offload per node; while stepping through the "
+                                  "schedule, only what is resident keeps its colour"));
+    connect(m_colourAction, &QAction::toggled, this, &PlannerIntegration::setColourByPlan);
+    window->menuBar()->addMenu(menu);
+
+    ModelDocument *doc = window->document();
+    connect(window, &MainWindow::modelShown, this, &PlannerIntegration::followWindowModel);
+    connect(doc, &ModelDocument::changed, this, [this, doc](const DocumentChange &c) {
+        if (c.kind == DocumentChangeKind::SelectionChanged && doc->hasModel() && doc->selectedNode().valid())
+            m_planner->selectNode(QString::fromStdString(doc->graph().node(doc->selectedNode()).name));
+        if (c.kind == DocumentChangeKind::ModelReplaced && m_colourByPlan)
+            recolour();
+    });
+    connect(planner->nodeColors(), &PlanNodeColors::decisionsChanged, this, [this] {
+        if (m_colourByPlan)
+            recolour();
+    });
+    connect(planner, &Planner::stepStateChanged, this, [this] {
+        m_showStep = true;
+        if (m_colourByPlan)
+            recolour();
+    });
+    connect(planner, &Planner::problemChanged, this, [this] {
+        m_showStep = false;
+        m_autoColoured = false;
+    });
+    connect(planner, &Planner::planUpdated, this, [this] {
+        // The first plan of a model is shown on the graph; afterwards the user's choice stands.
+        if (!m_autoColoured && m_planner->document()->currentPlan()) {
+            m_autoColoured = true;
+            setColourByPlan(true);
+        }
+    });
+    connect(planner, &Planner::sessionOpened, this, [this](bool ok, const QString &message) {
+        if (!ok) {
+            m_window->statusBar()->showMessage(tr("Session: %1").arg(message), 8000);
+            return;
+        }
+        syncWindowToSession();
+    });
+    connect(planner, &Planner::problemFailed, this, [this](const QString &message) {
+        m_window->statusBar()->showMessage(tr("Planner: %1").arg(message), 8000);
+    });
+    GraphView *view = window->graphView();
+    view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(view, &QWidget::customContextMenuRequested, this, &PlannerIntegration::showContextMenu);
+}
+
+void PlannerIntegration::setColourByPlan(bool on)
+{
+    m_colourByPlan = on;
+    if (m_colourAction && m_colourAction->isChecked() != on)
+        m_colourAction->setChecked(on);
+    if (on)
+        recolour();
+    else
+        m_window->document()->setColourOverride(nullptr);
+}
+
+void PlannerIntegration::recolour()
+{
+    ModelDocument *doc = m_window->document();
+    if (!doc->hasModel())
+        return;
+    const PlanNodeColors *c = m_planner->nodeColors();
+    const StepState *step = m_showStep ? &m_planner->teachingView()->state() : nullptr;
+    doc->setColourOverride(std::make_unique<PlanColourProvider>(doc->model().graph, c->decisions(), c->pinnedNodes(), step));
+}
+
+void PlannerIntegration::followWindowModel()
+{
+    const ModelDocument *doc = m_window->document();
+    if (!doc->hasModel())
+        return;
+    const QString path = doc->model().path;
+    const int64_t batch = std::max<int64_t>(1, doc->graph().info().batch);
+    PlannerDocument *pd = m_planner->document();
+    if (m_syncingToSession) {
+        // The window shows the session's model: bring it to the session's batch, not the reverse.
+        m_syncingToSession = false;
+        if (batch != pd->batch())
+            m_window->setBatch(pd->batch());
+        return;
+    }
+    if (m_planner->isLoading())
+        return;
+    if (QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath())
+        m_planner->openModel(path, batch);
+    else if (batch != pd->batch())
+        pd->undoStack()->push(new SetBatchCommand(pd, batch)); // plans set aside, undoable
+}
+
+void PlannerIntegration::syncWindowToSession()
+{
+    const QString model = m_planner->document()->modelPath();
+    const ModelDocument *doc = m_window->document();
+    if (doc->hasModel() && QFileInfo(doc->model().path).absoluteFilePath() == QFileInfo(model).absoluteFilePath()) {
+        if (std::max<int64_t>(1, doc->graph().info().batch) != m_planner->document()->batch()) {
+            m_syncingToSession = true;
+            followWindowModel();
+        }
+        return;
+    }
+    m_syncingToSession = true;
+    m_window->openModel(model);
+}
+
+void PlannerIntegration::showContextMenu(const QPoint &pos)
+{
+    GraphView *view = m_window->graphView();
+    const ModelDocument *doc = m_window->document();
+    if (!doc->hasModel() || !doc->layout())
+        return;
+    const NodeItem *item = nullptr;
+    for (QGraphicsItem *it : view->items(pos))
+        if (it->type() == NodeItem::Type) {
+            item = static_cast<const NodeItem *>(it);
+            break;
+        }
+    if (!item || item->isGroup())
+        return;
+    const auto &items = doc->layout()->items;
+    if (item->layoutIndex() < 0 || size_t(item->layoutIndex()) >= items.size())
+        return;
+    const core::NodeId node = items[size_t(item->layoutIndex())].node;
+    if (!node.valid())
+        return;
+    const QString name = QString::fromStdString(doc->graph().node(node).name);
+    QMenu menu(view);
+    menu.addSection(tr("Pin %1").arg(QString::fromStdString(doc->graph().node(node).displayName())));
+    const QList<QAction *> actions = m_planner->pinActions(name, &menu);
+    if (m_planner->pinTensorOfNode(name).isEmpty()) {
+        menu.addAction(tr("Nothing to pin: no activation output"))->setEnabled(false);
+    } else {
+        menu.addActions(actions);
+    }
+    const QString overlay = m_planner->nodeOverlay(name);
+    if (!overlay.isEmpty()) {
+        menu.addSeparator();
+        menu.addAction(overlay.section(QLatin1Char('\n'), 0, 0).left(120))->setEnabled(false);
+    }
+    menu.exec(view->viewport()->mapToGlobal(pos));
+}
+
+} // namespace remat::ui

@@ -1,0 +1,43 @@
+#pragma once
+// Hosts the planner in the explorer's main window: docks and the Planner menu, the plan as a
+// graph colouring (and the teaching step lighting the graph up), pin actions in the graph's
+// context menu, the selected node explained, and the planner following the model the window shows.
+//   auto *planner = new Planner(window);
+//   new PlannerIntegration(window, planner);   // parented to the window
+
+#include <QObject>
+#include <QPointer>
+
+class QAction;
+
+namespace remat::ui {
+
+class MainWindow;
+class Planner;
+
+class PlannerIntegration : public QObject
+{
+    Q_OBJECT
+public:
+    PlannerIntegration(MainWindow *window, Planner *planner);
+
+    /// Colours the graph by the current plan (and the teaching step) instead of the colour mode.
+    void setColourByPlan(bool on);
+    bool colourByPlan() const { return m_colourByPlan; }
+
+private:
+    void recolour();
+    void followWindowModel();
+    void syncWindowToSession();
+    void showContextMenu(const QPoint &pos);
+
+    MainWindow *m_window;
+    Planner *m_planner;
+    QAction *m_colourAction = nullptr;
+    bool m_colourByPlan = false;
+    bool m_showStep = false;
+    bool m_syncingToSession = false;
+    bool m_autoColoured = false;
+};
+
+} // namespace remat::ui
