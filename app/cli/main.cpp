@@ -16,6 +16,7 @@ int main(int argc, char **argv)
     remat::app::addRunCommand(app, ctx);
     remat::app::addSolveCommand(app, ctx);
     remat::app::addBenchCommand(app, ctx);
+    remat::app::addExportCommand(app, ctx);
     (void)ctx;
     try {
         app.parse(argc, argv);

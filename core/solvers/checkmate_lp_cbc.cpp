@@ -106,7 +106,8 @@ Expected<Plan> CheckmateLpSolver::solve(const SolveRequest &request) const
         plan.solverObjectiveName = "LP lower bound on recompute seconds (Checkmate's model)";
         plan.note = note;
         plan.solveSeconds = elapsed();
-        if (status != SolveStatus::Infeasible && plan.timeline.peakBytes > request.budgetBytes)
+        if ((status == SolveStatus::Optimal || status == SolveStatus::Feasible) &&
+            plan.timeline.peakBytes > request.budgetBytes)
             return makeError(StatusCode::Internal,
                              fmt::format("checkmate-lp: candidate peaks at {} B over the budget {} B",
                                          plan.timeline.peakBytes, request.budgetBytes));
@@ -188,8 +189,14 @@ Expected<Plan> CheckmateLpSolver::solve(const SolveRequest &request) const
     if (best.empty()) {
         // No rounding fits: fall back to the greedy plan so the answer is still under budget.
         std::vector<int> greedy = checkmate::greedyPlan(p, request.budgetBytes, 10, request.stop);
-        if (greedy.empty())
-            return infeasiblePlan("no rounding and no greedy plan fits (" + stats + ")");
+        if (greedy.empty()) {
+            // Not proven infeasible: report that no plan was found, with the lowest peak.
+            std::vector<int> seq = checkmate::lowestPeakSequence(p);
+            return finishWith(seq, SolveStatus::TimedOut, lowerBound, lowerBound,
+                              fmt::format("no plan within the budget found ({}); the plan shown is "
+                                          "the lowest peak found ({} B, over the budget)",
+                                          stats, checkmate::evaluate(p, seq).peakBytes));
+        }
         checkmate::Evaluation e = checkmate::evaluate(p, greedy);
         return finishWith(greedy, stopped ? SolveStatus::TimedOut : SolveStatus::Feasible, lowerBound,
                           lowerBound, "no rounding fits the budget (" + stats +

@@ -7,6 +7,7 @@
 #include "core/solvers/checkmate_problem.h"
 
 #include <coin/CbcEventHandler.hpp>
+#include <coin/CbcHeuristic.hpp>
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>
 
@@ -90,9 +91,11 @@ struct CbcOutcome
     double bound = -1;    ///< scaled back, -1 unknown
 };
 
+void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel);
+
 CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *start,
                   const SolveRequest &request, double seconds, int threads, int logLevel,
-                  Clock::time_point begin, double scale)
+                  Clock::time_point begin, double scale, double directColumns)
 {
     CbcOutcome out;
     OsiClpSolverInterface si;
@@ -124,19 +127,27 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
             }
         model.setMIPStart(static_cast<int>(cnames.size()), cnames.data(), values.data());
     }
-    const std::string secText = fmt::format("{:.3f}", std::max(0.5, seconds));
-    const std::string threadText = std::to_string(std::max(1, threads));
-    const std::string logText = std::to_string(logLevel);
-    std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
-                                      "elapsed", "-sec", secText.c_str()};
-    if (threads > 1) {
-        argv.push_back("-threads");
-        argv.push_back(threadText.c_str());
+    if (static_cast<double>(m.columns()) > directColumns) {
+        // Large models: CBC's branch and bound straight away, without CbcMain1's preprocessing
+        // and root cut loops, which ignore the time limit on models this size.
+        model.setMaximumSeconds(std::max(0.5, seconds));
+        model.solver()->messageHandler()->setLogLevel(logLevel);
+        model.setUseElapsedTime(true);
+        if (threads > 1)
+            model.setNumberThreads(threads);
+        CbcRounding rounding(model);
+        model.addHeuristic(&rounding);
+        if (start) {
+            double obj = 0;
+            for (size_t c = 0; c < m.columns(); ++c)
+                obj += m.objective[c] * (*start)[c];
+            model.setBestSolution(start->data(), static_cast<int>(m.columns()), obj, true);
+        }
+        model.initialSolve();
+        model.branchAndBound();
+    } else {
+        runMain(model, data, seconds, threads, logLevel);
     }
-    argv.push_back("-solve");
-    argv.push_back("-quit");
-    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback, data);
-
     out.stopped = watch->stopped || model.isSecondsLimitReached();
     out.cancelled = watch->cancelled;
     out.infeasible = model.isProvenInfeasible() && !model.bestSolution();
@@ -152,6 +163,22 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     else if (std::isfinite(bound) && std::abs(bound) < 1e40)
         out.bound = std::max(0.0, bound * scale);
     return out;
+}
+
+void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel)
+{
+    const std::string secText = fmt::format("{:.3f}", std::max(0.5, seconds));
+    const std::string threadText = std::to_string(std::max(1, threads));
+    const std::string logText = std::to_string(logLevel);
+    std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
+                                      "elapsed", "-sec", secText.c_str()};
+    if (threads > 1) {
+        argv.push_back("-threads");
+        argv.push_back(threadText.c_str());
+    }
+    argv.push_back("-solve");
+    argv.push_back("-quit");
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback, data);
 }
 
 class CheckmateMilpSolver final : public Solver
@@ -258,7 +285,8 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
     const double remaining = request.timeLimitSeconds - elapsed();
     CbcOutcome cbc = runCbc(model, start.empty() ? nullptr : &start, request, std::max(1.0, remaining),
                             threads, logLevel, begin,
-                            minPeak ? double(model.unit) : model.objectiveScale);
+                            minPeak ? double(model.unit) : model.objectiveScale,
+                            checkmate::settingNumber(request, "direct-columns", 60000));
     const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B",
                                          model.columns(), model.integers(), model.rows(), model.unit);
     if (cbc.cancelled && !cbc.hasSolution && warmSeq.empty())

@@ -285,7 +285,10 @@ Evaluation evaluate(const Problem &p, const std::vector<int> &seq)
         }
         ran[k] = 1;
         mem += p.blockBytes[k] + sticky;
-        e.peakBytes = std::max(e.peakBytes, mem + p.transientBytes[k]);
+        if (mem + p.transientBytes[k] > e.peakBytes) {
+            e.peakBytes = mem + p.transientBytes[k];
+            e.peakPosition = static_cast<int>(q);
+        }
         mem -= freedAt[q];
     }
     return e;
@@ -342,6 +345,58 @@ std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &e
     return sequenceFromR(p, r);
 }
 
+namespace {
+
+/// Evicts one block at a time among those resident at the current peak (the largest bytes per
+/// second of recompute first) until the plan fits. Slower than the prefix search but does not
+/// rely on the peak falling monotonically, which fails on graphs without a backward pass.
+template <typename TimePoint>
+std::vector<int> targetedGreedy(const Problem &p, int64_t budgetBytes, TimePoint deadline,
+                                const StopToken &stop)
+{
+    std::vector<char> evicted(p.n, 0), tried(p.n, 0);
+    std::vector<int> seq = sequenceForEvicted(p, evicted);
+    while (std::chrono::steady_clock::now() < deadline && !stop.stopRequested()) {
+        const Evaluation e = evaluate(p, seq);
+        if (e.peakBytes <= budgetBytes)
+            return seq;
+        if (e.peakPosition < 0)
+            return {};
+        // Blocks resident at the peak: produced at or before it, read after it.
+        Reads reads = lastReads(p, seq);
+        int pick = -1;
+        double bestScore = -1;
+        for (int q = 0; q <= e.peakPosition; ++q) {
+            const int k = seq[size_t(q)];
+            const auto &outs = p.outputs[k];
+            bool live = false;
+            for (size_t j = 0; j < outs.size(); ++j)
+                live = live || reads.last[size_t(reads.start[size_t(q)]) + j] > e.peakPosition;
+            if (!live || evicted[k] || tried[k] || !p.recomputable[k] || k == seq[size_t(e.peakPosition)])
+                continue;
+            const double score = double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k]));
+            if (score > bestScore) {
+                bestScore = score;
+                pick = k;
+            }
+        }
+        if (pick < 0)
+            return {};
+        evicted[pick] = 1;
+        std::vector<int> next = sequenceForEvicted(p, evicted);
+        if (evaluate(p, next).peakBytes >= e.peakBytes) {
+            evicted[pick] = 0; // no help: keep it and try the next one
+            tried[pick] = 1;
+            continue;
+        }
+        std::fill(tried.begin(), tried.end(), 0);
+        seq = std::move(next);
+    }
+    return {};
+}
+
+} // namespace
+
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
                             const StopToken &stop)
 {
@@ -395,7 +450,7 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
         }
         lo = m;
         if (m == candidates.size())
-            return {};
+            return targetedGreedy(p, budgetBytes, deadline, stop);
     }
     while (lo + 1 < hi && Clock::now() < deadline && !stop.stopRequested()) {
         size_t mid = (lo + hi) / 2;

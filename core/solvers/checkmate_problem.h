@@ -93,6 +93,7 @@ struct Evaluation
     int64_t peakBytes = 0;
     double recomputeSeconds = 0;
     size_t recomputes = 0;
+    int peakPosition = -1; ///< the run at which the peak happens (-1: before any)
 };
 
 /// Peak and recompute time of a compute sequence under liveness freeing: the simulator's figures
