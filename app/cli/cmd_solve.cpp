@@ -166,8 +166,13 @@ int runSolve(const SolveOptions &o)
     const solvers::SolverRegistry registry = solvers::makeRegistry();
     std::vector<const solvers::Solver *> chosen;
     if (o.compare) {
-        for (const auto &s : registry.solvers())
-            chosen.push_back(s.get());
+        // Applicable: the solver states it handles the objective (and pins, when given).
+        for (const auto &s : registry.solvers()) {
+            const solvers::Capabilities c = s->capabilities();
+            const bool objectiveOk = *objective == solvers::Objective::MinPeak ? c.minPeak : c.minTime;
+            if (objectiveOk && (pins->empty() || c.pins))
+                chosen.push_back(s.get());
+        }
     } else {
         const solvers::Solver *s = registry.find(o.solver);
         if (!s) {
