@@ -16,6 +16,26 @@
 
 int main(int argc, char **argv)
 {
+    // QGuiApplication claims "-session" (X11 session management) and drops it from argv: take our
+    // --session FILE out before it sees the arguments.
+    QString sessionArg;
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        int used = 0;
+        if (a == "--session" && i + 1 < argc) {
+            sessionArg = QString::fromLocal8Bit(argv[i + 1]);
+            used = 2;
+        } else if (a.startsWith("--session=")) {
+            sessionArg = QString::fromLocal8Bit(a.mid(10));
+            used = 1;
+        }
+        if (used) {
+            for (int j = i; j + used < argc; ++j)
+                argv[j] = argv[j + used];
+            argc -= used;
+            break;
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("RematStudio"));
     QApplication::setApplicationName(QStringLiteral("Remat Studio"));
@@ -65,7 +85,8 @@ int main(int argc, char **argv)
         window.setColourMode(remat::ui::ColourMode::OpType);
     const QStringList args = parser.positionalArguments();
 
-    if (parser.isSet(session)) {
+    const QString sessionFile = sessionArg.isEmpty() ? parser.value(session) : sessionArg;
+    if (!sessionFile.isEmpty()) {
         // The session's model in the explorer, its plans, pins and charts in the planner docks.
         remat::ui::Planner *planner = window.planner();
         QObject::connect(planner, &remat::ui::Planner::sessionOpened, &app, [&](bool ok, const QString &message) {
@@ -115,7 +136,7 @@ int main(int argc, char **argv)
         }
         window.show();
         QTimer::singleShot(0, &window, [&] {
-            if (remat::core::Status s = planner->openSession(parser.value(session)); !s.isOk()) {
+            if (remat::core::Status s = planner->openSession(sessionFile); !s.isOk()) {
                 std::fprintf(stderr, "remat-studio: %s\n", s.message().c_str());
                 QApplication::exit(1);
             }

@@ -170,10 +170,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::
     }
     m_storeAll->replace(sa);
     const double xMax = std::max<double>(1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
-    if (budgetBytes > 0)
-        m_budget->replace({QPointF(0, double(budgetBytes) / m_unit), QPointF(xMax, double(budgetBytes) / m_unit)});
-    else
-        m_budget->clear();
+    m_xMax = xMax;
+    setBudget(budgetBytes);
     if (!pts.empty())
         m_peak->replace({QPointF(double(plan.peakStep), double(plan.peakBytes) / m_unit)});
     else
@@ -187,6 +185,14 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::
                           .arg(plan.tdiPercent(), 0, 'f', 1));
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
+}
+
+void MemoryChartView::setBudget(int64_t budgetBytes)
+{
+    if (budgetBytes > 0 && m_stepCount > 0)
+        m_budget->replace({QPointF(0, double(budgetBytes) / m_unit), QPointF(m_xMax, double(budgetBytes) / m_unit)});
+    else
+        m_budget->clear();
 }
 
 void MemoryChartView::setCursorStep(int step)

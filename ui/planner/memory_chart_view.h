@@ -34,6 +34,8 @@ public:
     void setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
                       int64_t budgetBytes, const QString &planName);
     void clearTimelines();
+    /// Moves the budget line only (the plan is unchanged); <= 0 hides it.
+    void setBudget(int64_t budgetBytes);
     void setCursorStep(int step);
     int cursorStep() const { return m_cursor; }
     int stepCount() const { return m_stepCount; }
@@ -62,6 +64,7 @@ private:
     int m_stepCount = 0;
     int m_cursor = -1;
     int m_drawnPoints = 0;
+    double m_xMax = 1;
 };
 
 /// Colour of a memory category in every planner chart.

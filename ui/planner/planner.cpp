@@ -46,7 +46,8 @@ using core::solvers::PinKind;
 namespace {
 QString qs(const std::string &s) { return QString::fromStdString(s); }
 constexpr int kSweepBudgets = 20;
-constexpr int kLiveDebounceMs = 15;
+// Slider moves within one event-loop pass collapse into one solve; the controller drops stale ones.
+constexpr int kLiveDebounceMs = 5;
 } // namespace
 
 Planner::Planner(QObject *parent)
@@ -604,7 +605,9 @@ void Planner::documentChanged(PlannerChange change)
         if (m_document.objective() == Objective::MinTime) {
             if (m_solverPanel->liveResolve())
                 m_liveTimer.start(); // debounced; the controller keeps only the latest
-            updateCurrentPlanViews();
+            // Until the re-solved plan arrives only the budget line moves.
+            const Plan *plan = m_document.currentPlan();
+            m_memoryChart->setBudget(plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
         }
         break;
     case PlannerChange::Pins:

@@ -122,7 +122,12 @@ void TeachingView::setAnalysis(const PlanAnalysis &analysis)
         w->setEnabled(any);
     // Fit wide matrices into the pane at first.
     if (any && analysis.stageCount() > 0) {
-        const double fit = std::clamp(360.0 / analysis.stageCount(), 0.1, 6.0);
+        // Fit the whole matrix in its pane when the pane has a size, else about 360 pixels.
+        double room = 360.0;
+        if (auto *area = qobject_cast<QScrollArea *>(m_r->parentWidget() ? m_r->parentWidget()->parentWidget() : nullptr))
+            if (area->viewport()->height() > 60 && area->viewport()->width() > 60)
+                room = std::min(area->viewport()->height(), area->viewport()->width()) - 4;
+        const double fit = std::clamp(room / analysis.stageCount(), 0.1, 6.0);
         m_r->setZoom(fit);
         m_s->setZoom(fit);
     }
@@ -150,6 +155,10 @@ void TeachingView::setStep(int step)
     const int stage = m_analysis.stageOfStep(step);
     m_r->setCurrentStage(stage);
     m_s->setCurrentStage(stage);
+    // Keep the red row in sight in both panes.
+    for (RsMatrixView *v : {m_r, m_s})
+        if (auto *area = qobject_cast<QScrollArea *>(v->parentWidget() ? v->parentWidget()->parentWidget() : nullptr))
+            area->ensureVisible(0, int((stage + 0.5) * v->zoom()), 0, area->viewport()->height() / 3);
     m_label->setText(tr("%1   —   %2, stage %3 of %4, %5 tensors resident")
                          .arg(m_state.description,
                               m_state.backward ? tr("backward") : tr("forward"))
