@@ -21,7 +21,7 @@ struct RandomGraphOptions
     int forwardOps = 8;
     bool dag = true;        ///< skip connections and multi-input ops; false: a plain chain
     bool savedState = true; ///< some ops also output saved state (BN statistics, pool indices)
-    core::training::TrainingGraphInfo info; ///< recorded in the graph (plan-file identity tests)
+    core::training::TrainingGraphInfo info{}; ///< recorded in the graph (plan-file identity tests)
 };
 
 struct RandomGraph
