@@ -15,6 +15,7 @@ build/app/remat info "$SAMPLE"
 build/app/remat train-graph "$SAMPLE"
 build/app/remat solve "$SAMPLE" --compare
 build/app/remat run "$SAMPLE" --backend cpu --check
+mkdir -p out
 QT_QPA_PLATFORM=offscreen build/app/remat-studio "$SAMPLE" --screenshot out/main-window.png
 set +x
 echo "screenshot written to out/main-window.png"
