@@ -6,6 +6,11 @@
 #include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
 #include "ui/planner/planner.h"
+#ifdef REMAT_HAVE_CUDA
+#include "core/util/bytes.h"
+#include "gpu/cuda_backend.h"
+#include "gpu/cuda_devices.h"
+#endif
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -74,6 +79,27 @@ int main(int argc, char **argv)
     parser.process(app);
 
     remat::ui::MainWindow window;
+#ifdef REMAT_HAVE_CUDA
+    // The app composes: each CUDA device becomes a run backend, and the first one's free memory
+    // fills the planner's "This GPU" budget (the ui library never links CUDA).
+    if (const std::vector<remat::gpu::DeviceInfo> devices = remat::gpu::listDevices(); !devices.empty()) {
+        std::vector<remat::ui::BackendChoice> backends{remat::ui::Planner::cpuBackendChoice()};
+        for (const remat::gpu::DeviceInfo &d : devices)
+            backends.push_back({QStringLiteral("cuda:%1").arg(d.index),
+                                QStringLiteral("%1 (cuda:%2, %3 free)")
+                                    .arg(QString::fromStdString(d.name))
+                                    .arg(d.index)
+                                    .arg(QString::fromStdString(remat::core::formatBytes(d.freeBytes))),
+                                [index = d.index] { return remat::gpu::makeCudaBackend(index); }});
+        window.planner()->setBackends(std::move(backends));
+        window.planner()->setFreeMemoryProvider([]() -> std::optional<int64_t> {
+            const std::vector<remat::gpu::DeviceInfo> now = remat::gpu::listDevices();
+            if (now.empty())
+                return std::nullopt;
+            return now.front().freeBytes;
+        });
+    }
+#endif
     if (parser.isSet(depth))
         window.setInitialCollapseDepth(parser.value(depth).toInt());
     const QString mode = parser.value(colour);
