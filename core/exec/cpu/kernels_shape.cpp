@@ -2,6 +2,7 @@
 // Slice, Gather, Expand, Pad, Trilu, ScatterND, Resize (nearest), the constant producers (Constant,
 // ConstantOfShape, Range, Shape) and their gradients.
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/slice_geometry.h"
 
 #include "core/ir/tensor_data.h"
 
@@ -290,13 +291,6 @@ Status splitGrad(KernelContext &c)
 
 // ---- Slice --------------------------------------------------------------------------------
 
-struct SliceGeometry
-{
-    int64_t offset = 0;               ///< element offset of the first output element in the input
-    std::vector<int64_t> strides;     ///< input element strides per output dim
-    std::vector<int64_t> outShape;
-};
-
 Expected<SliceGeometry> sliceGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape)
 {
     std::vector<int64_t> starts, ends, axes, steps;
@@ -312,46 +306,10 @@ Expected<SliceGeometry> sliceGeometry(const KernelContext &c, const std::vector<
         ends = c.attrInts("ends");
         axes = c.attrInts("axes");
     }
-    const int64_t rank = int64_t(dataShape.size());
-    if (axes.empty()) {
-        axes.resize(starts.size());
-        std::iota(axes.begin(), axes.end(), 0);
-    }
-    if (steps.empty())
-        steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-        return c.error("starts/ends/axes/steps lengths differ");
-    std::vector<int64_t> begin(size_t(rank), 0), step(size_t(rank), 1), count = dataShape;
-    for (size_t i = 0; i < starts.size(); ++i) {
-        int64_t a = axes[i];
-        if (!normalizeAxis(a, rank))
-            return c.error("axis out of range");
-        const int64_t dim = dataShape[size_t(a)], st = steps[i];
-        if (st == 0)
-            return c.error("step 0");
-        int64_t s = starts[i], e = ends[i];
-        if (s < 0) s += dim;
-        if (e < 0) e += dim;
-        if (st > 0) {
-            s = std::clamp<int64_t>(s, 0, dim);
-            e = std::clamp<int64_t>(e, 0, dim);
-            count[size_t(a)] = e > s ? (e - s + st - 1) / st : 0;
-        } else {
-            s = std::clamp<int64_t>(s, 0, dim - 1);
-            e = std::clamp<int64_t>(e, -1, dim - 1);
-            count[size_t(a)] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
-        }
-        begin[size_t(a)] = s;
-        step[size_t(a)] = st;
-    }
-    SliceGeometry g;
-    const std::vector<int64_t> ds = rowMajorStrides(dataShape);
-    g.outShape = count;
-    g.strides.resize(size_t(rank));
-    for (size_t d = 0; d < size_t(rank); ++d) {
-        g.offset += begin[d] * ds[d];
-        g.strides[d] = step[d] * ds[d];
-    }
+    auto g = exec::sliceGeometry(std::move(starts), std::move(ends), std::move(axes), std::move(steps),
+                                 dataShape);
+    if (!g)
+        return c.error(g.status().message());
     return g;
 }
 
