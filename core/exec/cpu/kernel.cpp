@@ -195,38 +195,46 @@ std::vector<double> readDoubles(const KView &v)
     return out;
 }
 
-void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, double beta, double *c, int64_t ldc)
 {
     if (m == 0 || n == 0)
         return;
     if (k == 0) {
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j)
-                c[i * ldc + j] = beta == 0 ? 0.0f : beta * c[i * ldc + j];
+                c[i * ldc + j] = beta == 0 ? 0.0 : beta * c[i * ldc + j];
         return;
     }
-    // float32 operands, double accumulation: the reference must not add float32 summation noise
-    // of its own (a BN net at batch 2 amplifies it past PyTorch's float64 tolerance).
-    thread_local std::vector<double> da, db, dc;
+    thread_local std::vector<double> da, db;
     const int64_t aRows = transA ? k : m, bRows = transB ? n : k;
     const size_t aSize = size_t((aRows - 1) * lda + (transA ? m : k));
     const size_t bSize = size_t((bRows - 1) * ldb + (transB ? k : n));
     da.resize(aSize);
     db.resize(bSize);
-    dc.resize(size_t(m * n));
     for (size_t i = 0; i < aSize; ++i)
         da[i] = a[i];
     for (size_t i = 0; i < bSize; ++i)
         db[i] = b[i];
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, da.data(),
+                static_cast<blasint>(lda), db.data(), static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (m == 0 || n == 0)
+        return;
+    // float32 operands, double accumulation: the reference must not add float32 summation noise
+    // of its own (a BN net at batch 2 amplifies it past PyTorch's float64 tolerance).
+    thread_local std::vector<double> dc;
+    dc.resize(size_t(m * n));
     if (beta != 0)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j)
                 dc[size_t(i * n + j)] = c[i * ldc + j];
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, da.data(),
-                static_cast<blasint>(lda), db.data(), static_cast<blasint>(ldb), beta, dc.data(),
-                static_cast<blasint>(n));
+    gemmIntoDouble(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, dc.data(), n);
     for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
             c[i * ldc + j] = static_cast<float>(dc[size_t(i * n + j)]);

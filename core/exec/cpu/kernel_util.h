@@ -64,6 +64,10 @@ inline void copyBytes(const KView &src, KView &dst)
 /// C = op(A)[M,K] * op(B)[K,N] (+ beta C): row-major sgemm through OpenBLAS.
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/// The same product of float32 operands into a double C (C = alpha op(A) op(B) + beta C), for
+/// results that are summed further before their one rounding to float32.
+void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
 template <typename Fn>
 void Broadcast::forEach2(Fn &&fn) const

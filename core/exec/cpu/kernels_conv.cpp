@@ -97,20 +97,22 @@ void im2col(const float *img, const Window &g, int64_t cg, float *col)
             }
 }
 
-void col2imAdd(const float *col, const Window &g, int64_t cg, float *img)
+/// img += col2im(col), in double: up to kh*kw overlapping contributions per pixel are summed
+/// before the one rounding to float32.
+void col2imAdd(const double *col, const Window &g, int64_t cg, double *img)
 {
     const int64_t ohw = g.oh * g.ow;
     for (int64_t ch = 0; ch < cg; ++ch)
         for (int64_t i = 0; i < g.kh; ++i)
             for (int64_t j = 0; j < g.kw; ++j) {
-                const float *row = col + ((ch * g.kh + i) * g.kw + j) * ohw;
-                float *plane = img + ch * g.h * g.w;
+                const double *row = col + ((ch * g.kh + i) * g.kw + j) * ohw;
+                double *plane = img + ch * g.h * g.w;
                 for (int64_t oy = 0; oy < g.oh; ++oy) {
                     const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
                     if (iy < 0 || iy >= g.h)
                         continue;
-                    float *dst = plane + iy * g.w;
-                    const float *in = row + oy * g.ow;
+                    double *dst = plane + iy * g.w;
+                    const double *in = row + oy * g.ow;
                     for (int64_t ox = 0; ox < g.ow; ++ox) {
                         const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
                         if (ix >= 0 && ix < g.w)
@@ -126,13 +128,18 @@ bool isPointwise(const Window &g)
         && g.oh == g.h && g.ow == g.w;
 }
 
-std::vector<float> &colScratch(size_t elements)
+/// Per-thread kernel scratch (im2col columns, double accumulators): working memory of one kernel
+/// call, like BLAS's own buffers, so it is outside the executor's tracked allocator.
+template <typename T, int Slot>
+std::vector<T> &scratch(size_t elements)
 {
-    thread_local std::vector<float> scratch;
-    if (scratch.size() < elements)
-        scratch.resize(elements);
-    return scratch;
+    thread_local std::vector<T> buffer;
+    if (buffer.size() < elements)
+        buffer.resize(elements);
+    return buffer;
 }
+
+std::vector<float> &colScratch(size_t elements) { return scratch<float, 0>(elements); }
 
 struct ConvShape
 {
@@ -177,16 +184,13 @@ Status convForward(KernelContext &c)
                 src = col.data();
             }
             float *out = y->f() + (n * s.m + grp * s.mg) * ohw;
-            sgemm(false, false, s.mg, ohw, s.ck, 1, w->f() + grp * s.mg * s.ck, s.ck, src, ohw, 0, out, ohw);
+            // The bias (exact in float32) starts the double sum: one rounding per output.
+            if (b)
+                for (int64_t mo = 0; mo < s.mg; ++mo)
+                    std::fill(out + mo * ohw, out + (mo + 1) * ohw, b->f()[grp * s.mg + mo]);
+            sgemm(false, false, s.mg, ohw, s.ck, 1, w->f() + grp * s.mg * s.ck, s.ck, src, ohw, b ? 1.0f : 0.0f, out,
+                  ohw);
         }
-    if (b)
-        for (int64_t n = 0; n < g.n; ++n)
-            for (int64_t mo = 0; mo < s.m; ++mo) {
-                float *out = y->f() + (n * s.m + mo) * ohw;
-                const float bias = b->f()[mo];
-                for (int64_t i = 0; i < ohw; ++i)
-                    out[i] += bias;
-            }
     return Status::ok();
 }
 
@@ -203,11 +207,13 @@ Status convGrad(KernelContext &c)
     const bool pointwise = isPointwise(g);
     if (dw)
         REMAT_RETURN_IF_ERROR(c.require(x, "X"));
-    if (dx) {
+    if (dx)
         REMAT_RETURN_IF_ERROR(c.require(w, "W"));
-        std::fill(dx->f(), dx->f() + dx->numel(), 0.0f);
-    }
     std::vector<float> &col = colScratch(size_t(s.ck * ohw));
+    // dW sums over the batch and dX over overlapping windows: both in double, rounded once.
+    std::vector<double> &dwAcc = scratch<double, 1>(dw ? size_t(dw->numel()) : 0);
+    std::vector<double> &colD = scratch<double, 2>(dx && !pointwise ? size_t(s.ck * ohw) : 0);
+    std::vector<double> &imgD = scratch<double, 3>(dx && !pointwise ? size_t(s.cg * hw) : 0);
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t grp = 0; grp < s.groups; ++grp) {
             const float *gout = dy->f() + (n * s.m + grp * s.mg) * ohw;
@@ -218,19 +224,26 @@ Status convGrad(KernelContext &c)
                     im2col(img, g, s.cg, col.data());
                     src = col.data();
                 }
-                sgemm(false, true, s.mg, s.ck, ohw, 1, gout, ohw, src, ohw, n == 0 ? 0.0f : 1.0f,
-                      dw->f() + grp * s.mg * s.ck, s.ck);
+                gemmIntoDouble(false, true, s.mg, s.ck, ohw, 1, gout, ohw, src, ohw, n == 0 ? 0.0 : 1.0,
+                               dwAcc.data() + grp * s.mg * s.ck, s.ck);
             }
             if (dx) {
                 float *img = dx->f() + (n * g.c + grp * s.cg) * hw;
                 if (pointwise) {
                     sgemm(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0, img, ohw);
                 } else {
-                    sgemm(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0, col.data(), ohw);
-                    col2imAdd(col.data(), g, s.cg, img);
+                    gemmIntoDouble(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0,
+                                   colD.data(), ohw);
+                    std::fill(imgD.begin(), imgD.begin() + s.cg * hw, 0.0);
+                    col2imAdd(colD.data(), g, s.cg, imgD.data());
+                    for (int64_t i = 0; i < s.cg * hw; ++i)
+                        img[i] = float(imgD[size_t(i)]);
                 }
             }
         }
+    if (dw)
+        for (int64_t i = 0; i < dw->numel(); ++i)
+            dw->f()[i] = float(dwAcc[size_t(i)]);
     if (db)
         for (int64_t mo = 0; mo < s.m; ++mo) {
             double acc = 0;

@@ -323,10 +323,10 @@ Status batchNormGrad(KernelContext &c)
         invstd.resize(v.size());
         for (size_t i = 0; i < v.size(); ++i)
             invstd[i] = 1.0 / std::sqrt(v[i] + eps);
-    } else if (c.output(3) && c.output(4)) {
-        mean = readDoubles(*c.output(3));
-        invstd = readDoubles(*c.output(4));
     } else {
+        // The batch statistics again, in double, rather than the saved float32 ones: the forward
+        // normalised with the double values, and a rounded mean shifts every x-hat of a channel by
+        // the same amount, an error dscale multiplies by sum(dY) (mobilenet_v2's first BN: 1e3x).
         channelStats(*x, eps, mean, invstd);
     }
     const float *px = x->f(), *pg = dy->f();
