@@ -16,9 +16,11 @@
 
 #include "common/test_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace remat::tests {
 
@@ -118,6 +120,19 @@ inline double relativeError(const core::exec::HostTensor &a, const core::exec::H
     if (maxRef)
         *maxRef = ref;
     return ref > 0 ? diff / ref : diff;
+}
+
+/// ||a - b||_2 / ||b||_2 over one tensor (b the reference): the norm-wise figure the corpus
+/// manifest reports (corpus_manifest.json f32_vs_f64.param_grad_rel_err_*).
+inline double normRelativeError(const core::exec::HostTensor &a, const core::exec::HostTensor &b)
+{
+    const std::vector<double> x = a.toDoubles(), y = b.toDoubles();
+    double diff = 0, ref = 0;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+        diff += (x[i] - y[i]) * (x[i] - y[i]);
+        ref += y[i] * y[i];
+    }
+    return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
 }
 
 } // namespace remat::tests

@@ -1,6 +1,16 @@
 // The CPU backend against PyTorch: for every corpus model with weights, a store-all training step
-// gives PyTorch's float64 loss and gradients within 1e-4 relative (per tensor: max |ours - ref| /
-// max |ref|), and the allocator's peak equals the simulator's prediction exactly.
+// gives PyTorch's float64 loss and gradients within 1e-4 relative, both norm-wise (||ours - ref|| /
+// ||ref||, the corpus manifest's figure) and element-wise (max |ours - ref| / max |ref|), and the
+// allocator's peak equals the simulator's prediction exactly.
+//
+// One tensor cannot meet 1e-4 in any float32 run: mobilenet_v2's features.0.1.weight (the first BN
+// scale). Its gradient sum(dY * x-hat) is 0.12 against sum |dY * x-hat| = 4e3 per channel (a
+// condition number of 4e4; it is nearly zero for the same reason 17 BN biases are exactly zero: the
+// depthwise conv and BN after it make the loss almost invariant to that channel's scale). Rounding
+// dY alone to float32, in an otherwise exact float64 PyTorch run, moves it by 8.4e-5; rounding every
+// node output and input gradient to float32 (float64 arithmetic otherwise, our kernels' contract)
+// moves it by 1.8e-4 (max) / 1.4e-4 (norm). PyTorch's own float32 run is 1.7e-3 / 1.2e-3 off. That
+// tensor is held to a quarter of PyTorch's float32 error and 3e-4.
 #include "exec_test_util.h"
 
 #include <QTest>
@@ -55,8 +65,8 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
         if (name.rfind("grad", 0) == 0)
             for (double v : ref.toDoubles())
                 largestRef = std::max(largestRef, std::abs(v));
-    double worst = 0;
-    std::string worstName;
+    double worst = 0, worstNorm = 0;
+    std::string worstName, worstNormName;
     int compared = 0, zeroGrad = 0, overTolerance = 0;
     for (const auto &[name, ref] : (*m)->reference.entries()) {
         if (name.rfind("grad", 0) != 0)
@@ -66,6 +76,7 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
         QCOMPARE(ours->numElements(), ref.numElements());
         double diff = 0, refMax = 0;
         const double rel = relativeError(*ours, ref, &diff, &refMax);
+        const double relNorm = normRelativeError(*ours, ref);
         // A gradient that is exactly zero in exact arithmetic (BN bias feeding a BN through a
         // linear conv) is float noise in every float32 run: absolute tolerance, relative to the
         // model's largest gradient (README: corpus_manifest tier_b params_with_zero_true_grad).
@@ -75,24 +86,30 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
             continue;
         }
         ++compared;
-        // PyTorch's own float32 run on the same tensor: how noisy float32 is for it.
-        const core::exec::HostTensor *torch32 = (*m)->feed.find(name);
-        const double torchRel = torch32 ? relativeError(*torch32, ref) : 0.0;
-        if (rel >= 1e-4) {
-            // An ill-conditioned tensor (a first-layer BN scale: a sum of large terms of both
-            // signs) may exceed 1e-4 in any float32 run; it must still be no worse than PyTorch's
-            // own float32 result and within 1e-3.
-            std::printf("  %s: rel err %.2e (PyTorch float32: %.2e)\n", name.c_str(), rel, torchRel);
-            QVERIFY2(rel <= torchRel && rel < 1e-3, ("gradient differs from PyTorch: " + name).c_str());
+        if (rel >= 1e-4 || relNorm >= 1e-4) {
+            // The ill-conditioned first BN scale (see the top of this file): no float32 run gets
+            // it within 1e-4; it must stay well inside PyTorch's own float32 error.
+            const core::exec::HostTensor *torch32 = (*m)->feed.find(name);
+            QVERIFY2(torch32, ("gradient differs from PyTorch: " + name).c_str());
+            const double torchRel = relativeError(*torch32, ref), torchNorm = normRelativeError(*torch32, ref);
+            std::printf("  %s: rel err %.2e max, %.2e norm (PyTorch float32: %.2e, %.2e)\n", name.c_str(), rel,
+                        relNorm, torchRel, torchNorm);
+            QVERIFY2(rel <= 0.25 * torchRel && relNorm <= 0.25 * torchNorm && rel < 3e-4 && relNorm < 3e-4,
+                     ("gradient differs from PyTorch: " + name).c_str());
             ++overTolerance;
         }
         if (rel > worst) {
             worst = rel;
             worstName = name;
         }
+        if (relNorm > worstNorm) {
+            worstNorm = relNorm;
+            worstNormName = name;
+        }
     }
-    std::printf("%s: %d gradients, max rel err %.3e (%s); %d exact-zero gradients within abs tol\n",
-                toStd(model).c_str(), compared, worst, worstName.c_str(), zeroGrad);
+    std::printf("%s: %d gradients, max rel err %.3e (%s), max norm-wise rel err %.3e (%s); %d exact-zero gradients "
+                "within abs tol\n",
+                toStd(model).c_str(), compared, worst, worstName.c_str(), worstNorm, worstNormName.c_str(), zeroGrad);
     QVERIFY(compared > 0);
     // expected: at most one ill-conditioned tensor above 1e-4 (mobilenet's features.0.1.weight)
     QVERIFY(overTolerance <= 1);
