@@ -2,6 +2,7 @@
 // mode BatchNormalization with saved mean / inverse std, LayerNormalization), Softmax, reductions
 // and GlobalAveragePool, with their gradients. Statistics accumulate in double.
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/reduce_geometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -555,34 +556,16 @@ Status softmaxGrad(KernelContext &c)
 
 // ---- ReduceMean / ReduceSum ---------------------------------------------------------------
 
-/// The reduced shape with kept dims (1 on reduced axes) and the element count per output.
-Status reduceShape(const KernelContext &c, const std::vector<int64_t> &inShape, std::vector<int64_t> &kept,
-                   int64_t &count)
+/// The node's reduced axes (attribute `axes`, or input 1 from opset 18 on) resolved against `inShape`.
+Expected<ReduceGeometry> reduceGeometryOf(const KernelContext &c, const std::vector<int64_t> &inShape)
 {
     std::vector<int64_t> axes = c.attrInts("axes");
     if (c.input(1) && c.input(1)->numel() > 0)
         axes = readInts(*c.input(1));
-    const bool noop = c.attrInt("noop_with_empty_axes", 0) != 0;
-    kept = inShape;
-    count = 1;
-    if (axes.empty()) {
-        if (noop)
-            return Status::ok();
-        for (size_t d = 0; d < inShape.size(); ++d) {
-            count *= inShape[d];
-            kept[d] = 1;
-        }
-        return Status::ok();
-    }
-    for (int64_t a : axes) {
-        if (!normalizeAxis(a, int64_t(inShape.size())))
-            return c.error("axis out of range");
-        if (kept[size_t(a)] != 1 || inShape[size_t(a)] == 1) {
-            count *= inShape[size_t(a)];
-            kept[size_t(a)] = 1;
-        }
-    }
-    return Status::ok();
+    auto g = reduceGeometry(inShape, axes, c.attrInt("keepdims", 1) != 0, c.attrInt("noop_with_empty_axes", 0) != 0);
+    if (!g)
+        return c.error(g.status().message());
+    return g;
 }
 
 Status reduceForward(KernelContext &c, bool mean)
@@ -590,15 +573,13 @@ Status reduceForward(KernelContext &c, bool mean)
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "data"));
     REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
-    std::vector<int64_t> kept;
-    int64_t count;
-    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
-    if (numelOf(kept) != y->numel())
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != y->numel())
         return c.error("output size mismatch");
-    reduceToShape(x->f(), x->shape, y->f(), kept);
-    if (mean && count > 0)
+    reduceToShape(x->f(), x->shape, y->f(), g.keptShape);
+    if (mean && g.count > 0)
         for (int64_t i = 0; i < y->numel(); ++i)
-            y->f()[i] = float(double(y->f()[i]) / double(count));
+            y->f()[i] = float(double(y->f()[i]) / double(g.count));
     return Status::ok();
 }
 
@@ -607,16 +588,16 @@ Status reduceGrad(KernelContext &c, bool mean)
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
-    std::vector<int64_t> kept;
-    int64_t count;
-    REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
-    const float scale = mean && count > 0 ? float(1.0 / double(count)) : 1.0f;
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, dx->shape));
+    if (numelOf(g.keptShape) != dy->numel())
+        return c.error("output gradient size mismatch");
+    const float scale = mean && g.count > 0 ? float(1.0 / double(g.count)) : 1.0f;
     Broadcast bc;
     bc.outShape = dx->shape;
-    bc.strides = {rowMajorStrides(dx->shape), broadcastStrides(kept, dx->shape)};
-    const float *g = dy->f();
+    bc.strides = {rowMajorStrides(dx->shape), broadcastStrides(g.keptShape, dx->shape)};
+    const float *grad = dy->f();
     float *d = dx->f();
-    bc.forEach2([&](int64_t o, int64_t, int64_t j) { d[o] = g[j] * scale; });
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) { d[o] = grad[j] * scale; });
     return Status::ok();
 }
 

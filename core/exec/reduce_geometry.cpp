@@ -1,0 +1,36 @@
+#include "core/exec/reduce_geometry.h"
+
+#include <string>
+
+namespace remat::core::exec {
+
+Expected<ReduceGeometry> reduceGeometry(const std::vector<int64_t> &dataShape,
+                                        const std::vector<int64_t> &axes, bool keepDims,
+                                        bool noopWithEmptyAxes)
+{
+    const int64_t rank = int64_t(dataShape.size());
+    ReduceGeometry g;
+    g.reduced.assign(dataShape.size(), axes.empty() && !noopWithEmptyAxes);
+    for (int64_t a : axes) {
+        const int64_t axis = a < 0 ? a + rank : a;
+        if (axis < 0 || axis >= rank)
+            return makeError(StatusCode::InvalidArgument, "reduce axis " + std::to_string(a) +
+                                                              " out of range for rank " +
+                                                              std::to_string(rank));
+        g.reduced[size_t(axis)] = true;
+    }
+    for (size_t d = 0; d < dataShape.size(); ++d) {
+        if (g.reduced[d]) {
+            g.count *= dataShape[d];
+            g.keptShape.push_back(1);
+            if (keepDims)
+                g.outShape.push_back(1);
+        } else {
+            g.keptShape.push_back(dataShape[d]);
+            g.outShape.push_back(dataShape[d]);
+        }
+    }
+    return g;
+}
+
+} // namespace remat::core::exec

@@ -1,0 +1,29 @@
+#pragma once
+// Which axes an ONNX ReduceMean / ReduceSum reduces, shared by every backend (the kernels differ,
+// the axis resolution not).
+//   Expected<ReduceGeometry> g = reduceGeometry(xShape, axes, keepDims, noopWithEmptyAxes);
+//   y[j] = sum of x over the reduced axes / (mean ? g->count : 1);  y laid out as g->keptShape
+
+#include "core/util/status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace remat::core::exec {
+
+struct ReduceGeometry
+{
+    std::vector<int64_t> keptShape; ///< the input shape with 1 on every reduced axis (keepdims=1)
+    std::vector<int64_t> outShape;  ///< the node's output shape: keptShape, or without reduced axes
+    std::vector<bool> reduced;      ///< per input axis
+    int64_t count = 1;              ///< input elements summed into each output element
+};
+
+/// ONNX semantics (opset 13 ReduceSum / opset 18 ReduceMean, axes from the attribute or input 1,
+/// the caller reads them): negative axes count from the end; a repeated axis is reduced once; no
+/// axes means every axis, or none when noop_with_empty_axes is set. Errors name the bad axis.
+[[nodiscard]] Expected<ReduceGeometry> reduceGeometry(const std::vector<int64_t> &dataShape,
+                                                      const std::vector<int64_t> &axes,
+                                                      bool keepDims, bool noopWithEmptyAxes);
+
+} // namespace remat::core::exec
