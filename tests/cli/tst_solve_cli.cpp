@@ -1,0 +1,212 @@
+// The built `remat solve` (REMAT_CLI_BINARY, built before this test) on resnet18 from the corpus.
+// Expected:
+// - `--batch 8 --compare --json --time-limit 3`: exit 0 within ~20 s, a JSON list with one entry
+//   per applicable solver (the eight checkpoint solvers at least; this once crashed inside CBC),
+//   every planned entry carrying the keys, store-all's peak the largest activation peak;
+// - `--solver chen-sqrtn --objective min-time --budget 512MiB --out plan.json --json`: exit 0,
+//   peak <= budget, the plan file has format/version/model(sha256, batch 8)/solver/schedule/
+//   checkpoints/figures, and `remat simulate --plan` reads it back to the same peak; at 64MiB
+//   (below anything chen-sqrtn reaches) exit 3, status "infeasible", a note naming the budget;
+// - a bad budget string, an unknown solver and an unknown --pin kind or value: non-zero exit and
+//   a message naming the culprit.
+#include "common/test_support.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace remat::tests;
+
+namespace {
+
+#ifndef REMAT_CLI_BINARY
+#error "REMAT_CLI_BINARY (the remat executable) must be defined by tests/CMakeLists.txt"
+#endif
+
+struct Run
+{
+    int exitCode = -1;
+    QByteArray out, err;
+    qint64 ms = 0;
+};
+
+Run runRemat(const QStringList &args, int timeoutMs = 60000)
+{
+    QProcess p;
+    QElapsedTimer t;
+    t.start();
+    p.start(QString(REMAT_CLI_BINARY), args);
+    Run r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out";
+        return r;
+    }
+    r.ms = t.elapsed();
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QString model() { return sharedPath("corpus/graph_only/resnet18.onnx"); }
+
+const char *const kPlanKeys[] = {"solver", "status", "objective", "budget_bytes", "peak_bytes",
+                                 "activation_peak_bytes", "compute_time", "recompute_time",
+                                 "tdi_percent", "solver_objective", "bound", "solve_seconds",
+                                 "checkpoints"};
+
+} // namespace
+
+class TstSolveCli : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QVERIFY2(QFileInfo::exists(REMAT_CLI_BINARY), REMAT_CLI_BINARY);
+        if (!QFileInfo::exists(model()))
+            QSKIP("shared corpus not found");
+    }
+
+    void compareJson()
+    {
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--compare", "--json",
+                             "--time-limit", "3"}, 120000);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.ms < 30000, qPrintable(QString("took %1 ms").arg(r.ms)));
+        const QJsonDocument doc = QJsonDocument::fromJson(r.out);
+        QVERIFY2(doc.isArray(), r.out.left(200).constData());
+        QSet<QString> ids;
+        qint64 storeAllActivations = -1, smallestActivations = -1;
+        for (const QJsonValue &v : doc.array()) {
+            const QJsonObject o = v.toObject();
+            const QString id = o.value("solver").toString();
+            ids.insert(id);
+            if (o.value("status").toString() == "error") {
+                QVERIFY2(!o.value("error").toString().isEmpty(), qPrintable(id));
+                continue;
+            }
+            for (const char *key : kPlanKeys)
+                QVERIFY2(o.contains(key), qPrintable(id + ": no key " + key));
+            QCOMPARE(o.value("objective").toString(), QString("min-peak"));
+            QVERIFY2(o.value("peak_bytes").toDouble() > 0, qPrintable(id));
+            QVERIFY(o.value("checkpoints").isArray());
+            const qint64 act = qint64(o.value("activation_peak_bytes").toDouble());
+            if (id == "store-all")
+                storeAllActivations = act;
+            if (smallestActivations < 0 || act < smallestActivations)
+                smallestActivations = act;
+        }
+        for (const char *id : {"store-all", "chen-sqrtn", "chen-greedy", "revolve", "feng-huang",
+                               "hong-dp", "hong-linear", "rotor"})
+            QVERIFY2(ids.contains(id), id);
+        QVERIFY(storeAllActivations > 0);
+        QVERIFY(smallestActivations < storeAllActivations);
+        qInfo("--compare: %lld solvers in %lld ms", static_cast<long long>(ids.size()),
+              static_cast<long long>(r.ms));
+    }
+
+    void planFileRoundTrip()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString plan = dir.filePath("plan.json");
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
+                             "--objective", "min-time", "--budget", "512MiB", "--out", plan,
+                             "--json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        for (const char *key : kPlanKeys)
+            QVERIFY2(o.contains(key), key);
+        QCOMPARE(o.value("solver").toString(), QString("chen-sqrtn"));
+        QCOMPARE(o.value("budget_bytes").toDouble(), 512.0 * 1024 * 1024);
+        QCOMPARE(o.value("status").toString(), QString("feasible"));
+        QVERIFY(o.value("peak_bytes").toDouble() <= 512.0 * 1024 * 1024);
+        QVERIFY(o.value("checkpoints").toArray().size() > 0);
+
+        QFile f(plan);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject file = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(file.value("format").toString(), QString("remat-plan"));
+        QCOMPARE(file.value("version").toInt(), 1);
+        const QJsonObject m = file.value("model").toObject();
+        QCOMPARE(m.value("batch").toInt(), 8);
+        QCOMPARE(m.value("sha256").toString().size(), 64);
+        const QJsonObject s = file.value("solver").toObject();
+        QCOMPARE(s.value("id").toString(), QString("chen-sqrtn"));
+        QCOMPARE(s.value("status").toString(), QString("feasible"));
+        QCOMPARE(s.value("objective").toString(), QString("min-time"));
+        QCOMPARE(s.value("budget_bytes").toDouble(), 512.0 * 1024 * 1024);
+        QVERIFY(file.value("schedule").toArray().size() > 100);
+        QCOMPARE(file.value("checkpoints").toArray(), o.value("checkpoints").toArray());
+        QCOMPARE(file.value("figures").toObject().value("peak_bytes").toDouble(),
+                 o.value("peak_bytes").toDouble());
+
+        // Read back by the simulator: the same peak; refused at another batch.
+        const Run sim = runRemat({"simulate", model(), "--batch", "8", "--plan", plan, "--json"});
+        QVERIFY2(sim.exitCode == 0, sim.err.constData());
+        const QJsonObject so = QJsonDocument::fromJson(sim.out).object();
+        QCOMPARE(so.value("peak_bytes").toDouble(), o.value("peak_bytes").toDouble());
+        QCOMPARE(so.value("recompute_seconds").toDouble(), o.value("recompute_time").toDouble());
+        const Run other = runRemat({"simulate", model(), "--batch", "4", "--plan", plan});
+        QVERIFY(other.exitCode != 0);
+        QVERIFY2(other.err.contains("batch 8"), other.err.constData());
+    }
+
+    void infeasibleBudget()
+    {
+        // Expected: 64 MiB is below the weights, gradients and one activation of resnet18 b8
+        // (store-all 245.56 MiB, chen-sqrtn 203.50 MiB): exit 3, status infeasible, and the
+        // note states the smallest peak reached and the budget.
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
+                             "--objective", "min-time", "--budget", "64MiB", "--json"});
+        QCOMPARE(r.exitCode, 3);
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o.value("status").toString(), QString("infeasible"));
+        QVERIFY(o.value("peak_bytes").toDouble() > 64.0 * 1024 * 1024);
+        const QString note = o.value("note").toString();
+        QVERIFY2(note.contains("infeasible") && note.contains("64.00 MiB"), qPrintable(note));
+    }
+
+    void badArguments_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message"); // part of the message on stderr
+        QTest::newRow("budget") << QStringList{"--solver", "chen-sqrtn", "--objective", "min-time",
+                                               "--budget", "12 potatoes"}
+                                << "12 potatoes";
+        QTest::newRow("solver") << QStringList{"--solver", "no-such-solver"}
+                                << "unknown solver 'no-such-solver'";
+        QTest::newRow("pin kind") << QStringList{"--solver", "feng-huang", "--pin", "maybe:input"}
+                                  << "unknown kind 'maybe'";
+        QTest::newRow("pin value") << QStringList{"--solver", "feng-huang", "--pin",
+                                                  "keep:no_such_tensor"}
+                                   << "no tensor named 'no_such_tensor'";
+        QTest::newRow("pin form") << QStringList{"--solver", "feng-huang", "--pin", "keep"}
+                                  << "expected keep:VALUE";
+        QTest::newRow("min-time without budget") << QStringList{"--solver", "rotor", "--objective",
+                                                                "min-time"}
+                                                 << "min-time needs --budget";
+    }
+
+    void badArguments()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = runRemat(QStringList{"solve", model(), "--batch", "2"} + args);
+        QVERIFY(r.exitCode != 0 && r.exitCode != -1);
+        QVERIFY2(QString(r.err).contains(message), r.err.constData());
+        QVERIFY(r.out.isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TstSolveCli)
+#include "tst_solve_cli.moc"
