@@ -2,11 +2,12 @@
 // from ../shared/research/solvers-optimal.md section 1.2, fed the same graph and vertex costs as
 // section 1.5 proposes for a side-by-side run).
 // Expected:
-// - on 150 random training DAGs (random_graphs.h, through fengHuangGraph) and 400 random plain
+// - on 150 random training DAGs (random_graphs.h, through fengHuangGraph) and 2000 random plain
 //   single-source / single-sink DAGs (parallel edges, zero costs, dense parts that need complicate
 //   divisions), solveFengHuang's objective equals the reference's exactly wherever the reference
-//   answers (where the authors' code would raise on an uncovered complicate piece, or crash on
-//   an empty max-term set, there is nothing to compare; those cases are counted);
+//   answers, and ours never takes its uncovered-piece fallback there (where the authors' code
+//   would raise on an uncovered complicate piece, or crash on an empty max-term set, there is
+//   nothing to compare; those cases are counted: none of the first 20000 seeds raises);
 // - the registered solver reports that objective as its bound;
 // - the same on the training graphs of resnet18, resnet50 and densenet121 (corpus, batch 2);
 // - the registered solver finishes with a validated plan on every corpus model and every
@@ -97,6 +98,10 @@ bool compareOne(const FengHuangGraph &g, const std::string &what, Tally *tally, 
     }
     tally->compared += 1;
     tally->withComplicate += o.complicateLevels > 0 ? 1 : 0;
+    if (r->coverFallback) { // the reference covered every complicate piece
+        qWarning("%s: ours fell back on an uncovered complicate piece", what.c_str());
+        return false;
+    }
     if (ours)
         *ours = r->best;
     if (r->best != o.best) {
@@ -158,7 +163,7 @@ private slots:
     void randomPlainDags()
     {
         Tally tally;
-        for (uint32_t seed = 1; seed <= 400; ++seed) {
+        for (uint32_t seed = 1; seed <= 2000; ++seed) {
             const FengHuangGraph g = randomPlainDag(seed);
             const std::string what = "plain DAG seed " + std::to_string(seed);
             QVERIFY2(compareOne(g, what, &tally), what.c_str());
@@ -166,8 +171,8 @@ private slots:
         qInfo("plain DAGs: %d compared (%d with complicate pieces), %d cover failures, %d "
               "without max terms", tally.compared, tally.withComplicate, tally.coverFailed,
               tally.noTerms);
-        QVERIFY(tally.compared >= 300);
-        QVERIFY(tally.withComplicate >= 30); // the complicate division is really exercised
+        QVERIFY(tally.compared >= 1900);
+        QVERIFY(tally.withComplicate >= 300); // the complicate division is really exercised
     }
 
     void corpusModels()
