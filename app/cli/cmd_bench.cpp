@@ -37,6 +37,8 @@ struct BenchOptions
     std::string solvers;  // comma list; empty: all applicable
     std::string graphs;   // substring filter
     int threads = 1;
+    std::vector<std::string> settings; // key=value, passed to every solver
+    bool notes = false;
 };
 
 std::vector<std::string> splitList(const std::string &text)
@@ -126,6 +128,11 @@ int runRematGraphs(const BenchOptions &opt)
                 req.budgetBytes = budget;
                 req.timeLimitSeconds = opt.timeLimit;
                 req.settings["threads"] = std::to_string(opt.threads);
+                for (const std::string &kv : opt.settings) {
+                    const size_t eq = kv.find('=');
+                    if (eq != std::string::npos)
+                        req.settings[kv.substr(0, eq)] = kv.substr(eq + 1);
+                }
                 const auto t0 = std::chrono::steady_clock::now();
                 Expected<solvers::Plan> plan = solver->solve(req);
                 const double seconds =
@@ -152,6 +159,8 @@ int runRematGraphs(const BenchOptions &opt)
                 fmt::print("{:<34} {:>5} {:>5.2f} {:<15} {:<10} {:>8.2f} {:>8.4f} {:>9.2f} {:>7.2f}\n",
                            name.substr(0, 34), g->graph.opCount(), ratio, solver->id(), status, tdi,
                            peakRatio, seconds, gap);
+                if (opt.notes && !note.empty())
+                    fmt::print("    {}\n", note);
                 std::fflush(stdout);
                 if (csv) {
                     std::string quoted = note;
@@ -186,6 +195,8 @@ void addBenchCommand(CLI::App &app, CommandContext &ctx)
     graphs->add_option("--solvers", opt->solvers, "comma list of solver ids (default: all applicable)");
     graphs->add_option("--graphs", opt->graphs, "only files whose name contains this");
     graphs->add_option("--threads", opt->threads, "CBC threads")->capture_default_str();
+    graphs->add_option("--set", opt->settings, "solver setting KEY=VALUE (repeatable)");
+    graphs->add_flag("--notes", opt->notes, "print each solver's note under its row");
     graphs->callback([opt, &ctx] { ctx.exitCode = runRematGraphs(*opt); });
 }
 

@@ -2,9 +2,11 @@
 // preprocessing, cuts and heuristics run), warm-started from a greedy plan, with live progress
 // and cancellation through a CBC event handler.
 #include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate_bound.h"
 #include "core/solvers/checkmate_model.h"
 #include "core/solvers/checkmate_osi_cbc.h"
 #include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate_warm.h"
 
 #include <coin/CbcEventHandler.hpp>
 #include <coin/CbcHeuristic.hpp>
@@ -23,6 +25,10 @@ namespace remat::core::solvers {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// CglPreProcess gains nothing measurable on these models (fcn_8_vgg) and hits the same
+// ClpPresolve crash as above.
+const char *const kDefaultCbcOptions = "-preprocess off";
 
 /// What the event handler (and its clones inside CbcMain1) share with the solve call.
 struct CbcWatch
@@ -91,16 +97,38 @@ struct CbcOutcome
     double bound = -1;    ///< scaled back, -1 unknown
 };
 
-void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel);
+void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
+             const std::string &extra);
 
 CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *start,
                   const SolveRequest &request, double seconds, int threads, int logLevel,
-                  Clock::time_point begin, double scale, double directColumns)
+                  Clock::time_point begin, double scale, double directColumns, const std::string &extra)
 {
     CbcOutcome out;
     OsiClpSolverInterface si;
     checkmate::loadModel(si, m, start != nullptr);
     si.messageHandler()->setLogLevel(0);
+    // The root LP of a large model can take far longer than the limit: Clp stops on its own
+    // (wall clock) deadline, which CBC's clones of the solver inherit.
+    si.getModelPtr()->setMaximumWallSeconds(std::max(0.5, seconds));
+    // The root LP first, without Clp's presolve: CBC 2.10 dereferences a null pointer in
+    // ClpPresolve when presolve meets an infeasible or time-limited model (tst_checkmate's
+    // near-minimum budgets, resnet18 b8 --compare). An infeasible root proves the MILP
+    // infeasible; an unfinished one leaves the caller its warm start and frontier bound.
+    si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
+    si.setHintParam(OsiDoPresolveInResolve, false, OsiHintDo);
+    si.setHintParam(OsiDoDualInInitial, true, OsiHintTry);
+    si.initialSolve();
+    if (si.isProvenPrimalInfeasible() || si.isProvenDualInfeasible()) {
+        out.infeasible = si.isProvenPrimalInfeasible();
+        return out;
+    }
+    if (!si.isProvenOptimal()) {
+        out.stopped = true;
+        out.cancelled = request.stop.stopRequested();
+        return out;
+    }
+    out.bound = std::max(0.0, si.getObjValue() * scale);
     CbcModel model(si);
     CbcSolverUsefulData data;
     data.noPrinting_ = logLevel == 0;
@@ -146,7 +174,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
         model.initialSolve();
         model.branchAndBound();
     } else {
-        runMain(model, data, seconds, threads, logLevel);
+        runMain(model, data, seconds, threads, logLevel, extra);
     }
     out.stopped = watch->stopped || model.isSecondsLimitReached();
     out.cancelled = watch->cancelled;
@@ -161,11 +189,12 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     if (out.optimal)
         out.bound = out.objective;
     else if (std::isfinite(bound) && std::abs(bound) < 1e40)
-        out.bound = std::max(0.0, bound * scale);
+        out.bound = std::max(out.bound, bound * scale); // never below the root LP
     return out;
 }
 
-void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel)
+void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
+             const std::string &extra)
 {
     const std::string secText = fmt::format("{:.3f}", std::max(0.5, seconds));
     const std::string threadText = std::to_string(std::max(1, threads));
@@ -176,6 +205,16 @@ void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int thr
         argv.push_back("-threads");
         argv.push_back(threadText.c_str());
     }
+    // Extra CBC options, space separated ("-preprocess off -heuristicsOnOff off").
+    std::vector<std::string> words;
+    for (size_t at = 0; at < extra.size();) {
+        const size_t end = std::min(extra.find(' ', at), extra.size());
+        if (end > at)
+            words.push_back(extra.substr(at, end - at));
+        at = end + 1;
+    }
+    for (const std::string &w : words)
+        argv.push_back(w.c_str());
     argv.push_back("-solve");
     argv.push_back("-quit");
     CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback, data);
@@ -220,13 +259,18 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
     const double maxColumns = checkmate::settingNumber(request, "max-columns", 3e6);
     const bool warm = checkmate::settingText(request, "warm-start", "greedy") != "none";
 
-    // Warm start (and the answer when the MILP cannot improve on it).
+    // Warm start (and the answer when the MILP cannot improve on it): the best plan of the
+    // greedy and the other registered solvers.
     std::vector<int> warmSeq;
-    if (minPeak)
+    std::string warmFrom = "lowest peak";
+    if (minPeak) {
         warmSeq = checkmate::lowestPeakSequence(p);
-    else
-        warmSeq = checkmate::greedyPlan(p, request.budgetBytes,
-                                        std::min(30.0, 0.2 * request.timeLimitSeconds), request.stop);
+    } else {
+        checkmate::WarmStart w = checkmate::bestHeuristicSequence(
+            p, request, std::min(30.0, 0.15 * request.timeLimitSeconds));
+        warmSeq = std::move(w.sequence);
+        warmFrom = w.solver;
+    }
     const double warmSeconds = elapsed();
     auto finishWith = [&](const std::vector<int> &seq, SolveStatus status, double bound,
                           double objective, const std::string &note) -> Expected<Plan> {
@@ -262,15 +306,37 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
             return finishWith(warmSeq, SolveStatus::Optimal, 0, 0,
                               "store-all fits the budget: no recomputation needed");
     }
+    // A proven bound independent of CBC (the only one on models too large for it).
+    checkmate::FrontierBound frontier;
+    double frontierSeconds = 0;
+    if (!minPeak) {
+        checkmate::FrontierBoundOptions fo;
+        fo.seconds = std::min(20.0, 0.1 * request.timeLimitSeconds);
+        fo.upperBound = warmSeq.empty() ? -1 : warmEval.recomputeSeconds;
+        fo.stop = request.stop;
+        const double t0 = elapsed();
+        frontier = checkmate::frontierLowerBound(p, request.budgetBytes, fo);
+        frontierSeconds = elapsed() - t0;
+        if (frontier.infeasible)
+            return infeasiblePlan("some op's first run cannot fit with its inputs and outputs");
+        if (!warmSeq.empty() && warmEval.recomputeSeconds <= frontier.bound * (1 + 1e-9))
+            return finishWith(warmSeq, SolveStatus::Optimal, frontier.bound, warmEval.recomputeSeconds,
+                              fmt::format("the {} plan meets the frontier bound", warmFrom));
+    }
+    const double frontierBound = minPeak ? -1 : frontier.bound;
+    const std::string boundNote =
+        minPeak ? std::string()
+                : fmt::format("; frontier bound {:.6g} s ({} iterations, {:.2f} s)", frontier.bound,
+                              frontier.iterations, frontierSeconds);
     if (estimateColumns(p) > maxColumns) {
         if (warmSeq.empty())
             return makeError(StatusCode::ResourceExhausted,
                              fmt::format("checkmate-milp: the model would have about {} columns "
                                          "(limit {}) and no heuristic plan fits",
                                          estimateColumns(p), maxColumns));
-        return finishWith(warmSeq, SolveStatus::Feasible, -1, warmEval.recomputeSeconds,
-                          fmt::format("model too large for CBC (about {} columns): greedy plan "
-                                      "without a bound", estimateColumns(p)));
+        return finishWith(warmSeq, SolveStatus::Feasible, frontierBound, warmEval.recomputeSeconds,
+                          fmt::format("model too large for CBC (about {} columns): {} plan{}",
+                                      estimateColumns(p), warmFrom, boundNote));
     }
 
     checkmate::ModelOptions mo;
@@ -289,9 +355,14 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                             // CbcMain1 (presolve, root cuts) crashes in ClpPresolve when the time
                             // limit stops a mid-size model (resnet18 b8, ~20k columns, CBC 2.10):
                             // above this size use plain branch and bound, which keeps the limit.
-                            checkmate::settingNumber(request, "direct-columns", 12000));
-    const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B",
-                                         model.columns(), model.integers(), model.rows(), model.unit);
+                            checkmate::settingNumber(request, "direct-columns", 12000),
+                            checkmate::settingText(request, "cbc", kDefaultCbcOptions));
+    const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B{}",
+                                         model.columns(), model.integers(), model.rows(), model.unit,
+                                         boundNote);
+    // CBC's bound covers its own model only up to rounding; the frontier bound is exact.
+    if (!cbc.optimal)
+        cbc.bound = std::max(cbc.bound, frontierBound);
     if (cbc.cancelled && !cbc.hasSolution && warmSeq.empty())
         return makeError(StatusCode::Cancelled, "checkmate-milp cancelled before any plan");
     if (!cbc.hasSolution) {
@@ -319,6 +390,9 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
         seq = warmSeq;
         eval = warmEval;
     }
+    if (!minPeak && !cbc.optimal && !cbc.cancelled && cbc.bound >= 0 &&
+        eval.recomputeSeconds <= cbc.bound * (1 + 1e-9))
+        cbc.optimal = true; // the frontier bound closes the gap
     SolveStatus status = cbc.optimal ? SolveStatus::Optimal
                          : cbc.cancelled ? SolveStatus::Cancelled
                                          : SolveStatus::Feasible;
@@ -333,8 +407,8 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                            objective > 0 && bound >= 0 ? 100.0 * (objective - bound) / objective : 0.0,
                            bound, size);
     if (!warmSeq.empty())
-        note += fmt::format("; warm start {:.6g} s of recompute in {:.2f} s", warmEval.recomputeSeconds,
-                            warmSeconds);
+        note += fmt::format("; warm start ({}) {:.6g} s of recompute in {:.2f} s", warmFrom,
+                            warmEval.recomputeSeconds, warmSeconds);
     return finishWith(seq, status, bound, objective, note);
 }
 

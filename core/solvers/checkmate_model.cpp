@@ -270,6 +270,23 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
             } else if (k < t && trans > 0) {
                 b.addRow({{u, 1}, {m.rCol(t, k), trans}}, -kInf, hi);
             }
+            if (k == t && options.frontierRows && !options.minimisePeak && t + 1 < n) {
+                // Valid for every integer point: a value retained into t + 1 is never released
+                // in stage t, and op t's inputs are not released before op t runs.
+                double forcedUnits = outUnits;
+                std::vector<std::pair<int, double>> row;
+                for (int v : p.inputs[t])
+                    forcedUnits += up(p.valueBytes[v]);
+                for (int v = 0; v < p.values; ++v) {
+                    const int sc = m.sCol(t + 1, v);
+                    if (sc < 0 || p.valueBytes[v] == 0 || p.producer[v] == t ||
+                        std::binary_search(p.inputs[t].begin(), p.inputs[t].end(), v))
+                        continue;
+                    row.push_back({sc, up(p.valueBytes[v])});
+                }
+                if (!row.empty())
+                    b.addRow(row, -kInf, hi - forcedUnits);
+            }
             prevK = k;
             prevU = u;
         }

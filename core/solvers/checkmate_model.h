@@ -17,6 +17,9 @@ struct ModelOptions
 {
     int64_t budgetBytes = 0;  ///< device bytes (total peak); ignored when minimisePeak
     bool minimisePeak = false; ///< objective = peak (+ a tie-breaking sliver of recompute time)
+    /// Adds, per stage t, the budget row at op t's first run over binaries only (op t's inputs
+    /// and outputs plus every value retained into t + 1), which CBC can lift into cover cuts.
+    bool frontierRows = true;
 };
 
 /// Variables: R[t,i] (binary, op i runs in stage t, i < t; R[t,t] = 1 is a constant), S[t,v]

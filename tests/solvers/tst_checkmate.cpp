@@ -6,8 +6,10 @@
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate_bound.h"
 #include "core/solvers/checkmate_model.h"
 #include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate_warm.h"
 #include "core/solvers/registry.h"
 
 #include <QtTest>
@@ -226,6 +228,74 @@ private slots:
             }
         }
         QVERIFY(compared >= 20);
+    }
+
+    void frontierBoundNeverAboveOptimum()
+    {
+        // Expected: the frontier bound is <= the exact stage-plan optimum at every budget, and
+        // it claims infeasibility only where no stage plan fits; it is positive on some
+        // budgets (a bound of 0 everywhere would pass vacuously).
+        int compared = 0, positive = 0;
+        for (uint32_t seed = 1; seed <= 30; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
+            if (rg.graph.opCount() > 16)
+                continue;
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            if (p->values > 40)
+                continue;
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
+                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                const double expected = stagePlanOptimum(*p, budget);
+                checkmate::FrontierBoundOptions fo;
+                fo.seconds = 1;
+                const checkmate::FrontierBound lb = checkmate::frontierLowerBound(*p, budget, fo);
+                if (lb.infeasible) {
+                    QVERIFY2(std::isinf(expected), qPrintable(QString("seed %1 budget %2: bound says "
+                                                                      "infeasible, optimum %3")
+                                                                  .arg(seed).arg(budget).arg(expected)));
+                    continue;
+                }
+                if (std::isinf(expected))
+                    continue;
+                QVERIFY2(lb.bound <= expected + 1e-9,
+                         qPrintable(QString("seed %1 budget %2: bound %3 > optimum %4")
+                                        .arg(seed).arg(budget).arg(lb.bound).arg(expected)));
+                positive += lb.bound > 1e-9;
+                ++compared;
+            }
+        }
+        QVERIFY(compared >= 40);
+        QVERIFY(positive >= 5);
+    }
+
+    void heuristicWarmStartFits()
+    {
+        // Expected: the warm start taken from the registered solvers fits the budget (checked
+        // by the simulator) and is never worse than checkmate's own greedy.
+        for (uint32_t seed = 1; seed <= 6; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(7));
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t budget = low + (high - low) / 2;
+            SolveRequest req = minTime(rg, budget);
+            const checkmate::WarmStart w = checkmate::bestHeuristicSequence(*p, req, 2);
+            const std::vector<int> greedy = checkmate::greedyPlan(*p, budget, 1, {});
+            if (w.sequence.empty()) {
+                QVERIFY(greedy.empty());
+                continue;
+            }
+            auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, w.sequence), rg.graph, rg.costs);
+            QVERIFY2(t.hasValue(), t.status().toString().c_str());
+            QVERIFY(t->peakBytes <= budget);
+            QCOMPARE(t->peakBytes, w.evaluation.peakBytes);
+            if (!greedy.empty())
+                QVERIFY(w.evaluation.recomputeSeconds <= checkmate::evaluate(*p, greedy).recomputeSeconds + 1e-12);
+        }
     }
 
     void milpNeverWorseThanRegisteredSolvers()

@@ -1,0 +1,85 @@
+#include "core/solvers/checkmate_warm.h"
+
+#include "core/solvers/registry.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace remat::core::solvers::checkmate {
+
+std::vector<int> sequenceFromSchedule(const Problem &p, const schedule::Schedule &s)
+{
+    std::vector<int> seq;
+    int nextFirst = 0;
+    std::vector<char> ran(p.n, 0);
+    for (const schedule::Step &step : s.steps) {
+        if (step.kind != schedule::StepKind::Compute)
+            continue;
+        const int k = step.target;
+        if (k < 0 || k >= p.n)
+            return {};
+        if (!ran[k]) {
+            if (k != nextFirst)
+                return {};
+            ran[k] = 1;
+            ++nextFirst;
+        }
+        seq.push_back(k);
+    }
+    if (nextFirst != p.n)
+        return {};
+    return seq;
+}
+
+WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, double seconds)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto begin = Clock::now();
+    auto left = [&] { return seconds - std::chrono::duration<double>(Clock::now() - begin).count(); };
+    WarmStart best;
+    auto consider = [&](const std::vector<int> &seq, const std::string &from) {
+        if (seq.empty())
+            return;
+        // The canonical stage form (what the MILP's point describes) and, without pins, the
+        // sequence as the solver ordered it.
+        StagePlan plan = stagePlanFromSequence(p, seq);
+        Matrix r = solveR(p, plan.s);
+        std::vector<std::vector<int>> forms{sequenceFromR(p, r)};
+        if (request.pins.empty())
+            forms.push_back(seq);
+        for (const auto &form : forms) {
+            const Evaluation e = evaluate(p, form);
+            if (e.peakBytes > request.budgetBytes)
+                continue;
+            if (best.sequence.empty() || e.recomputeSeconds < best.evaluation.recomputeSeconds) {
+                best.sequence = form;
+                best.evaluation = e;
+                best.solver = from;
+            }
+        }
+    };
+    consider(greedyPlan(p, request.budgetBytes, std::max(0.5, 0.3 * seconds), request.stop), "greedy");
+    std::vector<std::unique_ptr<Solver>> others;
+    for (auto &s : makeSolvers())
+        if (s->id().rfind("checkmate", 0) != 0 && s->id() != "offload" && s->capabilities().minTime)
+            others.push_back(std::move(s));
+    for (size_t q = 0; q < others.size(); ++q) {
+        if (request.stop.stopRequested() || left() <= 0.05)
+            break;
+        SolveRequest sub;
+        sub.graph = request.graph;
+        sub.costs = request.costs;
+        sub.objective = Objective::MinTime;
+        sub.budgetBytes = request.budgetBytes;
+        sub.pins = request.pins;
+        sub.stop = request.stop;
+        sub.timeLimitSeconds = std::max(1.0, left() / double(others.size() - q));
+        Expected<Plan> plan = others[q]->solve(sub);
+        if (!plan || (plan->status != SolveStatus::Optimal && plan->status != SolveStatus::Feasible))
+            continue;
+        consider(sequenceFromSchedule(p, plan->schedule), others[q]->id());
+    }
+    return best;
+}
+
+} // namespace remat::core::solvers::checkmate
