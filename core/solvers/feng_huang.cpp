@@ -735,18 +735,17 @@ public:
         if (r->coverFallback)
             addCoverNote(pb);
         pb.setBound(r->best);
-        bool complete = true;
-        for (size_t i = 0; i < r->candidates.size(); ++i) {
-            if (i > 0 && pb.shouldStop(double(i) / r->candidates.size(), "simulating candidates")) {
-                complete = false;
-                break;
-            }
+        std::vector<std::vector<TensorId>> sets;
+        std::vector<double> objectives;
+        for (const FengHuangCandidate &c : r->candidates) {
             std::vector<TensorId> keep;
-            for (int32_t v : r->candidates[i].vertices)
+            for (int32_t v : c.vertices)
                 if (g.tensor[v].valid())
                     keep.push_back(g.tensor[v]);
-            REMAT_RETURN_IF_ERROR(pb.offerCheckpoints(keep, r->candidates[i].objective).status());
+            sets.push_back(std::move(keep));
+            objectives.push_back(c.objective);
         }
+        REMAT_ASSIGN_OR_RETURN(const bool complete, pb.offerCheckpointSets(sets, objectives));
         return pb.finish(SolveStatus::Feasible, complete);
     }
 

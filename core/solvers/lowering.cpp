@@ -385,11 +385,31 @@ Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &facts, std::vector<
     }
     constexpr int32_t kNever = INT32_MAX;
     std::vector<int32_t> recomputeAt(nt, kNever); // per component root
-    for (TensorId t : facts.m_bwdNeeded)
-        if (!kept[t.index()]) {
-            int32_t &r = recomputeAt[uf.find(t.value)];
+    // The dropped tensors backward reads, grouped by segment (in m_bwdNeeded order within one):
+    // a recompute visits only its own segment's, not every backward-read tensor.
+    std::vector<int32_t> groupStart(nt + 1, 0), grouped;
+    {
+        std::vector<int32_t> rootOf;
+        rootOf.reserve(facts.m_bwdNeeded.size());
+        for (TensorId t : facts.m_bwdNeeded) {
+            if (kept[t.index()]) {
+                rootOf.push_back(-1);
+                continue;
+            }
+            const int32_t root = uf.find(t.value);
+            rootOf.push_back(root);
+            groupStart[root + 1] += 1;
+            int32_t &r = recomputeAt[root];
             r = std::min(r, firstBwd[t.index()]);
         }
+        for (size_t k = 0; k < nt; ++k)
+            groupStart[k + 1] += groupStart[k];
+        grouped.resize(groupStart[nt]);
+        std::vector<int32_t> fill(groupStart.begin(), groupStart.end() - 1);
+        for (size_t k = 0; k < rootOf.size(); ++k)
+            if (rootOf[k] >= 0)
+                grouped[fill[rootOf[k]]++] = facts.m_bwdNeeded[k].value;
+    }
     // Release point in backward of every tensor that is resident there (-1: not resident in
     // backward, freed in forward).
     std::vector<int32_t> release(nt, -1);
@@ -458,16 +478,26 @@ Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &facts, std::vector<
     s.phase(schedule::PhaseMark::BackwardBegin);
 
     // Backward: recompute each segment once, just before its first use.
-    std::vector<std::vector<TensorId>> freeAfter(n);
-    for (size_t t = 0; t < nt; ++t) {
+    // Tensors to free after each backward op, in tensor order (one flat array, no per-op lists).
+    auto freePoint = [&](size_t t) -> int32_t {
         if (keepForever(t))
-            continue;
-        if (fwd[t]) {
-            if (release[t] >= lossEnd)
-                freeAfter[release[t]].push_back(TensorId(t));
-        } else if (lastUse[t] >= lossEnd) {
-            freeAfter[lastUse[t]].push_back(TensorId(t));
-        }
+            return -1;
+        if (fwd[t])
+            return release[t] >= lossEnd ? release[t] : -1;
+        return lastUse[t] >= lossEnd ? lastUse[t] : -1;
+    };
+    std::vector<int32_t> freeStart(static_cast<size_t>(n) + 1, 0);
+    for (size_t t = 0; t < nt; ++t)
+        if (const int32_t at = freePoint(t); at >= 0)
+            freeStart[at + 1] += 1;
+    for (int32_t i = 0; i < n; ++i)
+        freeStart[i + 1] += freeStart[i];
+    std::vector<TensorId> freeList(static_cast<size_t>(freeStart[n]));
+    {
+        std::vector<int32_t> fill(freeStart.begin(), freeStart.end() - 1);
+        for (size_t t = 0; t < nt; ++t)
+            if (const int32_t at = freePoint(t); at >= 0)
+                freeList[fill[at]++] = TensorId(t);
     }
     std::vector<char> done(static_cast<size_t>(nf), 0);
     std::vector<int32_t> closure, stack;
@@ -487,9 +517,9 @@ Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &facts, std::vector<
             const int32_t root = uf.find(need.value);
             closure.clear();
             stack.clear();
-            for (TensorId t : facts.m_bwdNeeded)
-                if (!kept[t.index()] && !resident[t.index()] && uf.find(t.value) == root)
-                    stack.push_back(static_cast<int32_t>(tensors[t.index()].producer.index()));
+            for (int32_t k = groupStart[root]; k < groupStart[root + 1]; ++k)
+                if (!resident[grouped[k]])
+                    stack.push_back(static_cast<int32_t>(tensors[grouped[k]].producer.index()));
             while (!stack.empty()) {
                 const int32_t o = stack.back();
                 stack.pop_back();
@@ -543,8 +573,8 @@ Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &facts, std::vector<
         for (TensorId t : op.outputs)
             if (lastUse[t.index()] < 0)
                 freeTensor(t);
-        for (TensorId t : freeAfter[i])
-            freeTensor(t);
+        for (int32_t k = freeStart[i]; k < freeStart[i + 1]; ++k)
+            freeTensor(freeList[k]);
     }
     s.phase(schedule::PhaseMark::End);
     return s;

@@ -2,6 +2,9 @@
 
 #include "core/util/bytes.h"
 
+#include <algorithm>
+#include <numeric>
+
 namespace remat::core::solvers {
 
 PlanBuilder::PlanBuilder(std::string solverId, const SolveRequest &request)
@@ -92,6 +95,10 @@ Expected<sim::Timeline> PlanBuilder::offer(Candidate c)
         m_smallestPeak = t.peakBytes;
         if (m_request.objective == Objective::MinTime)
             m_smallest = c;
+    } else if (t.peakBytes == m_smallestPeak && m_smallest &&
+               t.computeSeconds + t.recomputeSeconds <
+                   m_smallest->timeline.computeSeconds + m_smallest->timeline.recomputeSeconds) {
+        m_smallest = c; // the infeasible answer: smallest peak, then least time
     }
     const bool admissible =
         m_request.objective == Objective::MinPeak || t.peakBytes <= m_request.budgetBytes;
@@ -109,6 +116,73 @@ Expected<sim::Timeline> PlanBuilder::offerCheckpoints(const std::vector<TensorId
     REMAT_ASSIGN_OR_RETURN(c.schedule, lowerKeepMask(*m_facts, std::move(mask)));
     c.solverObjective = solverObjective;
     return offer(std::move(c));
+}
+
+namespace {
+
+/// compute + recompute seconds of a schedule, summed exactly as the simulator sums them.
+double scheduleSeconds(const schedule::Schedule &s, const cost::Costs &costs, size_t opCount)
+{
+    std::vector<char> ran(opCount, 0);
+    double first = 0, again = 0;
+    for (const schedule::Step &st : s.steps) {
+        if (st.kind != schedule::StepKind::Compute)
+            continue;
+        const double t = costs.opSeconds[static_cast<size_t>(st.target)];
+        if (ran[st.target])
+            again += t;
+        else
+            first += t;
+        ran[st.target] = 1;
+    }
+    return first + again;
+}
+
+} // namespace
+
+Expected<bool> PlanBuilder::offerCheckpointSets(const std::vector<std::vector<TensorId>> &sets,
+                                                const std::vector<double> &solverObjectives)
+{
+    if (sets.size() != solverObjectives.size())
+        return makeError(StatusCode::InvalidArgument, "offerCheckpointSets: sizes differ");
+    if (m_request.objective == Objective::MinPeak) {
+        for (size_t i = 0; i < sets.size(); ++i) {
+            if (i > 0 && shouldStop(double(i) / sets.size(), "simulating candidates"))
+                return false;
+            REMAT_RETURN_IF_ERROR(offerCheckpoints(sets[i], solverObjectives[i]).status());
+        }
+        return true;
+    }
+    // Pass 1: times only (schedules are not kept: holding hundreds costs more in fresh memory
+    // than lowering the few that get simulated twice).
+    std::vector<double> seconds;
+    seconds.reserve(sets.size());
+    for (size_t i = 0; i < sets.size(); ++i) {
+        if (i > 0 && shouldStop(0.5 * i / sets.size(), "lowering candidates"))
+            return false;
+        REMAT_ASSIGN_OR_RETURN(std::vector<char> mask, keepMask(*m_facts, sets[i], m_request.pins));
+        REMAT_ASSIGN_OR_RETURN(schedule::Schedule sched, lowerKeepMask(*m_facts, std::move(mask)));
+        seconds.push_back(scheduleSeconds(sched, *m_request.costs, m_request.graph->opCount()));
+    }
+    // Pass 2: cheapest first, in the callers' order among equal times (so ties resolve as when
+    // every set is offered in order).
+    std::vector<size_t> order(sets.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return seconds[a] < seconds[b]; });
+    for (size_t k = 0; k < order.size(); ++k) {
+        const size_t i = order[k];
+        if (m_best) {
+            const double best = m_best->timeline.computeSeconds + m_best->timeline.recomputeSeconds;
+            // Strictly slower than the best under budget: it and every later one cannot win.
+            if (seconds[i] > best + 1e-12 * std::max(1.0, best))
+                break;
+        }
+        if (k > 0 && shouldStop(0.5 + 0.5 * k / order.size(), "simulating candidates"))
+            return false;
+        REMAT_RETURN_IF_ERROR(offerCheckpoints(sets[i], solverObjectives[i]).status());
+    }
+    return true;
 }
 
 Expected<sim::Timeline> PlanBuilder::offerSchedule(schedule::Schedule schedule,

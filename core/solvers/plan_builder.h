@@ -32,6 +32,13 @@ public:
     /// so far for the objective. Returns the simulated timeline (or the lowering's error).
     Expected<sim::Timeline> offerCheckpoints(const std::vector<TensorId> &keep,
                                              double solverObjective);
+    /// Many checkpoint sets at once. MinPeak: each is offered as above. MinTime: each is lowered
+    /// and its time read off the schedule (the simulator's compute + recompute sums), then they
+    /// are simulated cheapest first, stopping once the rest are slower than the best plan under
+    /// budget (the same answer as offering all, without simulating sets that cannot win).
+    /// False when stopped by the stop token or the time limit.
+    Expected<bool> offerCheckpointSets(const std::vector<std::vector<TensorId>> &sets,
+                                       const std::vector<double> &solverObjectives);
     /// Same for a schedule the solver built itself (Revolve, Rotor).
     Expected<sim::Timeline> offerSchedule(schedule::Schedule schedule, double solverObjective,
                                           std::vector<TensorId> checkpoints = {});
