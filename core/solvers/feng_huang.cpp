@@ -696,7 +696,8 @@ public:
                "objective, sum(checkpoint bytes) + m, is minimised exactly within that search "
                "space. min-peak: the 8 best sets by that objective are simulated and the lowest "
                "true peak is returned. min-time (not in the paper): the sets of every candidate m "
-               "are simulated and the least recompute under the budget is returned. Keep pins "
+               "are lowered and simulated in order of their time until the rest are slower than "
+               "the best one under the budget, which is returned. Keep pins "
                "are added to the plan; recompute-pinned vertices are avoided where the structure "
                "allows (junctions of complicate pieces are always kept in this algorithm).";
     }
