@@ -45,6 +45,7 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
     };
     std::vector<Item> items;
     std::vector<std::vector<char>> forced;
+    std::vector<int> itemValue;
     for (int v = 0; v < p.values; ++v) {
         if (p.readers[v].empty() || p.valueBytes[v] == 0)
             continue;
@@ -58,6 +59,7 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             if (j >= it.first)
                 f[size_t(j - it.first)] = 1;
         items.push_back(it);
+        itemValue.push_back(v);
         forced.push_back(std::move(f));
     }
     // A frontier whose forced values alone overflow: no plan at all.
@@ -74,89 +76,164 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             }
     }
 
-    std::vector<double> lambda(n, 0.0), g(n), bestLambda(n, 0.0);
-    std::vector<char> choice; // backtracking: 1 = came from dead into live
-    std::vector<char> liveAt;
-    double best = 0;
-    const double target = options.upperBound > 0 ? options.upperBound / costUnit : -1;
-    double theta = 1.0;
-    int sinceImprove = 0;
-    for (int iter = 0; iter < options.maxIterations; ++iter) {
-        if (Clock::now() > deadline || options.stop.stopRequested())
-            break;
-        ++out.iterations;
-        double value = 0;
-        for (int t = 0; t < n; ++t) {
-            value -= lambda[t] * cap[t];
-            g[t] = -cap[t];
-        }
+    // Candidate plans: S[t,v] = live at frontiers t-1 and t (the producer's own run counts as
+    // live), R by solveR.
+    int64_t overPeak = -1;
+    Matrix overS;
+    auto tryPlan = [&](const std::vector<std::vector<char>> &live) {
+        Matrix sm(n, p.values);
+        for (int v = 0; v < p.values; ++v)
+            if (p.valueBytes[v] == 0) // free to keep
+                for (int t = p.producer[v] + 1; t <= p.valueLastUse[v]; ++t)
+                    sm.at(t, v) = 1;
         for (size_t q = 0; q < items.size(); ++q) {
             const Item &it = items[q];
-            const int len = it.last - it.first + 1;
-            choice.assign(size_t(len) * 2, 0);
-            double live = 0, dead = inf; // state at the producer's own run: live
-            for (int j = 0; j < len; ++j) {
-                const int t = it.first + j;
-                // live at t: from live, or from dead paying a run
-                const double fromDead = dead + it.cost;
-                double nl;
-                if (fromDead < live) {
-                    nl = fromDead;
-                    choice[size_t(2 * j)] = 1;
-                } else {
-                    nl = live;
-                }
-                nl += lambda[t] * it.mem;
-                double nd = inf;
-                if (!forced[q][size_t(j)]) {
-                    if (live < dead) {
-                        nd = live;
-                        choice[size_t(2 * j + 1)] = 1; // dead at t came from live
-                    } else {
-                        nd = dead;
-                    }
-                }
-                live = nl;
-                dead = nd;
+            const int v = itemValue[q];
+            for (int t = it.first; t <= it.last; ++t) {
+                const bool prev = t == it.first || live[q][size_t(t - 1 - it.first)];
+                if (prev && live[q][size_t(t - it.first)])
+                    sm.at(t, v) = 1;
             }
-            // The value needs nothing after its last reader: end in the cheaper state.
-            bool state = live <= dead;
-            value += state ? live : dead;
-            liveAt.assign(size_t(len), 0);
-            for (int j = len - 1; j >= 0; --j) {
-                liveAt[size_t(j)] = state;
-                if (state)
-                    state = !choice[size_t(2 * j)];
-                else
-                    state = choice[size_t(2 * j + 1)];
+        }
+        Matrix r = solveR(p, sm);
+        std::vector<int> seq = sequenceFromR(p, r);
+        const Evaluation e = evaluate(p, seq);
+        if (e.peakBytes <= budgetBytes) {
+            if (out.sequence.empty() || e.recomputeSeconds < out.evaluation.recomputeSeconds) {
+                out.sequence = std::move(seq);
+                out.evaluation = e;
             }
-            for (int j = 0; j < len; ++j)
-                if (liveAt[size_t(j)])
-                    g[it.first + j] += it.mem;
+        } else if (overPeak < 0 || e.peakBytes < overPeak) {
+            overPeak = e.peakBytes; // the closest miss of this pass, repaired afterwards
+            overS = sm;
         }
-        if (value > best + 1e-12) {
-            best = value;
-            bestLambda = lambda;
-            sinceImprove = 0;
-        } else if (++sinceImprove >= 30) {
-            theta *= 0.5;
-            sinceImprove = 0;
-            lambda = bestLambda;
-            if (theta < 1e-6)
-                break;
-            continue;
+    };
+    auto consider = [&](std::vector<int> seq) {
+        if (seq.empty())
+            return;
+        const Evaluation e = evaluate(p, seq);
+        if (e.peakBytes <= budgetBytes &&
+            (out.sequence.empty() || e.recomputeSeconds < out.evaluation.recomputeSeconds)) {
+            out.sequence = std::move(seq);
+            out.evaluation = e;
         }
-        double norm = 0;
-        for (int t = 0; t < n; ++t) {
-            const double gt = lambda[t] > 0 || g[t] > 0 ? g[t] : 0.0;
-            norm += gt * gt;
-        }
-        if (norm <= 1e-18)
-            break; // a relaxed optimum that fits every frontier: the bound is exact for it
-        const double goal = target > best ? target : best * 1.05 + 1e-3;
-        const double step = theta * (goal - value) / norm;
+    };
+    std::vector<std::vector<char>> live(items.size());
+    // One subgradient run on capacities cap x scale; returns the best dual value.
+    using Deadline = std::chrono::time_point<Clock, std::chrono::duration<double, std::nano>>;
+    auto run = [&](double scale, Deadline until, int maxIterations, bool plans) {
+        std::vector<double> c(n);
         for (int t = 0; t < n; ++t)
-            lambda[t] = std::max(0.0, lambda[t] + step * g[t]);
+            c[t] = cap[t] * scale;
+        std::vector<double> lambda(n, 0.0), g(n), bestLambda(n, 0.0);
+        std::vector<char> choice; // backtracking bits
+        double best = 0;
+        const double target = options.upperBound > 0 ? options.upperBound / costUnit : -1;
+        double theta = 1.0;
+        int sinceImprove = 0;
+        for (int iter = 0; iter < maxIterations; ++iter) {
+            if (Clock::now() > until || options.stop.stopRequested())
+                break;
+            if (scale == 1.0)
+                ++out.iterations;
+            double value = 0;
+            for (int t = 0; t < n; ++t) {
+                value -= lambda[t] * c[t];
+                g[t] = -c[t];
+            }
+            for (size_t q = 0; q < items.size(); ++q) {
+                const Item &it = items[q];
+                const int len = it.last - it.first + 1;
+                choice.assign(size_t(len) * 2, 0);
+                double l = 0, d = inf; // state at the producer's own run: live
+                for (int j = 0; j < len; ++j) {
+                    const int t = it.first + j;
+                    const double fromDead = d + it.cost;
+                    double nl;
+                    if (fromDead < l) {
+                        nl = fromDead;
+                        choice[size_t(2 * j)] = 1; // live at t came from dead
+                    } else {
+                        nl = l;
+                    }
+                    nl += lambda[t] * it.mem;
+                    double nd = inf;
+                    if (!forced[q][size_t(j)]) {
+                        if (l < d) {
+                            nd = l;
+                            choice[size_t(2 * j + 1)] = 1; // dead at t came from live
+                        } else {
+                            nd = d;
+                        }
+                    }
+                    l = nl;
+                    d = nd;
+                }
+                // Nothing needs the value after its last reader: end in the cheaper state.
+                bool state = l <= d;
+                value += state ? l : d;
+                live[q].assign(size_t(len), 0);
+                for (int j = len - 1; j >= 0; --j) {
+                    live[q][size_t(j)] = state;
+                    state = state ? !choice[size_t(2 * j)] : choice[size_t(2 * j + 1)];
+                }
+                for (int j = 0; j < len; ++j)
+                    if (live[q][size_t(j)])
+                        g[it.first + j] += it.mem;
+            }
+            if (plans && iter % 5 == 4)
+                tryPlan(live);
+            if (value > best + 1e-12) {
+                best = value;
+                bestLambda = lambda;
+                sinceImprove = 0;
+            } else if (++sinceImprove >= 30) {
+                theta *= 0.5;
+                sinceImprove = 0;
+                lambda = bestLambda;
+                if (theta < 1e-6)
+                    break;
+                continue;
+            }
+            double norm = 0;
+            for (int t = 0; t < n; ++t) {
+                const double gt = lambda[t] > 0 || g[t] > 0 ? g[t] : 0.0;
+                norm += gt * gt;
+            }
+            if (norm <= 1e-18) {
+                if (plans)
+                    tryPlan(live);
+                break; // the relaxed optimum fits every frontier
+            }
+            const double goal = target > best ? target : best * 1.05 + 1e-3;
+            const double step = theta * (goal - value) / norm;
+            for (int t = 0; t < n; ++t)
+                lambda[t] = std::max(0.0, lambda[t] + step * g[t]);
+        }
+        return best;
+    };
+    const double best = run(1.0, deadline, options.maxIterations, options.plans);
+    if (options.plans) {
+        // The relaxation ignores the memory of recompute runs: tighter capacities leave room.
+        const auto planEnd = Clock::now() + std::chrono::duration<double>(std::max(0.0, options.planSeconds));
+        const double scales[] = {0.99, 0.97, 0.94, 0.9, 0.85};
+        auto repairMiss = [&](double share) {
+            if (overPeak < 0)
+                return;
+            const double left = std::chrono::duration<double>(planEnd - Clock::now()).count();
+            consider(repairToBudget(p, overS, budgetBytes, std::max(0.0, left * share), options.stop));
+            overPeak = -1;
+        };
+        repairMiss(0.2);
+        for (size_t k = 0; k < std::size(scales); ++k) {
+            const double left = std::chrono::duration<double>(planEnd - Clock::now()).count();
+            if (left <= 0)
+                break;
+            run(scales[k], Deadline(Clock::now()) + std::chrono::duration<double>(left / double(2 * (std::size(scales) - k))),
+                options.maxIterations, true);
+            if (out.sequence.empty())
+                repairMiss(1.0 / double(std::size(scales) - k));
+        }
     }
     // Bounds come from exact shortest paths, so any value is valid; shave float noise.
     out.bound = std::max(0.0, best * costUnit * (1 - 1e-9));

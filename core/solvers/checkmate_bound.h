@@ -17,6 +17,10 @@ struct FrontierBoundOptions
     double upperBound = -1;    ///< a known plan's recompute seconds (steers the step size)
     int maxIterations = 3000;
     StopToken stop;
+    /// Also turn relaxed solutions into plans (retain what the relaxation keeps live, R by
+    /// solveR), at the budget and at tightened ones, keeping the cheapest that fits.
+    bool plans = false;
+    double planSeconds = 0;    ///< extra time for the tightened passes
 };
 
 struct FrontierBound
@@ -24,6 +28,8 @@ struct FrontierBound
     double bound = 0;          ///< recompute seconds, valid for every frontier-ordered plan
     bool infeasible = false;   ///< some first run cannot fit whatever is dropped
     int iterations = 0;
+    std::vector<int> sequence; ///< the cheapest in-budget plan found (plans), empty: none
+    Evaluation evaluation;
 };
 
 /// The relaxation keeps only what must hold at each first run ("frontier" t): op t's outputs,

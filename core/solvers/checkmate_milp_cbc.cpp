@@ -27,8 +27,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // CglPreProcess gains nothing measurable on these models (fcn_8_vgg) and hits the same
-// ClpPresolve crash as above.
-const char *const kDefaultCbcOptions = "-preprocess off";
+// ClpPresolve crash as above; CBC's heuristics only repeat what the warm start (the frontier
+// relaxation's plan, usually within a few percent) already gives.
+const char *const kDefaultCbcOptions = "-preprocess off -heuristicsOnOff off";
 
 /// What the event handler (and its clones inside CbcMain1) share with the solve call.
 struct CbcWatch
@@ -92,6 +93,8 @@ struct CbcOutcome
     bool infeasible = false;
     bool stopped = false;
     bool cancelled = false;
+    bool cutoffUsed = false; ///< only points better than the start were searched for
+    double rootSeconds = 0;  ///< loading and the root LP
     std::vector<double> x;
     double objective = 0; ///< scaled back
     double bound = -1;    ///< scaled back, -1 unknown
@@ -102,11 +105,15 @@ void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int thr
 
 CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *start,
                   const SolveRequest &request, double seconds, int threads, int logLevel,
-                  Clock::time_point begin, double scale, double directColumns, const std::string &extra)
+                  Clock::time_point begin, double scale, double directColumns, const std::string &extra,
+                  bool useCutoff)
 {
     CbcOutcome out;
+    const auto t0 = Clock::now();
+    const bool direct = static_cast<double>(m.columns()) > directColumns;
     OsiClpSolverInterface si;
-    checkmate::loadModel(si, m, start != nullptr);
+    // Column names only serve CBC's MIP start (by name).
+    checkmate::loadModel(si, m, start != nullptr && !(useCutoff && !direct));
     si.messageHandler()->setLogLevel(0);
     // The root LP of a large model can take far longer than the limit: Clp stops on its own
     // (wall clock) deadline, which CBC's clones of the solver inherit.
@@ -129,6 +136,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
         return out;
     }
     out.bound = std::max(0.0, si.getObjValue() * scale);
+    out.rootSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     CbcModel model(si);
     CbcSolverUsefulData data;
     data.noPrinting_ = logLevel == 0;
@@ -144,7 +152,16 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     model.passInEventHandler(&handler);
     if (!logLevel)
         model.messageHandler()->setLogLevel(0);
-    if (start) {
+    std::string cutoffText;
+    if (start && useCutoff && !direct) {
+        // Only strictly better points are searched for: CBC skips its MIP-start repair (about
+        // a second of LP work on fcn_8_vgg), and "no solution" then proves the start optimal.
+        double obj = 0;
+        for (size_t c = 0; c < m.columns(); ++c)
+            obj += m.objective[c] * (*start)[c];
+        cutoffText = fmt::format("{:.17g}", obj * (1 + 1e-9) + 1e-9);
+        out.cutoffUsed = true;
+    } else if (start) {
         std::vector<std::string> names;
         std::vector<const char *> cnames;
         std::vector<double> values;
@@ -155,7 +172,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
             }
         model.setMIPStart(static_cast<int>(cnames.size()), cnames.data(), values.data());
     }
-    if (static_cast<double>(m.columns()) > directColumns) {
+    if (direct) {
         // Large models: CBC's branch and bound straight away, without CbcMain1's preprocessing
         // and root cut loops, which ignore the time limit on models this size.
         model.setMaximumSeconds(std::max(0.5, seconds));
@@ -174,7 +191,8 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
         model.initialSolve();
         model.branchAndBound();
     } else {
-        runMain(model, data, seconds, threads, logLevel, extra);
+        runMain(model, data, seconds, threads, logLevel,
+                cutoffText.empty() ? extra : extra + " -cutoff " + cutoffText);
     }
     out.stopped = watch->stopped || model.isSecondsLimitReached();
     out.cancelled = watch->cancelled;
@@ -314,11 +332,19 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
         fo.seconds = std::min(20.0, 0.1 * request.timeLimitSeconds);
         fo.upperBound = warmSeq.empty() ? -1 : warmEval.recomputeSeconds;
         fo.stop = request.stop;
+        fo.plans = checkmate::settingText(request, "frontier-plans", "on") != "off";
+        fo.planSeconds = std::min(30.0, 0.1 * request.timeLimitSeconds);
         const double t0 = elapsed();
         frontier = checkmate::frontierLowerBound(p, request.budgetBytes, fo);
         frontierSeconds = elapsed() - t0;
         if (frontier.infeasible)
             return infeasiblePlan("some op's first run cannot fit with its inputs and outputs");
+        if (!frontier.sequence.empty() &&
+            (warmSeq.empty() || frontier.evaluation.recomputeSeconds < warmEval.recomputeSeconds)) {
+            warmSeq = frontier.sequence;
+            warmEval = frontier.evaluation;
+            warmFrom = "frontier relaxation";
+        }
         if (!warmSeq.empty() && warmEval.recomputeSeconds <= frontier.bound * (1 + 1e-9))
             return finishWith(warmSeq, SolveStatus::Optimal, frontier.bound, warmEval.recomputeSeconds,
                               fmt::format("the {} plan meets the frontier bound", warmFrom));
@@ -342,12 +368,15 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
     checkmate::ModelOptions mo;
     mo.budgetBytes = request.budgetBytes;
     mo.minimisePeak = minPeak;
+    const double modelStart = elapsed();
     const checkmate::LinearModel model = checkmate::buildModel(p, mo);
     if (model.trivialInfeasible && !minPeak)
         return infeasiblePlan(model.infeasibleReason);
     std::vector<double> start;
     if (warm && !warmSeq.empty())
         start = model.pointFromPlan(p, checkmate::stagePlanFromSequence(p, warmSeq));
+    const double modelSeconds = elapsed() - modelStart;
+    const double cbcStart = elapsed();
     const double remaining = request.timeLimitSeconds - elapsed();
     CbcOutcome cbc = runCbc(model, start.empty() ? nullptr : &start, request, std::max(1.0, remaining),
                             threads, logLevel, begin,
@@ -356,16 +385,24 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                             // limit stops a mid-size model (resnet18 b8, ~20k columns, CBC 2.10):
                             // above this size use plain branch and bound, which keeps the limit.
                             checkmate::settingNumber(request, "direct-columns", 12000),
-                            checkmate::settingText(request, "cbc", kDefaultCbcOptions));
-    const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B{}",
+                            checkmate::settingText(request, "cbc", kDefaultCbcOptions),
+                            checkmate::settingText(request, "incumbent", "cutoff") == "cutoff");
+    const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B{}; "
+                                         "times: model {:.2f} s, root LP {:.2f} s, CBC {:.2f} s",
                                          model.columns(), model.integers(), model.rows(), model.unit,
-                                         boundNote);
+                                         boundNote, modelSeconds, cbc.rootSeconds,
+                                         elapsed() - cbcStart - cbc.rootSeconds);
     // CBC's bound covers its own model only up to rounding; the frontier bound is exact.
     if (!cbc.optimal)
         cbc.bound = std::max(cbc.bound, frontierBound);
     if (cbc.cancelled && !cbc.hasSolution && warmSeq.empty())
         return makeError(StatusCode::Cancelled, "checkmate-milp cancelled before any plan");
     if (!cbc.hasSolution) {
+        if (cbc.cutoffUsed && !cbc.stopped && !cbc.cancelled && !warmSeq.empty())
+            return finishWith(warmSeq, SolveStatus::Optimal, warmEval.recomputeSeconds,
+                              warmEval.recomputeSeconds,
+                              fmt::format("optimal in Checkmate's model: CBC proved nothing beats the {} "
+                                          "plan; {}", warmFrom, size));
         if (cbc.infeasible && !cbc.stopped)
             return infeasiblePlan("CBC proved the budget infeasible in Checkmate's model");
         if (warmSeq.empty()) {

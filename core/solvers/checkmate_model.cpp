@@ -164,8 +164,29 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
     // FREE[t,v,k]: value v is released right after op k runs in stage t. Only upper bounds are
     // needed (freeing only helps the budget): k runs, no later reader of v runs in this stage, v
     // is not retained into the next stage, and at most one release per stage.
+    // Stages whose memory cannot reach the budget whatever is recomputed or retained (every
+    // value that can exist in the stage, once, plus the largest workspace) need no memory
+    // rows: dropping them keeps every model point a plan within budget.
+    std::vector<char> safe(size_t(n), 0);
+    if (!options.minimisePeak && options.skipSafeStages) {
+        std::vector<int64_t> bornAt(size_t(n) + 1, 0), diesAfter(size_t(n) + 1, 0);
+        for (int v = 0; v < p.values; ++v) {
+            bornAt[size_t(p.producer[v])] += p.valueBytes[v];
+            diesAfter[size_t(std::max(p.producer[v], p.valueLastUse[v]))] += p.valueBytes[v];
+        }
+        int64_t values = 0, maxTransient = 0;
+        for (int t = 0; t < n; ++t) {
+            values += bornAt[size_t(t)];
+            maxTransient = std::max(maxTransient, p.transientBytes[t]);
+            const int64_t most = p.constantBytes + stickyBefore[t] + p.stickyBytes[t] + values + maxTransient;
+            safe[size_t(t)] = most <= options.budgetBytes;
+            values -= diesAfter[size_t(t)];
+        }
+    }
     std::vector<std::vector<std::array<int, 3>>> freeAt(n); // per stage: (k, col, v)
     for (int t = 0; t < n; ++t) {
+        if (safe[size_t(t)])
+            continue;
         std::vector<std::vector<int>> freesOf(size_t(p.values));
         std::vector<int> touched;
         for (int k = 0; k <= t; ++k) {
@@ -218,6 +239,8 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
     m.uFixedStart.assign(n, 0);
     for (int t = 0; t < n; ++t) {
         m.uFixedStart[t] = m.uFixed.size();
+        if (safe[size_t(t)])
+            continue;
         int prevK = -1, prevU = -1;
         for (int k = 0; k <= t; ++k) {
             if (!active(t, k))

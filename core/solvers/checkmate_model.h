@@ -20,6 +20,8 @@ struct ModelOptions
     /// Adds, per stage t, the budget row at op t's first run over binaries only (op t's inputs
     /// and outputs plus every value retained into t + 1), which CBC can lift into cover cuts.
     bool frontierRows = true;
+    /// Leaves out the memory rows (U, FREE) of stages that cannot exceed the budget.
+    bool skipSafeStages = true;
 };
 
 /// Variables: R[t,i] (binary, op i runs in stage t, i < t; R[t,t] = 1 is a constant), S[t,v]

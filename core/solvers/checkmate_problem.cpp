@@ -397,6 +397,84 @@ std::vector<int> targetedGreedy(const Problem &p, int64_t budgetBytes, TimePoint
 
 } // namespace
 
+std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes, double seconds,
+                                const StopToken &stop)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    std::vector<char> tried(size_t(p.values), 0);
+    auto planOf = [&](Matrix sm, std::vector<int> &seq) {
+        Matrix r = solveR(p, sm);
+        seq = sequenceFromR(p, r);
+        return evaluate(p, seq);
+    };
+    std::vector<int> seq;
+    Evaluation e = planOf(s, seq);
+    while (Clock::now() < deadline && !stop.stopRequested()) {
+        if (e.peakBytes <= budgetBytes)
+            return seq;
+        if (e.peakPosition < 0)
+            return {};
+        int stage = 0;
+        for (int q = 0; q < e.peakPosition; ++q)
+            if (seq[size_t(q)] == stage)
+                ++stage;
+        const int t = stage, k = seq[size_t(e.peakPosition)];
+        // The cheapest few by bytes per second of one recompute, then the one whose actual
+        // plan (with its recompute cascade) lowers the peak at the least added time.
+        std::vector<std::pair<double, int>> ranked;
+        for (int v = 0; v < p.values; ++v) {
+            const int prod = p.producer[v];
+            if (!s.at(t, v) || tried[size_t(v)] || !p.recomputable[prod] || p.keepPinned[prod] ||
+                p.valueBytes[v] == 0 || std::binary_search(p.inputs[k].begin(), p.inputs[k].end(), v))
+                continue;
+            ranked.push_back({double(p.valueBytes[v]) / (p.cost[prod] + 1e-9 * (1 + p.cost[prod])), v});
+        }
+        if (ranked.empty())
+            return {};
+        const size_t probe = std::min<size_t>(ranked.size(), 6);
+        std::partial_sort(ranked.begin(), ranked.begin() + long(probe), ranked.end(), std::greater<>());
+        int pick = -1;
+        double bestRatio = -1;
+        Matrix next;
+        std::vector<int> nextSeq;
+        Evaluation ne;
+        for (size_t c = 0; c < probe; ++c) {
+            const int v = ranked[c].second;
+            Matrix cand = s;
+            // Up to and including the next direct reader's stage, so the recompute happens
+            // there (not in stage t, just before the peak).
+            for (int t2 = t; t2 < p.n && cand.at(t2, v); ++t2) {
+                cand.at(t2, v) = 0;
+                if (t2 > t && std::binary_search(p.inputs[t2].begin(), p.inputs[t2].end(), v))
+                    break;
+            }
+            std::vector<int> cs;
+            const Evaluation ce = planOf(cand, cs);
+            if (ce.peakBytes >= e.peakBytes) {
+                tried[size_t(v)] = 1;
+                continue;
+            }
+            const double ratio = double(e.peakBytes - ce.peakBytes) /
+                                 (std::max(0.0, ce.recomputeSeconds - e.recomputeSeconds) + 1e-9);
+            if (ratio > bestRatio) {
+                bestRatio = ratio;
+                pick = v;
+                next = std::move(cand);
+                nextSeq = std::move(cs);
+                ne = ce;
+            }
+        }
+        if (pick < 0)
+            continue;
+        std::fill(tried.begin(), tried.end(), 0);
+        s = std::move(next);
+        seq = std::move(nextSeq);
+        e = ne;
+    }
+    return {};
+}
+
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
                             const StopToken &stop)
 {

@@ -111,6 +111,12 @@ schedule::Schedule lowerSequence(const Problem &p, const training::TrainingGraph
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
                             const StopToken &stop);
 
+/// Makes the stage plan `s` fit: while the peak is over budget, stops retaining, from the peak's
+/// stage up to its next direct reader, the retained value with the most bytes per second of
+/// recompute that lowers the peak. Empty when it gets stuck or runs out of time.
+std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes, double seconds,
+                                const StopToken &stop);
+
 /// The sequence that keeps every block from its first run to its last use except the `evicted`
 /// ones, which are recomputed where needed (pins applied through solveR).
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
