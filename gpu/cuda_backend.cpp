@@ -457,6 +457,12 @@ public:
         return m_figures;
     }
 
+    void releaseCached()
+    {
+        trimPool();
+        resetPeak();
+    }
+
 private:
     struct Allocation
     {
@@ -801,6 +807,15 @@ const CudaRunFigures *cudaRunFigures(const core::exec::Backend &backend)
 {
     auto *cuda = dynamic_cast<const CudaBackend *>(&backend);
     return cuda ? &const_cast<CudaBackend *>(cuda)->figures() : nullptr;
+}
+
+bool releaseCachedMemory(core::exec::Backend &backend)
+{
+    auto *cuda = dynamic_cast<CudaBackend *>(&backend);
+    if (!cuda)
+        return false;
+    cuda->releaseCached();
+    return true;
 }
 
 std::vector<std::string> cudaKernelTypes() { return cudaOpTypes(); }

@@ -47,6 +47,11 @@ core::Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(const CudaB
 /// The CUDA-specific figures of a backend made by makeCudaBackend (null for any other backend).
 const CudaRunFigures *cudaRunFigures(const core::exec::Backend &backend);
 
+/// Returns the memory the backend's stream-ordered pool keeps for reuse to the device (after the
+/// queued work finishes) and restarts the pool's high-water mark, so the next run's reserved peak
+/// is its own; live buffers stay. False for any other backend.
+bool releaseCachedMemory(core::exec::Backend &backend);
+
 /// Op types with a CUDA kernel (forward and "<Type>Grad"), sorted; for docs and messages.
 std::vector<std::string> cudaKernelTypes();
 

@@ -6,6 +6,7 @@
 #include "gpu/kernels/pooling.h"
 #include "gpu/ops_internal.h"
 
+#include "core/exec/reduce_geometry.h"
 #include "core/ir/graph.h"
 
 #include <fmt/format.h>
@@ -332,7 +333,8 @@ Status globalAvgB(OpContext &c)
 
 // ---- ReduceMean / ReduceSum -----------------------------------------------------------------
 
-/// The reduced shape with kept dims (1 on reduced axes) and the element count per output.
+/// The reduced shape with kept dims (1 on reduced axes) and the element count per output; the
+/// axis resolution is the CPU backend's (core/exec/reduce_geometry.h).
 Status reduceShape(OpContext &c, const std::vector<int64_t> &inShape, std::vector<int64_t> &kept,
                    int64_t &count)
 {
@@ -340,26 +342,12 @@ Status reduceShape(OpContext &c, const std::vector<int64_t> &inShape, std::vecto
     if (c.input(1) && c.input(1)->numel() > 0) {
         REMAT_ASSIGN_OR_RETURN(axes, c.rt->hostInts(*c.input(1)));
     }
-    const bool noop = c.attrInt("noop_with_empty_axes", 0) != 0;
-    kept = inShape;
-    count = 1;
-    if (axes.empty()) {
-        if (noop)
-            return Status::ok();
-        for (size_t d = 0; d < inShape.size(); ++d) {
-            count *= inShape[d];
-            kept[d] = 1;
-        }
-        return Status::ok();
-    }
-    for (int64_t a : axes) {
-        if (!normalizeAxis(a, int64_t(inShape.size())))
-            return c.error("axis out of range");
-        if (kept[size_t(a)] != 1 || inShape[size_t(a)] == 1) {
-            count *= inShape[size_t(a)];
-            kept[size_t(a)] = 1;
-        }
-    }
+    auto g = core::exec::reduceGeometry(inShape, axes, c.attrInt("keepdims", 1) != 0,
+                                        c.attrInt("noop_with_empty_axes", 0) != 0);
+    if (!g)
+        return c.error(g.status().message());
+    kept = std::move(g->keptShape);
+    count = g->count;
     return Status::ok();
 }
 

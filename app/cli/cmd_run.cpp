@@ -45,16 +45,20 @@ struct RunOptions
     bool json = false;
     int64_t batch = 0;
     uint64_t seed = 1234;
+    std::string convolution = "cudnn";
 };
 
-Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id)
+Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id, const std::string &convolution)
 {
     if (id == "cpu")
         return exec::makeCpuBackend();
     if (id == "cuda") {
 #ifdef REMAT_HAVE_CUDA
-        return gpu::makeCudaBackend(0);
+        gpu::CudaBackendOptions o;
+        o.useCudnn = convolution == "cudnn";
+        return gpu::makeCudaBackend(o);
 #else
+        (void)convolution;
         return makeError(StatusCode::Unsupported,
                          "this build has no CUDA backend (configure with the CUDA toolkit to use --backend cuda)");
 #endif
@@ -110,7 +114,7 @@ int runRun(const RunOptions &o)
     if (!predicted)
         return fail(predicted.status());
 
-    auto backend = makeBackend(o.backend);
+    auto backend = makeBackend(o.backend, o.convolution);
     if (!backend)
         return fail(backend.status());
     exec::Executor executor(**backend, *tg, *graph);
@@ -222,6 +226,9 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_flag("--check", opts->check, "also run store-all and compare every gradient");
     cmd->add_flag("--json", opts->json, "JSON output");
     cmd->add_option("--batch", opts->batch, "batch size (default: as in the file)");
+    cmd->add_option("--cuda-convolution", opts->convolution,
+                    "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")
+        ->check(CLI::IsMember({"cudnn", "im2col"}));
     cmd->add_option("--seed", opts->seed, "seed for data the file and the feed do not give");
     cmd->callback([opts, &ctx] { ctx.exitCode = runRun(*opts); });
 }

@@ -1,7 +1,9 @@
 // CUDA benchmark: resnet50 at batch 32 (224x224, random weights) on CUDA device 0, one training
 // step store-all and under checkpointing plans: measured step time (median of 3 after a warm-up),
-// the allocator's peak against the simulator's, and the device's own figures (stream-ordered pool
-// reserved peak, cudaMemGetInfo peak). Prints "no CUDA device" and exits 0 without a GPU.
+// the summed device time of the ops (CUDA events), the allocator's peak against the simulator's, and
+// the device's own figures (the stream-ordered pool's reserved peak, emptied before each row, and
+// the cudaMemGetInfo peak, which also holds the CUDA context and the libraries' handles). Once with
+// synchronous ops, once queued. Prints "no CUDA device" and exits 0 without a GPU.
 // Usage: bench_gpu [model.onnx] [batch]
 #include "core/cost/roofline.h"
 #include "core/exec/executor.h"
@@ -17,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -35,6 +38,36 @@ struct Row
 };
 
 double mib(int64_t b) { return double(b) / double(1 << 20); }
+
+/// Step times summed by op type (synchronous runs: each step's time is its own op's).
+struct TypeProfile : schedule::ScheduleObserver
+{
+    const training::TrainingGraph *graph = nullptr;
+    std::map<std::string, std::pair<double, int>> byType;
+    void onStepEnd(const schedule::StepEvent &e) override
+    {
+        if (e.step.kind != schedule::StepKind::Compute)
+            return;
+        auto &[seconds, count] = byType[graph->op(e.step.op()).type];
+        seconds += e.endSeconds - e.startSeconds;
+        ++count;
+    }
+    void print() const
+    {
+        std::vector<std::pair<double, std::string>> rows;
+        double total = 0;
+        for (const auto &[type, v] : byType) {
+            rows.emplace_back(v.first, type);
+            total += v.first;
+        }
+        std::sort(rows.rbegin(), rows.rend());
+        std::printf("store-all time by op type (synchronous, %.2f ms in all):", total * 1e3);
+        for (size_t i = 0; i < rows.size() && i < 10; ++i)
+            std::printf("%s %s %.1f ms (%d)", i ? "," : "", rows[i].second.c_str(), rows[i].first * 1e3,
+                        byType.at(rows[i].second).second);
+        std::printf("\n");
+    }
+};
 
 } // namespace
 
@@ -82,6 +115,7 @@ int main(int argc, char **argv)
     };
     for (const Want &w : {Want{"chen-sqrtn", solvers::Objective::MinPeak, 0},
                           Want{"chen-greedy", solvers::Objective::MinPeak, 0},
+                          Want{"feng-huang", solvers::Objective::MinPeak, 0},
                           Want{"rotor", solvers::Objective::MinTime, 0.6},
                           Want{"checkmate-lp", solvers::Objective::MinTime, 0.6}}) {
         const solvers::Solver *s = reg.find(w.solver);
@@ -103,45 +137,68 @@ int main(int argc, char **argv)
         rows.push_back(std::move(r));
     }
 
-    auto backend = gpu::makeCudaBackend(0);
-    if (!backend) {
-        std::fprintf(stderr, "%s\n", backend.status().toString().c_str());
-        return 1;
-    }
-    exec::Executor ex(**backend, *tg, *graph);
-    if (Status s = ex.prepare({}); !s.isOk()) {
-        std::fprintf(stderr, "%s\n", s.toString().c_str());
-        return 1;
-    }
-    std::printf("%s, %s batch %lld\n", (*backend)->description().c_str(), path.c_str(), (long long)batch);
-    std::printf("%-26s %10s %10s %10s %8s %10s %9s %9s\n", "schedule", "sim MiB", "meas MiB", "pool MiB",
-                "pool/sim", "device MiB", "step ms", "sim ms");
-    exec::ExecOptions opt;
-    opt.downloadGradients = false;
-    for (const Row &r : rows) {
-        std::vector<double> times;
-        exec::ExecResult last;
-        bool failed = false;
-        for (int i = 0; i < 4 && !failed; ++i) { // the first run warms the pool and cuDNN
-            (*backend)->resetPeak();
-            auto res = ex.run(r.schedule, opt);
-            if (!res) {
-                std::printf("%-26s failed: %s\n", r.name.c_str(), res.status().toString().c_str());
-                failed = true;
-                break;
-            }
-            if (i > 0)
-                times.push_back(res->stepSeconds);
-            last = std::move(*res);
+    // Two passes: synchronous (the default: every op waited for, so errors and out-of-memory name
+    // their step) and queued (ops stream back to back, errors surface at the end of the step).
+    for (const bool synchronous : {true, false}) {
+        gpu::CudaBackendOptions bo;
+        bo.synchronous = synchronous;
+        auto backend = gpu::makeCudaBackend(bo);
+        if (!backend) {
+            std::fprintf(stderr, "%s\n", backend.status().toString().c_str());
+            return 1;
         }
-        if (failed)
-            continue;
-        std::sort(times.begin(), times.end());
-        const gpu::CudaRunFigures *fig = gpu::cudaRunFigures(**backend);
-        const int64_t pool = fig ? fig->poolReservedPeak : 0;
-        std::printf("%-26s %10.1f %10.1f %10.1f %8.3f %10.1f %9.2f %9.2f\n", r.name.c_str(), mib(r.simulatedPeak),
-                    mib(last.measuredPeakBytes), mib(pool), r.simulatedPeak ? double(pool) / double(r.simulatedPeak) : 0.0,
-                    mib(last.devicePeakBytes.value_or(0)), times[times.size() / 2] * 1e3, r.simulatedSeconds * 1e3);
+        exec::Executor ex(**backend, *tg, *graph);
+        if (Status s = ex.prepare({}); !s.isOk()) {
+            std::fprintf(stderr, "%s\n", s.toString().c_str());
+            return 1;
+        }
+        std::printf("\n%s, %s batch %lld, %s ops\n", (*backend)->description().c_str(), path.c_str(),
+                    (long long)batch, synchronous ? "synchronous" : "queued");
+        std::printf("%-26s %9s %9s %9s %8s %10s %9s %9s %9s\n", "schedule", "sim MiB", "meas MiB", "pool MiB",
+                    "pool/sim", "device MiB", "step ms", "kernel ms", "sim ms");
+        exec::ExecOptions opt;
+        opt.downloadGradients = false;
+        TypeProfile profile;
+        profile.graph = &*tg;
+        for (const Row &r : rows) {
+            opt.observer = synchronous && &r == &rows.front() ? &profile : nullptr;
+            // each row starts from an empty pool, so its reserved peak is its own
+            gpu::releaseCachedMemory(**backend);
+            std::vector<double> times, kernel;
+            exec::ExecResult last;
+            bool failed = false;
+            for (int i = 0; i < 4 && !failed; ++i) { // the first run warms the pool and cuDNN
+                if (opt.observer && i == 3)
+                    profile.byType.clear(); // profile the last run only
+                const gpu::CudaRunFigures *before = gpu::cudaRunFigures(**backend);
+                const double opSeconds = before ? before->totalOpSeconds : 0;
+                auto res = ex.run(r.schedule, opt);
+                if (!res) {
+                    std::printf("%-26s failed: %s\n", r.name.c_str(), res.status().toString().c_str());
+                    failed = true;
+                    break;
+                }
+                if (i > 0) {
+                    times.push_back(res->stepSeconds);
+                    kernel.push_back(gpu::cudaRunFigures(**backend)->totalOpSeconds - opSeconds);
+                }
+                last = std::move(*res);
+            }
+            if (failed)
+                continue;
+            std::sort(times.begin(), times.end());
+            std::sort(kernel.begin(), kernel.end());
+            const gpu::CudaRunFigures *fig = gpu::cudaRunFigures(**backend);
+            const int64_t pool = fig ? fig->poolReservedPeak : 0;
+            std::printf("%-26s %9.1f %9.1f %9.1f %8.3f %10.1f %9.2f %9s %9.2f\n", r.name.c_str(),
+                        mib(r.simulatedPeak), mib(last.measuredPeakBytes), mib(pool),
+                        r.simulatedPeak ? double(pool) / double(r.simulatedPeak) : 0.0,
+                        mib(last.devicePeakBytes.value_or(0)), times[times.size() / 2] * 1e3,
+                        synchronous ? fmt::format("{:.2f}", kernel[kernel.size() / 2] * 1e3).c_str() : "-",
+                        r.simulatedSeconds * 1e3);
+        }
+        if (synchronous)
+            profile.print();
     }
     return 0;
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Packs what the GPU checks need into device-bundle/ (git-ignored) for a machine that has the CUDA
+# toolkit and driver but none of our Debian packages: the Qt-widget-free binaries (remat, the
+# gpu-labelled tests, bench_gpu), stripped; the shared libraries ldd lists outside the CUDA toolkit
+# and the C runtime; the corpus files the checks read; and device-bundle/check.sh, which runs them.
+# Usage: bash scripts/device_bundle.sh [build-dir]      (build it first: scripts/build.sh)
+#        then on the GPU machine: bash device-bundle/check.sh OUTDIR
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+shared="${REMAT_SHARED_DIR:-$root/../shared}"
+out="$root/device-bundle"
+
+cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models bench_gpu -j"$(nproc)"
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/shared/corpus/with_weights" "$out/shared/corpus/graph_only"
+bins=("$build/app/remat" "$build/tests/gpu_tst_cuda_ops" "$build/tests/gpu_tst_cuda_models"
+      "$build/tests/bench/bench_gpu")
+for b in "${bins[@]}"; do
+    strip --strip-debug -o "$out/bin/$(basename "$b")" "$b"
+done
+# Libraries: everything ldd resolves except the CUDA toolkit's (the device has its own), the driver
+# and the C runtime, whose newer versions there stay compatible.
+for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \// {print $3}' | sort -u |
+    grep -v -E '/usr/local/cuda|libcuda\.so|/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+)\.so' |
+    while read -r lib; do cp -L "$lib" "$out/lib/"; done
+cp "$shared"/corpus/with_weights/*.onnx "$shared"/corpus/with_weights/*.f64.npz "$out/shared/corpus/with_weights/"
+# The feeds without the PyTorch float32 gradients the checks do not read (see device_feed.py).
+for f in "$shared"/corpus/with_weights/*.npz; do
+    [[ "$f" == *.f64.npz ]] && continue
+    python3 "$root/scripts/device_feed.py" "$f" "${f%.npz}.f64.npz" "$out/shared/corpus/with_weights/$(basename "$f")"
+done
+cp "$shared"/corpus/graph_only/*.onnx "$out/shared/corpus/graph_only/"
+cp "$shared"/corpus/*.json "$out/shared/corpus/"
+cp "$root/scripts/device_check.sh" "$out/check.sh"
+# The tree that travels is capped at 64 MiB: send one compressed archive.
+tar -C "$root" -cf - device-bundle | xz -T0 -3 > "$root/device-bundle.tar.xz.tmp"
+rm -rf "$out"
+mkdir -p "$out"
+mv "$root/device-bundle.tar.xz.tmp" "$out/bundle.tar.xz"
+du -h "$out/bundle.tar.xz"
