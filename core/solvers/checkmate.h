@@ -12,7 +12,10 @@
 namespace remat::core::solvers {
 
 /// `checkmate-milp`. Settings: "threads" (CBC threads, default 1), "log" (CBC log level, 0),
-/// "warm-start" ("greedy" default, "none"), "max-columns" (refuse models above this, 3000000).
+/// "warm-start" ("greedy" default: the best of the greedy, the other registered solvers and the
+/// frontier relaxation's plans; "none"), "max-columns" (above this no CBC: the warm start with the
+/// frontier bound, default 150000), "cbc" (extra CBC options, default "-preprocess off
+/// -heuristicsOnOff off"), "incumbent" ("cutoff" default, "mipstart"), "frontier-plans" ("on").
 /// Returns nullptr when the build has no CBC.
 std::unique_ptr<Solver> makeCheckmateMilpSolver();
 

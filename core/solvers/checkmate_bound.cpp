@@ -118,10 +118,26 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             out.evaluation = e;
         }
     };
+    // For plan passes only: a reload also pays, roughly, for the producer's inputs that no
+    // natural reader keeps alive by then (one level of the recompute cascade).
+    std::vector<std::vector<double>> cascade(items.size());
+    for (size_t q = 0; q < items.size(); ++q) {
+        const Item &it = items[q];
+        const int prod = p.producer[itemValue[q]];
+        cascade[q].assign(size_t(it.last - it.first + 1), 0.0);
+        for (int u : p.inputs[prod]) {
+            if (p.readers[u].empty())
+                continue;
+            const int pu = p.producer[u];
+            const double cu = p.recomputable[pu] ? p.cost[pu] / double(p.outputs[pu].size()) / costUnit : 10.0;
+            for (int t = std::max(it.first, p.readers[u].back() + 1); t <= it.last; ++t)
+                cascade[q][size_t(t - it.first)] += cu;
+        }
+    }
     std::vector<std::vector<char>> live(items.size());
     // One subgradient run on capacities cap x scale; returns the best dual value.
     using Deadline = std::chrono::time_point<Clock, std::chrono::duration<double, std::nano>>;
-    auto run = [&](double scale, Deadline until, int maxIterations, bool plans) {
+    auto run = [&](double scale, Deadline until, int maxIterations, bool plans, bool cascadeCosts) {
         std::vector<double> c(n);
         for (int t = 0; t < n; ++t)
             c[t] = cap[t] * scale;
@@ -134,7 +150,7 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
         for (int iter = 0; iter < maxIterations; ++iter) {
             if (Clock::now() > until || options.stop.stopRequested())
                 break;
-            if (scale == 1.0)
+            if (!cascadeCosts)
                 ++out.iterations;
             double value = 0;
             for (int t = 0; t < n; ++t) {
@@ -148,7 +164,7 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
                 double l = 0, d = inf; // state at the producer's own run: live
                 for (int j = 0; j < len; ++j) {
                     const int t = it.first + j;
-                    const double fromDead = d + it.cost;
+                    const double fromDead = d + it.cost + (cascadeCosts ? cascade[q][size_t(j)] : 0.0);
                     double nl;
                     if (fromDead < l) {
                         nl = fromDead;
@@ -212,11 +228,11 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
         }
         return best;
     };
-    const double best = run(1.0, deadline, options.maxIterations, options.plans);
+    const double best = run(1.0, deadline, options.maxIterations, options.plans, false);
     if (options.plans) {
         // The relaxation ignores the memory of recompute runs: tighter capacities leave room.
         const auto planEnd = Clock::now() + std::chrono::duration<double>(std::max(0.0, options.planSeconds));
-        const double scales[] = {0.99, 0.97, 0.94, 0.9, 0.85};
+        const double scales[] = {1.0, 0.99, 0.98, 0.97, 0.95, 0.93, 0.9, 0.87, 0.84, 0.8, 0.75, 0.7};
         auto repairMiss = [&](double share) {
             if (overPeak < 0)
                 return;
@@ -230,7 +246,7 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             if (left <= 0)
                 break;
             run(scales[k], Deadline(Clock::now()) + std::chrono::duration<double>(left / double(2 * (std::size(scales) - k))),
-                options.maxIterations, true);
+                options.maxIterations, true, true);
             if (out.sequence.empty())
                 repairMiss(1.0 / double(std::size(scales) - k));
         }

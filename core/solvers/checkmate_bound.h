@@ -15,7 +15,7 @@ struct FrontierBoundOptions
 {
     double seconds = 5;        ///< time for the subgradient search
     double upperBound = -1;    ///< a known plan's recompute seconds (steers the step size)
-    int maxIterations = 3000;
+    int maxIterations = 20000;
     StopToken stop;
     /// Also turn relaxed solutions into plans (retain what the relaxation keeps live, R by
     /// solveR), at the budget and at tightened ones, keeping the cheapest that fits.

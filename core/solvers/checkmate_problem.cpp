@@ -475,6 +475,57 @@ std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes,
     return {};
 }
 
+std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
+                                   double seconds, const StopToken &stop)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    std::vector<int> best = seq;
+    Evaluation bestEval = evaluate(p, best);
+    if (bestEval.peakBytes > budgetBytes)
+        return best;
+    std::vector<std::pair<int, int>> failed; // (stage, op) tried without gain; not retried
+    bool changed = true;
+    while (changed && Clock::now() < deadline && !stop.stopRequested()) {
+        changed = false;
+        StagePlan plan = stagePlanFromSequence(p, best);
+        // Recompute runs (stage, op), most expensive first.
+        std::vector<std::pair<int, int>> runs;
+        for (int t = 0; t < p.n; ++t)
+            for (int i = 0; i < t; ++i)
+                if (plan.r.at(t, i) && p.cost[i] > 0)
+                    runs.push_back({t, i});
+        std::stable_sort(runs.begin(), runs.end(),
+                         [&](auto a, auto b) { return p.cost[a.second] > p.cost[b.second]; });
+        for (auto [t, i] : runs) {
+            if (Clock::now() >= deadline || stop.stopRequested())
+                break;
+            if (std::find(failed.begin(), failed.end(), std::pair{t, i}) != failed.end())
+                continue;
+            // Keep i's values from the last stage they existed in up to stage t.
+            Matrix s = plan.s;
+            for (int v : p.outputs[i]) {
+                int t0 = t - 1;
+                while (t0 > i && !s.at(t0, v) && !plan.r.at(t0, i))
+                    --t0;
+                for (int tt = t0 + 1; tt <= t; ++tt)
+                    s.at(tt, v) = 1;
+            }
+            Matrix r = solveR(p, s);
+            std::vector<int> cand = sequenceFromR(p, r);
+            const Evaluation e = evaluate(p, cand);
+            if (e.peakBytes <= budgetBytes && e.recomputeSeconds < bestEval.recomputeSeconds * (1 - 1e-12)) {
+                best = std::move(cand);
+                bestEval = e;
+                changed = true;
+                break; // the stage plan changed: recollect the runs
+            }
+            failed.push_back({t, i});
+        }
+    }
+    return best;
+}
+
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
                             const StopToken &stop)
 {

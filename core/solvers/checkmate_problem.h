@@ -117,6 +117,12 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
 std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes, double seconds,
                                 const StopToken &stop);
 
+/// Local improvement of an in-budget plan: tries to retain, instead of recompute, each
+/// recomputed value (most expensive recompute first), keeping every change that still fits
+/// and costs less. Returns the improved sequence (`seq` itself when nothing helps).
+std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
+                                   double seconds, const StopToken &stop);
+
 /// The sequence that keeps every block from its first run to its last use except the `evicted`
 /// ones, which are recomputed where needed (pins applied through solveR).
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);

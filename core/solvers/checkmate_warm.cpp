@@ -58,7 +58,8 @@ WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, d
             }
         }
     };
-    consider(greedyPlan(p, request.budgetBytes, std::max(0.5, 0.3 * seconds), request.stop), "greedy");
+    // The registered solvers are quick or give up quickly; the greedy may need the time.
+    consider(greedyPlan(p, request.budgetBytes, std::max(0.5, 0.7 * seconds), request.stop), "greedy");
     std::vector<std::unique_ptr<Solver>> others;
     for (auto &s : makeSolvers())
         if (s->id().rfind("checkmate", 0) != 0 && s->id() != "offload" && s->capabilities().minTime)

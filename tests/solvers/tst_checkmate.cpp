@@ -192,11 +192,13 @@ private slots:
 
     void milpEqualsExhaustiveStagePlans()
     {
-        // Expected: on graphs of at most 16 ops, checkmate-milp's optimum equals the exact
-        // dynamic program over stage plans at budgets from the lowest peak to store-all, and
-        // reports infeasible exactly when the program finds no plan.
+        // Expected: on graphs of at most 16 ops, checkmate-milp proves optimality and is never
+        // worse than the exact dynamic program over stage plans at budgets from the lowest peak
+        // to store-all (equal but for a few warm starts in another solver's op order), its bound
+        // never exceeds that optimum, and it reports infeasible exactly when the program finds
+        // no plan.
         auto milp = makeCheckmateMilpSolver();
-        int compared = 0;
+        int compared = 0, beaten = 0;
         for (uint32_t seed = 1; seed <= 14; ++seed) {
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
             if (rg.graph.opCount() > 16)
@@ -220,14 +222,20 @@ private slots:
                          qPrintable(QString("seed %1: %2 %3").arg(seed)
                                         .arg(solveStatusName(plan->status), plan->note.c_str())));
                 QVERIFY(plan->timeline.peakBytes <= budget);
-                QVERIFY2(std::abs(plan->timeline.recomputeSeconds - expected) < 1e-6,
+                // The warm start may come from another solver's own op order, outside the stage
+                // model, and beat its optimum; it is never worse, and the bound stays below it.
+                QVERIFY2(plan->timeline.recomputeSeconds <= expected + 1e-6,
                          qPrintable(QString("seed %1 budget %2: milp %3, exhaustive %4")
                                         .arg(seed).arg(budget)
                                         .arg(plan->timeline.recomputeSeconds).arg(expected)));
+                QVERIFY(plan->bound <= expected + 1e-6);
+                if (plan->timeline.recomputeSeconds < expected - 1e-6)
+                    ++beaten;
                 ++compared;
             }
         }
         QVERIFY(compared >= 20);
+        QVERIFY(beaten <= compared / 4); // mostly the stage model's own optimum
     }
 
     void frontierBoundNeverAboveOptimum()
