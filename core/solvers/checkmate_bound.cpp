@@ -245,10 +245,14 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             const double left = std::chrono::duration<double>(planEnd - Clock::now()).count();
             if (left <= 0)
                 break;
+            const double before = out.sequence.empty() ? -1 : out.evaluation.recomputeSeconds;
             run(scales[k], Deadline(Clock::now()) + std::chrono::duration<double>(left / double(2 * (std::size(scales) - k))),
                 options.maxIterations, true, true);
             if (out.sequence.empty())
                 repairMiss(1.0 / double(std::size(scales) - k));
+            // Tighter capacities only give dearer plans once one fits and stopped improving.
+            if (before >= 0 && out.evaluation.recomputeSeconds >= before)
+                break;
         }
     }
     // Bounds come from exact shortest paths, so any value is valid; shave float noise.

@@ -7,6 +7,7 @@
 #include "core/sim/simulator.h"
 #include "core/solvers/checkmate.h"
 #include "core/solvers/checkmate_bound.h"
+#include "core/solvers/checkmate_frontier.h"
 #include "core/solvers/checkmate_model.h"
 #include "core/solvers/checkmate_problem.h"
 #include "core/solvers/checkmate_warm.h"
@@ -240,10 +241,11 @@ private slots:
 
     void frontierBoundNeverAboveOptimum()
     {
-        // Expected: the frontier bound is <= the exact stage-plan optimum at every budget, and
-        // it claims infeasibility only where no stage plan fits; it is positive on some
-        // budgets (a bound of 0 everywhere would pass vacuously).
-        int compared = 0, positive = 0;
+        // Expected: the frontier bound (Lagrangian and MILP forms) is <= the exact stage-plan
+        // optimum at every budget, and claims infeasibility only where no stage plan fits; it is
+        // positive on some budgets (a bound of 0 everywhere would pass vacuously), and the MILP
+        // form is at least as tight, tighter somewhere.
+        int compared = 0, positive = 0, tighter = 0;
         for (uint32_t seed = 1; seed <= 30; ++seed) {
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
             if (rg.graph.opCount() > 16)
@@ -260,7 +262,7 @@ private slots:
                 checkmate::FrontierBoundOptions fo;
                 fo.seconds = 1;
                 const checkmate::FrontierBound lb = checkmate::frontierLowerBound(*p, budget, fo);
-                if (lb.infeasible) {
+                if (lb.infeasible || checkmate::frontierMilpBound(*p, budget, -1, 5, {}).infeasible) {
                     QVERIFY2(std::isinf(expected), qPrintable(QString("seed %1 budget %2: bound says "
                                                                       "infeasible, optimum %3")
                                                                   .arg(seed).arg(budget).arg(expected)));
@@ -271,12 +273,23 @@ private slots:
                 QVERIFY2(lb.bound <= expected + 1e-9,
                          qPrintable(QString("seed %1 budget %2: bound %3 > optimum %4")
                                         .arg(seed).arg(budget).arg(lb.bound).arg(expected)));
+                // The MILP form (with the cascade) too, with and without a cutoff at the optimum.
+                const checkmate::FrontierMilpResult fm = checkmate::frontierMilpBound(*p, budget, -1, 5, {});
+                QVERIFY(!fm.infeasible);
+                QVERIFY2(fm.bound <= expected + 1e-9,
+                         qPrintable(QString("seed %1 budget %2: MILP bound %3 > optimum %4")
+                                        .arg(seed).arg(budget).arg(fm.bound).arg(expected)));
+                QVERIFY(fm.bound >= lb.bound - 1e-6 * (1 + lb.bound));
+                const checkmate::FrontierMilpResult cut = checkmate::frontierMilpBound(*p, budget, expected, 5, {});
+                QVERIFY(cut.bound <= expected + 1e-9);
+                tighter += fm.bound > lb.bound + 1e-9;
                 positive += lb.bound > 1e-9;
                 ++compared;
             }
         }
         QVERIFY(compared >= 40);
         QVERIFY(positive >= 5);
+        QVERIFY(tighter >= 1);
     }
 
     void heuristicWarmStartFits()

@@ -1,0 +1,265 @@
+// The frontier relaxation of checkmate_bound.h as a small MILP on CBC, with the recompute
+// cascade: binary x[t,v] (value v live at op t's first run), continuous y[t,v] (v's producer runs
+// between the first runs of ops t-1 and t), per-frontier budget rows over binaries only (CBC
+// lifts them into cover cuts). Any bound CBC proves on it is a bound on every frontier-ordered
+// plan, and far fewer columns than Checkmate's model.
+#include "core/solvers/checkmate_frontier.h"
+
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace remat::core::solvers::checkmate {
+
+namespace {
+
+int noCallback(CbcModel *, int) { return 0; }
+
+} // namespace
+
+namespace {
+
+int64_t columnsWith(const Problem &p, bool shortSpans)
+{
+    int64_t cols = 0;
+    for (int v = 0; v < p.values; ++v)
+        if (!p.readers[v].empty() && p.valueBytes[v] > 0)
+            cols += 2 * std::max(0, (shortSpans ? p.readers[v].back()
+                                                : std::max(p.valueLastUse[v], p.readers[v].back())) -
+                                        p.producer[v]);
+    return cols;
+}
+
+constexpr int64_t kShortSpansAbove = 65000;
+
+} // namespace
+
+int64_t frontierMilpColumns(const Problem &p)
+{
+    const int64_t full = columnsWith(p, false);
+    return full > kShortSpansAbove ? columnsWith(p, true) : full;
+}
+
+FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
+                                     double seconds, const StopToken &stop)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto begin = Clock::now();
+    FrontierMilpResult out;
+    const int n = p.n;
+    // Large graphs: values exist only up to their last direct reader, and keeping them longer
+    // (for recomputing their readers) is free; looser but several times smaller.
+    const bool naturalSpans = columnsWith(p, false) > kShortSpansAbove;
+    out.shortSpans = naturalSpans;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+
+    // Units: sizes round down and capacities up (a relaxation may only get looser).
+    int64_t g = 0, maxBytes = 1;
+    for (int64_t b : p.valueBytes)
+        if (b > 0) {
+            g = std::gcd(g, b);
+            maxBytes = std::max(maxBytes, b);
+        }
+    int64_t unit = g > 0 ? g : 1;
+    while (maxBytes / unit > 1000000)
+        unit *= 2;
+    double maxCost = 0;
+    bool integral = true;
+    int64_t cg = 0;
+    for (int i = 0; i < n; ++i) {
+        const double c = p.cost[i] / double(std::max<size_t>(1, p.outputs[i].size()));
+        maxCost = std::max(maxCost, c);
+        if (std::abs(c - std::round(c)) > 1e-9 || c > 9e15)
+            integral = false;
+        else if (c > 0)
+            cg = std::gcd(cg, int64_t(std::llround(c)));
+    }
+    if (maxCost <= 0)
+        return out;
+    const double costDiv = integral && cg > 0 ? double(cg) : maxCost / 1e4;
+
+    std::vector<int64_t> stickyBefore(size_t(n) + 1, 0);
+    for (int t = 0; t < n; ++t)
+        stickyBefore[size_t(t) + 1] = stickyBefore[size_t(t)] + p.stickyBytes[t];
+
+    // Columns.
+    std::vector<double> colLo, colHi, obj;
+    std::vector<char> isInt;
+    auto addCol = [&](double lo, double hi, double c, bool integer) {
+        colLo.push_back(lo);
+        colHi.push_back(hi);
+        obj.push_back(c);
+        isInt.push_back(integer);
+        return int(colLo.size()) - 1;
+    };
+    // x[v][t - first] column (-1: constant 1 at a direct reader; -2: constant 0), y likewise.
+    std::vector<int> first(size_t(p.values), 0), last(size_t(p.values), -1);
+    std::vector<std::vector<int>> xc(size_t(p.values)), yc(size_t(p.values));
+    for (int v = 0; v < p.values; ++v) {
+        if (p.readers[v].empty() || p.valueBytes[v] == 0)
+            continue;
+        const int prod = p.producer[v];
+        first[size_t(v)] = prod + 1;
+        last[size_t(v)] = naturalSpans ? p.readers[v].back() : std::max(p.valueLastUse[v], p.readers[v].back());
+        const double c = p.recomputable[prod] ? p.cost[prod] / double(p.outputs[prod].size()) / costDiv : 0;
+        for (int t = first[size_t(v)]; t <= last[size_t(v)]; ++t) {
+            const bool direct = std::binary_search(p.inputs[t].begin(), p.inputs[t].end(), v);
+            xc[size_t(v)].push_back(direct ? -1 : addCol(0, 1, 0, true));
+            yc[size_t(v)].push_back(p.recomputable[prod] ? addCol(0, 1, c, false) : -2);
+        }
+    }
+    auto xAt = [&](int v, int t) { // column, -1 (live for sure), -2 (dead for sure)
+        if (t == p.producer[v])
+            return -1;
+        if (t < first[size_t(v)])
+            return -2;
+        if (t > last[size_t(v)]) // after its last direct reader: dead, or (short spans) free to keep
+            return naturalSpans ? -1 : -2;
+        return xc[size_t(v)][size_t(t - first[size_t(v)])];
+    };
+    auto yAt = [&](int v, int t) {
+        if (t < first[size_t(v)] || t > last[size_t(v)])
+            return -2;
+        return yc[size_t(v)][size_t(t - first[size_t(v)])];
+    };
+
+    std::vector<int> rowOf, colOf;
+    std::vector<double> val, rowLo, rowHi;
+    // Each term: column >= 0, or -1 (constant 1), -2 (constant 0).
+    auto addRow = [&](const std::vector<std::pair<int, double>> &terms, double lo, double hi) {
+        const int r = int(rowLo.size());
+        double constant = 0;
+        bool any = false;
+        for (auto [c, a] : terms) {
+            if (c == -1)
+                constant += a;
+            else if (c >= 0 && a != 0) {
+                rowOf.push_back(r);
+                colOf.push_back(c);
+                val.push_back(a);
+                any = true;
+            }
+        }
+        if (!any) {
+            if (constant < lo - 1e-9 || constant > hi + 1e-9)
+                out.infeasible = true;
+            return;
+        }
+        rowLo.push_back(lo - constant);
+        rowHi.push_back(hi - constant);
+    };
+    for (int v = 0; v < p.values; ++v) {
+        if (last[size_t(v)] < first[size_t(v)])
+            continue;
+        for (int t = first[size_t(v)]; t <= last[size_t(v)]; ++t) {
+            // Live again needs a run: x[t] <= x[t-1] + y[t] (no run possible: x[t] <= x[t-1]).
+            addRow({{xAt(v, t), 1}, {xAt(v, t - 1), -1}, {yAt(v, t), -1}}, -inf, 0);
+            // The run needs each input of the producer live at frontier t-1 or run itself.
+            const int y = yAt(v, t);
+            if (y < 0)
+                continue;
+            for (int u : p.inputs[p.producer[v]]) {
+                if (p.producer[u] >= t - 1 || p.valueBytes[u] == 0)
+                    continue;
+                addRow({{y, 1}, {xAt(u, t - 1), -1}, {yAt(u, t), -1}}, -inf, 0);
+            }
+        }
+    }
+    // Budget at each first run.
+    std::vector<std::vector<std::pair<int, double>>> budgetRows(static_cast<size_t>(n));
+    for (int v = 0; v < p.values; ++v)
+        for (int t = first[size_t(v)]; t <= last[size_t(v)]; ++t)
+            budgetRows[size_t(t)].push_back({xAt(v, t), double(p.valueBytes[v] / unit)});
+    for (int t = 0; t < n; ++t) {
+        const int64_t fixed = p.constantBytes + stickyBefore[size_t(t)] + p.stickyBytes[t] + p.blockBytes[t] +
+                              p.transientBytes[t];
+        const double cap = std::ceil(double(budgetBytes - fixed) / double(unit));
+        if (!budgetRows[size_t(t)].empty())
+            addRow(budgetRows[size_t(t)], -inf, cap);
+        else if (cap < 0)
+            out.infeasible = true;
+    }
+    out.columns = colLo.size();
+    out.rows = rowLo.size();
+    if (out.infeasible)
+        return out;
+
+    OsiClpSolverInterface si;
+    CoinPackedMatrix matrix(false, rowOf.data(), colOf.data(), val.data(), int(val.size()));
+    matrix.setDimensions(int(rowLo.size()), int(colLo.size()));
+    const double big = si.getInfinity();
+    for (double &x : rowLo)
+        x = std::max(-big, x);
+    for (double &x : rowHi)
+        x = std::min(big, x);
+    si.loadProblem(matrix, colLo.data(), colHi.data(), obj.data(), rowLo.data(), rowHi.data());
+    for (size_t c = 0; c < colLo.size(); ++c)
+        if (isInt[c])
+            si.setInteger(int(c));
+    si.messageHandler()->setLogLevel(0);
+    si.getModelPtr()->setMaximumWallSeconds(std::max(0.2, seconds));
+    // Root LP without presolve (CBC 2.10's ClpPresolve crashes on infeasible models).
+    si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
+    si.setHintParam(OsiDoPresolveInResolve, false, OsiHintDo);
+    si.setHintParam(OsiDoDualInInitial, true, OsiHintTry);
+    si.initialSolve();
+    if (si.isProvenPrimalInfeasible()) {
+        out.infeasible = true;
+        return out;
+    }
+    if (!si.isProvenOptimal())
+        return out;
+    out.bound = std::max(0.0, si.getObjValue() * costDiv * (1 - 1e-9));
+    const double left = seconds - std::chrono::duration<double>(Clock::now() - begin).count();
+    if (left <= 0.05 || stop.stopRequested())
+        return out;
+
+    CbcModel model(si);
+    CbcSolverUsefulData data;
+    data.noPrinting_ = true;
+    data.useSignalHandler_ = false;
+    CbcMain0(model, data);
+    model.messageHandler()->setLogLevel(0);
+    const std::string secText = fmt::format("{:.3f}", std::max(0.1, left));
+    const double cutoff = cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1;
+    const std::string cutoffText = fmt::format("{:.17g}", cutoff * (1 + 1e-9) + 1e-9);
+    std::vector<const char *> argv = {"remat-frontier", "-log", "0", "-timeMode", "elapsed", "-sec",
+                                      secText.c_str(), "-preprocess", "off", "-heuristicsOnOff", "off"};
+    if (cutoff > 0) {
+        argv.push_back("-cutoff");
+        argv.push_back(cutoffText.c_str());
+    }
+    argv.push_back("-solve");
+    argv.push_back("-quit");
+    CbcMain1(int(argv.size()), argv.data(), model, noCallback, data);
+    const bool stopped = model.isSecondsLimitReached() || model.status() == 1;
+    double bound = model.getBestPossibleObjValue();
+    if (!stopped && !model.bestSolution() && cutoff > 0) {
+        // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
+        out.bound = std::max(out.bound, cutoffSeconds * (1 - 1e-9));
+        out.provedCutoff = true;
+        return out;
+    }
+    if (!stopped && model.bestSolution()) {
+        bound = model.getObjValue();
+        out.solved = true;
+    }
+    if (std::isfinite(bound) && std::abs(bound) < 1e40) {
+        if (cutoff > 0)
+            bound = std::min(bound, cutoff);
+        out.bound = std::max(out.bound, bound * costDiv * (1 - 1e-9));
+    }
+    return out;
+}
+
+} // namespace remat::core::solvers::checkmate
