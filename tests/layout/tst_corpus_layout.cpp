@@ -11,6 +11,7 @@
 
 using namespace remat::core;
 using namespace remat::core::layout;
+using remat::tests::sharedDir;
 using remat::tests::sharedPath;
 
 class TestCorpusLayout : public QObject
@@ -23,10 +24,15 @@ private slots:
         for (const char *dir : {"corpus/graph_only", "corpus/with_weights", "onnx-light"})
             for (const QString &f : QDir(sharedPath(QString::fromUtf8(dir))).entryList({QStringLiteral("*.onnx")}))
                 QTest::newRow(qPrintable(f)) << sharedPath(QString::fromUtf8(dir) + QStringLiteral("/") + f);
+        // without ../shared, one row that skips (a data function without rows aborts the test)
+        if (!QDir(sharedDir()).exists())
+            QTest::newRow("no shared data") << QString();
     }
     void corpusModels()
     {
         QFETCH(QString, file);
+        if (file.isEmpty())
+            QSKIP("shared corpus not found");
         auto g = onnx::importModel(remat::tests::toStd(file));
         QVERIFY2(g.hasValue(), g.status().toString().c_str());
         auto graph = std::make_shared<const ir::Graph>(std::move(*g));
