@@ -193,6 +193,278 @@ schedule::Schedule buildSchedule(const checkmate::Problem &p, const training::Tr
     return s;
 }
 
+/// checkmate::sequenceForEvicted without the dense stages x values matrices: the same R (each
+/// stage runs its op plus the recompute cascade of what it reads and nobody retained) and the
+/// same pruning of unread runs, in time proportional to the runs instead of n x values. The
+/// greedy below asks for hundreds of sequences per budget, which the dense form made seconds.
+class Sequencer
+{
+public:
+    explicit Sequencer(const checkmate::Problem &p)
+        : m_p(p)
+    {
+        const bool hasBackward = p.firstNonForward < p.n;
+        for (int v = 0; v < p.values; ++v) {
+            const int i = p.producer[v];
+            if (hasBackward && p.recomputePinned[i] && i < p.firstNonForward && p.recomputable[i])
+                m_holes.push_back(v);
+        }
+    }
+
+    std::vector<int> sequence(const std::vector<char> &evicted)
+    {
+        const checkmate::Problem &p = m_p;
+        const int n = p.n;
+        m_retainedTo.assign(size_t(p.values), -1);
+        for (int v = 0; v < p.values; ++v) {
+            const int i = p.producer[v];
+            if (p.keepPinned[i] && !p.readers[v].empty())
+                m_retainedTo[v] = p.readers[v].back();
+        }
+        // Is value v resident across the boundary into stage t (Checkmate's S[t][v])?
+        auto retained = [&](int t, int v) {
+            const int i = p.producer[v];
+            if (t <= i)
+                return false;
+            if (t <= m_retainedTo[v])
+                return true;
+            if (evicted[i] || t > p.valueLastUse[v])
+                return false;
+            // Recompute-pinned forward values are dropped across the forward/backward boundary.
+            return !(t == p.firstNonForward && p.recomputePinned[i] && i < p.firstNonForward &&
+                     p.recomputable[i]);
+        };
+        m_mark.assign(size_t(n), -1);
+        m_runs.clear();
+        std::vector<int> stageRuns;
+        for (int t = 0; t < n; ++t) {
+            stageRuns.clear();
+            m_heap.clear();
+            auto add = [&](int k) {
+                m_mark[k] = t;
+                m_heap.push_back(k);
+                std::push_heap(m_heap.begin(), m_heap.end());
+            };
+            add(t);
+            if (t == p.firstNonForward && t + 1 < n)
+                for (int v : m_holes)
+                    if (retained(t + 1, v) && !retained(t, v) && m_mark[p.producer[v]] != t)
+                        add(p.producer[v]);
+            // Highest op first: a recompute only adds lower ops (its producers).
+            while (!m_heap.empty()) {
+                std::pop_heap(m_heap.begin(), m_heap.end());
+                const int k = m_heap.back();
+                m_heap.pop_back();
+                stageRuns.push_back(k);
+                for (int v : p.inputs[k]) {
+                    const int u = p.producer[v];
+                    if (m_mark[u] == t || retained(t, v))
+                        continue;
+                    if (p.recomputable[u])
+                        add(u);
+                    else
+                        m_retainedTo[v] = std::max(m_retainedTo[v], t);
+                }
+            }
+            for (auto it = stageRuns.rbegin(); it != stageRuns.rend(); ++it)
+                m_runs.push_back({t, *it});
+        }
+        // Drop runs nobody reads before the op's next run (first runs always stay).
+        std::vector<char> keep(m_runs.size(), 0);
+        m_pending.assign(size_t(n), 0);
+        size_t kept = 0;
+        for (size_t q = m_runs.size(); q-- > 0;) {
+            const auto [t, k] = m_runs[q];
+            if (k != t && !m_pending[k])
+                continue;
+            keep[q] = 1;
+            ++kept;
+            m_pending[k] = 0;
+            for (int d : p.deps[k])
+                m_pending[d] = 1;
+        }
+        std::vector<int> seq;
+        seq.reserve(kept);
+        for (size_t q = 0; q < m_runs.size(); ++q)
+            if (keep[q])
+                seq.push_back(m_runs[q].second);
+        return seq;
+    }
+
+private:
+    const checkmate::Problem &m_p;
+    std::vector<int> m_holes, m_retainedTo, m_mark, m_heap;
+    std::vector<std::pair<int, int>> m_runs;
+    std::vector<char> m_pending;
+};
+
+/// checkmate::greedyPlan (and its targeted fallback) over the sparse Sequencer: the same
+/// candidates and order, gallop, bisection, put-back and deadline, so the same plans, only
+/// without rebuilding dense matrices for every probe.
+class GreedyRecompute
+{
+public:
+    explicit GreedyRecompute(const checkmate::Problem &p)
+        : m_p(p), m_sequencer(p)
+    {
+    }
+
+    std::vector<int> plan(int64_t budgetBytes, double seconds, const StopToken &stop)
+    {
+        const checkmate::Problem &p = m_p;
+        const Clock::time_point deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+        std::vector<int> storeAll = checkmate::storeAllSequence(p);
+        if (checkmate::evaluate(p, storeAll).peakBytes <= budgetBytes)
+            return storeAll;
+        const int firstBackward = p.firstNonForward;
+        std::vector<int> candidates;
+        std::vector<double> score(size_t(p.n), 0);
+        for (int i = 0; i < p.n; ++i) {
+            if (!p.recomputable[i] || p.blockBytes[i] == 0 || p.users[i].empty())
+                continue;
+            const double span = double(p.users[i].back() - i);
+            score[i] = double(p.blockBytes[i]) * span / (p.cost[i] + 1e-12 * (1 + p.cost[i]));
+            candidates.push_back(i);
+        }
+        if (candidates.empty())
+            return {};
+        std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+            const bool fa = a < firstBackward, fb = b < firstBackward;
+            return fa != fb ? fa : score[a] > score[b];
+        });
+        auto evictedPrefix = [&](size_t m) {
+            std::vector<char> ev(size_t(p.n), 0);
+            for (size_t j = 0; j < m; ++j)
+                ev[candidates[j]] = 1;
+            return ev;
+        };
+        auto fits = [&](const std::vector<char> &ev, std::vector<int> *seqOut) {
+            std::vector<int> seq = m_sequencer.sequence(ev);
+            const bool ok = checkmate::evaluate(p, seq).peakBytes <= budgetBytes;
+            if (ok && seqOut)
+                *seqOut = std::move(seq);
+            return ok;
+        };
+        std::vector<int> best;
+        size_t lo = 0, hi = 0;
+        for (size_t m = 1;; m = std::min(candidates.size(), m * 2)) {
+            if (Clock::now() >= deadline || stop.stopRequested())
+                return {};
+            if (fits(evictedPrefix(m), &best)) {
+                hi = m;
+                break;
+            }
+            lo = m;
+            if (m == candidates.size())
+                return targeted(budgetBytes, deadline, stop);
+        }
+        while (lo + 1 < hi && Clock::now() < deadline && !stop.stopRequested()) {
+            const size_t mid = (lo + hi) / 2;
+            if (fits(evictedPrefix(mid), nullptr))
+                hi = mid;
+            else
+                lo = mid;
+        }
+        std::vector<char> evicted = evictedPrefix(hi);
+        fits(evicted, &best);
+        std::vector<int> back(candidates.begin(), candidates.begin() + long(hi));
+        std::stable_sort(back.begin(), back.end(), [&](int a, int b) { return p.cost[a] > p.cost[b]; });
+        for (int i : back) {
+            if (Clock::now() >= deadline || stop.stopRequested())
+                break;
+            evicted[i] = 0;
+            std::vector<int> seq;
+            if (fits(evicted, &seq))
+                best = std::move(seq);
+            else
+                evicted[i] = 1;
+        }
+        return best;
+    }
+
+private:
+    /// Evicts one block resident at the current peak at a time (most bytes per second of
+    /// recompute first) until the plan fits.
+    std::vector<int> targeted(int64_t budgetBytes, Clock::time_point deadline, const StopToken &stop)
+    {
+        const checkmate::Problem &p = m_p;
+        std::vector<char> evicted(size_t(p.n), 0), tried(size_t(p.n), 0);
+        std::vector<int> seq = m_sequencer.sequence(evicted);
+        while (Clock::now() < deadline && !stop.stopRequested()) {
+            const checkmate::Evaluation e = checkmate::evaluate(p, seq);
+            if (e.peakBytes <= budgetBytes)
+                return seq;
+            if (e.peakPosition < 0)
+                return {};
+            // Blocks resident at the peak: produced at or before it, read after it.
+            std::vector<char> live = liveAt(seq, e.peakPosition);
+            int pick = -1;
+            double bestScore = -1;
+            for (int q = 0; q <= e.peakPosition; ++q) {
+                const int k = seq[size_t(q)];
+                if (!live[size_t(q)] || evicted[k] || tried[k] || !p.recomputable[k] ||
+                    k == seq[size_t(e.peakPosition)])
+                    continue;
+                const double score = double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k]));
+                if (score > bestScore) {
+                    bestScore = score;
+                    pick = k;
+                }
+            }
+            if (pick < 0)
+                return {};
+            evicted[pick] = 1;
+            std::vector<int> next = m_sequencer.sequence(evicted);
+            if (checkmate::evaluate(p, next).peakBytes >= e.peakBytes) {
+                evicted[pick] = 0;
+                tried[pick] = 1;
+                continue;
+            }
+            std::fill(tried.begin(), tried.end(), 0);
+            seq = std::move(next);
+        }
+        return {};
+    }
+
+    /// Per position up to `at`: does some value of that run get read after `at` (before the
+    /// op runs again)?
+    std::vector<char> liveAt(const std::vector<int> &seq, int at) const
+    {
+        const checkmate::Problem &p = m_p;
+        std::vector<char> live(seq.size(), 0);
+        std::vector<int> current(size_t(p.n), -1);
+        for (size_t q = 0; q < seq.size(); ++q) {
+            for (int v : p.inputs[seq[q]]) {
+                const int from = current[p.producer[v]];
+                if (from >= 0 && int(q) > at)
+                    live[size_t(from)] = 1;
+            }
+            current[seq[q]] = static_cast<int>(q);
+        }
+        return live;
+    }
+
+    const checkmate::Problem &m_p;
+    Sequencer m_sequencer;
+};
+
+/// A floor under checkmate::evaluate's peak for every valid sequence: when op k first runs (in
+/// order, after every lower op's first run), the values it reads, its outputs, its transients
+/// and every kept-to-end output so far are all resident.
+int64_t peakLowerBound(const checkmate::Problem &p)
+{
+    int64_t sticky = 0, floor = p.constantBytes;
+    for (int k = 0; k < p.n; ++k) {
+        sticky += p.stickyBytes[k];
+        int64_t in = 0;
+        for (int v : p.inputs[k])
+            in += p.valueBytes[v];
+        floor = std::max(floor, p.constantBytes + sticky + in + p.blockBytes[k] + p.transientBytes[k]);
+    }
+    return floor;
+}
+
 class OffloadSolver final : public Solver
 {
 public:
@@ -243,11 +515,17 @@ Expected<Plan> OffloadSolver::solve(const SolveRequest &request) const
     if (recompute) {
         checkmate::Problem streamed = p;
         streamed.constantBytes = 0; // weights may all be streamed
+        GreedyRecompute greedy(streamed);
+        const int64_t peakFloor = peakLowerBound(streamed);
         for (double f : {0.9, 0.75, 0.6, 0.45, 0.3}) {
             if (elapsed() > 0.5 * request.timeLimitSeconds || request.stop.stopRequested())
                 break;
-            std::vector<int> seq = checkmate::greedyPlan(
-                streamed, static_cast<int64_t>(f * double(request.budgetBytes)),
+            // No recomputation plan gets below the floor (min-peak has no budget at all): the
+            // greedy would only search until its deadline.
+            if (static_cast<int64_t>(f * double(request.budgetBytes)) < peakFloor)
+                break;
+            std::vector<int> seq = greedy.plan(
+                static_cast<int64_t>(f * double(request.budgetBytes)),
                 std::min(5.0, 0.05 * request.timeLimitSeconds), request.stop);
             if (!seq.empty() && std::find(sequences.begin(), sequences.end(), seq) == sequences.end())
                 sequences.push_back(std::move(seq));
