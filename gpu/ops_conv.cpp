@@ -1,8 +1,8 @@
 // Convolution through cuDNN (when the build found it): forward, backward data, backward filter,
 // with groups, strides, dilations and symmetric pads over 1 to 3 spatial dims. Algorithms are
-// picked from cuDNN's heuristics: deterministic ones whose workspace fits the op's declared
-// workspace first (so measured memory matches the simulator), and FMA math only (no TF32), so
-// results compare with the float32 CPU reference.
+// picked from cuDNN's heuristics: deterministic, non-transform ones whose workspace fits the op's
+// declared workspace first (so measured memory matches the simulator), and FMA math only (no
+// TF32), so results compare with the float32 CPU reference.
 // Without cuDNN (or with CudaBackendOptions::useCudnn off) 1-D and 2-D convolutions run as
 // im2col + cuBLAS products per image and channel group, col2im as a deterministic gather.
 #include "gpu/kernels/elementwise.h"
@@ -160,12 +160,34 @@ Status describe(const OpContext &c, const ConvGeometry &g, ConvDescriptors &d)
 
 cudnnHandle_t handleOf(const OpContext &c) { return static_cast<cudnnHandle_t>(c.rt->cudnn()); }
 
-/// Picks from heuristic results: deterministic and within the declared workspace, then any
-/// within it, then the one needing the least workspace (taken from private scratch).
+// FFT and Winograd transforms trade float32 accuracy for speed (errors well above a direct sum's):
+// kept as a last resort only, so results stay comparable with the CPU reference.
+bool accurate(cudnnConvolutionFwdAlgo_t a)
+{
+    return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+}
+bool accurate(cudnnConvolutionBwdDataAlgo_t a)
+{
+    return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+}
+bool accurate(cudnnConvolutionBwdFilterAlgo_t a)
+{
+    return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+}
+
+/// Picks from heuristic results (fastest first): deterministic, accurate and within `limit`
+/// (the declared workspace), then deterministic within it, then any within it, then the one
+/// needing the least workspace (taken from private scratch).
 template <typename Perf>
 const Perf *pickAlgo(const Perf *perf, int count, size_t limit)
 {
     const Perf *best = nullptr;
+    for (int i = 0; i < count; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit &&
+            perf[i].determinism == CUDNN_DETERMINISTIC && accurate(perf[i].algo))
+            return &perf[i];
     for (int i = 0; i < count; ++i)
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit &&
             perf[i].determinism == CUDNN_DETERMINISTIC)
@@ -178,6 +200,9 @@ const Perf *pickAlgo(const Perf *perf, int count, size_t limit)
             best = &perf[i];
     return best;
 }
+
+/// The most workspace an algorithm may take without private scratch: the declared one.
+size_t workspaceLimit(const OpContext &c) { return size_t(std::max<int64_t>(0, c.rt->workspaceBytes())); }
 
 core::Expected<void *> workspaceFor(const OpContext &c, size_t bytes)
 {
@@ -205,7 +230,7 @@ Status convCudnnF(OpContext &c)
         cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
         c.opName + ": forward algorithm"));
-    const auto *algo = pickAlgo(perf, count, size_t(std::max<int64_t>(0, c.rt->workspaceBytes())));
+    const auto *algo = pickAlgo(perf, count, workspaceLimit(c));
     if (!algo)
         return c.unsupported("no cuDNN forward algorithm for this convolution");
     REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
@@ -241,7 +266,7 @@ Status convCudnnB(OpContext &c)
     ConvDescriptors d;
     REMAT_RETURN_IF_ERROR(describe(c, g, d));
     cudnnHandle_t h = handleOf(c);
-    const size_t limit = size_t(std::max<int64_t>(0, c.rt->workspaceBytes()));
+    const size_t limit = workspaceLimit(c);
     const float one = 1.f, zero = 0.f;
     if (dx) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
