@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace remat::core::solvers::checkmate {
 
@@ -29,7 +30,9 @@ int64_t frontierMilpColumns(const Problem &p);
 /// `cutoffSeconds` (> 0): the recompute time of a known plan; CBC then searches only for
 /// cheaper points of the relaxation, and finding none proves that plan optimal among
 /// frontier-ordered plans. Within `seconds` (wall clock); the bound is valid whenever it stops.
+/// `lpMethod`: the root LP's simplex, "dual" (default) or "primal".
 FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
-                                     double seconds, const StopToken &stop);
+                                     double seconds, const StopToken &stop,
+                                     const std::string &lpMethod = "dual");
 
 } // namespace remat::core::solvers::checkmate

@@ -51,7 +51,7 @@ int64_t frontierMilpColumns(const Problem &p)
 }
 
 FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
-                                     double seconds, const StopToken &stop)
+                                     double seconds, const StopToken &stop, const std::string &lpMethod)
 {
     using Clock = std::chrono::steady_clock;
     const auto begin = Clock::now();
@@ -211,8 +211,16 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     // Root LP without presolve (CBC 2.10's ClpPresolve crashes on infeasible models).
     si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
     si.setHintParam(OsiDoPresolveInResolve, false, OsiHintDo);
-    si.setHintParam(OsiDoDualInInitial, true, OsiHintTry);
-    si.initialSolve();
+    if (lpMethod == "primal") {
+        si.setHintParam(OsiDoDualInInitial, false, OsiHintDo);
+        si.initialSolve();
+    } else if (lpMethod == "barrier") {
+        si.getModelPtr()->barrier(true);
+        si.resolve();
+    } else {
+        si.setHintParam(OsiDoDualInInitial, true, OsiHintTry);
+        si.initialSolve();
+    }
     if (si.isProvenPrimalInfeasible()) {
         out.infeasible = true;
         return out;
@@ -224,6 +232,9 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     if (left <= 0.05 || stop.stopRequested())
         return out;
 
+    // CBC keeps its own time limit; a Clp deadline inside its node LPs would make CBC read
+    // stopped LPs as pruned nodes and claim bounds it never proved.
+    si.getModelPtr()->setMaximumWallSeconds(-1);
     CbcModel model(si);
     CbcSolverUsefulData data;
     data.noPrinting_ = true;
@@ -242,7 +253,10 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     argv.push_back("-solve");
     argv.push_back("-quit");
     CbcMain1(int(argv.size()), argv.data(), model, noCallback, data);
-    const bool stopped = model.isSecondsLimitReached() || model.status() == 1;
+    // Stopped: by CBC's limit, or anything short of a finished search (status 0) or one that
+    // used nearly all its time (belt and braces: only a finished search proves the cutoff).
+    const double used = std::chrono::duration<double>(Clock::now() - begin).count();
+    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 || used > 0.97 * seconds;
     double bound = model.getBestPossibleObjValue();
     if (!stopped && !model.bestSolution() && cutoff > 0) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
@@ -254,11 +268,10 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         bound = model.getObjValue();
         out.solved = true;
     }
-    if (std::isfinite(bound) && std::abs(bound) < 1e40) {
-        if (cutoff > 0)
-            bound = std::min(bound, cutoff);
+    // A stopped search's best possible is the least bound of its open nodes; at or above the
+    // cutoff it would amount to a proof, which only a finished search gives.
+    if (std::isfinite(bound) && std::abs(bound) < 1e40 && (!stopped || cutoff <= 0 || bound < cutoff))
         out.bound = std::max(out.bound, bound * costDiv * (1 - 1e-9));
-    }
     return out;
 }
 

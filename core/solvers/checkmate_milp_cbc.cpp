@@ -138,6 +138,9 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     }
     out.bound = std::max(0.0, si.getObjValue() * scale);
     out.rootSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    // CBC keeps its own time limit; a Clp deadline inside its node LPs would make CBC read
+    // stopped LPs as pruned nodes (bogus proofs).
+    si.getModelPtr()->setMaximumWallSeconds(-1);
     CbcModel model(si);
     CbcSolverUsefulData data;
     data.noPrinting_ = logLevel == 0;
@@ -195,7 +198,8 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
         runMain(model, data, seconds, threads, logLevel,
                 cutoffText.empty() ? extra : extra + " -cutoff " + cutoffText);
     }
-    out.stopped = watch->stopped || model.isSecondsLimitReached();
+    // Only a finished search (status 0) proves anything.
+    out.stopped = watch->stopped || model.isSecondsLimitReached() || model.status() != 0;
     out.cancelled = watch->cancelled;
     out.infeasible = model.isProvenInfeasible() && !model.bestSolution();
     if (model.bestSolution() && model.getNumCols() == static_cast<int>(m.columns())) {
@@ -249,11 +253,15 @@ public:
         return "Checkmate's mixed-integer program over the fixed op order: binary R[t,i] "
                "(op i runs in stage t) and S[t,i] (its outputs are retained into stage t), "
                "releases FREE[t,(i,k)] and memory U[t,k], with frontier-advancing stages (stage t "
-               "ends with op t's first run). Solved by COIN-OR CBC with a time limit, warm-started "
-               "from a greedy plan; the incumbent and the proven bound are reported live and the "
-               "bound is kept in the plan (the gap). Memory is the simulator's: preloaded tensors, "
-               "weight gradients from their op, workspace and unread outputs while an op runs. "
-               "Optimal within that fixed order; outputs of one op are retained together.";
+               "ends with op t's first run). First a warm start: the best of a greedy, the other "
+               "registered solvers and plans read off a 'frontier' relaxation (what must fit at "
+               "each first run), improved by local search; then a proven lower bound from that "
+               "relaxation (Lagrangian, then as a small MILP with the recompute cascade), which "
+               "often proves the warm start optimal among all plans with first runs in op order. "
+               "Otherwise COIN-OR CBC solves the full model (up to 150k columns) with a time "
+               "limit. The incumbent and the bound are reported live and kept in the plan (the "
+               "gap). Memory is the simulator's: preloaded tensors, weight gradients from their "
+               "op, workspace and unread outputs while an op runs.";
     }
     Capabilities capabilities() const override
     {
@@ -365,9 +373,14 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
             double(checkmate::frontierMilpColumns(p)) <=
                 checkmate::settingNumber(request, "frontier-milp-columns", 400000)) {
             const double t0 = elapsed();
+            // Without the full model to follow, this bound gets nearly all the time left.
+            const double left = request.timeLimitSeconds - t0;
+            const double share = double(estimateColumns(p)) > maxColumns
+                                     ? 0.95 * left - 1.0
+                                     : std::min(120.0, 0.3 * request.timeLimitSeconds);
             const checkmate::FrontierMilpResult fm = checkmate::frontierMilpBound(
                 p, request.budgetBytes, warmSeq.empty() ? -1 : warmEval.recomputeSeconds,
-                std::max(0.5, std::min(120.0, 0.3 * request.timeLimitSeconds)), request.stop);
+                std::max(0.5, share), request.stop, checkmate::settingText(request, "frontier-lp", "dual"));
             if (fm.infeasible)
                 return infeasiblePlan("no frontier-ordered plan fits (relaxation proven infeasible)");
             frontierMilpNote = fmt::format("; frontier MILP bound {:.6g} s ({} columns, {}{:.2f} s)", fm.bound,
@@ -382,6 +395,14 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                                           warmFrom, frontierMilpNote, elapsed()));
     }
     const double frontierBound = minPeak ? -1 : frontier.bound;
+    if (request.progress && !minPeak) {
+        SolveProgress pr;
+        pr.elapsedSeconds = elapsed();
+        pr.incumbent = warmSeq.empty() ? -1 : warmEval.recomputeSeconds;
+        pr.bound = frontierBound;
+        pr.message = "warm start and frontier bound";
+        request.progress(pr);
+    }
     const std::string boundNote =
         minPeak ? std::string()
                 : fmt::format("; frontier bound {:.6g} s ({} iterations, {:.2f} s){}", frontier.bound,

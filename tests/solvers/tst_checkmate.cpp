@@ -197,7 +197,9 @@ private slots:
         // worse than the exact dynamic program over stage plans at budgets from the lowest peak
         // to store-all (equal but for a few warm starts in another solver's op order), its bound
         // never exceeds that optimum, and it reports infeasible exactly when the program finds
-        // no plan.
+        // no plan. (Regression: the infeasible budgets (f = -0.1) made CBC 2.10 dereference a
+        // null pointer in ClpPresolve under CglPreProcess; the root LP is now solved first,
+        // without presolve, and CglPreProcess is off.)
         auto milp = makeCheckmateMilpSolver();
         int compared = 0, beaten = 0;
         for (uint32_t seed = 1; seed <= 14; ++seed) {
