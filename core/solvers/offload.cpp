@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace remat::core::solvers {
@@ -209,6 +210,10 @@ public:
             if (hasBackward && p.recomputePinned[i] && i < p.firstNonForward && p.recomputable[i])
                 m_holes.push_back(v);
         }
+        m_slot.assign(size_t(p.values), 0);
+        for (int k = 0; k < p.n; ++k)
+            for (size_t j = 0; j < p.outputs[k].size(); ++j)
+                m_slot[p.outputs[k][j]] = int(j);
     }
 
     std::vector<int> sequence(const std::vector<char> &evicted)
@@ -291,9 +296,51 @@ public:
         return seq;
     }
 
+    /// checkmate::evaluate's peak of `seq`, cut short once it reaches `limit` (then some value
+    /// >= limit): the greedy only asks "does it fit" or "is it lower".
+    int64_t peak(const std::vector<int> &seq, int64_t limit)
+    {
+        const checkmate::Problem &p = m_p;
+        const size_t q = seq.size();
+        m_start.resize(q + 1);
+        m_start[0] = 0;
+        for (size_t i = 0; i < q; ++i)
+            m_start[i + 1] = m_start[i] + int(p.outputs[seq[i]].size());
+        m_last.assign(size_t(m_start[q]), -1);
+        m_current.assign(size_t(p.n), -1);
+        for (size_t i = 0; i < q; ++i) {
+            for (int v : p.inputs[seq[i]]) {
+                const int at = m_current[p.producer[v]];
+                if (at < 0)
+                    return std::numeric_limits<int64_t>::max();
+                m_last[size_t(m_start[at] + m_slot[v])] = static_cast<int>(i);
+            }
+            m_current[seq[i]] = static_cast<int>(i);
+        }
+        m_freed.assign(q, 0);
+        for (size_t i = 0; i < q; ++i) {
+            const auto &outs = p.outputs[seq[i]];
+            for (size_t j = 0; j < outs.size(); ++j) {
+                const int last = m_last[size_t(m_start[i]) + j];
+                m_freed[last >= 0 ? size_t(last) : i] += p.valueBytes[outs[j]];
+            }
+        }
+        m_pending.assign(size_t(p.n), 0); // "ran" here
+        int64_t mem = p.constantBytes, peak = mem;
+        for (size_t i = 0; i < q && peak < limit; ++i) {
+            const int k = seq[i];
+            mem += p.blockBytes[k] + (m_pending[k] ? 0 : p.stickyBytes[k]);
+            m_pending[k] = 1;
+            peak = std::max(peak, mem + p.transientBytes[k]);
+            mem -= m_freed[i];
+        }
+        return peak;
+    }
+
 private:
     const checkmate::Problem &m_p;
-    std::vector<int> m_holes, m_retainedTo, m_mark, m_heap;
+    std::vector<int> m_holes, m_retainedTo, m_mark, m_heap, m_slot, m_start, m_last, m_current;
+    std::vector<int64_t> m_freed;
     std::vector<std::pair<int, int>> m_runs;
     std::vector<char> m_pending;
 };
@@ -341,7 +388,7 @@ public:
         };
         auto fits = [&](const std::vector<char> &ev, std::vector<int> *seqOut) {
             std::vector<int> seq = m_sequencer.sequence(ev);
-            const bool ok = checkmate::evaluate(p, seq).peakBytes <= budgetBytes;
+            const bool ok = m_sequencer.peak(seq, budgetBytes + 1) <= budgetBytes;
             if (ok && seqOut)
                 *seqOut = std::move(seq);
             return ok;
@@ -389,40 +436,46 @@ private:
     std::vector<int> targeted(int64_t budgetBytes, Clock::time_point deadline, const StopToken &stop)
     {
         const checkmate::Problem &p = m_p;
-        std::vector<char> evicted(size_t(p.n), 0), tried(size_t(p.n), 0);
+        std::vector<char> evicted(size_t(p.n), 0), seen(size_t(p.n), 0);
         std::vector<int> seq = m_sequencer.sequence(evicted);
+        std::vector<int> order;
         while (Clock::now() < deadline && !stop.stopRequested()) {
             const checkmate::Evaluation e = checkmate::evaluate(p, seq);
             if (e.peakBytes <= budgetBytes)
                 return seq;
             if (e.peakPosition < 0)
                 return {};
-            // Blocks resident at the peak: produced at or before it, read after it.
+            // Blocks resident at the peak (produced at or before it, read after it), most bytes
+            // per second of recompute first. The sequence and its peak stay put while picks
+            // fail, so they are ranked once per accepted eviction.
             std::vector<char> live = liveAt(seq, e.peakPosition);
-            int pick = -1;
-            double bestScore = -1;
+            order.clear();
+            std::fill(seen.begin(), seen.end(), 0);
+            const int peakOp = seq[size_t(e.peakPosition)];
             for (int q = 0; q <= e.peakPosition; ++q) {
                 const int k = seq[size_t(q)];
-                if (!live[size_t(q)] || evicted[k] || tried[k] || !p.recomputable[k] ||
-                    k == seq[size_t(e.peakPosition)])
+                if (!live[size_t(q)] || seen[k] || evicted[k] || !p.recomputable[k] || k == peakOp)
                     continue;
-                const double score = double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k]));
-                if (score > bestScore) {
-                    bestScore = score;
-                    pick = k;
+                seen[k] = 1;
+                order.push_back(k);
+            }
+            auto score = [&](int k) { return double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k])); };
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score(a) > score(b); });
+            bool lowered = false;
+            for (size_t j = 0; j < order.size(); ++j) {
+                if (j > 0 && (Clock::now() >= deadline || stop.stopRequested()))
+                    return {};
+                evicted[order[j]] = 1;
+                std::vector<int> next = m_sequencer.sequence(evicted);
+                if (m_sequencer.peak(next, e.peakBytes) < e.peakBytes) {
+                    seq = std::move(next);
+                    lowered = true;
+                    break;
                 }
+                evicted[order[j]] = 0; // no help: keep it and try the next one
             }
-            if (pick < 0)
+            if (!lowered)
                 return {};
-            evicted[pick] = 1;
-            std::vector<int> next = m_sequencer.sequence(evicted);
-            if (checkmate::evaluate(p, next).peakBytes >= e.peakBytes) {
-                evicted[pick] = 0;
-                tried[pick] = 1;
-                continue;
-            }
-            std::fill(tried.begin(), tried.end(), 0);
-            seq = std::move(next);
         }
         return {};
     }
@@ -510,8 +563,7 @@ Expected<Plan> OffloadSolver::solve(const SolveRequest &request) const
 
     // Op sequences to stream over: no recomputation first, then greedy recomputation plans that
     // leave room for the streamed tensors.
-    std::vector<std::vector<int>> sequences{
-        checkmate::sequenceForEvicted(p, std::vector<char>(size_t(p.n), 0))};
+    std::vector<std::vector<int>> sequences{Sequencer(p).sequence(std::vector<char>(size_t(p.n), 0))};
     if (recompute) {
         checkmate::Problem streamed = p;
         streamed.constantBytes = 0; // weights may all be streamed
