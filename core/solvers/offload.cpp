@@ -702,4 +702,15 @@ Expected<Plan> OffloadSolver::solve(const SolveRequest &request) const
 
 std::unique_ptr<Solver> makeOffloadSolver() { return std::make_unique<OffloadSolver>(); }
 
+std::vector<int> offloadSequenceForEvicted(const checkmate::Problem &p, const std::vector<char> &evicted)
+{
+    return Sequencer(p).sequence(evicted);
+}
+
+std::vector<int> offloadGreedyPlan(const checkmate::Problem &p, int64_t budgetBytes, double seconds,
+                                   const StopToken &stop)
+{
+    return GreedyRecompute(p).plan(budgetBytes, seconds, stop);
+}
+
 } // namespace remat::core::solvers

@@ -5,10 +5,12 @@
 #include "core/io/node_link.h"
 #include "core/schedule/schedule.h"
 #include "core/sim/simulator.h"
+#include "core/solvers/checkmate_problem.h"
 #include "core/solvers/offload.h"
 
 #include <QtTest>
 
+#include <random>
 #include <string>
 
 using namespace remat::core;
@@ -121,6 +123,61 @@ private slots:
             }
         }
         QVERIFY(feasible >= 15);
+    }
+
+    void sparseSequenceMatchesCheckmate()
+    {
+        // Input: random training graphs (8 to 40 forward ops, skips, saved state) with random
+        // keep / recompute pins and random evicted sets from none to nearly all ops.
+        // Expected: exactly checkmate::sequenceForEvicted's op sequence every time.
+        int compared = 0;
+        for (uint32_t seed = 1; seed <= 40; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(8 + int(seed % 5) * 8));
+            std::mt19937 rng(seed);
+            for (int pinned = 0; pinned < 2; ++pinned) {
+                std::vector<Pin> pins;
+                if (pinned)
+                    for (const training::Tensor &t : rg.graph.tensors())
+                        if (t.producer.valid() && !t.requiredAtEnd && !t.consumers.empty() && rng() % 6 == 0)
+                            pins.push_back({t.id, rng() % 2 ? PinKind::Keep : PinKind::Recompute});
+                auto p = checkmate::buildProblem(rg.graph, rg.costs, pins);
+                QVERIFY2(p.hasValue(), p.status().toString().c_str());
+                for (int percent : {0, 10, 30, 60, 90, 100}) {
+                    std::vector<char> evicted(size_t(p->n), 0);
+                    for (int i = 0; i < p->n; ++i)
+                        evicted[size_t(i)] = int(rng() % 100) < percent;
+                    const std::vector<int> expected = checkmate::sequenceForEvicted(*p, evicted);
+                    QCOMPARE(offloadSequenceForEvicted(*p, evicted), expected);
+                    ++compared;
+                }
+            }
+        }
+        QCOMPARE(compared, 40 * 2 * 6);
+    }
+
+    void greedyMatchesCheckmateGreedy()
+    {
+        // Input: random training graphs, budgets from 95% down to 20% of store-all's peak.
+        // Expected: the offload solver's greedy returns checkmate::greedyPlan's sequence (empty
+        // where that finds nothing), and every plan it returns fits the budget.
+        int found = 0;
+        for (uint32_t seed = 1; seed <= 20; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(12 + int(seed % 3) * 10));
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            const int64_t storeAll = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            for (double f : {0.95, 0.8, 0.6, 0.4, 0.2}) {
+                const auto budget = static_cast<int64_t>(f * double(storeAll));
+                const std::vector<int> expected = checkmate::greedyPlan(*p, budget, 30, StopToken());
+                const std::vector<int> got = offloadGreedyPlan(*p, budget, 30, StopToken());
+                QCOMPARE(got, expected);
+                if (!got.empty()) {
+                    QVERIFY(checkmate::evaluate(*p, got).peakBytes <= budget);
+                    ++found;
+                }
+            }
+        }
+        QVERIFY(found >= 40); // the comparison covers plans, not only failures
     }
 };
 
