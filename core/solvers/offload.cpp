@@ -325,16 +325,16 @@ public:
                 m_freed[last >= 0 ? size_t(last) : i] += p.valueBytes[outs[j]];
             }
         }
-        m_pending.assign(size_t(p.n), 0); // "ran" here
-        int64_t mem = p.constantBytes, peak = mem;
-        for (size_t i = 0; i < q && peak < limit; ++i) {
+        m_ran.assign(size_t(p.n), 0);
+        int64_t mem = p.constantBytes, highest = mem;
+        for (size_t i = 0; i < q && highest < limit; ++i) {
             const int k = seq[i];
-            mem += p.blockBytes[k] + (m_pending[k] ? 0 : p.stickyBytes[k]);
-            m_pending[k] = 1;
-            peak = std::max(peak, mem + p.transientBytes[k]);
+            mem += p.blockBytes[k] + (m_ran[k] ? 0 : p.stickyBytes[k]);
+            m_ran[k] = 1;
+            highest = std::max(highest, mem + p.transientBytes[k]);
             mem -= m_freed[i];
         }
-        return peak;
+        return highest;
     }
 
 private:
@@ -342,7 +342,7 @@ private:
     std::vector<int> m_holes, m_retainedTo, m_mark, m_heap, m_slot, m_start, m_last, m_current;
     std::vector<int64_t> m_freed;
     std::vector<std::pair<int, int>> m_runs;
-    std::vector<char> m_pending;
+    std::vector<char> m_pending, m_ran;
 };
 
 /// checkmate::greedyPlan (and its targeted fallback) over the sparse Sequencer: the same
