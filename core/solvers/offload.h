@@ -18,7 +18,8 @@ struct Problem;
 }
 
 /// `offload`. Settings: "recompute" ("auto" default: also try Checkmate-greedy recomputation
-/// under the budget; "never"), "stream-weights" ("auto" default, "always", "never").
+/// under fractions of the budget, min-time only as min-peak has none; "never"),
+/// "stream-weights" ("auto" default, "always", "never").
 std::unique_ptr<Solver> makeOffloadSolver();
 
 /// checkmate::sequenceForEvicted built stage by stage from the recompute cascades, without the
