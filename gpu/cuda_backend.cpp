@@ -1,6 +1,7 @@
 #include "gpu/cuda_backend.h"
 
 #include "core/exec/cpu/kernel.h"
+#include "core/exec/memory_plan.h"
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
 #include "core/ir/graph.h"
@@ -138,7 +139,10 @@ public:
         cudaStreamSynchronize(m_stream.s);
         cudaStreamSynchronize(m_copyStream.s);
         for (auto &entry : m_buffers)
-            cudaFreeAsync(entry.second.ptr, m_stream.s);
+            if (!entry.second.inArena)
+                cudaFreeAsync(entry.second.ptr, m_stream.s);
+        if (m_arena)
+            cudaFreeAsync(m_arena, m_stream.s);
         cudaStreamSynchronize(m_stream.s);
     }
 
@@ -226,7 +230,21 @@ public:
         if (bytes < 0)
             return makeError(StatusCode::InvalidArgument, fmt::format("allocate {} bytes", bytes));
         REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select device"));
+        const size_t block = m_step.blocks.size();
+        if (m_step.active) {
+            m_step.events.push_back({true, bytes, block});
+            m_step.blocks.push_back({bytes, int64_t(m_step.events.size() - 1), -1});
+        }
         void *p = nullptr;
+        if (m_step.onPlan && followsPlan(m_step.events.back())) {
+            p = static_cast<char *>(m_arena) + m_plan.offsets[block];
+            const Buffer b{m_nextId++, bytes};
+            m_buffers[b.id] = Allocation{p, bytes, true};
+            m_step.open[b.id] = block;
+            m_inUse += bytes;
+            m_peak = std::max(m_peak, m_inUse);
+            return b;
+        }
         // a zero-byte tensor still gets an address (counted as 0 bytes)
         cudaError_t err =
             cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p, m_stream.s);
@@ -244,6 +262,8 @@ public:
         }
         const Buffer b{m_nextId++, bytes};
         m_buffers[b.id] = Allocation{p, bytes};
+        if (m_step.active)
+            m_step.open[b.id] = block;
         m_inUse += bytes;
         m_peak = std::max(m_peak, m_inUse);
         return b;
@@ -258,8 +278,17 @@ public:
         // A pending offload may still read the buffer: order the free after the copy lane.
         if (m_copiesPending)
             REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order free"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaFreeAsync(it->second.ptr, m_stream.s),
-                                         fmt::format("release buffer {}", buffer.id)));
+        if (const auto open = m_step.open.find(buffer.id); open != m_step.open.end()) {
+            m_step.events.push_back({false, 0, open->second});
+            m_step.blocks[open->second].end = int64_t(m_step.events.size() - 1);
+            m_step.open.erase(open);
+            if (m_step.onPlan)
+                followsPlan(m_step.events.back());
+        }
+        // arena memory is reused in stream order by the planned offsets: nothing to free
+        if (!it->second.inArena)
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaFreeAsync(it->second.ptr, m_stream.s),
+                                             fmt::format("release buffer {}", buffer.id)));
         m_inUse -= it->second.bytes;
         m_buffers.erase(it);
         return Status::ok();
@@ -347,6 +376,24 @@ public:
         uint64_t zero = 0;
         cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrReservedMemHigh, &zero);
         cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrUsedMemHigh, &zero);
+    }
+
+    void beginStep() override
+    {
+        m_step = StepTrace{};
+        m_step.active = m_options.planMemory;
+        m_step.onPlan = m_step.active && m_arena && !m_planEvents.empty();
+    }
+
+    void endStep(bool completed) override
+    {
+        if (!m_step.active)
+            return;
+        if (completed && m_step.onPlan && m_step.position == m_planEvents.size())
+            ++m_figures.plannedSteps;
+        else if (completed && m_step.open.empty())
+            replan();
+        m_step = StepTrace{};
     }
 
     Status synchronize() override
@@ -468,7 +515,41 @@ private:
     {
         void *ptr = nullptr;
         int64_t bytes = 0;
+        bool inArena = false; ///< inside m_arena (planned), not a pool block
     };
+
+    /// One allocation or release of a step, in call order; `block` numbers allocations.
+    struct MemEvent
+    {
+        bool allocation = false;
+        int64_t bytes = 0;
+        size_t block = 0;
+        bool operator==(const MemEvent &) const = default;
+    };
+    /// The current step's allocations (recorded for the next plan) and whether it still follows
+    /// the plan made from the last completed step.
+    struct StepTrace
+    {
+        bool active = false;
+        bool onPlan = false;
+        size_t position = 0; ///< next event of m_planEvents to match
+        std::vector<MemEvent> events;
+        std::vector<core::exec::BlockLifetime> blocks;
+        std::unordered_map<uint64_t, size_t> open; ///< buffer id -> block
+    };
+
+    /// Matches the step's latest event against the plan; the first difference leaves the plan
+    /// for the rest of the step (arena blocks already handed out stay valid: nothing new is
+    /// placed in the arena after that).
+    bool followsPlan(const MemEvent &e)
+    {
+        if (m_step.position < m_planEvents.size() && m_planEvents[m_step.position] == e) {
+            ++m_step.position;
+            return true;
+        }
+        m_step.onPlan = false;
+        return false;
+    }
 
     std::string opLabel() const
     {
@@ -497,6 +578,34 @@ private:
         } else {
             cudaGetLastError();
         }
+    }
+
+    /// Plans an arena for the allocations of the step that just completed (every block of which
+    /// is released) and holds it for the next steps; without the memory for it, no plan.
+    void replan()
+    {
+        core::exec::MemoryPlan plan = core::exec::planOffsets(m_step.blocks, 256);
+        const bool grow = plan.arenaBytes > m_arenaBytes;
+        const bool shrink = plan.arenaBytes < m_arenaBytes - m_arenaBytes / 8;
+        if (m_arena && (grow || shrink)) {
+            cudaFreeAsync(m_arena, m_stream.s);
+            m_arena = nullptr;
+            m_arenaBytes = 0;
+        }
+        if (!m_arena && plan.arenaBytes > 0) {
+            void *p = nullptr;
+            if (cudaMallocFromPoolAsync(&p, size_t(plan.arenaBytes), m_pool.p, m_stream.s) != cudaSuccess) {
+                cudaGetLastError(); // the pool serves the next steps as before
+                m_planEvents.clear();
+                m_figures.arenaBytes = 0;
+                return;
+            }
+            m_arena = p;
+            m_arenaBytes = plan.arenaBytes;
+        }
+        m_plan = std::move(plan);
+        m_planEvents = std::move(m_step.events);
+        m_figures.arenaBytes = m_arenaBytes;
     }
 
     void trimPool()
@@ -767,6 +876,11 @@ private:
 #endif
     std::unordered_map<int64_t, Allocation> m_buffers;
     int64_t m_nextId = 0;
+    StepTrace m_step;
+    std::vector<MemEvent> m_planEvents; ///< the allocations the arena was planned for
+    core::exec::MemoryPlan m_plan;
+    void *m_arena = nullptr;
+    int64_t m_arenaBytes = 0;
     int64_t m_inUse = 0, m_peak = 0;
     int64_t m_deviceUsed = 0, m_devicePeak = 0;
     bool m_copiesPending = false;

@@ -25,6 +25,11 @@ struct CudaBackendOptions
     bool synchronous = true;
     /// Convolution through cuDNN when the build has it; off: im2col + cuBLAS (1-D and 2-D).
     bool useCudnn = true;
+    /// Serve a training step from one arena planned from the previous completed step's allocations
+    /// (core/exec/memory_plan.h) while the step allocates the same sequence; off (or at the first
+    /// difference): the stream-ordered pool. The byte count is the same either way; the device
+    /// then holds about the plan's peak instead of the pool's fragmented high-water mark.
+    bool planMemory = true;
 };
 
 /// Figures the generic Backend interface has no slot for.
@@ -37,6 +42,8 @@ struct CudaRunFigures
     int64_t poolReservedPeak = 0;   ///< and its high-water mark
     int64_t scratchPeakBytes = 0;   ///< largest private scratch one op used
     int64_t hostEvaluatedOps = 0;   ///< shape-arithmetic ops run through the CPU reference
+    int64_t arenaBytes = 0;         ///< the planned arena now held (planMemory)
+    int64_t plannedSteps = 0;       ///< steps served entirely from the arena
 };
 
 /// A backend on CUDA device `device`. Errors: Unsupported when the build has no CUDA device to

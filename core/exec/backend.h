@@ -172,6 +172,13 @@ public:
     /// Waits for every copy started by offloadToHost / prefetchFromHost. Default: none pending.
     virtual Status waitCopies() { return Status::ok(); }
 
+    /// A training step starts / has released everything it allocated (Executor::run, around
+    /// its allocations; `completed`: the step ran to its end). A device backend may plan its memory
+    /// from the allocations an earlier step of the same schedule made (gpu/: one arena, offsets
+    /// from core/exec/memory_plan.h). Default: nothing.
+    virtual void beginStep() {}
+    virtual void endStep(bool completed) { (void)completed; }
+
     /// Fills a buffer with zero bytes. Default: uploads zeros from the host.
     virtual Status zero(Buffer buffer)
     {

@@ -220,6 +220,7 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
     result.timeline.points.reserve(sched.size());
     result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)];
     d.backend.resetPeak();
+    d.backend.beginStep();
     bool lossSeen = false;
 
     // Everything the step allocated goes back, also on an error or cancellation.
@@ -234,6 +235,7 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
         (void)d.backend.synchronize();
         (void)d.backend.waitCopies();
         releaseAll();
+        d.backend.endStep(false);
         return s;
     };
     auto argOf = [&](TensorId id) {
@@ -468,6 +470,7 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
     }
     result.gradients.set("loss", HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
     releaseAll();
+    d.backend.endStep(true);
     return result;
 }
 

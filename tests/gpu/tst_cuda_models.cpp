@@ -96,6 +96,8 @@ class TestCudaModels : public QObject
 private slots:
     void storeAllAndPlanMatchCpu_data();
     void storeAllAndPlanMatchCpu();
+    void plannedArenaServesRepeatedSteps_data() { storeAllAndPlanMatchCpu_data(); }
+    void plannedArenaServesRepeatedSteps();
     void outOfMemoryIsReportedAndRecoverable();
 };
 
@@ -188,6 +190,49 @@ void TestCudaModels::storeAllAndPlanMatchCpu()
     std::printf("%s: %lld ops, %.4f s device time, pool reserved peak %lld B, largest scratch %lld B\n",
                 toStd(model).c_str(), (long long)fig->runs, fig->totalOpSeconds, (long long)fig->poolReservedPeak,
                 (long long)fig->scratchPeakBytes);
+}
+
+// The second step of a schedule runs from the arena planned from the first one's allocations:
+// same gradients (<= 1e-6, as between plans), same byte count, the arena within 10% of the step's
+// live bytes.
+void TestCudaModels::plannedArenaServesRepeatedSteps()
+{
+    QFETCH(QString, model);
+    if (!haveCudaDevice())
+        QSKIP("no CUDA device");
+    auto m = loadCorpusModel(toStd(model));
+    if (!m && m.status().code() == core::StatusCode::NotFound)
+        QSKIP("corpus not found");
+    QVERIFY2(m, m.status().toString().c_str());
+    auto be = gpu::makeCudaBackend(0);
+    QVERIFY2(be, be.status().toString().c_str());
+    const core::cost::Costs costs = core::cost::rooflineCosts((*m)->training);
+    core::solvers::SolveRequest req;
+    req.graph = &(*m)->training;
+    req.costs = &costs;
+    req.objective = core::solvers::Objective::MinPeak;
+    auto plan = core::solvers::makeRegistry().find("chen-sqrtn")->solve(req);
+    QVERIFY2(plan, plan.status().toString().c_str());
+    for (const auto &[name, schedule] : {std::pair{"store-all", core::schedule::storeAllSchedule((*m)->training)},
+                                         std::pair{"chen-sqrtn", plan->schedule}}) {
+        auto first = runCuda(**be, **m, schedule);
+        QVERIFY2(first, first.status().toString().c_str());
+        const int64_t plannedBefore = gpu::cudaRunFigures(**be)->plannedSteps;
+        auto second = runCuda(**be, **m, schedule);
+        QVERIFY2(second, second.status().toString().c_str());
+        const gpu::CudaRunFigures *fig = gpu::cudaRunFigures(**be);
+        const int64_t live = second->measuredPeakBytes - second->timeline.weightBytes;
+        std::printf("%s %s: arena %lld B for %lld B of step buffers at the peak (%.3f); planned steps %lld\n",
+                    toStd(model).c_str(), name, (long long)fig->arenaBytes, (long long)live,
+                    double(fig->arenaBytes) / double(std::max<int64_t>(1, live)), (long long)fig->plannedSteps);
+        QCOMPARE(fig->plannedSteps, plannedBefore + 1);
+        QCOMPARE(second->measuredPeakBytes, first->measuredPeakBytes);
+        QVERIFY(double(fig->arenaBytes) <= 1.10 * double(live) + 4096.0);
+        auto cmp = core::exec::compareGradients(second->gradients, first->gradients);
+        QVERIFY2(cmp, cmp.status().toString().c_str());
+        // bitwise where cuDNN has deterministic algorithms for every convolution (mlp, tiny_vit)
+        QVERIFY2(cmp->maxRelativeError <= 1e-6, ("arena step differs: " + cmp->worstEntry).c_str());
+    }
 }
 
 void TestCudaModels::outOfMemoryIsReportedAndRecoverable()
