@@ -18,7 +18,10 @@
 #include <cudnn.h>
 #endif
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace remat::gpu {
 
@@ -201,6 +204,53 @@ const Perf *pickAlgo(const Perf *perf, int count, size_t limit)
     return best;
 }
 
+/// The algorithm picked for one convolution geometry, per device and pass: cuDNN's heuristics
+/// cost far more host time than a small convolution's kernel, and a training step asks for the
+/// same geometries again and again (every step, every recompute).
+struct AlgoChoice
+{
+    int algo = 0;
+    size_t memory = 0;
+};
+
+class AlgoCache
+{
+public:
+    static AlgoCache &instance()
+    {
+        static AlgoCache cache;
+        return cache;
+    }
+    /// The cached choice for (pass, geometry, workspace limit) on the current device, else the
+    /// result of `pick` (cached when it succeeds).
+    template <typename Pick>
+    core::Expected<AlgoChoice> get(int pass, const ConvGeometry &g, size_t limit, Pick &&pick)
+    {
+        int device = 0;
+        cudaGetDevice(&device);
+        std::vector<int64_t> key{pass, device, g.groups, int64_t(limit)};
+        for (const std::vector<int> *v : {&g.x, &g.w, &g.y, &g.pads, &g.strides, &g.dilations}) {
+            key.push_back(int64_t(v->size()));
+            key.insert(key.end(), v->begin(), v->end());
+        }
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            if (const auto it = m_choices.find(key); it != m_choices.end())
+                return it->second;
+        }
+        core::Expected<AlgoChoice> choice = pick();
+        if (choice) {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_choices.emplace(std::move(key), *choice);
+        }
+        return choice;
+    }
+
+private:
+    std::mutex m_mutex;
+    std::map<std::vector<int64_t>, AlgoChoice> m_choices;
+};
+
 /// The most workspace an algorithm may take without private scratch: the declared one.
 size_t workspaceLimit(const OpContext &c) { return size_t(std::max<int64_t>(0, c.rt->workspaceBytes())); }
 
@@ -224,20 +274,23 @@ Status convCudnnF(OpContext &c)
     ConvDescriptors d;
     REMAT_RETURN_IF_ERROR(describe(c, g, d));
     cudnnHandle_t h = handleOf(c);
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int count = 0;
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-        cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
-                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
-        c.opName + ": forward algorithm"));
-    const auto *algo = pickAlgo(perf, count, workspaceLimit(c));
-    if (!algo)
-        return c.unsupported("no cuDNN forward algorithm for this convolution");
-    REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
+    REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(0, g, workspaceLimit(c), [&]() -> core::Expected<AlgoChoice> {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int count = 0;
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
+            c.opName + ": forward algorithm"));
+        const auto *p = pickAlgo(perf, count, workspaceLimit(c));
+        if (!p)
+            return c.unsupported("no cuDNN forward algorithm for this convolution");
+        return AlgoChoice{int(p->algo), p->memory};
+    }));
+    REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
     const float one = 1.f, zero = 0.f;
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, x->data, d.w.d,
-                                                                w->data, d.conv.d, algo->algo, ws,
-                                                                algo->memory, &zero, d.y.d, y->data),
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, x->data, d.w.d, w->data, d.conv.d,
+                                                                cudnnConvolutionFwdAlgo_t(algo.algo), ws, algo.memory,
+                                                                &zero, d.y.d, y->data),
                                         c.opName + ": convolution forward"));
     if (b && b->data) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
@@ -270,38 +323,44 @@ Status convCudnnB(OpContext &c)
     const float one = 1.f, zero = 0.f;
     if (dx) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        int count = 0;
-        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-            cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d,
-                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                        &count, perf),
-            c.opName + ": backward-data algorithm"));
-        const auto *algo = pickAlgo(perf, count, limit);
-        if (!algo)
-            return c.unsupported("no cuDNN backward-data algorithm");
-        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
+        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&]() -> core::Expected<AlgoChoice> {
+            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+            int count = 0;
+            REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+                cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d,
+                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
+                c.opName + ": backward-data algorithm"));
+            const auto *p = pickAlgo(perf, count, limit);
+            if (!p)
+                return c.unsupported("no cuDNN backward-data algorithm");
+            return AlgoChoice{int(p->algo), p->memory};
+        }));
+        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
             cudnnConvolutionBackwardData(h, &one, d.w.d, w->data, d.y.d, dy->data, d.conv.d,
-                                         algo->algo, ws, algo->memory, &zero, d.x.d, dx->data),
+                                         cudnnConvolutionBwdDataAlgo_t(algo.algo), ws, algo.memory, &zero, d.x.d,
+                                         dx->data),
             c.opName + ": convolution backward data"));
     }
     if (dw) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        int count = 0;
-        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-            cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d,
-                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                          &count, perf),
-            c.opName + ": backward-filter algorithm"));
-        const auto *algo = pickAlgo(perf, count, limit);
-        if (!algo)
-            return c.unsupported("no cuDNN backward-filter algorithm");
-        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo->memory));
+        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&]() -> core::Expected<AlgoChoice> {
+            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+            int count = 0;
+            REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+                cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d,
+                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf),
+                c.opName + ": backward-filter algorithm"));
+            const auto *p = pickAlgo(perf, count, limit);
+            if (!p)
+                return c.unsupported("no cuDNN backward-filter algorithm");
+            return AlgoChoice{int(p->algo), p->memory};
+        }));
+        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
             cudnnConvolutionBackwardFilter(h, &one, d.x.d, x->data, d.y.d, dy->data, d.conv.d,
-                                           algo->algo, ws, algo->memory, &zero, d.w.d, dw->data),
+                                           cudnnConvolutionBwdFilterAlgo_t(algo.algo), ws, algo.memory, &zero,
+                                           d.w.d, dw->data),
             c.opName + ": convolution backward filter"));
     }
     if (db) {
