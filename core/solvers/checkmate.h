@@ -15,7 +15,8 @@ namespace remat::core::solvers {
 /// "warm-start" ("greedy" default: the best of the greedy, the other registered solvers and the
 /// frontier relaxation's plans; "none"), "max-columns" (above this no CBC: the warm start with the
 /// frontier bound, default 150000), "cbc" (extra CBC options, default "-preprocess off
-/// -heuristicsOnOff off"), "incumbent" ("cutoff" default, "mipstart"), "frontier-plans" ("on").
+/// -heuristicsOnOff off"), "incumbent" ("cutoff" default, "mipstart"), "frontier-plans" ("on"),
+/// "frontier-milp" ("on"), "frontier-milp-columns" (200000), "frontier-lp" ("dual", "primal").
 /// Returns nullptr when the build has no CBC.
 std::unique_ptr<Solver> makeCheckmateMilpSolver();
 
