@@ -346,6 +346,10 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
         fo.stop = request.stop;
         fo.plans = checkmate::settingText(request, "frontier-plans", "on") != "off";
         fo.planSeconds = std::min(120.0, 0.3 * request.timeLimitSeconds);
+        // Where the frontier MILP follows, its bound supersedes a long subgradient search.
+        if (double(checkmate::frontierMilpColumns(p)) <=
+            checkmate::settingNumber(request, "frontier-milp-columns", 200000))
+            fo.maxIterations = 3000;
         const double t0 = elapsed();
         frontier = checkmate::frontierLowerBound(p, request.budgetBytes, fo);
         frontierSeconds = elapsed() - t0;
