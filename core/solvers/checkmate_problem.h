@@ -127,6 +127,11 @@ std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq
 /// ones, which are recomputed where needed (pins applied through solveR).
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
 
+/// The same sequence built stage by stage from the recompute cascades, without the dense
+/// stages x values matrices: time proportional to its runs (checkmate_greedy.cpp; the greedy's
+/// probes use it).
+std::vector<int> stagedSequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
+
 /// Store-all: every op once, in order.
 std::vector<int> storeAllSequence(const Problem &p);
 

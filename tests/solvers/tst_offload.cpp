@@ -125,7 +125,7 @@ private slots:
         QVERIFY(feasible >= 15);
     }
 
-    void sparseSequenceMatchesCheckmate()
+    void stagedSequenceMatchesDense()
     {
         // Input: random training graphs (8 to 40 forward ops, skips, saved state) with random
         // keep / recompute pins and random evicted sets from none to nearly all ops.
@@ -147,7 +147,7 @@ private slots:
                     for (int i = 0; i < p->n; ++i)
                         evicted[size_t(i)] = int(rng() % 100) < percent;
                     const std::vector<int> expected = checkmate::sequenceForEvicted(*p, evicted);
-                    QCOMPARE(offloadSequenceForEvicted(*p, evicted), expected);
+                    QCOMPARE(checkmate::stagedSequenceForEvicted(*p, evicted), expected);
                     ++compared;
                 }
             }
@@ -155,11 +155,11 @@ private slots:
         QCOMPARE(compared, 40 * 2 * 6);
     }
 
-    void greedyMatchesCheckmateGreedy()
+    void greedyPlansFitTheirBudget()
     {
         // Input: random training graphs, budgets from 95% down to 20% of store-all's peak.
-        // Expected: the offload solver's greedy returns checkmate::greedyPlan's sequence (empty
-        // where that finds nothing), and every plan it returns fits the budget.
+        // Expected: every plan checkmate::greedyPlan (the offload solver's recomputation part)
+        // returns fits the budget by checkmate::evaluate, and most budgets get one.
         int found = 0;
         for (uint32_t seed = 1; seed <= 20; ++seed) {
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(12 + int(seed % 3) * 10));
@@ -168,9 +168,7 @@ private slots:
             const int64_t storeAll = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
             for (double f : {0.95, 0.8, 0.6, 0.4, 0.2}) {
                 const auto budget = static_cast<int64_t>(f * double(storeAll));
-                const std::vector<int> expected = checkmate::greedyPlan(*p, budget, 30, StopToken());
-                const std::vector<int> got = offloadGreedyPlan(*p, budget, 30, StopToken());
-                QCOMPARE(got, expected);
+                const std::vector<int> got = checkmate::greedyPlan(*p, budget, 30, StopToken());
                 if (!got.empty()) {
                     QVERIFY(checkmate::evaluate(*p, got).peakBytes <= budget);
                     ++found;
