@@ -251,6 +251,19 @@ private:
     std::map<std::vector<int64_t>, AlgoChoice> m_choices;
 };
 
+/// Asks cuDNN's heuristics (`query(requested, &returned, perf)`) and picks with pickAlgo.
+template <typename Perf, int Count, typename Query>
+core::Expected<AlgoChoice> chooseAlgo(const OpContext &c, size_t limit, const char *pass, Query &&query)
+{
+    Perf perf[Count];
+    int count = 0;
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(query(Count, &count, perf), fmt::format("{}: {} algorithm", c.opName, pass)));
+    const Perf *p = pickAlgo(perf, count, limit);
+    if (!p)
+        return c.unsupported(fmt::format("no cuDNN {} algorithm for this convolution", pass));
+    return AlgoChoice{int(p->algo), p->memory};
+}
+
 /// The most workspace an algorithm may take without private scratch: the declared one.
 size_t workspaceLimit(const OpContext &c) { return size_t(std::max<int64_t>(0, c.rt->workspaceBytes())); }
 
@@ -274,17 +287,12 @@ Status convCudnnF(OpContext &c)
     ConvDescriptors d;
     REMAT_RETURN_IF_ERROR(describe(c, g, d));
     cudnnHandle_t h = handleOf(c);
-    REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(0, g, workspaceLimit(c), [&]() -> core::Expected<AlgoChoice> {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        int count = 0;
-        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-            cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
-                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
-            c.opName + ": forward algorithm"));
-        const auto *p = pickAlgo(perf, count, workspaceLimit(c));
-        if (!p)
-            return c.unsupported("no cuDNN forward algorithm for this convolution");
-        return AlgoChoice{int(p->algo), p->memory};
+    const size_t limit = workspaceLimit(c);
+    REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(0, g, limit, [&] {
+        return chooseAlgo<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+            c, limit, "forward", [&](int n, int *count, cudnnConvolutionFwdAlgoPerf_t *perf) {
+                return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n, count, perf);
+            });
     }));
     REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
     const float one = 1.f, zero = 0.f;
@@ -323,17 +331,12 @@ Status convCudnnB(OpContext &c)
     const float one = 1.f, zero = 0.f;
     if (dx) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
-        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&]() -> core::Expected<AlgoChoice> {
-            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-            int count = 0;
-            REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-                cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d,
-                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
-                c.opName + ": backward-data algorithm"));
-            const auto *p = pickAlgo(perf, count, limit);
-            if (!p)
-                return c.unsupported("no cuDNN backward-data algorithm");
-            return AlgoChoice{int(p->algo), p->memory};
+        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&] {
+            return chooseAlgo<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+                c, limit, "backward-data", [&](int n, int *count, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, n, count,
+                                                                       perf);
+                });
         }));
         REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
@@ -344,17 +347,12 @@ Status convCudnnB(OpContext &c)
     }
     if (dw) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
-        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&]() -> core::Expected<AlgoChoice> {
-            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-            int count = 0;
-            REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-                cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d,
-                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf),
-                c.opName + ": backward-filter algorithm"));
-            const auto *p = pickAlgo(perf, count, limit);
-            if (!p)
-                return c.unsupported("no cuDNN backward-filter algorithm");
-            return AlgoChoice{int(p->algo), p->memory};
+        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&] {
+            return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+                c, limit, "backward-filter", [&](int n, int *count, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, n, count,
+                                                                         perf);
+                });
         }));
         REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
