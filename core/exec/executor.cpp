@@ -216,9 +216,49 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
             bytesByCat[size_t(MemCategory::Weights)] += t.bytes;
         }
 
+    // Weight streaming: preloaded tensors whose first copy step is a Prefetch start the step in
+    // host memory (schedule::preloadedOnHost, as the simulator has it). Their device copies go
+    // back before the step and come back after it, so the next run starts as prepare() left it.
+    const std::vector<unsigned char> onHost = schedule::preloadedOnHost(sched, g);
+    std::vector<TensorId> streamed;
+    int64_t hostBytes = 0;
+    for (const training::Tensor &t : g.tensors())
+        if (t.preloaded && onHost[t.id.index()]) {
+            streamed.push_back(t.id);
+            REMAT_RETURN_IF_ERROR(d.backend.release(d.preloadedBuffers[t.id.index()]));
+            d.preloadedBuffers[t.id.index()] = Buffer{};
+            buf[t.id.index()] = Buffer{};
+            bytesByCat[size_t(MemCategory::Weights)] -= t.bytes;
+            const std::vector<std::byte> &data = d.preloadedHost[t.id.index()].data;
+            hostCopy[t.id.index()].assign(data.begin(), data.end());
+            hostBytes += t.bytes;
+        }
+    // A streamed tensor still on the device at the end becomes the preloaded copy again (its data
+    // came from the same host copy); one that is not is uploaded anew.
+    auto restoreStreamed = [&]() -> Status {
+        Status first = Status::ok();
+        for (TensorId t : streamed) {
+            Buffer &b = buf[t.index()];
+            if (!b.valid()) {
+                auto nb = d.backend.allocate(g.tensor(t).bytes);
+                if (!nb) {
+                    first = first.isOk() ? nb.status() : first;
+                    continue;
+                }
+                b = *nb;
+                if (Status u = d.backend.upload(b, d.preloadedHost[t.index()].data); !u.isOk() && first.isOk())
+                    first = u;
+            }
+            d.preloadedBuffers[t.index()] = b;
+            b = Buffer{};
+        }
+        return first;
+    };
+
     ExecResult result;
     result.timeline.points.reserve(sched.size());
     result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)];
+    result.timeline.hostPeakBytes = hostBytes;
     d.backend.resetPeak();
     d.backend.beginStep();
     bool lossSeen = false;
@@ -236,6 +276,7 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
         (void)d.backend.waitCopies();
         releaseAll();
         d.backend.endStep(false);
+        (void)restoreStreamed();
         return s;
     };
     auto argOf = [&](TensorId id) {
@@ -347,7 +388,8 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
         }
         case StepKind::Free: {
             const TensorId t = step.tensor();
-            if (!buf[t.index()].valid() || g.tensor(t).preloaded)
+            // a preloaded tensor may leave the device only while a host copy keeps it (streaming)
+            if (!buf[t.index()].valid() || (g.tensor(t).preloaded && hostCopy[t.index()].empty()))
                 return fail(makeError(StatusCode::Internal, fmt::format("step {}: free of '{}' that is not resident", i,
                                                                          g.tensor(t).name)));
             if (!hostCopy[t.index()].empty()) {
@@ -397,7 +439,7 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
             if (!s.isOk())
                 return fail(s);
             prefetchPending[t.index()] = 1;
-            cat[t.index()] = MemCategory::StoredActivations;
+            cat[t.index()] = g.tensor(t).preloaded ? MemCategory::Weights : MemCategory::StoredActivations;
             bytesByCat[size_t(MemCategory::OffloadInFlight)] += g.tensor(t).bytes;
             if (options.observer)
                 options.observer->onTensorResident(t, g.tensor(t).bytes);
@@ -471,6 +513,7 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
     result.gradients.set("loss", HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
     releaseAll();
     d.backend.endStep(true);
+    REMAT_RETURN_IF_ERROR(restoreStreamed());
     return result;
 }
 

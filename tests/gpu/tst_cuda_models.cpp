@@ -1,6 +1,6 @@
 // The CUDA backend on the corpus models with weights (mlp, tiny_vit, mobilenet_v2 with BN in
-// training mode): a store-all step against PyTorch's float64 references and three checkpointed
-// steps (chen-sqrtn and feng-huang at min-peak, rotor at half the store-all peak) against store-all,
+// training mode): a store-all step against PyTorch's float64 references and four planned steps
+// (chen-sqrtn and feng-huang at min-peak, rotor and offload at half the store-all peak) against store-all,
 // plus the out-of-memory path.
 // Expected: loss and every gradient within 1e-4 relative of PyTorch's float64 (max- and norm-wise,
 // as tests/exec/tst_corpus_gradients does for the CPU); exactly-zero gradients (a BN bias feeding a
@@ -162,7 +162,9 @@ void TestCudaModels::storeAllAndPlanMatchCpu()
     };
     for (const Want &w : {Want{"chen-sqrtn", core::solvers::Objective::MinPeak, 0},
                           Want{"feng-huang", core::solvers::Objective::MinPeak, 0},
-                          Want{"rotor", core::solvers::Objective::MinTime, 0.5}}) {
+                          Want{"rotor", core::solvers::Objective::MinTime, 0.5},
+                          // weights and activations streamed over the copy lane
+                          Want{"offload", core::solvers::Objective::MinTime, 0.5}}) {
         const core::solvers::Solver *solver = reg.find(w.solver);
         QVERIFY2(solver, w.solver);
         core::solvers::SolveRequest req;
@@ -177,6 +179,10 @@ void TestCudaModels::storeAllAndPlanMatchCpu()
         QVERIFY2(planRun, planRun.status().toString().c_str());
         auto cmp = core::exec::compareGradients(planRun->gradients, gpuRun->gradients);
         QVERIFY2(cmp, cmp.status().toString().c_str());
+        size_t copies = 0;
+        for (const auto &step : plan->schedule.steps)
+            copies += step.kind == core::schedule::StepKind::Offload || step.kind == core::schedule::StepKind::Prefetch;
+        std::printf("%s %s: %zu offload/prefetch steps, ", toStd(model).c_str(), w.solver, copies);
         std::printf("%s %s: %zu recomputes, peak %lld B (simulated %lld B, store-all %lld B), vs store-all max "
                     "rel %.2e%s\n",
                     toStd(model).c_str(), w.solver, plan->timeline.recomputeSteps,
