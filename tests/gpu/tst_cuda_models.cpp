@@ -182,10 +182,9 @@ void TestCudaModels::storeAllAndPlanMatchCpu()
         size_t copies = 0;
         for (const auto &step : plan->schedule.steps)
             copies += step.kind == core::schedule::StepKind::Offload || step.kind == core::schedule::StepKind::Prefetch;
-        std::printf("%s %s: %zu offload/prefetch steps, ", toStd(model).c_str(), w.solver, copies);
-        std::printf("%s %s: %zu recomputes, peak %lld B (simulated %lld B, store-all %lld B), vs store-all max "
+        std::printf("%s %s: %zu offload/prefetch steps, %zu recomputes, peak %lld B (simulated %lld B, store-all %lld B), vs store-all max "
                     "rel %.2e%s\n",
-                    toStd(model).c_str(), w.solver, plan->timeline.recomputeSteps,
+                    toStd(model).c_str(), w.solver, copies, plan->timeline.recomputeSteps,
                     (long long)planRun->measuredPeakBytes, (long long)plan->timeline.peakBytes,
                     (long long)cpu->predictedPeak, cmp->maxRelativeError, cmp->bitwiseEqual ? " (bitwise)" : "");
         QVERIFY2(cmp->maxRelativeError <= 1e-6, ("plan gradient differs: " + cmp->worstEntry).c_str());
