@@ -33,9 +33,36 @@ public:
         for (int k = 0; k < p.n; ++k)
             for (size_t j = 0; j < p.outputs[k].size(); ++j)
                 m_slot[p.outputs[k][j]] = int(j);
+        m_gapStart.assign(size_t(p.n) + 1, 0);
+        for (int k = 0; k < p.n; ++k)
+            m_gapStart[k + 1] = m_gapStart[k] + std::max<int>(1, int(p.users[k].size()));
+    }
+
+    /// Gaps of op i: gap g is the stages (users[i][g-1], users[i][g]] (users[i][-1] = i), the
+    /// last one also every stage after its last user. A dropped gap is not retained into: the
+    /// op runs again where something in it reads the op (at the latest at users[i][g]).
+    int gapCount() const { return m_gapStart.back(); }
+    int gapStart(int i) const { return m_gapStart[i]; }
+    int gapOf(int i, int t) const
+    {
+        const auto &u = m_p.users[i];
+        const int g = int(std::lower_bound(u.begin(), u.end(), t) - u.begin());
+        return m_gapStart[i] + std::min(g, m_gapStart[i + 1] - m_gapStart[i] - 1);
     }
 
     std::vector<int> sequence(const std::vector<char> &evicted)
+    {
+        std::vector<char> dropped(size_t(gapCount()), 0);
+        for (int i = 0; i < m_p.n; ++i)
+            if (evicted[i])
+                std::fill(dropped.begin() + m_gapStart[i], dropped.begin() + m_gapStart[i + 1], 1);
+        return sequenceDropped(dropped);
+    }
+
+    /// The stage of each run of the last sequence built.
+    const std::vector<int> &stages() const { return m_stages; }
+
+    std::vector<int> sequenceDropped(const std::vector<char> &dropped)
     {
         const Problem &p = m_p;
         const int n = p.n;
@@ -52,7 +79,7 @@ public:
                 return false;
             if (t <= m_retainedTo[v])
                 return true;
-            if (evicted[i] || t > p.valueLastUse[v])
+            if (t > p.valueLastUse[v] || dropped[size_t(gapOf(i, t))])
                 return false;
             // Recompute-pinned forward values are dropped across the forward/backward boundary.
             return !(t == p.firstNonForward && p.recomputePinned[i] && i < p.firstNonForward &&
@@ -109,9 +136,12 @@ public:
         }
         std::vector<int> seq;
         seq.reserve(kept);
+        m_stages.clear();
         for (size_t q = 0; q < m_runs.size(); ++q)
-            if (keep[q])
+            if (keep[q]) {
                 seq.push_back(m_runs[q].second);
+                m_stages.push_back(m_runs[q].first);
+            }
         return seq;
     }
 
@@ -158,7 +188,7 @@ public:
 
 private:
     const Problem &m_p;
-    std::vector<int> m_holes, m_retainedTo, m_mark, m_heap, m_slot, m_start, m_last, m_current;
+    std::vector<int> m_holes, m_retainedTo, m_gapStart, m_stages, m_mark, m_heap, m_slot, m_start, m_last, m_current;
     std::vector<int64_t> m_freed;
     std::vector<std::pair<int, int>> m_runs;
     std::vector<char> m_pending, m_ran;
@@ -321,6 +351,241 @@ private:
     Sequencer m_sequencer;
 };
 
+/// Per position up to `at`: does some value of that run get read after `at` (before the op
+/// runs again)?
+std::vector<char> liveRunsAt(const Problem &p, const std::vector<int> &seq, int at)
+{
+    std::vector<char> live(seq.size(), 0);
+    std::vector<int> current(size_t(p.n), -1);
+    for (size_t q = 0; q < seq.size(); ++q) {
+        for (int v : p.inputs[seq[q]]) {
+            const int from = current[p.producer[v]];
+            if (from >= 0 && int(q) > at)
+                live[size_t(from)] = 1;
+        }
+        current[seq[q]] = static_cast<int>(q);
+    }
+    return live;
+}
+
+/// Local search over dropped retention gaps (a block is kept from its first run to its last
+/// use except across dropped gaps between consecutive readers, where it is recomputed), every
+/// probe scored by evaluate on the staged sequence: keep a dropped gap (most recompute time
+/// first) and, while that overflows the budget, drop the gap at the peak (or the whole block)
+/// whose recompute cascade costs least until it fits; keep the change when the plan got
+/// cheaper. When nothing improves, a perturbation (two gaps kept at once) restarts the search
+/// from the best plan, until the time is up or many perturbations in a row found nothing.
+class EvictionSearch
+{
+public:
+    EvictionSearch(const Problem &p, int64_t budgetBytes)
+        : m_p(p), m_budget(budgetBytes), m_sequencer(p)
+    {
+    }
+
+    struct State
+    {
+        std::vector<char> dropped;
+        std::vector<int> seq, stages;
+        Evaluation eval;
+        bool valid() const { return !seq.empty(); } ///< default-constructed: none
+    };
+
+    State probe(const std::vector<char> &dropped)
+    {
+        State s;
+        s.dropped = dropped;
+        s.seq = m_sequencer.sequenceDropped(dropped);
+        s.stages = m_sequencer.stages();
+        s.eval = evaluate(m_p, s.seq);
+        return s;
+    }
+
+    bool candidate(int i) const
+    {
+        return m_p.recomputable[i] && m_p.blockBytes[i] > 0 && !m_p.users[i].empty();
+    }
+
+    /// Drops gaps resident at the peak until `s` fits (at most `depth` steps; gap `locked` is
+    /// never dropped). Returns false when it gets stuck.
+    bool repair(State &s, int locked, int depth, const Clock::time_point deadline, const StopToken &stop)
+    {
+        const Problem &p = m_p;
+        for (int round = 0; s.eval.peakBytes > m_budget; ++round) {
+            if (round >= depth || s.eval.peakPosition < 0 || Clock::now() >= deadline || stop.stopRequested())
+                return false;
+            const std::vector<char> live = liveRunsAt(p, s.seq, s.eval.peakPosition);
+            const int peakOp = s.seq[size_t(s.eval.peakPosition)];
+            const int peakStage = s.stages[size_t(s.eval.peakPosition)];
+            std::vector<int> order;
+            std::vector<char> seen(size_t(p.n), 0);
+            for (int q = 0; q <= s.eval.peakPosition; ++q) {
+                const int k = s.seq[size_t(q)];
+                if (!live[size_t(q)] || seen[k] || !candidate(k) || k == peakOp)
+                    continue;
+                seen[k] = 1;
+                order.push_back(k);
+            }
+            auto score = [&](int k) { return double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k])); };
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score(a) > score(b); });
+            State bestFit, bestStep;
+            double bestStepScore = -1;
+            size_t tried = 0;
+            for (int k : order) {
+                if (tried >= kRepairWidth)
+                    break;
+                // The gap the peak lies in, then the whole block.
+                const int g = m_sequencer.gapOf(k, peakStage);
+                for (int option = 0; option < 2; ++option) {
+                    std::vector<char> dr = s.dropped;
+                    bool changed = false;
+                    if (option == 0) {
+                        if (g == locked || dr[size_t(g)])
+                            continue;
+                        dr[size_t(g)] = 1;
+                        changed = true;
+                    } else {
+                        for (int h = m_sequencer.gapStart(k); h < m_sequencer.gapStart(k + 1); ++h)
+                            if (h != locked && !dr[size_t(h)]) {
+                                dr[size_t(h)] = 1;
+                                changed = true;
+                            }
+                        if (!changed || m_sequencer.gapStart(k + 1) - m_sequencer.gapStart(k) == 1)
+                            continue;
+                    }
+                    ++tried;
+                    State next = probe(dr);
+                    if (next.eval.peakBytes >= s.eval.peakBytes)
+                        continue;
+                    if (next.eval.peakBytes <= m_budget) {
+                        if (!bestFit.valid() || next.eval.recomputeSeconds < bestFit.eval.recomputeSeconds)
+                            bestFit = std::move(next);
+                        continue;
+                    }
+                    const double added = next.eval.recomputeSeconds - s.eval.recomputeSeconds;
+                    const double stepScore =
+                        double(s.eval.peakBytes - next.eval.peakBytes) / (std::max(0.0, added) + 1e-12);
+                    if (stepScore > bestStepScore) {
+                        bestStepScore = stepScore;
+                        bestStep = std::move(next);
+                    }
+                }
+            }
+            if (bestFit.valid()) {
+                s = std::move(bestFit);
+                return true;
+            }
+            if (!bestStep.valid())
+                return false;
+            s = std::move(bestStep);
+        }
+        return true;
+    }
+
+    std::vector<int> improve(const std::vector<int> &seq, double seconds, const StopToken &stop)
+    {
+        const Problem &p = m_p;
+        const Clock::time_point deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+        // The evicted set a sequence stands for: ops that run more than once.
+        std::vector<int> runs(size_t(p.n), 0);
+        for (int k : seq)
+            ++runs[size_t(k)];
+        std::vector<char> dropped(size_t(m_sequencer.gapCount()), 0);
+        for (int i = 0; i < p.n; ++i)
+            if (runs[i] > 1 && candidate(i))
+                std::fill(dropped.begin() + m_sequencer.gapStart(i), dropped.begin() + m_sequencer.gapStart(i + 1), 1);
+        State current = probe(dropped);
+        if (current.eval.peakBytes > m_budget && !repair(current, -1, 50, deadline, stop))
+            return seq;
+        State best = current;
+        int stale = 0; // perturbations since the best last improved
+        uint64_t rng = 0x9e3779b97f4a7c15ull;
+        auto random = [&](uint64_t bound) {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            return rng % bound;
+        };
+        auto droppedGaps = [&](const State &s) {
+            std::vector<int> gaps;
+            for (int g = 0; g < int(s.dropped.size()); ++g)
+                if (s.dropped[size_t(g)])
+                    gaps.push_back(g);
+            return gaps;
+        };
+        std::vector<int> gapOp(size_t(m_sequencer.gapCount()));
+        for (int i = 0; i < p.n; ++i)
+            for (int h = m_sequencer.gapStart(i); h < m_sequencer.gapStart(i + 1); ++h)
+                gapOp[size_t(h)] = i;
+        while (Clock::now() < deadline && !stop.stopRequested()) {
+            // First improvement over the dropped gaps, dearest op first, until a full pass
+            // gains nothing.
+            bool improved = true;
+            while (improved && Clock::now() < deadline && !stop.stopRequested()) {
+                improved = false;
+                std::vector<int> order = droppedGaps(current);
+                std::stable_sort(order.begin(), order.end(),
+                                 [&](int a, int b) { return p.cost[gapOp[a]] > p.cost[gapOp[b]]; });
+                for (int g : order) {
+                    if (Clock::now() >= deadline || stop.stopRequested())
+                        break;
+                    if (!current.dropped[size_t(g)])
+                        continue;
+                    std::vector<char> dr = current.dropped;
+                    dr[size_t(g)] = 0;
+                    State next = probe(dr);
+                    if (next.eval.recomputeSeconds >= current.eval.recomputeSeconds * (1 - 1e-12))
+                        continue; // keeping it alone saves nothing: repairs only add
+                    if (!repair(next, g, 4, deadline, stop))
+                        continue;
+                    if (next.eval.recomputeSeconds < current.eval.recomputeSeconds * (1 - 1e-12)) {
+                        current = std::move(next);
+                        improved = true;
+                    }
+                }
+            }
+            if (current.eval.recomputeSeconds < best.eval.recomputeSeconds * (1 - 1e-12)) {
+                best = current;
+                stale = 0;
+            } else if (++stale > kPatience) {
+                break;
+            }
+            // Perturb the best plan: keep two dropped gaps, repair, search again.
+            const std::vector<int> gaps = droppedGaps(best);
+            if (gaps.size() < 2)
+                break;
+            State next;
+            for (int attempt = 0; attempt < 8 && !next.valid(); ++attempt) {
+                if (Clock::now() >= deadline || stop.stopRequested())
+                    break;
+                std::vector<char> dr = best.dropped;
+                dr[size_t(gaps[random(gaps.size())])] = 0;
+                dr[size_t(gaps[random(gaps.size())])] = 0;
+                State cand = probe(dr);
+                if (repair(cand, -1, 8, deadline, stop))
+                    next = std::move(cand);
+            }
+            if (!next.valid())
+                break;
+            current = std::move(next);
+        }
+        if (current.eval.peakBytes <= m_budget && current.eval.recomputeSeconds < best.eval.recomputeSeconds)
+            best = current;
+        const Evaluation start = evaluate(p, seq);
+        if (start.peakBytes <= m_budget && start.recomputeSeconds <= best.eval.recomputeSeconds)
+            return seq;
+        return best.seq;
+    }
+
+private:
+    static constexpr size_t kRepairWidth = 16;
+    static constexpr int kPatience = 300;
+    const Problem &m_p;
+    int64_t m_budget;
+    Sequencer m_sequencer;
+};
+
 } // namespace
 
 std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds, const StopToken &stop)
@@ -331,6 +596,16 @@ std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double second
 std::vector<int> stagedSequenceForEvicted(const Problem &p, const std::vector<char> &evicted)
 {
     return Sequencer(p).sequence(evicted);
+}
+
+} // namespace remat::core::solvers::checkmate
+
+namespace remat::core::solvers::checkmate {
+
+std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
+                                   double seconds, const StopToken &stop)
+{
+    return EvictionSearch(p, budgetBytes).improve(seq, seconds, stop);
 }
 
 } // namespace remat::core::solvers::checkmate

@@ -361,14 +361,41 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
             warmEval = frontier.evaluation;
             warmFrom = "frontier relaxation";
         }
+        // Local search: over evicted sets from the warm start, then retaining where it fits
+        // (on the searched plan and on the warm start itself, which may retain values partly).
+        // Without the frontier MILP to follow (the largest graphs) it gets more of the time.
         if (!warmSeq.empty() && warmEval.recomputes > 0) {
-            std::vector<int> better = checkmate::retainWhereItFits(
-                p, warmSeq, request.budgetBytes, std::min(15.0, 0.1 * request.timeLimitSeconds), request.stop);
-            const checkmate::Evaluation e = checkmate::evaluate(p, better);
-            if (e.peakBytes <= request.budgetBytes && e.recomputeSeconds < warmEval.recomputeSeconds) {
-                warmSeq = std::move(better);
-                warmEval = e;
-                warmFrom += " + retained";
+            const bool frontierMilpFollows =
+                checkmate::settingText(request, "frontier-milp", "on") != "off" &&
+                double(checkmate::frontierMilpColumns(p)) <=
+                    checkmate::settingNumber(request, "frontier-milp-columns", 200000);
+            std::vector<std::pair<std::vector<int>, std::string>> starts{{warmSeq, warmFrom}};
+            if (checkmate::settingText(request, "eviction-search", "on") != "off") {
+                const double seconds = checkmate::settingNumber(
+                    request, "eviction-search-seconds",
+                    frontierMilpFollows ? std::min(30.0, 0.12 * request.timeLimitSeconds)
+                                        : std::min(240.0, 0.4 * request.timeLimitSeconds));
+                std::vector<int> searched =
+                    checkmate::improveEvictedSet(p, warmSeq, request.budgetBytes, seconds, request.stop);
+                if (searched != warmSeq)
+                    starts.push_back({std::move(searched), warmFrom + " + eviction search"});
+            }
+            const double retainSeconds =
+                std::min(15.0, 0.1 * request.timeLimitSeconds) / double(starts.size());
+            for (auto &[seq, from] : starts) {
+                for (int pass = 0; pass < 2; ++pass) {
+                    std::vector<int> cand =
+                        pass == 0 ? seq
+                                  : checkmate::retainWhereItFits(p, seq, request.budgetBytes, retainSeconds,
+                                                                 request.stop);
+                    const checkmate::Evaluation e = checkmate::evaluate(p, cand);
+                    if (e.peakBytes <= request.budgetBytes &&
+                        e.recomputeSeconds < warmEval.recomputeSeconds * (1 - 1e-12)) {
+                        warmSeq = std::move(cand);
+                        warmEval = e;
+                        warmFrom = pass == 0 ? from : from + " + retained";
+                    }
+                }
             }
         }
         // The frontier relaxation with the recompute cascade as a MILP: a stronger bound, and

@@ -123,6 +123,13 @@ std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes,
 std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
                                    double seconds, const StopToken &stop);
 
+/// Local search over evicted sets starting from `seq`'s (ops run more than once): takes blocks
+/// back and evicts what is resident at the peak until the plan fits again, keeping every change
+/// that costs less, with random restarts from the best plan until `seconds` are up. Every probe
+/// is scored by evaluate. Returns `seq` when it finds nothing cheaper within the budget.
+std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
+                                   double seconds, const StopToken &stop);
+
 /// The sequence that keeps every block from its first run to its last use except the `evicted`
 /// ones, which are recomputed where needed (pins applied through solveR).
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
