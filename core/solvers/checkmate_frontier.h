@@ -22,6 +22,7 @@ struct FrontierMilpResult
     bool solved = false;       ///< the relaxation was solved to optimality (bound = its optimum)
     bool shortSpans = false;   ///< the looser, smaller form for large graphs
     size_t columns = 0, rows = 0;
+    double rootSeconds = 0; ///< building the model and its root LP (the rest is CBC's search)
 };
 
 /// About how many columns frontierMilpBound builds.
@@ -30,9 +31,11 @@ int64_t frontierMilpColumns(const Problem &p);
 /// `cutoffSeconds` (> 0): the recompute time of a known plan; CBC then searches only for
 /// cheaper points of the relaxation, and finding none proves that plan optimal among
 /// frontier-ordered plans. Within `seconds` (wall clock); the bound is valid whenever it stops.
-/// `lpMethod`: the root LP's simplex, "dual" (default) or "primal".
+/// `lpMethod`: the root LP's simplex, "dual" (default) or "primal"; `cbcOptions`: extra CBC
+/// options, space separated.
 FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
                                      double seconds, const StopToken &stop,
-                                     const std::string &lpMethod = "dual");
+                                     const std::string &lpMethod = "dual",
+                                     const std::string &cbcOptions = "");
 
 } // namespace remat::core::solvers::checkmate

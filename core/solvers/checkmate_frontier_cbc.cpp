@@ -51,7 +51,7 @@ int64_t frontierMilpColumns(const Problem &p)
 }
 
 FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
-                                     double seconds, const StopToken &stop, const std::string &lpMethod)
+                                     double seconds, const StopToken &stop, const std::string &lpMethod, const std::string &cbcOptions)
 {
     using Clock = std::chrono::steady_clock;
     const auto begin = Clock::now();
@@ -228,6 +228,7 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     if (!si.isProvenOptimal())
         return out;
     out.bound = std::max(0.0, si.getObjValue() * costDiv * (1 - 1e-9));
+    out.rootSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
     const double left = seconds - std::chrono::duration<double>(Clock::now() - begin).count();
     if (left <= 0.05 || stop.stopRequested())
         return out;
@@ -250,6 +251,15 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         argv.push_back("-cutoff");
         argv.push_back(cutoffText.c_str());
     }
+    std::vector<std::string> words;
+    for (size_t at = 0; at < cbcOptions.size();) {
+        const size_t end = std::min(cbcOptions.find(' ', at), cbcOptions.size());
+        if (end > at)
+            words.push_back(cbcOptions.substr(at, end - at));
+        at = end + 1;
+    }
+    for (const std::string &w : words)
+        argv.push_back(w.c_str());
     argv.push_back("-solve");
     argv.push_back("-quit");
     CbcMain1(int(argv.size()), argv.data(), model, noCallback, data);

@@ -485,19 +485,47 @@ public:
     std::vector<int> improve(const std::vector<int> &seq, double seconds, const StopToken &stop)
     {
         const Problem &p = m_p;
-        const Clock::time_point deadline =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-        // The evicted set a sequence stands for: ops that run more than once.
+        const auto begin = Clock::now();
+        // Two starts: the evicted set the sequence stands for (ops that run more than once),
+        // and every block evicted (the search then takes back what fits, dearest first).
         std::vector<int> runs(size_t(p.n), 0);
         for (int k : seq)
             ++runs[size_t(k)];
-        std::vector<char> dropped(size_t(m_sequencer.gapCount()), 0);
+        std::vector<char> fromSeq(size_t(m_sequencer.gapCount()), 0), all = fromSeq;
         for (int i = 0; i < p.n; ++i)
-            if (runs[i] > 1 && candidate(i))
-                std::fill(dropped.begin() + m_sequencer.gapStart(i), dropped.begin() + m_sequencer.gapStart(i + 1), 1);
+            for (int h = m_sequencer.gapStart(i); h < m_sequencer.gapStart(i + 1) && candidate(i); ++h) {
+                fromSeq[size_t(h)] = runs[i] > 1;
+                all[size_t(h)] = 1;
+            }
+        std::vector<int> best = seq;
+        Evaluation bestEval = evaluate(p, seq);
+        const std::vector<char> *starts[] = {&fromSeq, &all};
+        for (int q = 0; q < 2; ++q) {
+            const double left = seconds - std::chrono::duration<double>(Clock::now() - begin).count();
+            if (left <= 0 || stop.stopRequested())
+                break;
+            std::vector<int> cand = search(*starts[q], q == 0 ? left / 2 : left, stop);
+            if (cand.empty())
+                continue;
+            const Evaluation e = evaluate(p, cand);
+            if (e.peakBytes <= m_budget &&
+                (bestEval.peakBytes > m_budget || e.recomputeSeconds < bestEval.recomputeSeconds)) {
+                best = std::move(cand);
+                bestEval = e;
+            }
+        }
+        return best;
+    }
+
+    /// The search from one start; empty when it cannot make the start fit.
+    std::vector<int> search(const std::vector<char> &dropped, double seconds, const StopToken &stop)
+    {
+        const Problem &p = m_p;
+        const Clock::time_point deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
         State current = probe(dropped);
         if (current.eval.peakBytes > m_budget && !repair(current, -1, 50, deadline, stop))
-            return seq;
+            return {};
         State best = current;
         int stale = 0; // perturbations since the best last improved
         uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -560,10 +588,11 @@ public:
                 if (Clock::now() >= deadline || stop.stopRequested())
                     break;
                 std::vector<char> dr = best.dropped;
-                dr[size_t(gaps[random(gaps.size())])] = 0;
-                dr[size_t(gaps[random(gaps.size())])] = 0;
+                const int kept = 2 + int(random(4));
+                for (int j = 0; j < kept; ++j)
+                    dr[size_t(gaps[random(gaps.size())])] = 0;
                 State cand = probe(dr);
-                if (repair(cand, -1, 8, deadline, stop))
+                if (repair(cand, -1, 12, deadline, stop))
                     next = std::move(cand);
             }
             if (!next.valid())
@@ -572,9 +601,6 @@ public:
         }
         if (current.eval.peakBytes <= m_budget && current.eval.recomputeSeconds < best.eval.recomputeSeconds)
             best = current;
-        const Evaluation start = evaluate(p, seq);
-        if (start.peakBytes <= m_budget && start.recomputeSeconds <= best.eval.recomputeSeconds)
-            return seq;
         return best.seq;
     }
 

@@ -413,12 +413,15 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                                      : std::min(120.0, 0.3 * request.timeLimitSeconds);
             const checkmate::FrontierMilpResult fm = checkmate::frontierMilpBound(
                 p, request.budgetBytes, warmSeq.empty() ? -1 : warmEval.recomputeSeconds,
-                std::max(0.5, share), request.stop, checkmate::settingText(request, "frontier-lp", "dual"));
+                std::max(0.5, share), request.stop, checkmate::settingText(request, "frontier-lp", "dual"),
+                checkmate::settingText(request, "frontier-cbc", ""));
             if (fm.infeasible)
                 return infeasiblePlan("no frontier-ordered plan fits (relaxation proven infeasible)");
-            frontierMilpNote = fmt::format("; frontier MILP bound {:.6g} s ({} columns, {}{:.2f} s)", fm.bound,
-                                           fm.columns, fm.provedCutoff ? "proved the warm start optimal, " : "",
-                                           elapsed() - t0);
+            frontierMilpNote = fmt::format("; frontier MILP bound {:.6g} s ({} columns, {}{:.2f} s, root LP "
+                                           "{:.2f} s)",
+                                           fm.bound, fm.columns,
+                                           fm.provedCutoff ? "proved the warm start optimal, " : "",
+                                           elapsed() - t0, fm.rootSeconds);
             frontier.bound = std::max(frontier.bound, fm.bound);
         }
         if (!warmSeq.empty() && warmEval.recomputeSeconds <= frontier.bound * (1 + 1e-9))
