@@ -579,24 +579,32 @@ public:
             } else if (++stale > kPatience) {
                 break;
             }
-            // Perturb the best plan: keep two dropped gaps, repair, search again.
+            // Perturb the best plan: keep a few dropped gaps, drop a few kept ones, repair,
+            // search again from there.
             const std::vector<int> gaps = droppedGaps(best);
-            if (gaps.size() < 2)
+            if (gaps.empty())
                 break;
             State next;
             for (int attempt = 0; attempt < 8 && !next.valid(); ++attempt) {
                 if (Clock::now() >= deadline || stop.stopRequested())
                     break;
                 std::vector<char> dr = best.dropped;
-                const int kept = 2 + int(random(4));
-                for (int j = 0; j < kept; ++j)
+                const int moves = 1 + int(random(4));
+                for (int j = 0; j < moves; ++j) {
                     dr[size_t(gaps[random(gaps.size())])] = 0;
+                    const int h = int(random(dr.size()));
+                    if (candidate(gapOp[size_t(h)]))
+                        dr[size_t(h)] = 1;
+                }
                 State cand = probe(dr);
-                if (repair(cand, -1, 12, deadline, stop))
+                if (repair(cand, -1, 20, deadline, stop))
                     next = std::move(cand);
             }
-            if (!next.valid())
-                break;
+            if (!next.valid()) {
+                if (++stale > kPatience)
+                    break;
+                continue;
+            }
             current = std::move(next);
         }
         if (current.eval.peakBytes <= m_budget && current.eval.recomputeSeconds < best.eval.recomputeSeconds)
