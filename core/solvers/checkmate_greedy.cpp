@@ -194,9 +194,28 @@ private:
     std::vector<char> m_pending, m_ran;
 };
 
-/// greedyPlan (and its targeted fallback) over the sparse Sequencer: the same
-/// candidates and order, gallop, bisection, put-back and deadline, so the same plans, only
-/// without rebuilding dense matrices for every probe.
+/// Per position up to `at`: does some value of that run get read after `at` (before the op
+/// runs again)?
+std::vector<char> liveRunsAt(const Problem &p, const std::vector<int> &seq, int at)
+{
+    std::vector<char> live(seq.size(), 0);
+    std::vector<int> current(size_t(p.n), -1);
+    for (size_t q = 0; q < seq.size(); ++q) {
+        for (int v : p.inputs[seq[q]]) {
+            const int from = current[p.producer[v]];
+            if (from >= 0 && int(q) > at)
+                live[size_t(from)] = 1;
+        }
+        current[seq[q]] = static_cast<int>(q);
+    }
+    return live;
+}
+
+/// The greedy: candidates ranked by bytes x lifetime per second of recompute (forward blocks
+/// first: recomputing a gradient re-runs the backward chain behind it), a gallop to the first
+/// evicted prefix that fits (the peak is not monotone in the prefix), bisection below it, then
+/// put back the costliest evictions while the plan still fits; a targeted fallback when no
+/// prefix fits. Every probe goes through the sparse Sequencer.
 class GreedyRecompute
 {
 public:
@@ -297,7 +316,7 @@ private:
             // Blocks resident at the peak (produced at or before it, read after it), most bytes
             // per second of recompute first. The sequence and its peak stay put while picks
             // fail, so they are ranked once per accepted eviction.
-            std::vector<char> live = liveAt(seq, e.peakPosition);
+            std::vector<char> live = liveRunsAt(p, seq, e.peakPosition);
             order.clear();
             std::fill(seen.begin(), seen.end(), 0);
             const int peakOp = seq[size_t(e.peakPosition)];
@@ -329,44 +348,9 @@ private:
         return {};
     }
 
-    /// Per position up to `at`: does some value of that run get read after `at` (before the
-    /// op runs again)?
-    std::vector<char> liveAt(const std::vector<int> &seq, int at) const
-    {
-        const Problem &p = m_p;
-        std::vector<char> live(seq.size(), 0);
-        std::vector<int> current(size_t(p.n), -1);
-        for (size_t q = 0; q < seq.size(); ++q) {
-            for (int v : p.inputs[seq[q]]) {
-                const int from = current[p.producer[v]];
-                if (from >= 0 && int(q) > at)
-                    live[size_t(from)] = 1;
-            }
-            current[seq[q]] = static_cast<int>(q);
-        }
-        return live;
-    }
-
     const Problem &m_p;
     Sequencer m_sequencer;
 };
-
-/// Per position up to `at`: does some value of that run get read after `at` (before the op
-/// runs again)?
-std::vector<char> liveRunsAt(const Problem &p, const std::vector<int> &seq, int at)
-{
-    std::vector<char> live(seq.size(), 0);
-    std::vector<int> current(size_t(p.n), -1);
-    for (size_t q = 0; q < seq.size(); ++q) {
-        for (int v : p.inputs[seq[q]]) {
-            const int from = current[p.producer[v]];
-            if (from >= 0 && int(q) > at)
-                live[size_t(from)] = 1;
-        }
-        current[seq[q]] = static_cast<int>(q);
-    }
-    return live;
-}
 
 /// Local search over dropped retention gaps (a block is kept from its first run to its last
 /// use except across dropped gaps between consecutive readers, where it is recomputed), every
