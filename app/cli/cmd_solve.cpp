@@ -86,16 +86,12 @@ Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &te
             return makeError(StatusCode::InvalidArgument,
                              "--pin '" + t + "': expected keep:VALUE, recompute:VALUE or offload:VALUE");
         const std::string kind = t.substr(0, colon), name = t.substr(colon + 1);
-        solvers::Pin pin;
-        if (kind == "keep")
-            pin.kind = solvers::PinKind::Keep;
-        else if (kind == "recompute")
-            pin.kind = solvers::PinKind::Recompute;
-        else if (kind == "offload")
-            pin.kind = solvers::PinKind::Offload;
-        else
+        const std::optional<solvers::PinKind> pinKind = solvers::parsePinKind(kind);
+        if (!pinKind)
             return makeError(StatusCode::InvalidArgument,
                              "--pin '" + t + "': unknown kind '" + kind + "'");
+        solvers::Pin pin;
+        pin.kind = *pinKind;
         const TensorId *id = tg.findTensor(name);
         if (!id)
             return makeError(StatusCode::NotFound, "--pin '" + t + "': no tensor named '" + name + "'");

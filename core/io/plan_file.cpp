@@ -298,15 +298,11 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
         for (const json &p : j["pins"]) {
             const std::string where = "pin " + std::to_string(i++);
             REMAT_ASSIGN_OR_RETURN(std::string kind, r.get<std::string>(p, "kind", where));
-            solvers::Pin pin;
-            if (kind == "keep")
-                pin.kind = solvers::PinKind::Keep;
-            else if (kind == "recompute")
-                pin.kind = solvers::PinKind::Recompute;
-            else if (kind == "offload")
-                pin.kind = solvers::PinKind::Offload;
-            else
+            const std::optional<solvers::PinKind> pinKind = solvers::parsePinKind(kind);
+            if (!pinKind)
                 return r.error(StatusCode::ParseError, where + ": unknown kind \"" + kind + "\"");
+            solvers::Pin pin;
+            pin.kind = *pinKind;
             if (!p.contains("tensor"))
                 return r.error(StatusCode::ParseError, where + ": missing \"tensor\"");
             const json *id = p.contains("id") ? &p["id"] : nullptr;

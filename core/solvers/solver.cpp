@@ -11,6 +11,14 @@ const char *objectiveName(Objective o)
     return "unknown";
 }
 
+std::optional<PinKind> parsePinKind(std::string_view name)
+{
+    for (PinKind k : {PinKind::Keep, PinKind::Recompute, PinKind::Offload})
+        if (name == pinKindName(k))
+            return k;
+    return std::nullopt;
+}
+
 Expected<Objective> parseObjective(const std::string &text)
 {
     if (text == "min-peak" || text == "minpeak" || text == "peak")

@@ -14,7 +14,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace remat::core::solvers {
@@ -32,6 +34,8 @@ enum class PinKind : unsigned char {
     Offload,   ///< moved to host memory between uses
 };
 const char *pinKindName(PinKind k);            ///< "keep", "recompute", "offload"
+/// The kind pinKindName names; nullopt for any other text.
+std::optional<PinKind> parsePinKind(std::string_view name);
 
 struct Pin
 {
