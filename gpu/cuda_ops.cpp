@@ -115,6 +115,19 @@ bool normalizeAxis(int64_t &axis, int64_t rank)
     return axis >= 0 && axis < std::max<int64_t>(rank, 1);
 }
 
+core::Expected<core::exec::WindowAttributes> windowOf(const OpContext &c, const std::vector<int64_t> &x,
+                                                      std::vector<int64_t> kernel)
+{
+    const size_t sp = x.size() >= 2 ? x.size() - 2 : 0;
+    auto a = core::exec::resolveWindow(x, std::move(kernel), c.attrInts("strides", std::vector<int64_t>(sp, 1)),
+                                       c.attrInts("dilations", std::vector<int64_t>(sp, 1)),
+                                       c.attrInts("pads", std::vector<int64_t>(2 * sp, 0)),
+                                       c.attrString("auto_pad", "NOTSET"));
+    if (!a)
+        return c.error(a.status().message());
+    return a;
+}
+
 int64_t numelOf(const std::vector<int64_t> &shape)
 {
     int64_t n = 1;

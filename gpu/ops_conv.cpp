@@ -57,25 +57,12 @@ Status convGeometry(const OpContext &c, const std::vector<int64_t> &x, const std
         return c.unsupported("convolution rank (1 to 3 spatial dims)");
     const size_t sp = x.size() - 2;
     g.spatial = static_cast<int>(sp);
-    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
-    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(sp, 1));
-    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(sp, 1));
-    if (pads.size() != 2 * sp || st.size() != sp || dil.size() != sp)
-        return c.error("pads / strides / dilations lengths differ from the spatial rank");
-    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
-    for (size_t d = 0; d < sp; ++d) {
-        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-            const int64_t total = std::max<int64_t>(
-                0, (y[2 + d] - 1) * st[d] + (w[2 + d] - 1) * dil[d] + 1 - x[2 + d]);
-            pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            pads[d + sp] = total - pads[d];
-        } else if (autoPad == "VALID") {
-            pads[d] = pads[d + sp] = 0;
-        }
+    REMAT_ASSIGN_OR_RETURN(core::exec::WindowAttributes a, windowOf(c, x, std::vector<int64_t>(w.begin() + 2, w.end())));
+    std::vector<int64_t> &pads = a.pads, &st = a.strides, &dil = a.dilations;
+    for (size_t d = 0; d < sp; ++d)
         if (pads[d] != pads[d + sp])
             return c.unsupported(fmt::format("asymmetric padding {}/{} (cuDNN pads both sides alike)",
                                              pads[d], pads[d + sp]));
-    }
     pads.resize(sp);
     if (!toInts(x, g.x) || !toInts(w, g.w) || !toInts(y, g.y) || !toInts(pads, g.pads) ||
         !toInts(st, g.strides) || !toInts(dil, g.dilations))
@@ -390,20 +377,8 @@ Status im2colGeometry(const OpContext &c, const std::vector<int64_t> &x, const s
     if (x.size() < 3 || x.size() > 4 || wt.size() != x.size() || y.size() != x.size())
         return c.unsupported("im2col convolution handles 1-D and 2-D only");
     const size_t sp = x.size() - 2;
-    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
-    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(sp, 1));
-    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(sp, 1));
-    if (pads.size() != 2 * sp || st.size() != sp || dil.size() != sp)
-        return c.error("pads / strides / dilations lengths differ from the spatial rank");
-    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
-    for (size_t d = 0; d < sp; ++d) {
-        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-            const int64_t total = std::max<int64_t>(0, (y[2 + d] - 1) * st[d] + (wt[2 + d] - 1) * dil[d] + 1 - x[2 + d]);
-            pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        } else if (autoPad == "VALID") {
-            pads[d] = 0;
-        }
-    }
+    REMAT_ASSIGN_OR_RETURN(const core::exec::WindowAttributes a, windowOf(c, x, std::vector<int64_t>(wt.begin() + 2, wt.end())));
+    const std::vector<int64_t> &pads = a.pads, &st = a.strides, &dil = a.dilations;
     g.groups = c.attrInt("group", 1);
     if (g.groups < 1 || x[1] % g.groups != 0 || wt[0] % g.groups != 0)
         return c.error("group does not divide the channels");

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to gpu/: the op tables of the ops_*.cpp files and helpers they share.
 
+#include "core/exec/window_geometry.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/kernels/nd.h"
 
@@ -24,6 +25,10 @@ int64_t numelOf(const std::vector<int64_t> &shape);
 /// Sums `src` (shape srcShape, contiguous) into dst (shape dstShape, broadcastable to srcShape).
 core::Status reduceToShape(const OpContext &c, const float *src, const std::vector<int64_t> &srcShape,
                            float *dst, const std::vector<int64_t> &dstShape);
+/// The node's window attributes for input shape `x` and `kernel` (core/exec/window_geometry.h:
+/// the same rules as the CPU backend's); errors name the op.
+core::Expected<core::exec::WindowAttributes> windowOf(const OpContext &c, const std::vector<int64_t> &x,
+                                                      std::vector<int64_t> kernel);
 /// Contiguous device copy of `bytes` on the op's stream.
 core::Status copyDevice(const OpContext &c, void *dst, const void *src, int64_t bytes);
 /// Zero-fills on the op's stream.

@@ -218,14 +218,7 @@ Status poolShape(const OpContext &c, const std::vector<int64_t> &x, const std::v
     if (sp < 1 || sp > 3 || y.size() != x.size())
         return c.unsupported(fmt::format("pooling over {} spatial dims", sp));
     const std::vector<int64_t> k = c.attrInts("kernel_shape");
-    if (k.size() != sp)
-        return c.error("kernel_shape length differs from the spatial rank");
-    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(sp, 1));
-    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(sp, 1));
-    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * sp, 0));
-    if (st.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
-        return c.error("strides / dilations / pads lengths differ from the spatial rank");
-    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    REMAT_ASSIGN_OR_RETURN(const core::exec::WindowAttributes a, windowOf(c, x, k));
     p = PoolShape{};
     p.n = x[0];
     p.c = x[1];
@@ -235,19 +228,10 @@ Status poolShape(const OpContext &c, const std::vector<int64_t> &x, const std::v
         p.in[q] = x[2 + d];
         p.out[q] = y[2 + d];
         p.kernel[q] = k[d];
-        p.stride[q] = st[d];
-        p.dilation[q] = dil[d];
-        int64_t b = pads[d], e = pads[d + sp];
-        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-            const int64_t total = std::max<int64_t>(
-                0, (p.out[q] - 1) * st[d] + (k[d] - 1) * dil[d] + 1 - p.in[q]);
-            b = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            e = total - b;
-        } else if (autoPad == "VALID") {
-            b = e = 0;
-        }
-        p.padBegin[q] = b;
-        p.padEnd[q] = e;
+        p.stride[q] = a.strides[d];
+        p.dilation[q] = a.dilations[d];
+        p.padBegin[q] = a.pads[d];
+        p.padEnd[q] = a.pads[d + sp];
     }
     p.countIncludePad = c.attrInt("count_include_pad", 0) != 0;
     return Status::ok();

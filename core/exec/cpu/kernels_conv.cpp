@@ -1,6 +1,7 @@
 // Convolution (im2col + OpenBLAS sgemm; groups, dilations, pads, strides, auto_pad; 1-D and 2-D),
 // MaxPool (int64 flat indices output, as ONNX numbers them) and AveragePool, with gradients.
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/window_geometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,24 +26,13 @@ Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x,
         return c.error("only 1-D and 2-D windows have a cpu kernel");
     if (kernel.empty())
         kernel = c.attrInts("kernel_shape");
-    if (kernel.size() != spatial)
-        return c.error("kernel_shape rank differs from the input's spatial rank");
-    std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(spatial, 1));
-    std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(spatial, 1));
-    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
-    if (strides.size() != spatial || dil.size() != spatial || pads.size() != 2 * spatial)
-        return c.error("strides / dilations / pads lengths do not match the spatial rank");
-    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-        for (size_t d = 0; d < spatial; ++d) {
-            const int64_t in = x[2 + d], out = (in + strides[d] - 1) / strides[d];
-            const int64_t total = std::max<int64_t>((out - 1) * strides[d] + (kernel[d] - 1) * dil[d] + 1 - in, 0);
-            pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            pads[d + spatial] = total - pads[d];
-        }
-    } else if (autoPad == "VALID") {
-        std::fill(pads.begin(), pads.end(), 0);
-    }
+    auto wa = resolveWindow(x, std::move(kernel), c.attrInts("strides", std::vector<int64_t>(spatial, 1)),
+                            c.attrInts("dilations", std::vector<int64_t>(spatial, 1)),
+                            c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0)),
+                            c.attrString("auto_pad", "NOTSET"));
+    if (!wa)
+        return c.error(wa.status().message());
+    const WindowAttributes &a = *wa;
     Window g;
     g.n = x[0];
     g.c = x[1];
@@ -51,21 +41,21 @@ Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x,
         g.w = x[3];
         g.oh = y[2];
         g.ow = y[3];
-        g.kh = kernel[0];
-        g.kw = kernel[1];
-        g.sh = strides[0];
-        g.sw = strides[1];
-        g.dh = dil[0];
-        g.dw = dil[1];
-        g.padTop = pads[0];
-        g.padLeft = pads[1];
+        g.kh = a.kernel[0];
+        g.kw = a.kernel[1];
+        g.sh = a.strides[0];
+        g.sw = a.strides[1];
+        g.dh = a.dilations[0];
+        g.dw = a.dilations[1];
+        g.padTop = a.pads[0];
+        g.padLeft = a.pads[1];
     } else {
         g.w = x[2];
         g.ow = y[2];
-        g.kw = kernel[0];
-        g.sw = strides[0];
-        g.dw = dil[0];
-        g.padLeft = pads[0];
+        g.kw = a.kernel[0];
+        g.sw = a.strides[0];
+        g.dw = a.dilations[0];
+        g.padLeft = a.pads[0];
     }
     return g;
 }
