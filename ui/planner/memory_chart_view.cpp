@@ -4,6 +4,7 @@
 
 #include <QAreaSeries>
 #include <QChart>
+#include <QGraphicsSimpleTextItem>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
@@ -12,6 +13,7 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 namespace remat::ui {
 
@@ -58,6 +60,20 @@ std::vector<size_t> pickSteps(const std::vector<core::sim::TimelinePoint> &pts, 
     return out;
 }
 
+/// Tick spacing for the step axis: whole steps, about five ticks, 1-2-5 multiples. The labels are
+/// "%d", so fixed fractional ticks would print the same step several times ("0 0 0 0 1").
+double stepTickInterval(double xMax)
+{
+    const double raw = xMax / 5;
+    if (raw <= 1)
+        return 1;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0})
+        if (m * magnitude >= raw)
+            return m * magnitude;
+    return 10 * magnitude;
+}
+
 } // namespace
 
 MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), parent)
@@ -70,6 +86,8 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     m_x = new QValueAxis(c);
     m_x->setTitleText(tr("schedule step"));
     m_x->setLabelFormat(QStringLiteral("%d"));
+    m_x->setTickType(QValueAxis::TicksDynamic);
+    m_x->setTickAnchor(0);
     m_y = new QValueAxis(c);
     m_y->setTitleText(tr("GiB"));
     c->addAxis(m_x, Qt::AlignBottom);
@@ -110,7 +128,33 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     // The cursor is not worth a legend entry.
     for (QLegendMarker *m : c->legend()->markers(m_cursorLine))
         m->setVisible(false);
+    m_placeholder = new QGraphicsSimpleTextItem(tr("Solve a plan to see its memory over the schedule"), c);
+    m_placeholder->setBrush(QColor(0x70, 0x78, 0x88));
+    connect(c, &QChart::plotAreaChanged, this, [this] { placePlaceholder(); });
     clearTimelines();
+}
+
+QString MemoryChartView::placeholderText() const
+{
+    return m_placeholder->isVisible() ? m_placeholder->text() : QString();
+}
+
+void MemoryChartView::showEmptyState(bool empty)
+{
+    m_x->setVisible(!empty);
+    m_y->setVisible(!empty);
+    chart()->legend()->setVisible(!empty);
+    m_placeholder->setVisible(empty);
+    placePlaceholder();
+}
+
+void MemoryChartView::placePlaceholder()
+{
+    if (!m_placeholder->isVisible())
+        return;
+    const QRectF area = chart()->plotArea();
+    const QRectF text = m_placeholder->boundingRect();
+    m_placeholder->setPos(area.center() - text.center());
 }
 
 void MemoryChartView::clearTimelines()
@@ -126,8 +170,10 @@ void MemoryChartView::clearTimelines()
     m_stepCount = 0;
     m_drawnPoints = 0;
     m_x->setRange(0, 1);
+    m_x->setTickInterval(1);
     m_y->setRange(0, 1);
     chart()->setTitle(tr("No plan"));
+    showEmptyState(true);
 }
 
 void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
@@ -177,7 +223,9 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::
     else
         m_peak->clear();
     m_x->setRange(0, xMax);
+    m_x->setTickInterval(stepTickInterval(xMax));
     m_y->setRange(0, m_yMax);
+    showEmptyState(false);
     chart()->setTitle(tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
                           .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
                           .arg(plan.peakStep)

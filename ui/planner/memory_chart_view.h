@@ -15,6 +15,7 @@
 #include <array>
 
 class QAreaSeries;
+class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
@@ -41,6 +42,8 @@ public:
     int stepCount() const { return m_stepCount; }
     /// Points drawn for the plan's total (after bucketing): for tests.
     int drawnPointCount() const { return m_drawnPoints; }
+    /// The hint drawn in place of the axes while there is no plan; empty while a plan is shown.
+    QString placeholderText() const;
 
 signals:
     /// The user clicked the chart at this schedule step.
@@ -50,6 +53,11 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
+    /// No plan: axes, grid and legend would only show a meaningless 0..1 range, so they are hidden
+    /// and a hint sits in the empty plot area instead.
+    void showEmptyState(bool empty);
+    void placePlaceholder();
+
     QLineSeries *m_upper[7] = {};
     QLineSeries *m_lower[7] = {};
     QAreaSeries *m_area[7] = {};
@@ -57,6 +65,7 @@ private:
     QLineSeries *m_budget = nullptr;
     QLineSeries *m_cursorLine = nullptr;
     QScatterSeries *m_peak = nullptr;
+    QGraphicsSimpleTextItem *m_placeholder = nullptr;
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     double m_unit = 1; // bytes per axis unit
