@@ -2,6 +2,7 @@
 // counts, parameters, inputs and outputs, forward activation bytes, namespace depth), as text
 // or stable-keyed JSON. Errors print the importer's Status and exit non-zero.
 #include "commands.h"
+#include "model_loading.h"
 
 #include "core/onnx/importer.h"
 #include "core/util/bytes.h"
@@ -20,8 +21,7 @@ using namespace remat::core;
 
 struct InfoOptions
 {
-    std::string model;
-    int64_t batch = 0;
+    ModelInput input;
     bool json = false;
     std::vector<std::string> classify;
 };
@@ -53,7 +53,6 @@ nlohmann::json valueJson(const ir::Value &v)
 int runInfo(const InfoOptions &o)
 {
     core::onnx::ImportOptions opt;
-    opt.batch = o.batch;
     for (const std::string &c : o.classify) {
         const size_t eq = c.find('=');
         if (eq == std::string::npos || eq == 0) {
@@ -67,7 +66,7 @@ int runInfo(const InfoOptions &o)
         }
         opt.kindOverrides[c.substr(0, eq)] = *kind;
     }
-    auto g = core::onnx::importModel(o.model, opt);
+    auto g = importModel(o.input, opt);
     if (!g) {
         std::fprintf(stderr, "error: %s\n", g.status().toString().c_str());
         return 1;
@@ -154,8 +153,8 @@ void addInfoCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<InfoOptions>();
     CLI::App *cmd = app.add_subcommand("info", "Summarize an ONNX model at a batch");
-    cmd->add_option("model", opts->model, "ONNX model file")->required();
-    cmd->add_option("--batch", opts->batch, "Batch to infer shapes at (default: the file's)")->check(CLI::NonNegativeNumber);
+    addModelArgument(*cmd, opts->input);
+    addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->add_option("--classify", opts->classify,
                     "Override a value's kind: NAME=parameter|buffer|input (repeatable)")

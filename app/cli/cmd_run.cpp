@@ -5,13 +5,13 @@
 // the same schedule, step time per iteration, loss; --check also runs store-all and compares every
 // gradient.
 #include "commands.h"
+#include "model_loading.h"
 
 #include "core/cost/roofline.h"
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/exec/executor.h"
 #include "core/exec/npz.h"
 #include "core/io/plan_file.h"
-#include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/training/builder.h"
@@ -35,7 +35,7 @@ using namespace remat::core;
 
 struct RunOptions
 {
-    std::string model;
+    ModelInput input;
     std::string plan;
     std::string backend = "cpu";
     int iters = 1;
@@ -43,7 +43,6 @@ struct RunOptions
     std::string dumpGradients;
     bool check = false;
     bool json = false;
-    int64_t batch = 0;
     uint64_t seed = 1234;
     std::string convolution = "cudnn";
 };
@@ -74,19 +73,16 @@ int fail(const Status &s)
 
 int runRun(const RunOptions &o)
 {
-    onnx::ImportOptions importOptions;
-    importOptions.batch = o.batch;
-    auto graph = onnx::importModel(o.model, importOptions);
-    if (!graph)
-        return fail(graph.status());
-
     // A plan names the ops and tensors of the training graph it was solved on (`remat solve`
     // builds without the input gradient); without a plan the input gradient is computed too.
     training::BuildOptions build;
     build.inputGradients = o.plan.empty();
-    auto tg = training::buildTrainingGraph(*graph, build);
-    if (!tg)
-        return fail(tg.status().withContext(o.model));
+    LoadStage failed = LoadStage::Import;
+    Expected<LoadedModel> loaded = loadTrainingModel(o.input, build, &failed);
+    if (!loaded)
+        return fail(failed == LoadStage::Build ? loaded.status().withContext(o.input.model) : loaded.status());
+    const ir::Graph &graph = loaded->graph;
+    Expected<training::TrainingGraph> tg = std::move(loaded->training);
     cost::Costs costs = cost::rooflineCosts(*tg);
     schedule::Schedule sched = schedule::storeAllSchedule(*tg);
     std::string scheduleName = "store-all";
@@ -96,7 +92,7 @@ int runRun(const RunOptions &o)
             // maybe solved on a graph with the input gradient
             training::BuildOptions withInput = build;
             withInput.inputGradients = true;
-            auto tg2 = training::buildTrainingGraph(*graph, withInput);
+            auto tg2 = training::buildTrainingGraph(graph, withInput);
             Expected<solvers::Plan> plan2 = plan.status();
             if (tg2) {
                 costs = cost::rooflineCosts(*tg2);
@@ -117,7 +113,7 @@ int runRun(const RunOptions &o)
     auto backend = makeBackend(o.backend, o.convolution);
     if (!backend)
         return fail(backend.status());
-    exec::Executor executor(**backend, *tg, *graph);
+    exec::Executor executor(**backend, *tg, graph);
     exec::ExecInputs inputs;
     inputs.seed = o.seed;
     if (!o.feed.empty()) {
@@ -165,7 +161,7 @@ int runRun(const RunOptions &o)
 
     if (o.json) {
         nlohmann::json j = {
-            {"model", o.model},
+            {"model", o.input.model},
             {"batch", tg->info().batch},
             {"schedule", scheduleName},
             {"backend", (*backend)->id()},
@@ -185,7 +181,7 @@ int runRun(const RunOptions &o)
         }
         std::printf("%s\n", j.dump(2).c_str());
     } else {
-        std::printf("%s at batch %lld, schedule %s, backend %s (%s)\n", o.model.c_str(),
+        std::printf("%s at batch %lld, schedule %s, backend %s (%s)\n", o.input.model.c_str(),
                     (long long)tg->info().batch, scheduleName.c_str(), (*backend)->id().c_str(),
                     (*backend)->description().c_str());
         std::printf("  measured peak   %s (%lld B)%s\n", formatBytes(measuredPeak).c_str(), (long long)measuredPeak,
@@ -217,7 +213,7 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
     auto opts = std::make_shared<RunOptions>();
     CLI::App *cmd = app.add_subcommand("run", "Execute a training step on a backend: measured vs predicted peak, "
                                               "step time, loss, gradient check");
-    cmd->add_option("model", opts->model, "ONNX model file")->required()->check(CLI::ExistingFile);
+    addModelArgument(*cmd, opts->input)->check(CLI::ExistingFile);
     cmd->add_option("--plan", opts->plan, "plan JSON from `remat solve` (default: store-all)");
     cmd->add_option("--backend", opts->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_option("--iters", opts->iters, "training steps to time")->check(CLI::PositiveNumber);
@@ -225,7 +221,7 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--dump-gradients", opts->dumpGradients, "write loss, grad_input, grad:<param> to this npz");
     cmd->add_flag("--check", opts->check, "also run store-all and compare every gradient");
     cmd->add_flag("--json", opts->json, "JSON output");
-    cmd->add_option("--batch", opts->batch, "batch size (default: as in the file)");
+    addBatchOption(*cmd, opts->input, "batch size (default: as in the file)", BatchCheck::None);
     cmd->add_option("--cuda-convolution", opts->convolution,
                     "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")
         ->check(CLI::IsMember({"cudnn", "im2col"}));

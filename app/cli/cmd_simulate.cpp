@@ -2,13 +2,12 @@
 // [--json]: simulates a plan's schedule (store-all without --plan) on the model's training graph
 // and prints the timeline summary; --csv writes one row per step with every memory category.
 #include "commands.h"
+#include "model_loading.h"
 
 #include "core/cost/roofline.h"
 #include "core/io/plan_file.h"
-#include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
-#include "core/training/builder.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
@@ -27,8 +26,7 @@ using schedule::MemCategory;
 
 struct SimulateOptions
 {
-    std::string model;
-    int64_t batch = 0;
+    ModelInput input;
     std::string plan;
     std::string profile;
     std::string csv;
@@ -81,22 +79,15 @@ Status writeCsv(const std::string &path, const schedule::Schedule &s, const trai
 
 int runSimulate(const SimulateOptions &o)
 {
-    core::onnx::ImportOptions opt;
-    opt.batch = o.batch;
-    auto g = core::onnx::importModel(o.model, opt);
-    if (!g) {
-        std::fprintf(stderr, "error: %s\n", g.status().toString().c_str());
-        return 1;
-    }
-    auto tg = training::buildTrainingGraph(*g);
-    if (!tg) {
-        std::fprintf(stderr, "error: %s: %s\n", o.model.c_str(), tg.status().toString().c_str());
-        return 1;
-    }
-    cost::Costs costs = cost::rooflineCosts(*tg);
+    LoadStage failed = LoadStage::Import;
+    Expected<LoadedModel> loaded = loadTrainingModel(o.input, {}, &failed);
+    if (!loaded)
+        return reportLoadError(o.input, loaded.status(), failed);
+    const training::TrainingGraph &tg = loaded->training;
+    cost::Costs costs = cost::rooflineCosts(tg);
     if (!o.profile.empty()) {
         const cost::Roofline hw;
-        auto measured = cost::loadProfile(o.profile, *tg, &hw);
+        auto measured = cost::loadProfile(o.profile, tg, &hw);
         if (!measured) {
             std::fprintf(stderr, "error: %s\n", measured.status().toString().c_str());
             return 1;
@@ -106,9 +97,9 @@ int runSimulate(const SimulateOptions &o)
     schedule::Schedule s;
     std::string scheduleName = "store-all";
     if (o.plan.empty()) {
-        s = schedule::storeAllSchedule(*tg);
+        s = schedule::storeAllSchedule(tg);
     } else {
-        auto plan = core::io::readPlan(o.plan, *tg);
+        auto plan = core::io::readPlan(o.plan, tg);
         if (!plan) {
             std::fprintf(stderr, "error: %s\n", plan.status().toString().c_str());
             return 1;
@@ -116,26 +107,26 @@ int runSimulate(const SimulateOptions &o)
         s = std::move(plan->schedule);
         scheduleName = o.plan + " (" + plan->solver + ")";
     }
-    auto t = sim::simulate(s, *tg, costs, {.recordPoints = !o.csv.empty()});
+    auto t = sim::simulate(s, tg, costs, {.recordPoints = !o.csv.empty()});
     if (!t) {
         std::fprintf(stderr, "error: %s\n", t.status().toString().c_str());
         return 1;
     }
     if (!o.csv.empty()) {
-        Status w = writeCsv(o.csv, s, *tg, *t);
+        Status w = writeCsv(o.csv, s, tg, *t);
         if (!w.isOk()) {
             std::fprintf(stderr, "error: %s\n", w.toString().c_str());
             return 1;
         }
     }
-    const std::string peakName = s.steps.empty() ? std::string() : stepName(s.steps[t->peakStep], *tg);
+    const std::string peakName = s.steps.empty() ? std::string() : stepName(s.steps[t->peakStep], tg);
     if (o.json) {
         nlohmann::json cats = nlohmann::json::object();
         for (size_t c = 0; c < kMemCategoryCount; ++c)
             cats[schedule::memCategoryName(static_cast<MemCategory>(c))] = t->peakByCategory[c];
         nlohmann::json j = {
-            {"model", o.model},
-            {"batch", tg->info().batch},
+            {"model", o.input.model},
+            {"batch", tg.info().batch},
             {"schedule", scheduleName},
             {"cost_model", costs.source},
             {"steps", s.steps.size()},
@@ -159,8 +150,8 @@ int runSimulate(const SimulateOptions &o)
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("%s at batch %lld, schedule %s, costs %s, %zu steps\n", o.model.c_str(),
-                (long long)tg->info().batch, scheduleName.c_str(), costs.source.c_str(), s.steps.size());
+    std::printf("%s at batch %lld, schedule %s, costs %s, %zu steps\n", o.input.model.c_str(),
+                (long long)tg.info().batch, scheduleName.c_str(), costs.source.c_str(), s.steps.size());
     std::printf("  peak                 %s at step %zu (%s)\n", formatBytes(t->peakBytes).c_str(), t->peakStep,
                 peakName.c_str());
     for (size_t c = 0; c < kMemCategoryCount; ++c)
@@ -182,8 +173,8 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<SimulateOptions>();
     CLI::App *cmd = app.add_subcommand("simulate", "Simulate a schedule: peak memory and time");
-    cmd->add_option("model", opts->model, "ONNX model file")->required();
-    cmd->add_option("--batch", opts->batch, "Batch to infer shapes at (default: the file's)")->check(CLI::NonNegativeNumber);
+    addModelArgument(*cmd, opts->input);
+    addBatchOption(*cmd, opts->input);
     cmd->add_option("--plan", opts->plan, "Plan file to simulate (default: the store-all schedule)");
     cmd->add_option("--profile", opts->profile, "Measured op times (JSON: op name -> seconds)");
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");

@@ -4,14 +4,13 @@
 // remat solve MODEL --compare [--json]: every solver, one table.
 // MODEL is an ONNX file, or a benchmark node-link .json graph.
 #include "commands.h"
+#include "model_loading.h"
 
 #include "core/cost/roofline.h"
 #include "core/io/plan_file.h"
-#include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/registry.h"
-#include "core/training/builder.h"
 #include "core/util/bytes.h"
 #if __has_include("core/io/node_link.h")
 #include "core/io/node_link.h"
@@ -32,7 +31,7 @@ using namespace remat::core;
 
 struct SolveOptions
 {
-    std::string model;
+    ModelInput input;
     std::string solver;
     std::string objective = "min-peak";
     std::string budget;
@@ -42,7 +41,6 @@ struct SolveOptions
     std::string out;
     bool json = false;
     bool compare = false;
-    int64_t batch = 0;
 };
 
 struct Problem
@@ -58,20 +56,17 @@ bool endsWith(const std::string &s, const std::string &tail)
 
 Expected<Problem> loadProblem(const SolveOptions &o)
 {
-    if (endsWith(o.model, ".json")) {
+    if (endsWith(o.input.model, ".json")) {
 #ifdef REMAT_SOLVE_NODE_LINK
-        REMAT_ASSIGN_OR_RETURN(io::NodeLinkGraph g, io::readNodeLinkGraph(o.model));
+        REMAT_ASSIGN_OR_RETURN(io::NodeLinkGraph g, io::readNodeLinkGraph(o.input.model));
         return Problem{std::move(g.graph), std::move(g.costs)};
 #else
         return makeError(StatusCode::Unsupported,
-                         o.model + ": node-link graphs are not supported by this build");
+                         o.input.model + ": node-link graphs are not supported by this build");
 #endif
     }
-    onnx::ImportOptions io;
-    io.batch = o.batch;
-    REMAT_ASSIGN_OR_RETURN(ir::Graph g, onnx::importModel(o.model, io));
-    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg, training::buildTrainingGraph(g, {}));
-    Problem p{std::move(tg), {}};
+    REMAT_ASSIGN_OR_RETURN(LoadedModel m, loadTrainingModel(o.input));
+    Problem p{std::move(m.training), {}};
     p.costs = cost::rooflineCosts(p.graph, cost::Roofline{});
     return p;
 }
@@ -215,7 +210,7 @@ int runSolve(const SolveOptions &o)
         std::printf("%s\n", (o.compare ? list : list.front()).dump(1).c_str());
     } else {
         fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {}{}\n",
-                   o.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
+                   o.input.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
                    formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
                    budget > 0 ? ", budget " + formatBytes(budget) : std::string());
         fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11} {:>10}\n", "solver", "status", "peak",
@@ -249,8 +244,7 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<SolveOptions>();
     CLI::App *cmd = app.add_subcommand("solve", "Find a checkpointing plan for a model");
-    cmd->add_option("model", opts->model, "ONNX model, or a benchmark node-link .json graph")
-        ->required();
+    addModelArgument(*cmd, opts->input, "ONNX model, or a benchmark node-link .json graph");
     cmd->add_option("--solver", opts->solver, "solver id (see --compare for the list)");
     cmd->add_flag("--compare", opts->compare, "run every solver and print one table");
     cmd->add_option("--objective", opts->objective, "min-peak (default) or min-time");
@@ -261,7 +255,7 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--time-limit", opts->timeLimit, "seconds per solver (default 60)");
     cmd->add_option("--out", opts->out, "write the plan (remat-plan JSON)");
     cmd->add_flag("--json", opts->json, "print JSON instead of a table");
-    cmd->add_option("--batch", opts->batch, "batch size (default: the file's)");
+    addBatchOption(*cmd, opts->input, "batch size (default: the file's)", BatchCheck::None);
     cmd->callback([opts, &ctx]() { ctx.exitCode = runSolve(*opts); });
 }
 

@@ -2,12 +2,11 @@
 // op counts, parameter and gradient bytes, what store-all keeps for backward (comparable with
 // PyTorch's saved activations), its simulated peaks, and FLOPs.
 #include "commands.h"
+#include "model_loading.h"
 
 #include "core/cost/roofline.h"
-#include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
-#include "core/training/builder.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
@@ -23,31 +22,23 @@ using namespace remat::core;
 
 struct TrainGraphOptions
 {
-    std::string model;
-    int64_t batch = 0;
+    ModelInput input;
     bool json = false;
     bool inputGradients = false;
 };
 
 int runTrainGraph(const TrainGraphOptions &o)
 {
-    core::onnx::ImportOptions opt;
-    opt.batch = o.batch;
-    auto g = core::onnx::importModel(o.model, opt);
-    if (!g) {
-        std::fprintf(stderr, "error: %s\n", g.status().toString().c_str());
-        return 1;
-    }
     training::BuildOptions build;
     build.inputGradients = o.inputGradients;
-    auto tg = training::buildTrainingGraph(*g, build);
-    if (!tg) {
-        std::fprintf(stderr, "error: %s: %s\n", o.model.c_str(), tg.status().toString().c_str());
-        return 1;
-    }
-    const training::TrainingSummary s = training::summarize(*tg);
-    const cost::Costs costs = cost::rooflineCosts(*tg);
-    auto t = sim::simulate(schedule::storeAllSchedule(*tg), *tg, costs, {.recordPoints = false});
+    LoadStage failed = LoadStage::Import;
+    Expected<LoadedModel> loaded = loadTrainingModel(o.input, build, &failed);
+    if (!loaded)
+        return reportLoadError(o.input, loaded.status(), failed);
+    const training::TrainingGraph &tg = loaded->training;
+    const training::TrainingSummary s = training::summarize(tg);
+    const cost::Costs costs = cost::rooflineCosts(tg);
+    auto t = sim::simulate(schedule::storeAllSchedule(tg), tg, costs, {.recordPoints = false});
     if (!t) {
         std::fprintf(stderr, "error: store-all schedule: %s\n", t.status().toString().c_str());
         return 1;
@@ -57,13 +48,13 @@ int runTrainGraph(const TrainGraphOptions &o)
         for (const auto &[dtype, bytes] : s.savedForBackwardBytesByDtype)
             byDtype[dtype] = bytes;
         nlohmann::json j = {
-            {"model", o.model},
-            {"batch", tg->info().batch},
+            {"model", o.input.model},
+            {"batch", tg.info().batch},
             {"forward_ops", s.forwardOps},
             {"loss_ops", s.lossOps},
             {"backward_ops", s.backwardOps},
             {"accumulate_ops", s.accumulateOps},
-            {"tensors", tg->tensorCount()},
+            {"tensors", tg.tensorCount()},
             {"param_bytes", s.paramBytes},
             {"param_grad_bytes", s.paramGradBytes},
             {"buffer_bytes", s.bufferBytes},
@@ -83,10 +74,10 @@ int runTrainGraph(const TrainGraphOptions &o)
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("%s at batch %lld\n", o.model.c_str(), (long long)tg->info().batch);
+    std::printf("%s at batch %lld\n", o.input.model.c_str(), (long long)tg.info().batch);
     std::printf("  ops                       %zu forward, %zu loss, %zu backward (%zu accumulate)\n", s.forwardOps,
                 s.lossOps, s.backwardOps, s.accumulateOps);
-    std::printf("  tensors                   %zu\n", tg->tensorCount());
+    std::printf("  tensors                   %zu\n", tg.tensorCount());
     const auto line = [](const char *label, int64_t bytes) {
         std::printf("  %-25s %s (%lld B)\n", label, formatBytes(bytes).c_str(), (long long)bytes);
     };
@@ -109,8 +100,8 @@ void addTrainGraphCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<TrainGraphOptions>();
     CLI::App *cmd = app.add_subcommand("train-graph", "Derive the training step of an ONNX model");
-    cmd->add_option("model", opts->model, "ONNX model file")->required();
-    cmd->add_option("--batch", opts->batch, "Batch to infer shapes at (default: the file's)")->check(CLI::NonNegativeNumber);
+    addModelArgument(*cmd, opts->input);
+    addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->add_flag("--input-grad", opts->inputGradients, "Also compute the gradient of the data input");
     cmd->callback([opts, &ctx] { ctx.exitCode = runTrainGraph(*opts); });

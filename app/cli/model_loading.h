@@ -1,0 +1,65 @@
+#pragma once
+// The model argument, `--batch` and the import-then-build preamble that the model commands share.
+//   ModelInput in;  addModelArgument(*cmd, in);  addBatchOption(*cmd, in);
+//   LoadStage failed;  Expected<LoadedModel> m = loadTrainingModel(in, {}, &failed);
+//   if (!m) return reportLoadError(in, m.status(), failed);  use(m->training);
+
+#include "core/ir/graph.h"
+#include "core/onnx/importer.h"
+#include "core/training/builder.h"
+#include "core/training/training_graph.h"
+#include "core/util/status.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace remat::app {
+
+/// Which ONNX file to read, and at which batch (0: the file's own).
+struct ModelInput
+{
+    std::string model;
+    int64_t batch = 0;
+};
+
+/// The usual help texts; commands that word them otherwise pass their own.
+inline constexpr const char *kModelHelp = "ONNX model file";
+inline constexpr const char *kBatchHelp = "Batch to infer shapes at (default: the file's)";
+
+enum class BatchCheck : unsigned char {
+    NonNegative, ///< CLI11 rejects a negative batch before the command runs
+    None,        ///< any integer reaches the importer
+};
+
+/// The required positional MODEL. Returns the option so a command can add checks.
+CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input, const std::string &help = kModelHelp);
+/// `--batch N`. Separate from addModelArgument so each command keeps its own order in --help.
+CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help = kBatchHelp,
+                            BatchCheck check = BatchCheck::NonNegative);
+
+/// Imports the model at the requested batch. `options` carries anything else (kind overrides);
+/// its batch is replaced by the input's.
+core::Expected<core::ir::Graph> importModel(const ModelInput &input, core::onnx::ImportOptions options = {});
+
+/// The imported graph and the training step derived from it (the executor needs both).
+struct LoadedModel
+{
+    core::ir::Graph graph;
+    core::training::TrainingGraph training;
+};
+
+/// Where loading failed: the commands word an import error and a build error differently.
+enum class LoadStage : unsigned char { Import, Build };
+
+/// Imports the model, then builds its training graph. The returned error is the stage's own
+/// Status, unchanged; `failedStage` (when given) says which stage produced it.
+core::Expected<LoadedModel> loadTrainingModel(const ModelInput &input, const core::training::BuildOptions &build = {},
+                                              LoadStage *failedStage = nullptr);
+
+/// Prints a load error the way most model commands do ("error: STATUS" for the importer,
+/// "error: MODEL: STATUS" for the builder) and returns the exit code, 1.
+int reportLoadError(const ModelInput &input, const core::Status &status, LoadStage stage);
+
+} // namespace remat::app
