@@ -118,7 +118,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     si.messageHandler()->setLogLevel(0);
     // The root LP of a large model can take far longer than the limit: Clp stops on its own
     // (wall clock) deadline, which CBC's clones of the solver inherit.
-    si.getModelPtr()->setMaximumWallSeconds(std::max(0.5, seconds));
+    si.getModelPtr()->setMaximumWallSeconds(std::max(0.05, seconds));
     // The root LP first, without Clp's presolve: CBC 2.10 dereferences a null pointer in
     // ClpPresolve when presolve meets an infeasible or time-limited model (tst_checkmate's
     // near-minimum budgets, resnet18 b8 --compare). An infeasible root proves the MILP
@@ -179,7 +179,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     if (direct) {
         // Large models: CBC's branch and bound straight away, without CbcMain1's preprocessing
         // and root cut loops, which ignore the time limit on models this size.
-        model.setMaximumSeconds(std::max(0.5, seconds));
+        model.setMaximumSeconds(std::max(0.05, seconds));
         model.solver()->messageHandler()->setLogLevel(logLevel);
         model.setUseElapsedTime(true);
         if (threads > 1)
@@ -219,7 +219,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
 void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
              const std::string &extra)
 {
-    const std::string secText = fmt::format("{:.3f}", std::max(0.5, seconds));
+    const std::string secText = fmt::format("{:.3f}", std::max(0.05, seconds));
     const std::string threadText = std::to_string(std::max(1, threads));
     const std::string logText = std::to_string(logLevel);
     std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
@@ -408,12 +408,15 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
             const double t0 = elapsed();
             // Without the full model to follow, this bound gets nearly all the time left.
             const double left = request.timeLimitSeconds - t0;
-            const double share = double(estimateColumns(p)) > maxColumns
-                                     ? 0.95 * left - 1.0
-                                     : std::min(120.0, 0.3 * request.timeLimitSeconds);
+            // With under 2 s left (fcn_8_vgg in a tenth of Moccasin's time) the full model
+            // would not get going either.
+            const double share = double(estimateColumns(p)) > maxColumns ? 0.9 * left - 0.5
+                                 : left < 2.0                          ? 0.8 * left
+                                         : std::min(120.0, 0.3 * request.timeLimitSeconds);
             const checkmate::FrontierMilpResult fm = checkmate::frontierMilpBound(
                 p, request.budgetBytes, warmSeq.empty() ? -1 : warmEval.recomputeSeconds,
-                std::max(0.5, share), request.stop, checkmate::settingText(request, "frontier-lp", "dual"),
+                std::max(0.05, std::min(share, 0.95 * left)), request.stop,
+                checkmate::settingText(request, "frontier-lp", "dual"),
                 checkmate::settingText(request, "frontier-cbc", ""));
             if (fm.infeasible)
                 return infeasiblePlan("no frontier-ordered plan fits (relaxation proven infeasible)");
@@ -456,6 +459,12 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                           fmt::format("model too large for CBC (about {} columns): {} plan{}",
                                       estimateColumns(p), warmFrom, boundNote));
     }
+    // Short time limits: CBC spends a few tenths of a second just starting on the full model.
+    if (!minPeak && !warmSeq.empty() && request.timeLimitSeconds - elapsed() < 0.5)
+        return finishWith(warmSeq, SolveStatus::Feasible, frontierBound, warmEval.recomputeSeconds,
+                          fmt::format("time limit reached before CBC could start on the full model: {} "
+                                      "plan{}",
+                                      warmFrom, boundNote));
 
     checkmate::ModelOptions mo;
     mo.budgetBytes = request.budgetBytes;
@@ -470,7 +479,7 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
     const double modelSeconds = elapsed() - modelStart;
     const double cbcStart = elapsed();
     const double remaining = request.timeLimitSeconds - elapsed();
-    CbcOutcome cbc = runCbc(model, start.empty() ? nullptr : &start, request, std::max(1.0, remaining),
+    CbcOutcome cbc = runCbc(model, start.empty() ? nullptr : &start, request, std::max(0.1, remaining),
                             threads, logLevel, begin,
                             minPeak ? double(model.unit) : model.objectiveScale,
                             // CbcMain1 (presolve, root cuts) crashes in ClpPresolve when the time
