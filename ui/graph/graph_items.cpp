@@ -134,7 +134,7 @@ QPainterPath GroupFrameItem::shape() const
     return p;
 }
 
-void GroupFrameItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
+void GroupFrameItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget)
 {
     const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
     // Nested groups get slightly darker backgrounds so their borders read without strong lines.
@@ -152,9 +152,19 @@ void GroupFrameItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *op
     f.setBold(true);
     painter->setFont(f);
     painter->setPen(QColor(0x40, 0x48, 0x5c));
-    const QRectF header(m_rect.x() + 10, m_rect.y() + 2, m_rect.width() - 20, m_header - 4);
+    // The view's scene rectangle: the title follows it when the frame's left edge is off-screen.
+    QRectF visible = m_rect;
+    if (widget)
+        visible = painter->worldTransform().inverted().mapRect(QRectF(widget->rect()));
+    const QRectF header = titleRect(visible);
     painter->drawText(header, Qt::AlignLeft | Qt::AlignVCenter,
                       QFontMetricsF(f).elidedText(QStringLiteral("\u25be ") + m_title, Qt::ElideMiddle, header.width()));
+}
+
+QRectF GroupFrameItem::titleRect(const QRectF &visible) const
+{
+    const double left = std::max(m_rect.x(), visible.x()) + 10;
+    return QRectF(left, m_rect.y() + 2, std::max(0.0, m_rect.right() - 10 - left), m_header - 4);
 }
 
 EdgeLayerItem::EdgeLayerItem(std::vector<Edge> edges) : m_edges(std::move(edges))

@@ -66,6 +66,11 @@ public:
     QPainterPath shape() const override;
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
     int layoutIndex() const { return m_layoutIndex; }
+    const QString &title() const { return m_title; }
+    /// Where the title is drawn when `visible` (scene coordinates) is on screen: at the frame's
+    /// left, or at the left edge of the view when the frame starts off-screen, so a frame wider
+    /// than the view still names itself instead of crossing it as a bare band.
+    QRectF titleRect(const QRectF &visible) const;
 
 private:
     int m_layoutIndex;

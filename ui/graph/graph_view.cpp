@@ -88,6 +88,10 @@ void GraphView::updateOverview()
 void GraphView::scrollContentsBy(int dx, int dy)
 {
     QGraphicsView::scrollContentsBy(dx, dy);
+    // Group titles stay at the view's left edge (GroupFrameItem::titleRect): a sideways scroll
+    // moves them relative to the scene, so the shifted pixels cannot be reused.
+    if (dx != 0)
+        viewport()->update();
     emit viewportChanged();
 }
 
