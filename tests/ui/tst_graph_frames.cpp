@@ -15,6 +15,7 @@
 
 #include <QFileInfo>
 #include <QImage>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -150,6 +151,32 @@ private slots:
             QVERIFY(title.top() >= r.top() && title.bottom() <= r.top() + 24);
         }
         QVERIFY2(checked >= 2, qPrintable(QStringLiteral("expected the enc and layers.0 frames to cross the view, found %1").arg(checked)));
+
+        // After a sideways scroll the title is at the new left edge, not `shift` px to the right.
+        // (grab() paints the whole view afresh, so this cannot see on-screen pixel reuse; the
+        // view repaints on sideways scrolls for that.)
+        GroupFrameItem *enc = nullptr;
+        for (QGraphicsItem *gi : w.graphScene()->items())
+            if (gi->type() == GroupFrameItem::Type && static_cast<GroupFrameItem *>(gi)->title() == QLatin1String("enc"))
+                enc = static_cast<GroupFrameItem *>(gi);
+        QVERIFY(enc);
+        QScrollBar *bar = view->horizontalScrollBar();
+        const int shift = std::min(300, bar->value() - bar->minimum() - 20);
+        QVERIFY(shift >= 200);
+        bar->setValue(bar->value() - shift);
+        QTest::qWait(50);
+        const QImage after = view->viewport()->grab().toImage();
+        const QRectF band(enc->sceneBoundingRect().x(), enc->sceneBoundingRect().y() + 4, enc->sceneBoundingRect().width(), 14);
+        const QRect row = view->mapFromScene(band).boundingRect();
+        auto inkIn = [&](int x0, int x1) {
+            int ink = 0;
+            for (int y = std::max(0, row.top()); y <= std::min(after.height() - 1, row.bottom()); ++y)
+                for (int x = x0; x <= x1; ++x)
+                    ink += qGray(after.pixel(x, y)) < 110;
+            return ink;
+        };
+        QVERIFY2(inkIn(0, 150) > 15, "no title at the left edge after scrolling");
+        QCOMPARE(inkIn(shift, shift + 150), 0);
     }
 };
 
