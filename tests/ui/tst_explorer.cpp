@@ -3,6 +3,7 @@
 // round-trip, the batch spin re-imports, exports write files, and a corrupt file shows an error
 // while the window stays usable.
 #include "common/test_support.h"
+#include "ui_test_util.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
@@ -21,22 +22,12 @@
 using namespace remat;
 using namespace remat::ui;
 using remat::tests::sharedDir;
+using remat::tests::openAndWait;
 using remat::tests::sharedPath;
 
 namespace {
 
 constexpr int kTimeoutMs = 60000;
-
-/// Opens `path` and waits for its first layout on screen.
-bool openAndWait(MainWindow &w, const QString &path)
-{
-    QSignalSpy shown(&w, &MainWindow::modelShown);
-    QSignalSpy failed(&w, &MainWindow::errorOccurred);
-    w.openModel(path);
-    if (!QTest::qWaitFor([&] { return shown.count() > 0 || failed.count() > 0; }, kTimeoutMs))
-        return false;
-    return shown.count() > 0;
-}
 
 bool waitForLayout(MainWindow &w, QSignalSpy &spy, int before)
 {

@@ -7,6 +7,7 @@
 //   than the view: their header bands cross the whole view, and each must show its title at the
 //   view's left edge (it used to sit off-screen at the frame's own left, leaving a bare band).
 #include "common/test_support.h"
+#include "ui_test_util.h"
 #include "ui/graph/graph_items.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
@@ -21,24 +22,13 @@
 
 using namespace remat;
 using namespace remat::ui;
+using remat::tests::openAndWait;
 using remat::tests::sharedPath;
 namespace layout = remat::core::layout;
 
 namespace {
 
-constexpr int kTimeoutMs = 60000;
-
 QString tinyVit() { return sharedPath(QStringLiteral("corpus/with_weights/tiny_vit.onnx")); }
-
-bool openAndWait(MainWindow &w, const QString &path)
-{
-    QSignalSpy shown(&w, &MainWindow::modelShown);
-    QSignalSpy failed(&w, &MainWindow::errorOccurred);
-    w.openModel(path);
-    if (!QTest::qWaitFor([&] { return shown.count() > 0 || failed.count() > 0; }, kTimeoutMs))
-        return false;
-    return shown.count() > 0;
-}
 
 /// True when item `i` lies inside the expanded group item `frame` (at any depth).
 bool isInside(const layout::GraphLayout &l, size_t i, size_t frame)
