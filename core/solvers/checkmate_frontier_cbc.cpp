@@ -215,6 +215,7 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         si.setHintParam(OsiDoDualInInitial, false, OsiHintDo);
         si.initialSolve();
     } else if (lpMethod == "barrier") {
+        si.getModelPtr()->setLogLevel(0); // ClpSimplex's own handler: OsiClp's level does not reach it
         si.getModelPtr()->barrier(true);
         si.resolve();
     } else {
