@@ -13,7 +13,7 @@ echo "== no display: headless pipeline on $SAMPLE =="
 set -x
 build/app/remat info "$SAMPLE"
 build/app/remat train-graph "$SAMPLE"
-build/app/remat solve "$SAMPLE" --compare
+build/app/remat solve "$SAMPLE" --compare --time-limit 10
 build/app/remat run "$SAMPLE" --backend cpu --check
 mkdir -p out
 QT_QPA_PLATFORM=offscreen build/app/remat-studio "$SAMPLE" --screenshot out/main-window.png
