@@ -1,6 +1,6 @@
 // Plan files: write, read, simulate gives the same figures; corrupted or mismatched files are
 // refused with messages that say what is wrong.
-#include "common/test_support.h"
+#include "common/costed_model.h"
 #include "solvers/random_graphs.h"
 
 #include "core/cost/roofline.h"
@@ -177,16 +177,13 @@ private slots:
         const QString path = remat::tests::sharedPath("corpus/graph_only/resnet18.onnx");
         if (!QFileInfo::exists(path))
             QSKIP("corpus not found");
-        onnx::ImportOptions o;
-        o.batch = 4;
-        auto g = onnx::importModel(remat::tests::toStd(path), o);
-        QVERIFY2(g.hasValue(), g.status().toString().c_str());
-        auto tg = training::buildTrainingGraph(*g, {});
-        QVERIFY(tg.hasValue());
-        const cost::Costs costs = cost::rooflineCosts(*tg);
+        auto m = remat::tests::loadCostedModel(path, 4);
+        QVERIFY2(m.hasValue(), m.status().toString().c_str());
+        const training::TrainingGraph *tg = &m->graph;
+        const cost::Costs &costs = m->costs;
         auto reg = solvers::makeRegistry();
         solvers::SolveRequest r;
-        r.graph = &*tg;
+        r.graph = tg;
         r.costs = &costs;
         auto plan = reg.find("feng-huang")->solve(r);
         QVERIFY(plan.hasValue());

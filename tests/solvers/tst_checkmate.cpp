@@ -1,11 +1,9 @@
 // checkmate-milp and checkmate-lp on small random training graphs: the MILP's optimum equals an
 // exhaustive dynamic program over Checkmate's stage plans, is never worse than any other
 // registered solver at the same budget, and the LP rounding never returns a plan over budget.
-#include "common/test_support.h"
+#include "common/costed_model.h"
 #include "random_graphs.h"
 
-#include "core/cost/roofline.h"
-#include "core/onnx/importer.h"
 
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -16,7 +14,6 @@
 #include "core/solvers/checkmate_problem.h"
 #include "core/solvers/checkmate_warm.h"
 #include "core/solvers/registry.h"
-#include "core/training/builder.h"
 
 #include <QtTest>
 
@@ -432,22 +429,19 @@ private slots:
         const QString path = remat::tests::sharedPath("corpus/with_weights/tiny_vit.onnx");
         if (!QFileInfo::exists(path))
             QSKIP("shared corpus not found");
-        onnx::ImportOptions o;
-        o.batch = 2;
-        auto g = onnx::importModel(remat::tests::toStd(path), o);
-        QVERIFY2(g.hasValue(), g.status().toString().c_str());
-        auto tg = training::buildTrainingGraph(*g, {});
-        QVERIFY(tg.hasValue());
-        const cost::Costs costs = cost::rooflineCosts(*tg);
+        auto m = remat::tests::loadCostedModel(path, 2);
+        QVERIFY2(m.hasValue(), m.status().toString().c_str());
+        const training::TrainingGraph &tg = m->graph;
+        const cost::Costs &costs = m->costs;
         SolveRequest req;
-        req.graph = &*tg;
+        req.graph = &tg;
         req.costs = &costs;
         req.objective = Objective::MinPeak;
         req.timeLimitSeconds = 6;
         auto plan = makeCheckmateMilpSolver()->solve(req);
         QVERIFY2(plan.hasValue(), plan.status().toString().c_str());
         QVERIFY(plan->status == SolveStatus::Optimal || plan->status == SolveStatus::Feasible);
-        auto sim = sim::simulate(plan->schedule, *tg, costs);
+        auto sim = sim::simulate(plan->schedule, tg, costs);
         QVERIFY(sim.hasValue());
         QCOMPARE(sim->peakBytes, plan->timeline.peakBytes);
         const double tdi = plan->timeline.tdiPercent();

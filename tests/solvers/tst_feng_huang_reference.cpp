@@ -12,17 +12,14 @@
 // - the same on the training graphs of resnet18, resnet50 and densenet121 (corpus, batch 2);
 // - the registered solver finishes with a validated plan on every corpus model and every
 //   onnx-light file (batch 1; densenet121 and vit_b_16 included; the search is iterative).
-#include "common/test_support.h"
+#include "common/costed_model.h"
 #include "feng_huang_reference.h"
 #include "random_graphs.h"
 
-#include "core/cost/roofline.h"
-#include "core/onnx/importer.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/feng_huang.h"
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
-#include "core/training/builder.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -112,14 +109,6 @@ bool compareOne(const FengHuangGraph &g, const std::string &what, Tally *tally, 
     return true;
 }
 
-Expected<training::TrainingGraph> loadTraining(const QString &path, int64_t batch)
-{
-    onnx::ImportOptions o;
-    o.batch = batch;
-    REMAT_ASSIGN_OR_RETURN(ir::Graph g, onnx::importModel(remat::tests::toStd(path), o));
-    return training::buildTrainingGraph(g, {});
-}
-
 } // namespace
 
 class TstFengHuangReference : public QObject
@@ -182,9 +171,9 @@ private slots:
             const QString path = remat::tests::sharedPath(QString("corpus/graph_only/%1.onnx").arg(name));
             if (!QFileInfo::exists(path))
                 QSKIP("corpus not found");
-            auto tg = loadTraining(path, 2);
-            QVERIFY2(tg.hasValue(), tg.status().toString().c_str());
-            auto facts = GraphFacts::build(*tg);
+            auto m = remat::tests::loadCostedModel(path, 2);
+            QVERIFY2(m.hasValue(), m.status().toString().c_str());
+            auto facts = GraphFacts::build(m->graph);
             QVERIFY(facts.hasValue());
             const FengHuangGraph g = fengHuangGraph(*facts);
             QElapsedTimer timer;
@@ -210,11 +199,12 @@ private slots:
             QSKIP("shared models not found");
         const auto registry = makeRegistry();
         for (const QString &f : files) {
-            auto tg = loadTraining(f, 1);
-            QVERIFY2(tg.hasValue(), qPrintable(f + ": " + QString::fromStdString(tg.status().toString())));
-            const cost::Costs costs = cost::rooflineCosts(*tg);
+            auto m = remat::tests::loadCostedModel(f, 1);
+            QVERIFY2(m.hasValue(), qPrintable(f + ": " + QString::fromStdString(m.status().toString())));
+            const training::TrainingGraph *tg = &m->graph;
+            const cost::Costs &costs = m->costs;
             SolveRequest r;
-            r.graph = &*tg;
+            r.graph = tg;
             r.costs = &costs;
             QElapsedTimer timer;
             timer.start();
