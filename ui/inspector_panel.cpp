@@ -3,6 +3,7 @@
 #include "core/util/bytes.h"
 #include "ui/node_metrics.h"
 
+#include <QStringList>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -125,6 +126,18 @@ void InspectorPanel::showNode(NodeId id)
     h += tr("<tr><td class=k>name</td><td>%1</td></tr>").arg(esc(n.name.empty() ? n.displayName() : n.name));
     const std::string path = g.ns(n.ns).path;
     h += tr("<tr><td class=k>namespace</td><td>%1</td></tr>").arg(path.empty() ? tr("(top level)") : esc(path));
+    const auto lay = m_document->layouter();
+    const bool folding = lay && lay->hiddenCount() > 0;
+    if (folding && lay->isHidden(id)) {
+        const NodeId host = lay->hostOf(id);
+        h += tr("<tr><td class=k>folded into</td><td>%1</td></tr>")
+                 .arg(host.valid() ? esc(g.node(host).opType) + QStringLiteral(" ") + esc(g.node(host).displayName())
+                                   : tr("(nothing uses it)"));
+        for (ValueId v : n.outputs)
+            if (v.valid())
+                h += tr("<tr><td class=k>value</td><td><b>%1</b></td></tr>")
+                         .arg(esc(m_document->foldedConstants().text(v)));
+    }
     if (!n.domain.empty())
         h += tr("<tr><td class=k>domain</td><td>%1</td></tr>").arg(esc(n.domain));
     h += tr("<tr><td class=k>FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(m.metrics->nodeFlops[id.index()])));
@@ -137,12 +150,41 @@ void InspectorPanel::showNode(NodeId id)
         h += QStringLiteral("</table>");
     }
     h += tr("<div class=sec>Inputs</div><table>");
-    for (ValueId v : n.inputs)
-        h += valueRow(v);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const ValueId v = n.inputs[k];
+        const NodeId producer = v.valid() ? g.value(v).producer : NodeId();
+        if (!folding || !producer.valid() || !lay->isHidden(producer) || lay->isHidden(id)) {
+            h += valueRow(v);
+            continue;
+        }
+        // A folded input: its value where the edge would have been.
+        const ir::Node &p = g.node(producer);
+        h += QStringLiteral("<tr><td colspan=3><b>%1 = %2</b></td><td class=k>folded</td></tr>"
+                            "<tr><td colspan=4 class=k style='padding-bottom:4px'>%3 from %4 %5</td></tr>")
+                 .arg(esc(inputName(n.opType, k)), esc(m_document->foldedConstants().text(v)), esc(g.value(v).name),
+                      esc(p.opType), esc(p.displayName()));
+    }
     h += tr("</table><div class=sec>Outputs</div><table>");
     for (ValueId v : n.outputs)
         h += valueRow(v);
     h += QStringLiteral("</table>");
+    if (folding && !lay->isHidden(id)) {
+        std::map<std::string, int> ops;
+        int count = 0;
+        for (const ir::Node &other : g.nodes())
+            if (lay->hostOf(other.id) == id) {
+                ++ops[other.opType];
+                ++count;
+            }
+        if (count > 0) {
+            QStringList parts;
+            for (const auto &[op, c] : ops)
+                parts << (c > 1 ? QStringLiteral("%1 %2").arg(c).arg(esc(op)) : esc(op));
+            h += tr("<div class=sec>Folded shape arithmetic (%1 nodes)</div><div class=k>%2</div>")
+                     .arg(count)
+                     .arg(parts.join(QStringLiteral(", ")));
+        }
+    }
     // What the backward pass keeps from this op (store-all), from the training graph.
     if (m.training && id.index() < m.forwardOpOfNode.size()) {
         const OpId fwd = m.forwardOpOfNode[id.index()];

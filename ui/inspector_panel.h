@@ -1,7 +1,8 @@
 #pragma once
 // The inspector: everything about the selected node, collapsed group or tensor, at the current
 // batch: op type, attributes, inputs and outputs with shapes, dtypes and bytes, FLOPs, what its
-// backward pass needs (from the training graph), and its namespace path.
+// backward pass needs (from the training graph), and its namespace path. With shape arithmetic
+// folded, a node's folded inputs are listed by name with their values ("shape = [2, 16, 4, 16]").
 //   InspectorPanel panel(&document);   // follows the document's selection
 //   panel.showValue(valueId);          // an edge was clicked
 

@@ -1,5 +1,6 @@
 #include "ui/main_window.h"
 
+#include "core/layout/shape_folding.h"
 #include "core/util/bytes.h"
 #include "ui/background_jobs.h"
 #include "ui/graph/graph_scene.h"
@@ -182,6 +183,22 @@ void MainWindow::createActions()
     view->addSeparator();
     view->addAction(tr("&Expand All Groups"), this, [this] { collapseToDepth(0); });
     view->addAction(tr("&Collapse Top-Level Groups"), this, [this] { collapseToDepth(1); });
+    view->addSeparator();
+    m_foldShapes = QSettings().value(QStringLiteral("view/foldShapeArithmetic"), true).toBool();
+    m_foldAction = view->addAction(tr("F&old Shape Arithmetic"));
+    m_foldAction->setObjectName(QStringLiteral("foldShapeArithmeticAction"));
+    m_foldAction->setCheckable(true);
+    m_foldAction->setChecked(m_foldShapes);
+    m_foldAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
+    m_foldAction->setToolTip(tr("Show constants computed from static shapes (Constant, Shape, Gather, Unsqueeze, "
+                                "Concat... feeding Reshape and Expand) inside the node that uses them, as values "
+                                "in the inspector, instead of as boxes"));
+    connect(m_foldAction, &QAction::toggled, this, [this](bool on) {
+        if (m_updatingControls)
+            return;
+        QSettings().setValue(QStringLiteral("view/foldShapeArithmetic"), on); // the user's choice only
+        setFoldShapeArithmetic(on);
+    });
     for (QAction *a : {fit, zoomIn, zoomOut, actual})
         addAction(a); // shortcuts work while the view has focus
 }
@@ -215,6 +232,7 @@ void MainWindow::createToolBar()
         if (!m_updatingControls)
             collapseToDepth(d);
     });
+    bar->addAction(m_foldAction);
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Colour by "), this));
     m_colourMode = new QComboBox(this);
@@ -309,7 +327,7 @@ int MainWindow::autoCollapseDepth(const layout::GraphLayouter &lay) const
 {
     // The deepest collapse depth that still shows at most ~400 boxes; expanded when that fits.
     const ir::Graph &g = lay.graph();
-    if (g.nodeCount() <= 600)
+    if (int(g.nodeCount()) - lay.hiddenCount() <= 600)
         return 0;
     int maxDepth = 0;
     for (NamespaceId ns : lay.groups())
@@ -317,7 +335,7 @@ int MainWindow::autoCollapseDepth(const layout::GraphLayouter &lay) const
     for (int d = maxDepth; d >= 1; --d) {
         int boxes = 0;
         for (const ir::Node &n : g.nodes())
-            if (lay.groupDepth(lay.groupOfNode(n.id)) < d)
+            if (!lay.isHidden(n.id) && lay.groupDepth(lay.groupOfNode(n.id)) < d)
                 ++boxes;
         for (NamespaceId ns : lay.groups())
             if (lay.groupDepth(ns) == d)
@@ -328,10 +346,44 @@ int MainWindow::autoCollapseDepth(const layout::GraphLayouter &lay) const
     return 1;
 }
 
+std::shared_ptr<layout::GraphLayouter> MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
+{
+    std::vector<char> hidden;
+    if (m_foldShapes)
+        hidden = layout::foldableNodes(*graph);
+    auto layouter = std::make_shared<layout::GraphLayouter>(graph, layout::GraphLayoutSizes{}, layout::LayeredOptions{},
+                                                            std::move(hidden));
+    layouter->setSizes(GraphScene::measure(*graph, *layouter));
+    return layouter;
+}
+
+void MainWindow::setFoldShapeArithmetic(bool on)
+{
+    if (m_foldAction->isChecked() != on) {
+        m_updatingControls = true;
+        m_foldAction->setChecked(on);
+        m_updatingControls = false;
+    }
+    if (on == m_foldShapes)
+        return;
+    m_foldShapes = on;
+    if (!m_document->hasModel())
+        return;
+    // A new layouter: which nodes exist changes the groups and every interior. Building it is a
+    // linear pass (the layout itself runs on the worker); the collapse state carries over by
+    // namespace.
+    auto layouter = makeLayouter(m_document->model().graph);
+    const int folded = layouter->hiddenCount();
+    m_document->setLayouter(std::move(layouter));
+    statusBar()->showMessage(on ? tr("%1 shape-arithmetic nodes folded into their consumers").arg(folded)
+                                : tr("Shape arithmetic shown as nodes"),
+                             4000);
+    startLayout();
+}
+
 void MainWindow::onLoaded(const LoadedModel &model)
 {
-    auto layouter = std::make_shared<layout::GraphLayouter>(model.graph, layout::GraphLayoutSizes{});
-    layouter->setSizes(GraphScene::measure(*model.graph, *layouter));
+    auto layouter = makeLayouter(model.graph);
     const int depth = m_initialDepth >= 0 ? m_initialDepth : autoCollapseDepth(*layouter);
     const bool sameFile = m_document->hasModel() && m_document->model().path == model.path;
     m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
@@ -396,7 +448,9 @@ void MainWindow::onLayoutFinished(std::shared_ptr<const layout::GraphLayout> l, 
         }
     }
     updateSummary();
-    m_layoutInfo->setText(tr("%1 boxes, layout %2 ms").arg(m_scene->boxCount()).arg(ms, 0, 'f', 1));
+    const int folded = m_document->layouter() ? m_document->layouter()->hiddenCount() : 0;
+    m_layoutInfo->setText(folded > 0 ? tr("%1 boxes, %2 folded, layout %3 ms").arg(m_scene->boxCount()).arg(folded).arg(ms, 0, 'f', 1)
+                                     : tr("%1 boxes, layout %2 ms").arg(m_scene->boxCount()).arg(ms, 0, 'f', 1));
     emit layoutFinished();
     if (!property("shown").toBool() || m_document->model().path != property("shownPath").toString()) {
         setProperty("shown", true);
@@ -573,13 +627,26 @@ void MainWindow::showSearchHit()
     const NodeId node = m_hits[size_t(m_hitIndex)];
     m_searchBar->setResultText(tr("%1 of %2").arg(m_hitIndex + 1).arg(m_hits.size()));
     m_scene->setCurrentSearchHit(node);
+    // A folded hit: the inspector shows the node itself, the view the box it is folded into.
+    const ir::Graph &g = m_document->graph();
+    NodeId shown = node;
+    if (const auto lay = m_document->layouter(); lay && lay->isHidden(node)) {
+        shown = lay->hostOf(node);
+        const ir::Node &n = g.node(node);
+        const QString what = QStringLiteral("%1 %2").arg(QString::fromStdString(n.opType),
+                                                          QString::fromStdString(n.displayName()));
+        statusBar()->showMessage(
+            shown.valid() ? tr("%1 is folded shape arithmetic, shown inside %2 (View > Fold Shape Arithmetic)")
+                                .arg(what, QString::fromStdString(g.node(shown).displayName()))
+                          : tr("%1 is folded shape arithmetic that nothing uses (View > Fold Shape Arithmetic)").arg(what),
+            6000);
+    }
     m_document->setSelectedNode(node);
     NodeItem *item = m_scene->itemShowing(node);
-    if (item && item->isGroup()) {
+    if (item && item->isGroup() && shown.valid()) {
         // Open the groups hiding the hit, then show it once laid out.
         layout::CollapseSet set = m_document->collapsed();
-        const ir::Graph &g = m_document->graph();
-        for (NamespaceId ns = g.node(node).ns; ns.valid(); ns = g.ns(ns).parent)
+        for (NamespaceId ns = g.node(shown).ns; ns.valid(); ns = g.ns(ns).parent)
             set.erase(ns);
         m_pendingReveal = node;
         m_document->setCollapsed(std::move(set));

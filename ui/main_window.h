@@ -10,6 +10,7 @@
 #include <QMainWindow>
 #include <QStringList>
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QMenu;
@@ -51,6 +52,11 @@ public:
     /// Expands a collapsed group or collapses an expanded one, then lays out again.
     void toggleGroup(core::NamespaceId ns);
     void setColourMode(ColourMode mode);
+    /// Folds shape arithmetic (nodes computing constants: Constant, Shape, and ops on them) into
+    /// their consumers: no boxes, no edges; the inspector lists the values. Re-lays out off the
+    /// GUI thread. Default on; the View menu's choice is remembered.
+    void setFoldShapeArithmetic(bool on);
+    bool foldShapeArithmetic() const { return m_foldShapes; }
     /// Writes the whole graph as PNG or SVG (by extension). False (and an error) on failure.
     bool exportImage(const QString &path);
     /// Frames the graph for a screenshot: the whole graph when its labels stay legible at that
@@ -106,6 +112,7 @@ private:
     void openDialog();
     void exportDialog(const QString &format);
     int autoCollapseDepth(const core::layout::GraphLayouter &layouter) const;
+    std::shared_ptr<core::layout::GraphLayouter> makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
 
     ModelDocument *m_document;
     ModelLoader *m_loader;
@@ -125,6 +132,7 @@ private:
     QSpinBox *m_batch;
     QSpinBox *m_depth;
     QComboBox *m_colourMode;
+    QAction *m_foldAction = nullptr;
     QMenu *m_recentMenu;
     Planner *m_planner = nullptr;
     QTimer *m_batchTimer;
@@ -132,6 +140,7 @@ private:
     int m_initialDepth = -1;
     bool m_firstLayoutOfModel = false;
     bool m_updatingControls = false;
+    bool m_foldShapes = true;
     double m_lastLayoutMs = 0;
     std::vector<core::NodeId> m_hits;
     int m_hitIndex = -1;

@@ -9,6 +9,7 @@ void ModelDocument::setModel(LoadedModel model, const core::layout::CollapseSet 
     const bool sameFile = hasModel() && model.path == m_model.path &&
                           model.graph->namespaces().size() == m_model.graph->namespaces().size();
     m_model = std::move(model);
+    m_foldedConstants.reset();
     m_layouter.reset();
     m_layout.reset();
     if (!sameFile)
@@ -57,6 +58,13 @@ void ModelDocument::setSelectedNode(core::NodeId node)
         return;
     m_selected = node;
     emit changed({DocumentChangeKind::SelectionChanged});
+}
+
+const FoldedConstants &ModelDocument::foldedConstants() const
+{
+    if (!m_foldedConstants)
+        m_foldedConstants = std::make_unique<FoldedConstants>(*m_model.graph);
+    return *m_foldedConstants;
 }
 
 void ModelDocument::rebuildColours()

@@ -8,6 +8,7 @@
 #include "core/layout/graph_layout.h"
 #include "core/training/training_graph.h"
 #include "ui/colour_mode.h"
+#include "ui/graph/folded_constants.h"
 #include "ui/node_metrics.h"
 
 #include <QObject>
@@ -76,6 +77,9 @@ public:
     void setColourOverride(std::unique_ptr<NodeColourProvider> provider);
     bool hasColourOverride() const { return m_colourOverride != nullptr; }
 
+    /// Values of folded shape arithmetic, computed on first use for the current model.
+    const FoldedConstants &foldedConstants() const;
+
     /// The selected node (invalid when none).
     core::NodeId selectedNode() const { return m_selected; }
     void setSelectedNode(core::NodeId node);
@@ -94,6 +98,7 @@ private:
     std::unique_ptr<NodeColourProvider> m_colours;
     std::unique_ptr<NodeColourProvider> m_colourOverride;
     core::NodeId m_selected;
+    mutable std::unique_ptr<FoldedConstants> m_foldedConstants;
 };
 
 } // namespace remat::ui

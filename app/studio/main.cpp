@@ -1,5 +1,5 @@
 // remat-studio: the desktop application. Composition only.
-//   remat-studio [MODEL] [--batch N] [--collapse-depth N]
+//   remat-studio [MODEL] [--batch N] [--collapse-depth N] [--fold on|off]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000]   (QT_QPA_PLATFORM=offscreen works)
 //   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
 #include "ui/graph/graph_view.h"
@@ -64,7 +64,11 @@ int main(int argc, char **argv)
     QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select the first node matching TEXT."),
                               QStringLiteral("text"));
     QCommandLineOption fit(QStringLiteral("fit"), QStringLiteral("With --screenshot: show the whole graph, however small."));
-    parser.addOptions({screenshot, size, depth, colour, select, fit});
+    QCommandLineOption fold(QStringLiteral("fold"),
+                            QStringLiteral("Fold shape arithmetic into its consumers: on or off (default: as last set "
+                                           "in View > Fold Shape Arithmetic, on at first)."),
+                            QStringLiteral("on|off"));
+    parser.addOptions({screenshot, size, depth, colour, select, fit, fold});
     QCommandLineOption session(QStringLiteral("session"),
                                QStringLiteral("Open a planner session (.rematproj): its model, pins and plans."),
                                QStringLiteral("file"));
@@ -102,6 +106,14 @@ int main(int argc, char **argv)
 #endif
     if (parser.isSet(depth))
         window.setInitialCollapseDepth(parser.value(depth).toInt());
+    if (parser.isSet(fold)) {
+        const QString f = parser.value(fold);
+        if (f != QLatin1String("on") && f != QLatin1String("off")) {
+            std::fprintf(stderr, "remat-studio: --fold must be on or off\n");
+            return 2;
+        }
+        window.setFoldShapeArithmetic(f == QLatin1String("on"));
+    }
     const QString mode = parser.value(colour);
     if (mode == QLatin1String("bytes"))
         window.setColourMode(remat::ui::ColourMode::ActivationBytes);

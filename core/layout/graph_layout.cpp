@@ -56,10 +56,34 @@ constexpr int kPortBase = 1 << 29;
 } // namespace
 
 GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayoutSizes sizes,
-                             LayeredOptions options)
-    : m_graph(std::move(graph)), m_sizes(std::move(sizes)), m_options(std::move(options))
+                             LayeredOptions options, std::vector<char> hidden)
+    : m_graph(std::move(graph)), m_sizes(std::move(sizes)), m_options(std::move(options)),
+      m_hidden(std::move(hidden))
 {
     const ir::Graph &g = *m_graph;
+    m_hidden.resize(g.nodeCount(), 0);
+    auto hiddenNode = [&](NodeId n) { return m_hidden[n.index()] != 0; };
+    m_host.assign(g.nodeCount(), NodeId());
+    {
+        const auto &topo = g.topologicalOrder();
+        for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+            const NodeId n = *it;
+            if (!hiddenNode(n))
+                continue;
+            ++m_hiddenCount;
+            NodeId best;
+            for (ValueId v : g.node(n).outputs) {
+                if (!v.valid())
+                    continue;
+                for (NodeId c : g.value(v).consumers) {
+                    const NodeId h = hiddenNode(c) ? m_host[c.index()] : c;
+                    if (h.valid() && (!best.valid() || g.topoPosition(h) < g.topoPosition(best)))
+                        best = h;
+                }
+            }
+            m_host[n.index()] = best;
+        }
+    }
     const size_t nsCount = g.namespaces().size();
     m_sizes.node.resize(g.nodeCount(), Size{80, 30});
     m_sizes.collapsedGroup.resize(nsCount, Size{120, 36});
@@ -68,7 +92,8 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
     m_subtreeNodes.assign(nsCount, 0);
     for (size_t i = nsCount; i-- > 0;) {
         const ir::Namespace &ns = g.namespaces()[i];
-        m_subtreeNodes[i] += int(ns.nodes.size());
+        for (NodeId n : ns.nodes)
+            m_subtreeNodes[i] += hiddenNode(n) ? 0 : 1;
         if (ns.parent.valid())
             m_subtreeNodes[ns.parent.index()] += m_subtreeNodes[i];
     }
@@ -142,14 +167,15 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
         const auto &topo = g.topologicalOrder();
         for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
             const NodeId n = *it;
-            if (!constLike[n.index()])
+            if (!constLike[n.index()] || hiddenNode(n))
                 continue;
             int target = -1;
             for (ValueId v : g.node(n).outputs) {
                 if (!v.valid())
                     continue;
                 for (NodeId c : g.value(v).consumers)
-                    target = target < 0 ? home[c.index()] : lca(target, home[c.index()]);
+                    if (!hiddenNode(c))
+                        target = target < 0 ? home[c.index()] : lca(target, home[c.index()]);
             }
             if (target >= 0 && target != home[n.index()] && isAncestorOrSelf(home[n.index()], target))
                 home[n.index()] = target;
@@ -160,12 +186,16 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
     std::vector<int> localOfNode(g.nodeCount(), 0);
     for (NodeId n : g.topologicalOrder()) {
         const int gi = home[n.index()];
-        localOfNode[n.index()] = int(m_groups[gi].nodes.size());
-        m_groups[gi].nodes.push_back(n);
         std::vector<int> chain;
         for (int c = gi; c >= 0; c = m_groups[c].parent)
             chain.push_back(c);
         std::reverse(chain.begin(), chain.end());
+        if (hiddenNode(n)) { // keeps its chain so groupOfNode() answers; joins no group
+            m_chainOfNode[n.index()] = std::move(chain);
+            continue;
+        }
+        localOfNode[n.index()] = int(m_groups[gi].nodes.size());
+        m_groups[gi].nodes.push_back(n);
         for (int c : chain)
             m_groups[c].subtreeNodes.push_back(n);
         m_chainOfNode[n.index()] = std::move(chain);
@@ -182,11 +212,13 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
     // Local edges of every group: each producer -> consumer pair lands in its lowest common group,
     // plus port edges in every group it leaves or enters.
     for (NodeId n : g.topologicalOrder()) {
+        if (hiddenNode(n))
+            continue;
         for (ValueId v : g.node(n).inputs) {
             if (!v.valid())
                 continue;
             const NodeId p = g.value(v).producer;
-            if (!p.valid() || p == n)
+            if (!p.valid() || p == n || hiddenNode(p))
                 continue;
             const auto &cp = m_chainOfNode[p.index()];
             const auto &cn = m_chainOfNode[n.index()];
@@ -438,7 +470,7 @@ Expected<GraphLayout> GraphLayouter::layout(const CollapseSet &collapsed, const 
             if (!v.valid())
                 continue;
             const NodeId p = g.value(v).producer;
-            if (!p.valid() || p == n)
+            if (!p.valid() || p == n || isHidden(p) || isHidden(n))
                 continue;
             const int from = out.itemOfNode[p.index()], to = out.itemOfNode[n.index()];
             if (from == to || !seen.insert({from, to, v.value}).second)

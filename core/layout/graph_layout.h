@@ -15,6 +15,9 @@
 // from the in-ports down to the consumer. An interior layout depends only on the collapse state
 // inside that group, so it is cached under that key: expanding or collapsing a group re-lays out
 // that group and its ancestors only; its siblings and everything else come from the cache.
+//
+// Hidden nodes (folded shape arithmetic, see shape_folding.h) are left out entirely: no box, no
+// edge to or from them, and they do not count towards a namespace becoming a group.
 
 #include "core/ir/graph.h"
 #include "core/layout/geometry.h"
@@ -81,8 +84,9 @@ struct GraphLayout
 class GraphLayouter
 {
 public:
+    /// `hidden` (per NodeId, may be empty) marks nodes not to draw.
     GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayoutSizes sizes,
-                  LayeredOptions options = {});
+                  LayeredOptions options = {}, std::vector<char> hidden = {});
     ~GraphLayouter();
     GraphLayouter(const GraphLayouter &) = delete;
     GraphLayouter &operator=(const GraphLayouter &) = delete;
@@ -106,6 +110,12 @@ public:
     int subtreeNodeCount(NamespaceId ns) const { return m_subtreeNodes[ns.index()]; }
     /// The group namespaces, parents before children.
     std::vector<NamespaceId> groups() const;
+    /// True for a node given as hidden: it has no item (itemOfNode is -1) and no edges.
+    bool isHidden(NodeId node) const { return m_hidden[node.index()] != 0; }
+    int hiddenCount() const { return m_hiddenCount; }
+    /// The drawn node a hidden node feeds: its first visible consumer in topological order,
+    /// reached through hidden consumers; invalid for visible nodes and unused hidden ones.
+    NodeId hostOf(NodeId node) const { return m_host[node.index()]; }
 
 private:
     struct LocalEdge;
@@ -123,6 +133,9 @@ private:
     std::vector<int> m_subtreeNodes;    ///< per NamespaceId
     std::vector<GroupInfo> m_groups;    ///< index 0 is the root
     std::vector<std::vector<int>> m_chainOfNode; ///< per NodeId: group indices, outermost first
+    std::vector<char> m_hidden;         ///< per NodeId
+    std::vector<NodeId> m_host;         ///< per NodeId: see hostOf()
+    int m_hiddenCount = 0;
     std::mutex m_mutex;
     std::vector<std::shared_ptr<Interior>> m_cache; ///< per group
     std::vector<std::vector<int32_t>> m_cacheKeys;

@@ -2,8 +2,10 @@
 // Expected:
 // - every expanded group's frame holds all its members' boxes (padding at the sides and bottom,
 //   the header band above), holds at least one, overlaps no box or frame outside its own subtree,
-//   and the frame item on screen has the layout's rectangle (no stale geometry);
-// - at the screenshot framing (scale 0.8 on the top of the graph) the encoder frames are wider
+//   and the frame item on screen has the layout's rectangle (no stale geometry), with shape
+//   arithmetic folded or drawn;
+// - at the screenshot framing (scale 0.8 on the top of the graph), shape arithmetic drawn, the
+//   encoder frames are wider
 //   than the view: their header bands cross the whole view, and each must show its title at the
 //   view's left edge (it used to sit off-screen at the frame's own left, leaving a bare band).
 #include "common/test_support.h"
@@ -53,16 +55,21 @@ private slots:
     void framesHoldExactlyTheirMembers_data()
     {
         QTest::addColumn<int>("depth"); // collapse depth: 0 expands everything
-        QTest::newRow("all expanded") << 0;
-        QTest::newRow("depth 3") << 3;
+        QTest::addColumn<bool>("fold"); // View > Fold Shape Arithmetic
+        QTest::newRow("all expanded") << 0 << false;
+        QTest::newRow("depth 3") << 3 << false;
+        QTest::newRow("all expanded, folded") << 0 << true;
+        QTest::newRow("depth 3, folded") << 3 << true;
     }
     void framesHoldExactlyTheirMembers()
     {
         QFETCH(int, depth);
+        QFETCH(bool, fold);
         if (!QFileInfo::exists(tinyVit()))
             QSKIP("shared corpus not found");
         MainWindow w;
         w.setInitialCollapseDepth(depth);
+        w.setFoldShapeArithmetic(fold);
         w.resize(1200, 800);
         w.show();
         QVERIFY(openAndWait(w, tinyVit()));
@@ -109,6 +116,7 @@ private slots:
             QSKIP("shared corpus not found");
         MainWindow w;
         w.setInitialCollapseDepth(0);
+        w.setFoldShapeArithmetic(false); // the unfolded frames are the ones wider than the view
         w.resize(1600, 1000);
         w.show();
         QVERIFY(openAndWait(w, tinyVit()));

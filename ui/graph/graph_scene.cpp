@@ -278,7 +278,11 @@ NodeItem *GraphScene::itemShowing(NodeId node) const
 {
     if (!m_layout || !node.valid() || node.index() >= m_layout->itemOfNode.size())
         return nullptr;
-    const int i = m_layout->itemOfNode[node.index()];
+    int i = m_layout->itemOfNode[node.index()];
+    if (i < 0 && m_document->layouter() && m_document->layouter()->isHidden(node)) {
+        const NodeId host = m_document->layouter()->hostOf(node);
+        i = host.valid() ? m_layout->itemOfNode[host.index()] : -1;
+    }
     return i >= 0 ? m_boxOfLayoutItem[size_t(i)] : nullptr;
 }
 
@@ -324,8 +328,9 @@ void GraphScene::applyHighlights()
         return;
     const std::set<int32_t> hits = [&] {
         std::set<int32_t> s;
-        for (NodeId n : m_searchHits)
-            s.insert(m_layout->itemOfNode[n.index()]);
+        for (NodeId n : m_searchHits) // a folded hit marks the box it is folded into
+            if (const NodeItem *box = itemShowing(n))
+                s.insert(box->layoutIndex());
         return s;
     }();
     const NodeItem *selected = itemShowing(m_document->selectedNode());
@@ -347,7 +352,8 @@ void GraphScene::applyHighlights()
     }
     if (m_edges)
         m_edges->setHighlighted(inEdges, outEdges);
-    const int current = m_currentHit.valid() ? m_layout->itemOfNode[m_currentHit.index()] : -1;
+    const NodeItem *currentBox = itemShowing(m_currentHit);
+    const int current = currentBox ? currentBox->layoutIndex() : -1;
     for (NodeItem *box : m_boxes) {
         const int i = box->layoutIndex();
         unsigned flags = HighlightNone;

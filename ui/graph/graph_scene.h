@@ -25,17 +25,20 @@ public:
     static core::layout::GraphLayoutSizes measure(const core::ir::Graph &graph,
                                                   const core::layout::GraphLayouter &layouter);
 
-    /// Nodes shown, counting a collapsed group as its members (equals the model's node count).
+    /// Nodes shown, counting a collapsed group as its members (the model's node count less the
+    /// folded shape-arithmetic nodes, which have no box).
     int nodeItemCount() const;
     int boxCount() const { return int(m_boxes.size()); }
     int collapsedGroupCount() const;
-    /// The box showing `node` (itself or its collapsed group); null when none.
+    /// The box showing `node` (itself or its collapsed group; for a folded node, the box of the
+    /// node it is folded into); null when none.
     NodeItem *itemShowing(core::NodeId node) const;
     GroupFrameItem *frameOf(core::NamespaceId ns) const;
     EdgeLayerItem *edgeLayer() const { return m_edges; }
 
     /// Nodes whose name, op type, or an output's shape contains `text` (case-insensitive), in
-    /// topological order; also marks their boxes.
+    /// topological order; also marks their boxes. Folded nodes are found too and mark the box
+    /// they are folded into.
     std::vector<core::NodeId> search(const QString &text);
     /// Switches between painting every box as an item and painting them all in the edge layer
     /// (far zoomed out, for big graphs). The view calls it as its scale crosses a threshold.
