@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 namespace remat::core::layout {
 
@@ -53,6 +54,78 @@ namespace {
 // Local ids are assigned while the edges are collected, before ports are known, so ports get
 // provisional ids from this base and are renumbered once per group.
 constexpr int kPortBase = 1 << 29;
+
+/// A group's in-ports get a rank of their own at the top and its out-ports one at the bottom;
+/// those ranks hold only zero-size boxes yet cost a full rank gap each, an empty band under the
+/// frame's header and above its bottom. Pulls the boxes up to `gap` below the in-ports and the
+/// out-ports up to `gap` below the last box (edge points move with the rank they belong to).
+/// Returns true when the last rank held only ports (they now end the interior).
+bool trimPortRanks(LayeredResult &r, const std::vector<Size> &sizes, double gap)
+{
+    if (r.rankCount < 2)
+        return false;
+    auto portsOnly = [&](int rank) {
+        bool any = false;
+        for (size_t v = 0; v < r.nodes.size(); ++v) {
+            if (r.ranks[v] != rank)
+                continue;
+            if (sizes[v].width > 0 || sizes[v].height > 0)
+                return false;
+            any = true;
+        }
+        return any;
+    };
+    const int last = r.rankCount - 1;
+    const bool top = portsOnly(0), bottom = portsOnly(last);
+    constexpr double eps = 1e-9;
+    if (top) {
+        double firstBox = std::numeric_limits<double>::max();
+        for (size_t v = 0; v < r.nodes.size(); ++v)
+            if (r.ranks[v] > 0)
+                firstBox = std::min(firstBox, r.nodes[v].y);
+        for (const auto &pts : r.edges) // bends of long edges may sit higher than any box
+            for (const Point &p : pts)
+                if (p.y > eps)
+                    firstBox = std::min(firstBox, p.y);
+        const double cut = firstBox - gap;
+        if (cut > eps && firstBox < std::numeric_limits<double>::max()) {
+            // Everything below the port rank (at y = 0) moves up by `cut`.
+            for (size_t v = 0; v < r.nodes.size(); ++v)
+                if (r.ranks[v] > 0)
+                    r.nodes[v].y -= cut;
+            for (auto &pts : r.edges)
+                for (Point &p : pts)
+                    if (p.y > eps)
+                        p.y -= cut;
+            r.bounds.height -= cut;
+        }
+    }
+    if (!bottom)
+        return false;
+    double portY = 0, lastBox = 0;
+    for (size_t v = 0; v < r.nodes.size(); ++v) {
+        if (r.ranks[v] == last)
+            portY = r.nodes[v].y;
+        else
+            lastBox = std::max(lastBox, r.nodes[v].bottom());
+    }
+    for (const auto &pts : r.edges)
+        for (const Point &p : pts)
+            if (p.y < portY - eps)
+                lastBox = std::max(lastBox, p.y);
+    const double target = lastBox + gap;
+    if (portY - target <= eps)
+        return true;
+    for (size_t v = 0; v < r.nodes.size(); ++v)
+        if (r.ranks[v] == last)
+            r.nodes[v].y = target;
+    for (auto &pts : r.edges)
+        for (Point &p : pts)
+            if (p.y >= portY - eps)
+                p.y = target;
+    r.bounds.height = target;
+    return true;
+}
 } // namespace
 
 GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayoutSizes sizes,
@@ -366,9 +439,11 @@ const GraphLayouter::Interior &GraphLayouter::interior(int group, const Collapse
             result->local = std::move(*r);
     }
     const double pad = m_sizes.groupPadding;
+    const bool portsBelow = status.isOk() && trimPortRanks(result->local, in.sizes, pad);
     const Size label = group > 0 ? m_sizes.collapsedGroup[gr.ns.index()] : Size{};
+    // Out-ports sit one padding below the last box already (see trimPortRanks).
     result->frame = {std::max(result->local.bounds.width + 2 * pad, label.width),
-                     m_sizes.groupHeader + result->local.bounds.height + pad};
+                     m_sizes.groupHeader + result->local.bounds.height + (portsBelow ? 0 : pad)};
     // Kept even on failure so the reference stays valid; a failed interior is never reused.
     m_cache[group] = result;
     m_cacheKeys[group] = status.isOk() ? std::move(key) : std::vector<int32_t>{-1};

@@ -12,9 +12,11 @@
 // group's own interior layout). Values entering a group become port nodes pinned to the first rank,
 // values leaving it port nodes pinned to the last, so an edge that crosses group borders is routed
 // piecewise: inside the source's groups to their out-ports, across the lowest common group, then
-// from the in-ports down to the consumer. An interior layout depends only on the collapse state
-// inside that group, so it is cached under that key: expanding or collapsing a group re-lays out
-// that group and its ancestors only; its siblings and everything else come from the cache.
+// from the in-ports down to the consumer. The ports' own ranks are squeezed to one padding, so a
+// frame has no empty rank-high band under its header or above its bottom. An interior layout
+// depends only on the collapse state inside that group, so it is cached under that key: expanding
+// or collapsing a group re-lays out that group and its ancestors only; its siblings and
+// everything else come from the cache.
 //
 // Hidden nodes (folded shape arithmetic, see shape_folding.h) are left out entirely: no box, no
 // edge to or from them, and they do not count towards a namespace becoming a group.

@@ -1,6 +1,7 @@
 // GraphLayouter on every real model of the corpus and onnx-light, expanded and collapsed at depths
 // 1 and 2: siblings never overlap, children stay inside their group frames, edges run downwards,
-// every node is shown by exactly one item, and collapse then expand gives the first picture back.
+// every node is shown by exactly one item, collapse then expand gives the first picture back, and
+// frames have no empty band under the header or above the bottom (at most one padding).
 #include "common/test_support.h"
 #include "core/layout/graph_layout.h"
 #include "core/onnx/importer.h"
@@ -61,6 +62,22 @@ private slots:
             for (auto &[parent, rects] : byParent) {
                 const std::string overlap = remat::tests::firstOverlap(rects);
                 QVERIFY2(overlap.empty(), overlap.c_str());
+                if (parent < 0)
+                    continue;
+                // No empty band inside a frame: the first row at most one padding below the
+                // header, the last row one padding above the bottom (the ports' ranks used to
+                // leave a whole rank gap, 36 px, at either end).
+                const Rect &frame = l->items[size_t(parent)].rect;
+                double top = frame.bottom(), bottom = frame.y;
+                for (const Rect &r : rects) {
+                    top = std::min(top, r.y);
+                    bottom = std::max(bottom, r.bottom());
+                }
+                const double pad = lay.sizes().groupPadding, header = lay.sizes().groupHeader;
+                QVERIFY2(top - (frame.y + header) <= pad + 1e-6,
+                         qPrintable(QStringLiteral("%1 px under a header").arg(top - frame.y - header)));
+                QVERIFY2(std::abs(frame.bottom() - bottom - pad) < 1e-6,
+                         qPrintable(QStringLiteral("%1 px above a frame's bottom").arg(frame.bottom() - bottom)));
             }
             for (const LayoutEdge &e : l->edges) {
                 QVERIFY(e.points.size() >= 2);
