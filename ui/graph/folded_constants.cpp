@@ -1,5 +1,7 @@
 #include "ui/graph/folded_constants.h"
 
+#include "core/layout/shape_folding.h"
+
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -10,11 +12,34 @@ using namespace core;
 
 FoldedConstants::FoldedConstants(const ir::Graph &g) : m_graph(g)
 {
-    // Seed as the importer does (graph inputs and constants; small data as values) and let the
-    // propagation recompute every node output. The graph's shapes are static, so Shape nodes give
-    // the dims the view shows.
-    m_values.assign(g.valueCount(), {});
-    for (const ir::Value &v : g.values()) {
+    // Propagate through the folded nodes only: they read constants and the (static) shapes of
+    // other values, so nothing else is needed, and a file traced at another batch cannot stop
+    // the run at a Reshape whose baked target contradicts the new batch (vit_b_16 at batch 4).
+    // Every value keeps its id; values the folded nodes read from drawn nodes become inputs.
+    const std::vector<char> folded = layout::foldableNodes(g);
+    std::vector<ir::Node> nodes;
+    std::vector<ir::Value> values = g.values();
+    std::vector<ValueId> inputs;
+    for (NodeId id : g.topologicalOrder())
+        if (folded[id.index()])
+            nodes.push_back(g.node(id));
+    for (const ir::Node &n : nodes)
+        for (ValueId in : n.inputs) {
+            if (!in.valid())
+                continue;
+            ir::Value &v = values[in.index()];
+            if (v.producer.valid() && !folded[v.producer.index()] && v.kind == ir::ValueKind::Intermediate) {
+                v.kind = ir::ValueKind::Input;
+                inputs.push_back(in);
+            }
+        }
+    Expected<ir::Graph> sub = ir::Graph::build(g.info(), std::move(nodes), std::move(values), std::move(inputs), {});
+    const ir::Graph &run = sub ? *sub : g;
+    if (!sub)
+        m_problem = sub.status().message();
+    // Seeded as the importer does: inputs and constants, small data as values.
+    m_values.assign(run.valueCount(), {});
+    for (const ir::Value &v : run.values()) {
         if (v.kind == ir::ValueKind::Intermediate || v.dtype == ir::DataType::Undefined)
             continue;
         onnx::InferredValue &iv = m_values[v.id.index()];
@@ -23,9 +48,8 @@ FoldedConstants::FoldedConstants(const ir::Graph &g) : m_graph(g)
         if (v.initializer)
             iv.constant = onnx::constTensorFrom(*v.initializer);
     }
-    // A file traced at another batch may hold constants the re-run contradicts; what was found
-    // before that node stays usable.
-    const Status s = onnx::inferShapes(g, g.info().opsetVersion, m_values);
+    // What was found before a node that fails stays usable.
+    const Status s = onnx::inferShapes(run, run.info().opsetVersion, m_values);
     if (!s.isOk())
         m_problem = s.message();
     for (const onnx::InferredValue &iv : m_values)

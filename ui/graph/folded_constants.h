@@ -1,6 +1,7 @@
 #pragma once
 // The values of folded shape arithmetic, for the inspector: the importer's constant propagation
-// (onnx::inferShapes) run once more over the imported graph, seeded with its inputs and constants.
+// (onnx::inferShapes) run once more over the folded nodes (layout::foldableNodes), seeded with the
+// constants and the static shapes they read.
 //   FoldedConstants k(graph);
 //   k.text(valueId);             // "[2, 16, 4, 16]", or "int64[3]" when it could not be evaluated
 //   inputName("Reshape", 1);     // "shape"
