@@ -378,6 +378,8 @@ void MainWindow::setFoldShapeArithmetic(bool on)
     statusBar()->showMessage(on ? tr("%1 shape-arithmetic nodes folded into their consumers").arg(folded)
                                 : tr("Shape arithmetic shown as nodes"),
                              4000);
+    // Boxes move sideways a lot (groups lose or regain their shape rows): keep the selection in view.
+    m_pendingReveal = m_document->selectedNode();
     startLayout();
 }
 
