@@ -186,7 +186,8 @@ int runRematGraphs(const BenchOptions &opt)
                     peakRatio = double(peak) / double(budget);
                     if (plan->status != solvers::SolveStatus::Infeasible)
                         tdi = plan->timeline.tdiPercent();
-                    if (plan->bound >= 0) {
+                    // A gap only means something for a plan within the budget.
+                    if (plan->bound >= 0 && plan->status != solvers::SolveStatus::Infeasible) {
                         bound = plan->bound;
                         const double obj = plan->timeline.recomputeSeconds;
                         gap = obj > 0 ? 100.0 * std::max(0.0, obj - bound) / obj : 0.0;
