@@ -14,11 +14,23 @@ using namespace core;
 
 ModelLoader::ModelLoader(QObject *parent) : QObject(parent) {}
 
+void trackInFlight(std::vector<QFuture<void>> &inFlight, QFuture<void> next)
+{
+    std::erase_if(inFlight, [](const QFuture<void> &f) { return f.isFinished(); });
+    inFlight.push_back(std::move(next));
+}
+
+void waitForAll(std::vector<QFuture<void>> &inFlight)
+{
+    for (QFuture<void> &f : inFlight)
+        f.waitForFinished();
+    inFlight.clear();
+}
+
 ModelLoader::~ModelLoader()
 {
     cancel();
-    if (m_watcher)
-        m_watcher->waitForFinished();
+    waitForAll(m_inFlight);
 }
 
 void ModelLoader::cancel()
@@ -94,6 +106,7 @@ void ModelLoader::load(const QString &path, int64_t batch)
     });
     m_watcher = watcher;
     m_busy = true;
+    trackInFlight(m_inFlight, QFuture<void>(future));
     watcher->setFuture(future);
 }
 
@@ -102,8 +115,7 @@ LayoutRunner::LayoutRunner(QObject *parent) : QObject(parent) {}
 LayoutRunner::~LayoutRunner()
 {
     cancel();
-    if (m_watcher)
-        m_watcher->waitForFinished();
+    waitForAll(m_inFlight);
 }
 
 void LayoutRunner::cancel()
@@ -148,6 +160,7 @@ void LayoutRunner::run(std::shared_ptr<layout::GraphLayouter> layouter, layout::
     });
     m_watcher = watcher;
     m_busy = true;
+    trackInFlight(m_inFlight, QFuture<void>(future));
     watcher->setFuture(future);
 }
 

@@ -9,10 +9,12 @@
 #include "core/util/stop_token.h"
 #include "ui/model_document.h"
 
+#include <QFuture>
 #include <QFutureWatcher>
 #include <QObject>
 
 #include <memory>
+#include <vector>
 
 namespace remat::ui {
 
@@ -41,6 +43,10 @@ private:
     };
     QFutureWatcher<Outcome> *m_watcher = nullptr;
     std::unique_ptr<core::StopSource> m_stop;
+    /// Every job not known to be finished, superseded ones included: the destructor waits for
+    /// all of them (a superseded import still running at exit would use the ONNX library while
+    /// the process tears it down).
+    std::vector<QFuture<void>> m_inFlight;
     quint64 m_generation = 0;
     bool m_busy = false;
 };
@@ -70,8 +76,14 @@ private:
     };
     QFutureWatcher<Outcome> *m_watcher = nullptr;
     std::unique_ptr<core::StopSource> m_stop;
+    std::vector<QFuture<void>> m_inFlight; ///< as ModelLoader's
     quint64 m_generation = 0;
     bool m_busy = false;
 };
+
+/// Drops the finished futures from `inFlight` and adds `next`.
+void trackInFlight(std::vector<QFuture<void>> &inFlight, QFuture<void> next);
+/// Waits for every future in `inFlight`.
+void waitForAll(std::vector<QFuture<void>> &inFlight);
 
 } // namespace remat::ui

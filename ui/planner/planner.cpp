@@ -112,6 +112,8 @@ Planner::Planner(QObject *parent)
 
 Planner::~Planner()
 {
+    m_loadStop.requestStop();
+    waitForAll(m_loads);
     m_solves.cancelAll();
     m_runs.stop();
     m_solves.waitForIdle();
@@ -336,7 +338,11 @@ void Planner::openModel(const QString &path, int64_t batch)
     m_solves.cancelAll();
     const quint64 generation = ++m_generation;
     const std::string p = path.toStdString();
-    auto future = QtConcurrent::run([p, batch]() { return loadPlannerProblem(p, batch, core::StopToken()); });
+    m_loadStop.requestStop();
+    m_loadStop = core::StopSource();
+    const core::StopToken token = m_loadStop.token();
+    auto future = QtConcurrent::run([p, batch, token]() { return loadPlannerProblem(p, batch, token); });
+    trackInFlight(m_loads, QFuture<void>(future));
     auto *watcher = new QFutureWatcher<core::Expected<PlannerProblem>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
         core::Expected<PlannerProblem> result = watcher->result();

@@ -7,6 +7,8 @@
 //   connect(&planner, &Planner::stepStateChanged, graphView, &...::highlight);
 
 #include "core/solvers/solver.h"
+#include "core/util/stop_token.h"
+#include "ui/background_jobs.h"
 #include "ui/planner/plan_analysis.h"
 #include "ui/planner/planner_document.h"
 #include "ui/planner/planner_problem.h"
@@ -168,6 +170,8 @@ private:
     bool m_loading = false;
     bool m_restoring = false;
     int m_pendingLoads = 0;
+    core::StopSource m_loadStop;           ///< replaced per load: a newer load stops the older
+    std::vector<QFuture<void>> m_loads;    ///< imports not known to be finished (waited for on exit)
     std::optional<SessionData> m_pendingSession;
     QString m_sessionPath;
     QTimer m_liveTimer;
