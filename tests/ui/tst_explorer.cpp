@@ -50,9 +50,7 @@ class TestExplorer : public QObject
 private slots:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("RematStudioTest"));
-        QSettings().clear();
+        remat::tests::isolateSettings();
     }
 
     void opensCorpusModels_data()

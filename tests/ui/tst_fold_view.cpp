@@ -68,9 +68,7 @@ class TestFoldView : public QObject
 private slots:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("RematStudioTest"));
-        QSettings().clear();
+        remat::tests::isolateSettings();
     }
 
     void tinyVitFoldsWhatTrainingFolds()

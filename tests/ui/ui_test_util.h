@@ -4,7 +4,10 @@
 
 #include "ui/main_window.h"
 
+#include <QCoreApplication>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTest>
 
 namespace remat::tests {
@@ -19,6 +22,15 @@ inline bool openAndWait(ui::MainWindow &w, const QString &path, int timeoutMs = 
     if (!QTest::qWaitFor([&] { return shown.count() > 0 || failed.count() > 0; }, timeoutMs))
         return false;
     return shown.count() > 0;
+}
+
+/// Settings of a test organisation in Qt's test locations, cleared: what a user saved (fold,
+/// recent files) never reaches a test.
+inline void isolateSettings()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("RematStudioTest"));
+    QSettings().clear();
 }
 
 } // namespace remat::tests
