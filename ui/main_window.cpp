@@ -90,6 +90,21 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createDocks();
     m_planner = new Planner(this);
     new PlannerIntegration(this, m_planner);
+    // The right column holds four docks once the planner's are in: it runs down to the status
+    // bar (the bottom docks stop beside it) and the inspector gets the most of it (split evenly
+    // above the bottom docks, it showed three lines of the model's facts).
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    QList<QDockWidget *> right;
+    for (const char *name : {"inspectorDock", "overviewDock", "plannerSolverDock", "plannerPinsDock"})
+        if (auto *dock = findChild<QDockWidget *>(QLatin1String(name)); dock && dockWidgetArea(dock) == Qt::RightDockWidgetArea)
+            right << dock;
+    if (right.size() == 4)
+        resizeDocks(right, {380, 150, 170, 130}, Qt::Vertical);
+    if (auto *plans = findChild<QDockWidget *>(QStringLiteral("plannerPlansDock")))
+    {
+        resizeDocks({plans}, {250}, Qt::Vertical); // the graph keeps most of the height
+        resizeDocks({plans}, {460}, Qt::Horizontal); // the plan table's columns up to Recompute
+    }
 
     m_summary = new QLabel(tr("No model loaded"), this);
     m_phase = new QLabel(this);

@@ -11,6 +11,7 @@
 #include "ui/main_window.h"
 
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QMessageBox>
 #include <QSettings>
@@ -51,6 +52,33 @@ private slots:
     void initTestCase()
     {
         remat::tests::isolateSettings();
+    }
+
+    void defaultLayoutGivesTheInspectorRoom()
+    {
+        // Expected: with no saved window state, at 1600x1000 the right column runs down to the
+        // status bar and the inspector is its tallest dock (at least 300 px; it had 75 px, three
+        // lines of the model's facts, when the planner docks split the column above the bottom
+        // docks), while the graph view keeps more height than the bottom docks.
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto *inspector = w.findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+        auto *plans = w.findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"));
+        QVERIFY(inspector && plans);
+        QCOMPARE(w.dockWidgetArea(inspector), Qt::RightDockWidgetArea);
+        QVERIFY2(inspector->height() >= 300, qPrintable(QString::number(inspector->height())));
+        for (const char *name : {"overviewDock", "plannerSolverDock", "plannerPinsDock"}) {
+            auto *dock = w.findChild<QDockWidget *>(QLatin1String(name));
+            QVERIFY2(dock, name);
+            QVERIFY2(dock->height() < inspector->height(), name);
+        }
+        QVERIFY(w.centralWidget()->height() > plans->height());
+        // The right column is not cut short by the bottom docks.
+        QVERIFY(inspector->geometry().right() >= plans->geometry().right());
+        auto *pins = w.findChild<QDockWidget *>(QStringLiteral("plannerPinsDock"));
+        QVERIFY(pins->geometry().bottom() >= plans->geometry().bottom() - 2);
     }
 
     void opensCorpusModels_data()
