@@ -10,6 +10,7 @@
 #include <QList>
 #include <QTimer>
 
+class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
@@ -27,9 +28,12 @@ public:
     int pointCount(const QString &solver) const;
     /// Marks the current plan (budget, overhead); a negative budget hides the mark.
     void setCurrent(int64_t budgetBytes, double overheadPercent);
+    /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
+    QString placeholderText() const;
 
 private:
     void refresh();
+    void placePlaceholder();
 
     struct Curve
     {
@@ -39,6 +43,7 @@ private:
     };
     QHash<QString, Curve> m_curves;
     QScatterSeries *m_current = nullptr;
+    QGraphicsSimpleTextItem *m_placeholder = nullptr;
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     QTimer m_refresh;
