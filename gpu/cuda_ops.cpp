@@ -108,13 +108,6 @@ std::vector<std::string> cudaOpTypes()
     return out;
 }
 
-bool normalizeAxis(int64_t &axis, int64_t rank)
-{
-    if (axis < 0)
-        axis += rank;
-    return axis >= 0 && axis < std::max<int64_t>(rank, 1);
-}
-
 core::Expected<core::exec::WindowAttributes> windowOf(const OpContext &c, const std::vector<int64_t> &x,
                                                       std::vector<int64_t> kernel)
 {

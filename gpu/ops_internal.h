@@ -1,6 +1,7 @@
 #pragma once
 // Internal to gpu/: the op tables of the ops_*.cpp files and helpers they share.
 
+#include "core/exec/axes.h"
 #include "core/exec/window_geometry.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/kernels/nd.h"
@@ -19,7 +20,7 @@ void addBlasOps(OpTable &t);
 void addConvOps(OpTable &t);
 void addLossOps(OpTable &t);
 
-bool normalizeAxis(int64_t &axis, int64_t rank);
+using core::exec::normalizeAxis;
 int64_t numelOf(const std::vector<int64_t> &shape);
 
 /// Sums `src` (shape srcShape, contiguous) into dst (shape dstShape, broadcastable to srcShape).

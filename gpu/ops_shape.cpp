@@ -268,16 +268,12 @@ Status sliceB(OpContext &c)
 Status gatherGeometry(const OpContext &c, const std::vector<int64_t> &dataShape, int64_t &outer,
                       int64_t &dim, int64_t &inner)
 {
-    int64_t axis = c.attrInt("axis", 0);
-    if (!normalizeAxis(axis, int64_t(dataShape.size())))
-        return c.error("axis out of range");
-    outer = 1;
-    inner = 1;
-    for (int64_t d = 0; d < axis; ++d)
-        outer *= dataShape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < dataShape.size(); ++d)
-        inner *= dataShape[d];
-    dim = dataShape[size_t(axis)];
+    const auto g = core::exec::gatherGeometry(c.attrInt("axis", 0), dataShape);
+    if (!g)
+        return c.error(g.status().message());
+    outer = g->outer;
+    dim = g->dim;
+    inner = g->inner;
     return Status::ok();
 }
 

@@ -94,13 +94,6 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape)
     return s;
 }
 
-bool normalizeAxis(int64_t &axis, int64_t rank)
-{
-    if (axis < 0)
-        axis += rank;
-    return axis >= 0 && axis < std::max<int64_t>(rank, 1);
-}
-
 std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape,
                                       const std::vector<int64_t> &outShape)
 {

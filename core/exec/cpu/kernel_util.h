@@ -4,6 +4,7 @@
 //   reduceToShape(dY, dyShape, dA, aShape);   // sum over broadcast dims
 //   addKernels(table) per kernel file, called from the explicit list in kernel.cpp.
 
+#include "core/exec/axes.h"
 #include "core/exec/cpu/kernel.h"
 #include "core/ir/graph.h"
 
@@ -48,8 +49,6 @@ void reduceToShape(const float *src, const std::vector<int64_t> &srcShape, float
 
 int64_t numelOf(const std::vector<int64_t> &shape);
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
-/// Normalises a possibly negative axis; error text when out of range.
-bool normalizeAxis(int64_t &axis, int64_t rank);
 
 /// Reads an int64 / float tensor's values whatever its integer or float dtype.
 std::vector<int64_t> readInts(const KView &v);

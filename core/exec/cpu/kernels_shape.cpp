@@ -344,13 +344,10 @@ Status gatherForward(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(x, "data"));
     REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
-    int64_t axis = c.attrInt("axis", 0);
-    if (!normalizeAxis(axis, int64_t(x->rank())))
-        return c.error("axis out of range");
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x->shape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < x->rank(); ++d) inner *= x->shape[d];
-    const int64_t dim = x->shape[size_t(axis)];
+    const auto g = gatherGeometry(c.attrInt("axis", 0), x->shape);
+    if (!g)
+        return c.error(g.status().message());
+    const auto [outer, dim, inner] = *g;
     const std::vector<int64_t> ids = readInts(*idx);
     const size_t es = esize(*x), chunk = size_t(inner) * es;
     const int64_t n = int64_t(ids.size());
@@ -371,13 +368,10 @@ Status gatherGrad(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
     REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
-    int64_t axis = c.attrInt("axis", 0);
-    if (!normalizeAxis(axis, int64_t(dx->rank())))
-        return c.error("axis out of range");
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= dx->shape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < dx->rank(); ++d) inner *= dx->shape[d];
-    const int64_t dim = dx->shape[size_t(axis)];
+    const auto g = gatherGeometry(c.attrInt("axis", 0), dx->shape);
+    if (!g)
+        return c.error(g.status().message());
+    const auto [outer, dim, inner] = *g;
     const std::vector<int64_t> ids = readInts(*idx);
     const int64_t n = int64_t(ids.size());
     zeroView(*dx);
