@@ -4,6 +4,7 @@
 // lifts them into cover cuts). Any bound CBC proves on it is a bound on every frontier-ordered
 // plan, and far fewer columns than Checkmate's model.
 #include "core/solvers/checkmate_frontier.h"
+#include "core/solvers/checkmate_osi_cbc.h"
 
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>
@@ -20,12 +21,6 @@
 #include <vector>
 
 namespace remat::core::solvers::checkmate {
-
-namespace {
-
-int noCallback(CbcModel *, int) { return 0; }
-
-} // namespace
 
 namespace {
 
@@ -247,27 +242,11 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     data.useSignalHandler_ = false;
     CbcMain0(model, data);
     model.messageHandler()->setLogLevel(0);
-    const std::string secText = fmt::format("{:.3f}", std::max(0.1, left));
     const double cutoff = cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1;
-    const std::string cutoffText = fmt::format("{:.17g}", cutoff * (1 + 1e-9) + 1e-9);
-    std::vector<const char *> argv = {"remat-frontier", "-log", "0", "-timeMode", "elapsed", "-sec",
-                                      secText.c_str(), "-preprocess", "off", "-heuristicsOnOff", "off"};
-    if (cutoff > 0) {
-        argv.push_back("-cutoff");
-        argv.push_back(cutoffText.c_str());
-    }
-    std::vector<std::string> words;
-    for (size_t at = 0; at < cbcOptions.size();) {
-        const size_t end = std::min(cbcOptions.find(' ', at), cbcOptions.size());
-        if (end > at)
-            words.push_back(cbcOptions.substr(at, end - at));
-        at = end + 1;
-    }
-    for (const std::string &w : words)
-        argv.push_back(w.c_str());
-    argv.push_back("-solve");
-    argv.push_back("-quit");
-    CbcMain1(int(argv.size()), argv.data(), model, noCallback, data);
+    std::string options = "-preprocess off -heuristicsOnOff off";
+    if (cutoff > 0)
+        options += fmt::format(" -cutoff {:.17g}", cutoff * (1 + 1e-9) + 1e-9);
+    runCbcMain(model, data, std::max(0.1, left), 1, 0, options + " " + cbcOptions);
     // Stopped: by CBC's limit, or anything short of a finished search (status 0) or one that
     // used nearly all its time (belt and braces: only a finished search proves the cutoff).
     const double used = std::chrono::duration<double>(Clock::now() - begin).count();

@@ -85,8 +85,6 @@ private:
     std::shared_ptr<CbcWatch> m_watch;
 };
 
-int noCallback(CbcModel *, int) { return 0; }
-
 struct CbcOutcome
 {
     bool hasSolution = false;
@@ -101,8 +99,6 @@ struct CbcOutcome
     double bound = -1;    ///< scaled back, -1 unknown
 };
 
-void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
-             const std::string &extra);
 
 CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *start,
                   const SolveRequest &request, double seconds, int threads, int logLevel,
@@ -206,7 +202,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
         model.initialSolve();
         model.branchAndBound();
     } else {
-        runMain(model, data, cbcSeconds, threads, logLevel,
+        checkmate::runCbcMain(model, data, cbcSeconds, threads, logLevel,
                 cutoffText.empty() ? extra : extra + " -cutoff " + cutoffText);
     }
     // Only a finished search (status 0) proves anything.
@@ -227,32 +223,6 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     return out;
 }
 
-void runMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
-             const std::string &extra)
-{
-    const std::string secText = fmt::format("{:.3f}", std::max(0.05, seconds));
-    const std::string threadText = std::to_string(std::max(1, threads));
-    const std::string logText = std::to_string(logLevel);
-    std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
-                                      "elapsed", "-sec", secText.c_str()};
-    if (threads > 1) {
-        argv.push_back("-threads");
-        argv.push_back(threadText.c_str());
-    }
-    // Extra CBC options, space separated ("-preprocess off -heuristicsOnOff off").
-    std::vector<std::string> words;
-    for (size_t at = 0; at < extra.size();) {
-        const size_t end = std::min(extra.find(' ', at), extra.size());
-        if (end > at)
-            words.push_back(extra.substr(at, end - at));
-        at = end + 1;
-    }
-    for (const std::string &w : words)
-        argv.push_back(w.c_str());
-    argv.push_back("-solve");
-    argv.push_back("-quit");
-    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, noCallback, data);
-}
 
 class CheckmateMilpSolver final : public Solver
 {

@@ -1,14 +1,21 @@
 #pragma once
-// Loads a checkmate::LinearModel into COIN-OR's OSI/CLP interface. Included only by *_cbc.cpp.
+// Loads a checkmate::LinearModel into COIN-OR's OSI/CLP interface, and runs CBC's own driver on
+// a CbcModel. Included only by *_cbc.cpp.
 //   OsiClpSolverInterface si;  checkmate::loadModel(si, model, /*names=*/true);
+//   checkmate::runCbcMain(cbcModel, data, 10.0, 1, 0, "-preprocess off -cutoff 42");
 
 #include "core/solvers/checkmate_model.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
+
+#include <fmt/format.h>
 
 namespace remat::core::solvers::checkmate {
 
@@ -35,6 +42,34 @@ inline void loadModel(OsiClpSolverInterface &si, const LinearModel &m, bool with
         for (size_t c = 0; c < m.columns(); ++c)
             si.setColName(static_cast<int>(c), m.names[c]);
     si.setObjSense(1.0);
+}
+
+/// CbcMain1 on `model` (after CbcMain0 on `data`): wall-clock limit `seconds`, `threads`, CBC's
+/// log level and `extra` options, space separated ("-preprocess off -cutoff 42"), then -solve.
+inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
+                       const std::string &extra)
+{
+    const std::string secText = fmt::format("{:.3f}", std::max(0.05, seconds));
+    const std::string threadText = std::to_string(std::max(1, threads));
+    const std::string logText = std::to_string(logLevel);
+    std::vector<std::string> words;
+    for (size_t at = 0; at < extra.size();) {
+        const size_t end = std::min(extra.find(' ', at), extra.size());
+        if (end > at)
+            words.push_back(extra.substr(at, end - at));
+        at = end + 1;
+    }
+    std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
+                                      "elapsed", "-sec", secText.c_str()};
+    if (threads > 1) {
+        argv.push_back("-threads");
+        argv.push_back(threadText.c_str());
+    }
+    for (const std::string &w : words)
+        argv.push_back(w.c_str());
+    argv.push_back("-solve");
+    argv.push_back("-quit");
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
 }
 
 } // namespace remat::core::solvers::checkmate
