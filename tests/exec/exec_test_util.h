@@ -47,6 +47,15 @@ inline core::Expected<std::unique_ptr<CorpusModel>> loadCorpusModel(const std::s
     return m;
 }
 
+/// In a Qt Test function: `m` (the Expected from loadCorpusModel) skips the test when the shared
+/// corpus is missing and fails it on any other error.
+#define REMAT_REQUIRE_CORPUS_MODEL(m)                                                              \
+    do {                                                                                           \
+        if (!(m) && (m).status().code() == ::remat::core::StatusCode::NotFound)                    \
+            QSKIP("corpus not found");                                                             \
+        QVERIFY2((m), (m).status().toString().c_str());                                            \
+    } while (false)
+
 struct CpuRun
 {
     core::exec::ExecResult result;

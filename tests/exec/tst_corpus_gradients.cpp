@@ -43,9 +43,7 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
 {
     QFETCH(QString, model);
     auto m = loadCorpusModel(toStd(model));
-    if (!m && m.status().code() == core::StatusCode::NotFound)
-        QSKIP("corpus not found");
-    QVERIFY2(m, m.status().toString().c_str());
+    REMAT_REQUIRE_CORPUS_MODEL(m);
     const core::schedule::Schedule s = core::schedule::storeAllSchedule((*m)->training);
     auto run = runOnCpu(**m, s);
     QVERIFY2(run, run.status().toString().c_str());

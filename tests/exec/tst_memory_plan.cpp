@@ -138,9 +138,7 @@ void TestMemoryPlan::trainingSteps()
 {
     QFETCH(QString, model);
     auto m = loadCorpusModel(toStd(model));
-    if (!m && m.status().code() == core::StatusCode::NotFound)
-        QSKIP("corpus not found");
-    QVERIFY2(m, m.status().toString().c_str());
+    REMAT_REQUIRE_CORPUS_MODEL(m);
     const core::cost::Costs costs = core::cost::rooflineCosts((*m)->training);
     const core::solvers::SolverRegistry reg = core::solvers::makeRegistry();
     core::solvers::SolveRequest req;

@@ -91,9 +91,7 @@ void TestPlanGradients::plansReproduceStoreAll()
 {
     QFETCH(QString, model);
     auto m = loadCorpusModel(toStd(model));
-    if (!m && m.status().code() == core::StatusCode::NotFound)
-        QSKIP("corpus not found");
-    QVERIFY2(m, m.status().toString().c_str());
+    REMAT_REQUIRE_CORPUS_MODEL(m);
     const core::training::TrainingGraph &tg = (*m)->training;
     const core::cost::Costs costs = core::cost::rooflineCosts(tg);
 
@@ -174,9 +172,7 @@ void TestPlanGradients::plansReproduceStoreAll()
 void TestPlanGradients::cancelStopsBetweenSteps()
 {
     auto m = loadCorpusModel("mlp");
-    if (!m && m.status().code() == core::StatusCode::NotFound)
-        QSKIP("corpus not found");
-    QVERIFY2(m, m.status().toString().c_str());
+    REMAT_REQUIRE_CORPUS_MODEL(m);
     auto backend = core::exec::makeCpuBackend();
     core::exec::Executor ex(*backend, (*m)->training, (*m)->graph);
     QVERIFY(ex.prepare({}).isOk());

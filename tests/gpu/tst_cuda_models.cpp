@@ -115,9 +115,7 @@ void TestCudaModels::storeAllAndPlanMatchCpu()
     if (!haveCudaDevice())
         QSKIP("no CUDA device");
     auto m = loadCorpusModel(toStd(model));
-    if (!m && m.status().code() == core::StatusCode::NotFound)
-        QSKIP("corpus not found");
-    QVERIFY2(m, m.status().toString().c_str());
+    REMAT_REQUIRE_CORPUS_MODEL(m);
     const core::schedule::Schedule storeAll = core::schedule::storeAllSchedule((*m)->training);
     auto cpu = runOnCpu(**m, storeAll);
     QVERIFY2(cpu, cpu.status().toString().c_str());
@@ -206,9 +204,7 @@ void TestCudaModels::plannedArenaServesRepeatedSteps()
     if (!haveCudaDevice())
         QSKIP("no CUDA device");
     auto m = loadCorpusModel(toStd(model));
-    if (!m && m.status().code() == core::StatusCode::NotFound)
-        QSKIP("corpus not found");
-    QVERIFY2(m, m.status().toString().c_str());
+    REMAT_REQUIRE_CORPUS_MODEL(m);
     auto be = gpu::makeCudaBackend(0);
     QVERIFY2(be, be.status().toString().c_str());
     const core::cost::Costs costs = core::cost::rooflineCosts((*m)->training);
