@@ -11,12 +11,8 @@
 
 namespace remat::core::layout {
 
-/// Per NodeId: 1 when every output of the node is a constant known after import. The importer
-/// makes every shape static, so Shape and Size of any value are constants, as are Constant
-/// nodes and any default-domain op all of whose inputs are constants (initializers of kind
-/// Constant, or outputs of folded nodes). Parameters and buffers are not constants here: a
-/// Transpose of a weight stays a node. Never folded: nodes producing a graph output, nodes
-/// without outputs, control flow (If, Loop, Scan) and random ops.
+/// Per NodeId: 1 for nodes computing compile-time constants (ir::constantNodes, what the
+/// training builder folds too).
 std::vector<char> foldableNodes(const ir::Graph &graph);
 
 /// Per ValueId: 1 for values a folded node produces (their edges are not drawn).

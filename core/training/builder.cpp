@@ -1,5 +1,6 @@
 #include "core/training/builder.h"
 
+#include "core/ir/constant_nodes.h"
 #include "core/training/gradient_rules.h"
 
 #include <algorithm>
@@ -97,33 +98,16 @@ private:
 
 void Builder::classifyConstants()
 {
-    const size_t nv = m_g.valueCount(), nn = m_g.nodeCount();
-    m_constVal.assign(nv, false);
-    m_constNode.assign(nn, false);
+    // Shape arithmetic, folded out of the step (the explorer folds the same nodes).
+    const std::vector<char> constant = ir::constantNodes(m_g);
+    m_constVal.assign(m_g.valueCount(), false);
+    m_constNode.assign(m_g.nodeCount(), false);
     for (const ir::Value &v : m_g.values())
         m_constVal[v.id.index()] = v.kind == ValueKind::Constant && !v.producer.valid();
-    for (NodeId id : m_g.topologicalOrder()) {
-        const ir::Node &n = m_g.node(id);
-        bool c = isDefaultDomain(n) && (n.opType == "Constant" || n.opType == "Shape" || n.opType == "Size");
-        if (!c && isDefaultDomain(n)) {
-            // Every input constant (and at least one input): shape arithmetic, folded.
-            bool any = false, allConst = true;
-            for (ValueId in : n.inputs) {
-                if (!in.valid())
-                    continue;
-                any = true;
-                allConst = allConst && m_constVal[in.index()];
-            }
-            c = any && allConst;
-        }
-        if (!c)
+    for (const ir::Node &n : m_g.nodes()) {
+        if (!constant[n.id.index()])
             continue;
-        bool graphOutput = false;
-        for (ValueId out : n.outputs)
-            graphOutput = graphOutput || (out.valid() && m_g.value(out).isGraphOutput);
-        if (graphOutput)
-            continue;
-        m_constNode[id.index()] = true;
+        m_constNode[n.id.index()] = true;
         for (ValueId out : n.outputs)
             if (out.valid())
                 m_constVal[out.index()] = true;
