@@ -1,10 +1,11 @@
 #include "ui/planner/memory_chart_view.h"
 
+#include "ui/planner/chart_empty_state.h"
+
 #include "core/util/bytes.h"
 
 #include <QAreaSeries>
 #include <QChart>
-#include <QGraphicsSimpleTextItem>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
@@ -128,34 +129,11 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     // The cursor is not worth a legend entry.
     for (QLegendMarker *m : c->legend()->markers(m_cursorLine))
         m->setVisible(false);
-    m_placeholder = new QGraphicsSimpleTextItem(tr("Solve a plan to see its memory over the schedule"), c);
-    m_placeholder->setBrush(QColor(0x70, 0x78, 0x88));
-    connect(c, &QChart::plotAreaChanged, this, [this] { placePlaceholder(); });
+    m_empty = new ChartEmptyState(c, tr("Solve a plan to see its memory over the schedule"), this);
     clearTimelines();
 }
 
-QString MemoryChartView::placeholderText() const
-{
-    return m_placeholder->isVisible() ? m_placeholder->text() : QString();
-}
-
-void MemoryChartView::showEmptyState(bool empty)
-{
-    m_x->setVisible(!empty);
-    m_y->setVisible(!empty);
-    chart()->legend()->setVisible(!empty);
-    m_placeholder->setVisible(empty);
-    placePlaceholder();
-}
-
-void MemoryChartView::placePlaceholder()
-{
-    if (!m_placeholder->isVisible())
-        return;
-    const QRectF area = chart()->plotArea();
-    const QRectF text = m_placeholder->boundingRect();
-    m_placeholder->setPos(area.center() - text.center());
-}
+QString MemoryChartView::placeholderText() const { return m_empty->text(); }
 
 void MemoryChartView::clearTimelines()
 {
@@ -173,7 +151,7 @@ void MemoryChartView::clearTimelines()
     m_x->setTickInterval(1);
     m_y->setRange(0, 1);
     chart()->setTitle(tr("No plan"));
-    showEmptyState(true);
+    m_empty->setEmpty(true);
 }
 
 void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
@@ -225,7 +203,7 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::
     m_x->setRange(0, xMax);
     m_x->setTickInterval(stepTickInterval(xMax));
     m_y->setRange(0, m_yMax);
-    showEmptyState(false);
+    m_empty->setEmpty(false);
     chart()->setTitle(tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
                           .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
                           .arg(plan.peakStep)

@@ -15,12 +15,13 @@
 #include <array>
 
 class QAreaSeries;
-class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
 
 namespace remat::ui {
+
+class ChartEmptyState;
 
 class MemoryChartView : public QChartView
 {
@@ -53,11 +54,6 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
-    /// No plan: axes, grid and legend would only show a meaningless 0..1 range, so they are hidden
-    /// and a hint sits in the empty plot area instead.
-    void showEmptyState(bool empty);
-    void placePlaceholder();
-
     QLineSeries *m_upper[7] = {};
     QLineSeries *m_lower[7] = {};
     QAreaSeries *m_area[7] = {};
@@ -65,7 +61,7 @@ private:
     QLineSeries *m_budget = nullptr;
     QLineSeries *m_cursorLine = nullptr;
     QScatterSeries *m_peak = nullptr;
-    QGraphicsSimpleTextItem *m_placeholder = nullptr;
+    ChartEmptyState *m_empty = nullptr; ///< no plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     double m_unit = 1; // bytes per axis unit

@@ -1,7 +1,8 @@
 #include "ui/planner/pareto_chart_view.h"
 
+#include "ui/planner/chart_empty_state.h"
+
 #include <QChart>
-#include <QGraphicsSimpleTextItem>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -44,10 +45,7 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     chart()->addSeries(m_current);
     m_current->attachAxis(m_x);
     m_current->attachAxis(m_y);
-    m_placeholder = new QGraphicsSimpleTextItem(
-        tr("Run a Pareto sweep to compare the solvers across budgets"), chart());
-    m_placeholder->setBrush(QColor(0x70, 0x78, 0x88));
-    connect(chart(), &QChart::plotAreaChanged, this, [this] { placePlaceholder(); });
+    m_empty = new ChartEmptyState(chart(), tr("Run a Pareto sweep to compare the solvers across budgets"), this);
     // Sweep points arrive one by one; redraw at most every 50 ms.
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(50);
@@ -55,18 +53,7 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     refresh();
 }
 
-QString ParetoChartView::placeholderText() const
-{
-    return m_placeholder->isVisible() ? m_placeholder->text() : QString();
-}
-
-void ParetoChartView::placePlaceholder()
-{
-    if (!m_placeholder->isVisible())
-        return;
-    const QRectF area = chart()->plotArea();
-    m_placeholder->setPos(area.center() - m_placeholder->boundingRect().center());
-}
+QString ParetoChartView::placeholderText() const { return m_empty->text(); }
 
 void ParetoChartView::clearPoints()
 {
@@ -158,13 +145,7 @@ void ParetoChartView::refresh()
     const double pad = std::max(1e-3, (xMax - xMin) * 0.05);
     m_x->setRange(std::max(0.0, xMin - pad), xMax + pad);
     m_y->setRange(0, yMax * 1.1);
-    // Nothing to show yet: a hint instead of axes over an arbitrary 0..1 range.
-    const bool empty = m_curves.isEmpty() && m_currentBudget <= 0;
-    m_x->setVisible(!empty);
-    m_y->setVisible(!empty);
-    chart()->legend()->setVisible(!empty);
-    m_placeholder->setVisible(empty);
-    placePlaceholder();
+    m_empty->setEmpty(m_curves.isEmpty() && m_currentBudget <= 0);
 }
 
 } // namespace remat::ui

@@ -10,12 +10,13 @@
 #include <QList>
 #include <QTimer>
 
-class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
 
 namespace remat::ui {
+
+class ChartEmptyState;
 
 class ParetoChartView : public QChartView
 {
@@ -33,7 +34,6 @@ public:
 
 private:
     void refresh();
-    void placePlaceholder();
 
     struct Curve
     {
@@ -43,7 +43,7 @@ private:
     };
     QHash<QString, Curve> m_curves;
     QScatterSeries *m_current = nullptr;
-    QGraphicsSimpleTextItem *m_placeholder = nullptr;
+    ChartEmptyState *m_empty = nullptr; ///< no points, no current plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     QTimer m_refresh;
