@@ -100,9 +100,8 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
             right << dock;
     if (right.size() == 4)
         resizeDocks(right, {380, 150, 170, 130}, Qt::Vertical);
-    if (auto *plans = findChild<QDockWidget *>(QStringLiteral("plannerPlansDock")))
-    {
-        resizeDocks({plans}, {250}, Qt::Vertical); // the graph keeps most of the height
+    if (auto *plans = findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"))) {
+        resizeDocks({plans}, {250}, Qt::Vertical);   // the graph keeps most of the height
         resizeDocks({plans}, {460}, Qt::Horizontal); // the plan table's columns up to Recompute
     }
 
