@@ -58,6 +58,7 @@ firsterror() {  # the first line that looks like an error, else the last line
   local log="$1" line
   line="$(grep -m1 -iE 'error|fail|unsupported|cannot|missing|mismatch|abort|terminate' "$log" || true)"
   [[ -z "$line" ]] && line="$(tail -n1 "$log")"
+  line="${line//$data\//}"
   line="${line//|/\\|}"
   echo "${line:0:300}"
 }
