@@ -23,20 +23,7 @@ struct InfoOptions
 {
     ModelInput input;
     bool json = false;
-    std::vector<std::string> classify;
 };
-
-Expected<ir::ValueKind> parseKind(const std::string &text)
-{
-    if (text == "parameter")
-        return ir::ValueKind::Parameter;
-    if (text == "buffer")
-        return ir::ValueKind::Buffer;
-    if (text == "input")
-        return ir::ValueKind::Input;
-    return makeError(StatusCode::InvalidArgument,
-                     "--classify kind '" + text + "' is not one of parameter, buffer, input");
-}
 
 nlohmann::json valueJson(const ir::Value &v)
 {
@@ -52,21 +39,10 @@ nlohmann::json valueJson(const ir::Value &v)
 
 int runInfo(const InfoOptions &o)
 {
-    core::onnx::ImportOptions opt;
-    for (const std::string &c : o.classify) {
-        const size_t eq = c.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            std::fprintf(stderr, "error: --classify expects NAME=parameter|buffer|input, got '%s'\n", c.c_str());
-            return 2;
-        }
-        auto kind = parseKind(c.substr(eq + 1));
-        if (!kind) {
-            std::fprintf(stderr, "error: %s\n", kind.status().message().c_str());
-            return 2;
-        }
-        opt.kindOverrides[c.substr(0, eq)] = *kind;
-    }
-    auto g = importModel(o.input, opt);
+    // info browses: any valid file is summarised, and what stops a training step is said.
+    core::onnx::ImportOptions browse;
+    browse.allowUnknownShapes = true;
+    auto g = importModel(o.input, browse);
     if (!g) {
         std::fprintf(stderr, "error: %s\n", g.status().toString().c_str());
         return 1;
@@ -74,22 +50,30 @@ int runInfo(const InfoOptions &o)
     std::map<std::string, int64_t> opTypes;
     for (const ir::Node &n : g->nodes())
         ++opTypes[n.domain.empty() ? n.opType : n.domain + "." + n.opType];
-    int64_t params = 0, paramBytes = 0, paramElements = 0, buffers = 0, bufferBytes = 0;
+    // Values of unknown shape (a browsed file) count nowhere; unknownShapes says how many.
+    auto bytesOf = [](const ir::Value &v) -> int64_t {
+        auto b = v.shape.isStatic() ? v.bytes() : Expected<int64_t>(int64_t(0));
+        return b ? *b : 0;
+    };
+    int64_t params = 0, paramBytes = 0, paramElements = 0, buffers = 0, bufferBytes = 0, unknownShapes = 0;
     for (const ir::Value &v : g->values()) {
         if (v.kind == ir::ValueKind::Parameter) {
             ++params;
-            paramBytes += v.bytes().value();
-            paramElements += v.shape.numElements().value();
+            paramBytes += bytesOf(v);
+            auto n = v.shape.isStatic() ? v.shape.numElements() : Expected<int64_t>(int64_t(0));
+            paramElements += n ? *n : 0;
         } else if (v.kind == ir::ValueKind::Buffer) {
             ++buffers;
-            bufferBytes += v.bytes().value();
+            bufferBytes += bytesOf(v);
         }
     }
     int64_t activationBytes = 0;
     for (const ir::Node &n : g->nodes())
         for (ValueId out : n.outputs)
-            if (out.valid())
-                activationBytes += g->value(out).bytes().value();
+            if (out.valid()) {
+                activationBytes += bytesOf(g->value(out));
+                unknownShapes += !g->value(out).shape.isStatic();
+            }
     nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
     for (ValueId id : g->inputs())
         if (g->value(id).kind == ir::ValueKind::Input)
@@ -119,6 +103,10 @@ int runInfo(const InfoOptions &o)
         j["outputs"] = outputs;
         j["activation_bytes"] = activationBytes;
         j["namespace_depth"] = g->namespaceDepth();
+        j["semantics"] = o.input.semantics;
+        j["import_notes"] = info.importNotes;
+        j["training_blockers"] = info.trainingBlockers;
+        j["unknown_shapes"] = unknownShapes;
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
@@ -131,12 +119,21 @@ int runInfo(const InfoOptions &o)
                 info.producerVersion.c_str(), (long long)info.irVersion, (long long)info.opsetVersion);
     std::printf("  sha256       %s\n", info.sha256.c_str());
     std::printf("  batch        %lld\n", (long long)info.batch);
+    std::printf("  semantics    %s\n", o.input.semantics.c_str());
+    for (const std::string &note : info.importNotes)
+        std::printf("  note         %s\n", note.c_str());
+    if (!info.trainingBlockers.empty()) {
+        std::printf("  training     blocked: %s\n", info.trainingBlockers.front().c_str());
+        for (size_t i = 1; i < info.trainingBlockers.size(); ++i)
+            std::printf("               %s\n", info.trainingBlockers[i].c_str());
+    }
     std::printf("  nodes        %zu (namespace depth %d)\n", g->nodeCount(), g->namespaceDepth());
     std::printf("  values       %zu\n", g->valueCount());
     std::printf("  parameters   %lld tensors, %lld elements, %s\n", (long long)params, (long long)paramElements,
                 formatBytes(paramBytes).c_str());
     std::printf("  buffers      %lld tensors, %s\n", (long long)buffers, formatBytes(bufferBytes).c_str());
-    std::printf("  activations  %s (all node outputs, forward)\n", formatBytes(activationBytes).c_str());
+    std::printf("  activations  %s (all node outputs, forward%s)\n", formatBytes(activationBytes).c_str(),
+                unknownShapes ? fmt::format("; {} of unknown size not counted", unknownShapes).c_str() : "");
     for (const auto &v : inputs)
         std::printf("  input        %s\n", shapeText(v).c_str());
     for (const auto &v : outputs)
@@ -156,10 +153,6 @@ void addInfoCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input);
     addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
-    cmd->add_option("--classify", opts->classify,
-                    "Override a value's kind: NAME=parameter|buffer|input (repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->callback([opts, &ctx] { ctx.exitCode = runInfo(*opts); });
 }
 

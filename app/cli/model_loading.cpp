@@ -1,5 +1,7 @@
 #include "model_loading.h"
 
+#include "core/onnx/input_spec.h"
+
 #include <cstdio>
 
 namespace remat::app {
@@ -16,12 +18,48 @@ CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string 
     CLI::Option *o = cmd.add_option("--batch", input.batch, help);
     if (check == BatchCheck::NonNegative)
         o->check(CLI::NonNegativeNumber);
+    cmd.add_option("--input-shape", input.inputShapes,
+                   "Whole shape of a graph input: NAME=D0xD1x... (e.g. input=1x3x224x224; repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--dim", input.dims,
+                   "Value of a named free dim of the inputs: NAME=VALUE (e.g. height=224; repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--input-value", input.inputValues,
+                   "Fix a scalar graph input to a number: NAME=V (e.g. sr=16000; an If on it is decided at "
+                   "import; repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--classify", input.classify,
+                   "Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--semantics", input.semantics,
+                   "training (default: BatchNormalization exported for inference is modelled in training "
+                   "mode) or as-exported (the file's own semantics)")
+        ->check(CLI::IsMember({"training", "as-exported"}));
     return o;
+}
+
+Status applyModelInput(const ModelInput &input, onnx::ImportOptions &options)
+{
+    options.batch = input.batch;
+    for (const std::string &spec : input.inputShapes)
+        REMAT_RETURN_IF_ERROR(onnx::addInputShape(options, spec));
+    for (const std::string &spec : input.dims)
+        REMAT_RETURN_IF_ERROR(onnx::addDimValue(options, spec));
+    REMAT_ASSIGN_OR_RETURN(options.semantics, onnx::parseSemantics(input.semantics));
+    for (const std::string &spec : input.inputValues)
+        REMAT_RETURN_IF_ERROR(onnx::addInputValue(options, spec));
+    for (const std::string &spec : input.classify)
+        REMAT_RETURN_IF_ERROR(onnx::addClassification(options, spec));
+    return Status::ok();
 }
 
 Expected<ir::Graph> importModel(const ModelInput &input, onnx::ImportOptions options)
 {
-    options.batch = input.batch;
+    REMAT_RETURN_IF_ERROR(applyModelInput(input, options));
     return onnx::importModel(input.model, options);
 }
 

@@ -14,14 +14,21 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace remat::app {
 
-/// Which ONNX file to read, and at which batch (0: the file's own).
+/// Which ONNX file to read, at which batch (0: the file's own) and with which import settings,
+/// as typed (parsed by core::onnx's input_spec when the model is imported).
 struct ModelInput
 {
     std::string model;
     int64_t batch = 0;
+    std::vector<std::string> inputShapes; ///< `--input-shape NAME=D0xD1x...`
+    std::vector<std::string> dims;        ///< `--dim NAME=VALUE`
+    std::vector<std::string> inputValues; ///< `--input-value NAME=V` (scalar inputs)
+    std::vector<std::string> classify;    ///< `--classify NAME=parameter|buffer|input|constant`
+    std::string semantics = "training";   ///< `--semantics training|as-exported`
 };
 
 /// The usual help texts; commands that word them otherwise pass their own.
@@ -35,12 +42,17 @@ enum class BatchCheck : unsigned char {
 
 /// The required positional MODEL. Returns the option so a command can add checks.
 CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input, const std::string &help = kModelHelp);
-/// `--batch N`. Separate from addModelArgument so each command keeps its own order in --help.
+/// `--batch N`, then the other import settings every model command takes: `--input-shape`,
+/// `--dim`, `--input-value` and `--classify` (repeatable), and `--semantics`. Separate from addModelArgument so each command keeps
+/// its own order in --help.
 CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help = kBatchHelp,
                             BatchCheck check = BatchCheck::NonNegative);
 
-/// Imports the model at the requested batch. `options` carries anything else (kind overrides);
-/// its batch is replaced by the input's.
+/// The input's batch, shapes, dims and classification overrides added to `options`; a malformed
+/// or repeated setting is an InvalidArgument naming the option.
+core::Status applyModelInput(const ModelInput &input, core::onnx::ImportOptions &options);
+
+/// Imports the model with the input's settings (see applyModelInput).
 core::Expected<core::ir::Graph> importModel(const ModelInput &input, core::onnx::ImportOptions options = {});
 
 /// The imported graph and the training step derived from it (the executor needs both).

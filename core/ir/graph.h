@@ -88,6 +88,13 @@ struct ModelInfo
     std::string graphName;
     std::string sha256;         ///< of the model file; identifies it in plans and sessions
     int64_t batch = 0;          ///< the batch the shapes were inferred at (0: as in the file)
+    /// What the importer changed from the file's own meaning, in words for the user ("3
+    /// BatchNormalization nodes exported for inference are modelled in training mode ...").
+    std::vector<std::string> importNotes;
+    /// Why no training step can be derived (a value whose shape could not be inferred, with the
+    /// setting that fixes it); empty when the graph is complete. Only an import that allows
+    /// unknown shapes (browsing) returns such a graph.
+    std::vector<std::string> trainingBlockers;
 };
 
 class Graph

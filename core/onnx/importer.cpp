@@ -1,6 +1,7 @@
 #include "importer.h"
 
 #include "classify.h"
+#include "input_spec.h"
 #include "shape_inference.h"
 #include "tensor_sources.h"
 
@@ -10,7 +11,10 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <type_traits>
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
@@ -41,6 +45,10 @@ public:
     }
 
     Expected<ir::Graph> run(const std::string &bytes);
+    Expected<ModelSignature> signature(const std::string &bytes);
+
+private:
+    Status parse(const std::string &bytes);
 
 private:
     Status fail(StatusCode code, const std::string &problem) const
@@ -72,8 +80,18 @@ private:
                                                                          const std::string &what) const;
     Expected<ir::Attribute> convertAttribute(const ::onnx::AttributeProto &a, const std::string &what) const;
     Status collect();
+    Status fixInputValue(ir::Value &v, double value) const;
     Status classify(const ir::Graph &first);
+    Expected<int> inlineDecidedIfs(const ir::Graph &first);
+    void resetState();
+    void applySemantics();
+    std::string undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const;
+    static bool isConstantNode(const ir::Node &n);
+    Status promoteConstantWeights(const ir::Graph &first);
+    Status applyInputSettings();
     Status inferAll(const ir::Graph &first);
+    std::string freeDimAdvice() const;
+    Status unknownValue(const Status &problem);
     void onnxFallback(const ir::Graph &first);
     Status foldConstantOfShape(const ir::Graph &first);
     Status finalizeShapes(const ir::Graph &first);
@@ -90,9 +108,14 @@ private:
     std::unordered_map<std::string, ValueId> m_byName;
     std::unordered_map<std::string, FileValueInfo> m_fileInfo; // value_info and graph outputs
     std::vector<bool> m_isInitializer;
+    std::vector<bool> m_dropNode; ///< by node: folded into a weight (Constant, ConstantOfShape)
     std::vector<InferredValue> m_inferred;
     int64_t m_fileBatch = 0;
+    int64_t m_batch = 0;             ///< the leading dim of the data inputs after the user's settings
+    std::vector<bool> m_takesBatch;  ///< by value: a data input whose leading dim is the batch
     bool m_batchChanged = false;
+    bool m_shapesChanged = false;    ///< a declared static input dim was changed
+    int64_t m_unknownValues = 0;     ///< browsing: values left without a shape or type
 };
 
 ValueId Importer::valueFor(const std::string &name)
@@ -242,7 +265,13 @@ Expected<std::shared_ptr<const ir::TensorConstant>> Importer::makeTensor(const :
         if (c->dtype == DataType::Complex64 || c->dtype == DataType::Complex128)
             count = count >= 0 ? count : -1;
         if (count == 0 && *n > 0)
-            return std::shared_ptr<const ir::TensorConstant>(c); // dims only: weights stripped
+            // Dims without data would become a weight of any size the file claims (a 4096 PiB
+            // "model"); a file saved without its weights must give them as graph inputs instead.
+            return fail(StatusCode::ParseError,
+                        what + " declares dims " + c->shape.toString() + " (" + formatBytes(c->byteCount) +
+                            ") but holds no data (no raw_data, no typed values, no external data); the file "
+                            "was saved without its weights: re-export it with them, or export the weights as "
+                            "graph inputs (torch.onnx.export(..., export_params=False))");
         if (count != *n)
             return fail(StatusCode::ParseError, what + " holds " + std::to_string(count) + " elements but dims " +
                                                     c->shape.toString() + " need " + std::to_string(*n));
@@ -308,7 +337,19 @@ Status Importer::collect()
         v.dtype = info.dtype;
         v.shape = info.shape;
         v.kind = ValueKind::Input;
+        auto given = m_options.inputValues.find(in.name());
+        if (given != m_options.inputValues.end()) {
+            REMAT_RETURN_IF_ERROR(fixInputValue(v, given->second));
+            m_isInitializer[id.index()] = true;
+            continue;
+        }
         m_inputs.push_back(id);
+    }
+    for (const auto &[name, value] : m_options.inputValues) {
+        auto it = m_byName.find(name);
+        if (it == m_byName.end() || m_values[it->second.index()].kind != ValueKind::Constant ||
+            !m_isInitializer[it->second.index()])
+            return fail(StatusCode::NotFound, "--input-value names '" + name + "', which is not a graph input");
     }
     for (const auto &t : g.initializer()) {
         REMAT_ASSIGN_OR_RETURN(auto tc, makeTensor(t, "initializer '" + t.name() + "'"));
@@ -368,6 +409,250 @@ Status Importer::collect()
     return Status::ok();
 }
 
+void Importer::applySemantics()
+{
+    // A network exported for inference still trains with batch statistics: its training step
+    // is what the user came to study. BatchNormalization without training_mode (inference) is
+    // given training_mode = 1, which the gradient rules and kernels read.
+    if (m_options.semantics != Semantics::Training)
+        return;
+    int64_t changed = 0;
+    for (ir::Node &n : m_nodes) {
+        if (n.opType != "BatchNormalization" || !(n.domain.empty() || n.domain == "ai.onnx") ||
+            n.attrInt("training_mode", 0) != 0)
+            continue;
+        bool set = false;
+        for (ir::Attribute &a : n.attributes)
+            if (a.name == "training_mode") {
+                a.payload = int64_t(1);
+                set = true;
+            }
+        if (!set) {
+            ir::Attribute a;
+            a.name = "training_mode";
+            a.payload = int64_t(1);
+            n.attributes.push_back(std::move(a));
+        }
+        ++changed;
+    }
+    if (changed > 0)
+        m_info.importNotes.push_back(
+            std::to_string(changed) + " BatchNormalization node" + (changed == 1 ? " was" : "s were") +
+            " exported for inference; modelled in training mode (batch statistics, saving what training "
+            "saves). --semantics as-exported keeps the file's running statistics");
+}
+
+void Importer::resetState()
+{
+    m_nodes.clear();
+    m_values.clear();
+    m_inputs.clear();
+    m_outputs.clear();
+    m_byName.clear();
+    m_fileInfo.clear();
+    m_isInitializer.clear();
+    m_dropNode.clear();
+    m_inferred.clear();
+    m_takesBatch.clear();
+    m_fileBatch = 0;
+    m_batch = 0;
+    m_batchChanged = false;
+    m_shapesChanged = false;
+}
+
+namespace {
+
+const ::onnx::GraphProto *branchOf(const ::onnx::NodeProto &ifNode, bool thenBranch)
+{
+    const char *name = thenBranch ? "then_branch" : "else_branch";
+    for (const auto &a : ifNode.attribute())
+        if (a.name() == name && a.has_g())
+            return &a.g();
+    return nullptr;
+}
+
+/// Renames the inputs of `node` (and of the nodes of its subgraphs, which may read the
+/// enclosing scope) that `rename` maps.
+void renameInputs(::onnx::NodeProto &node, const std::unordered_map<std::string, std::string> &rename)
+{
+    for (std::string &in : *node.mutable_input()) {
+        auto it = rename.find(in);
+        if (it != rename.end())
+            in = it->second;
+    }
+    for (auto &a : *node.mutable_attribute()) {
+        if (a.has_g())
+            for (auto &n : *a.mutable_g()->mutable_node())
+                renameInputs(n, rename);
+        for (auto &g : *a.mutable_graphs())
+            for (auto &n : *g.mutable_node())
+                renameInputs(n, rename);
+    }
+}
+
+} // namespace
+
+Expected<int> Importer::inlineDecidedIfs(const ir::Graph &first)
+{
+    std::unordered_map<int, bool> decided; // node index -> then branch taken
+    for (const ir::Node &n : first.nodes()) {
+        if (n.opType != "If" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.empty() ||
+            !n.inputs[0].valid())
+            continue;
+        const InferredValue &cond = m_inferred[n.inputs[0].index()];
+        if (cond.constant && cond.constant->size() == 1)
+            decided.emplace(int(n.id.index()), cond.constant->at(0) != 0);
+    }
+    if (decided.empty())
+        return 0;
+    ::onnx::GraphProto *g = m_model->mutable_graph();
+    google::protobuf::RepeatedPtrField<::onnx::NodeProto> nodes;
+    for (int i = 0; i < g->node_size(); ++i) {
+        auto it = decided.find(i);
+        if (it == decided.end()) {
+            *nodes.Add() = g->node(i);
+            continue;
+        }
+        const ::onnx::NodeProto &ifNode = g->node(i);
+        const ::onnx::GraphProto *branch = branchOf(ifNode, it->second);
+        if (!branch)
+            return fail(StatusCode::ParseError, nodeLabel(ifNode) + " has no " +
+                                                    (it->second ? "then_branch" : "else_branch") + " graph");
+        if (branch->output_size() != ifNode.output_size())
+            return fail(StatusCode::ParseError, nodeLabel(ifNode) + " has " + std::to_string(ifNode.output_size()) +
+                                                    " outputs but its taken branch has " +
+                                                    std::to_string(branch->output_size()));
+        // Branch-local names get the If's name as a prefix, so two inlined branches (or a
+        // branch and the main graph) never collide; names from the enclosing scope stay.
+        const std::string prefix = (ifNode.name().empty() ? "If_" + std::to_string(i) : ifNode.name()) +
+                                   (it->second ? "/then/" : "/else/");
+        std::unordered_map<std::string, std::string> rename;
+        for (const auto &t : branch->initializer())
+            rename[t.name()] = prefix + t.name();
+        for (const auto &n : branch->node())
+            for (const std::string &out : n.output())
+                if (!out.empty())
+                    rename[out] = prefix + out;
+        for (const auto &t : branch->initializer()) {
+            auto *copy = g->add_initializer();
+            *copy = t;
+            copy->set_name(rename[t.name()]);
+        }
+        for (const auto &vi : branch->value_info()) {
+            auto found = rename.find(vi.name());
+            if (found == rename.end())
+                continue;
+            auto *copy = g->add_value_info();
+            *copy = vi;
+            copy->set_name(found->second);
+        }
+        for (const auto &n : branch->node()) {
+            ::onnx::NodeProto *copy = nodes.Add();
+            *copy = n;
+            renameInputs(*copy, rename);
+            for (std::string &out : *copy->mutable_output())
+                if (!out.empty())
+                    out = rename[out];
+            if (!copy->name().empty())
+                copy->set_name(prefix + copy->name());
+        }
+        // The If's outputs keep their names (the rest of the graph reads them): an Identity
+        // from each branch output, which the training builder removes like any Identity.
+        for (int k = 0; k < ifNode.output_size(); ++k) {
+            if (ifNode.output(k).empty())
+                continue;
+            const std::string &src = branch->output(k).name();
+            auto found = rename.find(src);
+            ::onnx::NodeProto *id = nodes.Add();
+            id->set_op_type("Identity");
+            id->set_name(prefix + "output_" + std::to_string(k));
+            id->add_input(found == rename.end() ? src : found->second);
+            id->add_output(ifNode.output(k));
+        }
+    }
+    g->mutable_node()->Swap(&nodes);
+    return int(decided.size());
+}
+
+std::string Importer::undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const
+{
+    // Walk the condition back to the graph inputs it depends on: a scalar one can be given a
+    // value; free dims of the others can be set.
+    std::vector<bool> seen(first.valueCount(), false);
+    std::vector<ValueId> stack{ifNode.inputs.empty() ? ValueId() : ifNode.inputs[0]};
+    std::vector<std::string> scalars, tensors;
+    while (!stack.empty()) {
+        const ValueId id = stack.back();
+        stack.pop_back();
+        if (!id.valid() || seen[id.index()])
+            continue;
+        seen[id.index()] = true;
+        const ir::Value &v = first.value(id);
+        if (v.kind == ValueKind::Input) {
+            auto n = v.shape.numElements();
+            (n && *n == 1 ? scalars : tensors).push_back(v.name);
+            continue;
+        }
+        if (v.producer.valid())
+            for (ValueId in : first.node(v.producer).inputs)
+                stack.push_back(in);
+    }
+    const std::string cond = ifNode.inputs.empty() || !ifNode.inputs[0].valid()
+                                 ? std::string("its condition")
+                                 : "'" + first.value(ifNode.inputs[0]).name + "'";
+    std::string out = "; the If chooses its branch from " + cond + ", which is not known at import";
+    if (!scalars.empty()) {
+        out += ": give ";
+        for (size_t i = 0; i < scalars.size(); ++i)
+            out += (i ? ", " : "") + std::string("--input-value ") + scalars[i] + "=V";
+    } else if (!tensors.empty()) {
+        out += " (it depends on the data of input '" + tensors.front() +
+               "', so the model cannot be trained as one fixed graph)";
+    }
+    return out;
+}
+
+Status Importer::fixInputValue(ir::Value &v, double value) const
+{
+    const std::string what = "--input-value " + v.name;
+    for (const Dim &d : v.shape.dims)
+        if (!d.isStatic() || d.value != 1)
+            return fail(StatusCode::InvalidArgument,
+                        what + ": the input has shape " + v.shape.toString() +
+                            "; only a scalar (single-element) input can be given a value, use --input-shape for "
+                            "the shape of a tensor input");
+    std::vector<std::byte> element(size_t(ir::elementSize(v.dtype)));
+    auto put = [&](auto x) {
+        static_assert(std::is_trivially_copyable_v<decltype(x)>);
+        std::memcpy(element.data(), &x, sizeof x);
+    };
+    switch (v.dtype) {
+    case DataType::Float: put(float(value)); break;
+    case DataType::Double: put(value); break;
+    case DataType::Int64: put(int64_t(value)); break;
+    case DataType::Int32: put(int32_t(value)); break;
+    case DataType::Int16: put(int16_t(value)); break;
+    case DataType::Int8: put(int8_t(value)); break;
+    case DataType::UInt8: put(uint8_t(value)); break;
+    case DataType::Bool: put(uint8_t(value != 0)); break;
+    default:
+        return fail(StatusCode::Unsupported, what + ": inputs of type " + ir::dataTypeName(v.dtype) +
+                                                 " cannot be given a value");
+    }
+    if ((ir::isFloatingPoint(v.dtype) || v.dtype == DataType::Bool) ? false : double(int64_t(value)) != value)
+        return fail(StatusCode::InvalidArgument, what + ": the input holds " + ir::dataTypeName(v.dtype) +
+                                                     " and " + std::to_string(value) + " is not a whole number");
+    auto tc = std::make_shared<ir::TensorConstant>();
+    tc->name = v.name;
+    tc->dtype = v.dtype;
+    tc->shape = v.shape;
+    tc->byteCount = int64_t(element.size());
+    tc->data = std::make_shared<FillTensorData>(std::move(element), tc->byteCount);
+    v.initializer = std::move(tc);
+    v.kind = ValueKind::Constant;
+    return Status::ok();
+}
+
 Status Importer::classify(const ir::Graph &first)
 {
     for (size_t i = 0; i < m_values.size(); ++i) {
@@ -379,20 +664,77 @@ Status Importer::classify(const ir::Graph &first)
         if (over != m_options.kindOverrides.end()) {
             if (over->second == ValueKind::Intermediate)
                 return fail(StatusCode::InvalidArgument, "'" + v.name + "' cannot be classified as an activation");
+            if (over->second == ValueKind::Constant && !m_isInitializer[i])
+                return fail(StatusCode::InvalidArgument,
+                            "'" + v.name + "' is a graph input with no data in the file, so it cannot be a "
+                            "constant; classify it as parameter, buffer or input");
             v.kind = over->second;
             continue;
         }
+        if (m_options.inputValues.count(v.name))
+            continue; // a value the user fixed: a constant, whatever it feeds
         v.kind = classifyValue(first, ValueId(i), m_isInitializer[i]);
     }
+    m_dropNode.assign(m_nodes.size(), false);
+    REMAT_RETURN_IF_ERROR(promoteConstantWeights(first));
     for (const auto &[name, kind] : m_options.kindOverrides) {
         auto it = m_byName.find(name);
         if (it == m_byName.end())
             return fail(StatusCode::NotFound, "classification override names '" + name + "', which the model does not have");
         const ir::Value &v = m_values[it->second.index()];
-        if (!m_isInitializer[it->second.index()] && !(v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
-                                                       v.kind == ValueKind::Buffer))
+        const bool fromConstantNode = v.producer.valid() && isConstantNode(first.node(v.producer));
+        if (!m_isInitializer[it->second.index()] && !fromConstantNode &&
+            !(v.kind == ValueKind::Input || v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer))
             return fail(StatusCode::InvalidArgument, "classification override names '" + name +
-                                                         "', which is computed by a node");
+                                                         "', which is computed by a node (only graph inputs, "
+                                                         "initializers and Constant nodes can be classified)");
+    }
+    return Status::ok();
+}
+
+bool Importer::isConstantNode(const ir::Node &n)
+{
+    return n.opType == "Constant" && (n.domain.empty() || n.domain == "ai.onnx") && n.outputs.size() == 1 &&
+           n.outputs[0].valid();
+}
+
+Status Importer::promoteConstantWeights(const ir::Graph &first)
+{
+    // Some exporters (paddle2onnx, older tf2onnx) store every weight as a Constant node instead
+    // of an initializer. A float tensor from a Constant node that feeds a weight slot (or is
+    // named like a weight, or is a learned-looking tensor beside a computed operand) is a
+    // parameter, like the same tensor stored as an initializer; single numbers beside a computed
+    // value (a GELU's 0.5, an attention scale) stay constants. The node goes away, so the value
+    // is a weight the optimizer owns, and the user's --classify wins either way.
+    for (const ir::Node &n : first.nodes()) {
+        if (!isConstantNode(n))
+            continue;
+        const ValueId out = n.outputs[0];
+        ir::Value &v = m_values[out.index()];
+        if (!v.initializer || v.isGraphOutput)
+            continue;
+        ValueKind kind = ValueKind::Constant;
+        auto over = m_options.kindOverrides.find(v.name);
+        if (over != m_options.kindOverrides.end()) {
+            kind = over->second;
+            if (kind == ValueKind::Input || kind == ValueKind::Intermediate)
+                return fail(StatusCode::InvalidArgument,
+                            "'" + v.name + "' is a Constant node's tensor stored in the file; classify it as "
+                            "parameter, buffer or constant");
+        } else if (ir::isFloatingPoint(v.dtype)) {
+            const SlotUse use = slotUse(first, out);
+            auto count = v.initializer->shape.numElements();
+            const int64_t elements = count ? *count : 0;
+            if (use.statSlot || nameLooksLikeBuffer(v.name))
+                kind = ValueKind::Buffer;
+            else if (use.weightSlot || nameLooksLikeParameter(v.name) || (use.operandSlot && elements > 1))
+                kind = ValueKind::Parameter;
+        }
+        if (kind == ValueKind::Constant)
+            continue;
+        v.kind = kind;
+        m_isInitializer[out.index()] = true;
+        m_dropNode[n.id.index()] = true;
     }
     return Status::ok();
 }
@@ -472,10 +814,59 @@ void Importer::onnxFallback(const ir::Graph &first)
         take(vi);
 }
 
-Status Importer::inferAll(const ir::Graph &first)
+Status Importer::applyInputSettings()
 {
-    m_inferred.assign(m_values.size(), {});
-    // Batch: the first dim of the data inputs.
+    // Validate every setting against the file before anything is changed.
+    std::vector<std::string> inputNames;
+    std::vector<std::string> freeDims; // symbolic names, in order of first appearance
+    for (ValueId id : m_inputs) {
+        const ir::Value &v = m_values[id.index()];
+        inputNames.push_back(v.name);
+        for (const Dim &d : v.shape.dims)
+            if (!d.isStatic() && !d.symbol.empty() &&
+                std::find(freeDims.begin(), freeDims.end(), d.symbol) == freeDims.end())
+                freeDims.push_back(d.symbol);
+    }
+    auto joined = [](const std::vector<std::string> &names) {
+        std::string out;
+        for (const std::string &n : names)
+            out += (out.empty() ? "" : ", ") + n;
+        return out;
+    };
+    for (const auto &[name, dims] : m_options.inputShapes) {
+        auto it = m_byName.find(name);
+        const bool isInput = it != m_byName.end() &&
+                             std::find(m_inputs.begin(), m_inputs.end(), it->second) != m_inputs.end();
+        if (!isInput) {
+            const bool isWeight = it != m_byName.end() && m_isInitializer[it->second.index()];
+            return fail(StatusCode::NotFound,
+                        "--input-shape names '" + name + "', which " +
+                            (isWeight ? std::string("is an initializer (stored data), not a graph input")
+                                      : std::string("is not a graph input")) +
+                            "; the inputs are: " + (inputNames.empty() ? "(none)" : joined(inputNames)));
+        }
+        const ir::Value &v = m_values[it->second.index()];
+        if (v.shape.dims.size() != dims.size())
+            return fail(StatusCode::InvalidArgument,
+                        "--input-shape " + name + "=" + formatDims(dims) + " gives " + std::to_string(dims.size()) +
+                            " dims, but input '" + name + "' has " + std::to_string(v.shape.rank()) + " (" +
+                            v.shape.toString() + ")");
+        for (int64_t d : dims)
+            if (d < 1)
+                return fail(StatusCode::InvalidArgument, "--input-shape " + name + ": dims must be at least 1");
+    }
+    for (const auto &[name, value] : m_options.dimValues) {
+        if (value < 1)
+            return fail(StatusCode::InvalidArgument,
+                        "--dim " + name + "=" + std::to_string(value) + ": a dim is at least 1");
+        if (std::find(freeDims.begin(), freeDims.end(), name) == freeDims.end())
+            return fail(StatusCode::NotFound,
+                        "--dim names '" + name + "', which no graph input has as a free dim; " +
+                            (freeDims.empty() ? std::string("the inputs have no named free dims")
+                                              : "the named free dims are: " + joined(freeDims)));
+    }
+
+    // Batch: the first dim of the data inputs, as the file has it.
     for (ValueId id : m_inputs) {
         const ir::Value &v = m_values[id.index()];
         if (v.kind == ValueKind::Input && v.shape.rank() > 0 && v.shape.dims[0].isStatic()) {
@@ -483,15 +874,58 @@ Status Importer::inferAll(const ir::Graph &first)
             break;
         }
     }
-    if (m_options.batch < 0)
-        return fail(StatusCode::InvalidArgument, "batch " + std::to_string(m_options.batch) + " is negative");
-    m_batchChanged = m_options.batch > 0 && m_options.batch != m_fileBatch;
     // Data inputs whose first dim is the batch (symbolic, or the first data input's size); a
     // second input such as a fixed mask keeps its shape.
-    auto takesBatch = [&](const ir::Value &v) {
-        return v.kind == ValueKind::Input && v.shape.rank() > 0 &&
-               (!v.shape.dims[0].isStatic() || v.shape.dims[0].value == m_fileBatch);
-    };
+    m_takesBatch.assign(m_values.size(), false);
+    for (ValueId id : m_inputs) {
+        const ir::Value &v = m_values[id.index()];
+        m_takesBatch[id.index()] = v.kind == ValueKind::Input && v.shape.rank() > 0 &&
+                                   (!v.shape.dims[0].isStatic() || v.shape.dims[0].value == m_fileBatch);
+    }
+    // Apply: named dims first, then the batch where no name set the leading dim, then whole
+    // shapes, so the most specific setting wins.
+    int64_t effectiveBatch = 0;
+    for (ValueId id : m_inputs) {
+        ir::Value &v = m_values[id.index()];
+        const Shape declared = v.shape;
+        bool leadingNamed = false;
+        for (size_t i = 0; i < v.shape.dims.size(); ++i) {
+            Dim &d = v.shape.dims[i];
+            if (d.isStatic() || d.symbol.empty())
+                continue;
+            auto found = m_options.dimValues.find(d.symbol);
+            if (found != m_options.dimValues.end()) {
+                d = Dim(found->second);
+                leadingNamed = leadingNamed || i == 0;
+            }
+        }
+        if (m_takesBatch[id.index()] && m_options.batch > 0 && !leadingNamed)
+            v.shape.dims[0] = Dim(m_options.batch);
+        auto whole = m_options.inputShapes.find(v.name);
+        if (whole != m_options.inputShapes.end()) {
+            v.shape = Shape();
+            for (int64_t d : whole->second)
+                v.shape.dims.emplace_back(d);
+        }
+        for (size_t i = 0; i < declared.dims.size(); ++i)
+            if (declared.dims[i].isStatic() && declared.dims[i].value != v.shape.dims[i].value)
+                m_shapesChanged = true;
+        if (m_takesBatch[id.index()] && effectiveBatch == 0 && v.shape.dims[0].isStatic())
+            effectiveBatch = v.shape.dims[0].value;
+    }
+    m_batch = effectiveBatch;
+    m_batchChanged = m_batch > 0 && m_fileBatch > 0 && m_batch != m_fileBatch;
+    return Status::ok();
+}
+
+Status Importer::inferAll(const ir::Graph &first)
+{
+    m_inferred.assign(m_values.size(), {});
+    if (m_options.batch < 0)
+        return fail(StatusCode::InvalidArgument, "batch " + std::to_string(m_options.batch) + " is negative");
+    REMAT_RETURN_IF_ERROR(applyInputSettings());
+    // The graph inputs now hold the user's shapes; `batch` > 0 puts another leading dim on the
+    // inputs that take the batch (the first pass, at the file's batch).
     auto seed = [&](std::vector<InferredValue> &vals, int64_t batch) {
         vals.assign(m_values.size(), {});
         for (size_t i = 0; i < m_values.size(); ++i) {
@@ -501,7 +935,7 @@ Status Importer::inferAll(const ir::Graph &first)
                 continue;
             iv.dtype = v.dtype;
             iv.shape = v.shape;
-            if (takesBatch(v) && batch > 0)
+            if (m_takesBatch[i] && batch > 0)
                 iv.shape.dims[0] = Dim(batch);
             const bool small = v.initializer && (!ir::isFloatingPoint(v.dtype) ||
                                                  v.initializer->shape.numElements().value() <= 64);
@@ -514,19 +948,14 @@ Status Importer::inferAll(const ir::Graph &first)
     // file's batch, then at the user's, letting the second pass see what the first found.
     std::vector<InferredValue> atFileBatch;
     BatchRewrite rewrite;
-    if (m_batchChanged && m_fileBatch > 0) {
+    if (m_batchChanged) {
         seed(atFileBatch, m_fileBatch);
         Status s = inferShapes(first, m_info.opsetVersion, atFileBatch, m_options.stop);
         if (!s.isOk())
             return fail(s.code(), s.message());
-        rewrite = BatchRewrite{&atFileBatch, m_fileBatch, m_options.batch};
+        rewrite = BatchRewrite{&atFileBatch, m_fileBatch, m_batch};
     }
-    seed(m_inferred, m_options.batch);
-    for (ValueId id : m_inputs) { // the graph's own input shapes, at the user's batch
-        ir::Value &v = m_values[id.index()];
-        if (takesBatch(v) && m_options.batch > 0)
-            v.shape.dims[0] = Dim(m_options.batch);
-    }
+    seed(m_inferred, 0);
     Status s = inferShapes(first, m_info.opsetVersion, m_inferred, rewrite, m_options.stop);
     if (!s.isOk())
         return fail(s.code(), s.message());
@@ -547,7 +976,7 @@ Status Importer::inferAll(const ir::Graph &first)
 
 Status Importer::finalizeShapes(const ir::Graph &first)
 {
-    const bool fileShapesValid = !m_options.ignoreFileValueInfo && !m_batchChanged;
+    const bool fileShapesValid = !m_options.ignoreFileValueInfo && !m_batchChanged && !m_shapesChanged;
     for (const ir::Node &n : first.nodes()) {
         for (ValueId out : n.outputs) {
             if (!out.valid())
@@ -572,22 +1001,28 @@ Status Importer::finalizeShapes(const ir::Graph &first)
             }
             const std::string label = "value '" + v.name + "' (output of node '" +
                                       (n.name.empty() ? n.opType : n.name) + "' (" + n.opType + "))";
-            if (!v.shape.isStatic())
-                return fail(StatusCode::InvalidArgument,
-                            "cannot determine the shape of " + label + ": got " + v.shape.toString() +
-                                (m_options.batch > 0 ? std::string()
-                                                     : "; the batch may be symbolic, try --batch N"));
+            if (!v.shape.isStatic()) {
+                REMAT_RETURN_IF_ERROR(unknownValue(
+                    fail(StatusCode::InvalidArgument,
+                         "cannot determine the shape of " + label + ": got " + v.shape.toString() +
+                             (n.opType == "If" ? undecidedIfAdvice(first, n) : std::string()) + freeDimAdvice())));
+                continue;
+            }
             if (v.dtype == DataType::Undefined)
-                return fail(StatusCode::Unsupported, "cannot determine the data type of " + label);
+                REMAT_RETURN_IF_ERROR(
+                    unknownValue(fail(StatusCode::Unsupported, "cannot determine the data type of " + label)));
         }
     }
     for (ValueId id : m_inputs) {
         ir::Value &v = m_values[id.index()];
         if (!v.shape.isStatic() && !v.consumers.empty())
-            return fail(StatusCode::InvalidArgument,
-                        "graph input '" + v.name + "' has shape " + v.shape.toString() +
-                            " with unknown dims; set the batch (--batch N)");
+            REMAT_RETURN_IF_ERROR(unknownValue(fail(StatusCode::InvalidArgument,
+                                                    "graph input '" + v.name + "' has shape " +
+                                                        v.shape.toString() + " with free dims" + freeDimAdvice())));
     }
+    if (m_unknownValues > 1)
+        m_info.trainingBlockers.push_back(std::to_string(m_unknownValues) +
+                                          " values have no inferred shape or type");
     for (const ir::Value &v : m_values) {
         if (!v.shape.isStatic())
             continue;
@@ -599,13 +1034,58 @@ Status Importer::finalizeShapes(const ir::Graph &first)
     return Status::ok();
 }
 
+Status Importer::unknownValue(const Status &problem)
+{
+    // Strict imports stop at the first problem; browsing keeps the value unknown and remembers
+    // the first problem, which is what stops the training step.
+    if (!m_options.allowUnknownShapes)
+        return problem;
+    if (m_info.trainingBlockers.empty())
+        m_info.trainingBlockers.push_back(problem.message());
+    ++m_unknownValues;
+    return Status::ok();
+}
+
+std::string Importer::freeDimAdvice() const
+{
+    // Name what is still free and the settings that fix it, in the CLI's words (the GUI asks
+    // for the same values in its dimensions dialog).
+    std::vector<std::string> named;
+    std::string unnamed;
+    for (ValueId id : m_inputs) {
+        const ir::Value &v = m_values[id.index()];
+        for (size_t i = 0; i < v.shape.dims.size(); ++i) {
+            const Dim &d = v.shape.dims[i];
+            if (d.isStatic())
+                continue;
+            if (!d.symbol.empty()) {
+                if (std::find(named.begin(), named.end(), d.symbol) == named.end())
+                    named.push_back(d.symbol);
+            } else if (unnamed.empty()) {
+                unnamed = v.name;
+            }
+        }
+    }
+    if (named.empty() && unnamed.empty())
+        return {};
+    std::string out = "; give the free dims: ";
+    for (size_t i = 0; i < named.size(); ++i)
+        out += (i ? " " : "") + std::string("--dim ") + named[i] + "=N";
+    if (!unnamed.empty())
+        out += std::string(named.empty() ? "" : " and ") + "--input-shape " + unnamed +
+               "=D0xD1x... (its unnamed dims)";
+    if (m_options.batch <= 0 && !named.empty())
+        out += " (or --batch N for a leading batch dim)";
+    return out;
+}
+
 Status Importer::foldConstantOfShape(const ir::Graph &first)
 {
     // "light" model-zoo files replaced each weight by ConstantOfShape(shape initializer). Such an
     // output that feeds a weight slot is the weight: it becomes a Parameter (or a Buffer for BN
     // statistics) with a lazily filled initializer, and the node goes away.
-    std::vector<bool> drop(m_nodes.size(), false);
-    bool any = false;
+    std::vector<bool> &drop = m_dropNode;
+    bool any = std::find(drop.begin(), drop.end(), true) != drop.end();
     for (const ir::Node &n : first.nodes()) {
         if (n.opType != "ConstantOfShape" || !(n.domain.empty() || n.domain == "ai.onnx") ||
             n.outputs.size() != 1 || !n.outputs[0].valid() || n.inputs.empty() || !n.inputs[0].valid())
@@ -661,7 +1141,7 @@ Status Importer::foldConstantOfShape(const ir::Graph &first)
     return Status::ok();
 }
 
-Expected<ir::Graph> Importer::run(const std::string &bytes)
+Status Importer::parse(const std::string &bytes)
 {
     if (int64_t(bytes.size()) > m_options.maxFileBytes)
         return fail(StatusCode::ResourceExhausted, "the file has " + std::to_string(bytes.size()) +
@@ -677,7 +1157,39 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
                                             "truncated, corrupt, or not ONNX)");
     if (!m_model->has_graph())
         return fail(StatusCode::ParseError, "the model has no graph");
-    REMAT_RETURN_IF_ERROR(checkStop());
+    return checkStop();
+}
+
+Expected<ModelSignature> Importer::signature(const std::string &bytes)
+{
+    REMAT_RETURN_IF_ERROR(parse(bytes));
+    const ::onnx::GraphProto &g = m_model->graph();
+    std::unordered_set<std::string> initializers;
+    for (const auto &t : g.initializer())
+        initializers.insert(t.name());
+    ModelSignature sig;
+    for (const auto &in : g.input()) {
+        if (initializers.count(in.name()))
+            continue;
+        REMAT_ASSIGN_OR_RETURN(FileValueInfo info, readType(in, "graph input"));
+        DeclaredInput d{in.name(), info.dtype, info.shape};
+        for (const Dim &dim : d.shape.dims) {
+            if (dim.isStatic())
+                continue;
+            if (dim.symbol.empty())
+                ++sig.unnamedFreeDims;
+            else if (std::find(sig.freeDimNames.begin(), sig.freeDimNames.end(), dim.symbol) ==
+                     sig.freeDimNames.end())
+                sig.freeDimNames.push_back(dim.symbol);
+        }
+        sig.inputs.push_back(std::move(d));
+    }
+    return sig;
+}
+
+Expected<ir::Graph> Importer::run(const std::string &bytes)
+{
+    REMAT_RETURN_IF_ERROR(parse(bytes));
 
     m_info.path = m_path;
     m_info.producerName = m_model->producer_name();
@@ -691,19 +1203,33 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
     if (m_info.opsetVersion == 0 && m_model->opset_import_size() == 0)
         m_info.opsetVersion = 1; // IR 1-2 files carry no opset: ONNX says opset 1
 
-    progress(0.2, "building");
-    REMAT_RETURN_IF_ERROR(collect());
-    auto first = ir::Graph::build(m_info, m_nodes, m_values, m_inputs, m_outputs);
-    if (!first)
-        return fail(first.status().code(), first.status().message());
-    m_values = first->values(); // consumers, producers filled in
-    REMAT_RETURN_IF_ERROR(classify(*first));
-    REMAT_RETURN_IF_ERROR(checkStop());
-    REMAT_RETURN_IF_ERROR(inferAll(*first));
-    REMAT_RETURN_IF_ERROR(checkStop());
-    REMAT_RETURN_IF_ERROR(foldConstantOfShape(*first));
-    REMAT_RETURN_IF_ERROR(finalizeShapes(*first));
-    m_info.batch = m_options.batch > 0 ? m_options.batch : m_fileBatch;
+    // An If decided at import (its condition a constant, a static shape or a value the user
+    // gave) is replaced by its taken branch and the graph read again, until none is left that
+    // can be decided; the bound only guards against a file that keeps producing Ifs.
+    constexpr int kMaxIfRounds = 64;
+    for (int round = 0;; ++round) {
+        resetState();
+        progress(0.2, "building");
+        REMAT_RETURN_IF_ERROR(collect());
+        auto first = ir::Graph::build(m_info, m_nodes, m_values, m_inputs, m_outputs);
+        if (!first)
+            return fail(first.status().code(), first.status().message());
+        m_values = first->values(); // consumers, producers filled in
+        REMAT_RETURN_IF_ERROR(classify(*first));
+        REMAT_RETURN_IF_ERROR(checkStop());
+        REMAT_RETURN_IF_ERROR(inferAll(*first));
+        REMAT_RETURN_IF_ERROR(checkStop());
+        if (round < kMaxIfRounds) {
+            REMAT_ASSIGN_OR_RETURN(int inlined, inlineDecidedIfs(*first));
+            if (inlined > 0)
+                continue;
+        }
+        REMAT_RETURN_IF_ERROR(foldConstantOfShape(*first));
+        REMAT_RETURN_IF_ERROR(finalizeShapes(*first));
+        applySemantics();
+        break;
+    }
+    m_info.batch = m_batch > 0 ? m_batch : m_fileBatch;
 
     progress(0.9, "building");
     for (ir::Value &v : m_values) {
@@ -728,7 +1254,9 @@ Expected<ir::Graph> importModelFromBytes(const std::string &bytes, const std::st
     return importer.run(bytes);
 }
 
-Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options)
+namespace {
+
+Expected<std::string> readModelFile(const std::string &path, int64_t maxFileBytes)
 {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
@@ -736,10 +1264,10 @@ Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &op
     const auto size = fs::file_size(path, ec);
     if (ec)
         return makeError(StatusCode::NotFound, path + ": cannot read the file size: " + ec.message());
-    if (int64_t(size) > options.maxFileBytes)
+    if (int64_t(size) > maxFileBytes)
         return makeError(StatusCode::ResourceExhausted,
                          path + ": the file has " + std::to_string(size) + " bytes, more than the limit of " +
-                             std::to_string(options.maxFileBytes));
+                             std::to_string(maxFileBytes));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return makeError(StatusCode::NotFound, path + ": cannot open the file");
@@ -747,7 +1275,24 @@ Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &op
     in.read(bytes.data(), std::streamsize(size));
     if (in.gcount() != std::streamsize(size))
         return makeError(StatusCode::ParseError, path + ": short read");
+    return bytes;
+}
+
+} // namespace
+
+Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options)
+{
+    REMAT_ASSIGN_OR_RETURN(std::string bytes, readModelFile(path, options.maxFileBytes));
     return importModelFromBytes(bytes, path, options);
+}
+
+Expected<ModelSignature> readModelSignature(const std::string &path, int64_t maxFileBytes)
+{
+    REMAT_ASSIGN_OR_RETURN(std::string bytes, readModelFile(path, maxFileBytes));
+    ImportOptions options;
+    options.maxFileBytes = maxFileBytes;
+    Importer importer(path, options);
+    return importer.signature(bytes);
 }
 
 } // namespace remat::core::onnx

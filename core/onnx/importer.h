@@ -13,8 +13,15 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace remat::core::onnx {
+
+/// How ops exported for inference are read.
+enum class Semantics : unsigned char {
+    Training,   ///< the training step of the network: BatchNormalization on batch statistics
+    AsExported, ///< the file's own semantics (inference BatchNormalization uses running statistics)
+};
 
 struct ImportOptions
 {
@@ -23,14 +30,54 @@ struct ImportOptions
     int64_t batch = 0;
     /// Ignore the file's graph.value_info and infer every intermediate shape ourselves.
     bool ignoreFileValueInfo = false;
-    /// User overrides of the parameter / buffer / input classification, by value name.
+    /// Values for named free dims of the graph inputs ("height" -> 224), wherever they occur;
+    /// they win over `batch` for a leading dim of that name.
+    std::map<std::string, int64_t> dimValues;
+    /// Whole shapes of graph inputs by name; they win over `batch` and `dimValues`. The rank must
+    /// be the file's where the file declares one.
+    std::map<std::string, std::vector<int64_t>> inputShapes;
+    /// Values for scalar (single-element) graph inputs ("sr" -> 16000): the input becomes a
+    /// constant, so an If that branches on it is decided at import and trained through the
+    /// taken branch.
+    std::map<std::string, double> inputValues;
+    /// User overrides of the parameter / buffer / input / constant classification, by value name
+    /// (graph inputs, initializers and the outputs of Constant nodes).
     std::map<std::string, ir::ValueKind> kindOverrides;
+    /// Training (the default) models BatchNormalization nodes exported for inference in training
+    /// mode, as the network trains; the change is listed in ModelInfo::importNotes.
+    Semantics semantics = Semantics::Training;
+    /// Browsing: a value whose shape or type cannot be inferred (a free dim not given, an
+    /// undecided If, an op nothing can infer) is kept unknown instead of failing the import; the
+    /// first such problem, worded as the error would be, goes to ModelInfo::trainingBlockers.
+    bool allowUnknownShapes = false;
     /// Refuse files larger than this (bytes), before parsing.
     int64_t maxFileBytes = int64_t(4) << 30;
     StopToken stop;
     /// Progress 0..1 with a phase name ("parsing", "shape inference"); may be empty.
     std::function<void(double, const std::string &)> progress;
 };
+
+/// A graph input as the file declares it (initializers excluded), free dims kept symbolic.
+struct DeclaredInput
+{
+    std::string name;
+    ir::DataType dtype = ir::DataType::Undefined;
+    ir::Shape shape; ///< dims with a name are symbolic, unnamed free dims have an empty symbol
+};
+
+/// What the user may have to give before a file can be imported: its graph inputs and their
+/// free dims (names in order of first appearance; `unnamedFreeDims` counts the dims without a
+/// name, which only `inputShapes` can set).
+struct ModelSignature
+{
+    std::vector<DeclaredInput> inputs;
+    std::vector<std::string> freeDimNames;
+    int unnamedFreeDims = 0;
+    bool hasFreeDims() const { return !freeDimNames.empty() || unnamedFreeDims > 0; }
+};
+
+/// Reads only the graph inputs of a model file (the whole protobuf is parsed, no inference).
+Expected<ModelSignature> readModelSignature(const std::string &path, int64_t maxFileBytes = int64_t(4) << 30);
 
 /// Imports a model file. Every failure is a Status naming the file, the node and the problem.
 Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options = {});

@@ -584,6 +584,9 @@ Expected<TrainingGraph> Builder::run()
 
 Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph, const BuildOptions &options)
 {
+    // A graph imported for browsing may hold values of unknown shape; the importer said why.
+    if (!graph.info().trainingBlockers.empty())
+        return makeError(StatusCode::InvalidArgument, graph.info().trainingBlockers.front());
     Builder b(graph, options);
     return b.run();
 }

@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTest>
 
 using namespace remat::tests;
@@ -77,6 +78,58 @@ private slots:
         QVERIFY(p.waitForFinished(60000));
         QVERIFY(p.exitCode() != 0);
         QVERIFY(QString(p.readAllStandardError()).contains("/no/such/model.onnx"));
+    }
+    void importSettingsOnTheCommandLine()
+    {
+        // Real files from other exporters (tests/data/realworld/README.md): free dims, a scalar
+        // sample rate an If branches on, weights in Constant nodes, inference BatchNormalization.
+        const QString rw = sourceDir() + "/tests/data/realworld/";
+        if (!QFileInfo::exists(rematBinary()) || !QFileInfo::exists(rw + "ppocr_mobile_v2_cls.onnx"))
+            QSKIP("remat binary or realworld data not found");
+        auto run = [&](const QStringList &args, int &code) {
+            QProcess p;
+            p.start(rematBinary(), args);
+            p.waitForFinished(120000);
+            code = p.exitCode();
+            return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        };
+        int code = -1;
+        // Without sizes: info still summarises the file (exit 0) and says what blocks training,
+        // naming the dims and the option that sets them.
+        QString out = run({"info", rw + "ppocr_mobile_v2_cls.onnx"}, code);
+        QCOMPARE(code, 0);
+        QVERIFY2(out.contains("training     blocked:") && out.contains("--dim p2o.DynamicDimension.1="),
+                 qPrintable(out));
+        // train-graph needs them: exit 1 with the same advice.
+        out = run({"train-graph", rw + "ppocr_mobile_v2_cls.onnx"}, code);
+        QCOMPARE(code, 1);
+        QVERIFY2(out.contains("--dim p2o.DynamicDimension.1="), qPrintable(out));
+        // With them: parameters from the Constant nodes, BN modelled in training mode, said so.
+        out = run({"info", rw + "ppocr_mobile_v2_cls.onnx", "--json", "--input-shape", "x=1x3x48x192"}, code);
+        QCOMPARE(code, 0);
+        const QJsonObject j = QJsonDocument::fromJson(out.toUtf8()).object();
+        QVERIFY2(j.value("params").toInt() > 100, qPrintable(out.left(400)));
+        QCOMPARE(j.value("semantics").toString(), QString("training"));
+        QVERIFY(j.value("import_notes").toArray().at(0).toString().contains("35 BatchNormalization nodes"));
+        // The If on the sample rate: decided by --input-value.
+        out = run({"info", rw + "silero_vad_op18_ifless.onnx", "--dim", "batch=1", "--dim", "sequence=576"}, code);
+        QCOMPARE(code, 0);
+        QVERIFY2(out.contains("--input-value sr="), qPrintable(out));
+        out = run({"info", rw + "silero_vad_op18_ifless.onnx", "--dim", "batch=1", "--dim", "sequence=576",
+                   "--input-value", "sr=16000"},
+                  code);
+        QVERIFY2(code == 0, qPrintable(out));
+        QVERIFY(!out.contains(QRegularExpression("\\bIf\\b")));
+        QVERIFY(!out.contains("blocked"));
+        // Bad settings: a dim twice, a zero dim, a name that is no input, a value for a tensor input.
+        for (const QStringList &bad : {QStringList{"--dim", "batch=1", "--dim", "batch=2"},
+                                       QStringList{"--dim", "batch=0"},
+                                       QStringList{"--input-shape", "audio=1x576"},
+                                       QStringList{"--input-value", "input=3"}}) {
+            out = run(QStringList{"info", rw + "silero_vad_op18_ifless.onnx"} + bad, code);
+            QVERIFY2(code != 0, qPrintable(bad.join(' ')));
+            QVERIFY2(out.contains("error"), qPrintable(out));
+        }
     }
 };
 

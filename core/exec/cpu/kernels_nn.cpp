@@ -311,15 +311,22 @@ Status batchNormForward(KernelContext &c)
 Status batchNormGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *x = c.input(0), *scale = c.input(1);
+    KView *dx = c.inputGrad(0), *dscale = c.inputGrad(1), *dbias = c.inputGrad(2);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
-    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    // Inference statistics make dX and dB independent of X; only dScale reads X and the mean
+    // (the gradient rule saves them only then).
+    const bool training = bnTraining(c);
+    const bool needsX = training || dscale;
+    if (needsX)
+        REMAT_RETURN_IF_ERROR(c.require(x, "X"));
     const double eps = c.attrFloat("epsilon", 1e-5);
-    const ChannelLayout l = channelLayout(x->shape);
+    const ChannelLayout l = channelLayout(dy->shape);
     std::vector<double> mean, invstd;
-    if (!bnTraining(c)) {
-        REMAT_RETURN_IF_ERROR(c.require(c.input(3), "input_mean"));
+    if (!training) {
         REMAT_RETURN_IF_ERROR(c.require(c.input(4), "input_var"));
-        mean = readDoubles(*c.input(3));
+        if (needsX)
+            REMAT_RETURN_IF_ERROR(c.require(c.input(3), "input_mean"));
+        mean = needsX ? readDoubles(*c.input(3)) : std::vector<double>(size_t(l.c), 0.0);
         const std::vector<double> v = readDoubles(*c.input(4));
         invstd.resize(v.size());
         for (size_t i = 0; i < v.size(); ++i)
@@ -330,11 +337,12 @@ Status batchNormGrad(KernelContext &c)
         // the same amount, an error dscale multiplies by sum(dY) (mobilenet_v2's first BN: 1e3x).
         channelStats(*x, eps, mean, invstd);
     }
-    const float *px = x->f(), *pg = dy->f();
+    const float *px = needsX ? x->f() : nullptr, *pg = dy->f();
     const double count = double(l.n * l.spatial);
-    KView *dx = c.inputGrad(0), *dscale = c.inputGrad(1), *dbias = c.inputGrad(2);
     if (dx)
         REMAT_RETURN_IF_ERROR(c.require(scale, "scale"));
+    if (invstd.size() != size_t(l.c) || (needsX && mean.size() != size_t(l.c)))
+        return c.error("statistics do not have one entry per channel");
     for (int64_t ch = 0; ch < l.c; ++ch) {
         const double mu = mean[size_t(ch)], is = invstd[size_t(ch)];
         double sumG = 0, sumGX = 0;
@@ -342,7 +350,8 @@ Status batchNormGrad(KernelContext &c)
             const int64_t base = (i * l.c + ch) * l.spatial;
             for (int64_t j = 0; j < l.spatial; ++j) {
                 sumG += pg[base + j];
-                sumGX += pg[base + j] * ((px[base + j] - mu) * is);
+                if (px)
+                    sumGX += pg[base + j] * ((px[base + j] - mu) * is);
             }
         }
         if (dbias)
@@ -353,7 +362,7 @@ Status batchNormGrad(KernelContext &c)
             continue;
         const double g = scale->f()[ch];
         float *pd = dx->f();
-        if (bnTraining(c)) {
+        if (training) {
             const double meanG = sumG / count, meanGX = sumGX / count;
             for (int64_t i = 0; i < l.n; ++i) {
                 const int64_t base = (i * l.c + ch) * l.spatial;

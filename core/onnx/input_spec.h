@@ -1,0 +1,49 @@
+#pragma once
+// The user's import settings as typed on a command line, in a dialog or read from a session:
+// whole input shapes, values for named free dims, and classification overrides.
+//   onnx::ImportOptions opt;
+//   REMAT_RETURN_IF_ERROR(addInputShape(opt, "input=1x3x224x224"));   // like trtexec --shapes
+//   REMAT_RETURN_IF_ERROR(addDimValue(opt, "height=224"));            // like ORT's free-dim override
+//   REMAT_RETURN_IF_ERROR(addClassification(opt, "conv1.w=parameter"));
+
+#include "core/ir/graph.h"
+#include "core/onnx/importer.h"
+#include "core/util/status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace remat::core::onnx {
+
+/// "1x3x224x224" (also "1,3,224,224", "1×3×224×224", "1 x 3"); every dim a whole number >= 1.
+/// An empty text is a scalar (no dims).
+Expected<std::vector<int64_t>> parseDims(std::string_view text);
+/// "1x3x224x224"; "scalar" for no dims.
+std::string formatDims(const std::vector<int64_t> &dims);
+
+/// `NAME=DIMS`: sets the whole shape of graph input NAME. The name is everything before the last
+/// '=' (ONNX names may hold ':' and '/'). Refuses a name given twice.
+Status addInputShape(ImportOptions &options, std::string_view spec);
+/// `NAME=VALUE`: every graph-input dim whose symbolic name is NAME gets VALUE (>= 1).
+/// Refuses a name given twice.
+Status addDimValue(ImportOptions &options, std::string_view spec);
+/// `NAME=VALUE`: fixes scalar graph input NAME to the number VALUE. Refuses a name given twice.
+Status addInputValue(ImportOptions &options, std::string_view spec);
+/// `NAME=KIND` with KIND one of parameter, buffer, input, constant. Refuses a name given twice.
+Status addClassification(ImportOptions &options, std::string_view spec);
+
+/// "training" or "as-exported".
+Expected<Semantics> parseSemantics(std::string_view text);
+const char *semanticsName(Semantics semantics);
+
+/// "parameter", "buffer", "input", "constant".
+Expected<ir::ValueKind> parseValueKind(std::string_view text);
+
+/// A value to suggest for a free dim, from its name as exporters spell it (batch, N -> 1;
+/// height, width, H, W -> 224; sequence, seq_len, tokens -> 128; samples, audio -> 16000;
+/// channels -> 3), 1 when the name says nothing.
+int64_t suggestDimValue(std::string_view name);
+
+} // namespace remat::core::onnx

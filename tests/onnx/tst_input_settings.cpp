@@ -1,0 +1,502 @@
+// The user's import settings: whole input shapes (--input-shape), named free dims (--dim),
+// classification overrides (--classify), and weights stored as Constant nodes. Each model is
+// built here with the ONNX protobuf API; the expected shapes and kinds are written beside it.
+#include "core/onnx/importer.h"
+#include "core/onnx/input_spec.h"
+
+#include "common/test_support.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <fstream>
+
+using namespace remat::core;
+using namespace remat::tests;
+namespace ox = remat::core::onnx;
+
+namespace {
+
+/// One input dim: a number, a named free dim ("H") or an unnamed free dim ("").
+struct D
+{
+    D(int64_t v) : value(v) {}
+    D(const char *s) : symbol(s) {}
+    int64_t value = -1;
+    std::string symbol;
+};
+
+::onnx::ModelProto baseModel()
+{
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.set_producer_name("test");
+    auto *op = m.add_opset_import();
+    op->set_domain("");
+    op->set_version(17);
+    m.mutable_graph()->set_name("g");
+    return m;
+}
+
+void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dims)
+{
+    auto *vi = g->add_input();
+    vi->set_name(name);
+    auto *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::FLOAT);
+    auto *sh = tt->mutable_shape();
+    for (const D &d : dims) {
+        auto *p = sh->add_dim();
+        if (d.value >= 0)
+            p->set_dim_value(d.value);
+        else if (!d.symbol.empty())
+            p->set_dim_param(d.symbol);
+    }
+}
+
+::onnx::NodeProto *addNode(::onnx::GraphProto *g, const std::string &name, const std::string &op,
+                           std::vector<std::string> in, std::vector<std::string> out)
+{
+    auto *n = g->add_node();
+    n->set_name(name);
+    n->set_op_type(op);
+    for (auto &i : in)
+        n->add_input(i);
+    for (auto &o : out)
+        n->add_output(o);
+    return n;
+}
+
+/// A Constant node holding a float tensor of `dims` filled with 0.25.
+void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims)
+{
+    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
+    auto *a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    auto *t = a->mutable_t();
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    int64_t count = 1;
+    for (int64_t d : dims) {
+        t->add_dims(d);
+        count *= d;
+    }
+    for (int64_t i = 0; i < count; ++i)
+        t->add_float_data(0.25f);
+}
+
+/// x[N, 3, H, W] -> Relu -> y
+::onnx::ModelProto imageModel(std::vector<D> dims = {"N", 3, "H", "W"})
+{
+    auto m = baseModel();
+    auto *g = m.mutable_graph();
+    addInput(g, "x", std::move(dims));
+    addNode(g, "/relu/Relu", "Relu", {"x"}, {"y"});
+    g->add_output()->set_name("y");
+    return m;
+}
+
+
+/// An int64 scalar graph input (a sample rate).
+void addScalarInput(::onnx::GraphProto *g, const std::string &name)
+{
+    auto *vi = g->add_input();
+    vi->set_name(name);
+    auto *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::INT64);
+    tt->mutable_shape();
+}
+
+void addInt64Constant(::onnx::GraphProto *g, const std::string &out, int64_t value)
+{
+    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
+    auto *a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+    a->mutable_t()->add_int64_data(value);
+}
+
+::onnx::GraphProto *addBranch(::onnx::NodeProto *ifNode, const char *name)
+{
+    auto *a = ifNode->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(name);
+    return a->mutable_g();
+}
+
+/// Silero VAD's shape: y = If(Equal(sr, 16000)) then { h = Relu(x); If(true) { Neg(h) } }
+/// else { Sigmoid(x) }. The nested If reads `h` from the enclosing branch.
+::onnx::ModelProto sampleRateModel()
+{
+    auto m = baseModel();
+    auto *g = m.mutable_graph();
+    addInput(g, "x", {2, 8});
+    addScalarInput(g, "sr");
+    addInt64Constant(g, "k16000", 16000);
+    addNode(g, "/Equal", "Equal", {"sr", "k16000"}, {"is16k"});
+    auto *ifNode = addNode(g, "/If", "If", {"is16k"}, {"y"});
+    auto *thenG = addBranch(ifNode, "then_branch");
+    addNode(thenG, "/then/Relu", "Relu", {"x"}, {"h"});
+    auto *t = addNode(thenG, "/then/true_node", "Constant", {}, {"yes"});
+    auto *ta = t->add_attribute();
+    ta->set_name("value");
+    ta->set_type(::onnx::AttributeProto::TENSOR);
+    ta->mutable_t()->set_data_type(::onnx::TensorProto::BOOL);
+    ta->mutable_t()->add_int32_data(1);
+    auto *inner = addNode(thenG, "/then/If", "If", {"yes"}, {"h2"});
+    auto *innerThen = addBranch(inner, "then_branch");
+    addNode(innerThen, "/then/then/Neg", "Neg", {"h"}, {"neg"});
+    innerThen->add_output()->set_name("neg");
+    auto *innerElse = addBranch(inner, "else_branch");
+    innerElse->add_output()->set_name("h");
+    thenG->add_output()->set_name("h2");
+    auto *elseG = addBranch(ifNode, "else_branch");
+    addNode(elseG, "/else/Sigmoid", "Sigmoid", {"x"}, {"s"});
+    elseG->add_output()->set_name("s");
+    g->add_output()->set_name("y");
+    return m;
+}
+
+std::vector<std::string> opTypes(const ir::Graph &g)
+{
+    std::vector<std::string> ops;
+    for (const ir::Node &n : g.nodes())
+        ops.push_back(n.opType);
+    return ops;
+}
+
+class Files
+{
+public:
+    std::string write(const std::string &name, const ::onnx::ModelProto &m)
+    {
+        const std::string path = toStd(m_dir.path()) + "/" + name;
+        const std::string bytes = m.SerializeAsString();
+        std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+        return path;
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+bool has(const std::string &text, const std::string &part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+#define EXPECT_ERROR_WITH(expr, ...)                                                                \
+    do {                                                                                           \
+        auto r_ = (expr);                                                                          \
+        QVERIFY2(!r_.isOk(), "expected an error");                                                 \
+        for (const char *part_ : {__VA_ARGS__})                                                    \
+            QVERIFY2(has(r_.message(), part_), ("'" + std::string(part_) + "' missing in: " + r_.message()).c_str()); \
+    } while (0)
+
+Status importStatus(const std::string &path, const ox::ImportOptions &opt)
+{
+    auto g = ox::importModel(path, opt);
+    return g ? Status::ok() : g.status();
+}
+
+ir::Shape outputShape(const ir::Graph &g)
+{
+    return g.value(g.outputs()[0]).shape;
+}
+
+} // namespace
+
+class TestInputSettings : public QObject
+{
+    Q_OBJECT
+private slots:
+    void parsesDimsInEverySpelling()
+    {
+        const std::vector<int64_t> expected{2, 16, 128};
+        for (const char *text : {"2x16x128", "2,16,128", "2\xC3\x97" "16\xC3\x97" "128", " 2 x 16 x 128 ", "2X16X128"}) {
+            auto dims = ox::parseDims(text);
+            QVERIFY2(dims.hasValue(), dims.status().message().c_str());
+            QCOMPARE(*dims, expected);
+        }
+        QCOMPARE(ox::parseDims("").value(), std::vector<int64_t>{}); // a scalar
+        QCOMPARE(ox::formatDims({1, 3, 224, 224}), std::string("1x3x224x224"));
+        // Zero, negative, junk and overflowing dims are refused with the dim's place.
+        QVERIFY(has(ox::parseDims("2x0x3").status().message(), "at least 1"));
+        QVERIFY(has(ox::parseDims("-4").status().message(), "not a whole number") ||
+                has(ox::parseDims("-4").status().message(), "at least 1"));
+        QVERIFY(has(ox::parseDims("2xabc").status().message(), "dim 1"));
+        QVERIFY(!ox::parseDims("99999999999999999999x2").hasValue());
+        QVERIFY(!ox::parseDims("2xx3").hasValue());
+    }
+
+    void settingsRefuseRepeatsAndBadForms()
+    {
+        ox::ImportOptions opt;
+        QVERIFY(ox::addInputShape(opt, "x=1x3x8x8").isOk());
+        EXPECT_ERROR_WITH(ox::addInputShape(opt, "x=1x3x4x4"), "twice");
+        EXPECT_ERROR_WITH(ox::addInputShape(opt, "1x3x4x4"), "NAME=");
+        EXPECT_ERROR_WITH(ox::addInputShape(opt, "=1x3"), "no name");
+        // Names may hold ':' and '=' is split at the last one (tf2onnx names "input:0").
+        QVERIFY(ox::addInputShape(opt, "input:0=2x5").isOk());
+        QCOMPARE(opt.inputShapes.at("input:0"), (std::vector<int64_t>{2, 5}));
+        QVERIFY(ox::addDimValue(opt, "H=32").isOk());
+        EXPECT_ERROR_WITH(ox::addDimValue(opt, "H=64"), "twice");
+        EXPECT_ERROR_WITH(ox::addDimValue(opt, "W=0"), "at least 1");
+        EXPECT_ERROR_WITH(ox::addDimValue(opt, "W=-3"), "W");
+        QVERIFY(ox::addClassification(opt, "w=constant").isOk());
+        QCOMPARE(opt.kindOverrides.at("w"), ir::ValueKind::Constant);
+        EXPECT_ERROR_WITH(ox::addClassification(opt, "w=buffer"), "twice");
+        EXPECT_ERROR_WITH(ox::addClassification(opt, "v=weights"), "parameter, buffer, input, constant");
+        QCOMPARE(ox::suggestDimValue("height"), int64_t(224));
+        QCOMPARE(ox::suggestDimValue("batch_size"), int64_t(1));
+        QCOMPARE(ox::suggestDimValue("sequence"), int64_t(128));
+    }
+
+    void namedDimsAndWholeShapes()
+    {
+        Files f;
+        const std::string path = f.write("image.onnx", imageModel());
+        // Nothing given: the error names every free dim and the options that set them.
+        ox::ImportOptions none;
+        EXPECT_ERROR_WITH(importStatus(path, none), "free dims", "--dim N=", "--dim H=", "--dim W=");
+        // Batch alone leaves H and W free.
+        ox::ImportOptions batchOnly;
+        batchOnly.batch = 2;
+        EXPECT_ERROR_WITH(importStatus(path, batchOnly), "--dim H=", "--dim W=");
+        // --batch 2 --dim H=32 --dim W=48 -> [2,3,32,48]
+        ox::ImportOptions dims = batchOnly;
+        QVERIFY(ox::addDimValue(dims, "H=32").isOk());
+        QVERIFY(ox::addDimValue(dims, "W=48").isOk());
+        auto g = ox::importModel(path, dims);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({2, 3, 32, 48}));
+        QCOMPARE(g->info().batch, int64_t(2));
+        // A named leading dim sets the batch the model reports: --dim N=6 -> batch 6, even with --batch 2.
+        QVERIFY(ox::addDimValue(dims, "N=6").isOk());
+        g = ox::importModel(path, dims);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({6, 3, 32, 48}));
+        QCOMPARE(g->info().batch, int64_t(6));
+        // A whole shape wins over both.
+        QVERIFY(ox::addInputShape(dims, "x=4x3x8x8").isOk());
+        g = ox::importModel(path, dims);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({4, 3, 8, 8}));
+        QCOMPARE(g->info().batch, int64_t(4));
+    }
+
+    void unnamedDimsNeedAWholeShape()
+    {
+        Files f;
+        const std::string path = f.write("unnamed.onnx", imageModel({"", 3, "", ""}));
+        ox::ImportOptions opt;
+        opt.batch = 1;
+        EXPECT_ERROR_WITH(importStatus(path, opt), "--input-shape x=");
+        QVERIFY(ox::addInputShape(opt, "x=1x3x16x16").isOk());
+        auto g = ox::importModel(path, opt);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({1, 3, 16, 16}));
+        // The signature lists what the dialog has to ask for.
+        auto sig = ox::readModelSignature(path);
+        QVERIFY2(sig.hasValue(), sig.status().message().c_str());
+        QCOMPARE(sig->inputs.size(), size_t(1));
+        QCOMPARE(sig->unnamedFreeDims, 3);
+        QVERIFY(sig->freeDimNames.empty());
+        auto named = ox::readModelSignature(f.write("named.onnx", imageModel()));
+        QVERIFY2(named.hasValue(), named.status().message().c_str());
+        QCOMPARE(named->freeDimNames, (std::vector<std::string>{"N", "H", "W"}));
+    }
+
+    void settingsThatNameNothingAreRefused()
+    {
+        Files f;
+        const std::string path = f.write("image.onnx", imageModel({"N", 3, 8, 8}));
+        ox::ImportOptions opt;
+        opt.batch = 1;
+        ox::ImportOptions wrongDim = opt;
+        QVERIFY(ox::addDimValue(wrongDim, "height=8").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, wrongDim), "'height'", "named free dims are: N");
+        ox::ImportOptions wrongInput = opt;
+        QVERIFY(ox::addInputShape(wrongInput, "image=1x3x8x8").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, wrongInput), "'image'", "not a graph input", "the inputs are: x");
+        ox::ImportOptions wrongRank = opt;
+        QVERIFY(ox::addInputShape(wrongRank, "x=1x3x8").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, wrongRank), "gives 3 dims", "has 4");
+        // A static spatial dim may be changed: the whole shape is re-inferred.
+        ox::ImportOptions bigger = opt;
+        QVERIFY(ox::addInputShape(bigger, "x=1x3x16x16").isOk());
+        auto g = ox::importModel(path, bigger);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({1, 3, 16, 16}));
+    }
+
+    void constantNodeWeightsAreParameters()
+    {
+        // Relu(x[2,4]) @ W(Constant [4,3]) + b(Constant [3]) -> * 0.5 (Constant scalar) -> y
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {2, 4});
+        addConstant(g, "W", {4, 3});
+        addConstant(g, "b", {3});
+        addConstant(g, "half", {});
+        addNode(g, "/act/Relu", "Relu", {"x"}, {"h"});
+        addNode(g, "/fc/MatMul", "MatMul", {"h", "W"}, {"xw"});
+        addNode(g, "/fc/Add", "Add", {"xw", "b"}, {"z"});
+        addNode(g, "/scale/Mul", "Mul", {"z", "half"}, {"y"});
+        g->add_output()->set_name("y");
+        const std::string path = f.write("paddle_style.onnx", m);
+        auto r = ox::importModel(path);
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        // W and b: parameters with their data, no producing node; the scalar stays a Constant node.
+        for (const char *name : {"W", "b"}) {
+            const ir::Value &v = r->value(*r->findValue(name));
+            QCOMPARE(v.kind, ir::ValueKind::Parameter);
+            QVERIFY(!v.producer.valid());
+            QVERIFY(v.initializer && v.initializer->hasData());
+        }
+        const ir::Value &half = r->value(*r->findValue("half"));
+        QCOMPARE(half.kind, ir::ValueKind::Constant);
+        QVERIFY(half.producer.valid());
+        QCOMPARE(r->nodeCount(), size_t(5)); // two of the three Constant nodes folded into weights
+        // The user decides: W kept as a constant, the scalar trained.
+        ox::ImportOptions opt;
+        QVERIFY(ox::addClassification(opt, "W=constant").isOk());
+        QVERIFY(ox::addClassification(opt, "half=parameter").isOk());
+        r = ox::importModel(path, opt);
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        QCOMPARE(r->value(*r->findValue("W")).kind, ir::ValueKind::Constant);
+        QCOMPARE(r->value(*r->findValue("half")).kind, ir::ValueKind::Parameter);
+        QVERIFY(!r->value(*r->findValue("half")).producer.valid());
+        // A Constant node's tensor is stored data: it cannot become a graph input.
+        ox::ImportOptions asInput;
+        QVERIFY(ox::addClassification(asInput, "W=input").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, asInput), "'W'", "parameter, buffer or constant");
+        // An activation still cannot be reclassified.
+        ox::ImportOptions activation;
+        QVERIFY(ox::addClassification(activation, "xw=parameter").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, activation), "'xw'", "computed by a node");
+    }
+
+    void initializerWithDimsButNoDataIsRefused()
+    {
+        // A 2^50-element "weight" with no bytes: refused, not a 4 PiB model.
+        Files f;
+        auto m = imageModel({1, 3, 4, 4});
+        auto *t = m.mutable_graph()->add_initializer();
+        t->set_name("huge");
+        t->set_data_type(::onnx::TensorProto::FLOAT);
+        for (int i = 0; i < 5; ++i)
+            t->add_dims(1024);
+        const std::string path = f.write("hollow.onnx", m);
+        EXPECT_ERROR_WITH(importStatus(path, {}), "'huge'", "holds no data", "PiB");
+    }
+
+    void ifOnAGivenScalarIsInlined()
+    {
+        Files f;
+        const std::string path = f.write("vad.onnx", sampleRateModel());
+        // Not given: the error names the If, its condition and the input to give.
+        ox::ImportOptions none;
+        EXPECT_ERROR_WITH(importStatus(path, none), "/If", "'is16k'", "--input-value sr=V");
+        // sr = 16000: the then branch, and inside it the nested If's then branch (Neg of h).
+        ox::ImportOptions at16k;
+        QVERIFY(ox::addInputValue(at16k, "sr=16000").isOk());
+        auto g = ox::importModel(path, at16k);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        const auto ops = opTypes(*g);
+        QVERIFY(std::find(ops.begin(), ops.end(), "If") == ops.end());
+        QVERIFY(std::find(ops.begin(), ops.end(), "Relu") != ops.end());
+        QVERIFY(std::find(ops.begin(), ops.end(), "Neg") != ops.end());
+        QVERIFY(std::find(ops.begin(), ops.end(), "Sigmoid") == ops.end());
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({2, 8}));
+        QCOMPARE(g->value(*g->findValue("sr")).kind, ir::ValueKind::Constant);
+        for (ValueId in : g->inputs())
+            QVERIFY(g->value(in).name != "sr"); // a constant now, not an input to feed
+        // sr = 8000: the else branch.
+        ox::ImportOptions at8k;
+        QVERIFY(ox::addInputValue(at8k, "sr=8000").isOk());
+        g = ox::importModel(path, at8k);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        const auto ops8 = opTypes(*g);
+        QVERIFY(std::find(ops8.begin(), ops8.end(), "Sigmoid") != ops8.end());
+        QVERIFY(std::find(ops8.begin(), ops8.end(), "Relu") == ops8.end());
+        // Bad values: an unknown name, a tensor input, a fraction for an integer input, twice.
+        ox::ImportOptions unknown;
+        QVERIFY(ox::addInputValue(unknown, "rate=16000").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, unknown), "'rate'", "not a graph input");
+        ox::ImportOptions tensor;
+        QVERIFY(ox::addInputValue(tensor, "x=1").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, tensor), "--input-value x", "[2,8]", "--input-shape");
+        ox::ImportOptions fraction;
+        QVERIFY(ox::addInputValue(fraction, "sr=16000.5").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, fraction), "not a whole number");
+        EXPECT_ERROR_WITH(ox::addInputValue(at8k, "sr=16000"), "twice");
+        EXPECT_ERROR_WITH(ox::addInputValue(none, "sr=abc"), "not a finite number");
+    }
+
+    void inferenceBatchNormIsStudiedInTrainingMode()
+    {
+        // x[2,3,4,4] -> BatchNormalization (no training_mode: inference) -> y
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {2, 3, 4, 4});
+        for (const char *name : {"scale", "bias", "mean", "var"}) {
+            auto *t = g->add_initializer();
+            t->set_name(name);
+            t->set_data_type(::onnx::TensorProto::FLOAT);
+            t->add_dims(3);
+            for (int i = 0; i < 3; ++i)
+                t->add_float_data(1.0f);
+        }
+        addNode(g, "/bn/BatchNormalization", "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"});
+        g->add_output()->set_name("y");
+        const std::string path = f.write("bn_inference.onnx", m);
+        auto training = ox::importModel(path);
+        QVERIFY2(training.hasValue(), training.status().message().c_str());
+        QCOMPARE(training->nodes()[0].attrInt("training_mode", 0), int64_t(1));
+        QCOMPARE(training->info().importNotes.size(), size_t(1));
+        QVERIFY(has(training->info().importNotes[0], "1 BatchNormalization node was exported for inference"));
+        ox::ImportOptions exported;
+        exported.semantics = ox::Semantics::AsExported;
+        auto asExported = ox::importModel(path, exported);
+        QVERIFY2(asExported.hasValue(), asExported.status().message().c_str());
+        QCOMPARE(asExported->nodes()[0].attrInt("training_mode", 0), int64_t(0));
+        QVERIFY(asExported->info().importNotes.empty());
+        QCOMPARE(ox::parseSemantics("as-exported").value(), ox::Semantics::AsExported);
+        QVERIFY(!ox::parseSemantics("eval").hasValue());
+    }
+
+    void paddleFileHasItsWeights()
+    {
+        // paddle2onnx stores every weight as a Constant node (tests/data/realworld/README.md).
+        const QString file = sourceDir() + "/tests/data/realworld/ppocr_mobile_v2_cls.onnx";
+        if (!QFileInfo::exists(file))
+            QSKIP("realworld data not found");
+        auto sig = ox::readModelSignature(toStd(file));
+        QVERIFY2(sig.hasValue(), sig.status().message().c_str());
+        QCOMPARE(sig->inputs.size(), size_t(1));
+        ox::ImportOptions opt;
+        QVERIFY(ox::addInputShape(opt, sig->inputs[0].name + "=1x3x48x192").isOk());
+        auto g = ox::importModel(toStd(file), opt);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        int64_t params = 0, elements = 0;
+        for (const ir::Value &v : g->values())
+            if (v.kind == ir::ValueKind::Parameter) {
+                ++params;
+                elements += v.shape.numElements().value();
+            }
+        QVERIFY2(params > 100, std::to_string(params).c_str());
+        QVERIFY2(elements > 100000, std::to_string(elements).c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInputSettings)
+#include "tst_input_settings.moc"
