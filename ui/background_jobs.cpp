@@ -39,7 +39,27 @@ void ModelLoader::cancel()
         m_stop->requestStop();
 }
 
-void ModelLoader::load(const QString &path, int64_t batch)
+namespace {
+
+/// Whether the user could make a failed import work by giving sizes or values: the file has
+/// free dims, or a scalar input (an If may branch on it) the settings leave open.
+bool opensInputs(const onnx::ModelSignature &sig, const onnx::ImportOptions &settings)
+{
+    if (sig.hasFreeDims())
+        return true;
+    for (const onnx::DeclaredInput &in : sig.inputs) {
+        bool scalar = true;
+        for (const ir::Dim &d : in.shape.dims)
+            scalar = scalar && d.isStatic() && d.value == 1;
+        if (scalar && !settings.inputValues.count(in.name))
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOptions &settings)
 {
     cancel();
     const quint64 generation = ++m_generation;
@@ -56,19 +76,37 @@ void ModelLoader::load(const QString &path, int64_t batch)
             Qt::QueuedConnection);
     };
     const std::string file = path.toStdString();
-    QFuture<Outcome> future = QtConcurrent::run([file, batch, token, report, path]() -> Outcome {
-        onnx::ImportOptions opt;
+    onnx::ImportOptions userSettings = settings;
+    userSettings.stop = {};
+    userSettings.progress = {};
+    QFuture<Outcome> future = QtConcurrent::run([file, batch, userSettings, token, report, path]() -> Outcome {
+        onnx::ImportOptions opt = userSettings;
         opt.batch = batch;
         opt.stop = token;
         opt.progress = report;
+        // The explorer browses any valid file: values whose shape cannot be inferred stay
+        // unknown, and what blocks the training step is shown instead of refusing the file.
+        opt.allowUnknownShapes = true;
         Outcome out;
         Expected<ir::Graph> g = onnx::importModel(file, opt);
         if (!g) {
             out.error = QString::fromStdString(g.status().toString());
             return out;
         }
+        // The importer's advice names the settings that unblock training (--dim, --input-shape,
+        // --input-value): then the Model Inputs dialog can ask for them.
+        if (!g->info().trainingBlockers.empty()) {
+            const std::string &msg = g->info().trainingBlockers.front();
+            const bool aboutInputs = msg.find("--dim ") != std::string::npos ||
+                                     msg.find("--input-shape ") != std::string::npos ||
+                                     msg.find("--input-value ") != std::string::npos;
+            if (aboutInputs)
+                if (auto sig = onnx::readModelSignature(file); sig && opensInputs(*sig, userSettings))
+                    out.signature = std::move(*sig);
+        }
         out.model.path = path;
         out.model.requestedBatch = batch;
+        out.model.settings = userSettings;
         auto graph = std::make_shared<const ir::Graph>(std::move(*g));
         out.model.metrics = std::make_shared<const ModelMetrics>(computeMetrics(*graph));
         if (token.stopRequested()) {
@@ -91,7 +129,7 @@ void ModelLoader::load(const QString &path, int64_t batch)
         return out;
     });
     auto *watcher = new QFutureWatcher<Outcome>(this);
-    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation, path] {
+    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation, path, userSettings] {
         watcher->deleteLater();
         if (m_watcher == watcher)
             m_watcher = nullptr;
@@ -99,10 +137,14 @@ void ModelLoader::load(const QString &path, int64_t batch)
             return; // superseded
         m_busy = false;
         Outcome out = watcher->result();
-        if (!out.error.isEmpty())
+        if (!out.error.isEmpty()) {
             emit failed(path, out.error);
-        else
-            emit loaded(out.model);
+            return;
+        }
+        emit loaded(out.model);
+        if (out.signature)
+            emit inputsNeeded(path, QString::fromStdString(out.model.graph->info().trainingBlockers.front()),
+                              *out.signature, userSettings);
     });
     m_watcher = watcher;
     m_busy = true;

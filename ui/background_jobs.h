@@ -14,6 +14,7 @@
 #include <QObject>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace remat::ui {
@@ -25,8 +26,9 @@ public:
     explicit ModelLoader(QObject *parent = nullptr);
     ~ModelLoader() override;
 
-    /// Imports `path` at `batch` (0: the file's batch) and computes its metrics on a worker.
-    void load(const QString &path, int64_t batch);
+    /// Imports `path` at `batch` (0: the file's batch) with the user's other import `settings`
+    /// (their batch is ignored) and computes its metrics on a worker.
+    void load(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {});
     void cancel();
     bool busy() const { return m_busy; }
 
@@ -34,12 +36,17 @@ signals:
     void progress(double fraction, const QString &phase);
     void loaded(const remat::ui::LoadedModel &model);
     void failed(const QString &path, const QString &message);
+    /// After loaded(): the model is browsable but its training step is blocked by input sizes
+    /// or scalar values the user can give (InputSettingsDialog); `message` says what blocks it.
+    void inputsNeeded(const QString &path, const QString &message, const core::onnx::ModelSignature &signature,
+                      const core::onnx::ImportOptions &settings);
 
 private:
     struct Outcome
     {
         LoadedModel model;
         QString error;
+        std::optional<core::onnx::ModelSignature> signature; ///< set when inputs are open
     };
     QFutureWatcher<Outcome> *m_watcher = nullptr;
     std::unique_ptr<core::StopSource> m_stop;

@@ -1,5 +1,8 @@
 #include "ui/main_window.h"
 
+#include "ui/import_settings.h"
+#include "ui/input_settings_dialog.h"
+
 #include "core/layout/shape_folding.h"
 #include "core/util/bytes.h"
 #include "ui/background_jobs.h"
@@ -137,6 +140,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     });
     connect(m_loader, &ModelLoader::loaded, this, &MainWindow::onLoaded);
     connect(m_loader, &ModelLoader::failed, this, &MainWindow::onLoadFailed);
+    connect(m_loader, &ModelLoader::inputsNeeded, this, &MainWindow::onInputsNeeded);
     connect(m_layoutRunner, &LayoutRunner::finished, this, &MainWindow::onLayoutFinished);
     connect(m_layoutRunner, &LayoutRunner::failed, this, [this](const QString &message) {
         setBusy(false, {});
@@ -234,6 +238,14 @@ void MainWindow::createToolBar()
         if (!m_updatingControls)
             m_batchTimer->start();
     });
+    m_inputsAction = bar->addAction(tr("Inputs..."), this, &MainWindow::editInputs);
+    m_inputsAction->setObjectName(QStringLiteral("inputsAction"));
+    m_inputsAction->setToolTip(tr("Free dims, input shapes, scalar input values and semantics the model is "
+                                  "imported with"));
+    m_inputsAction->setEnabled(false);
+    m_inputsLabel = new QLabel(this);
+    m_inputsLabel->setObjectName(QStringLiteral("inputsLabel"));
+    bar->addWidget(m_inputsLabel);
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Collapse to depth "), this));
     m_depth = new QSpinBox(this);
@@ -306,6 +318,11 @@ void MainWindow::openDialog()
 
 void MainWindow::openModel(const QString &path)
 {
+    openModel(path, rememberedImportSettings(QFileInfo(path).absoluteFilePath()));
+}
+
+void MainWindow::openModel(const QString &path, const core::onnx::ImportOptions &settings)
+{
     const QString abs = QFileInfo(path).absoluteFilePath();
     if (!QFileInfo::exists(abs)) {
         reportError(tr("%1: no such file").arg(path));
@@ -313,9 +330,73 @@ void MainWindow::openModel(const QString &path)
     }
     m_currentPath = abs;
     m_firstLayoutOfModel = true;
-    const int64_t batch = QSettings().value(QStringLiteral("batch/") + abs, 0).toLongLong();
+    const int64_t batch =
+        settings.batch > 0 ? settings.batch : QSettings().value(QStringLiteral("batch/") + abs, 0).toLongLong();
     setBusy(true, tr("loading"));
-    m_loader->load(abs, batch);
+    m_loader->load(abs, batch, settings);
+}
+
+core::onnx::ImportOptions MainWindow::importSettings() const
+{
+    return m_document->hasModel() ? m_document->model().settings : core::onnx::ImportOptions{};
+}
+
+void MainWindow::setImportSettings(const core::onnx::ImportOptions &settings)
+{
+    if (m_currentPath.isEmpty())
+        return;
+    rememberImportSettings(m_currentPath, settings);
+    setBusy(true, tr("re-importing"));
+    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0, settings);
+}
+
+void MainWindow::editInputs()
+{
+    if (m_currentPath.isEmpty())
+        return;
+    auto sig = core::onnx::readModelSignature(m_currentPath.toStdString());
+    if (!sig) {
+        reportError(QString::fromStdString(sig.status().message()));
+        return;
+    }
+    showInputsDialog(m_currentPath, *sig, importSettings(), {});
+}
+
+void MainWindow::onInputsNeeded(const QString &path, const QString &message,
+                                const core::onnx::ModelSignature &signature, const core::onnx::ImportOptions &settings)
+{
+    // The model is already shown (browsable); its training step waits for these values.
+    statusBar()->showMessage(tr("%1: give the input sizes to derive the training step").arg(QFileInfo(path).fileName()),
+                             8000);
+    if (!m_interactive)
+        return;
+    showInputsDialog(path, signature, settings, message);
+}
+
+void MainWindow::showInputsDialog(const QString &path, const core::onnx::ModelSignature &signature,
+                                  const core::onnx::ImportOptions &settings, const QString &problem)
+{
+    // Non-modal for the event loop (like the error box): tests and scripted runs can fill it in.
+    auto *dialog = new InputSettingsDialog(signature, settings, problem, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    const int64_t batch = m_document->hasModel() && m_document->model().path == path
+                              ? m_document->model().requestedBatch
+                              : QSettings().value(QStringLiteral("batch/") + path, 0).toLongLong();
+    connect(dialog, &QDialog::finished, this, [this, dialog, path, batch](int result) {
+        if (result != QDialog::Accepted) {
+            if (!m_document->hasModel())
+                m_currentPath.clear();
+            else
+                m_currentPath = m_document->model().path;
+            return;
+        }
+        const core::onnx::ImportOptions chosen = dialog->settings();
+        rememberImportSettings(path, chosen);
+        m_currentPath = path;
+        setBusy(true, tr("loading"));
+        m_loader->load(path, batch, chosen);
+    });
+    dialog->open();
 }
 
 void MainWindow::reload()
@@ -323,7 +404,7 @@ void MainWindow::reload()
     if (m_currentPath.isEmpty())
         return;
     setBusy(true, tr("reloading"));
-    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0);
+    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0, importSettings());
 }
 
 void MainWindow::setBatch(int64_t batch)
@@ -334,7 +415,7 @@ void MainWindow::setBatch(int64_t batch)
         return;
     QSettings().setValue(QStringLiteral("batch/") + m_currentPath, qlonglong(batch));
     setBusy(true, tr("re-importing at batch %1").arg(batch));
-    m_loader->load(m_currentPath, batch);
+    m_loader->load(m_currentPath, batch, importSettings());
 }
 
 int MainWindow::autoCollapseDepth(const layout::GraphLayouter &lay) const
@@ -409,6 +490,9 @@ void MainWindow::onLoaded(const LoadedModel &model)
         m_depth->setValue(depth);
     m_batch->setValue(int(std::max<int64_t>(1, model.graph->info().batch)));
     m_updatingControls = false;
+    m_inputsAction->setEnabled(true);
+    const QString summary = importSettingsSummary(model.settings);
+    m_inputsLabel->setText(summary.isEmpty() ? QString() : QStringLiteral(" ") + summary + QStringLiteral(" "));
     m_stack->setCurrentIndex(1);
     addRecentFile(model.path);
     setWindowTitle(tr("%1 - Remat Studio").arg(QFileInfo(model.path).fileName()));

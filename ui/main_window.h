@@ -39,8 +39,23 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    /// Loads a model off the GUI thread (at the batch remembered for that file), then lays it out.
+    /// Loads a model off the GUI thread (at the batch and input settings remembered for that
+    /// file), then lays it out. Any valid file opens: values whose shape cannot be inferred are
+    /// shown as unknown and the inspector says what blocks the training step. When that is
+    /// input sizes or scalar values, the Model Inputs dialog asks for them (prefilled; not in
+    /// non-interactive runs).
     void openModel(const QString &path);
+    /// Opens with these import settings (free dims, input shapes and values, classification,
+    /// semantics; a batch > 0 in them is used too) instead of the remembered ones.
+    void openModel(const QString &path, const core::onnx::ImportOptions &settings);
+    /// The settings the shown model was imported with (defaults without a model).
+    core::onnx::ImportOptions importSettings() const;
+    /// Re-imports the current file with other settings (the batch box keeps its batch).
+    void setImportSettings(const core::onnx::ImportOptions &settings);
+    /// Opens the Model Inputs dialog for the current file.
+    void editInputs();
+    /// False for scripted runs (--screenshot): no dialog waits for a user.
+    void setInteractive(bool on) { m_interactive = on; }
     /// Re-imports the current file (F5) keeping batch and collapse state.
     void reload();
     /// Re-imports at another batch; every figure updates when it arrives.
@@ -99,6 +114,10 @@ private:
     void createDocks();
     void onLoaded(const LoadedModel &model);
     void onLoadFailed(const QString &path, const QString &message);
+    void onInputsNeeded(const QString &path, const QString &message, const core::onnx::ModelSignature &signature,
+                        const core::onnx::ImportOptions &settings);
+    void showInputsDialog(const QString &path, const core::onnx::ModelSignature &signature,
+                          const core::onnx::ImportOptions &settings, const QString &problem);
     void onLayoutFinished(std::shared_ptr<const core::layout::GraphLayout> layout, double ms);
     void onDocumentChanged(const DocumentChange &change);
     void startLayout();
@@ -130,6 +149,9 @@ private:
     QProgressBar *m_progress;
     QToolButton *m_cancel;
     QSpinBox *m_batch;
+    QAction *m_inputsAction = nullptr;
+    QLabel *m_inputsLabel = nullptr;
+    bool m_interactive = true;
     QSpinBox *m_depth;
     QComboBox *m_colourMode;
     QAction *m_foldAction = nullptr;

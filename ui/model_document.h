@@ -5,6 +5,7 @@
 //   doc.setModel(loaded);  doc.setCollapsed(set);  doc.setColourMode(ColourMode::Flops);
 
 #include "core/ir/graph.h"
+#include "core/onnx/importer.h"
 #include "core/layout/graph_layout.h"
 #include "core/training/training_graph.h"
 #include "ui/colour_mode.h"
@@ -23,6 +24,9 @@ struct LoadedModel
 {
     QString path;
     int64_t requestedBatch = 0; ///< 0: the file's own batch
+    /// The user's other import settings (free dims, input shapes and values, classification,
+    /// semantics) the model was imported with; their `batch` is unused (requestedBatch is).
+    core::onnx::ImportOptions settings;
     std::shared_ptr<const core::ir::Graph> graph;
     std::shared_ptr<const ModelMetrics> metrics;
     /// The training step derived from the graph; null when the builder refused it (the reason is

@@ -1,7 +1,9 @@
 // remat-studio: the desktop application. Composition only.
-//   remat-studio [MODEL] [--batch N] [--collapse-depth N] [--fold on|off]
+//   remat-studio [MODEL] [--batch N] [--input-shape NAME=DxD..] [--dim NAME=V] [--input-value NAME=V]
+//                [--classify NAME=KIND] [--semantics training|as-exported] [--collapse-depth N] [--fold on|off]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000]   (QT_QPA_PLATFORM=offscreen works)
 //   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
+#include "core/onnx/input_spec.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
@@ -80,7 +82,66 @@ int main(int argc, char **argv)
                                    QStringLiteral("With --session: the schedule step to show (a number, or mid-backward)."),
                                    QStringLiteral("step"));
     parser.addOptions({session, plannerView, plannerStep});
+    // The model's import settings, spelled as on the remat CLI (core/onnx/input_spec.h).
+    QCommandLineOption batchOpt(QStringLiteral("batch"), QStringLiteral("Batch to import the model at."),
+                                QStringLiteral("N"));
+    QCommandLineOption inputShape(QStringLiteral("input-shape"),
+                                  QStringLiteral("Whole shape of a graph input: NAME=D0xD1x... (repeatable)."),
+                                  QStringLiteral("spec"));
+    QCommandLineOption dim(QStringLiteral("dim"), QStringLiteral("Value of a named free dim: NAME=VALUE (repeatable)."),
+                           QStringLiteral("spec"));
+    QCommandLineOption inputValue(QStringLiteral("input-value"),
+                                  QStringLiteral("Fix a scalar input to a number: NAME=V (repeatable)."),
+                                  QStringLiteral("spec"));
+    QCommandLineOption classify(QStringLiteral("classify"),
+                                QStringLiteral("Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)."),
+                                QStringLiteral("spec"));
+    QCommandLineOption semantics(QStringLiteral("semantics"),
+                                 QStringLiteral("training (default) or as-exported."), QStringLiteral("mode"));
+    parser.addOptions({batchOpt, inputShape, dim, inputValue, classify, semantics});
     parser.process(app);
+
+    remat::core::onnx::ImportOptions importSettings;
+    bool importSettingsGiven = false;
+    {
+        remat::core::Status st;
+        auto each = [&](const QCommandLineOption &o, auto add) {
+            for (const QString &v : parser.values(o)) {
+                importSettingsGiven = true;
+                if (st.isOk())
+                    st = add(importSettings, v.toStdString());
+            }
+        };
+        each(inputShape, remat::core::onnx::addInputShape);
+        each(dim, remat::core::onnx::addDimValue);
+        each(inputValue, remat::core::onnx::addInputValue);
+        each(classify, remat::core::onnx::addClassification);
+        if (st.isOk() && parser.isSet(semantics)) {
+            importSettingsGiven = true;
+            auto sem = remat::core::onnx::parseSemantics(parser.value(semantics).toStdString());
+            if (sem)
+                importSettings.semantics = *sem;
+            else
+                st = sem.status();
+        }
+        if (st.isOk() && parser.isSet(batchOpt)) {
+            bool ok = false;
+            importSettings.batch = parser.value(batchOpt).toLongLong(&ok);
+            if (!ok || importSettings.batch < 1)
+                st = remat::core::makeError(remat::core::StatusCode::InvalidArgument,
+                                            "--batch must be a whole number >= 1");
+        }
+        if (!st.isOk()) {
+            std::fprintf(stderr, "remat-studio: %s\n", st.message().c_str());
+            return 2;
+        }
+    }
+    auto openFromCommandLine = [&](remat::ui::MainWindow &w, const QString &path) {
+        if (importSettingsGiven || importSettings.batch > 0)
+            w.openModel(path, importSettings);
+        else
+            w.openModel(path);
+    };
 
     remat::ui::MainWindow window;
 #ifdef REMAT_HAVE_CUDA
@@ -227,14 +288,15 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "remat-studio: timed out waiting for the model\n");
             QApplication::exit(3);
         });
+        window.setInteractive(false); // no dialog waits for a user: free dims are an error
         window.show();
         // Open from inside the event loop, so an immediate error can end it with exit(1).
-        QTimer::singleShot(0, &window, [&] { window.openModel(args.front()); });
+        QTimer::singleShot(0, &window, [&] { openFromCommandLine(window, args.front()); });
         return QApplication::exec();
     }
 
     window.show();
     if (!args.isEmpty())
-        window.openModel(args.front());
+        openFromCommandLine(window, args.front());
     return QApplication::exec();
 }

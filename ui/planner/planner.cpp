@@ -331,8 +331,9 @@ std::shared_ptr<const core::solvers::Solver> Planner::solverById(const QString &
 
 // ---- model --------------------------------------------------------------------------------
 
-void Planner::openModel(const QString &path, int64_t batch)
+void Planner::openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings)
 {
+    m_document.setImportSettings(settings);
     m_loading = true;
     ++m_pendingLoads;
     m_solves.cancelAll();
@@ -341,7 +342,11 @@ void Planner::openModel(const QString &path, int64_t batch)
     m_loadStop.requestStop();
     m_loadStop = core::StopSource();
     const core::StopToken token = m_loadStop.token();
-    auto future = QtConcurrent::run([p, batch, token]() { return loadPlannerProblem(p, batch, token); });
+    core::onnx::ImportOptions userSettings = settings;
+    userSettings.stop = {};
+    userSettings.progress = {};
+    auto future = QtConcurrent::run(
+        [p, batch, token, userSettings]() { return loadPlannerProblem(p, batch, token, userSettings); });
     trackInFlight(m_loads, QFuture<void>(future));
     auto *watcher = new QFutureWatcher<core::Expected<PlannerProblem>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
@@ -624,7 +629,7 @@ void Planner::documentChanged(PlannerChange change)
         break;
     case PlannerChange::Batch:
         if (m_problem && m_problem->batch != m_document.batch() && !m_document.modelPath().isEmpty())
-            openModel(m_document.modelPath(), m_document.batch());
+            openModel(m_document.modelPath(), m_document.batch(), m_document.importSettings());
         break;
     case PlannerChange::Model:
         break;
@@ -735,8 +740,9 @@ core::Status Planner::openSession(const QString &path)
     m_sessionPath = path;
     const QString model = s.modelPath;
     const int64_t batch = s.batch;
+    const core::onnx::ImportOptions settings = s.importSettings;
     m_pendingSession = std::move(s);
-    openModel(model, batch);
+    openModel(model, batch, settings);
     return core::Status::ok();
 }
 

@@ -90,7 +90,7 @@ public:
 
     // ---- model ------------------------------------------------------------------------------
     /// Loads off the GUI thread; problemChanged() or problemFailed() follows.
-    void openModel(const QString &path, int64_t batch);
+    void openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {});
     /// Uses a problem built elsewhere (the main window's loaded model, tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
     bool isLoading() const { return m_loading; }

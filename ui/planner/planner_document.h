@@ -6,10 +6,12 @@
 //   connect(&doc, &PlannerDocument::changed, view, [](PlannerChange c) { ... });
 //   doc.currentPlan();  doc.pins();  doc.isModified();
 
+#include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
 
 #include <QMap>
 #include <QMetaType>
+
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
@@ -43,6 +45,10 @@ public:
     const QString &modelPath() const { return m_modelPath; }
     const QString &modelSha256() const { return m_modelSha256; }
     int64_t batch() const { return m_batch; }
+    /// The user's import settings for the model (free dims, input shapes and values,
+    /// classification, semantics); saved in sessions. Their batch is unused (batch() is).
+    const core::onnx::ImportOptions &importSettings() const { return m_importSettings; }
+    void setImportSettings(const core::onnx::ImportOptions &settings) { m_importSettings = settings; }
     int64_t budgetBytes() const { return m_budget; }
     core::solvers::Objective objective() const { return m_objective; }
     const PinMap &pins() const { return m_pins; }
@@ -79,6 +85,7 @@ private:
     QUndoStack m_undo;
     QString m_modelPath, m_modelSha256;
     int64_t m_batch = 1;
+    core::onnx::ImportOptions m_importSettings;
     int64_t m_budget = 0;
     core::solvers::Objective m_objective = core::solvers::Objective::MinTime;
     PinMap m_pins;

@@ -6,6 +6,7 @@
 #include "ui/main_window.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/planner.h"
+#include "ui/import_settings.h"
 #include "ui/planner/set_batch_command.h"
 
 #include <QAction>
@@ -111,8 +112,9 @@ void PlannerIntegration::followWindowModel()
     }
     if (m_planner->isLoading())
         return;
-    if (QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath())
-        m_planner->openModel(path, batch);
+    if (QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath() ||
+        !sameImportSettings(doc->model().settings, pd->importSettings()))
+        m_planner->openModel(path, batch, doc->model().settings);
     else if (batch != pd->batch())
         pd->undoStack()->push(new SetBatchCommand(pd, batch)); // plans set aside, undoable
 }
@@ -121,7 +123,9 @@ void PlannerIntegration::syncWindowToSession()
 {
     const QString model = m_planner->document()->modelPath();
     const ModelDocument *doc = m_window->document();
-    if (doc->hasModel() && QFileInfo(doc->model().path).absoluteFilePath() == QFileInfo(model).absoluteFilePath()) {
+    const core::onnx::ImportOptions &settings = m_planner->document()->importSettings();
+    if (doc->hasModel() && QFileInfo(doc->model().path).absoluteFilePath() == QFileInfo(model).absoluteFilePath() &&
+        sameImportSettings(doc->model().settings, settings)) {
         if (std::max<int64_t>(1, doc->graph().info().batch) != m_planner->document()->batch()) {
             m_syncingToSession = true;
             followWindowModel();
@@ -129,7 +133,9 @@ void PlannerIntegration::syncWindowToSession()
         return;
     }
     m_syncingToSession = true;
-    m_window->openModel(model);
+    core::onnx::ImportOptions withBatch = settings;
+    withBatch.batch = m_planner->document()->batch();
+    m_window->openModel(model, withBatch);
 }
 
 void PlannerIntegration::showContextMenu(const QPoint &pos)

@@ -30,9 +30,10 @@ core::Expected<PlannerProblem> makePlannerProblem(std::shared_ptr<const core::ir
 }
 
 core::Expected<PlannerProblem> loadPlannerProblem(const std::string &modelPath, int64_t batch,
-                                                  const core::StopToken &stop)
+                                                  const core::StopToken &stop, const core::onnx::ImportOptions &settings)
 {
-    core::onnx::ImportOptions options;
+    core::onnx::ImportOptions options = settings;
+    options.progress = {};
     options.batch = batch;
     options.stop = stop;
     REMAT_ASSIGN_OR_RETURN(core::ir::Graph graph, core::onnx::importModel(modelPath, options));

@@ -7,6 +7,7 @@
 
 #include "core/cost/costs.h"
 #include "core/ir/graph.h"
+#include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
 #include "core/training/training_graph.h"
 #include "core/util/status.h"
@@ -33,8 +34,10 @@ struct PlannerProblem
 
 /// Imports the model at `batch`, builds the training graph and roofline costs, and simulates
 /// store-all. Runs on a worker thread.
+/// `settings` carries the user's other import settings (free dims, ...); its batch is unused.
 core::Expected<PlannerProblem> loadPlannerProblem(const std::string &modelPath, int64_t batch,
-                                                  const core::StopToken &stop);
+                                                  const core::StopToken &stop,
+                                                  const core::onnx::ImportOptions &settings = {});
 
 /// Builds the problem from a training graph already in memory (tests, benchmark graphs).
 core::Expected<PlannerProblem> makePlannerProblem(std::shared_ptr<const core::ir::Graph> forward,

@@ -2,6 +2,7 @@
 
 #include "core/io/plan_file.h"
 #include "core/sim/simulator.h"
+#include "ui/import_settings.h"
 
 #include <QDir>
 #include <QFile>
@@ -42,6 +43,7 @@ SessionData sessionFromDocument(const PlannerDocument &doc, const PlannerProblem
     s.modelPath = doc.modelPath();
     s.modelSha256 = doc.modelSha256();
     s.batch = doc.batch();
+    s.importSettings = doc.importSettings();
     s.budgetBytes = doc.budgetBytes();
     s.objective = doc.objective();
     s.pins = doc.pins();
@@ -65,6 +67,7 @@ core::Status writeSessionFile(const QString &path, const SessionData &s, const c
         {QStringLiteral("relative_path"), QFileInfo(path).absoluteDir().relativeFilePath(absModel)},
         {QStringLiteral("sha256"), s.modelSha256}};
     root[QStringLiteral("batch")] = double(s.batch);
+    root[QStringLiteral("import")] = importSettingsToJson(s.importSettings);
     root[QStringLiteral("budget_bytes")] = double(s.budgetBytes);
     root[QStringLiteral("objective")] = QLatin1String(core::solvers::objectiveName(s.objective));
     QJsonArray pins;
@@ -126,6 +129,14 @@ core::Expected<SessionData> readSessionFile(const QString &path)
     }
     s.modelSha256 = model.value(QStringLiteral("sha256")).toString();
     s.batch = int64_t(root.value(QStringLiteral("batch")).toDouble(1));
+    if (root.contains(QStringLiteral("import"))) {
+        if (!root.value(QStringLiteral("import")).isObject())
+            return bad(path, QStringLiteral("\"import\" is not an object"));
+        auto settings = importSettingsFromJson(root.value(QStringLiteral("import")).toObject(), path);
+        if (!settings)
+            return settings.status();
+        s.importSettings = std::move(*settings);
+    }
     s.budgetBytes = int64_t(root.value(QStringLiteral("budget_bytes")).toDouble());
     auto objective = core::solvers::parseObjective(root.value(QStringLiteral("objective")).toString().toStdString());
     if (!objective)

@@ -7,6 +7,7 @@
 //   Expected<SessionData> s = readSessionFile("run.rematproj");
 //   REMAT_RETURN_IF_ERROR(restorePlanFigures(&s->plans, problem));   // after loading the model
 
+#include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
 #include "ui/planner/planner_document.h"
 #include "ui/planner/planner_problem.h"
@@ -22,6 +23,9 @@ struct SessionData
     QString modelPath;      ///< absolute when saved; resolved against the session folder on read
     QString modelSha256;
     int64_t batch = 1;
+    /// Free dims, input shapes and values, classification, semantics ("import" in the file;
+    /// absent in sessions written before it: the defaults).
+    core::onnx::ImportOptions importSettings;
     int64_t budgetBytes = 0;
     core::solvers::Objective objective = core::solvers::Objective::MinTime;
     PinMap pins;
