@@ -22,27 +22,21 @@ limit="${REMAT_RW_TIMEOUT:-120}"
 logs="${REMAT_RW_LOGS:-$(mktemp -d /tmp/remat-realworld.XXXXXX)}"
 mkdir -p "$logs"
 
-# Per-file arguments.
-#   today:  flags the current remat accepts (passed to every command)
-#   future: what the file needs once remat has --input-shape NAME=D0xD1x..., --dim NAME=V and
-#           --input-value NAME=V (issue 14); kept here so the table can switch over by editing
-#           one column. Values are the sizes the shipping package feeds the model.
-declare -A today future
-#           file                              today        future
-today[gru_classifier_torch113]="--batch 2";   future[gru_classifier_torch113]="--batch 2 --dim frames=50"
-today[hello_deepa]="";                        future[hello_deepa]=""   # fully static 1x25x96
-today[oww_embedding_tf2onnx]="--batch 1";     future[oww_embedding_tf2onnx]="--dim unk__314=1"   # NHWC 1x76x32x1
-today[oww_melspectrogram]="--batch 1";        future[oww_melspectrogram]="--batch 1 --dim samples=1280"   # 80 ms at 16 kHz
-today[ppocr_mobile_v2_cls]="--batch 1";       future[ppocr_mobile_v2_cls]="--input-shape x=1x3x48x192"   # PaddleOCR cls_image_shape
-today[ppocrv4_det]="--batch 1";               future[ppocrv4_det]="--input-shape x=1x3x640x640"   # sides multiple of 32
-today[silero_vad_16k_op15]="--batch 1";       future[silero_vad_16k_op15]="--batch 1 --dim sequence=576 --input-value sr=16000"   # 64 context + 512
-today[silero_vad_half]="--batch 1";           future[silero_vad_half]="--batch 1 --dim sequence=576"   # 16 kHz only, no sr input
-today[silero_vad_legacy_ort]="--batch 1";     future[silero_vad_legacy_ort]="--batch 1 --dim sequence=512 --input-value sr=16000"
-today[silero_vad_op18_ifless]="--batch 1";    future[silero_vad_op18_ifless]="--batch 1 --dim sequence=576 --input-value sr=16000"
-today[silero_vad_v5_spox]="--batch 1";        future[silero_vad_v5_spox]="--input-shape input=1x576 --input-shape state=2x1x128 --input-value sr=16000"   # dims unnamed
-today[silero_vad_v6_spox]="--batch 1";        future[silero_vad_v6_spox]="--input-shape input=1x576 --input-shape state=2x1x128 --input-value sr=16000"   # dims unnamed
-
-use_future="${REMAT_RW_FUTURE:-0}"   # 1: pass the future column instead (for a remat that has the flags)
+# Per-file import settings: the sizes (and sample rate) the shipping package feeds the model,
+# as --batch / --dim / --input-shape / --input-value (see README.md, "The remat CLI").
+declare -A args
+args[gru_classifier_torch113]="--batch 2 --dim frames=50"
+args[hello_deepa]=""   # fully static 1x25x96
+args[oww_embedding_tf2onnx]="--dim unk__314=1"   # NHWC 1x76x32x1
+args[oww_melspectrogram]="--batch 1 --dim samples=1280"   # 80 ms at 16 kHz
+args[ppocr_mobile_v2_cls]="--input-shape x=1x3x48x192"   # PaddleOCR cls_image_shape
+args[ppocrv4_det]="--input-shape x=1x3x640x640"   # sides multiple of 32
+args[silero_vad_16k_op15]="--batch 1 --dim sequence=576 --input-value sr=16000"   # 64 context + 512
+args[silero_vad_half]="--batch 1 --dim sequence=576"   # 16 kHz only, no sr input
+args[silero_vad_legacy_ort]="--batch 1 --dim sequence=512 --input-value sr=16000"
+args[silero_vad_op18_ifless]="--batch 1 --dim sequence=576 --input-value sr=16000"
+args[silero_vad_v5_spox]="--input-shape input=1x576 --input-shape state=2x1x128 --input-value sr=16000"   # dims unnamed
+args[silero_vad_v6_spox]="--input-shape input=1x576 --input-shape state=2x1x128 --input-value sr=16000"   # dims unnamed
 
 cell() {  # cell NAME CMD... : runs, writes the log, prints "ok" / "FAIL (rc)" and sets $firsterr
   local log="$1"; shift
@@ -68,9 +62,8 @@ echo "|---|---|---|---|---|---|"
 for f in "$data"/*.onnx; do
   name="$(basename "$f" .onnx)"
   [[ -n "${REMAT_RW_ONLY:-}" && "$name" != *"$REMAT_RW_ONLY"* ]] && continue
-  if [[ "$use_future" == 1 ]]; then args="${future[$name]-}"; else args="${today[$name]-}"; fi
   # shellcheck disable=SC2206
-  a=($args)
+  a=(${args[$name]-})
   ri="$(cell "$logs/$name.info.log" "$remat" info "$f" "${a[@]}")"
   rt="$(cell "$logs/$name.train.log" "$remat" train-graph "$f" "${a[@]}")"
   rs="$(cell "$logs/$name.solve.log" "$remat" solve "$f" --compare --time-limit 5 "${a[@]}")"
