@@ -866,11 +866,12 @@ Status Importer::applyInputSettings()
                                               : "the named free dims are: " + joined(freeDims)));
     }
 
-    // Batch: the first dim of the data inputs, as the file has it.
+    // Batch: the first dim of the first data input, as the file has it (0 when symbolic: then
+    // a static leading dim of another input, such as a recurrent state's 2, is not the batch).
     for (ValueId id : m_inputs) {
         const ir::Value &v = m_values[id.index()];
-        if (v.kind == ValueKind::Input && v.shape.rank() > 0 && v.shape.dims[0].isStatic()) {
-            m_fileBatch = v.shape.dims[0].value;
+        if (v.kind == ValueKind::Input && v.shape.rank() > 0) {
+            m_fileBatch = v.shape.dims[0].isStatic() ? v.shape.dims[0].value : 0;
             break;
         }
     }
@@ -882,6 +883,15 @@ Status Importer::applyInputSettings()
         m_takesBatch[id.index()] = v.kind == ValueKind::Input && v.shape.rank() > 0 &&
                                    (!v.shape.dims[0].isStatic() || v.shape.dims[0].value == m_fileBatch);
     }
+    // The batch names its symbol: a leading dim called "batch" in the data input is the same
+    // "batch" wherever it appears (Silero's state[2,batch,128]), unless --dim sets it.
+    std::map<std::string, int64_t> dimValues = m_options.dimValues;
+    if (m_options.batch > 0)
+        for (ValueId id : m_inputs) {
+            const ir::Value &v = m_values[id.index()];
+            if (m_takesBatch[id.index()] && !v.shape.dims[0].isStatic() && !v.shape.dims[0].symbol.empty())
+                dimValues.emplace(v.shape.dims[0].symbol, m_options.batch);
+        }
     // Apply: named dims first, then the batch where no name set the leading dim, then whole
     // shapes, so the most specific setting wins.
     int64_t effectiveBatch = 0;
@@ -893,10 +903,11 @@ Status Importer::applyInputSettings()
             Dim &d = v.shape.dims[i];
             if (d.isStatic() || d.symbol.empty())
                 continue;
-            auto found = m_options.dimValues.find(d.symbol);
-            if (found != m_options.dimValues.end()) {
+            auto found = dimValues.find(d.symbol);
+            if (found != dimValues.end()) {
+                // A leading dim the user named explicitly is not overridden by --batch.
+                leadingNamed = leadingNamed || (i == 0 && m_options.dimValues.count(d.symbol) > 0);
                 d = Dim(found->second);
-                leadingNamed = leadingNamed || i == 0;
             }
         }
         if (m_takesBatch[id.index()] && m_options.batch > 0 && !leadingNamed)

@@ -291,6 +291,33 @@ private slots:
         QCOMPARE(g->info().batch, int64_t(4));
     }
 
+    void theBatchNamesItsSymbolEverywhere()
+    {
+        // x[batch, 8] and state[2, batch, 4] (Silero's recurrent state): --batch 3 sets both.
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {"batch", 8});
+        addInput(g, "state", {2, "batch", 4});
+        addNode(g, "/a/Relu", "Relu", {"x"}, {"y"});
+        addNode(g, "/b/Relu", "Relu", {"state"}, {"s"});
+        g->add_output()->set_name("y");
+        g->add_output()->set_name("s");
+        const std::string path = f.write("state.onnx", m);
+        ox::ImportOptions opt;
+        opt.batch = 3;
+        auto r = ox::importModel(path, opt);
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        QCOMPARE(r->value(*r->findValue("s")).shape, ir::Shape::fromStatic({2, 3, 4}));
+        QCOMPARE(r->value(*r->findValue("y")).shape, ir::Shape::fromStatic({3, 8}));
+        // An explicit --dim still wins over --batch.
+        QVERIFY(ox::addDimValue(opt, "batch=5").isOk());
+        r = ox::importModel(path, opt);
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        QCOMPARE(r->value(*r->findValue("s")).shape, ir::Shape::fromStatic({2, 5, 4}));
+        QCOMPARE(r->info().batch, int64_t(5));
+    }
+
     void unnamedDimsNeedAWholeShape()
     {
         Files f;
