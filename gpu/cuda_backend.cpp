@@ -5,6 +5,7 @@
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
 #include "core/ir/graph.h"
+#include "core/ops/op_def.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/cuda_status.h"
@@ -67,7 +68,8 @@ struct PoolOwner
 };
 
 /// Shape-arithmetic ops evaluated through the CPU reference (tiny integer tensors: shapes,
-/// indices, masks), as frameworks keep shape computations on the host.
+/// indices, masks), as frameworks keep shape computations on the host: the op table's host-only
+/// producers, and any small forward op with no float output.
 bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
 {
     if (op.phase != training::Phase::Forward || !core::exec::cpu::findCpuKernel(op.type))
@@ -81,8 +83,8 @@ bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
     }
     for (TensorId t : op.inputs)
         bytes += graph.tensor(t).bytes;
-    const bool producer = op.type == "Constant" || op.type == "ConstantOfShape" ||
-                          op.type == "Shape" || op.type == "Range";
+    const core::ops::OpDef *def = core::ops::findOp(op.type);
+    const bool producer = def && def->hostOnly;
     return (producer || allNonFloat) && bytes <= (int64_t(1) << 20);
 }
 
