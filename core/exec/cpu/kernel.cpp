@@ -31,6 +31,11 @@ std::string KernelContext::attrString(const char *name, std::string fallback) co
     return node ? node->attrString(name, std::move(fallback)) : fallback;
 }
 
+bool KernelContext::hasAttr(const char *name) const
+{
+    return node && node->attribute(name) != nullptr;
+}
+
 Status KernelContext::error(const std::string &what) const
 {
     return makeError(StatusCode::InvalidArgument, fmt::format("{}: {}", opName, what));

@@ -66,6 +66,7 @@ struct KernelContext
     double attrFloat(const char *name, double fallback) const;
     std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> fallback = {}) const;
     std::string attrString(const char *name, std::string fallback = {}) const;
+    bool hasAttr(const char *name) const;
 
     /// InvalidArgument "<op>: <what>".
     Status error(const std::string &what) const;
