@@ -160,6 +160,8 @@ Status binaryGrad(OpContext &c, GradTerm termA, GradTerm termB, bool needA, bool
 Status mulGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyTimesB, GradTerm::DyTimesA, false, true); }
 Status divGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyDivB, GradTerm::NegDyADivB2, false, true); }
 Status powGrad(OpContext &c) { return binaryGrad(c, GradTerm::PowDa, GradTerm::PowDb, true, true); }
+Status maxGrad(OpContext &c) { return binaryGrad(c, GradTerm::MaxDa, GradTerm::MaxDb, true, true); }
+Status minGrad(OpContext &c) { return binaryGrad(c, GradTerm::MinDa, GradTerm::MinDb, true, true); }
 
 Status whereGrad(OpContext &c)
 {
@@ -340,7 +342,7 @@ void addElementwiseOps(OpTable &t)
 #define REMAT_CUDA_COMPARE(Name) t[#Name] = binaryOp<BinaryOp::Name, ew::NoParams>;
     REMAT_EW_COMPARE_OPS(REMAT_CUDA_COMPARE)
 #undef REMAT_CUDA_COMPARE
-#define REMAT_CUDA_UNARY(Name, HostF, HostG)                                                       \
+#define REMAT_CUDA_UNARY(Name, HostF, HostG, Family, Since)                                                       \
     t[#Name] = unaryFwd<UnaryOp::Name, ew::Name>;                                                  \
     t[#Name "Grad"] = unaryBwd<UnaryOp::Name, ew::Name>;
     REMAT_EW_UNARY_OPS(REMAT_CUDA_UNARY)
@@ -352,6 +354,8 @@ void addElementwiseOps(OpTable &t)
     t["MulGrad"] = mulGrad;
     t["DivGrad"] = divGrad;
     t["PowGrad"] = powGrad;
+    t["MaxGrad"] = maxGrad;
+    t["MinGrad"] = minGrad;
     t["WhereGrad"] = whereGrad;
     t["SumGrad"] = sumGrad;
     t["Identity"] = identityF;

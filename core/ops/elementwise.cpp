@@ -1,5 +1,6 @@
 // Element-wise ops (onnx/defs/math and logical): arithmetic, comparisons, activations.
 #include "core/ops/families.h"
+#include "core/ops/elementwise_math.h"
 #include "core/ops/shape_context.h"
 
 #include <cmath>
@@ -9,6 +10,7 @@ namespace remat::core::ops {
 namespace {
 
 using namespace rules;
+namespace ew = ops::ew;
 
 // ---- shape functions -------------------------------------------------------------------------
 Status inferBinary(ShapeContext &c, const std::string &op)
@@ -180,29 +182,35 @@ Expected<Spec> pow(const RuleContext &c)
     return s;
 }
 
-Expected<Spec> savesOutput(const RuleContext &c)
+/// The gradient rule of a unary op of the shared element-wise table: its backward reads what the
+/// derivative is a function of (X, Y or nothing: PyTorch's derivatives.yaml, where what is saved
+/// follows from the formula), at the functor's FLOPs per element.
+template <typename Fn>
+Expected<Spec> unaryTableRule(const RuleContext &c)
 {
-    Spec s = elementwise(c, 1, 2);
-    if (!s.gradInputs.empty())
+    Spec s = elementwise(c, Fn::forwardFlops, Fn::backwardFlops);
+    if (s.gradInputs.empty())
+        return s;
+    if (Fn::reads == ew::Reads::Input)
+        saveInput(s, 0);
+    else if (Fn::reads == ew::Reads::Output)
         saveOutput(s, 0);
     return s;
 }
 
-Expected<Spec> clip(const RuleContext &c)
+/// Max / Min of two inputs: the gradient goes to the operand chosen (ties to A, as the CUDA
+/// kernels' MaxDa / MinDa terms), so the backward reads both.
+Expected<Spec> maxMin(const RuleContext &c)
 {
-    // hardtanh saves its input. torchvision 0.14 builds ReLU6 through Conv2dNormActivation without
-    // `inplace`, so the input (the BN output) and the result are two storages, both kept.
-    Spec s = elementwise(c, 2, 1);
-    if (!s.gradInputs.empty())
+    if (c.node->inputs.size() != 2)
+        return makeError(StatusCode::Unsupported,
+                         c.node->opType + " of " + std::to_string(c.node->inputs.size()) +
+                             " inputs: the gradient rule takes two");
+    Spec s = elementwise(c, 1, 1);
+    if (!s.gradInputs.empty()) {
         saveInput(s, 0);
-    return s;
-}
-
-Expected<Spec> savesInput(const RuleContext &c)
-{
-    Spec s = elementwise(c, 4, 6);
-    if (!s.gradInputs.empty())
-        saveInput(s, 0);
+        saveInput(s, 1);
+    }
     return s;
 }
 
@@ -241,14 +249,14 @@ void addElementwiseOps(std::vector<OpDef> &t)
     t.push_back({.type = "Div", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = div});
     t.push_back({.type = "Pow", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = pow});
     t.push_back({.type = "Mod", .family = OpFamily::Arithmetic, .sinceOpset = 10, .inferShape = binaryShape, .differentiable = first, .derive = modRule});
-    t.push_back({.type = "Max", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .flops = perOutput});
-    t.push_back({.type = "Min", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .flops = perOutput});
+    t.push_back({.type = "Max", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .differentiable = firstTwo, .derive = maxMin});
+    t.push_back({.type = "Min", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .differentiable = firstTwo, .derive = maxMin});
     t.push_back({.type = "Sum", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .differentiable = all, .derive = sum});
     t.push_back({.type = "Mean", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .flops = perOutput});
     // comparisons and logic: bool results, no gradient
     t.push_back({.type = "Equal", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
-    t.push_back({.type = "Less", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
-    t.push_back({.type = "Greater", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
+    t.push_back({.type = "Less", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    t.push_back({.type = "Greater", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
     t.push_back({.type = "LessOrEqual", .family = OpFamily::DataMovement, .sinceOpset = 12, .inferShape = binaryShape, .flops = perOutput});
     t.push_back({.type = "GreaterOrEqual", .family = OpFamily::DataMovement, .sinceOpset = 12, .inferShape = binaryShape, .flops = perOutput});
     t.push_back({.type = "And", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
@@ -258,19 +266,13 @@ void addElementwiseOps(std::vector<OpDef> &t)
     t.push_back({.type = "IsNaN", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = boolUnaryShape, .flops = perOutput});
     t.push_back({.type = "IsInf", .family = OpFamily::DataMovement, .sinceOpset = 10, .inferShape = boolUnaryShape, .flops = perOutput});
     t.push_back({.type = "Where", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = inferWhere, .differentiable = whereData, .derive = where});
-    // unary math and activations
-    t.push_back({.type = "Relu", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = savesOutput});
-    t.push_back({.type = "Sigmoid", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = savesOutput});
-    t.push_back({.type = "Tanh", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = savesOutput});
-    t.push_back({.type = "Sqrt", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .differentiable = first, .derive = savesOutput});
-    t.push_back({.type = "Erf", .family = OpFamily::Activation, .sinceOpset = 9, .inferShape = unaryShape, .differentiable = first, .derive = savesInput});
-    t.push_back({.type = "Gelu", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = savesInput});
-    t.push_back({.type = "HardSigmoid", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = savesInput});
-    t.push_back({.type = "HardSwish", .family = OpFamily::Activation, .sinceOpset = 14, .inferShape = unaryShape, .differentiable = first, .derive = savesInput});
-    t.push_back({.type = "Clip", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = clip});
-    t.push_back({.type = "Exp", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Log", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Neg", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
+    // unary math and activations: the shared element-wise table's rows (elementwise_math.h)
+#define REMAT_OPDEF_UNARY(Name, HostF, HostG, Family, Since)                                       \
+    t.push_back({.type = #Name, .family = OpFamily::Family, .sinceOpset = Since, .inferShape = unaryShape, \
+                 .differentiable = first, .derive = unaryTableRule<ew::Name>});
+    REMAT_EW_UNARY_OPS(REMAT_OPDEF_UNARY)
+#undef REMAT_OPDEF_UNARY
+    // shape functions only so far: the builder refuses them
     t.push_back({.type = "Abs", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Reciprocal", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Floor", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});

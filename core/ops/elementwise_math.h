@@ -2,10 +2,10 @@
 // Element-wise math written once for both backends: each unary op's forward f(x) and derivative,
 // each broadcasting binary op's f(a, b), as functors the CPU reference (core/exec/cpu) and the
 // CUDA kernels (gpu/kernels/elementwise.cu) instantiate from the same lists.
-//   #define X(Name, HostForward, HostDerivative) t[#Name] = unaryKernel<ew::Name, HostForward>;
+//   #define X(Name, HostForward, HostDerivative, Family, Since) t[#Name] = unaryKernel<ew::Name, HostForward>;
 //   REMAT_EW_UNARY_OPS(X)
 //   #undef X
-// Adding a unary op is one functor and one list row here, plus its OpDef row (elementwise.cpp).
+// Adding a unary op is one functor and one list row here (core/ops makes its OpDef from them).
 //
 // core stays CUDA-free: REMAT_HD is `__host__ __device__` under nvcc and empty under g++, and the
 // math goes through the float / double overloads below (expf on a float, exp on a double), so a
@@ -69,6 +69,7 @@ struct NoParams
 
 struct Relu : NoParams
 {
+    static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element
     static constexpr Reads reads = Reads::Output; // y > 0 exactly where x > 0
     template <typename T> REMAT_HD static T f(T x, Params) { return x > T(0) ? x : T(0); }
     template <typename T> REMAT_HD static T derivative(T y, Params) { return y > T(0) ? T(1) : T(0); }
@@ -76,6 +77,7 @@ struct Relu : NoParams
 
 struct Sigmoid : NoParams
 {
+    static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element
     static constexpr Reads reads = Reads::Output;
     template <typename T> REMAT_HD static T f(T x, Params) { return T(1) / (T(1) + mExp(-x)); }
     template <typename T> REMAT_HD static T derivative(T y, Params) { return y * (T(1) - y); }
@@ -83,6 +85,7 @@ struct Sigmoid : NoParams
 
 struct Tanh : NoParams
 {
+    static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element
     static constexpr Reads reads = Reads::Output;
     template <typename T> REMAT_HD static T f(T x, Params) { return mTanh(x); }
     template <typename T> REMAT_HD static T derivative(T y, Params) { return T(1) - y * y; }
@@ -90,6 +93,7 @@ struct Tanh : NoParams
 
 struct Sqrt : NoParams
 {
+    static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element
     static constexpr Reads reads = Reads::Output;
     template <typename T> REMAT_HD static T f(T x, Params) { return mSqrt(x); }
     template <typename T> REMAT_HD static T derivative(T y, Params) { return T(0.5) / y; }
@@ -97,6 +101,7 @@ struct Sqrt : NoParams
 
 struct Exp : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Output;
     template <typename T> REMAT_HD static T f(T x, Params) { return mExp(x); }
     template <typename T> REMAT_HD static T derivative(T y, Params) { return y; }
@@ -104,6 +109,7 @@ struct Exp : NoParams
 
 struct Log : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Input;
     template <typename T> REMAT_HD static T f(T x, Params) { return mLog(x); }
     template <typename T> REMAT_HD static T derivative(T x, Params) { return T(1) / x; }
@@ -111,6 +117,7 @@ struct Log : NoParams
 
 struct Neg : NoParams
 {
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Nothing;
     template <typename T> REMAT_HD static T f(T x, Params) { return -x; }
     template <typename T> REMAT_HD static T derivative(T, Params) { return T(-1); }
@@ -118,6 +125,7 @@ struct Neg : NoParams
 
 struct Erf : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 6; ///< per element
     static constexpr Reads reads = Reads::Input;
     template <typename T> REMAT_HD static T f(T x, Params) { return mErf(x); }
     template <typename T> REMAT_HD static T derivative(T x, Params)
@@ -129,6 +137,7 @@ struct Erf : NoParams
 /// p0 != 0: the tanh approximation (approximate="tanh"), else x * Phi(x) with erf.
 struct Gelu : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 6; ///< per element
     static constexpr Reads reads = Reads::Input;
     template <typename A> static Params params(const A &a)
     {
@@ -158,6 +167,7 @@ struct Gelu : NoParams
 /// clamp(alpha x + beta, 0, 1); p0 = alpha, p1 = beta.
 struct HardSigmoid : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 6; ///< per element
     static constexpr Reads reads = Reads::Input;
     template <typename A> static Params params(const A &a)
     {
@@ -173,6 +183,7 @@ struct HardSigmoid : NoParams
 
 struct HardSwish : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 6; ///< per element
     static constexpr Reads reads = Reads::Input;
     template <typename T> REMAT_HD static T f(T x, Params) { return x * clampTo(x / T(6) + T(0.5), T(0), T(1)); }
     /// PyTorch's hardswish_backward: 0 below -3, x/3 + 1/2 up to 3, 1 above.
@@ -186,6 +197,7 @@ struct HardSwish : NoParams
 /// backends read those, see boundsFromInputs).
 struct Clip : NoParams
 {
+    static constexpr double forwardFlops = 2, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Input;
     static constexpr bool boundsFromInputs = true;
     template <typename A> static Params params(const A &a)
@@ -206,31 +218,24 @@ struct Clip : NoParams
     }
 };
 
-/// x for x > 0, alpha x below; p0 = alpha (PyTorch's leaky_relu_backward: alpha at 0).
-struct LeakyRelu : NoParams
-{
-    static constexpr Reads reads = Reads::Input;
-    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 0.01)), 0.f}; }
-    template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(0) ? x : T(p.p0) * x; }
-    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : T(p.p0); }
-};
-
-/// The unary ops, one row each: X(Name, CPU forward type, CPU derivative type). The CUDA kernels
-/// compute in float; the CPU reference in the types named (what it computed before the table).
+/// The unary ops, one row each: X(Name, CPU forward type, CPU derivative type, family, first
+/// opset). A row is the whole op: core/ops makes its OpDef from it (shape: as the input; gradient
+/// rule: saves what `reads` names, FLOPs from the functor), the CPU reference and the CUDA kernels
+/// their forward and backward kernels. The CUDA kernels compute in float; the CPU reference in the
+/// types named (what it computed before the table, so its numbers did not move).
 #define REMAT_EW_UNARY_OPS(X)                                                                      \
-    X(Relu, float, float)                                                                          \
-    X(Sigmoid, double, double)                                                                     \
-    X(Tanh, float, double)                                                                         \
-    X(Sqrt, float, double)                                                                         \
-    X(Exp, float, float)                                                                           \
-    X(Log, float, float)                                                                           \
-    X(Neg, float, float)                                                                           \
-    X(Erf, double, double)                                                                         \
-    X(Gelu, double, double)                                                                        \
-    X(HardSigmoid, float, float)                                                                   \
-    X(HardSwish, float, float)                                                                     \
-    X(Clip, float, float)                                                                          \
-    X(LeakyRelu, float, float)
+    X(Relu, float, float, Activation, 1)                                                           \
+    X(Sigmoid, double, double, Activation, 1)                                                      \
+    X(Tanh, float, double, Activation, 1)                                                          \
+    X(Sqrt, float, double, Arithmetic, 1)                                                          \
+    X(Exp, float, float, Arithmetic, 1)                                                            \
+    X(Log, float, float, Arithmetic, 1)                                                            \
+    X(Neg, float, float, Arithmetic, 1)                                                            \
+    X(Erf, double, double, Activation, 9)                                                          \
+    X(Gelu, double, double, Activation, 1)                                                         \
+    X(HardSigmoid, float, float, Activation, 1)                                                    \
+    X(HardSwish, float, float, Activation, 14)                                                     \
+    X(Clip, float, float, Activation, 1)
 
 // ---- broadcasting binary ops: f(a, b, p) for float, double and integer T --------------------------
 

@@ -467,7 +467,7 @@ void addNnOps(std::vector<OpDef> &t)
     t.push_back({.type = "LpNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
     t.push_back({.type = "MeanVarianceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
     t.push_back({.type = "Softmax", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = softmax});
-    t.push_back({.type = "LogSoftmax", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = fivePerOutput});
+    t.push_back({.type = "LogSoftmax", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = softmax});
     t.push_back({.type = "Hardmax", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "MaxPool", .family = OpFamily::Pooling, .inferShape = inferPool, .differentiable = first, .derive = maxPool});
     t.push_back({.type = "AveragePool", .family = OpFamily::Pooling, .inferShape = inferPool, .differentiable = first, .derive = averagePool});

@@ -224,7 +224,7 @@ cudaError_t unaryForward(cudaStream_t s, UnaryOp op, UnaryParams p, const float 
     if (n <= 0)
         return cudaSuccess;
     switch (op) {
-#define REMAT_LAUNCH(Name, HostF, HostG)                                                           \
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                                           \
     case UnaryOp::Name: unaryForwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, n); break;
         REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
 #undef REMAT_LAUNCH
@@ -238,7 +238,7 @@ cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float
     if (n <= 0)
         return cudaSuccess;
     switch (op) {
-#define REMAT_LAUNCH(Name, HostF, HostG)                                                           \
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                                           \
     case UnaryOp::Name:                                                                            \
         if ((ew::Name::reads == ew::Reads::Input && !x) || (ew::Name::reads == ew::Reads::Output && !x && !y)) \
             return cudaErrorInvalidValue;                                                          \

@@ -18,7 +18,7 @@ enum class ElemType : int { Float, Int64, Bool };
 
 /// The unary ops of the shared table (core/ops/elementwise_math.h), in its order.
 enum class UnaryOp : int {
-#define REMAT_UNARY_ENUM(Name, HostF, HostG) Name,
+#define REMAT_UNARY_ENUM(Name, HostF, HostG, Family, Since) Name,
     REMAT_EW_UNARY_OPS(REMAT_UNARY_ENUM)
 #undef REMAT_UNARY_ENUM
 };

@@ -253,11 +253,16 @@ void TestKernelGradients::backwardMatchesFiniteDifferences_data()
     add("Pow", {"Pow", {}, {randn({2, 3}, 1, 0.3, 1.5), randn({1}, 2, 0.2, 2.0)}, {f23}});
     add("Where", {"Where", {}, {bools({2, 3}, {true, false, true, true, false, false}), randn({2, 3}, 1), randn({3}, 2)}, {f23}});
     add("Sum", {"Sum", {}, {randn({2, 3}, 1), randn({3}, 2), randn({2, 1}, 3)}, {f23}});
+    add("Max broadcast", {"Max", {}, {randn({2, 3}, 1), randn({3}, 2)}, {f23}});
+    add("Min broadcast", {"Min", {}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {f23}});
     add("Relu", {"Relu", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Sigmoid", {"Sigmoid", {}, {randn({2, 3}, 1)}, {f23}});
     add("Tanh", {"Tanh", {}, {randn({2, 3}, 1)}, {f23}});
     add("Erf", {"Erf", {}, {randn({2, 3}, 1)}, {f23}});
     add("Sqrt", {"Sqrt", {}, {randn({2, 3}, 1, 0.2, 1.0)}, {f23}});
+    add("Exp", {"Exp", {}, {randn({2, 3}, 1)}, {f23}});
+    add("Log", {"Log", {}, {randn({2, 3}, 1, 0.2, 1.0)}, {f23}});
+    add("Neg", {"Neg", {}, {randn({2, 3}, 1)}, {f23}});
     add("Gelu", {"Gelu", {}, {randn({2, 3}, 1)}, {f23}});
     add("Gelu tanh", {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});
     add("HardSigmoid", {"HardSigmoid", {}, {randn({2, 3}, 1, 3.0, 0, 0.05)}, {f23}});
@@ -297,6 +302,7 @@ void TestKernelGradients::backwardMatchesFiniteDifferences_data()
                                {randn({2, 3, 4}, 1), randn({4}, 2, 0.5, 1.0), randn({4}, 3)},
                                {Out{V{2, 3, 4}}, Out{V{2, 3, 1}}, Out{V{2, 3, 1}}}});
     add("Softmax", {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
+    add("LogSoftmax", {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("ReduceMean", {"ReduceMean", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 1)}, {Out{V{2, 2}}}});
     add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
     add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},

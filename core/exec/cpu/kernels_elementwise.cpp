@@ -260,6 +260,28 @@ Status powGrad(KernelContext &c)
     return Status::ok();
 }
 
+/// Max / Min: the gradient goes to the operand chosen, A on ties (the CUDA MaxDa / MinDa terms).
+template <bool isMax>
+Status maxMinGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
+    const float *pa = a->f(), *pb = b->f();
+    auto aChosen = [&](int64_t i, int64_t j) { return isMax ? pa[i] >= pb[j] : pa[i] <= pb[j]; };
+    if (c.inputGrad(0))
+        gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) { return aChosen(i, j) ? 1.0f : 0.0f; }, bc, 0);
+    if (c.inputGrad(1)) {
+        Broadcast swapped = bc;
+        std::swap(swapped.strides[0], swapped.strides[1]);
+        gradThrough(*dy, c.inputGrad(1), [&](int64_t j, int64_t i) { return aChosen(i, j) ? 0.0f : 1.0f; },
+                    swapped, 1);
+    }
+    return Status::ok();
+}
+
 Status whereGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *cond = c.input(0);
@@ -490,7 +512,7 @@ void addElementwiseKernels(KernelTable &t)
 #define REMAT_CPU_COMPARE(Name) t[#Name] = compareForward<ew::Name>;
     REMAT_EW_COMPARE_OPS(REMAT_CPU_COMPARE)
 #undef REMAT_CPU_COMPARE
-#define REMAT_CPU_UNARY(Name, HostF, HostG)                                                        \
+#define REMAT_CPU_UNARY(Name, HostF, HostG, Family, Since)                                                        \
     t[#Name] = unaryTableForward<ew::Name, HostF>;                                                 \
     t[#Name "Grad"] = unaryTableGrad<ew::Name, HostF, HostG>;
     REMAT_EW_UNARY_OPS(REMAT_CPU_UNARY)
@@ -503,6 +525,8 @@ void addElementwiseKernels(KernelTable &t)
     t["MulGrad"] = mulGrad;
     t["DivGrad"] = divGrad;
     t["PowGrad"] = powGrad;
+    t["MaxGrad"] = maxMinGrad<true>;
+    t["MinGrad"] = maxMinGrad<false>;
     t["WhereGrad"] = whereGrad;
     t["SumGrad"] = sumGrad;
     t["Identity"] = identityForward;
