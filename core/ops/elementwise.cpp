@@ -281,7 +281,6 @@ void addElementwiseOps(std::vector<OpDef> &t)
     t.push_back({.type = "Sign", .family = OpFamily::Arithmetic, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Sin", .family = OpFamily::Arithmetic, .sinceOpset = 7, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Cos", .family = OpFamily::Arithmetic, .sinceOpset = 7, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "LeakyRelu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Elu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Selu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Celu", .family = OpFamily::Activation, .sinceOpset = 12, .inferShape = unaryShape, .flops = perOutput});

@@ -218,6 +218,16 @@ struct Clip : NoParams
     }
 };
 
+/// x for x > 0, alpha x below; p0 = alpha (PyTorch's leaky_relu_backward: alpha at 0).
+struct LeakyRelu : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 0.01)), 0.f}; }
+    template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(0) ? x : T(p.p0) * x; }
+    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : T(p.p0); }
+};
+
 /// The unary ops, one row each: X(Name, CPU forward type, CPU derivative type, family, first
 /// opset). A row is the whole op: core/ops makes its OpDef from it (shape: as the input; gradient
 /// rule: saves what `reads` names, FLOPs from the functor), the CPU reference and the CUDA kernels
@@ -235,7 +245,8 @@ struct Clip : NoParams
     X(Gelu, double, double, Activation, 1)                                                         \
     X(HardSigmoid, float, float, Activation, 1)                                                    \
     X(HardSwish, float, float, Activation, 14)                                                     \
-    X(Clip, float, float, Activation, 1)
+    X(Clip, float, float, Activation, 1)                                                           \
+    X(LeakyRelu, float, float, Activation, 1)
 
 // ---- broadcasting binary ops: f(a, b, p) for float, double and integer T --------------------------
 

@@ -263,6 +263,7 @@ void TestKernelGradients::backwardMatchesFiniteDifferences_data()
     add("Exp", {"Exp", {}, {randn({2, 3}, 1)}, {f23}});
     add("Log", {"Log", {}, {randn({2, 3}, 1, 0.2, 1.0)}, {f23}});
     add("Neg", {"Neg", {}, {randn({2, 3}, 1)}, {f23}});
+    add("LeakyRelu", {"LeakyRelu", {attr("alpha", 0.2)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Gelu", {"Gelu", {}, {randn({2, 3}, 1)}, {f23}});
     add("Gelu tanh", {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});
     add("HardSigmoid", {"HardSigmoid", {}, {randn({2, 3}, 1, 3.0, 0, 0.05)}, {f23}});

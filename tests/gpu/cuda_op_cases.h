@@ -39,6 +39,8 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              const ValueId s = g.op("Sqrt", {g.op("Add", {p, g.constFloats("one", {1.f})}, {3, 5})}, {3, 5});
              return g.op("Tanh", {s}, {3, 5});
          }},
+        {"leaky_relu",
+         [](MiniGraph &g) { return g.op("LeakyRelu", {g.input("x", {4, 5})}, {4, 5}, {attrFloat("alpha", 0.2)}); }},
         {"exp_log_neg",
          [](MiniGraph &g) {
              const ValueId e = g.op("Exp", {g.input("x", {3, 5})}, {3, 5});
