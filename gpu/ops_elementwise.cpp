@@ -351,6 +351,7 @@ void addElementwiseOps(OpTable &t)
     t["Sum"] = sumOp;
     t["AddGrad"] = addGrad;
     t["SubGrad"] = subGrad;
+    t["ModGrad"] = addGrad; // d(a mod b)/da = 1 almost everywhere; b gets none (its rule)
     t["MulGrad"] = mulGrad;
     t["DivGrad"] = divGrad;
     t["PowGrad"] = powGrad;

@@ -41,6 +41,24 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
          }},
         {"leaky_relu",
          [](MiniGraph &g) { return g.op("LeakyRelu", {g.input("x", {4, 5})}, {4, 5}, {attrFloat("alpha", 0.2)}); }},
+        {"mod_sum",
+         [](MiniGraph &g) {
+             const ValueId m = g.op("Mod", {g.input("x", {3, 4}), g.constFloats("b", {1.5f})}, {3, 4}, {attrInt("fmod", 1)});
+             return g.op("Sum", {m, g.param("p", {4}), g.input("y", {3, 1})}, {3, 4});
+         }},
+        {"cast_reduce_sum",
+         [](MiniGraph &g) {
+             const ValueId c = g.op("Cast", {g.input("x", {2, 3, 4})}, {2, 3, 4}, {attrInt("to", 1)});
+             return g.op("ReduceSum", {c, g.constInts("axes", {1})}, {2, 1, 4}, {attrInt("keepdims", 1)});
+         }},
+        {"split_squeeze_unsqueeze",
+         [](MiniGraph &g) {
+             const ValueId x = g.input("x", {2, 5, 3});
+             const ValueId a = g.op("Split", {x, g.constInts("split", {2, 3})}, {2, 2, 3}, {attrInt("axis", 1)},
+                                    {{{2, 3, 3}, DataType::Float}});
+             const ValueId u = g.op("Unsqueeze", {a, g.constInts("axes", {0})}, {1, 2, 2, 3});
+             return g.op("Squeeze", {u, g.constInts("axes0", {0})}, {2, 2, 3});
+         }},
         {"exp_log_neg",
          [](MiniGraph &g) {
              const ValueId e = g.op("Exp", {g.input("x", {3, 5})}, {3, 5});

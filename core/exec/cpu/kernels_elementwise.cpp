@@ -522,6 +522,7 @@ void addElementwiseKernels(KernelTable &t)
     t["Sum"] = sumForward;
     t["AddGrad"] = addGrad;
     t["SubGrad"] = subGrad;
+    t["ModGrad"] = addGrad; // d(a mod b)/da = 1 almost everywhere; b gets none (its rule)
     t["MulGrad"] = mulGrad;
     t["DivGrad"] = divGrad;
     t["PowGrad"] = powGrad;
