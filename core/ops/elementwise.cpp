@@ -273,21 +273,10 @@ void addElementwiseOps(std::vector<OpDef> &t)
     REMAT_EW_UNARY_OPS(REMAT_OPDEF_UNARY)
 #undef REMAT_OPDEF_UNARY
     // shape functions only so far: the builder refuses them
-    t.push_back({.type = "Abs", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Reciprocal", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Floor", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Ceil", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Round", .family = OpFamily::Arithmetic, .sinceOpset = 11, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Sign", .family = OpFamily::Arithmetic, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Sin", .family = OpFamily::Arithmetic, .sinceOpset = 7, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Cos", .family = OpFamily::Arithmetic, .sinceOpset = 7, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Elu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Selu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Celu", .family = OpFamily::Activation, .sinceOpset = 12, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Softplus", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Softsign", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "ThresholdedRelu", .family = OpFamily::Activation, .sinceOpset = 10, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Mish", .family = OpFamily::Activation, .sinceOpset = 18, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Shrink", .family = OpFamily::Activation, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "PRelu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
 }

@@ -48,6 +48,12 @@ REMAT_HD inline float mSqrt(float x) { return sqrtf(x); }
 REMAT_HD inline double mSqrt(double x) { return sqrt(x); }
 REMAT_HD inline float mPow(float a, float b) { return powf(a, b); }
 REMAT_HD inline double mPow(double a, double b) { return pow(a, b); }
+REMAT_HD inline float mSin(float x) { return sinf(x); }
+REMAT_HD inline double mSin(double x) { return sin(x); }
+REMAT_HD inline float mCos(float x) { return cosf(x); }
+REMAT_HD inline double mCos(double x) { return cos(x); }
+REMAT_HD inline float mLog1p(float x) { return log1pf(x); }
+REMAT_HD inline double mLog1p(double x) { return log1p(x); }
 REMAT_HD inline float mFmod(float a, float b) { return fmodf(a, b); }
 REMAT_HD inline double mFmod(double a, double b) { return fmod(a, b); }
 
@@ -228,6 +234,128 @@ struct LeakyRelu : NoParams
     template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : T(p.p0); }
 };
 
+/// |x|; the derivative is sign(x), 0 at 0 (PyTorch's sgn).
+struct Abs : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return x < T(0) ? -x : x; }
+    template <typename T> REMAT_HD static T derivative(T x, Params) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)); }
+};
+
+/// 1 / x; d/dx = -y^2 (PyTorch's reciprocal saves its result).
+struct Reciprocal : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element
+    static constexpr Reads reads = Reads::Output;
+    template <typename T> REMAT_HD static T f(T x, Params) { return T(1) / x; }
+    template <typename T> REMAT_HD static T derivative(T y, Params) { return -y * y; }
+};
+
+struct Sin : NoParams
+{
+    static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return mSin(x); }
+    template <typename T> REMAT_HD static T derivative(T x, Params) { return mCos(x); }
+};
+
+struct Cos : NoParams
+{
+    static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return mCos(x); }
+    template <typename T> REMAT_HD static T derivative(T x, Params) { return -mSin(x); }
+};
+
+/// x for x > 0, alpha (e^x - 1) below; p0 = alpha (default 1). PyTorch's elu saves its input.
+struct Elu : NoParams
+{
+    static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 1.0)), 0.f}; }
+    template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(0) ? x : T(p.p0) * (mExp(x) - T(1)); }
+    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : T(p.p0) * mExp(x); }
+};
+
+/// gamma (x for x > 0, alpha (e^x - 1) below); p0 = alpha, p1 = gamma (ONNX's defaults).
+struct Selu : NoParams
+{
+    static constexpr double forwardFlops = 5, backwardFlops = 4; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename A> static Params params(const A &a)
+    {
+        return {float(a.attrFloat("alpha", 1.67326319217681884765625)), float(a.attrFloat("gamma", 1.05070102214813232421875))};
+    }
+    template <typename T> REMAT_HD static T f(T x, Params p)
+    {
+        return T(p.p1) * (x > T(0) ? x : T(p.p0) * (mExp(x) - T(1)));
+    }
+    template <typename T> REMAT_HD static T derivative(T x, Params p)
+    {
+        return T(p.p1) * (x > T(0) ? T(1) : T(p.p0) * mExp(x));
+    }
+};
+
+/// max(0, x) + min(0, alpha (e^(x / alpha) - 1)); p0 = alpha (default 1).
+struct Celu : NoParams
+{
+    static constexpr double forwardFlops = 5, backwardFlops = 4; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 1.0)), 0.f}; }
+    template <typename T> REMAT_HD static T f(T x, Params p)
+    {
+        return x > T(0) ? x : T(p.p0) * (mExp(x / T(p.p0)) - T(1));
+    }
+    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : mExp(x / T(p.p0)); }
+};
+
+/// log(1 + e^x), linear above 20 as PyTorch's softplus (beta 1, threshold 20).
+struct Softplus : NoParams
+{
+    static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return x > T(20) ? x : mLog1p(mExp(x)); }
+    template <typename T> REMAT_HD static T derivative(T x, Params) { return x > T(20) ? T(1) : T(1) / (T(1) + mExp(-x)); }
+};
+
+/// x / (1 + |x|).
+struct Softsign : NoParams
+{
+    static constexpr double forwardFlops = 3, backwardFlops = 3; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return x / (T(1) + (x < T(0) ? -x : x)); }
+    template <typename T> REMAT_HD static T derivative(T x, Params)
+    {
+        const T d = T(1) + (x < T(0) ? -x : x);
+        return T(1) / (d * d);
+    }
+};
+
+/// x above alpha, 0 elsewhere; p0 = alpha (default 1).
+struct ThresholdedRelu : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 1.0)), 0.f}; }
+    template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(p.p0) ? x : T(0); }
+    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(p.p0) ? T(1) : T(0); }
+};
+
+/// x tanh(softplus(x)); PyTorch's mish saves its input.
+struct Mish : NoParams
+{
+    static constexpr double forwardFlops = 8, backwardFlops = 10; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return x * mTanh(Softplus::f(x, Params{})); }
+    template <typename T> REMAT_HD static T derivative(T x, Params)
+    {
+        const T t = mTanh(Softplus::f(x, Params{}));
+        const T s = T(1) / (T(1) + mExp(-x));
+        return t + x * s * (T(1) - t * t);
+    }
+};
+
 /// The unary ops, one row each: X(Name, CPU forward type, CPU derivative type, family, first
 /// opset). A row is the whole op: core/ops makes its OpDef from it (shape: as the input; gradient
 /// rule: saves what `reads` names, FLOPs from the functor), the CPU reference and the CUDA kernels
@@ -246,7 +374,18 @@ struct LeakyRelu : NoParams
     X(HardSigmoid, float, float, Activation, 1)                                                    \
     X(HardSwish, float, float, Activation, 14)                                                     \
     X(Clip, float, float, Activation, 1)                                                           \
-    X(LeakyRelu, float, float, Activation, 1)
+    X(LeakyRelu, float, float, Activation, 1)                                                      \
+    X(Abs, float, float, Arithmetic, 1)                                                            \
+    X(Reciprocal, float, float, Arithmetic, 1)                                                     \
+    X(Sin, double, double, Arithmetic, 7)                                                          \
+    X(Cos, double, double, Arithmetic, 7)                                                          \
+    X(Elu, double, double, Activation, 1)                                                          \
+    X(Selu, double, double, Activation, 1)                                                         \
+    X(Celu, double, double, Activation, 12)                                                        \
+    X(Softplus, double, double, Activation, 1)                                                     \
+    X(Softsign, float, float, Activation, 1)                                                       \
+    X(ThresholdedRelu, float, float, Activation, 10)                                               \
+    X(Mish, double, double, Activation, 18)
 
 // ---- broadcasting binary ops: f(a, b, p) for float, double and integer T --------------------------
 

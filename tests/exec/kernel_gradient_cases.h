@@ -100,6 +100,17 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Exp", {"Exp", {}, {randn({2, 3}, 1)}, {f23}});
     add("Log", {"Log", {}, {randn({2, 3}, 1, 0.2, 1.0)}, {f23}});
     add("Neg", {"Neg", {}, {randn({2, 3}, 1)}, {f23}});
+    add("Abs", {"Abs", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
+    add("Reciprocal", {"Reciprocal", {}, {randn({2, 3}, 1, 0.2, 1.5)}, {f23}});
+    add("Sin", {"Sin", {}, {randn({2, 3}, 1)}, {f23}});
+    add("Cos", {"Cos", {}, {randn({2, 3}, 1)}, {f23}});
+    add("Elu", {"Elu", {attr("alpha", 0.7)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
+    add("Selu", {"Selu", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
+    add("Celu", {"Celu", {attr("alpha", 1.3)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
+    add("Softplus", {"Softplus", {}, {randn({2, 3}, 1, 2.0)}, {f23}});
+    add("Softsign", {"Softsign", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
+    add("ThresholdedRelu", {"ThresholdedRelu", {attr("alpha", 0.5)}, {randn({2, 3}, 3, 1.0, 0, 0.05)}, {f23}});
+    add("Mish", {"Mish", {}, {randn({2, 3}, 1, 1.5)}, {f23}});
     add("LeakyRelu", {"LeakyRelu", {attr("alpha", 0.2)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Gelu", {"Gelu", {}, {randn({2, 3}, 1)}, {f23}});
     add("Gelu tanh", {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});

@@ -59,6 +59,25 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              const ValueId u = g.op("Unsqueeze", {a, g.constInts("axes", {0})}, {1, 2, 2, 3});
              return g.op("Squeeze", {u, g.constInts("axes0", {0})}, {2, 2, 3});
          }},
+        {"abs_reciprocal_softsign",
+         [](MiniGraph &g) {
+             const ValueId a = g.op("Abs", {g.input("x", {4, 5})}, {4, 5});
+             const ValueId r = g.op("Reciprocal", {g.op("Add", {a, g.constFloats("one", {1.f})}, {4, 5})}, {4, 5});
+             return g.op("Softsign", {g.op("Sub", {r, g.param("p", {5})}, {4, 5})}, {4, 5});
+         }},
+        {"sin_cos", [](MiniGraph &g) { return g.op("Cos", {g.op("Sin", {g.input("x", {3, 7})}, {3, 7})}, {3, 7}); }},
+        {"elu_selu_celu",
+         [](MiniGraph &g) {
+             const ValueId e = g.op("Elu", {g.input("x", {4, 6})}, {4, 6}, {attrFloat("alpha", 0.7)});
+             const ValueId s = g.op("Selu", {g.op("Sub", {e, g.param("p", {6})}, {4, 6})}, {4, 6});
+             return g.op("Celu", {g.op("Sub", {s, g.param("q", {6})}, {4, 6})}, {4, 6}, {attrFloat("alpha", 1.3)});
+         }},
+        {"softplus_mish_thresholded_relu",
+         [](MiniGraph &g) {
+             const ValueId s = g.op("Softplus", {g.input("x", {4, 6})}, {4, 6});
+             const ValueId m = g.op("Mish", {g.op("Sub", {s, g.param("p", {6})}, {4, 6})}, {4, 6});
+             return g.op("ThresholdedRelu", {m}, {4, 6}, {attrFloat("alpha", 0.1)});
+         }},
         {"exp_log_neg",
          [](MiniGraph &g) {
              const ValueId e = g.op("Exp", {g.input("x", {3, 5})}, {3, 5});
