@@ -463,6 +463,7 @@ void addNnOps(std::vector<OpDef> &t)
     t.push_back({.type = "BatchNormalization", .family = OpFamily::Normalisation, .inferShape = inferBatchNorm, .differentiable = firstThree, .derive = batchNorm});
     t.push_back({.type = "LayerNormalization", .family = OpFamily::Normalisation, .sinceOpset = 17, .inferShape = inferLayerNorm, .differentiable = firstThree, .derive = layerNorm});
     t.push_back({.type = "LRN", .family = OpFamily::Normalisation, .inferShape = unaryShape, .differentiable = first, .derive = lrn});
+    t.push_back({.type = "GroupNormalization", .family = OpFamily::Normalisation, .sinceOpset = 18, .inferShape = unaryShape, .flops = fivePerOutput});
     t.push_back({.type = "InstanceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
     t.push_back({.type = "LpNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
     t.push_back({.type = "MeanVarianceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
