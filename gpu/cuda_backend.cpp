@@ -2,9 +2,11 @@
 
 #include "core/exec/cpu/kernel.h"
 #include "core/exec/memory_plan.h"
+#include "core/exec/operand_context.h"
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
 #include "core/ir/graph.h"
+#include "core/ops/op_def.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/cuda_status.h"
@@ -67,7 +69,8 @@ struct PoolOwner
 };
 
 /// Shape-arithmetic ops evaluated through the CPU reference (tiny integer tensors: shapes,
-/// indices, masks), as frameworks keep shape computations on the host.
+/// indices, masks), as frameworks keep shape computations on the host: the op table's host-only
+/// producers, and any small forward op with no float output.
 bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
 {
     if (op.phase != training::Phase::Forward || !core::exec::cpu::findCpuKernel(op.type))
@@ -81,8 +84,8 @@ bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
     }
     for (TensorId t : op.inputs)
         bytes += graph.tensor(t).bytes;
-    const bool producer = op.type == "Constant" || op.type == "ConstantOfShape" ||
-                          op.type == "Shape" || op.type == "Range";
+    const core::ops::OpDef *def = core::ops::findOp(op.type);
+    const bool producer = def && def->hostOnly;
     return (producer || allNonFloat) && bytes <= (int64_t(1) << 20);
 }
 
@@ -668,20 +671,6 @@ private:
         return Status::ok();
     }
 
-    static std::vector<std::vector<int64_t>> staticShapes(const core::ir::Graph *forward,
-                                                         const std::vector<core::ValueId> &values)
-    {
-        std::vector<std::vector<int64_t>> out;
-        for (core::ValueId v : values) {
-            if (forward && v.valid() && v.index() < forward->valueCount() &&
-                forward->value(v).shape.isStatic())
-                out.push_back(forward->value(v).shape.sizes());
-            else
-                out.emplace_back();
-        }
-        return out;
-    }
-
     Status runOnDevice(const OpCall &call)
     {
         const training::Op &op = *call.op;
@@ -691,83 +680,28 @@ private:
                              fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
         if (op.id.index() >= m_bindings.size())
             return makeError(StatusCode::Internal, "run() before prepare() or with a foreign op");
-        const core::exec::OperandSlots &b = m_bindings[op.id.index()];
         OpContext ctx;
-        ctx.node = call.node;
-        ctx.opName = op.name.empty() ? op.type : op.name;
         ctx.opType = op.type;
-        ctx.recompute = call.recompute;
-        ctx.seed = call.seed;
         ctx.rt = this;
-        ctx.in.assign(size_t(b.inSlots), nullptr);
-        ctx.out.assign(size_t(b.outSlots), nullptr);
-        ctx.dOut.assign(size_t(b.dOutSlots), nullptr);
-        ctx.dIn.assign(size_t(b.dInSlots), nullptr);
-        std::vector<DView> views(call.inputs.size() + call.outputs.size());
-        size_t v = 0;
-        std::vector<DView *> plainIn, plainOut;
-        auto place = [&](const core::exec::Slot &slot, const core::exec::TensorArg &arg,
-                         std::vector<DView *> &plain) -> Status {
-            REMAT_RETURN_IF_ERROR(viewOf(call, arg, views[v]));
-            DView *p = views[v].data ? &views[v] : nullptr;
-            ++v;
-            using W = core::exec::Slot;
-            switch (slot.where) {
-            case W::Plain: plain.push_back(p); break;
-            case W::In: ctx.in[size_t(slot.index)] = p; break;
-            case W::Out: ctx.out[size_t(slot.index)] = p; break;
-            case W::DOut: ctx.dOut[size_t(slot.index)] = p; break;
-            case W::DIn: ctx.dIn[size_t(slot.index)] = p; break;
-            }
-            return Status::ok();
-        };
-        for (size_t i = 0; i < call.inputs.size() && i < b.inputs.size(); ++i)
-            REMAT_RETURN_IF_ERROR(place(b.inputs[i], call.inputs[i], plainIn));
-        for (size_t j = 0; j < call.outputs.size() && j < b.outputs.size(); ++j)
-            REMAT_RETURN_IF_ERROR(place(b.outputs[j], call.outputs[j], plainOut));
-        if (!plainIn.empty())
-            ctx.in = plainIn;
-        if (!plainOut.empty())
-            ctx.out = plainOut;
-        std::vector<DView> constViews;
-        if (call.node) {
-            ctx.inShapes = staticShapes(call.forward, call.node->inputs);
-            ctx.outShapes = staticShapes(call.forward, call.node->outputs);
-            REMAT_RETURN_IF_ERROR(fillStaticOperands(call, ctx, constViews));
-        }
+        std::vector<DView> views, constViews;
+        REMAT_RETURN_IF_ERROR(core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
+                                                   [&](const core::exec::TensorArg &arg, DView &view) {
+                                                       return viewOf(call, arg, view);
+                                                   }));
+        // Constant operands the training graph did not pass to a backward op (Slice starts, Pad
+        // pads, Clip bounds): from the model, copied to device scratch for the duration of the op.
+        REMAT_RETURN_IF_ERROR(core::exec::fillStaticOperands(
+            ctx, call, m_evaluator.get(), constViews, [&](const core::exec::HostTensor &h, DView &dv) -> Status {
+                dv.dtype = h.dtype;
+                dv.shape = h.shape;
+                dv.role = training::TensorRole::Constant;
+                dv.host = &h.data;
+                REMAT_ASSIGN_OR_RETURN(dv.data, scratch(std::max<int64_t>(h.byteCount(), 1)));
+                if (h.byteCount() > 0)
+                    REMAT_RETURN_IF_ERROR(uploadAsync(dv.data, h.data.data(), h.byteCount()));
+                return Status::ok();
+            }));
         return (*fn)(ctx);
-    }
-
-    /// Constant operands the training graph did not pass to a backward op (Slice starts, Pad
-    /// pads, Clip bounds) are data-independent: taken from the model, as the CPU backend does,
-    /// and copied to device scratch for the duration of the op.
-    Status fillStaticOperands(const OpCall &call, OpContext &ctx, std::vector<DView> &constViews)
-    {
-        const core::ir::Node &node = *call.node;
-        if (!call.forward || !m_evaluator)
-            return Status::ok();
-        constViews.reserve(node.inputs.size());
-        for (size_t k = 0; k < node.inputs.size() && k < ctx.in.size(); ++k) {
-            if (ctx.in[k] || !node.inputs[k].valid() || !m_evaluator->isStatic(node.inputs[k]))
-                continue;
-            if (call.forward->value(node.inputs[k]).kind == core::ir::ValueKind::Parameter)
-                continue; // weights come through the schedule
-            auto t = m_evaluator->evaluate(node.inputs[k]);
-            if (!t)
-                continue;
-            const core::exec::HostTensor &h = **t;
-            DView dv;
-            dv.dtype = h.dtype;
-            dv.shape = h.shape;
-            dv.role = training::TensorRole::Constant;
-            dv.host = &h.data;
-            REMAT_ASSIGN_OR_RETURN(dv.data, scratch(std::max<int64_t>(h.byteCount(), 1)));
-            if (h.byteCount() > 0)
-                REMAT_RETURN_IF_ERROR(uploadAsync(dv.data, h.data.data(), h.byteCount()));
-            constViews.push_back(std::move(dv));
-            ctx.in[k] = &constViews.back();
-        }
-        return Status::ok();
     }
 
     Status viewOf(const OpCall &call, const core::exec::TensorArg &arg, DView &v)
@@ -815,39 +749,20 @@ private:
             outViews[j].shape = a.shape;
             outViews[j].data = a.buffer.valid() ? outData[j].data() : nullptr;
         }
-        cpu::KernelContext ctx;
-        ctx.node = call.node;
-        ctx.opName = op.name;
-        ctx.recompute = call.recompute;
-        ctx.seed = call.seed;
         if (op.id.index() >= m_bindings.size())
             return makeError(StatusCode::Internal, "run() before prepare() or with a foreign op");
-        const core::exec::OperandSlots &b = m_bindings[op.id.index()];
-        ctx.in.assign(size_t(b.inSlots), nullptr);
-        ctx.out.assign(size_t(b.outSlots), nullptr);
-        std::vector<cpu::KView *> plainIn, plainOut;
-        for (size_t i = 0; i < call.inputs.size() && i < b.inputs.size(); ++i) {
-            cpu::KView *p = inViews[i].data ? &inViews[i] : nullptr;
-            if (b.inputs[i].where == core::exec::Slot::Plain)
-                plainIn.push_back(p);
-            else if (b.inputs[i].where == core::exec::Slot::In)
-                ctx.in[size_t(b.inputs[i].index)] = p;
-        }
-        for (size_t j = 0; j < call.outputs.size() && j < b.outputs.size(); ++j) {
-            cpu::KView *p = outViews[j].data ? &outViews[j] : nullptr;
-            if (b.outputs[j].where == core::exec::Slot::Plain)
-                plainOut.push_back(p);
-            else if (b.outputs[j].where == core::exec::Slot::Out)
-                ctx.out[size_t(b.outputs[j].index)] = p;
-        }
-        if (!plainIn.empty())
-            ctx.in = plainIn;
-        if (!plainOut.empty())
-            ctx.out = plainOut;
-        if (call.node) {
-            ctx.inShapes = staticShapes(call.forward, call.node->inputs);
-            ctx.outShapes = staticShapes(call.forward, call.node->outputs);
-        }
+        cpu::KernelContext ctx;
+        std::vector<cpu::KView> views;
+        REMAT_RETURN_IF_ERROR(core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
+                                                   [&](const core::exec::TensorArg &arg, cpu::KView &view) {
+                                                       for (size_t i = 0; i < call.inputs.size(); ++i)
+                                                           if (&call.inputs[i] == &arg)
+                                                               view = inViews[i];
+                                                       for (size_t j = 0; j < call.outputs.size(); ++j)
+                                                           if (&call.outputs[j] == &arg)
+                                                               view = outViews[j];
+                                                       return Status::ok();
+                                                   }));
         REMAT_RETURN_IF_ERROR((*fn)(ctx));
         for (size_t j = 0; j < call.outputs.size(); ++j) {
             if (!call.outputs[j].buffer.valid() || outData[j].empty())

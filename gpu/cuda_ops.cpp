@@ -14,46 +14,9 @@ using core::makeError;
 using core::Status;
 using core::StatusCode;
 
-int64_t OpContext::attrInt(const char *name, int64_t fallback) const
-{
-    return node ? node->attrInt(name, fallback) : fallback;
-}
-
-double OpContext::attrFloat(const char *name, double fallback) const
-{
-    return node ? node->attrFloat(name, fallback) : fallback;
-}
-
-std::vector<int64_t> OpContext::attrInts(const char *name, std::vector<int64_t> fallback) const
-{
-    return node ? node->attrInts(name, std::move(fallback)) : fallback;
-}
-
-std::string OpContext::attrString(const char *name, std::string fallback) const
-{
-    return node ? node->attrString(name, std::move(fallback)) : fallback;
-}
-
-bool OpContext::hasAttr(const char *name) const
-{
-    return node && node->attribute(name) != nullptr;
-}
-
-Status OpContext::error(const std::string &what) const
-{
-    return makeError(StatusCode::InvalidArgument, fmt::format("{}: {}", opName, what));
-}
-
 Status OpContext::unsupported(const std::string &what) const
 {
     return makeError(StatusCode::Unsupported, fmt::format("{} ({}): {}", opName, opType, what));
-}
-
-Status OpContext::require(const DView *v, const char *what) const
-{
-    if (v && v->data)
-        return Status::ok();
-    return error(fmt::format("missing operand: {}", what));
 }
 
 Status OpContext::check(cudaError_t err, const char *what) const

@@ -5,6 +5,7 @@
 //   OpContext ctx;  ctx.in = {&x, &w};  ctx.out = {&y};  ctx.rt = &runtime;
 //   const OpFn *fn = findCudaOp("Conv");  Status s = (*fn)(ctx);  // queued on rt->stream()
 
+#include "core/exec/operand_context.h"
 #include "core/ir/dtype.h"
 #include "core/training/training_graph.h"
 #include "core/util/status.h"
@@ -69,39 +70,18 @@ public:
     virtual core::Status uploadAsync(void *dst, const void *src, int64_t bytes) = 0;
 };
 
-/// Operands of one call, aligned to ONNX slots of the forward node (null: absent).
-///  - forward: `in` = node inputs, `out` = node outputs (BatchNormalization writes its saved
-///    mean / inverse std at output slots 3, 4; LayerNormalization at 1, 2).
-///  - backward: `in` / `out` = forward inputs / outputs the backward reads, `dOut` = gradients of
-///    forward outputs, `dIn` = gradients of forward inputs to write.
-///  - Loss / Accumulate: `in`, `out` in the training op's order.
-struct OpContext
+/// Operands of one call (core/exec/operand_context.h: slots, attributes, Slice's operands, the
+/// same binding as the CPU reference's), over device memory; small operands are copied to the
+/// host through the runtime.
+struct OpContext final : core::exec::OperandContext<DView>
 {
-    const core::ir::Node *node = nullptr;
-    std::string opName;
     std::string opType;
-    std::vector<DView *> in, out, dOut, dIn;
-    /// Static shapes of every forward input / output slot (present or not).
-    std::vector<std::vector<int64_t>> inShapes, outShapes;
-    bool recompute = false;
-    uint64_t seed = 0;
     OpRuntime *rt = nullptr;
 
-    DView *input(size_t k) const { return k < in.size() ? in[k] : nullptr; }
-    DView *output(size_t k) const { return k < out.size() ? out[k] : nullptr; }
-    DView *outputGrad(size_t k) const { return k < dOut.size() ? dOut[k] : nullptr; }
-    DView *inputGrad(size_t k) const { return k < dIn.size() ? dIn[k] : nullptr; }
+    core::Expected<std::vector<int64_t>> hostInts(const DView &v) const override { return rt->hostInts(v); }
+    core::Expected<std::vector<double>> hostDoubles(const DView &v) const override { return rt->hostDoubles(v); }
 
-    int64_t attrInt(const char *name, int64_t fallback) const;
-    double attrFloat(const char *name, double fallback) const;
-    std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> fallback = {}) const;
-    std::string attrString(const char *name, std::string fallback = {}) const;
-    bool hasAttr(const char *name) const;
-
-    /// InvalidArgument "<op>: <what>".
-    core::Status error(const std::string &what) const;
     core::Status unsupported(const std::string &what) const;
-    core::Status require(const DView *v, const char *what) const;
     /// A kernel launch / runtime result as a Status naming the op.
     core::Status check(cudaError_t err, const char *what) const;
     core::Status checkBlas(cublasStatus_t err, const char *what) const;

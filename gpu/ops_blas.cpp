@@ -35,7 +35,7 @@ Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t 
     if (k == 0) {
         if (beta == 0.f)
             return zeroDevice(c, z, m * n * batch * 4);
-        return c.check(unaryForward(c.rt->stream(), UnaryOp::Scale, {beta, 0}, z, z, m * n * batch),
+        return c.check(scaleFloats(c.rt->stream(), beta, z, z, m * n * batch),
                        "scale");
     }
     const int ldx = static_cast<int>(transX ? m : k);
@@ -214,7 +214,7 @@ Status gemmF(OpContext &c)
             return c.unsupported("rank");
         REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, cc->data, y->data, 4), "C"));
         if (beta != 1.f)
-            REMAT_RETURN_IF_ERROR(c.check(unaryForward(c.rt->stream(), UnaryOp::Scale, {beta, 0},
+            REMAT_RETURN_IF_ERROR(c.check(scaleFloats(c.rt->stream(), beta,
                                                        y->f(), y->f(), y->numel()),
                                           "beta"));
         gemmBeta = 1.f;

@@ -1,5 +1,6 @@
-// Element-wise ops: broadcasting arithmetic, activations, Cast, Dropout, Where, Sum, and their
-// gradients (broadcast dims summed back with the reduction kernel).
+// Element-wise ops: the shared table of core/ops/elementwise_math.h (broadcasting arithmetic,
+// comparisons, activations), Cast, Dropout, Where, Sum, and their gradients (broadcast dims summed
+// back with the reduction kernel).
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/indexing.h"
 #include "gpu/ops_internal.h"
@@ -40,7 +41,7 @@ Status broadcastIter(const OpContext &c, const std::vector<std::vector<int64_t>>
     return Status::ok();
 }
 
-template <BinaryOp op>
+template <BinaryOp op, typename Fn>
 Status binaryOp(OpContext &c)
 {
     DView *a = c.input(0), *b = c.input(1), *y = c.output(0);
@@ -56,7 +57,8 @@ Status binaryOp(OpContext &c)
         return c.error("shapes do not broadcast to the output");
     NdIter it;
     REMAT_RETURN_IF_ERROR(broadcastIter(c, {a->shape, b->shape}, out, it));
-    return c.check(binaryForward(c.rt->stream(), op, t, it, a->data, b->data, y->data), "binary");
+    return c.check(binaryForward(c.rt->stream(), op, t, it, a->data, b->data, y->data, Fn::params(c)),
+                   "binary");
 }
 
 Status whereOp(OpContext &c)
@@ -158,6 +160,8 @@ Status binaryGrad(OpContext &c, GradTerm termA, GradTerm termB, bool needA, bool
 Status mulGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyTimesB, GradTerm::DyTimesA, false, true); }
 Status divGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyDivB, GradTerm::NegDyADivB2, false, true); }
 Status powGrad(OpContext &c) { return binaryGrad(c, GradTerm::PowDa, GradTerm::PowDb, true, true); }
+Status maxGrad(OpContext &c) { return binaryGrad(c, GradTerm::MaxDa, GradTerm::MaxDb, true, true); }
+Status minGrad(OpContext &c) { return binaryGrad(c, GradTerm::MinDa, GradTerm::MinDb, true, true); }
 
 Status whereGrad(OpContext &c)
 {
@@ -174,88 +178,49 @@ Status whereGrad(OpContext &c)
 
 // ---- unary --------------------------------------------------------------------------------
 
-Status unaryFwd(OpContext &c, UnaryOp op, UnaryParams p = {})
+template <typename Fn>
+Status unaryParams(OpContext &c, UnaryParams &p)
 {
+    p = Fn::params(c);
+    if constexpr (Fn::boundsFromInputs) {
+        // Clip from opset 11: the bounds are inputs 1 and 2 (scalars), read on the host
+        for (size_t k : {size_t(1), size_t(2)}) {
+            if (DView *m = c.input(k); m && m->data && m->numel() == 1) {
+                REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*m));
+                (k == 1 ? p.p0 : p.p1) = static_cast<float>(v[0]);
+            }
+        }
+    }
+    return Status::ok();
+}
+
+template <UnaryOp op, typename Fn>
+Status unaryFwd(OpContext &c)
+{
+    UnaryParams p;
+    REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
     DView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
     return c.check(unaryForward(c.rt->stream(), op, p, x->f(), y->f(), y->numel()), "unary");
 }
 
-Status unaryBwd(OpContext &c, UnaryOp op, UnaryParams p = {})
+template <UnaryOp op, typename Fn>
+Status unaryBwd(OpContext &c)
 {
+    using core::ops::ew::Reads;
+    UnaryParams p;
+    REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
     DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
-    if (!x && (!y || unaryBackwardNeedsInput(op)))
-        return c.error(unaryBackwardNeedsInput(op) ? "backward needs X" : "backward needs X or Y");
+    if (Fn::reads == Reads::Input && !x)
+        return c.error("backward needs X");
+    if (Fn::reads == Reads::Output && !x && !y)
+        return c.error("backward needs X or Y");
     return c.check(unaryBackward(c.rt->stream(), op, p, x ? x->f() : nullptr, y ? y->f() : nullptr,
                                  dy->f(), dx->f(), dx->numel()),
                    "unary backward");
-}
-
-Status reluF(OpContext &c) { return unaryFwd(c, UnaryOp::Relu); }
-Status reluB(OpContext &c) { return unaryBwd(c, UnaryOp::Relu); }
-Status sigmoidF(OpContext &c) { return unaryFwd(c, UnaryOp::Sigmoid); }
-Status sigmoidB(OpContext &c) { return unaryBwd(c, UnaryOp::Sigmoid); }
-Status tanhF(OpContext &c) { return unaryFwd(c, UnaryOp::Tanh); }
-Status tanhB(OpContext &c) { return unaryBwd(c, UnaryOp::Tanh); }
-Status erfF(OpContext &c) { return unaryFwd(c, UnaryOp::Erf); }
-Status erfB(OpContext &c) { return unaryBwd(c, UnaryOp::Erf); }
-Status sqrtF(OpContext &c) { return unaryFwd(c, UnaryOp::Sqrt); }
-Status sqrtB(OpContext &c) { return unaryBwd(c, UnaryOp::Sqrt); }
-Status expF(OpContext &c) { return unaryFwd(c, UnaryOp::Exp); }
-Status expB(OpContext &c) { return unaryBwd(c, UnaryOp::Exp); }
-Status logF(OpContext &c) { return unaryFwd(c, UnaryOp::Log); }
-Status logB(OpContext &c) { return unaryBwd(c, UnaryOp::Log); }
-Status negF(OpContext &c) { return unaryFwd(c, UnaryOp::Neg); }
-Status negB(OpContext &c) { return unaryBwd(c, UnaryOp::Neg); }
-Status leakyF(OpContext &c) { return unaryFwd(c, UnaryOp::LeakyRelu, {float(c.attrFloat("alpha", 0.01)), 0}); }
-Status leakyB(OpContext &c) { return unaryBwd(c, UnaryOp::LeakyRelu, {float(c.attrFloat("alpha", 0.01)), 0}); }
-
-UnaryParams geluParams(const OpContext &c)
-{
-    return {c.attrString("approximate", "none") == "tanh" ? 1.f : 0.f, 0.f};
-}
-Status geluF(OpContext &c) { return unaryFwd(c, UnaryOp::Gelu, geluParams(c)); }
-Status geluB(OpContext &c) { return unaryBwd(c, UnaryOp::Gelu, geluParams(c)); }
-
-UnaryParams hardSigmoidParams(const OpContext &c)
-{
-    return {float(c.attrFloat("alpha", 0.2)), float(c.attrFloat("beta", 0.5))};
-}
-Status hardSigmoidF(OpContext &c) { return unaryFwd(c, UnaryOp::HardSigmoid, hardSigmoidParams(c)); }
-Status hardSigmoidB(OpContext &c) { return unaryBwd(c, UnaryOp::HardSigmoid, hardSigmoidParams(c)); }
-Status hardSwishF(OpContext &c) { return unaryFwd(c, UnaryOp::HardSwish); }
-Status hardSwishB(OpContext &c) { return unaryBwd(c, UnaryOp::HardSwish); }
-
-Status clipBounds(OpContext &c, UnaryParams &p)
-{
-    p.p0 = -INFINITY;
-    p.p1 = INFINITY;
-    if (c.hasAttr("min"))
-        p.p0 = float(c.attrFloat("min", p.p0));
-    if (c.hasAttr("max"))
-        p.p1 = float(c.attrFloat("max", p.p1));
-    for (size_t k : {size_t(1), size_t(2)}) {
-        if (DView *m = c.input(k); m && m->data && m->numel() == 1) {
-            REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*m));
-            (k == 1 ? p.p0 : p.p1) = static_cast<float>(v[0]);
-        }
-    }
-    return Status::ok();
-}
-Status clipF(OpContext &c)
-{
-    UnaryParams p;
-    REMAT_RETURN_IF_ERROR(clipBounds(c, p));
-    return unaryFwd(c, UnaryOp::Clip, p);
-}
-Status clipB(OpContext &c)
-{
-    UnaryParams p;
-    REMAT_RETURN_IF_ERROR(clipBounds(c, p));
-    return unaryBwd(c, UnaryOp::Clip, p);
 }
 
 Status identityF(OpContext &c)
@@ -369,51 +334,31 @@ Status dropoutB(OpContext &c)
 
 void addElementwiseOps(OpTable &t)
 {
-    t["Add"] = binaryOp<BinaryOp::Add>;
-    t["Sub"] = binaryOp<BinaryOp::Sub>;
-    t["Mul"] = binaryOp<BinaryOp::Mul>;
-    t["Div"] = binaryOp<BinaryOp::Div>;
-    t["Pow"] = binaryOp<BinaryOp::Pow>;
-    t["Max"] = binaryOp<BinaryOp::Max>;
-    t["Min"] = binaryOp<BinaryOp::Min>;
-    t["Equal"] = binaryOp<BinaryOp::Equal>;
-    t["Less"] = binaryOp<BinaryOp::Less>;
-    t["Greater"] = binaryOp<BinaryOp::Greater>;
+    // The shared element-wise table (core/ops/elementwise_math.h), expanded once for CUDA.
+    namespace ew = core::ops::ew;
+#define REMAT_CUDA_BINARY(Name, HostT) t[#Name] = binaryOp<BinaryOp::Name, ew::Name>;
+    REMAT_EW_BINARY_OPS(REMAT_CUDA_BINARY)
+#undef REMAT_CUDA_BINARY
+#define REMAT_CUDA_COMPARE(Name) t[#Name] = binaryOp<BinaryOp::Name, ew::NoParams>;
+    REMAT_EW_COMPARE_OPS(REMAT_CUDA_COMPARE)
+#undef REMAT_CUDA_COMPARE
+#define REMAT_CUDA_UNARY(Name, HostF, HostG, Family, Since)                                                       \
+    t[#Name] = unaryFwd<UnaryOp::Name, ew::Name>;                                                  \
+    t[#Name "Grad"] = unaryBwd<UnaryOp::Name, ew::Name>;
+    REMAT_EW_UNARY_OPS(REMAT_CUDA_UNARY)
+#undef REMAT_CUDA_UNARY
     t["Where"] = whereOp;
     t["Sum"] = sumOp;
     t["AddGrad"] = addGrad;
     t["SubGrad"] = subGrad;
+    t["ModGrad"] = addGrad; // d(a mod b)/da = 1 almost everywhere; b gets none (its rule)
     t["MulGrad"] = mulGrad;
     t["DivGrad"] = divGrad;
     t["PowGrad"] = powGrad;
+    t["MaxGrad"] = maxGrad;
+    t["MinGrad"] = minGrad;
     t["WhereGrad"] = whereGrad;
     t["SumGrad"] = sumGrad;
-    t["Relu"] = reluF;
-    t["ReluGrad"] = reluB;
-    t["LeakyRelu"] = leakyF;
-    t["LeakyReluGrad"] = leakyB;
-    t["Sigmoid"] = sigmoidF;
-    t["SigmoidGrad"] = sigmoidB;
-    t["Tanh"] = tanhF;
-    t["TanhGrad"] = tanhB;
-    t["Erf"] = erfF;
-    t["ErfGrad"] = erfB;
-    t["Sqrt"] = sqrtF;
-    t["SqrtGrad"] = sqrtB;
-    t["Exp"] = expF;
-    t["ExpGrad"] = expB;
-    t["Log"] = logF;
-    t["LogGrad"] = logB;
-    t["Neg"] = negF;
-    t["NegGrad"] = negB;
-    t["Gelu"] = geluF;
-    t["GeluGrad"] = geluB;
-    t["HardSigmoid"] = hardSigmoidF;
-    t["HardSigmoidGrad"] = hardSigmoidB;
-    t["HardSwish"] = hardSwishF;
-    t["HardSwishGrad"] = hardSwishB;
-    t["Clip"] = clipF;
-    t["ClipGrad"] = clipB;
     t["Identity"] = identityF;
     t["IdentityGrad"] = identityB;
     t["Cast"] = castF;

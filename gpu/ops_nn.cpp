@@ -310,7 +310,7 @@ Status globalAvgB(OpContext &c)
     if (!buildIter({planes, spatial}, {{spatial, 1}, {1, 0}}, it))
         return c.unsupported("rank");
     REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
-    return c.check(unaryForward(c.rt->stream(), UnaryOp::Scale, {1.f / float(spatial), 0}, dx->f(),
+    return c.check(scaleFloats(c.rt->stream(), 1.f / float(spatial), dx->f(),
                                 dx->f(), dx->numel()),
                    "scale");
 }
@@ -364,7 +364,7 @@ Status reduceB(OpContext &c, bool mean)
     REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
     if (!mean || count <= 1)
         return Status::ok();
-    return c.check(unaryForward(c.rt->stream(), UnaryOp::Scale, {float(1.0 / double(count)), 0},
+    return c.check(scaleFloats(c.rt->stream(), float(1.0 / double(count)),
                                 dx->f(), dx->f(), dx->numel()),
                    "scale");
 }

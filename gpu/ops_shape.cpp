@@ -215,38 +215,12 @@ Status splitB(OpContext &c)
     return Status::ok();
 }
 
-Expected<core::exec::SliceGeometry> sliceGeometry(OpContext &c, const std::vector<int64_t> &dataShape)
-{
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (c.input(1)) {
-        REMAT_ASSIGN_OR_RETURN(starts, c.rt->hostInts(*c.input(1)));
-        if (!c.input(2))
-            return c.error("missing ends");
-        REMAT_ASSIGN_OR_RETURN(ends, c.rt->hostInts(*c.input(2)));
-        if (c.input(3)) {
-            REMAT_ASSIGN_OR_RETURN(axes, c.rt->hostInts(*c.input(3)));
-        }
-        if (c.input(4)) {
-            REMAT_ASSIGN_OR_RETURN(steps, c.rt->hostInts(*c.input(4)));
-        }
-    } else {
-        starts = c.attrInts("starts");
-        ends = c.attrInts("ends");
-        axes = c.attrInts("axes");
-    }
-    auto g = core::exec::sliceGeometry(std::move(starts), std::move(ends), std::move(axes),
-                                       std::move(steps), dataShape);
-    if (!g)
-        return c.error(g.status().message());
-    return g;
-}
-
 Status sliceF(OpContext &c)
 {
     DView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "data"));
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
-    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, x->shape));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, c.sliceGeometryFor(x->shape));
     if (numelOf(g.outShape) != y->numel())
         return c.error("output shape mismatch");
     return strided(c, g.outShape, x->data, g.offset, g.strides, y->data, 0,
@@ -258,7 +232,7 @@ Status sliceB(OpContext &c)
     DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
-    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, dx->shape));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, c.sliceGeometryFor(dx->shape));
     REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
     // distinct output positions map to distinct input positions: a plain scatter
     return strided(c, g.outShape, dy->data, 0, contiguousStrides(g.outShape), dx->data, g.offset,

@@ -1,12 +1,12 @@
 #include "ui/colour_mode.h"
 
+#include "core/ops/op_def.h"
 #include "core/util/bytes.h"
 
 #include <QObject>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace remat::ui {
 
@@ -24,35 +24,29 @@ QString colourModeName(ColourMode mode)
 
 namespace {
 
-struct Family
+/// The legend's colour of each op family (core/ops says which family an op type is in).
+struct FamilyColour
 {
-    const char *name;
+    ops::OpFamily family;
     QColor colour;
-    std::vector<const char *> ops;
 };
 
-const std::vector<Family> &families()
+const std::vector<FamilyColour> &familyColours()
 {
-    static const std::vector<Family> f = {
-        {"Convolution", QColor(0x6f, 0x9f, 0xd8), {"Conv", "ConvTranspose"}},
-        {"Matrix product", QColor(0x9d, 0x83, 0xd4), {"MatMul", "Gemm", "Einsum"}},
-        {"Normalisation", QColor(0x5c, 0xb8, 0x9a),
-         {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"}},
-        {"Activation", QColor(0xe0, 0x82, 0x6f),
-         {"Relu", "Clip", "Sigmoid", "Tanh", "Gelu", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu",
-          "Softmax", "LogSoftmax", "Elu", "Selu", "Mish"}},
-        {"Pooling", QColor(0x7c, 0xc0, 0x5a),
-         {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
-          "ReduceMax"}},
-        {"Arithmetic", QColor(0xd9, 0xb8, 0x5a), {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg"}},
-        {"Shape / data movement", QColor(0xc4, 0xc4, 0xc4),
-         {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Shape", "Gather", "Concat",
-          "Slice", "Split", "Constant", "ConstantOfShape", "Identity", "Expand", "Cast", "Range",
-          "Tile", "Pad", "Where", "Equal"}},
-        {"Dropout", QColor(0xe3, 0xa0, 0xc8), {"Dropout"}},
+    static const std::vector<FamilyColour> f = {
+        {ops::OpFamily::Convolution, QColor(0x6f, 0x9f, 0xd8)},
+        {ops::OpFamily::MatrixProduct, QColor(0x9d, 0x83, 0xd4)},
+        {ops::OpFamily::Normalisation, QColor(0x5c, 0xb8, 0x9a)},
+        {ops::OpFamily::Activation, QColor(0xe0, 0x82, 0x6f)},
+        {ops::OpFamily::Pooling, QColor(0x7c, 0xc0, 0x5a)},
+        {ops::OpFamily::Arithmetic, QColor(0xd9, 0xb8, 0x5a)},
+        {ops::OpFamily::DataMovement, QColor(0xc4, 0xc4, 0xc4)},
+        {ops::OpFamily::Dropout, QColor(0xe3, 0xa0, 0xc8)},
     };
     return f;
 }
+
+const QColor kOtherColour(0xb0, 0xc4, 0xd0);
 
 class OpTypeProvider final : public NodeColourProvider
 {
@@ -64,9 +58,9 @@ public:
     {
         Legend l;
         l.title = QObject::tr("Op type");
-        for (const Family &f : families())
-            l.entries.push_back({f.colour, QString::fromUtf8(f.name)});
-        l.entries.push_back({QColor(0xb0, 0xc4, 0xd0), QObject::tr("Other")});
+        for (const FamilyColour &f : familyColours())
+            l.entries.push_back({f.colour, QString::fromUtf8(ops::familyName(f.family))});
+        l.entries.push_back({kOtherColour, QObject::tr("Other")});
         return l;
     }
 
@@ -139,15 +133,13 @@ private:
 
 QColor opTypeColour(const std::string &opType)
 {
-    static const std::map<std::string, QColor> byOp = [] {
-        std::map<std::string, QColor> m;
-        for (const Family &f : families())
-            for (const char *op : f.ops)
-                m[op] = f.colour;
-        return m;
-    }();
-    auto it = byOp.find(opType);
-    return it != byOp.end() ? it->second : QColor(0xb0, 0xc4, 0xd0);
+    const ops::OpDef *def = ops::findOp(opType);
+    if (!def)
+        return kOtherColour;
+    for (const FamilyColour &f : familyColours())
+        if (f.family == def->family)
+            return f.colour;
+    return kOtherColour;
 }
 
 QColor heatColour(double t)

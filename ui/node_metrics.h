@@ -30,10 +30,9 @@ struct ModelMetrics
     ModelSummary summary;
 };
 
-/// Forward FLOPs of one node: 2 x MACs for Conv / ConvTranspose / Gemm / MatMul, one operation
-/// per output element for element-wise ops, a few per element for normalisations and softmax,
-/// zero for shape and data-movement ops. An estimate for colouring and the inspector; the cost
-/// module's figures are the ones solvers use.
+/// Forward FLOPs of one node: the figure of its op definition (core/ops: 2 x MACs for Conv / Gemm /
+/// MatMul, a few per element for element-wise ops and normalisations, zero for data movement),
+/// the same the training graph's cost model uses.
 double forwardFlops(const core::ir::Graph &graph, const core::ir::Node &node);
 
 ModelMetrics computeMetrics(const core::ir::Graph &graph);

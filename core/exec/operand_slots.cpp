@@ -1,5 +1,7 @@
 #include "core/exec/operand_slots.h"
 
+#include "core/exec/operand_context.h"
+
 #include "core/ir/graph.h"
 
 #include <algorithm>
@@ -85,6 +87,19 @@ OperandSlots bindOperands(const training::TrainingGraph &graph, const training::
         s.outSlots = std::max(s.outSlots, int(node->outputs.size()));
     }
     return s;
+}
+
+std::vector<std::vector<int64_t>> staticShapesOf(const ir::Graph *forward, const std::vector<ValueId> &values)
+{
+    std::vector<std::vector<int64_t>> out;
+    out.reserve(values.size());
+    for (ValueId v : values) {
+        if (forward && v.valid() && v.index() < forward->valueCount() && forward->value(v).shape.isStatic())
+            out.push_back(forward->value(v).shape.sizes());
+        else
+            out.emplace_back();
+    }
+    return out;
 }
 
 } // namespace remat::core::exec

@@ -1,7 +1,7 @@
 #include "core/training/builder.h"
 
 #include "core/ir/constant_nodes.h"
-#include "core/training/gradient_rules.h"
+#include "core/ops/op_def.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +18,10 @@ struct WorkNode
 {
     ir::Node node;     ///< inputs already resolved through removed aliases
     NodeId source;
-    const GradientRule *rule = nullptr;
+    const ops::OpDef *rule = nullptr; ///< the op's definition; its gradient rule is rule->derive
     std::vector<bool> inputNeedsGrad, outputHasGrad;
     bool hasBackward = false;
-    BackwardSpec spec;
+    ops::BackwardSpec spec;
     OpId forwardOp;
     std::vector<std::pair<int, TensorId>> outputs; ///< (position, tensor) incl. extras
 };
@@ -123,7 +123,7 @@ void Builder::findAliases()
             n.outputs.empty() || !n.outputs[0].valid())
             continue;
         bool identity = n.opType == "Identity";
-        if (n.opType == "Dropout" && !dropoutDrops(m_g, n)) {
+        if (n.opType == "Dropout" && !ops::dropoutDrops(m_g, n)) {
             // The mask output must be unused for the node to vanish.
             identity = n.outputs.size() < 2 || !n.outputs[1].valid() || m_g.value(n.outputs[1]).consumers.empty();
         }
@@ -213,8 +213,8 @@ Status Builder::collectWorkNodes()
         if (!isDefaultDomain(w.node))
             return makeError(StatusCode::Unsupported,
                              fmt::format("node {}: op domain '{}' has no gradient rules", nodeLabel(w.node), w.node.domain));
-        w.rule = findGradientRule(w.node.opType);
-        if (!w.rule)
+        w.rule = ops::findOp(w.node.opType);
+        if (!w.rule || !w.rule->derive)
             return makeError(StatusCode::Unsupported,
                              fmt::format("no gradient rule for op type '{}' (node {})", w.node.opType, nodeLabel(w.node)));
         m_work.push_back(std::move(w));
@@ -279,7 +279,7 @@ Status Builder::planBackward()
         }
         for (bool b : w.inputNeedsGrad)
             anyIn = anyIn || b;
-        RuleContext ctx;
+        ops::RuleContext ctx;
         ctx.graph = &m_g;
         ctx.node = &n;
         ctx.outputHasGrad = w.outputHasGrad;
@@ -375,7 +375,7 @@ Status Builder::emitForward()
             REMAT_ASSIGN_OR_RETURN(TensorId t, tensorFor(n.outputs[k]));
             w.outputs.emplace_back(int(k), t);
         }
-        for (const ExtraOutput &e : w.spec.extras) {
+        for (const ops::ExtraOutput &e : w.spec.extras) {
             auto existing = std::find_if(w.outputs.begin(), w.outputs.end(),
                                          [&](const auto &p) { return p.first == e.position; });
             if (existing != w.outputs.end()) {

@@ -8,144 +8,86 @@ using namespace detail;
 
 namespace {
 
-__device__ __forceinline__ float applyUnary(UnaryOp op, UnaryParams p, float x)
+namespace ew = core::ops::ew;
+
+template <typename Fn>
+__global__ void unaryForwardKernel(UnaryParams p, const float *x, float *y, int64_t n)
 {
-    switch (op) {
-    case UnaryOp::Identity: return x;
-    case UnaryOp::Relu: return x > 0.f ? x : 0.f;
-    case UnaryOp::LeakyRelu: return x >= 0.f ? x : p.p0 * x;
-    case UnaryOp::Sigmoid: return 1.f / (1.f + expf(-x));
-    case UnaryOp::Tanh: return tanhf(x);
-    case UnaryOp::Erf: return erff(x);
-    case UnaryOp::Exp: return expf(x);
-    case UnaryOp::Log: return logf(x);
-    case UnaryOp::Sqrt: return sqrtf(x);
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Abs: return fabsf(x);
-    case UnaryOp::Reciprocal: return 1.f / x;
-    case UnaryOp::Clip: return fminf(fmaxf(x, p.p0), p.p1);
-    case UnaryOp::Softplus: return x > 20.f ? x : log1pf(expf(x));
-    case UnaryOp::Scale: return p.p0 * x;
-    case UnaryOp::Gelu:
-        if (p.p0 != 0.f) {
-            const float k = 0.7978845608028654f;
-            return 0.5f * x * (1.f + tanhf(k * (x + 0.044715f * x * x * x)));
-        }
-        return 0.5f * x * (1.f + erff(x * 0.7071067811865476f));
-    case UnaryOp::HardSigmoid: return fminf(fmaxf(p.p0 * x + p.p1, 0.f), 1.f);
-    case UnaryOp::HardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
-    }
-    return x;
+    REMAT_GRID_STRIDE(i, n) y[i] = Fn::f(x[i], p);
 }
 
-// dy * f'(x); y = f(x) is used where it is cheaper and given, recomputed otherwise.
-__device__ __forceinline__ float unaryDerivative(UnaryOp op, UnaryParams p, const float *x,
-                                                 const float *y, int64_t i)
+// dy * f'(v); v is what the table's row reads (y recomputed from x when y is not given).
+template <typename Fn>
+__global__ void unaryBackwardKernel(UnaryParams p, const float *x, const float *y, const float *dy,
+                                    float *dx, int64_t n)
 {
-    auto yv = [&]() { return y ? y[i] : applyUnary(op, p, x[i]); };
-    switch (op) {
-    case UnaryOp::Identity: return 1.f;
-    case UnaryOp::Relu: return (x ? x[i] : y[i]) > 0.f ? 1.f : 0.f;
-    case UnaryOp::LeakyRelu: return x[i] >= 0.f ? 1.f : p.p0;
-    case UnaryOp::Sigmoid: { const float v = yv(); return v * (1.f - v); }
-    case UnaryOp::Tanh: { const float v = yv(); return 1.f - v * v; }
-    case UnaryOp::Erf: return 1.1283791670955126f * expf(-x[i] * x[i]);
-    case UnaryOp::Exp: return yv();
-    case UnaryOp::Log: return 1.f / x[i];
-    case UnaryOp::Sqrt: return 0.5f / yv();
-    case UnaryOp::Neg: return -1.f;
-    case UnaryOp::Abs: return x[i] > 0.f ? 1.f : (x[i] < 0.f ? -1.f : 0.f);
-    case UnaryOp::Reciprocal: { const float v = yv(); return -v * v; }
-    // The gradient flows where the input was not clipped (PyTorch's hardtanh rule).
-    case UnaryOp::Clip: return (x[i] > p.p0 && x[i] < p.p1) ? 1.f : 0.f;
-    case UnaryOp::Softplus: return 1.f / (1.f + expf(-x[i]));
-    case UnaryOp::Scale: return p.p0;
-    case UnaryOp::Gelu: {
-        const float v = x[i];
-        if (p.p0 != 0.f) {
-            const float k = 0.7978845608028654f;
-            const float t = tanhf(k * (v + 0.044715f * v * v * v));
-            return 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * k * (1.f + 3.f * 0.044715f * v * v);
-        }
-        return 0.5f * (1.f + erff(v * 0.7071067811865476f)) +
-               v * expf(-0.5f * v * v) * 0.3989422804014327f;
-    }
-    case UnaryOp::HardSigmoid: {
-        const float u = p.p0 * x[i] + p.p1;
-        return u > 0.f && u < 1.f ? p.p0 : 0.f;
-    }
-    // PyTorch's hardswish_backward: 0 below -3, x/3 + 1/2 up to 3, 1 above
-    case UnaryOp::HardSwish: return x[i] < -3.f ? 0.f : (x[i] <= 3.f ? x[i] / 3.f + 0.5f : 1.f);
-    }
-    return 0.f;
-}
-
-__global__ void unaryForwardKernel(UnaryOp op, UnaryParams p, const float *x, float *y, int64_t n)
-{
-    REMAT_GRID_STRIDE(i, n) y[i] = applyUnary(op, p, x[i]);
-}
-
-__global__ void unaryBackwardKernel(UnaryOp op, UnaryParams p, const float *x, const float *y,
-                                    const float *dy, float *dx, int64_t n)
-{
-    REMAT_GRID_STRIDE(i, n) dx[i] = dy[i] * unaryDerivative(op, p, x, y, i);
-}
-
-template <typename T>
-__device__ __forceinline__ T applyBinary(BinaryOp op, T a, T b)
-{
-    switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
-    case BinaryOp::Div: return b == T(0) && !std::is_floating_point_v<T> ? T(0) : a / b;
-    case BinaryOp::Pow:
-        if constexpr (std::is_floating_point_v<T>)
-            return powf(a, b);
-        else {
-            T r = 1;
-            for (T k = 0; k < b; ++k)
-                r *= a;
-            return r;
-        }
-    case BinaryOp::Max: return a > b ? a : b;
-    case BinaryOp::Min: return a < b ? a : b;
-    default: return T(0);
+    REMAT_GRID_STRIDE(i, n)
+    {
+        float v = 0.f;
+        if (Fn::reads == ew::Reads::Input)
+            v = x[i];
+        else if (Fn::reads == ew::Reads::Output)
+            v = y ? y[i] : Fn::f(x[i], p);
+        dx[i] = dy[i] * Fn::derivative(v, p);
     }
 }
 
-template <typename T>
-__device__ __forceinline__ unsigned char applyCompare(BinaryOp op, T a, T b)
+__global__ void scaleKernel(float alpha, const float *x, float *y, int64_t n)
 {
-    switch (op) {
-    case BinaryOp::Equal: return a == b;
-    case BinaryOp::Less: return a < b;
-    case BinaryOp::Greater: return a > b;
-    case BinaryOp::And: return (a != T(0)) && (b != T(0));
-    case BinaryOp::Or: return (a != T(0)) || (b != T(0));
-    default: return 0;
-    }
+    REMAT_GRID_STRIDE(i, n) y[i] = alpha * x[i];
 }
 
-template <typename T>
-__global__ void binaryKernel(BinaryOp op, NdIter it, const T *a, const T *b, T *out)
+template <typename Fn, typename T>
+__global__ void binaryKernel(UnaryParams p, NdIter it, const T *a, const T *b, T *out)
 {
     REMAT_GRID_STRIDE(i, it.count())
     {
         int64_t off[3];
         offsetsOf<3>(it, i, off);
-        out[off[0]] = applyBinary<T>(op, a[off[1]], b[off[2]]);
+        out[off[0]] = Fn::f(a[off[1]], b[off[2]], p);
     }
 }
 
-template <typename T>
-__global__ void compareKernel(BinaryOp op, NdIter it, const T *a, const T *b, unsigned char *out)
+template <typename Fn, typename T>
+__global__ void compareKernel(NdIter it, const T *a, const T *b, unsigned char *out)
 {
     REMAT_GRID_STRIDE(i, it.count())
     {
         int64_t off[3];
         offsetsOf<3>(it, i, off);
-        out[off[0]] = applyCompare<T>(op, a[off[1]], b[off[2]]);
+        out[off[0]] = Fn::f(a[off[1]], b[off[2]]) ? 1 : 0;
+    }
+}
+
+template <typename T>
+void launchArithmetic(cudaStream_t s, BinaryOp op, UnaryParams p, const NdIter &it, const void *a,
+                      const void *b, void *out)
+{
+    const T *pa = static_cast<const T *>(a), *pb = static_cast<const T *>(b);
+    T *po = static_cast<T *>(out);
+    const unsigned int g = gridFor(it.count());
+    switch (op) {
+#define REMAT_LAUNCH(Name, HostT)                                                                  \
+    case BinaryOp::Name: binaryKernel<ew::Name, T><<<g, kThreads, 0, s>>>(p, it, pa, pb, po); break;
+        REMAT_EW_BINARY_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    default: break;
+    }
+}
+
+template <typename T>
+void launchCompare(cudaStream_t s, BinaryOp op, const NdIter &it, const void *a, const void *b,
+                   void *out)
+{
+    const T *pa = static_cast<const T *>(a), *pb = static_cast<const T *>(b);
+    unsigned char *po = static_cast<unsigned char *>(out);
+    const unsigned int g = gridFor(it.count());
+    switch (op) {
+#define REMAT_LAUNCH(Name)                                                                         \
+    case BinaryOp::Name: compareKernel<ew::Name, T><<<g, kThreads, 0, s>>>(it, pa, pb, po); break;
+        REMAT_EW_COMPARE_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    default: break;
     }
 }
 
@@ -281,7 +223,12 @@ cudaError_t unaryForward(cudaStream_t s, UnaryOp op, UnaryParams p, const float 
 {
     if (n <= 0)
         return cudaSuccess;
-    unaryForwardKernel<<<gridFor(n), kThreads, 0, s>>>(op, p, x, y, n);
+    switch (op) {
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                                           \
+    case UnaryOp::Name: unaryForwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, n); break;
+        REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    }
     return cudaGetLastError();
 }
 
@@ -290,70 +237,62 @@ cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float
 {
     if (n <= 0)
         return cudaSuccess;
-    if (!x && (!y || unaryBackwardNeedsInput(op)))
-        return cudaErrorInvalidValue;
-    unaryBackwardKernel<<<gridFor(n), kThreads, 0, s>>>(op, p, x, y, dy, dx, n);
+    switch (op) {
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                                           \
+    case UnaryOp::Name:                                                                            \
+        if ((ew::Name::reads == ew::Reads::Input && !x) || (ew::Name::reads == ew::Reads::Output && !x && !y)) \
+            return cudaErrorInvalidValue;                                                          \
+        unaryBackwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, dy, dx, n);         \
+        break;
+        REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    }
     return cudaGetLastError();
 }
 
-bool unaryBackwardNeedsInput(UnaryOp op)
+cudaError_t scaleFloats(cudaStream_t s, float alpha, const float *x, float *y, int64_t n)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    scaleKernel<<<gridFor(n), kThreads, 0, s>>>(alpha, x, y, n);
+    return cudaGetLastError();
+}
+
+bool binaryIsComparison(BinaryOp op)
 {
     switch (op) {
-    case UnaryOp::LeakyRelu:
-    case UnaryOp::Erf:
-    case UnaryOp::Log:
-    case UnaryOp::Abs:
-    case UnaryOp::Clip:
-    case UnaryOp::Softplus:
-    case UnaryOp::Gelu:
-    case UnaryOp::HardSigmoid:
-    case UnaryOp::HardSwish:
+#define REMAT_COMPARE_CASE(Name) case BinaryOp::Name:
+        REMAT_EW_COMPARE_OPS(REMAT_COMPARE_CASE)
+#undef REMAT_COMPARE_CASE
         return true;
     default:
         return false;
     }
 }
 
-bool binaryIsComparison(BinaryOp op)
-{
-    return op == BinaryOp::Equal || op == BinaryOp::Less || op == BinaryOp::Greater ||
-           op == BinaryOp::And || op == BinaryOp::Or;
-}
-
 cudaError_t binaryForward(cudaStream_t s, BinaryOp op, ElemType type, const NdIter &it,
-                          const void *a, const void *b, void *out)
+                          const void *a, const void *b, void *out, UnaryParams p)
 {
-    const int64_t n = it.count();
-    if (n <= 0)
+    if (it.count() <= 0)
         return cudaSuccess;
     const bool cmp = binaryIsComparison(op);
     switch (type) {
     case ElemType::Float:
         if (cmp)
-            compareKernel<float><<<gridFor(n), kThreads, 0, s>>>(
-                op, it, static_cast<const float *>(a), static_cast<const float *>(b),
-                static_cast<unsigned char *>(out));
+            launchCompare<float>(s, op, it, a, b, out);
         else
-            binaryKernel<float><<<gridFor(n), kThreads, 0, s>>>(
-                op, it, static_cast<const float *>(a), static_cast<const float *>(b),
-                static_cast<float *>(out));
+            launchArithmetic<float>(s, op, p, it, a, b, out);
         break;
     case ElemType::Int64:
         if (cmp)
-            compareKernel<long long><<<gridFor(n), kThreads, 0, s>>>(
-                op, it, static_cast<const long long *>(a), static_cast<const long long *>(b),
-                static_cast<unsigned char *>(out));
+            launchCompare<long long>(s, op, it, a, b, out);
         else
-            binaryKernel<long long><<<gridFor(n), kThreads, 0, s>>>(
-                op, it, static_cast<const long long *>(a), static_cast<const long long *>(b),
-                static_cast<long long *>(out));
+            launchArithmetic<long long>(s, op, p, it, a, b, out);
         break;
     case ElemType::Bool:
         if (!cmp)
             return cudaErrorInvalidValue;
-        compareKernel<unsigned char><<<gridFor(n), kThreads, 0, s>>>(
-            op, it, static_cast<const unsigned char *>(a), static_cast<const unsigned char *>(b),
-            static_cast<unsigned char *>(out));
+        launchCompare<unsigned char>(s, op, it, a, b, out);
         break;
     }
     return cudaGetLastError();

@@ -1,9 +1,11 @@
 #pragma once
-// Elementwise and broadcast kernels (float32 math; int64/bool for shape arithmetic).
+// Elementwise and broadcast kernels (float32 math; int64/bool for shape arithmetic). The unary and
+// binary ops are the shared table of core/ops/elementwise_math.h, expanded here once for CUDA.
 //   unaryForward(stream, UnaryOp::Relu, {}, x, y, n);
 //   binaryForward(stream, BinaryOp::Add, ElemType::Float, it, a, b, out);  // it: out, a, b
 //   reduceTerms(stream, GradTerm::DyTimesB, kept, reduced, dy, a, b, dA, 1.f);
 
+#include "core/ops/elementwise_math.h"
 #include "gpu/kernels/nd.h"
 
 #include <cuda_runtime_api.h>
@@ -14,49 +16,43 @@ namespace remat::gpu::kernels {
 
 enum class ElemType : int { Float, Int64, Bool };
 
+/// The unary ops of the shared table (core/ops/elementwise_math.h), in its order.
 enum class UnaryOp : int {
-    Identity,
-    Relu,
-    LeakyRelu,  ///< p0 = alpha
-    Sigmoid,
-    Tanh,
-    Erf,
-    Exp,
-    Log,
-    Sqrt,
-    Neg,
-    Abs,
-    Reciprocal,
-    Clip,       ///< p0 = min, p1 = max
-    Softplus,
-    Scale,      ///< y = p0 * x
-    Gelu,       ///< x * Phi(x) (erf form); p0 = 1: tanh approximation
-    HardSigmoid, ///< clamp(p0 * x + p1, 0, 1)
-    HardSwish,  ///< x * clamp(x / 6 + 1/2, 0, 1)
+#define REMAT_UNARY_ENUM(Name, HostF, HostG, Family, Since) Name,
+    REMAT_EW_UNARY_OPS(REMAT_UNARY_ENUM)
+#undef REMAT_UNARY_ENUM
 };
 
-struct UnaryParams
-{
-    float p0 = 0, p1 = 0;
-};
+/// The op's attributes (alpha, bounds, ...), read on the host.
+using UnaryParams = core::ops::ew::Params;
 
 /// y = f(x) over n contiguous floats.
 cudaError_t unaryForward(cudaStream_t s, UnaryOp op, UnaryParams p, const float *x, float *y,
                          int64_t n);
-/// dx = dy * f'(x). `x` or `y` may be null when the derivative can be formed from the other
-/// (unaryBackwardNeedsInput says which ops need x).
+/// dx = dy * f'(v), v the tensor the table's row reads: `x` (Reads::Input), `y` (Reads::Output;
+/// recomputed from x when y is null) or nothing. InvalidValue when the needed operand is null.
 cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float *x, const float *y,
                           const float *dy, float *dx, int64_t n);
-bool unaryBackwardNeedsInput(UnaryOp op);
 
-enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, And, Or };
+/// y = alpha * x over n contiguous floats (x == y allowed): GEMM's beta, pooling's 1/count.
+cudaError_t scaleFloats(cudaStream_t s, float alpha, const float *x, float *y, int64_t n);
+
+/// The broadcasting binary ops of the shared table: arithmetic, then comparisons and logic.
+enum class BinaryOp : int {
+#define REMAT_BINARY_ENUM(Name, HostT) Name,
+    REMAT_EW_BINARY_OPS(REMAT_BINARY_ENUM)
+#undef REMAT_BINARY_ENUM
+#define REMAT_COMPARE_ENUM(Name) Name,
+    REMAT_EW_COMPARE_OPS(REMAT_COMPARE_ENUM)
+#undef REMAT_COMPARE_ENUM
+};
 /// True for ops whose output is bool.
 bool binaryIsComparison(BinaryOp op);
 
 /// out[i] = a op b with `it` operands 0 = out, 1 = a, 2 = b (broadcast strides). `type` is the
-/// input type; comparisons write bool (one byte), others write `type`.
+/// input type; comparisons write bool (one byte), others write `type`. `p`: Mod's fmod.
 cudaError_t binaryForward(cudaStream_t s, BinaryOp op, ElemType type, const NdIter &it,
-                          const void *a, const void *b, void *out);
+                          const void *a, const void *b, void *out, UnaryParams p = {});
 
 /// out = cond ? a : b; `it` operands 0 = out, 1 = a, 2 = b, 3 = cond (bytes).
 cudaError_t whereForward(cudaStream_t s, const NdIter &it, const unsigned char *cond, const void *a,

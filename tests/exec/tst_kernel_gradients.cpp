@@ -2,6 +2,8 @@
 // shapes: L = sum_k sum(Y_k * R_k) in double, dL/dX_i ~ (L(X + h e_i) - L(X - h e_i)) / 2h.
 // Expected: |analytic - numeric| <= 2e-3 * max(1, |analytic|) for every element of every
 // differentiable input (h = 1e-2; inputs kept away from kinks of Relu, Clip, MaxPool ties).
+#include "kernel_gradient_cases.h"
+
 #include "core/exec/cpu/kernel.h"
 #include "core/exec/host_tensor.h"
 #include "core/ir/graph.h"
@@ -18,63 +20,13 @@ using namespace remat;
 using namespace remat::core;
 using exec::HostTensor;
 using exec::cpu::KView;
+using tests::In;
+using tests::OpCase;
+using tests::Out;
+using tests::randn;
+using tests::constant;
 
 namespace {
-
-struct In
-{
-    HostTensor t;
-    bool differentiable = true;
-};
-
-In randn(std::vector<int64_t> shape, uint64_t seed, double scale = 1.0, double offset = 0.0, double minAbs = 0.0)
-{
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<double> d(0, 1);
-    HostTensor t = HostTensor::zeros(ir::DataType::Float, shape);
-    for (float &v : t.floats()) {
-        double x = d(rng) * scale;
-        if (std::abs(x) < minAbs)
-            x = x < 0 ? x - minAbs : x + minAbs;
-        v = float(x + offset);
-    }
-    return {t, true};
-}
-
-In ints(std::vector<int64_t> shape, std::vector<int64_t> values)
-{
-    return {HostTensor::fromInt64s(std::move(shape), values), false};
-}
-
-In constant(std::vector<int64_t> shape, std::vector<float> values)
-{
-    return {HostTensor::fromFloats(std::move(shape), values), false};
-}
-
-In bools(std::vector<int64_t> shape, std::vector<bool> values)
-{
-    HostTensor t = HostTensor::zeros(ir::DataType::Bool, std::move(shape));
-    for (size_t i = 0; i < values.size(); ++i)
-        t.data[i] = std::byte(values[i] ? 1 : 0);
-    return {t, false};
-}
-
-struct Out
-{
-    std::vector<int64_t> shape;
-    ir::DataType dtype = ir::DataType::Float;
-};
-
-ir::Attribute attr(std::string name, ir::Attribute::Payload p) { return {std::move(name), std::move(p)}; }
-
-struct OpCase
-{
-    std::string type;
-    std::vector<ir::Attribute> attrs;
-    std::vector<std::optional<In>> inputs; // nullopt: omitted optional input
-    std::vector<std::optional<Out>> outputs;
-    bool training = false;                 // recompute / seed semantics do not matter here
-};
 
 KView view(HostTensor &t) { return KView{t.data.data(), t.dtype, t.shape}; }
 
@@ -242,79 +194,8 @@ Q_DECLARE_METATYPE(std::shared_ptr<OpCase>)
 void TestKernelGradients::backwardMatchesFiniteDifferences_data()
 {
     QTest::addColumn<std::shared_ptr<OpCase>>("op");
-    using V = std::vector<int64_t>;
-    auto add = [](const char *name, OpCase c) { QTest::newRow(name) << std::make_shared<OpCase>(std::move(c)); };
-    const Out f23{V{2, 3}};
-    // element-wise, broadcasting
-    add("Add broadcast", {"Add", {}, {randn({2, 3}, 1), randn({3}, 2)}, {f23}});
-    add("Sub broadcast", {"Sub", {}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {f23}});
-    add("Mul broadcast", {"Mul", {}, {randn({2, 1, 3}, 1), randn({4, 3}, 2)}, {Out{V{2, 4, 3}}}});
-    add("Div", {"Div", {}, {randn({2, 3}, 1), randn({3}, 2, 0.3, 0, 1.0)}, {f23}});
-    add("Pow", {"Pow", {}, {randn({2, 3}, 1, 0.3, 1.5), randn({1}, 2, 0.2, 2.0)}, {f23}});
-    add("Where", {"Where", {}, {bools({2, 3}, {true, false, true, true, false, false}), randn({2, 3}, 1), randn({3}, 2)}, {f23}});
-    add("Sum", {"Sum", {}, {randn({2, 3}, 1), randn({3}, 2), randn({2, 1}, 3)}, {f23}});
-    add("Relu", {"Relu", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
-    add("Sigmoid", {"Sigmoid", {}, {randn({2, 3}, 1)}, {f23}});
-    add("Tanh", {"Tanh", {}, {randn({2, 3}, 1)}, {f23}});
-    add("Erf", {"Erf", {}, {randn({2, 3}, 1)}, {f23}});
-    add("Sqrt", {"Sqrt", {}, {randn({2, 3}, 1, 0.2, 1.0)}, {f23}});
-    add("Gelu", {"Gelu", {}, {randn({2, 3}, 1)}, {f23}});
-    add("Gelu tanh", {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});
-    add("HardSigmoid", {"HardSigmoid", {}, {randn({2, 3}, 1, 3.0, 0, 0.05)}, {f23}});
-    add("HardSwish", {"HardSwish", {}, {randn({2, 3}, 1, 3.0, 0, 0.05)}, {f23}});
-    add("Clip ReLU6", {"Clip", {}, {randn({2, 4}, 1, 4.0, 3.0, 0.1), constant({}, {0.0f}), constant({}, {6.0f})}, {Out{V{2, 4}}}});
-    add("Identity", {"Identity", {}, {randn({2, 3}, 1)}, {f23}});
-    add("Cast", {"Cast", {attr("to", int64_t(1))}, {randn({2, 3}, 1)}, {f23}});
-    add("Dropout", {"Dropout", {}, {randn({4, 5}, 1), constant({}, {0.4f}), {In{[] { HostTensor t = HostTensor::zeros(ir::DataType::Bool, {}); t.data[0] = std::byte{1}; return t; }(), false}}},
-                    {Out{V{4, 5}}, Out{V{4, 5}, ir::DataType::Bool}}});
-    // layout
-    add("Reshape", {"Reshape", {}, {randn({2, 3}, 1), ints({2}, {3, 2})}, {Out{V{3, 2}}}});
-    add("Flatten", {"Flatten", {}, {randn({2, 3, 2}, 1)}, {Out{V{2, 6}}}});
-    add("Squeeze", {"Squeeze", {}, {randn({2, 1, 3}, 1), ints({1}, {1})}, {f23}});
-    add("Unsqueeze", {"Unsqueeze", {}, {randn({2, 3}, 1), ints({1}, {0})}, {Out{V{1, 2, 3}}}});
-    add("Transpose", {"Transpose", {attr("perm", V{2, 0, 1})}, {randn({2, 3, 4}, 1)}, {Out{V{4, 2, 3}}}});
-    add("Concat", {"Concat", {attr("axis", int64_t(1))}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {Out{V{2, 4}}}});
-    add("Split", {"Split", {attr("axis", int64_t(1))}, {randn({2, 5}, 1), ints({2}, {2, 3})}, {Out{V{2, 2}}, Out{V{2, 3}}}});
-    add("Slice steps", {"Slice", {}, {randn({3, 6}, 1), ints({2}, {0, 5}), ints({2}, {3, 0}), ints({2}, {0, 1}), ints({2}, {2, -2})}, {Out{V{2, 3}}}});
-    add("Gather", {"Gather", {attr("axis", int64_t(1))}, {randn({2, 4}, 1), ints({3}, {3, 0, -1})}, {f23}});
-    add("Expand", {"Expand", {}, {randn({3, 1}, 1), ints({3}, {2, 3, 4})}, {Out{V{2, 3, 4}}}});
-    add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
-    add("Pad reflect", {"Pad", {attr("mode", std::string("reflect"))}, {randn({2, 3}, 1), ints({4}, {0, 1, 0, 2})}, {Out{V{2, 6}}}});
-    add("Trilu", {"Trilu", {attr("upper", int64_t(0))}, {randn({3, 3}, 1)}, {Out{V{3, 3}}}});
-    add("ScatterND", {"ScatterND", {}, {randn({4, 2}, 1), ints({2, 1}, {2, 0}), randn({2, 2}, 2)}, {Out{V{4, 2}}}});
-    add("Resize nearest", {"Resize", {attr("mode", std::string("nearest")), attr("coordinate_transformation_mode", std::string("asymmetric")), attr("nearest_mode", std::string("floor"))},
-                           {randn({1, 1, 2, 3}, 1), std::nullopt, constant({4}, {1, 1, 2, 2})}, {Out{V{1, 1, 4, 6}}}});
-    // matrix products and normalisation
-    add("Gemm transB + C", {"Gemm", {attr("transB", int64_t(1)), attr("alpha", 0.7), attr("beta", 1.3)},
-                            {randn({2, 3}, 1), randn({4, 3}, 2), randn({4}, 3)}, {Out{V{2, 4}}}});
-    add("Gemm transA", {"Gemm", {attr("transA", int64_t(1))}, {randn({3, 2}, 1), randn({3, 4}, 2)}, {Out{V{2, 4}}}});
-    add("MatMul batched broadcast", {"MatMul", {}, {randn({2, 1, 3, 4}, 1), randn({3, 4, 2}, 2)}, {Out{V{2, 3, 3, 2}}}});
-    add("MatMul 1-D", {"MatMul", {}, {randn({4}, 1), randn({2, 4, 3}, 2)}, {Out{V{2, 3}}}});
-    add("BatchNormalization train", {"BatchNormalization", {attr("training_mode", int64_t(1)), attr("epsilon", 1e-5)},
-                                     {randn({2, 3, 2, 2}, 1), randn({3}, 2, 0.5, 1.0), randn({3}, 3), constant({3}, {0, 0, 0}), constant({3}, {1, 1, 1})},
-                                     {Out{V{2, 3, 2, 2}}, std::nullopt, std::nullopt, Out{V{3}}, Out{V{3}}}});
-    add("LayerNormalization", {"LayerNormalization", {attr("axis", int64_t(-1))},
-                               {randn({2, 3, 4}, 1), randn({4}, 2, 0.5, 1.0), randn({4}, 3)},
-                               {Out{V{2, 3, 4}}, Out{V{2, 3, 1}}, Out{V{2, 3, 1}}}});
-    add("Softmax", {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
-    add("ReduceMean", {"ReduceMean", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 1)}, {Out{V{2, 2}}}});
-    add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
-    add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
-                {randn({2, 5, 2, 1}, 1)}, {Out{V{2, 5, 2, 1}}}});
-    add("GlobalAveragePool", {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});
-    // windows
-    add("Conv groups/stride/pad/dilation", {"Conv", {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 1, 1, 0}), attr("dilations", V{1, 2})},
-                                            {randn({2, 4, 5, 5}, 1), randn({2, 2, 3, 2}, 2), randn({2}, 3)}, {Out{V{2, 2, 3, 4}}}});
-    add("Conv pointwise", {"Conv", {}, {randn({2, 3, 2, 2}, 1), randn({4, 3, 1, 1}, 2)}, {Out{V{2, 4, 2, 2}}}});
-    add("Conv depthwise SAME", {"Conv", {attr("group", int64_t(3)), attr("auto_pad", std::string("SAME_UPPER"))},
-                                {randn({1, 3, 4, 4}, 1), randn({3, 1, 3, 3}, 2)}, {Out{V{1, 3, 4, 4}}}});
-    add("Conv 1-D", {"Conv", {attr("strides", V{2})}, {randn({2, 2, 7}, 1), randn({3, 2, 3}, 2), randn({3}, 3)}, {Out{V{2, 3, 3}}}});
-    add("MaxPool", {"MaxPool", {attr("kernel_shape", V{3, 3}), attr("strides", V{2, 2}), attr("pads", V{1, 1, 1, 1})},
-                    {randn({1, 2, 5, 5}, 1)}, {Out{V{1, 2, 3, 3}}, Out{V{1, 2, 3, 3}, ir::DataType::Int64}}});
-    add("AveragePool", {"AveragePool", {attr("kernel_shape", V{2, 2}), attr("strides", V{2, 2}), attr("pads", V{0, 0, 1, 1})},
-                        {randn({1, 2, 3, 3}, 1)}, {Out{V{1, 2, 2, 2}}}});
-    add("AveragePool count pad", {"AveragePool", {attr("kernel_shape", V{3, 3}), attr("pads", V{1, 1, 1, 1}), attr("count_include_pad", int64_t(1))},
-                                  {randn({1, 1, 3, 3}, 1)}, {Out{V{1, 1, 3, 3}}}});
+    for (auto &[name, c] : tests::kernelGradientCases())
+        QTest::newRow(name.c_str()) << std::make_shared<OpCase>(std::move(c));
 }
 
 void TestKernelGradients::backwardMatchesFiniteDifferences()

@@ -1,9 +1,10 @@
 #pragma once
 // Shared by the gpu tests: tiny forward graphs built in code, and one training step of them on
 // the CPU reference and on the CUDA backend (store-all or a given schedule), for comparison.
-//   MiniGraph g;  ValueId x = g.input("x", {2, 3});  ValueId y = g.op("Relu", {x}, {2, 3});
+//   MiniGraph g (common/mini_graph.h);  ValueId y = g.op("Relu", {g.input("x", {2, 3})}, {2, 3});
 //   auto cmp = compareBackends(*g.build(y));   // CPU vs CUDA: output and every gradient
 
+#include "common/mini_graph.h"
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/exec/executor.h"
 #include "core/ir/graph.h"
@@ -20,108 +21,6 @@
 #include <vector>
 
 namespace remat::tests {
-
-/// A forward graph assembled value by value.
-class MiniGraph
-{
-public:
-    using ValueId = core::ValueId;
-
-    ValueId value(const std::string &name, std::vector<int64_t> shape, core::ir::ValueKind kind,
-                  core::ir::DataType dtype = core::ir::DataType::Float)
-    {
-        core::ir::Value v;
-        v.name = name;
-        v.dtype = dtype;
-        v.shape = core::ir::Shape::fromStatic(shape);
-        v.kind = kind;
-        m_values.push_back(std::move(v));
-        const ValueId id(m_values.size() - 1);
-        if (kind == core::ir::ValueKind::Input || kind == core::ir::ValueKind::Parameter ||
-            kind == core::ir::ValueKind::Buffer)
-            m_inputs.push_back(id);
-        return id;
-    }
-    ValueId input(const std::string &name, std::vector<int64_t> shape)
-    {
-        return value(name, std::move(shape), core::ir::ValueKind::Input);
-    }
-    ValueId param(const std::string &name, std::vector<int64_t> shape)
-    {
-        return value(name, std::move(shape), core::ir::ValueKind::Parameter);
-    }
-    /// A constant tensor with data (int64 or float).
-    ValueId constInts(const std::string &name, const std::vector<int64_t> &values,
-                      std::vector<int64_t> shape = {})
-    {
-        if (shape.empty())
-            shape = {int64_t(values.size())};
-        return constant(name, core::ir::DataType::Int64, shape, values.data(), values.size() * 8);
-    }
-    ValueId constFloats(const std::string &name, const std::vector<float> &values,
-                        std::vector<int64_t> shape = {})
-    {
-        return constant(name, core::ir::DataType::Float, shape, values.data(), values.size() * 4);
-    }
-    ValueId constant(const std::string &name, core::ir::DataType dtype, std::vector<int64_t> shape,
-                     const void *data, size_t bytes)
-    {
-        const ValueId id = value(name, shape, core::ir::ValueKind::Constant, dtype);
-        std::vector<std::byte> raw(bytes);
-        std::memcpy(raw.data(), data, bytes);
-        auto tc = std::make_shared<core::ir::TensorConstant>();
-        tc->name = name;
-        tc->dtype = dtype;
-        tc->shape = core::ir::Shape::fromStatic(shape);
-        tc->byteCount = int64_t(bytes);
-        tc->data = std::make_shared<core::ir::OwnedTensorData>(std::move(raw));
-        m_values[id.index()].initializer = tc;
-        return id;
-    }
-
-    /// A node with one float output of `shape` (more outputs through `extraOutputs`).
-    ValueId op(const std::string &type, std::vector<ValueId> inputs, std::vector<int64_t> shape,
-               std::vector<core::ir::Attribute> attrs = {},
-               std::vector<std::pair<std::vector<int64_t>, core::ir::DataType>> extraOutputs = {})
-    {
-        core::ir::Node n;
-        n.name = "/" + type + std::to_string(m_nodes.size());
-        n.opType = type;
-        n.inputs = std::move(inputs);
-        n.attributes = std::move(attrs);
-        const ValueId y = value(n.name + "_y", shape, core::ir::ValueKind::Intermediate);
-        n.outputs.push_back(y);
-        int k = 0;
-        for (auto &[s, t] : extraOutputs)
-            n.outputs.push_back(value(n.name + "_o" + std::to_string(++k), s,
-                                      core::ir::ValueKind::Intermediate, t));
-        m_nodes.push_back(std::move(n));
-        return y;
-    }
-
-    core::Expected<core::ir::Graph> build(const std::vector<ValueId> &outputs)
-    {
-        core::ir::ModelInfo info;
-        info.path = "mini";
-        return core::ir::Graph::build(info, m_nodes, m_values, m_inputs, outputs);
-    }
-
-private:
-    std::vector<core::ir::Node> m_nodes;
-    std::vector<core::ir::Value> m_values;
-    std::vector<ValueId> m_inputs;
-};
-
-inline core::ir::Attribute attrInt(const std::string &name, int64_t v) { return {name, v}; }
-inline core::ir::Attribute attrFloat(const std::string &name, double v) { return {name, v}; }
-inline core::ir::Attribute attrInts(const std::string &name, std::vector<int64_t> v)
-{
-    return {name, std::move(v)};
-}
-inline core::ir::Attribute attrString(const std::string &name, std::string v)
-{
-    return {name, std::move(v)};
-}
 
 /// One training step of `tg` on a backend with seeded inputs (and `feed` where given).
 inline core::Expected<core::exec::ExecResult>

@@ -5,6 +5,7 @@
 // summation order differs), equal loss, equal allocator peaks (both count requested bytes).
 // Without a CUDA device the comparisons QSKIP; the coverage, no-device and index-space checks run.
 #include "gpu_test_util.h"
+#include "cuda_op_cases.h"
 
 #include "core/exec/cpu/kernel.h"
 #include "gpu/kernels/nd.h"
@@ -20,165 +21,6 @@ using namespace remat;
 using namespace remat::tests;
 using core::ValueId;
 using core::ir::DataType;
-
-namespace {
-
-using Builder = std::function<ValueId(MiniGraph &)>;
-
-std::vector<std::pair<const char *, Builder>> cases()
-{
-    return {
-        {"relu", [](MiniGraph &g) { return g.op("Relu", {g.input("x", {4, 5})}, {4, 5}); }},
-        {"add_mul_broadcast",
-         [](MiniGraph &g) {
-             const ValueId a = g.op("Add", {g.input("x", {2, 3, 4}), g.param("p", {3, 1})}, {2, 3, 4});
-             return g.op("Mul", {a, g.param("q", {4})}, {2, 3, 4});
-         }},
-        {"sub_div",
-         [](MiniGraph &g) {
-             const ValueId s = g.op("Sigmoid", {g.param("p", {3, 4})}, {3, 4});
-             const ValueId d = g.op("Add", {s, g.constFloats("one", {1.f})}, {3, 4});
-             const ValueId x = g.op("Sub", {g.input("x", {2, 3, 4}), g.param("q", {4})}, {2, 3, 4});
-             return g.op("Div", {x, d}, {2, 3, 4});
-         }},
-        {"pow_sqrt_tanh",
-         [](MiniGraph &g) {
-             const ValueId p = g.op("Pow", {g.input("x", {3, 5}), g.constFloats("two", {2.f})}, {3, 5});
-             const ValueId s = g.op("Sqrt", {g.op("Add", {p, g.constFloats("one", {1.f})}, {3, 5})}, {3, 5});
-             return g.op("Tanh", {s}, {3, 5});
-         }},
-        {"erf_gelu",
-         [](MiniGraph &g) {
-             const ValueId e = g.op("Erf", {g.input("x", {4, 6})}, {4, 6});
-             return g.op("Gelu", {e}, {4, 6});
-         }},
-        {"hard_sigmoid_swish",
-         [](MiniGraph &g) {
-             const ValueId h = g.op("HardSwish", {g.input("x", {4, 9})}, {4, 9});
-             return g.op("HardSigmoid", {h}, {4, 9}, {attrFloat("alpha", 0.3), attrFloat("beta", 0.4)});
-         }},
-        {"lrn",
-         [](MiniGraph &g) {
-             return g.op("LRN", {g.input("x", {2, 7, 3, 3})}, {2, 7, 3, 3},
-                         {attrInt("size", 4), attrFloat("alpha", 0.01), attrFloat("beta", 0.75), attrFloat("bias", 1.5)});
-         }},
-        {"clip",
-         [](MiniGraph &g) {
-             return g.op("Clip", {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
-                         {5, 7});
-         }},
-        {"softmax_last",
-         [](MiniGraph &g) { return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", -1)}); }},
-        {"softmax_middle",
-         [](MiniGraph &g) { return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)}); }},
-        {"layer_norm",
-         [](MiniGraph &g) {
-             return g.op("LayerNormalization", {g.input("x", {2, 5, 8}), g.param("s", {8}), g.param("b", {8})},
-                         {2, 5, 8}, {attrInt("axis", -1), attrFloat("epsilon", 1e-5)});
-         }},
-        {"batch_norm_training",
-         [](MiniGraph &g) {
-             const ValueId m = g.value("rm", {3}, core::ir::ValueKind::Buffer);
-             const ValueId v = g.value("rv", {3}, core::ir::ValueKind::Buffer);
-             return g.op("BatchNormalization", {g.input("x", {4, 3, 5, 5}), g.param("s", {3}), g.param("b", {3}), m, v},
-                         {4, 3, 5, 5},
-                         {attrInt("training_mode", 1), attrFloat("epsilon", 1e-5), attrFloat("momentum", 0.9)},
-                         {{{3}, DataType::Float}, {{3}, DataType::Float}});
-         }},
-        {"conv_grouped_strided",
-         [](MiniGraph &g) {
-             return g.op("Conv", {g.input("x", {2, 4, 9, 9}), g.param("w", {6, 2, 3, 3}), g.param("b", {6})},
-                         {2, 6, 5, 5},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}),
-                          attrInts("pads", {1, 1, 1, 1}), attrInt("group", 2)});
-         }},
-        {"conv_1d_asymmetric_pads",
-         [](MiniGraph &g) {
-             // cuDNN pads both sides alike: the cuDNN path refuses this at prepare() (checked
-             // below); the comparison runs it through im2col
-             return g.op("Conv", {g.input("x", {2, 3, 11}), g.param("w", {4, 3, 3})}, {2, 4, 6},
-                         {attrInts("kernel_shape", {3}), attrInts("strides", {2}), attrInts("pads", {2, 1})});
-         }},
-        {"conv_dilated_depthwise",
-         [](MiniGraph &g) {
-             return g.op("Conv", {g.input("x", {1, 3, 10, 10}), g.param("w", {3, 1, 3, 3})}, {1, 3, 10, 10},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("dilations", {2, 2}),
-                          attrInts("pads", {2, 2, 2, 2}), attrInt("group", 3)});
-         }},
-        {"max_pool",
-         [](MiniGraph &g) {
-             return g.op("MaxPool", {g.input("x", {2, 3, 9, 9})}, {2, 3, 5, 5},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}), attrInts("pads", {1, 1, 1, 1})});
-         }},
-        {"average_pool",
-         [](MiniGraph &g) {
-             return g.op("AveragePool", {g.input("x", {2, 3, 9, 9})}, {2, 3, 5, 5},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}),
-                          attrInts("pads", {1, 1, 1, 1}), attrInt("count_include_pad", 0)});
-         }},
-        {"global_average_pool_flatten",
-         [](MiniGraph &g) {
-             const ValueId p = g.op("GlobalAveragePool", {g.input("x", {2, 3, 4, 4})}, {2, 3, 1, 1});
-             return g.op("Flatten", {p}, {2, 3}, {attrInt("axis", 1)});
-         }},
-        {"matmul_shared_weight",
-         [](MiniGraph &g) { return g.op("MatMul", {g.input("x", {2, 3, 4, 5}), g.param("w", {5, 6})}, {2, 3, 4, 6}); }},
-        {"matmul_broadcast_batch",
-         [](MiniGraph &g) { return g.op("MatMul", {g.input("x", {2, 1, 4, 5}), g.param("w", {3, 5, 6})}, {2, 3, 4, 6}); }},
-        {"gemm_transB_bias",
-         [](MiniGraph &g) {
-             return g.op("Gemm", {g.input("x", {4, 5}), g.param("w", {6, 5}), g.param("b", {6})}, {4, 6},
-                         {attrInt("transB", 1), attrFloat("alpha", 0.5), attrFloat("beta", 2.0)});
-         }},
-        {"gemm_transA",
-         [](MiniGraph &g) {
-             return g.op("Gemm", {g.input("x", {5, 4}), g.param("w", {5, 6}), g.param("b", {4, 6})}, {4, 6},
-                         {attrInt("transA", 1)});
-         }},
-        {"transpose",
-         [](MiniGraph &g) {
-             return g.op("Transpose", {g.input("x", {2, 3, 4, 5})}, {2, 4, 3, 5}, {attrInts("perm", {0, 2, 1, 3})});
-         }},
-        {"concat_slice",
-         [](MiniGraph &g) {
-             const ValueId c = g.op("Concat", {g.input("x", {2, 3, 4}), g.param("p", {2, 2, 4})}, {2, 5, 4},
-                                    {attrInt("axis", 1)});
-             return g.op("Slice", {c, g.constInts("st", {1}), g.constInts("en", {5}), g.constInts("ax", {1}),
-                                   g.constInts("sp", {2})},
-                         {2, 2, 4});
-         }},
-        {"gather",
-         [](MiniGraph &g) {
-             return g.op("Gather", {g.input("x", {2, 5, 3}), g.constInts("idx", {4, 0, 4})}, {2, 3, 3},
-                         {attrInt("axis", 1)});
-         }},
-        {"expand",
-         [](MiniGraph &g) {
-             const ValueId e = g.op("Expand", {g.param("p", {1, 1, 4}), g.constInts("shape", {2, 3, 4})}, {2, 3, 4});
-             return g.op("Add", {e, g.input("x", {2, 3, 4})}, {2, 3, 4});
-         }},
-        {"pad_constant",
-         [](MiniGraph &g) {
-             return g.op("Pad", {g.input("x", {2, 3, 4, 4}), g.constInts("pads", {0, 0, 1, 2, 0, 0, 2, 1})},
-                         {2, 3, 7, 7}, {attrString("mode", "constant")});
-         }},
-        {"reshape",
-         [](MiniGraph &g) { return g.op("Reshape", {g.input("x", {2, 3, 4}), g.constInts("shape", {6, 4})}, {6, 4}); }},
-        {"reduce_mean",
-         [](MiniGraph &g) {
-             return g.op("ReduceMean", {g.input("x", {2, 3, 4})}, {2, 1, 4}, {attrInts("axes", {1}), attrInt("keepdims", 1)});
-         }},
-        {"dropout_training",
-         [](MiniGraph &g) {
-             const bool t = true;
-             const ValueId mode = g.constant("mode", DataType::Bool, {}, &t, 1);
-             return g.op("Dropout", {g.input("x", {8, 16}), g.constFloats("ratio", {0.3f}), mode}, {8, 16}, {},
-                         {{{8, 16}, DataType::Bool}});
-         }},
-    };
-}
-
-} // namespace
 
 class TestCudaOps : public QObject
 {
@@ -278,14 +120,14 @@ void TestCudaOps::opMatchesCpu_data()
 {
     QTest::addColumn<int>("index");
     int i = 0;
-    for (const auto &c : cases())
+    for (const auto &c : cudaOpCases())
         QTest::newRow(c.first) << i++;
 }
 
 void TestCudaOps::opMatchesCpu()
 {
     QFETCH(int, index);
-    const auto all = cases();
+    const auto all = cudaOpCases();
     MiniGraph g;
     const ValueId out = all[size_t(index)].second(g);
     auto graph = g.build({out});

@@ -1,6 +1,7 @@
 #include "core/exec/cpu/cpu_backend.h"
 
 #include "core/exec/cpu/kernel.h"
+#include "core/exec/operand_context.h"
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
 #include "core/ir/graph.h"
@@ -135,69 +136,26 @@ public:
         const cpu::KernelFn *fn = cpu::findCpuKernel(op.type);
         if (!fn)
             return makeError(StatusCode::Unsupported, fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
-        const OperandSlots &b = m_bindings[op.id.index()];
         cpu::KernelContext ctx;
-        ctx.node = call.node;
-        ctx.opName = op.name.empty() ? op.type : op.name;
-        ctx.recompute = call.recompute;
-        ctx.seed = call.seed;
-        ctx.in.assign(size_t(b.inSlots), nullptr);
-        ctx.out.assign(size_t(b.outSlots), nullptr);
-        ctx.dOut.assign(size_t(b.dOutSlots), nullptr);
-        ctx.dIn.assign(size_t(b.dInSlots), nullptr);
-        std::vector<cpu::KView> views(call.inputs.size() + call.outputs.size());
-        size_t v = 0;
-        auto place = [&](const Slot &slot, const TensorArg &arg, std::vector<cpu::KView *> &plain) -> Status {
-            Storage *s = slotOf(arg.buffer);
-            if (!s)
-                return makeError(StatusCode::Internal,
-                                 fmt::format("{}: operand '{}' is not resident", ctx.opName, tensorName(arg.tensor)));
-            views[v] = cpu::KView{s->data.get(), arg.dtype, arg.shape};
-            cpu::KView *p = &views[v++];
-            switch (slot.where) {
-            case Slot::Plain: plain.push_back(p); break;
-            case Slot::In: ctx.in[size_t(slot.index)] = p; break;
-            case Slot::Out: ctx.out[size_t(slot.index)] = p; break;
-            case Slot::DOut: ctx.dOut[size_t(slot.index)] = p; break;
-            case Slot::DIn: ctx.dIn[size_t(slot.index)] = p; break;
-            }
-            return Status::ok();
-        };
-        std::vector<cpu::KView *> plainIn, plainOut;
-        for (size_t i = 0; i < call.inputs.size() && i < b.inputs.size(); ++i)
-            REMAT_RETURN_IF_ERROR(place(b.inputs[i], call.inputs[i], plainIn));
-        for (size_t j = 0; j < call.outputs.size() && j < b.outputs.size(); ++j)
-            REMAT_RETURN_IF_ERROR(place(b.outputs[j], call.outputs[j], plainOut));
-        if (!plainIn.empty())
-            ctx.in = plainIn;
-        if (!plainOut.empty())
-            ctx.out = plainOut;
-        std::vector<cpu::KView> constViews;
-        if (call.node && m_forward) {
-            const ir::Node &node = *call.node;
-            for (ValueId in : node.inputs)
-                ctx.inShapes.push_back(in.valid() && m_forward->value(in).shape.isStatic()
-                                           ? m_forward->value(in).shape.sizes() : std::vector<int64_t>{});
-            for (ValueId out : node.outputs)
-                ctx.outShapes.push_back(out.valid() && m_forward->value(out).shape.isStatic()
-                                            ? m_forward->value(out).shape.sizes() : std::vector<int64_t>{});
-            // Constant operands the training graph did not pass (Slice starts, Pad pads, Clip
-            // bounds): they are data-independent, so read them from the model.
-            constViews.reserve(node.inputs.size());
-            for (size_t k = 0; k < node.inputs.size() && k < ctx.in.size(); ++k) {
-                if (ctx.in[k] || !node.inputs[k].valid() || !m_evaluator || !m_evaluator->isStatic(node.inputs[k]))
-                    continue;
-                const ir::Value &val = m_forward->value(node.inputs[k]);
-                // only small tensors: weights must come through the schedule
-                if (val.kind == ir::ValueKind::Parameter)
-                    continue;
-                auto t = m_evaluator->evaluate(node.inputs[k]);
-                if (!t)
-                    continue;
-                constViews.push_back(cpu::KView{const_cast<std::byte *>((*t)->data.data()), (*t)->dtype, (*t)->shape});
-                ctx.in[k] = &constViews.back();
-            }
-        }
+        std::vector<cpu::KView> views, constViews;
+        REMAT_RETURN_IF_ERROR(bindCall(ctx, m_bindings[op.id.index()], call, views,
+                                       [&](const TensorArg &arg, cpu::KView &view) -> Status {
+                                           Storage *s = slotOf(arg.buffer);
+                                           if (!s)
+                                               return makeError(StatusCode::Internal,
+                                                                fmt::format("{}: operand '{}' is not resident",
+                                                                            op.name.empty() ? op.type : op.name,
+                                                                            tensorName(arg.tensor)));
+                                           view = cpu::KView{s->data.get(), arg.dtype, arg.shape};
+                                           return Status::ok();
+                                       }));
+        // Constant operands the training graph did not pass: read from the model, in place.
+        REMAT_RETURN_IF_ERROR(fillStaticOperands(ctx, call, m_evaluator.get(), constViews,
+                                                 [](const HostTensor &t, cpu::KView &view) -> Status {
+                                                     view = cpu::KView{const_cast<std::byte *>(t.data.data()),
+                                                                       t.dtype, t.shape};
+                                                     return Status::ok();
+                                                 }));
         Status s = (*fn)(ctx);
         if (!s.isOk())
             return s.withContext(fmt::format("cpu kernel {}", op.type));

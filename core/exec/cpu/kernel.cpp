@@ -11,37 +11,8 @@
 
 namespace remat::core::exec::cpu {
 
-int64_t KernelContext::attrInt(const char *name, int64_t fallback) const
-{
-    return node ? node->attrInt(name, fallback) : fallback;
-}
-
-double KernelContext::attrFloat(const char *name, double fallback) const
-{
-    return node ? node->attrFloat(name, fallback) : fallback;
-}
-
-std::vector<int64_t> KernelContext::attrInts(const char *name, std::vector<int64_t> fallback) const
-{
-    return node ? node->attrInts(name, std::move(fallback)) : fallback;
-}
-
-std::string KernelContext::attrString(const char *name, std::string fallback) const
-{
-    return node ? node->attrString(name, std::move(fallback)) : fallback;
-}
-
-Status KernelContext::error(const std::string &what) const
-{
-    return makeError(StatusCode::InvalidArgument, fmt::format("{}: {}", opName, what));
-}
-
-Status KernelContext::require(const KView *v, const char *what) const
-{
-    if (v && v->data)
-        return Status::ok();
-    return error(fmt::format("missing operand: {}", what));
-}
+Expected<std::vector<int64_t>> KernelContext::hostInts(const KView &v) const { return readInts(v); }
+Expected<std::vector<double>> KernelContext::hostDoubles(const KView &v) const { return readDoubles(v); }
 
 namespace {
 

@@ -6,6 +6,7 @@
 // Float tensors are float32; reductions accumulate in double so results do not depend on the
 // schedule (a recompute gives bitwise the same values as the first compute).
 
+#include "core/exec/operand_context.h"
 #include "core/ir/dtype.h"
 #include "core/util/status.h"
 
@@ -40,37 +41,12 @@ struct KView
     float *f() const { return as<float>(); }
 };
 
-/// Operands of one kernel call, aligned to ONNX slots of the forward node (null: absent).
-///  - forward kernels: `in` = node inputs, `out` = node outputs (BatchNormalization and
-///    LayerNormalization also write saved statistics at output slots 3, 4 / 1, 2).
-///  - backward kernels: `in` / `out` = the forward inputs / outputs the backward reads,
-///    `dOut` = gradients of forward outputs, `dIn` = gradients of forward inputs to write.
-///  - Loss / Accumulate: `in`, `out` in the training op's order.
-struct KernelContext
+/// Operands of one kernel call (core/exec/operand_context.h: slots, attributes, Slice's operands),
+/// over host memory: small operands are read in place.
+struct KernelContext final : OperandContext<KView>
 {
-    const ir::Node *node = nullptr; ///< attributes; null for Loss / Accumulate
-    std::string opName;             ///< for messages
-    std::vector<KView *> in, out, dOut, dIn;
-    /// Static shapes of the forward node's inputs and outputs (every slot, present or not), so a
-    /// backward kernel knows the sizes of operands it was not given (Concat, Slice, Split).
-    std::vector<std::vector<int64_t>> inShapes, outShapes;
-    bool recompute = false;
-    uint64_t seed = 0;
-
-    KView *input(size_t k) const { return k < in.size() ? in[k] : nullptr; }
-    KView *output(size_t k) const { return k < out.size() ? out[k] : nullptr; }
-    KView *outputGrad(size_t k) const { return k < dOut.size() ? dOut[k] : nullptr; }
-    KView *inputGrad(size_t k) const { return k < dIn.size() ? dIn[k] : nullptr; }
-
-    int64_t attrInt(const char *name, int64_t fallback) const;
-    double attrFloat(const char *name, double fallback) const;
-    std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> fallback = {}) const;
-    std::string attrString(const char *name, std::string fallback = {}) const;
-
-    /// InvalidArgument "<op>: <what>".
-    Status error(const std::string &what) const;
-    /// Error unless `v` is present (naming `what`).
-    Status require(const KView *v, const char *what) const;
+    Expected<std::vector<int64_t>> hostInts(const KView &v) const override;
+    Expected<std::vector<double>> hostDoubles(const KView &v) const override;
 };
 
 using KernelFn = Status (*)(KernelContext &);

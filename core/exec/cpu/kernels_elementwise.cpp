@@ -1,6 +1,9 @@
-// Element-wise kernels: broadcasting binary arithmetic (float and int64), unary activations,
-// Cast, Dropout, Where, Sum, and their gradients (broadcast dims summed back in double).
+// Element-wise kernels: the shared table of core/ops/elementwise_math.h (broadcasting binary
+// arithmetic in float and int64, comparisons, unary activations and their derivatives) expanded
+// for the host, plus Cast, Dropout, Where, Sum and the binary gradients (broadcast dims summed
+// back in double).
 #include "core/exec/cpu/kernel_util.h"
+#include "core/ops/elementwise_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,43 +13,12 @@ namespace remat::core::exec::cpu {
 namespace {
 
 using ir::DataType;
+namespace ew = ops::ew;
 
-// ---- binary forward -------------------------------------------------------------------------
+// ---- binary forward (the shared table: core/ops/elementwise_math.h) -------------------------
 
-enum class BinOp { Add, Sub, Mul, Div, Pow, Mod };
-
-template <typename T>
-T applyBin(BinOp op, T a, T b, bool fmodMode)
-{
-    switch (op) {
-    case BinOp::Add: return a + b;
-    case BinOp::Sub: return a - b;
-    case BinOp::Mul: return a * b;
-    case BinOp::Div:
-        if constexpr (std::is_integral_v<T>)
-            return b == 0 ? T(0) : a / b;
-        else
-            return a / b;
-    case BinOp::Pow: return static_cast<T>(std::pow(double(a), double(b)));
-    case BinOp::Mod:
-        if constexpr (std::is_integral_v<T>) {
-            if (b == 0)
-                return 0;
-            T r = a % b;
-            if (!fmodMode && r != 0 && ((r < 0) != (b < 0)))
-                r += b; // Python-style sign of the divisor
-            return r;
-        } else {
-            T r = std::fmod(a, b);
-            if (!fmodMode && r != 0 && ((r < 0) != (b < 0)))
-                r += b;
-            return r;
-        }
-    }
-    return a;
-}
-
-template <BinOp op>
+/// out = Fn(a, b) with numpy broadcasting; float32 computed in HostT (the table row's type).
+template <typename Fn, typename HostT>
 Status binaryForward(KernelContext &c)
 {
     KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
@@ -56,7 +28,7 @@ Status binaryForward(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
     if (bc.outNumel() != y->numel())
         return c.error("output size does not match the broadcast shape");
-    const bool fmodMode = c.attrInt("fmod", 0) != 0;
+    const ew::Params p = Fn::params(c);
     if (y->dtype == DataType::Float) {
         const float *pa = a->f(), *pb = b->f();
         float *py = y->f();
@@ -64,17 +36,17 @@ Status binaryForward(KernelContext &c)
         if (a->dtype != DataType::Float || b->dtype != DataType::Float) {
             const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
             bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
-                py[o] = static_cast<float>(applyBin<double>(op, da[size_t(i)], db[size_t(j)], fmodMode));
+                py[o] = static_cast<float>(Fn::f(da[size_t(i)], db[size_t(j)], p));
             });
             return Status::ok();
         }
         if (a->shape == b->shape) {
             const int64_t n = y->numel();
             for (int64_t i = 0; i < n; ++i)
-                py[i] = applyBin<float>(op, pa[i], pb[i], fmodMode);
+                py[i] = static_cast<float>(Fn::f(HostT(pa[i]), HostT(pb[i]), p));
             return Status::ok();
         }
-        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = applyBin<float>(op, pa[i], pb[j], fmodMode); });
+        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = static_cast<float>(Fn::f(HostT(pa[i]), HostT(pb[j]), p)); });
         return Status::ok();
     }
     if (y->dtype == DataType::Int64 || y->dtype == DataType::Int32) {
@@ -82,12 +54,12 @@ Status binaryForward(KernelContext &c)
         if (y->dtype == DataType::Int64) {
             int64_t *py = y->as<int64_t>();
             bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
-                py[o] = applyBin<int64_t>(op, ia[size_t(i)], ib[size_t(j)], fmodMode);
+                py[o] = Fn::f(ia[size_t(i)], ib[size_t(j)], p);
             });
         } else {
             int32_t *py = y->as<int32_t>();
             bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
-                py[o] = static_cast<int32_t>(applyBin<int64_t>(op, ia[size_t(i)], ib[size_t(j)], fmodMode));
+                py[o] = static_cast<int32_t>(Fn::f(ia[size_t(i)], ib[size_t(j)], p));
             });
         }
         return Status::ok();
@@ -95,13 +67,15 @@ Status binaryForward(KernelContext &c)
     if (y->dtype == DataType::Double) {
         const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
         double *py = y->as<double>();
-        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = applyBin<double>(op, da[size_t(i)], db[size_t(j)], fmodMode); });
+        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = Fn::f(da[size_t(i)], db[size_t(j)], p); });
         return Status::ok();
     }
     return c.error("unsupported dtype " + ir::dataTypeName(y->dtype));
 }
 
-Status equalForward(KernelContext &c)
+/// Comparisons and logic over any numeric dtypes (compared as doubles), bool out.
+template <typename Fn>
+Status compareForward(KernelContext &c)
 {
     KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(a, "A"));
@@ -110,7 +84,7 @@ Status equalForward(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
     const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
     bool *py = y->as<bool>();
-    bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = da[size_t(i)] == db[size_t(j)]; });
+    bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = Fn::f(da[size_t(i)], db[size_t(j)]); });
     return Status::ok();
 }
 
@@ -286,6 +260,28 @@ Status powGrad(KernelContext &c)
     return Status::ok();
 }
 
+/// Max / Min: the gradient goes to the operand chosen, A on ties (the CUDA MaxDa / MinDa terms).
+template <bool isMax>
+Status maxMinGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
+    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
+    const float *pa = a->f(), *pb = b->f();
+    auto aChosen = [&](int64_t i, int64_t j) { return isMax ? pa[i] >= pb[j] : pa[i] <= pb[j]; };
+    if (c.inputGrad(0))
+        gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) { return aChosen(i, j) ? 1.0f : 0.0f; }, bc, 0);
+    if (c.inputGrad(1)) {
+        Broadcast swapped = bc;
+        std::swap(swapped.strides[0], swapped.strides[1]);
+        gradThrough(*dy, c.inputGrad(1), [&](int64_t j, int64_t i) { return aChosen(i, j) ? 0.0f : 1.0f; },
+                    swapped, 1);
+    }
+    return Status::ok();
+}
+
 Status whereGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *cond = c.input(0);
@@ -310,9 +306,6 @@ Status whereGrad(KernelContext &c)
 
 // ---- unary --------------------------------------------------------------------------------
 
-constexpr double kInvSqrt2 = 0.70710678118654752440;
-constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
-
 template <typename Fn>
 Status unaryForward(KernelContext &c, Fn &&fn)
 {
@@ -329,173 +322,58 @@ Status unaryForward(KernelContext &c, Fn &&fn)
     return Status::ok();
 }
 
-/// dX = dY * derivative(x, y); uses whichever of X and Y the backward op was given.
 template <typename Fn>
-Status unaryGrad(KernelContext &c, Fn &&derivative)
+Status unaryParams(const KernelContext &c, ew::Params &p)
 {
+    p = Fn::params(c);
+    if constexpr (Fn::boundsFromInputs) {
+        // Clip from opset 11: the bounds are inputs 1 and 2 (scalars), read on the host
+        if (const KView *m = c.input(1); m && m->numel() == 1)
+            p.p0 = static_cast<float>(readDoubles(*m)[0]);
+        if (const KView *m = c.input(2); m && m->numel() == 1)
+            p.p1 = static_cast<float>(readDoubles(*m)[0]);
+    }
+    return Status::ok();
+}
+
+/// y = Fn(x) of the shared table, computed in HostT.
+template <typename Fn, typename HostT>
+Status unaryTableForward(KernelContext &c)
+{
+    ew::Params p;
+    REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
+    return unaryForward(c, [p](float v) { return static_cast<float>(Fn::f(HostT(v), p)); });
+}
+
+/// dX = dY * Fn'(v), v the forward tensor the table says the derivative reads (Y recomputed from X
+/// when only X was given), the derivative computed in HostG.
+template <typename Fn, typename HostF, typename HostG>
+Status unaryTableGrad(KernelContext &c)
+{
+    using ew::Reads;
+    ew::Params p;
+    REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
-    if (!x && !y)
+    if (Fn::reads == Reads::Input && !x)
+        return c.error("backward needs X");
+    if (Fn::reads == Reads::Output && !x && !y)
         return c.error("backward needs X or Y");
     const float *px = x ? x->f() : nullptr, *py = y ? y->f() : nullptr;
     const float *g = dy->f();
     float *pd = dx->f();
     const int64_t n = dx->numel();
-    for (int64_t i = 0; i < n; ++i)
-        pd[i] = g[i] * derivative(px ? px[i] : NAN, py ? py[i] : NAN);
-    return Status::ok();
-}
-
-Status reluForward(KernelContext &c)
-{
-    return unaryForward(c, [](float v) { return v > 0 ? v : 0.0f; });
-}
-Status reluGrad(KernelContext &c)
-{
-    return unaryGrad(c, [](float x, float y) { return (std::isnan(y) ? x : y) > 0 ? 1.0f : 0.0f; });
-}
-Status sigmoidForward(KernelContext &c)
-{
-    return unaryForward(c, [](float v) { return static_cast<float>(1.0 / (1.0 + std::exp(-double(v)))); });
-}
-Status sigmoidGrad(KernelContext &c)
-{
-    return unaryGrad(c, [](float x, float y) {
-        const double s = std::isnan(y) ? 1.0 / (1.0 + std::exp(-double(x))) : double(y);
-        return static_cast<float>(s * (1 - s));
-    });
-}
-Status tanhForward(KernelContext &c)
-{
-    return unaryForward(c, [](float v) { return std::tanh(v); });
-}
-Status tanhGrad(KernelContext &c)
-{
-    return unaryGrad(c, [](float x, float y) {
-        const double t = std::isnan(y) ? std::tanh(double(x)) : double(y);
-        return static_cast<float>(1 - t * t);
-    });
-}
-Status erfForward(KernelContext &c)
-{
-    return unaryForward(c, [](float v) { return static_cast<float>(std::erf(double(v))); });
-}
-Status erfGrad(KernelContext &c)
-{
-    if (!c.input(0))
-        return c.error("backward needs X");
-    return unaryGrad(c, [](float x, float) { return static_cast<float>(kTwoOverSqrtPi * std::exp(-double(x) * x)); });
-}
-Status sqrtForward(KernelContext &c)
-{
-    return unaryForward(c, [](float v) { return std::sqrt(v); });
-}
-Status sqrtGrad(KernelContext &c)
-{
-    return unaryGrad(c, [](float x, float y) {
-        const double s = std::isnan(y) ? std::sqrt(double(x)) : double(y);
-        return static_cast<float>(0.5 / s);
-    });
-}
-
-bool geluTanh(const KernelContext &c) { return c.attrString("approximate", "none") == "tanh"; }
-
-double geluValue(double x, bool approx)
-{
-    if (approx) {
-        const double k = std::sqrt(2.0 / M_PI);
-        return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
+    for (int64_t i = 0; i < n; ++i) {
+        float v = 0;
+        if (Fn::reads == Reads::Input)
+            v = px[i];
+        else if (Fn::reads == Reads::Output)
+            v = py ? py[i] : static_cast<float>(Fn::f(HostF(px[i]), p));
+        pd[i] = g[i] * static_cast<float>(Fn::derivative(HostG(v), p));
     }
-    return 0.5 * x * (1 + std::erf(x * kInvSqrt2));
-}
-
-Status geluForward(KernelContext &c)
-{
-    const bool approx = geluTanh(c);
-    return unaryForward(c, [approx](float v) { return static_cast<float>(geluValue(v, approx)); });
-}
-Status geluGrad(KernelContext &c)
-{
-    if (!c.input(0))
-        return c.error("backward needs X");
-    const bool approx = geluTanh(c);
-    return unaryGrad(c, [approx](float xf, float) {
-        const double x = xf;
-        if (approx) {
-            const double k = std::sqrt(2.0 / M_PI);
-            const double u = k * (x + 0.044715 * x * x * x);
-            const double t = std::tanh(u);
-            return static_cast<float>(0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x));
-        }
-        const double cdf = 0.5 * (1 + std::erf(x * kInvSqrt2));
-        const double pdf = std::exp(-0.5 * x * x) * 0.3989422804014327;
-        return static_cast<float>(cdf + x * pdf);
-    });
-}
-
-Status hardSigmoidForward(KernelContext &c)
-{
-    const float alpha = float(c.attrFloat("alpha", 0.2)), beta = float(c.attrFloat("beta", 0.5));
-    return unaryForward(c, [=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); });
-}
-Status hardSigmoidGrad(KernelContext &c)
-{
-    const float alpha = float(c.attrFloat("alpha", 0.2)), beta = float(c.attrFloat("beta", 0.5));
-    if (!c.input(0))
-        return c.error("backward needs X");
-    return unaryGrad(c, [=](float x, float) {
-        const float u = alpha * x + beta;
-        return u > 0 && u < 1 ? alpha : 0.0f;
-    });
-}
-Status hardSwishForward(KernelContext &c)
-{
-    return unaryForward(c, [](float v) { return v * std::clamp(v / 6.0f + 0.5f, 0.0f, 1.0f); });
-}
-Status hardSwishGrad(KernelContext &c)
-{
-    if (!c.input(0))
-        return c.error("backward needs X");
-    // PyTorch's hardswish_backward: 0 below -3, 1 above 3, x/3 + 1/2 between
-    return unaryGrad(c, [](float x, float) {
-        if (x < -3.0f)
-            return 0.0f;
-        if (x <= 3.0f)
-            return x / 3.0f + 0.5f;
-        return 1.0f;
-    });
-}
-
-void clipBounds(const KernelContext &c, float &lo, float &hi)
-{
-    lo = -INFINITY;
-    hi = INFINITY;
-    if (c.node && c.node->attribute("min"))
-        lo = float(c.attrFloat("min", lo));
-    if (c.node && c.node->attribute("max"))
-        hi = float(c.attrFloat("max", hi));
-    if (const KView *m = c.input(1); m && m->numel() == 1)
-        lo = static_cast<float>(readDoubles(*m)[0]);
-    if (const KView *m = c.input(2); m && m->numel() == 1)
-        hi = static_cast<float>(readDoubles(*m)[0]);
-}
-
-Status clipForward(KernelContext &c)
-{
-    float lo, hi;
-    clipBounds(c, lo, hi);
-    return unaryForward(c, [=](float v) { return std::min(std::max(v, lo), hi); });
-}
-Status clipGrad(KernelContext &c)
-{
-    float lo, hi;
-    clipBounds(c, lo, hi);
-    if (!c.input(0))
-        return c.error("backward needs X");
-    // PyTorch's hardtanh_backward passes the gradient strictly inside (min, max)
-    return unaryGrad(c, [=](float x, float) { return x > lo && x < hi ? 1.0f : 0.0f; });
+    return Status::ok();
 }
 
 Status identityForward(KernelContext &c)
@@ -626,41 +504,32 @@ Status dropoutGrad(KernelContext &c)
 
 void addElementwiseKernels(KernelTable &t)
 {
-    t["Add"] = binaryForward<BinOp::Add>;
-    t["Sub"] = binaryForward<BinOp::Sub>;
-    t["Mul"] = binaryForward<BinOp::Mul>;
-    t["Div"] = binaryForward<BinOp::Div>;
-    t["Pow"] = binaryForward<BinOp::Pow>;
-    t["Mod"] = binaryForward<BinOp::Mod>;
-    t["Equal"] = equalForward;
+    // The shared element-wise table, expanded once for the CPU (gpu/kernels/elementwise.cu: once
+    // for CUDA).
+#define REMAT_CPU_BINARY(Name, HostT) t[#Name] = binaryForward<ew::Name, HostT>;
+    REMAT_EW_BINARY_OPS(REMAT_CPU_BINARY)
+#undef REMAT_CPU_BINARY
+#define REMAT_CPU_COMPARE(Name) t[#Name] = compareForward<ew::Name>;
+    REMAT_EW_COMPARE_OPS(REMAT_CPU_COMPARE)
+#undef REMAT_CPU_COMPARE
+#define REMAT_CPU_UNARY(Name, HostF, HostG, Family, Since)                                                        \
+    t[#Name] = unaryTableForward<ew::Name, HostF>;                                                 \
+    t[#Name "Grad"] = unaryTableGrad<ew::Name, HostF, HostG>;
+    REMAT_EW_UNARY_OPS(REMAT_CPU_UNARY)
+#undef REMAT_CPU_UNARY
     t["Not"] = notForward;
     t["Where"] = whereForward;
     t["Sum"] = sumForward;
     t["AddGrad"] = addGrad;
     t["SubGrad"] = subGrad;
+    t["ModGrad"] = addGrad; // d(a mod b)/da = 1 almost everywhere; b gets none (its rule)
     t["MulGrad"] = mulGrad;
     t["DivGrad"] = divGrad;
     t["PowGrad"] = powGrad;
+    t["MaxGrad"] = maxMinGrad<true>;
+    t["MinGrad"] = maxMinGrad<false>;
     t["WhereGrad"] = whereGrad;
     t["SumGrad"] = sumGrad;
-    t["Relu"] = reluForward;
-    t["ReluGrad"] = reluGrad;
-    t["Sigmoid"] = sigmoidForward;
-    t["SigmoidGrad"] = sigmoidGrad;
-    t["Tanh"] = tanhForward;
-    t["TanhGrad"] = tanhGrad;
-    t["Erf"] = erfForward;
-    t["ErfGrad"] = erfGrad;
-    t["Sqrt"] = sqrtForward;
-    t["SqrtGrad"] = sqrtGrad;
-    t["Gelu"] = geluForward;
-    t["GeluGrad"] = geluGrad;
-    t["HardSigmoid"] = hardSigmoidForward;
-    t["HardSigmoidGrad"] = hardSigmoidGrad;
-    t["HardSwish"] = hardSwishForward;
-    t["HardSwishGrad"] = hardSwishGrad;
-    t["Clip"] = clipForward;
-    t["ClipGrad"] = clipGrad;
     t["Identity"] = identityForward;
     t["IdentityGrad"] = identityGrad;
     t["Cast"] = castForward;

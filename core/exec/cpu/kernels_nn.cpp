@@ -506,7 +506,8 @@ Status softmaxSplit(const KernelContext &c, const std::vector<int64_t> &shape, i
     return Status::ok();
 }
 
-void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t inner)
+/// Softmax (or, with `log`, LogSoftmax: x - max - log(sum exp)) along the split's middle dim.
+void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t inner, bool log = false)
 {
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t i = 0; i < inner; ++i) {
@@ -518,11 +519,18 @@ void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t
             double s = 0;
             for (int64_t d = 0; d < dim; ++d)
                 s += std::exp(double(x[d * inner]) - mx);
+            if (log) {
+                const double logSum = std::log(s);
+                for (int64_t d = 0; d < dim; ++d)
+                    y[d * inner] = float(double(x[d * inner]) - mx - logSum);
+                continue;
+            }
             for (int64_t d = 0; d < dim; ++d)
                 y[d * inner] = float(std::exp(double(x[d * inner]) - mx) / s);
         }
 }
 
+template <bool log>
 Status softmaxForward(KernelContext &c)
 {
     KView *x = c.input(0), *y = c.output(0);
@@ -530,10 +538,12 @@ Status softmaxForward(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
     int64_t outer, dim, inner;
     REMAT_RETURN_IF_ERROR(softmaxSplit(c, x->shape, outer, dim, inner));
-    softmaxInto(x->f(), y->f(), outer, dim, inner);
+    softmaxInto(x->f(), y->f(), outer, dim, inner, log);
     return Status::ok();
 }
 
+/// Softmax: dX = Y (dY - sum(dY Y)); LogSoftmax: dX = dY - exp(Y) sum(dY), both along the axis.
+template <bool log>
 Status softmaxGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *y = c.output(0), *x = c.input(0);
@@ -547,7 +557,7 @@ Status softmaxGrad(KernelContext &c)
         py = y->f();
     else if (x) {
         recomputed.resize(size_t(x->numel()));
-        softmaxInto(x->f(), recomputed.data(), outer, dim, inner);
+        softmaxInto(x->f(), recomputed.data(), outer, dim, inner, log);
         py = recomputed.data();
     } else
         return c.error("backward needs the output or the input");
@@ -555,6 +565,14 @@ Status softmaxGrad(KernelContext &c)
         for (int64_t i = 0; i < inner; ++i) {
             const int64_t base = o * dim * inner + i;
             double dot = 0;
+            if (log) {
+                for (int64_t d = 0; d < dim; ++d)
+                    dot += double(dy->f()[base + d * inner]);
+                for (int64_t d = 0; d < dim; ++d)
+                    dx->f()[base + d * inner] =
+                        float(double(dy->f()[base + d * inner]) - std::exp(double(py[base + d * inner])) * dot);
+                continue;
+            }
             for (int64_t d = 0; d < dim; ++d)
                 dot += double(dy->f()[base + d * inner]) * py[base + d * inner];
             for (int64_t d = 0; d < dim; ++d)
@@ -741,8 +759,10 @@ void addNnKernels(KernelTable &t)
     t["BatchNormalizationGrad"] = batchNormGrad;
     t["LayerNormalization"] = layerNormForward;
     t["LayerNormalizationGrad"] = layerNormGrad;
-    t["Softmax"] = softmaxForward;
-    t["SoftmaxGrad"] = softmaxGrad;
+    t["Softmax"] = softmaxForward<false>;
+    t["SoftmaxGrad"] = softmaxGrad<false>;
+    t["LogSoftmax"] = softmaxForward<true>;
+    t["LogSoftmaxGrad"] = softmaxGrad<true>;
     t["ReduceMean"] = reduceMeanForward;
     t["ReduceMeanGrad"] = reduceMeanGrad;
     t["ReduceSum"] = reduceSumForward;

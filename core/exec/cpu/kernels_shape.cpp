@@ -291,34 +291,12 @@ Status splitGrad(KernelContext &c)
 
 // ---- Slice --------------------------------------------------------------------------------
 
-Expected<SliceGeometry> sliceGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape)
-{
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (c.input(1)) {
-        starts = readInts(*c.input(1));
-        if (!c.input(2))
-            return c.error("missing ends");
-        ends = readInts(*c.input(2));
-        if (c.input(3)) axes = readInts(*c.input(3));
-        if (c.input(4)) steps = readInts(*c.input(4));
-    } else {
-        starts = c.attrInts("starts");
-        ends = c.attrInts("ends");
-        axes = c.attrInts("axes");
-    }
-    auto g = exec::sliceGeometry(std::move(starts), std::move(ends), std::move(axes), std::move(steps),
-                                 dataShape);
-    if (!g)
-        return c.error(g.status().message());
-    return g;
-}
-
 Status sliceForward(KernelContext &c)
 {
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "data"));
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
-    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, x->shape));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, c.sliceGeometryFor(x->shape));
     if (numelOf(g.outShape) != y->numel())
         return c.error("output shape mismatch");
     gatherStrided(x->data, g.offset, g.strides, y->data, g.outShape, esize(*x));
@@ -330,7 +308,7 @@ Status sliceGrad(KernelContext &c)
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
-    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, sliceGeometry(c, dx->shape));
+    REMAT_ASSIGN_OR_RETURN(SliceGeometry g, c.sliceGeometryFor(dx->shape));
     zeroView(*dx);
     scatterStridedFloat(dy->f(), g.outShape, dx->f(), g.offset, g.strides, false);
     return Status::ok();

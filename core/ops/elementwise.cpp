@@ -1,0 +1,284 @@
+// Element-wise ops (onnx/defs/math and logical): arithmetic, comparisons, activations.
+#include "core/ops/families.h"
+#include "core/ops/elementwise_math.h"
+#include "core/ops/shape_context.h"
+
+#include <cmath>
+#include <string_view>
+
+namespace remat::core::ops {
+namespace {
+
+using namespace rules;
+namespace ew = ops::ew;
+
+// ---- shape functions -------------------------------------------------------------------------
+Status inferBinary(ShapeContext &c, const std::string &op)
+{
+    const Shape *a = c.inShape(0);
+    const Shape *b = c.inShape(1);
+    if (a && b && c.rw.atFileBatch) {
+        const size_t r = std::max(a->rank(), b->rank());
+        for (size_t k = 0; k < r; ++k) {
+            if (k + a->rank() < r || k + b->rank() < r)
+                continue;
+            const size_t ka = k + a->rank() - r, kb = k + b->rank() - r;
+            const Dim &da = a->dims[ka], &db = b->dims[kb];
+            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 && db.value != 1)
+                c.reconcile(0, 1, ka, kb);
+        }
+    }
+    auto s = broadcast({a, b});
+    if (!s)
+        return Status::ok();
+    const bool cmp = op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+                     op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor";
+    const DataType t = cmp ? DataType::Bool : c.inType(0);
+    std::function<double(const std::vector<double> &)> ff;
+    std::function<int64_t(const std::vector<int64_t> &)> fi;
+    if (op == "Add") {
+        ff = [](auto &v) { return v[0] + v[1]; };
+        fi = [](auto &v) { return v[0] + v[1]; };
+    } else if (op == "Sub") {
+        ff = [](auto &v) { return v[0] - v[1]; };
+        fi = [](auto &v) { return v[0] - v[1]; };
+    } else if (op == "Mul") {
+        ff = [](auto &v) { return v[0] * v[1]; };
+        fi = [](auto &v) { return v[0] * v[1]; };
+    } else if (op == "Div") {
+        ff = [](auto &v) { return v[0] / v[1]; };
+        fi = [](auto &v) { return v[1] == 0 ? 0 : v[0] / v[1]; };
+    } else if (op == "Equal") {
+        ff = [](auto &v) { return double(v[0] == v[1]); };
+        fi = [](auto &v) { return int64_t(v[0] == v[1]); };
+    } else if (op == "Less") {
+        ff = [](auto &v) { return double(v[0] < v[1]); };
+        fi = [](auto &v) { return int64_t(v[0] < v[1]); };
+    } else if (op == "Greater") {
+        ff = [](auto &v) { return double(v[0] > v[1]); };
+        fi = [](auto &v) { return int64_t(v[0] > v[1]); };
+    } else if (op == "And") {
+        ff = [](auto &v) { return double(v[0] != 0 && v[1] != 0); };
+        fi = [](auto &v) { return int64_t(v[0] != 0 && v[1] != 0); };
+    } else if (op == "Or") {
+        ff = [](auto &v) { return double(v[0] != 0 || v[1] != 0); };
+        fi = [](auto &v) { return int64_t(v[0] != 0 || v[1] != 0); };
+    } else if (op == "Pow") {
+        ff = [](auto &v) { return std::pow(v[0], v[1]); };
+        fi = [](auto &v) { return int64_t(std::pow(double(v[0]), double(v[1]))); };
+    } else if (op == "Max") {
+        ff = [](auto &v) { return std::max(v[0], v[1]); };
+        fi = [](auto &v) { return std::max(v[0], v[1]); };
+    } else if (op == "Min") {
+        ff = [](auto &v) { return std::min(v[0], v[1]); };
+        fi = [](auto &v) { return std::min(v[0], v[1]); };
+    }
+    std::shared_ptr<const ConstTensor> k;
+    if (ff && c.inConst(0) && c.inConst(1))
+        k = constBroadcast({c.inConst(0), c.inConst(1)}, t, *s, ff, fi);
+    c.set(0, t, *s, k);
+    return Status::ok();
+}
+
+Status inferWhere(ShapeContext &c)
+{
+    auto out = broadcast({c.inShape(0), c.inShape(1), c.inShape(2)});
+    if (!out)
+        return Status::ok();
+    const DataType t = c.inType(1) != DataType::Undefined ? c.inType(1) : c.inType(2);
+    std::shared_ptr<const ConstTensor> k;
+    if (c.inConst(0) && c.inConst(1) && c.inConst(2))
+        k = constBroadcast({c.inConst(0), c.inConst(1), c.inConst(2)}, t, *out,
+                           [](auto &v) { return v[0] != 0 ? v[1] : v[2]; },
+                           [](auto &v) { return v[0] != 0 ? v[1] : v[2]; });
+    c.set(0, t, *out, k);
+    return Status::ok();
+}
+
+Status inferUnary(ShapeContext &c, DataType outType)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    const DataType t = outType != DataType::Undefined ? outType : c.inType(0);
+    std::shared_ptr<ConstTensor> k;
+    const ConstTensor *src = c.inConst(0);
+    const std::string &op = c.node.opType;
+    if (src && (op == "Identity" || op == "Neg" || op == "Not" || op == "Abs" || op == "Floor" ||
+                op == "Ceil" || op == "Sqrt")) {
+        k = makeConst(t, src->dims);
+        for (size_t i = 0; i < src->size(); ++i) {
+            if (k->isInteger()) {
+                const int64_t v = src->intAt(i);
+                k->ints.push_back(op == "Neg" ? -v : op == "Not" ? int64_t(v == 0) : op == "Abs" ? std::abs(v) : v);
+            } else {
+                const double v = src->at(i);
+                k->floats.push_back(op == "Neg" ? -v : op == "Abs" ? std::fabs(v) : op == "Floor" ? std::floor(v)
+                                    : op == "Ceil" ? std::ceil(v) : op == "Sqrt" ? std::sqrt(v) : v);
+            }
+        }
+    }
+    c.set(0, t, *x, k);
+    return Status::ok();
+}
+
+Status inferVariadic(ShapeContext &c)
+{
+    std::vector<const Shape *> shapes;
+    for (size_t i = 0; i < c.node.inputs.size(); ++i)
+        shapes.push_back(c.inShape(i));
+    auto out = broadcast(shapes);
+    if (out)
+        c.set(0, c.inType(0), *out);
+    return Status::ok();
+}
+
+Status binaryShape(ShapeContext &c) { return inferBinary(c, c.node.opType); }
+Status boolUnaryShape(ShapeContext &c) { return inferUnary(c, DataType::Bool); }
+/// Max / Min of two inputs fold constants like the binary ops; of more, broadcast only.
+Status maxMinShape(ShapeContext &c)
+{
+    return c.node.inputs.size() == 2 ? inferBinary(c, c.node.opType) : inferVariadic(c);
+}
+
+
+// ---- gradient rules --------------------------------------------------------------------------
+Expected<Spec> addLike(const RuleContext &c) { return elementwise(c, 1, 1); }
+
+Expected<Spec> mul(const RuleContext &c)
+{
+    Spec s = elementwise(c, 1, 1);
+    // d(a*b)/da = b, d/db = a: each input's gradient reads the other operand.
+    if (c.needs(0))
+        saveInput(s, 1);
+    if (c.needs(1))
+        saveInput(s, 0);
+    return s;
+}
+
+Expected<Spec> div(const RuleContext &c)
+{
+    Spec s = elementwise(c, 1, 2);
+    if (c.needs(0))
+        saveInput(s, 1);
+    if (c.needs(1)) { // -g * a / b^2
+        saveInput(s, 0);
+        saveInput(s, 1);
+    }
+    return s;
+}
+
+Expected<Spec> pow(const RuleContext &c)
+{
+    Spec s = elementwise(c, 4, 4);
+    if (c.needs(0)) {
+        saveInput(s, 0);
+        saveInput(s, 1);
+    }
+    if (c.needs(1)) { // g * y * ln(a)
+        saveInput(s, 0);
+        saveOutput(s, 0);
+    }
+    return s;
+}
+
+/// The gradient rule of a unary op of the shared element-wise table: its backward reads what the
+/// derivative is a function of (X, Y or nothing: PyTorch's derivatives.yaml, where what is saved
+/// follows from the formula), at the functor's FLOPs per element.
+template <typename Fn>
+Expected<Spec> unaryTableRule(const RuleContext &c)
+{
+    Spec s = elementwise(c, Fn::forwardFlops, Fn::backwardFlops);
+    if (s.gradInputs.empty())
+        return s;
+    if (Fn::reads == ew::Reads::Input)
+        saveInput(s, 0);
+    else if (Fn::reads == ew::Reads::Output)
+        saveOutput(s, 0);
+    return s;
+}
+
+/// Max / Min of two inputs: the gradient goes to the operand chosen (ties to A, as the CUDA
+/// kernels' MaxDa / MinDa terms), so the backward reads both.
+Expected<Spec> maxMin(const RuleContext &c)
+{
+    if (c.node->inputs.size() != 2)
+        return makeError(StatusCode::Unsupported,
+                         c.node->opType + " of " + std::to_string(c.node->inputs.size()) +
+                             " inputs: the gradient rule takes two");
+    Spec s = elementwise(c, 1, 1);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        saveInput(s, 1);
+    }
+    return s;
+}
+
+Expected<Spec> where(const RuleContext &c)
+{
+    Spec s = elementwise(c, 1, 1);
+    if (!s.gradInputs.empty())
+        saveInput(s, 0);
+    return s;
+}
+
+Expected<Spec> modRule(const RuleContext &c)
+{
+    // d(a mod b)/da = 1 almost everywhere; b gets no gradient.
+    return elementwise(c, 2, 0);
+}
+
+Expected<Spec> sum(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = numel(c.output(0)) * double(std::max<size_t>(1, c.node->inputs.size()) - 1);
+    return s;
+}
+
+} // namespace
+
+Status unaryShape(ShapeContext &c) { return inferUnary(c, DataType::Undefined); }
+
+void addElementwiseOps(std::vector<OpDef> &t)
+{
+    // arithmetic: broadcasting binary ops, variadic ops
+    t.push_back({.type = "Add", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = all, .derive = addLike});
+    t.push_back({.type = "Sub", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = all, .derive = addLike});
+    t.push_back({.type = "Mul", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = mul});
+    t.push_back({.type = "Div", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = div});
+    t.push_back({.type = "Pow", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = pow});
+    t.push_back({.type = "Mod", .family = OpFamily::Arithmetic, .sinceOpset = 10, .inferShape = binaryShape, .differentiable = first, .derive = modRule});
+    t.push_back({.type = "Max", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .differentiable = firstTwo, .derive = maxMin});
+    t.push_back({.type = "Min", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .differentiable = firstTwo, .derive = maxMin});
+    t.push_back({.type = "Sum", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .differentiable = all, .derive = sum});
+    t.push_back({.type = "Mean", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .flops = perOutput});
+    // comparisons and logic: bool results, no gradient
+    t.push_back({.type = "Equal", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    t.push_back({.type = "Less", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    t.push_back({.type = "Greater", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    t.push_back({.type = "LessOrEqual", .family = OpFamily::DataMovement, .sinceOpset = 12, .inferShape = binaryShape, .flops = perOutput});
+    t.push_back({.type = "GreaterOrEqual", .family = OpFamily::DataMovement, .sinceOpset = 12, .inferShape = binaryShape, .flops = perOutput});
+    t.push_back({.type = "And", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
+    t.push_back({.type = "Or", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
+    t.push_back({.type = "Xor", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
+    t.push_back({.type = "Not", .family = OpFamily::DataMovement, .inferShape = boolUnaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    t.push_back({.type = "IsNaN", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = boolUnaryShape, .flops = perOutput});
+    t.push_back({.type = "IsInf", .family = OpFamily::DataMovement, .sinceOpset = 10, .inferShape = boolUnaryShape, .flops = perOutput});
+    t.push_back({.type = "Where", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = inferWhere, .differentiable = whereData, .derive = where});
+    // unary math and activations: the shared element-wise table's rows (elementwise_math.h)
+#define REMAT_OPDEF_UNARY(Name, HostF, HostG, Family, Since)                                       \
+    t.push_back({.type = #Name, .family = OpFamily::Family, .sinceOpset = Since, .inferShape = unaryShape, \
+                 .differentiable = first, .derive = unaryTableRule<ew::Name>});
+    REMAT_EW_UNARY_OPS(REMAT_OPDEF_UNARY)
+#undef REMAT_OPDEF_UNARY
+    // shape functions only so far: the builder refuses them
+    t.push_back({.type = "Floor", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "Ceil", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "Round", .family = OpFamily::Arithmetic, .sinceOpset = 11, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "Sign", .family = OpFamily::Arithmetic, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "Shrink", .family = OpFamily::Activation, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "PRelu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
+}
+
+} // namespace remat::core::ops

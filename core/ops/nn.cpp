@@ -1,0 +1,482 @@
+// Neural-network ops (onnx/defs/nn): convolution, matrix products, normalisation, pooling,
+// dropout.
+#include "core/ops/families.h"
+#include "core/ops/shape_context.h"
+
+namespace remat::core::ops {
+namespace {
+
+using namespace rules;
+
+// ---- shape functions -------------------------------------------------------------------------
+Status inferConv(ShapeContext &c, bool transpose)
+{
+    const Shape *x = c.inShape(0);
+    const Shape *w = c.inShape(1);
+    if (!x || x->rank() < 3)
+        return Status::ok();
+    const size_t nsp = x->rank() - 2;
+    std::vector<int64_t> kernel = c.node.attrInts("kernel_shape");
+    if (kernel.empty() && w && w->rank() == x->rank() && w->isStatic())
+        for (size_t i = 0; i < nsp; ++i)
+            kernel.push_back(w->dims[2 + i].value);
+    if (kernel.size() != nsp)
+        return Status::ok();
+    const auto strides = c.node.attrInts("strides", std::vector<int64_t>(nsp, 1));
+    const auto dil = c.node.attrInts("dilations", std::vector<int64_t>(nsp, 1));
+    const auto pads = c.node.attrInts("pads", std::vector<int64_t>(2 * nsp, 0));
+    if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
+        return c.fail("strides, dilations or pads do not match the input's rank");
+    const std::string autoPad = c.node.attrString("auto_pad", "NOTSET");
+    const int64_t group = c.node.attrInt("group", 1);
+    Shape out;
+    out.dims.push_back(x->dims[0]);
+    if (w && w->rank() >= 2)
+        out.dims.push_back(transpose ? (w->dims[1].isStatic() ? Dim(w->dims[1].value * group) : Dim())
+                                     : w->dims[0]);
+    else
+        out.dims.push_back(Dim());
+    if (transpose) {
+        const auto outShape = c.node.attrInts("output_shape");
+        const auto outPad = c.node.attrInts("output_padding", std::vector<int64_t>(nsp, 0));
+        for (size_t i = 0; i < nsp; ++i) {
+            if (outShape.size() == nsp) {
+                out.dims.push_back(Dim(outShape[i]));
+                continue;
+            }
+            const Dim &in = x->dims[2 + i];
+            if (!in.isStatic()) {
+                out.dims.push_back(Dim());
+                continue;
+            }
+            out.dims.push_back(Dim(strides[i] * (in.value - 1) + (i < outPad.size() ? outPad[i] : 0) +
+                                   (kernel[i] - 1) * dil[i] + 1 - pads[i] - pads[nsp + i]));
+        }
+    } else {
+        for (size_t i = 0; i < nsp; ++i)
+            out.dims.push_back(windowDim(x->dims[2 + i], kernel[i], strides[i], dil[i], pads[i],
+                                         pads[nsp + i], autoPad, false));
+    }
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+Status inferPool(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x || x->rank() < 3)
+        return Status::ok();
+    const size_t nsp = x->rank() - 2;
+    const auto kernel = c.node.attrInts("kernel_shape");
+    if (kernel.size() != nsp)
+        return c.fail("kernel_shape does not match the input's rank");
+    const auto strides = c.node.attrInts("strides", std::vector<int64_t>(nsp, 1));
+    const auto dil = c.node.attrInts("dilations", std::vector<int64_t>(nsp, 1));
+    const auto pads = c.node.attrInts("pads", std::vector<int64_t>(2 * nsp, 0));
+    if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
+        return c.fail("strides, dilations or pads do not match the input's rank");
+    const std::string autoPad = c.node.attrString("auto_pad", "NOTSET");
+    const bool ceilMode = c.node.attrInt("ceil_mode", 0) != 0;
+    Shape out;
+    out.dims = {x->dims[0], x->dims[1]};
+    for (size_t i = 0; i < nsp; ++i)
+        out.dims.push_back(windowDim(x->dims[2 + i], kernel[i], strides[i], dil[i], pads[i],
+                                     pads[nsp + i], autoPad, ceilMode));
+    c.set(0, c.inType(0), out);
+    c.set(1, DataType::Int64, out); // MaxPool indices
+    return Status::ok();
+}
+
+Status inferMatMul(ShapeContext &c)
+{
+    const Shape *a = c.inShape(0);
+    const Shape *b = c.inShape(1);
+    if (!a || !b || a->rank() == 0 || b->rank() == 0)
+        return Status::ok();
+    Shape A = *a, B = *b;
+    const bool aVec = A.rank() == 1, bVec = B.rank() == 1;
+    if (aVec)
+        A.dims.insert(A.dims.begin(), Dim(1));
+    if (bVec)
+        B.dims.push_back(Dim(1));
+    const Dim &ka = A.dims[A.rank() - 1];
+    const Dim &kb = B.dims[B.rank() - 2];
+    if (ka.isStatic() && kb.isStatic() && ka.value != kb.value)
+        return c.fail("inner dimensions " + std::to_string(ka.value) + " and " + std::to_string(kb.value) +
+                      " differ (" + a->toString() + " x " + b->toString() + ")");
+    Shape ba(std::vector<Dim>(A.dims.begin(), A.dims.end() - 2));
+    Shape bb(std::vector<Dim>(B.dims.begin(), B.dims.end() - 2));
+    auto batch = broadcast({&ba, &bb});
+    if (!batch)
+        return Status::ok();
+    Shape out = *batch;
+    if (!aVec)
+        out.dims.push_back(A.dims[A.rank() - 2]);
+    if (!bVec)
+        out.dims.push_back(B.dims[B.rank() - 1]);
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+Status inferGemm(ShapeContext &c)
+{
+    const Shape *a = c.inShape(0);
+    const Shape *b = c.inShape(1);
+    if (!a || !b)
+        return Status::ok();
+    if (a->rank() != 2 || b->rank() != 2)
+        return c.fail("Gemm needs 2-D inputs, got " + a->toString() + " and " + b->toString());
+    const bool ta = c.node.attrInt("transA", 0) != 0, tb = c.node.attrInt("transB", 0) != 0;
+    const Dim m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
+    const Dim kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
+    if (ka.isStatic() && kb.isStatic() && ka.value != kb.value)
+        return c.fail("inner dimensions " + std::to_string(ka.value) + " and " + std::to_string(kb.value) +
+                      " differ (" + a->toString() + " x " + b->toString() + ")");
+    c.set(0, c.inType(0), Shape({m, n}));
+    return Status::ok();
+}
+
+Status inferLayerNorm(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    c.set(0, c.inType(0), *x);
+    const int64_t axis = normAxis(c.node.attrInt("axis", -1), int64_t(x->rank()));
+    Shape stat = *x;
+    for (size_t i = size_t(std::max<int64_t>(axis, 0)); i < stat.rank(); ++i)
+        stat.dims[i] = Dim(1);
+    const int64_t stash = c.node.attrInt("stash_type", 1);
+    const DataType st = ir::isKnownDataType(int32_t(stash)) ? DataType(int32_t(stash)) : DataType::Float;
+    c.set(1, st, stat);
+    c.set(2, st, stat);
+    return Status::ok();
+}
+
+Status inferBatchNorm(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (x)
+        c.set(0, c.inType(0), *x);
+    const Shape *scale = c.inShape(1);
+    if (scale)
+        for (size_t i = 1; i < c.node.outputs.size(); ++i)
+            c.set(i, c.inType(1), *scale);
+    return Status::ok();
+}
+
+Status convShape(ShapeContext &c) { return inferConv(c, false); }
+Status convTransposeShape(ShapeContext &c) { return inferConv(c, true); }
+
+Status globalPoolShape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (x && x->rank() >= 2) {
+        Shape out = *x;
+        for (size_t i = 2; i < out.rank(); ++i)
+            out.dims[i] = Dim(1);
+        c.set(0, c.inType(0), out);
+    }
+    return Status::ok();
+}
+
+Status dropoutShape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (x) {
+        c.set(0, c.inType(0), *x, nullptr);
+        c.set(1, DataType::Bool, *x);
+    }
+    return Status::ok();
+}
+
+/// ConvTranspose: W is [C, M/group, k...]; every input element feeds M/group * prod(k) MACs.
+double convTransposeFlops(const RuleContext &c)
+{
+    const ir::Value *w = c.input(1);
+    if (!w || !w->shape.isStatic() || w->shape.rank() < 2)
+        return 0;
+    double perIn = 1;
+    for (size_t i = 1; i < w->shape.rank(); ++i)
+        perIn *= double(w->shape.dims[i].value);
+    return 2 * numel(c.input(0)) * perIn;
+}
+
+// ---- gradient rules --------------------------------------------------------------------------
+Expected<Spec> conv(const RuleContext &c)
+{
+    const ir::Value *w = c.input(1);
+    const ir::Value *y = c.output(0);
+    if (!w || !y || w->shape.rank() < 2 || !w->shape.isStatic())
+        return makeError(StatusCode::InvalidArgument, "Conv needs a weight with a static shape");
+    const int64_t cout = w->shape.dims[0].value;
+    const double macs = cout > 0 ? numel(y) * (numel(w) / double(cout)) : 0;
+    Spec s;
+    s.forwardFlops = 2 * macs;
+    if (wantGrad(c, s, 0)) { // dX = dY (*) W^T
+        saveInput(s, 1);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 1)) { // dW = X (*) dY
+        saveInput(s, 0);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 2))
+        s.backwardFlops += numel(y);
+    return s;
+}
+
+Expected<Spec> gemm(const RuleContext &c)
+{
+    const ir::Value *a = c.input(0), *y = c.output(0);
+    if (!a || !y || a->shape.rank() != 2)
+        return makeError(StatusCode::InvalidArgument, "Gemm needs a 2-D A");
+    const bool transA = c.node->attrInt("transA", 0) != 0;
+    const int64_t k = transA ? a->shape.dims[0].value : a->shape.dims[1].value;
+    const double macs = numel(y) * double(k);
+    Spec s;
+    s.forwardFlops = 2 * macs;
+    if (wantGrad(c, s, 0)) {
+        saveInput(s, 1);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 1)) {
+        saveInput(s, 0);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 2))
+        s.backwardFlops += numel(y);
+    return s;
+}
+
+Expected<Spec> matmul(const RuleContext &c)
+{
+    const ir::Value *a = c.input(0), *y = c.output(0);
+    if (!a || !y || a->shape.rank() < 1)
+        return makeError(StatusCode::InvalidArgument, "MatMul needs a ranked A");
+    const int64_t k = a->shape.dims.back().value;
+    const double macs = numel(y) * double(k);
+    Spec s;
+    s.forwardFlops = 2 * macs;
+    if (wantGrad(c, s, 0)) {
+        saveInput(s, 1);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 1)) {
+        saveInput(s, 0);
+        s.backwardFlops += 2 * macs;
+    }
+    return s;
+}
+
+/// Per-channel float32 statistics [C] of an NC... input.
+ir::Shape channelShape(const ir::Value *x)
+{
+    return ir::Shape::fromStatic({x && x->shape.rank() >= 2 ? x->shape.dims[1].value : 1});
+}
+
+bool batchNormTraining(const RuleContext &c)
+{
+    // training_mode exists from opset 14; torch exports training graphs with it set to 1.
+    return c.node->attrInt("training_mode", 0) != 0;
+}
+
+Expected<Spec> batchNorm(const RuleContext &c)
+{
+    const ir::Value *x = c.input(0);
+    Spec s;
+    gradsForAll(c, s);
+    const double n = numel(x);
+    s.forwardFlops = 8 * n;
+    if (s.gradInputs.empty())
+        return s;
+    s.backwardFlops = 10 * n;
+    if (batchNormTraining(c)) {
+        s.extras.push_back({3, "saved_mean", ir::DataType::Float, channelShape(x)});
+        s.extras.push_back({4, "saved_inv_std", ir::DataType::Float, channelShape(x)});
+        saveInput(s, 0);
+        saveInput(s, 1);
+        saveOutput(s, 3);
+        saveOutput(s, 4);
+    } else {
+        // Inference statistics: dX = dY * scale / sqrt(var + eps); dScale needs X and the mean.
+        saveInput(s, 1);
+        saveInput(s, 4);
+        if (c.needs(1)) {
+            saveInput(s, 0);
+            saveInput(s, 3);
+        }
+    }
+    return s;
+}
+
+Expected<Spec> layerNorm(const RuleContext &c)
+{
+    const ir::Value *x = c.input(0);
+    if (!x || !x->shape.isStatic())
+        return makeError(StatusCode::InvalidArgument, "LayerNormalization needs a static input shape");
+    Spec s;
+    gradsForAll(c, s);
+    const double n = numel(x);
+    s.forwardFlops = 8 * n;
+    if (s.gradInputs.empty())
+        return s;
+    s.backwardFlops = 12 * n;
+    int64_t axis = c.node->attrInt("axis", -1);
+    const int64_t rank = int64_t(x->shape.rank());
+    if (axis < 0)
+        axis += rank;
+    std::vector<int64_t> statDims = x->shape.sizes();
+    for (int64_t d = std::clamp<int64_t>(axis, 0, rank); d < rank; ++d)
+        statDims[size_t(d)] = 1;
+    const auto stash = static_cast<ir::DataType>(c.node->attrInt("stash_type", 1));
+    s.extras.push_back({1, "mean", stash, ir::Shape::fromStatic(statDims)});
+    s.extras.push_back({2, "inv_std_dev", stash, ir::Shape::fromStatic(statDims)});
+    saveInput(s, 0);
+    saveInput(s, 1);
+    saveOutput(s, 1);
+    saveOutput(s, 2);
+    return s;
+}
+
+Expected<Spec> lrn(const RuleContext &c)
+{
+    const double size = double(c.node->attrInt("size", 5));
+    Spec s = elementwise(c, size + 4, 2 * size + 6);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        saveOutput(s, 0);
+    }
+    return s;
+}
+
+Expected<Spec> softmax(const RuleContext &c)
+{
+    Spec s = elementwise(c, 5, 4);
+    if (!s.gradInputs.empty())
+        saveOutput(s, 0);
+    return s;
+}
+
+double kernelVolume(const RuleContext &c)
+{
+    double k = 1;
+    for (int64_t d : c.node->attrInts("kernel_shape"))
+        k *= double(d);
+    return k;
+}
+
+Expected<Spec> maxPool(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    const ir::Value *y = c.output(0);
+    s.forwardFlops = numel(y) * kernelVolume(c);
+    if (s.gradInputs.empty())
+        return s;
+    s.backwardFlops = numel(y);
+    s.extras.push_back({1, "indices", ir::DataType::Int64, y ? y->shape : ir::Shape()});
+    saveInput(s, 0);
+    saveOutput(s, 1);
+    return s;
+}
+
+Expected<Spec> averagePool(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = numel(c.output(0)) * kernelVolume(c);
+    if (s.gradInputs.empty())
+        return s;
+    s.backwardFlops = numel(c.output(0)) * kernelVolume(c);
+    saveInput(s, 0); // only its shape is needed, but PyTorch's avg_pool2d keeps the input
+    return s;
+}
+
+Expected<Spec> globalAveragePool(const RuleContext &c)
+{
+    // Only the input's shape is needed, but PyTorch keeps the input of adaptive_avg_pool2d
+    // (measured: mobilenet_v2's last ReLU6 output is saved, and nothing else reads it).
+    Spec s = *reduction(c);
+    if (!s.gradInputs.empty())
+        saveInput(s, 0);
+    return s;
+}
+
+bool dropoutActive(const RuleContext &c)
+{
+    const ir::Node &n = *c.node;
+    if (c.graph->info().opsetVersion > 0 && c.graph->info().opsetVersion < 12) {
+        // Old Dropout: a `ratio` attribute; it drops when the graph asks for the mask.
+        return n.attrFloat("ratio", 0.5) > 0 && n.outputs.size() > 1 && n.outputs[1].valid();
+    }
+    double ratio = 0.5;
+    if (c.input(1)) {
+        ratio = 0.5;
+        if (const ir::TensorConstant *r = c.constantInput(1)) {
+            auto v = r->toFloats();
+            if (v && !v->empty())
+                ratio = (*v)[0];
+        }
+    }
+    bool training = false; // opset >= 12 without training_mode: inference, the identity
+    if (c.input(2)) {
+        training = true;   // not a constant: assume it may be on
+        if (const ir::TensorConstant *t = c.constantInput(2)) {
+            auto v = t->toInt64s();
+            training = v && !v->empty() && (*v)[0] != 0;
+        }
+    }
+    return training && ratio > 0;
+}
+
+Expected<Spec> dropout(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    const double n = numel(c.input(0));
+    s.forwardFlops = dropoutActive(c) ? 2 * n : 0;
+    if (s.gradInputs.empty() || !dropoutActive(c))
+        return s;
+    s.backwardFlops = n;
+    s.extras.push_back({1, "mask", ir::DataType::Bool, c.input(0)->shape});
+    saveOutput(s, 1);
+    return s;
+}
+
+} // namespace
+
+bool dropoutDrops(const ir::Graph &graph, const ir::Node &node)
+{
+    RuleContext c;
+    c.graph = &graph;
+    c.node = &node;
+    return dropoutActive(c);
+}
+
+void addNnOps(std::vector<OpDef> &t)
+{
+    t.push_back({.type = "Conv", .family = OpFamily::Convolution, .inferShape = convShape, .differentiable = firstThree, .derive = conv});
+    t.push_back({.type = "ConvTranspose", .family = OpFamily::Convolution, .inferShape = convTransposeShape, .flops = convTransposeFlops});
+    t.push_back({.type = "Gemm", .family = OpFamily::MatrixProduct, .inferShape = inferGemm, .differentiable = firstThree, .derive = gemm});
+    t.push_back({.type = "MatMul", .family = OpFamily::MatrixProduct, .inferShape = inferMatMul, .differentiable = firstTwo, .derive = matmul});
+    t.push_back({.type = "BatchNormalization", .family = OpFamily::Normalisation, .inferShape = inferBatchNorm, .differentiable = firstThree, .derive = batchNorm});
+    t.push_back({.type = "LayerNormalization", .family = OpFamily::Normalisation, .sinceOpset = 17, .inferShape = inferLayerNorm, .differentiable = firstThree, .derive = layerNorm});
+    t.push_back({.type = "LRN", .family = OpFamily::Normalisation, .inferShape = unaryShape, .differentiable = first, .derive = lrn});
+    t.push_back({.type = "GroupNormalization", .family = OpFamily::Normalisation, .sinceOpset = 18, .inferShape = unaryShape, .flops = fivePerOutput});
+    t.push_back({.type = "InstanceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
+    t.push_back({.type = "LpNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
+    t.push_back({.type = "MeanVarianceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
+    t.push_back({.type = "Softmax", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = softmax});
+    t.push_back({.type = "LogSoftmax", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = softmax});
+    t.push_back({.type = "Hardmax", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "MaxPool", .family = OpFamily::Pooling, .inferShape = inferPool, .differentiable = first, .derive = maxPool});
+    t.push_back({.type = "AveragePool", .family = OpFamily::Pooling, .inferShape = inferPool, .differentiable = first, .derive = averagePool});
+    t.push_back({.type = "LpPool", .family = OpFamily::Pooling, .inferShape = inferPool, .flops = perInput});
+    t.push_back({.type = "GlobalAveragePool", .family = OpFamily::Pooling, .inferShape = globalPoolShape, .differentiable = first, .derive = globalAveragePool});
+    t.push_back({.type = "GlobalMaxPool", .family = OpFamily::Pooling, .inferShape = globalPoolShape, .flops = perInput});
+    t.push_back({.type = "GlobalLpPool", .family = OpFamily::Pooling, .inferShape = globalPoolShape, .flops = perInput});
+    t.push_back({.type = "Dropout", .family = OpFamily::Dropout, .inferShape = dropoutShape, .differentiable = first, .derive = dropout});
+}
+
+} // namespace remat::core::ops

@@ -1,0 +1,145 @@
+#pragma once
+// One description per ONNX op type: everything the stages know about it, side by side.
+//   const ops::OpDef *def = ops::findOp("Conv", opset);     // null: an op type we do not know
+//   def->inferShape(shapeCtx);                               // onnx: output dtypes and shapes
+//   def->derive(ruleCtx);                                    // training: what the backward saves
+//   ops::forwardFlops(graph, node);  def->family;  def->hostOnly;   // cost, explorer, CUDA backend
+//
+// The table is an explicit list (registry.cpp) of the family files elementwise.cpp, nn.cpp,
+// tensor.cpp, reduction.cpp and control.cpp (ONNX's onnx/defs/<family> split); nothing registers
+// itself. tests/ops/tst_op_table.cpp walks it: an op that is differentiable must have its gradient
+// rule, CPU and CUDA kernels and test rows, or the test names what is missing.
+//
+// Gradient-rule conventions (kernels rely on them):
+// - Positions are ONNX positions: savedInputs / gradInputs index the node's inputs, savedOutputs
+//   its outputs. Extra SavedState outputs a rule appends to the forward op have fixed positions
+//   after the ONNX ones that exist in the op's schema: MaxPool indices 1 (ONNX's own Indices
+//   output), BatchNormalization training mean 3 and inverse std 4 (the opset-9 positions),
+//   LayerNormalization Mean 1 and InvStdDev 2 (its own optional outputs), Dropout mask 1.
+//   When the node already has an output at that position it is reused.
+// - What is saved follows PyTorch's autograd (torch 1.13), so store-all memory agrees with it:
+//   Conv / Gemm / MatMul save A when B needs a gradient and B when A does; BatchNormalization in
+//   training mode saves X, scale, mean and inverse std; Relu, Sigmoid, Tanh, Sqrt, Exp and Softmax
+//   save their output; Clip saves its input (torchvision 0.14's ReLU6 is not in place: hardtanh
+//   keeps its input, and the next conv keeps the result); MaxPool saves X and int64 indices;
+//   AveragePool and GlobalAveragePool save X (PyTorch's pooling keeps `self`, though only its shape
+//   is needed); Add / Sub / Neg / Concat / layout ops save nothing; Dropout saves its bool mask (as
+//   CUDA's fused dropout does); Mul saves the other operand of each input that needs a gradient;
+//   Erf, Gelu, HardSigmoid, HardSwish, LeakyRelu and Log save X; Max / Min save both operands;
+//   LogSoftmax saves its output; LayerNormalization X, scale, mean, inv std.
+
+#include "core/ir/graph.h"
+#include "core/util/status.h"
+
+#include <string>
+#include <vector>
+
+namespace remat::core::ops {
+
+struct ShapeContext;
+
+/// What the explorer colours an op by (ui/colour_mode.cpp maps a family to its colour).
+enum class OpFamily {
+    Convolution,
+    MatrixProduct,
+    Normalisation,
+    Activation,
+    Pooling,       ///< pools and reductions
+    Arithmetic,
+    DataMovement,  ///< shape, layout, constants, comparisons on shape data
+    Dropout,
+    Other,
+};
+/// "Convolution", "Matrix product", ... (the legend's words).
+const char *familyName(OpFamily family);
+
+/// What a gradient rule sees of one forward node.
+struct RuleContext
+{
+    const ir::Graph *graph = nullptr;
+    const ir::Node *node = nullptr;
+    std::vector<bool> inputNeedsGrad; ///< per ONNX input: differentiable and requires a gradient
+    std::vector<bool> outputHasGrad;  ///< per ONNX output: a gradient arrives for it
+
+    /// The input / output at an ONNX position, or null when omitted or out of range.
+    const ir::Value *input(size_t pos) const;
+    const ir::Value *output(size_t pos) const;
+    /// Element count of an input / output (0 when absent).
+    int64_t inputElements(size_t pos) const;
+    int64_t outputElements(size_t pos) const;
+    bool needs(size_t inputPos) const { return inputPos < inputNeedsGrad.size() && inputNeedsGrad[inputPos]; }
+    /// Constant data of an input (a Constant node output or a constant initializer), if any.
+    const ir::TensorConstant *constantInput(size_t pos) const;
+};
+
+/// A SavedState output the rule appends to the forward op.
+struct ExtraOutput
+{
+    int position = 0;       ///< output position (see the conventions above)
+    std::string suffix;     ///< tensor name: "<first output name>::<suffix>"
+    ir::DataType dtype = ir::DataType::Float;
+    ir::Shape shape;
+};
+
+struct BackwardSpec
+{
+    std::vector<int> savedInputs;   ///< ONNX input positions the backward reads
+    std::vector<int> savedOutputs;  ///< output positions the backward reads (extras included)
+    std::vector<ExtraOutput> extras;
+    std::vector<int> gradInputs;    ///< input positions the backward produces gradients for
+    double forwardFlops = 0;
+    double backwardFlops = 0;
+    int64_t forwardWorkspace = 0;
+    int64_t backwardWorkspace = 0;
+};
+
+using ShapeFn = Status (*)(ShapeContext &ctx);
+using DifferentiableFn = bool (*)(const ir::Node &node, size_t pos);
+using GradientRuleFn = Expected<BackwardSpec> (*)(const RuleContext &ctx);
+using FlopsFn = double (*)(const RuleContext &ctx);
+
+/// Everything about one ONNX op type. One row of the table, written with designated initializers
+/// in its family file.
+struct OpDef
+{
+    const char *type = "";
+    OpFamily family = OpFamily::Other;
+    /// First opset the type exists in (findOp refuses an older one); the shape function handles
+    /// every later form (attributes that became inputs: Squeeze axes 13, Reduce* axes 13 / 18 ...).
+    int sinceOpset = 1;
+    /// Output dtypes and shapes, and small constant values for shape arithmetic. Null: outputs are
+    /// left unknown (ONNX's own inference may still fill them in).
+    ShapeFn inferShape = nullptr;
+    /// Whether ONNX input `pos` can carry a gradient (only floating-point values ever do).
+    DifferentiableFn differentiable = nullptr;
+    /// The gradient rule: what the backward reads, saves (extras), produces and costs, and the
+    /// forward FLOPs. Non-differentiable ops the builder accepts have a rule with no gradients.
+    /// Null: the training builder refuses the op.
+    GradientRuleFn derive = nullptr;
+    /// Forward FLOPs of an op the builder refuses (the explorer still shows them); ops with a
+    /// rule take the rule's figure.
+    FlopsFn flops = nullptr;
+    /// Host-only shape arithmetic: why a device backend may run it on the host through the CPU
+    /// reference kernel (null: a device backend needs its own kernel).
+    const char *hostOnly = nullptr;
+
+    /// Whether any input can carry a gradient (the op then needs backward kernels).
+    bool hasGradient() const { return derive && differentiable && differentiable != noInputs; }
+    static bool noInputs(const ir::Node &, size_t) { return false; }
+};
+
+/// The table, sorted by type.
+const std::vector<OpDef> &allOps();
+/// The definition of `type` valid at `opset` (0: any opset); null when unknown or too old.
+const OpDef *findOp(const std::string &type, int64_t opset = 0);
+
+/// Forward FLOPs of one node from its op's gradient rule (or flops function): 2 x MACs for
+/// Conv / Gemm / MatMul, a few per element for element-wise ops, 0 for data movement and for
+/// unknown ops. The figure the training graph's cost model uses for the same node.
+double forwardFlops(const ir::Graph &graph, const ir::Node &node);
+
+/// Whether a Dropout node drops anything (training mode on, ratio > 0). When it does not, it is the
+/// identity, as in PyTorch (which returns its input): the builder removes it.
+bool dropoutDrops(const ir::Graph &graph, const ir::Node &node);
+
+} // namespace remat::core::ops

@@ -1,0 +1,705 @@
+// Data-movement ops (onnx/defs/tensor): reshapes, layout, indexing, Cast. Their backward needs
+// shapes only, or indices.
+#include "core/ops/families.h"
+#include "core/ops/shape_context.h"
+#include "core/util/bytes.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace remat::core::ops {
+namespace {
+
+using namespace rules;
+
+// ---- shape functions -------------------------------------------------------------------------
+/// See BatchRewrite: the Reshape target of a file traced at another batch, moved to this batch.
+std::optional<std::vector<int64_t>> reshapeAtNewBatch(ShapeContext &c, const std::vector<int64_t> &target, bool allowZero)
+{
+    const Shape *x = c.inShape(0);
+    const Shape *xf = c.inFileShape(0);
+    if (!x || !xf || !x->isStatic() || !xf->isStatic() || x->rank() != xf->rank())
+        return std::nullopt;
+    const int64_t nNew = x->numElements().value(), nFile = xf->numElements().value();
+    if (nNew == nFile || nFile == 0 || nNew == 0)
+        return std::nullopt;
+    // A target computed from Shape ops followed the batch by itself; only a constant that is the
+    // same at both batches is stale.
+    const ConstTensor *targetNow = c.inConst(1);
+    const InferredValue *targetThen =
+        c.node.inputs.size() > 1 && c.node.inputs[1].valid() ? &(*c.rw.atFileBatch)[c.node.inputs[1].index()] : nullptr;
+    if (!targetNow || !targetThen || !targetThen->constant || targetThen->constant->ints != targetNow->ints)
+        return std::nullopt;
+    // The target as the file meant it, at the file's batch.
+    std::vector<int64_t> t = target;
+    int64_t known = 1;
+    int minus = -1;
+    for (size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == 0 && !allowZero) {
+            if (i >= xf->rank())
+                return std::nullopt;
+            t[i] = xf->dims[i].value;
+        }
+        if (t[i] == -1)
+            minus = int(i);
+        else if (t[i] <= 0 || mulOverflows(known, t[i], &known))
+            return std::nullopt;
+    }
+    if (minus >= 0) {
+        if (nFile % known != 0)
+            return std::nullopt;
+        t[size_t(minus)] = nFile / known;
+    } else if (known != nFile) {
+        return std::nullopt;
+    }
+    const std::vector<int64_t> in = xf->sizes();
+    size_t changed = in.size();
+    for (size_t k = 0; k < in.size(); ++k)
+        if (x->dims[k].value != in[k])
+            changed = changed == in.size() ? k : in.size() + 1;
+    if (changed >= in.size())
+        return std::nullopt; // none or several input dims changed: no single batch dim to follow
+    // Blocks of input dims and target dims with equal products; the changed input dim's block
+    // holds the target dim that carried the batch.
+    size_t i = 0, j = 0;
+    while (i < in.size() || j < t.size()) {
+        const size_t bi = i, bj = j;
+        int64_t pi = 1, pj = 1;
+        bool overflow = false;
+        if (i < in.size())
+            overflow |= mulOverflows(pi, in[i++], &pi);
+        if (j < t.size())
+            overflow |= mulOverflows(pj, t[j++], &pj);
+        while (pi != pj && !overflow) {
+            if (pi < pj && i < in.size())
+                overflow |= mulOverflows(pi, in[i++], &pi);
+            else if (j < t.size())
+                overflow |= mulOverflows(pj, t[j++], &pj);
+            else if (i < in.size())
+                overflow |= mulOverflows(pi, in[i++], &pi);
+            else
+                return std::nullopt;
+        }
+        if (overflow)
+            return std::nullopt;
+        if (changed < bi || changed >= i)
+            continue;
+        auto scales = [&](size_t m) {
+            int64_t p = 0;
+            return !mulOverflows(t[m], nNew, &p) && p % nFile == 0;
+        };
+        size_t pick = t.size();
+        for (size_t m = bj; m < j && pick == t.size(); ++m)
+            if (t[m] == c.rw.fileBatch && scales(m))
+                pick = m;
+        for (size_t m = bj; m < j && pick == t.size(); ++m)
+            if (scales(m))
+                pick = m;
+        if (pick == t.size())
+            return std::nullopt;
+        t[pick] = t[pick] * nNew / nFile; // no overflow: checked by scales()
+        return t;
+    }
+    return std::nullopt;
+}
+
+Status inferReshape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    std::optional<std::vector<int64_t>> target =
+        c.opset >= 5 ? c.inInts(1) : std::optional(c.node.attrInts("shape"));
+    if (!target)
+        return Status::ok();
+    const bool allowZero = c.node.attrInt("allowzero", 0) != 0;
+    Shape out;
+    int inferIndex = -1;
+    int64_t known = 1;
+    bool knownStatic = true;
+    for (size_t i = 0; i < target->size(); ++i) {
+        int64_t d = (*target)[i];
+        if (d == -1) {
+            if (inferIndex >= 0)
+                return c.fail("the target shape has two -1 dims");
+            inferIndex = int(i);
+            out.dims.push_back(Dim());
+            continue;
+        }
+        if (d == 0 && !allowZero) {
+            if (!x || i >= x->rank()) {
+                if (!x)
+                    return Status::ok();
+                return c.fail("target dim " + std::to_string(i) + " copies a dim the input " +
+                              x->toString() + " does not have");
+            }
+            out.dims.push_back(x->dims[i]);
+        } else if (d < 0) {
+            return c.fail("negative target dim " + std::to_string(d));
+        } else {
+            out.dims.push_back(Dim(d));
+        }
+        if (out.dims.back().isStatic()) {
+            if (mulOverflows(known, out.dims.back().value, &known))
+                return c.fail("target shape overflows 64 bits");
+        } else {
+            knownStatic = false;
+        }
+    }
+    if (auto moved = reshapeAtNewBatch(c, *target, allowZero)) {
+        c.set(0, c.inType(0), Shape::fromStatic(*moved));
+        return Status::ok();
+    }
+    const bool inStatic = x && x->isStatic();
+    int64_t inCount = -1;
+    if (inStatic) {
+        auto n = x->numElements();
+        if (!n)
+            return n.status();
+        inCount = *n;
+    }
+    if (inferIndex >= 0 && inStatic && knownStatic) {
+        if (known == 0 || inCount % known != 0)
+            return c.fail("cannot reshape " + x->toString() + " to " + Shape(out).toString());
+        out.dims[size_t(inferIndex)] = Dim(inCount / known);
+    } else if (inferIndex < 0 && inStatic && knownStatic && known != inCount) {
+        return c.fail("cannot reshape " + x->toString() + " (" + std::to_string(inCount) + " elements) to " +
+                      out.toString());
+    }
+    std::shared_ptr<ConstTensor> k;
+    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
+        auto kk = std::make_shared<ConstTensor>(*src);
+        kk->dims = out.sizes();
+        k = kk;
+    }
+    c.set(0, c.inType(0), out, k);
+    return Status::ok();
+}
+
+Status inferTranspose(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    std::vector<int64_t> perm = c.node.attrInts("perm");
+    if (perm.empty())
+        for (size_t i = x->rank(); i-- > 0;)
+            perm.push_back(int64_t(i));
+    if (perm.size() != x->rank())
+        return c.fail("perm has " + std::to_string(perm.size()) + " entries for input " + x->toString());
+    Shape out;
+    for (int64_t p : perm) {
+        if (p < 0 || p >= int64_t(x->rank()))
+            return c.fail("perm entry out of range");
+        out.dims.push_back(x->dims[size_t(p)]);
+    }
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+Status inferConcat(ShapeContext &c)
+{
+    std::vector<const Shape *> shapes;
+    for (size_t i = 0; i < c.node.inputs.size(); ++i) {
+        const Shape *s = c.inShape(i);
+        if (!s)
+            return Status::ok();
+        shapes.push_back(s);
+    }
+    if (shapes.empty())
+        return Status::ok();
+    const int64_t rank = int64_t(shapes[0]->rank());
+    int64_t axis = normAxis(c.node.attrInt("axis", 0), rank);
+    if (axis < 0 || axis >= rank)
+        return c.fail("axis out of range for " + shapes[0]->toString());
+    Shape out = *shapes[0];
+    int64_t sum = 0;
+    bool sumKnown = true;
+    for (const Shape *const &s : shapes) {
+        if (int64_t(s->rank()) != rank)
+            return c.fail("inputs of different ranks (" + shapes[0]->toString() + ", " + s->toString() + ")");
+        const Dim &d = s->dims[size_t(axis)];
+        if (d.isStatic())
+            sum += d.value;
+        else
+            sumKnown = false;
+        for (size_t k = 0; k < size_t(rank); ++k) {
+            if (int64_t(k) == axis)
+                continue;
+            if (!out.dims[k].isStatic() && s->dims[k].isStatic())
+                out.dims[k] = s->dims[k];
+            else if (out.dims[k].isStatic() && s->dims[k].isStatic() && out.dims[k].value != s->dims[k].value) {
+                const size_t i = size_t(&s - shapes.data());
+                auto fixed = c.reconcile(0, i, k, k);
+                if (!fixed)
+                    return c.fail("inputs disagree in dim " + std::to_string(k) + " (" + shapes[0]->toString() +
+                                  ", " + s->toString() + ")");
+                out.dims[k] = *fixed;
+            }
+        }
+    }
+    out.dims[size_t(axis)] = sumKnown ? Dim(sum) : Dim();
+    std::shared_ptr<ConstTensor> k;
+    bool allConst = out.isStatic();
+    for (size_t i = 0; i < c.node.inputs.size() && allConst; ++i)
+        allConst = c.inConst(i) != nullptr;
+    if (allConst && product(out.sizes()) <= kMaxConstElements) {
+        k = makeConst(c.inType(0), out.sizes());
+        int64_t outer = 1;
+        for (int64_t d = 0; d < axis; ++d)
+            outer *= out.dims[size_t(d)].value;
+        for (int64_t o = 0; o < outer; ++o) {
+            for (size_t i = 0; i < c.node.inputs.size(); ++i) {
+                const ConstTensor *src = c.inConst(i);
+                const int64_t chunk = outer ? int64_t(src->size()) / outer : 0;
+                for (int64_t e = 0; e < chunk; ++e) {
+                    const size_t at = size_t(o * chunk + e);
+                    if (k->isInteger())
+                        k->ints.push_back(src->intAt(at));
+                    else
+                        k->floats.push_back(src->at(at));
+                }
+            }
+        }
+    }
+    c.set(0, c.inType(0), out, k);
+    return Status::ok();
+}
+
+Status inferSplit(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    const int64_t rank = int64_t(x->rank());
+    const int64_t axis = normAxis(c.node.attrInt("axis", 0), rank);
+    if (axis < 0 || axis >= rank)
+        return c.fail("axis out of range");
+    std::vector<int64_t> split;
+    if (c.opset >= 13 && c.in(1)) {
+        auto s = c.inInts(1);
+        if (!s)
+            return Status::ok();
+        split = *s;
+    } else {
+        split = c.node.attrInts("split");
+    }
+    const size_t nOut = c.node.outputs.size();
+    const Dim &d = x->dims[size_t(axis)];
+    if (split.empty()) {
+        if (!d.isStatic() || nOut == 0)
+            return Status::ok();
+        const int64_t each = (d.value + int64_t(nOut) - 1) / int64_t(nOut);
+        for (size_t i = 0; i < nOut; ++i)
+            split.push_back(std::max<int64_t>(0, std::min(each, d.value - each * int64_t(i))));
+    }
+    if (split.size() != nOut)
+        return c.fail("split has " + std::to_string(split.size()) + " sizes for " + std::to_string(nOut) + " outputs");
+    for (size_t i = 0; i < nOut; ++i) {
+        Shape o = *x;
+        o.dims[size_t(axis)] = Dim(split[i]);
+        c.set(i, c.inType(0), o);
+    }
+    return Status::ok();
+}
+
+Status inferSlice(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.opset >= 10) {
+        auto s = c.inInts(1), e = c.inInts(2);
+        if (!s || !e)
+            return Status::ok();
+        starts = *s;
+        ends = *e;
+        if (c.in(3)) {
+            auto a = c.inInts(3);
+            if (!a)
+                return Status::ok();
+            axes = *a;
+        }
+        if (c.in(4)) {
+            auto st = c.inInts(4);
+            if (!st)
+                return Status::ok();
+            steps = *st;
+        }
+    } else {
+        starts = c.node.attrInts("starts");
+        ends = c.node.attrInts("ends");
+        axes = c.node.attrInts("axes");
+    }
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i)
+            axes.push_back(int64_t(i));
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        return c.fail("starts, ends, axes and steps differ in length");
+    Shape out = *x;
+    const int64_t rank = int64_t(x->rank());
+    std::vector<int64_t> first(x->rank(), 0), step(x->rank(), 1), count(x->rank(), -1);
+    for (size_t i = 0; i < starts.size(); ++i) {
+        const int64_t a = normAxis(axes[i], rank);
+        if (a < 0 || a >= rank)
+            return c.fail("axis out of range");
+        if (steps[i] == 0)
+            return c.fail("step 0");
+        const Dim &d = x->dims[size_t(a)];
+        if (!d.isStatic()) {
+            out.dims[size_t(a)] = Dim();
+            continue;
+        }
+        const int64_t n = d.value, st = steps[i];
+        int64_t b = starts[i], e = ends[i];
+        if (b < 0)
+            b += n;
+        if (e < 0)
+            e += n;
+        int64_t len;
+        if (st > 0) {
+            b = std::clamp<int64_t>(b, 0, n);
+            e = std::clamp<int64_t>(e, 0, n);
+            len = e > b ? (e - b + st - 1) / st : 0;
+        } else {
+            b = std::clamp<int64_t>(b, 0, n - 1);
+            e = std::clamp<int64_t>(e, -1, n - 1);
+            len = b > e ? (b - e + (-st) - 1) / (-st) : 0;
+        }
+        out.dims[size_t(a)] = Dim(len);
+        first[size_t(a)] = b;
+        step[size_t(a)] = st;
+        count[size_t(a)] = len;
+    }
+    std::shared_ptr<ConstTensor> k;
+    const ConstTensor *src = c.inConst(0);
+    if (src && x->rank() == 1 && out.isStatic() && x->dims[0].value == int64_t(src->size())) {
+        k = makeConst(src->dtype, out.sizes());
+        for (int64_t i = 0; i < out.dims[0].value; ++i) {
+            const size_t at = size_t(first[0] + i * step[0]);
+            if (k->isInteger())
+                k->ints.push_back(src->intAt(at));
+            else
+                k->floats.push_back(src->at(at));
+        }
+    }
+    c.set(0, c.inType(0), out, k);
+    return Status::ok();
+}
+
+Status inferGather(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    const Shape *idx = c.inShape(1);
+    if (!x || !idx)
+        return Status::ok();
+    const int64_t rank = int64_t(x->rank());
+    const int64_t axis = normAxis(c.node.attrInt("axis", 0), rank);
+    if (axis < 0 || axis >= rank)
+        return c.fail("axis out of range for " + x->toString());
+    Shape out;
+    for (int64_t i = 0; i < axis; ++i)
+        out.dims.push_back(x->dims[size_t(i)]);
+    for (const Dim &d : idx->dims)
+        out.dims.push_back(d);
+    for (int64_t i = axis + 1; i < rank; ++i)
+        out.dims.push_back(x->dims[size_t(i)]);
+    std::shared_ptr<ConstTensor> k;
+    const ConstTensor *src = c.inConst(0);
+    auto indices = c.inInts(1);
+    if (src && indices && rank == 1 && out.isStatic()) {
+        k = makeConst(src->dtype, out.sizes());
+        const int64_t n = int64_t(src->size());
+        for (int64_t i : *indices) {
+            if (i < 0)
+                i += n;
+            if (i < 0 || i >= n)
+                return c.fail("index " + std::to_string(i) + " out of range for " + x->toString());
+            if (k->isInteger())
+                k->ints.push_back(src->intAt(size_t(i)));
+            else
+                k->floats.push_back(src->at(size_t(i)));
+        }
+    }
+    c.set(0, c.inType(0), out, k);
+    return Status::ok();
+}
+
+Status inferUnsqueeze(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    auto axes = axesOf(c, 1, 13);
+    if (!x || !axes)
+        return Status::ok();
+    const int64_t outRank = int64_t(x->rank() + axes->size());
+    std::vector<bool> inserted(size_t(outRank), false);
+    for (int64_t a : *axes) {
+        a = normAxis(a, outRank);
+        if (a < 0 || a >= outRank || inserted[size_t(a)])
+            return c.fail("bad axes");
+        inserted[size_t(a)] = true;
+    }
+    Shape out;
+    size_t k = 0;
+    for (int64_t i = 0; i < outRank; ++i)
+        out.dims.push_back(inserted[size_t(i)] ? Dim(1) : x->dims[k++]);
+    std::shared_ptr<ConstTensor> kc;
+    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
+        auto kk = std::make_shared<ConstTensor>(*src);
+        kk->dims = out.sizes();
+        kc = kk;
+    }
+    c.set(0, c.inType(0), out, kc);
+    return Status::ok();
+}
+
+Status inferSqueeze(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    auto axes = axesOf(c, 1, 13);
+    if (!x || !axes)
+        return Status::ok();
+    const int64_t rank = int64_t(x->rank());
+    std::vector<bool> drop(x->rank(), false);
+    if (axes->empty()) {
+        for (size_t i = 0; i < x->rank(); ++i) {
+            if (!x->dims[i].isStatic())
+                return Status::ok();
+            drop[i] = x->dims[i].value == 1;
+        }
+    }
+    for (int64_t a : *axes) {
+        a = normAxis(a, rank);
+        if (a < 0 || a >= rank)
+            return c.fail("axis out of range");
+        drop[size_t(a)] = true;
+    }
+    Shape out;
+    for (size_t i = 0; i < x->rank(); ++i)
+        if (!drop[i])
+            out.dims.push_back(x->dims[i]);
+    std::shared_ptr<ConstTensor> kc;
+    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
+        auto kk = std::make_shared<ConstTensor>(*src);
+        kk->dims = out.sizes();
+        kc = kk;
+    }
+    c.set(0, c.inType(0), out, kc);
+    return Status::ok();
+}
+
+Status inferExpand(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    auto target = c.inInts(1);
+    if (!x || !target)
+        return Status::ok();
+    for (int64_t d : *target)
+        if (d < 0)
+            return c.fail("negative dim in the target shape");
+    Shape t = Shape::fromStatic(*target);
+    auto out = broadcast({x, &t});
+    if (!out)
+        return Status::ok();
+    std::shared_ptr<const ConstTensor> k;
+    if (const ConstTensor *src = c.inConst(0))
+        k = constBroadcast({src}, src->dtype, *out, [](auto &v) { return v[0]; }, [](auto &v) { return v[0]; });
+    c.set(0, c.inType(0), *out, k);
+    return Status::ok();
+}
+
+Status inferCast(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    const DataType t = DataType(int32_t(c.node.attrInt("to", 0)));
+    if (!ir::isKnownDataType(int32_t(t)))
+        return c.fail("Cast to unknown data type " + std::to_string(int32_t(t)));
+    if (!x)
+        return Status::ok();
+    std::shared_ptr<ConstTensor> k;
+    if (const ConstTensor *src = c.inConst(0)) {
+        k = makeConst(t, src->dims);
+        for (size_t i = 0; i < src->size(); ++i) {
+            if (t == DataType::Bool)
+                k->ints.push_back(src->at(i) != 0);
+            else if (k->isInteger())
+                k->ints.push_back(src->intAt(i));
+            else
+                k->floats.push_back(src->at(i));
+        }
+    }
+    c.set(0, t, *x, k);
+    return Status::ok();
+}
+
+Status inferPad(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    std::optional<std::vector<int64_t>> pads =
+        c.opset >= 11 ? c.inInts(1) : std::optional(c.node.attrInts("pads"));
+    if (!pads)
+        return Status::ok();
+    std::vector<int64_t> axes;
+    if (c.opset >= 18 && c.in(3)) {
+        auto a = c.inInts(3);
+        if (!a)
+            return Status::ok();
+        axes = *a;
+    } else {
+        for (size_t i = 0; i < x->rank(); ++i)
+            axes.push_back(int64_t(i));
+    }
+    if (pads->size() != 2 * axes.size())
+        return c.fail("pads has " + std::to_string(pads->size()) + " entries for " + x->toString());
+    Shape out = *x;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t a = normAxis(axes[i], int64_t(x->rank()));
+        if (a < 0 || a >= int64_t(x->rank()))
+            return c.fail("axis out of range");
+        Dim &d = out.dims[size_t(a)];
+        if (d.isStatic())
+            d = Dim(std::max<int64_t>(0, d.value + (*pads)[i] + (*pads)[axes.size() + i]));
+    }
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+Status inferResize(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    std::optional<std::vector<int64_t>> sizes;
+    std::vector<double> scales;
+    if (c.node.opType == "Upsample" && c.opset < 9) {
+        for (double s : c.node.attribute("scales") ? c.node.attribute("scales")->floats() : std::vector<double>{})
+            scales.push_back(s);
+    } else {
+        const size_t scalesIndex = (c.node.opType == "Upsample" || c.opset < 11) ? 1 : 2;
+        if (c.node.opType == "Resize" && c.opset >= 11 && c.in(3)) {
+            sizes = c.inInts(3);
+            if (!sizes)
+                return Status::ok();
+        }
+        if (!sizes && c.in(scalesIndex)) {
+            const ConstTensor *s = c.inConst(scalesIndex);
+            if (!s)
+                return Status::ok();
+            for (size_t i = 0; i < s->size(); ++i)
+                scales.push_back(s->at(i));
+        }
+    }
+    Shape out = *x;
+    if (sizes && !sizes->empty()) {
+        if (sizes->size() != x->rank())
+            return c.fail("sizes do not match the input's rank");
+        out = Shape::fromStatic(*sizes);
+    } else {
+        if (scales.size() != x->rank())
+            return scales.empty() ? Status::ok() : c.fail("scales do not match the input's rank");
+        for (size_t i = 0; i < x->rank(); ++i)
+            if (x->dims[i].isStatic())
+                out.dims[i] = Dim(int64_t(std::floor(double(x->dims[i].value) * scales[i])));
+    }
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+Status inferTile(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    auto reps = c.inInts(1);
+    if (!x || !reps)
+        return Status::ok();
+    if (reps->size() != x->rank())
+        return c.fail("repeats do not match the input's rank");
+    Shape out = *x;
+    for (size_t i = 0; i < x->rank(); ++i)
+        if (out.dims[i].isStatic())
+            out.dims[i] = Dim(out.dims[i].value * (*reps)[i]);
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+Status inferFlatten(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    const int64_t rank = int64_t(x->rank());
+    const int64_t axis = normAxis(c.node.attrInt("axis", 1), rank);
+    if (axis < 0 || axis > rank)
+        return c.fail("axis out of range");
+    auto prod = [&](int64_t b, int64_t e) {
+        int64_t n = 1;
+        for (int64_t i = b; i < e; ++i) {
+            if (!x->dims[size_t(i)].isStatic())
+                return Dim();
+            if (mulOverflows(n, x->dims[size_t(i)].value, &n))
+                return Dim();
+        }
+        return Dim(n);
+    };
+    c.set(0, c.inType(0), Shape({prod(0, axis), prod(axis, rank)}));
+    return Status::ok();
+}
+
+// ---- gradient rules --------------------------------------------------------------------------
+Expected<Spec> gather(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 1); // the scatter back needs the indices
+        s.backwardFlops = numel(c.output(0));
+    }
+    return s;
+}
+
+Expected<Spec> scatterND(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = numel(c.input(2));
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 1);
+        s.backwardFlops = numel(c.input(0));
+    }
+    return s;
+}
+
+bool castDifferentiable(const ir::Node &node, size_t pos)
+{
+    return pos == 0 && ir::isFloatingPoint(static_cast<ir::DataType>(node.attrInt("to", 0)));
+}
+
+} // namespace
+
+void addTensorOps(std::vector<OpDef> &t)
+{
+    t.push_back({.type = "Reshape", .family = OpFamily::DataMovement, .inferShape = inferReshape, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Flatten", .family = OpFamily::DataMovement, .inferShape = inferFlatten, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Squeeze", .family = OpFamily::DataMovement, .inferShape = inferSqueeze, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Unsqueeze", .family = OpFamily::DataMovement, .inferShape = inferUnsqueeze, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Transpose", .family = OpFamily::DataMovement, .inferShape = inferTranspose, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Identity", .family = OpFamily::DataMovement, .inferShape = unaryShape, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Cast", .family = OpFamily::DataMovement, .inferShape = inferCast, .differentiable = castDifferentiable, .derive = layoutOnly});
+    t.push_back({.type = "Concat", .family = OpFamily::DataMovement, .inferShape = inferConcat, .differentiable = all, .derive = layoutOnly});
+    t.push_back({.type = "Split", .family = OpFamily::DataMovement, .inferShape = inferSplit, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Slice", .family = OpFamily::DataMovement, .inferShape = inferSlice, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Pad", .family = OpFamily::DataMovement, .inferShape = inferPad, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Resize", .family = OpFamily::DataMovement, .sinceOpset = 10, .inferShape = inferResize, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Upsample", .family = OpFamily::DataMovement, .inferShape = inferResize});
+    t.push_back({.type = "Trilu", .family = OpFamily::DataMovement, .sinceOpset = 14, .inferShape = unaryShape, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Expand", .family = OpFamily::DataMovement, .sinceOpset = 8, .inferShape = inferExpand, .differentiable = first, .derive = reduction});
+    t.push_back({.type = "Gather", .family = OpFamily::DataMovement, .inferShape = inferGather, .differentiable = first, .derive = gather});
+    t.push_back({.type = "ScatterND", .family = OpFamily::DataMovement, .sinceOpset = 11, .inferShape = unaryShape, .differentiable = scatterData, .derive = scatterND});
+    t.push_back({.type = "ScatterElements", .family = OpFamily::DataMovement, .sinceOpset = 11, .inferShape = unaryShape});
+    t.push_back({.type = "Tile", .family = OpFamily::DataMovement, .inferShape = inferTile});
+    t.push_back({.type = "CumSum", .family = OpFamily::Arithmetic, .sinceOpset = 11, .inferShape = unaryShape, .flops = perOutput});
+}
+
+} // namespace remat::core::ops
