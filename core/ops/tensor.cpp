@@ -174,6 +174,46 @@ Status inferReshape(ShapeContext &c)
     return Status::ok();
 }
 
+/// Gathers a small constant: out element (o_0, ..., o_{r-1}) is src element
+/// (first_k + o_k * step_k)_k after `perm` (out dim k reads src dim perm[k]). Shape arithmetic
+/// that passes through a Transpose or an N-d Slice (torch's F.pad export: Concat -> Reshape
+/// [-1,2] -> Slice(step -1) -> Transpose -> Reshape) stays known this way.
+std::shared_ptr<ConstTensor> gatherConst(const ConstTensor &src, const std::vector<int64_t> &srcDims,
+                                         const std::vector<int64_t> &outDims, const std::vector<int64_t> &perm,
+                                         const std::vector<int64_t> &first, const std::vector<int64_t> &step)
+{
+    const size_t r = outDims.size();
+    if (srcDims.size() != r || perm.size() != r || product(outDims) > kMaxConstElements ||
+        product(srcDims) != int64_t(src.size()))
+        return nullptr;
+    std::vector<int64_t> srcStride(r, 1);
+    for (size_t k = r; k-- > 1;)
+        srcStride[k - 1] = srcStride[k] * srcDims[k];
+    auto k = makeConst(src.dtype, outDims);
+    std::vector<int64_t> idx(r, 0);
+    const int64_t n = product(outDims);
+    for (int64_t e = 0; e < n; ++e) {
+        int64_t at = 0;
+        for (size_t d = 0; d < r; ++d) {
+            const size_t sd = size_t(perm[d]);
+            const int64_t i = first[sd] + idx[d] * step[sd];
+            if (i < 0 || i >= srcDims[sd])
+                return nullptr;
+            at += i * srcStride[sd];
+        }
+        if (k->isInteger())
+            k->ints.push_back(src.intAt(size_t(at)));
+        else
+            k->floats.push_back(src.at(size_t(at)));
+        for (size_t d = r; d-- > 0;) {
+            if (++idx[d] < outDims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return k;
+}
+
 Status inferTranspose(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -191,7 +231,11 @@ Status inferTranspose(ShapeContext &c)
             return c.fail("perm entry out of range");
         out.dims.push_back(x->dims[size_t(p)]);
     }
-    c.set(0, c.inType(0), out);
+    std::shared_ptr<ConstTensor> k;
+    if (const ConstTensor *src = c.inConst(0); src && x->isStatic())
+        k = gatherConst(*src, x->sizes(), out.sizes(), perm, std::vector<int64_t>(x->rank(), 0),
+                        std::vector<int64_t>(x->rank(), 1));
+    c.set(0, c.inType(0), out, k);
     return Status::ok();
 }
 
@@ -373,16 +417,11 @@ Status inferSlice(ShapeContext &c)
         count[size_t(a)] = len;
     }
     std::shared_ptr<ConstTensor> k;
-    const ConstTensor *src = c.inConst(0);
-    if (src && x->rank() == 1 && out.isStatic() && x->dims[0].value == int64_t(src->size())) {
-        k = makeConst(src->dtype, out.sizes());
-        for (int64_t i = 0; i < out.dims[0].value; ++i) {
-            const size_t at = size_t(first[0] + i * step[0]);
-            if (k->isInteger())
-                k->ints.push_back(src->intAt(at));
-            else
-                k->floats.push_back(src->at(at));
-        }
+    if (const ConstTensor *src = c.inConst(0); src && x->isStatic() && out.isStatic()) {
+        std::vector<int64_t> perm(x->rank());
+        for (size_t d = 0; d < perm.size(); ++d)
+            perm[d] = int64_t(d);
+        k = gatherConst(*src, x->sizes(), out.sizes(), perm, first, step);
     }
     c.set(0, c.inType(0), out, k);
     return Status::ok();

@@ -171,6 +171,20 @@ std::vector<std::string> opTypes(const ir::Graph &g)
     return ops;
 }
 
+/// An int64 Constant node holding `values` shaped `dims`.
+void addInts(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims, std::vector<int64_t> values)
+{
+    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
+    auto *a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+        a->mutable_t()->add_dims(d);
+    for (int64_t v : values)
+        a->mutable_t()->add_int64_data(v);
+}
+
 class Files
 {
 public:
@@ -499,6 +513,37 @@ private slots:
         QVERIFY(asExported->info().importNotes.empty());
         QCOMPARE(ox::parseSemantics("as-exported").value(), ox::Semantics::AsExported);
         QVERIFY(!ox::parseSemantics("eval").hasValue());
+    }
+
+    void padsComputedLikeTorchExportsThem()
+    {
+        // torch's F.pad(x, (0, 64)) on x[1,576]: the pads go Concat -> Reshape[-1,2] ->
+        // Slice(step -1) -> Transpose -> Reshape[-1] before Pad; constant propagation through the
+        // 2-D Slice and the Transpose gives pads [0,0,0,64], so y is [1,640].
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {1, 576});
+        addInts(g, "p", {4}, {0, 64, 0, 0});   // (left, right) for the last dim, then the first
+        addInts(g, "pairs", {2}, {-1, 2});
+        addInts(g, "s0", {1}, {-1});
+        addInts(g, "e0", {1}, {-9223372036854775807LL});
+        addInts(g, "ax", {1}, {0});
+        addInts(g, "st", {1}, {-1});
+        addInts(g, "flat", {1}, {-1});
+        addNode(g, "/pad/Reshape", "Reshape", {"p", "pairs"}, {"p2"});
+        addNode(g, "/pad/Slice", "Slice", {"p2", "s0", "e0", "ax", "st"}, {"rev"});
+        addNode(g, "/pad/Transpose", "Transpose", {"rev"}, {"tr"});
+        addNode(g, "/pad/Reshape_1", "Reshape", {"tr", "flat"}, {"pads"});
+        auto *pad = addNode(g, "/pad/Pad", "Pad", {"x", "pads"}, {"y"});
+        auto *mode = pad->add_attribute();
+        mode->set_name("mode");
+        mode->set_type(::onnx::AttributeProto::STRING);
+        mode->set_s("reflect");
+        g->add_output()->set_name("y");
+        auto r = ox::importModel(f.write("torch_pad.onnx", m));
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        QCOMPARE(outputShape(*r), ir::Shape::fromStatic({1, 640}));
     }
 
     void paddleFileHasItsWeights()
