@@ -33,7 +33,7 @@ struct SolveOptions
 {
     ModelInput input;
     std::string solver;
-    std::string objective = "min-peak";
+    std::string objective; ///< empty: min-time when a budget is given, else min-peak
     std::string budget;
     double budgetRatio = 0;
     std::vector<std::string> pins;
@@ -126,9 +126,6 @@ int runSolve(const SolveOptions &o)
     };
     if (!o.compare && o.solver.empty())
         return fail(makeError(StatusCode::InvalidArgument, "give --solver ID or --compare"));
-    auto objective = solvers::parseObjective(o.objective);
-    if (!objective)
-        return fail(objective.status());
     auto problem = loadProblem(o);
     if (!problem)
         return fail(problem.status());
@@ -150,6 +147,16 @@ int runSolve(const SolveOptions &o)
     } else if (o.budgetRatio > 0) {
         budget = static_cast<int64_t>(o.budgetRatio * double(storeAll->peakBytes));
     }
+    // A budget with no objective asks for the least recompute within it (as the planner does);
+    // without a budget the lowest peak is all there is to ask for.
+    const bool budgetGiven = !o.budget.empty() || o.budgetRatio > 0;
+    std::string objectiveSource = "--objective";
+    if (o.objective.empty())
+        objectiveSource = budgetGiven ? "default: a budget was given" : "default: no budget given";
+    auto objective = solvers::parseObjective(
+        !o.objective.empty() ? o.objective : budgetGiven ? "min-time" : "min-peak");
+    if (!objective)
+        return fail(objective.status());
     if (*objective == solvers::Objective::MinTime && budget <= 0)
         return fail(makeError(StatusCode::InvalidArgument,
                               "min-time needs --budget BYTES or --budget-ratio R"));
@@ -157,11 +164,12 @@ int runSolve(const SolveOptions &o)
     const solvers::SolverRegistry registry = solvers::makeRegistry();
     std::vector<const solvers::Solver *> chosen;
     if (o.compare) {
-        // Applicable: the solver states it handles the objective (and pins, when given).
+        // Applicable: the solver states it handles the objective. A solver that cannot honour
+        // the pins still gets its row ("infeasible: cannot honour offload pin on X").
         for (const auto &s : registry.solvers()) {
             const solvers::Capabilities c = s->capabilities();
             const bool objectiveOk = *objective == solvers::Objective::MinPeak ? c.minPeak : c.minTime;
-            if (objectiveOk && (pins->empty() || c.pins))
+            if (objectiveOk)
                 chosen.push_back(s.get());
         }
     } else {
@@ -199,6 +207,15 @@ int runSolve(const SolveOptions &o)
         plans.push_back(std::move(*plan));
     }
 
+    // A compare says which plans another solver's plan beats on peak and time.
+    if (o.compare) {
+        solvers::flagDominatedPlans(plans);
+        size_t k = 0;
+        for (nlohmann::json &e : list)
+            if (!e.contains("error") && k < plans.size())
+                e["note"] = plans[k++].note;
+    }
+
     if (!o.out.empty() && !plans.empty()) {
         if (o.compare)
             return fail(makeError(StatusCode::InvalidArgument, "--out needs a single --solver"));
@@ -207,12 +224,23 @@ int runSolve(const SolveOptions &o)
     }
 
     if (o.json) {
+        // Every entry says which objective ran and why, with its budget and pins.
+        for (nlohmann::json &e : list) {
+            e["objective"] = solvers::objectiveName(*objective);
+            e["objective_source"] = objectiveSource;
+            e["budget_bytes"] = budget;
+            e["pins"] = o.pins;
+        }
         std::printf("%s\n", (o.compare ? list : list.front()).dump(1).c_str());
     } else {
-        fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {}{}\n",
+        std::string pinText;
+        for (const std::string &p : o.pins)
+            pinText += (pinText.empty() ? "" : ", ") + p;
+        fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {} ({}){}{}\n",
                    o.input.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
                    formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
-                   budget > 0 ? ", budget " + formatBytes(budget) : std::string());
+                   objectiveSource, budget > 0 ? ", budget " + formatBytes(budget) : std::string(),
+                   pinText.empty() ? std::string() : ", pins " + pinText);
         fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11} {:>10}\n", "solver", "status", "peak",
                    "activation peak", "recompute %", "solve ms");
         for (const solvers::Plan &p : plans)
@@ -222,6 +250,10 @@ int runSolve(const SolveOptions &o)
                        p.solveSeconds * 1e3);
         for (const auto &[id, e] : errors)
             fmt::print("{:<15} error: {}\n", id, e);
+        if (o.compare)
+            for (const solvers::Plan &p : plans)
+                if (!p.note.empty())
+                    fmt::print("{}: {}\n", p.solver, p.note);
         if (!o.compare && !plans.empty()) {
             const solvers::Plan &p = plans.front();
             if (!p.note.empty())
@@ -247,7 +279,8 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input, "ONNX model, or a benchmark node-link .json graph");
     cmd->add_option("--solver", opts->solver, "solver id (see --compare for the list)");
     cmd->add_flag("--compare", opts->compare, "run every solver and print one table");
-    cmd->add_option("--objective", opts->objective, "min-peak (default) or min-time");
+    cmd->add_option("--objective", opts->objective,
+                    "min-peak or min-time (default: min-time when a budget is given, else min-peak)");
     auto *budget = cmd->add_option("--budget", opts->budget, "device budget, e.g. 6GiB, 512MiB");
     cmd->add_option("--budget-ratio", opts->budgetRatio, "budget as a fraction of store-all's peak")
         ->excludes(budget);
