@@ -14,7 +14,10 @@
 //   plan (optimal, no recompute) and says so, instead of a plan that recomputes 30%;
 // - `--compare` with an offload pin: a row for every solver, none an error; the checkpoint
 //   solvers stream the pinned tensor (their notes say so), revolve and rotor (no pins) answer
-//   "infeasible: cannot honour offload pin on X".
+//   "infeasible: cannot honour offload pin on X";
+// - `--pareto --pareto-points 4 --json`: a frontier of points with peaks within their budgets,
+//   recompute falling as the budget grows, every lower bound at or below its plan's recompute,
+//   and store-all's peak (0% recompute) the last point.
 #include "common/test_support.h"
 
 #include <QElapsedTimer>
@@ -221,6 +224,29 @@ private slots:
         for (const char *id : {"store-all", "chen-sqrtn", "chen-greedy", "revolve", "feng-huang",
                                "hong-dp", "hong-linear", "rotor", "offload"})
             QVERIFY2(ids.contains(id), id);
+    }
+
+    void paretoFrontier()
+    {
+        const Run r = runRemat({"solve", model(), "--batch", "2", "--pareto", "--pareto-points", "4",
+                             "--time-limit", "2", "--json"}, 180000);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray f = o.value("frontier").toArray();
+        QVERIFY2(f.size() >= 2, r.out.constData());
+        double lastTdi = 1e300, lastBudget = -1;
+        for (const QJsonValue &v : f) {
+            const QJsonObject p = v.toObject();
+            QVERIFY(p.value("peak_bytes").toDouble() <= p.value("budget_bytes").toDouble());
+            QVERIFY(p.value("budget_bytes").toDouble() > lastBudget);
+            QVERIFY(p.value("tdi_percent").toDouble() < lastTdi);
+            const double lb = p.value("lower_bound_tdi_percent").toDouble();
+            QVERIFY(lb <= p.value("tdi_percent").toDouble() + 1e-6);
+            lastTdi = p.value("tdi_percent").toDouble();
+            lastBudget = p.value("budget_bytes").toDouble();
+        }
+        QCOMPARE(lastTdi, 0.0);
+        QCOMPARE(lastBudget, o.value("store_all_peak_bytes").toDouble());
     }
 
     void infeasibleBudget()
