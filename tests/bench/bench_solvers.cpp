@@ -145,8 +145,8 @@ int main(int argc, char **argv)
         }
         std::optional<sim::Timeline> storeAll;
         for (const auto &s : registry.solvers()) {
-            if (s->capabilities().needsCbc && !cbc)
-                continue;
+            if ((s->capabilities().needsCbc && !cbc) || !s->capabilities().minPeak)
+                continue; // checkmate-lp answers min-time under a budget only
             auto p = s->capabilities().needsCbc ? solveOne(*s, *l) : solveMedian(*s, *l, repeat);
             if (!p) {
                 fmt::print("| {} | {} | {} | error: {} |\n", m.name, l->graph.forwardOpCount(),
