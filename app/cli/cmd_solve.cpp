@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <algorithm>
 #include <optional>
 
 namespace remat::app {
@@ -33,7 +34,7 @@ struct SolveOptions
 {
     ModelInput input;
     std::string solver;
-    std::string objective = "min-peak";
+    std::string objective; ///< empty: min-time when a budget is given, else min-peak
     std::string budget;
     double budgetRatio = 0;
     std::vector<std::string> pins;
@@ -41,6 +42,8 @@ struct SolveOptions
     std::string out;
     bool json = false;
     bool compare = false;
+    bool pareto = false;
+    int paretoPoints = 12;
 };
 
 struct Problem
@@ -118,17 +121,129 @@ nlohmann::json planJson(const solvers::Plan &p, const training::TrainingGraph &t
             {"checkpoints", ck}};
 }
 
+/// The budget-versus-recompute frontier: every min-time solver at budgets from the lowest peak
+/// any solver reaches to store-all's peak; per budget the least recompute found, and the best
+/// proven lower bound (checkmate-milp's, in its fixed-order model). A point is "exact" where the
+/// bound meets the plan, "bounded" where a bound exists, "found" otherwise; dominated points
+/// (another budget's plan no worse on peak and recompute) are dropped.
+int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const cost::Costs &costs,
+              const std::vector<solvers::Pin> &pins, const sim::Timeline &storeAll,
+              const solvers::SolverRegistry &registry)
+{
+    auto request = [&](solvers::Objective objective, int64_t budget, const solvers::Solver &s) {
+        solvers::SolveRequest r;
+        r.graph = &tg;
+        r.costs = &costs;
+        r.objective = objective;
+        r.budgetBytes = budget;
+        r.pins = pins;
+        r.timeLimitSeconds = s.capabilities().needsCbc ? std::min(o.timeLimit, 10.0) : o.timeLimit;
+        return r;
+    };
+    auto answered = [](const solvers::Plan &p) {
+        return p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
+    };
+    int64_t lowest = storeAll.peakBytes;
+    for (const auto &s : registry.solvers()) {
+        if (!s->capabilities().minPeak || s->id() == "offload")
+            continue;
+        auto p = s->solve(request(solvers::Objective::MinPeak, 0, *s));
+        if (p && answered(*p))
+            lowest = std::min(lowest, p->timeline.peakBytes);
+    }
+    struct Point
+    {
+        int64_t budget = 0;
+        std::optional<solvers::Plan> plan;
+        double boundSeconds = -1; ///< proven lower bound on recompute seconds (-1: none)
+    };
+    std::vector<Point> points;
+    const int n = std::max(2, o.paretoPoints);
+    for (int k = 0; k < n; ++k) {
+        Point pt;
+        pt.budget = lowest + (storeAll.peakBytes - lowest) * k / (n - 1);
+        for (const auto &s : registry.solvers()) {
+            if (!s->capabilities().minTime || s->id() == "offload")
+                continue;
+            auto p = s->solve(request(solvers::Objective::MinTime, pt.budget, *s));
+            if (!p)
+                continue;
+            // checkmate-milp's bound is on recompute seconds over every frontier-ordered plan.
+            if (s->id() == "checkmate-milp" && p->bound >= 0 && p->status != solvers::SolveStatus::Infeasible)
+                pt.boundSeconds = std::max(pt.boundSeconds, p->bound);
+            if (!answered(*p) || p->timeline.peakBytes > pt.budget)
+                continue;
+            if (!pt.plan || p->timeline.recomputeSeconds < pt.plan->timeline.recomputeSeconds ||
+                (p->timeline.recomputeSeconds == pt.plan->timeline.recomputeSeconds &&
+                 p->timeline.peakBytes < pt.plan->timeline.peakBytes))
+                pt.plan = std::move(*p);
+        }
+        points.push_back(std::move(pt));
+    }
+    // Drop points another point's plan dominates (equal plans keep the smallest budget).
+    std::vector<const Point *> frontier;
+    for (const Point &a : points) {
+        if (!a.plan)
+            continue;
+        bool dominated = false;
+        for (const Point &b : points)
+            if (&a != &b && b.plan &&
+                b.plan->timeline.peakBytes <= a.plan->timeline.peakBytes &&
+                b.plan->timeline.recomputeSeconds <= a.plan->timeline.recomputeSeconds &&
+                (b.plan->timeline.peakBytes < a.plan->timeline.peakBytes ||
+                 b.plan->timeline.recomputeSeconds < a.plan->timeline.recomputeSeconds ||
+                 b.budget < a.budget))
+                dominated = true;
+        if (!dominated)
+            frontier.push_back(&a);
+    }
+    const double oneCompute = storeAll.oneComputeSeconds > 0 ? storeAll.oneComputeSeconds : 1;
+    auto kindOf = [&](const Point &p) {
+        if (p.boundSeconds < 0)
+            return std::string("found");
+        return p.plan->timeline.recomputeSeconds <= p.boundSeconds * (1 + 1e-6) + 1e-15 ? std::string("exact")
+                                                                                   : std::string("bounded");
+    };
+    if (o.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const Point *p : frontier)
+            list.push_back({{"budget_bytes", p->budget},
+                            {"solver", p->plan->solver},
+                            {"peak_bytes", p->plan->timeline.peakBytes},
+                            {"tdi_percent", p->plan->timeline.tdiPercent()},
+                            {"lower_bound_tdi_percent",
+                             p->boundSeconds >= 0 ? 100.0 * p->boundSeconds / oneCompute : -1.0},
+                            {"kind", kindOf(*p)}});
+        std::printf("%s\n", nlohmann::json{{"store_all_peak_bytes", storeAll.peakBytes},
+                                           {"lowest_peak_bytes", lowest},
+                                           {"frontier", list}}
+                                .dump(1)
+                                .c_str());
+        return frontier.empty() ? 1 : 0;
+    }
+    fmt::print("{}: Pareto frontier, {} budgets from the lowest peak {} to store-all's {}\n",
+               o.input.model, n, formatBytes(lowest), formatBytes(storeAll.peakBytes));
+    fmt::print("{:>12} {:<15} {:>12} {:>11} {:>13} {:<8}\n", "budget", "best solver", "peak",
+               "recompute %", "lower bound %", "kind");
+    for (const Point *p : frontier)
+        fmt::print("{:>12} {:<15} {:>12} {:>11.2f} {:>13} {:<8}\n", formatBytes(p->budget),
+                   p->plan->solver, formatBytes(p->plan->timeline.peakBytes), p->plan->timeline.tdiPercent(),
+                   p->boundSeconds >= 0 ? fmt::format("{:.2f}", 100.0 * p->boundSeconds / oneCompute)
+                                        : std::string("-"),
+                   kindOf(*p));
+    fmt::print("kind: exact = a proven lower bound (checkmate-milp, fixed op order) meets the plan; "
+               "bounded = the bound is below it; found = no bound\n");
+    return frontier.empty() ? 1 : 0;
+}
+
 int runSolve(const SolveOptions &o)
 {
     auto fail = [](const Status &s) {
         std::fprintf(stderr, "remat solve: %s\n", s.toString().c_str());
         return 1;
     };
-    if (!o.compare && o.solver.empty())
+    if (!o.compare && !o.pareto && o.solver.empty())
         return fail(makeError(StatusCode::InvalidArgument, "give --solver ID or --compare"));
-    auto objective = solvers::parseObjective(o.objective);
-    if (!objective)
-        return fail(objective.status());
     auto problem = loadProblem(o);
     if (!problem)
         return fail(problem.status());
@@ -150,18 +265,31 @@ int runSolve(const SolveOptions &o)
     } else if (o.budgetRatio > 0) {
         budget = static_cast<int64_t>(o.budgetRatio * double(storeAll->peakBytes));
     }
+    // A budget with no objective asks for the least recompute within it (as the planner does);
+    // without a budget the lowest peak is all there is to ask for.
+    const bool budgetGiven = !o.budget.empty() || o.budgetRatio > 0;
+    std::string objectiveSource = "--objective";
+    if (o.objective.empty())
+        objectiveSource = budgetGiven ? "default: a budget was given" : "default: no budget given";
+    auto objective = solvers::parseObjective(
+        !o.objective.empty() ? o.objective : budgetGiven ? "min-time" : "min-peak");
+    if (!objective)
+        return fail(objective.status());
     if (*objective == solvers::Objective::MinTime && budget <= 0)
         return fail(makeError(StatusCode::InvalidArgument,
                               "min-time needs --budget BYTES or --budget-ratio R"));
 
     const solvers::SolverRegistry registry = solvers::makeRegistry();
+    if (o.pareto)
+        return runPareto(o, tg, problem->costs, *pins, *storeAll, registry);
     std::vector<const solvers::Solver *> chosen;
     if (o.compare) {
-        // Applicable: the solver states it handles the objective (and pins, when given).
+        // Applicable: the solver states it handles the objective. A solver that cannot honour
+        // the pins still gets its row ("infeasible: cannot honour offload pin on X").
         for (const auto &s : registry.solvers()) {
             const solvers::Capabilities c = s->capabilities();
             const bool objectiveOk = *objective == solvers::Objective::MinPeak ? c.minPeak : c.minTime;
-            if (objectiveOk && (pins->empty() || c.pins))
+            if (objectiveOk)
                 chosen.push_back(s.get());
         }
     } else {
@@ -199,6 +327,15 @@ int runSolve(const SolveOptions &o)
         plans.push_back(std::move(*plan));
     }
 
+    // A compare says which plans another solver's plan beats on peak and time.
+    if (o.compare) {
+        solvers::flagDominatedPlans(plans);
+        size_t k = 0;
+        for (nlohmann::json &e : list)
+            if (!e.contains("error") && k < plans.size())
+                e["note"] = plans[k++].note;
+    }
+
     if (!o.out.empty() && !plans.empty()) {
         if (o.compare)
             return fail(makeError(StatusCode::InvalidArgument, "--out needs a single --solver"));
@@ -207,12 +344,23 @@ int runSolve(const SolveOptions &o)
     }
 
     if (o.json) {
+        // Every entry says which objective ran and why, with its budget and pins.
+        for (nlohmann::json &e : list) {
+            e["objective"] = solvers::objectiveName(*objective);
+            e["objective_source"] = objectiveSource;
+            e["budget_bytes"] = budget;
+            e["pins"] = o.pins;
+        }
         std::printf("%s\n", (o.compare ? list : list.front()).dump(1).c_str());
     } else {
-        fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {}{}\n",
+        std::string pinText;
+        for (const std::string &p : o.pins)
+            pinText += (pinText.empty() ? "" : ", ") + p;
+        fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {} ({}){}{}\n",
                    o.input.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
                    formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
-                   budget > 0 ? ", budget " + formatBytes(budget) : std::string());
+                   objectiveSource, budget > 0 ? ", budget " + formatBytes(budget) : std::string(),
+                   pinText.empty() ? std::string() : ", pins " + pinText);
         fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11} {:>10}\n", "solver", "status", "peak",
                    "activation peak", "recompute %", "solve ms");
         for (const solvers::Plan &p : plans)
@@ -222,6 +370,10 @@ int runSolve(const SolveOptions &o)
                        p.solveSeconds * 1e3);
         for (const auto &[id, e] : errors)
             fmt::print("{:<15} error: {}\n", id, e);
+        if (o.compare)
+            for (const solvers::Plan &p : plans)
+                if (!p.note.empty())
+                    fmt::print("{}: {}\n", p.solver, p.note);
         if (!o.compare && !plans.empty()) {
             const solvers::Plan &p = plans.front();
             if (!p.note.empty())
@@ -247,7 +399,12 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input, "ONNX model, or a benchmark node-link .json graph");
     cmd->add_option("--solver", opts->solver, "solver id (see --compare for the list)");
     cmd->add_flag("--compare", opts->compare, "run every solver and print one table");
-    cmd->add_option("--objective", opts->objective, "min-peak (default) or min-time");
+    cmd->add_flag("--pareto", opts->pareto,
+                  "budget vs recompute frontier: every min-time solver at --pareto-points budgets "
+                  "from the lowest peak to store-all, with proven lower bounds where CBC gives them");
+    cmd->add_option("--pareto-points", opts->paretoPoints, "budgets in the --pareto sweep (default 12)");
+    cmd->add_option("--objective", opts->objective,
+                    "min-peak or min-time (default: min-time when a budget is given, else min-peak)");
     auto *budget = cmd->add_option("--budget", opts->budget, "device budget, e.g. 6GiB, 512MiB");
     cmd->add_option("--budget-ratio", opts->budgetRatio, "budget as a fraction of store-all's peak")
         ->excludes(budget);

@@ -275,6 +275,23 @@ Expected<NodeLinkGraph> parseNodeLinkGraph(const std::string &text, const std::s
     };
     std::vector<TensorId> mainTensor(n);
     std::unordered_map<std::string, size_t> forwardByName;
+    // The network input: the files have no node for it, so forward nodes without predecessors
+    // would read nothing and look like constants to the solvers (Feng & Huang saw VGG16 as "2
+    // vertices, 1 edge"). One preloaded input of 0 bytes (the files do not give its size, and
+    // the published budgets exclude it) feeds every such node.
+    TensorId input;
+    for (size_t p = 0; p < n; ++p)
+        if (phase[p] == Phase::Forward && preds[p].empty()) {
+            Tensor in;
+            in.id = TensorId(tensors.size());
+            in.name = uniqueName("input", -1);
+            in.role = TensorRole::Input;
+            in.bytes = 0;
+            in.preloaded = true;
+            input = in.id;
+            tensors.push_back(std::move(in));
+            break;
+        }
     for (size_t p = 0; p < n; ++p) {
         const RawNode &node = nodes[order[p]];
         Op &op = ops[p];
@@ -298,6 +315,10 @@ Expected<NodeLinkGraph> parseNodeLinkGraph(const std::string &text, const std::s
         }
         for (size_t pred : preds[p]) {
             op.inputs.push_back(mainTensor[pred]);
+            op.inputRoles.push_back({});
+        }
+        if (phase[p] == Phase::Forward && preds[p].empty() && input.valid()) {
+            op.inputs.push_back(input);
             op.inputRoles.push_back({});
         }
         if (node.paramBytes > 0) {

@@ -202,6 +202,7 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         if (isInt[c])
             si.setInteger(int(c));
     si.messageHandler()->setLogLevel(0);
+    watchStop(si, stop);
     si.getModelPtr()->setMaximumWallSeconds(std::max(0.2, seconds));
     // Root LP without presolve (CBC 2.10's ClpPresolve crashes on infeasible models).
     si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
@@ -242,6 +243,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     data.useSignalHandler_ = false;
     CbcMain0(model, data);
     model.messageHandler()->setLogLevel(0);
+    CbcStopHandler stopHandler(stop);
+    model.passInEventHandler(&stopHandler);
     const double cutoff = cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1;
     std::string options = "-preprocess off -heuristicsOnOff off";
     if (cutoff > 0)
@@ -250,7 +253,9 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     // Stopped: by CBC's limit, or anything short of a finished search (status 0) or one that
     // used nearly all its time (belt and braces: only a finished search proves the cutoff).
     const double used = std::chrono::duration<double>(Clock::now() - begin).count();
-    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 || used > 0.97 * seconds;
+    // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
+    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 || used > 0.97 * seconds ||
+                         stop.stopRequested();
     double bound = model.getBestPossibleObjValue();
     if (!stopped && !model.bestSolution() && cutoff > 0) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.

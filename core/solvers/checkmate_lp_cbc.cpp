@@ -5,6 +5,7 @@
 #include "core/solvers/checkmate_model.h"
 #include "core/solvers/checkmate_osi_cbc.h"
 #include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate_warm.h"
 
 #include <coin/ClpSimplex.hpp>
 
@@ -39,11 +40,18 @@ struct LpResult
     std::vector<double> x;
 };
 
-LpResult solveLp(const checkmate::LinearModel &m, double seconds)
+LpResult solveLp(const checkmate::LinearModel &m, double seconds, const StopToken &stop, bool presolve)
 {
     LpResult r;
     OsiClpSolverInterface si;
     checkmate::loadModel(si, m, false);
+    checkmate::watchStop(si, stop);
+    if (stop.stopRequested())
+        return r;
+    // Clp's presolve runs for seconds on the larger models (ResNet50, the 250-node random graph)
+    // without reading the stop token or its clock; the simplex reads both every iteration.
+    if (!presolve)
+        si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
     si.messageHandler()->setLogLevel(0);
     ClpSimplex *clp = si.getModelPtr();
     clp->setMaximumSeconds(std::max(1.0, seconds));
@@ -79,10 +87,29 @@ public:
         c.needsCbc = true;
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override;
+    Expected<Plan> searchPlan(const SolveRequest &request) const override;
+
+private:
+    Expected<Plan> searchOwn(const SolveRequest &request) const;
 };
 
-Expected<Plan> CheckmateLpSolver::solve(const SolveRequest &request) const
+Expected<Plan> CheckmateLpSolver::searchPlan(const SolveRequest &request) const
+{
+    const auto begin = Clock::now();
+    Expected<Plan> own = searchOwn(request);
+    if (own && own->status == SolveStatus::Optimal)
+        return own;
+    if (checkmate::settingText(request, "fallback", "registered") == "off")
+        return own;
+    if (!own && (own.status().code() == StatusCode::InvalidArgument ||
+                 own.status().code() == StatusCode::Unsupported))
+        return own;
+    const double left = request.timeLimitSeconds - std::chrono::duration<double>(Clock::now() - begin).count();
+    return checkmate::withRegisteredFallback(std::move(own), request, id(),
+                                             std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
+}
+
+Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
 {
     const auto begin = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - begin).count(); };
@@ -142,12 +169,22 @@ Expected<Plan> CheckmateLpSolver::solve(const SolveRequest &request) const
         checkmate::ModelOptions mo;
         mo.budgetBytes = static_cast<int64_t>(std::floor((1.0 - eps) * double(request.budgetBytes)));
         const checkmate::LinearModel model = checkmate::buildModel(p, mo);
+        // Building the model of a large graph takes tenths of a second: look again before the LP.
+        if (request.stop.stopRequested()) {
+            stopped = true;
+            break;
+        }
         if (model.trivialInfeasible) {
             if (eps == 0)
                 return infeasiblePlan(model.infeasibleReason);
             continue;
         }
-        LpResult lp = solveLp(model, request.timeLimitSeconds - elapsed());
+        LpResult lp = solveLp(model, request.timeLimitSeconds - elapsed(), request.stop,
+                              checkmate::settingText(request, "lp-presolve", "off") == "on");
+        if (request.stop.stopRequested()) {
+            stopped = true;
+            break;
+        }
         ++lpsSolved;
         if (!lp.optimal) {
             if (eps == 0 && lp.infeasible)
@@ -186,6 +223,8 @@ Expected<Plan> CheckmateLpSolver::solve(const SolveRequest &request) const
     }
     const std::string stats = fmt::format("{} LPs, {} roundings, {} over budget", lpsSolved,
                                           candidates, overBudget);
+    if (best.empty() && request.stop.stopRequested())
+        return makeError(StatusCode::Cancelled, "checkmate-lp cancelled before any plan");
     if (best.empty()) {
         // No rounding fits: fall back to the greedy plan so the answer is still under budget.
         std::vector<int> greedy = checkmate::greedyPlan(p, request.budgetBytes, 10, request.stop);
@@ -205,6 +244,7 @@ Expected<Plan> CheckmateLpSolver::solve(const SolveRequest &request) const
     }
     const bool optimal = lowerBound >= 0 && bestEval.recomputeSeconds <= lowerBound * (1 + 1e-9);
     return finishWith(best, optimal ? SolveStatus::Optimal
+                            : request.stop.stopRequested() ? SolveStatus::Cancelled
                             : stopped ? SolveStatus::TimedOut
                                       : SolveStatus::Feasible,
                       lowerBound, lowerBound,

@@ -112,6 +112,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     // Column names only serve CBC's MIP start (by name).
     checkmate::loadModel(si, m, start != nullptr && !(useCutoff && !direct));
     si.messageHandler()->setLogLevel(0);
+    checkmate::watchStop(si, request.stop);
     // The root LP of a large model can take far longer than the limit: Clp stops on its own
     // (wall clock) deadline, which CBC's clones of the solver inherit.
     si.getModelPtr()->setMaximumWallSeconds(std::max(0.05, seconds));
@@ -206,8 +207,10 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
                 cutoffText.empty() ? extra : extra + " -cutoff " + cutoffText);
     }
     // Only a finished search (status 0) proves anything.
-    out.stopped = watch->stopped || model.isSecondsLimitReached() || model.status() != 0;
-    out.cancelled = watch->cancelled;
+    // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
+    out.stopped = watch->stopped || model.isSecondsLimitReached() || model.status() != 0 ||
+                  request.stop.stopRequested();
+    out.cancelled = watch->cancelled || request.stop.stopRequested();
     out.infeasible = model.isProvenInfeasible() && !model.bestSolution();
     if (model.bestSolution() && model.getNumCols() == static_cast<int>(m.columns())) {
         out.hasSolution = true;
@@ -251,10 +254,30 @@ public:
         c.needsCbc = true;
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override;
+    Expected<Plan> searchPlan(const SolveRequest &request) const override;
+
+private:
+    Expected<Plan> searchOwn(const SolveRequest &request) const;
 };
 
-Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
+Expected<Plan> CheckmateMilpSolver::searchPlan(const SolveRequest &request) const
+{
+    const auto begin = Clock::now();
+    Expected<Plan> own = searchOwn(request);
+    // A proven optimum stands; otherwise (model too large for CBC, time limit, only the warm
+    // start) another registered solver may have the better plan on the true figures.
+    if (own && own->status == SolveStatus::Optimal)
+        return own;
+    if (checkmate::settingText(request, "fallback", "registered") == "off")
+        return own;
+    if (!own && own.status().code() == StatusCode::InvalidArgument)
+        return own;
+    const double left = request.timeLimitSeconds - std::chrono::duration<double>(Clock::now() - begin).count();
+    return checkmate::withRegisteredFallback(std::move(own), request, id(),
+                                             std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
+}
+
+Expected<Plan> CheckmateMilpSolver::searchOwn(const SolveRequest &request) const
 {
     const auto begin = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - begin).count(); };
@@ -280,6 +303,16 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
             p, request, std::min(30.0, 0.15 * request.timeLimitSeconds));
         warmSeq = std::move(w.sequence);
         warmFrom = w.solver;
+        // Budgets only the lowest-peak plan meets (min-peak's second pass asks for the least
+        // recompute at the peak it reached): start the local searches from that plan, else
+        // nothing fits and the lowest-peak plan's 23,077% recompute (DenseNet-201 b16) stands.
+        if (warmSeq.empty() && !request.stop.stopRequested()) {
+            std::vector<int> lowest = checkmate::lowestPeakSequence(p);
+            if (!lowest.empty() && checkmate::evaluate(p, lowest).peakBytes <= request.budgetBytes) {
+                warmSeq = std::move(lowest);
+                warmFrom = "lowest peak";
+            }
+        }
     }
     const double warmSeconds = elapsed();
     auto finishWith = [&](const std::vector<int> &seq, SolveStatus status, double bound,
@@ -474,7 +507,8 @@ Expected<Plan> CheckmateMilpSolver::solve(const SolveRequest &request) const
                                           "over the budget)",
                                           estimateColumns(p), boundNote, checkmate::evaluate(p, seq).peakBytes));
         }
-        return finishWith(warmSeq, SolveStatus::Feasible, frontierBound, warmEval.recomputeSeconds,
+        return finishPeak(warmSeq, warmEval, SolveStatus::Feasible, frontierBound,
+                          minPeak ? double(warmEval.peakBytes) : warmEval.recomputeSeconds,
                           fmt::format("model too large for CBC (about {} columns): {} plan{}",
                                       estimateColumns(p), warmFrom, boundNote));
     }

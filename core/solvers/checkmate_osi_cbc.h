@@ -6,11 +6,17 @@
 
 #include "core/solvers/checkmate_model.h"
 
+#include "core/util/stop_token.h"
+
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include <coin/CbcEventHandler.hpp>
 #include <coin/CbcModel.hpp>
+#include <coin/ClpEventHandler.hpp>
+#include <coin/ClpSimplex.hpp>
 #include <coin/CbcSolver.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
@@ -18,6 +24,48 @@
 #include <fmt/format.h>
 
 namespace remat::core::solvers::checkmate {
+
+/// Stops a Clp solve (simplex iterations, factorizations) when `stop` fires, so a root LP of a
+/// large model honours Cancel within a few iterations instead of running to its time limit.
+/// Clp reads `maximumSeconds` only at its own checkpoints; this is read every iteration.
+class ClpStopHandler : public ClpEventHandler
+{
+public:
+    explicit ClpStopHandler(StopToken stop) : m_stop(std::move(stop)) {}
+    ClpStopHandler(const ClpStopHandler &other) = default;
+    ClpEventHandler *clone() const override { return new ClpStopHandler(*this); }
+    int event(Event whichEvent) override
+    {
+        if ((whichEvent == endOfIteration || whichEvent == endOfFactorization ||
+             whichEvent == startOfIterationInDual) &&
+            m_stop.stopRequested())
+            return 0; // Clp: status 5, stopped by an event
+        return -1;
+    }
+
+private:
+    StopToken m_stop;
+};
+
+/// Installs a ClpStopHandler on `si`'s simplex (Clp keeps a copy).
+inline void watchStop(OsiClpSolverInterface &si, const StopToken &stop)
+{
+    ClpStopHandler handler(stop);
+    si.getModelPtr()->passInEventHandler(&handler);
+}
+
+/// Stops CBC's branch and bound (between nodes, cut passes and solutions) when `stop` fires.
+class CbcStopHandler : public CbcEventHandler
+{
+public:
+    explicit CbcStopHandler(StopToken stop) : m_stop(std::move(stop)) {}
+    CbcStopHandler(const CbcStopHandler &other) = default;
+    CbcEventHandler *clone() const override { return new CbcStopHandler(*this); }
+    CbcAction event(CbcEvent) override { return m_stop.stopRequested() ? stop : noAction; }
+
+private:
+    StopToken m_stop;
+};
 
 inline void loadModel(OsiClpSolverInterface &si, const LinearModel &m, bool withNames)
 {

@@ -2,8 +2,12 @@
 
 #include "core/solvers/registry.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 namespace remat::core::solvers::checkmate {
 
@@ -81,6 +85,76 @@ WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, d
         consider(sequenceFromSchedule(p, plan->schedule), others[q]->id());
     }
     return best;
+}
+
+bool betterForObjective(const Plan &a, const Plan &b, const SolveRequest &request)
+{
+    auto answered = [&](const Plan &x) {
+        const bool ok = x.status == SolveStatus::Optimal || x.status == SolveStatus::Feasible;
+        return ok && (request.objective == Objective::MinPeak ||
+                      x.timeline.peakBytes <= request.budgetBytes);
+    };
+    if (!answered(a))
+        return false;
+    if (!answered(b))
+        return true;
+    const double ta = a.timeline.totalSeconds, tb = b.timeline.totalSeconds;
+    const double tol = 1e-9 * std::max(ta, tb);
+    if (request.objective == Objective::MinPeak) {
+        if (a.timeline.peakBytes != b.timeline.peakBytes)
+            return a.timeline.peakBytes < b.timeline.peakBytes;
+        return ta < tb - tol;
+    }
+    if (std::abs(ta - tb) > tol)
+        return ta < tb;
+    return a.timeline.peakBytes < b.timeline.peakBytes;
+}
+
+Expected<Plan> withRegisteredFallback(Expected<Plan> own, const SolveRequest &request,
+                                      const std::string &solverId, double seconds)
+{
+    if (request.stop.stopRequested())
+        return own;
+    if (own && own->status == SolveStatus::Cancelled)
+        return own;
+    std::vector<std::unique_ptr<Solver>> others;
+    for (auto &s : makeSolvers()) {
+        const Capabilities c = s->capabilities();
+        const bool objectiveOk = request.objective == Objective::MinPeak ? c.minPeak : c.minTime;
+        if (s->id().rfind("checkmate", 0) != 0 && s->id() != "offload" && objectiveOk)
+            others.push_back(std::move(s));
+    }
+    std::optional<Plan> best;
+    for (size_t q = 0; q < others.size(); ++q) {
+        if (request.stop.stopRequested())
+            return own;
+        SolveRequest sub = request;
+        sub.progress = nullptr;
+        sub.settings.clear();
+        sub.timeLimitSeconds = std::max(0.1, seconds / double(others.size()));
+        Expected<Plan> plan = others[q]->solve(sub);
+        if (plan && (!best || betterForObjective(*plan, *best, request)))
+            best = std::move(*plan);
+    }
+    if (!best || (own && !betterForObjective(*best, *own, request)))
+        return own;
+    Plan out = std::move(*best);
+    const std::string from = out.solver;
+    const std::string why = own ? own->note : own.status().message();
+    out.note = fmt::format("{}'s own answer was worse ({}); the best registered plan, {}'s, is "
+                           "returned{}{}",
+                           solverId,
+                           own ? fmt::format("{}, peak {} B, {:.1f}% recompute", solveStatusName(own->status),
+                                             own->timeline.peakBytes, own->timeline.tdiPercent())
+                               : std::string("no plan"),
+                           from, why.empty() ? "" : "; ", why);
+    out.solver = solverId;
+    out.settings = request.settings;
+    out.settings["fallback-from"] = from;
+    out.bound = own ? own->bound : -1;
+    if (out.status == SolveStatus::Optimal)
+        out.status = SolveStatus::Feasible;
+    return out;
 }
 
 } // namespace remat::core::solvers::checkmate

@@ -29,4 +29,17 @@ struct WarmStart
 /// when that form still fits, so it is a valid MILP start).
 WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, double seconds);
 
+/// Whether `a` answers `request`'s objective better than `b`: min-peak, a lower simulated peak
+/// (then less time); min-time, within the budget and faster (then a lower peak). A plan that is
+/// not optimal or feasible never wins.
+bool betterForObjective(const Plan &a, const Plan &b, const SolveRequest &request);
+
+/// The fallback of checkmate-milp and checkmate-lp when their model is too large for CBC or
+/// the time runs out: `own` is compared with the best plan of every registered solver other
+/// than checkmate-* and offload (same objective, budget and pins; each under an equal share of
+/// `seconds`, at least 0.1 s). When one of those is better, it is returned under `solverId`'s
+/// name with a note naming it; otherwise `own` unchanged. Skipped after a cancel.
+Expected<Plan> withRegisteredFallback(Expected<Plan> own, const SolveRequest &request,
+                                      const std::string &solverId, double seconds);
+
 } // namespace remat::core::solvers::checkmate

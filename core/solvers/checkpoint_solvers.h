@@ -10,6 +10,9 @@
 namespace remat::core::solvers {
 
 std::unique_ptr<Solver> makeStoreAllSolver();
+/// store-all's plan for `request` (its pins honoured), without the framework's guard: the
+/// baseline the guard checks every other solver's plan against.
+Expected<Plan> storeAllPlan(const SolveRequest &request);
 std::unique_ptr<Solver> makeChenSqrtnSolver();
 std::unique_ptr<Solver> makeChenGreedySolver();
 std::unique_ptr<Solver> makeRevolveSolver();

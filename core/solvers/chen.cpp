@@ -41,7 +41,7 @@ public:
         c.anyDag = false;
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override
+    Expected<Plan> searchPlan(const SolveRequest &request) const override
     {
         PlanBuilder pb(id(), request);
         REMAT_RETURN_IF_ERROR(pb.init());
@@ -93,7 +93,7 @@ public:
         c.anyDag = true;
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override
+    Expected<Plan> searchPlan(const SolveRequest &request) const override
     {
         PlanBuilder pb(id(), request);
         REMAT_RETURN_IF_ERROR(pb.init());

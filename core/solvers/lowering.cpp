@@ -78,7 +78,10 @@ Expected<GraphFacts> GraphFacts::build(const TrainingGraph &graph)
     f.m_weightDerived.assign(nt, false);
     for (int32_t i = 0; i < f.m_forwardOps; ++i) {
         const training::Op &op = graph.ops()[i];
-        bool derived = true;
+        // An op reading nothing is a source of data (a benchmark graph's first layer), unless it
+        // is one of ONNX's constant generators.
+        bool derived = !op.inputs.empty() || op.type == "Constant" || op.type == "ConstantOfShape" ||
+                       op.type == "RandomNormal" || op.type == "RandomUniform";
         for (TensorId t : op.inputs) {
             const training::Tensor &in = graph.tensor(t);
             const bool weightLike = in.preloaded ? in.role != training::TensorRole::Input

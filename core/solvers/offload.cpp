@@ -228,12 +228,13 @@ public:
     Capabilities capabilities() const override
     {
         Capabilities c;
+        c.offloadPins = true; // offload-pinned tensors are forced stretches of its own search
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override;
+    Expected<Plan> searchPlan(const SolveRequest &request) const override;
 };
 
-Expected<Plan> OffloadSolver::solve(const SolveRequest &request) const
+Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
 {
     const auto begin = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - begin).count(); };

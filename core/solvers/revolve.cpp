@@ -118,7 +118,7 @@ public:
         c.optimalForItsModel = true;
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override
+    Expected<Plan> searchPlan(const SolveRequest &request) const override
     {
         PlanBuilder pb(id(), request);
         REMAT_RETURN_IF_ERROR(pb.init());

@@ -112,8 +112,26 @@ public:
     virtual std::string title() const = 0;       ///< "Chen et al. 2016, sqrt(n) segments"
     virtual std::string description() const = 0;///< a paragraph for the UI and --help
     virtual Capabilities capabilities() const = 0;
-    /// Solves and simulates. Errors: invalid request, cancellation before any plan exists.
-    virtual Expected<Plan> solve(const SolveRequest &request) const = 0;
+    /// Solves and simulates, under the framework's guard (solver_guard.cpp): an exception
+    /// thrown by the search (std::bad_alloc from a large DP table, a third-party library's
+    /// error) becomes a Status naming the solver, and the returned plan is checked against
+    /// store-all under the same pins: one that is worse on peak and time, or slower when
+    /// store-all fits the budget, is replaced by store-all's plan with a note saying so.
+    /// Errors: invalid request, cancellation before any plan exists, an escaped exception.
+    Expected<Plan> solve(const SolveRequest &request) const;
+
+protected:
+    /// The solver's own search, called only through solve().
+    virtual Expected<Plan> searchPlan(const SolveRequest &request) const = 0;
 };
+
+/// The answered plan in `plans` (not `plan` itself) that beats answered `plan` on peak and time
+/// (no worse on both, better on one), the strongest such; nullptr when none does.
+const Plan *dominatingPlan(const Plan &plan, const std::vector<Plan> &plans);
+
+/// Appends "dominated by X" to the note of every answered plan (optimal or feasible) that
+/// another answered plan in `plans` beats on peak and time (no worse on both, better on one),
+/// for tables that compare solvers on one problem. Returns how many plans were flagged.
+size_t flagDominatedPlans(std::vector<Plan> &plans);
 
 } // namespace remat::core::solvers

@@ -26,23 +26,27 @@ public:
         c.optimalForItsModel = false;
         return c;
     }
-    Expected<Plan> solve(const SolveRequest &request) const override
+    Expected<Plan> searchPlan(const SolveRequest &request) const override
     {
-        PlanBuilder pb(id(), request);
-        REMAT_RETURN_IF_ERROR(pb.init());
-        pb.setObjectiveName("bytes kept for backward");
-        int64_t kept = 0;
-        for (TensorId t : pb.facts().backwardNeeded())
-            kept += pb.graph().tensor(t).bytes;
-        REMAT_RETURN_IF_ERROR(pb.offerCheckpoints(pb.facts().backwardNeeded(), double(kept)).status());
-        const bool noRecompute = request.pins.empty();
-        return pb.finish(request.objective == Objective::MinTime && noRecompute
-                             ? SolveStatus::Optimal
-                             : SolveStatus::Feasible);
+        return storeAllPlan(request);
     }
 };
 
 } // namespace
+
+Expected<Plan> storeAllPlan(const SolveRequest &request)
+{
+    PlanBuilder pb("store-all", request);
+    REMAT_RETURN_IF_ERROR(pb.init());
+    pb.setObjectiveName("bytes kept for backward");
+    int64_t kept = 0;
+    for (TensorId t : pb.facts().backwardNeeded())
+        kept += pb.graph().tensor(t).bytes;
+    REMAT_RETURN_IF_ERROR(pb.offerCheckpoints(pb.facts().backwardNeeded(), double(kept)).status());
+    const bool noRecompute = request.pins.empty();
+    return pb.finish(request.objective == Objective::MinTime && noRecompute ? SolveStatus::Optimal
+                                                                            : SolveStatus::Feasible);
+}
 
 std::unique_ptr<Solver> makeStoreAllSolver() { return std::make_unique<StoreAllSolver>(); }
 

@@ -3,12 +3,21 @@
 // - `--batch 8 --compare --json --time-limit 3`: exit 0 within ~20 s, a JSON list with one entry
 //   per applicable solver (the eight checkpoint solvers at least; this once crashed inside CBC),
 //   every planned entry carrying the keys, store-all's peak the largest activation peak;
-// - `--solver chen-sqrtn --objective min-time --budget 512MiB --out plan.json --json`: exit 0,
+// - `--solver chen-sqrtn --objective min-time --budget 200MiB --out plan.json --json`: exit 0,
 //   peak <= budget, the plan file has format/version/model(sha256, batch 8)/solver/schedule/
 //   checkpoints/figures, and `remat simulate --plan` reads it back to the same peak; at 64MiB
 //   (below anything chen-sqrtn reaches) exit 3, status "infeasible", a note naming the budget;
 // - a bad budget string, an unknown solver and an unknown --pin kind or value: non-zero exit and
-//   a message naming the culprit.
+//   a message naming the culprit;
+// - a budget and no --objective: min-time ran, and the JSON says so and why; no budget: min-peak;
+// - a budget store-all fits (512MiB; store-all peaks at 245.56 MiB): chen-sqrtn answers store-all's
+//   plan (optimal, no recompute) and says so, instead of a plan that recomputes 30%;
+// - `--compare` with an offload pin: a row for every solver, none an error; the checkpoint
+//   solvers stream the pinned tensor (their notes say so), revolve and rotor (no pins) answer
+//   "infeasible: cannot honour offload pin on X";
+// - `--pareto --pareto-points 4 --json`: a frontier of points with peaks within their budgets,
+//   recompute falling as the budget grows, every lower bound at or below its plan's recompute,
+//   and store-all's peak (0% recompute) the last point.
 #include "common/test_support.h"
 
 #include <QElapsedTimer>
@@ -120,16 +129,16 @@ private slots:
         QVERIFY(dir.isValid());
         const QString plan = dir.filePath("plan.json");
         const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
-                             "--objective", "min-time", "--budget", "512MiB", "--out", plan,
+                             "--objective", "min-time", "--budget", "200MiB", "--out", plan,
                              "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         for (const char *key : kPlanKeys)
             QVERIFY2(o.contains(key), key);
         QCOMPARE(o.value("solver").toString(), QString("chen-sqrtn"));
-        QCOMPARE(o.value("budget_bytes").toDouble(), 512.0 * 1024 * 1024);
+        QCOMPARE(o.value("budget_bytes").toDouble(), 200.0 * 1024 * 1024);
         QCOMPARE(o.value("status").toString(), QString("feasible"));
-        QVERIFY(o.value("peak_bytes").toDouble() <= 512.0 * 1024 * 1024);
+        QVERIFY(o.value("peak_bytes").toDouble() <= 200.0 * 1024 * 1024);
         QVERIFY(o.value("checkpoints").toArray().size() > 0);
 
         QFile f(plan);
@@ -144,7 +153,7 @@ private slots:
         QCOMPARE(s.value("id").toString(), QString("chen-sqrtn"));
         QCOMPARE(s.value("status").toString(), QString("feasible"));
         QCOMPARE(s.value("objective").toString(), QString("min-time"));
-        QCOMPARE(s.value("budget_bytes").toDouble(), 512.0 * 1024 * 1024);
+        QCOMPARE(s.value("budget_bytes").toDouble(), 200.0 * 1024 * 1024);
         QVERIFY(file.value("schedule").toArray().size() > 100);
         QCOMPARE(file.value("checkpoints").toArray(), o.value("checkpoints").toArray());
         QCOMPARE(file.value("figures").toObject().value("peak_bytes").toDouble(),
@@ -159,6 +168,85 @@ private slots:
         const Run other = runRemat({"simulate", model(), "--batch", "4", "--plan", plan});
         QVERIFY(other.exitCode != 0);
         QVERIFY2(other.err.contains("batch 8"), other.err.constData());
+    }
+
+    void budgetWithoutObjective()
+    {
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
+                             "--budget", "200MiB", "--json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o.value("objective").toString(), QString("min-time"));
+        QVERIFY2(o.value("objective_source").toString().contains("budget"), r.out.constData());
+        QVERIFY(o.value("peak_bytes").toDouble() <= 200.0 * 1024 * 1024);
+        const Run text = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
+                                "--budget-ratio", "0.8"});
+        QVERIFY2(text.exitCode == 0, text.err.constData());
+        QVERIFY2(text.out.contains("objective min-time (default: a budget was given)"), text.out.constData());
+        const Run none = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn", "--json"});
+        QVERIFY2(none.exitCode == 0, none.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(none.out).object().value("objective").toString(), QString("min-peak"));
+    }
+
+    void storeAllFitsTheBudget()
+    {
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
+                             "--objective", "min-time", "--budget", "512MiB", "--json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o.value("solver").toString(), QString("chen-sqrtn"));
+        QCOMPARE(o.value("status").toString(), QString("optimal"));
+        QCOMPARE(o.value("tdi_percent").toDouble(), 0.0);
+        QVERIFY2(o.value("note").toString().contains("store-all returned"), r.out.constData());
+    }
+
+    void offloadPinRows()
+    {
+        const QString pinned = "/layer1/layer1.0/relu/Relu_output_0";
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--compare", "--json", "--time-limit",
+                             "3", "--pin", "offload:" + pinned}, 120000);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QSet<QString> ids;
+        for (const QJsonValue &v : QJsonDocument::fromJson(r.out).array()) {
+            const QJsonObject o = v.toObject();
+            const QString id = o.value("solver").toString();
+            const QString note = o.value("note").toString();
+            ids.insert(id);
+            QVERIFY2(o.value("status").toString() != "error", qPrintable(id + ": " + o.value("error").toString()));
+            QCOMPARE(o.value("pins").toArray().size(), 1);
+            if (id == "revolve" || id == "rotor") {
+                QCOMPARE(o.value("status").toString(), QString("infeasible"));
+                QVERIFY2(note.contains("infeasible: cannot honour offload pin on " + pinned), qPrintable(note));
+            } else if (id != "offload") {
+                QVERIFY2(note.contains("offload pins: " + pinned), qPrintable(id + ": " + note));
+            }
+        }
+        for (const char *id : {"store-all", "chen-sqrtn", "chen-greedy", "revolve", "feng-huang",
+                               "hong-dp", "hong-linear", "rotor", "offload"})
+            QVERIFY2(ids.contains(id), id);
+    }
+
+    void paretoFrontier()
+    {
+        const Run r = runRemat({"solve", model(), "--batch", "2", "--pareto", "--pareto-points", "4",
+                             "--time-limit", "2", "--json"}, 180000);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray f = o.value("frontier").toArray();
+        QVERIFY2(f.size() >= 2, r.out.constData());
+        double lastTdi = 1e300, lastBudget = -1;
+        for (const QJsonValue &v : f) {
+            const QJsonObject p = v.toObject();
+            QVERIFY(p.value("peak_bytes").toDouble() <= p.value("budget_bytes").toDouble());
+            QVERIFY(p.value("budget_bytes").toDouble() > lastBudget);
+            QVERIFY(p.value("tdi_percent").toDouble() < lastTdi);
+            const double lb = p.value("lower_bound_tdi_percent").toDouble();
+            QVERIFY(lb <= p.value("tdi_percent").toDouble() + 1e-6);
+            lastTdi = p.value("tdi_percent").toDouble();
+            lastBudget = p.value("budget_bytes").toDouble();
+        }
+        QCOMPARE(lastTdi, 0.0);
+        QCOMPARE(lastBudget, o.value("store_all_peak_bytes").toDouble());
     }
 
     void infeasibleBudget()

@@ -6,8 +6,36 @@
 #include <QBrush>
 #include <QColor>
 #include <QFont>
+#include <QStringList>
+
+#include <algorithm>
 
 namespace remat::ui {
+
+namespace {
+
+bool sameProblem(const core::solvers::Plan &a, const core::solvers::Plan &b)
+{
+    return a.objective == b.objective && a.pins == b.pins &&
+           (a.objective == core::solvers::Objective::MinPeak || a.budgetBytes == b.budgetBytes);
+}
+
+/// The plan solved for the same objective, budget and pins that beats `p` on peak and time.
+const core::solvers::Plan *dominatedBy(size_t row, const std::vector<core::solvers::Plan> &plans)
+{
+    std::vector<core::solvers::Plan> peers;
+    std::vector<size_t> rows;
+    for (size_t i = 0; i < plans.size(); ++i)
+        if (i == row || sameProblem(plans[row], plans[i])) {
+            peers.push_back(plans[i]);
+            rows.push_back(i);
+        }
+    const size_t self = size_t(std::find(rows.begin(), rows.end(), row) - rows.begin());
+    const core::solvers::Plan *by = core::solvers::dominatingPlan(peers[self], peers);
+    return by ? &plans[rows[size_t(by - peers.data())]] : nullptr;
+}
+
+} // namespace
 
 PlanTableModel::PlanTableModel(PlannerDocument *document, QObject *parent)
     : QAbstractTableModel(parent), m_document(document)
@@ -23,6 +51,13 @@ void PlanTableModel::documentChanged(PlannerChange change)
     } else if (change == PlannerChange::CurrentPlan && rowCount() > 0) {
         emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::FontRole});
     }
+}
+
+void PlanTableModel::setGraph(std::shared_ptr<const core::training::TrainingGraph> graph)
+{
+    m_graph = std::move(graph);
+    if (rowCount() > 0)
+        emit dataChanged(index(0, Pins), index(rowCount() - 1, Pins));
 }
 
 int PlanTableModel::rowCount(const QModelIndex &parent) const
@@ -49,6 +84,8 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
     case Overhead: return tr("Recompute");
     case SolveTime: return tr("Solve time");
     case Budget: return tr("Budget");
+    case Objective: return tr("Objective");
+    case Pins: return tr("Pins");
     }
     return {};
 }
@@ -60,10 +97,22 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
     const core::solvers::Plan &p = m_document->plans()[size_t(index.row())];
     const auto &t = p.timeline;
     const auto bytes = [](int64_t b) { return QString::fromStdString(core::formatBytes(b)); };
+    const auto pinsText = [&] {
+        QStringList parts;
+        for (const auto &pin : p.pins)
+            parts << QStringLiteral("%1:%2").arg(QLatin1String(core::solvers::pinKindName(pin.kind)),
+                                                m_graph && pin.tensor.index() < m_graph->tensorCount()
+                                                    ? QString::fromStdString(m_graph->tensor(pin.tensor).name)
+                                                    : QStringLiteral("#%1").arg(pin.tensor.value));
+        return parts.join(QStringLiteral(", "));
+    };
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case Solver: return QString::fromStdString(p.solver);
-        case Status: return QString::fromLatin1(core::solvers::solveStatusName(p.status));
+        case Status: {
+            const QString status = QString::fromLatin1(core::solvers::solveStatusName(p.status));
+            return dominatedBy(size_t(index.row()), m_document->plans()) ? tr("%1, dominated").arg(status) : status;
+        }
         case Peak: return bytes(t.peakBytes);
         case ActivationPeak: return bytes(t.activationPeakBytes);
         case Overhead: return QStringLiteral("%1 %").arg(t.tdiPercent(), 0, 'f', 1);
@@ -72,6 +121,8 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
                                       : QStringLiteral("%1 s").arg(p.solveSeconds, 0, 'f', 2);
         case Budget:
             return p.objective == core::solvers::Objective::MinPeak ? tr("min peak") : bytes(p.budgetBytes);
+        case Objective: return QString::fromLatin1(core::solvers::objectiveName(p.objective));
+        case Pins: return p.pins.empty() ? tr("none") : pinsText();
         }
     } else if (role == SortRole) {
         switch (index.column()) {
@@ -82,6 +133,8 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Overhead: return t.tdiPercent();
         case SolveTime: return p.solveSeconds;
         case Budget: return qint64(p.budgetBytes);
+        case Objective: return int(p.objective);
+        case Pins: return int(p.pins.size());
         }
     } else if (role == Qt::FontRole && index.row() == m_document->currentPlanIndex()) {
         QFont f;
@@ -93,6 +146,10 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         return QBrush(QColor(0xc6, 0x28, 0x28)); // over budget
     } else if (role == Qt::ToolTipRole) {
         QString tip = QString::fromStdString(p.note);
+        if (const core::solvers::Plan *by = dominatedBy(size_t(index.row()), m_document->plans()))
+            tip = tr("Dominated by %1 (peak %2, recompute %3 %): no worse on peak and time, better on one.\n")
+                      .arg(QString::fromStdString(by->solver), bytes(by->timeline.peakBytes))
+                      .arg(by->timeline.tdiPercent(), 0, 'f', 1) + tip;
         if (!p.solverObjectiveName.empty())
             tip += QStringLiteral("\n%1 = %2").arg(QString::fromStdString(p.solverObjectiveName))
                        .arg(p.solverObjective);

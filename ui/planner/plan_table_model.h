@@ -1,10 +1,16 @@
 #pragma once
 // The plans of a planner session as a table: one row per plan (solver, status, peak, activation
-// peak, recompute overhead, solve time, budget). The current plan's row is bold.
+// peak, recompute overhead, solve time, budget, objective, pins). The current plan's row is bold;
+// a plan another plan for the same objective, budget and pins beats on peak and time says so in
+// its status ("feasible, dominated") and names the better one in its tooltip.
 //   PlanTableModel model(&document);  tableView->setModel(&model);
 //   model.data(model.index(0, PlanTableModel::Peak), PlanTableModel::SortRole);  // bytes
 
+#include "core/training/training_graph.h"
+
 #include <QAbstractTableModel>
+
+#include <memory>
 
 namespace remat::ui {
 
@@ -15,11 +21,13 @@ class PlanTableModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { Solver, Status, Peak, ActivationPeak, Overhead, SolveTime, Budget, ColumnCount };
+    enum Column { Solver, Status, Peak, ActivationPeak, Overhead, SolveTime, Budget, Objective, Pins, ColumnCount };
     /// Raw numbers (bytes, percent, seconds) for sorting and tests.
     static constexpr int SortRole = Qt::UserRole + 1;
 
     explicit PlanTableModel(PlannerDocument *document, QObject *parent = nullptr);
+    /// The graph pins are named from (their tensor ids are shown without one).
+    void setGraph(std::shared_ptr<const core::training::TrainingGraph> graph);
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -30,6 +38,7 @@ private:
     void documentChanged(PlannerChange change);
 
     PlannerDocument *m_document;
+    std::shared_ptr<const core::training::TrainingGraph> m_graph;
 };
 
 } // namespace remat::ui

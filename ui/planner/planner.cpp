@@ -378,6 +378,7 @@ void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
 void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
 {
     m_problem = std::move(problem);
+    m_tableModel->setGraph(m_problem ? m_problem->training : nullptr);
     m_cache.clear();
     m_tensorOfNode.clear();
     if (m_problem) {

@@ -138,7 +138,11 @@ core::Expected<SessionData> readSessionFile(const QString &path)
         s.importSettings = std::move(*settings);
     }
     s.budgetBytes = int64_t(root.value(QStringLiteral("budget_bytes")).toDouble());
-    auto objective = core::solvers::parseObjective(root.value(QStringLiteral("objective")).toString().toStdString());
+    // No objective written: a budget asks for the least recompute within it (as `remat solve` does).
+    const QString objectiveText = root.contains(QStringLiteral("objective"))
+                                      ? root.value(QStringLiteral("objective")).toString()
+                                      : s.budgetBytes > 0 ? QStringLiteral("min-time") : QStringLiteral("min-peak");
+    auto objective = core::solvers::parseObjective(objectiveText.toStdString());
     if (!objective)
         return bad(path, str(objective.status().message()));
     s.objective = *objective;

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <new>
 
 namespace remat::ui {
 
@@ -55,9 +57,29 @@ void SolveController::waitForIdle()
 
 namespace {
 
+core::Expected<Plan> runJobUnguarded(const SolveJob &job, const core::StopToken &stop,
+                                     const std::function<void(const core::solvers::SolveProgress &)> &progress);
+
 // Runs the solver and fills the timeline with per-step points for the charts. Worker thread.
+// Solver::solve already turns a solver's exceptions into a Status; this catch covers the
+// simulation of the full timeline too, so a worker always reports back (no exception may cross
+// the event loop, and a job that never reports leaves the planner waiting).
 core::Expected<Plan> runJob(const SolveJob &job, const core::StopToken &stop,
                             const std::function<void(const core::solvers::SolveProgress &)> &progress)
+{
+    try {
+        return runJobUnguarded(job, stop, progress);
+    } catch (const std::bad_alloc &) {
+        return core::makeError(core::StatusCode::ResourceExhausted, "out of host memory while solving");
+    } catch (const std::exception &e) {
+        return core::makeError(core::StatusCode::Internal, std::string("solve failed: ") + e.what());
+    } catch (...) {
+        return core::makeError(core::StatusCode::Internal, "solve failed with an unknown exception");
+    }
+}
+
+core::Expected<Plan> runJobUnguarded(const SolveJob &job, const core::StopToken &stop,
+                                     const std::function<void(const core::solvers::SolveProgress &)> &progress)
 {
     if (!job.solver || !job.problem || !job.problem->isValid())
         return core::makeError(core::StatusCode::InvalidArgument, "no model loaded");
@@ -178,7 +200,7 @@ quint64 SolveController::startSweep(SweepJob job)
                 request.pins = job.pins;
                 request.timeLimitSeconds = job.timeLimitSeconds;
                 request.stop = token;
-                core::Expected<Plan> plan = solver->solve(request);
+                core::Expected<Plan> plan = solver->solve(request); // guarded: never throws
                 ParetoPoint point;
                 point.solver = QString::fromStdString(solver->id());
                 point.budgetBytes = budget;

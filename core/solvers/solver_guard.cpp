@@ -1,0 +1,214 @@
+// The framework around every solver's own search (Solver::solve): exceptions become a Status,
+// and the plan returned is checked against store-all under the same pins, so no solver hands a
+// user a plan that is worse than doing nothing at all.
+#include "core/solvers/checkpoint_solvers.h"
+#include "core/solvers/offload_pins.h"
+#include "core/solvers/solver.h"
+#include "core/util/bytes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <new>
+
+namespace remat::core::solvers {
+
+namespace {
+
+/// The time a user waits for the step: the simulated makespan (copy stalls included).
+double stepSeconds(const sim::Timeline &t) { return t.totalSeconds; }
+
+bool answered(SolveStatus s) { return s == SolveStatus::Optimal || s == SolveStatus::Feasible; }
+
+/// a is no worse than b on peak and time and strictly better on one (times within 1e-9).
+bool dominates(const sim::Timeline &a, const sim::Timeline &b)
+{
+    const double ta = stepSeconds(a), tb = stepSeconds(b);
+    const double tol = 1e-9 * std::max(ta, tb);
+    const bool noWorse = a.peakBytes <= b.peakBytes && ta <= tb + tol;
+    const bool better = a.peakBytes < b.peakBytes || ta < tb - tol;
+    return noWorse && better;
+}
+
+std::string figures(const sim::Timeline &t)
+{
+    return fmt::format("peak {}, {:.1f}% recompute", formatBytes(t.peakBytes), t.tdiPercent());
+}
+
+template<typename Search>
+Expected<Plan> runGuarded(const std::string &id, Search &&search)
+{
+    try {
+        return search();
+    } catch (const std::bad_alloc &) {
+        return makeError(StatusCode::ResourceExhausted,
+                         id + ": ran out of host memory while solving (std::bad_alloc); try a "
+                              "smaller batch, a budget objective or another solver");
+    } catch (const std::exception &e) {
+        return makeError(StatusCode::Internal, id + ": the search failed: " + e.what());
+    } catch (...) {
+        return makeError(StatusCode::Internal, id + ": the search failed with an unknown exception");
+    }
+}
+
+/// store-all's plan for `request`, its offload pins streamed as for every other solver.
+Expected<Plan> storeAllBaseline(const SolveRequest &request)
+{
+    return runGuarded("store-all", [&]() -> Expected<Plan> {
+        if (!hasOffloadPins(request))
+            return storeAllPlan(request);
+        REMAT_ASSIGN_OR_RETURN(Plan base, storeAllPlan(offloadPinsAsKeep(request)));
+        return streamOffloadPins(std::move(base), request);
+    });
+}
+
+/// The row for a solver that cannot honour the request's pins: infeasible, saying which pin,
+/// with store-all's schedule without pins to look at (so the row never vanishes from a table).
+Expected<Plan> pinRefusedPlan(const SolveRequest &request, const std::string &id, const Capabilities &caps,
+                              const Status &why)
+{
+    SolveRequest bare = request;
+    bare.pins.clear();
+    Expected<Plan> base = runGuarded("store-all", [&] { return storeAllPlan(bare); });
+    if (!base)
+        return why;
+    Plan out = std::move(*base);
+    out.solver = id;
+    out.status = SolveStatus::Infeasible;
+    out.objective = request.objective;
+    out.budgetBytes = request.budgetBytes;
+    out.pins = request.pins;
+    out.settings = request.settings;
+    out.checkpoints.clear();
+    out.solverObjective = 0;
+    out.solverObjectiveName.clear();
+    const std::optional<PinKind> kind =
+        !caps.pins ? std::nullopt : std::optional<PinKind>(PinKind::Offload);
+    out.note = fmt::format("infeasible: cannot honour {} ({}); the schedule shown is store-all's "
+                           "without pins",
+                           describeFirstPin(request, kind), why.message());
+    return out;
+}
+
+/// The post-check: `plan` against store-all's plan for the same request. Returns the plan to
+/// hand out (the solver's, or store-all's schedule under the solver's name with a note).
+Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::string &id)
+{
+    if (plan.status == SolveStatus::Cancelled)
+        return plan;
+    // A baseline that cannot be built (an offload pin store-all's lowering cannot honour)
+    // leaves nothing to check against.
+    Expected<Plan> base = storeAllBaseline(request);
+    if (!base)
+        return plan;
+    const sim::Timeline &b = base->timeline;
+    const bool minTime = request.objective == Objective::MinTime;
+    const bool baseFits = !minTime || b.peakBytes <= request.budgetBytes;
+    std::string why;
+    if (minTime && baseFits) {
+        // Store-all fits and recomputes nothing: anything slower, over the budget or without
+        // an answer loses to it on the objective.
+        const double tb = stepSeconds(b), tp = stepSeconds(plan.timeline);
+        if (!answered(plan.status) || plan.timeline.peakBytes > request.budgetBytes)
+            why = fmt::format("{} found no plan within the budget ({}), but store-all fits it ({})", id,
+                              solveStatusName(plan.status), figures(b));
+        else if (tp > tb + 1e-9 * std::max(tp, tb))
+            why = fmt::format("store-all fits the budget ({}); {}'s plan ({}) was slower", figures(b), id,
+                              figures(plan.timeline));
+    } else if (dominates(b, plan.timeline)) {
+        why = fmt::format("{}'s plan ({}) was worse than store-all ({}) on peak and time", id,
+                          figures(plan.timeline), figures(b));
+    }
+    if (why.empty())
+        return plan;
+    Plan out = std::move(*base);
+    out.solver = plan.solver.empty() ? id : plan.solver;
+    out.objective = plan.objective;
+    out.budgetBytes = plan.budgetBytes;
+    out.pins = plan.pins;
+    out.settings = plan.settings;
+    out.solveSeconds = plan.solveSeconds;
+    out.solverObjectiveName = "store-all returned instead";
+    out.solverObjective = 0;
+    out.bound = -1;
+    if (minTime && baseFits)
+        out.status = b.recomputeSeconds == 0 ? SolveStatus::Optimal : SolveStatus::Feasible;
+    else if (minTime)
+        out.status = plan.status == SolveStatus::Infeasible ? SolveStatus::Infeasible : plan.status;
+    else
+        out.status = SolveStatus::Feasible;
+    out.note = "store-all returned: " + why + (plan.note.empty() ? std::string() : " (" + plan.note + ")");
+    return out;
+}
+
+} // namespace
+
+Expected<Plan> Solver::solve(const SolveRequest &request) const
+{
+    const auto begin = std::chrono::steady_clock::now();
+    const std::string name = id();
+    const Capabilities caps = capabilities();
+    // Offload pins for solvers that only choose what stays on the device: solve with them as
+    // keep pins, then stream those tensors (offload after forward, prefetch before backward).
+    const bool streamPins = hasOffloadPins(request) && !caps.offloadPins;
+    SolveRequest keepRequest;
+    if (streamPins)
+        keepRequest = offloadPinsAsKeep(request);
+    Expected<Plan> plan =
+        runGuarded(name, [&] { return searchPlan(streamPins ? keepRequest : request); });
+    if (plan && streamPins)
+        plan = runGuarded(name, [&] { return streamOffloadPins(std::move(*plan), request); });
+    // A pin the solver cannot honour is an answer (infeasible, naming the pin), not a vanished row.
+    if (!plan && !request.pins.empty() && plan.status().message().find("pin") != std::string::npos &&
+        (plan.status().code() == StatusCode::Unsupported ||
+         plan.status().code() == StatusCode::InvalidArgument))
+        return pinRefusedPlan(request, name, caps, plan.status());
+    if (!plan || name == "store-all")
+        return plan;
+    auto settingOff = [&](const char *key) {
+        auto it = request.settings.find(key);
+        return it != request.settings.end() && it->second == "off";
+    };
+    if (settingOff("post-check"))
+        return plan;
+    Plan checked = checkAgainstStoreAll(std::move(*plan), request, name);
+    checked.solveSeconds =
+        std::max(checked.solveSeconds,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    return checked;
+}
+
+const Plan *dominatingPlan(const Plan &plan, const std::vector<Plan> &plans)
+{
+    if (!answered(plan.status))
+        return nullptr;
+    const Plan *by = nullptr;
+    for (const Plan &q : plans)
+        if (&q != &plan && answered(q.status) && dominates(q.timeline, plan.timeline) &&
+            (!by || dominates(q.timeline, by->timeline)))
+            by = &q;
+    return by;
+}
+
+size_t flagDominatedPlans(std::vector<Plan> &plans)
+{
+    std::vector<std::string> notes;
+    for (const Plan &p : plans) {
+        const Plan *by = dominatingPlan(p, plans);
+        notes.push_back(by ? fmt::format("dominated by {} ({} against {})", by->solver,
+                                         figures(by->timeline), figures(p.timeline))
+                           : std::string());
+    }
+    size_t flagged = 0;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        if (notes[i].empty())
+            continue;
+        ++flagged;
+        plans[i].note = plans[i].note.empty() ? notes[i] : notes[i] + "; " + plans[i].note;
+    }
+    return flagged;
+}
+
+} // namespace remat::core::solvers
