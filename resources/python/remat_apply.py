@@ -1196,6 +1196,8 @@ def measure(model, inputs, grad_output=None, seed=1):
     tracker = Tracker(_param_keys(model) | {_storage(t)[0] for t in _tensors(list(inputs))})
     original = torch.autograd.graph.saved_tensors_hooks
     model.zero_grad(set_to_none=True)
+    if seed is not None:
+        torch.manual_seed(seed)  # the same dropout masks in every measured run
     _TRACKER = tracker
     torch.autograd.graph.saved_tensors_hooks = _patched_saved_tensors_hooks(tracker, original)
     try:
@@ -1204,7 +1206,7 @@ def measure(model, inputs, grad_output=None, seed=1):
         end_fwd, host_end = tracker.live, tracker.host_live
         tracker.peak, tracker.host_peak = tracker.live, tracker.host_live
         if grad_output is None:
-            g = torch.Generator(device="cpu").manual_seed(seed)
+            g = torch.Generator(device="cpu").manual_seed(seed if seed is not None else 1)
             grad_output = torch.randn(out.shape, generator=g, dtype=out.dtype).to(out.device)
         out.backward(grad_output)
         peak, host_peak = tracker.peak, tracker.host_peak
