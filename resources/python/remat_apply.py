@@ -418,8 +418,26 @@ def _order(gm):
 _SKIP_OPS = {"Constant"}
 
 
+def _same_shape(onnx_shape, fx_shape, file_batch, batch):
+    """Shapes equal, with the file's batch read as the run's (a plan made at another batch)."""
+    if onnx_shape is None or fx_shape is None or len(onnx_shape) != len(fx_shape):
+        return False
+    if file_batch == batch:
+        return tuple(onnx_shape) == tuple(fx_shape)
+    return all(a == b or (a == file_batch and b == batch) for a, b in zip(onnx_shape, fx_shape))
+
+
 def map_to_onnx(gm, info, onnx):
     """fx node -> {"onnx": [ONNX node names], "value": main ONNX output}; plus a list of problems."""
+    ins = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    data = onnx.data_inputs()
+    fs = onnx.shape(data[0]) if data else None
+    file_batch = fs[0] if fs else None
+    batch = info[ins[0]]["shape"][0] if ins and info[ins[0]]["shape"] else file_batch
+
+    def same(value, want):
+        return want is not None and _same_shape(onnx.shape(value), want, file_batch, batch)
+
     by_scope = {}
     for nd in onnx.nodes:
         if nd["op"] in _SKIP_OPS:
@@ -440,15 +458,14 @@ def map_to_onnx(gm, info, onnx):
                 continue
             value = None
             for nd in reversed(group):
-                value = next((o for o in nd["outputs"] if want is not None and onnx.shape(o) == want), None)
+                value = next((o for o in nd["outputs"] if same(o, want)), None)
                 if value:
                     break
             if value is None:
                 value = group[-1]["outputs"][0]
             for nd in group:
                 used.add(nd["name"])
-            mapping[n] = {"onnx": [nd["name"] for nd in group], "value": value,
-                          "verified": want is not None and onnx.shape(value) == want}
+            mapping[n] = {"onnx": [nd["name"] for nd in group], "value": value, "verified": same(value, want)}
         else:
             if want is None:
                 continue
@@ -458,7 +475,7 @@ def map_to_onnx(gm, info, onnx):
             for j in range(start, len(lst)):
                 if lst[j]["name"] in used:
                     continue
-                o = next((o for o in lst[j]["outputs"] if onnx.shape(o) == want), None)
+                o = next((o for o in lst[j]["outputs"] if same(o, want)), None)
                 if o is not None:
                     hit = (j, o)
                     break
@@ -893,10 +910,12 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
 # ---------------------------------------------------------------------------------------------
 # Public entry points
 
-def _example_inputs(onnx):
+def _example_inputs(onnx, batch=None):
     out = []
     for name in onnx.data_inputs():
         shape = onnx.shape(name)
+        if shape and batch:
+            shape = (batch,) + tuple(shape[1:])
         if shape is None or any(d is None for d in shape):
             raise ValueError(f"{onnx.path}: input {name!r} has no static shape; pass inputs=")
         out.append(torch.randn(*shape))
@@ -941,7 +960,7 @@ def apply_plan(model, plan, onnx=None, inputs=None, quiet=False):
         return _fallback(model, plan, why, quiet)
     graph = OnnxGraph(onnx_path)
     if inputs is None:
-        inputs = _example_inputs(graph)
+        inputs = _example_inputs(graph, (plan.get("model") or {}).get("batch"))
     _fill_shapes(graph, model, inputs)
     try:
         pm = build(model, plan, graph, list(inputs))
