@@ -157,9 +157,13 @@ class OnnxGraph:
                     self.inputs.append(name)
         self.producer = {o: nd for nd in self.nodes for o in nd["outputs"]}
 
+    model_names = frozenset()  # the model's state_dict keys, once known (apply_plan sets them)
+
     def data_inputs(self):
-        """Graph inputs that are neither initializers nor parameters/buffers (names with a dot)."""
-        return [n for n in self.inputs if n not in self.initializers and "." not in n]
+        """Graph inputs that are neither initializers nor parameters/buffers (the exporter names
+        those by state_dict key: "conv1.weight", ViT's "class_token")."""
+        return [n for n in self.inputs if n not in self.initializers and n not in self.model_names
+                and not (not self.model_names and "." in n)]
 
     def shape(self, value):
         s = self.shapes.get(value)
@@ -296,9 +300,30 @@ class _ScopeTracer(torch.fx.Tracer if HAS_FX else object):
         return proxy
 
 
+def _proxy_iter(self):
+    """Proxy.__iter__ that finds the caller's UNPACK_SEQUENCE by byte offset: torch 1.13 indexes
+    the instruction list by f_lasti // 2, which Python 3.11's inline caches break, so `n, c, h, w
+    = x.shape` (torchvision's ViT, Swin) failed to trace."""
+    import dis
+    import inspect
+    frame = inspect.currentframe().f_back
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            if inst.opname == "UNPACK_SEQUENCE":
+                return (self[i] for i in range(inst.argval))
+            break
+    return self.tracer.iter(self)
+
+
 def trace(model):
     tracer = _ScopeTracer()
-    graph = tracer.trace(model)
+    original = torch.fx.Proxy.__iter__
+    if sys.version_info >= (3, 11) and TORCH_VERSION < (2, 0):
+        torch.fx.Proxy.__iter__ = _proxy_iter
+    try:
+        graph = tracer.trace(model)
+    finally:
+        torch.fx.Proxy.__iter__ = original
     return torch.fx.GraphModule(tracer.root, graph)
 
 
@@ -393,7 +418,10 @@ def _probe(gm, inputs):
                 keys.append((k, nb))
                 owner.setdefault(k, n)
             info[n] = {
-                "shape": tuple(outs[0].shape) if len(outs) == 1 and isinstance(env[n], torch.Tensor) else None,
+                # A module returning a tuple (MultiheadAttention: output, weights) is mapped by
+                # its first tensor, the one the exporter's last node produces.
+                "shape": tuple(outs[0].shape) if outs and (isinstance(env[n], torch.Tensor) or n.op == "call_module") else None,
+                "tensor": isinstance(env[n], torch.Tensor),
                 "storages": keys,
                 "bytes": sum(t.numel() * t.element_size() for t in outs),
                 "saves": [] if n.op == "placeholder" else [k for k, _ in saved if k not in weights],
@@ -469,6 +497,8 @@ def map_to_onnx(gm, info, onnx):
         else:
             if want is None:
                 continue
+            if n.target is operator.getitem and not info[n.args[0]].get("tensor", False):
+                continue  # an element of a module's tuple output: no ONNX node of its own
             lst = by_scope.get(scope, [])
             start = cursor.get(scope, 0)
             hit = None
@@ -701,7 +731,12 @@ def build(model, plan, onnx, inputs):
     unmapped_plan_ops = sorted(o for o in states.recomputed_ops if o not in op_to_fx)
 
     nodes = [n for n in gm.graph.nodes if n.op in ("call_module", "call_function", "call_method")]
+    # A node whose op the plan computes again in backward runs in a segment. Its value is
+    # recomputed (ops outside that save it get a recompute token, and segments join across it)
+    # only when the plan also frees it in forward: rotor re-runs MaxPool for its indices while
+    # keeping its output, which then stays stored.
     recompute = {n for n in nodes if n in mapping and any(o in states.recomputed_ops for o in mapping[n]["onnx"])}
+    kept_values = {n for n in recompute if mapping[n]["value"] not in states.freed_in_forward}
     offload = {n for n in nodes if n in mapping and mapping[n]["value"] in states.offloaded}
     users = _consumers(gm)
     # Nodes with no ONNX counterpart (views, getattr) follow their input into a segment. A node
@@ -732,7 +767,7 @@ def build(model, plan, onnx, inputs):
 
     for n in seg_nodes:
         for a in n.all_input_nodes:
-            if a in seg_nodes and (a in recompute or a not in mapping):
+            if a in seg_nodes and ((a in recompute and a not in kept_values) or a not in mapping):
                 union(a, n)
     order_idx = _order(gm)
     merged_cycles = 0
@@ -812,11 +847,12 @@ def build(model, plan, onnx, inputs):
     out_of_place = {n for kind, n in order if kind == "node" and n.op != "output"
                     and any(a in seg_inputs for a in n.all_input_nodes)}
     report = _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, recompute,
-                     added_savers, segments, offload, merged_cycles, value_to_fx, onnx)
+                     added_savers, segments, offload, merged_cycles, value_to_fx, onnx, kept_values)
     pm = PlannedModule(model, gm, segments, order, offload, report)
     pm._out_of_place = out_of_place
     for seg in segments:
-        seg["recomputed_outputs"] = [i for i, o in enumerate(seg["outputs"]) if o in recompute or o not in mapping]
+        seg["recomputed_outputs"] = [i for i, o in enumerate(seg["outputs"])
+                                     if (o in recompute and o not in kept_values) or o not in mapping]
     return pm
 
 
@@ -861,7 +897,7 @@ def _stored_bytes(info, nodes_saved):
 
 
 def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, recompute, added_savers,
-            segments, offload, merged_cycles, value_to_fx, onnx):
+            segments, offload, merged_cycles, value_to_fx, onnx, kept_values):
     seg_nodes = {n for s in segments for n in s["nodes"]}
     seg_inputs = {a for s in segments for a in s["inputs"]}
     # What PyTorch keeps under the applied plan: what outside nodes save, plus segment inputs.
@@ -869,14 +905,15 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
     for n, i in info.items():
         if n not in seg_nodes:
             # What an outside node saves is kept, except a value a segment recomputes (a token).
-            applied_kept.update(m for m in i["saves_nodes"] if m not in seg_nodes)
+            applied_kept.update(m for m in i["saves_nodes"] if m not in seg_nodes or m in kept_values)
     plain_kept = set()
     for n, i in info.items():
         plain_kept.update(i["saves_nodes"])
-    plan_kept = {n for n in plain_kept if n not in recompute}
+    plan_kept = {n for n in plain_kept if n not in recompute or n in kept_values}
     # Nodes whose values the plan keeps but the application recomputes, and the reverse.
     recomputed_not_planned = sorted((n for n in plan_kept if n not in applied_kept), key=lambda m: _order(gm)[m])
-    kept_not_planned = sorted((n for n in applied_kept if n in recompute), key=lambda m: _order(gm)[m])
+    kept_not_planned = sorted((n for n in applied_kept if n in recompute and n not in kept_values),
+                              key=lambda m: _order(gm)[m])
 
     def names(ns):
         return [mapping[n]["value"] if n in mapping else n.name for n in ns]
@@ -959,6 +996,7 @@ def apply_plan(model, plan, onnx=None, inputs=None, quiet=False):
         why = "no ONNX file for the plan (pass onnx=)" if HAS_FX else f"torch {torch.__version__} has no torch.fx"
         return _fallback(model, plan, why, quiet)
     graph = OnnxGraph(onnx_path)
+    graph.model_names = frozenset(model.state_dict())
     if inputs is None:
         inputs = _example_inputs(graph, (plan.get("model") or {}).get("batch"))
     _fill_shapes(graph, model, inputs)
@@ -1310,6 +1348,7 @@ def _load_model(spec):
 def validate(model, onnx_path, plan_path, inputs=None, remat=None):
     """Predicted (simulator) beside measured (PyTorch) for store-all and the plan; gradients."""
     graph = OnnxGraph(onnx_path)
+    graph.model_names = frozenset(model.state_dict())
     if inputs is None:
         torch.manual_seed(0)
         inputs = _example_inputs(graph)
