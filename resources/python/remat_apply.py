@@ -594,7 +594,9 @@ class PlannedModule(torch.nn.Module):
                         calls.append(call)
                         for i in seg["recomputed_outputs"]:
                             for t in _tensors(outs[i]):
-                                recompute_keys[_storage(t)[0]] = (call, i)
+                                # The version tells the output from what an in-place op
+                                # outside makes of it in the same storage (ReLU(inplace=True)).
+                                recompute_keys[_storage(t)[0]] = (call, i, t._version)
         finally:
             recompute_keys.clear()
             calls.clear()
@@ -642,10 +644,10 @@ class _SegmentCall:
 
 
 class _Token:
-    __slots__ = ("call", "index", "__weakref__")
+    __slots__ = ("call", "index", "view", "__weakref__")
 
-    def __init__(self, call, index):
-        self.call, self.index = call, index
+    def __init__(self, call, index, view):
+        self.call, self.index, self.view = call, index, view
         call.tokens[index] = call.tokens.get(index, 0) + 1
         weakref.finalize(self, call.token_dead, index)
 
@@ -674,8 +676,10 @@ def _saved_hooks(offload_keys=frozenset(), recompute_keys=None):
     def pack(x):
         key, nbytes = _storage(x)
         if recompute_keys and key in recompute_keys:
-            call, i = recompute_keys[key]
-            return _Token(call, i)
+            call, i, version = recompute_keys[key]
+            if x._version == version:
+                # A view of the output is saved as the same view of the recomputed output.
+                return _Token(call, i, (tuple(x.size()), tuple(x.stride()), x.storage_offset()))
         if key in offload_keys:
             host = torch.empty(x.size(), dtype=x.dtype, layout=x.layout, pin_memory=x.is_cuda)
             host.copy_(x, non_blocking=x.is_cuda)
@@ -690,7 +694,11 @@ def _saved_hooks(offload_keys=frozenset(), recompute_keys=None):
 
     def unpack(p):
         if isinstance(p, _Token):
-            return p.call.get(p.index)
+            t = p.call.get(p.index)
+            size, stride, offset = p.view
+            if tuple(t.size()) == size and tuple(t.stride()) == stride and t.storage_offset() == offset:
+                return t
+            return t.as_strided(size, stride, offset)
         if isinstance(p, _Offloaded):
             return p.tensor.to(p.device, non_blocking=p.tensor.is_pinned())
         return p.tensor
