@@ -718,9 +718,9 @@ def _consumers(gm):
     return users
 
 
-def build(model, plan, onnx, inputs):
+def build(model, plan, onnx, inputs, gm=None):
     """Traces the model, maps it to the ONNX file and builds the PlannedModule for the plan."""
-    gm = trace(model)
+    gm = gm if gm is not None else trace(model)
     info = _probe(gm, inputs)
     mapping, unmapped = map_to_onnx(gm, info, onnx)
     states = PlanStates(plan)
@@ -858,6 +858,16 @@ def build(model, plan, onnx, inputs):
                      added_savers, segments, offload, merged_cycles, value_to_fx, onnx, kept_values)
     pm = PlannedModule(model, gm, segments, order, offload, report)
     pm._out_of_place = out_of_place
+    # In-place ops (torchvision's ReLU(inplace=True)): their input and output share one storage
+    # in PyTorch, two tensors in the simulator. validate() uses the pairs to say how much of a
+    # difference that makes.
+    pm.inplace_pairs = []
+    for n in nodes:
+        inplace = getattr(dict(gm.named_modules()).get(n.target), "inplace", False) if n.op == "call_module" \
+            else bool(n.kwargs.get("inplace")) if n.op == "call_function" else str(n.target).endswith("_")
+        src = n.all_input_nodes[0] if n.all_input_nodes else None
+        if inplace and n in mapping and src in mapping:
+            pm.inplace_pairs.append((mapping[src]["value"], mapping[n]["value"]))
     for seg in segments:
         seg["recomputed_outputs"] = [i for i, o in enumerate(seg["outputs"])
                                      if (o in recompute and o not in kept_values) or o not in mapping]
@@ -1009,11 +1019,11 @@ def apply_plan(model, plan, onnx=None, inputs=None, quiet=False):
         inputs = _example_inputs(graph, (plan.get("model") or {}).get("batch"))
     _fill_shapes(graph, model, inputs)
     try:
-        pm = build(model, plan, graph, list(inputs))
-    except ValueError:
-        raise
-    except Exception as e:  # noqa: BLE001  -- fx cannot trace it: say so, then wrap modules
+        gm = trace(model)
+    except Exception as e:  # noqa: BLE001  -- fx cannot trace it (TraceError): say so, then wrap modules
         return _fallback(model, plan, f"torch.fx cannot trace the model ({type(e).__name__}: {e})", quiet)
+    pm = build(model, plan, graph, list(inputs), gm)  # ValueError: a plan for another model
+    pm.onnx_graph = graph
     last_wrapped_count = 0
     if not pm.remat_report["faithful"] and not quiet:
         warnings.warn("remat_apply: the applied plan differs from the plan: " + summary(pm.remat_report))
@@ -1309,9 +1319,23 @@ def _remat_binary():
     return "remat"
 
 
-def simulated(onnx_path, plan_path=None, remat=None):
+def _value_bytes(graph, v):
+    sh = graph.shape(v)
+    if sh is None or any(d is None for d in sh):
+        return 0
+    n = 1
+    for d in sh:
+        n *= d
+    return n * {1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}.get(graph.shapes[v][0], 4)
+
+
+def simulated(onnx_path, plan_path=None, remat=None, graph=None):
     """The simulator's saved figures: stored activations at backward-begin and the peak of
-    stored + recomputed activations through backward (from the per-step CSV), plus --json."""
+    stored + recomputed activations through backward (from the per-step CSV), plus --json.
+    With the plan and its ONNX graph also that peak without the recomputation's transients
+    ("saved_peak_backward_no_transients"): values recomputed in backward that only forward ops
+    read (a BatchNormalization output on its way into an in-place ReLU or an Add), which the
+    simulator counts among its recomputed activations and PyTorch never saves."""
     import csv
     import tempfile
     remat = remat or _remat_binary()
@@ -1324,15 +1348,42 @@ def simulated(onnx_path, plan_path=None, remat=None):
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
         figures = json.loads(r.stdout)
-        end_fwd, peak, host_peak, phase = None, 0, 0, "forward"
         with open(csv_path, newline="") as f:
-            for row in csv.DictReader(f):
-                if row["kind"] == "phase" and row["name"] == "backward-begin":
-                    phase = "backward"
-                    end_fwd = int(row["stored_activations"])
-                if phase == "backward":
-                    peak = max(peak, int(row["stored_activations"]) + int(row["recomputed_activations"]))
-    return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak, "figures": figures}
+            rows = list(csv.DictReader(f))
+    schedule = load_plan(plan_path).get("schedule", []) if plan_path and graph is not None else []
+    aligned = len(schedule) == len(rows)
+    # Transients of recomputation: a value computed in backward whose last reader (the compute
+    # just before its free: the simulator frees at last use) is a forward op. PyTorch's saved
+    # tensors never include such a value; the simulator's recomputed activations do.
+    transient = [0] * len(rows)
+    if aligned:
+        outputs = {nd["name"]: nd["outputs"] for nd in graph.nodes}
+        begin = next((i for i, st in enumerate(schedule) if st[:2] == ["phase", "backward-begin"]), len(schedule))
+        born, last_compute = {}, None
+        for i, st in enumerate(schedule):
+            if st[0] == "compute":
+                if i > begin and st[1] in outputs:
+                    for o in outputs[st[1]]:
+                        born[o] = i
+                last_compute = st[1]
+            elif st[0] == "free" and st[1] in born:
+                start = born.pop(st[1])
+                if not (last_compute.endswith("/grad") or last_compute.startswith("grad:") or last_compute == "loss"):
+                    nb = _value_bytes(graph, st[1])
+                    for k in range(start, i):
+                        transient[k] += nb
+    end_fwd, peak, peak_saved, phase = None, 0, 0, "forward"
+    for i, row in enumerate(rows):
+        if row["kind"] == "phase" and row["name"] == "backward-begin":
+            phase = "backward"
+            end_fwd = int(row["stored_activations"])
+        if phase == "backward":
+            v = int(row["stored_activations"]) + int(row["recomputed_activations"])
+            peak = max(peak, v)
+            peak_saved = max(peak_saved, v - transient[i])
+    return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak,
+            "saved_peak_backward_no_transients": peak_saved if aligned else peak,
+            "figures": figures}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1366,7 +1417,7 @@ def validate(model, onnx_path, plan_path, inputs=None, remat=None):
     got = measure(planned, inputs)
     err, worst = max_relative_error(base["gradients"], {k.replace("model.", "", 1): v for k, v in got["gradients"].items()})
     sim_all = simulated(onnx_path, None, remat)
-    sim_plan = simulated(onnx_path, plan_path, remat)
+    sim_plan = simulated(onnx_path, plan_path, remat, getattr(planned, "onnx_graph", graph))
 
     def dev(m, p):
         return (m - p) / p if p else 0.0
@@ -1381,6 +1432,9 @@ def validate(model, onnx_path, plan_path, inputs=None, remat=None):
                          "predicted_end_of_forward": sim_plan["saved_end_of_forward"],
                          "measured_peak_backward": got["saved_peak_backward"],
                          "predicted_peak_backward": sim_plan["saved_peak_backward"],
+                         "predicted_peak_backward_no_transients": sim_plan["saved_peak_backward_no_transients"],
+                         "deviation_peak_backward_no_transients": dev(got["saved_peak_backward"],
+                                                                      sim_plan["saved_peak_backward_no_transients"]),
                          "measured_host_peak": got["host_peak"],
                          "predicted_host_peak": sim_plan["figures"].get("host_peak_bytes", 0),
                          "deviation_end_of_forward": dev(got["saved_end_of_forward"], sim_plan["saved_end_of_forward"]),
@@ -1401,6 +1455,8 @@ def _print_validation(r):
     row("store-all: saved peak, backward", s["measured_peak_backward"], s["predicted_peak_backward"])
     row("plan: saved, end of forward", p["measured_end_of_forward"], p["predicted_end_of_forward"])
     row("plan: saved peak, backward", p["measured_peak_backward"], p["predicted_peak_backward"])
+    if p["predicted_peak_backward_no_transients"] != p["predicted_peak_backward"]:
+        row("  simulator without transients", p["measured_peak_backward"], p["predicted_peak_backward_no_transients"])
     if p["predicted_host_peak"] or p["measured_host_peak"]:
         row("plan: host (offloaded) peak", p["measured_host_peak"], p["predicted_host_peak"])
     print(f"  gradients: max relative error {r['gradients_max_relative_error']:.3g} ({r['gradients_worst']})")
