@@ -851,9 +851,12 @@ def build(model, plan, onnx, inputs, gm=None):
         order.append(("segment", len(segments)))
         segments.append({"nodes": ns, "inputs": ins, "outputs": outs})
     # Outside in-place ops on a value a segment reads would corrupt its recomputation.
+    # An in-place op on a segment's output would also change the storage a recompute token
+    # stands for, so it runs out of place too (its input then stays a token, as in the plan).
     seg_inputs = {a for s in segments for a in s["inputs"]}
+    seg_outputs = {o for s in segments for o in s["outputs"]}
     out_of_place = {n for kind, n in order if kind == "node" and n.op != "output"
-                    and any(a in seg_inputs for a in n.all_input_nodes)}
+                    and any(a in seg_inputs or a in seg_outputs for a in n.all_input_nodes)}
     report = _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, recompute,
                      added_savers, segments, offload, merged_cycles, value_to_fx, onnx, kept_values)
     pm = PlannedModule(model, gm, segments, order, offload, report)
