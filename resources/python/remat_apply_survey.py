@@ -74,6 +74,7 @@ def main(argv):
     ap.add_argument("--remat", default=remat_apply._remat_binary())
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--workdir", default="/tmp/remat_survey")
+    ap.add_argument("--solvers", default="chen-sqrtn,feng-huang,rotor")
     a = ap.parse_args(argv[1:])
     os.makedirs(a.workdir, exist_ok=True)
     torch.set_num_threads(1)
@@ -88,10 +89,17 @@ def main(argv):
                 log.write(json.dumps({"model": name, "error": f"export: {type(e).__name__}: {e}"[:500]}) + "\n")
                 log.flush()
                 continue
-            sim = remat_apply.simulated(onnx, None, a.remat)["figures"]
+            try:
+                sim = remat_apply.simulated(onnx, None, a.remat)["figures"]
+            except RuntimeError as e:  # remat cannot load the export (reported, not skipped)
+                log.write(json.dumps({"model": name, "error": f"remat simulate: {e}"[:600]}) + "\n")
+                log.flush()
+                continue
             rotor_budget = sim["weight_bytes"] + sim["weight_grad_bytes"] + sim["activation_peak_bytes"] // 2
             for solver, extra in (("chen-sqrtn", []), ("feng-huang", ["--objective", "min-peak"]),
                                   ("rotor", ["--objective", "min-time", "--budget", str(rotor_budget)])):
+                if solver not in a.solvers.split(","):
+                    continue
                 plan = os.path.join(a.workdir, f"{name}_{solver}.json")
                 rec = {"model": name, "batch": batch, "side": side, "solver": solver}
                 try:
