@@ -1,61 +1,1111 @@
-"""Apply a Remat Studio plan to the PyTorch model an ONNX file was exported from.
+"""Apply a Remat Studio plan to the PyTorch model its ONNX file was exported from, and measure it.
 
     import remat_apply
-    model = remat_apply.apply_plan(model, "plan.json")   # wraps modules in torch.utils.checkpoint
-    remat_apply.last_wrapped_count                        # how many modules were wrapped
+    model = remat_apply.apply_plan(model, "plan.json", onnx="model.onnx")  # a PlannedModule
+    print(model.remat_report)                      # what was applied, and how it differs from the plan
+    print(remat_apply.measure(model, [x]))         # saved bytes, end of forward and backward peak
 
-ONNX node names carry the PyTorch module path of the op ("/layer1/layer1.0/conv1/Conv" is op Conv
-of module layer1.0.conv1). Every forward node the plan recomputes names the block around it: the
-innermost module on its path that has children (layer1.0 above; the leaf conv1 alone would save
-nothing, since its output is needed anyway). Each such block, outermost first, runs under
-torch.utils.checkpoint: PyTorch then stores only the block's inputs and recomputes its inside
-during backward, which is what the plan does to those nodes.
+    python3 remat_apply.py validate torchvision:resnet18 model.onnx plan.json   # predicted vs measured
 
-A plan naming a module the model does not have is refused (ValueError): it was made for another
+How a plan is applied (plan-faithful, torch >= 1.13):
+1. The model is traced with torch.fx. A tracer records, for every fx node, the scope the ONNX
+   exporter gives the same call ("/layer1/layer1.0/relu_1": module path parts, a numeric child
+   joined to its parent's part, "_N" for the N-th extra call of a module in one scope).
+2. fx nodes are mapped to ONNX nodes: a leaf module call (Conv2d, BatchNorm2d, Linear,
+   MultiheadAttention, ...) takes every ONNX node under its scope (BatchNorm -> one
+   BatchNormalization, Linear -> Gemm or MatMul+Add, GELU -> Div/Erf/Add/Mul/Mul): the mapping is
+   at the granularity where both sides agree. A function call (add, flatten, cat, ...) takes the
+   ONNX nodes of its enclosing scope in call order, up to the first whose output shape equals the
+   fx node's. Every pair is verified by output shape; ONNX nodes left unmapped are reported.
+3. The plan's schedule says, per ONNX forward op, whether its outputs are kept until backward,
+   freed and recomputed in backward, or offloaded. A node the plan recomputes, plus every node
+   whose PyTorch backward saves a recomputed value (found by probing saved_tensors_hooks once),
+   goes into a segment; segments are cut at the values the plan keeps (its checkpoints). Each
+   segment runs under torch.utils.checkpoint(use_reentrant=False): PyTorch keeps the segment's
+   inputs (the plan's checkpoints) and recomputes its inside in backward, and every node outside
+   the segments saves what it saves in a plain run: what the plan keeps.
+4. Values the plan offloads are moved to host memory (pinned when CUDA) by a saved-tensor hook
+   when an op outside the segments saves them, and moved back when backward reads them.
+
+Where the result differs from the plan (a node that saves a recomputed value joins a segment,
+a cycle between segments merges them, a value kept only as a segment input), the difference is
+listed in `remat_report` with the bytes the plan keeps and the bytes the application keeps, and
+printed once as a warning. A model torch.fx cannot trace falls back to wrapping modules in
+torch.utils.checkpoint, again with a report of the difference; nothing differs silently.
+
+A plan naming nodes the model does not have is refused (ValueError): it was made for another
 model, and applying part of it would silently change what is measured.
+
+Selective activation checkpointing (torch >= 2.4) is detected (HAS_SELECTIVE_CHECKPOINT) but not
+needed: op-level decisions are expressed by the fx segments themselves.
 """
 
+import contextlib
+import copy
 import json
+import operator
+import os
 import re
+import subprocess
+import sys
+import warnings
+import weakref
 
 import torch
+import torch.fx
 import torch.utils.checkpoint
 
-last_wrapped_count = 0
+TORCH_VERSION = tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2])
+HAS_FX = hasattr(torch, "fx") and TORCH_VERSION >= (1, 10)
+HAS_SELECTIVE_CHECKPOINT = hasattr(torch.utils.checkpoint, "create_selective_checkpoint_contexts")
 
-_CALL_SUFFIX = re.compile(r"_\d+$")  # "relu_1": the second call of module "relu"
+last_wrapped_count = 0  # module-wrapping fallback only: how many modules were wrapped
 
+_CALL_SUFFIX = re.compile(r"_\d+$")  # "relu_1": the second call of module "relu" in one scope
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX reading: a minimal protobuf reader (node names, op types, inputs, outputs, value shapes),
+# so the helper needs no onnx package.
+
+def _varint(b, i):
+    r = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        r |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return r, i
+
+
+def _fields(b):
+    i, n = 0, len(b)
+    while i < n:
+        key, i = _varint(b, i)
+        f, w = key >> 3, key & 7
+        if w == 0:
+            v, i = _varint(b, i)
+        elif w == 1:
+            v, i = b[i:i + 8], i + 8
+        elif w == 2:
+            ln, i = _varint(b, i)
+            v, i = b[i:i + ln], i + ln
+        elif w == 5:
+            v, i = b[i:i + 4], i + 4
+        else:
+            raise ValueError("not an ONNX file (protobuf wire type %d)" % w)
+        yield f, v
+
+
+def _value_info(v):
+    name, elem, shape = None, None, None
+    for g, w in _fields(v):
+        if g == 1:
+            name = w.decode()
+        elif g == 2:
+            for h, t in _fields(w):
+                if h != 1:
+                    continue
+                for k, u in _fields(t):
+                    if k == 1:
+                        elem = u
+                    elif k == 2:
+                        shape = []
+                        for d, dim in _fields(u):
+                            if d == 1:
+                                val = None
+                                for e, x in _fields(dim):
+                                    if e == 1:
+                                        val = x
+                                shape.append(val)
+    return name, elem, shape
+
+
+class OnnxGraph:
+    """Nodes (name, op, inputs, outputs) in file order and value shapes of an ONNX file."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            data = f.read()
+        graph = next((v for f, v in _fields(data) if f == 7), None)
+        if graph is None:
+            raise ValueError(f"{path}: no graph in this file")
+        self.path = path
+        self.nodes, self.shapes, self.inputs, self.initializers = [], {}, [], set()
+        for f, v in _fields(graph):
+            if f == 1:
+                nd = {"inputs": [], "outputs": [], "name": "", "op": ""}
+                for g, w in _fields(v):
+                    if g == 1:
+                        nd["inputs"].append(w.decode())
+                    elif g == 2:
+                        nd["outputs"].append(w.decode())
+                    elif g == 3:
+                        nd["name"] = w.decode()
+                    elif g == 4:
+                        nd["op"] = w.decode()
+                self.nodes.append(nd)
+            elif f == 5:
+                for g, w in _fields(v):
+                    if g == 8:
+                        self.initializers.add(w.decode())
+            elif f in (11, 12, 13):
+                name, elem, shape = _value_info(v)
+                self.shapes[name] = (elem, shape)
+                if f == 11:
+                    self.inputs.append(name)
+        self.producer = {o: nd for nd in self.nodes for o in nd["outputs"]}
+
+    model_names = frozenset()  # the model's state_dict keys, once known (apply_plan sets them)
+
+    def data_inputs(self):
+        """Graph inputs that are neither initializers nor parameters/buffers (the exporter names
+        those by state_dict key: "conv1.weight", ViT's "class_token")."""
+        return [n for n in self.inputs if n not in self.initializers and n not in self.model_names
+                and not (not self.model_names and "." in n)]
+
+    def shape(self, value):
+        s = self.shapes.get(value)
+        return tuple(s[1]) if s and s[1] is not None else None
+
+
+_ELEM = {"Float": 1, "Byte": 2, "Char": 3, "Short": 5, "Int": 6, "Long": 7, "Bool": 9, "Half": 10,
+         "Double": 11, "BFloat16": 16}
+
+
+def shapes_from_export(model, inputs):
+    """Value shapes of the ONNX file torch.onnx.export makes of `model` with the corpus settings
+    (training mode, opset 17, no constant folding): the exporter writes no value_info for
+    intermediate values, so the helper exports once in memory and reads the typed graph after
+    the exporter has named its values. Buffers and the RNG are restored."""
+    import io
+    from torch.onnx import TrainingMode
+    shapes = {}
+    passes = torch._C
+    original = passes._jit_pass_onnx_assign_scoped_names_for_node_and_value
+
+    def record(graph):
+        original(graph)
+        for node in graph.nodes():
+            for o in node.outputs():
+                try:
+                    t = o.type()
+                    shapes[o.debugName()] = (_ELEM.get(t.scalarType()), list(t.sizes()))
+                except Exception:  # noqa: BLE001  -- untyped or non-tensor value
+                    pass
+
+    passes._jit_pass_onnx_assign_scoped_names_for_node_and_value = record
+    try:
+        with _buffers_restored(model), torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, tuple(inputs), io.BytesIO(), opset_version=17,
+                              training=TrainingMode.TRAINING, do_constant_folding=False, export_params=False)
+    finally:
+        passes._jit_pass_onnx_assign_scoped_names_for_node_and_value = original
+    return shapes
+
+
+def _scope(node_name):
+    return node_name.rsplit("/", 1)[0] if "/" in node_name else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans
+
+def load_plan(plan):
+    if isinstance(plan, dict):
+        return plan
+    with open(plan, encoding="utf-8") as f:
+        return json.load(f)
+
+
+class PlanStates:
+    """Per ONNX forward op and value: what the plan does with it, read from its schedule."""
+
+    def __init__(self, plan):
+        self.recomputed_ops = set()  # forward ops computed again after backward-begin
+        self.forward_ops = set()
+        self.freed_in_forward = set()
+        self.offloaded = set()
+        self.checkpoints = list(plan.get("checkpoints", []))
+        self.forward_events = []  # ("compute" / "free", name) before backward-begin
+        phase = "forward"
+        for step in plan.get("schedule", []):
+            if not step:
+                continue
+            kind = step[0]
+            if kind == "phase":
+                if step[1] == "backward-begin":
+                    phase = "backward"
+                continue
+            name = step[1] if len(step) > 1 else ""
+            if kind == "compute":
+                # Backward ops ("<op>/grad"), gradient accumulation ("grad:<value>/accumulateN")
+                # and the loss are the training graph's own; forward ops are ONNX nodes.
+                if name.endswith("/grad") or name.startswith("grad:") or name == "loss":
+                    continue
+                if phase == "forward":
+                    self.forward_ops.add(name)
+                    self.forward_events.append(("compute", name))
+                elif name in self.forward_ops:
+                    self.recomputed_ops.add(name)
+            elif kind == "free" and phase == "forward":
+                self.freed_in_forward.add(name)
+                self.forward_events.append(("free", name))
+            elif kind == "offload":
+                self.offloaded.add(name)
+        # A plan with decisions only (the planner's per-node export without a schedule).
+        for d in plan.get("decisions", []) if not plan.get("schedule") else []:
+            if d.get("decision") == "recompute":
+                self.recomputed_ops.add(d["node"])
+            elif d.get("decision") == "offload" and d.get("tensor"):
+                self.offloaded.add(d["tensor"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Tracing with ONNX scopes
+
+def _part(rel, parent_part):
+    """Exporter-style scope part of a child at relative path `rel` ("features.1" inside root)."""
+    cur = parent_part
+    for piece in rel.split("."):
+        cur = (cur + "." + piece) if (piece.isdigit() and cur) else piece
+    return cur
+
+
+class _ScopeTracer(torch.fx.Tracer if HAS_FX else object):
+    """fx tracer that stamps every node with the ONNX exporter's scope of the same call."""
+
+    def __init__(self):
+        super().__init__()
+        self._stack = [("", "", "")]  # (module path, part, scope)
+        self._counts = {}
+
+    def call_module(self, m, forward, args, kwargs):
+        path = self.path_of_module(m)
+        ppath, ppart, pscope = self._stack[-1]
+        rel = path[len(ppath) + 1:] if ppath and path.startswith(ppath + ".") else path
+        part = _part(rel, ppart if ppath and path.startswith(ppath + ".") else "")
+        key = (pscope, part)
+        n = self._counts.get(key, 0)
+        self._counts[key] = n + 1
+        scope = pscope + "/" + (part if n == 0 else f"{part}_{n}")
+        self._stack.append((path, part, scope))
+        try:
+            return super().call_module(m, forward, args, kwargs)
+        finally:
+            self._stack.pop()
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, *a, **kw):
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, *a, **kw)
+        proxy.node.meta["remat_scope"] = self._stack[-1][2]
+        return proxy
+
+
+def _proxy_iter(self):
+    """Proxy.__iter__ that finds the caller's UNPACK_SEQUENCE by byte offset: torch 1.13 indexes
+    the instruction list by f_lasti // 2, which Python 3.11's inline caches break, so `n, c, h, w
+    = x.shape` (torchvision's ViT, Swin) failed to trace."""
+    import dis
+    import inspect
+    frame = inspect.currentframe().f_back
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            if inst.opname == "UNPACK_SEQUENCE":
+                return (self[i] for i in range(inst.argval))
+            break
+    return self.tracer.iter(self)
+
+
+def trace(model):
+    tracer = _ScopeTracer()
+    original = torch.fx.Proxy.__iter__
+    if sys.version_info >= (3, 11) and TORCH_VERSION < (2, 0):
+        torch.fx.Proxy.__iter__ = _proxy_iter
+    try:
+        graph = tracer.trace(model)
+    finally:
+        torch.fx.Proxy.__iter__ = original
+    return torch.fx.GraphModule(tracer.root, graph)
+
+
+@contextlib.contextmanager
+def _buffers_restored(model):
+    """Runs (shape probes, recomputation) must not move BatchNorm running statistics."""
+    saved = [(b, b.detach().clone()) for b in model.buffers()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for b, c in saved:
+                b.copy_(c)
+
+
+def _storage(t):
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    nbytes = s.nbytes() if hasattr(s, "nbytes") else s.size() * t.element_size()
+    return (t.device.type, t.device.index, s.data_ptr()), nbytes
+
+
+def _run_node(gm, n, env, modules, out_of_place=False):
+    args = torch.fx.node.map_arg(n.args, lambda a: env[a])
+    kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
+    if n.op == "call_module":
+        mod = modules[n.target]
+        if out_of_place and getattr(mod, "inplace", False):
+            mod = copy.copy(mod)
+            mod.inplace = False
+        return mod(*args, **kwargs)
+    if n.op == "call_function":
+        fn = n.target
+        if out_of_place:
+            if kwargs.get("inplace"):
+                kwargs = dict(kwargs, inplace=False)
+            fn = _OUT_OF_PLACE.get(fn, fn)
+        return fn(*args, **kwargs)
+    if n.op == "call_method":
+        name = n.target
+        if out_of_place and name.endswith("_") and not name.endswith("__") and hasattr(args[0], name[:-1]):
+            name = name[:-1]
+        return getattr(args[0], name)(*args[1:], **kwargs)
+    if n.op == "get_attr":
+        obj = gm
+        for a in n.target.split("."):
+            obj = getattr(obj, a)
+        return obj
+    raise RuntimeError(f"cannot run fx node {n.op}")
+
+
+_OUT_OF_PLACE = {operator.iadd: operator.add, operator.imul: operator.mul, operator.isub: operator.sub,
+                 operator.itruediv: operator.truediv, torch.relu_: torch.relu}
+
+
+def _tensors(v):
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in _tensors(x)]
+    if isinstance(v, dict):
+        return [t for x in v.values() for t in _tensors(x)]
+    return []
+
+
+def _probe(gm, inputs):
+    """Runs the traced model once: each node's output shape and storage, and which node outputs
+    each node's backward saves (saved_tensors_hooks), by storage. Buffers are restored."""
+    modules = dict(gm.named_modules())
+    weights = {_storage(p)[0] for p in list(gm.parameters()) + list(gm.buffers())}
+    env, info = {}, {}
+    owner = {}  # storage key -> fx node that produced it first
+    placeholders = iter(inputs)
+    with _buffers_restored(gm), torch.random.fork_rng(devices=[]):
+        for n in gm.graph.nodes:
+            if n.op == "placeholder":
+                env[n] = next(placeholders)
+            elif n.op == "output":
+                continue
+            else:
+                saved = []
+
+                def pack(x):
+                    saved.append(_storage(x))
+                    return x
+
+                with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
+                    env[n] = _run_node(gm, n, env, modules)
+            outs = _tensors(env[n])
+            keys = []
+            for t in outs:
+                k, nb = _storage(t)
+                keys.append((k, nb))
+                owner.setdefault(k, n)
+            info[n] = {
+                # A module returning a tuple (MultiheadAttention: output, weights) is mapped by
+                # its first tensor, the one the exporter's last node produces.
+                "shape": tuple(outs[0].shape) if outs and (isinstance(env[n], torch.Tensor) or n.op == "call_module") else None,
+                "tensor": isinstance(env[n], torch.Tensor),
+                "storages": keys,
+                "bytes": sum(t.numel() * t.element_size() for t in outs),
+                "saves": [] if n.op == "placeholder" else [k for k, _ in saved if k not in weights],
+            }
+        for n, i in info.items():
+            i["saves_nodes"] = sorted({owner[k] for k in i["saves"] if k in owner}, key=lambda m: _order(gm)[m])
+            i["owner"] = [owner.get(k) for k, _ in i["storages"]]
+    return info
+
+
+def _order(gm):
+    cached = getattr(gm, "_remat_order", None)
+    if cached is None:
+        cached = {n: i for i, n in enumerate(gm.graph.nodes)}
+        gm._remat_order = cached
+    return cached
+
+
+# ---------------------------------------------------------------------------------------------
+# fx <-> ONNX mapping
+
+_SKIP_OPS = {"Constant"}
+
+
+def _same_shape(onnx_shape, fx_shape, file_batch, batch):
+    """Shapes equal, with the file's batch read as the run's (a plan made at another batch)."""
+    if onnx_shape is None or fx_shape is None or len(onnx_shape) != len(fx_shape):
+        return False
+    if file_batch == batch:
+        return tuple(onnx_shape) == tuple(fx_shape)
+    return all(a == b or (a == file_batch and b == batch) for a, b in zip(onnx_shape, fx_shape))
+
+
+def map_to_onnx(gm, info, onnx):
+    """fx node -> {"onnx": [ONNX node names], "value": main ONNX output}; plus a list of problems."""
+    ins = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    data = onnx.data_inputs()
+    fs = onnx.shape(data[0]) if data else None
+    file_batch = fs[0] if fs else None
+    batch = info[ins[0]]["shape"][0] if ins and info[ins[0]]["shape"] else file_batch
+
+    def same(value, want):
+        return want is not None and _same_shape(onnx.shape(value), want, file_batch, batch)
+
+    by_scope = {}
+    for nd in onnx.nodes:
+        if nd["op"] in _SKIP_OPS:
+            continue
+        by_scope.setdefault(_scope(nd["name"]), []).append(nd)
+    scopes = list(by_scope)
+    mapping, used = {}, set()
+    cursor = {}
+    for n in gm.graph.nodes:
+        if n.op not in ("call_module", "call_function", "call_method"):
+            continue
+        scope = n.meta.get("remat_scope", "")
+        want = info[n]["shape"]
+        if n.op == "call_module":
+            group = [nd for s in scopes if s == scope or s.startswith(scope + "/") for nd in by_scope[s]]
+            group = [nd for nd in group if nd["name"] not in used]
+            if not group:
+                continue
+            value = None
+            for nd in reversed(group):
+                value = next((o for o in nd["outputs"] if same(o, want)), None)
+                if value:
+                    break
+            if value is None:
+                value = group[-1]["outputs"][0]
+            for nd in group:
+                used.add(nd["name"])
+            mapping[n] = {"onnx": [nd["name"] for nd in group], "value": value, "verified": same(value, want)}
+        else:
+            if want is None:
+                continue
+            if n.target is operator.getitem and not info[n.args[0]].get("tensor", False):
+                continue  # an element of a module's tuple output: no ONNX node of its own
+            lst = by_scope.get(scope, [])
+            start = cursor.get(scope, 0)
+            hit = None
+            for j in range(start, len(lst)):
+                if lst[j]["name"] in used:
+                    continue
+                o = next((o for o in lst[j]["outputs"] if same(o, want)), None)
+                if o is not None:
+                    hit = (j, o)
+                    break
+            if hit is None:
+                continue  # a view or no-op the exporter folded away: no ONNX node
+            j, o = hit
+            group = [nd for nd in lst[start:j + 1] if nd["name"] not in used]
+            for nd in group:
+                used.add(nd["name"])
+            cursor[scope] = j + 1
+            mapping[n] = {"onnx": [nd["name"] for nd in group], "value": o, "verified": True}
+    unmapped = [nd["name"] for nd in onnx.nodes
+                if nd["op"] not in _SKIP_OPS and nd["name"] not in used and not _is_shape_arith(nd, onnx)]
+    return mapping, unmapped
+
+
+def _is_shape_arith(nd, onnx):
+    """Shape arithmetic (int64 values, Shape/Gather/Concat of sizes): no activation, no fx node."""
+    elems = [onnx.shapes.get(o, (None, None))[0] for o in nd["outputs"]]
+    return nd["op"] in ("Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Range",
+                        "ConstantOfShape", "Equal", "Where", "Expand", "Mul", "Add", "Div", "Sub") and \
+        all(e == 7 for e in elems if e is not None) or nd["op"] in ("Shape", "ConstantOfShape")
+
+
+# ---------------------------------------------------------------------------------------------
+# The applied model
+
+class _Recorder:
+    """Which checkpoint call is running: lets measure() see torch.utils.checkpoint's inside."""
+    pending_inputs = None
+
+
+class PlannedModule(torch.nn.Module):
+    """Runs a traced model with the plan's segments under torch.utils.checkpoint (non-reentrant)
+    and the plan's offloaded values saved in host memory. Shares parameters with the model."""
+
+    def __init__(self, model, gm, segments, order, offload_nodes, report):
+        super().__init__()
+        self.model = model
+        self._gm = gm
+        self._modules_by_name = dict(gm.named_modules())
+        self._segments = segments          # list of {"nodes": [...], "inputs": [...], "outputs": [...]}
+        self._order = order                # list of ("node", n) / ("segment", i)
+        self._offload_nodes = offload_nodes
+        self.remat_report = report
+
+    def _run_segment(self, seg, *vals):
+        env = dict(zip(seg["inputs"], vals))
+        for n in seg["nodes"]:
+            env[n] = _run_node(self._gm, n, env, self._modules_by_name, out_of_place=True)
+        out = tuple(env[n] for n in seg["outputs"])
+        return out
+
+    def forward(self, *inputs):
+        env = {}
+        placeholders = [n for n in self._gm.graph.nodes if n.op == "placeholder"]
+        for n, v in zip(placeholders, inputs):
+            env[n] = v
+        offload_keys = set()
+        recompute_keys = {}   # storage key -> (segment call, output index), during this forward
+        calls = []
+        try:
+            with _saved_hooks(offload_keys, recompute_keys):
+                for kind, item in self._order:
+                    if kind == "node":
+                        n = item
+                        if n.op == "output":
+                            return torch.fx.node.map_arg(n.args[0], lambda a: env[a])
+                        env[n] = _run_node(self._gm, n, env, self._modules_by_name,
+                                           out_of_place=n in self._out_of_place)
+                        if n in self._offload_nodes:
+                            offload_keys.update(_storage(t)[0] for t in _tensors(env[n]))
+                        continue
+                    seg = self._segments[item]
+                    vals = [env[n] for n in seg["inputs"]]
+                    call = _SegmentCall(self, seg, vals)
+                    _Recorder.pending_inputs = vals
+                    try:
+                        outs = torch.utils.checkpoint.checkpoint(
+                            lambda *v, _s=seg: self._run_segment(_s, *v), *vals, use_reentrant=False)
+                    finally:
+                        _Recorder.pending_inputs = None
+                    for n, v in zip(seg["outputs"], outs):
+                        env[n] = v
+                    if seg["recomputed_outputs"]:
+                        calls.append(call)
+                        for i in seg["recomputed_outputs"]:
+                            for t in _tensors(outs[i]):
+                                # The version tells the output from what an in-place op
+                                # outside makes of it in the same storage (ReLU(inplace=True)).
+                                recompute_keys[_storage(t)[0]] = (call, i, t._version)
+        finally:
+            recompute_keys.clear()
+            calls.clear()
+        raise RuntimeError("traced graph has no output")
+
+
+class _SegmentCall:
+    """One run of a segment, for ops outside it that save one of its outputs the plan recomputes:
+    they save a _Token; the first unpack re-runs the segment (no grad, the forward's RNG state,
+    buffers restored) and each recomputed output lives until its last token is released."""
+
+    def __init__(self, owner, seg, vals):
+        self.owner, self.seg, self.vals = owner, seg, vals
+        self.rng = torch.get_rng_state()
+        self.cuda_rng = None
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            self.cuda_rng = (torch.cuda.current_device(), torch.cuda.get_rng_state())
+        self.outputs = {}   # index -> _Packed while a token for it lives
+        self.tokens = {}    # index -> live token count
+        if _TRACKER is not None:
+            for t in _tensors(vals):
+                _TRACKER.acquire_tensor(self, t)
+
+    def get(self, i):
+        p = self.outputs.get(i)
+        if p is None:
+            devices = [self.cuda_rng[0]] if self.cuda_rng else []
+            with torch.no_grad(), torch.random.fork_rng(devices=devices), _buffers_restored(self.owner.model):
+                torch.set_rng_state(self.rng)
+                if self.cuda_rng:
+                    torch.cuda.set_rng_state(self.cuda_rng[1])
+                outs = self.owner._run_segment(self.seg, *self.vals)
+            for j in self.seg["recomputed_outputs"]:
+                if self.tokens.get(j, 0) > 0 and j not in self.outputs:
+                    self.outputs[j] = _Packed(outs[j])
+                    if _TRACKER is not None:
+                        _TRACKER.acquire_tensor(self.outputs[j], outs[j])
+            p = self.outputs[i]
+        return p.tensor
+
+    def token_dead(self, i):
+        self.tokens[i] -= 1
+        if self.tokens[i] == 0:
+            self.outputs.pop(i, None)
+
+
+class _Token:
+    __slots__ = ("call", "index", "view", "__weakref__")
+
+    def __init__(self, call, index, view):
+        self.call, self.index, self.view = call, index, view
+        call.tokens[index] = call.tokens.get(index, 0) + 1
+        weakref.finalize(self, call.token_dead, index)
+
+
+# Saved-tensor hooks outside the segments: offload, and measurement when measure() is running.
+
+class _Offloaded:
+    __slots__ = ("tensor", "device", "__weakref__")
+
+    def __init__(self, tensor, device):
+        self.tensor, self.device = tensor, device
+
+
+class _Packed:
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+_TRACKER = None
+
+
+@contextlib.contextmanager
+def _saved_hooks(offload_keys=frozenset(), recompute_keys=None):
+    def pack(x):
+        key, nbytes = _storage(x)
+        if recompute_keys and key in recompute_keys:
+            call, i, version = recompute_keys[key]
+            if x._version == version:
+                # A view of the output is saved as the same view of the recomputed output.
+                return _Token(call, i, (tuple(x.size()), tuple(x.stride()), x.storage_offset()))
+        if key in offload_keys:
+            host = torch.empty(x.size(), dtype=x.dtype, layout=x.layout, pin_memory=x.is_cuda)
+            host.copy_(x, non_blocking=x.is_cuda)
+            p = _Offloaded(host, x.device)
+            if _TRACKER is not None:
+                _TRACKER.acquire(p, ("host",) + key, host.numel() * host.element_size(), host=True)
+            return p
+        p = _Packed(x)
+        if _TRACKER is not None:
+            _TRACKER.acquire(p, key, nbytes)
+        return p
+
+    def unpack(p):
+        if isinstance(p, _Token):
+            t = p.call.get(p.index)
+            size, stride, offset = p.view
+            if tuple(t.size()) == size and tuple(t.stride()) == stride and t.storage_offset() == offset:
+                return t
+            return t.as_strided(size, stride, offset)
+        if isinstance(p, _Offloaded):
+            return p.tensor.to(p.device, non_blocking=p.tensor.is_pinned())
+        return p.tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the segments
+
+def _consumers(gm):
+    users = {n: [] for n in gm.graph.nodes}
+    for n in gm.graph.nodes:
+        for a in n.all_input_nodes:
+            users[a].append(n)
+    return users
+
+
+def build(model, plan, onnx, inputs, gm=None):
+    """Traces the model, maps it to the ONNX file and builds the PlannedModule for the plan."""
+    gm = gm if gm is not None else trace(model)
+    info = _probe(gm, inputs)
+    mapping, unmapped = map_to_onnx(gm, info, onnx)
+    states = PlanStates(plan)
+    known_ops = {nd["name"] for nd in onnx.nodes}
+    missing = sorted(o for o in states.recomputed_ops | states.forward_ops if o not in known_ops)
+    if missing:
+        raise ValueError(f"plan node {missing[0]!r} is not a node of {os.path.basename(onnx.path)} "
+                         f"({len(missing)} such): the plan was made for another model")
+    unverified = [n.name for n, m in mapping.items() if not m["verified"]]
+    op_to_fx = {}
+    for n, m in mapping.items():
+        for o in m["onnx"]:
+            op_to_fx[o] = n
+    value_to_fx = {m["value"]: n for n, m in mapping.items()}
+    # Plan ops no fx node carries: their decisions cannot be applied.
+    unmapped_plan_ops = sorted(o for o in states.recomputed_ops if o not in op_to_fx)
+
+    nodes = [n for n in gm.graph.nodes if n.op in ("call_module", "call_function", "call_method")]
+    # A node whose op the plan computes again in backward runs in a segment. Its value is
+    # recomputed (ops outside that save it get a recompute token, and segments join across it)
+    # only when the plan also frees it in forward: rotor re-runs MaxPool for its indices while
+    # keeping its output, which then stays stored.
+    recompute = {n for n in nodes if n in mapping and any(o in states.recomputed_ops for o in mapping[n]["onnx"])}
+    kept_values = {n for n in recompute if mapping[n]["value"] not in states.freed_in_forward}
+    offload = {n for n in nodes if n in mapping and mapping[n]["value"] in states.offloaded}
+    users = _consumers(gm)
+    # Nodes with no ONNX counterpart (views, getattr) follow their input into a segment. A node
+    # outside the segments whose backward saves a recomputed value saves a recompute token
+    # instead (PlannedModule: _SegmentCall), so it stays outside, as in the plan.
+    seg_nodes = set(recompute)
+    added_savers = set()
+    changed = True
+    while changed:
+        changed = False
+        for n in nodes:
+            if n not in seg_nodes and n not in mapping and any(a in seg_nodes for a in n.all_input_nodes):
+                seg_nodes.add(n)
+                changed = True
+    # Union-find: an edge whose value the plan recomputes joins its two ends.
+    parent = {n: n for n in seg_nodes}
+
+    def find(x):
+        while parent[x] is not x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a, b):
+        ra, rb = find(a), find(b)
+        if ra is not rb:
+            parent[rb] = ra
+
+    for n in seg_nodes:
+        for a in n.all_input_nodes:
+            if a in seg_nodes and ((a in recompute and a not in kept_values) or a not in mapping):
+                union(a, n)
+    order_idx = _order(gm)
+    merged_cycles = 0
+    while True:
+        groups = {}
+        for n in seg_nodes:
+            groups.setdefault(find(n), []).append(n)
+        # Condensed graph: segments and outside nodes; merge cycles into one segment.
+        unit = {}
+        for r, ns in groups.items():
+            for n in ns:
+                unit[n] = ("s", r)
+        for n in gm.graph.nodes:
+            unit.setdefault(n, ("n", n))
+        succ = {}
+        for n in gm.graph.nodes:
+            for a in n.all_input_nodes:
+                if unit[a] != unit[n]:
+                    succ.setdefault(unit[a], set()).add(unit[n])
+        cyc = _find_cycle(set(unit.values()), succ)
+        if not cyc:
+            break
+        merged_cycles += 1
+        seg_in_cycle = [u for u in cyc if u[0] == "s"]
+        anchor = seg_in_cycle[0][1] if seg_in_cycle else None
+        for u in cyc:
+            if u[0] == "n":
+                if u[1].op in ("placeholder", "output", "get_attr"):
+                    raise RuntimeError("cannot order the plan's segments")
+                seg_nodes.add(u[1])
+                parent[u[1]] = u[1]
+                added_savers.add(u[1])
+        for u in cyc:
+            if anchor is None:
+                anchor = u[1]
+            union(anchor, u[1] if u[0] == "n" else u[1])
+    # Topological order of the condensed graph (stable by first fx position).
+    units = sorted(set(unit.values()), key=lambda u: min(order_idx[m] for m in (groups[u[1]] if u[0] == "s" else [u[1]])))
+    indeg = {u: 0 for u in units}
+    for u, ss in succ.items():
+        for s in ss:
+            indeg[s] += 1
+    ready = [u for u in units if indeg[u] == 0]
+    topo = []
+    pos = {u: i for i, u in enumerate(units)}
+    import heapq
+    heap = [(pos[u], i, u) for i, u in enumerate(ready)]
+    heapq.heapify(heap)
+    cnt = len(heap)
+    while heap:
+        _, _, u = heapq.heappop(heap)
+        topo.append(u)
+        for s in succ.get(u, ()):
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                cnt += 1
+                heapq.heappush(heap, (pos[s], cnt, s))
+    segments, order = [], []
+    for u in topo:
+        if u[0] == "n":
+            if u[1].op != "placeholder":
+                order.append(("node", u[1]))
+            continue
+        ns = sorted(groups[u[1]], key=lambda m: order_idx[m])
+        nset = set(ns)
+        ins, outs = [], []
+        for m in ns:
+            for a in m.all_input_nodes:
+                if a not in nset and a not in ins:
+                    ins.append(a)
+            if any(x not in nset for x in users[m]):
+                outs.append(m)
+        order.append(("segment", len(segments)))
+        segments.append({"nodes": ns, "inputs": ins, "outputs": outs})
+    # Outside in-place ops on a value a segment reads would corrupt its recomputation.
+    # An in-place op on a segment's output would also change the storage a recompute token
+    # stands for, so it runs out of place too (its input then stays a token, as in the plan).
+    seg_inputs = {a for s in segments for a in s["inputs"]}
+    seg_outputs = {o for s in segments for o in s["outputs"]}
+    out_of_place = {n for kind, n in order if kind == "node" and n.op != "output"
+                    and any(a in seg_inputs or a in seg_outputs for a in n.all_input_nodes)}
+    report = _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, recompute,
+                     added_savers, segments, offload, merged_cycles, value_to_fx, onnx, kept_values)
+    pm = PlannedModule(model, gm, segments, order, offload, report)
+    pm._out_of_place = out_of_place
+    # In-place ops (torchvision's ReLU(inplace=True)): their input and output share one storage
+    # in PyTorch, two tensors in the simulator. validate() uses the pairs to say how much of a
+    # difference that makes.
+    pm.inplace_pairs = []
+    for n in nodes:
+        inplace = getattr(dict(gm.named_modules()).get(n.target), "inplace", False) if n.op == "call_module" \
+            else bool(n.kwargs.get("inplace")) if n.op == "call_function" else str(n.target).endswith("_")
+        src = n.all_input_nodes[0] if n.all_input_nodes else None
+        if inplace and n in mapping and src in mapping:
+            pm.inplace_pairs.append((mapping[src]["value"], mapping[n]["value"]))
+    for seg in segments:
+        seg["recomputed_outputs"] = [i for i, o in enumerate(seg["outputs"])
+                                     if (o in recompute and o not in kept_values) or o not in mapping]
+    return pm
+
+
+def _resident(states, onnx):
+    """ONNX values the plan holds at backward-begin."""
+    outputs = {nd["name"]: nd["outputs"] for nd in onnx.nodes}
+    live = set()
+    for kind, name in states.forward_events:
+        if kind == "compute":
+            live.update(outputs.get(name, ()))
+        else:
+            live.discard(name)
+    return live
+
+
+def _find_cycle(units, succ):
+    """One cycle (as a list of units) of the directed graph, or None."""
+    color, stack_parent = {}, {}
+    for start in units:
+        if start in color:
+            continue
+        stack = [(start, iter(succ.get(start, ())))]
+        color[start] = 1
+        while stack:
+            u, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[u] = 2
+                stack.pop()
+                continue
+            c = color.get(nxt)
+            if c is None:
+                color[nxt] = 1
+                stack_parent[nxt] = u
+                stack.append((nxt, iter(succ.get(nxt, ()))))
+            elif c == 1:
+                cyc, x = [nxt], u
+                while x != nxt:
+                    cyc.append(x)
+                    x = stack_parent[x]
+                return cyc
+    return None
+
+
+def _stored_bytes(info, nodes_saved):
+    """Bytes of the distinct storages the given nodes' outputs own."""
+    seen, total = set(), 0
+    for n in nodes_saved:
+        for k, nb in info[n]["storages"]:
+            if k not in seen:
+                seen.add(k)
+                total += nb
+    return total
+
+
+def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, recompute, added_savers,
+            segments, offload, merged_cycles, value_to_fx, onnx, kept_values):
+    seg_nodes = {n for s in segments for n in s["nodes"]}
+    seg_inputs = {a for s in segments for a in s["inputs"]}
+    # What PyTorch keeps under the applied plan: what outside nodes save, plus segment inputs.
+    applied_kept = set(seg_inputs)
+    for n, i in info.items():
+        if n not in seg_nodes:
+            # What an outside node saves is kept, except a value a segment recomputes (a token).
+            applied_kept.update(m for m in i["saves_nodes"] if m not in seg_nodes or m in kept_values)
+    plain_kept = set()
+    for n, i in info.items():
+        plain_kept.update(i["saves_nodes"])
+    plan_kept = {n for n in plain_kept if n not in recompute or n in kept_values}
+    # Nodes whose values the plan keeps but the application recomputes, and the reverse.
+    recomputed_not_planned = sorted((n for n in plan_kept if n not in applied_kept), key=lambda m: _order(gm)[m])
+    kept_not_planned = sorted((n for n in applied_kept if n in recompute and n not in kept_values),
+                              key=lambda m: _order(gm)[m])
+
+    def names(ns):
+        return [mapping[n]["value"] if n in mapping else n.name for n in ns]
+
+    rep = {
+        "method": "fx-segments",
+        "torch": torch.__version__,
+        "fx_nodes": sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output")),
+        "mapped_nodes": len(mapping),
+        "onnx_nodes_unmapped": unmapped,
+        "mapping_unverified": unverified,
+        "plan_ops_without_fx_node": unmapped_plan_ops,
+        "plan_checkpoints": states.checkpoints,
+        "segments": len(segments),
+        "segment_nodes": len(seg_nodes),
+        "applied_checkpoints": names(sorted(seg_inputs, key=lambda m: _order(gm)[m])),
+        "recomputed_nodes_planned": len(recompute),
+        "nodes_added_to_segments": names(sorted(added_savers, key=lambda m: _order(gm)[m])),
+        "kept_by_plan_but_recomputed": names(recomputed_not_planned),
+        "recomputed_by_plan_but_kept": names(kept_not_planned),
+        "merged_cycles": merged_cycles,
+        "offloaded": names(sorted(offload, key=lambda m: _order(gm)[m])),
+        # The plan's own view: ONNX values resident at backward-begin, by the fx node carrying
+        # them (values of no fx node, e.g. MaxPool indices, are not in this figure).
+        "expected_saved_bytes_plan": _stored_bytes(info, {value_to_fx[v] for v in _resident(states, onnx)
+                                                          if v in value_to_fx} - {n for n in info if n.op == "placeholder"}),
+        "expected_saved_bytes_applied": _stored_bytes(info, {n for n in applied_kept if n.op != "placeholder"}),
+    }
+    # fx leaves coarser than the plan: a module (MultiheadAttention: dozens of ONNX nodes) whose
+    # ONNX ops the plan recomputes in part while keeping its output stays outside the segments,
+    # so PyTorch keeps everything it saves inside.
+    rep["groups_partly_recomputed"] = names(sorted(
+        (n for n, m in mapping.items() if n not in recompute and len(m["onnx"]) > 1
+         and any(o in states.recomputed_ops for o in m["onnx"])), key=lambda m: _order(gm)[m]))
+    # The exact differences that change what is kept. (The expected bytes are a static estimate
+    # from one probed run, shown beside each other, not part of this verdict.)
+    rep["faithful"] = not (recomputed_not_planned or kept_not_planned or unmapped_plan_ops or merged_cycles
+                           or rep["groups_partly_recomputed"])
+    return rep
+
+
+# ---------------------------------------------------------------------------------------------
+# Public entry points
+
+def _example_inputs(onnx, batch=None):
+    out = []
+    for name in onnx.data_inputs():
+        shape = onnx.shape(name)
+        if shape and batch:
+            shape = (batch,) + tuple(shape[1:])
+        if shape is None or any(d is None for d in shape):
+            raise ValueError(f"{onnx.path}: input {name!r} has no static shape; pass inputs=")
+        out.append(torch.randn(*shape))
+    return out
+
+
+def _fill_shapes(graph, model, inputs):
+    """Intermediate value shapes, for verifying the mapping: the file's value_info (the corpus
+    files have it), else an in-memory re-export of the model."""
+    values = [o for nd in graph.nodes for o in nd["outputs"]]
+    if sum(1 for v in values if graph.shape(v) is not None) >= 0.9 * len(values):
+        return
+    try:
+        for k, v in shapes_from_export(model, list(inputs)).items():
+            graph.shapes.setdefault(k, v)
+    except Exception as e:  # noqa: BLE001  -- mapping then goes unverified, and the report says so
+        graph.export_error = f"{type(e).__name__}: {e}"
+
+
+def _find_onnx(plan, plan_path):
+    p = (plan.get("model") or {}).get("path")
+    if not p:
+        return None
+    for cand in (p, os.path.join(os.path.dirname(os.path.abspath(plan_path or ".")), p)):
+        if os.path.isfile(cand):
+            return cand
+    return None
+
+
+def apply_plan(model, plan, onnx=None, inputs=None, quiet=False):
+    """Applies a plan (path or dict) to `model`; returns the model to train (a PlannedModule with
+    `remat_report`, or the model itself with wrapped modules where tracing fails).
+
+    onnx: the ONNX file the plan was made for (default: the plan's model.path).
+    inputs: example inputs (default: random ones shaped as the ONNX file's inputs)."""
+    global last_wrapped_count
+    plan_path = plan if isinstance(plan, str) else None
+    plan = load_plan(plan)
+    onnx_path = onnx or _find_onnx(plan, plan_path)
+    if onnx_path is None or not HAS_FX:
+        why = "no ONNX file for the plan (pass onnx=)" if HAS_FX else f"torch {torch.__version__} has no torch.fx"
+        return _fallback(model, plan, why, quiet)
+    graph = OnnxGraph(onnx_path)
+    graph.model_names = frozenset(model.state_dict())
+    if inputs is None:
+        inputs = _example_inputs(graph, (plan.get("model") or {}).get("batch"))
+    _fill_shapes(graph, model, inputs)
+    try:
+        gm = trace(model)
+    except Exception as e:  # noqa: BLE001  -- fx cannot trace it (TraceError): say so, then wrap modules
+        return _fallback(model, plan, f"torch.fx cannot trace the model ({type(e).__name__}: {e})", quiet)
+    pm = build(model, plan, graph, list(inputs), gm)  # ValueError: a plan for another model
+    pm.onnx_graph = graph
+    last_wrapped_count = 0
+    if not pm.remat_report["faithful"] and not quiet:
+        warnings.warn("remat_apply: the applied plan differs from the plan: " + summary(pm.remat_report))
+    return pm
+
+
+def summary(report):
+    r = report
+    if r["method"] != "fx-segments":
+        return (f"{r['method']}: {r['reason']}; plan checkpoints {len(r['plan_checkpoints'])}, "
+                f"wrapped modules {r['wrapped_modules']}")
+    parts = [f"{r['segments']} segments ({r['segment_nodes']} fx nodes recomputed, plan: {r['recomputed_nodes_planned']})",
+             f"expected saved bytes {r['expected_saved_bytes_applied']:,} (plan {r['expected_saved_bytes_plan']:,})"]
+    if r["kept_by_plan_but_recomputed"]:
+        parts.append(f"kept by the plan, recomputed here: {r['kept_by_plan_but_recomputed'][:5]}")
+    if r["recomputed_by_plan_but_kept"]:
+        parts.append(f"recomputed by the plan, kept here: {r['recomputed_by_plan_but_kept'][:5]}")
+    if r["plan_ops_without_fx_node"]:
+        parts.append(f"plan ops with no fx node: {r['plan_ops_without_fx_node'][:5]}")
+    if r["merged_cycles"]:
+        parts.append(f"{r['merged_cycles']} cycles between segments merged")
+    if r.get("groups_partly_recomputed"):
+        parts.append(f"modules the plan recomputes only in part, kept whole: {r['groups_partly_recomputed'][:3]}")
+    return "; ".join(parts)
+
+
+# Fallback: wrap modules (when torch.fx cannot trace the model) ---------------------------------
 
 def _recomputed_nodes(plan):
-    """ONNX node names of the forward ops the plan recomputes."""
-    if "decisions" in plan:
-        return [d["node"] for d in plan["decisions"] if d.get("decision") == "recompute"]
-    # A plan in core's format only (remat solve --out): a forward op computed more than once is
-    # recomputed. Steps are ["compute", op name, op id]; backward ops end in "/grad".
-    counts = {}
-    for step in plan.get("schedule", []):
-        if len(step) >= 2 and step[0] == "compute" and not step[1].endswith("/grad"):
-            counts[step[1]] = counts.get(step[1], 0) + 1
-    return [name for name, n in counts.items() if n > 1]
+    return sorted(PlanStates(plan).recomputed_ops)
 
 
 def _module_path(node_name, modules):
-    """Dotted module names along a node's path, outermost first; None for a name not in `modules`."""
-    parts = [p for p in node_name.split("/") if p][:-1]  # the last part is the op
+    """Dotted module names along a node's path, outermost first, or (missing part, None)."""
+    parts = [p for p in node_name.split("/") if p][:-1]
     names, prefix = [], ""
     for part in parts:
-        candidates = [part, _CALL_SUFFIX.sub("", part)]
         full = None
-        for c in candidates:
-            # torch names a child by its attribute ("conv1" inside "layer1.0"), and a Sequential's
-            # child by the Sequential's attribute plus its index ("layer1.0", "downsample.0"), so
-            # a part is relative to its parent or to its grandparent.
-            parent = prefix.rpartition(".")[0] if "." in prefix else ""
-            guesses = [prefix + "." + c if prefix else c, parent + "." + c if parent else c, c]
-            for guess in guesses:
+        for c in (part, _CALL_SUFFIX.sub("", part)):
+            # A part is the attribute name, or a numeric child joined to its parent's part
+            # ("conv.0.0" inside "features.1.conv.0"): try the suffixes of every extension.
+            for guess in ([prefix + "." + c] if prefix else []) + [c] + \
+                    ([prefix + "." + c.split(".")[-1]] if prefix and "." in c else []):
                 if guess in modules:
                     full = guess
                     break
+            if full is None and prefix:
+                pre = prefix.split(".")
+                for k in range(len(pre), -1, -1):
+                    guess = ".".join(pre[:k] + [c]) if k else c
+                    if guess in modules and guess.startswith(prefix):
+                        full = guess
+                        break
             if full:
                 break
         if full is None:
@@ -66,17 +1116,15 @@ def _module_path(node_name, modules):
 
 
 def modules_to_wrap(model, plan):
-    """The module names apply_plan would wrap, outermost first. Raises ValueError as apply_plan."""
     modules = dict(model.named_modules())
     chosen = []
-    for node in _recomputed_nodes(plan):
+    for node in _recomputed_nodes(load_plan(plan)):
         missing, path = _module_path(node, modules)
         if path is None:
             raise ValueError(f"plan node {node!r} names module {missing!r}, which the model does not have")
         blocks = [name for name in path if any(True for _ in modules[name].children())]
         if blocks:
             chosen.append(blocks[-1])
-    # Outermost first; a block inside a chosen one is already recomputed with it.
     result = []
     for name in sorted(set(chosen), key=lambda n: (n.count("."), n)):
         if not any(name.startswith(outer + ".") for outer in result):
@@ -90,11 +1138,8 @@ def _checkpointed(forward):
     return run
 
 
-def apply_plan(model, plan_path):
-    """Wraps the modules the plan recomputes in torch.utils.checkpoint; returns the model."""
+def _fallback(model, plan, reason, quiet):
     global last_wrapped_count
-    with open(plan_path, encoding="utf-8") as f:
-        plan = json.load(f)
     names = modules_to_wrap(model, plan)
     modules = dict(model.named_modules())
     wrapped = 0
@@ -107,4 +1152,380 @@ def apply_plan(model, plan_path):
         wrapped += 1
     last_wrapped_count = wrapped
     model.last_wrapped_count = wrapped
+    model.remat_report = {
+        "method": "module-wrapping", "reason": reason, "faithful": False,
+        "plan_checkpoints": PlanStates(plan).checkpoints,
+        "recomputed_ops_planned": len(_recomputed_nodes(plan)),
+        "wrapped_modules": names,
+        "note": "every op inside a wrapped module is recomputed and only the module's inputs are kept; "
+                "ops the plan recomputes outside these modules are kept",
+    }
+    if not quiet:
+        warnings.warn("remat_apply: plan applied by module wrapping, not faithfully: " + summary(model.remat_report))
     return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring: saved-tensor bytes at the end of forward and their peak through backward
+
+class Tracker:
+    """Live bytes of saved tensors, de-duplicated by storage, with release when autograd drops
+    them (weakref finalizers on the packed objects). Parameters and buffers are not counted."""
+
+    def __init__(self, exclude):
+        self.exclude = exclude
+        self.refs = {}      # storage key -> [count, bytes, host]
+        self.live = 0
+        self.host_live = 0
+        self.peak = 0
+        self.host_peak = 0
+
+    def acquire(self, obj, key, nbytes, host=False):
+        if key in self.exclude:
+            return
+        r = self.refs.get(key)
+        if r is None:
+            self.refs[key] = [1, nbytes, host]
+            if host:
+                self.host_live += nbytes
+                self.host_peak = max(self.host_peak, self.host_live)
+            else:
+                self.live += nbytes
+                self.peak = max(self.peak, self.live)
+        else:
+            r[0] += 1
+        weakref.finalize(obj, self._release, key)
+
+    def acquire_tensor(self, obj, t):
+        key, nbytes = _storage(t)
+        self.acquire(obj, key, nbytes)
+
+    def _release(self, key):
+        r = self.refs.get(key)
+        if r is None:
+            return
+        r[0] -= 1
+        if r[0] == 0:
+            del self.refs[key]
+            if r[2]:
+                self.host_live -= r[1]
+            else:
+                self.live -= r[1]
+
+
+class _CheckpointContext:
+    """One torch.utils.checkpoint call: its holders, inputs and recomputed tensors."""
+
+    def __init__(self, inputs):
+        self.inputs = inputs
+        self.holders = []
+        self.alive = 0
+        self.token = None
+
+
+def _patched_saved_tensors_hooks(tracker, original):
+    """Wraps torch.autograd.graph.saved_tensors_hooks while measure() runs, so the holders of a
+    non-reentrant checkpoint (torch 1.13's algorithm: one Holder per saved tensor, filled in
+    order when backward recomputes) are counted: the checkpoint's inputs while any holder lives,
+    each recomputed tensor from its recomputation until its holder is dropped."""
+    recomputing = []
+
+    class Hooks(original):
+        def __init__(self, pack, unpack):
+            pending = _Recorder.pending_inputs
+            if pending is not None and not recomputing:
+                ctx = _CheckpointContext(pending)
+                _Recorder.pending_inputs = None
+
+                class _Token:
+                    pass
+                ctx.token = _Token()
+                for t in _tensors(pending):
+                    tracker.acquire_tensor(ctx.token, t)
+
+                def p(x, _ctx=ctx):
+                    h = pack(x)
+                    _ctx.holders.append(weakref.ref(h))
+                    _ctx.alive += 1
+                    weakref.finalize(h, _ctx_holder_dead, _ctx)
+                    return h
+
+                def u(h, _ctx=ctx):
+                    recomputing.append([_ctx, 0])
+                    try:
+                        return unpack(h)
+                    finally:
+                        recomputing.pop()
+                super().__init__(p, u)
+                return
+            if recomputing:
+                frame = recomputing[-1]
+
+                def p(x, _frame=frame):
+                    idx = _frame[1]
+                    _frame[1] += 1
+                    ctx = _frame[0]
+                    h = ctx.holders[idx]() if idx < len(ctx.holders) else None
+                    if h is not None:
+                        tracker.acquire_tensor(h, x)
+                    return pack(x)
+                super().__init__(p, unpack)
+                return
+            super().__init__(pack, unpack)
+
+    def _ctx_holder_dead(ctx):
+        ctx.alive -= 1
+        if ctx.alive == 0:
+            ctx.token = None  # releases the checkpoint's inputs
+
+    return Hooks
+
+
+def _param_keys(model):
+    keys = set()
+    for t in list(model.parameters()) + list(model.buffers()):
+        keys.add(_storage(t)[0])
+    return keys
+
+
+def measure(model, inputs, grad_output=None, seed=1):
+    """Runs forward and backward once and returns
+    {"saved_end_of_forward": bytes, "saved_peak_backward": bytes, "host_end_of_forward": ...,
+     "host_peak": ..., "gradients": {name: tensor}, "output": tensor}.
+    Saved tensors are what autograd keeps for backward (saved_tensors_hooks), de-duplicated by
+    storage at full storage size; parameters, buffers and the network inputs are not counted (the
+    simulator's stored activations do not count them either); for a PlannedModule the checkpoint
+    calls' inputs and recomputed tensors are counted too."""
+    global _TRACKER
+    if not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    tracker = Tracker(_param_keys(model) | {_storage(t)[0] for t in _tensors(list(inputs))})
+    original = torch.autograd.graph.saved_tensors_hooks
+    model.zero_grad(set_to_none=True)
+    if seed is not None:
+        torch.manual_seed(seed)  # the same dropout masks in every measured run
+    _TRACKER = tracker
+    torch.autograd.graph.saved_tensors_hooks = _patched_saved_tensors_hooks(tracker, original)
+    try:
+        with (_saved_hooks() if not isinstance(model, PlannedModule) else contextlib.nullcontext()):
+            out = model(*inputs)
+        end_fwd, host_end = tracker.live, tracker.host_live
+        tracker.peak, tracker.host_peak = tracker.live, tracker.host_live
+        if grad_output is None:
+            g = torch.Generator(device="cpu").manual_seed(seed if seed is not None else 1)
+            grad_output = torch.randn(out.shape, generator=g, dtype=out.dtype).to(out.device)
+        out.backward(grad_output)
+        peak, host_peak = tracker.peak, tracker.host_peak
+    finally:
+        torch.autograd.graph.saved_tensors_hooks = original
+        _TRACKER = None
+    grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+    return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak,
+            "host_end_of_forward": host_end, "host_peak": host_peak,
+            "gradients": grads, "output": out.detach()}
+
+
+def max_relative_error(g0, g1):
+    worst, name = 0.0, ""
+    for k, a in g0.items():
+        b = g1.get(k.replace("model.", "", 1) if k not in g1 else k)
+        if b is None:
+            b = g1.get("model." + k)
+        if b is None:
+            return float("inf"), k
+        err = ((a - b).abs().max() / a.abs().max().clamp_min(1e-12)).item()
+        if err > worst:
+            worst, name = err, k
+    return worst, name
+
+
+# ---------------------------------------------------------------------------------------------
+# Predicted figures: the simulator's, from `remat simulate MODEL --plan plan.json`
+
+def _remat_binary():
+    for cand in (os.environ.get("REMAT_CLI"), os.path.join(os.path.dirname(__file__), "..", "..", "build", "app", "remat"),
+                 "/work/main/build/app/remat", "remat"):
+        if cand and (os.path.isfile(cand) or cand == "remat"):
+            return cand
+    return "remat"
+
+
+def _value_bytes(graph, v):
+    sh = graph.shape(v)
+    if sh is None or any(d is None for d in sh):
+        return 0
+    n = 1
+    for d in sh:
+        n *= d
+    return n * {1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}.get(graph.shapes[v][0], 4)
+
+
+def simulated(onnx_path, plan_path=None, remat=None, graph=None):
+    """The simulator's saved figures: stored activations at backward-begin and the peak of
+    stored + recomputed activations through backward (from the per-step CSV), plus --json.
+    With the plan and its ONNX graph also that peak without the recomputation's transients
+    ("saved_peak_backward_no_transients"): values recomputed in backward that only forward ops
+    read (a BatchNormalization output on its way into an in-place ReLU or an Add), which the
+    simulator counts among its recomputed activations and PyTorch never saves."""
+    import csv
+    import tempfile
+    remat = remat or _remat_binary()
+    with tempfile.TemporaryDirectory() as d:
+        csv_path = os.path.join(d, "t.csv")
+        cmd = [remat, "simulate", onnx_path, "--json", "--csv", csv_path]
+        if plan_path:
+            cmd += ["--plan", plan_path]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
+        figures = json.loads(r.stdout)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    schedule = load_plan(plan_path).get("schedule", []) if plan_path and graph is not None else []
+    aligned = len(schedule) == len(rows)
+    # Transients of recomputation: a value computed in backward whose last reader (the compute
+    # just before its free: the simulator frees at last use) is a forward op. PyTorch's saved
+    # tensors never include such a value; the simulator's recomputed activations do.
+    transient = [0] * len(rows)
+    if aligned:
+        outputs = {nd["name"]: nd["outputs"] for nd in graph.nodes}
+        begin = next((i for i, st in enumerate(schedule) if st[:2] == ["phase", "backward-begin"]), len(schedule))
+        born, last_compute = {}, None
+        for i, st in enumerate(schedule):
+            if st[0] == "compute":
+                if i > begin and st[1] in outputs:
+                    for o in outputs[st[1]]:
+                        born[o] = i
+                last_compute = st[1]
+            elif st[0] == "free" and st[1] in born:
+                start = born.pop(st[1])
+                if not (last_compute.endswith("/grad") or last_compute.startswith("grad:") or last_compute == "loss"):
+                    nb = _value_bytes(graph, st[1])
+                    for k in range(start, i):
+                        transient[k] += nb
+    end_fwd, peak, peak_saved, phase = None, 0, 0, "forward"
+    for i, row in enumerate(rows):
+        if row["kind"] == "phase" and row["name"] == "backward-begin":
+            phase = "backward"
+            end_fwd = int(row["stored_activations"])
+        if phase == "backward":
+            v = int(row["stored_activations"]) + int(row["recomputed_activations"])
+            peak = max(peak, v)
+            peak_saved = max(peak_saved, v - transient[i])
+    return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak,
+            "saved_peak_backward_no_transients": peak_saved if aligned else peak,
+            "figures": figures}
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+def _load_model(spec):
+    """torchvision:resnet18 (random init, seed 0), or path/to/file.py:factory."""
+    torch.manual_seed(0)
+    if spec.startswith("torchvision:") or ":" not in spec:
+        import torchvision
+        name = spec.split(":", 1)[-1]
+        return getattr(torchvision.models, name)().train()
+    path, fn = spec.rsplit(":", 1)
+    import importlib.util
+    s = importlib.util.spec_from_file_location("remat_user_model", path)
+    mod = importlib.util.module_from_spec(s)
+    s.loader.exec_module(mod)
+    return getattr(mod, fn)().train()
+
+
+def validate(model, onnx_path, plan_path, inputs=None, remat=None):
+    """Predicted (simulator) beside measured (PyTorch) for store-all and the plan; gradients."""
+    graph = OnnxGraph(onnx_path)
+    graph.model_names = frozenset(model.state_dict())
+    if inputs is None:
+        torch.manual_seed(0)
+        inputs = _example_inputs(graph)
+    plain = copy.deepcopy(model)
+    base = measure(plain, inputs)
+    planned = apply_plan(copy.deepcopy(model), plan_path, onnx=onnx_path, inputs=inputs, quiet=True)
+    got = measure(planned, inputs)
+    err, worst = max_relative_error(base["gradients"], {k.replace("model.", "", 1): v for k, v in got["gradients"].items()})
+    sim_all = simulated(onnx_path, None, remat)
+    sim_plan = simulated(onnx_path, plan_path, remat, getattr(planned, "onnx_graph", graph))
+
+    def dev(m, p):
+        return (m - p) / p if p else 0.0
+
+    return {
+        "onnx": onnx_path, "plan": plan_path,
+        "store_all": {"measured_end_of_forward": base["saved_end_of_forward"],
+                      "predicted_end_of_forward": sim_all["saved_end_of_forward"],
+                      "measured_peak_backward": base["saved_peak_backward"],
+                      "predicted_peak_backward": sim_all["saved_peak_backward"]},
+        "plan_applied": {"measured_end_of_forward": got["saved_end_of_forward"],
+                         "predicted_end_of_forward": sim_plan["saved_end_of_forward"],
+                         "measured_peak_backward": got["saved_peak_backward"],
+                         "predicted_peak_backward": sim_plan["saved_peak_backward"],
+                         "predicted_peak_backward_no_transients": sim_plan["saved_peak_backward_no_transients"],
+                         "deviation_peak_backward_no_transients": dev(got["saved_peak_backward"],
+                                                                      sim_plan["saved_peak_backward_no_transients"]),
+                         "measured_host_peak": got["host_peak"],
+                         "predicted_host_peak": sim_plan["figures"].get("host_peak_bytes", 0),
+                         "deviation_end_of_forward": dev(got["saved_end_of_forward"], sim_plan["saved_end_of_forward"]),
+                         "deviation_peak_backward": dev(got["saved_peak_backward"], sim_plan["saved_peak_backward"])},
+        "gradients_max_relative_error": err, "gradients_worst": worst,
+        "report": getattr(planned, "remat_report", None),
+    }
+
+
+def _print_validation(r):
+    def row(label, m, p):
+        d = (m - p) / p * 100 if p else 0.0
+        print(f"  {label:<34} {m:>14,} {p:>14,} {d:>+8.2f}%")
+    print(f"{r['onnx']} with {r['plan']}")
+    print(f"  {'':<34} {'PyTorch':>14} {'simulator':>14} {'diff':>9}")
+    s, p = r["store_all"], r["plan_applied"]
+    row("store-all: saved, end of forward", s["measured_end_of_forward"], s["predicted_end_of_forward"])
+    row("store-all: saved peak, backward", s["measured_peak_backward"], s["predicted_peak_backward"])
+    row("plan: saved, end of forward", p["measured_end_of_forward"], p["predicted_end_of_forward"])
+    row("plan: saved peak, backward", p["measured_peak_backward"], p["predicted_peak_backward"])
+    if p["predicted_peak_backward_no_transients"] != p["predicted_peak_backward"]:
+        row("  simulator without transients", p["measured_peak_backward"], p["predicted_peak_backward_no_transients"])
+    if p["predicted_host_peak"] or p["measured_host_peak"]:
+        row("plan: host (offloaded) peak", p["measured_host_peak"], p["predicted_host_peak"])
+    print(f"  gradients: max relative error {r['gradients_max_relative_error']:.3g} ({r['gradients_worst']})")
+    if r["report"]:
+        print("  applied: " + summary(r["report"]) + ("" if r["report"]["faithful"] else "  [NOT FAITHFUL]"))
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="remat_apply.py", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    v = sub.add_parser("validate", help="predicted (simulator) beside measured (PyTorch)")
+    v.add_argument("model", help="torchvision:NAME or FILE.py:FACTORY")
+    v.add_argument("onnx", help="the ONNX file the plan was made for")
+    v.add_argument("plan")
+    v.add_argument("--remat", help="remat CLI binary")
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--tolerance", type=float, default=0.05)
+    a = sub.add_parser("apply", help="apply a plan and print the report")
+    a.add_argument("model")
+    a.add_argument("onnx")
+    a.add_argument("plan")
+    args = ap.parse_args(argv[1:])
+    model = _load_model(args.model)
+    if args.cmd == "apply":
+        pm = apply_plan(model, args.plan, onnx=args.onnx, quiet=True)
+        print(json.dumps(pm.remat_report, indent=1))
+        return 0 if pm.remat_report["faithful"] else 2
+    r = validate(model, args.onnx, args.plan, remat=args.remat)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        _print_validation(r)
+    p = r["plan_applied"]
+    ok = (abs(p["deviation_end_of_forward"]) <= args.tolerance and abs(p["deviation_peak_backward"]) <= args.tolerance
+          and r["gradients_max_relative_error"] <= 1e-6)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,7 +1,11 @@
-"""Checks remat_apply on a torchvision model: gradients with the plan applied equal the plain run's.
+"""Checks remat_apply on a torchvision model: gradients with the plan applied equal the plain run's,
+and the plan really changes what PyTorch keeps.
 
-    python3 remat_apply_check.py resnet18 plan.json      # prints one JSON line, exit 0 when equal
-    python3 remat_apply_check.py --refuse resnet18 plan.json   # exit 0 when the plan is refused
+    python3 remat_apply_check.py resnet18 plan.json [model.onnx]   # one JSON line, exit 0 when ok
+    python3 remat_apply_check.py --refuse resnet18 plan.json       # exit 0 when the plan is refused
+
+The ONNX file defaults to the plan's model.path; inputs are random, shaped as its input at the
+plan's batch.
 """
 
 import copy
@@ -16,51 +20,38 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import remat_apply  # noqa: E402
 
 
-def gradients(model, x):
-    model.zero_grad(set_to_none=True)
-    out = model(x)
-    torch.manual_seed(1)
-    r = torch.randn_like(out)
-    (out * r).sum().backward()
-    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
-
-
 def main(argv):
     refuse = argv[1:2] == ["--refuse"]
     args = argv[2:] if refuse else argv[1:]
     arch, plan_path = args[0], args[1]
     torch.manual_seed(0)
     model = getattr(torchvision.models, arch)().train()
+    plan = remat_apply.load_plan(plan_path)
+    onnx = args[2] if len(args) > 2 else remat_apply._find_onnx(plan, plan_path)
     if refuse:
         try:
-            remat_apply.apply_plan(model, plan_path)
+            remat_apply.apply_plan(model, plan_path, onnx=onnx, quiet=True)
         except ValueError as e:
             print(json.dumps({"refused": True, "message": str(e)}))
             return 0
         print(json.dumps({"refused": False}))
         return 1
-    x = torch.randn(2, 3, 64, 64)
-    plain = copy.deepcopy(model)
-    planned = remat_apply.apply_plan(copy.deepcopy(model), plan_path)
-    # Proof that checkpointing took effect: a wrapped block's leaves run again during backward.
-    calls = {"plain": 0, "planned": 0}
-    names = remat_apply.modules_to_wrap(model, json.load(open(plan_path)))
-    probe = next(n for n, m in dict(planned.named_modules()).items()
-                 if n.startswith(names[0] + ".") and not any(True for _ in m.children()))
-    dict(plain.named_modules())[probe].register_forward_hook(lambda *a: calls.__setitem__("plain", calls["plain"] + 1))
-    dict(planned.named_modules())[probe].register_forward_hook(lambda *a: calls.__setitem__("planned", calls["planned"] + 1))
-    g0 = gradients(plain, x)
-    g1 = gradients(planned, x)
-    worst, worst_name = 0.0, ""
-    for name, a in g0.items():
-        b = g1[name]
-        err = ((a - b).abs().max() / a.abs().max().clamp_min(1e-12)).item()
-        if err > worst:
-            worst, worst_name = err, name
-    ok = worst <= 1e-5 and remat_apply.last_wrapped_count > 0 and calls["planned"] == 2 * calls["plain"]
-    print(json.dumps({"wrapped": remat_apply.last_wrapped_count,
-                      "modules": remat_apply.modules_to_wrap(model, json.load(open(plan_path))),
-                      "probe": probe, "probe_calls": calls, "max_relative_error": worst, "worst": worst_name, "ok": ok}))
+    graph = remat_apply.OnnxGraph(onnx)
+    shape = list(graph.shape(graph.data_inputs()[0]))
+    shape[0] = int(plan.get("model", {}).get("batch") or shape[0])
+    x = torch.randn(*shape)
+    base = remat_apply.measure(copy.deepcopy(model), [x])
+    planned = remat_apply.apply_plan(copy.deepcopy(model), plan_path, onnx=onnx, inputs=[x], quiet=True)
+    got = remat_apply.measure(planned, [x])
+    err, worst = remat_apply.max_relative_error(
+        base["gradients"], {k.replace("model.", "", 1): v for k, v in got["gradients"].items()})
+    rep = planned.remat_report
+    ok = err <= 1e-5 and got["saved_end_of_forward"] < base["saved_end_of_forward"] and \
+        (rep.get("segments", 0) > 0 or getattr(planned, "last_wrapped_count", 0) > 0)
+    print(json.dumps({"method": rep["method"], "faithful": rep["faithful"], "segments": rep.get("segments", 0),
+                      "wrapped": getattr(planned, "last_wrapped_count", 0),
+                      "saved_plain": base["saved_end_of_forward"], "saved_planned": got["saved_end_of_forward"],
+                      "max_relative_error": err, "worst": worst, "ok": ok}))
     return 0 if ok else 1
 
 

@@ -5,8 +5,11 @@
 
 #include "ui/planner/planner.h"
 
+#include <QAction>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMenu>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -72,9 +75,51 @@ private slots:
         const QJsonObject r = runPython({m_script, QStringLiteral("resnet18"), plan}, &rc);
         QVERIFY2(rc == 0, qPrintable(QString::fromUtf8(QJsonDocument(r).toJson())));
         QVERIFY(r.value(QStringLiteral("ok")).toBool());
-        QVERIFY(r.value(QStringLiteral("wrapped")).toInt() >= 1);
+        QVERIFY(r.value(QStringLiteral("segments")).toInt() >= 1);
+        QVERIFY(r.value(QStringLiteral("faithful")).toBool());
         // Gradients with checkpointing equal the plain run's (CPU kernels are deterministic).
         QVERIFY(r.value(QStringLiteral("max_relative_error")).toDouble() <= 1e-5);
+    }
+
+    void applyInPyTorchWritesPlanAndSnippet()
+    {
+        const QString model = tests::sharedPath("corpus/with_weights/mlp.onnx");
+        if (!QFileInfo::exists(model))
+            QSKIP("shared corpus not found");
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        QSignalSpy loaded(&planner, &Planner::problemChanged);
+        planner.openModel(model, 0);
+        QVERIFY(loaded.wait(120000));
+        planner.solve(QStringLiteral("chen-sqrtn"));
+        planner.waitForIdle();
+        QVERIFY(planner.document()->currentPlan());
+        QWidget window;
+        QMenu *menu = planner.createMenu(&window);
+        auto *action = menu->findChild<QAction *>(QStringLiteral("applyInPyTorch"));
+        QVERIFY(action);
+        QVERIFY(action->text().remove(QLatin1Char('&')).contains(QStringLiteral("Apply in PyTorch")));
+        QTemporaryDir dir;
+        const QString plan = dir.filePath(QStringLiteral("mlp_plan.json"));
+        action->setData(plan); // no dialog: the action writes here
+        action->trigger();
+        QFile planFile(plan);
+        QVERIFY(planFile.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(planFile.readAll()).object();
+        QCOMPARE(root.value(QStringLiteral("format")).toString(), QStringLiteral("remat-plan"));
+        QVERIFY(!root.value(QStringLiteral("schedule")).toArray().isEmpty());
+        QFile snippet(dir.filePath(QStringLiteral("mlp_plan_apply.py")));
+        QVERIFY(snippet.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(snippet.readAll());
+        QVERIFY(text.contains(QStringLiteral("import remat_apply")));
+        QVERIFY(text.contains(QStringLiteral("remat_apply.apply_plan(model, \"%1\"").arg(QFileInfo(plan).absoluteFilePath())));
+        QVERIFY(text.contains(QFileInfo(model).fileName()));
+        // The helper is written beside the plan, byte for byte the one in the resources.
+        QFile helper(dir.filePath(QStringLiteral("remat_apply.py")));
+        QVERIFY(helper.open(QIODevice::ReadOnly));
+        QFile source(tests::sourceDir() + QStringLiteral("/resources/python/remat_apply.py"));
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        QCOMPARE(helper.readAll(), source.readAll());
     }
 
     void foreignPlanIsRefused()

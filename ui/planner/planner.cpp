@@ -18,6 +18,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QChartView>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -213,6 +214,24 @@ QMenu *Planner::createMenu(QWidget *parent)
     };
     menu->addAction(tr("Export plan &JSON..."), this, [=, this] {
         exportTo(tr("Export plan"), tr("Plan JSON (*.json)"), [this](const QString &p) { return exportPlanJson(p); });
+    });
+    QAction *pytorch = menu->addAction(tr("Apply in P&yTorch..."));
+    pytorch->setObjectName(QStringLiteral("applyInPyTorch"));
+    connect(pytorch, &QAction::triggered, this, [this, parent, pytorch] {
+        // The action's data, when set, is the plan path to write (scripts and tests: no dialog).
+        const QString preset = pytorch->data().toString();
+        const QString path = preset.isEmpty() ? QFileDialog::getSaveFileName(parent, tr("Apply in PyTorch"), QString(),
+                                                                              tr("Plan JSON (*.json)"))
+                                              : preset;
+        if (path.isEmpty())
+            return;
+        QString snippet;
+        if (core::Status s = exportForPyTorch(path, &snippet); !s.isOk())
+            QMessageBox::warning(parent, tr("Apply in PyTorch"), qs(s.message()));
+        else if (preset.isEmpty())
+            QMessageBox::information(parent, tr("Apply in PyTorch"),
+                                     tr("Wrote %1, %2 and remat_apply.py. In Python, with `model` your torch.nn.Module:\n\n%3")
+                                         .arg(path, snippet, pytorchSnippet(path, m_document.modelPath())));
     });
     menu->addAction(tr("Export &timeline CSV..."), this, [=, this] {
         exportTo(tr("Export timeline"), tr("CSV (*.csv)"), [this](const QString &p) { return exportTimelineCsv(p); });
@@ -800,6 +819,46 @@ core::Status Planner::exportPlanJson(const QString &path) const
     f.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
     if (!f.commit())
         return core::makeError(core::StatusCode::Internal, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+    return core::Status::ok();
+}
+
+QString Planner::pytorchSnippet(const QString &planPath, const QString &modelPath)
+{
+    const auto quoted = [](const QString &v) { return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact)).mid(1).chopped(1); };
+    return QStringLiteral("import remat_apply  # written beside the plan\n"
+                          "model = remat_apply.apply_plan(model, %1, onnx=%2)  # model: the torch.nn.Module %3 was exported from\n"
+                          "print(remat_apply.summary(model.remat_report))  # how faithfully the plan was applied\n")
+        .arg(quoted(QFileInfo(planPath).absoluteFilePath()), quoted(modelPath), quoted(QFileInfo(modelPath).fileName()));
+}
+
+core::Status Planner::exportForPyTorch(const QString &planPath, QString *snippetPath) const
+{
+    if (core::Status s = exportPlanJson(planPath); !s.isOk())
+        return s;
+    const QFileInfo plan(planPath);
+    const QDir dir = plan.absoluteDir();
+    // The helper ships in the resources, so the snippet runs wherever the plan is written.
+    QFile helper(QStringLiteral(":/python/remat_apply.py"));
+    QSaveFile helperOut(dir.filePath(QStringLiteral("remat_apply.py")));
+    if (!helper.open(QIODevice::ReadOnly) || !helperOut.open(QIODevice::WriteOnly))
+        return core::makeError(core::StatusCode::NotFound,
+                               (dir.filePath(QStringLiteral("remat_apply.py")) + QStringLiteral(": ") + helperOut.errorString()).toStdString());
+    helperOut.write(helper.readAll());
+    if (!helperOut.commit())
+        return core::makeError(core::StatusCode::Internal, helperOut.errorString().toStdString());
+    const QString py = dir.filePath(plan.completeBaseName() + QStringLiteral("_apply.py"));
+    QSaveFile f(py);
+    if (!f.open(QIODevice::WriteOnly))
+        return core::makeError(core::StatusCode::NotFound, (py + QStringLiteral(": ") + f.errorString()).toStdString());
+    f.write(QStringLiteral("# Applies %1 (made by Remat Studio) to the PyTorch model %2 was exported from;\n"
+                           "# define `model` above these lines (see remat_apply.py's docstring).\n")
+                .arg(plan.fileName(), QFileInfo(m_document.modelPath()).fileName())
+                .toUtf8());
+    f.write(pytorchSnippet(planPath, m_document.modelPath()).toUtf8());
+    if (!f.commit())
+        return core::makeError(core::StatusCode::Internal, (py + QStringLiteral(": ") + f.errorString()).toStdString());
+    if (snippetPath)
+        *snippetPath = py;
     return core::Status::ok();
 }
 

@@ -128,6 +128,12 @@ public:
     bool maybeSave(QWidget *parent);
     core::Status exportPlanJson(const QString &path) const;
     core::Status exportTimelineCsv(const QString &path) const;
+    /// Export > Apply in PyTorch: the plan JSON at `planPath`, and beside it remat_apply.py and
+    /// `<plan>_apply.py`, a ready snippet that applies the plan to the user's model; the
+    /// snippet's path in `snippetPath`.
+    core::Status exportForPyTorch(const QString &planPath, QString *snippetPath = nullptr) const;
+    /// The three lines that apply a plan: import, apply_plan, print the report.
+    static QString pytorchSnippet(const QString &planPath, const QString &modelPath);
     /// PNG or SVG by suffix.
     core::Status exportChart(QWidget *chart, const QString &path) const;
 
