@@ -77,6 +77,10 @@ private slots:
             },
             60000));
         QVERIFY(shown.count() > 0);
+        // The planner follows the re-import: its problem is the model at these sizes.
+        QVERIFY(QTest::qWaitFor([&] { return w.planner()->problem() && !w.planner()->isLoading(); }, 60000));
+        QCOMPARE(w.planner()->problem()->training->info().batch, int64_t(1));
+        QVERIFY(sameImportSettings(w.planner()->document()->importSettings(), w.importSettings()));
         const core::ir::Graph &g = w.document()->graph();
         const core::ir::Value &x = g.value(g.inputs()[0]);
         QCOMPARE(x.shape, core::ir::Shape::fromStatic({1, 3, 48, 192}));

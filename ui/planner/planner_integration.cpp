@@ -38,6 +38,12 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
             m_planner->selectNode(QString::fromStdString(doc->graph().node(doc->selectedNode()).name));
         if (c.kind == DocumentChangeKind::ModelReplaced && m_colourByPlan)
             recolour();
+        // A re-import of the file on screen (another batch, or input sizes from the Model
+        // Inputs dialog) reaches the planner at once; a new file waits for its first layout
+        // (modelShown), as before.
+        if (c.kind == DocumentChangeKind::ModelReplaced && doc->hasModel() &&
+            doc->model().path == m_window->property("shownPath").toString())
+            followWindowModel();
     });
     connect(planner->nodeColors(), &PlanNodeColors::decisionsChanged, this, [this] {
         if (m_colourByPlan)
@@ -110,9 +116,13 @@ void PlannerIntegration::followWindowModel()
             m_window->setBatch(pd->batch());
         return;
     }
-    if (m_planner->isLoading())
+    // A load already under way for these settings will arrive; one for other settings (the
+    // Model Inputs dialog answered while the first, blocked import was still being planned) is
+    // superseded by a new one.
+    const bool otherSettings = !sameImportSettings(doc->model().settings, pd->importSettings());
+    if (m_planner->isLoading() && !otherSettings)
         return;
-    if (QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath() ||
+    if (otherSettings || QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath() ||
         !sameImportSettings(doc->model().settings, pd->importSettings()))
         m_planner->openModel(path, batch, doc->model().settings);
     else if (batch != pd->batch())
