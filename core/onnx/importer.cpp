@@ -5,6 +5,7 @@
 #include "tensor_sources.h"
 
 #include "core/util/bytes.h"
+#include "core/util/reader_guard.h"
 #include "core/util/sha256.h"
 
 #include <onnx/onnx_pb.h>
@@ -721,14 +722,9 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
 
 } // namespace
 
-Expected<ir::Graph> importModelFromBytes(const std::string &bytes, const std::string &path,
-                                         const ImportOptions &options)
-{
-    Importer importer(path, options);
-    return importer.run(bytes);
-}
+namespace {
 
-Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options)
+Expected<ir::Graph> importModelFromFile(const std::string &path, const ImportOptions &options)
 {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
@@ -748,6 +744,24 @@ Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &op
     if (in.gcount() != std::streamsize(size))
         return makeError(StatusCode::ParseError, path + ": short read");
     return importModelFromBytes(bytes, path, options);
+}
+
+} // namespace
+
+Expected<ir::Graph> importModelFromBytes(const std::string &bytes, const std::string &path,
+                                         const ImportOptions &options)
+{
+    // protobuf and ONNX's own checks throw (std::bad_alloc for a huge repeated field, ONNX's
+    // ValidationError / InferenceError): the boundary rule in docs/readers.md.
+    return guardReader(path.empty() ? std::string("model") : path, [&] {
+        Importer importer(path, options);
+        return importer.run(bytes);
+    });
+}
+
+Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options)
+{
+    return guardReader(path, [&] { return importModelFromFile(path, options); });
 }
 
 } // namespace remat::core::onnx
