@@ -175,7 +175,8 @@ static Expected<HostTensor> parseNpyUnguarded(const std::string &b, const std::s
     if (b.size() - dataStart < bytes)
         return parseError(name, fmt::format("truncated data: {} bytes, expected {}", b.size() - dataStart, bytes));
     t.data.resize(bytes);
-    std::memcpy(t.data.data(), b.data() + dataStart, bytes);
+    if (bytes > 0) // an empty array (shape (0, 3)) has no buffer: memcpy(nullptr, ..., 0) is undefined
+        std::memcpy(t.data.data(), b.data() + dataStart, bytes);
     return t;
 }
 
