@@ -238,10 +238,12 @@ std::string writePlan(const Plan &plan, const training::TrainingGraph &graph,
     j["figures"] = figures(plan.timeline);
     // One step per line: plans are read and diffed by people.
     j["schedule"] = "@schedule@";
-    std::string text = j.dump(1);
+    // dump() throws on names that are not UTF-8; the importer refuses those, and a writer must
+    // not throw whatever graph it is given (the plan then fails to read back, with a message).
+    std::string text = j.dump(1, ' ', false, json::error_handler_t::replace);
     std::string list = "[\n";
     for (size_t i = 0; i < steps.size(); ++i)
-        list += "  " + steps[i].dump() + (i + 1 < steps.size() ? ",\n" : "\n");
+        list += "  " + shown(steps[i]) + (i + 1 < steps.size() ? ",\n" : "\n");
     list += " ]";
     const std::string placeholder = "\"@schedule@\"";
     text.replace(text.find(placeholder), placeholder.size(), list);

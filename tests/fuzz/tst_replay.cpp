@@ -6,6 +6,7 @@
 #include "common/test_support.h"
 #include "fuzz_targets.h"
 
+#include "core/onnx/importer.h"
 #include "ui/planner/session_file.h"
 
 #include <QDir>
@@ -68,6 +69,19 @@ private slots:
         for (const fuzz::Target &t : fuzz::targets())
             QVERIFY2(QDir(sourceDir() + "/tests/data/fuzz/" + t.name).exists(),
                      qPrintable(QString("tests/data/fuzz/%1 is missing").arg(t.name)));
+    }
+
+    void onnxNamesMustBeUtf8()
+    {
+        // Found by fuzz_onnx: a node name that is not UTF-8 passed the importer, and writePlan's
+        // JSON dump threw type_error 316 through `remat solve --out` (and `remat info --json`).
+        QFile f(sourceDir() + "/tests/data/fuzz/onnx/node-name-not-utf8");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        auto g = core::onnx::importModelFromBytes(f.readAll().toStdString(), "latin1.onnx");
+        QVERIFY(!g);
+        QCOMPARE(g.status().code(), core::StatusCode::ParseError);
+        QVERIFY2(g.status().message().find("latin1.onnx: ") == 0, g.status().toString().c_str());
+        QVERIFY2(g.status().message().find("not valid UTF-8") != std::string::npos, g.status().toString().c_str());
     }
 
     void sessionNumbersOutOfRangeAreErrors()
