@@ -6,5 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 export QT_QPA_PLATFORM=offscreen
-cd build
-ctest --output-on-failure -j "${REMAT_JOBS:-$(nproc)}" "$@"
+(cd build && ctest --output-on-failure -j "${REMAT_JOBS:-$(nproc)}" "$@")
+# Every reader survives anything: a short libFuzzer pass per harness (docs/readers.md).
+# REMAT_FUZZ_SECONDS=0 skips it.
+if [ "${REMAT_FUZZ_SECONDS:-15}" -gt 0 ]; then
+    bash scripts/fuzz.sh "${REMAT_FUZZ_SECONDS:-15}"
+fi

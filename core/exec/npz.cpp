@@ -1,5 +1,7 @@
 #include "core/exec/npz.h"
 
+#include "core/util/reader_guard.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -22,6 +24,13 @@ Status parseError(const std::string &where, const std::string &what)
 uint32_t rd16(const std::string &b, size_t at) { return uint32_t(uint8_t(b[at])) | uint32_t(uint8_t(b[at + 1])) << 8; }
 uint32_t rd32(const std::string &b, size_t at) { return rd16(b, at) | rd16(b, at + 2) << 16; }
 uint64_t rd64(const std::string &b, size_t at) { return uint64_t(rd32(b, at)) | uint64_t(rd32(b, at + 4)) << 32; }
+
+/// Whether `len` bytes at `offset` lie inside `b`. Written without `offset + len`: zip64 offsets
+/// and sizes come from the file, and near 2^64 the sum wraps to a small number that passes.
+bool fits(const std::string &b, uint64_t offset, uint64_t len)
+{
+    return offset <= b.size() && len <= b.size() - offset;
+}
 
 void wr16(std::string &b, uint32_t v)
 {
@@ -112,7 +121,7 @@ const HostTensor *NpzArchive::find(const std::string &name) const
     return it == m_entries.end() ? nullptr : &it->second;
 }
 
-Expected<HostTensor> parseNpy(const std::string &b, const std::string &name)
+static Expected<HostTensor> parseNpyUnguarded(const std::string &b, const std::string &name)
 {
     if (b.size() < 10 || b.compare(0, 6, "\x93NUMPY") != 0)
         return parseError(name, "not an .npy entry (bad magic)");
@@ -166,8 +175,14 @@ Expected<HostTensor> parseNpy(const std::string &b, const std::string &name)
     if (b.size() - dataStart < bytes)
         return parseError(name, fmt::format("truncated data: {} bytes, expected {}", b.size() - dataStart, bytes));
     t.data.resize(bytes);
-    std::memcpy(t.data.data(), b.data() + dataStart, bytes);
+    if (bytes > 0) // an empty array (shape (0, 3)) has no buffer: memcpy(nullptr, ..., 0) is undefined
+        std::memcpy(t.data.data(), b.data() + dataStart, bytes);
     return t;
+}
+
+Expected<HostTensor> parseNpy(const std::string &bytes, const std::string &name)
+{
+    return guardReader(name, [&] { return parseNpyUnguarded(bytes, name); });
 }
 
 std::string serializeNpy(const HostTensor &t)
@@ -191,7 +206,7 @@ std::string serializeNpy(const HostTensor &t)
     return out;
 }
 
-Expected<NpzArchive> parseNpz(const std::string &b, const std::string &path)
+static Expected<NpzArchive> parseNpzUnguarded(const std::string &b, const std::string &path)
 {
     if (b.size() < 22)
         return parseError(path, "too small to be an .npz (zip) archive");
@@ -209,7 +224,7 @@ Expected<NpzArchive> parseNpz(const std::string &b, const std::string &path)
     uint64_t cdOffset = rd32(b, eocd + 16);
     if ((entries == 0xffff || cdOffset == 0xffffffffu) && eocd >= 20 && rd32(b, eocd - 20) == 0x07064b50) {
         const uint64_t z64 = rd64(b, eocd - 20 + 8);
-        if (z64 + 56 > b.size() || rd32(b, size_t(z64)) != 0x06064b50)
+        if (!fits(b, z64, 56) || rd32(b, size_t(z64)) != 0x06064b50)
             return parseError(path, "bad zip64 end record");
         entries = rd64(b, size_t(z64) + 32);
         cdOffset = rd64(b, size_t(z64) + 48);
@@ -217,14 +232,14 @@ Expected<NpzArchive> parseNpz(const std::string &b, const std::string &path)
     NpzArchive archive;
     size_t p = size_t(cdOffset);
     for (uint64_t e = 0; e < entries; ++e) {
-        if (p + 46 > b.size() || rd32(b, p) != 0x02014b50)
+        if (!fits(b, p, 46) || rd32(b, p) != 0x02014b50)
             return parseError(path, "bad zip central directory");
         const uint32_t method = rd16(b, p + 10);
         uint64_t compSize = rd32(b, p + 20);
         uint64_t size = rd32(b, p + 24);
         const size_t nameLen = rd16(b, p + 28), extraLen = rd16(b, p + 30), commentLen = rd16(b, p + 32);
         uint64_t localOffset = rd32(b, p + 42);
-        if (p + 46 + nameLen + extraLen > b.size())
+        if (!fits(b, p + 46, nameLen + extraLen))
             return parseError(path, "truncated zip central directory");
         std::string name = b.substr(p + 46, nameLen);
         // zip64 extra field: the 0xffffffff fields, in order
@@ -232,6 +247,8 @@ Expected<NpzArchive> parseNpz(const std::string &b, const std::string &path)
         const size_t xEnd = x + extraLen;
         while (x + 4 <= xEnd) {
             const uint32_t tag = rd16(b, x), len = rd16(b, x + 2);
+            if (x + 4 + len > xEnd)
+                return parseError(path, fmt::format("bad zip extra field in the entry for '{}'", name));
             if (tag == 0x0001) {
                 size_t q = x + 4;
                 if (size == 0xffffffffu && q + 8 <= x + 4 + len) { size = rd64(b, q); q += 8; }
@@ -244,27 +261,34 @@ Expected<NpzArchive> parseNpz(const std::string &b, const std::string &path)
         if (method != 0)
             return makeError(StatusCode::Unsupported,
                              fmt::format("{}: entry '{}' is compressed (np.savez_compressed); use np.savez", path, name));
-        if (localOffset + 30 > b.size() || rd32(b, size_t(localOffset)) != 0x04034b50)
+        if (!fits(b, localOffset, 30) || rd32(b, size_t(localOffset)) != 0x04034b50)
             return parseError(path, fmt::format("bad local header for '{}'", name));
         const size_t dataStart = size_t(localOffset) + 30 + rd16(b, size_t(localOffset) + 26) + rd16(b, size_t(localOffset) + 28);
-        if (compSize != size || dataStart + size > b.size())
+        if (compSize != size || !fits(b, dataStart, size))
             return parseError(path, fmt::format("truncated entry '{}'", name));
         if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
             name.resize(name.size() - 4);
-        REMAT_ASSIGN_OR_RETURN(HostTensor t, parseNpy(b.substr(dataStart, size_t(size)), path + ":" + name));
+        REMAT_ASSIGN_OR_RETURN(HostTensor t, parseNpyUnguarded(b.substr(dataStart, size_t(size)), path + ":" + name));
         archive.set(name, std::move(t));
     }
     return archive;
 }
 
+Expected<NpzArchive> parseNpz(const std::string &bytes, const std::string &path)
+{
+    return guardReader(path, [&] { return parseNpzUnguarded(bytes, path); });
+}
+
 Expected<NpzArchive> readNpz(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(StatusCode::NotFound, fmt::format("{}: cannot open", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parseNpz(ss.str(), path);
+    return guardReader(path, [&]() -> Expected<NpzArchive> {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            return makeError(StatusCode::NotFound, fmt::format("{}: cannot open", path));
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return parseNpz(ss.str(), path);
+    });
 }
 
 Status writeNpz(const std::string &path, const NpzArchive &archive)

@@ -1,5 +1,7 @@
 #include "core/io/node_link.h"
 
+#include "core/util/reader_guard.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -137,7 +139,7 @@ int64_t referencePeakBytes(const training::TrainingGraph &graph)
     return peak;
 }
 
-Expected<NodeLinkGraph> parseNodeLinkGraph(const std::string &text, const std::string &origin)
+static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &text, const std::string &origin)
 {
     std::vector<RawNode> nodes;
     std::vector<std::pair<size_t, size_t>> edges;
@@ -400,14 +402,21 @@ Expected<NodeLinkGraph> parseNodeLinkGraph(const std::string &text, const std::s
     return result;
 }
 
+Expected<NodeLinkGraph> parseNodeLinkGraph(const std::string &text, const std::string &origin)
+{
+    return guardReader(origin, [&] { return parseNodeLinkGraphUnguarded(text, origin); });
+}
+
 Expected<NodeLinkGraph> readNodeLinkGraph(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(StatusCode::NotFound, path + ": cannot open");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseNodeLinkGraph(text.str(), path);
+    return guardReader(path, [&]() -> Expected<NodeLinkGraph> {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            return makeError(StatusCode::NotFound, path + ": cannot open");
+        std::ostringstream text;
+        text << in.rdbuf();
+        return parseNodeLinkGraph(text.str(), path);
+    });
 }
 
 std::string formatNodeLinkGraph(const training::TrainingGraph &graph, const cost::Costs &costs,

@@ -2,11 +2,15 @@
 
 #include "core/schedule/schedule.h"
 #include "core/sim/simulator.h"
+#include "core/util/reader_guard.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 namespace remat::core::io {
@@ -17,6 +21,12 @@ using solvers::Plan;
 namespace {
 
 const char *kFormat = "remat-plan";
+
+/// A JSON value for an error message: dump() throws on invalid UTF-8 unless told to replace it.
+std::string shown(const json &v)
+{
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string stepKindText(schedule::StepKind k)
 {
@@ -66,10 +76,57 @@ public:
     {
         if (!obj.is_object() || !obj.contains(key))
             return error(StatusCode::ParseError, where + ": missing \"" + key + "\"");
-        try {
-            return obj.at(key).get<T>();
-        } catch (const json::exception &) {
-            return error(StatusCode::ParseError, where + ": \"" + key + "\" has the wrong type");
+        return convert<T>(obj.at(key), key, where);
+    }
+
+    /// `obj[key]` when present (and not null), else `fallback`; the wrong type is an error.
+    template <typename T>
+    Expected<T> optional(const json &obj, const char *key, T fallback, const std::string &where) const
+    {
+        if (!obj.is_object() || !obj.contains(key) || obj.at(key).is_null())
+            return fallback;
+        return convert<T>(obj.at(key), key, where);
+    }
+
+    /// nlohmann converts any number to any arithmetic type with a plain cast, which is undefined
+    /// behaviour for 1e300 -> int64 and wraps -1 -> size_t: integers must be integers in range.
+    template <typename T>
+    Expected<T> convert(const json &v, const char *key, const std::string &where) const
+    {
+        const auto wrongType = [&](const char *expected) {
+            return error(StatusCode::ParseError,
+                         where + ": \"" + key + "\" must be " + expected + ", not " + shown(v));
+        };
+        if constexpr (std::is_same_v<T, std::string>) {
+            if (!v.is_string())
+                return wrongType("a string");
+            return v.get<std::string>();
+        } else if constexpr (std::is_same_v<T, double>) {
+            if (!v.is_number())
+                return wrongType("a number");
+            return v.get<double>();
+        } else {
+            static_assert(std::is_integral_v<T>);
+            if (v.is_number_unsigned()) {
+                if (v.get<uint64_t>() > uint64_t(std::numeric_limits<T>::max()))
+                    return wrongType("an integer in range");
+                return T(v.get<uint64_t>());
+            }
+            if (v.is_number_integer()) {
+                const int64_t i = v.get<int64_t>();
+                if (std::is_unsigned_v<T> && i < 0)
+                    return wrongType("a non-negative integer");
+                return T(i);
+            }
+            if (v.is_number_float()) {
+                const double d = v.get<double>();
+                // 2^63 is exact in a double; anything at or past it does not fit an int64.
+                const double lo = std::is_unsigned_v<T> ? 0.0 : -9223372036854775808.0;
+                if (!(d >= lo && d < 9223372036854775808.0) || d != std::floor(d))
+                    return wrongType("an integer in range");
+                return T(int64_t(d));
+            }
+            return wrongType("an integer");
         }
     }
 
@@ -86,7 +143,7 @@ public:
             if (!id->is_number_integer() || id->get<int64_t>() != t->value)
                 return error(StatusCode::InvalidArgument,
                              where + ": tensor '" + n + "' has id " + std::to_string(t->value) +
-                                 " in this model, the plan says " + id->dump());
+                                 " in this model, the plan says " + shown(*id));
         }
         return *t;
     }
@@ -181,10 +238,12 @@ std::string writePlan(const Plan &plan, const training::TrainingGraph &graph,
     j["figures"] = figures(plan.timeline);
     // One step per line: plans are read and diffed by people.
     j["schedule"] = "@schedule@";
-    std::string text = j.dump(1);
+    // dump() throws on names that are not UTF-8; the importer refuses those, and a writer must
+    // not throw whatever graph it is given (the plan then fails to read back, with a message).
+    std::string text = j.dump(1, ' ', false, json::error_handler_t::replace);
     std::string list = "[\n";
     for (size_t i = 0; i < steps.size(); ++i)
-        list += "  " + steps[i].dump() + (i + 1 < steps.size() ? ",\n" : "\n");
+        list += "  " + shown(steps[i]) + (i + 1 < steps.size() ? ",\n" : "\n");
     list += " ]";
     const std::string placeholder = "\"@schedule@\"";
     text.replace(text.find(placeholder), placeholder.size(), list);
@@ -204,14 +263,17 @@ Status savePlan(const std::string &path, const Plan &plan, const training::Train
     return Status::ok();
 }
 
-Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph &graph,
-                         const cost::Costs *costs, const std::string &origin)
+namespace {
+
+Expected<Plan> parsePlanUnguarded(const std::string &text, const training::TrainingGraph &graph,
+                                  const cost::Costs *costs, const std::string &origin)
 {
     Reader r(graph, origin);
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {
+        // parse_error, and out_of_range 406 for a number that overflows a double ("9e859").
         return r.error(StatusCode::ParseError, std::string("not valid JSON (") + e.what() + ")");
     }
     if (!j.is_object())
@@ -234,7 +296,8 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
     REMAT_ASSIGN_OR_RETURN(int64_t batch, r.get<int64_t>(model, "batch", "model"));
     const ModelIdentity here = ModelIdentity::of(graph);
     if (!sha.empty() && !here.sha256.empty() && sha != here.sha256) {
-        std::string madeFor = model.value("path", std::string());
+        const std::string madeFor =
+            model.contains("path") && model["path"].is_string() ? model["path"].get<std::string>() : "";
         return r.error(StatusCode::InvalidArgument,
                        "this plan was made for another model" +
                            (madeFor.empty() ? std::string() : " ('" + madeFor + "')") +
@@ -249,7 +312,7 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
     if (model.contains("ops") && model["ops"].is_number_integer() &&
         model["ops"].get<int64_t>() != static_cast<int64_t>(graph.opCount()))
         return r.error(StatusCode::InvalidArgument,
-                       "the plan's training graph has " + model["ops"].dump() +
+                       "the plan's training graph has " + shown(model["ops"]) +
                            " ops, this one has " + std::to_string(graph.opCount()) +
                            " (built by another version or with other options)");
 
@@ -284,11 +347,12 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
             plan.settings[k] = v.get<std::string>();
         }
     }
-    plan.solverObjective = sv.value("solver_objective", 0.0);
-    plan.solverObjectiveName = sv.value("solver_objective_name", std::string());
-    plan.bound = sv.value("bound", -1.0);
-    plan.solveSeconds = sv.value("solve_seconds", 0.0);
-    plan.note = sv.value("note", std::string());
+    REMAT_ASSIGN_OR_RETURN(plan.solverObjective, r.optional(sv, "solver_objective", 0.0, "solver"));
+    REMAT_ASSIGN_OR_RETURN(plan.solverObjectiveName,
+                           r.optional(sv, "solver_objective_name", std::string(), "solver"));
+    REMAT_ASSIGN_OR_RETURN(plan.bound, r.optional(sv, "bound", -1.0, "solver"));
+    REMAT_ASSIGN_OR_RETURN(plan.solveSeconds, r.optional(sv, "solve_seconds", 0.0, "solver"));
+    REMAT_ASSIGN_OR_RETURN(plan.note, r.optional(sv, "note", std::string(), "solver"));
 
     // Pins.
     if (j.contains("pins")) {
@@ -328,7 +392,7 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
         const std::string where = "schedule step " + std::to_string(i++);
         if (!s.is_array() || s.size() < 2 || !s[0].is_string())
             return r.error(StatusCode::ParseError,
-                           where + ": expected [kind, name] or [kind, name, id], got " + s.dump());
+                           where + ": expected [kind, name] or [kind, name, id], got " + shown(s));
         const std::string kind = s[0].get<std::string>();
         const json *id = s.size() > 2 ? &s[2] : nullptr;
         if (kind == "compute") {
@@ -352,7 +416,7 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
                     ok = true;
                 }
             if (!ok)
-                return r.error(StatusCode::ParseError, where + ": unknown phase mark " + s[1].dump());
+                return r.error(StatusCode::ParseError, where + ": unknown phase mark " + shown(s[1]));
         } else {
             return r.error(StatusCode::ParseError, where + ": unknown step kind \"" + kind + "\"");
         }
@@ -368,31 +432,43 @@ Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph 
         plan.timeline = *t;
     } else if (j.contains("figures") && j["figures"].is_object()) {
         const json &f = j["figures"];
-        plan.timeline.peakBytes = f.value("peak_bytes", int64_t(0));
-        plan.timeline.activationPeakBytes = f.value("activation_peak_bytes", int64_t(0));
-        plan.timeline.weightBytes = f.value("weight_bytes", int64_t(0));
-        plan.timeline.weightGradBytes = f.value("weight_grad_bytes", int64_t(0));
-        plan.timeline.computeSeconds = f.value("compute_seconds", 0.0);
-        plan.timeline.recomputeSeconds = f.value("recompute_seconds", 0.0);
-        plan.timeline.copySeconds = f.value("copy_seconds", 0.0);
-        plan.timeline.totalSeconds = f.value("total_seconds", 0.0);
-        plan.timeline.oneComputeSeconds = f.value("one_compute_seconds", 0.0);
-        plan.timeline.hostPeakBytes = f.value("host_peak_bytes", int64_t(0));
-        plan.timeline.computeSteps = f.value("compute_steps", size_t(0));
-        plan.timeline.recomputeSteps = f.value("recompute_steps", size_t(0));
+        sim::Timeline &t = plan.timeline;
+        const std::string w = "figures";
+        REMAT_ASSIGN_OR_RETURN(t.peakBytes, r.optional(f, "peak_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.activationPeakBytes, r.optional(f, "activation_peak_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.weightBytes, r.optional(f, "weight_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.weightGradBytes, r.optional(f, "weight_grad_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.computeSeconds, r.optional(f, "compute_seconds", 0.0, w));
+        REMAT_ASSIGN_OR_RETURN(t.recomputeSeconds, r.optional(f, "recompute_seconds", 0.0, w));
+        REMAT_ASSIGN_OR_RETURN(t.copySeconds, r.optional(f, "copy_seconds", 0.0, w));
+        REMAT_ASSIGN_OR_RETURN(t.totalSeconds, r.optional(f, "total_seconds", 0.0, w));
+        REMAT_ASSIGN_OR_RETURN(t.oneComputeSeconds, r.optional(f, "one_compute_seconds", 0.0, w));
+        REMAT_ASSIGN_OR_RETURN(t.hostPeakBytes, r.optional(f, "host_peak_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.computeSteps, r.optional(f, "compute_steps", size_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.recomputeSteps, r.optional(f, "recompute_steps", size_t(0), w));
     }
     return plan;
+}
+
+} // namespace
+
+Expected<Plan> parsePlan(const std::string &text, const training::TrainingGraph &graph,
+                         const cost::Costs *costs, const std::string &origin)
+{
+    return guardReader(origin, [&] { return parsePlanUnguarded(text, graph, costs, origin); });
 }
 
 Expected<Plan> readPlan(const std::string &path, const training::TrainingGraph &graph,
                         const cost::Costs *costs)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(StatusCode::NotFound, path + ": cannot open the plan file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parsePlan(ss.str(), graph, costs, path);
+    return guardReader(path, [&]() -> Expected<Plan> {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            return makeError(StatusCode::NotFound, path + ": cannot open the plan file");
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        return parsePlan(ss.str(), graph, costs, path);
+    });
 }
 
 } // namespace remat::core::io

@@ -6,6 +6,7 @@
 #include "tensor_sources.h"
 
 #include "core/util/bytes.h"
+#include "core/util/reader_guard.h"
 #include "core/util/sha256.h"
 
 #include <onnx/onnx_pb.h>
@@ -1258,14 +1259,69 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
 
 } // namespace
 
-Expected<ir::Graph> importModelFromBytes(const std::string &bytes, const std::string &path,
-                                         const ImportOptions &options)
+namespace {
+
+bool isUtf8(const std::string &s)
 {
-    Importer importer(path, options);
-    return importer.run(bytes);
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        size_t n = 0;
+        uint32_t cp = 0;
+        if ((c & 0xe0) == 0xc0) {
+            n = 1;
+            cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            n = 2;
+            cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (s.size() - i <= n)
+            return false;
+        for (size_t k = 1; k <= n; ++k) {
+            const auto d = static_cast<unsigned char>(s[i + k]);
+            if ((d & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (d & 0x3f);
+        }
+        // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8 either.
+        const uint32_t minimum[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < minimum[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += n + 1;
+    }
+    return true;
 }
 
-namespace {
+/// Names end up in JSON (plans, sessions, `remat info --json`, node-link exports), whose writer
+/// throws on bytes that are not UTF-8; protobuf (proto2) does not check them. ONNX names are text.
+Status checkNamesAreUtf8(const ir::Graph &g, const std::string &where)
+{
+    auto bad = [&](const std::string &what) {
+        return makeError(StatusCode::ParseError, where + ": " + what + " is not valid UTF-8 text");
+    };
+    const ir::ModelInfo &info = g.info();
+    if (!isUtf8(info.producerName) || !isUtf8(info.producerVersion))
+        return bad("the producer name or version");
+    if (!isUtf8(info.graphName))
+        return bad("the graph name");
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const ir::Node &n = g.nodes()[i];
+        if (!isUtf8(n.name) || !isUtf8(n.opType) || !isUtf8(n.domain))
+            return bad("the name, op type or domain of node " + std::to_string(i));
+    }
+    for (size_t i = 0; i < g.values().size(); ++i)
+        if (!isUtf8(g.values()[i].name))
+            return bad("the name of value " + std::to_string(i));
+    return Status::ok();
+}
 
 Expected<std::string> readModelFile(const std::string &path, int64_t maxFileBytes)
 {
@@ -1291,19 +1347,37 @@ Expected<std::string> readModelFile(const std::string &path, int64_t maxFileByte
 
 } // namespace
 
+Expected<ir::Graph> importModelFromBytes(const std::string &bytes, const std::string &path,
+                                         const ImportOptions &options)
+{
+    // protobuf and ONNX's own checks throw (std::bad_alloc for a huge repeated field, ONNX's
+    // ValidationError / InferenceError): the boundary rule in docs/readers.md.
+    const std::string where = path.empty() ? std::string("model") : path;
+    return guardReader(where, [&]() -> Expected<ir::Graph> {
+        Importer importer(path, options);
+        REMAT_ASSIGN_OR_RETURN(ir::Graph g, importer.run(bytes));
+        REMAT_RETURN_IF_ERROR(checkNamesAreUtf8(g, where));
+        return g;
+    });
+}
+
 Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options)
 {
-    REMAT_ASSIGN_OR_RETURN(std::string bytes, readModelFile(path, options.maxFileBytes));
-    return importModelFromBytes(bytes, path, options);
+    return guardReader(path, [&]() -> Expected<ir::Graph> {
+        REMAT_ASSIGN_OR_RETURN(std::string bytes, readModelFile(path, options.maxFileBytes));
+        return importModelFromBytes(bytes, path, options);
+    });
 }
 
 Expected<ModelSignature> readModelSignature(const std::string &path, int64_t maxFileBytes)
 {
-    REMAT_ASSIGN_OR_RETURN(std::string bytes, readModelFile(path, maxFileBytes));
-    ImportOptions options;
-    options.maxFileBytes = maxFileBytes;
-    Importer importer(path, options);
-    return importer.signature(bytes);
+    return guardReader(path, [&]() -> Expected<ModelSignature> {
+        REMAT_ASSIGN_OR_RETURN(std::string bytes, readModelFile(path, maxFileBytes));
+        ImportOptions options;
+        options.maxFileBytes = maxFileBytes;
+        Importer importer(path, options);
+        return importer.signature(bytes);
+    });
 }
 
 } // namespace remat::core::onnx

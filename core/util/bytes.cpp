@@ -1,6 +1,9 @@
 #include "bytes.h"
 
+#include "reader_guard.h"
+
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -24,7 +27,9 @@ std::string formatBytes(int64_t bytes)
     return buf;
 }
 
-Expected<int64_t> parseBytes(std::string_view text)
+namespace {
+
+Expected<int64_t> parseBytesUnguarded(std::string_view text)
 {
     size_t i = 0;
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
@@ -35,7 +40,17 @@ Expected<int64_t> parseBytes(std::string_view text)
     if (i == numberStart)
         return makeError(StatusCode::InvalidArgument,
                          "'" + std::string(text) + "' is not a byte count (try 6GiB or 512MiB)");
-    const double number = std::stod(std::string(text.substr(numberStart, i - numberStart)));
+    // from_chars, not std::stod: "1.2.3", "." and a 400-digit count are errors, not exceptions,
+    // and the locale cannot turn '.' into something else.
+    const std::string_view digits = text.substr(numberStart, i - numberStart);
+    double number = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number,
+                                           std::chars_format::fixed);
+    if (ec == std::errc::result_out_of_range)
+        return makeError(StatusCode::OutOfRange, "byte count '" + std::string(text) + "' is out of range");
+    if (ec != std::errc() || end != digits.data() + digits.size())
+        return makeError(StatusCode::InvalidArgument,
+                         "'" + std::string(text) + "' is not a byte count (try 6GiB or 512MiB)");
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
         ++i;
     std::string unit;
@@ -44,6 +59,11 @@ Expected<int64_t> parseBytes(std::string_view text)
             break;
         unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
     }
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+        ++i;
+    if (i < text.size())
+        return makeError(StatusCode::InvalidArgument,
+                         "'" + std::string(text) + "' is not a byte count: text after the unit (try 6GiB)");
     double scale = 1.0;
     if (unit.empty() || unit == "b")
         scale = 1.0;
@@ -55,6 +75,8 @@ Expected<int64_t> parseBytes(std::string_view text)
         scale = 1024.0 * 1024.0 * 1024.0;
     else if (unit == "tib" || unit == "t")
         scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+    else if (unit == "pib" || unit == "p") // formatBytes prints PiB from 1 PiB on
+        scale = 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0;
     else if (unit == "kb")
         scale = 1e3;
     else if (unit == "mb")
@@ -63,14 +85,23 @@ Expected<int64_t> parseBytes(std::string_view text)
         scale = 1e9;
     else if (unit == "tb")
         scale = 1e12;
+    else if (unit == "pb")
+        scale = 1e15;
     else
         return makeError(StatusCode::InvalidArgument,
                          "unknown byte unit '" + unit + "' in '" + std::string(text) +
-                             "' (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+                             "' (use B, KiB, MiB, GiB, TiB, PiB, KB, MB, GB, TB or PB)");
     const double bytes = number * scale;
     if (!(bytes >= 0.0) || bytes > 9.0e18)
         return makeError(StatusCode::OutOfRange, "byte count '" + std::string(text) + "' is out of range");
     return static_cast<int64_t>(std::llround(bytes));
+}
+
+} // namespace
+
+Expected<int64_t> parseBytes(std::string_view text)
+{
+    return guardReader("byte count '" + std::string(text) + "'", [&] { return parseBytesUnguarded(text); });
 }
 
 bool mulOverflows(int64_t a, int64_t b, int64_t *out)

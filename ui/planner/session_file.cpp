@@ -2,6 +2,7 @@
 
 #include "core/io/plan_file.h"
 #include "core/sim/simulator.h"
+#include "core/util/reader_guard.h"
 #include "ui/import_settings.h"
 
 #include <QDir>
@@ -11,6 +12,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
+
+#include <cmath>
 
 namespace remat::ui {
 
@@ -26,6 +29,23 @@ core::Status bad(const QString &path, const QString &what)
     return core::makeError(StatusCode::ParseError, (path + QStringLiteral(": ") + what).toStdString());
 }
 
+/// `key` of `o` as an integer in [lo, hi], `fallback` when absent. QJson stores every number as
+/// a double: a plain cast of 1e300 or -1 to int64_t / size_t is undefined behaviour.
+core::Expected<int64_t> integer(const QString &path, const QJsonObject &o, const QString &key,
+                                int64_t fallback, int64_t lo, int64_t hi)
+{
+    const QJsonValue v = o.value(key);
+    if (v.isUndefined() || v.isNull())
+        return fallback;
+    const double d = v.toDouble(std::nan(""));
+    if (!v.isDouble() || !(d >= double(lo) && d <= double(hi)) || d != std::floor(d))
+        return bad(path, QStringLiteral("\"%1\" must be an integer from %2 to %3")
+                             .arg(key)
+                             .arg(lo)
+                             .arg(hi));
+    return int64_t(d);
+}
+
 std::optional<core::solvers::PinKind> parsePinKind(const QString &s)
 {
     using core::solvers::PinKind;
@@ -36,25 +56,6 @@ std::optional<core::solvers::PinKind> parsePinKind(const QString &s)
 }
 
 } // namespace
-
-SessionData sessionFromDocument(const PlannerDocument &doc, const PlannerProblem *problem)
-{
-    SessionData s;
-    s.modelPath = doc.modelPath();
-    s.modelSha256 = doc.modelSha256();
-    s.batch = doc.batch();
-    s.importSettings = doc.importSettings();
-    s.budgetBytes = doc.budgetBytes();
-    s.objective = doc.objective();
-    s.pins = doc.pins();
-    s.plans = doc.plans();
-    s.currentPlan = doc.currentPlanIndex();
-    if (problem && problem->training) {
-        s.opCount = problem->training->opCount();
-        s.tensorCount = problem->training->tensorCount();
-    }
-    return s;
-}
 
 core::Status writeSessionFile(const QString &path, const SessionData &s, const core::training::TrainingGraph *graph)
 {
@@ -96,15 +97,12 @@ core::Status writeSessionFile(const QString &path, const SessionData &s, const c
     return core::Status::ok();
 }
 
-core::Expected<SessionData> readSessionFile(const QString &path)
+namespace {
+
+core::Expected<SessionData> parseSessionFileUnguarded(const QByteArray &bytes, const QString &path)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return core::makeError(StatusCode::NotFound, (path + QStringLiteral(": ") + file.errorString()).toStdString());
-    if (file.size() > (int64_t(1) << 30))
-        return bad(path, QStringLiteral("larger than 1 GiB: not a session file"));
     QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &err);
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &err);
     if (err.error != QJsonParseError::NoError || !doc.isObject())
         return bad(path, QStringLiteral("not JSON (%1 at offset %2)").arg(err.errorString()).arg(err.offset));
     const QJsonObject root = doc.object();
@@ -128,7 +126,9 @@ core::Expected<SessionData> readSessionFile(const QString &path)
             s.modelPath = candidate;
     }
     s.modelSha256 = model.value(QStringLiteral("sha256")).toString();
-    s.batch = int64_t(root.value(QStringLiteral("batch")).toDouble(1));
+    // 2^53: the largest integer a JSON double holds exactly.
+    const int64_t maxExact = int64_t(1) << 53;
+    REMAT_ASSIGN_OR_RETURN(s.batch, integer(path, root, QStringLiteral("batch"), 1, 0, maxExact));
     if (root.contains(QStringLiteral("import"))) {
         if (!root.value(QStringLiteral("import")).isObject())
             return bad(path, QStringLiteral("\"import\" is not an object"));
@@ -137,7 +137,7 @@ core::Expected<SessionData> readSessionFile(const QString &path)
             return settings.status();
         s.importSettings = std::move(*settings);
     }
-    s.budgetBytes = int64_t(root.value(QStringLiteral("budget_bytes")).toDouble());
+    REMAT_ASSIGN_OR_RETURN(s.budgetBytes, integer(path, root, QStringLiteral("budget_bytes"), 0, 0, maxExact));
     // No objective written: a budget asks for the least recompute within it (as `remat solve` does).
     const QString objectiveText = root.contains(QStringLiteral("objective"))
                                       ? root.value(QStringLiteral("objective")).toString()
@@ -153,8 +153,11 @@ core::Expected<SessionData> readSessionFile(const QString &path)
             return bad(path, QStringLiteral("pin of unknown kind '%1'").arg(o.value(QStringLiteral("kind")).toString()));
         s.pins.insert(o.value(QStringLiteral("tensor")).toString(), *kind);
     }
-    s.opCount = size_t(root.value(QStringLiteral("op_count")).toDouble());
-    s.tensorCount = size_t(root.value(QStringLiteral("tensor_count")).toDouble());
+    REMAT_ASSIGN_OR_RETURN(const int64_t opCount, integer(path, root, QStringLiteral("op_count"), 0, 0, maxExact));
+    REMAT_ASSIGN_OR_RETURN(const int64_t tensorCount,
+                           integer(path, root, QStringLiteral("tensor_count"), 0, 0, maxExact));
+    s.opCount = size_t(opCount);
+    s.tensorCount = size_t(tensorCount);
     for (const QJsonValue &v : root.value(QStringLiteral("plans")).toArray()) {
         if (!v.isObject())
             return bad(path, QStringLiteral("a plan is not a JSON object"));
@@ -163,12 +166,17 @@ core::Expected<SessionData> readSessionFile(const QString &path)
     s.currentPlan = root.value(QStringLiteral("current_plan")).toInt(-1);
     if (s.currentPlan >= int(s.planTexts.size()))
         s.currentPlan = int(s.planTexts.size()) - 1;
+    if (s.currentPlan < -1)
+        s.currentPlan = -1;
     return s;
 }
 
-core::Expected<std::vector<Plan>> restorePlans(const SessionData &session, const PlannerProblem &problem,
-                                               const QString &origin)
+core::Expected<std::vector<Plan>> restorePlansUnguarded(const SessionData &session, const PlannerProblem &problem,
+                                                        const QString &origin)
 {
+    if (!problem.training || !problem.costs)
+        return core::makeError(StatusCode::InvalidArgument,
+                               origin.toStdString() + ": the session's model is not loaded");
     std::vector<Plan> plans;
     for (size_t i = 0; i < session.planTexts.size(); ++i) {
         const std::string where = QStringLiteral("%1, plan %2").arg(origin).arg(i + 1).toStdString();
@@ -181,6 +189,32 @@ core::Expected<std::vector<Plan>> restorePlans(const SessionData &session, const
         plans.push_back(std::move(p));
     }
     return plans;
+}
+
+} // namespace
+
+core::Expected<SessionData> parseSessionFile(const QByteArray &bytes, const QString &path)
+{
+    return core::guardReader(path.toStdString(), [&] { return parseSessionFileUnguarded(bytes, path); });
+}
+
+core::Expected<SessionData> readSessionFile(const QString &path)
+{
+    return core::guardReader(path.toStdString(), [&]() -> core::Expected<SessionData> {
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly))
+            return core::makeError(StatusCode::NotFound,
+                                   (path + QStringLiteral(": ") + file.errorString()).toStdString());
+        if (file.size() > (int64_t(1) << 30))
+            return bad(path, QStringLiteral("larger than 1 GiB: not a session file"));
+        return parseSessionFile(file.readAll(), path);
+    });
+}
+
+core::Expected<std::vector<Plan>> restorePlans(const SessionData &session, const PlannerProblem &problem,
+                                               const QString &origin)
+{
+    return core::guardReader(origin.toStdString(), [&] { return restorePlansUnguarded(session, problem, origin); });
 }
 
 } // namespace remat::ui

@@ -9,14 +9,20 @@
 
 #include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
-#include "ui/planner/planner_document.h"
 #include "ui/planner/planner_problem.h"
 
+#include <QByteArray>
+#include <QMap>
 #include <QString>
 
 #include <vector>
 
 namespace remat::ui {
+
+class PlannerDocument;
+/// The same alias as planner_document.h's: the reader needs only QtCore (tests/fuzz builds it
+/// without the widgets), so this header does not include the document (QUndoStack is QtGui).
+using PinMap = QMap<QString, core::solvers::PinKind>;
 
 struct SessionData
 {
@@ -37,10 +43,15 @@ struct SessionData
 
 inline constexpr int kSessionFormatVersion = 1;
 
+/// Defined in session_from_document.cpp (it needs the document, hence QtGui).
 SessionData sessionFromDocument(const PlannerDocument &document, const PlannerProblem *problem);
 core::Status writeSessionFile(const QString &path, const SessionData &session,
                               const core::training::TrainingGraph *graph);
+/// Reads a session file; every malformed input is a Status naming `path` (docs/readers.md).
 core::Expected<SessionData> readSessionFile(const QString &path);
+/// The same from bytes in memory; `path` names it in messages and resolves the model's relative
+/// path.
+core::Expected<SessionData> parseSessionFile(const QByteArray &bytes, const QString &path);
 /// Parses the session's plans against the rebuilt problem (names, ids, model identity, schedule
 /// validation) and re-simulates their figures.
 core::Expected<std::vector<core::solvers::Plan>> restorePlans(const SessionData &session,
