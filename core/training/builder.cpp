@@ -462,7 +462,9 @@ Status Builder::emitLoss()
     loss.phase = Phase::Loss;
     for (ValueId out : m_lossOutputs) {
         REMAT_ASSIGN_OR_RETURN(TensorId y, tensorFor(out));
-        const Tensor &yt = m_tensors[y.index()];
+        // A copy, not a reference: newTensor() grows m_tensors, which would leave a reference
+        // dangling (a model with several outputs; found by the onnx fuzzer).
+        const Tensor yt = m_tensors[y.index()];
         const TensorId r = newTensor("R:" + yt.name, TensorRole::Constant, yt.dtype, yt.shape, yt.bytes, out);
         loss.inputs.push_back(y);
         loss.inputs.push_back(r);
