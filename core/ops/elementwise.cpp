@@ -28,6 +28,15 @@ Status inferBinary(ShapeContext &c, const std::string &op)
                 c.reconcile(0, 1, ka, kb);
         }
     }
+    // Two static dims that differ and neither is 1: the file contradicts itself (or a user's
+    // input shape does not fit it); say where instead of inferring a wrong shape. Under a batch
+    // rewrite the dims were reconciled above where they could be, so only a plain pass checks.
+    if (a && b && a->rankKnown && b->rankKnown && !c.rw.atFileBatch)
+        for (size_t k = 1; k <= std::min(a->rank(), b->rank()); ++k) {
+            const Dim &da = a->dims[a->rank() - k], &db = b->dims[b->rank() - k];
+            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 && db.value != 1)
+                return c.fail("cannot broadcast " + a->toString() + " with " + b->toString());
+        }
     auto s = broadcast({a, b});
     if (!s)
         return Status::ok();
@@ -72,6 +81,29 @@ Status inferBinary(ShapeContext &c, const std::string &op)
     } else if (op == "Min") {
         ff = [](auto &v) { return std::min(v[0], v[1]); };
         fi = [](auto &v) { return std::min(v[0], v[1]); };
+    } else if (op == "LessOrEqual") {
+        ff = [](auto &v) { return double(v[0] <= v[1]); };
+        fi = [](auto &v) { return int64_t(v[0] <= v[1]); };
+    } else if (op == "GreaterOrEqual") {
+        ff = [](auto &v) { return double(v[0] >= v[1]); };
+        fi = [](auto &v) { return int64_t(v[0] >= v[1]); };
+    } else if (op == "Xor") {
+        ff = [](auto &v) { return double((v[0] != 0) != (v[1] != 0)); };
+        fi = [](auto &v) { return int64_t((v[0] != 0) != (v[1] != 0)); };
+    } else if (op == "Mod") {
+        // Swin's shifted-window padding: (7 - 56 % 7) % 7. fmod = 0 (the default) takes the
+        // divisor's sign, like Python's %; fmod = 1 the dividend's, like C's.
+        const bool fmodMode = c.node.attrInt("fmod", 0) != 0;
+        ff = [fmodMode](auto &v) {
+            const double r = std::fmod(v[0], v[1]);
+            return !fmodMode && r != 0 && ((r < 0) != (v[1] < 0)) ? r + v[1] : r;
+        };
+        fi = [fmodMode](auto &v) {
+            if (v[1] == 0)
+                return int64_t(0);
+            const int64_t r = v[0] % v[1];
+            return !fmodMode && r != 0 && ((r < 0) != (v[1] < 0)) ? r + v[1] : r;
+        };
     }
     std::shared_ptr<const ConstTensor> k;
     if (ff && c.inConst(0) && c.inConst(1))

@@ -546,6 +546,60 @@ private slots:
         QCOMPARE(outputShape(*r), ir::Shape::fromStatic({1, 640}));
     }
 
+    void incompatibleBroadcastIsAnErrorNamingTheNode()
+    {
+        // x[2,3] + y[4,3]: no broadcast exists; the error names the node and both shapes.
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {2, 3});
+        addInput(g, "y", {4, 3});
+        addNode(g, "/bad/Add", "Add", {"x", "y"}, {"z"});
+        g->add_output()->set_name("z");
+        EXPECT_ERROR_WITH(importStatus(f.write("bad_broadcast.onnx", m), {}), "/bad/Add", "cannot broadcast",
+                          "[2,3]", "[4,3]");
+    }
+
+    void modFoldsLikeSwinsWindowPadding()
+    {
+        // Swin pads each side to a multiple of the window: (7 - 58 % 7) % 7 = 5, and -3 % 7 = 4
+        // (the divisor's sign, fmod = 0): x[1,58] padded by [0,0,0,5] and [0,4,0,0].
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {1, 58});
+        addInts(g, "w", {1}, {7});
+        addInts(g, "n", {1}, {58});
+        addInts(g, "neg", {1}, {-3});
+        addInts(g, "zeros3", {3}, {0, 0, 0});
+        addNode(g, "/m/Mod", "Mod", {"n", "w"}, {"r"});
+        addNode(g, "/m/Sub", "Sub", {"w", "r"}, {"s"});
+        addNode(g, "/m/Mod_1", "Mod", {"s", "w"}, {"p"});
+        addNode(g, "/m/Concat", "Concat", {"zeros3", "p"}, {"pads"})->add_attribute()->CopyFrom([] {
+            ::onnx::AttributeProto a;
+            a.set_name("axis");
+            a.set_type(::onnx::AttributeProto::INT);
+            a.set_i(0);
+            return a;
+        }());
+        addNode(g, "/m/Pad", "Pad", {"x", "pads"}, {"y"});
+        addNode(g, "/m/Mod_2", "Mod", {"neg", "w"}, {"q"});
+        addNode(g, "/m/Concat_1", "Concat", {"zeros3", "q"}, {"pads2"})->add_attribute()->CopyFrom([] {
+            ::onnx::AttributeProto a;
+            a.set_name("axis");
+            a.set_type(::onnx::AttributeProto::INT);
+            a.set_i(0);
+            return a;
+        }());
+        addNode(g, "/m/Pad_1", "Pad", {"x", "pads2"}, {"y2"});
+        g->add_output()->set_name("y");
+        g->add_output()->set_name("y2");
+        auto r = ox::importModel(f.write("mod.onnx", m));
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        QCOMPARE(r->value(*r->findValue("y")).shape, ir::Shape::fromStatic({1, 63}));
+        QCOMPARE(r->value(*r->findValue("y2")).shape, ir::Shape::fromStatic({1, 62}));
+    }
+
     void paddleFileHasItsWeights()
     {
         // paddle2onnx stores every weight as a Constant node (tests/data/realworld/README.md).
