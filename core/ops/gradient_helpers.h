@@ -96,4 +96,18 @@ inline Expected<Spec> reduction(const RuleContext &c)
     return s;
 }
 
+inline Expected<Spec> reduceExtremum(const RuleContext &c)
+{
+    // ReduceMax / ReduceMin (torch.amax / amin): the gradient goes to the elements equal to the
+    // result, shared evenly among ties; the backward compares the input with the output, so
+    // both are saved (as autograd's amax saves self and result).
+    Spec s = *reduction(c);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        saveOutput(s, 0);
+        s.backwardFlops = 3 * numel(c.input(0));
+    }
+    return s;
+}
+
 } // namespace remat::core::ops::rules

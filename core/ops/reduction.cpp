@@ -76,8 +76,8 @@ void addReductionOps(std::vector<OpDef> &t)
 {
     t.push_back({.type = "ReduceSum", .family = OpFamily::Pooling, .inferShape = reduceSumShape, .differentiable = first, .derive = reduction});
     t.push_back({.type = "ReduceMean", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduction});
-    t.push_back({.type = "ReduceMax", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceMin", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
+    t.push_back({.type = "ReduceMax", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
+    t.push_back({.type = "ReduceMin", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
     t.push_back({.type = "ReduceProd", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
     t.push_back({.type = "ReduceL1", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
     t.push_back({.type = "ReduceL2", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});

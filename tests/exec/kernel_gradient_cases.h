@@ -154,6 +154,8 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("LogSoftmax", {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("ReduceMean", {"ReduceMean", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 1)}, {Out{V{2, 2}}}});
     add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
+    add("ReduceMax", {"ReduceMax", {attr("axes", V{1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 4)}, {Out{V{2, 1, 2}}}});
+    add("ReduceMin", {"ReduceMin", {attr("axes", V{0, 2}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 5)}, {Out{V{3}}}});
     add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
                 {randn({2, 5, 2, 1}, 1)}, {Out{V{2, 5, 2, 1}}}});
     add("GlobalAveragePool", {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace remat::core::exec::cpu {
 namespace {
@@ -628,6 +629,52 @@ Status reduceGrad(KernelContext &c, bool mean)
     return Status::ok();
 }
 
+/// ReduceMax / ReduceMin: out[j] = max (min) of the x[o] that reduce to j.
+Status reduceExtremumForward(KernelContext &c, bool isMax)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != y->numel())
+        return c.error("output size mismatch");
+    if (g.count == 0)
+        return c.error("reducing an empty tensor has no extremum");
+    const float init = isMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    std::fill(y->f(), y->f() + y->numel(), init);
+    Broadcast bc;
+    bc.outShape = x->shape;
+    bc.strides = {rowMajorStrides(x->shape), broadcastStrides(g.keptShape, x->shape)};
+    const float *px = x->f();
+    float *py = y->f();
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) { py[j] = isMax ? std::max(py[j], px[o]) : std::min(py[j], px[o]); });
+    return Status::ok();
+}
+
+/// dx[o] = dy[j] / ties[j] where x[o] equals the result y[j], else 0 (torch.amax's rule).
+Status reduceExtremumGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != dy->numel() || y->numel() != dy->numel())
+        return c.error("output gradient size mismatch");
+    Broadcast bc;
+    bc.outShape = x->shape;
+    bc.strides = {rowMajorStrides(x->shape), broadcastStrides(g.keptShape, x->shape)};
+    const float *px = x->f(), *py = y->f(), *pg = dy->f();
+    float *pd = dx->f();
+    std::vector<int64_t> ties(size_t(y->numel()), 0);
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) { ties[size_t(j)] += px[o] == py[j]; });
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) {
+        pd[o] = px[o] == py[j] ? float(double(pg[j]) / double(std::max<int64_t>(1, ties[size_t(j)]))) : 0.f;
+    });
+    return Status::ok();
+}
+
 Status reduceMeanForward(KernelContext &c) { return reduceForward(c, true); }
 Status reduceSumForward(KernelContext &c) { return reduceForward(c, false); }
 Status reduceMeanGrad(KernelContext &c) { return reduceGrad(c, true); }
@@ -767,6 +814,10 @@ void addNnKernels(KernelTable &t)
     t["ReduceMeanGrad"] = reduceMeanGrad;
     t["ReduceSum"] = reduceSumForward;
     t["ReduceSumGrad"] = reduceSumGrad;
+    t["ReduceMax"] = [](KernelContext &c) { return reduceExtremumForward(c, true); };
+    t["ReduceMaxGrad"] = reduceExtremumGrad;
+    t["ReduceMin"] = [](KernelContext &c) { return reduceExtremumForward(c, false); };
+    t["ReduceMinGrad"] = reduceExtremumGrad;
     t["GlobalAveragePool"] = globalAvgPoolForward;
     t["GlobalAveragePoolGrad"] = globalAvgPoolGrad;
     t["LRN"] = lrnForward;
