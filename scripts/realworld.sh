@@ -27,6 +27,7 @@ mkdir -p "$logs"
 declare -A args
 args[gru_classifier_torch113]="--batch 2 --dim frames=50"
 args[hello_deepa]=""   # fully static 1x25x96
+args[swin_t_torch113]=""   # static 2x3x224x224 (graph only: run --check refuses, no weights)
 args[oww_embedding_tf2onnx]="--dim unk__314=1"   # NHWC 1x76x32x1
 args[oww_melspectrogram]="--batch 1 --dim samples=1280"   # 80 ms at 16 kHz
 args[ppocr_mobile_v2_cls]="--input-shape x=1x3x48x192"   # PaddleOCR cls_image_shape
