@@ -596,6 +596,15 @@ Expected<ReduceGeometry> reduceGeometryOf(const KernelContext &c, const std::vec
     return g;
 }
 
+/// Walks every element of `shape` beside the element of the reduced `kept` shape it reduces to.
+Broadcast keptBroadcast(const std::vector<int64_t> &shape, const std::vector<int64_t> &kept)
+{
+    Broadcast bc;
+    bc.outShape = shape;
+    bc.strides = {rowMajorStrides(shape), broadcastStrides(kept, shape)};
+    return bc;
+}
+
 Status reduceForward(KernelContext &c, bool mean)
 {
     KView *x = c.input(0), *y = c.output(0);
@@ -620,9 +629,7 @@ Status reduceGrad(KernelContext &c, bool mean)
     if (numelOf(g.keptShape) != dy->numel())
         return c.error("output gradient size mismatch");
     const float scale = mean && g.count > 0 ? float(1.0 / double(g.count)) : 1.0f;
-    Broadcast bc;
-    bc.outShape = dx->shape;
-    bc.strides = {rowMajorStrides(dx->shape), broadcastStrides(g.keptShape, dx->shape)};
+    const Broadcast bc = keptBroadcast(dx->shape, g.keptShape);
     const float *grad = dy->f();
     float *d = dx->f();
     bc.forEach2([&](int64_t o, int64_t, int64_t j) { d[o] = grad[j] * scale; });
@@ -642,9 +649,7 @@ Status reduceExtremumForward(KernelContext &c, bool isMax)
         return c.error("reducing an empty tensor has no extremum");
     const float init = isMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     std::fill(y->f(), y->f() + y->numel(), init);
-    Broadcast bc;
-    bc.outShape = x->shape;
-    bc.strides = {rowMajorStrides(x->shape), broadcastStrides(g.keptShape, x->shape)};
+    const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
     const float *px = x->f();
     float *py = y->f();
     bc.forEach2([&](int64_t o, int64_t, int64_t j) { py[j] = isMax ? std::max(py[j], px[o]) : std::min(py[j], px[o]); });
@@ -662,9 +667,7 @@ Status reduceExtremumGrad(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
     if (numelOf(g.keptShape) != dy->numel() || y->numel() != dy->numel())
         return c.error("output gradient size mismatch");
-    Broadcast bc;
-    bc.outShape = x->shape;
-    bc.strides = {rowMajorStrides(x->shape), broadcastStrides(g.keptShape, x->shape)};
+    const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
     const float *px = x->f(), *py = y->f(), *pg = dy->f();
     float *pd = dx->f();
     std::vector<int64_t> ties(size_t(y->numel()), 0);
