@@ -103,6 +103,19 @@ std::optional<std::vector<int64_t>> reshapeAtNewBatch(ShapeContext &c, const std
     return std::nullopt;
 }
 
+/// Output 0 holds input 0's elements in another shape (Reshape, Squeeze, Unsqueeze, Flatten):
+/// a small constant keeps its values under the new dims.
+void setReshaped(ShapeContext &c, Shape out)
+{
+    std::shared_ptr<ConstTensor> k;
+    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
+        auto kk = std::make_shared<ConstTensor>(*src);
+        kk->dims = out.sizes();
+        k = kk;
+    }
+    c.set(0, c.inType(0), std::move(out), k);
+}
+
 Status inferReshape(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -164,13 +177,7 @@ Status inferReshape(ShapeContext &c)
         return c.fail("cannot reshape " + x->toString() + " (" + std::to_string(inCount) + " elements) to " +
                       out.toString());
     }
-    std::shared_ptr<ConstTensor> k;
-    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
-        auto kk = std::make_shared<ConstTensor>(*src);
-        kk->dims = out.sizes();
-        k = kk;
-    }
-    c.set(0, c.inType(0), out, k);
+    setReshaped(c, std::move(out));
     return Status::ok();
 }
 
@@ -483,13 +490,7 @@ Status inferUnsqueeze(ShapeContext &c)
     size_t k = 0;
     for (int64_t i = 0; i < outRank; ++i)
         out.dims.push_back(inserted[size_t(i)] ? Dim(1) : x->dims[k++]);
-    std::shared_ptr<ConstTensor> kc;
-    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
-        auto kk = std::make_shared<ConstTensor>(*src);
-        kk->dims = out.sizes();
-        kc = kk;
-    }
-    c.set(0, c.inType(0), out, kc);
+    setReshaped(c, std::move(out));
     return Status::ok();
 }
 
@@ -518,13 +519,7 @@ Status inferSqueeze(ShapeContext &c)
     for (size_t i = 0; i < x->rank(); ++i)
         if (!drop[i])
             out.dims.push_back(x->dims[i]);
-    std::shared_ptr<ConstTensor> kc;
-    if (const ConstTensor *src = c.inConst(0); src && out.isStatic()) {
-        auto kk = std::make_shared<ConstTensor>(*src);
-        kk->dims = out.sizes();
-        kc = kk;
-    }
-    c.set(0, c.inType(0), out, kc);
+    setReshaped(c, std::move(out));
     return Status::ok();
 }
 
