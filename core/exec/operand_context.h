@@ -67,10 +67,11 @@ struct OperandContext
     {
         return makeError(StatusCode::InvalidArgument, fmt::format("{}: {}", opName, what));
     }
-    /// Error unless `v` is present (naming `what`).
+    /// Error unless `v` is present (naming `what`). An empty tensor is present without data
+    /// (Swin's window arithmetic slices shapes down to zero elements).
     Status require(const View *v, const char *what) const
     {
-        if (v && v->data)
+        if (v && (v->data || v->numel() == 0))
             return Status::ok();
         return error(fmt::format("missing operand: {}", what));
     }
