@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -132,8 +133,15 @@ int runRematGraphs(const BenchOptions &opt)
     }
     std::sort(files.begin(), files.end());
     std::vector<double> ratios;
-    for (const std::string &r : splitList(opt.ratios))
-        ratios.push_back(std::stod(r));
+    for (const std::string &r : splitList(opt.ratios)) {
+        double v = 0;
+        auto [p, ec] = std::from_chars(r.data(), r.data() + r.size(), v);
+        if (ec != std::errc() || p != r.data() + r.size() || !(v > 0)) {
+            fmt::print(stderr, "error: --ratios: '{}' is not a budget ratio (a number > 0, e.g. 0.9,0.8)\n", r);
+            return 2;
+        }
+        ratios.push_back(v);
+    }
     auto solverList = benchSolvers(splitList(opt.solvers));
     std::ofstream csv;
     if (!opt.csv.empty()) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -21,14 +22,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<double> parseList(const std::string &text)
+/// "0,0.05,0.1": a comma list of numbers; anything else is an InvalidArgument naming the setting.
+Expected<std::vector<double>> parseList(const std::string &text, const char *setting)
 {
     std::vector<double> out;
     std::stringstream ss(text);
     std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty())
-            out.push_back(std::stod(item));
+    while (std::getline(ss, item, ',')) {
+        if (item.empty())
+            continue;
+        double v = 0;
+        auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (ec != std::errc() || p != item.data() + item.size() || !std::isfinite(v))
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("checkmate-lp: setting {}: '{}' is not a number (give a comma list "
+                                         "such as 0,0.05,0.1)",
+                                         setting, item));
+        out.push_back(v);
+    }
     return out;
 }
 
@@ -118,10 +129,11 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
         return makeError(StatusCode::Unsupported, "checkmate-lp solves min-time under a budget only");
     REMAT_ASSIGN_OR_RETURN(checkmate::Problem p,
                            checkmate::buildProblem(*request.graph, *request.costs, request.pins));
-    const std::vector<double> margins =
-        parseList(checkmate::settingText(request, "eps", "0,0.05,0.1,0.2,0.3"));
-    const std::vector<double> thresholds =
-        parseList(checkmate::settingText(request, "thresholds", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9"));
+    REMAT_ASSIGN_OR_RETURN(const std::vector<double> margins,
+                           parseList(checkmate::settingText(request, "eps", "0,0.05,0.1,0.2,0.3"), "eps"));
+    REMAT_ASSIGN_OR_RETURN(
+        const std::vector<double> thresholds,
+        parseList(checkmate::settingText(request, "thresholds", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9"), "thresholds"));
     const double maxColumns = checkmate::settingNumber(request, "max-columns", 3e6);
 
     auto finishWith = [&](const std::vector<int> &seq, SolveStatus status, double bound,

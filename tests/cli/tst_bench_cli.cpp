@@ -126,6 +126,14 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(tmp.path().toUtf8()), r.err.constData());
     }
+
+    void junkRatioIsAnErrorNotAnAbort()
+    {
+        // std::stod threw out of main (exit 134) on a ratio that is no number.
+        const Run r = runRemat({"bench", "remat-graphs", "--ratios", "0.9,abc"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("'abc' is not a budget ratio"), r.err.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TstBenchCli)
