@@ -109,6 +109,13 @@ void InspectorPanel::showModel()
     h += tr("<tr><td class=k>buffers</td><td>%1</td></tr>").arg(bytesText(s.bufferBytes));
     h += tr("<tr><td class=k>activations</td><td>%1 (every node output)</td></tr>").arg(bytesText(s.activationBytes));
     h += tr("<tr><td class=k>forward FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(s.forwardFlops)));
+    // What the import changed from the file's own meaning (inference BatchNormalization studied
+    // in training mode, ...), as `remat info` prints it.
+    h += tr("<tr><td class=k>semantics</td><td>%1</td></tr>")
+             .arg(m.settings.semantics == core::onnx::Semantics::Training ? tr("training step")
+                                                                        : tr("as exported"));
+    for (const std::string &note : info.importNotes)
+        h += tr("<tr><td class=k>note</td><td>%1</td></tr>").arg(esc(note));
     if (!m.trainingError.isEmpty())
         h += tr("<tr><td class=k>training graph</td><td>not built: %1</td></tr>").arg(m.trainingError.toHtmlEscaped());
     h += QStringLiteral("</table>");

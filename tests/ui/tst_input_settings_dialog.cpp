@@ -7,6 +7,7 @@
 
 #include "ui/import_settings.h"
 #include "ui/input_settings_dialog.h"
+#include "ui/inspector_panel.h"
 #include "ui/main_window.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/session_file.h"
@@ -89,6 +90,10 @@ private slots:
         for (const core::ir::Value &v : g.values())
             params += v.kind == core::ir::ValueKind::Parameter;
         QVERIFY2(params > 100, QByteArray::number(params).constData());
+        // The inspector says how the inference export is studied (as `remat info` does).
+        w.document()->setSelectedNode(core::NodeId());
+        QVERIFY2(w.inspector()->html().contains(QStringLiteral("35 BatchNormalization nodes were exported for inference")),
+                 qPrintable(w.inspector()->html().left(2000)));
         // Shown on the toolbar, remembered for the file.
         auto *label = w.findChild<QLabel *>(QStringLiteral("inputsLabel"));
         QVERIFY(label && label->text().contains(QStringLiteral("=48")));
