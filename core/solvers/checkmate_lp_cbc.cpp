@@ -106,18 +106,8 @@ private:
 
 Expected<Plan> CheckmateLpSolver::searchPlan(const SolveRequest &request) const
 {
-    const auto begin = Clock::now();
-    Expected<Plan> own = searchOwn(request);
-    if (own && own->status == SolveStatus::Optimal)
-        return own;
-    if (checkmate::settingText(request, "fallback", "registered") == "off")
-        return own;
-    if (!own && (own.status().code() == StatusCode::InvalidArgument ||
-                 own.status().code() == StatusCode::Unsupported))
-        return own;
-    const double left = request.timeLimitSeconds - std::chrono::duration<double>(Clock::now() - begin).count();
-    return checkmate::withRegisteredFallback(std::move(own), request, id(),
-                                             std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
+    return checkmate::ownThenRegistered(
+        request, id(), [&] { return searchOwn(request); }, {StatusCode::InvalidArgument, StatusCode::Unsupported});
 }
 
 Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const

@@ -262,19 +262,8 @@ private:
 
 Expected<Plan> CheckmateMilpSolver::searchPlan(const SolveRequest &request) const
 {
-    const auto begin = Clock::now();
-    Expected<Plan> own = searchOwn(request);
-    // A proven optimum stands; otherwise (model too large for CBC, time limit, only the warm
-    // start) another registered solver may have the better plan on the true figures.
-    if (own && own->status == SolveStatus::Optimal)
-        return own;
-    if (checkmate::settingText(request, "fallback", "registered") == "off")
-        return own;
-    if (!own && own.status().code() == StatusCode::InvalidArgument)
-        return own;
-    const double left = request.timeLimitSeconds - std::chrono::duration<double>(Clock::now() - begin).count();
-    return checkmate::withRegisteredFallback(std::move(own), request, id(),
-                                             std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
+    return checkmate::ownThenRegistered(
+        request, id(), [&] { return searchOwn(request); }, {StatusCode::InvalidArgument});
 }
 
 Expected<Plan> CheckmateMilpSolver::searchOwn(const SolveRequest &request) const

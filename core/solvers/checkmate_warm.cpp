@@ -157,4 +157,24 @@ Expected<Plan> withRegisteredFallback(Expected<Plan> own, const SolveRequest &re
     return out;
 }
 
+Expected<Plan> ownThenRegistered(const SolveRequest &request, const std::string &solverId,
+                                 const std::function<Expected<Plan>()> &searchOwn,
+                                 std::initializer_list<StatusCode> refusals)
+{
+    const auto begin = std::chrono::steady_clock::now();
+    Expected<Plan> own = searchOwn();
+    // A proven optimum stands; otherwise (model too large for CBC, time limit, only the warm
+    // start) another registered solver may have the better plan on the true figures.
+    if (own && own->status == SolveStatus::Optimal)
+        return own;
+    if (settingText(request, "fallback", "registered") == "off")
+        return own;
+    if (!own && std::find(refusals.begin(), refusals.end(), own.status().code()) != refusals.end())
+        return own;
+    const double left =
+        request.timeLimitSeconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    return withRegisteredFallback(std::move(own), request, solverId,
+                                  std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
+}
+
 } // namespace remat::core::solvers::checkmate

@@ -7,6 +7,8 @@
 #include "core/solvers/checkmate_problem.h"
 #include "core/solvers/solver.h"
 
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,5 +43,13 @@ bool betterForObjective(const Plan &a, const Plan &b, const SolveRequest &reques
 /// name with a note naming it; otherwise `own` unchanged. Skipped after a cancel.
 Expected<Plan> withRegisteredFallback(Expected<Plan> own, const SolveRequest &request,
                                       const std::string &solverId, double seconds);
+
+/// The search policy of checkmate-milp and checkmate-lp: runs `searchOwn`; a proven optimum, an
+/// error whose code is in `refusals` (a request the solver does not serve) or the setting
+/// fallback=off returns its answer as it is; otherwise withRegisteredFallback() gets what is
+/// left of the time limit, at most a quarter of it and at least 0.5 s.
+Expected<Plan> ownThenRegistered(const SolveRequest &request, const std::string &solverId,
+                                 const std::function<Expected<Plan>()> &searchOwn,
+                                 std::initializer_list<StatusCode> refusals);
 
 } // namespace remat::core::solvers::checkmate

@@ -6,6 +6,7 @@
 #include "core/onnx/importer.h"
 
 #include "common/test_support.h"
+#include "onnx/onnx_test_model.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -24,17 +25,6 @@ using namespace remat::tests;
 
 namespace {
 
-::onnx::ModelProto baseModel()
-{
-    ::onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.set_producer_name("test");
-    auto *op = m.add_opset_import();
-    op->set_domain("");
-    op->set_version(17);
-    m.mutable_graph()->set_name("g");
-    return m;
-}
 
 void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<int64_t> dims,
               int elemType = ::onnx::TensorProto::FLOAT, const std::string &symbolicFirst = {})
@@ -58,18 +48,6 @@ void addOutput(::onnx::GraphProto *g, const std::string &name)
     g->add_output()->set_name(name);
 }
 
-::onnx::NodeProto *addNode(::onnx::GraphProto *g, const std::string &name, const std::string &op,
-                           std::vector<std::string> in, std::vector<std::string> out)
-{
-    auto *n = g->add_node();
-    n->set_name(name);
-    n->set_op_type(op);
-    for (auto &i : in)
-        n->add_input(i);
-    for (auto &o : out)
-        n->add_output(o);
-    return n;
-}
 
 /// x[2,3] -> Relu -> y: a valid model the error cases start from.
 ::onnx::ModelProto reluModel()
@@ -82,27 +60,7 @@ void addOutput(::onnx::GraphProto *g, const std::string &name)
     return m;
 }
 
-class Files
-{
-public:
-    std::string write(const std::string &name, const std::string &bytes)
-    {
-        const std::string path = toStd(m_dir.path()) + "/" + name;
-        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-        std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-        return path;
-    }
-    std::string write(const std::string &name, const ::onnx::ModelProto &m) { return write(name, m.SerializeAsString()); }
-    std::string dir() const { return toStd(m_dir.path()); }
 
-private:
-    QTemporaryDir m_dir;
-};
-
-bool has(const std::string &text, const std::string &part)
-{
-    return text.find(part) != std::string::npos;
-}
 
 #define EXPECT_IMPORT_ERROR(path, options, ...)                                                    \
     do {                                                                                           \

@@ -5,6 +5,7 @@
 #include "core/onnx/input_spec.h"
 
 #include "common/test_support.h"
+#include "onnx/onnx_test_model.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -30,17 +31,6 @@ struct D
     std::string symbol;
 };
 
-::onnx::ModelProto baseModel()
-{
-    ::onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.set_producer_name("test");
-    auto *op = m.add_opset_import();
-    op->set_domain("");
-    op->set_version(17);
-    m.mutable_graph()->set_name("g");
-    return m;
-}
 
 void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dims)
 {
@@ -58,18 +48,6 @@ void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dim
     }
 }
 
-::onnx::NodeProto *addNode(::onnx::GraphProto *g, const std::string &name, const std::string &op,
-                           std::vector<std::string> in, std::vector<std::string> out)
-{
-    auto *n = g->add_node();
-    n->set_name(name);
-    n->set_op_type(op);
-    for (auto &i : in)
-        n->add_input(i);
-    for (auto &o : out)
-        n->add_output(o);
-    return n;
-}
 
 /// A Constant node holding a float tensor of `dims` filled with 0.25.
 void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims)
@@ -185,25 +163,7 @@ void addInts(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t>
         a->mutable_t()->add_int64_data(v);
 }
 
-class Files
-{
-public:
-    std::string write(const std::string &name, const ::onnx::ModelProto &m)
-    {
-        const std::string path = toStd(m_dir.path()) + "/" + name;
-        const std::string bytes = m.SerializeAsString();
-        std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-        return path;
-    }
 
-private:
-    QTemporaryDir m_dir;
-};
-
-bool has(const std::string &text, const std::string &part)
-{
-    return text.find(part) != std::string::npos;
-}
 
 #define EXPECT_ERROR_WITH(expr, ...)                                                                \
     do {                                                                                           \
