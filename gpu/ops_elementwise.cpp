@@ -134,34 +134,29 @@ Status sumGrad(OpContext &c)
     return Status::ok();
 }
 
-// Gradients of A and B through a binary op whose local derivative needs the operands.
-Status binaryGrad(OpContext &c, GradTerm termA, GradTerm termB, bool needA, bool needB)
+/// The backward of a differentiable binary op of the shared table (core/ops/elementwise_math.h;
+/// core/exec/cpu expands the same rows): dA and dB reduced from dy times the partials, reading
+/// only the operands each partial names.
+template <GradTerm TermA, GradTerm TermB, typename Fn>
+Status binaryTableGrad(OpContext &c)
 {
     DView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dC"));
     const std::vector<int64_t> sa = operandShape(c, 0), sb = operandShape(c, 1);
-    if (DView *da = c.inputGrad(0)) {
-        if (needA)
-            REMAT_RETURN_IF_ERROR(c.requireFloat(a, "A"));
-        if (needB)
-            REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, termA, dy->shape, dy->f(), sa, a ? a->data : nullptr,
-                                            sb, b ? b->data : nullptr, da->shape, da->f()));
-    }
-    if (DView *db = c.inputGrad(1)) {
+    const int reads = (c.inputGrad(0) ? Fn::daReads : core::ops::ew::kNone) |
+                      (c.inputGrad(1) ? Fn::dbReads : core::ops::ew::kNone);
+    if (reads & core::ops::ew::kA)
         REMAT_RETURN_IF_ERROR(c.requireFloat(a, "A"));
-        if (needB || termB == GradTerm::NegDyADivB2 || termB == GradTerm::PowDb)
-            REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, termB, dy->shape, dy->f(), sa, a->data, sb,
-                                            b ? b->data : nullptr, db->shape, db->f()));
-    }
+    if (reads & core::ops::ew::kB)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
+    const void *pa = (reads & core::ops::ew::kA) ? a->data : nullptr;
+    const void *pb = (reads & core::ops::ew::kB) ? b->data : nullptr;
+    if (DView *da = c.inputGrad(0))
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, TermA, dy->shape, dy->f(), sa, pa, sb, pb, da->shape, da->f()));
+    if (DView *db = c.inputGrad(1))
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, TermB, dy->shape, dy->f(), sa, pa, sb, pb, db->shape, db->f()));
     return Status::ok();
 }
-Status mulGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyTimesB, GradTerm::DyTimesA, false, true); }
-Status divGrad(OpContext &c) { return binaryGrad(c, GradTerm::DyDivB, GradTerm::NegDyADivB2, false, true); }
-Status powGrad(OpContext &c) { return binaryGrad(c, GradTerm::PowDa, GradTerm::PowDb, true, true); }
-Status maxGrad(OpContext &c) { return binaryGrad(c, GradTerm::MaxDa, GradTerm::MaxDb, true, true); }
-Status minGrad(OpContext &c) { return binaryGrad(c, GradTerm::MinDa, GradTerm::MinDb, true, true); }
 
 Status whereGrad(OpContext &c)
 {
@@ -339,7 +334,11 @@ void addElementwiseOps(OpTable &t)
 #define REMAT_CUDA_BINARY(Name, HostT) t[#Name] = binaryOp<BinaryOp::Name, ew::Name>;
     REMAT_EW_BINARY_OPS(REMAT_CUDA_BINARY)
 #undef REMAT_CUDA_BINARY
-#define REMAT_CUDA_COMPARE(Name) t[#Name] = binaryOp<BinaryOp::Name, ew::NoParams>;
+#define REMAT_CUDA_BINARY_GRAD(Name, HostT)                                                        \
+    t[#Name "Grad"] = binaryTableGrad<GradTerm::Name##Da, GradTerm::Name##Db, ew::Name>;
+    REMAT_EW_BINARY_GRAD_OPS(REMAT_CUDA_BINARY_GRAD)
+#undef REMAT_CUDA_BINARY_GRAD
+#define REMAT_CUDA_COMPARE(Name, Since) t[#Name] = binaryOp<BinaryOp::Name, ew::NoParams>;
     REMAT_EW_COMPARE_OPS(REMAT_CUDA_COMPARE)
 #undef REMAT_CUDA_COMPARE
 #define REMAT_CUDA_UNARY(Name, HostF, HostG, Family, Since)                                                       \
@@ -352,11 +351,6 @@ void addElementwiseOps(OpTable &t)
     t["AddGrad"] = addGrad;
     t["SubGrad"] = subGrad;
     t["ModGrad"] = addGrad; // d(a mod b)/da = 1 almost everywhere; b gets none (its rule)
-    t["MulGrad"] = mulGrad;
-    t["DivGrad"] = divGrad;
-    t["PowGrad"] = powGrad;
-    t["MaxGrad"] = maxGrad;
-    t["MinGrad"] = minGrad;
     t["WhereGrad"] = whereGrad;
     t["SumGrad"] = sumGrad;
     t["Identity"] = identityF;

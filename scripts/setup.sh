@@ -16,7 +16,7 @@ PACKAGES=(
     nlohmann-json3-dev libcli11-dev libfmt-dev
     libopenblas-dev zlib1g-dev libssl-dev
     xvfb xauth
-    python3 python3-numpy python3-torch python3-torchvision
+    python3 python3-numpy python3-torch python3-torchvision python3-onnx
 )
 
 # Only touch apt when something is missing, so a second run is fast.

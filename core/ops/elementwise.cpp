@@ -4,6 +4,7 @@
 #include "core/ops/shape_context.h"
 
 #include <cmath>
+#include <functional>
 #include <string_view>
 
 namespace remat::core::ops {
@@ -13,6 +14,46 @@ using namespace rules;
 namespace ew = ops::ew;
 
 // ---- shape functions -------------------------------------------------------------------------
+
+/// Constant folding of a binary op: the shared table's own f (elementwise_math.h), at double for
+/// float constants and at int64 for integer ones, so folding computes what the kernels compute.
+struct Folder
+{
+    std::function<double(const std::vector<double> &)> ff;
+    std::function<int64_t(const std::vector<int64_t> &)> fi;
+    bool comparison = false;
+};
+
+template <typename Fn>
+Folder arithmeticFolder(const ir::Node &node)
+{
+    const ew::Params p = Fn::params(node);
+    return {[p](const std::vector<double> &v) { return Fn::f(v[0], v[1], p); },
+            [p](const std::vector<int64_t> &v) { return Fn::f(v[0], v[1], p); }, false};
+}
+
+template <typename Fn>
+Folder compareFolder()
+{
+    return {[](const std::vector<double> &v) { return double(Fn::f(v[0], v[1])); },
+            [](const std::vector<int64_t> &v) { return int64_t(Fn::f(v[0], v[1])); }, true};
+}
+
+Folder folderFor(std::string_view op, const ir::Node &node)
+{
+#define REMAT_FOLD_BINARY(Name, HostT)                                                             \
+    if (op == #Name)                                                                               \
+        return arithmeticFolder<ew::Name>(node);
+    REMAT_EW_BINARY_OPS(REMAT_FOLD_BINARY)
+#undef REMAT_FOLD_BINARY
+#define REMAT_FOLD_COMPARE(Name, Since)                                                            \
+    if (op == #Name)                                                                               \
+        return compareFolder<ew::Name>();
+    REMAT_EW_COMPARE_OPS(REMAT_FOLD_COMPARE)
+#undef REMAT_FOLD_COMPARE
+    return {};
+}
+
 Status inferBinary(ShapeContext &c, const std::string &op)
 {
     const Shape *a = c.inShape(0);
@@ -40,74 +81,11 @@ Status inferBinary(ShapeContext &c, const std::string &op)
     auto s = broadcast({a, b});
     if (!s)
         return Status::ok();
-    const bool cmp = op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
-                     op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor";
-    const DataType t = cmp ? DataType::Bool : c.inType(0);
-    std::function<double(const std::vector<double> &)> ff;
-    std::function<int64_t(const std::vector<int64_t> &)> fi;
-    if (op == "Add") {
-        ff = [](auto &v) { return v[0] + v[1]; };
-        fi = [](auto &v) { return v[0] + v[1]; };
-    } else if (op == "Sub") {
-        ff = [](auto &v) { return v[0] - v[1]; };
-        fi = [](auto &v) { return v[0] - v[1]; };
-    } else if (op == "Mul") {
-        ff = [](auto &v) { return v[0] * v[1]; };
-        fi = [](auto &v) { return v[0] * v[1]; };
-    } else if (op == "Div") {
-        ff = [](auto &v) { return v[0] / v[1]; };
-        fi = [](auto &v) { return v[1] == 0 ? 0 : v[0] / v[1]; };
-    } else if (op == "Equal") {
-        ff = [](auto &v) { return double(v[0] == v[1]); };
-        fi = [](auto &v) { return int64_t(v[0] == v[1]); };
-    } else if (op == "Less") {
-        ff = [](auto &v) { return double(v[0] < v[1]); };
-        fi = [](auto &v) { return int64_t(v[0] < v[1]); };
-    } else if (op == "Greater") {
-        ff = [](auto &v) { return double(v[0] > v[1]); };
-        fi = [](auto &v) { return int64_t(v[0] > v[1]); };
-    } else if (op == "And") {
-        ff = [](auto &v) { return double(v[0] != 0 && v[1] != 0); };
-        fi = [](auto &v) { return int64_t(v[0] != 0 && v[1] != 0); };
-    } else if (op == "Or") {
-        ff = [](auto &v) { return double(v[0] != 0 || v[1] != 0); };
-        fi = [](auto &v) { return int64_t(v[0] != 0 || v[1] != 0); };
-    } else if (op == "Pow") {
-        ff = [](auto &v) { return std::pow(v[0], v[1]); };
-        fi = [](auto &v) { return int64_t(std::pow(double(v[0]), double(v[1]))); };
-    } else if (op == "Max") {
-        ff = [](auto &v) { return std::max(v[0], v[1]); };
-        fi = [](auto &v) { return std::max(v[0], v[1]); };
-    } else if (op == "Min") {
-        ff = [](auto &v) { return std::min(v[0], v[1]); };
-        fi = [](auto &v) { return std::min(v[0], v[1]); };
-    } else if (op == "LessOrEqual") {
-        ff = [](auto &v) { return double(v[0] <= v[1]); };
-        fi = [](auto &v) { return int64_t(v[0] <= v[1]); };
-    } else if (op == "GreaterOrEqual") {
-        ff = [](auto &v) { return double(v[0] >= v[1]); };
-        fi = [](auto &v) { return int64_t(v[0] >= v[1]); };
-    } else if (op == "Xor") {
-        ff = [](auto &v) { return double((v[0] != 0) != (v[1] != 0)); };
-        fi = [](auto &v) { return int64_t((v[0] != 0) != (v[1] != 0)); };
-    } else if (op == "Mod") {
-        // Swin's shifted-window padding: (7 - 56 % 7) % 7. fmod = 0 (the default) takes the
-        // divisor's sign, like Python's %; fmod = 1 the dividend's, like C's.
-        const bool fmodMode = c.node.attrInt("fmod", 0) != 0;
-        ff = [fmodMode](auto &v) {
-            const double r = std::fmod(v[0], v[1]);
-            return !fmodMode && r != 0 && ((r < 0) != (v[1] < 0)) ? r + v[1] : r;
-        };
-        fi = [fmodMode](auto &v) {
-            if (v[1] == 0)
-                return int64_t(0);
-            const int64_t r = v[0] % v[1];
-            return !fmodMode && r != 0 && ((r < 0) != (v[1] < 0)) ? r + v[1] : r;
-        };
-    }
+    const Folder fold = folderFor(op, c.node);
+    const DataType t = fold.comparison ? DataType::Bool : c.inType(0);
     std::shared_ptr<const ConstTensor> k;
-    if (ff && c.inConst(0) && c.inConst(1))
-        k = constBroadcast({c.inConst(0), c.inConst(1)}, t, *s, ff, fi);
+    if (fold.ff && c.inConst(0) && c.inConst(1))
+        k = constBroadcast({c.inConst(0), c.inConst(1)}, t, *s, fold.ff, fold.fi);
     c.set(0, t, *s, k);
     return Status::ok();
 }
@@ -177,43 +155,6 @@ Status maxMinShape(ShapeContext &c)
 // ---- gradient rules --------------------------------------------------------------------------
 Expected<Spec> addLike(const RuleContext &c) { return elementwise(c, 1, 1); }
 
-Expected<Spec> mul(const RuleContext &c)
-{
-    Spec s = elementwise(c, 1, 1);
-    // d(a*b)/da = b, d/db = a: each input's gradient reads the other operand.
-    if (c.needs(0))
-        saveInput(s, 1);
-    if (c.needs(1))
-        saveInput(s, 0);
-    return s;
-}
-
-Expected<Spec> div(const RuleContext &c)
-{
-    Spec s = elementwise(c, 1, 2);
-    if (c.needs(0))
-        saveInput(s, 1);
-    if (c.needs(1)) { // -g * a / b^2
-        saveInput(s, 0);
-        saveInput(s, 1);
-    }
-    return s;
-}
-
-Expected<Spec> pow(const RuleContext &c)
-{
-    Spec s = elementwise(c, 4, 4);
-    if (c.needs(0)) {
-        saveInput(s, 0);
-        saveInput(s, 1);
-    }
-    if (c.needs(1)) { // g * y * ln(a)
-        saveInput(s, 0);
-        saveOutput(s, 0);
-    }
-    return s;
-}
-
 /// The gradient rule of a unary op of the shared element-wise table: its backward reads what the
 /// derivative is a function of (X, Y or nothing: PyTorch's derivatives.yaml, where what is saved
 /// follows from the formula), at the functor's FLOPs per element.
@@ -230,19 +171,21 @@ Expected<Spec> unaryTableRule(const RuleContext &c)
     return s;
 }
 
-/// Max / Min of two inputs: the gradient goes to the operand chosen (ties to A, as the CUDA
-/// kernels' MaxDa / MinDa terms), so the backward reads both.
-Expected<Spec> maxMin(const RuleContext &c)
+/// The gradient rule of a binary op of the shared table: each input's gradient reads the operands
+/// its partial derivative is a function of (Fn::daReads / dbReads), so those are what is saved.
+template <typename Fn>
+Expected<Spec> binaryTableRule(const RuleContext &c)
 {
     if (c.node->inputs.size() != 2)
         return makeError(StatusCode::Unsupported,
                          c.node->opType + " of " + std::to_string(c.node->inputs.size()) +
                              " inputs: the gradient rule takes two");
-    Spec s = elementwise(c, 1, 1);
-    if (!s.gradInputs.empty()) {
+    Spec s = elementwise(c, Fn::forwardFlops, Fn::backwardFlops);
+    const int reads = (c.needs(0) ? Fn::daReads : ew::kNone) | (c.needs(1) ? Fn::dbReads : ew::kNone);
+    if (reads & ew::kA)
         saveInput(s, 0);
+    if (reads & ew::kB)
         saveInput(s, 1);
-    }
     return s;
 }
 
@@ -268,6 +211,19 @@ Expected<Spec> sum(const RuleContext &c)
     return s;
 }
 
+/// PRelu's output is X's shape (its slope broadcasts to X one way); the others broadcast both ways
+/// (Max / Min of more than two inputs: broadcast only).
+ShapeFn binaryShapeOf(std::string_view op)
+{
+    if (op == "PRelu")
+        return unaryShape;
+    if (op == "Max" || op == "Min")
+        return maxMinShape;
+    return binaryShape;
+}
+
+OpFamily binaryFamily(std::string_view op) { return op == "PRelu" ? OpFamily::Activation : OpFamily::Arithmetic; }
+
 } // namespace
 
 Status unaryShape(ShapeContext &c) { return inferUnary(c, DataType::Undefined); }
@@ -277,23 +233,21 @@ void addElementwiseOps(std::vector<OpDef> &t)
     // arithmetic: broadcasting binary ops, variadic ops
     t.push_back({.type = "Add", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = all, .derive = addLike});
     t.push_back({.type = "Sub", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = all, .derive = addLike});
-    t.push_back({.type = "Mul", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = mul});
-    t.push_back({.type = "Div", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = div});
-    t.push_back({.type = "Pow", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = firstTwo, .derive = pow});
-    t.push_back({.type = "Mod", .family = OpFamily::Arithmetic, .sinceOpset = 10, .inferShape = binaryShape, .differentiable = first, .derive = modRule});
-    t.push_back({.type = "Max", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .differentiable = firstTwo, .derive = maxMin});
-    t.push_back({.type = "Min", .family = OpFamily::Arithmetic, .inferShape = maxMinShape, .differentiable = firstTwo, .derive = maxMin});
+                t.push_back({.type = "Mod", .family = OpFamily::Arithmetic, .sinceOpset = 10, .inferShape = binaryShape, .differentiable = first, .derive = modRule});
+    // the table's differentiable binary ops (elementwise_math.h): shape, gradient rule, FLOPs
+#define REMAT_OPDEF_BINARY_GRAD(Name, HostT)                                                       \
+    t.push_back({.type = #Name, .family = binaryFamily(#Name), .inferShape = binaryShapeOf(#Name), \
+                 .differentiable = firstTwo, .derive = binaryTableRule<ew::Name>});
+    REMAT_EW_BINARY_GRAD_OPS(REMAT_OPDEF_BINARY_GRAD)
+#undef REMAT_OPDEF_BINARY_GRAD
     t.push_back({.type = "Sum", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .differentiable = all, .derive = sum});
     t.push_back({.type = "Mean", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .flops = perOutput});
     // comparisons and logic: bool results, no gradient
-    t.push_back({.type = "Equal", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
-    t.push_back({.type = "Less", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
-    t.push_back({.type = "Greater", .family = OpFamily::DataMovement, .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
-    t.push_back({.type = "LessOrEqual", .family = OpFamily::DataMovement, .sinceOpset = 12, .inferShape = binaryShape, .flops = perOutput});
-    t.push_back({.type = "GreaterOrEqual", .family = OpFamily::DataMovement, .sinceOpset = 12, .inferShape = binaryShape, .flops = perOutput});
-    t.push_back({.type = "And", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
-    t.push_back({.type = "Or", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
-    t.push_back({.type = "Xor", .family = OpFamily::DataMovement, .inferShape = binaryShape, .flops = perOutput});
+#define REMAT_OPDEF_COMPARE(Name, Since)                                                           \
+    t.push_back({.type = #Name, .family = OpFamily::DataMovement, .sinceOpset = Since,              \
+                 .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    REMAT_EW_COMPARE_OPS(REMAT_OPDEF_COMPARE)
+#undef REMAT_OPDEF_COMPARE
     t.push_back({.type = "Not", .family = OpFamily::DataMovement, .inferShape = boolUnaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
     t.push_back({.type = "IsNaN", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = boolUnaryShape, .flops = perOutput});
     t.push_back({.type = "IsInf", .family = OpFamily::DataMovement, .sinceOpset = 10, .inferShape = boolUnaryShape, .flops = perOutput});
@@ -310,7 +264,6 @@ void addElementwiseOps(std::vector<OpDef> &t)
     t.push_back({.type = "Round", .family = OpFamily::Arithmetic, .sinceOpset = 11, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Sign", .family = OpFamily::Arithmetic, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
     t.push_back({.type = "Shrink", .family = OpFamily::Activation, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "PRelu", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
 }
 
 } // namespace remat::core::ops

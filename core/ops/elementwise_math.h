@@ -388,14 +388,32 @@ struct Mish : NoParams
     X(Mish, double, double, Activation, 18)
 
 // ---- broadcasting binary ops: f(a, b, p) for float, double and integer T --------------------------
+//
+// A differentiable binary op also gives its partial derivatives da(a, b, p) = d f / d a and
+// db(a, b, p) = d f / d b (the incoming gradient multiplies them; each is reduced over the
+// dimensions its operand was broadcast along), and which operands each partial reads: the gradient
+// rule saves exactly those (derivatives.yaml's rule: what is saved follows from the formula).
+
+/// Which forward operands a binary op's partial derivative reads.
+enum Operands : int { kNone = 0, kA = 1, kB = 2, kAB = 3 };
 
 struct Add : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a + b; } };
 struct Sub : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a - b; } };
-struct Mul : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a * b; } };
+
+struct Mul : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element and partial
+    static constexpr int daReads = kB, dbReads = kA;
+    template <typename T> REMAT_HD static T f(T a, T b, Params) { return a * b; }
+    template <typename T> REMAT_HD static T da(T, T b, Params) { return b; }
+    template <typename T> REMAT_HD static T db(T a, T, Params) { return a; }
+};
 
 /// Integer division by zero gives 0 (no trap); floats follow IEEE.
 struct Div : NoParams
 {
+    static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element and partial
+    static constexpr int daReads = kB, dbReads = kAB;
     template <typename T> REMAT_HD static T f(T a, T b, Params)
     {
         if constexpr (std::is_integral_v<T>)
@@ -403,10 +421,16 @@ struct Div : NoParams
         else
             return a / b;
     }
+    template <typename T> REMAT_HD static T da(T, T b, Params) { return T(1) / b; }
+    template <typename T> REMAT_HD static T db(T a, T b, Params) { return -a / (b * b); }
 };
 
+/// a^b. d/da = b a^(b-1), 0 where b = 0 (PyTorch's pow_backward: no 0 * inf at a = 0);
+/// d/db = a^b ln a for a > 0, else 0.
 struct Pow : NoParams
 {
+    static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element and partial
+    static constexpr int daReads = kAB, dbReads = kAB;
     template <typename T> REMAT_HD static T f(T a, T b, Params)
     {
         if constexpr (std::is_integral_v<T>)
@@ -414,10 +438,39 @@ struct Pow : NoParams
         else
             return mPow(a, b);
     }
+    template <typename T> REMAT_HD static T da(T a, T b, Params) { return b == T(0) ? T(0) : b * mPow(a, b - T(1)); }
+    template <typename T> REMAT_HD static T db(T a, T b, Params) { return a > T(0) ? mPow(a, b) * mLog(a) : T(0); }
 };
 
-struct Max : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a > b ? a : b; } };
-struct Min : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a < b ? a : b; } };
+/// The gradient goes to the operand chosen, A on ties.
+struct Max : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element and partial
+    static constexpr int daReads = kAB, dbReads = kAB;
+    template <typename T> REMAT_HD static T f(T a, T b, Params) { return a > b ? a : b; }
+    template <typename T> REMAT_HD static T da(T a, T b, Params) { return a >= b ? T(1) : T(0); }
+    template <typename T> REMAT_HD static T db(T a, T b, Params) { return a >= b ? T(0) : T(1); }
+};
+
+struct Min : NoParams
+{
+    static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element and partial
+    static constexpr int daReads = kAB, dbReads = kAB;
+    template <typename T> REMAT_HD static T f(T a, T b, Params) { return a < b ? a : b; }
+    template <typename T> REMAT_HD static T da(T a, T b, Params) { return a <= b ? T(1) : T(0); }
+    template <typename T> REMAT_HD static T db(T a, T b, Params) { return a <= b ? T(0) : T(1); }
+};
+
+/// x for x > 0, slope * x elsewhere; the slope broadcasts to x (one per channel, usually).
+/// PyTorch's prelu saves the input and the weight: d/dx = 1 or slope, d/dslope = 0 or x.
+struct PRelu : NoParams
+{
+    static constexpr double forwardFlops = 2, backwardFlops = 2; ///< per element and partial
+    static constexpr int daReads = kAB, dbReads = kA;
+    template <typename T> REMAT_HD static T f(T x, T s, Params) { return x > T(0) ? x : s * x; }
+    template <typename T> REMAT_HD static T da(T x, T s, Params) { return x > T(0) ? T(1) : s; }
+    template <typename T> REMAT_HD static T db(T x, T, Params) { return x > T(0) ? T(0) : x; }
+};
 
 /// p0 != 0: fmod=1 (the sign of the dividend, C's fmod); else the sign of the divisor (Python's %).
 struct Mod : NoParams
@@ -452,21 +505,41 @@ struct Mod : NoParams
     X(Pow, double)                                                                                 \
     X(Mod, float)                                                                                  \
     X(Max, float)                                                                                  \
-    X(Min, float)
+    X(Min, float)                                                                                  \
+    X(PRelu, float)
+
+/// The binary ops whose gradients the table gives (da, db, daReads, dbReads, FLOPs):
+/// X(Name, CPU compute type of the partials). Each row is the op's gradient rule (core/ops), its
+/// CPU backward kernel and its CUDA backward terms. Add, Sub (no operand read) and Mod (b gets no
+/// gradient) have their own rules.
+#define REMAT_EW_BINARY_GRAD_OPS(X)                                                                \
+    X(Mul, float)                                                                                  \
+    X(Div, float)                                                                                  \
+    X(Pow, double)                                                                                 \
+    X(Max, float)                                                                                  \
+    X(Min, float)                                                                                  \
+    X(PRelu, float)
 
 // ---- comparisons and logic: bool results -------------------------------------------------------
 
 struct Equal { template <typename T> REMAT_HD static bool f(T a, T b) { return a == b; } };
 struct Less { template <typename T> REMAT_HD static bool f(T a, T b) { return a < b; } };
 struct Greater { template <typename T> REMAT_HD static bool f(T a, T b) { return a > b; } };
+struct LessOrEqual { template <typename T> REMAT_HD static bool f(T a, T b) { return a <= b; } };
+struct GreaterOrEqual { template <typename T> REMAT_HD static bool f(T a, T b) { return a >= b; } };
 struct And { template <typename T> REMAT_HD static bool f(T a, T b) { return a != T(0) && b != T(0); } };
 struct Or { template <typename T> REMAT_HD static bool f(T a, T b) { return a != T(0) || b != T(0); } };
+struct Xor { template <typename T> REMAT_HD static bool f(T a, T b) { return (a != T(0)) != (b != T(0)); } };
 
+/// X(Name, first opset).
 #define REMAT_EW_COMPARE_OPS(X)                                                                    \
-    X(Equal)                                                                                       \
-    X(Less)                                                                                        \
-    X(Greater)                                                                                     \
-    X(And)                                                                                         \
-    X(Or)
+    X(Equal, 1)                                                                                    \
+    X(Less, 1)                                                                                     \
+    X(Greater, 1)                                                                                  \
+    X(LessOrEqual, 12)                                                                             \
+    X(GreaterOrEqual, 12)                                                                          \
+    X(And, 1)                                                                                      \
+    X(Or, 1)                                                                                       \
+    X(Xor, 1)
 
 } // namespace remat::core::ops::ew

@@ -83,7 +83,7 @@ void launchCompare(cudaStream_t s, BinaryOp op, const NdIter &it, const void *a,
     unsigned char *po = static_cast<unsigned char *>(out);
     const unsigned int g = gridFor(it.count());
     switch (op) {
-#define REMAT_LAUNCH(Name)                                                                         \
+#define REMAT_LAUNCH(Name, Since)                                                                  \
     case BinaryOp::Name: compareKernel<ew::Name, T><<<g, kThreads, 0, s>>>(it, pa, pb, po); break;
         REMAT_EW_COMPARE_OPS(REMAT_LAUNCH)
 #undef REMAT_LAUNCH
@@ -146,6 +146,17 @@ __global__ void sumKernel(Ptrs8 in, int k, float *out, int64_t n)
     }
 }
 
+/// dy times the partial derivative Partial (Fn::da or Fn::db) at (a, b), reading only the operands
+/// the partial names (the others may be null).
+template <typename Fn, int Reads, typename Partial>
+__device__ __forceinline__ float partialTerm(float g, const float *a, const float *b,
+                                             const int64_t (&o)[3], Partial partial)
+{
+    const float av = (Reads & ew::kA) ? a[o[1]] : 0.f;
+    const float bv = (Reads & ew::kB) ? b[o[2]] : 0.f;
+    return g * partial(av, bv);
+}
+
 __device__ __forceinline__ float gradTerm(GradTerm t, const float *dy, const void *av,
                                           const void *bv, const int64_t (&o)[3])
 {
@@ -155,21 +166,18 @@ __device__ __forceinline__ float gradTerm(GradTerm t, const float *dy, const voi
     switch (t) {
     case GradTerm::Dy: return g;
     case GradTerm::NegDy: return -g;
-    case GradTerm::DyTimesB: return g * b[o[2]];
     case GradTerm::DyTimesA: return g * a[o[1]];
-    case GradTerm::DyDivB: return g / b[o[2]];
-    case GradTerm::NegDyADivB2: { const float bb = b[o[2]]; return -g * a[o[1]] / (bb * bb); }
-    case GradTerm::PowDa: { const float bb = b[o[2]]; return g * bb * powf(a[o[1]], bb - 1.f); }
-    case GradTerm::PowDb: {
-        const float aa = a[o[1]];
-        return aa > 0.f ? g * powf(aa, b[o[2]]) * logf(aa) : 0.f;
-    }
-    case GradTerm::MaxDa: return a[o[1]] >= b[o[2]] ? g : 0.f;
-    case GradTerm::MaxDb: return b[o[2]] > a[o[1]] ? g : 0.f;
-    case GradTerm::MinDa: return a[o[1]] <= b[o[2]] ? g : 0.f;
-    case GradTerm::MinDb: return b[o[2]] < a[o[1]] ? g : 0.f;
     case GradTerm::WhereA: return static_cast<const unsigned char *>(av)[o[1]] ? g : 0.f;
     case GradTerm::WhereB: return static_cast<const unsigned char *>(av)[o[1]] ? 0.f : g;
+#define REMAT_GRADTERM_CASE(Name, HostT)                                                           \
+    case GradTerm::Name##Da:                                                                       \
+        return partialTerm<ew::Name, ew::Name::daReads>(                                           \
+            g, a, b, o, [](float x, float y) { return ew::Name::da(x, y, ew::Params{}); });        \
+    case GradTerm::Name##Db:                                                                       \
+        return partialTerm<ew::Name, ew::Name::dbReads>(                                           \
+            g, a, b, o, [](float x, float y) { return ew::Name::db(x, y, ew::Params{}); });
+        REMAT_EW_BINARY_GRAD_OPS(REMAT_GRADTERM_CASE)
+#undef REMAT_GRADTERM_CASE
     }
     return 0.f;
 }
@@ -261,7 +269,7 @@ cudaError_t scaleFloats(cudaStream_t s, float alpha, const float *x, float *y, i
 bool binaryIsComparison(BinaryOp op)
 {
     switch (op) {
-#define REMAT_COMPARE_CASE(Name) case BinaryOp::Name:
+#define REMAT_COMPARE_CASE(Name, Since) case BinaryOp::Name:
         REMAT_EW_COMPARE_OPS(REMAT_COMPARE_CASE)
 #undef REMAT_COMPARE_CASE
         return true;

@@ -3,7 +3,7 @@
 // binary ops are the shared table of core/ops/elementwise_math.h, expanded here once for CUDA.
 //   unaryForward(stream, UnaryOp::Relu, {}, x, y, n);
 //   binaryForward(stream, BinaryOp::Add, ElemType::Float, it, a, b, out);  // it: out, a, b
-//   reduceTerms(stream, GradTerm::DyTimesB, kept, reduced, dy, a, b, dA, 1.f);
+//   reduceTerms(stream, GradTerm::MulDa, kept, reduced, dy, a, b, dA, 1.f);
 
 #include "core/ops/elementwise_math.h"
 #include "gpu/kernels/nd.h"
@@ -42,7 +42,7 @@ enum class BinaryOp : int {
 #define REMAT_BINARY_ENUM(Name, HostT) Name,
     REMAT_EW_BINARY_OPS(REMAT_BINARY_ENUM)
 #undef REMAT_BINARY_ENUM
-#define REMAT_COMPARE_ENUM(Name) Name,
+#define REMAT_COMPARE_ENUM(Name, Since) Name,
     REMAT_EW_COMPARE_OPS(REMAT_COMPARE_ENUM)
 #undef REMAT_COMPARE_ENUM
 };
@@ -76,18 +76,14 @@ cudaError_t sumArrays(cudaStream_t s, const float *const *inputs, int k, float *
 enum class GradTerm : int {
     Dy,             ///< dy (plain sum; also Add's gradient)
     NegDy,          ///< -dy (Sub's second operand)
-    DyTimesB,       ///< dy * b (Mul: d/da)
-    DyDivB,         ///< dy / b (Div: d/da)
-    NegDyADivB2,    ///< -dy * a / b^2 (Div: d/db)
-    PowDa,          ///< dy * b * a^(b-1)
-    PowDb,          ///< dy * a^b * log(a)
-    MaxDa,          ///< dy where a >= b (ties to a)
-    MaxDb,          ///< dy where b > a
-    MinDa,          ///< dy where a <= b
-    MinDb,          ///< dy where b < a
+    DyTimesA,       ///< dy * a (LayerNorm/BN style column sums)
     WhereA,         ///< dy where cond (a = cond as bytes)
     WhereB,         ///< dy where !cond
-    DyTimesA,       ///< dy * a (LayerNorm/BN style column sums)
+    // The shared table's differentiable binary ops (core/ops/elementwise_math.h): NameDa is
+    // dy * da(a, b), NameDb is dy * db(a, b); a or b may be null where the partial does not read it.
+#define REMAT_GRADTERM_ENUM(Name, HostT) Name##Da, Name##Db,
+    REMAT_EW_BINARY_GRAD_OPS(REMAT_GRADTERM_ENUM)
+#undef REMAT_GRADTERM_ENUM
 };
 
 /// out[k] = scale * sum over `reduced` of term(dy, a, b), for every position k of `kept`

@@ -92,6 +92,8 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Sum", {"Sum", {}, {randn({2, 3}, 1), randn({3}, 2), randn({2, 1}, 3)}, {f23}});
     add("Max broadcast", {"Max", {}, {randn({2, 3}, 1), randn({3}, 2)}, {f23}});
     add("Min broadcast", {"Min", {}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {f23}});
+    add("PRelu per channel", {"PRelu", {}, {randn({2, 3, 2}, 1, 1.0, 0, 0.05), randn({3, 1}, 2, 0.3, 0.2)}, {Out{V{2, 3, 2}}}});
+    add("PRelu scalar slope", {"PRelu", {}, {randn({2, 3}, 3, 1.0, 0, 0.05), constant({1}, {0.25f})}, {f23}});
     add("Relu", {"Relu", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Sigmoid", {"Sigmoid", {}, {randn({2, 3}, 1)}, {f23}});
     add("Tanh", {"Tanh", {}, {randn({2, 3}, 1)}, {f23}});

@@ -97,6 +97,14 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("Where", {g.opBool("Less", {w, g.constFloats("z", {0.f})}, {4, 6}), g.constFloats("zero", {0.f}), w},
                          {4, 6});
          }},
+        {"prelu_compare_logic",
+         [](MiniGraph &g) {
+             const ValueId x = g.input("x", {2, 3, 4});
+             const ValueId pr = g.op("PRelu", {x, g.param("slope", {3, 1})}, {2, 3, 4});
+             const ValueId ge = g.opBool("GreaterOrEqual", {pr, g.constFloats("lo", {-0.1f})}, {2, 3, 4});
+             const ValueId le = g.opBool("LessOrEqual", {pr, g.constFloats("hi", {0.5f})}, {2, 3, 4});
+             return g.op("Where", {g.opBool("Xor", {ge, le}, {2, 3, 4}), pr, g.constFloats("zero", {0.f})}, {2, 3, 4});
+         }},
         {"log_softmax",
          [](MiniGraph &g) { return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)}); }},
         {"erf_gelu",

@@ -147,14 +147,13 @@ Status sumForward(KernelContext &c)
 
 /// dIn[k] = reduce(dY * factor) where factor is per broadcast element.
 template <typename Fn>
-void gradThrough(const KView &dy, KView *dIn, Fn &&factor, const Broadcast &bc, int which)
+void gradThrough(const KView &dy, KView *dIn, Fn &&factor, const Broadcast &bc)
 {
     if (!dIn)
         return;
     std::vector<float> tmp(static_cast<size_t>(dy.numel()));
     const float *g = dy.f();
     bc.forEach2([&](int64_t o, int64_t i, int64_t j) { tmp[size_t(o)] = g[o] * factor(i, j); });
-    (void)which;
     reduceToShape(tmp.data(), dy.shape, dIn->f(), dIn->shape);
 }
 
@@ -196,89 +195,51 @@ std::vector<int64_t> operandShape(const KernelContext &c, size_t k)
     return {};
 }
 
-Status mulGrad(KernelContext &c)
+/// A forward operand's values at the partials' compute type H: float32 data is read in place,
+/// other types (an int64 exponent) converted once.
+template <typename H>
+struct OperandValues
+{
+    const float *direct = nullptr;
+    std::vector<H> owned;
+    /// An operand the partials do not read is absent: its value is never used, 0 stands in.
+    H operator[](int64_t i) const { return direct ? H(direct[i]) : owned.empty() ? H(0) : owned[size_t(i)]; }
+};
+
+template <typename H>
+OperandValues<H> operandValues(const KView *v)
+{
+    OperandValues<H> out;
+    if (!v)
+        return out;
+    if (v->dtype == DataType::Float) {
+        out.direct = v->f();
+        return out;
+    }
+    for (double d : readDoubles(*v))
+        out.owned.push_back(H(d));
+    return out;
+}
+
+/// The backward of a differentiable binary op of the shared table: dA = reduce(dy * da(a, b)),
+/// dB = reduce(dy * db(a, b)), reading only the operands the partials name (elementwise_math.h;
+/// gpu/ops_elementwise.cpp expands the same rows for CUDA).
+template <typename Fn, typename H>
+Status binaryTableGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
-    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({operandShape(c, 0), operandShape(c, 1)}));
-    if (c.inputGrad(0)) {
+    const int reads = (c.inputGrad(0) ? Fn::daReads : ew::kNone) | (c.inputGrad(1) ? Fn::dbReads : ew::kNone);
+    if (reads & ew::kA)
+        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
+    if (reads & ew::kB)
         REMAT_RETURN_IF_ERROR(c.require(b, "B"));
-        const float *pb = b->f();
-        gradThrough(*dy, c.inputGrad(0), [&](int64_t, int64_t j) { return pb[j]; }, bc, 0);
-    }
-    if (c.inputGrad(1)) {
-        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
-        const float *pa = a->f();
-        Broadcast swapped = bc;
-        std::swap(swapped.strides[0], swapped.strides[1]);
-        gradThrough(*dy, c.inputGrad(1), [&](int64_t, int64_t i) { return pa[i]; }, swapped, 1);
-    }
-    return Status::ok();
-}
-
-Status divGrad(KernelContext &c)
-{
-    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
-    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
-    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
-    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({operandShape(c, 0), b->shape}));
-    const float *pb = b->f();
-    if (c.inputGrad(0))
-        gradThrough(*dy, c.inputGrad(0), [&](int64_t, int64_t j) { return 1.0f / pb[j]; }, bc, 0);
-    if (c.inputGrad(1)) {
-        REMAT_RETURN_IF_ERROR(c.require(a, "A"));
-        const float *pa = a->f();
-        Broadcast swapped = bc;
-        std::swap(swapped.strides[0], swapped.strides[1]);
-        gradThrough(*dy, c.inputGrad(1),
-                    [&](int64_t j, int64_t i) { return -pa[i] / (pb[j] * pb[j]); }, swapped, 1);
-    }
-    return Status::ok();
-}
-
-Status powGrad(KernelContext &c)
-{
-    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
-    REMAT_RETURN_IF_ERROR(c.require(dy, "dZ"));
-    REMAT_RETURN_IF_ERROR(c.require(a, "X"));
-    REMAT_RETURN_IF_ERROR(c.require(b, "Y"));
-    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
-    const std::vector<double> pa = readDoubles(*a), pb = readDoubles(*b);
-    if (c.inputGrad(0))
-        gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) {
-            const double e = pb[size_t(j)];
-            return static_cast<float>(e == 0 ? 0.0 : e * std::pow(pa[size_t(i)], e - 1));
-        }, bc, 0);
-    if (c.inputGrad(1)) {
-        Broadcast swapped = bc;
-        std::swap(swapped.strides[0], swapped.strides[1]);
-        gradThrough(*dy, c.inputGrad(1), [&](int64_t j, int64_t i) {
-            const double x = pa[size_t(i)];
-            return static_cast<float>(x > 0 ? std::log(x) * std::pow(x, pb[size_t(j)]) : 0.0);
-        }, swapped, 1);
-    }
-    return Status::ok();
-}
-
-/// Max / Min: the gradient goes to the operand chosen, A on ties (the CUDA MaxDa / MinDa terms).
-template <bool isMax>
-Status maxMinGrad(KernelContext &c)
-{
-    KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
-    REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
-    REMAT_RETURN_IF_ERROR(c.require(a, "A"));
-    REMAT_RETURN_IF_ERROR(c.require(b, "B"));
-    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
-    const float *pa = a->f(), *pb = b->f();
-    auto aChosen = [&](int64_t i, int64_t j) { return isMax ? pa[i] >= pb[j] : pa[i] <= pb[j]; };
-    if (c.inputGrad(0))
-        gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) { return aChosen(i, j) ? 1.0f : 0.0f; }, bc, 0);
-    if (c.inputGrad(1)) {
-        Broadcast swapped = bc;
-        std::swap(swapped.strides[0], swapped.strides[1]);
-        gradThrough(*dy, c.inputGrad(1), [&](int64_t j, int64_t i) { return aChosen(i, j) ? 0.0f : 1.0f; },
-                    swapped, 1);
-    }
+    REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({operandShape(c, 0), operandShape(c, 1)}));
+    const ew::Params p = Fn::params(c);
+    const OperandValues<H> va = operandValues<H>((reads & ew::kA) ? a : nullptr);
+    const OperandValues<H> vb = operandValues<H>((reads & ew::kB) ? b : nullptr);
+    gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) { return float(Fn::da(va[i], vb[j], p)); }, bc);
+    gradThrough(*dy, c.inputGrad(1), [&](int64_t i, int64_t j) { return float(Fn::db(va[i], vb[j], p)); }, bc);
     return Status::ok();
 }
 
@@ -509,7 +470,10 @@ void addElementwiseKernels(KernelTable &t)
 #define REMAT_CPU_BINARY(Name, HostT) t[#Name] = binaryForward<ew::Name, HostT>;
     REMAT_EW_BINARY_OPS(REMAT_CPU_BINARY)
 #undef REMAT_CPU_BINARY
-#define REMAT_CPU_COMPARE(Name) t[#Name] = compareForward<ew::Name>;
+#define REMAT_CPU_BINARY_GRAD(Name, HostT) t[#Name "Grad"] = binaryTableGrad<ew::Name, HostT>;
+    REMAT_EW_BINARY_GRAD_OPS(REMAT_CPU_BINARY_GRAD)
+#undef REMAT_CPU_BINARY_GRAD
+#define REMAT_CPU_COMPARE(Name, Since) t[#Name] = compareForward<ew::Name>;
     REMAT_EW_COMPARE_OPS(REMAT_CPU_COMPARE)
 #undef REMAT_CPU_COMPARE
 #define REMAT_CPU_UNARY(Name, HostF, HostG, Family, Since)                                                        \
@@ -523,11 +487,6 @@ void addElementwiseKernels(KernelTable &t)
     t["AddGrad"] = addGrad;
     t["SubGrad"] = subGrad;
     t["ModGrad"] = addGrad; // d(a mod b)/da = 1 almost everywhere; b gets none (its rule)
-    t["MulGrad"] = mulGrad;
-    t["DivGrad"] = divGrad;
-    t["PowGrad"] = powGrad;
-    t["MaxGrad"] = maxMinGrad<true>;
-    t["MinGrad"] = maxMinGrad<false>;
     t["WhereGrad"] = whereGrad;
     t["SumGrad"] = sumGrad;
     t["Identity"] = identityForward;
