@@ -2,6 +2,7 @@
 // inverse std at output slots 3 and 4), LayerNormalization, Softmax / LogSoftmax, MaxPool (int64
 // indices), AveragePool, GlobalAveragePool, and their gradients.
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/indexing.h"
 #include "gpu/kernels/normalization.h"
 #include "gpu/kernels/pooling.h"
 #include "gpu/ops_internal.h"
@@ -368,6 +369,55 @@ Status reduceB(OpContext &c, bool mean)
                                 dx->f(), dx->f(), dx->numel()),
                    "scale");
 }
+/// The index spaces of a reduction of `x` to `kept` (1 on every reduced axis): operand 0 walks x.
+Status extremumIters(OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &kept,
+                     NdIter &keptIt, NdIter &redIt)
+{
+    std::vector<int64_t> keptDims(x.size(), 1), redDims(x.size(), 1);
+    for (size_t d = 0; d < x.size(); ++d)
+        (kept[d] == x[d] ? keptDims : redDims)[d] = x[d];
+    const std::vector<int64_t> strides = contiguousStrides(x);
+    if (!buildIter(keptDims, {strides}, keptIt) || !buildIter(redDims, {strides}, redIt))
+        return c.unsupported("tensor rank above 8");
+    return Status::ok();
+}
+
+/// ReduceMax / ReduceMin (the CPU reference: core/exec/cpu/kernels_nn.cpp).
+Status reduceExtremumF(OpContext &c, bool isMax)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
+    if (numelOf(kept) != y->numel())
+        return c.error("output size mismatch");
+    if (count == 0)
+        return c.error("reducing an empty tensor has no extremum");
+    NdIter keptIt, redIt;
+    REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
+    return c.check(reduceExtremum(c.rt->stream(), isMax, keptIt, redIt, x->f(), y->f()), "reduce extremum");
+}
+
+Status reduceExtremumB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dreduced"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
+    if (numelOf(kept) != dy->numel() || y->numel() != dy->numel())
+        return c.error("output gradient size mismatch");
+    NdIter keptIt, redIt;
+    REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
+    return c.check(reduceExtremumBackward(c.rt->stream(), keptIt, redIt, x->f(), y->f(), dy->f(), dx->f()),
+                   "reduce extremum backward");
+}
+
 Status reduceMeanF(OpContext &c) { return reduceF(c, true); }
 Status reduceSumF(OpContext &c) { return reduceF(c, false); }
 Status reduceMeanB(OpContext &c) { return reduceB(c, true); }
@@ -435,6 +485,10 @@ void addNnOps(OpTable &t)
     t["ReduceMeanGrad"] = reduceMeanB;
     t["ReduceSum"] = reduceSumF;
     t["ReduceSumGrad"] = reduceSumB;
+    t["ReduceMax"] = [](OpContext &c) { return reduceExtremumF(c, true); };
+    t["ReduceMaxGrad"] = reduceExtremumB;
+    t["ReduceMin"] = [](OpContext &c) { return reduceExtremumF(c, false); };
+    t["ReduceMinGrad"] = reduceExtremumB;
     t["GlobalAveragePool"] = globalAvgF;
     t["GlobalAveragePoolGrad"] = globalAvgB;
 }

@@ -364,6 +364,37 @@ void padInterior(const std::vector<int64_t> &xShape, const std::vector<int64_t> 
     }
 }
 
+/// Trilu and its gradient: the same triangle mask (the CPU reference: core/exec/cpu/kernels_shape.cpp).
+Status triluApply(OpContext &c, const DView &x, DView &y)
+{
+    if (x.shape.size() < 2)
+        return c.error("rank below 2");
+    int64_t k = 0;
+    if (const DView *kv = c.input(1); kv && kv->numel() > 0) {
+        REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> hk, c.rt->hostInts(*kv));
+        k = hk.empty() ? 0 : hk[0];
+    }
+    const int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape[x.shape.size() - 1];
+    const int64_t mats = rows * cols > 0 ? x.numel() / (rows * cols) : 0;
+    return c.check(triluMask(c.rt->stream(), x.data, y.data, mats, rows, cols, k, c.attrInt("upper", 1) != 0,
+                             int(core::ir::elementSize(x.dtype))),
+                   "trilu");
+}
+
+Status triluF(OpContext &c)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(0), "input"));
+    REMAT_RETURN_IF_ERROR(c.require(c.output(0), "output"));
+    return triluApply(c, *c.input(0), *c.output(0));
+}
+
+Status triluB(OpContext &c)
+{
+    REMAT_RETURN_IF_ERROR(c.requireFloat(c.outputGrad(0), "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(c.inputGrad(0), "dinput"));
+    return triluApply(c, *c.outputGrad(0), *c.inputGrad(0));
+}
+
 Status padF(OpContext &c)
 {
     DView *x = c.input(0), *y = c.output(0);
@@ -422,6 +453,8 @@ void addShapeOps(OpTable &t)
     t["Expand"] = expandF;
     t["ExpandGrad"] = expandB;
     t["Pad"] = padF;
+    t["Trilu"] = triluF;
+    t["TriluGrad"] = triluB;
     t["PadGrad"] = padB;
 }
 

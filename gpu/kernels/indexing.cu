@@ -1,6 +1,8 @@
 #include "gpu/kernels/indexing.h"
 #include "gpu/kernels/launch.cuh"
 
+#include <cmath>
+
 namespace remat::gpu::kernels {
 using namespace detail;
 
@@ -142,6 +144,101 @@ cudaError_t dropoutBackward(cudaStream_t s, const float *dy, const unsigned char
         return cudaSuccess;
     const float scale = ratio < 1.f ? 1.f / (1.f - ratio) : 0.f;
     dropoutBackwardKernel<<<gridFor(n), kThreads, 0, s>>>(dy, mask, dx, n, ratio, scale, seed);
+    return cudaGetLastError();
+}
+
+namespace {
+
+template <typename T>
+__global__ void triluKernel(const T *x, T *y, int64_t n, int64_t rows, int64_t cols, int64_t k,
+                            bool upper)
+{
+    REMAT_GRID_STRIDE(e, n)
+    {
+        const int64_t j = e % cols;
+        const int64_t i = (e / cols) % rows;
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        y[e] = keep ? x[e] : T(0);
+    }
+}
+
+__global__ void reduceExtremumKernel(bool isMax, NdIter kept, NdIter red, const float *x, float *y)
+{
+    const int64_t nRed = red.count();
+    REMAT_GRID_STRIDE(k, kept.count())
+    {
+        int64_t ko[1];
+        offsetsOf<1>(kept, k, ko);
+        float acc = isMax ? -INFINITY : INFINITY;
+        for (int64_t j = 0; j < nRed; ++j) {
+            int64_t ro[1];
+            offsetsOf<1>(red, j, ro);
+            const float v = x[ko[0] + ro[0]];
+            acc = isMax ? (acc < v ? v : acc) : (v < acc ? v : acc);
+        }
+        y[k] = acc;
+    }
+}
+
+__global__ void reduceExtremumBackwardKernel(NdIter kept, NdIter red, const float *x, const float *y,
+                                             const float *dy, float *dx)
+{
+    const int64_t nRed = red.count();
+    REMAT_GRID_STRIDE(k, kept.count())
+    {
+        int64_t ko[1];
+        offsetsOf<1>(kept, k, ko);
+        const float m = y[k];
+        int64_t ties = 0;
+        for (int64_t j = 0; j < nRed; ++j) {
+            int64_t ro[1];
+            offsetsOf<1>(red, j, ro);
+            ties += x[ko[0] + ro[0]] == m;
+        }
+        const float share = float(double(dy[k]) / double(ties > 0 ? ties : 1));
+        for (int64_t j = 0; j < nRed; ++j) {
+            int64_t ro[1];
+            offsetsOf<1>(red, j, ro);
+            const int64_t o = ko[0] + ro[0];
+            dx[o] = x[o] == m ? share : 0.f;
+        }
+    }
+}
+
+} // namespace
+
+cudaError_t triluMask(cudaStream_t s, const void *x, void *y, int64_t mats, int64_t rows,
+                      int64_t cols, int64_t k, bool upper, int elementBytes)
+{
+    const int64_t n = mats * rows * cols;
+    if (n <= 0)
+        return cudaSuccess;
+    const unsigned int g = gridFor(n);
+    switch (elementBytes) {
+    case 1: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t *>(x), static_cast<uint8_t *>(y), n, rows, cols, k, upper); break;
+    case 2: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t *>(x), static_cast<uint16_t *>(y), n, rows, cols, k, upper); break;
+    case 4: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t *>(x), static_cast<uint32_t *>(y), n, rows, cols, k, upper); break;
+    case 8: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t *>(x), static_cast<uint64_t *>(y), n, rows, cols, k, upper); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t reduceExtremum(cudaStream_t s, bool isMax, const NdIter &kept, const NdIter &reduced,
+                           const float *x, float *y)
+{
+    if (kept.count() <= 0)
+        return cudaSuccess;
+    reduceExtremumKernel<<<gridFor(kept.count()), kThreads, 0, s>>>(isMax, kept, reduced, x, y);
+    return cudaGetLastError();
+}
+
+cudaError_t reduceExtremumBackward(cudaStream_t s, const NdIter &kept, const NdIter &reduced,
+                                   const float *x, const float *y, const float *dy, float *dx)
+{
+    if (kept.count() <= 0)
+        return cudaSuccess;
+    reduceExtremumBackwardKernel<<<gridFor(kept.count()), kThreads, 0, s>>>(kept, reduced, x, y, dy, dx);
     return cudaGetLastError();
 }
 

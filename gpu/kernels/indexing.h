@@ -4,6 +4,8 @@
 //   gatherForward(stream, data, idx, out, outer, axisLen, inner, m, elementBytes);
 //   dropoutForward(stream, x, y, mask, n, ratio, seed);
 
+#include "gpu/kernels/nd.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -29,5 +31,21 @@ cudaError_t dropoutForward(cudaStream_t s, const float *x, float *y, unsigned ch
 /// dx = dy * mask / (1 - ratio); without a mask the mask is regenerated from the seed.
 cudaError_t dropoutBackward(cudaStream_t s, const float *dy, const unsigned char *mask, float *dx,
                             int64_t n, float ratio, uint64_t seed);
+
+/// Trilu: y = x on the kept triangle of each [rows, cols] matrix (upper: j - i >= k; lower:
+/// j - i <= k), 0 elsewhere; `mats` matrices of `elementBytes` (1, 2, 4 or 8) bytes each. The
+/// gradient is the same mask applied to dy.
+cudaError_t triluMask(cudaStream_t s, const void *x, void *y, int64_t mats, int64_t rows,
+                      int64_t cols, int64_t k, bool upper, int elementBytes);
+
+/// ReduceMax / ReduceMin: y[k] = max (min) of x over `reduced` for every position k of `kept`
+/// (operand 0 = x's offsets; y contiguous over kept). NaN handling is std::max / std::min's (the
+/// CPU reference's).
+cudaError_t reduceExtremum(cudaStream_t s, bool isMax, const NdIter &kept, const NdIter &reduced,
+                           const float *x, float *y);
+/// Its gradient (torch.amax's rule): dx = dy[k] / ties[k] where x equals y[k], else 0; every
+/// element of dx is written once (one thread per output position).
+cudaError_t reduceExtremumBackward(cudaStream_t s, const NdIter &kept, const NdIter &reduced,
+                                   const float *x, const float *y, const float *dy, float *dx);
 
 } // namespace remat::gpu::kernels

@@ -105,6 +105,14 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              const ValueId le = g.opBool("LessOrEqual", {pr, g.constFloats("hi", {0.5f})}, {2, 3, 4});
              return g.op("Where", {g.opBool("Xor", {ge, le}, {2, 3, 4}), pr, g.constFloats("zero", {0.f})}, {2, 3, 4});
          }},
+        {"reduce_max_min_trilu",
+         [](MiniGraph &g) {
+             const ValueId x = g.input("x", {2, 4, 4});
+             const ValueId t = g.op("Trilu", {x}, {2, 4, 4}, {attrInt("upper", 0)});
+             const ValueId mx = g.op("ReduceMax", {t}, {2, 1, 4}, {attrInts("axes", {1})});
+             const ValueId mn = g.op("ReduceMin", {x}, {2, 4, 1}, {attrInts("axes", {2})});
+             return g.op("Add", {mx, mn}, {2, 4, 4});
+         }},
         {"log_softmax",
          [](MiniGraph &g) { return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)}); }},
         {"erf_gelu",

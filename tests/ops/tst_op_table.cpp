@@ -41,18 +41,9 @@ const std::map<std::string, std::string> &knownGaps()
     static const std::map<std::string, std::string> gaps = {
         {"Identity: CUDA-vs-CPU row", "the builder removes Identity (PyTorch returns the input itself): no training step runs it"},
         {"Resize: CUDA-vs-CPU row", "no CUDA Resize (nearest) kernel yet"},
-        {"ReduceMax: CUDA-vs-CPU row", "no CUDA max/min reduction kernel yet (CPU reference only)"},
-        {"ReduceMax: CUDA forward kernel", "no CUDA max/min reduction kernel yet (CPU reference only)"},
-        {"ReduceMax: CUDA backward kernel", "no CUDA max/min reduction kernel yet (CPU reference only)"},
-        {"ReduceMin: CUDA-vs-CPU row", "no CUDA max/min reduction kernel yet (CPU reference only)"},
-        {"ReduceMin: CUDA forward kernel", "no CUDA max/min reduction kernel yet (CPU reference only)"},
-        {"ReduceMin: CUDA backward kernel", "no CUDA max/min reduction kernel yet (CPU reference only)"},
-        {"Trilu: CUDA-vs-CPU row", "no CUDA Trilu kernel yet"},
         {"ScatterND: CUDA-vs-CPU row", "no CUDA ScatterND kernel yet"},
         {"Resize: CUDA forward kernel", "no CUDA Resize (nearest) kernel yet"},
         {"Resize: CUDA backward kernel", "no CUDA Resize (nearest) kernel yet"},
-        {"Trilu: CUDA forward kernel", "no CUDA Trilu kernel yet (tst_cuda_ops checks the clean refusal)"},
-        {"Trilu: CUDA backward kernel", "no CUDA Trilu kernel yet (tst_cuda_ops checks the clean refusal)"},
         {"ScatterND: CUDA forward kernel", "no CUDA ScatterND kernel yet"},
         {"ScatterND: CUDA backward kernel", "no CUDA ScatterND kernel yet"},
     };
