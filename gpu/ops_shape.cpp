@@ -4,6 +4,7 @@
 #include "gpu/kernels/indexing.h"
 #include "gpu/ops_internal.h"
 
+#include "core/exec/index_maps.h"
 #include "core/exec/slice_geometry.h"
 
 #include "core/ir/graph.h"
@@ -395,6 +396,104 @@ Status triluB(OpContext &c)
     return triluApply(c, *c.outputGrad(0), *c.inputGrad(0));
 }
 
+/// Copies a host offset table to device scratch (valid until the op returns).
+Expected<const long long *> uploadOffsets(OpContext &c, const std::vector<int64_t> &host)
+{
+    if (host.empty())
+        return static_cast<const long long *>(nullptr);
+    const int64_t bytes = int64_t(host.size()) * 8;
+    REMAT_ASSIGN_OR_RETURN(void *dev, c.rt->scratch(bytes));
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(dev, host.data(), bytes));
+    REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "offsets upload"));
+    return static_cast<const long long *>(dev);
+}
+
+/// Resize (nearest): the source map is the CPU reference's (core/exec/index_maps.h).
+Expected<std::vector<int64_t>> resizeMap(OpContext &c, const std::vector<int64_t> &inShape,
+                                         const std::vector<int64_t> &outShape)
+{
+    const core::exec::NearestResizeAttrs attrs{c.attrString("mode", "nearest"),
+                                               c.attrString("coordinate_transformation_mode", "half_pixel"),
+                                               c.attrString("nearest_mode", "round_prefer_floor")};
+    std::vector<double> scales;
+    if (const DView *sv = c.input(2); sv && sv->numel() == int64_t(inShape.size())) {
+        REMAT_ASSIGN_OR_RETURN(scales, c.rt->hostDoubles(*sv));
+    }
+    auto map = core::exec::nearestResizeMap(attrs, scales, inShape, outShape);
+    if (!map)
+        return c.error(map.status().message());
+    return map;
+}
+
+Status resizeF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, x->shape, y->shape));
+    REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, map));
+    return c.check(gatherByMap(c.rt->stream(), x->data, dmap, y->data, int64_t(map.size()), int(esize(*x))),
+                   "resize");
+}
+
+Status resizeB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, dx->shape, dy->shape));
+    REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, map));
+    REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    return c.check(scatterAddByMap(c.rt->stream(), dy->f(), dmap, dx->f(), int64_t(map.size())), "resize backward");
+}
+
+/// ScatterND (reduction none): slice offsets as the CPU reference computes them.
+Expected<core::exec::ScatterGeometry> scatterGeometry(OpContext &c, const std::vector<int64_t> &dataShape,
+                                                      const DView &indices)
+{
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, c.rt->hostInts(indices));
+    auto g = core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape, ids);
+    if (!g)
+        return c.error(g.status().message());
+    return g;
+}
+
+Status scatterNDF(OpContext &c)
+{
+    DView *x = c.input(0), *idx = c.input(1), *upd = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.require(upd, "updates"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(core::exec::ScatterGeometry g, scatterGeometry(c, x->shape, *idx));
+    if (int64_t(g.offsets.size()) * g.sliceSize != upd->numel())
+        return c.error("updates size does not match the indices");
+    REMAT_RETURN_IF_ERROR(copyDevice(c, y->data, x->data, x->numel() * int64_t(esize(*x))));
+    REMAT_ASSIGN_OR_RETURN(const long long *off, uploadOffsets(c, g.offsets));
+    return c.check(copySlices(c.rt->stream(), off, int64_t(g.offsets.size()), g.sliceSize, upd->data, y->data,
+                              int(esize(*y)), true),
+                   "scatter");
+}
+
+Status scatterNDB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *idx = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_ASSIGN_OR_RETURN(core::exec::ScatterGeometry g, scatterGeometry(c, dy->shape, *idx));
+    REMAT_ASSIGN_OR_RETURN(const long long *off, uploadOffsets(c, g.offsets));
+    const int64_t count = int64_t(g.offsets.size());
+    if (DView *du = c.inputGrad(2))
+        REMAT_RETURN_IF_ERROR(c.check(copySlices(c.rt->stream(), off, count, g.sliceSize, dy->data, du->data, 4, false),
+                                      "scatter backward (updates)"));
+    if (DView *dx = c.inputGrad(0)) {
+        REMAT_RETURN_IF_ERROR(copyDevice(c, dx->data, dy->data, dy->numel() * 4));
+        REMAT_RETURN_IF_ERROR(c.check(zeroSlices(c.rt->stream(), off, count, g.sliceSize, dx->f()),
+                                      "scatter backward (data)"));
+    }
+    return Status::ok();
+}
+
 Status padF(OpContext &c)
 {
     DView *x = c.input(0), *y = c.output(0);
@@ -454,6 +553,10 @@ void addShapeOps(OpTable &t)
     t["ExpandGrad"] = expandB;
     t["Pad"] = padF;
     t["Trilu"] = triluF;
+    t["Resize"] = resizeF;
+    t["ResizeGrad"] = resizeB;
+    t["ScatterND"] = scatterNDF;
+    t["ScatterNDGrad"] = scatterNDB;
     t["TriluGrad"] = triluB;
     t["PadGrad"] = padB;
 }

@@ -207,6 +207,94 @@ __global__ void reduceExtremumBackwardKernel(NdIter kept, NdIter red, const floa
 
 } // namespace
 
+namespace {
+
+template <typename T>
+__global__ void gatherByMapKernel(const T *x, const long long *map, T *y, int64_t n)
+{
+    REMAT_GRID_STRIDE(o, n) y[o] = x[map[o]];
+}
+
+__global__ void scatterAddByMapKernel(const float *dy, const long long *map, float *dx, int64_t n)
+{
+    REMAT_GRID_STRIDE(o, n) atomicAdd(dx + map[o], dy[o]);
+}
+
+template <typename T>
+__global__ void copySlicesKernel(const long long *offsets, int64_t count, int64_t sliceSize,
+                                 const T *src, T *dst, bool intoOffsets)
+{
+    REMAT_GRID_STRIDE(e, count * sliceSize)
+    {
+        const int64_t i = e / sliceSize, t = e - i * sliceSize;
+        if (intoOffsets)
+            dst[offsets[i] + t] = src[e];
+        else
+            dst[e] = src[offsets[i] + t];
+    }
+}
+
+__global__ void zeroSlicesKernel(const long long *offsets, int64_t count, int64_t sliceSize, float *dst)
+{
+    REMAT_GRID_STRIDE(e, count * sliceSize)
+    {
+        const int64_t i = e / sliceSize, t = e - i * sliceSize;
+        dst[offsets[i] + t] = 0.f;
+    }
+}
+
+} // namespace
+
+cudaError_t gatherByMap(cudaStream_t s, const void *x, const long long *map, void *y, int64_t n,
+                        int elementBytes)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const unsigned int g = gridFor(n);
+    switch (elementBytes) {
+    case 1: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t *>(x), map, static_cast<uint8_t *>(y), n); break;
+    case 2: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t *>(x), map, static_cast<uint16_t *>(y), n); break;
+    case 4: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t *>(x), map, static_cast<uint32_t *>(y), n); break;
+    case 8: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t *>(x), map, static_cast<uint64_t *>(y), n); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t scatterAddByMap(cudaStream_t s, const float *dy, const long long *map, float *dx, int64_t n)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    scatterAddByMapKernel<<<gridFor(n), kThreads, 0, s>>>(dy, map, dx, n);
+    return cudaGetLastError();
+}
+
+cudaError_t copySlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize,
+                       const void *src, void *dst, int elementBytes, bool intoOffsets)
+{
+    const int64_t n = count * sliceSize;
+    if (n <= 0)
+        return cudaSuccess;
+    const unsigned int g = gridFor(n);
+    switch (elementBytes) {
+    case 1: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint8_t *>(src), static_cast<uint8_t *>(dst), intoOffsets); break;
+    case 2: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), intoOffsets); break;
+    case 4: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), intoOffsets); break;
+    case 8: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint64_t *>(src), static_cast<uint64_t *>(dst), intoOffsets); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t zeroSlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize, float *dst)
+{
+    const int64_t n = count * sliceSize;
+    if (n <= 0)
+        return cudaSuccess;
+    zeroSlicesKernel<<<gridFor(n), kThreads, 0, s>>>(offsets, count, sliceSize, dst);
+    return cudaGetLastError();
+}
+
 cudaError_t triluMask(cudaStream_t s, const void *x, void *y, int64_t mats, int64_t rows,
                       int64_t cols, int64_t k, bool upper, int elementBytes)
 {

@@ -48,4 +48,20 @@ cudaError_t reduceExtremum(cudaStream_t s, bool isMax, const NdIter &kept, const
 cudaError_t reduceExtremumBackward(cudaStream_t s, const NdIter &kept, const NdIter &reduced,
                                    const float *x, const float *y, const float *dy, float *dx);
 
+/// Resize (nearest): y[o] = x[map[o]] for n elements of `elementBytes` (1, 2, 4 or 8) bytes.
+cudaError_t gatherByMap(cudaStream_t s, const void *x, const long long *map, void *y, int64_t n,
+                        int elementBytes);
+/// Its gradient: dx[map[o]] += dy[o] over n floats (atomic adds; dx zeroed by the caller).
+cudaError_t scatterAddByMap(cudaStream_t s, const float *dy, const long long *map, float *dx,
+                            int64_t n);
+
+/// ScatterND's slice moves: for slice i < count and t < sliceSize, either
+/// dst[offsets[i] + t] = src[i * sliceSize + t] (intoOffsets) or dst[i * sliceSize + t] =
+/// src[offsets[i] + t]; elements of `elementBytes` bytes.
+cudaError_t copySlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize,
+                       const void *src, void *dst, int elementBytes, bool intoOffsets);
+/// dst[offsets[i] + t] = 0 for every slice (floats): ScatterND's data gradient.
+cudaError_t zeroSlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize,
+                       float *dst);
+
 } // namespace remat::gpu::kernels

@@ -113,6 +113,16 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              const ValueId mn = g.op("ReduceMin", {x}, {2, 4, 1}, {attrInts("axes", {2})});
              return g.op("Add", {mx, mn}, {2, 4, 4});
          }},
+        {"resize_nearest_scatter_nd",
+         [](MiniGraph &g) {
+             const ValueId up = g.op("Resize", {g.input("x", {1, 2, 2, 3}), g.constFloats("roi", {}, {0}),
+                                                g.constFloats("scales", {1.f, 1.f, 2.f, 2.f}, {4})},
+                                     {1, 2, 4, 6},
+                                     {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
+                                      attrString("nearest_mode", "floor")});
+             const ValueId flat = g.op("Reshape", {up, g.constInts("shape", {8, 6})}, {8, 6});
+             return g.op("ScatterND", {flat, g.constInts("idx", {5, 1}, {2, 1}), g.param("upd", {2, 6})}, {8, 6});
+         }},
         {"log_softmax",
          [](MiniGraph &g) { return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)}); }},
         {"erf_gelu",

@@ -40,12 +40,6 @@ const std::map<std::string, std::string> &knownGaps()
 {
     static const std::map<std::string, std::string> gaps = {
         {"Identity: CUDA-vs-CPU row", "the builder removes Identity (PyTorch returns the input itself): no training step runs it"},
-        {"Resize: CUDA-vs-CPU row", "no CUDA Resize (nearest) kernel yet"},
-        {"ScatterND: CUDA-vs-CPU row", "no CUDA ScatterND kernel yet"},
-        {"Resize: CUDA forward kernel", "no CUDA Resize (nearest) kernel yet"},
-        {"Resize: CUDA backward kernel", "no CUDA Resize (nearest) kernel yet"},
-        {"ScatterND: CUDA forward kernel", "no CUDA ScatterND kernel yet"},
-        {"ScatterND: CUDA backward kernel", "no CUDA ScatterND kernel yet"},
     };
     return gaps;
 }

@@ -2,6 +2,7 @@
 // Slice, Gather, Expand, Pad, Trilu, ScatterND, Resize (nearest), the constant producers (Constant,
 // ConstantOfShape, Range, Shape) and their gradients.
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/index_maps.h"
 #include "core/exec/slice_geometry.h"
 
 #include "core/ir/tensor_data.h"
@@ -654,40 +655,12 @@ Status triluGrad(KernelContext &c)
 
 // ---- ScatterND (reduction none) -----------------------------------------------------------
 
-struct ScatterGeometry
-{
-    std::vector<int64_t> offsets; ///< element offset in data of each update slice
-    int64_t sliceSize = 1;
-};
-
 Expected<ScatterGeometry> scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape,
                                           const KView &indices)
 {
-    if (c.attrString("reduction", "none") != "none")
-        return c.error("only reduction 'none' is supported");
-    const size_t q = indices.rank();
-    if (q == 0)
-        return c.error("indices must have rank >= 1");
-    const int64_t k = indices.shape[q - 1];
-    if (k > int64_t(dataShape.size()))
-        return c.error("index depth exceeds data rank");
-    ScatterGeometry g;
-    for (size_t d = size_t(k); d < dataShape.size(); ++d)
-        g.sliceSize *= dataShape[d];
-    const std::vector<int64_t> ds = rowMajorStrides(dataShape);
-    const std::vector<int64_t> ids = readInts(indices);
-    const int64_t n = int64_t(ids.size()) / std::max<int64_t>(k, 1);
-    for (int64_t i = 0; i < n; ++i) {
-        int64_t off = 0;
-        for (int64_t j = 0; j < k; ++j) {
-            int64_t v = ids[size_t(i * k + j)];
-            if (v < 0) v += dataShape[size_t(j)];
-            if (v < 0 || v >= dataShape[size_t(j)])
-                return c.error("index out of range");
-            off += v * ds[size_t(j)];
-        }
-        g.offsets.push_back(off);
-    }
+    auto g = scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape, readInts(indices));
+    if (!g)
+        return c.error(g.status().message());
     return g;
 }
 
@@ -727,67 +700,19 @@ Status scatterNDGrad(KernelContext &c)
 
 // ---- Resize (nearest) ---------------------------------------------------------------------
 
-Expected<std::vector<int64_t>> nearestSourceIndex(const KernelContext &c, int64_t inSize, int64_t outSize,
-                                                  double scale)
-{
-    const std::string ctm = c.attrString("coordinate_transformation_mode", "half_pixel");
-    const std::string nm = c.attrString("nearest_mode", "round_prefer_floor");
-    std::vector<int64_t> src(static_cast<size_t>(outSize));
-    for (int64_t o = 0; o < outSize; ++o) {
-        double x;
-        if (ctm == "asymmetric")
-            x = o / scale;
-        else if (ctm == "half_pixel" || ctm == "pytorch_half_pixel")
-            x = (ctm == "pytorch_half_pixel" && outSize == 1) ? 0.0 : (o + 0.5) / scale - 0.5;
-        else if (ctm == "align_corners")
-            x = outSize == 1 ? 0.0 : double(o) * double(inSize - 1) / double(outSize - 1);
-        else
-            return c.error("unsupported coordinate_transformation_mode '" + ctm + "'");
-        int64_t i;
-        if (nm == "floor")
-            i = int64_t(std::floor(x));
-        else if (nm == "ceil")
-            i = int64_t(std::ceil(x));
-        else if (nm == "round_prefer_ceil")
-            i = int64_t(std::floor(x + 0.5));
-        else if (nm == "round_prefer_floor")
-            i = (x - std::floor(x) == 0.5) ? int64_t(std::floor(x)) : int64_t(std::round(x));
-        else
-            return c.error("unsupported nearest_mode '" + nm + "'");
-        src[size_t(o)] = std::clamp<int64_t>(i, 0, inSize - 1);
-    }
-    return src;
-}
-
-/// Source offset in X of every Y element (nearest neighbour).
+/// Source offset in X of every Y element (nearest neighbour; core/exec/index_maps.h).
 Expected<std::vector<int64_t>> resizeMap(const KernelContext &c, const std::vector<int64_t> &inShape,
                                          const std::vector<int64_t> &outShape)
 {
-    const std::string mode = c.attrString("mode", "nearest");
-    if (mode != "nearest")
-        return c.error("Resize mode '" + mode + "' has no cpu kernel (nearest only)");
+    const NearestResizeAttrs attrs{c.attrString("mode", "nearest"),
+                                   c.attrString("coordinate_transformation_mode", "half_pixel"),
+                                   c.attrString("nearest_mode", "round_prefer_floor")};
     std::vector<double> scales;
     if (c.input(2) && c.input(2)->numel() == int64_t(inShape.size()))
         scales = readDoubles(*c.input(2));
-    const size_t rank = inShape.size();
-    std::vector<std::vector<int64_t>> perDim(rank);
-    for (size_t d = 0; d < rank; ++d) {
-        const double s = scales.empty() ? double(outShape[d]) / double(inShape[d]) : scales[d];
-        REMAT_ASSIGN_OR_RETURN(perDim[d], nearestSourceIndex(c, inShape[d], outShape[d], s));
-    }
-    const std::vector<int64_t> xs = rowMajorStrides(inShape);
-    std::vector<int64_t> map(static_cast<size_t>(numelOf(outShape)));
-    std::vector<int64_t> idx(rank, 0);
-    for (size_t o = 0; o < map.size(); ++o) {
-        int64_t rem = int64_t(o), off = 0;
-        for (size_t d = rank; d-- > 0;) {
-            idx[d] = rem % outShape[d];
-            rem /= outShape[d];
-        }
-        for (size_t d = 0; d < rank; ++d)
-            off += perDim[d][size_t(idx[d])] * xs[d];
-        map[o] = off;
-    }
+    auto map = nearestResizeMap(attrs, scales, inShape, outShape);
+    if (!map)
+        return c.error(map.status().message());
     return map;
 }
 

@@ -1,0 +1,118 @@
+#include "core/exec/index_maps.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace remat::core::exec {
+namespace {
+
+Expected<std::vector<int64_t>> nearestSourceIndex(const NearestResizeAttrs &a, int64_t inSize,
+                                                  int64_t outSize, double scale)
+{
+    const std::string &ctm = a.coordinateMode;
+    const std::string &nm = a.nearestMode;
+    std::vector<int64_t> src(static_cast<size_t>(outSize));
+    for (int64_t o = 0; o < outSize; ++o) {
+        double x;
+        if (ctm == "asymmetric")
+            x = o / scale;
+        else if (ctm == "half_pixel" || ctm == "pytorch_half_pixel")
+            x = (ctm == "pytorch_half_pixel" && outSize == 1) ? 0.0 : (o + 0.5) / scale - 0.5;
+        else if (ctm == "align_corners")
+            x = outSize == 1 ? 0.0 : double(o) * double(inSize - 1) / double(outSize - 1);
+        else
+            return makeError(StatusCode::Unsupported, "unsupported coordinate_transformation_mode '" + ctm + "'");
+        int64_t i;
+        if (nm == "floor")
+            i = int64_t(std::floor(x));
+        else if (nm == "ceil")
+            i = int64_t(std::ceil(x));
+        else if (nm == "round_prefer_ceil")
+            i = int64_t(std::floor(x + 0.5));
+        else if (nm == "round_prefer_floor")
+            i = (x - std::floor(x) == 0.5) ? int64_t(std::floor(x)) : int64_t(std::round(x));
+        else
+            return makeError(StatusCode::Unsupported, "unsupported nearest_mode '" + nm + "'");
+        src[size_t(o)] = std::clamp<int64_t>(i, 0, inSize - 1);
+    }
+    return src;
+}
+
+std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape)
+{
+    std::vector<int64_t> s(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;)
+        s[d - 1] = s[d] * shape[d];
+    return s;
+}
+
+} // namespace
+
+Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
+                                                const std::vector<double> &scales,
+                                                const std::vector<int64_t> &inShape,
+                                                const std::vector<int64_t> &outShape)
+{
+    if (attrs.mode != "nearest")
+        return makeError(StatusCode::Unsupported, "Resize mode '" + attrs.mode + "' has no kernel (nearest only)");
+    if (outShape.size() != inShape.size())
+        return makeError(StatusCode::InvalidArgument, "Resize output rank differs from the input's");
+    const size_t rank = inShape.size();
+    std::vector<std::vector<int64_t>> perDim(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        const double s = scales.size() == rank ? scales[d] : double(outShape[d]) / double(inShape[d]);
+        REMAT_ASSIGN_OR_RETURN(perDim[d], nearestSourceIndex(attrs, inShape[d], outShape[d], s));
+    }
+    const std::vector<int64_t> xs = rowMajor(inShape);
+    int64_t total = 1;
+    for (int64_t d : outShape)
+        total *= d;
+    std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(total, 0)));
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t o = 0; o < map.size(); ++o) {
+        int64_t rem = int64_t(o), off = 0;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % outShape[d];
+            rem /= outShape[d];
+        }
+        for (size_t d = 0; d < rank; ++d)
+            off += perDim[d][size_t(idx[d])] * xs[d];
+        map[o] = off;
+    }
+    return map;
+}
+
+Expected<ScatterGeometry> scatterNDGeometry(const std::string &reduction,
+                                            const std::vector<int64_t> &dataShape,
+                                            const std::vector<int64_t> &indicesShape,
+                                            const std::vector<int64_t> &indices)
+{
+    if (reduction != "none")
+        return makeError(StatusCode::Unsupported, "only reduction 'none' is supported");
+    const size_t q = indicesShape.size();
+    if (q == 0)
+        return makeError(StatusCode::InvalidArgument, "indices must have rank >= 1");
+    const int64_t k = indicesShape[q - 1];
+    if (k > int64_t(dataShape.size()))
+        return makeError(StatusCode::InvalidArgument, "index depth exceeds data rank");
+    ScatterGeometry g;
+    for (size_t d = size_t(std::max<int64_t>(k, 0)); d < dataShape.size(); ++d)
+        g.sliceSize *= dataShape[d];
+    const std::vector<int64_t> ds = rowMajor(dataShape);
+    const int64_t n = int64_t(indices.size()) / std::max<int64_t>(k, 1);
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t off = 0;
+        for (int64_t j = 0; j < k; ++j) {
+            int64_t v = indices[size_t(i * k + j)];
+            if (v < 0)
+                v += dataShape[size_t(j)];
+            if (v < 0 || v >= dataShape[size_t(j)])
+                return makeError(StatusCode::InvalidArgument, "index out of range");
+            off += v * ds[size_t(j)];
+        }
+        g.offsets.push_back(off);
+    }
+    return g;
+}
+
+} // namespace remat::core::exec
