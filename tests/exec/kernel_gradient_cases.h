@@ -130,6 +130,9 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Concat", {"Concat", {attr("axis", int64_t(1))}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {Out{V{2, 4}}}});
     add("Split", {"Split", {attr("axis", int64_t(1))}, {randn({2, 5}, 1), ints({2}, {2, 3})}, {Out{V{2, 2}}, Out{V{2, 3}}}});
     add("Slice steps", {"Slice", {}, {randn({3, 6}, 1), ints({2}, {0, 5}), ints({2}, {3, 0}), ints({2}, {0, 1}), ints({2}, {2, -2})}, {Out{V{2, 3}}}});
+    add("DepthToSpace DCR", {"DepthToSpace", {attr("blocksize", int64_t(2))}, {randn({1, 8, 2, 3}, 1)}, {Out{V{1, 2, 4, 6}}}});
+    add("DepthToSpace CRD", {"DepthToSpace", {attr("blocksize", int64_t(2)), attr("mode", std::string("CRD"))}, {randn({2, 4, 1, 2}, 1)}, {Out{V{2, 1, 2, 4}}}});
+    add("SpaceToDepth", {"SpaceToDepth", {attr("blocksize", int64_t(2))}, {randn({1, 2, 4, 2}, 1)}, {Out{V{1, 8, 2, 1}}}});
     add("Gather", {"Gather", {attr("axis", int64_t(1))}, {randn({2, 4}, 1), ints({3}, {3, 0, -1})}, {f23}});
     add("Expand", {"Expand", {}, {randn({3, 1}, 1), ints({3}, {2, 3, 4})}, {Out{V{2, 3, 4}}}});
     add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
@@ -156,6 +159,9 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
     add("ReduceMax", {"ReduceMax", {attr("axes", V{1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 4)}, {Out{V{2, 1, 2}}}});
     add("ReduceMin", {"ReduceMin", {attr("axes", V{0, 2}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 5)}, {Out{V{3}}}});
+    add("ReduceSumSquare", {"ReduceSumSquare", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 6)}, {Out{V{2, 2}}}});
+    add("ReduceL2", {"ReduceL2", {}, {randn({2, 3, 2}, 7), ints({1}, {2})}, {Out{V{2, 3, 1}}}});
+    add("ReduceL1", {"ReduceL1", {attr("axes", V{0, 1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 8, 1.0, 0, 0.05)}, {Out{V{1, 1, 2}}}});
     add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
                 {randn({2, 5, 2, 1}, 1)}, {Out{V{2, 5, 2, 1}}}});
     add("GlobalAveragePool", {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});

@@ -196,6 +196,22 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                                  g.constInts("lens", {2, 3})},
                          {3, 1, 2, 4}, {attrInt("hidden_size", 4)}, {{{1, 2, 4}, DataType::Float}});
          }},
+        {"depth_to_space_space_to_depth",
+         [](MiniGraph &g) {
+             const ValueId d = g.op("DepthToSpace", {g.input("x", {2, 8, 3, 2})}, {2, 2, 6, 4},
+                                    {attrInt("blocksize", 2), attrString("mode", "CRD")});
+             const ValueId s = g.op("SpaceToDepth", {g.op("Mul", {d, g.param("p", {4})}, {2, 2, 6, 4})}, {2, 8, 3, 2},
+                                    {attrInt("blocksize", 2)});
+             return g.op("DepthToSpace", {s}, {2, 2, 6, 4}, {attrInt("blocksize", 2)});
+         }},
+        {"reduce_norms",
+         [](MiniGraph &g) {
+             const ValueId x = g.op("Mul", {g.input("x", {2, 3, 4}), g.param("p", {4})}, {2, 3, 4});
+             const ValueId l2 = g.op("ReduceL2", {x}, {2, 1, 4}, {attrInts("axes", {1}), attrInt("keepdims", 1)});
+             const ValueId l1 = g.op("ReduceL1", {x}, {2, 3, 1}, {attrInts("axes", {2}), attrInt("keepdims", 1)});
+             const ValueId ss = g.op("ReduceSumSquare", {x}, {1, 1, 1}, {attrInt("keepdims", 1)});
+             return g.op("Sum", {l2, l1, ss}, {2, 3, 4});
+         }},
         {"max_pool",
          [](MiniGraph &g) {
              return g.op("MaxPool", {g.input("x", {2, 3, 9, 9})}, {2, 3, 5, 5},

@@ -46,6 +46,18 @@ class Transposed(torch.nn.Module):
         return self.up3d(z.reshape(2, 2, 2, 6, 6))
 
 
+class Reductions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 8, 1)
+
+    def forward(self, x):
+        z = torch.nn.functional.pixel_shuffle(self.conv(x), 2)  # DepthToSpace CRD [2, 2, 6, 6]
+        a = torch.norm(z, p=2, dim=1, keepdim=True)             # ReduceL2 [2, 1, 6, 6]
+        b = torch.norm(z, p=1, dim=(2, 3))                      # ReduceL1 [2, 2]
+        return a.reshape(2, 36)[:, :2] + b
+
+
 def blocks(t, order, n):
     parts = t.chunk(n, 0)
     return torch.cat([parts[i] for i in order], 0)
@@ -132,3 +144,4 @@ def make(name, model, x):
 
 make("recurrent_torch", Recurrent(), torch.randn(5, 2, 3))
 make("conv_transpose_torch", Transposed(), torch.randn(2, 4, 3, 3))
+make("reductions_torch", Reductions(), torch.randn(2, 2, 3, 3))
