@@ -49,6 +49,7 @@ const OpTable &table()
         addNnOps(k);
         addBlasOps(k);
         addConvOps(k);
+        addRecurrentOps(k);
         addLossOps(k);
         return k;
     }();

@@ -10,6 +10,7 @@
 #include "gpu/ops_internal.h"
 
 #include "core/ir/graph.h"
+#include "core/ops/conv_transpose_geometry.h"
 #include "gpu/cuda_status.h"
 
 #include <fmt/format.h>
@@ -357,6 +358,107 @@ Status convCudnnB(OpContext &c)
     return Status::ok();
 }
 
+// ---- ConvTranspose through cuDNN: the convolution from Y-space to X-space run backwards --------
+// Its forward is that convolution's backward-data, its dX the convolution's forward and its dW the
+// convolution's backward-filter with the roles of input and output gradient swapped.
+
+/// The convolution whose transpose the node is: input Y-space, filter W, output X-space. False
+/// (with the reason) when cuDNN cannot take it (asymmetric pads): the caller uses im2col.
+Status transposedGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
+                          const std::vector<int64_t> &y, ConvGeometry &g, bool &usable)
+{
+    usable = false;
+    auto a = core::ops::resolveConvTranspose(c.node, x, w);
+    if (!a)
+        return c.error(a.status().message());
+    const size_t sp = x.size() - 2;
+    if (sp > 3)
+        return c.unsupported("convolution rank (1 to 3 spatial dims)");
+    for (size_t d = 0; d < sp; ++d)
+        if (a->pads[d] != a->pads[d + sp])
+            return Status::ok();
+    std::vector<int64_t> pads(a->pads.begin(), a->pads.begin() + int64_t(sp));
+    if (!toInts(y, g.x) || !toInts(w, g.w) || !toInts(x, g.y) || !toInts(pads, g.pads) ||
+        !toInts(a->strides, g.strides) || !toInts(a->dilations, g.dilations))
+        return c.unsupported("dims above 2^31");
+    g.spatial = int(sp);
+    if (sp == 1) {
+        g.x.push_back(1);
+        g.w.push_back(1);
+        g.y.push_back(1);
+        g.pads.push_back(0);
+        g.strides.push_back(1);
+        g.dilations.push_back(1);
+        g.spatial = 2;
+    }
+    g.groups = int(a->groups);
+    usable = true;
+    return Status::ok();
+}
+
+Status convTransposeCudnnF(OpContext &c, const ConvGeometry &g)
+{
+    DView *x = c.input(0), *w = c.input(1), *y = c.output(0);
+    ConvDescriptors d;
+    REMAT_RETURN_IF_ERROR(describe(c, g, d));
+    cudnnHandle_t h = handleOf(c);
+    const size_t limit = workspaceLimit(c);
+    REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&] {
+        return chooseAlgo<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+            c, limit, "backward-data", [&](int n, int *count, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+                return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, n, count, perf);
+            });
+    }));
+    REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
+    const float one = 1.f, zero = 0.f;
+    return cudnnStatusOf(cudnnConvolutionBackwardData(h, &one, d.w.d, w->data, d.y.d, x->data, d.conv.d,
+                                                      cudnnConvolutionBwdDataAlgo_t(algo.algo), ws, algo.memory, &zero,
+                                                      d.x.d, y->data),
+                         c.opName + ": transposed convolution forward");
+}
+
+Status convTransposeCudnnB(OpContext &c, const ConvGeometry &g)
+{
+    DView *x = c.input(0), *w = c.input(1), *dy = c.outputGrad(0);
+    DView *dx = c.inputGrad(0), *dw = c.inputGrad(1);
+    ConvDescriptors d;
+    REMAT_RETURN_IF_ERROR(describe(c, g, d));
+    cudnnHandle_t h = handleOf(c);
+    const size_t limit = workspaceLimit(c);
+    const float one = 1.f, zero = 0.f;
+    if (dx) { // dX = conv(dY, W)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(0, g, limit, [&] {
+            return chooseAlgo<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+                c, limit, "forward", [&](int n, int *count, cudnnConvolutionFwdAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n, count, perf);
+                });
+        }));
+        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, dy->data, d.w.d, w->data, d.conv.d,
+                                                                    cudnnConvolutionFwdAlgo_t(algo.algo), ws,
+                                                                    algo.memory, &zero, d.y.d, dx->data),
+                                            c.opName + ": transposed convolution backward data"));
+    }
+    if (dw) { // dW: the convolution's filter gradient with dY as its input and X as its output gradient
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+        REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&] {
+            return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+                c, limit, "backward-filter", [&](int n, int *count, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, n, count,
+                                                                         perf);
+                });
+        }));
+        REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnConvolutionBackwardFilter(h, &one, d.x.d, dy->data, d.y.d, x->data, d.conv.d,
+                                           cudnnConvolutionBwdFilterAlgo_t(algo.algo), ws, algo.memory, &zero, d.w.d,
+                                           dw->data),
+            c.opName + ": transposed convolution backward filter"));
+    }
+    return Status::ok();
+}
+
 } // namespace
 #endif
 
@@ -502,12 +604,157 @@ Status convB(OpContext &c)
     return convIm2colB(c);
 }
 
+// ---- ConvTranspose through im2col + cuBLAS (1-D and 2-D; any pads) ----------------------------
+// The window is the convolution's from Y-space (the "image", mg channels per group) to X-space (the
+// columns' pixels): forward columns = W_g^T X_g then col2im onto Y; backward columns = im2col(dY),
+// dX_g = W_g columns, dW_g += X_g columns^T.
+struct TransposeIm2col
+{
+    int64_t n = 0, groups = 1, cg = 0, mg = 0, rows = 0, inPlane = 0, outPlane = 0;
+    ConvWindow w;
+};
+
+Status transposeIm2colGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &wt,
+                               const std::vector<int64_t> &y, TransposeIm2col &g)
+{
+    auto a = core::ops::resolveConvTranspose(c.node, x, wt);
+    if (!a)
+        return c.error(a.status().message());
+    if (x.size() > 4)
+        return c.unsupported("3-D ConvTranspose with asymmetric pads (cuDNN pads both sides alike; im2col handles 1-D and 2-D)");
+    const bool oneD = x.size() == 3;
+    g.n = x[0];
+    g.groups = a->groups;
+    g.cg = x[1] / g.groups;
+    g.mg = wt[1];
+    g.w.c = g.mg;
+    g.w.h = oneD ? 1 : y[2];
+    g.w.w = y.back();
+    g.w.kh = oneD ? 1 : a->kernel[0];
+    g.w.kw = a->kernel.back();
+    g.w.oh = oneD ? 1 : x[2];
+    g.w.ow = x.back();
+    g.w.sh = oneD ? 1 : a->strides[0];
+    g.w.sw = a->strides.back();
+    g.w.ph = oneD ? 0 : a->pads[0];
+    g.w.pw = a->pads[oneD ? 0 : 1];
+    g.w.dh = oneD ? 1 : a->dilations[0];
+    g.w.dw = a->dilations.back();
+    g.rows = g.mg * g.w.kh * g.w.kw;
+    g.inPlane = g.w.oh * g.w.ow;
+    g.outPlane = g.w.h * g.w.w;
+    return Status::ok();
+}
+
+Status convTransposeIm2colF(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *y = c.output(0);
+    TransposeIm2col g;
+    REMAT_RETURN_IF_ERROR(transposeIm2colGeometry(c, x->shape, w->shape, y->shape, g));
+    REMAT_ASSIGN_OR_RETURN(void *colsRaw, c.rt->scratch(g.rows * g.inPlane * 4));
+    float *cols = static_cast<float *>(colsRaw);
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t grp = 0; grp < g.groups; ++grp) {
+            REMAT_RETURN_IF_ERROR(rowGemm(c, true, false, g.rows, g.inPlane, g.cg, 1.f, w->f() + grp * g.cg * g.rows, 0,
+                                          x->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0, 0.f, cols, 0));
+            REMAT_RETURN_IF_ERROR(c.check(col2im(c.rt->stream(), g.w, cols,
+                                                 y->f() + (n * g.groups + grp) * g.mg * g.outPlane),
+                                          "col2im"));
+        }
+    return Status::ok();
+}
+
+Status convTransposeIm2colB(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *dy = c.outputGrad(0);
+    DView *dx = c.inputGrad(0), *dw = c.inputGrad(1);
+    const std::vector<int64_t> xs = x ? x->shape : (dx ? dx->shape : c.inShapes.at(0));
+    const std::vector<int64_t> wsh = w ? w->shape : (dw ? dw->shape : c.inShapes.at(1));
+    TransposeIm2col g;
+    REMAT_RETURN_IF_ERROR(transposeIm2colGeometry(c, xs, wsh, dy->shape, g));
+    if (dx)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+    if (dw)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    if (!dx && !dw)
+        return Status::ok();
+    REMAT_ASSIGN_OR_RETURN(void *colsRaw, c.rt->scratch(g.rows * g.inPlane * 4));
+    float *cols = static_cast<float *>(colsRaw);
+    for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t grp = 0; grp < g.groups; ++grp) {
+            REMAT_RETURN_IF_ERROR(c.check(im2col(c.rt->stream(), g.w, dy->f() + (n * g.groups + grp) * g.mg * g.outPlane,
+                                                 cols),
+                                          "im2col"));
+            if (dx)
+                REMAT_RETURN_IF_ERROR(rowGemm(c, false, false, g.cg, g.inPlane, g.rows, 1.f, w->f() + grp * g.cg * g.rows,
+                                              0, cols, 0, 0.f, dx->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0));
+            if (dw)
+                REMAT_RETURN_IF_ERROR(rowGemm(c, false, true, g.cg, g.rows, g.inPlane, 1.f,
+                                              x->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0, cols, 0,
+                                              n > 0 ? 1.f : 0.f, dw->f() + grp * g.cg * g.rows, 0));
+        }
+    return Status::ok();
+}
+
+Status convTransposeF(OpContext &c)
+{
+    DView *x = c.input(0), *w = c.input(1), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+#if defined(REMAT_HAVE_CUDNN)
+    if (c.rt->cudnn()) {
+        ConvGeometry g;
+        bool usable = false;
+        REMAT_RETURN_IF_ERROR(transposedGeometry(c, x->shape, w->shape, y->shape, g, usable));
+        if (usable) {
+            REMAT_RETURN_IF_ERROR(convTransposeCudnnF(c, g));
+            return addBias(c, c.input(2), y);
+        }
+    }
+#endif
+    REMAT_RETURN_IF_ERROR(convTransposeIm2colF(c));
+    return addBias(c, c.input(2), y);
+}
+
+Status convTransposeB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    bool done = false;
+#if defined(REMAT_HAVE_CUDNN)
+    if (c.rt->cudnn()) {
+        DView *x = c.input(0), *w = c.input(1), *dx = c.inputGrad(0), *dw = c.inputGrad(1);
+        const std::vector<int64_t> xs = x ? x->shape : (dx ? dx->shape : c.inShapes.at(0));
+        const std::vector<int64_t> wsh = w ? w->shape : (dw ? dw->shape : c.inShapes.at(1));
+        ConvGeometry g;
+        bool usable = false;
+        REMAT_RETURN_IF_ERROR(transposedGeometry(c, xs, wsh, dy->shape, g, usable));
+        if (usable) {
+            REMAT_RETURN_IF_ERROR(convTransposeCudnnB(c, g));
+            done = true;
+        }
+    }
+#endif
+    if (!done)
+        REMAT_RETURN_IF_ERROR(convTransposeIm2colB(c));
+    if (DView *db = c.inputGrad(2)) {
+        std::vector<int64_t> target(dy->shape.size() - 1, 1);
+        target[0] = dy->shape[1];
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {}, nullptr, target,
+                                            db->f()));
+    }
+    return Status::ok();
+}
+
 } // namespace
 
 void addConvOps(OpTable &t)
 {
     t["Conv"] = convF;
     t["ConvGrad"] = convB;
+    t["ConvTranspose"] = convTransposeF;
+    t["ConvTransposeGrad"] = convTransposeB;
 }
 
 } // namespace remat::gpu

@@ -18,6 +18,7 @@ void addShapeOps(OpTable &t);
 void addNnOps(OpTable &t);
 void addBlasOps(OpTable &t);
 void addConvOps(OpTable &t);
+void addRecurrentOps(OpTable &t);
 void addLossOps(OpTable &t);
 
 using core::exec::normalizeAxis;

@@ -369,6 +369,65 @@ Status reduceB(OpContext &c, bool mean)
                                 dx->f(), dx->f(), dx->numel()),
                    "scale");
 }
+/// ReduceSumSquare, ReduceL2 and ReduceL1 (the CPU reference's kernels_nn.cpp definitions).
+enum class Norm { SumSquare, L2, L1 };
+
+Status reduceNormF(OpContext &c, Norm kind)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
+    if (numelOf(kept) != y->numel())
+        return c.error("output size mismatch");
+    if (kind == Norm::L1) {
+        REMAT_ASSIGN_OR_RETURN(void *raw, c.rt->scratch(x->numel() * 4));
+        float *absX = static_cast<float *>(raw);
+        REMAT_RETURN_IF_ERROR(c.check(unaryForward(c.rt->stream(), UnaryOp::Abs, {}, x->f(), absX, x->numel()), "abs"));
+        return reduceTermsTo(c, GradTerm::Dy, x->shape, absX, {}, nullptr, {}, nullptr, kept, y->f());
+    }
+    REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::DyTimesA, x->shape, x->f(), x->shape, x->f(), {}, nullptr, kept, y->f()));
+    if (kind == Norm::L2)
+        REMAT_RETURN_IF_ERROR(c.check(unaryForward(c.rt->stream(), UnaryOp::Sqrt, {}, y->f(), y->f(), y->numel()), "sqrt"));
+    return Status::ok();
+}
+
+Status reduceNormB(OpContext &c, Norm kind)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dreduced"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    if (kind == Norm::L2)
+        REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
+    const std::vector<int64_t> own = contiguousStrides(dx->shape), spread = broadcastStrides(kept, dx->shape);
+    NdIter it;
+    cudaStream_t s = c.rt->stream();
+    if (kind == Norm::L2) { // dx = (dy / y) x, both broadcast from the kept shape
+        if (!buildIter(dx->shape, {own, spread, spread}, it))
+            return c.unsupported("rank above 8");
+        REMAT_RETURN_IF_ERROR(c.check(binaryForward(s, BinaryOp::Div, ElemType::Float, it, dy->data, y->data, dx->data), "divide"));
+    } else {
+        if (!buildIter(dx->shape, {own, spread}, it))
+            return c.unsupported("rank above 8");
+        REMAT_RETURN_IF_ERROR(c.check(stridedCopy(s, it, dy->data, dx->data, 4), "broadcast"));
+    }
+    if (kind == Norm::L1) // dy sign(x): Abs's derivative
+        return c.check(unaryBackward(s, UnaryOp::Abs, {}, x->f(), nullptr, dx->f(), dx->f(), dx->numel()), "sign");
+    NdIter flat;
+    if (!buildIter(dx->shape, {own, own, own}, flat))
+        return c.unsupported("rank above 8");
+    REMAT_RETURN_IF_ERROR(c.check(binaryForward(s, BinaryOp::Mul, ElemType::Float, flat, dx->data, x->data, dx->data), "times x"));
+    if (kind == Norm::SumSquare)
+        return c.check(scaleFloats(s, 2.f, dx->f(), dx->f(), dx->numel()), "scale");
+    return Status::ok();
+}
+
 /// The index spaces of a reduction of `x` to `kept` (1 on every reduced axis): operand 0 walks x.
 Status extremumIters(OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &kept,
                      NdIter &keptIt, NdIter &redIt)
@@ -484,6 +543,12 @@ void addNnOps(OpTable &t)
     t["ReduceMean"] = reduceMeanF;
     t["ReduceMeanGrad"] = reduceMeanB;
     t["ReduceSum"] = reduceSumF;
+    t["ReduceSumSquare"] = [](OpContext &c) { return reduceNormF(c, Norm::SumSquare); };
+    t["ReduceSumSquareGrad"] = [](OpContext &c) { return reduceNormB(c, Norm::SumSquare); };
+    t["ReduceL2"] = [](OpContext &c) { return reduceNormF(c, Norm::L2); };
+    t["ReduceL2Grad"] = [](OpContext &c) { return reduceNormB(c, Norm::L2); };
+    t["ReduceL1"] = [](OpContext &c) { return reduceNormF(c, Norm::L1); };
+    t["ReduceL1Grad"] = [](OpContext &c) { return reduceNormB(c, Norm::L1); };
     t["ReduceSumGrad"] = reduceSumB;
     t["ReduceMax"] = [](OpContext &c) { return reduceExtremumF(c, true); };
     t["ReduceMaxGrad"] = reduceExtremumB;

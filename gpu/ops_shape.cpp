@@ -6,6 +6,7 @@
 
 #include "core/exec/index_maps.h"
 #include "core/exec/slice_geometry.h"
+#include "core/ops/space_depth.h"
 
 #include "core/ir/graph.h"
 
@@ -106,6 +107,28 @@ Status transposeB(OpContext &c)
         inv[size_t(perm[i])] = int64_t(i);
     }
     return permute(c, *dy, *dx, inv);
+}
+
+/// DepthToSpace / SpaceToDepth: one permutation of a 6-D view (core/ops/space_depth.h), the
+/// backward its inverse.
+Status spaceDepth(OpContext &c, bool backward)
+{
+    DView *x = backward ? c.outputGrad(0) : c.input(0), *y = backward ? c.inputGrad(0) : c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, backward ? "doutput" : "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, backward ? "dinput" : "output"));
+    const std::string type = c.node ? c.node->opType : std::string();
+    auto v = core::ops::spaceDepthView(type, c.attrString("mode", "DCR"), c.attrInt("blocksize", 0),
+                                       backward ? y->shape : x->shape);
+    if (!v)
+        return c.error(v.status().message());
+    DView from = *x;
+    std::vector<int64_t> permuted(6), inverse(6);
+    for (size_t i = 0; i < 6; ++i) {
+        permuted[i] = v->in[size_t(v->perm[i])];
+        inverse[size_t(v->perm[i])] = int64_t(i);
+    }
+    from.shape = backward ? permuted : v->in;
+    return permute(c, from, *y, backward ? inverse : v->perm);
 }
 
 // Copies `part` (shape with `len` at `axis`) into / out of `whole` at offset `at` along `axis`.
@@ -540,6 +563,10 @@ void addShapeOps(OpTable &t)
         t[std::string(type) + "Grad"] = copyB;
     }
     t["Transpose"] = transposeF;
+    t["DepthToSpace"] = [](OpContext &c) { return spaceDepth(c, false); };
+    t["DepthToSpaceGrad"] = [](OpContext &c) { return spaceDepth(c, true); };
+    t["SpaceToDepth"] = [](OpContext &c) { return spaceDepth(c, false); };
+    t["SpaceToDepthGrad"] = [](OpContext &c) { return spaceDepth(c, true); };
     t["TransposeGrad"] = transposeB;
     t["Concat"] = concatF;
     t["ConcatGrad"] = concatB;

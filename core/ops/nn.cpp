@@ -1,5 +1,6 @@
 // Neural-network ops (onnx/defs/nn): convolution, matrix products, normalisation, pooling,
 // dropout.
+#include "core/ops/conv_transpose_geometry.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_context.h"
 
@@ -37,21 +38,22 @@ Status inferConv(ShapeContext &c, bool transpose)
     else
         out.dims.push_back(Dim());
     if (transpose) {
-        const auto outShape = c.node.attrInts("output_shape");
-        const auto outPad = c.node.attrInts("output_padding", std::vector<int64_t>(nsp, 0));
-        for (size_t i = 0; i < nsp; ++i) {
-            if (outShape.size() == nsp) {
-                out.dims.push_back(Dim(outShape[i]));
-                continue;
-            }
-            const Dim &in = x->dims[2 + i];
-            if (!in.isStatic()) {
-                out.dims.push_back(Dim());
-                continue;
-            }
-            out.dims.push_back(Dim(strides[i] * (in.value - 1) + (i < outPad.size() ? outPad[i] : 0) +
-                                   (kernel[i] - 1) * dil[i] + 1 - pads[i] - pads[nsp + i]));
-        }
+        // Every spatial size follows from static input sizes and W (auto_pad, output_shape and
+        // output_padding resolved as the kernels resolve them); a free input size stays unknown
+        // unless output_shape gives it.
+        std::vector<int64_t> xs; // a free size stands in as 64 (its output size stays unknown)
+        for (const Dim &d : x->dims)
+            xs.push_back(d.isStatic() ? d.value : 64);
+        if (!w || !w->isStatic() || w->rank() != x->rank())
+            return Status::ok();
+        if (!x->dims[1].isStatic())
+            xs[1] = w->dims[0].value;
+        auto g = resolveConvTranspose(&c.node, xs, w->sizes());
+        if (!g)
+            return c.fail(g.status().message());
+        const bool fixedByAttr = !c.node.attrInts("output_shape").empty();
+        for (size_t i = 0; i < nsp; ++i)
+            out.dims.push_back(x->dims[2 + i].isStatic() || fixedByAttr ? Dim(g->out[i]) : Dim());
     } else {
         for (size_t i = 0; i < nsp; ++i)
             out.dims.push_back(windowDim(x->dims[2 + i], kernel[i], strides[i], dil[i], pads[i],
@@ -223,6 +225,29 @@ Expected<Spec> conv(const RuleContext &c)
     }
     if (wantGrad(c, s, 2))
         s.backwardFlops += numel(y);
+    return s;
+}
+
+/// ConvTranspose: PyTorch's conv_transpose saves the input and the weight (convolution_backward
+/// reads both); as for Conv, X is kept when W needs a gradient and W when X does.
+Expected<Spec> convTranspose(const RuleContext &c)
+{
+    const ir::Value *w = c.input(1);
+    if (!w || w->shape.rank() < 3 || !w->shape.isStatic())
+        return makeError(StatusCode::InvalidArgument, "ConvTranspose needs a weight with a static shape");
+    const double macs = convTransposeFlops(c) / 2;
+    Spec s;
+    s.forwardFlops = 2 * macs;
+    if (wantGrad(c, s, 0)) { // dX = conv(dY, W)
+        saveInput(s, 1);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 1)) { // dW = X (*) im2col(dY)
+        saveInput(s, 0);
+        s.backwardFlops += 2 * macs;
+    }
+    if (wantGrad(c, s, 2))
+        s.backwardFlops += numel(c.output(0));
     return s;
 }
 
@@ -457,7 +482,7 @@ bool dropoutDrops(const ir::Graph &graph, const ir::Node &node)
 void addNnOps(std::vector<OpDef> &t)
 {
     t.push_back({.type = "Conv", .family = OpFamily::Convolution, .inferShape = convShape, .differentiable = firstThree, .derive = conv});
-    t.push_back({.type = "ConvTranspose", .family = OpFamily::Convolution, .inferShape = convTransposeShape, .flops = convTransposeFlops});
+    t.push_back({.type = "ConvTranspose", .family = OpFamily::Convolution, .inferShape = convTransposeShape, .differentiable = firstThree, .derive = convTranspose});
     t.push_back({.type = "Gemm", .family = OpFamily::MatrixProduct, .inferShape = inferGemm, .differentiable = firstThree, .derive = gemm});
     t.push_back({.type = "MatMul", .family = OpFamily::MatrixProduct, .inferShape = inferMatMul, .differentiable = firstTwo, .derive = matmul});
     t.push_back({.type = "BatchNormalization", .family = OpFamily::Normalisation, .inferShape = inferBatchNorm, .differentiable = firstThree, .derive = batchNorm});

@@ -70,6 +70,31 @@ Status argMaxShape(ShapeContext &c)
 // ---- gradient rules --------------------------------------------------------------------------
 
 
+
+/// ReduceSumSquare (x.pow(2).sum(): pow keeps its input), ReduceL2 and ReduceL1 (torch.norm:
+/// linalg_vector_norm keeps its input and its result; L2's backward reads both).
+Expected<Spec> reduceSumSquare(const RuleContext &c)
+{
+    Spec s = *reduction(c);
+    s.forwardFlops = 2 * numel(c.input(0));
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        s.backwardFlops = 2 * numel(c.input(0));
+    }
+    return s;
+}
+
+Expected<Spec> reduceNorm(const RuleContext &c)
+{
+    Spec s = *reduction(c);
+    s.forwardFlops = 2 * numel(c.input(0));
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        saveOutput(s, 0);
+        s.backwardFlops = 3 * numel(c.input(0));
+    }
+    return s;
+}
 } // namespace
 
 void addReductionOps(std::vector<OpDef> &t)
@@ -79,11 +104,11 @@ void addReductionOps(std::vector<OpDef> &t)
     t.push_back({.type = "ReduceMax", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
     t.push_back({.type = "ReduceMin", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
     t.push_back({.type = "ReduceProd", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceL1", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceL2", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
+    t.push_back({.type = "ReduceL1", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceNorm});
+    t.push_back({.type = "ReduceL2", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceNorm});
     t.push_back({.type = "ReduceLogSum", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
     t.push_back({.type = "ReduceLogSumExp", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceSumSquare", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
+    t.push_back({.type = "ReduceSumSquare", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceSumSquare});
     t.push_back({.type = "ArgMax", .family = OpFamily::Pooling, .inferShape = argMaxShape, .flops = perInput});
     t.push_back({.type = "ArgMin", .family = OpFamily::Pooling, .inferShape = argMaxShape, .flops = perInput});
 }

@@ -57,6 +57,7 @@ std::vector<OpDef> makeTable()
     addTensorOps(t);
     addReductionOps(t);
     addControlOps(t);
+    addRecurrentOps(t);
     std::sort(t.begin(), t.end(), [](const OpDef &a, const OpDef &b) { return std::strcmp(a.type, b.type) < 0; });
     return t;
 }

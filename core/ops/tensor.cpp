@@ -642,6 +642,35 @@ Status inferResize(ShapeContext &c)
     return Status::ok();
 }
 
+/// DepthToSpace / SpaceToDepth: [N, C, H, W] -> [N, C / b^2, H b, W b] and back.
+Status inferSpaceDepth(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    if (x->rank() != 4)
+        return c.fail("input must be 4-D [N, C, H, W], got " + x->toString());
+    const int64_t b = c.node.attrInt("blocksize", 0);
+    if (b < 1)
+        return c.fail("blocksize must be positive");
+    const bool toSpace = c.node.opType == "DepthToSpace";
+    auto scaled = [&](const Dim &d, int64_t mul, int64_t div) {
+        if (!d.isStatic())
+            return Dim();
+        return Dim(d.value * mul / div);
+    };
+    const Dim &ch = x->dims[1];
+    if (ch.isStatic() && toSpace && ch.value % (b * b) != 0)
+        return c.fail("channels " + std::to_string(ch.value) + " are not a multiple of blocksize^2");
+    Shape out;
+    if (toSpace)
+        out = Shape({x->dims[0], scaled(ch, 1, b * b), scaled(x->dims[2], b, 1), scaled(x->dims[3], b, 1)});
+    else
+        out = Shape({x->dims[0], scaled(ch, b * b, 1), scaled(x->dims[2], 1, b), scaled(x->dims[3], 1, b)});
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
 Status inferTile(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -719,6 +748,8 @@ void addTensorOps(std::vector<OpDef> &t)
     t.push_back({.type = "Squeeze", .family = OpFamily::DataMovement, .inferShape = inferSqueeze, .differentiable = first, .derive = layoutOnly});
     t.push_back({.type = "Unsqueeze", .family = OpFamily::DataMovement, .inferShape = inferUnsqueeze, .differentiable = first, .derive = layoutOnly});
     t.push_back({.type = "Transpose", .family = OpFamily::DataMovement, .inferShape = inferTranspose, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "DepthToSpace", .family = OpFamily::DataMovement, .inferShape = inferSpaceDepth, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "SpaceToDepth", .family = OpFamily::DataMovement, .inferShape = inferSpaceDepth, .differentiable = first, .derive = layoutOnly});
     t.push_back({.type = "Identity", .family = OpFamily::DataMovement, .inferShape = unaryShape, .differentiable = first, .derive = layoutOnly});
     t.push_back({.type = "Cast", .family = OpFamily::DataMovement, .inferShape = inferCast, .differentiable = castDifferentiable, .derive = layoutOnly});
     t.push_back({.type = "Concat", .family = OpFamily::DataMovement, .inferShape = inferConcat, .differentiable = all, .derive = layoutOnly});

@@ -132,6 +132,9 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Concat", {"Concat", {attr("axis", int64_t(1))}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {Out{V{2, 4}}}});
     add("Split", {"Split", {attr("axis", int64_t(1))}, {randn({2, 5}, 1), ints({2}, {2, 3})}, {Out{V{2, 2}}, Out{V{2, 3}}}});
     add("Slice steps", {"Slice", {}, {randn({3, 6}, 1), ints({2}, {0, 5}), ints({2}, {3, 0}), ints({2}, {0, 1}), ints({2}, {2, -2})}, {Out{V{2, 3}}}});
+    add("DepthToSpace DCR", {"DepthToSpace", {attr("blocksize", int64_t(2))}, {randn({1, 8, 2, 3}, 1)}, {Out{V{1, 2, 4, 6}}}});
+    add("DepthToSpace CRD", {"DepthToSpace", {attr("blocksize", int64_t(2)), attr("mode", std::string("CRD"))}, {randn({2, 4, 1, 2}, 1)}, {Out{V{2, 1, 2, 4}}}});
+    add("SpaceToDepth", {"SpaceToDepth", {attr("blocksize", int64_t(2))}, {randn({1, 2, 4, 2}, 1)}, {Out{V{1, 8, 2, 1}}}});
     add("Gather", {"Gather", {attr("axis", int64_t(1))}, {randn({2, 4}, 1), ints({3}, {3, 0, -1})}, {f23}});
     add("Expand", {"Expand", {}, {randn({3, 1}, 1), ints({3}, {2, 3, 4})}, {Out{V{2, 3, 4}}}});
     add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
@@ -158,6 +161,9 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
     add("ReduceMax", {"ReduceMax", {attr("axes", V{1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 4)}, {Out{V{2, 1, 2}}}});
     add("ReduceMin", {"ReduceMin", {attr("axes", V{0, 2}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 5)}, {Out{V{3}}}});
+    add("ReduceSumSquare", {"ReduceSumSquare", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 6)}, {Out{V{2, 2}}}});
+    add("ReduceL2", {"ReduceL2", {}, {randn({2, 3, 2}, 7), ints({1}, {2})}, {Out{V{2, 3, 1}}}});
+    add("ReduceL1", {"ReduceL1", {attr("axes", V{0, 1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 8, 1.0, 0, 0.05)}, {Out{V{1, 1, 2}}}});
     add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
                 {randn({2, 5, 2, 1}, 1)}, {Out{V{2, 5, 2, 1}}}});
     add("GlobalAveragePool", {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});
@@ -168,12 +174,49 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Conv depthwise SAME", {"Conv", {attr("group", int64_t(3)), attr("auto_pad", std::string("SAME_UPPER"))},
                                 {randn({1, 3, 4, 4}, 1), randn({3, 1, 3, 3}, 2)}, {Out{V{1, 3, 4, 4}}}});
     add("Conv 1-D", {"Conv", {attr("strides", V{2})}, {randn({2, 2, 7}, 1), randn({3, 2, 3}, 2), randn({3}, 3)}, {Out{V{2, 3, 3}}}});
+    add("ConvTranspose 2-D groups/stride/pads/output_padding/dilation",
+        {"ConvTranspose", {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 0, 0, 1}), attr("output_padding", V{1, 0}), attr("dilations", V{1, 2})},
+         {randn({2, 4, 3, 3}, 1), randn({4, 1, 3, 2}, 2), randn({2}, 3)}, {Out{V{2, 2, 7, 4}}}});
+    add("ConvTranspose 1-D SAME_UPPER", {"ConvTranspose", {attr("strides", V{2}), attr("auto_pad", std::string("SAME_UPPER"))},
+                                         {randn({1, 2, 4}, 1), randn({2, 3, 3}, 2)}, {Out{V{1, 3, 8}}}});
+    add("ConvTranspose 3-D output_shape", {"ConvTranspose", {attr("strides", V{2, 1, 1}), attr("output_shape", V{3, 3, 3})},
+                                           {randn({1, 2, 2, 2, 2}, 1), randn({2, 2, 2, 2, 2}, 2), randn({2}, 3)}, {Out{V{1, 2, 3, 3, 3}}}});
     add("MaxPool", {"MaxPool", {attr("kernel_shape", V{3, 3}), attr("strides", V{2, 2}), attr("pads", V{1, 1, 1, 1})},
                     {randn({1, 2, 5, 5}, 1)}, {Out{V{1, 2, 3, 3}}, Out{V{1, 2, 3, 3}, ir::DataType::Int64}}});
     add("AveragePool", {"AveragePool", {attr("kernel_shape", V{2, 2}), attr("strides", V{2, 2}), attr("pads", V{0, 0, 1, 1})},
                         {randn({1, 2, 3, 3}, 1)}, {Out{V{1, 2, 2, 2}}}});
     add("AveragePool count pad", {"AveragePool", {attr("kernel_shape", V{3, 3}), attr("pads", V{1, 1, 1, 1}), attr("count_include_pad", int64_t(1))},
                                   {randn({1, 1, 3, 3}, 1)}, {Out{V{1, 1, 3, 3}}}});
+    // recurrent: Y, Y_h (, Y_c), then the saved state the gradient rule appends (core/ops/recurrent.h)
+    using Strings = std::vector<std::string>;
+    using Floats = std::vector<double>;
+    add("LSTM", {"LSTM", {attr("hidden_size", int64_t(2))},
+                 {randn({3, 2, 3}, 1), randn({1, 8, 3}, 2, 0.5), randn({1, 8, 2}, 3, 0.5), randn({1, 16}, 4, 0.3), std::nullopt,
+                  randn({1, 2, 2}, 5, 0.5), randn({1, 2, 2}, 6, 0.5)},
+                 {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 8}}, Out{V{3, 1, 2, 2}}}});
+    add("LSTM bidirectional peepholes sequence_lens", {"LSTM", {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional"))},
+                 {randn({3, 2, 3}, 1), randn({2, 8, 3}, 2, 0.5), randn({2, 8, 2}, 3, 0.5), randn({2, 16}, 4, 0.3), ints({2}, {3, 2}),
+                  randn({2, 2, 2}, 5, 0.5), randn({2, 2, 2}, 6, 0.5), randn({2, 6}, 7, 0.5)},
+                 {Out{V{3, 2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 8}}, Out{V{3, 2, 2, 2}}}});
+    add("LSTM reverse batch-first input_forget activations clip", {"LSTM", {attr("hidden_size", int64_t(2)), attr("direction", std::string("reverse")), attr("layout", int64_t(1)),
+                  attr("input_forget", int64_t(1)), attr("clip", 3.0), attr("activations", Strings{"Sigmoid", "ScaledTanh", "Softsign"}),
+                  attr("activation_alpha", Floats{0.8}), attr("activation_beta", Floats{1.2})},
+                 {randn({2, 3, 3}, 1), randn({1, 8, 3}, 2, 0.5), randn({1, 8, 2}, 3, 0.5), randn({1, 16}, 4, 0.3), std::nullopt,
+                  randn({2, 1, 2}, 5, 0.5), std::nullopt},
+                 {Out{V{2, 3, 1, 2}}, Out{V{2, 1, 2}}, std::nullopt, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 8}}, Out{V{3, 1, 2, 2}}}});
+    add("GRU", {"GRU", {attr("hidden_size", int64_t(2))},
+                {randn({3, 2, 3}, 1), randn({1, 6, 3}, 2, 0.5), randn({1, 6, 2}, 3, 0.5), randn({1, 12}, 4, 0.3), std::nullopt, randn({1, 2, 2}, 5, 0.5)},
+                {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 6}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}}});
+    add("GRU bidirectional linear_before_reset batch-first sequence_lens", {"GRU", {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional")),
+                 attr("linear_before_reset", int64_t(1)), attr("layout", int64_t(1))},
+                {randn({2, 3, 3}, 1), randn({2, 6, 3}, 2, 0.5), randn({2, 6, 2}, 3, 0.5), randn({2, 12}, 4, 0.3), ints({2}, {2, 3}), randn({2, 2, 2}, 5, 0.5)},
+                {Out{V{2, 3, 2, 2}}, Out{V{2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 6}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}}});
+    add("RNN reverse sequence_lens", {"RNN", {attr("hidden_size", int64_t(2)), attr("direction", std::string("reverse"))},
+                {randn({3, 2, 3}, 1), randn({1, 2, 3}, 2, 0.5), randn({1, 2, 2}, 3, 0.5), randn({1, 4}, 4, 0.3), ints({2}, {1, 3}), randn({1, 2, 2}, 5, 0.5)},
+                {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{4, 1, 2, 2}}}});
+    add("RNN bidirectional Softplus", {"RNN", {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional")), attr("activations", Strings{"Tanh", "Softplus"})},
+                {randn({3, 2, 3}, 1), randn({2, 2, 3}, 2, 0.5), randn({2, 2, 2}, 3, 0.5), randn({2, 4}, 4, 0.3)},
+                {Out{V{3, 2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{4, 2, 2, 2}}}});
     return rows;
 }
 

@@ -183,6 +183,61 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                          {attrInts("kernel_shape", {3, 3}), attrInts("dilations", {2, 2}),
                           attrInts("pads", {2, 2, 2, 2}), attrInt("group", 3)});
          }},
+        {"conv_transpose_grouped_strided",
+         [](MiniGraph &g) {
+             return g.op("ConvTranspose", {g.input("x", {2, 4, 5, 5}), g.param("w", {4, 3, 3, 3}), g.param("b", {6})},
+                         {2, 6, 10, 10},
+                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}), attrInts("pads", {1, 1, 1, 1}),
+                          attrInts("output_padding", {1, 1}), attrInt("group", 2)});
+         }},
+        {"conv_transpose_1d_asymmetric_pads",
+         [](MiniGraph &g) {
+             // asymmetric pads: the cuDNN path refuses them, the comparison runs through im2col
+             return g.op("ConvTranspose", {g.input("x", {2, 3, 6}), g.param("w", {3, 2, 3})}, {2, 2, 12},
+                         {attrInts("strides", {2}), attrInts("pads", {1, 0})});
+         }},
+        {"lstm_bidirectional_sequence_lens",
+         [](MiniGraph &g) {
+             return g.op("LSTM",
+                         {g.input("x", {4, 2, 3}), g.param("w", {2, 16, 3}), g.param("r", {2, 16, 4}), g.param("b", {2, 32}),
+                          g.constInts("lens", {4, 3}), g.input("h0", {2, 2, 4}), g.input("c0", {2, 2, 4})},
+                         {4, 2, 2, 4}, {attrInt("hidden_size", 4), attrString("direction", "bidirectional")},
+                         {{{2, 2, 4}, DataType::Float}, {{2, 2, 4}, DataType::Float}});
+         }},
+        {"gru_reverse_batch_first",
+         [](MiniGraph &g) {
+             return g.op("GRU", {g.input("x", {2, 4, 3}), g.param("w", {1, 12, 3}), g.param("r", {1, 12, 4}), g.param("b", {1, 24})},
+                         {2, 4, 1, 4}, {attrInt("hidden_size", 4), attrString("direction", "reverse"), attrInt("layout", 1)},
+                         {{{2, 1, 4}, DataType::Float}});
+         }},
+        {"gru_linear_before_reset",
+         [](MiniGraph &g) {
+             return g.op("GRU", {g.input("x", {3, 2, 3}), g.param("w", {1, 12, 3}), g.param("r", {1, 12, 4}), g.param("b", {1, 24}),
+                                 ValueId(), g.input("h0", {1, 2, 4})},
+                         {3, 1, 2, 4}, {attrInt("hidden_size", 4), attrInt("linear_before_reset", 1)}, {{{1, 2, 4}, DataType::Float}});
+         }},
+        {"rnn_tanh_sequence_lens",
+         [](MiniGraph &g) {
+             return g.op("RNN", {g.input("x", {3, 2, 3}), g.param("w", {1, 4, 3}), g.param("r", {1, 4, 4}), g.param("b", {1, 8}),
+                                 g.constInts("lens", {2, 3})},
+                         {3, 1, 2, 4}, {attrInt("hidden_size", 4)}, {{{1, 2, 4}, DataType::Float}});
+         }},
+        {"depth_to_space_space_to_depth",
+         [](MiniGraph &g) {
+             const ValueId d = g.op("DepthToSpace", {g.input("x", {2, 8, 3, 2})}, {2, 2, 6, 4},
+                                    {attrInt("blocksize", 2), attrString("mode", "CRD")});
+             const ValueId s = g.op("SpaceToDepth", {g.op("Mul", {d, g.param("p", {4})}, {2, 2, 6, 4})}, {2, 8, 3, 2},
+                                    {attrInt("blocksize", 2)});
+             return g.op("DepthToSpace", {s}, {2, 2, 6, 4}, {attrInt("blocksize", 2)});
+         }},
+        {"reduce_norms",
+         [](MiniGraph &g) {
+             const ValueId x = g.op("Mul", {g.input("x", {2, 3, 4}), g.param("p", {4})}, {2, 3, 4});
+             const ValueId l2 = g.op("ReduceL2", {x}, {2, 1, 4}, {attrInts("axes", {1}), attrInt("keepdims", 1)});
+             const ValueId l1 = g.op("ReduceL1", {x}, {2, 3, 1}, {attrInts("axes", {2}), attrInt("keepdims", 1)});
+             const ValueId ss = g.op("ReduceSumSquare", {x}, {1, 1, 1}, {attrInt("keepdims", 1)});
+             return g.op("Sum", {l2, l1, ss}, {2, 3, 4});
+         }},
         {"max_pool",
          [](MiniGraph &g) {
              return g.op("MaxPool", {g.input("x", {2, 3, 9, 9})}, {2, 3, 5, 5},

@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace remat::tests;
@@ -138,6 +139,37 @@ private slots:
             QVERIFY2(code != 0, qPrintable(bad.join(' ')));
             QVERIFY2(out.contains("error"), qPrintable(out));
         }
+    }
+
+    void recurrentAndTransposedConvModelsTrain()
+    {
+        // LSTM (Silero VAD, inside an If on the sample rate), a bidirectional GRU and paddle's
+        // ConvTranspose: each derives its training step and runs it; a plan that recomputes the
+        // GRU gives store-all's gradients bit for bit, and measured peak = predicted.
+        const QString rw = sourceDir() + "/tests/data/realworld/";
+        if (!QFileInfo::exists(rematBinary()) || !QFileInfo::exists(rw + "gru_classifier_torch113.onnx"))
+            QSKIP("remat binary or realworld data not found");
+        auto run = [&](const QStringList &args, int &code) {
+            QProcess p;
+            p.start(rematBinary(), args);
+            p.waitForFinished(300000);
+            code = p.exitCode();
+            return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        };
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString plan = tmp.filePath("gru_revolve.json");
+        const QStringList gru = {rw + "gru_classifier_torch113.onnx", "--batch", "2", "--dim", "frames=50"};
+        int code = -1;
+        QString out = run(QStringList{"solve"} + gru + QStringList{"--solver", "revolve", "--out", plan}, code);
+        QVERIFY2(code == 0, qPrintable(out.right(600)));
+        out = run(QStringList{"run"} + gru + QStringList{"--plan", plan, "--check"}, code);
+        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all (bitwise"),
+                 qPrintable(out.right(600)));
+        out = run({"run", rw + "silero_vad_half.onnx", "--batch", "1", "--dim", "sequence=576", "--check"}, code);
+        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all"), qPrintable(out.right(600)));
+        out = run({"run", rw + "ppocrv4_det.onnx", "--input-shape", "x=1x3x64x64", "--check"}, code);
+        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all"), qPrintable(out.right(600)));
     }
 };
 

@@ -25,6 +25,8 @@ const KernelTable &table()
         addShapeKernels(k);
         addNnKernels(k);
         addConvKernels(k);
+        addConvTransposeKernels(k);
+        addRecurrentKernels(k);
         addLossKernels(k);
         return k;
     }();

@@ -21,6 +21,8 @@ void addElementwiseKernels(KernelTable &table);
 void addShapeKernels(KernelTable &table);
 void addNnKernels(KernelTable &table);
 void addConvKernels(KernelTable &table);
+void addConvTransposeKernels(KernelTable &table);
+void addRecurrentKernels(KernelTable &table);
 void addLossKernels(KernelTable &table);
 
 /// Numpy broadcasting of up to a few inputs to one output shape; strides are 0 on broadcast dims.

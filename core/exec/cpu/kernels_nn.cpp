@@ -678,6 +678,53 @@ Status reduceExtremumGrad(KernelContext &c)
     return Status::ok();
 }
 
+/// ReduceSumSquare, ReduceL2 (sqrt of the sum of squares) and ReduceL1 (sum of |x|).
+enum class Norm { SumSquare, L2, L1 };
+
+Status reduceNormForward(KernelContext &c, Norm kind)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != y->numel())
+        return c.error("output size mismatch");
+    std::vector<double> acc(size_t(y->numel()), 0.0);
+    const float *px = x->f();
+    keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
+        const double v = px[o];
+        acc[size_t(j)] += kind == Norm::L1 ? std::abs(v) : v * v;
+    });
+    for (int64_t j = 0; j < y->numel(); ++j)
+        y->f()[j] = float(kind == Norm::L2 ? std::sqrt(acc[size_t(j)]) : acc[size_t(j)]);
+    return Status::ok();
+}
+
+/// SumSquare: 2 x dy; L2: dy x / y (0 where the norm is 0, as PyTorch); L1: dy sign(x).
+Status reduceNormGrad(KernelContext &c, Norm kind)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    if (kind == Norm::L2)
+        REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != dy->numel())
+        return c.error("output gradient size mismatch");
+    const float *px = x->f(), *pg = dy->f(), *py = y ? y->f() : nullptr;
+    float *pd = dx->f();
+    keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
+        const double v = px[o], d = pg[j];
+        switch (kind) {
+        case Norm::SumSquare: pd[o] = float(2 * v * d); break;
+        case Norm::L2: pd[o] = py[j] == 0 ? 0.f : float(d * v / double(py[j])); break;
+        case Norm::L1: pd[o] = float(v > 0 ? d : (v < 0 ? -d : 0.0)); break;
+        }
+    });
+    return Status::ok();
+}
+
 Status reduceMeanForward(KernelContext &c) { return reduceForward(c, true); }
 Status reduceSumForward(KernelContext &c) { return reduceForward(c, false); }
 Status reduceMeanGrad(KernelContext &c) { return reduceGrad(c, true); }
@@ -821,6 +868,12 @@ void addNnKernels(KernelTable &t)
     t["ReduceMaxGrad"] = reduceExtremumGrad;
     t["ReduceMin"] = [](KernelContext &c) { return reduceExtremumForward(c, false); };
     t["ReduceMinGrad"] = reduceExtremumGrad;
+    t["ReduceSumSquare"] = [](KernelContext &c) { return reduceNormForward(c, Norm::SumSquare); };
+    t["ReduceSumSquareGrad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::SumSquare); };
+    t["ReduceL2"] = [](KernelContext &c) { return reduceNormForward(c, Norm::L2); };
+    t["ReduceL2Grad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::L2); };
+    t["ReduceL1"] = [](KernelContext &c) { return reduceNormForward(c, Norm::L1); };
+    t["ReduceL1Grad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::L1); };
     t["GlobalAveragePool"] = globalAvgPoolForward;
     t["GlobalAveragePoolGrad"] = globalAvgPoolGrad;
     t["LRN"] = lrnForward;

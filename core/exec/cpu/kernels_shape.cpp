@@ -4,6 +4,7 @@
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/index_maps.h"
 #include "core/exec/slice_geometry.h"
+#include "core/ops/space_depth.h"
 
 #include "core/ir/tensor_data.h"
 
@@ -175,6 +176,34 @@ Status transposeGrad(KernelContext &c)
     for (size_t i = 0; i < perm.size(); ++i)
         inverse[size_t(perm[i])] = int64_t(i);
     return permute(c, *dy, *dx, inverse);
+}
+
+// ---- DepthToSpace / SpaceToDepth ----------------------------------------------------------
+
+/// One permutation of a 6-D view (core/ops/space_depth.h); the backward runs the inverse.
+Status spaceDepth(KernelContext &c, bool backward)
+{
+    KView *x = backward ? c.outputGrad(0) : c.input(0), *y = backward ? c.inputGrad(0) : c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, backward ? "doutput" : "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, backward ? "dinput" : "output"));
+    const std::string type = c.node ? c.node->opType : std::string();
+    auto v = ops::spaceDepthView(type, c.attrString("mode", "DCR"), c.attrInt("blocksize", 0), backward ? y->shape : x->shape);
+    if (!v)
+        return c.error(v.status().message());
+    KView from = *x, to = *y;
+    std::vector<int64_t> permuted(6), inverse(6);
+    for (size_t i = 0; i < 6; ++i) {
+        permuted[i] = v->in[size_t(v->perm[i])];
+        inverse[size_t(v->perm[i])] = int64_t(i);
+    }
+    if (!backward) {
+        from.shape = v->in;
+        to.shape = permuted;
+        return permute(c, from, to, v->perm);
+    }
+    from.shape = permuted;
+    to.shape = v->in;
+    return permute(c, from, to, inverse);
 }
 
 // ---- Concat / Split -----------------------------------------------------------------------
@@ -752,6 +781,10 @@ void addShapeKernels(KernelTable &t)
     }
     t["Shape"] = shapeForward;
     t["Transpose"] = transposeForward;
+    t["DepthToSpace"] = [](KernelContext &c) { return spaceDepth(c, false); };
+    t["DepthToSpaceGrad"] = [](KernelContext &c) { return spaceDepth(c, true); };
+    t["SpaceToDepth"] = [](KernelContext &c) { return spaceDepth(c, false); };
+    t["SpaceToDepthGrad"] = [](KernelContext &c) { return spaceDepth(c, true); };
     t["TransposeGrad"] = transposeGrad;
     t["Concat"] = concatForward;
     t["ConcatGrad"] = concatGrad;
