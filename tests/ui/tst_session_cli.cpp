@@ -98,7 +98,7 @@ private slots:
         const tests::ProcessRun r = runRemat({"simulate", "--session", session, "--json", "--csv", cliCsv});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject j = QJsonDocument::fromJson(r.out).object();
-        const sim::Timeline &t = plan->timeline;
+        const core::sim::Timeline &t = plan->timeline;
         QCOMPARE(j.value("batch").toInteger(), planner.document()->batch());
         QCOMPARE(j.value("steps").toInteger(), qint64(plan->schedule.steps.size()));
         QCOMPARE(j.value("peak_bytes").toInteger(), t.peakBytes);
