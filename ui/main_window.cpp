@@ -3,6 +3,7 @@
 #include "ui/import_settings.h"
 #include "ui/input_settings_dialog.h"
 
+#include "core/layout/collapse_policy.h"
 #include "core/layout/shape_folding.h"
 #include "core/util/bytes.h"
 #include "ui/background_jobs.h"
@@ -418,29 +419,6 @@ void MainWindow::setBatch(int64_t batch)
     m_loader->load(m_currentPath, batch, importSettings());
 }
 
-int MainWindow::autoCollapseDepth(const layout::GraphLayouter &lay) const
-{
-    // The deepest collapse depth that still shows at most ~400 boxes; expanded when that fits.
-    const ir::Graph &g = lay.graph();
-    if (int(g.nodeCount()) - lay.hiddenCount() <= 600)
-        return 0;
-    int maxDepth = 0;
-    for (NamespaceId ns : lay.groups())
-        maxDepth = std::max(maxDepth, lay.groupDepth(ns));
-    for (int d = maxDepth; d >= 1; --d) {
-        int boxes = 0;
-        for (const ir::Node &n : g.nodes())
-            if (!lay.isHidden(n.id) && lay.groupDepth(lay.groupOfNode(n.id)) < d)
-                ++boxes;
-        for (NamespaceId ns : lay.groups())
-            if (lay.groupDepth(ns) == d)
-                ++boxes;
-        if (boxes <= 400)
-            return d;
-    }
-    return 1;
-}
-
 std::shared_ptr<layout::GraphLayouter> MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
 {
     std::vector<char> hidden;
@@ -481,7 +459,7 @@ void MainWindow::setFoldShapeArithmetic(bool on)
 void MainWindow::onLoaded(const LoadedModel &model)
 {
     auto layouter = makeLayouter(model.graph);
-    const int depth = m_initialDepth >= 0 ? m_initialDepth : autoCollapseDepth(*layouter);
+    const int depth = m_initialDepth >= 0 ? m_initialDepth : layout::autoCollapseDepth(*layouter);
     const bool sameFile = m_document->hasModel() && m_document->model().path == model.path;
     m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
     m_document->setLayouter(layouter);

@@ -130,7 +130,6 @@ private:
     void showSearchHit();
     void openDialog();
     void exportDialog(const QString &format);
-    int autoCollapseDepth(const core::layout::GraphLayouter &layouter) const;
     std::shared_ptr<core::layout::GraphLayouter> makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
 
     ModelDocument *m_document;

@@ -4,7 +4,7 @@
 #include "commands.h"
 
 #include "core/io/node_link.h"
-#include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate/checkmate.h"
 #include "core/solvers/registry.h"
 #include "core/solvers/solver.h"
 

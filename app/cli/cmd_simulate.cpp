@@ -1,11 +1,16 @@
 // remat simulate MODEL [--batch N] [--plan plan.json] [--profile P.json] [--csv timeline.csv]
 // [--json]: simulates a plan's schedule (store-all without --plan) on the model's training graph
-// and prints the timeline summary; --csv writes one row per step with every memory category.
+// and prints the timeline summary; --csv writes one row per step with every memory category
+// (docs/timeline-csv.md). `--session S.rematproj` (MODEL optional) re-simulates the session's
+// current plan with the session's batch and import settings, as the planner shows it.
 #include "commands.h"
 #include "model_loading.h"
 
 #include "core/cost/roofline.h"
 #include "core/io/plan_file.h"
+#include "core/io/session_file.h"
+#include "core/io/timeline_csv.h"
+#include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/util/bytes.h"
@@ -14,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
+#include <optional>
 
 namespace remat::app {
 
@@ -30,59 +35,56 @@ struct SimulateOptions
     std::string plan;
     std::string profile;
     std::string csv;
+    std::string session;
     bool json = false;
+    bool importOptionsGiven = false; ///< --batch or another import option was on the command line
 };
 
-std::string stepName(const schedule::Step &step, const training::TrainingGraph &tg)
+/// The session's model loaded as the planner loads it: its batch and import settings, the
+/// default training options (ui/planner/planner_problem.cpp).
+Expected<LoadedModel> loadSessionModel(const std::string &model, const io::Session &session, LoadStage *failed)
 {
-    switch (step.kind) {
-    case schedule::StepKind::Compute: return tg.op(step.op()).name;
-    case schedule::StepKind::Phase: return schedule::phaseMarkName(step.mark());
-    default: return tg.tensor(step.tensor()).name;
-    }
-}
-
-/// RFC 4180 quoting: ONNX names may hold commas.
-std::string csvField(const std::string &s)
-{
-    if (s.find_first_of(",\"\n") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
-Status writeCsv(const std::string &path, const schedule::Schedule &s, const training::TrainingGraph &tg,
-                const sim::Timeline &t)
-{
-    std::ofstream out(path, std::ios::binary);
-    if (!out)
-        return makeError(StatusCode::NotFound, "cannot write '" + path + "'");
-    out << "step,kind,name,bytes_in_use,peak_during_step";
-    for (size_t c = 0; c < kMemCategoryCount; ++c)
-        out << ',' << schedule::memCategoryName(static_cast<MemCategory>(c));
-    out << ",end_seconds\n";
-    for (size_t i = 0; i < s.steps.size(); ++i) {
-        const sim::TimelinePoint &p = t.points[i];
-        out << i << ',' << schedule::stepKindName(s.steps[i].kind) << ',' << csvField(stepName(s.steps[i], tg)) << ','
-            << p.bytesInUse << ',' << p.peakDuringStep;
-        for (int64_t b : p.byCategory)
-            out << ',' << b;
-        out << ',' << fmt::format("{:.9g}", p.endSeconds) << '\n';
-    }
-    return out ? Status::ok() : makeError(StatusCode::Internal, "write to '" + path + "' failed");
+    onnx::ImportOptions options = session.importSettings;
+    options.batch = session.batch;
+    *failed = LoadStage::Import;
+    REMAT_ASSIGN_OR_RETURN(ir::Graph graph, onnx::importModel(model, options));
+    *failed = LoadStage::Build;
+    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg, training::buildTrainingGraph(graph));
+    return LoadedModel{std::move(graph), std::move(tg)};
 }
 
 int runSimulate(const SimulateOptions &o)
 {
+    std::optional<io::Session> session;
+    ModelInput input = o.input;
+    if (!o.session.empty()) {
+        if (o.importOptionsGiven) {
+            std::fprintf(stderr, "error: --session fixes the batch and the import settings (%s): drop "
+                                 "--batch, --dim, --input-shape, --input-value, --classify and --semantics\n",
+                         o.session.c_str());
+            return 1;
+        }
+        Expected<io::Session> read = io::readSession(o.session);
+        if (!read) {
+            std::fprintf(stderr, "error: %s\n", read.status().toString().c_str());
+            return 1;
+        }
+        session = std::move(*read);
+        if (input.model.empty())
+            input.model = session->modelPath;
+        if (input.model.empty()) {
+            std::fprintf(stderr, "error: %s names no model: give MODEL before --session\n", o.session.c_str());
+            return 1;
+        }
+    } else if (input.model.empty()) {
+        std::fprintf(stderr, "error: MODEL is required (or --session S.rematproj)\n");
+        return 1;
+    }
     LoadStage failed = LoadStage::Import;
-    Expected<LoadedModel> loaded = loadTrainingModel(o.input, {}, &failed);
+    Expected<LoadedModel> loaded =
+        session ? loadSessionModel(input.model, *session, &failed) : loadTrainingModel(input, {}, &failed);
     if (!loaded)
-        return reportLoadError(o.input, loaded.status(), failed);
+        return reportLoadError(input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
     cost::Costs costs = cost::rooflineCosts(tg);
     if (!o.profile.empty()) {
@@ -96,7 +98,22 @@ int runSimulate(const SimulateOptions &o)
     }
     schedule::Schedule s;
     std::string scheduleName = "store-all";
-    if (o.plan.empty()) {
+    if (session) {
+        // The planner's figures: the plans parsed against this graph and re-simulated.
+        auto plans = io::restoreSessionPlans(*session, tg, costs, o.session);
+        if (!plans) {
+            std::fprintf(stderr, "error: %s\n", plans.status().toString().c_str());
+            return 1;
+        }
+        if (session->currentPlan < 0 || size_t(session->currentPlan) >= plans->size()) {
+            s = schedule::storeAllSchedule(tg);
+            scheduleName = "store-all (" + o.session + " has no current plan)";
+        } else {
+            const solvers::Plan &plan = (*plans)[size_t(session->currentPlan)];
+            s = plan.schedule;
+            scheduleName = fmt::format("{} plan {} ({})", o.session, session->currentPlan + 1, plan.solver);
+        }
+    } else if (o.plan.empty()) {
         s = schedule::storeAllSchedule(tg);
     } else {
         auto plan = core::io::readPlan(o.plan, tg);
@@ -113,19 +130,19 @@ int runSimulate(const SimulateOptions &o)
         return 1;
     }
     if (!o.csv.empty()) {
-        Status w = writeCsv(o.csv, s, tg, *t);
+        Status w = io::saveTimelineCsv(o.csv, s, tg, *t);
         if (!w.isOk()) {
             std::fprintf(stderr, "error: %s\n", w.toString().c_str());
             return 1;
         }
     }
-    const std::string peakName = s.steps.empty() ? std::string() : stepName(s.steps[t->peakStep], tg);
+    const std::string peakName = s.steps.empty() ? std::string() : io::timelineStepName(s.steps[t->peakStep], tg);
     if (o.json) {
         nlohmann::json cats = nlohmann::json::object();
         for (size_t c = 0; c < kMemCategoryCount; ++c)
             cats[schedule::memCategoryName(static_cast<MemCategory>(c))] = t->peakByCategory[c];
         nlohmann::json j = {
-            {"model", o.input.model},
+            {"model", input.model},
             {"batch", tg.info().batch},
             {"schedule", scheduleName},
             {"cost_model", costs.source},
@@ -150,7 +167,7 @@ int runSimulate(const SimulateOptions &o)
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("%s at batch %lld, schedule %s, costs %s, %zu steps\n", o.input.model.c_str(),
+    std::printf("%s at batch %lld, schedule %s, costs %s, %zu steps\n", input.model.c_str(),
                 (long long)tg.info().batch, scheduleName.c_str(), costs.source.c_str(), s.steps.size());
     std::printf("  peak                 %s at step %zu (%s)\n", formatBytes(t->peakBytes).c_str(), t->peakStep,
                 peakName.c_str());
@@ -173,13 +190,23 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<SimulateOptions>();
     CLI::App *cmd = app.add_subcommand("simulate", "Simulate a schedule: peak memory and time");
-    addModelArgument(*cmd, opts->input);
+    addModelArgument(*cmd, opts->input, "ONNX model file or benchmark graph (with --session: the session's "
+                                        "own when left out)")
+        ->required(false);
     addBatchOption(*cmd, opts->input);
-    cmd->add_option("--plan", opts->plan, "Plan file to simulate (default: the store-all schedule)");
+    CLI::Option *plan =
+        cmd->add_option("--plan", opts->plan, "Plan file to simulate (default: the store-all schedule)");
+    cmd->add_option("--session", opts->session,
+                    "Session file (.rematproj): simulate its current plan at its batch and import settings")
+        ->excludes(plan);
     cmd->add_option("--profile", opts->profile, "Measured op times (JSON: op name -> seconds)");
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
-    cmd->callback([opts, &ctx] { ctx.exitCode = runSimulate(*opts); });
+    cmd->callback([opts, cmd, &ctx] {
+        for (const char *name : {"--batch", "--dim", "--input-shape", "--input-value", "--classify", "--semantics"})
+            opts->importOptionsGiven = opts->importOptionsGiven || cmd->count(name) > 0;
+        ctx.exitCode = runSimulate(*opts);
+    });
 }
 
 } // namespace remat::app

@@ -80,6 +80,8 @@ struct Executor::Impl
     std::vector<Buffer> preloadedBuffers;    // by TensorId
     std::vector<const ir::Node *> nodes;     // by OpId
 
+    class StepRun; // one run() (below)
+
     Impl(Backend &b, const training::TrainingGraph &g, const ir::Graph &f) : backend(b), graph(g), forward(f) {}
 
     ~Impl()
@@ -194,48 +196,106 @@ Status Executor::prepare(const ExecInputs &inputs)
     return Status::ok();
 }
 
-Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOptions &options)
+/// One Executor::run, as named passes: the streamed weights go to the host (stageStreamedWeights),
+/// each step runs (runCompute, runFree, runOffload, runPrefetch) and is recorded (recordStep), the
+/// gradients come back (downloadGradients), and everything goes back as prepare() left it, also
+/// on an error or a cancellation (fail).
+class Executor::Impl::StepRun
 {
-    Impl &d = *m_impl;
-    if (!d.prepared)
-        return makeError(StatusCode::InvalidArgument, "Executor::run before a successful prepare()");
-    const training::TrainingGraph &g = d.graph;
-    REMAT_RETURN_IF_ERROR(schedule::validate(sched, g));
+public:
+    StepRun(Impl &d, const schedule::Schedule &sched, const ExecOptions &options)
+        : d(d), g(d.graph), sched(sched), options(options), nt(g.tensorCount()), buf(nt),
+          cat(nt, MemCategory::StoredActivations), ran(g.opCount(), 0), hostCopy(nt), prefetchPending(nt, 0)
+    {
+    }
 
-    const size_t nt = g.tensorCount();
-    std::vector<Buffer> buf(nt);
-    std::vector<MemCategory> cat(nt, MemCategory::StoredActivations);
-    std::vector<char> ran(g.opCount(), 0);
-    std::vector<std::vector<std::byte>> hostCopy(nt);
-    std::vector<char> prefetchPending(nt, 0);
-    schedule::CategoryBytes bytesByCat{};
-    for (const training::Tensor &t : g.tensors())
-        if (t.preloaded) {
-            buf[t.id.index()] = d.preloadedBuffers[t.id.index()];
-            cat[t.id.index()] = MemCategory::Weights;
-            bytesByCat[size_t(MemCategory::Weights)] += t.bytes;
-        }
+    Expected<ExecResult> run()
+    {
+        for (const training::Tensor &t : g.tensors())
+            if (t.preloaded) {
+                buf[t.id.index()] = d.preloadedBuffers[t.id.index()];
+                cat[t.id.index()] = MemCategory::Weights;
+                bytesByCat[size_t(MemCategory::Weights)] += t.bytes;
+            }
+        REMAT_RETURN_IF_ERROR(stageStreamedWeights());
 
-    // Weight streaming: preloaded tensors whose first copy step is a Prefetch start the step in
-    // host memory (schedule::preloadedOnHost, as the simulator has it). Their device copies go
-    // back before the step and come back after it, so the next run starts as prepare() left it.
-    const std::vector<unsigned char> onHost = schedule::preloadedOnHost(sched, g);
-    std::vector<TensorId> streamed;
-    int64_t hostBytes = 0;
-    for (const training::Tensor &t : g.tensors())
-        if (t.preloaded && onHost[t.id.index()]) {
-            streamed.push_back(t.id);
-            REMAT_RETURN_IF_ERROR(d.backend.release(d.preloadedBuffers[t.id.index()]));
-            d.preloadedBuffers[t.id.index()] = Buffer{};
-            buf[t.id.index()] = Buffer{};
-            bytesByCat[size_t(MemCategory::Weights)] -= t.bytes;
-            const std::vector<std::byte> &data = d.preloadedHost[t.id.index()].data;
-            hostCopy[t.id.index()].assign(data.begin(), data.end());
-            hostBytes += t.bytes;
+        result.timeline.points.reserve(sched.size());
+        result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)];
+        result.timeline.hostPeakBytes = hostBytes;
+        d.backend.resetPeak();
+        d.backend.beginStep();
+
+        stepStart = Clock::now();
+        for (size_t i = 0; i < sched.steps.size(); ++i) {
+            if (options.stop.stopRequested())
+                return fail(makeError(StatusCode::Cancelled, fmt::format("run cancelled before step {}", i)));
+            const schedule::Step &step = sched.steps[i];
+            const StepIndex index{i};
+            if (options.observer)
+                options.observer->onStepBegin(index, step);
+            const auto t0 = Clock::now();
+            schedule::StepEvent ev;
+            ev.index = index;
+            ev.step = step;
+            int64_t workspaceNow = 0;
+            Status s = Status::ok();
+            switch (step.kind) {
+            case StepKind::Compute: s = runCompute(i, step, ev, workspaceNow); break;
+            case StepKind::Free: s = runFree(i, step); break;
+            case StepKind::Offload: s = runOffload(i, step); break;
+            case StepKind::Prefetch: s = runPrefetch(i, step); break;
+            case StepKind::Phase: break;
+            }
+            if (!s.isOk())
+                return fail(s);
+            recordStep(i, step, ev, t0, workspaceNow);
         }
-    // A streamed tensor still on the device at the end becomes the preloaded copy again (its data
-    // came from the same host copy); one that is not is uploaded anew.
-    auto restoreStreamed = [&]() -> Status {
+        if (Status w = d.backend.waitCopies(); !w.isOk())
+            return fail(w);
+        result.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
+        result.timeline.totalSeconds = lastEnd;
+        result.timeline.oneComputeSeconds = result.timeline.computeSeconds;
+        result.timeline.weightGradBytes = bytesByCat[size_t(MemCategory::WeightGrads)];
+        const MemoryStats stats = d.backend.memoryStats();
+        result.measuredPeakBytes = stats.peakBytes;
+        result.devicePeakBytes = stats.devicePeakBytes;
+
+        if (options.downloadGradients)
+            if (Status s = downloadGradients(); !s.isOk())
+                return fail(s);
+        result.gradients.set("loss", HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
+        releaseAll();
+        d.backend.endStep(true);
+        REMAT_RETURN_IF_ERROR(restoreStreamed());
+        return std::move(result);
+    }
+
+private:
+    /// Weight streaming: preloaded tensors whose first copy step is a Prefetch start the step in
+    /// host memory (schedule::preloadedOnHost, as the simulator has it). Their device copies go
+    /// back before the step and come back after it (restoreStreamed), so the next run starts as
+    /// prepare() left it.
+    Status stageStreamedWeights()
+    {
+        const std::vector<unsigned char> onHost = schedule::preloadedOnHost(sched, g);
+        for (const training::Tensor &t : g.tensors())
+            if (t.preloaded && onHost[t.id.index()]) {
+                streamed.push_back(t.id);
+                REMAT_RETURN_IF_ERROR(d.backend.release(d.preloadedBuffers[t.id.index()]));
+                d.preloadedBuffers[t.id.index()] = Buffer{};
+                buf[t.id.index()] = Buffer{};
+                bytesByCat[size_t(MemCategory::Weights)] -= t.bytes;
+                const std::vector<std::byte> &data = d.preloadedHost[t.id.index()].data;
+                hostCopy[t.id.index()].assign(data.begin(), data.end());
+                hostBytes += t.bytes;
+            }
+        return Status::ok();
+    }
+
+    /// A streamed tensor still on the device at the end becomes the preloaded copy again (its data
+    /// came from the same host copy); one that is not is uploaded anew.
+    Status restoreStreamed()
+    {
         Status first = Status::ok();
         for (TensorId t : streamed) {
             Buffer &b = buf[t.index()];
@@ -253,33 +313,30 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
             b = Buffer{};
         }
         return first;
-    };
+    }
 
-    ExecResult result;
-    result.timeline.points.reserve(sched.size());
-    result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)];
-    result.timeline.hostPeakBytes = hostBytes;
-    d.backend.resetPeak();
-    d.backend.beginStep();
-    bool lossSeen = false;
-
-    // Everything the step allocated goes back, also on an error or cancellation.
-    auto releaseAll = [&] {
+    /// Everything the step allocated goes back, also on an error or cancellation.
+    void releaseAll()
+    {
         for (size_t i = 0; i < nt; ++i)
             if (buf[i].valid() && !g.tensors()[i].preloaded) {
                 (void)d.backend.release(buf[i]);
                 buf[i] = Buffer{};
             }
-    };
-    auto fail = [&](Status s) -> Expected<ExecResult> {
+    }
+
+    Expected<ExecResult> fail(Status s)
+    {
         (void)d.backend.synchronize();
         (void)d.backend.waitCopies();
         releaseAll();
         d.backend.endStep(false);
         (void)restoreStreamed();
         return s;
-    };
-    auto argOf = [&](TensorId id) {
+    }
+
+    TensorArg argOf(TensorId id) const
+    {
         const training::Tensor &t = g.tensor(id);
         TensorArg a;
         a.buffer = buf[id.index()];
@@ -287,166 +344,152 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
         a.shape = t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{};
         a.tensor = id;
         return a;
-    };
-    auto downloadTensor = [&](TensorId id) -> Expected<HostTensor> {
+    }
+
+    Expected<HostTensor> downloadTensor(TensorId id)
+    {
         const training::Tensor &t = g.tensor(id);
         HostTensor h = HostTensor::zeros(t.dtype, t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{});
         REMAT_RETURN_IF_ERROR(d.backend.download(buf[id.index()], h.data));
         return h;
-    };
+    }
 
-    const auto stepStart = Clock::now();
-    const auto secondsSince = [&](Clock::time_point t) { return std::chrono::duration<double>(t - stepStart).count(); };
-    double lastEnd = 0;
-    for (size_t i = 0; i < sched.steps.size(); ++i) {
-        if (options.stop.stopRequested())
-            return fail(makeError(StatusCode::Cancelled, fmt::format("run cancelled before step {}", i)));
-        const schedule::Step &step = sched.steps[i];
-        const StepIndex index{i};
+    /// Allocates the op's missing outputs and its workspace, runs its kernel, and after the first
+    /// loss op reads the loss (and the network's output when asked).
+    Status runCompute(size_t i, const schedule::Step &step, schedule::StepEvent &ev, int64_t &workspaceNow)
+    {
+        const training::Op &op = g.op(step.op());
+        const bool recompute = ran[op.id.index()] != 0;
+        ev.recompute = recompute;
+        OpCall call;
+        call.graph = &g;
+        call.op = &op;
+        call.node = d.nodes[op.id.index()];
+        call.forward = &d.forward;
+        call.recompute = recompute;
+        call.seed = mix(d.seed ^ mix(uint64_t(op.id.value) * 0x100000001b3ull + 7));
+        for (TensorId in : op.inputs) {
+            if (!buf[in.index()].valid())
+                return makeError(StatusCode::Internal, fmt::format("step {} ({}): input '{}' is not resident", i,
+                                                                   op.name, g.tensor(in).name));
+            call.inputs.push_back(argOf(in));
+            if (prefetchPending[in.index()]) {
+                // a prefetched tensor counts as in flight until its first reader runs
+                prefetchPending[in.index()] = 0;
+                bytesByCat[size_t(MemCategory::OffloadInFlight)] -= g.tensor(in).bytes;
+                bytesByCat[size_t(cat[in.index()])] += g.tensor(in).bytes;
+            }
+        }
+        for (TensorId out : op.outputs) {
+            const bool resident = buf[out.index()].valid();
+            call.outputWasResident.push_back(resident);
+            if (!resident) {
+                const training::Tensor &t = g.tensor(out);
+                auto b = d.backend.allocate(t.bytes);
+                if (!b)
+                    return b.status().withContext(fmt::format("step {} ({})", i, op.name));
+                buf[out.index()] = *b;
+                cat[out.index()] = categoryOf(t, recompute);
+                bytesByCat[size_t(cat[out.index()])] += t.bytes;
+                if (options.observer)
+                    options.observer->onTensorResident(out, t.bytes);
+            }
+            call.outputs.push_back(argOf(out));
+        }
+        if (op.workspaceBytes > 0) {
+            auto w = d.backend.allocate(op.workspaceBytes);
+            if (!w)
+                return w.status().withContext(fmt::format("step {} ({}) workspace", i, op.name));
+            call.workspace = *w;
+            workspaceNow = op.workspaceBytes;
+        }
+        ev.peakDuringStep = d.backend.memoryStats().bytesInUse;
+        Status s = d.backend.run(call);
+        if (s.isOk() && call.workspace.valid())
+            s = d.backend.release(call.workspace);
+        if (s.isOk())
+            s = d.backend.synchronize();
+        if (!s.isOk())
+            return s.withContext(fmt::format("step {} ({})", i, op.name));
+        if (op.phase == Phase::Loss && !lossSeen && !op.outputs.empty()) {
+            lossSeen = true;
+            REMAT_ASSIGN_OR_RETURN(HostTensor l, downloadTensor(op.outputs[0]));
+            result.loss = l.toDoubles().empty() ? 0.0 : l.toDoubles()[0];
+            if (options.downloadOutput && !op.inputs.empty()) {
+                REMAT_ASSIGN_OR_RETURN(HostTensor o, downloadTensor(op.inputs[0]));
+                result.gradients.set("output", std::move(o));
+            }
+        }
+        ran[op.id.index()] = 1;
+        if (recompute) {
+            ++result.timeline.recomputeSteps;
+        } else {
+            ++result.timeline.computeSteps;
+        }
+        return Status::ok();
+    }
+
+    Status runFree(size_t i, const schedule::Step &step)
+    {
+        const TensorId t = step.tensor();
+        // a preloaded tensor may leave the device only while a host copy keeps it (streaming)
+        if (!buf[t.index()].valid() || (g.tensor(t).preloaded && hostCopy[t.index()].empty()))
+            return makeError(StatusCode::Internal,
+                             fmt::format("step {}: free of '{}' that is not resident", i, g.tensor(t).name));
+        if (!hostCopy[t.index()].empty())
+            REMAT_RETURN_IF_ERROR(d.backend.waitCopies()); // the copy reads the device buffer
+        REMAT_RETURN_IF_ERROR(d.backend.release(buf[t.index()]));
+        buf[t.index()] = Buffer{};
+        const MemCategory c = prefetchPending[t.index()] ? MemCategory::OffloadInFlight : cat[t.index()];
+        prefetchPending[t.index()] = 0;
+        bytesByCat[size_t(c)] -= g.tensor(t).bytes;
         if (options.observer)
-            options.observer->onStepBegin(index, step);
-        const auto t0 = Clock::now();
-        schedule::StepEvent ev;
-        ev.index = index;
-        ev.step = step;
-        int64_t workspaceNow = 0;
-        switch (step.kind) {
-        case StepKind::Compute: {
-            const training::Op &op = g.op(step.op());
-            const bool recompute = ran[op.id.index()] != 0;
-            ev.recompute = recompute;
-            OpCall call;
-            call.graph = &g;
-            call.op = &op;
-            call.node = d.nodes[op.id.index()];
-            call.forward = &d.forward;
-            call.recompute = recompute;
-            call.seed = mix(d.seed ^ mix(uint64_t(op.id.value) * 0x100000001b3ull + 7));
-            for (TensorId in : op.inputs) {
-                if (!buf[in.index()].valid())
-                    return fail(makeError(StatusCode::Internal,
-                                          fmt::format("step {} ({}): input '{}' is not resident", i, op.name, g.tensor(in).name)));
-                call.inputs.push_back(argOf(in));
-                if (prefetchPending[in.index()]) {
-                    // a prefetched tensor counts as in flight until its first reader runs
-                    prefetchPending[in.index()] = 0;
-                    bytesByCat[size_t(MemCategory::OffloadInFlight)] -= g.tensor(in).bytes;
-                    bytesByCat[size_t(cat[in.index()])] += g.tensor(in).bytes;
-                }
-            }
-            for (TensorId out : op.outputs) {
-                const bool resident = buf[out.index()].valid();
-                call.outputWasResident.push_back(resident);
-                if (!resident) {
-                    const training::Tensor &t = g.tensor(out);
-                    auto b = d.backend.allocate(t.bytes);
-                    if (!b)
-                        return fail(b.status().withContext(fmt::format("step {} ({})", i, op.name)));
-                    buf[out.index()] = *b;
-                    cat[out.index()] = categoryOf(t, recompute);
-                    bytesByCat[size_t(cat[out.index()])] += t.bytes;
-                    if (options.observer)
-                        options.observer->onTensorResident(out, t.bytes);
-                }
-                call.outputs.push_back(argOf(out));
-            }
-            if (op.workspaceBytes > 0) {
-                auto w = d.backend.allocate(op.workspaceBytes);
-                if (!w)
-                    return fail(w.status().withContext(fmt::format("step {} ({}) workspace", i, op.name)));
-                call.workspace = *w;
-                workspaceNow = op.workspaceBytes;
-            }
-            ev.peakDuringStep = d.backend.memoryStats().bytesInUse;
-            Status s = d.backend.run(call);
-            if (s.isOk() && call.workspace.valid())
-                s = d.backend.release(call.workspace);
-            if (s.isOk())
-                s = d.backend.synchronize();
-            if (!s.isOk())
-                return fail(s.withContext(fmt::format("step {} ({})", i, op.name)));
-            if (op.phase == Phase::Loss && !lossSeen && !op.outputs.empty()) {
-                lossSeen = true;
-                auto l = downloadTensor(op.outputs[0]);
-                if (!l)
-                    return fail(l.status());
-                result.loss = l->toDoubles().empty() ? 0.0 : l->toDoubles()[0];
-                if (options.downloadOutput && !op.inputs.empty()) {
-                    auto o = downloadTensor(op.inputs[0]);
-                    if (!o)
-                        return fail(o.status());
-                    result.gradients.set("output", std::move(*o));
-                }
-            }
-            ran[op.id.index()] = 1;
-            if (recompute) {
-                ++result.timeline.recomputeSteps;
-            } else {
-                ++result.timeline.computeSteps;
-            }
-            break;
-        }
-        case StepKind::Free: {
-            const TensorId t = step.tensor();
-            // a preloaded tensor may leave the device only while a host copy keeps it (streaming)
-            if (!buf[t.index()].valid() || (g.tensor(t).preloaded && hostCopy[t.index()].empty()))
-                return fail(makeError(StatusCode::Internal, fmt::format("step {}: free of '{}' that is not resident", i,
-                                                                         g.tensor(t).name)));
-            if (!hostCopy[t.index()].empty()) {
-                Status w = d.backend.waitCopies(); // the copy reads the device buffer
-                if (!w.isOk())
-                    return fail(w);
-            }
-            Status s = d.backend.release(buf[t.index()]);
-            if (!s.isOk())
-                return fail(s);
-            buf[t.index()] = Buffer{};
-            const MemCategory c = prefetchPending[t.index()] ? MemCategory::OffloadInFlight : cat[t.index()];
-            prefetchPending[t.index()] = 0;
-            bytesByCat[size_t(c)] -= g.tensor(t).bytes;
-            if (options.observer)
-                options.observer->onTensorFreed(t);
-            break;
-        }
-        case StepKind::Offload: {
-            const TensorId t = step.tensor();
-            if (!buf[t.index()].valid())
-                return fail(makeError(StatusCode::Internal, fmt::format("step {}: offload of '{}' that is not resident", i,
-                                                                         g.tensor(t).name)));
-            hostCopy[t.index()].assign(size_t(g.tensor(t).bytes), std::byte{0});
-            Status s = d.backend.offloadToHost(buf[t.index()], hostCopy[t.index()]);
-            if (!s.isOk())
-                return fail(s);
-            int64_t host = 0;
-            for (const auto &h : hostCopy)
-                host += int64_t(h.size());
-            result.timeline.hostPeakBytes = std::max(result.timeline.hostPeakBytes, host);
-            break;
-        }
-        case StepKind::Prefetch: {
-            const TensorId t = step.tensor();
-            if (hostCopy[t.index()].empty() && g.tensor(t).bytes > 0)
-                return fail(makeError(StatusCode::Internal, fmt::format("step {}: prefetch of '{}' that was never offloaded",
-                                                                         i, g.tensor(t).name)));
-            Status s = d.backend.waitCopies(); // its offload must have finished
-            if (!s.isOk())
-                return fail(s);
-            auto b = d.backend.allocate(g.tensor(t).bytes);
-            if (!b)
-                return fail(b.status().withContext(fmt::format("step {} (prefetch {})", i, g.tensor(t).name)));
-            buf[t.index()] = *b;
-            s = d.backend.prefetchFromHost(*b, hostCopy[t.index()]);
-            if (!s.isOk())
-                return fail(s);
-            prefetchPending[t.index()] = 1;
-            cat[t.index()] = g.tensor(t).preloaded ? MemCategory::Weights : MemCategory::StoredActivations;
-            bytesByCat[size_t(MemCategory::OffloadInFlight)] += g.tensor(t).bytes;
-            if (options.observer)
-                options.observer->onTensorResident(t, g.tensor(t).bytes);
-            break;
-        }
-        case StepKind::Phase: break;
-        }
+            options.observer->onTensorFreed(t);
+        return Status::ok();
+    }
+
+    Status runOffload(size_t i, const schedule::Step &step)
+    {
+        const TensorId t = step.tensor();
+        if (!buf[t.index()].valid())
+            return makeError(StatusCode::Internal,
+                             fmt::format("step {}: offload of '{}' that is not resident", i, g.tensor(t).name));
+        hostCopy[t.index()].assign(size_t(g.tensor(t).bytes), std::byte{0});
+        REMAT_RETURN_IF_ERROR(d.backend.offloadToHost(buf[t.index()], hostCopy[t.index()]));
+        int64_t host = 0;
+        for (const auto &h : hostCopy)
+            host += int64_t(h.size());
+        result.timeline.hostPeakBytes = std::max(result.timeline.hostPeakBytes, host);
+        return Status::ok();
+    }
+
+    Status runPrefetch(size_t i, const schedule::Step &step)
+    {
+        const TensorId t = step.tensor();
+        if (hostCopy[t.index()].empty() && g.tensor(t).bytes > 0)
+            return makeError(StatusCode::Internal,
+                             fmt::format("step {}: prefetch of '{}' that was never offloaded", i, g.tensor(t).name));
+        REMAT_RETURN_IF_ERROR(d.backend.waitCopies()); // its offload must have finished
+        auto b = d.backend.allocate(g.tensor(t).bytes);
+        if (!b)
+            return b.status().withContext(fmt::format("step {} (prefetch {})", i, g.tensor(t).name));
+        buf[t.index()] = *b;
+        REMAT_RETURN_IF_ERROR(d.backend.prefetchFromHost(*b, hostCopy[t.index()]));
+        prefetchPending[t.index()] = 1;
+        cat[t.index()] = g.tensor(t).preloaded ? MemCategory::Weights : MemCategory::StoredActivations;
+        bytesByCat[size_t(MemCategory::OffloadInFlight)] += g.tensor(t).bytes;
+        if (options.observer)
+            options.observer->onTensorResident(t, g.tensor(t).bytes);
+        return Status::ok();
+    }
+
+    double secondsSince(Clock::time_point t) const { return std::chrono::duration<double>(t - stepStart).count(); }
+
+    /// The step's timeline point, its share of the time lanes and the running peaks; the observer
+    /// hears of its end.
+    void recordStep(size_t i, const schedule::Step &step, schedule::StepEvent &ev, Clock::time_point t0,
+                    int64_t workspaceNow)
+    {
         const auto t1 = Clock::now();
         const MemoryStats stats = d.backend.memoryStats();
         ev.startSeconds = secondsSince(t0);
@@ -472,24 +515,17 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
             result.timeline.peakStep = i;
             result.timeline.peakByCategory = p.byCategory;
         }
-        const int64_t act = p.peakDuringStep - p.byCategory[size_t(MemCategory::Weights)]
-                            - p.byCategory[size_t(MemCategory::WeightGrads)];
+        const int64_t act = p.peakDuringStep - p.byCategory[size_t(MemCategory::Weights)] -
+                            p.byCategory[size_t(MemCategory::WeightGrads)];
         result.timeline.activationPeakBytes = std::max(result.timeline.activationPeakBytes, act);
         result.timeline.points.push_back(p);
         if (options.observer)
             options.observer->onStepEnd(ev);
     }
-    if (Status w = d.backend.waitCopies(); !w.isOk())
-        return fail(w);
-    result.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
-    result.timeline.totalSeconds = lastEnd;
-    result.timeline.oneComputeSeconds = result.timeline.computeSeconds;
-    result.timeline.weightGradBytes = bytesByCat[size_t(MemCategory::WeightGrads)];
-    const MemoryStats stats = d.backend.memoryStats();
-    result.measuredPeakBytes = stats.peakBytes;
-    result.devicePeakBytes = stats.devicePeakBytes;
 
-    if (options.downloadGradients) {
+    /// The gradients still resident at the end (parameters', and the data input's as "grad_input").
+    Status downloadGradients()
+    {
         std::string inputGradName;
         for (ValueId in : d.forward.inputs())
             if (d.forward.value(in).kind == ir::ValueKind::Input) {
@@ -501,20 +537,42 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
                 continue;
             if (t.role != TensorRole::ParameterGrad && t.role != TensorRole::ActivationGrad)
                 continue;
-            auto h = downloadTensor(t.id);
-            if (!h)
-                return fail(h.status());
+            REMAT_ASSIGN_OR_RETURN(HostTensor h, downloadTensor(t.id));
             const ir::Value &v = d.forward.value(t.source);
             if (v.kind == ir::ValueKind::Input && v.name == inputGradName)
-                result.gradients.set("grad_input", *h);
-            result.gradients.set("grad:" + v.name, std::move(*h));
+                result.gradients.set("grad_input", h);
+            result.gradients.set("grad:" + v.name, std::move(h));
         }
+        return Status::ok();
     }
-    result.gradients.set("loss", HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
-    releaseAll();
-    d.backend.endStep(true);
-    REMAT_RETURN_IF_ERROR(restoreStreamed());
-    return result;
+
+    Impl &d;
+    const training::TrainingGraph &g;
+    const schedule::Schedule &sched;
+    const ExecOptions &options;
+    const size_t nt;
+    // per tensor
+    std::vector<Buffer> buf;
+    std::vector<MemCategory> cat;
+    std::vector<char> ran; ///< per op: has run (a second run is a recompute)
+    std::vector<std::vector<std::byte>> hostCopy;
+    std::vector<char> prefetchPending;
+    schedule::CategoryBytes bytesByCat{};
+    std::vector<TensorId> streamed; ///< preloaded tensors that start on the host
+    int64_t hostBytes = 0;
+    ExecResult result;
+    bool lossSeen = false;
+    Clock::time_point stepStart;
+    double lastEnd = 0;
+};
+
+Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOptions &options)
+{
+    Impl &d = *m_impl;
+    if (!d.prepared)
+        return makeError(StatusCode::InvalidArgument, "Executor::run before a successful prepare()");
+    REMAT_RETURN_IF_ERROR(schedule::validate(sched, d.graph));
+    return Impl::StepRun(d, sched, options).run();
 }
 
 Expected<GradientComparison> compareGradients(const NpzArchive &a, const NpzArchive &b)

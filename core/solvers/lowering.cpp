@@ -345,242 +345,309 @@ Expected<schedule::Schedule> lowerCheckpointSet(const GraphFacts &facts,
     return lowerKeepMask(facts, std::move(mask));
 }
 
-Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &facts, std::vector<char> kept)
+/// lowerKeepMask's passes, run in order by run(); each reads what the earlier ones left in the
+/// members. Declared a friend of GraphFacts (lowering.h) to read its per-tensor facts.
+class Lowering
 {
-    const TrainingGraph &g = facts.graph();
-    const size_t nt = g.tensorCount();
-    const int32_t nf = facts.m_forwardOps, lossEnd = facts.m_lossEnd, n = facts.m_opCount;
-    if (kept.size() != nt)
-        return makeError(StatusCode::InvalidArgument, "keep mask has the wrong size");
-    const auto &fwd = facts.m_fwd;
-    const auto &lastFwd = facts.m_lastFwdUse;
-    const auto &firstBwd = facts.m_firstBwdUse;
-    const auto &lastBwd = facts.m_lastBwdUse;
-    const auto &lastUse = facts.m_lastUse;
-    // Recomputing an op re-creates all its outputs, so they are kept or dropped together.
-    for (size_t t = 0; t < nt; ++t)
-        if (kept[t] && fwd[t])
-            for (TensorId u : g.op(tensors_(g, t).producer).outputs)
-                if (lastUse[u.index()] >= 0)
-                    kept[u.index()] = 1;
-    // A kept tensor nothing in backward reads is an ordinary forward temporary.
-    for (size_t t = 0; t < nt; ++t)
-        if (kept[t] && (!fwd[t] || lastUse[t] < 0))
-            kept[t] = 0;
-
-    // Segments: components of non-kept forward tensors joined through forward ops.
-    UnionFind uf(nt);
-    for (int32_t i = 0; i < nf; ++i) {
-        const training::Op &op = g.ops()[i];
-        int32_t first = -1;
-        auto join = [&](TensorId t) {
-            if (!fwd[t.index()] || kept[t.index()])
-                return;
-            if (first < 0)
-                first = t.value;
-            else
-                uf.unite(first, t.value);
-        };
-        for (TensorId t : op.outputs)
-            join(t);
-        for (TensorId t : op.inputs)
-            join(t);
-    }
-    constexpr int32_t kNever = INT32_MAX;
-    std::vector<int32_t> recomputeAt(nt, kNever); // per component root
-    // The dropped tensors backward reads, grouped by segment (in m_bwdNeeded order within one):
-    // a recompute visits only its own segment's, not every backward-read tensor.
-    std::vector<int32_t> groupStart(nt + 1, 0), grouped;
+public:
+    Lowering(const GraphFacts &facts, std::vector<char> kept)
+        : m_facts(facts), m_g(facts.graph()), m_tensors(m_g.tensors()), m_nt(m_g.tensorCount()),
+          m_nf(facts.m_forwardOps), m_lossEnd(facts.m_lossEnd), m_n(facts.m_opCount), m_fwd(facts.m_fwd),
+          m_lastFwd(facts.m_lastFwdUse), m_firstBwd(facts.m_firstBwdUse), m_lastBwd(facts.m_lastBwdUse),
+          m_lastUse(facts.m_lastUse), m_kept(std::move(kept)), m_uf(m_nt)
     {
+    }
+
+    Expected<schedule::Schedule> run()
+    {
+        if (m_kept.size() != m_nt)
+            return makeError(StatusCode::InvalidArgument, "keep mask has the wrong size");
+        normaliseKeepMask();
+        buildSegments();
+        placeReleases();
+        emitForward();
+        REMAT_RETURN_IF_ERROR(emitBackward());
+        return std::move(m_s);
+    }
+
+private:
+    static constexpr int32_t kNever = INT32_MAX;
+
+    /// Recomputing an op re-creates all its outputs, so they are kept or dropped together; a
+    /// kept tensor nothing in backward reads is an ordinary forward temporary.
+    void normaliseKeepMask()
+    {
+        for (size_t t = 0; t < m_nt; ++t)
+            if (m_kept[t] && m_fwd[t])
+                for (TensorId u : m_g.op(tensors_(m_g, t).producer).outputs)
+                    if (m_lastUse[u.index()] >= 0)
+                        m_kept[u.index()] = 1;
+        for (size_t t = 0; t < m_nt; ++t)
+            if (m_kept[t] && (!m_fwd[t] || m_lastUse[t] < 0))
+                m_kept[t] = 0;
+    }
+
+    /// Segments: components of non-kept forward tensors joined through forward ops; per segment
+    /// the first backward op that reads it (recomputeAt) and the dropped tensors backward reads,
+    /// grouped by segment (in m_bwdNeeded order within one), so a recompute visits only its own
+    /// segment's, not every backward-read tensor.
+    void buildSegments()
+    {
+        for (int32_t i = 0; i < m_nf; ++i) {
+            const training::Op &op = m_g.ops()[i];
+            int32_t first = -1;
+            auto join = [&](TensorId t) {
+                if (!m_fwd[t.index()] || m_kept[t.index()])
+                    return;
+                if (first < 0)
+                    first = t.value;
+                else
+                    m_uf.unite(first, t.value);
+            };
+            for (TensorId t : op.outputs)
+                join(t);
+            for (TensorId t : op.inputs)
+                join(t);
+        }
+        m_recomputeAt.assign(m_nt, kNever);
+        m_groupStart.assign(m_nt + 1, 0);
         std::vector<int32_t> rootOf;
-        rootOf.reserve(facts.m_bwdNeeded.size());
-        for (TensorId t : facts.m_bwdNeeded) {
-            if (kept[t.index()]) {
+        rootOf.reserve(m_facts.m_bwdNeeded.size());
+        for (TensorId t : m_facts.m_bwdNeeded) {
+            if (m_kept[t.index()]) {
                 rootOf.push_back(-1);
                 continue;
             }
-            const int32_t root = uf.find(t.value);
+            const int32_t root = m_uf.find(t.value);
             rootOf.push_back(root);
-            groupStart[root + 1] += 1;
-            int32_t &r = recomputeAt[root];
-            r = std::min(r, firstBwd[t.index()]);
+            m_groupStart[root + 1] += 1;
+            int32_t &r = m_recomputeAt[root];
+            r = std::min(r, m_firstBwd[t.index()]);
         }
-        for (size_t k = 0; k < nt; ++k)
-            groupStart[k + 1] += groupStart[k];
-        grouped.resize(groupStart[nt]);
-        std::vector<int32_t> fill(groupStart.begin(), groupStart.end() - 1);
+        for (size_t k = 0; k < m_nt; ++k)
+            m_groupStart[k + 1] += m_groupStart[k];
+        m_grouped.resize(m_groupStart[m_nt]);
+        std::vector<int32_t> fill(m_groupStart.begin(), m_groupStart.end() - 1);
         for (size_t k = 0; k < rootOf.size(); ++k)
             if (rootOf[k] >= 0)
-                grouped[fill[rootOf[k]]++] = facts.m_bwdNeeded[k].value;
+                m_grouped[fill[rootOf[k]]++] = m_facts.m_bwdNeeded[k].value;
     }
-    // Release point in backward of every tensor that is resident there (-1: not resident in
-    // backward, freed in forward).
-    std::vector<int32_t> release(nt, -1);
-    for (TensorId t : facts.m_candidates) {
-        const size_t ti = t.index();
-        if (!kept[ti])
-            release[ti] = lastBwd[ti];
-        else
-            release[ti] = std::max(release[ti], lastBwd[ti]);
-    }
-    // Kept tensors that feed a segment stay until that segment is recomputed.
-    for (int32_t i = 0; i < nf; ++i) {
-        const training::Op &op = g.ops()[i];
-        int32_t when = kNever;
-        for (TensorId t : op.outputs)
-            if (fwd[t.index()] && !kept[t.index()])
-                when = std::min(when, recomputeAt[uf.find(t.value)]);
-        if (when == kNever)
-            continue;
-        for (TensorId t : op.inputs)
-            if (fwd[t.index()] && kept[t.index()])
-                release[t.index()] = std::max(release[t.index()], when);
-    }
-    for (size_t t = 0; t < nt; ++t)
-        if (kept[t] && release[t] < 0)
-            kept[t] = 0; // nothing after the forward needs it
 
-    const auto &tensors = g.tensors();
-    auto keepForever = [&](size_t t) { return tensors[t].preloaded || tensors[t].requiredAtEnd; };
-
-    schedule::Schedule s;
-    s.steps.reserve(static_cast<size_t>(n) * 3);
-    std::vector<char> resident(nt, 0);
-    for (size_t t = 0; t < nt; ++t)
-        resident[t] = tensors[t].preloaded ? 1 : 0;
-    auto freeTensor = [&](TensorId t) {
-        if (resident[t.index()] && !keepForever(t.index())) {
-            s.free(t);
-            resident[t.index()] = 0;
-        }
-    };
-
-    // Forward and loss.
-    s.phase(schedule::PhaseMark::ForwardBegin);
-    for (int32_t i = 0; i < lossEnd; ++i) {
-        const training::Op &op = g.ops()[i];
-        s.compute(OpId(i));
-        for (TensorId t : op.outputs)
-            resident[t.index()] = 1;
-        for (TensorId t : op.outputs) {
+    /// The release point in backward of every tensor resident there (-1: freed in forward); kept
+    /// tensors that feed a segment stay until that segment is recomputed, and a kept tensor
+    /// nothing after the forward needs is dropped from the keep set.
+    void placeReleases()
+    {
+        m_release.assign(m_nt, -1);
+        for (TensorId t : m_facts.m_candidates) {
             const size_t ti = t.index();
-            if (lastUse[ti] < 0) {
-                freeTensor(t); // nothing reads it
-            } else if (fwd[ti] && lastFwd[ti] < 0 && !kept[ti]) {
-                freeTensor(t); // only backward reads it, and it is recomputed there
+            if (!m_kept[ti])
+                m_release[ti] = m_lastBwd[ti];
+            else
+                m_release[ti] = std::max(m_release[ti], m_lastBwd[ti]);
+        }
+        for (int32_t i = 0; i < m_nf; ++i) {
+            const training::Op &op = m_g.ops()[i];
+            int32_t when = kNever;
+            for (TensorId t : op.outputs)
+                if (m_fwd[t.index()] && !m_kept[t.index()])
+                    when = std::min(when, m_recomputeAt[m_uf.find(t.value)]);
+            if (when == kNever)
+                continue;
+            for (TensorId t : op.inputs)
+                if (m_fwd[t.index()] && m_kept[t.index()])
+                    m_release[t.index()] = std::max(m_release[t.index()], when);
+        }
+        for (size_t t = 0; t < m_nt; ++t)
+            if (m_kept[t] && m_release[t] < 0)
+                m_kept[t] = 0;
+    }
+
+    bool keepForever(size_t t) const { return m_tensors[t].preloaded || m_tensors[t].requiredAtEnd; }
+
+    void freeTensor(TensorId t)
+    {
+        if (m_resident[t.index()] && !keepForever(t.index())) {
+            m_s.free(t);
+            m_resident[t.index()] = 0;
+        }
+    }
+
+    /// Forward and loss: every op once; a dropped tensor is freed after its last forward read
+    /// (or at once when only backward reads it), a kept one stays.
+    void emitForward()
+    {
+        m_s.steps.reserve(static_cast<size_t>(m_n) * 3);
+        m_resident.assign(m_nt, 0);
+        for (size_t t = 0; t < m_nt; ++t)
+            m_resident[t] = m_tensors[t].preloaded ? 1 : 0;
+        m_s.phase(schedule::PhaseMark::ForwardBegin);
+        for (int32_t i = 0; i < m_lossEnd; ++i) {
+            const training::Op &op = m_g.ops()[i];
+            m_s.compute(OpId(i));
+            for (TensorId t : op.outputs)
+                m_resident[t.index()] = 1;
+            for (TensorId t : op.outputs) {
+                const size_t ti = t.index();
+                if (m_lastUse[ti] < 0) {
+                    freeTensor(t); // nothing reads it
+                } else if (m_fwd[ti] && m_lastFwd[ti] < 0 && !m_kept[ti]) {
+                    freeTensor(t); // only backward reads it, and it is recomputed there
+                }
+            }
+            for (TensorId t : op.inputs) {
+                const size_t ti = t.index();
+                if (m_lastFwd[ti] != i || !m_resident[ti])
+                    continue;
+                if (m_fwd[ti] ? !m_kept[ti] : m_lastUse[ti] == i)
+                    freeTensor(t);
             }
         }
-        for (TensorId t : op.inputs) {
-            const size_t ti = t.index();
-            if (lastFwd[ti] != i || !resident[ti])
-                continue;
-            if (fwd[ti] ? !kept[ti] : lastUse[ti] == i)
-                freeTensor(t);
-        }
+        m_s.phase(schedule::PhaseMark::BackwardBegin);
     }
-    s.phase(schedule::PhaseMark::BackwardBegin);
 
-    // Backward: recompute each segment once, just before its first use.
-    // Tensors to free after each backward op, in tensor order (one flat array, no per-op lists).
-    auto freePoint = [&](size_t t) -> int32_t {
+    /// Backward op at which tensor t is freed (-1: not freed in backward).
+    int32_t freePoint(size_t t) const
+    {
         if (keepForever(t))
             return -1;
-        if (fwd[t])
-            return release[t] >= lossEnd ? release[t] : -1;
-        return lastUse[t] >= lossEnd ? lastUse[t] : -1;
-    };
-    std::vector<int32_t> freeStart(static_cast<size_t>(n) + 1, 0);
-    for (size_t t = 0; t < nt; ++t)
-        if (const int32_t at = freePoint(t); at >= 0)
-            freeStart[at + 1] += 1;
-    for (int32_t i = 0; i < n; ++i)
-        freeStart[i + 1] += freeStart[i];
-    std::vector<TensorId> freeList(static_cast<size_t>(freeStart[n]));
+        if (m_fwd[t])
+            return m_release[t] >= m_lossEnd ? m_release[t] : -1;
+        return m_lastUse[t] >= m_lossEnd ? m_lastUse[t] : -1;
+    }
+
+    /// Tensors to free after each backward op, in tensor order (one flat array, no per-op lists).
+    void buildFreeLists()
     {
-        std::vector<int32_t> fill(freeStart.begin(), freeStart.end() - 1);
-        for (size_t t = 0; t < nt; ++t)
+        m_freeStart.assign(static_cast<size_t>(m_n) + 1, 0);
+        for (size_t t = 0; t < m_nt; ++t)
             if (const int32_t at = freePoint(t); at >= 0)
-                freeList[fill[at]++] = TensorId(t);
+                m_freeStart[at + 1] += 1;
+        for (int32_t i = 0; i < m_n; ++i)
+            m_freeStart[i + 1] += m_freeStart[i];
+        m_freeList.assign(static_cast<size_t>(m_freeStart[m_n]), TensorId());
+        std::vector<int32_t> fill(m_freeStart.begin(), m_freeStart.end() - 1);
+        for (size_t t = 0; t < m_nt; ++t)
+            if (const int32_t at = freePoint(t); at >= 0)
+                m_freeList[fill[at]++] = TensorId(t);
     }
-    std::vector<char> done(static_cast<size_t>(nf), 0);
-    std::vector<int32_t> closure, stack;
-    std::vector<int32_t> useInClosure(nt, -1);
-    for (int32_t i = lossEnd; i < n; ++i) {
-        const training::Op &op = g.ops()[i];
-        for (TensorId need : op.inputs) {
-            const size_t ni = need.index();
-            if (resident[ni])
-                continue;
-            if (!fwd[ni] || kept[ni])
-                return makeError(StatusCode::Internal,
-                                 "lowering: '" + tensors[ni].name + "' is not resident at '" +
-                                     op.name + "'");
-            // Recompute the whole segment of `need`: every tensor of it that backward still
-            // reads, plus whatever they are computed from inside the segment.
-            const int32_t root = uf.find(need.value);
-            closure.clear();
-            stack.clear();
-            for (int32_t k = groupStart[root]; k < groupStart[root + 1]; ++k)
-                if (!resident[grouped[k]])
-                    stack.push_back(static_cast<int32_t>(tensors[grouped[k]].producer.index()));
-            while (!stack.empty()) {
-                const int32_t o = stack.back();
-                stack.pop_back();
-                if (done[o])
+
+    /// Backward: each segment is recomputed once, just before the first op that reads it.
+    Status emitBackward()
+    {
+        buildFreeLists();
+        m_done.assign(static_cast<size_t>(m_nf), 0);
+        m_useInClosure.assign(m_nt, -1);
+        for (int32_t i = m_lossEnd; i < m_n; ++i) {
+            const training::Op &op = m_g.ops()[i];
+            for (TensorId need : op.inputs) {
+                const size_t ni = need.index();
+                if (m_resident[ni])
                     continue;
-                done[o] = 1;
-                closure.push_back(o);
-                for (TensorId in : g.ops()[o].inputs)
-                    if (!resident[in.index()]) {
-                        if (!fwd[in.index()])
-                            return makeError(StatusCode::Internal,
-                                             "lowering: '" + tensors[in.index()].name +
-                                                 "' is needed for a recompute but not resident");
-                        stack.push_back(static_cast<int32_t>(tensors[in.index()].producer.index()));
-                    }
+                if (!m_fwd[ni] || m_kept[ni])
+                    return makeError(StatusCode::Internal, "lowering: '" + m_tensors[ni].name +
+                                                               "' is not resident at '" + op.name + "'");
+                REMAT_RETURN_IF_ERROR(recomputeSegmentOf(need, i));
             }
-            std::sort(closure.begin(), closure.end());
-            for (int32_t o : closure)
-                for (TensorId in : g.ops()[o].inputs)
-                    useInClosure[in.index()] = std::max(useInClosure[in.index()], o);
-            for (int32_t o : closure) {
-                const training::Op &rop = g.ops()[o];
-                s.compute(OpId(o));
-                for (TensorId t : rop.outputs)
-                    resident[t.index()] = 1;
-                auto retire = [&](TensorId t) {
-                    const size_t ti = t.index();
-                    if (kept[ti] || !fwd[ti])
-                        return;
-                    if (lastBwd[ti] >= i)
-                        return; // backward still reads it
-                    if (useInClosure[ti] > o)
-                        return; // a later recomputed op reads it
+            m_s.compute(OpId(i));
+            for (TensorId t : op.outputs)
+                m_resident[t.index()] = 1;
+            for (TensorId t : op.outputs)
+                if (m_lastUse[t.index()] < 0)
                     freeTensor(t);
-                };
-                for (TensorId t : rop.outputs)
-                    retire(t);
-                for (TensorId t : rop.inputs)
-                    if (useInClosure[t.index()] == o)
-                        retire(t);
-            }
-            for (int32_t o : closure) {
-                done[o] = 0;
-                for (TensorId in : g.ops()[o].inputs)
-                    useInClosure[in.index()] = -1;
-            }
+            for (int32_t k = m_freeStart[i]; k < m_freeStart[i + 1]; ++k)
+                freeTensor(m_freeList[k]);
         }
-        s.compute(OpId(i));
-        for (TensorId t : op.outputs)
-            resident[t.index()] = 1;
-        for (TensorId t : op.outputs)
-            if (lastUse[t.index()] < 0)
-                freeTensor(t);
-        for (int32_t k = freeStart[i]; k < freeStart[i + 1]; ++k)
-            freeTensor(freeList[k]);
+        m_s.phase(schedule::PhaseMark::End);
+        return Status::ok();
     }
-    s.phase(schedule::PhaseMark::End);
-    return s;
+
+    /// Recomputes the whole segment of `need` before backward op `at`: every tensor of it that
+    /// backward still reads, plus whatever they are computed from inside the segment, in op
+    /// order; each is freed after its last read there unless backward reads it later.
+    Status recomputeSegmentOf(TensorId need, int32_t at)
+    {
+        const int32_t root = m_uf.find(need.value);
+        m_closure.clear();
+        m_stack.clear();
+        for (int32_t k = m_groupStart[root]; k < m_groupStart[root + 1]; ++k)
+            if (!m_resident[m_grouped[k]])
+                m_stack.push_back(static_cast<int32_t>(m_tensors[m_grouped[k]].producer.index()));
+        while (!m_stack.empty()) {
+            const int32_t o = m_stack.back();
+            m_stack.pop_back();
+            if (m_done[o])
+                continue;
+            m_done[o] = 1;
+            m_closure.push_back(o);
+            for (TensorId in : m_g.ops()[o].inputs)
+                if (!m_resident[in.index()]) {
+                    if (!m_fwd[in.index()])
+                        return makeError(StatusCode::Internal, "lowering: '" + m_tensors[in.index()].name +
+                                                                   "' is needed for a recompute but not resident");
+                    m_stack.push_back(static_cast<int32_t>(m_tensors[in.index()].producer.index()));
+                }
+        }
+        std::sort(m_closure.begin(), m_closure.end());
+        for (int32_t o : m_closure)
+            for (TensorId in : m_g.ops()[o].inputs)
+                m_useInClosure[in.index()] = std::max(m_useInClosure[in.index()], o);
+        for (int32_t o : m_closure) {
+            const training::Op &rop = m_g.ops()[o];
+            m_s.compute(OpId(o));
+            for (TensorId t : rop.outputs)
+                m_resident[t.index()] = 1;
+            auto retire = [&](TensorId t) {
+                const size_t ti = t.index();
+                if (m_kept[ti] || !m_fwd[ti])
+                    return;
+                if (m_lastBwd[ti] >= at)
+                    return; // backward still reads it
+                if (m_useInClosure[ti] > o)
+                    return; // a later recomputed op reads it
+                freeTensor(t);
+            };
+            for (TensorId t : rop.outputs)
+                retire(t);
+            for (TensorId t : rop.inputs)
+                if (m_useInClosure[t.index()] == o)
+                    retire(t);
+        }
+        for (int32_t o : m_closure) {
+            m_done[o] = 0;
+            for (TensorId in : m_g.ops()[o].inputs)
+                m_useInClosure[in.index()] = -1;
+        }
+        return Status::ok();
+    }
+
+    const GraphFacts &m_facts;
+    const TrainingGraph &m_g;
+    const std::vector<training::Tensor> &m_tensors;
+    const size_t m_nt;
+    const int32_t m_nf, m_lossEnd, m_n;
+    const std::vector<bool> &m_fwd;
+    const std::vector<int32_t> &m_lastFwd, &m_firstBwd, &m_lastBwd, &m_lastUse;
+    std::vector<char> m_kept;
+    // buildSegments
+    UnionFind m_uf;
+    std::vector<int32_t> m_recomputeAt; ///< per segment root: first backward op reading it
+    std::vector<int32_t> m_groupStart, m_grouped;
+    // placeReleases
+    std::vector<int32_t> m_release;
+    // emitForward / emitBackward
+    schedule::Schedule m_s;
+    std::vector<char> m_resident;
+    std::vector<int32_t> m_freeStart;
+    std::vector<TensorId> m_freeList;
+    // recomputeSegmentOf's scratch, reused across segments
+    std::vector<char> m_done;
+    std::vector<int32_t> m_closure, m_stack, m_useInClosure;
+};
+
+Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &facts, std::vector<char> kept)
+{
+    return Lowering(facts, std::move(kept)).run();
 }
 
 Expected<schedule::Schedule> scheduleFromSequence(const TrainingGraph &g,

@@ -1,7 +1,7 @@
 #include "core/solvers/offload.h"
 
 #include "core/sim/simulator.h"
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 
 #include <fmt/format.h>
 
@@ -229,6 +229,7 @@ public:
     {
         Capabilities c;
         c.offloadPins = true; // offload-pinned tensors are forced stretches of its own search
+        c.speed = SpeedClass::Search;
         return c;
     }
     Expected<Plan> searchPlan(const SolveRequest &request) const override;

@@ -3,7 +3,7 @@
 #include "core/solvers/checkpoint_solvers.h"
 
 // The milp agent's solvers: checkmate-milp and checkmate-lp need CBC; offload does not.
-#include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate/checkmate.h"
 #include "core/solvers/offload.h"
 
 namespace remat::core::solvers {

@@ -89,6 +89,12 @@ struct Plan
     sim::Timeline timeline;        ///< the simulator's figures for `schedule` (points not recorded)
 };
 
+/// How long a solver takes on a corpus graph: whether the planner may run it on its own.
+enum class SpeedClass : unsigned char {
+    Interactive, ///< well under a second: re-run live as the budget slider moves
+    Search,      ///< seconds to minutes (MILP, LP rounding, offload search): only when asked
+};
+
 struct Capabilities
 {
     bool anyDag = true;            ///< false: runs on the chain of articulation points only
@@ -98,6 +104,7 @@ struct Capabilities
     bool offloadPins = false;      ///< offload pins (most checkpoint solvers refuse them)
     bool optimalForItsModel = false; ///< claims optimality (checked against brute force)
     bool needsCbc = false;
+    SpeedClass speed = SpeedClass::Interactive;
 };
 
 class Solver

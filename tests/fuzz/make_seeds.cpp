@@ -9,10 +9,10 @@
 #include "core/exec/npz.h"
 #include "core/io/node_link.h"
 #include "core/io/plan_file.h"
+#include "core/io/session_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/checkpoint_solvers.h"
-#include "ui/planner/session_file.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -129,18 +129,18 @@ int main(int argc, char **argv)
     write("plan_file", "overflow_exponent.plan.json", "9e859");
 
     // session_file: both plans, a pin, min-time with a budget.
-    ui::SessionData s;
-    s.modelPath = QString::fromStdString(m.path);
-    s.modelSha256 = QString::fromStdString(tg.info().modelSha256);
+    io::Session s;
+    s.modelPath = m.path;
+    s.modelSha256 = tg.info().modelSha256;
     s.batch = tg.info().batch;
     s.budgetBytes = storeAll.timeline.peakBytes / 2;
     s.objective = solvers::Objective::MinTime;
-    s.pins.insert(QString::fromStdString(tg.tensors().front().name), solvers::PinKind::Recompute);
+    s.pins.insert_or_assign(tg.tensors().front().name, solvers::PinKind::Recompute);
     s.plans = {storeAll, *chen};
     s.currentPlan = 1;
     fs::create_directories(g_out / "session_file");
     const std::string sessionPath = (g_out / "session_file" / "mlp.rematproj").string();
-    if (Status w = ui::writeSessionFile(QString::fromStdString(sessionPath), s, &tg); !w) {
+    if (Status w = io::saveSession(sessionPath, s, &tg); !w) {
         std::fprintf(stderr, "session: %s\n", w.toString().c_str());
         return 1;
     }

@@ -3,7 +3,7 @@
 // and returning Status / Expected — runs its body through guardReader (core/util/reader_guard.h),
 // so no third-party exception (nlohmann, protobuf, std) crosses its API. A reader added to one of
 // these headers without the guard fails here, naming the function.
-// Expected: at least the 14 entry points listed in kKnown are found, and each is guarded.
+// Expected: at least the 17 entry points listed in kKnown are found, and each is guarded.
 #include "common/test_support.h"
 
 #include <QDir>
@@ -30,7 +30,8 @@ QStringList readerHeaders()
 const QStringList kKnown = {"parsePlan",          "readPlan",        "parseNodeLinkGraph", "readNodeLinkGraph",
                             "parseNpz",           "readNpz",         "parseNpy",           "importModel",
                             "importModelFromBytes", "parseBytes",    "readSessionFile",    "parseSessionFile",
-                            "restorePlans"};
+                            "restorePlans",       "parseSession",    "readSession",        "restoreSessionPlans",
+                            "importSettingsFromJson"};
 
 QString readText(const QString &relative)
 {

@@ -7,12 +7,12 @@
 
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
-#include "core/solvers/checkmate.h"
-#include "core/solvers/checkmate_bound.h"
-#include "core/solvers/checkmate_frontier.h"
-#include "core/solvers/checkmate_model.h"
-#include "core/solvers/checkmate_problem.h"
-#include "core/solvers/checkmate_warm.h"
+#include "core/solvers/checkmate/checkmate.h"
+#include "core/solvers/checkmate/bound.h"
+#include "core/solvers/checkmate/frontier.h"
+#include "core/solvers/checkmate/model.h"
+#include "core/solvers/checkmate/problem.h"
+#include "core/solvers/checkmate/warm.h"
 #include "core/solvers/registry.h"
 
 #include <QtTest>

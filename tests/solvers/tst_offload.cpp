@@ -5,7 +5,7 @@
 #include "core/io/node_link.h"
 #include "core/schedule/schedule.h"
 #include "core/sim/simulator.h"
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 #include "core/solvers/offload.h"
 
 #include <QtTest>

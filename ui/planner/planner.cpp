@@ -2,6 +2,7 @@
 
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/io/plan_file.h"
+#include "core/io/timeline_csv.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
@@ -35,7 +36,6 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTableView>
-#include <QTextStream>
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace remat::ui {
@@ -284,9 +284,7 @@ void Planner::setFreeMemoryProvider(std::function<std::optional<int64_t>()> prov
 bool Planner::isFast(const core::solvers::Solver &s) const
 {
     // MILP, LP rounding and offload searches take seconds to minutes: never on a slider drag.
-    const auto c = s.capabilities();
-    const std::string id = s.id();
-    return !c.needsCbc && id.rfind("checkmate", 0) != 0 && id != "offload";
+    return s.capabilities().speed == core::solvers::SpeedClass::Interactive;
 }
 
 void Planner::refreshSolverInfos()
@@ -867,36 +865,7 @@ core::Status Planner::exportTimelineCsv(const QString &path) const
     const Plan *plan = m_document.currentPlan();
     if (!plan || !m_problem)
         return core::makeError(core::StatusCode::InvalidArgument, "no current plan to export");
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Text))
-        return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": ") + f.errorString()).toStdString());
-    QTextStream out(&f);
-    out << "step,kind,target,bytes_in_use,peak_during_step";
-    for (size_t k = 0; k < core::schedule::kMemCategoryCount; ++k)
-        out << ',' << core::schedule::memCategoryName(static_cast<core::schedule::MemCategory>(k));
-    out << ",end_seconds\n";
-    const auto &tg = *m_problem->training;
-    const auto &pts = plan->timeline.points;
-    for (size_t i = 0; i < pts.size() && i < plan->schedule.steps.size(); ++i) {
-        const auto &s = plan->schedule.steps[i];
-        QString target;
-        if (s.kind == core::schedule::StepKind::Compute)
-            target = qs(tg.op(s.op()).name);
-        else if (s.kind == core::schedule::StepKind::Phase)
-            target = QLatin1String(core::schedule::phaseMarkName(s.mark()));
-        else
-            target = qs(tg.tensor(s.tensor()).name);
-        target.replace(QLatin1Char('"'), QStringLiteral("\"\""));
-        out << i << ',' << core::schedule::stepKindName(s.kind) << ",\"" << target << "\"," << pts[i].bytesInUse << ','
-            << pts[i].peakDuringStep;
-        for (int64_t b : pts[i].byCategory)
-            out << ',' << b;
-        out << ',' << QString::number(pts[i].endSeconds, 'g', 9) << '\n';
-    }
-    out.flush();
-    if (!f.commit())
-        return core::makeError(core::StatusCode::Internal, (path + QStringLiteral(": ") + f.errorString()).toStdString());
-    return core::Status::ok();
+    return core::io::saveTimelineCsv(path.toStdString(), plan->schedule, *m_problem->training, plan->timeline);
 }
 
 core::Status Planner::exportChart(QWidget *chart, const QString &path) const

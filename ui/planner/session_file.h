@@ -1,11 +1,11 @@
 #pragma once
-// `.rematproj` session files: model path and SHA-256, batch, budget, objective, pins and every
-// plan, each in core's plan format (io/plan_file.h: names and ids, validated on read). On open each
-// plan is validated against the rebuilt training graph and re-simulated, so the figures the user
-// sees are the simulator's, exactly as before saving.
-//   REMAT_RETURN_IF_ERROR(writeSessionFile("run.rematproj", session));
+// `.rematproj` session files as the planner holds them (Qt types). The format is core's
+// (core/io/session_file.h, docs/session-format.md): these convert and call it. On open each plan
+// is validated against the rebuilt training graph and re-simulated, so the figures the user sees
+// are the simulator's, exactly as before saving (and as `remat simulate --session` prints them).
+//   REMAT_RETURN_IF_ERROR(writeSessionFile("run.rematproj", session, graph));
 //   Expected<SessionData> s = readSessionFile("run.rematproj");
-//   REMAT_RETURN_IF_ERROR(restorePlanFigures(&s->plans, problem));   // after loading the model
+//   Expected<std::vector<Plan>> plans = restorePlans(*s, problem, "run.rematproj");   // after loading the model
 
 #include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
@@ -20,8 +20,8 @@
 namespace remat::ui {
 
 class PlannerDocument;
-/// The same alias as planner_document.h's: the reader needs only QtCore (tests/fuzz builds it
-/// without the widgets), so this header does not include the document (QUndoStack is QtGui).
+/// The same alias as planner_document.h's: this header does not include the document (QUndoStack
+/// is QtGui).
 using PinMap = QMap<QString, core::solvers::PinKind>;
 
 struct SessionData
@@ -40,8 +40,6 @@ struct SessionData
     int currentPlan = -1;
     size_t opCount = 0, tensorCount = 0; ///< of the training graph the ids refer to
 };
-
-inline constexpr int kSessionFormatVersion = 1;
 
 /// Defined in session_from_document.cpp (it needs the document, hence QtGui).
 SessionData sessionFromDocument(const PlannerDocument &document, const PlannerProblem *problem);

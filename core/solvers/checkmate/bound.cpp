@@ -1,4 +1,4 @@
-#include "core/solvers/checkmate_bound.h"
+#include "core/solvers/checkmate/bound.h"
 
 #include <algorithm>
 #include <chrono>

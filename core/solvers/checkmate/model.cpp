@@ -1,4 +1,4 @@
-#include "core/solvers/checkmate_model.h"
+#include "core/solvers/checkmate/model.h"
 
 #include <algorithm>
 #include <array>

@@ -4,7 +4,7 @@
 //   checkmate::FrontierBound lb = checkmate::frontierLowerBound(problem, budget, {.seconds = 5});
 //   if (lb.infeasible) ...;  plan.bound = lb.bound;   // recompute seconds, always valid
 
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 #include "core/util/stop_token.h"
 
 #include <cstdint>

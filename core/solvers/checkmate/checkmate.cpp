@@ -1,5 +1,5 @@
 // Factories for builds without COIN-OR CBC; with CBC they live in checkmate_*_cbc.cpp.
-#include "core/solvers/checkmate.h"
+#include "core/solvers/checkmate/checkmate.h"
 
 namespace remat::core::solvers {
 

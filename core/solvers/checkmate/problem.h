@@ -135,7 +135,7 @@ std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
 
 /// The same sequence built stage by stage from the recompute cascades, without the dense
-/// stages x values matrices: time proportional to its runs (checkmate_greedy.cpp; the greedy's
+/// stages x values matrices: time proportional to its runs (checkmate/greedy.cpp; the greedy's
 /// probes use it).
 std::vector<int> stagedSequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
 

@@ -1,11 +1,11 @@
 #pragma once
-// The frontier relaxation (checkmate_bound.h) plus the recompute cascade, solved as a small
+// The frontier relaxation (checkmate/bound.h) plus the recompute cascade, solved as a small
 // MILP on CBC: a stronger proven lower bound than its Lagrangian dual, on far fewer columns
-// than Checkmate's model. Only in builds with CBC (checkmate_frontier_cbc.cpp).
+// than Checkmate's model. Only in builds with CBC (checkmate/frontier_cbc.cpp).
 //   FrontierMilpResult r = checkmate::frontierMilpBound(problem, budget, warmCost, 10.0, stop);
 //   if (r.provedCutoff) ...;  // no frontier-ordered plan is cheaper than warmCost
 
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 #include "core/util/stop_token.h"
 
 #include <cstddef>

@@ -1,11 +1,11 @@
 // checkmate-lp: the LP relaxation of Checkmate's MILP (CLP) at (1 - eps) x budget, then
 // two-phase rounding: S rounded at a threshold, R rebuilt exactly (the cheapest R for that S).
 // Every candidate is evaluated under the simulator's model; over-budget candidates are dropped.
-#include "core/solvers/checkmate.h"
-#include "core/solvers/checkmate_model.h"
-#include "core/solvers/checkmate_osi_cbc.h"
-#include "core/solvers/checkmate_problem.h"
-#include "core/solvers/checkmate_warm.h"
+#include "core/solvers/checkmate/checkmate.h"
+#include "core/solvers/checkmate/model.h"
+#include "core/solvers/checkmate/osi_cbc.h"
+#include "core/solvers/checkmate/problem.h"
+#include "core/solvers/checkmate/warm.h"
 
 #include <coin/ClpSimplex.hpp>
 
@@ -96,6 +96,7 @@ public:
         Capabilities c;
         c.minPeak = false;
         c.needsCbc = true;
+        c.speed = SpeedClass::Search;
         return c;
     }
     Expected<Plan> searchPlan(const SolveRequest &request) const override;

@@ -5,7 +5,7 @@
 //   std::vector<double> x = m.pointFromPlan(problem, rs);  // a MIP start
 //   m.columns(), m.rows();
 
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // The Checkmate greedy (checkmate::greedyPlan): warm start of the MILP and the LP rounding, and
 // the recomputation part of the offload solver. Its probes build sequences with a sparse
 // sequencer equal to sequenceForEvicted (tests/solvers/tst_offload checks them against each other).
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 
 #include <algorithm>
 #include <chrono>

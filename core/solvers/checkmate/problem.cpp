@@ -1,4 +1,4 @@
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 
 #include "core/sim/simulator.h"
 

@@ -4,7 +4,7 @@
 //   OsiClpSolverInterface si;  checkmate::loadModel(si, model, /*names=*/true);
 //   checkmate::runCbcMain(cbcModel, data, 10.0, 1, 0, "-preprocess off -cutoff 42");
 
-#include "core/solvers/checkmate_model.h"
+#include "core/solvers/checkmate/model.h"
 
 #include "core/util/stop_token.h"
 

@@ -4,7 +4,7 @@
 //   checkmate::WarmStart w = checkmate::bestHeuristicSequence(problem, request, 10.0);
 //   if (!w.sequence.empty()) start = w.sequence;  // w.solver names where it came from
 
-#include "core/solvers/checkmate_problem.h"
+#include "core/solvers/checkmate/problem.h"
 #include "core/solvers/solver.h"
 
 #include <functional>

@@ -1,4 +1,4 @@
-#include "core/solvers/checkmate_warm.h"
+#include "core/solvers/checkmate/warm.h"
 
 #include "core/solvers/registry.h"
 

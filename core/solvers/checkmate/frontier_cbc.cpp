@@ -1,10 +1,10 @@
-// The frontier relaxation of checkmate_bound.h as a small MILP on CBC, with the recompute
+// The frontier relaxation of checkmate/bound.h as a small MILP on CBC, with the recompute
 // cascade: binary x[t,v] (value v live at op t's first run), continuous y[t,v] (v's producer runs
 // between the first runs of ops t-1 and t), per-frontier budget rows over binaries only (CBC
 // lifts them into cover cuts). Any bound CBC proves on it is a bound on every frontier-ordered
 // plan, and far fewer columns than Checkmate's model.
-#include "core/solvers/checkmate_frontier.h"
-#include "core/solvers/checkmate_osi_cbc.h"
+#include "core/solvers/checkmate/frontier.h"
+#include "core/solvers/checkmate/osi_cbc.h"
 
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>

@@ -1,0 +1,309 @@
+// Session files (.rematproj) in core/io: the sessions in tests/data/sessions/, written by the
+// first writer (QtCore's JSON in ui/planner/session_file.cpp, before the format moved to core),
+// still open, and their plans restore to the figures recorded in them; a session written now
+// reads back the same; malformed sessions are refused with the file's name and the problem.
+// Fixtures (tests/data/sessions/README.md):
+//   mlp_two_plans                  mlp.onnx at its batch: store-all and chen-sqrtn (current: 2nd),
+//                                  min-time at 3/4 of store-all's peak, one keep pin
+//   mlp_before_import_settings     the same without "import" and "objective" (older sessions):
+//                                  default import settings, min-time (a budget is set)
+//   tiny_vit_batch3_as_exported    tiny_vit.onnx at batch 3, semantics as-exported, min-peak:
+//                                  chen-sqrtn and chen-greedy (current: 1st)
+//   resnet18_no_plans              resnet18 (graph only) at batch 2, 1 GiB, min-time, no plans,
+//                                  a recompute pin on "input"
+#include "common/test_support.h"
+
+#include "core/cost/roofline.h"
+#include "core/io/import_settings_json.h"
+#include "core/io/session_file.h"
+#include "core/onnx/importer.h"
+#include "core/onnx/input_spec.h"
+#include "core/training/builder.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace remat;
+using namespace remat::core;
+using remat::tests::sharedPath;
+using remat::tests::toStd;
+
+namespace {
+
+std::string fixture(const char *name) { return toStd(remat::tests::sourceDir() + "/tests/data/sessions/" + name); }
+
+std::string readText(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Loaded
+{
+    training::TrainingGraph graph;
+    cost::Costs costs;
+};
+
+/// The session's model as the planner loads it (its batch and import settings), from the shared
+/// corpus (`relative`: where under shared/ the session's model is).
+Expected<Loaded> loadModel(const io::Session &s, const QString &relative)
+{
+    onnx::ImportOptions options = s.importSettings;
+    options.batch = s.batch;
+    REMAT_ASSIGN_OR_RETURN(ir::Graph g, onnx::importModel(toStd(sharedPath(relative)), options));
+    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg, training::buildTrainingGraph(g));
+    cost::Costs costs = cost::rooflineCosts(tg);
+    return Loaded{std::move(tg), std::move(costs)};
+}
+
+/// Every restored plan against the figures the first writer recorded in it.
+void compareWithRecordedFigures(const io::Session &s, const std::vector<solvers::Plan> &plans)
+{
+    QCOMPARE(plans.size(), s.planTexts.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const nlohmann::json recorded = nlohmann::json::parse(s.planTexts[i]).at("figures");
+        const sim::Timeline &t = plans[i].timeline;
+        QCOMPARE(t.points.size(), plans[i].schedule.steps.size());
+        QCOMPARE(t.peakBytes, recorded.at("peak_bytes").get<int64_t>());
+        QCOMPARE(t.activationPeakBytes, recorded.at("activation_peak_bytes").get<int64_t>());
+        QCOMPARE(t.computeSteps, recorded.at("compute_steps").get<int64_t>());
+        QCOMPARE(t.recomputeSteps, recorded.at("recompute_steps").get<int64_t>());
+        QVERIFY(qFuzzyCompare(t.totalSeconds, recorded.at("total_seconds").get<double>()));
+    }
+}
+
+} // namespace
+
+class TstSessionFile : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        if (!QFile::exists(sharedPath("corpus/with_weights/mlp.onnx")))
+            QSKIP("shared corpus not found");
+    }
+
+    void oldSessionsOpen_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("plans");
+        QTest::addColumn<int>("current");
+        QTest::addColumn<QString>("objective");
+        QTest::addColumn<QString>("semantics");
+        QTest::addColumn<int>("pins");
+        QTest::newRow("mlp_two_plans") << "mlp_two_plans.rematproj" << "corpus/with_weights/mlp.onnx" << 4 << 2 << 1
+                                       << "min-time" << "training" << 1;
+        QTest::newRow("mlp_before_import_settings") << "mlp_before_import_settings.rematproj"
+                                                    << "corpus/with_weights/mlp.onnx" << 4 << 2 << 1 << "min-time"
+                                                    << "training" << 1;
+        QTest::newRow("tiny_vit_batch3_as_exported") << "tiny_vit_batch3_as_exported.rematproj"
+                                                     << "corpus/with_weights/tiny_vit.onnx" << 3 << 2 << 0
+                                                     << "min-peak" << "as-exported" << 0;
+        QTest::newRow("resnet18_no_plans") << "resnet18_no_plans.rematproj" << "corpus/graph_only/resnet18.onnx" << 2
+                                           << 0 << -1 << "min-time" << "training" << 1;
+    }
+    void oldSessionsOpen()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, model);
+        QFETCH(int, batch);
+        QFETCH(int, plans);
+        QFETCH(int, current);
+        QFETCH(QString, objective);
+        QFETCH(QString, semantics);
+        QFETCH(int, pins);
+        auto s = io::readSession(fixture(qPrintable(file)));
+        QVERIFY2(s, s.status().toString().c_str());
+        QVERIFY2(QString::fromStdString(s->modelPath).endsWith(model), s->modelPath.c_str());
+        QCOMPARE(s->batch, int64_t(batch));
+        QCOMPARE(int(s->planTexts.size()), plans);
+        QCOMPARE(s->currentPlan, current);
+        QCOMPARE(QString(solvers::objectiveName(s->objective)), objective);
+        QCOMPARE(QString(onnx::semanticsName(s->importSettings.semantics)), semantics);
+        QCOMPARE(int(s->pins.size()), pins);
+        auto m = loadModel(*s, model);
+        QVERIFY2(m, m.status().toString().c_str());
+        auto restored = io::restoreSessionPlans(*s, m->graph, m->costs, toStd(file));
+        QVERIFY2(restored, restored.status().toString().c_str());
+        compareWithRecordedFigures(*s, *restored);
+    }
+
+    void writtenNowReadsBackTheSame()
+    {
+        // The first writer's session, restored and saved by core's writer, reads back field for
+        // field, with the same plans.
+        auto old = io::readSession(fixture("tiny_vit_batch3_as_exported.rematproj"));
+        QVERIFY2(old, old.status().toString().c_str());
+        auto m = loadModel(*old, "corpus/with_weights/tiny_vit.onnx");
+        QVERIFY2(m, m.status().toString().c_str());
+        auto plans = io::restoreSessionPlans(*old, m->graph, m->costs, "old");
+        QVERIFY2(plans, plans.status().toString().c_str());
+        io::Session s = *old;
+        s.plans = *plans;
+        s.pins = {{m->graph.tensors().front().name, solvers::PinKind::Offload}};
+        s.importSettings.dimValues["unused"] = 7;
+        s.importSettings.inputValues["sr"] = 16000.5;
+        s.importSettings.kindOverrides["w"] = ir::ValueKind::Buffer;
+        s.importSettings.inputShapes["x"] = {3, 16, 64};
+        QTemporaryDir dir;
+        const std::string path = toStd(dir.filePath("nested/../again.rematproj"));
+        QVERIFY(QDir(dir.path()).mkpath("nested"));
+        QVERIFY2(io::saveSession(path, s, &m->graph).isOk(), path.c_str());
+        auto back = io::readSession(path);
+        QVERIFY2(back, back.status().toString().c_str());
+        QCOMPARE(back->modelPath, old->modelPath);
+        QCOMPARE(back->modelSha256, old->modelSha256);
+        QCOMPARE(back->batch, old->batch);
+        QCOMPARE(back->budgetBytes, old->budgetBytes);
+        QVERIFY(back->objective == old->objective);
+        QVERIFY(back->pins == s.pins);
+        QVERIFY(back->importSettings.dimValues == s.importSettings.dimValues);
+        QVERIFY(back->importSettings.inputValues == s.importSettings.inputValues);
+        QVERIFY(back->importSettings.kindOverrides == s.importSettings.kindOverrides);
+        QVERIFY(back->importSettings.inputShapes == s.importSettings.inputShapes);
+        QVERIFY(back->importSettings.semantics == onnx::Semantics::AsExported);
+        QCOMPARE(back->currentPlan, old->currentPlan);
+        QCOMPARE(back->opCount, m->graph.opCount());
+        QCOMPARE(back->tensorCount, m->graph.tensorCount());
+        auto again = io::restoreSessionPlans(*back, m->graph, m->costs, path);
+        QVERIFY2(again, again.status().toString().c_str());
+        QCOMPARE(again->size(), plans->size());
+        for (size_t i = 0; i < plans->size(); ++i) {
+            QVERIFY((*again)[i].schedule == (*plans)[i].schedule);
+            QCOMPARE((*again)[i].timeline.peakBytes, (*plans)[i].timeline.peakBytes);
+            QCOMPARE((*again)[i].solver, (*plans)[i].solver);
+        }
+        // The model's path relative to the session: a session moved with its model still finds it.
+        const nlohmann::json j = nlohmann::json::parse(readText(path));
+        const std::string rel = j.at("model").at("relative_path").get<std::string>();
+        QVERIFY2(rel.find("corpus/with_weights/tiny_vit.onnx") != std::string::npos, rel.c_str());
+        QVERIFY2(rel.rfind("..", 0) == 0, rel.c_str());
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".saving")));
+    }
+
+    void movedSessionFindsItsModel()
+    {
+        // Session and model copied into a new folder: "path" is gone, "relative_path" resolves.
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkpath("models"));
+        QVERIFY(QFile::copy(sharedPath("corpus/with_weights/mlp.onnx"), dir.filePath("models/mlp.onnx")));
+        io::Session s;
+        s.modelPath = toStd(dir.filePath("models/mlp.onnx"));
+        const std::string session = toStd(dir.filePath("s.rematproj"));
+        QVERIFY(io::saveSession(session, s, nullptr).isOk());
+        QVERIFY(QFile::remove(dir.filePath("models/mlp.onnx")));
+        QTemporaryDir moved;
+        QVERIFY(QDir(moved.path()).mkpath("models"));
+        QVERIFY(QFile::copy(sharedPath("corpus/with_weights/mlp.onnx"), moved.filePath("models/mlp.onnx")));
+        QVERIFY(QFile::copy(QString::fromStdString(session), moved.filePath("s.rematproj")));
+        auto back = io::readSession(toStd(moved.filePath("s.rematproj")));
+        QVERIFY2(back, back.status().toString().c_str());
+        QCOMPARE(QString::fromStdString(back->modelPath), QDir::cleanPath(moved.filePath("models/mlp.onnx")));
+    }
+
+    void malformedSessionsAreRefused_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QString>("expected");
+        const QByteArray head = R"({"format": "remat-studio-session", "version": 1, )";
+        QTest::newRow("not JSON") << QByteArray("{\"format\": ") << "not JSON";
+        QTest::newRow("array") << QByteArray("[1, 2]") << "not a Remat Studio session";
+        QTest::newRow("other format") << QByteArray(R"({"format": "remat-plan", "version": 1})")
+                                      << "not a Remat Studio session";
+        QTest::newRow("version 99") << QByteArray(R"({"format": "remat-studio-session", "version": 99})")
+                                    << "session format version 99, this build reads 1";
+        QTest::newRow("batch 1e300") << head + R"("batch": 1e300})" << "\"batch\" must be an integer";
+        QTest::newRow("batch -1") << head + R"("batch": -1})" << "\"batch\" must be an integer";
+        QTest::newRow("batch text") << head + R"("batch": "4"})" << "\"batch\" must be an integer";
+        QTest::newRow("budget 2.5") << head + R"("budget_bytes": 2.5})" << "\"budget_bytes\" must be an integer";
+        QTest::newRow("import array") << head + R"("import": []})" << "\"import\" is not an object";
+        QTest::newRow("import dim 0") << head + R"("import": {"dims": {"h": 0}}})" << "dim 'h' is not a whole number";
+        QTest::newRow("import bad shape") << head + R"("import": {"input_shapes": {"x": "2xq"}}})" << "x";
+        QTest::newRow("import semantics") << head + R"("import": {"semantics": "inference"}})" << "inference";
+        QTest::newRow("objective") << head + R"("objective": "fastest"})" << "fastest";
+        QTest::newRow("pin kind") << head + R"("pins": [{"tensor": "a", "kind": "maybe"}]})"
+                                  << "pin of unknown kind 'maybe'";
+        QTest::newRow("plan not object") << head + R"("plans": [3]})" << "a plan is not a JSON object";
+    }
+    void malformedSessionsAreRefused()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QString, expected);
+        auto s = io::parseSession(text.toStdString(), "bad.rematproj");
+        QVERIFY(!s);
+        const QString message = QString::fromStdString(s.status().message());
+        QVERIFY2(message.startsWith("bad.rematproj: "), qPrintable(message));
+        QVERIFY2(message.contains(expected), qPrintable(message));
+    }
+
+    void leniencyOfTheFirstReaderIsKept()
+    {
+        // What the first reader accepted still reads: numbers as doubles, a current plan out of
+        // range clamped, members of the wrong type read as empty.
+        const std::string text =
+            R"({"format": "remat-studio-session", "version": 1.0, "batch": 8.0, "budget_bytes": 0,)"
+            R"( "model": "not an object", "pins": {}, "plans": [], "current_plan": 7})";
+        auto s = io::parseSession(text, "lenient.rematproj");
+        QVERIFY2(s, s.status().toString().c_str());
+        QCOMPARE(s->batch, int64_t(8));
+        QCOMPARE(s->currentPlan, -1);
+        QVERIFY(s->modelPath.empty());
+        QVERIFY(s->objective == solvers::Objective::MinPeak); // no objective, no budget
+    }
+
+    void plansNeedTheirGraphToBeWritten()
+    {
+        io::Session s;
+        s.plans.push_back(solvers::Plan{});
+        auto text = io::formatSession(s, "x.rematproj", nullptr);
+        QVERIFY(!text);
+        QCOMPARE(text.status().code(), StatusCode::InvalidArgument);
+    }
+
+    void missingFileIsNotFound()
+    {
+        auto s = io::readSession("/nonexistent-remat/x.rematproj");
+        QVERIFY(!s);
+        QCOMPARE(s.status().code(), StatusCode::NotFound);
+        QVERIFY2(s.status().message().find("/nonexistent-remat/x.rematproj") == 0, s.status().toString().c_str());
+    }
+
+    void importSettingsRoundTrip()
+    {
+        onnx::ImportOptions o;
+        o.dimValues = {{"height", 224}, {"width", 160}};
+        o.inputShapes = {{"x", {1, 3, 224, 160}}};
+        o.inputValues = {{"sr", 16000}};
+        o.kindOverrides = {{"running_mean", ir::ValueKind::Buffer}};
+        o.semantics = onnx::Semantics::AsExported;
+        const nlohmann::json j = io::importSettingsJson(o);
+        // Expected: {"classify": {"running_mean": "buffer"}, "dims": {"height": 224, "width": 160},
+        //            "input_shapes": {"x": "1x3x224x160"}, "input_values": {"sr": 16000},
+        //            "semantics": "as-exported"}
+        QCOMPARE(QString::fromStdString(j.dump()),
+                 QString(R"({"classify":{"running_mean":"buffer"},"dims":{"height":224,"width":160},)"
+                         R"("input_shapes":{"x":"1x3x224x160"},"input_values":{"sr":16000.0},)"
+                         R"("semantics":"as-exported"})"));
+        auto back = io::importSettingsFromJson(j, "settings");
+        QVERIFY2(back, back.status().toString().c_str());
+        QVERIFY(back->dimValues == o.dimValues);
+        QVERIFY(back->inputShapes == o.inputShapes);
+        QVERIFY(back->inputValues == o.inputValues);
+        QVERIFY(back->kindOverrides == o.kindOverrides);
+        QVERIFY(back->semantics == o.semantics);
+        // Defaults: only the semantics is written.
+        QCOMPARE(QString::fromStdString(io::importSettingsJson({}).dump()), QString(R"({"semantics":"training"})"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstSessionFile)
+#include "tst_session_file.moc"
