@@ -162,9 +162,9 @@ quint64 SolveController::startSweep(SweepJob job)
         done.status = token.stopRequested() ? core::solvers::SolveStatus::Cancelled : core::solvers::SolveStatus::Optimal;
         return done;
     };
+    // A sweep that threw stopped short of its budgets: reported as cancelled, not done.
     return m_jobs.start(std::move(work), [this](quint64 id, core::Expected<Plan> result) {
-        emit sweepFinished(id, result ? result->status == core::solvers::SolveStatus::Cancelled
-                                      : result.status().code() == core::StatusCode::Cancelled);
+        emit sweepFinished(id, !result.hasValue() || result->status == core::solvers::SolveStatus::Cancelled);
     });
 }
 
