@@ -61,11 +61,15 @@ if isinstance(doc, list):        # solve --compare: one row per solver
             row["_unproven"] = True
             unproven = True
     # Which plan a row is "dominated by" depends on every other row, an unproven (clock-bound)
-    # Checkmate row included: the clause is masked then; the figures it quotes are compared anyway.
+    # Checkmate row included: the clause is set apart then (and listed apart when it differs).
     if unproven:
         for row in doc:
-            if isinstance(row.get("note"), str):
-                row["note"] = re.sub(r"dominated by [\w-]+ \([^)]*\)(; )?", "", row["note"])
+            note = row.get("note")
+            if isinstance(note, str):
+                m = re.match(r"dominated by [^(]*\([^)]*\)(; )?", note)
+                if m:
+                    row["_dominance"] = m.group(0)
+                    row["note"] = note[m.end():]
 print(json.dumps(clean(doc), indent=1, sort_keys=True))
 '
 }
@@ -106,6 +110,7 @@ out = sys.argv[1]
 files = sorted(f for f in os.listdir(os.path.join(out, "base")) if f.endswith(".json"))
 same = differ = 0
 unproven = []
+dominance = []
 def load(path):
     text = open(path).read()
     try:
@@ -116,6 +121,8 @@ def figures(doc):
     """(label, value) of every number and string in a document, for counting and diffing."""
     if isinstance(doc, dict):
         for k, v in doc.items():
+            if k == "_dominance":
+                continue         # compared apart (see the header)
             for label, x in figures(v):
                 yield (k + ("." + label if label else ""), x)
     elif isinstance(doc, list):
@@ -132,6 +139,8 @@ for f in files:
     if isinstance(a, list) and isinstance(b, list):  # set aside Checkmate rows not proven optimal
         keepA, keepB = [], []
         for ra, rb in zip(a, b):
+            if ra.get("_dominance") != rb.get("_dominance"):
+                dominance.append(f"{f}: {ra.get('solver')}: base '{ra.get('_dominance', '')}' new '{rb.get('_dominance', '')}'")
             if ra.get("_unproven") or rb.get("_unproven"):
                 if ra != rb:
                     unproven.append(f"{f}: {ra.get('solver')} base peak {ra.get('peak_bytes')} new {rb.get('peak_bytes')}")
@@ -158,5 +167,9 @@ if unproven:
     print("Checkmate rows not proven optimal that differ (time-limited CBC, not compared):")
     for u in unproven:
         print("  " + u)
+if dominance:
+    print("Dominance clauses judged against a time-limited Checkmate plan that differ (not compared):")
+    for d in dominance:
+        print("  " + d)
 sys.exit(1 if differ else 0)
 EOF

@@ -1,43 +1,19 @@
 #include "ui/background_jobs.h"
 
 #include "core/onnx/importer.h"
-#include "core/training/builder.h"
 
 #include <QElapsedTimer>
-#include <QMetaObject>
-#include <QPointer>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace remat::ui {
 
 using namespace core;
 
-ModelLoader::ModelLoader(QObject *parent) : QObject(parent) {}
-
-void trackInFlight(std::vector<QFuture<void>> &inFlight, QFuture<void> next)
+ModelLoader::ModelLoader(std::shared_ptr<ProblemCache> cache, QObject *parent)
+    : QObject(parent), m_cache(std::move(cache))
 {
-    std::erase_if(inFlight, [](const QFuture<void> &f) { return f.isFinished(); });
-    inFlight.push_back(std::move(next));
 }
 
-void waitForAll(std::vector<QFuture<void>> &inFlight)
-{
-    for (QFuture<void> &f : inFlight)
-        f.waitForFinished();
-    inFlight.clear();
-}
-
-ModelLoader::~ModelLoader()
-{
-    cancel();
-    waitForAll(m_inFlight);
-}
-
-void ModelLoader::cancel()
-{
-    if (m_stop)
-        m_stop->requestStop();
-}
+void ModelLoader::cancel() { m_job.stopAll(); }
 
 namespace {
 
@@ -61,42 +37,32 @@ bool opensInputs(const onnx::ModelSignature &sig, const onnx::ImportOptions &set
 
 void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOptions &settings)
 {
-    cancel();
-    const quint64 generation = ++m_generation;
-    m_stop = std::make_unique<StopSource>();
-    const StopToken token = m_stop->token();
-    QPointer<ModelLoader> self(this);
-    auto report = [self, generation](double f, const std::string &phase) {
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, generation, f, text = QString::fromStdString(phase)] {
-                if (self && self->m_generation == generation)
-                    emit self->progress(f, text);
-            },
-            Qt::QueuedConnection);
-    };
-    const std::string file = path.toStdString();
     onnx::ImportOptions userSettings = settings;
     userSettings.stop = {};
     userSettings.progress = {};
-    QFuture<Outcome> future = QtConcurrent::run([file, batch, userSettings, token, report, path]() -> Outcome {
-        onnx::ImportOptions opt = userSettings;
-        opt.batch = batch;
-        opt.stop = token;
-        opt.progress = report;
-        // The explorer browses any valid file: values whose shape cannot be inferred stay
-        // unknown, and what blocks the training step is shown instead of refusing the file.
-        opt.allowUnknownShapes = true;
-        Outcome out;
-        Expected<ir::Graph> g = onnx::importModel(file, opt);
-        if (!g) {
-            out.error = QString::fromStdString(g.status().toString());
-            return out;
+    // Loaded already (the planner's session, or this file at this batch a moment ago): only the
+    // metrics are computed again.
+    std::shared_ptr<const pipeline::Problem> known = m_cache ? m_cache->find(path, batch, userSettings, false) : nullptr;
+    auto work = [this, file = path.toStdString(), batch, userSettings, known, path](JobContext &ctx) -> Expected<Outcome> {
+        std::shared_ptr<const pipeline::Problem> problem = known;
+        if (!problem) {
+            pipeline::LoadOptions options;
+            options.import = userSettings;
+            options.import.batch = batch;
+            options.import.progress = [this, &ctx](double f, const std::string &phase) {
+                ctx.postProgress([this, f, text = QString::fromStdString(phase)] { emit progress(f, text); });
+            };
+            // The explorer browses any valid file: values whose shape cannot be inferred stay
+            // unknown, and what blocks the training step is shown instead of refusing the file.
+            options.import.allowUnknownShapes = true;
+            REMAT_ASSIGN_OR_RETURN(problem, pipeline::loadProblem(file, options, ctx.stop()));
         }
+        Outcome out;
+        const ir::Graph &graph = *problem->forward;
         // The importer's advice names the settings that unblock training (--dim, --input-shape,
         // --input-value): then the Model Inputs dialog can ask for them.
-        if (!g->info().trainingBlockers.empty()) {
-            const std::string &msg = g->info().trainingBlockers.front();
+        if (!graph.info().trainingBlockers.empty()) {
+            const std::string &msg = graph.info().trainingBlockers.front();
             const bool aboutInputs = msg.find("--dim ") != std::string::npos ||
                                      msg.find("--input-shape ") != std::string::npos ||
                                      msg.find("--input-value ") != std::string::npos;
@@ -107,103 +73,48 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
         out.model.path = path;
         out.model.requestedBatch = batch;
         out.model.settings = userSettings;
-        auto graph = std::make_shared<const ir::Graph>(std::move(*g));
-        out.model.metrics = std::make_shared<const ModelMetrics>(computeMetrics(*graph));
-        if (token.stopRequested()) {
-            out.error = QStringLiteral("Cancelled: loading stopped");
-            return out;
-        }
-        report(0.95, "training graph");
-        Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*graph);
-        if (tg) {
-            out.model.forwardOpOfNode.assign(graph->nodeCount(), OpId());
-            for (const training::Op &op : tg->ops())
-                if (op.phase == training::Phase::Forward && op.source.valid() &&
-                    op.source.index() < graph->nodeCount())
-                    out.model.forwardOpOfNode[op.source.index()] = op.id;
-            out.model.training = std::make_shared<const training::TrainingGraph>(std::move(*tg));
-        } else {
-            out.model.trainingError = QString::fromStdString(tg.status().toString());
-        }
-        out.model.graph = std::move(graph);
+        out.model.problem = problem;
+        out.model.graph = problem->forward;
+        out.model.metrics = std::make_shared<const ModelMetrics>(computeMetrics(graph));
+        out.model.training = problem->training;
+        if (!problem->training)
+            out.model.trainingError = QString::fromStdString(problem->trainingStatus.toString());
+        if (ctx.stop().stopRequested())
+            return makeError(StatusCode::Cancelled, "Cancelled: loading stopped");
         return out;
-    });
-    auto *watcher = new QFutureWatcher<Outcome>(this);
-    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation, path, userSettings] {
-        watcher->deleteLater();
-        if (m_watcher == watcher)
-            m_watcher = nullptr;
-        if (generation != m_generation)
-            return; // superseded
-        m_busy = false;
-        Outcome out = watcher->result();
-        if (!out.error.isEmpty()) {
-            emit failed(path, out.error);
+    };
+    m_job.replace(std::move(work), [this, path, userSettings](quint64, Expected<Outcome> out) {
+        if (!out) {
+            emit failed(path, QString::fromStdString(out.status().toString()));
             return;
         }
-        emit loaded(out.model);
-        if (out.signature)
-            emit inputsNeeded(path, QString::fromStdString(out.model.graph->info().trainingBlockers.front()),
-                              *out.signature, userSettings);
+        if (m_cache)
+            m_cache->add(out->model.problem);
+        emit loaded(out->model);
+        if (out->signature)
+            emit inputsNeeded(path, QString::fromStdString(out->model.graph->info().trainingBlockers.front()),
+                              *out->signature, userSettings);
     });
-    m_watcher = watcher;
-    m_busy = true;
-    trackInFlight(m_inFlight, QFuture<void>(future));
-    watcher->setFuture(future);
 }
 
 LayoutRunner::LayoutRunner(QObject *parent) : QObject(parent) {}
 
-LayoutRunner::~LayoutRunner()
-{
-    cancel();
-    waitForAll(m_inFlight);
-}
-
-void LayoutRunner::cancel()
-{
-    if (m_stop)
-        m_stop->requestStop();
-}
+void LayoutRunner::cancel() { m_job.stopAll(); }
 
 void LayoutRunner::run(std::shared_ptr<layout::GraphLayouter> layouter, layout::CollapseSet collapsed)
 {
-    cancel();
-    const quint64 generation = ++m_generation;
-    m_stop = std::make_unique<StopSource>();
-    const StopToken token = m_stop->token();
-    QFuture<Outcome> future = QtConcurrent::run([layouter, collapsed = std::move(collapsed), token]() -> Outcome {
-        Outcome out;
+    auto work = [layouter, collapsed = std::move(collapsed)](JobContext &ctx) -> Expected<Outcome> {
         QElapsedTimer timer;
         timer.start();
-        Expected<layout::GraphLayout> l = layouter->layout(collapsed, token);
-        out.ms = double(timer.nsecsElapsed()) / 1e6;
-        if (!l) {
-            out.cancelled = l.status().code() == StatusCode::Cancelled;
-            out.error = QString::fromStdString(l.status().toString());
-            return out;
-        }
-        out.layout = std::make_shared<const layout::GraphLayout>(std::move(*l));
-        return out;
+        REMAT_ASSIGN_OR_RETURN(layout::GraphLayout l, layouter->layout(collapsed, ctx.stop()));
+        return Outcome{std::make_shared<const layout::GraphLayout>(std::move(l)), double(timer.nsecsElapsed()) / 1e6};
+    };
+    m_job.replace(std::move(work), [this](quint64, Expected<Outcome> out) {
+        if (out)
+            emit finished(out->layout, out->ms);
+        else if (out.status().code() != StatusCode::Cancelled)
+            emit failed(QString::fromStdString(out.status().toString()));
     });
-    auto *watcher = new QFutureWatcher<Outcome>(this);
-    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation] {
-        watcher->deleteLater();
-        if (m_watcher == watcher)
-            m_watcher = nullptr;
-        if (generation != m_generation)
-            return;
-        m_busy = false;
-        Outcome out = watcher->result();
-        if (out.layout)
-            emit finished(out.layout, out.ms);
-        else if (!out.cancelled)
-            emit failed(out.error);
-    });
-    m_watcher = watcher;
-    m_busy = true;
-    trackInFlight(m_inFlight, QFuture<void>(future));
-    watcher->setFuture(future);
 }
 
 } // namespace remat::ui

@@ -193,8 +193,8 @@ void InspectorPanel::showNode(NodeId id)
         }
     }
     // What the backward pass keeps from this op (store-all), from the training graph.
-    if (m.training && id.index() < m.forwardOpOfNode.size()) {
-        const OpId fwd = m.forwardOpOfNode[id.index()];
+    if (m.training && id.index() < m.problem->forwardOpOfNode.size()) {
+        const OpId fwd = m.problem->forwardOpOfNode[id.index()];
         const training::TrainingGraph &tg = *m.training;
         if (!fwd.valid()) {
             h += tr("<div class=sec>Backward</div><div class=k>folded into a constant or removed before training "

@@ -64,7 +64,8 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     setAcceptDrops(true);
 
     m_document = new ModelDocument(this);
-    m_loader = new ModelLoader(this);
+    m_problems = std::make_shared<ProblemCache>();
+    m_loader = new ModelLoader(m_problems, this);
     m_layoutRunner = new LayoutRunner(this);
     m_scene = new GraphScene(m_document, this);
     m_view = new GraphView(m_scene, this);

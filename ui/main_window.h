@@ -10,6 +10,8 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <memory>
+
 class QAction;
 class QComboBox;
 class QLabel;
@@ -30,6 +32,7 @@ class LegendWidget;
 class Minimap;
 class ModelLoader;
 class Planner;
+class ProblemCache;
 class SearchBar;
 
 class MainWindow : public QMainWindow
@@ -84,6 +87,9 @@ public:
     InspectorPanel *inspector() const { return m_inspector; }
     /// Rematerialization planning: docks, Planner menu, plan colours (ui/planner/).
     Planner *planner() const { return m_planner; }
+    /// The problems loaded in this window, shared by the explorer and the planner (one import
+    /// per open).
+    const std::shared_ptr<ProblemCache> &problemCache() const { return m_problems; }
     SearchBar *searchBar() const { return m_searchBar; }
     /// Loading or laying out in the background.
     bool isBusy() const;
@@ -133,6 +139,7 @@ private:
     std::shared_ptr<core::layout::GraphLayouter> makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
 
     ModelDocument *m_document;
+    std::shared_ptr<ProblemCache> m_problems;
     ModelLoader *m_loader;
     LayoutRunner *m_layoutRunner;
     GraphScene *m_scene;

@@ -7,6 +7,7 @@
 #include "core/ir/graph.h"
 #include "core/onnx/importer.h"
 #include "core/layout/graph_layout.h"
+#include "core/pipeline/problem.h"
 #include "core/training/training_graph.h"
 #include "ui/colour_mode.h"
 #include "ui/graph/folded_constants.h"
@@ -27,13 +28,14 @@ struct LoadedModel
     /// The user's other import settings (free dims, input shapes and values, classification,
     /// semantics) the model was imported with; their `batch` is unused (requestedBatch is).
     core::onnx::ImportOptions settings;
-    std::shared_ptr<const core::ir::Graph> graph;
+    /// What core's pipeline loaded: the planner takes this one rather than loading again.
+    std::shared_ptr<const core::pipeline::Problem> problem;
+    std::shared_ptr<const core::ir::Graph> graph; ///< problem->forward
     std::shared_ptr<const ModelMetrics> metrics;
-    /// The training step derived from the graph; null when the builder refused it (the reason is
-    /// in trainingError), which only hides the "backward needs" figures.
+    /// The training step derived from the graph (problem->training); null when the builder
+    /// refused it (the reason is in trainingError), which only hides the "backward needs" figures.
     std::shared_ptr<const core::training::TrainingGraph> training;
     QString trainingError;
-    std::vector<core::OpId> forwardOpOfNode; ///< per NodeId: its forward op (invalid if folded)
 };
 
 enum class DocumentChangeKind {

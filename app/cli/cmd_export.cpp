@@ -34,7 +34,7 @@ int runExport(const ExportOptions &o)
     if (!loaded)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
-    const cost::Costs costs = cost::rooflineCosts(tg);
+    const cost::Costs &costs = *loaded->problem->costs;
     const std::string name = std::filesystem::path(o.input.model).stem().string() + "_train";
     Status s = io::writeNodeLinkGraph(tg, costs, o.out, name);
     if (!s.isOk()) {

@@ -82,9 +82,9 @@ int runRun(const RunOptions &o)
     if (!loaded)
         return fail(failed == LoadStage::Build ? loaded.status().withContext(o.input.model) : loaded.status());
     const ir::Graph &graph = loaded->graph;
-    Expected<training::TrainingGraph> tg = std::move(loaded->training);
-    cost::Costs costs = cost::rooflineCosts(*tg);
-    schedule::Schedule sched = schedule::storeAllSchedule(*tg);
+    std::shared_ptr<const training::TrainingGraph> tg = loaded->problem->training;
+    cost::Costs costs = *loaded->problem->costs;
+    schedule::Schedule sched = loaded->problem->storeAll.schedule;
     std::string scheduleName = "store-all";
     if (!o.plan.empty()) {
         auto plan = io::readPlan(o.plan, *tg, &costs);
@@ -100,7 +100,7 @@ int runRun(const RunOptions &o)
             }
             if (!plan2)
                 return fail(plan.status());
-            tg = std::move(tg2);
+            tg = std::make_shared<const training::TrainingGraph>(std::move(*tg2));
             plan = std::move(plan2);
         }
         sched = plan->schedule;

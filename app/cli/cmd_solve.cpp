@@ -46,32 +46,26 @@ struct SolveOptions
     int paretoPoints = 12;
 };
 
-struct Problem
-{
-    training::TrainingGraph graph;
-    cost::Costs costs;
-};
-
 bool endsWith(const std::string &s, const std::string &tail)
 {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-Expected<Problem> loadProblem(const SolveOptions &o)
+// The model's problem, or a benchmark node-link graph's with its own costs.
+Expected<std::shared_ptr<const pipeline::Problem>> loadSolveProblem(const SolveOptions &o)
 {
     if (endsWith(o.input.model, ".json")) {
 #ifdef REMAT_SOLVE_NODE_LINK
         REMAT_ASSIGN_OR_RETURN(io::NodeLinkGraph g, io::readNodeLinkGraph(o.input.model));
-        return Problem{std::move(g.graph), std::move(g.costs)};
+        return pipeline::makeProblem(nullptr, std::make_shared<const training::TrainingGraph>(std::move(g.graph)),
+                                     std::make_shared<const cost::Costs>(std::move(g.costs)));
 #else
         return makeError(StatusCode::Unsupported,
                          o.input.model + ": node-link graphs are not supported by this build");
 #endif
     }
     REMAT_ASSIGN_OR_RETURN(LoadedModel m, loadTrainingModel(o.input));
-    Problem p{std::move(m.training), {}};
-    p.costs = cost::rooflineCosts(p.graph, cost::Roofline{});
-    return p;
+    return m.problem;
 }
 
 Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &texts,
@@ -244,19 +238,17 @@ int runSolve(const SolveOptions &o)
     };
     if (!o.compare && !o.pareto && o.solver.empty())
         return fail(makeError(StatusCode::InvalidArgument, "give --solver ID or --compare"));
-    auto problem = loadProblem(o);
-    if (!problem)
-        return fail(problem.status());
-    const training::TrainingGraph &tg = problem->graph;
+    auto loaded = loadSolveProblem(o);
+    if (!loaded)
+        return fail(loaded.status());
+    const pipeline::Problem &problem = **loaded;
+    const training::TrainingGraph &tg = *problem.training;
     auto pins = parsePins(o.pins, tg);
     if (!pins)
         return fail(pins.status());
 
     int64_t budget = 0;
-    auto storeAll = sim::simulate(schedule::storeAllSchedule(tg), tg, problem->costs,
-                                  {.recordPoints = false});
-    if (!storeAll)
-        return fail(storeAll.status());
+    const sim::Timeline *storeAll = &problem.storeAll.timeline;
     if (!o.budget.empty()) {
         auto b = parseBytes(o.budget);
         if (!b)
@@ -281,7 +273,7 @@ int runSolve(const SolveOptions &o)
 
     const solvers::SolverRegistry registry = solvers::makeRegistry();
     if (o.pareto)
-        return runPareto(o, tg, problem->costs, *pins, *storeAll, registry);
+        return runPareto(o, tg, *problem.costs, *pins, *storeAll, registry);
     std::vector<const solvers::Solver *> chosen;
     if (o.compare) {
         // Applicable: the solver states it handles the objective. A solver that cannot honour
@@ -310,7 +302,7 @@ int runSolve(const SolveOptions &o)
     for (const solvers::Solver *s : chosen) {
         solvers::SolveRequest r;
         r.graph = &tg;
-        r.costs = &problem->costs;
+        r.costs = problem.costs.get();
         r.objective = *objective;
         r.budgetBytes = budget;
         r.pins = *pins;

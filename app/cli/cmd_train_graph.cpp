@@ -37,12 +37,8 @@ int runTrainGraph(const TrainGraphOptions &o)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
     const training::TrainingSummary s = training::summarize(tg);
-    const cost::Costs costs = cost::rooflineCosts(tg);
-    auto t = sim::simulate(schedule::storeAllSchedule(tg), tg, costs, {.recordPoints = false});
-    if (!t) {
-        std::fprintf(stderr, "error: store-all schedule: %s\n", t.status().toString().c_str());
-        return 1;
-    }
+    const cost::Costs &costs = *loaded->problem->costs;
+    const sim::Timeline *t = &loaded->problem->storeAll.timeline;
     if (o.json) {
         nlohmann::json byDtype = nlohmann::json::object();
         for (const auto &[dtype, bytes] : s.savedForBackwardBytesByDtype)

@@ -66,19 +66,22 @@ Expected<ir::Graph> importModel(const ModelInput &input, onnx::ImportOptions opt
 Expected<LoadedModel> loadTrainingModel(const ModelInput &input, const training::BuildOptions &build,
                                         LoadStage *failedStage)
 {
-    Expected<ir::Graph> graph = importModel(input);
-    if (!graph) {
+    auto failAt = [failedStage](LoadStage stage, const Status &s) {
         if (failedStage)
-            *failedStage = LoadStage::Import;
-        return graph.status();
-    }
-    Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*graph, build);
-    if (!tg) {
-        if (failedStage)
-            *failedStage = LoadStage::Build;
-        return tg.status();
-    }
-    return LoadedModel{std::move(*graph), std::move(*tg)};
+            *failedStage = stage;
+        return s;
+    };
+    pipeline::LoadOptions options;
+    options.build = build;
+    if (Status s = applyModelInput(input, options.import); !s.isOk())
+        return failAt(LoadStage::Import, s);
+    Expected<std::shared_ptr<const pipeline::Problem>> problem = pipeline::loadProblem(input.model, options);
+    if (!problem)
+        return failAt(LoadStage::Import, problem.status());
+    if (!(*problem)->training)
+        return failAt(LoadStage::Build, (*problem)->trainingStatus);
+    const pipeline::Problem &p = **problem;
+    return LoadedModel{*problem, *p.forward, *p.training};
 }
 
 int reportLoadError(const ModelInput &input, const Status &status, LoadStage stage)

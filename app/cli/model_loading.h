@@ -1,11 +1,13 @@
 #pragma once
-// The model argument, `--batch` and the import-then-build preamble that the model commands share.
+// The model argument, `--batch` and the loading preamble that the model commands share; loading
+// is core's one pipeline (core/pipeline), as in the GUI.
 //   ModelInput in;  addModelArgument(*cmd, in);  addBatchOption(*cmd, in);
 //   LoadStage failed;  Expected<LoadedModel> m = loadTrainingModel(in, {}, &failed);
-//   if (!m) return reportLoadError(in, m.status(), failed);  use(m->training);
+//   if (!m) return reportLoadError(in, m.status(), failed);  use(m->training, *m->problem->costs);
 
 #include "core/ir/graph.h"
 #include "core/onnx/importer.h"
+#include "core/pipeline/problem.h"
 #include "core/training/builder.h"
 #include "core/training/training_graph.h"
 #include "core/util/status.h"
@@ -55,18 +57,21 @@ core::Status applyModelInput(const ModelInput &input, core::onnx::ImportOptions 
 /// Imports the model with the input's settings (see applyModelInput).
 core::Expected<core::ir::Graph> importModel(const ModelInput &input, core::onnx::ImportOptions options = {});
 
-/// The imported graph and the training step derived from it (the executor needs both).
+/// The loaded problem, and views of its imported graph and training step (the executor needs
+/// both); `problem` keeps them alive and holds the costs and the store-all baseline too.
 struct LoadedModel
 {
-    core::ir::Graph graph;
-    core::training::TrainingGraph training;
+    std::shared_ptr<const core::pipeline::Problem> problem;
+    const core::ir::Graph &graph;
+    const core::training::TrainingGraph &training;
 };
 
 /// Where loading failed: the commands word an import error and a build error differently.
 enum class LoadStage : unsigned char { Import, Build };
 
-/// Imports the model, then builds its training graph. The returned error is the stage's own
-/// Status, unchanged; `failedStage` (when given) says which stage produced it.
+/// Loads the model through core::pipeline::loadProblem: import, training graph, costs, store-all.
+/// The returned error is the stage's own Status, unchanged; `failedStage` (when given) says
+/// which stage produced it.
 core::Expected<LoadedModel> loadTrainingModel(const ModelInput &input, const core::training::BuildOptions &build = {},
                                               LoadStage *failedStage = nullptr);
 

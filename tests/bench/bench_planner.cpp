@@ -33,9 +33,9 @@ int main(int argc, char **argv)
         return 1;
     }
     std::printf("resnet50 batch %lld: %zu ops, %zu tensors, store-all peak %.2f GiB (loaded in %.1f s)\n",
-                (long long)batch, problem->training->opCount(), problem->training->tensorCount(),
-                double(problem->storeAll.timeline.peakBytes) / double(1 << 30), clock.elapsed() / 1e3);
-    auto shared = std::make_shared<const PlannerProblem>(std::move(*problem));
+                (long long)batch, (*problem)->training->opCount(), (*problem)->training->tensorCount(),
+                double((*problem)->storeAll.timeline.peakBytes) / double(1 << 30), clock.elapsed() / 1e3);
+    const std::shared_ptr<const PlannerProblem> shared = *problem;
     const auto &sa = shared->storeAll.timeline;
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
 
@@ -44,7 +44,8 @@ int main(int argc, char **argv)
     planner.setProblem(shared);
     planner.solverPanel()->setLiveResolve(true);
     planner.memoryChart()->resize(1200, 500);
-    planner.memoryChart()->show();
+    planner.memoryChart()->window()->resize(1200, 500); // the widget is on the planner's shelf
+    planner.memoryChart()->window()->show();
 
     std::printf("%-14s %8s %10s %10s %10s %12s %8s\n", "solver", "moves", "median ms", "p90 ms", "max ms",
                 "solve ms", "steps");

@@ -54,7 +54,7 @@ private slots:
             QSKIP("shared corpus not found");
         auto p = loadPlannerProblem(m_resnetPath.toStdString(), 2, {});
         QVERIFY2(p.hasValue(), p.status().message().c_str());
-        m_resnet = std::make_shared<const PlannerProblem>(std::move(*p));
+        m_resnet = *p;
         // resnet18 at batch 2 keeps activations worth more than half its peak: checkpointing has
         // something to save.
         QVERIFY(m_resnet->storeAll.timeline.activationPeakBytes > 0);

@@ -24,8 +24,6 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
-#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -36,7 +34,6 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTableView>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace remat::ui {
 
@@ -52,25 +49,11 @@ constexpr int kLiveDebounceMs = 5;
 } // namespace
 
 Planner::Planner(QObject *parent)
-    : QObject(parent), m_colors(new PlanNodeColors(this)), m_tableModel(new PlanTableModel(&m_document, this))
+    : QObject(parent), m_colors(new PlanNodeColors(this)), m_tableModel(new PlanTableModel(&m_document, this)),
+      m_docks(&m_document, m_tableModel, &m_runs)
 {
-    m_solverPanel = new SolverPanel(&m_document);
-    m_table = new QTableView;
-    m_table->setObjectName(QStringLiteral("plannerPlans"));
-    m_table->setModel(m_tableModel);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->verticalHeader()->setDefaultSectionSize(22);
-    m_memoryChart = new MemoryChartView;
-    m_memoryChart->setObjectName(QStringLiteral("plannerMemoryChart"));
-    m_paretoChart = new ParetoChartView;
-    m_paretoChart->setObjectName(QStringLiteral("plannerPareto"));
-    m_pins = new PinsWidget(&m_document);
-    m_pins->setNodeOfTensor([this](const QString &t) { return nodeOfTensor(t); });
-    m_teaching = new TeachingView;
-    m_runPanel = new RunPanel(&m_runs);
-    m_runPanel->setRequestProvider([this] { return makeRunRequest(); });
+    pinsWidget()->setNodeOfTensor([this](const QString &t) { return nodeOfTensor(t); });
+    runPanel()->setRequestProvider([this] { return makeRunRequest(); });
     setBackends({cpuBackendChoice()});
 
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
@@ -81,31 +64,31 @@ Planner::Planner(QObject *parent)
     connect(&m_document, &PlannerDocument::changed, this, &Planner::documentChanged);
     connect(&m_solves, &SolveController::solved, this, &Planner::onSolved);
     connect(&m_solves, &SolveController::failed, this, &Planner::onFailed);
-    connect(&m_solves, &SolveController::progress, m_solverPanel,
-            [this](quint64, const SolveProgressInfo &info) { m_solverPanel->showProgress(info); });
-    connect(&m_solves, &SolveController::busyChanged, m_solverPanel, &SolverPanel::setBusy);
-    connect(&m_solves, &SolveController::sweepPoint, m_paretoChart,
-            [this](quint64, const ParetoPoint &p) { m_paretoChart->addPoint(p); });
+    connect(&m_solves, &SolveController::progress, solverPanel(),
+            [this](quint64, const SolveProgressInfo &info) { solverPanel()->showProgress(info); });
+    connect(&m_solves, &SolveController::busyChanged, solverPanel(), &SolverPanel::setBusy);
+    connect(&m_solves, &SolveController::sweepPoint, paretoChart(),
+            [this](quint64, const ParetoPoint &p) { paretoChart()->addPoint(p); });
     connect(&m_solves, &SolveController::sweepFinished, this, [this](quint64, bool cancelled) {
-        if (m_solverPanel)
-            m_solverPanel->showMessage(cancelled ? tr("Sweep cancelled.") : tr("Sweep done."));
+        if (solverPanel())
+            solverPanel()->showMessage(cancelled ? tr("Sweep cancelled.") : tr("Sweep done."));
     });
-    connect(m_solverPanel, &SolverPanel::solveRequested, this, &Planner::solve);
-    connect(m_solverPanel, &SolverPanel::compareAllRequested, this, &Planner::compareAll);
-    connect(m_solverPanel, &SolverPanel::sweepRequested, this, &Planner::sweep);
-    connect(m_solverPanel, &SolverPanel::cancelRequested, this, &Planner::cancel);
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+    connect(solverPanel(), &SolverPanel::solveRequested, this, &Planner::solve);
+    connect(solverPanel(), &SolverPanel::compareAllRequested, this, &Planner::compareAll);
+    connect(solverPanel(), &SolverPanel::sweepRequested, this, &Planner::sweep);
+    connect(solverPanel(), &SolverPanel::cancelRequested, this, &Planner::cancel);
+    connect(planTable()->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
                 if (current.isValid())
                     m_document.setCurrentPlanIndex(current.row());
             });
-    connect(m_memoryChart, &MemoryChartView::stepSelected, m_teaching, &TeachingView::setStep);
-    connect(m_teaching, &TeachingView::stepChanged, this, [this](int step) {
-        if (m_memoryChart)
-            m_memoryChart->setCursorStep(step);
+    connect(memoryChart(), &MemoryChartView::stepSelected, teachingView(), &TeachingView::setStep);
+    connect(teachingView(), &TeachingView::stepChanged, this, [this](int step) {
+        if (memoryChart())
+            memoryChart()->setCursorStep(step);
         emit stepSelected(step, m_analysis.nodeAtStep(step));
     });
-    connect(m_teaching, &TeachingView::stepStateChanged, this, &Planner::stepStateChanged);
+    connect(teachingView(), &TeachingView::stepStateChanged, this, &Planner::stepStateChanged);
     m_liveTimer.setSingleShot(true);
     m_liveTimer.setInterval(kLiveDebounceMs);
     connect(&m_liveTimer, &QTimer::timeout, this, [this] { resolveCurrent(true); });
@@ -113,71 +96,30 @@ Planner::Planner(QObject *parent)
 
 Planner::~Planner()
 {
-    m_loadStop.requestStop();
-    waitForAll(m_loads);
+    m_loads.stopAll();
     m_solves.cancelAll();
     m_runs.stop();
+    m_loads.waitForWorkers();
     m_solves.waitForIdle();
     m_runs.waitForDone();
-    // Widgets never docked have no parent: delete them here.
-    for (QWidget *w : {static_cast<QWidget *>(m_solverPanel.data()), static_cast<QWidget *>(m_table.data()),
-                       static_cast<QWidget *>(m_memoryChart.data()), static_cast<QWidget *>(m_paretoChart.data()),
-                       static_cast<QWidget *>(m_pins.data()), static_cast<QWidget *>(m_teaching.data()),
-                       static_cast<QWidget *>(m_runPanel.data())})
-        if (w && !w->parent())
-            delete w;
 }
 
-QList<QDockWidget *> Planner::createDocks(QMainWindow *window)
-{
-    QList<QDockWidget *> docks;
-    auto add = [&](QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area) {
-        auto *dock = new QDockWidget(title, window);
-        m_docks.insert(name.mid(7).chopped(4).toLower(), dock); // "plannerSolverDock" -> "solver"
-        dock->setObjectName(name);
-        dock->setWidget(w);
-        window->addDockWidget(area, dock);
-        docks << dock;
-        return dock;
-    };
-    add(m_solverPanel, tr("Solver"), QStringLiteral("plannerSolverDock"), Qt::RightDockWidgetArea);
-    add(m_pins, tr("Pins"), QStringLiteral("plannerPinsDock"), Qt::RightDockWidgetArea);
-    QDockWidget *plans = add(m_table, tr("Plans"), QStringLiteral("plannerPlansDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *memory = add(m_memoryChart, tr("Memory"), QStringLiteral("plannerMemoryDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *pareto = add(m_paretoChart, tr("Pareto"), QStringLiteral("plannerParetoDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *teach = add(m_teaching, tr("Schedule"), QStringLiteral("plannerTeachingDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *run = add(m_runPanel, tr("Run"), QStringLiteral("plannerRunDock"), Qt::BottomDockWidgetArea);
-    window->splitDockWidget(plans, memory, Qt::Horizontal);
-    window->tabifyDockWidget(memory, pareto);
-    window->tabifyDockWidget(pareto, teach);
-    window->tabifyDockWidget(teach, run);
-    memory->raise();
-    return docks;
-}
+QList<QDockWidget *> Planner::createDocks(QMainWindow *window) { return m_docks.addTo(window); }
 
-bool Planner::raiseView(const QString &name)
-{
-    const QString key = name == QLatin1String("schedule") ? QStringLiteral("teaching") : name;
-    QDockWidget *dock = m_docks.value(key);
-    if (!dock)
-        return false;
-    dock->show();
-    dock->raise();
-    return true;
-}
+bool Planner::raiseView(const QString &name) { return m_docks.raise(name); }
 
 void Planner::showMidBackward()
 {
     const int bb = m_analysis.backwardBeginStep();
     if (bb < 0 || m_analysis.stepCount() == 0)
         return;
-    m_teaching->setStep((bb + int(m_analysis.stepCount())) / 2);
+    teachingView()->setStep((bb + int(m_analysis.stepCount())) / 2);
 }
 
 QMenu *Planner::createMenu(QWidget *parent)
 {
     auto *menu = new QMenu(tr("&Planner"), parent);
-    menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] { solve(m_solverPanel->currentSolver()); });
+    menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] { solve(solverPanel()->currentSolver()); });
     menu->addAction(tr("&Compare all solvers"), this, &Planner::compareAll);
     menu->addAction(tr("&Pareto sweep"), this, &Planner::sweep);
     menu->addAction(tr("Ca&ncel solves"), this, &Planner::cancel);
@@ -238,11 +180,11 @@ QMenu *Planner::createMenu(QWidget *parent)
     });
     menu->addAction(tr("Export &memory chart..."), this, [=, this] {
         exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
-                 [this](const QString &p) { return exportChart(m_memoryChart, p); });
+                 [this](const QString &p) { return exportChart(memoryChart(), p); });
     });
     menu->addAction(tr("Export P&areto chart..."), this, [=, this] {
         exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
-                 [this](const QString &p) { return exportChart(m_paretoChart, p); });
+                 [this](const QString &p) { return exportChart(paretoChart(), p); });
     });
     return menu;
 }
@@ -273,12 +215,12 @@ BackendChoice Planner::cpuBackendChoice()
 void Planner::setBackends(std::vector<BackendChoice> backends)
 {
     m_runs.setBackends(std::move(backends));
-    m_runPanel->refreshBackends();
+    runPanel()->refreshBackends();
 }
 
 void Planner::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)
 {
-    m_solverPanel->setFreeMemoryProvider(std::move(provider));
+    solverPanel()->setFreeMemoryProvider(std::move(provider));
 }
 
 bool Planner::isFast(const core::solvers::Solver &s) const
@@ -326,7 +268,7 @@ void Planner::refreshSolverInfos()
         }
         m_solverInfos << info;
     }
-    m_solverPanel->setSolvers(m_solverInfos);
+    solverPanel()->setSolvers(m_solverInfos);
 }
 
 QStringList Planner::usableSolverIds() const
@@ -351,28 +293,23 @@ std::shared_ptr<const core::solvers::Solver> Planner::solverById(const QString &
 void Planner::openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings)
 {
     m_document.setImportSettings(settings);
-    m_loading = true;
-    ++m_pendingLoads;
     m_solves.cancelAll();
     const quint64 generation = ++m_generation;
-    const std::string p = path.toStdString();
-    m_loadStop.requestStop();
-    m_loadStop = core::StopSource();
-    const core::StopToken token = m_loadStop.token();
     core::onnx::ImportOptions userSettings = settings;
     userSettings.stop = {};
     userSettings.progress = {};
-    auto future = QtConcurrent::run(
-        [p, batch, token, userSettings]() { return loadPlannerProblem(p, batch, token, userSettings); });
-    trackInFlight(m_loads, QFuture<void>(future));
-    auto *watcher = new QFutureWatcher<core::Expected<PlannerProblem>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
-        core::Expected<PlannerProblem> result = watcher->result();
-        watcher->deleteLater();
-        --m_pendingLoads;
+    // The explorer loaded it already (the file the window shows, at this batch): take that one.
+    std::shared_ptr<const PlannerProblem> known =
+        m_problemCache ? m_problemCache->find(path, batch, userSettings, true) : nullptr;
+    auto work = [p = path.toStdString(), batch, userSettings, known](JobContext &ctx)
+        -> core::Expected<std::shared_ptr<const PlannerProblem>> {
+        if (known)
+            return known;
+        return loadPlannerProblem(p, batch, ctx.stop(), userSettings);
+    };
+    m_loads.replace(std::move(work), [this, generation](quint64, core::Expected<std::shared_ptr<const PlannerProblem>> result) {
         if (generation != m_generation)
-            return; // a newer load replaced this one
-        m_loading = false;
+            return; // setProblem replaced this one
         if (!result) {
             m_pendingSession.reset();
             const QString msg = qs(result.status().toString());
@@ -380,9 +317,10 @@ void Planner::openModel(const QString &path, int64_t batch, const core::onnx::Im
             emit sessionOpened(false, msg);
             return;
         }
-        applyLoadedProblem(std::make_shared<const PlannerProblem>(std::move(*result)));
+        if (m_problemCache)
+            m_problemCache->add(*result);
+        applyLoadedProblem(std::move(*result));
     });
-    watcher->setFuture(future);
 }
 
 void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
@@ -397,22 +335,6 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
     m_problem = std::move(problem);
     m_tableModel->setGraph(m_problem ? m_problem->training : nullptr);
     m_cache.clear();
-    m_tensorOfNode.clear();
-    if (m_problem) {
-        const auto &tg = *m_problem->training;
-        for (const auto &op : tg.ops()) {
-            if (op.phase != core::training::Phase::Forward)
-                continue;
-            core::TensorId main;
-            for (core::TensorId t : op.outputs)
-                if (tg.tensor(t).role == core::training::TensorRole::Activation) {
-                    main = t;
-                    break;
-                }
-            if (main.valid())
-                m_tensorOfNode.insert(qs(op.name), main);
-        }
-    }
     if (m_pendingSession) {
         // Reopening: restore everything as saved, with figures recomputed by the simulator.
         SessionData s = std::move(*m_pendingSession);
@@ -473,7 +395,7 @@ void Planner::updateBudgetRange()
     if (!m_problem)
         return;
     const auto &sa = m_problem->storeAll.timeline;
-    m_solverPanel->setBudgetRange(sa.peakBytes - sa.activationPeakBytes, sa.peakBytes);
+    solverPanel()->setBudgetRange(sa.peakBytes - sa.activationPeakBytes, sa.peakBytes);
 }
 
 // ---- solving ------------------------------------------------------------------------------
@@ -516,7 +438,7 @@ void Planner::solve(const QString &solverId)
 {
     auto solver = solverById(solverId);
     if (!solver || !m_problem) {
-        m_solverPanel->showMessage(m_problem ? tr("Unknown solver %1").arg(solverId) : tr("Open a model first."));
+        solverPanel()->showMessage(m_problem ? tr("Unknown solver %1").arg(solverId) : tr("Open a model first."));
         return;
     }
     SolveJob job = makeJob(solver);
@@ -525,7 +447,7 @@ void Planner::solve(const QString &solverId)
         m_document.addPlan(*it);
         return;
     }
-    m_solverPanel->showMessage(tr("Solving with %1...").arg(solverId));
+    solverPanel()->showMessage(tr("Solving with %1...").arg(solverId));
     m_solves.start(std::move(job));
 }
 
@@ -550,8 +472,8 @@ void Planner::sweep()
     const auto &sa = m_problem->storeAll.timeline;
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
     job.budgets = sweepBudgets(floor + (sa.peakBytes - floor) / 20, sa.peakBytes, kSweepBudgets);
-    m_paretoChart->clearPoints();
-    m_solverPanel->showMessage(tr("Sweeping %1 solvers over %2 budgets...").arg(job.solvers.size()).arg(job.budgets.size()));
+    paretoChart()->clearPoints();
+    solverPanel()->showMessage(tr("Sweeping %1 solvers over %2 budgets...").arg(job.solvers.size()).arg(job.budgets.size()));
     m_solves.startSweep(std::move(job));
 }
 
@@ -593,7 +515,7 @@ void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
         m_document.replacePlan(replaceIndex, plan);
     else
         m_document.addPlan(plan);
-    m_solverPanel->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
+    solverPanel()->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
                                    .arg(qs(plan.solver), QLatin1String(core::solvers::solveStatusName(plan.status)),
                                         qs(core::formatBytes(plan.timeline.peakBytes)))
                                    .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
@@ -604,15 +526,16 @@ void Planner::onFailed(quint64, const QString &solver, const QString &message, b
 {
     if (tag != m_generation)
         return;
-    m_solverPanel->showMessage(cancelled ? tr("%1: cancelled.").arg(solver) : tr("%1 failed: %2").arg(solver, message));
+    solverPanel()->showMessage(cancelled ? tr("%1: cancelled.").arg(solver) : tr("%1 failed: %2").arg(solver, message));
     if (!cancelled)
         emit solveFailed(solver, message);
 }
 
 void Planner::waitForIdle()
 {
-    while (m_pendingLoads > 0 || m_solves.isBusy()) {
+    while (m_loads.busy() || m_solves.isBusy()) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        m_loads.waitAndDeliver();
         m_solves.waitForIdle();
     }
     QCoreApplication::processEvents();
@@ -628,15 +551,15 @@ void Planner::documentChanged(PlannerChange change)
         break;
     case PlannerChange::Plans:
         if (m_document.currentPlanIndex() >= 0)
-            m_table->selectRow(m_document.currentPlanIndex());
+            planTable()->selectRow(m_document.currentPlanIndex());
         break;
     case PlannerChange::Budget:
         if (m_document.objective() == Objective::MinTime) {
-            if (m_solverPanel->liveResolve())
+            if (solverPanel()->liveResolve())
                 m_liveTimer.start(); // debounced; the controller keeps only the latest
             // Until the re-solved plan arrives only the budget line moves.
             const Plan *plan = m_document.currentPlan();
-            m_memoryChart->setBudget(plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
+            memoryChart()->setBudget(plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
         }
         break;
     case PlannerChange::Pins:
@@ -660,24 +583,24 @@ void Planner::updateCurrentPlanViews()
     if (!plan || !m_problem) {
         m_analysis = PlanAnalysis();
         m_colors->clear();
-        m_memoryChart->clearTimelines();
-        m_teaching->setAnalysis(m_analysis);
-        m_paretoChart->setCurrent(-1, 0);
+        memoryChart()->clearTimelines();
+        teachingView()->setAnalysis(m_analysis);
+        paretoChart()->setCurrent(-1, 0);
         emit planUpdated();
         return;
     }
-    const int step = m_teaching->step();
+    const int step = teachingView()->step();
     m_analysis = PlanAnalysis::analyse(m_problem->training, *plan);
     m_colors->setAnalysis(m_analysis);
     const int64_t budget = plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0;
-    m_memoryChart->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget, qs(plan->solver));
-    m_teaching->setAnalysis(m_analysis);
+    memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget, qs(plan->solver));
+    teachingView()->setAnalysis(m_analysis);
     if (step >= 0)
-        m_teaching->setStep(step);
-    m_paretoChart->setCurrent(plan->budgetBytes, plan->timeline.tdiPercent());
-    m_runPanel->setPredicted(plan->timeline);
-    if (m_table->currentIndex().row() != m_document.currentPlanIndex())
-        m_table->selectRow(m_document.currentPlanIndex());
+        teachingView()->setStep(step);
+    paretoChart()->setCurrent(plan->budgetBytes, plan->timeline.tdiPercent());
+    runPanel()->setPredicted(plan->timeline);
+    if (planTable()->currentIndex().row() != m_document.currentPlanIndex())
+        planTable()->selectRow(m_document.currentPlanIndex());
     emit planUpdated();
 }
 
@@ -685,10 +608,12 @@ void Planner::updateCurrentPlanViews()
 
 QString Planner::pinTensorOfNode(const QString &nodeName) const
 {
-    const auto it = m_tensorOfNode.constFind(nodeName);
-    if (it == m_tensorOfNode.constEnd() || !m_problem)
+    if (!m_problem)
         return {};
-    return qs(m_problem->training->tensor(*it).name);
+    const auto it = m_problem->activationOfNode.find(nodeName.toStdString());
+    if (it == m_problem->activationOfNode.end())
+        return {};
+    return qs(m_problem->training->tensor(it->second).name);
 }
 
 QString Planner::nodeOfTensor(const QString &tensorName) const
@@ -736,7 +661,7 @@ QList<QAction *> Planner::pinActions(const QString &nodeName, QObject *parent)
 
 QString Planner::nodeOverlay(const QString &nodeName) const { return m_analysis.explainNode(nodeName); }
 
-void Planner::selectNode(const QString &nodeName) { m_teaching->explainNode(nodeName); }
+void Planner::selectNode(const QString &nodeName) { teachingView()->explainNode(nodeName); }
 
 // ---- sessions and exports -----------------------------------------------------------------
 

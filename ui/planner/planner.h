@@ -7,11 +7,12 @@
 //   connect(&planner, &Planner::stepStateChanged, graphView, &...::highlight);
 
 #include "core/solvers/solver.h"
-#include "core/util/stop_token.h"
-#include "ui/background_jobs.h"
+#include "ui/background_job.h"
 #include "ui/planner/plan_analysis.h"
+#include "ui/planner/planner_docks.h"
 #include "ui/planner/planner_document.h"
 #include "ui/planner/planner_problem.h"
+#include "ui/problem_cache.h"
 #include "ui/planner/run_controller.h"
 #include "ui/planner/session_file.h"
 #include "ui/planner/solve_controller.h"
@@ -56,15 +57,15 @@ public:
     const std::shared_ptr<const PlannerProblem> &problem() const { return m_problem; }
     const PlanAnalysis &analysis() const { return m_analysis; }
 
-    // ---- widgets (parented to the docks once createDocks ran; deleted with the planner else)
-    SolverPanel *solverPanel() const { return m_solverPanel; }
-    QTableView *planTable() const { return m_table; }
+    // ---- widgets (PlannerDocks: in the window's docks once createDocks ran)
+    SolverPanel *solverPanel() const { return m_docks.solverPanel(); }
+    QTableView *planTable() const { return m_docks.planTable(); }
     PlanTableModel *planTableModel() const { return m_tableModel; }
-    MemoryChartView *memoryChart() const { return m_memoryChart; }
-    ParetoChartView *paretoChart() const { return m_paretoChart; }
-    PinsWidget *pinsWidget() const { return m_pins; }
-    TeachingView *teachingView() const { return m_teaching; }
-    RunPanel *runPanel() const { return m_runPanel; }
+    MemoryChartView *memoryChart() const { return m_docks.memoryChart(); }
+    ParetoChartView *paretoChart() const { return m_docks.paretoChart(); }
+    PinsWidget *pinsWidget() const { return m_docks.pins(); }
+    TeachingView *teachingView() const { return m_docks.teaching(); }
+    RunPanel *runPanel() const { return m_docks.runPanel(); }
 
     /// Adds the planner docks to `window` (right: solver, pins; bottom: plans, memory, Pareto,
     /// teaching, run) and returns them.
@@ -89,11 +90,15 @@ public:
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
 
     // ---- model ------------------------------------------------------------------------------
-    /// Loads off the GUI thread; problemChanged() or problemFailed() follows.
+    /// Loads off the GUI thread (core::pipeline::loadProblem), or takes the problem from the
+    /// problem cache when one matches; problemChanged() or problemFailed() follows.
     void openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {});
-    /// Uses a problem built elsewhere (the main window's loaded model, tests, benchmark graphs).
+    /// Uses a problem built elsewhere (tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
-    bool isLoading() const { return m_loading; }
+    /// The problems loaded in the window (the explorer's): openModel takes a match from there
+    /// instead of loading, and adds what it loads. May be null (the planner loads for itself).
+    void setProblemCache(std::shared_ptr<ProblemCache> cache) { m_problemCache = std::move(cache); }
+    bool isLoading() const { return m_loads.busy(); }
 
     // ---- solving ----------------------------------------------------------------------------
     /// Solves with the document's objective, budget and pins; appends a row.
@@ -171,25 +176,16 @@ private:
     std::shared_ptr<const PlannerProblem> m_problem;
     PlanAnalysis m_analysis;
     QHash<QString, core::solvers::Plan> m_cache;
-    QHash<QString, core::TensorId> m_tensorOfNode;
     quint64 m_generation = 1;
-    bool m_loading = false;
     bool m_restoring = false;
-    int m_pendingLoads = 0;
-    core::StopSource m_loadStop;           ///< replaced per load: a newer load stops the older
-    std::vector<QFuture<void>> m_loads;    ///< imports not known to be finished (waited for on exit)
+    std::shared_ptr<ProblemCache> m_problemCache;
+    /// Model loads: a newer one stops the older and drops its result.
+    BackgroundJob<std::shared_ptr<const PlannerProblem>> m_loads{"loading the model"};
     std::optional<SessionData> m_pendingSession;
     QString m_sessionPath;
     QTimer m_liveTimer;
 
-    QPointer<SolverPanel> m_solverPanel;
-    QPointer<QTableView> m_table;
-    QPointer<MemoryChartView> m_memoryChart;
-    QPointer<ParetoChartView> m_paretoChart;
-    QPointer<PinsWidget> m_pins;
-    QPointer<TeachingView> m_teaching;
-    QPointer<RunPanel> m_runPanel;
-    QHash<QString, QPointer<QDockWidget>> m_docks;
+    PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;
     QAction *m_redo = nullptr;
 };

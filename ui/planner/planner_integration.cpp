@@ -21,6 +21,9 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     : QObject(window), m_window(window), m_planner(planner)
 {
     planner->setSolvers(Planner::registrySolvers());
+    // One open loads once: the planner takes the problem the explorer loaded (and the reverse
+    // for a session's model) from the window's cache.
+    planner->setProblemCache(window->problemCache());
     planner->createDocks(window);
     QMenu *menu = planner->createMenu(window);
     menu->addSeparator();

@@ -1,52 +1,18 @@
 #include "ui/planner/planner_problem.h"
 
-#include "core/cost/roofline.h"
-#include "core/onnx/importer.h"
-#include "core/schedule/store_all.h"
-#include "core/sim/simulator.h"
-#include "core/training/builder.h"
-
 namespace remat::ui {
 
-core::Expected<PlannerProblem> makePlannerProblem(std::shared_ptr<const core::ir::Graph> forward,
-                                                  std::shared_ptr<const core::training::TrainingGraph> training,
-                                                  std::shared_ptr<const core::cost::Costs> costs)
+core::Expected<std::shared_ptr<const PlannerProblem>> loadPlannerProblem(const std::string &modelPath, int64_t batch,
+                                                                         const core::StopToken &stop,
+                                                                         const core::onnx::ImportOptions &settings)
 {
-    if (!training || !costs)
-        return core::makeError(core::StatusCode::InvalidArgument, "no training graph");
-    PlannerProblem p;
-    p.forward = std::move(forward);
-    p.training = std::move(training);
-    p.costs = std::move(costs);
-    p.modelPath = p.training->info().modelPath;
-    p.modelSha256 = p.training->info().modelSha256;
-    p.batch = p.training->info().batch;
-    p.storeAll.solver = "store-all";
-    p.storeAll.status = core::solvers::SolveStatus::Optimal;
-    p.storeAll.schedule = core::schedule::storeAllSchedule(*p.training);
-    REMAT_ASSIGN_OR_RETURN(p.storeAll.timeline, core::sim::simulate(p.storeAll.schedule, *p.training, *p.costs));
-    p.storeAll.budgetBytes = p.storeAll.timeline.peakBytes;
-    return p;
-}
-
-core::Expected<PlannerProblem> loadPlannerProblem(const std::string &modelPath, int64_t batch,
-                                                  const core::StopToken &stop, const core::onnx::ImportOptions &settings)
-{
-    core::onnx::ImportOptions options = settings;
-    options.progress = {};
-    options.batch = batch;
-    options.stop = stop;
-    REMAT_ASSIGN_OR_RETURN(core::ir::Graph graph, core::onnx::importModel(modelPath, options));
-    if (stop.stopRequested())
-        return core::makeError(core::StatusCode::Cancelled, "loading cancelled");
-    auto forward = std::make_shared<const core::ir::Graph>(std::move(graph));
-    REMAT_ASSIGN_OR_RETURN(core::training::TrainingGraph tg, core::training::buildTrainingGraph(*forward));
-    auto training = std::make_shared<const core::training::TrainingGraph>(std::move(tg));
-    auto costs = std::make_shared<const core::cost::Costs>(core::cost::rooflineCosts(*training));
-    REMAT_ASSIGN_OR_RETURN(PlannerProblem p, makePlannerProblem(forward, training, costs));
-    p.modelPath = modelPath;
-    p.modelSha256 = forward->info().sha256;
-    p.batch = forward->info().batch > 0 ? forward->info().batch : batch;
+    core::pipeline::LoadOptions options;
+    options.import = settings;
+    options.import.progress = {};
+    options.import.batch = batch;
+    REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const PlannerProblem> p, core::pipeline::loadProblem(modelPath, options, stop));
+    if (!p->isValid())
+        return p->trainingStatus;
     return p;
 }
 

@@ -4,7 +4,6 @@
 
 #include <QMutexLocker>
 #include <QRegularExpression>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace remat::ui {
 
@@ -45,22 +44,14 @@ int stepFromMessage(const std::string &message)
 RunController::RunController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<remat::ui::RunSummary>();
-    m_pool.setMaxThreadCount(1);
+    m_job.ownPool()->setMaxThreadCount(1);
 }
 
-RunController::~RunController()
-{
-    stop();
-    m_pool.waitForDone();
-}
+RunController::~RunController() { stop(); }
 
 void RunController::setBackends(std::vector<BackendChoice> backends) { m_backends = std::move(backends); }
 
-void RunController::stop()
-{
-    if (m_stop)
-        m_stop->requestStop();
-}
+void RunController::stop() { m_job.stopAll(); }
 
 std::vector<RunSample> RunController::takeSamples()
 {
@@ -72,7 +63,7 @@ std::vector<RunSample> RunController::takeSamples()
 
 bool RunController::start(RunRequest request)
 {
-    if (m_running || !request.problem || !request.problem->forward || !request.problem->training)
+    if (isRunning() || !request.problem || !request.problem->forward || !request.problem->training)
         return false;
     const BackendChoice *choice = nullptr;
     for (const auto &b : m_backends)
@@ -80,85 +71,84 @@ bool RunController::start(RunRequest request)
             choice = &b;
     if (!choice)
         return false;
-    auto create = choice->create;
-    m_stop = std::make_shared<core::StopSource>();
-    m_running = true;
     {
         QMutexLocker lock(&m_mutex);
         m_buffer.clear();
     }
     emit started();
-    (void)QtConcurrent::run(&m_pool, [this, request = std::move(request), create, stop = m_stop]() {
-        RunSummary summary;
-        BufferObserver observer(&m_mutex, &m_buffer);
-        auto finish = [&] {
-            QMetaObject::invokeMethod(this, [this, summary] {
-                m_running = false;
-                emit finished(summary);
-            }, Qt::QueuedConnection);
-        };
-        auto fail = [&](const core::Status &status, int step) {
-            summary.ok = false;
-            summary.cancelled = status.code() == core::StatusCode::Cancelled || stop->stopRequested();
-            summary.error = QString::fromStdString(status.toString());
-            summary.failedStep = step >= 0 ? step : stepFromMessage(status.message());
-            finish();
-        };
-        auto backend = create();
-        if (!backend) {
-            fail(backend.status(), -1);
-            return;
-        }
-        const auto &tg = *request.problem->training;
-        core::exec::Executor executor(**backend, tg, *request.problem->forward);
-        core::exec::ExecInputs inputs;
-        inputs.feed = request.feed;
-        if (core::Status s = executor.prepare(inputs); !s.isOk()) {
-            fail(s, -1);
-            return;
-        }
-        // The store-all step gives the reference gradients the plan must reproduce.
-        core::exec::ExecOptions refOptions;
-        refOptions.stop = stop->token();
-        auto reference = executor.run(request.reference, refOptions);
-        if (!reference) {
-            fail(reference.status().withContext("store-all reference step"), -1);
-            return;
-        }
-        double total = 0;
-        core::exec::NpzArchive lastGradients;
-        for (int i = 0; i < request.iterations; ++i) {
-            observer.setIteration(i);
-            core::exec::ExecOptions options;
-            options.observer = &observer;
-            options.stop = stop->token();
-            options.downloadGradients = i + 1 == request.iterations;
-            auto result = executor.run(request.schedule, options);
-            if (!result) {
-                fail(result.status(), observer.lastStep());
+    m_job.start(
+        [this, request = std::move(request), backend = *choice](JobContext &ctx) -> core::Expected<RunSummary> {
+            return runOnWorker(request, backend, ctx);
+        },
+        [this](quint64, core::Expected<RunSummary> summary) {
+            if (summary) {
+                emit finished(*summary);
                 return;
             }
-            summary.measuredPeakBytes = std::max(summary.measuredPeakBytes, result->measuredPeakBytes);
-            total += result->stepSeconds;
-            summary.iterations = i + 1;
-            if (options.downloadGradients)
-                lastGradients = std::move(result->gradients);
-            QMetaObject::invokeMethod(this, [this, i] { emit iterationDone(i); }, Qt::QueuedConnection);
-        }
-        summary.stepSeconds = summary.iterations > 0 ? total / summary.iterations : 0;
-        auto cmp = core::exec::compareGradients(lastGradients, reference->gradients);
-        if (cmp) {
-            summary.gradientsChecked = true;
-            summary.maxRelativeError = cmp->maxRelativeError;
-            summary.worstEntry = QString::fromStdString(cmp->worstEntry);
-            summary.gradientsMatch = cmp->maxRelativeError <= kGradientTolerance;
-        } else {
-            summary.error = QString::fromStdString(cmp.status().toString());
-        }
-        summary.ok = true;
-        finish();
-    });
+            RunSummary failed; // the work threw (out of host memory, ...)
+            failed.error = QString::fromStdString(summary.status().toString());
+            emit finished(failed);
+        });
     return true;
+}
+
+RunSummary RunController::runOnWorker(const RunRequest &request, const BackendChoice &choice, JobContext &ctx)
+{
+    RunSummary summary;
+    BufferObserver observer(&m_mutex, &m_buffer);
+    const core::StopToken &stop = ctx.stop();
+    auto fail = [&](const core::Status &status, int step) {
+        summary.ok = false;
+        summary.cancelled = status.code() == core::StatusCode::Cancelled || stop.stopRequested();
+        summary.error = QString::fromStdString(status.toString());
+        summary.failedStep = step >= 0 ? step : stepFromMessage(status.message());
+        return summary;
+    };
+    auto backend = choice.create();
+    if (!backend)
+        return fail(backend.status(), -1);
+    const auto &tg = *request.problem->training;
+    core::exec::Executor executor(**backend, tg, *request.problem->forward);
+    core::exec::ExecInputs inputs;
+    inputs.feed = request.feed;
+    if (core::Status s = executor.prepare(inputs); !s.isOk())
+        return fail(s, -1);
+    // The store-all step gives the reference gradients the plan must reproduce.
+    core::exec::ExecOptions refOptions;
+    refOptions.stop = stop;
+    auto reference = executor.run(request.reference, refOptions);
+    if (!reference)
+        return fail(reference.status().withContext("store-all reference step"), -1);
+    double total = 0;
+    core::exec::NpzArchive lastGradients;
+    for (int i = 0; i < request.iterations; ++i) {
+        observer.setIteration(i);
+        core::exec::ExecOptions options;
+        options.observer = &observer;
+        options.stop = stop;
+        options.downloadGradients = i + 1 == request.iterations;
+        auto result = executor.run(request.schedule, options);
+        if (!result)
+            return fail(result.status(), observer.lastStep());
+        summary.measuredPeakBytes = std::max(summary.measuredPeakBytes, result->measuredPeakBytes);
+        total += result->stepSeconds;
+        summary.iterations = i + 1;
+        if (options.downloadGradients)
+            lastGradients = std::move(result->gradients);
+        ctx.post([this, i] { emit iterationDone(i); });
+    }
+    summary.stepSeconds = summary.iterations > 0 ? total / summary.iterations : 0;
+    auto cmp = core::exec::compareGradients(lastGradients, reference->gradients);
+    if (cmp) {
+        summary.gradientsChecked = true;
+        summary.maxRelativeError = cmp->maxRelativeError;
+        summary.worstEntry = QString::fromStdString(cmp->worstEntry);
+        summary.gradientsMatch = cmp->maxRelativeError <= kGradientTolerance;
+    } else {
+        summary.error = QString::fromStdString(cmp.status().toString());
+    }
+    summary.ok = true;
+    return summary;
 }
 
 } // namespace remat::ui

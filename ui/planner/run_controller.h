@@ -9,12 +9,12 @@
 #include "core/exec/backend.h"
 #include "core/exec/npz.h"
 #include "core/schedule/schedule.h"
+#include "ui/background_job.h"
 #include "ui/planner/planner_problem.h"
 
 #include <QMetaType>
 #include <QMutex>
 #include <QObject>
-#include <QThreadPool>
 
 #include <functional>
 #include <memory>
@@ -80,10 +80,11 @@ public:
 
     bool start(RunRequest request);
     void stop();
-    bool isRunning() const { return m_running; }
+    bool isRunning() const { return m_job.busy(); }
     /// Moves the samples recorded since the last call out of the buffer (GUI thread).
     std::vector<RunSample> takeSamples();
-    void waitForDone() { m_pool.waitForDone(); }
+    /// Blocks until the worker has returned (its summary stays queued for the event loop).
+    void waitForDone() { m_job.waitForWorkers(); }
 
 signals:
     void started();
@@ -91,12 +92,12 @@ signals:
     void finished(const remat::ui::RunSummary &summary);
 
 private:
+    RunSummary runOnWorker(const RunRequest &request, const BackendChoice &backend, JobContext &ctx);
+
     std::vector<BackendChoice> m_backends;
-    QThreadPool m_pool;
     QMutex m_mutex;
     std::vector<RunSample> m_buffer;
-    std::shared_ptr<core::StopSource> m_stop;
-    bool m_running = false;
+    BackgroundJob<RunSummary> m_job{"running the plan"}; ///< last: waited for before the buffer goes
 };
 
 } // namespace remat::ui

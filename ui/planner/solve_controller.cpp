@@ -2,14 +2,10 @@
 
 #include "core/sim/simulator.h"
 
-#include <QCoreApplication>
 #include <QElapsedTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
-#include <new>
 
 namespace remat::ui {
 
@@ -41,45 +37,19 @@ SolveController::SolveController(QObject *parent) : QObject(parent)
     qRegisterMetaType<remat::core::solvers::Plan>();
     // Two workers: one long MILP solve must not block the live re-solves of the slider.
     m_pool.setMaxThreadCount(2);
+    m_jobs.setSettledHandler([this](quint64 id) { jobSettled(id); });
 }
 
-SolveController::~SolveController()
-{
-    cancelAll();
-    m_pool.waitForDone();
-}
+SolveController::~SolveController() { cancelAll(); }
 
-void SolveController::waitForIdle()
-{
-    m_pool.waitForDone();
-    QCoreApplication::sendPostedEvents(this);
-}
+void SolveController::waitForIdle() { m_jobs.waitAndDeliver(); }
 
 namespace {
 
-core::Expected<Plan> runJobUnguarded(const SolveJob &job, const core::StopToken &stop,
-                                     const std::function<void(const core::solvers::SolveProgress &)> &progress);
-
-// Runs the solver and fills the timeline with per-step points for the charts. Worker thread.
-// Solver::solve already turns a solver's exceptions into a Status; this catch covers the
-// simulation of the full timeline too, so a worker always reports back (no exception may cross
-// the event loop, and a job that never reports leaves the planner waiting).
+// Runs the solver and fills the timeline with per-step points for the charts. Worker thread;
+// whatever it throws becomes the job's error result (BackgroundJob).
 core::Expected<Plan> runJob(const SolveJob &job, const core::StopToken &stop,
                             const std::function<void(const core::solvers::SolveProgress &)> &progress)
-{
-    try {
-        return runJobUnguarded(job, stop, progress);
-    } catch (const std::bad_alloc &) {
-        return core::makeError(core::StatusCode::ResourceExhausted, "out of host memory while solving");
-    } catch (const std::exception &e) {
-        return core::makeError(core::StatusCode::Internal, std::string("solve failed: ") + e.what());
-    } catch (...) {
-        return core::makeError(core::StatusCode::Internal, "solve failed with an unknown exception");
-    }
-}
-
-core::Expected<Plan> runJobUnguarded(const SolveJob &job, const core::StopToken &stop,
-                                     const std::function<void(const core::solvers::SolveProgress &)> &progress)
 {
     if (!job.solver || !job.problem || !job.problem->isValid())
         return core::makeError(core::StatusCode::InvalidArgument, "no model loaded");
@@ -117,77 +87,52 @@ core::Expected<Plan> runJobUnguarded(const SolveJob &job, const core::StopToken 
 
 } // namespace
 
-quint64 SolveController::start(SolveJob job) { return launch(std::move(job), false); }
+quint64 SolveController::start(SolveJob job) { return launch(std::move(job)); }
 
 quint64 SolveController::startLatest(SolveJob job)
 {
-    if (m_latestId != 0 && m_running.contains(m_latestId)) {
-        auto &r = m_running[m_latestId];
-        r->dropResult = true;
-        r->stop.requestStop();
+    if (m_latestId != 0 && m_jobs.isRunning(m_latestId)) {
+        m_jobs.drop(m_latestId);
         m_pendingLatest = std::move(job); // started when the stopped one has wound down
         return 0;
     }
-    m_latestId = launch(std::move(job), true);
+    m_latestId = launch(std::move(job));
     return m_latestId;
 }
 
-quint64 SolveController::launch(SolveJob job, bool latest)
+quint64 SolveController::launch(SolveJob job)
 {
-    const quint64 id = m_nextId++;
-    auto running = std::make_shared<Running>();
-    running->latest = latest;
-    m_running.insert(id, running);
-    if (m_running.size() == 1)
+    if (!m_jobs.busy())
         emit busyChanged(true);
-    const core::StopToken token = running->stop.token();
     const QString solverId = job.solver ? QString::fromStdString(job.solver->id()) : QString();
-    (void)QtConcurrent::run(&m_pool, [this, id, job = std::move(job), token, solverId]() {
-        QElapsedTimer throttle;
-        throttle.start();
-        qint64 lastMs = -1000;
+    const int replaceIndex = job.replaceIndex;
+    const quint64 tag = job.tag;
+    auto work = [this, job = std::move(job), solverId](JobContext &ctx) -> core::Expected<Plan> {
         auto reportProgress = [&](const core::solvers::SolveProgress &p) {
-            // At most ~10 progress events a second reach the GUI thread.
-            const qint64 now = throttle.elapsed();
-            if (now - lastMs < 100)
-                return;
-            lastMs = now;
             SolveProgressInfo info{solverId, p.fraction, p.incumbent, p.bound, p.elapsedSeconds,
                                    QString::fromStdString(p.message)};
-            QMetaObject::invokeMethod(this, [this, id, info] { emit this->progress(id, info); },
-                                      Qt::QueuedConnection);
+            ctx.postProgress([this, id = ctx.id(), info] { emit progress(id, info); });
         };
-        core::Expected<Plan> result = runJob(job, token, reportProgress);
-        const int replaceIndex = job.replaceIndex;
-        const quint64 tag = job.tag;
-        QMetaObject::invokeMethod(
-            this,
-            [this, id, solverId, replaceIndex, tag, result = std::move(result), cancelled = token.stopRequested()] {
-                auto it = m_running.find(id);
-                const bool drop = it != m_running.end() && (*it)->dropResult;
-                if (!drop) {
-                    if (result)
-                        emit solved(id, *result, replaceIndex, tag);
-                    else
-                        emit failed(id, solverId, QString::fromStdString(result.status().message()),
-                                    cancelled || result.status().code() == core::StatusCode::Cancelled, tag);
-                }
-                jobDone(id);
-            },
-            Qt::QueuedConnection);
+        core::Expected<Plan> plan = runJob(job, ctx.stop(), reportProgress);
+        if (!plan && ctx.stop().stopRequested() && plan.status().code() != core::StatusCode::Cancelled)
+            return core::makeError(core::StatusCode::Cancelled, plan.status().message());
+        return plan;
+    };
+    return m_jobs.start(std::move(work), [this, solverId, replaceIndex, tag](quint64 id, core::Expected<Plan> result) {
+        if (result)
+            emit solved(id, *result, replaceIndex, tag);
+        else
+            emit failed(id, solverId, QString::fromStdString(result.status().message()),
+                        result.status().code() == core::StatusCode::Cancelled, tag);
     });
-    return id;
 }
 
 quint64 SolveController::startSweep(SweepJob job)
 {
-    const quint64 id = m_nextId++;
-    auto running = std::make_shared<Running>();
-    m_running.insert(id, running);
-    if (m_running.size() == 1)
+    if (!m_jobs.busy())
         emit busyChanged(true);
-    const core::StopToken token = running->stop.token();
-    (void)QtConcurrent::run(&m_pool, [this, id, job = std::move(job), token]() {
+    auto work = [this, job = std::move(job)](JobContext &ctx) -> core::Expected<Plan> {
+        const core::StopToken &token = ctx.stop();
         for (const auto &solver : job.solvers) {
             for (int64_t budget : job.budgets) {
                 if (token.stopRequested())
@@ -210,41 +155,36 @@ quint64 SolveController::startSweep(SweepJob job)
                     point.overheadPercent = plan->timeline.tdiPercent();
                     point.feasible = plan->timeline.peakBytes <= budget;
                 }
-                QMetaObject::invokeMethod(this, [this, id, point] { emit sweepPoint(id, point); },
-                                          Qt::QueuedConnection);
+                ctx.post([this, id = ctx.id(), point] { emit sweepPoint(id, point); });
             }
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, id, cancelled = token.stopRequested()] {
-                emit sweepFinished(id, cancelled);
-                jobDone(id);
-            },
-            Qt::QueuedConnection);
+        Plan done;
+        done.status = token.stopRequested() ? core::solvers::SolveStatus::Cancelled : core::solvers::SolveStatus::Optimal;
+        return done;
+    };
+    // A sweep that threw stopped short of its budgets: reported as cancelled, not done.
+    return m_jobs.start(std::move(work), [this](quint64 id, core::Expected<Plan> result) {
+        emit sweepFinished(id, !result.hasValue() || result->status == core::solvers::SolveStatus::Cancelled);
     });
-    return id;
 }
 
-void SolveController::jobDone(quint64 id)
+void SolveController::jobSettled(quint64 id)
 {
-    m_running.remove(id);
     if (id == m_latestId) {
         m_latestId = 0;
         if (m_pendingLatest) {
             SolveJob next = std::move(*m_pendingLatest);
             m_pendingLatest.reset();
-            m_latestId = launch(std::move(next), true);
+            m_latestId = launch(std::move(next));
         }
     }
-    if (m_running.isEmpty() && !m_pendingLatest)
+    if (!m_jobs.busy() && !m_pendingLatest)
         emit busyChanged(false);
 }
 
 void SolveController::cancel(quint64 id)
 {
-    auto it = m_running.find(id);
-    if (it != m_running.end())
-        (*it)->stop.requestStop();
+    m_jobs.stop(id);
     if (id == m_latestId)
         m_pendingLatest.reset();
 }
@@ -252,8 +192,7 @@ void SolveController::cancel(quint64 id)
 void SolveController::cancelAll()
 {
     m_pendingLatest.reset();
-    for (auto &r : m_running)
-        r->stop.requestStop();
+    m_jobs.stopAll();
 }
 
 } // namespace remat::ui

@@ -1,15 +1,16 @@
 #pragma once
-// Runs solves and budget sweeps off the GUI thread. Each job gets a copy of its inputs and its own
-// StopSource; results, progress and errors come back as queued signals carrying value types.
+// Runs solves and budget sweeps off the GUI thread on a BackgroundJob: each job gets a copy of its
+// inputs and its own stop token; results, progress and errors (a throwing solver's too) come back
+// as queued signals carrying value types.
 //   SolveController c;  connect(&c, &SolveController::solved, ...);
 //   quint64 id = c.start(job);       c.cancel(id);
 //   c.startLatest(job);              // live re-solve: an older live job is stopped, latest wins
 //   c.startSweep(sweep);             // Pareto: every solver over a list of budgets
 
 #include "core/solvers/solver.h"
+#include "ui/background_job.h"
 #include "ui/planner/planner_problem.h"
 
-#include <QHash>
 #include <QMetaType>
 #include <QObject>
 #include <QString>
@@ -80,8 +81,8 @@ public:
     quint64 startSweep(SweepJob job);
     void cancel(quint64 id);
     void cancelAll();
-    bool isBusy() const { return !m_running.isEmpty() || m_pendingLatest.has_value(); }
-    int runningCount() const { return int(m_running.size()); }
+    bool isBusy() const { return m_jobs.busy() || m_pendingLatest.has_value(); }
+    int runningCount() const { return m_jobs.running(); }
     /// Blocks until every job has finished (tests, shutdown).
     void waitForIdle();
 
@@ -94,18 +95,12 @@ signals:
     void busyChanged(bool busy);
 
 private:
-    struct Running
-    {
-        core::StopSource stop;
-        bool latest = false;
-        bool dropResult = false;
-    };
-    quint64 launch(SolveJob job, bool latest);
-    void jobDone(quint64 id);
+    quint64 launch(SolveJob job);
+    void jobSettled(quint64 id);
 
-    QThreadPool m_pool;
-    quint64 m_nextId = 1;
-    QHash<quint64, std::shared_ptr<Running>> m_running;
+    QThreadPool m_pool; ///< before m_jobs: the jobs are waited for before the pool goes
+    /// Solves and sweeps (a sweep's points arrive as it goes; its result is an empty plan).
+    BackgroundJob<core::solvers::Plan> m_jobs{"solving", &m_pool};
     std::optional<SolveJob> m_pendingLatest;
     quint64 m_latestId = 0;
 };

@@ -1,0 +1,82 @@
+#include "ui/planner/planner_docks.h"
+
+#include "ui/planner/memory_chart_view.h"
+#include "ui/planner/pareto_chart_view.h"
+#include "ui/planner/pins_widget.h"
+#include "ui/planner/plan_table_model.h"
+#include "ui/planner/run_panel.h"
+#include "ui/planner/solver_panel.h"
+#include "ui/planner/teaching_view.h"
+
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QMainWindow>
+#include <QTableView>
+
+namespace remat::ui {
+
+PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, RunController *runs)
+    : m_shelf(std::make_unique<QWidget>())
+{
+    QWidget *shelf = m_shelf.get();
+    m_solverPanel = new SolverPanel(document, shelf);
+    m_table = new QTableView(shelf);
+    m_table->setObjectName(QStringLiteral("plannerPlans"));
+    m_table->setModel(plans);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->verticalHeader()->setDefaultSectionSize(22);
+    m_memoryChart = new MemoryChartView(shelf);
+    m_memoryChart->setObjectName(QStringLiteral("plannerMemoryChart"));
+    m_paretoChart = new ParetoChartView(shelf);
+    m_paretoChart->setObjectName(QStringLiteral("plannerPareto"));
+    m_pins = new PinsWidget(document, shelf);
+    m_teaching = new TeachingView(shelf);
+    m_runPanel = new RunPanel(runs, shelf);
+}
+
+PlannerDocks::~PlannerDocks() = default;
+
+QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
+{
+    QList<QDockWidget *> docks;
+    auto add = [&](QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area) {
+        auto *dock = new QDockWidget(title, window);
+        m_docks.insert(name.mid(7).chopped(4).toLower(), dock); // "plannerSolverDock" -> "solver"
+        dock->setObjectName(name);
+        dock->setWidget(w); // the dock becomes the widget's parent
+        window->addDockWidget(area, dock);
+        docks << dock;
+        return dock;
+    };
+    add(m_solverPanel, QObject::tr("Solver"), QStringLiteral("plannerSolverDock"), Qt::RightDockWidgetArea);
+    add(m_pins, QObject::tr("Pins"), QStringLiteral("plannerPinsDock"), Qt::RightDockWidgetArea);
+    QDockWidget *plans = add(m_table, QObject::tr("Plans"), QStringLiteral("plannerPlansDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *memory =
+        add(m_memoryChart, QObject::tr("Memory"), QStringLiteral("plannerMemoryDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *pareto =
+        add(m_paretoChart, QObject::tr("Pareto"), QStringLiteral("plannerParetoDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *teach =
+        add(m_teaching, QObject::tr("Schedule"), QStringLiteral("plannerTeachingDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *run = add(m_runPanel, QObject::tr("Run"), QStringLiteral("plannerRunDock"), Qt::BottomDockWidgetArea);
+    window->splitDockWidget(plans, memory, Qt::Horizontal);
+    window->tabifyDockWidget(memory, pareto);
+    window->tabifyDockWidget(pareto, teach);
+    window->tabifyDockWidget(teach, run);
+    memory->raise();
+    return docks;
+}
+
+bool PlannerDocks::raise(const QString &name)
+{
+    const QString key = name == QLatin1String("schedule") ? QStringLiteral("teaching") : name;
+    QDockWidget *dock = m_docks.value(key);
+    if (!dock)
+        return false;
+    dock->show();
+    dock->raise();
+    return true;
+}
+
+} // namespace remat::ui
