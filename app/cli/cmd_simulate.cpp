@@ -3,8 +3,8 @@
 // and prints the timeline summary; --csv writes one row per step with every memory category.
 #include "commands.h"
 #include "model_loading.h"
+#include "time_source.h"
 
-#include "core/cost/roofline.h"
 #include "core/io/plan_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -84,16 +84,14 @@ int runSimulate(const SimulateOptions &o)
     if (!loaded)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
-    cost::Costs costs = cost::rooflineCosts(tg);
-    if (!o.profile.empty()) {
-        const cost::Roofline hw;
-        auto measured = cost::loadProfile(o.profile, tg, &hw);
-        if (!measured) {
-            std::fprintf(stderr, "error: %s\n", measured.status().toString().c_str());
-            return 1;
-        }
-        costs = std::move(*measured);
+    cost::ProfileCostsReport report;
+    auto costsOr = costsFor(o.profile, tg, &report);
+    if (!costsOr) {
+        std::fprintf(stderr, "error: %s\n", costsOr.status().toString().c_str());
+        return 1;
     }
+    const cost::Costs costs = std::move(*costsOr);
+    const cost::ProfileCostsReport *rep = o.profile.empty() ? nullptr : &report;
     schedule::Schedule s;
     std::string scheduleName = "store-all";
     if (o.plan.empty()) {
@@ -147,11 +145,12 @@ int runSimulate(const SimulateOptions &o)
             {"compute_steps", t->computeSteps},
             {"recompute_steps", t->recomputeSteps},
         };
+        addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("%s at batch %lld, schedule %s, costs %s, %zu steps\n", o.input.model.c_str(),
-                (long long)tg.info().batch, scheduleName.c_str(), costs.source.c_str(), s.steps.size());
+    std::printf("%s at batch %lld, schedule %s, %zu steps, times: %s\n", o.input.model.c_str(),
+                (long long)tg.info().batch, scheduleName.c_str(), s.steps.size(), timeSourceText(costs, rep).c_str());
     std::printf("  peak                 %s at step %zu (%s)\n", formatBytes(t->peakBytes).c_str(), t->peakStep,
                 peakName.c_str());
     for (size_t c = 0; c < kMemCategoryCount; ++c)
@@ -176,7 +175,7 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input);
     addBatchOption(*cmd, opts->input);
     cmd->add_option("--plan", opts->plan, "Plan file to simulate (default: the store-all schedule)");
-    cmd->add_option("--profile", opts->profile, "Measured op times (JSON: op name -> seconds)");
+    addProfileOption(*cmd, opts->profile);
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->callback([opts, &ctx] { ctx.exitCode = runSimulate(*opts); });

@@ -3,8 +3,8 @@
 // PyTorch's saved activations), its simulated peaks, and FLOPs.
 #include "commands.h"
 #include "model_loading.h"
+#include "time_source.h"
 
-#include "core/cost/roofline.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/util/bytes.h"
@@ -25,6 +25,7 @@ struct TrainGraphOptions
     ModelInput input;
     bool json = false;
     bool inputGradients = false;
+    std::string profile;
 };
 
 int runTrainGraph(const TrainGraphOptions &o)
@@ -37,7 +38,14 @@ int runTrainGraph(const TrainGraphOptions &o)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
     const training::TrainingSummary s = training::summarize(tg);
-    const cost::Costs costs = cost::rooflineCosts(tg);
+    cost::ProfileCostsReport report;
+    auto costsOr = costsFor(o.profile, tg, &report);
+    if (!costsOr) {
+        std::fprintf(stderr, "error: %s\n", costsOr.status().toString().c_str());
+        return 1;
+    }
+    const cost::Costs costs = std::move(*costsOr);
+    const cost::ProfileCostsReport *rep = o.profile.empty() ? nullptr : &report;
     auto t = sim::simulate(schedule::storeAllSchedule(tg), tg, costs, {.recordPoints = false});
     if (!t) {
         std::fprintf(stderr, "error: store-all schedule: %s\n", t.status().toString().c_str());
@@ -71,6 +79,7 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"store_all_seconds", t->totalSeconds},
             {"cost_model", costs.source},
         };
+        addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
@@ -90,7 +99,7 @@ int runTrainGraph(const TrainGraphOptions &o)
     line("peak_bytes", t->peakBytes);
     std::printf("  forward_flops             %.4g (conv + matmul %.4g)\n", s.forwardFlops, s.forwardMatmulConvFlops);
     std::printf("  backward_flops            %.4g\n", s.backwardFlops);
-    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds, costs.source.c_str());
+    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds, timeSourceText(costs, rep).c_str());
     return 0;
 }
 
@@ -104,6 +113,7 @@ void addTrainGraphCommand(CLI::App &app, CommandContext &ctx)
     addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->add_flag("--input-grad", opts->inputGradients, "Also compute the gradient of the data input");
+    addProfileOption(*cmd, opts->profile);
     cmd->callback([opts, &ctx] { ctx.exitCode = runTrainGraph(*opts); });
 }
 
