@@ -1,9 +1,11 @@
 #include "ui/planner/planner.h"
 
+#include "core/cost/calibrated.h"
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/io/plan_file.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
+#include "core/sim/simulator.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
@@ -71,6 +73,11 @@ Planner::Planner(QObject *parent)
     m_teaching = new TeachingView;
     m_runPanel = new RunPanel(&m_runs);
     m_runPanel->setRequestProvider([this] { return makeRunRequest(); });
+    m_runPanel->setCalibrationProvider([this] { return makeCalibrationRequest(); });
+    connect(m_runPanel, &RunPanel::calibrated, this, [this](const core::cost::Profile &p, const QString &device) {
+        if (core::Status s = useProfile(p, device); !s.isOk())
+            m_runPanel->setTimeSource(tr("Times: estimate (calibration not used: %1)").arg(qs(s.message())));
+    });
     setBackends({cpuBackendChoice()});
 
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
@@ -396,7 +403,12 @@ void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
 
 void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
 {
+    // A calibration outlives the load: another batch or model is timed by its calibrated model.
+    if (problem && m_profile && problem->costs->timeSource == core::cost::TimeSource::Estimate)
+        if (auto p = withProfileCosts(*problem, *m_profile, m_profileDevice.toStdString()))
+            problem = std::make_shared<const PlannerProblem>(std::move(*p));
     m_problem = std::move(problem);
+    m_runPanel->setTimeSource(timeSourceText());
     m_tableModel->setGraph(m_problem ? m_problem->training : nullptr);
     m_cache.clear();
     m_tensorOfNode.clear();
@@ -920,6 +932,48 @@ core::Status Planner::exportChart(QWidget *chart, const QString &path) const
     if (!chart->grab().save(path))
         return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": could not write the image")).toStdString());
     return core::Status::ok();
+}
+
+core::Status Planner::useProfile(const core::cost::Profile &profile, const QString &device)
+{
+    if (!m_problem)
+        return core::makeError(core::StatusCode::InvalidArgument, "no model is open");
+    REMAT_ASSIGN_OR_RETURN(PlannerProblem p, withProfileCosts(*m_problem, profile, device.toStdString()));
+    m_profile = profile;
+    m_profileDevice = device;
+    // Same graph, new times: every plan keeps its schedule and gets its figures re-simulated.
+    std::vector<Plan> plans = m_document.plans();
+    for (Plan &plan : plans)
+        if (auto t = core::sim::simulate(plan.schedule, *p.training, *p.costs))
+            plan.timeline = std::move(*t);
+    const int current = m_document.currentPlanIndex();
+    setProblem(std::make_shared<const PlannerProblem>(std::move(p)));
+    m_restoring = true;
+    m_document.setPlans(std::move(plans), current);
+    m_restoring = false;
+    updateCurrentPlanViews();
+    return core::Status::ok();
+}
+
+QString Planner::timeSourceText() const
+{
+    if (!m_problem || !m_problem->costs)
+        return tr("Times: estimate (roofline)");
+    const core::cost::TimeSource source = m_problem->costs->timeSource;
+    if (source == core::cost::TimeSource::Estimate)
+        return tr("Times: estimate (roofline)");
+    return tr("Times: %1 (measured on %2)").arg(QString::fromLatin1(core::cost::timeSourceName(source)), m_profileDevice);
+}
+
+std::optional<RunRequest> Planner::makeCalibrationRequest() const
+{
+    if (!m_problem || !m_problem->forward)
+        return std::nullopt;
+    RunRequest r;
+    r.problem = m_problem;
+    r.schedule = m_problem->storeAll.schedule;
+    r.reference = m_problem->storeAll.schedule;
+    return r;
 }
 
 std::optional<RunRequest> Planner::makeRunRequest() const

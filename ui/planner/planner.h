@@ -93,6 +93,12 @@ public:
     void openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {});
     /// Uses a problem built elsewhere (the main window's loaded model, tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
+    /// Times every plan with a measured profile from now on (the Run panel's "Calibrate on this
+    /// device"; also for models and batches loaded later, through the calibrated model): the
+    /// problem's costs are rebuilt, store-all and every plan re-simulated.
+    core::Status useProfile(const core::cost::Profile &profile, const QString &device);
+    /// "Times: estimate (roofline)", "Times: profile (CPU reference)", ... as the Run panel shows.
+    QString timeSourceText() const;
     bool isLoading() const { return m_loading; }
 
     // ---- solving ----------------------------------------------------------------------------
@@ -159,6 +165,7 @@ private:
     void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled, quint64 tag);
     void applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem);
     std::optional<RunRequest> makeRunRequest() const;
+    std::optional<RunRequest> makeCalibrationRequest() const;
     bool isFast(const core::solvers::Solver &s) const;
 
     PlannerDocument m_document;
@@ -181,6 +188,8 @@ private:
     std::optional<SessionData> m_pendingSession;
     QString m_sessionPath;
     QTimer m_liveTimer;
+    std::optional<core::cost::Profile> m_profile; ///< from "Calibrate on this device"
+    QString m_profileDevice;
 
     QPointer<SolverPanel> m_solverPanel;
     QPointer<QTableView> m_table;

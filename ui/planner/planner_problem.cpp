@@ -1,5 +1,6 @@
 #include "ui/planner/planner_problem.h"
 
+#include "core/cost/calibrated.h"
 #include "core/cost/roofline.h"
 #include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
@@ -26,6 +27,24 @@ core::Expected<PlannerProblem> makePlannerProblem(std::shared_ptr<const core::ir
     p.storeAll.schedule = core::schedule::storeAllSchedule(*p.training);
     REMAT_ASSIGN_OR_RETURN(p.storeAll.timeline, core::sim::simulate(p.storeAll.schedule, *p.training, *p.costs));
     p.storeAll.budgetBytes = p.storeAll.timeline.peakBytes;
+    return p;
+}
+
+core::Expected<PlannerProblem> withProfileCosts(const PlannerProblem &problem, const core::cost::Profile &profile,
+                                                const std::string &origin, std::vector<std::string> *warnings)
+{
+    if (!problem.isValid())
+        return core::makeError(core::StatusCode::InvalidArgument, "no training graph to calibrate");
+    core::cost::ProfileCostsReport report;
+    REMAT_ASSIGN_OR_RETURN(core::cost::Costs costs,
+                           core::cost::profileCosts(profile, *problem.training, core::cost::Roofline{}, origin, &report));
+    if (warnings)
+        *warnings = report.warnings;
+    REMAT_ASSIGN_OR_RETURN(PlannerProblem p, makePlannerProblem(problem.forward, problem.training,
+                                                                std::make_shared<const core::cost::Costs>(std::move(costs))));
+    p.modelPath = problem.modelPath;
+    p.modelSha256 = problem.modelSha256;
+    p.batch = problem.batch;
     return p;
 }
 

@@ -6,6 +6,7 @@
 //   p->training->opCount();  p->storeAll.timeline.peakBytes;
 
 #include "core/cost/costs.h"
+#include "core/cost/profile.h"
 #include "core/ir/graph.h"
 #include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
@@ -15,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace remat::ui {
 
@@ -38,6 +40,13 @@ struct PlannerProblem
 core::Expected<PlannerProblem> loadPlannerProblem(const std::string &modelPath, int64_t batch,
                                                   const core::StopToken &stop,
                                                   const core::onnx::ImportOptions &settings = {});
+
+/// The same problem with op times from a measured profile ("Calibrate on this device"):
+/// cost::profileCosts (the profile's times, scaled to another batch or fitted for another model
+/// by the calibrated model), and store-all re-simulated with them. The profile's warnings go to
+/// `warnings` when given.
+core::Expected<PlannerProblem> withProfileCosts(const PlannerProblem &problem, const core::cost::Profile &profile,
+                                                const std::string &origin, std::vector<std::string> *warnings = nullptr);
 
 /// Builds the problem from a training graph already in memory (tests, benchmark graphs).
 core::Expected<PlannerProblem> makePlannerProblem(std::shared_ptr<const core::ir::Graph> forward,
