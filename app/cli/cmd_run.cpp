@@ -1,16 +1,20 @@
 // remat run MODEL [--plan plan.json] [--backend cpu|cuda] [--iters N] [--feed F.npz]
 //            [--dump-gradients F.npz] [--check] [--json] [--batch N] [--seed S]
+//            [--profile-out P.json] [--profile P.json]
 // Executes a training step (store-all, or a plan's schedule) on a backend: measured peak from the
 // backend's allocator (and the device's own figure on CUDA) beside the simulator's prediction for
 // the same schedule, step time per iteration, loss; --check also runs store-all and compares every
-// gradient.
+// gradient. --profile-out writes each op's measured time (docs/profile-format.md).
 #include "commands.h"
 #include "model_loading.h"
+#include "time_source.h"
 
 #include "core/cost/roofline.h"
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/exec/executor.h"
 #include "core/exec/npz.h"
+#include "core/exec/profile_recorder.h"
+#include "core/io/profile_file.h"
 #include "core/io/plan_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -45,6 +49,8 @@ struct RunOptions
     bool json = false;
     uint64_t seed = 1234;
     std::string convolution = "cudnn";
+    std::string profileOut;
+    std::string profile;
 };
 
 Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id, const std::string &convolution)
@@ -75,8 +81,10 @@ int runRun(const RunOptions &o)
 {
     // A plan names the ops and tensors of the training graph it was solved on (`remat solve`
     // builds without the input gradient); without a plan the input gradient is computed too.
+    // A profile is taken on the graph simulate / solve / train-graph plan (no input gradient), so
+    // every op it times matches theirs, unless gradients are to be checked or dumped.
     training::BuildOptions build;
-    build.inputGradients = o.plan.empty();
+    build.inputGradients = o.plan.empty() && (o.profileOut.empty() || o.check || !o.dumpGradients.empty());
     LoadStage failed = LoadStage::Import;
     Expected<LoadedModel> loaded = loadTrainingModel(o.input, build, &failed);
     if (!loaded)
@@ -106,7 +114,14 @@ int runRun(const RunOptions &o)
         sched = plan->schedule;
         scheduleName = plan->solver.empty() ? o.plan : plan->solver;
     }
-    auto predicted = sim::simulate(sched, *tg, costs, {.recordPoints = false});
+    // The step time is predicted with the profile's costs where one is given (the plan itself was
+    // read with the roofline's, which only its validation uses).
+    cost::ProfileCostsReport report;
+    auto timeCosts = costsFor(o.profile, *tg, &report);
+    if (!timeCosts)
+        return fail(timeCosts.status());
+    const cost::ProfileCostsReport *rep = o.profile.empty() ? nullptr : &report;
+    auto predicted = sim::simulate(sched, *tg, *timeCosts, {.recordPoints = false});
     if (!predicted)
         return fail(predicted.status());
 
@@ -129,12 +144,24 @@ int runRun(const RunOptions &o)
     exec::ExecResult last;
     int64_t measuredPeak = 0;
     std::optional<int64_t> devicePeak;
-    for (int i = 0; i < std::max(1, o.iters); ++i) {
+    // With --profile-out, the first of two or more iterations warms caches and the allocator up
+    // and is not timed into the profile.
+    exec::ProfileRecorder recorder(*tg);
+    const bool profiling = !o.profileOut.empty();
+    const int iters = std::max(1, o.iters);
+    for (int i = 0; i < iters; ++i) {
         exec::ExecOptions eo;
-        eo.downloadGradients = o.check || !o.dumpGradients.empty() || i + 1 == std::max(1, o.iters);
+        eo.downloadGradients = o.check || !o.dumpGradients.empty() || i + 1 == iters;
+        eo.observer = profiling ? &recorder : nullptr;
         auto r = executor.run(sched, eo);
         if (!r)
             return fail(r.status());
+        if (profiling) {
+            if (i == 0 && iters > 1)
+                recorder.discardIteration();
+            else
+                recorder.commitIteration(r->stepSeconds);
+        }
         stepSeconds.push_back(r->stepSeconds);
         measuredPeak = std::max(measuredPeak, r->measuredPeakBytes);
         if (r->devicePeakBytes)
@@ -158,6 +185,12 @@ int runRun(const RunOptions &o)
     if (!o.dumpGradients.empty())
         if (Status s = exec::writeNpz(o.dumpGradients, last.gradients); !s.isOk())
             return fail(s);
+    if (profiling) {
+        const cost::Profile profile = recorder.profile({(*backend)->id(), (*backend)->description(), scheduleName});
+        if (Status s = io::saveProfile(o.profileOut, profile); !s.isOk())
+            return fail(s);
+    }
+    const double medianStep = exec::median(stepSeconds);
 
     if (o.json) {
         nlohmann::json j = {
@@ -171,9 +204,14 @@ int runRun(const RunOptions &o)
             {"predicted_peak_bytes", predicted->peakBytes},
             {"peak_matches_prediction", measuredPeak == predicted->peakBytes},
             {"step_seconds", stepSeconds},
+            {"median_step_seconds", medianStep},
+            {"predicted_step_seconds", predicted->totalSeconds},
             {"loss", last.loss},
             {"recompute_steps", last.timeline.recomputeSteps},
         };
+        addTimeSourceJson(j, *timeCosts, rep);
+        if (profiling)
+            j["profile_out"] = o.profileOut;
         if (comparison) {
             j["gradients_match"] = gradientsMatch;
             j["gradients_bitwise_equal"] = comparison->bitwiseEqual;
@@ -194,7 +232,12 @@ int runRun(const RunOptions &o)
         std::string times;
         for (double s : stepSeconds)
             times += fmt::format("{}{:.4f}", times.empty() ? "" : " ", s);
-        std::printf("  step seconds    %s\n", times.c_str());
+        std::printf("  step seconds    %s (median %.4f)\n", times.c_str(), medianStep);
+        std::printf("  predicted step  %.4f s (times: %s)\n", predicted->totalSeconds,
+                    timeSourceText(*timeCosts, rep).c_str());
+        if (profiling)
+            std::printf("  profile         %s (%d timed iterations%s)\n", o.profileOut.c_str(),
+                        recorder.timedIterations(), recorder.warmupIterations() ? " after 1 warm-up" : "");
         std::printf("  loss            %.9g\n", last.loss);
         if (comparison)
             std::printf("  gradients       %s store-all (%s, max rel error %.3g)\n",
@@ -226,6 +269,10 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
                     "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")
         ->check(CLI::IsMember({"cudnn", "im2col"}));
     cmd->add_option("--seed", opts->seed, "seed for data the file and the feed do not give");
+    cmd->add_option("--profile-out", opts->profileOut,
+                    "write each op's measured time (median over the iterations; the first of several is a "
+                    "warm-up) for `simulate`, `solve`, `train-graph --profile` (use --iters 5 or more)");
+    addProfileOption(*cmd, opts->profile);
     cmd->callback([opts, &ctx] { ctx.exitCode = runRun(*opts); });
 }
 

@@ -5,8 +5,8 @@
 // current plan with the session's batch and import settings, as the planner shows it.
 #include "commands.h"
 #include "model_loading.h"
+#include "time_source.h"
 
-#include "core/cost/roofline.h"
 #include "core/io/plan_file.h"
 #include "core/io/session_file.h"
 #include "core/io/timeline_csv.h"
@@ -44,13 +44,15 @@ struct SimulateOptions
 /// default training options (ui/planner/planner_problem.cpp).
 Expected<LoadedModel> loadSessionModel(const std::string &model, const io::Session &session, LoadStage *failed)
 {
-    onnx::ImportOptions options = session.importSettings;
-    options.batch = session.batch;
+    pipeline::LoadOptions options;
+    options.import = session.importSettings;
+    options.import.batch = session.batch;
     *failed = LoadStage::Import;
-    REMAT_ASSIGN_OR_RETURN(ir::Graph graph, onnx::importModel(model, options));
+    REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> problem, pipeline::loadProblem(model, options));
     *failed = LoadStage::Build;
-    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg, training::buildTrainingGraph(graph));
-    return LoadedModel{std::move(graph), std::move(tg)};
+    if (!problem->training)
+        return problem->trainingStatus;
+    return LoadedModel{problem, *problem->forward, *problem->training};
 }
 
 int runSimulate(const SimulateOptions &o)
@@ -86,16 +88,14 @@ int runSimulate(const SimulateOptions &o)
     if (!loaded)
         return reportLoadError(input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
-    cost::Costs costs = cost::rooflineCosts(tg);
-    if (!o.profile.empty()) {
-        const cost::Roofline hw;
-        auto measured = cost::loadProfile(o.profile, tg, &hw);
-        if (!measured) {
-            std::fprintf(stderr, "error: %s\n", measured.status().toString().c_str());
-            return 1;
-        }
-        costs = std::move(*measured);
+    cost::ProfileCostsReport report;
+    auto costsOr = costsFor(o.profile, tg, &report);
+    if (!costsOr) {
+        std::fprintf(stderr, "error: %s\n", costsOr.status().toString().c_str());
+        return 1;
     }
+    const cost::Costs costs = std::move(*costsOr);
+    const cost::ProfileCostsReport *rep = o.profile.empty() ? nullptr : &report;
     schedule::Schedule s;
     std::string scheduleName = "store-all";
     if (session) {
@@ -164,11 +164,12 @@ int runSimulate(const SimulateOptions &o)
             {"compute_steps", t->computeSteps},
             {"recompute_steps", t->recomputeSteps},
         };
+        addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("%s at batch %lld, schedule %s, costs %s, %zu steps\n", input.model.c_str(),
-                (long long)tg.info().batch, scheduleName.c_str(), costs.source.c_str(), s.steps.size());
+    std::printf("%s at batch %lld, schedule %s, %zu steps, times: %s\n", input.model.c_str(),
+                (long long)tg.info().batch, scheduleName.c_str(), s.steps.size(), timeSourceText(costs, rep).c_str());
     std::printf("  peak                 %s at step %zu (%s)\n", formatBytes(t->peakBytes).c_str(), t->peakStep,
                 peakName.c_str());
     for (size_t c = 0; c < kMemCategoryCount; ++c)
@@ -199,7 +200,7 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--session", opts->session,
                     "Session file (.rematproj): simulate its current plan at its batch and import settings")
         ->excludes(plan);
-    cmd->add_option("--profile", opts->profile, "Measured op times (JSON: op name -> seconds)");
+    addProfileOption(*cmd, opts->profile);
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->callback([opts, cmd, &ctx] {

@@ -5,8 +5,8 @@
 // MODEL is an ONNX file, or a benchmark node-link .json graph.
 #include "commands.h"
 #include "model_loading.h"
+#include "time_source.h"
 
-#include "core/cost/roofline.h"
 #include "core/io/plan_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -44,6 +44,7 @@ struct SolveOptions
     bool compare = false;
     bool pareto = false;
     int paretoPoints = 12;
+    std::string profile;
 };
 
 bool endsWith(const std::string &s, const std::string &tail)
@@ -51,21 +52,26 @@ bool endsWith(const std::string &s, const std::string &tail)
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// The model's problem, or a benchmark node-link graph's with its own costs.
-Expected<std::shared_ptr<const pipeline::Problem>> loadSolveProblem(const SolveOptions &o)
+// The model's problem, or a benchmark node-link graph's with its own costs; with --profile, its
+// costs are the profile's (`report` says where each op's time came from).
+Expected<std::shared_ptr<const pipeline::Problem>> loadSolveProblem(const SolveOptions &o,
+                                                                     cost::ProfileCostsReport *report)
 {
     if (endsWith(o.input.model, ".json")) {
 #ifdef REMAT_SOLVE_NODE_LINK
         REMAT_ASSIGN_OR_RETURN(io::NodeLinkGraph g, io::readNodeLinkGraph(o.input.model));
-        return pipeline::makeProblem(nullptr, std::make_shared<const training::TrainingGraph>(std::move(g.graph)),
-                                     std::make_shared<const cost::Costs>(std::move(g.costs)));
+        REMAT_ASSIGN_OR_RETURN(auto problem,
+                               pipeline::makeProblem(nullptr,
+                                                     std::make_shared<const training::TrainingGraph>(std::move(g.graph)),
+                                                     std::make_shared<const cost::Costs>(std::move(g.costs))));
+        return withProfile(std::move(problem), o.profile, report);
 #else
         return makeError(StatusCode::Unsupported,
                          o.input.model + ": node-link graphs are not supported by this build");
 #endif
     }
     REMAT_ASSIGN_OR_RETURN(LoadedModel m, loadTrainingModel(o.input));
-    return m.problem;
+    return withProfile(m.problem, o.profile, report);
 }
 
 Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &texts,
@@ -208,15 +214,14 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                             {"lower_bound_tdi_percent",
                              p->boundSeconds >= 0 ? 100.0 * p->boundSeconds / oneCompute : -1.0},
                             {"kind", kindOf(*p)}});
-        std::printf("%s\n", nlohmann::json{{"store_all_peak_bytes", storeAll.peakBytes},
-                                           {"lowest_peak_bytes", lowest},
-                                           {"frontier", list}}
-                                .dump(1)
-                                .c_str());
+        nlohmann::json j{{"store_all_peak_bytes", storeAll.peakBytes}, {"lowest_peak_bytes", lowest}, {"frontier", list}};
+        j["time_source"] = cost::timeSourceName(costs.timeSource);
+        std::printf("%s\n", j.dump(1).c_str());
         return frontier.empty() ? 1 : 0;
     }
-    fmt::print("{}: Pareto frontier, {} budgets from the lowest peak {} to store-all's {}\n",
-               o.input.model, n, formatBytes(lowest), formatBytes(storeAll.peakBytes));
+    fmt::print("{}: Pareto frontier, {} budgets from the lowest peak {} to store-all's {} (times: {})\n",
+               o.input.model, n, formatBytes(lowest), formatBytes(storeAll.peakBytes),
+               cost::timeSourceName(costs.timeSource));
     fmt::print("{:>12} {:<15} {:>12} {:>11} {:>13} {:<8}\n", "budget", "best solver", "peak",
                "recompute %", "lower bound %", "kind");
     for (const Point *p : frontier)
@@ -238,7 +243,8 @@ int runSolve(const SolveOptions &o)
     };
     if (!o.compare && !o.pareto && o.solver.empty())
         return fail(makeError(StatusCode::InvalidArgument, "give --solver ID or --compare"));
-    auto loaded = loadSolveProblem(o);
+    cost::ProfileCostsReport report;
+    auto loaded = loadSolveProblem(o, &report);
     if (!loaded)
         return fail(loaded.status());
     const pipeline::Problem &problem = **loaded;
@@ -342,6 +348,7 @@ int runSolve(const SolveOptions &o)
             e["objective_source"] = objectiveSource;
             e["budget_bytes"] = budget;
             e["pins"] = o.pins;
+            addTimeSourceJson(e, *problem.costs, o.profile.empty() ? nullptr : &report);
         }
         std::printf("%s\n", (o.compare ? list : list.front()).dump(1).c_str());
     } else {
@@ -353,6 +360,9 @@ int runSolve(const SolveOptions &o)
                    formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
                    objectiveSource, budget > 0 ? ", budget " + formatBytes(budget) : std::string(),
                    pinText.empty() ? std::string() : ", pins " + pinText);
+        fmt::print("times: {}, store-all step {:.4g} s\n",
+                   timeSourceText(*problem.costs, o.profile.empty() ? nullptr : &report),
+                   storeAll->totalSeconds);
         fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11} {:>10}\n", "solver", "status", "peak",
                    "activation peak", "recompute %", "solve ms");
         for (const solvers::Plan &p : plans)
@@ -404,6 +414,7 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--time-limit", opts->timeLimit, "seconds per solver (default 60)");
     cmd->add_option("--out", opts->out, "write the plan (remat-plan JSON)");
     cmd->add_flag("--json", opts->json, "print JSON instead of a table");
+    addProfileOption(*cmd, opts->profile);
     addBatchOption(*cmd, opts->input, "batch size (default: the file's)", BatchCheck::None);
     cmd->callback([opts, &ctx]() { ctx.exitCode = runSolve(*opts); });
 }

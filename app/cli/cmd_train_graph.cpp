@@ -3,8 +3,8 @@
 // PyTorch's saved activations), its simulated peaks, and FLOPs.
 #include "commands.h"
 #include "model_loading.h"
+#include "time_source.h"
 
-#include "core/cost/roofline.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/util/bytes.h"
@@ -25,6 +25,7 @@ struct TrainGraphOptions
     ModelInput input;
     bool json = false;
     bool inputGradients = false;
+    std::string profile;
 };
 
 int runTrainGraph(const TrainGraphOptions &o)
@@ -37,8 +38,15 @@ int runTrainGraph(const TrainGraphOptions &o)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
     const training::TrainingSummary s = training::summarize(tg);
-    const cost::Costs &costs = *loaded->problem->costs;
-    const sim::Timeline *t = &loaded->problem->storeAll.timeline;
+    cost::ProfileCostsReport report;
+    auto problem = withProfile(loaded->problem, o.profile, &report);
+    if (!problem) {
+        std::fprintf(stderr, "error: %s\n", problem.status().toString().c_str());
+        return 1;
+    }
+    const cost::Costs &costs = *(*problem)->costs;
+    const cost::ProfileCostsReport *rep = o.profile.empty() ? nullptr : &report;
+    const sim::Timeline *t = &(*problem)->storeAll.timeline;
     if (o.json) {
         nlohmann::json byDtype = nlohmann::json::object();
         for (const auto &[dtype, bytes] : s.savedForBackwardBytesByDtype)
@@ -67,6 +75,7 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"store_all_seconds", t->totalSeconds},
             {"cost_model", costs.source},
         };
+        addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
@@ -86,7 +95,7 @@ int runTrainGraph(const TrainGraphOptions &o)
     line("peak_bytes", t->peakBytes);
     std::printf("  forward_flops             %.4g (conv + matmul %.4g)\n", s.forwardFlops, s.forwardMatmulConvFlops);
     std::printf("  backward_flops            %.4g\n", s.backwardFlops);
-    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds, costs.source.c_str());
+    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds, timeSourceText(costs, rep).c_str());
     return 0;
 }
 
@@ -100,6 +109,7 @@ void addTrainGraphCommand(CLI::App &app, CommandContext &ctx)
     addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->add_flag("--input-grad", opts->inputGradients, "Also compute the gradient of the data input");
+    addProfileOption(*cmd, opts->profile);
     cmd->callback([opts, &ctx] { ctx.exitCode = runTrainGraph(*opts); });
 }
 

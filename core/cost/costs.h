@@ -5,6 +5,7 @@
 
 #include "core/training/training_graph.h"
 
+#include <string>
 #include <vector>
 
 namespace remat::core::cost {
@@ -20,6 +21,13 @@ struct Roofline
     int64_t hostMemoryBytes = int64_t(256) << 30;
 };
 
+/// Where op times come from, as the CLI and the GUI label them: the roofline's analytic
+/// "estimate", a "profile" measured on this model and batch, or "calibrated" (a profile's times
+/// scaled to another batch, or efficiencies fitted from a profile for ops it did not measure).
+enum class TimeSource : unsigned char { Estimate, Profile, Calibrated };
+/// "estimate", "profile", "calibrated".
+const char *timeSourceName(TimeSource source);
+
 struct Costs
 {
     std::vector<double> opSeconds;   ///< indexed by OpId
@@ -27,6 +35,8 @@ struct Costs
     double deviceToHostBandwidth = 25e9;
     int64_t hostMemoryBytes = int64_t(256) << 30;
     std::string source;              ///< "roofline", "profile:<file>", "benchmark file"
+    /// The weakest source of any op's time (one estimated op makes the whole "estimate").
+    TimeSource timeSource = TimeSource::Estimate;
 };
 
 } // namespace remat::core::cost

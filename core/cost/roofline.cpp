@@ -66,6 +66,7 @@ Expected<Costs> parseProfile(const std::string &text, const training::TrainingGr
         }
     }
     c.source = fallback && matched < graph.opCount() ? "profile+roofline" : "profile";
+    c.timeSource = matched < graph.opCount() ? TimeSource::Estimate : TimeSource::Profile;
     return c;
 }
 

@@ -5,10 +5,12 @@
 // adds the shared corpus's small files and tests/data/fuzz/<target>/ (the regression inputs).
 #include "fuzz_model.h"
 
+#include "core/cost/calibrated.h"
 #include "core/cost/roofline.h"
 #include "core/exec/npz.h"
 #include "core/io/node_link.h"
 #include "core/io/plan_file.h"
+#include "core/io/profile_file.h"
 #include "core/io/session_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -187,6 +189,43 @@ int main(int argc, char **argv)
     write("profile", "flat.json", flat + "}");
     write("profile", "ops.json",
           R"({"host_to_device_bandwidth": 2.5e10, "device_to_host_bandwidth": 2.4e10, "ops": )" + ops + "}}");
+
+    // profile: the versioned form as `remat run --profile-out` writes it, at the model's batch,
+    // at another batch (scaled by the calibrated model) and of another model (fitted only).
+    cost::Profile measured;
+    measured.modelPath = tg.info().modelPath;
+    measured.modelSha256 = tg.info().modelSha256;
+    measured.batch = tg.info().batch;
+    measured.backend = "cpu";
+    measured.device = "seed";
+    measured.schedule = "store-all";
+    measured.iterations = 3;
+    measured.warmupIterations = 1;
+    for (const training::Op &op : tg.ops()) {
+        const cost::OpShape shape = cost::opShape(tg, op);
+        cost::ProfiledOp o;
+        o.name = op.name;
+        o.type = shape.type;
+        o.phase = shape.phase;
+        o.family = shape.family;
+        o.flops = shape.flops;
+        o.bytes = shape.bytes;
+        o.seconds = 2e-6 + shape.flops / 1e10 + shape.bytes / 5e9;
+        o.samples = 3;
+        measured.stepSeconds += o.seconds;
+        measured.ops.push_back(std::move(o));
+    }
+    write("profile", "versioned.json", io::writeProfile(measured));
+    cost::Profile otherBatch = measured;
+    otherBatch.batch = measured.batch + 2;
+    for (cost::ProfiledOp &o : otherBatch.ops) {
+        o.flops *= 2;
+        o.bytes *= 2;
+    }
+    write("profile", "other_batch.json", io::writeProfile(otherBatch));
+    cost::Profile otherModel = measured;
+    otherModel.modelSha256 = std::string(64, '0');
+    write("profile", "other_model.json", io::writeProfile(otherModel));
 
     // cli_args: the first byte picks the parser (0: byte count, 1: objective, 2: pin kind).
     const std::pair<char, const char *> args[] = {

@@ -292,6 +292,38 @@ private slots:
         QCOMPARE(s.measuredPeakBytes, planner.document()->currentPlan()->timeline.peakBytes);
     }
 
+    // "Calibrate on this device": store-all runs on the CPU, then the planner's costs are the
+    // profile's (every op measured), the label says so, and the current plan's figures are
+    // re-simulated with them (its time is the simulator's with the new costs).
+    void calibrateUsesTheProfile()
+    {
+        const QString mlp = tests::sharedPath("corpus/with_weights/mlp.onnx");
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        QSignalSpy loaded(&planner, &Planner::problemChanged);
+        planner.openModel(mlp, 0);
+        QVERIFY(loaded.wait(60000));
+        planner.document()->setObjective(core::solvers::Objective::MinPeak);
+        planner.solve(QStringLiteral("chen-sqrtn"));
+        planner.waitForIdle();
+        QVERIFY(planner.document()->currentPlan());
+        RunPanel *panel = planner.runPanel();
+        QVERIFY2(panel->timeSourceText().contains("estimate"), qPrintable(panel->timeSourceText()));
+        const double before = planner.document()->currentPlan()->timeline.totalSeconds;
+        QSignalSpy done(panel, &RunPanel::runFinished);
+        panel->calibrate();
+        QVERIFY(done.wait(120000));
+        QVERIFY2(panel->lastSummary().ok, qPrintable(panel->lastSummary().error));
+        QCOMPARE(planner.problem()->costs->timeSource, core::cost::TimeSource::Profile);
+        QVERIFY2(panel->timeSourceText().startsWith("Times: profile"), qPrintable(panel->timeSourceText()));
+        const core::solvers::Plan *plan = planner.document()->currentPlan();
+        QVERIFY(plan);
+        auto t = core::sim::simulate(plan->schedule, *planner.problem()->training, *planner.problem()->costs);
+        QVERIFY(t.hasValue());
+        QCOMPARE(plan->timeline.totalSeconds, t->totalSeconds);
+        QVERIFY(plan->timeline.totalSeconds != before); // measured, not the roofline's
+    }
+
     void cancelledSolveLeavesPlannerUsable()
     {
         auto planner = makePlanner();

@@ -1,10 +1,12 @@
 #include "ui/planner/planner.h"
 
+#include "core/cost/calibrated.h"
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/io/plan_file.h"
 #include "core/io/timeline_csv.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
+#include "core/sim/simulator.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
@@ -54,6 +56,11 @@ Planner::Planner(QObject *parent)
 {
     pinsWidget()->setNodeOfTensor([this](const QString &t) { return nodeOfTensor(t); });
     runPanel()->setRequestProvider([this] { return makeRunRequest(); });
+    runPanel()->setCalibrationProvider([this] { return makeCalibrationRequest(); });
+    connect(runPanel(), &RunPanel::calibrated, this, [this](const core::cost::Profile &p, const QString &device) {
+        if (core::Status s = useProfile(p, device); !s.isOk())
+            runPanel()->setTimeSource(tr("Times: estimate (calibration not used: %1)").arg(qs(s.message())));
+    });
     setBackends({cpuBackendChoice()});
 
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
@@ -332,7 +339,12 @@ void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
 
 void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
 {
+    // A calibration outlives the load: another batch or model is timed by its calibrated model.
+    if (problem && m_profile && problem->costs->timeSource == core::cost::TimeSource::Estimate)
+        if (auto p = withProfileCosts(*problem, *m_profile, m_profileDevice.toStdString()))
+            problem = std::move(*p);
     m_problem = std::move(problem);
+    runPanel()->setTimeSource(timeSourceText());
     m_tableModel->setGraph(m_problem ? m_problem->training : nullptr);
     m_cache.clear();
     if (m_pendingSession) {
@@ -814,6 +826,49 @@ core::Status Planner::exportChart(QWidget *chart, const QString &path) const
     if (!chart->grab().save(path))
         return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": could not write the image")).toStdString());
     return core::Status::ok();
+}
+
+core::Status Planner::useProfile(const core::cost::Profile &profile, const QString &device)
+{
+    if (!m_problem)
+        return core::makeError(core::StatusCode::InvalidArgument, "no model is open");
+    REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const PlannerProblem> p,
+                           withProfileCosts(*m_problem, profile, device.toStdString()));
+    m_profile = profile;
+    m_profileDevice = device;
+    // Same graph, new times: every plan keeps its schedule and gets its figures re-simulated.
+    std::vector<Plan> plans = m_document.plans();
+    for (Plan &plan : plans)
+        if (auto t = core::sim::simulate(plan.schedule, *p->training, *p->costs))
+            plan.timeline = std::move(*t);
+    const int current = m_document.currentPlanIndex();
+    setProblem(std::move(p));
+    m_restoring = true;
+    m_document.setPlans(std::move(plans), current);
+    m_restoring = false;
+    updateCurrentPlanViews();
+    return core::Status::ok();
+}
+
+QString Planner::timeSourceText() const
+{
+    if (!m_problem || !m_problem->costs)
+        return tr("Times: estimate (roofline)");
+    const core::cost::TimeSource source = m_problem->costs->timeSource;
+    if (source == core::cost::TimeSource::Estimate)
+        return tr("Times: estimate (roofline)");
+    return tr("Times: %1 (measured on %2)").arg(QString::fromLatin1(core::cost::timeSourceName(source)), m_profileDevice);
+}
+
+std::optional<RunRequest> Planner::makeCalibrationRequest() const
+{
+    if (!m_problem || !m_problem->forward)
+        return std::nullopt;
+    RunRequest r;
+    r.problem = m_problem;
+    r.schedule = m_problem->storeAll.schedule;
+    r.reference = m_problem->storeAll.schedule;
+    return r;
 }
 
 std::optional<RunRequest> Planner::makeRunRequest() const

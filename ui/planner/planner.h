@@ -99,6 +99,12 @@ public:
     /// instead of loading, and adds what it loads. May be null (the planner loads for itself).
     void setProblemCache(std::shared_ptr<ProblemCache> cache) { m_problemCache = std::move(cache); }
     bool isLoading() const { return m_loads.busy(); }
+    /// Times every plan with a measured profile from now on (the Run panel's "Calibrate on this
+    /// device"; also for models and batches loaded later, through the calibrated model): the
+    /// problem's costs are rebuilt, store-all and every plan re-simulated.
+    core::Status useProfile(const core::cost::Profile &profile, const QString &device);
+    /// "Times: estimate (roofline)", "Times: profile (CPU reference)", ... as the Run panel shows.
+    QString timeSourceText() const;
 
     // ---- solving ----------------------------------------------------------------------------
     /// Solves with the document's objective, budget and pins; appends a row.
@@ -164,6 +170,7 @@ private:
     void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled, quint64 tag);
     void applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem);
     std::optional<RunRequest> makeRunRequest() const;
+    std::optional<RunRequest> makeCalibrationRequest() const;
     bool isFast(const core::solvers::Solver &s) const;
 
     PlannerDocument m_document;
@@ -184,6 +191,8 @@ private:
     std::optional<SessionData> m_pendingSession;
     QString m_sessionPath;
     QTimer m_liveTimer;
+    std::optional<core::cost::Profile> m_profile; ///< from "Calibrate on this device"
+    QString m_profileDevice;
 
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;

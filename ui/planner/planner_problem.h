@@ -5,6 +5,7 @@
 //   Expected<std::shared_ptr<const PlannerProblem>> p = loadPlannerProblem("resnet50.onnx", 32, stop);
 //   (*p)->training->opCount();  (*p)->storeAll.timeline.peakBytes;
 
+#include "core/cost/profile.h"
 #include "core/onnx/importer.h"
 #include "core/pipeline/problem.h"
 #include "core/util/status.h"
@@ -12,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace remat::ui {
 
@@ -23,5 +25,14 @@ using PlannerProblem = core::pipeline::Problem;
 core::Expected<std::shared_ptr<const PlannerProblem>> loadPlannerProblem(const std::string &modelPath, int64_t batch,
                                                                          const core::StopToken &stop,
                                                                          const core::onnx::ImportOptions &settings = {});
+
+/// The same problem with op times from a measured profile ("Calibrate on this device"):
+/// cost::profileCosts (the profile's times, scaled to another batch or fitted for another model
+/// by the calibrated model), and store-all re-simulated with them. The profile's warnings go to
+/// `warnings` when given.
+core::Expected<std::shared_ptr<const PlannerProblem>> withProfileCosts(const PlannerProblem &problem,
+                                                                       const core::cost::Profile &profile,
+                                                                       const std::string &origin,
+                                                                       std::vector<std::string> *warnings = nullptr);
 
 } // namespace remat::ui

@@ -1,5 +1,6 @@
 #include "ui/planner/run_panel.h"
 
+#include "core/exec/profile_recorder.h"
 #include "core/util/bytes.h"
 
 #include <QChart>
@@ -57,8 +58,14 @@ QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **
 RunPanel::RunPanel(RunController *controller, QWidget *parent)
     : QWidget(parent), m_controller(controller), m_backend(new QComboBox(this)),
       m_iterations(new QSpinBox(this)), m_run(new QPushButton(tr("Run"), this)),
-      m_stop(new QPushButton(tr("Stop"), this)), m_status(new QLabel(this)), m_gradients(new QLabel(this))
+      m_stop(new QPushButton(tr("Stop"), this)), m_calibrate(new QPushButton(tr("Calibrate on this device"), this)),
+      m_status(new QLabel(this)), m_gradients(new QLabel(this)), m_timeSource(new QLabel(this))
 {
+    m_calibrate->setObjectName(QStringLiteral("plannerCalibrate"));
+    m_calibrate->setToolTip(tr("Run store-all on the selected backend and time every plan with each op's "
+                               "measured time instead of the roofline estimate"));
+    m_timeSource->setObjectName(QStringLiteral("plannerTimeSource"));
+    m_timeSource->setText(tr("Times: estimate (roofline)"));
     setObjectName(QStringLiteral("plannerRun"));
     m_iterations->setRange(1, 1000);
     m_iterations->setValue(3);
@@ -82,6 +89,7 @@ RunPanel::RunPanel(RunController *controller, QWidget *parent)
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_run);
     buttons->addWidget(m_stop);
+    buttons->addWidget(m_calibrate);
     buttons->addStretch();
     auto *charts = new QSplitter(Qt::Horizontal, this);
     charts->addWidget(m_memoryView);
@@ -93,11 +101,13 @@ RunPanel::RunPanel(RunController *controller, QWidget *parent)
     top->addLayout(buttons);
     top->addWidget(m_status, 1);
     layout->addLayout(top);
+    layout->addWidget(m_timeSource);
     layout->addWidget(m_gradients);
     layout->addWidget(charts, 1);
 
     connect(m_run, &QPushButton::clicked, this, &RunPanel::run);
     connect(m_stop, &QPushButton::clicked, this, &RunPanel::stop);
+    connect(m_calibrate, &QPushButton::clicked, this, &RunPanel::calibrate);
     connect(controller, &RunController::finished, this, &RunPanel::finished);
     m_drain.setInterval(33); // ~30 times a second, whatever the step rate
     connect(&m_drain, &QTimer::timeout, this, &RunPanel::drain);
@@ -108,6 +118,37 @@ RunPanel::RunPanel(RunController *controller, QWidget *parent)
 void RunPanel::setRequestProvider(std::function<std::optional<RunRequest>()> provider)
 {
     m_provider = std::move(provider);
+}
+
+void RunPanel::setCalibrationProvider(std::function<std::optional<RunRequest>()> provider)
+{
+    m_calibrationProvider = std::move(provider);
+}
+
+void RunPanel::setTimeSource(const QString &text) { m_timeSource->setText(text); }
+QString RunPanel::timeSourceText() const { return m_timeSource->text(); }
+
+void RunPanel::calibrate()
+{
+    if (m_controller->isRunning() || !m_calibrationProvider)
+        return;
+    std::optional<RunRequest> request = m_calibrationProvider();
+    if (!request || !request->problem || !request->problem->training) {
+        m_status->setText(tr("Nothing to calibrate on: load an ONNX model first."));
+        return;
+    }
+    m_calibrationGraph = request->problem->training;
+    m_calibrationSchedule = request->schedule;
+    m_calibrationSamples.clear();
+    m_calibrationDevice = m_backend->currentText();
+    request->iterations = std::max(3, m_iterations->value());
+    const int iterations = request->iterations;
+    startRun(std::move(*request));
+    if (m_controller->isRunning())
+        m_status->setText(tr("Calibrating on %1: store-all, %n timed step(s)...", nullptr, iterations)
+                              .arg(m_calibrationDevice));
+    else
+        m_calibrationGraph.reset();
 }
 
 void RunPanel::refreshBackends()
@@ -167,8 +208,13 @@ void RunPanel::run()
         m_status->setText(tr("Nothing to run: load an ONNX model and solve a plan first."));
         return;
     }
-    request->backend = m_backend->currentData().toString();
     request->iterations = m_iterations->value();
+    startRun(std::move(*request));
+}
+
+void RunPanel::startRun(RunRequest request)
+{
+    request.backend = m_backend->currentData().toString();
     m_memPoints.clear();
     m_timePoints.clear();
     m_memMeasured->clear();
@@ -176,13 +222,14 @@ void RunPanel::run()
     m_oom->clear();
     m_iteration = 0;
     m_gradients->clear();
-    if (!m_controller->start(std::move(*request))) {
+    if (!m_controller->start(std::move(request))) {
         m_status->setText(tr("Could not start the run (no backend or no model)."));
         return;
     }
     m_status->setText(tr("Running on %1: reference step, then %n iteration(s)...", nullptr, m_iterations->value())
                           .arg(m_backend->currentText()));
     m_run->setEnabled(false);
+    m_calibrate->setEnabled(false);
     m_stop->setEnabled(true);
     m_drain.start();
 }
@@ -198,6 +245,8 @@ void RunPanel::drain()
     std::vector<RunSample> samples = m_controller->takeSamples();
     if (samples.empty())
         return;
+    if (m_calibrationGraph)
+        m_calibrationSamples.insert(m_calibrationSamples.end(), samples.begin(), samples.end());
     for (const RunSample &s : samples) {
         if (s.iteration != m_iteration) {
             // A new iteration redraws from the left; the previous one stays in the summary.
@@ -230,7 +279,13 @@ void RunPanel::finished(const RunSummary &summary)
     m_drain.stop();
     m_summary = summary;
     m_run->setEnabled(true);
+    m_calibrate->setEnabled(true);
     m_stop->setEnabled(false);
+    if (m_calibrationGraph) {
+        finishCalibration(summary);
+        emit runFinished(summary);
+        return;
+    }
     if (!summary.ok) {
         if (summary.failedStep >= 0)
             m_oom->replace({QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
@@ -255,6 +310,52 @@ void RunPanel::finished(const RunSummary &summary)
             m_gradients->setText(tr("Gradients not compared: %1").arg(summary.error));
     }
     emit runFinished(summary);
+}
+
+void RunPanel::finishCalibration(const RunSummary &summary)
+{
+    const std::shared_ptr<const core::training::TrainingGraph> graph = std::move(m_calibrationGraph);
+    m_calibrationGraph.reset();
+    if (!summary.ok) {
+        m_status->setText(summary.cancelled ? tr("Calibration stopped.")
+                                            : tr("Calibration failed: %1").arg(summary.error));
+        return;
+    }
+    // The samples carry each step's time per iteration: the recorder turns the Compute steps into
+    // per-op medians, as `remat run --profile-out` does.
+    core::exec::ProfileRecorder recorder(*graph);
+    int iteration = -1;
+    double stepSeconds = 0;
+    for (const RunSample &s : m_calibrationSamples) {
+        if (s.iteration != iteration) {
+            if (iteration >= 0)
+                recorder.commitIteration(stepSeconds);
+            iteration = s.iteration;
+            stepSeconds = 0;
+        }
+        stepSeconds += s.seconds;
+        if (s.step < 0 || size_t(s.step) >= m_calibrationSchedule.steps.size())
+            continue;
+        core::schedule::StepEvent e;
+        e.index = core::StepIndex{size_t(s.step)};
+        e.step = m_calibrationSchedule.steps[size_t(s.step)];
+        e.endSeconds = s.seconds;
+        recorder.onStepEnd(e);
+    }
+    if (iteration >= 0)
+        recorder.commitIteration(stepSeconds);
+    m_calibrationSamples.clear();
+    const core::cost::Profile profile =
+        recorder.profile({m_calibrationDevice.toStdString(), m_calibrationDevice.toStdString(), "store-all"});
+    if (profile.ops.empty()) {
+        m_status->setText(tr("Calibration timed no op."));
+        return;
+    }
+    m_status->setText(tr("Calibrated on %1: %2 ops timed, median step %3 ms.")
+                          .arg(m_calibrationDevice)
+                          .arg(profile.ops.size())
+                          .arg(profile.stepSeconds * 1e3, 0, 'f', 2));
+    emit calibrated(profile, m_calibrationDevice);
 }
 
 } // namespace remat::ui

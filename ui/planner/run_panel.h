@@ -2,19 +2,23 @@
 // Run the current plan: backend, iterations, Run / Stop; live bytes-in-use and step-time charts
 // (measured beside predicted), drained from the run's sample buffer ~30 times a second with one
 // replace() per series; the gradient check against store-all when the run ends; an OOM is shown
-// at the step it happened and the panel stays usable.
+// at the step it happened and the panel stays usable. "Calibrate on this device" runs store-all on
+// the selected backend and hands each op's measured time (a cost::Profile) to the planner, which
+// then times every plan with it; a label says which time source is in use.
 //   RunPanel panel(&runController);
 //   panel.setRequestProvider([&] { return makeRunRequest(); });
 //   panel.setPredicted(plan.timeline);
 
 #include "ui/planner/run_controller.h"
 
+#include "core/cost/profile.h"
 #include "core/sim/timeline.h"
 
 #include <QTimer>
 #include <QWidget>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 class QChartView;
@@ -34,6 +38,11 @@ public:
     explicit RunPanel(RunController *controller, QWidget *parent = nullptr);
 
     void setRequestProvider(std::function<std::optional<RunRequest>()> provider);
+    /// The store-all request "Calibrate on this device" runs (schedule = reference = store-all).
+    void setCalibrationProvider(std::function<std::optional<RunRequest>()> provider);
+    /// "Times: estimate (roofline)", "Times: profile (CPU reference)", ...
+    void setTimeSource(const QString &text);
+    QString timeSourceText() const;
     /// The simulator's figures for the plan about to run, drawn beside the measured curves.
     void setPredicted(const core::sim::Timeline &timeline);
     void refreshBackends();
@@ -48,20 +57,27 @@ public:
 public slots:
     void run();
     void stop();
+    /// Runs store-all max(3, iterations) times on the selected backend (the controller's
+    /// reference step warms up) and emits calibrated() with each op's median time.
+    void calibrate();
 
 signals:
     void runFinished(const remat::ui::RunSummary &summary);
+    /// `device`: the backend's label, for the time-source label.
+    void calibrated(const remat::core::cost::Profile &profile, const QString &device);
 
 private:
+    void startRun(RunRequest request);
     void drain();
     void finished(const RunSummary &summary);
+    void finishCalibration(const RunSummary &summary);
 
     RunController *m_controller;
-    std::function<std::optional<RunRequest>()> m_provider;
+    std::function<std::optional<RunRequest>()> m_provider, m_calibrationProvider;
     QComboBox *m_backend;
     QSpinBox *m_iterations;
-    QPushButton *m_run, *m_stop;
-    QLabel *m_status, *m_gradients;
+    QPushButton *m_run, *m_stop, *m_calibrate;
+    QLabel *m_status, *m_gradients, *m_timeSource;
     QChartView *m_memoryView, *m_timeView;
     QLineSeries *m_memMeasured, *m_memPredicted, *m_timeMeasured, *m_timePredicted, *m_oom;
     QValueAxis *m_memX, *m_memY, *m_timeX, *m_timeY;
@@ -71,6 +87,11 @@ private:
     double m_memMax = 1, m_timeMax = 1e-6;
     int m_stepCount = 1;
     RunSummary m_summary;
+    // The calibration run under way: its graph, schedule and every sample drained.
+    std::shared_ptr<const core::training::TrainingGraph> m_calibrationGraph;
+    core::schedule::Schedule m_calibrationSchedule;
+    std::vector<RunSample> m_calibrationSamples;
+    QString m_calibrationDevice;
 };
 
 } // namespace remat::ui
