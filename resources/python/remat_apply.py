@@ -1698,7 +1698,7 @@ def _value_bytes(graph, v):
     return n * {1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}.get(graph.shapes[v][0], 4)
 
 
-def simulated(onnx_path, plan_path=None, remat=None, graph=None):
+def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=False):
     """The simulator's saved figures: stored activations at backward-begin and the peak of
     stored + recomputed activations through backward (from the per-step CSV), plus --json.
     With the plan and its ONNX graph also that peak without the recomputation's transients
@@ -1706,7 +1706,9 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None):
     read (a BatchNormalization output on its way into an in-place ReLU or an Add), which the
     simulator counts among its recomputed activations and PyTorch never saves; and both figures
     without the copies of weights (values computed from parameters alone: views in PyTorch),
-    "saved_*_as_pytorch"."""
+    "saved_*_as_pytorch"; with cpu_dropout, where PyTorch on the CPU saves Dropout's mask as
+    float32 noise (CUDA's fused dropout, which the simulator models, a bool mask), those figures
+    count each mask at 4 bytes an element."""
     import csv
     import tempfile
     remat = remat or _remat_binary()
@@ -1732,20 +1734,22 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None):
     if graph is not None:
         outputs = {nd["name"]: nd["outputs"] for nd in graph.nodes}
         derived = graph.weight_derived()
+        # Dropout masks (bool): 3 more bytes an element where PyTorch saves float32 noise.
+        masks = {nd["outputs"][1] for nd in graph.nodes if cpu_dropout and nd["op"] == "Dropout" and len(nd["outputs"]) > 1}
         begin = next((i for i, r in enumerate(rows) if r["kind"] == "phase" and r["name"] == "backward-begin"), n)
         born, weight_born, last_compute = {}, {}, ""
         for i, r in enumerate(rows):
             kind, name = r["kind"], r["name"]
             if kind == "compute":
                 for o in outputs.get(name, ()):
-                    if o in derived:
+                    if o in derived or o in masks:
                         weight_born[o] = i
                     elif i > begin:
                         born[o] = i
                 last_compute = name
             elif kind == "free":
                 if name in weight_born:
-                    nb = _value_bytes(graph, name)
+                    nb = _value_bytes(graph, name) * (-3 if name in masks else 1)
                     for k in range(weight_born.pop(name), i):
                         weights[k] += nb
                 elif name in born:
@@ -1755,7 +1759,7 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None):
                         for k in range(start, i):
                             transient[k] += nb
         for name, i0 in weight_born.items():  # never freed: held to the end
-            nb = _value_bytes(graph, name)
+            nb = _value_bytes(graph, name) * (-3 if name in masks else 1)
             for k in range(i0, n):
                 weights[k] += nb
     end_fwd, end_fwd_pt, peak, peak_saved, peak_pt, phase = None, None, 0, 0, 0, "forward"
@@ -1810,8 +1814,9 @@ def validate(model, onnx_path, plan_path, inputs=None, remat=None):
     if shaped is None:
         _fill_shapes(graph, model, inputs)
         shaped = graph
-    sim_all = simulated(onnx_path, None, remat, shaped)
-    sim_plan = simulated(onnx_path, plan_path, remat, shaped)
+    cpu = all(t.device.type == "cpu" for t in _tensors(list(inputs)))
+    sim_all = simulated(onnx_path, None, remat, shaped, cpu_dropout=cpu)
+    sim_plan = simulated(onnx_path, plan_path, remat, shaped, cpu_dropout=cpu)
 
     def dev(m, p):
         return (m - p) / p if p else 0.0
