@@ -182,6 +182,20 @@ class OnnxGraph:
                 derived.update(nd["outputs"])
         return derived
 
+    def constant_derived(self):
+        """Values computed from constants and static sizes alone (shape arithmetic, Swin's
+        attention mask built with ScatterND): no data flows into them."""
+        cached = getattr(self, "_constant_derived", None)
+        if cached is not None:
+            return cached
+        const = {v for v in self.initializers if v not in self.model_names}
+        for nd in self.nodes:
+            ins = [v for v in nd["inputs"] if v]
+            if nd["op"] in ("Constant", "Shape", "Size") or all(v in const for v in ins):
+                const.update(nd["outputs"])
+        self._constant_derived = const
+        return const
+
     def shape(self, value):
         s = self.shapes.get(value)
         return tuple(s[1]) if s and s[1] is not None else None
@@ -718,12 +732,17 @@ def map_to_onnx(gm, info, onnx):
                 memo[a] = {o for name in mapping[a]["onnx"] for o in outputs_of[name]}
             elif a.op not in ("placeholder", "get_attr"):
                 memo[a] = set().union(*(values_of(b) for b in a.all_input_nodes)) if a.all_input_nodes else set()
-        return memo[a]
+        # An in-place write (x[i] = v: ScatterND in ONNX) gives x's later readers its value.
+        writes = [u for u in a.users if u.op == "call_function" and u.target is operator.setitem
+                  and u.args[0] is a and u in mapping]
+        return memo[a] | {o for u in writes for name in mapping[u]["onnx"] for o in outputs_of[name]}
     for n in gm.graph.nodes:
         if n.op not in ("call_module", "call_function", "call_method"):
             continue
         scope = n.meta.get("remat_scope", "")
         want = info[n]["shape"]
+        if n.op == "call_function" and n.target is operator.setitem and isinstance(n.args[0], torch.fx.Node):
+            want = info[n.args[0]]["shape"]  # x[i] = v: ONNX's ScatterND makes x's new value
         if n.op == "call_module":
             group = [nd for s in scopes if s == scope or s.startswith(scope + "/") for nd in by_scope[s]]
             group = [nd for nd in group if nd["name"] not in used]
@@ -762,9 +781,14 @@ def map_to_onnx(gm, info, onnx):
                 if lst[j]["name"] in used or (finals and lst[j]["op"] not in finals):
                     continue
                 o = next((o for o in lst[j]["outputs"] if same(o, want)), None)
+                if o is None and lst[j]["outputs"] and onnx.shape(lst[j]["outputs"][0]) is None:
+                    # No shape known (the exporter's types stop at Swin's computed Pad): the data
+                    # flow check below decides, and the pair stays unverified.
+                    o = lst[j]["outputs"][0]
                 if o is None:
                     continue
-                members = _feeding(lst, start, j, used, allowed, onnx)
+                members = _feeding(lst, start, j, used, allowed, onnx,
+                                   reads_input=bool(allowed) and onnx.shape(lst[j]["outputs"][0]) is None)
                 if members is None:
                     continue
                 if hit is None:
@@ -779,9 +803,11 @@ def map_to_onnx(gm, info, onnx):
             group = [nd for nd in lst[start:j + 1] if nd["name"] in members]
             for nd in group:
                 used.add(nd["name"])
-            mapping[n] = {"onnx": [nd["name"] for nd in group], "value": o, "verified": True}
+            mapping[n] = {"onnx": [nd["name"] for nd in group], "value": o, "verified": same(o, want)}
+    constants = onnx.constant_derived()
     unmapped = [nd["name"] for nd in onnx.nodes
-                if nd["op"] not in _SKIP_OPS and nd["name"] not in used and not _is_shape_arith(nd, onnx)]
+                if nd["op"] not in _SKIP_OPS and nd["name"] not in used and not _is_shape_arith(nd, onnx)
+                and not all(o in constants for o in nd["outputs"])]
     return mapping, unmapped
 
 
@@ -801,36 +827,51 @@ def _final_ops(n):
         return {"Gemm", "Add"} if bias is not None else {"Gemm", "MatMul"}
     if t in (F.gelu, getattr(torch._C._nn, "gelu", None)):
         return {"Mul", "Gelu"}
+    if t is torch.roll:  # Slice, Slice, Concat per rolled dim
+        return {"Concat"}
+    if t is operator.getitem and isinstance(n.args[1], tuple) and sum(isinstance(i, slice) for i in n.args[1]) > 1:
+        return {"Slice"}  # one Slice per sliced dim: the last
     return None
 
 
-def _feeding(lst, start, j, used, allowed, onnx):
+def _feeding(lst, start, j, used, allowed, onnx, reads_input=False):
     """The ONNX nodes of one scope, between `start` and the candidate `j`, that compute lst[j] from
     the fx node's inputs (`allowed`: the ONNX values of its fx inputs), or None when lst[j] reads
     a value the fx node does not (another call's node of the same shape)."""
     in_range = {nd["name"] for nd in lst[start:j + 1] if nd["name"] not in used}
+    constants = onnx.constant_derived()
     members = {lst[j]["name"]}
     stack = [lst[j]]
+    read = False
     while stack:
         nd = stack.pop()
+        if nd["op"] in ("Shape", "Size"):
+            continue  # reads only the size of its input
         for v in nd["inputs"]:
             p = onnx.producer.get(v) if v else None
-            if p is None or p["op"] in _SKIP_OPS or v in allowed or p["name"] in members:
+            read = read or v in allowed
+            if p is None or p["op"] in _SKIP_OPS or v in allowed or p["name"] in members or v in constants:
                 continue  # a graph input, parameter or constant; the fx node's input; inside
             if p["name"] in in_range:
                 members.add(p["name"])
                 stack.append(p)
             elif not _is_shape_arith(p, onnx):
                 return None
+    if reads_input and not read:
+        return None  # computed from constants alone (Swin's mask): not this call's result
     return members
 
 
 def _is_shape_arith(nd, onnx):
     """Shape arithmetic (int64 values, Shape/Gather/Concat of sizes): no activation, no fx node."""
     elems = [onnx.shapes.get(o, (None, None))[0] for o in nd["outputs"]]
-    return nd["op"] in ("Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Range",
-                        "ConstantOfShape", "Equal", "Where", "Expand", "Mul", "Add", "Div", "Sub") and \
-        all(e == 7 for e in elems if e is not None) or nd["op"] in ("Shape", "ConstantOfShape")
+    if nd["op"] in ("Shape", "ConstantOfShape", "Size"):
+        return True
+    known = [e for e in elems if e is not None]
+    if known:
+        return all(e == 7 for e in known)  # int64 values only: sizes, pads, shifts (Swin's Mod)
+    return nd["op"] in ("Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Range", "Equal", "Where",
+                        "Expand", "Mul", "Add", "Div", "Sub", "Mod")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1033,6 +1074,11 @@ def build(model, plan, onnx, inputs, gm=None):
         raise ValueError(f"plan node {missing[0]!r} is not a node of {os.path.basename(onnx.path)} "
                          f"({len(missing)} such): the plan was made for another model")
     unverified = [n.name for n, m in mapping.items() if not m["verified"]]
+    # Values whose shape the file and the exporter leave open take the fx node's (for the byte
+    # counts of the comparison with the simulator).
+    for n, m in mapping.items():
+        if onnx.shape(m["value"]) is None and info[n]["shape"] is not None and info[n]["tensor"]:
+            onnx.shapes[m["value"]] = (1, list(info[n]["shape"]))
     op_to_fx = {}
     for n, m in mapping.items():
         for o in m["onnx"]:
