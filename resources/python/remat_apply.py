@@ -1365,9 +1365,13 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
     # fx leaves coarser than the plan: a module (MultiheadAttention: dozens of ONNX nodes) whose
     # ONNX ops the plan recomputes in part while keeping its output stays outside the segments,
     # so PyTorch keeps everything it saves inside.
+    # Either way the plan is not followed: kept whole (outside), PyTorch keeps what the module
+    # saves inside; recomputed whole (in a segment), it recomputes what the plan keeps inside.
+    def partly(m):
+        ops = [o for o in m["onnx"] if o not in weight_ops and (o in states.forward_ops or o in states.recomputed_ops)]
+        return len({o in states.recomputed_ops for o in ops}) > 1
     rep["groups_partly_recomputed"] = names(sorted(
-        (n for n, m in mapping.items() if n not in recompute and len(m["onnx"]) > 1
-         and any(o in states.recomputed_ops and o not in weight_ops for o in m["onnx"])), key=lambda m: _order(gm)[m]))
+        (n for n, m in mapping.items() if len(m["onnx"]) > 1 and partly(m)), key=lambda m: _order(gm)[m]))
     # The exact differences that change what is kept. (The expected bytes are a static estimate
     # from one probed run, shown beside each other, not part of this verdict.)
     rep["faithful"] = not (recomputed_not_planned or kept_not_planned or unmapped_plan_ops or merged_cycles
