@@ -722,6 +722,7 @@ def map_to_onnx(gm, info, onnx):
     cursor = {}
     outputs_of = {nd["name"]: nd["outputs"] for nd in onnx.nodes}
     memo = {}
+    op_owner = {}  # ONNX node -> the fx call it was mapped to
 
     def values_of(a):
         """The ONNX values an fx node's output may stand for: its group's outputs, or through
@@ -788,7 +789,8 @@ def map_to_onnx(gm, info, onnx):
                 if o is None:
                     continue
                 members = _feeding(lst, start, j, used, allowed, onnx,
-                                   reads_input=bool(allowed) and onnx.shape(lst[j]["outputs"][0]) is None)
+                                   reads_input=bool(allowed) and onnx.shape(lst[j]["outputs"][0]) is None,
+                                   shared=lambda p, _n=n: _shared_with(p, _n, op_owner, mapping))
                 if members is None:
                     continue
                 if hit is None:
@@ -803,6 +805,7 @@ def map_to_onnx(gm, info, onnx):
             group = [nd for nd in lst[start:j + 1] if nd["name"] in members]
             for nd in group:
                 used.add(nd["name"])
+                op_owner[nd["name"]] = n
             mapping[n] = {"onnx": [nd["name"] for nd in group], "value": o, "verified": same(o, want)}
     constants = onnx.constant_derived()
     unmapped = [nd["name"] for nd in onnx.nodes
@@ -813,6 +816,15 @@ def map_to_onnx(gm, info, onnx):
 
 # Methods the exporter writes no node for (contiguous: a copy in PyTorch, nothing in ONNX).
 _NO_ONNX_METHODS = {"contiguous"}
+
+
+def _shared_with(p, n, op_owner, mapping):
+    """ONNX node p, mapped to another call, is an intermediate of that call (not its value), and
+    that call reads nothing the call n does not."""
+    u = op_owner.get(p["name"])
+    if u is None or u is n or mapping[u]["value"] in p["outputs"]:
+        return False
+    return set(u.all_input_nodes) <= set(n.all_input_nodes)
 
 
 def _final_ops(n):
@@ -834,7 +846,7 @@ def _final_ops(n):
     return None
 
 
-def _feeding(lst, start, j, used, allowed, onnx, reads_input=False):
+def _feeding(lst, start, j, used, allowed, onnx, reads_input=False, shared=None):
     """The ONNX nodes of one scope, between `start` and the candidate `j`, that compute lst[j] from
     the fx node's inputs (`allowed`: the ONNX values of its fx inputs), or None when lst[j] reads
     a value the fx node does not (another call's node of the same shape)."""
@@ -843,6 +855,7 @@ def _feeding(lst, start, j, used, allowed, onnx, reads_input=False):
     members = {lst[j]["name"]}
     stack = [lst[j]]
     read = False
+    seen = set()
     while stack:
         nd = stack.pop()
         if nd["op"] in ("Shape", "Size"):
@@ -854,6 +867,11 @@ def _feeding(lst, start, j, used, allowed, onnx, reads_input=False):
                 continue  # a graph input, parameter or constant; the fx node's input; inside
             if p["name"] in in_range:
                 members.add(p["name"])
+                stack.append(p)
+            elif shared is not None and p["name"] not in seen and shared(p):
+                # An intermediate node the exporter shares with a sibling call on the same
+                # inputs (x[..., 0::2, 0::2] and x[..., 0::2, 1::2] slice dim -3 once): followed.
+                seen.add(p["name"])
                 stack.append(p)
             elif not _is_shape_arith(p, onnx):
                 return None
