@@ -18,6 +18,7 @@ void addRunCommand(CLI::App &app, CommandContext &ctx);
 void addSimulateCommand(CLI::App &app, CommandContext &ctx);
 void addSolveCommand(CLI::App &app, CommandContext &ctx);
 void addTrainGraphCommand(CLI::App &app, CommandContext &ctx);
+void addValidatePlanCommand(CLI::App &app, CommandContext &ctx);
 
 
 } // namespace remat::app

@@ -1,4 +1,4 @@
-// remat: the headless pipeline (info, train-graph, solve, simulate, run, export, bench).
+// remat: the headless pipeline (info, train-graph, solve, simulate, run, export, bench, validate-plan).
 #include "commands.h"
 
 #include <cstdio>
@@ -17,6 +17,7 @@ int main(int argc, char **argv)
     remat::app::addSolveCommand(app, ctx);
     remat::app::addBenchCommand(app, ctx);
     remat::app::addExportCommand(app, ctx);
+    remat::app::addValidatePlanCommand(app, ctx);
     (void)ctx;
     try {
         app.parse(argc, argv);

@@ -8,6 +8,8 @@ rotor (min-time at weights + weight gradients + half the store-all activation pe
 `remat solve`, applies each plan with remat_apply and writes one JSON line per plan: PyTorch's
 saved bytes at the end of forward and saved peak through backward beside the simulator's, the
 gradients' max relative error against the plain run, and the application report.
+
+    python3 remat_apply_survey.py OUT.jsonl --table    # the lines as a markdown table
 """
 
 import argparse
@@ -25,12 +27,14 @@ import torchvision
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import remat_apply  # noqa: E402
 
-# name: (batch, side)
+# name: (batch, side). Every torchvision model of ../shared/corpus first, then more that export;
+# 64x64 where the model allows it; ViT at its fixed 224, VGG at 224 (its 7x7 adaptive pooling
+# exports only from a multiple of 7).
 MODELS = {
     "resnet18": (4, 64), "resnet50": (2, 64), "mobilenet_v2": (4, 64), "densenet121": (2, 64),
     "vgg16": (2, 224), "vit_b_16": (2, 224),
     "resnet34": (4, 64), "densenet161": (2, 64), "mobilenet_v3_large": (4, 64), "mobilenet_v3_small": (4, 64),
-    "efficientnet_b0": (4, 64), "swin_t": (2, 224), "shufflenet_v2_x1_0": (4, 64), "regnet_y_400mf": (4, 64),
+    "efficientnet_b0": (4, 64), "swin_t": (2, 64), "shufflenet_v2_x1_0": (4, 64), "regnet_y_400mf": (4, 64),
     "convnext_tiny": (2, 64), "squeezenet1_0": (4, 64), "resnext50_32x4d": (2, 64), "mnasnet0_5": (4, 64),
     "alexnet": (4, 64), "wide_resnet50_2": (2, 64),
 }
@@ -68,6 +72,36 @@ def solve(remat, onnx, solver, out, extra):
         raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()[-400:]}")
 
 
+def print_table(path):
+    """One row per plan: PyTorch's saved bytes (end of forward, peak through backward) beside the
+    simulator's as PyTorch counts them (and its own figure where that differs), gradients."""
+    def pct(m, p):
+        return f"{(m - p) / p * 100:+.1f}%" if p else "n/a"
+
+    print("| model (batch, side) | plan | fwd: PyTorch | fwd: simulator | diff | bwd peak: PyTorch | "
+          "bwd peak: simulator | diff | simulator's own (fwd / bwd) | grads (max rel err) | applied |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            name = f"{r['model']} ({r.get('batch')}, {r.get('side')})"
+            if "error" in r:
+                print(f"| {name} | {r.get('solver', '-')} | error: {r['error'][:120]} |||||||||")
+                continue
+            p = r["plan_applied"]
+            me, pe = p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"]
+            mb, pb = p["measured_peak_backward"], p["predicted_peak_backward_as_pytorch"]
+            own = f"{pct(me, p['predicted_end_of_forward'])} / {pct(mb, p['predicted_peak_backward'])}"
+            rep = r.get("report") or {}
+            applied = "faithful" if rep.get("faithful") else "NOT faithful: " + ", ".join(
+                k for k in ("plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
+                            "merged_cycles", "groups_partly_recomputed") if rep.get(k))
+            grads = f"{'equal' if r['gradients_max_relative_error'] <= 1e-6 else 'DIFFER'} ({r['gradients_max_relative_error']:.1g})"
+            print(f"| {name} | {r['solver']}{' (' + r['note'] + ')' if r.get('note') else ''} | {me:,} | {pe:,} | "
+                  f"{pct(me, pe)} | {mb:,} | {pb:,} | {pct(mb, pb)} | {own} | {grads} | {applied} |")
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -75,7 +109,10 @@ def main(argv):
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--workdir", default="/tmp/remat_survey")
     ap.add_argument("--solvers", default="chen-sqrtn,feng-huang,rotor")
+    ap.add_argument("--table", action="store_true", help="print OUT.jsonl as a markdown table and exit")
     a = ap.parse_args(argv[1:])
+    if a.table:
+        return print_table(a.out)
     os.makedirs(a.workdir, exist_ok=True)
     torch.set_num_threads(1)
     with open(a.out, "a") as log:
@@ -116,11 +153,13 @@ def main(argv):
                     r = remat_apply.validate(model, onnx, plan, inputs=[x], remat=a.remat)
                     rep = r.pop("report") or {}
                     rec.update(r)
+                    rec["within_5pct"] = remat_apply.within(r, 0.05)
                     rec["report"] = {k: rep.get(k) for k in (
                         "method", "faithful", "segments", "segment_nodes", "recomputed_nodes_planned",
                         "mapped_nodes", "fx_nodes", "onnx_nodes_unmapped", "mapping_unverified",
                         "plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
-                        "merged_cycles", "expected_saved_bytes_plan", "expected_saved_bytes_applied", "reason")}
+                        "merged_cycles", "groups_partly_recomputed", "expected_saved_bytes_plan",
+                        "expected_saved_bytes_applied", "reason")}
                 except Exception as e:  # noqa: BLE001
                     rec["error"] = f"{type(e).__name__}: {e}"[:800]
                     rec["trace"] = traceback.format_exc()[-1500:]

@@ -1,6 +1,7 @@
-"""remat_apply (resources/python) on a small hand-written net, end to end: export to ONNX as the
-corpus does, solve plans with the built `remat`, apply them with torch.fx segments, and compare
-PyTorch's saved bytes with the simulator's (within 5%) and the gradients with the plain run's.
+"""remat_apply (resources/python) on a small hand-written net and a small torchvision ViT, end to
+end: export to ONNX as the corpus does, solve plans with the built `remat`, apply them with
+torch.fx segments, and compare PyTorch's saved bytes with the simulator's (within 5%) and the
+gradients with the plain run's; an application that cannot follow the plan says how.
 
 Run by CTest (python/remat_apply) with REMAT_CLI set to the built CLI; exits 77 (CTest: skipped)
 when torch is not installed.
@@ -175,6 +176,74 @@ class RematApplyTest(unittest.TestCase):
                 step[1] = "/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul"
         with self.assertRaisesRegex(ValueError, "encoder_layer_0"):
             remat_apply.apply_plan(copy.deepcopy(self.model), plan, onnx=self.onnx, inputs=[self.x])
+
+
+@unittest.skipUnless(os.path.isfile(REMAT) and os.access(REMAT, os.X_OK), f"remat CLI not found ({REMAT})")
+class TinyVitTest(unittest.TestCase):
+    """torchvision's VisionTransformer, small (2 layers, d=32, 17 tokens): its attention is traced
+    op by op, so feng-huang's plan (which keeps the attention scores and recomputes the softmax,
+    and keeps GELU outputs while recomputing the MLP's first Linear) is applied faithfully; with
+    the attention left whole (one fx leaf, as torch.fx traces nn.MultiheadAttention) it is not, and
+    the report and the measurement say so."""
+
+    @classmethod
+    def setUpClass(cls):
+        from torchvision.models.vision_transformer import VisionTransformer
+        torch.set_num_threads(1)
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.onnx = os.path.join(cls.dir.name, "vit.onnx")
+        torch.manual_seed(0)
+        cls.model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32,
+                                      mlp_dim=64).train()
+        torch.manual_seed(1)
+        cls.x = torch.randn(2, 3, 32, 32)
+        from torch.onnx import TrainingMode
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(copy.deepcopy(cls.model), cls.x, cls.onnx, opset_version=17,
+                              training=TrainingMode.TRAINING, do_constant_folding=False,
+                              export_params=False, input_names=["input"])
+        cls.plan = os.path.join(cls.dir.name, "feng-huang.json")
+        _remat("solve", cls.onnx, "--solver", "feng-huang", "--objective", "min-peak", "--out", cls.plan)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def test_attention_op_by_op_is_faithful(self):
+        r = remat_apply.validate(self.model, self.onnx, self.plan, inputs=[self.x], remat=REMAT)
+        rep, p = r["report"], r["plan_applied"]
+        self.assertEqual(rep["onnx_nodes_unmapped"], [])
+        self.assertTrue(rep["faithful"], remat_apply.summary(rep))
+        # The plan keeps the attention scores (MatMul_1) and recomputes the softmax from them.
+        self.assertIn("/encoder/layers/encoder_layer_0/self_attention/MatMul_1_output_0", rep["plan_checkpoints"])
+        self.assertEqual(p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"])
+        self.assertLessEqual(abs(p["deviation_peak_backward_as_pytorch"]), 0.05, p)
+        self.assertLessEqual(r["gradients_max_relative_error"], 1e-6, r["gradients_worst"])
+        # The simulator's own figures count the Linear weights' Transposes (views in PyTorch).
+        self.assertGreater(r["store_all"]["predicted_end_of_forward"], r["store_all"]["predicted_end_of_forward_as_pytorch"])
+        self.assertTrue(remat_apply.within(r))
+
+    def test_attention_left_whole_says_how_it_differs(self):
+        original = remat_apply._mha_decomposable
+        remat_apply._mha_decomposable = lambda *a: False
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                applied = remat_apply.apply_plan(copy.deepcopy(self.model), self.plan, onnx=self.onnx, inputs=[self.x])
+            r = remat_apply.validate(self.model, self.onnx, self.plan, inputs=[self.x], remat=REMAT)
+        finally:
+            remat_apply._mha_decomposable = original
+        rep = applied.remat_report
+        self.assertFalse(rep["faithful"])
+        self.assertIn("/encoder/layers/encoder_layer_0/self_attention/Transpose_6_output_0", rep["groups_partly_recomputed"])
+        self.assertTrue(any("differs from the plan" in str(w.message) and "self_attention" in str(w.message)
+                            for w in caught))
+        # The difference shows in the figures too: the attention runs whole in a segment, so PyTorch
+        # recomputes the scores the plan keeps (53% less kept at the end of forward).
+        p = r["plan_applied"]
+        self.assertLess(p["deviation_end_of_forward_as_pytorch"], -0.05, p)
+        self.assertFalse(remat_apply.within(r))
 
 
 if __name__ == "__main__":
