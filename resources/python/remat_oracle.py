@@ -106,9 +106,11 @@ def load_model(spec, kwargs=None):
     if fn is None:
         raise SystemExit(f"error: '{name}' is not a torchvision 0.14 classification, segmentation or video model "
                          "(or give file.py:Class)")
+    import torchvision.models as tvm
+    if mod is tvm.segmentation:
+        kwargs.setdefault("weights_backbone", None)  # no download: random weights measure the same
     with _skipped_init():
         model = fn(weights=None, **kwargs)
-    import torchvision.models as tvm
     import torchvision.ops
     for m in model.modules():
         # torch 1.13's exporter has no Bernoulli with an out parameter, which StochasticDepth

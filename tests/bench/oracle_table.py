@@ -53,7 +53,7 @@ def all_models():
     return out + [f"{NETS}:{c}" for c in HAND]
 
 
-def run_one(model, remat, workdir, measure_only=False, baseline=None):
+def run_one(model, remat, workdir, measure_only=False, baseline=None, compare_only=False):
     name = model.rsplit(":", 1)[-1]
     specs, kwargs, note = SPECIAL.get(name, (None, {}, ""))
     summary = os.path.join(workdir, f"{name}.json")
@@ -61,6 +61,14 @@ def run_one(model, remat, workdir, measure_only=False, baseline=None):
     onnx, oracle = os.path.join(folder, "model.onnx"), os.path.join(folder, "oracle.json")
     if measure_only and os.path.isfile(onnx) and os.path.isfile(oracle):
         return {"model": name, "error": "measured before", "note": note, "seconds": 0}
+    if compare_only and not (os.path.isfile(onnx) and os.path.isfile(oracle)):
+        failed = os.path.join(folder, "measure.log")
+        why = "not measured"
+        if os.path.isfile(failed):
+            with open(failed) as f:
+                lines = [l for l in f.read().splitlines() if "Error" in l or "error" in l]
+            why = lines[-1][:200] if lines else why
+        return {"model": name, "error": why, "note": note, "seconds": 0}
     if os.path.isfile(onnx) and os.path.isfile(oracle) and not measure_only:
         # Measured before (PyTorch's side is the slow part): compare again.
         cmd = [sys.executable, ORACLE, "compare", onnx, oracle, "--summary", summary]
@@ -78,6 +86,9 @@ def run_one(model, remat, workdir, measure_only=False, baseline=None):
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     row = {"model": name, "error": f"exit {r.returncode}: {r.stderr.strip()[-300:]}"}
+    if r.returncode != 0 and os.path.isdir(folder):
+        with open(os.path.join(folder, "measure.log"), "w") as f:
+            f.write(r.stderr)
     if os.path.isfile(summary):
         with open(summary) as f:
             row = json.load(f)
@@ -135,6 +146,7 @@ def main():
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--measure-only", action="store_true", help="PyTorch's side only (no remat)")
+    ap.add_argument("--compare-only", action="store_true", help="only models measured before in --workdir")
     ap.add_argument("--baseline", default=None, help="another remat build: its figures become the 'before' column")
     a = ap.parse_args()
     models = all_models()
@@ -149,7 +161,7 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        for row in pool.map(lambda m: run_one(m, a.remat, workdir, a.measure_only, a.baseline), models):
+        for row in pool.map(lambda m: run_one(m, a.remat, workdir, a.measure_only, a.baseline, a.compare_only), models):
             rows.append(row)
             d = row.get("diff_percent")
             print(f"{row['model']:32} {'' if d is None else f'{d:+.2f}%':>9} "
