@@ -34,16 +34,18 @@ import sys
 import tempfile
 import warnings
 
-import torch
+try:  # compare needs no torch; measure and check do
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
 
-DTYPES = {"float32": torch.float32, "float": torch.float32, "float16": torch.float16, "float64": torch.float64,
-          "int64": torch.int64, "long": torch.int64, "int32": torch.int32, "bool": torch.bool}
+DTYPES = ["float32", "float", "float16", "float64", "int64", "long", "int32", "bool"]
 
 
 # ---------------------------------------------------------------------------------------------
 # Models and inputs
 
-class _FirstOutput(torch.nn.Module):
+class _FirstOutput(torch.nn.Module if torch else object):
     """torchvision's segmentation models return {"out": ..., "aux": ...}: the ONNX outputs are
     the dict's tensors, in order."""
 
@@ -129,9 +131,10 @@ def make_input(spec, gen):
         shape = [int(d) for d in parts[0].replace(",", "x").split("x")]
     except ValueError:
         raise SystemExit(f"error: input '{spec}': the shape must be dims joined by 'x' (2x3x64x64)")
-    dtype = DTYPES.get(parts[1] if len(parts) > 1 else "float32")
-    if dtype is None:
-        raise SystemExit(f"error: input '{spec}': unknown dtype '{parts[1]}' (one of {', '.join(DTYPES)})")
+    name = parts[1] if len(parts) > 1 else "float32"
+    if name not in DTYPES:
+        raise SystemExit(f"error: input '{spec}': unknown dtype '{name}' (one of {', '.join(DTYPES)})")
+    dtype = {"float": torch.float32, "long": torch.int64}.get(name) or getattr(torch, name)
     if dtype == torch.bool:
         return torch.rand(shape, generator=gen) > 0.5
     if not dtype.is_floating_point:
@@ -171,7 +174,7 @@ def _fused_dropout(input, p=0.5, training=True, inplace=False):
     return torch.native_dropout(input, p, True)[0]
 
 
-_PLAIN_DROPOUT = torch.nn.functional.dropout
+_PLAIN_DROPOUT = torch.nn.functional.dropout if torch else None
 
 
 def measure(model, inputs, cuda_dropout=True):
@@ -425,7 +428,12 @@ def main(argv=None):
         p.add_argument("--all", action="store_true", help="print every module, not only those that differ")
         p.add_argument("--summary", default=None, help="also write the figures as one JSON object here")
     a = ap.parse_args(argv)
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    if a.cmd != "compare":
+        if torch is None:
+            print("error: measuring needs PyTorch (Debian: python3-torch python3-torchvision; /usr/bin/python3)",
+                  file=sys.stderr)
+            return 2
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     kwargs = json.loads(a.kwargs) if getattr(a, "kwargs", None) else None
 
     if a.cmd == "measure":

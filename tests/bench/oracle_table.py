@@ -14,6 +14,7 @@ op). Prints a Markdown table (and writes it with --out); one JSON summary per mo
 
 import argparse
 import concurrent.futures
+import io
 import json
 import os
 import subprocess
@@ -24,6 +25,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "..", "python", "oracle_nets.py")
+sys.path.insert(0, os.path.dirname(ORACLE))
+import remat_oracle  # noqa: E402
 
 IMG = ["2x3x64x64"]
 # name: (input specs or None for the default, constructor kwargs, note)
@@ -70,8 +73,33 @@ def run_one(model, remat, workdir, measure_only=False, baseline=None, compare_on
             why = lines[-1][:200] if lines else why
         return {"model": name, "error": why, "note": note, "seconds": 0}
     if os.path.isfile(onnx) and os.path.isfile(oracle) and not measure_only:
-        # Measured before (PyTorch's side is the slow part): compare again.
-        cmd = [sys.executable, ORACLE, "compare", onnx, oracle, "--summary", summary]
+        # Measured before (PyTorch's side is the slow part): compare again, in this process.
+        t0 = time.time()
+        with open(oracle) as f:
+            measured = json.load(f)
+        row = {"model": name, "note": note}
+        for key, binary in (("", remat), ("before_", baseline)):
+            if key and not binary:
+                continue
+            ours, err = remat_oracle.train_graph(onnx, binary)
+            if ours is None:
+                row[key + "error"] = f"remat: {err}"
+                if not key:
+                    row.update({"inputs": measured.get("inputs"),
+                                "torch_saved_activation_bytes": measured["saved_activation_bytes"]})
+                continue
+            out = io.StringIO()
+            diff, equal = remat_oracle.compare(measured, ours, out=out)
+            if not key:
+                row.update({"inputs": measured.get("inputs"), "error": None,
+                            "torch_saved_activation_bytes": measured["saved_activation_bytes"],
+                            "torch_param_bytes": measured["param_bytes"], "ours_saved_bytes":
+                            ours["saved_for_backward_bytes"], "ours_param_bytes": ours["param_bytes"],
+                            "diff_percent": diff, "params_equal": equal, "report": out.getvalue()})
+            else:
+                row.update({"before_diff_percent": diff, "before_params_equal": equal})
+        row["seconds"] = round(time.time() - t0, 1)
+        return row
     else:
         os.makedirs(folder, exist_ok=True)
         cmd = [sys.executable, ORACLE, "measure" if measure_only else "check", model]
