@@ -659,9 +659,13 @@ bool savesAsView(const TrainingGraph &g, const Op &op)
     if (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" ||
         t == "Split" || t == "Slice" || t == "Expand")
         return true;
-    // x[:, 0]: a Gather with one scalar index is a select.
-    if (t == "Gather")
-        return op.inputs.size() == 2 && g.tensor(op.inputs[1]).shape.rank() == 0;
+    // x[:, 0]: a Gather with one scalar index is a select. A select of a permuted tensor (Swin's
+    // qkv.permute(...)[2]) is not contiguous, and the matrix product that reads it saves a copy.
+    if (t == "Gather") {
+        const Tensor &in = g.tensor(op.inputs[0]);
+        return op.inputs.size() == 2 && g.tensor(op.inputs[1]).shape.rank() == 0 &&
+               !(in.producer.valid() && g.op(in.producer).type == "Transpose");
+    }
     // F.glu as exported: Split(x) -> a, b; Mul(a, Sigmoid(b)). PyTorch's glu saves x alone; the
     // Sigmoid's output stands for (a part of) that storage.
     if (t == "Sigmoid" && !op.outputs.empty()) {
