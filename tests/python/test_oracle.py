@@ -36,6 +36,7 @@ SAMPLE = {
     "convnext_tiny": (None, "layer scale parameter, LayerNorm on permuted views, erf GELU", 1.0),
     "googlenet": (None, "Inception branches, auxiliary heads, padded average pooling", 1.0),
     "r3d_18": (["2x3x4x32x32"], "3-D convolution and pooling (video)", 1.0),
+    "swin_t": (None, "shifted-window attention: a select of a permuted qkv, relative position bias, rolls", 1.0),
     f"{NETS}:GPT2": (None, "GPT-2: fused qkv Split, causal masked_fill, softmax attention, tanh GELU written out",
                      1.0),
     f"{NETS}:Llama": (None, "LLaMA: RMSNorm, rotary embeddings (Neg, buffer slices), SwiGLU (SiLU), additive mask",
