@@ -51,6 +51,20 @@ int runTrainGraph(const TrainGraphOptions &o)
         nlohmann::json byDtype = nlohmann::json::object();
         for (const auto &[dtype, bytes] : s.savedForBackwardBytesByDtype)
             byDtype[dtype] = bytes;
+        // Per forward op (ONNX node name) what store-all keeps of it for backward, for lining up
+        // with PyTorch's autograd nodes (resources/python/remat_oracle.py).
+        nlohmann::json byOp = nlohmann::json::array();
+        for (const training::TrainingSummary::OpSaved &e : s.savedByForwardOp) {
+            nlohmann::json tensors = nlohmann::json::array();
+            for (TensorId id : e.tensors)
+                tensors.push_back({{"name", tg.tensor(id).name},
+                                   {"bytes", tg.tensor(id).bytes},
+                                   {"dtype", ir::dataTypeName(tg.tensor(id).dtype)}});
+            byOp.push_back({{"name", tg.op(e.op).name},
+                            {"type", tg.op(e.op).type},
+                            {"saved_bytes", e.bytes},
+                            {"saved", std::move(tensors)}});
+        }
         nlohmann::json j = {
             {"model", o.input.model},
             {"batch", tg.info().batch},
@@ -65,6 +79,7 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"input_bytes", s.inputBytes},
             {"saved_for_backward_bytes", s.savedForBackwardBytes},
             {"saved_for_backward_tensors", s.savedForBackwardTensors},
+            {"stored_activation_bytes", s.storedActivationBytes},
             {"saved_for_backward_bytes_by_dtype", byDtype},
             {"saved_weight_derived_bytes", s.savedWeightDerivedBytes},
             {"activation_peak_bytes", t->activationPeakBytes},
@@ -74,6 +89,7 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"backward_flops", s.backwardFlops},
             {"store_all_seconds", t->totalSeconds},
             {"cost_model", costs.source},
+            {"saved_by_op", std::move(byOp)},
         };
         addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());
@@ -90,6 +106,7 @@ int runTrainGraph(const TrainGraphOptions &o)
     line("param_grad_bytes", s.paramGradBytes);
     line("buffer_bytes", s.bufferBytes);
     line("saved_for_backward_bytes", s.savedForBackwardBytes);
+    line("stored_activation_bytes", s.storedActivationBytes);
     line("saved_weight_derived", s.savedWeightDerivedBytes);
     line("activation_peak_bytes", t->activationPeakBytes);
     line("peak_bytes", t->peakBytes);

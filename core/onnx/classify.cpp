@@ -1,5 +1,6 @@
 #include "classify.h"
 
+#include <cctype>
 #include <string_view>
 
 namespace remat::core::onnx {
@@ -20,7 +21,15 @@ bool contains(std::string_view s, std::string_view part)
 bool isPassThrough(const std::string &op)
 {
     return op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Transpose" ||
-           op == "Identity" || op == "Cast" || op == "Expand" || op == "Flatten";
+           op == "Identity" || op == "Cast" || op == "Expand" || op == "Flatten" || op == "Slice";
+}
+
+/// Ops (and slots) through which no gradient can reach a value: comparisons and conditions.
+bool isComparison(const std::string &op, size_t slot)
+{
+    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+           op == "Not" || op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf" ||
+           (op == "Where" && slot == 0);
 }
 
 /// Input slots that carry shapes or indices rather than tensor content.
@@ -52,6 +61,9 @@ void visit(const ir::Graph &g, ValueId value, SlotUse &use, int depth)
             const std::string &op = n.opType;
             if (!isShapeSlot(op, slot))
                 use.onlyShapeSlots = false;
+            if (!isComparison(op, slot) && !(isPassThrough(op) && slot == 0))
+                use.onlyComparisons = false;
+            use.used = true;
             if (isPassThrough(op) && slot == 0) {
                 if (depth < 6)
                     for (ValueId out : n.outputs)
@@ -102,7 +114,9 @@ bool nameLooksLikeParameter(const std::string &name)
     return endsWith(name, ".weight") || endsWith(name, ".bias") || endsWith(name, "_weight") ||
            endsWith(name, "_bias") || contains(name, "cls_token") || contains(name, "class_token") ||
            contains(name, "pos_embed") || contains(name, "position_embedding") ||
-           endsWith(name, "_w_0") || endsWith(name, "_b_0") || endsWith(name, "_s_0");
+           endsWith(name, "_w_0") || endsWith(name, "_b_0") || endsWith(name, "_s_0") ||
+           // layer scale: ConvNeXt's "layer_scale", CaiT's "gamma_1", timm's "ls1.gamma"
+           contains(name, "layer_scale") || name.substr(name.rfind('.') + 1).rfind("gamma", 0) == 0;
 }
 
 bool nameLooksLikeBuffer(const std::string &name)
@@ -118,6 +132,14 @@ ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitiali
     if (nameLooksLikeBuffer(v.name) || use.statSlot)
         return ir::ValueKind::Buffer;
     if (ir::isFloatingPoint(v.dtype)) {
+        // Read only by comparisons (minGPT's causal mask, registered as "attn.bias"): no gradient
+        // can reach it, whatever its name.
+        // A dotted module path ("h.0.attn.bias") is a buffer exported with export_params=False;
+        // torch's own input names ("input.1") and plain names are data.
+        if (use.used && use.onlyComparisons)
+            return hasInitializer || (v.name.find('.') != std::string::npos && v.name.rfind("input", 0) != 0)
+                       ? ir::ValueKind::Buffer
+                       : ir::ValueKind::Input;
         if (use.weightSlot || nameLooksLikeParameter(v.name))
             return ir::ValueKind::Parameter;
         // An initializer beside a computed operand is a learned tensor (a bias, a positional

@@ -2,7 +2,8 @@
 // Parameter / buffer / input classification of graph inputs and initializers.
 //   ClassifyRole r = slotRole(graph, valueId);          // how consumers use the value
 //   ir::ValueKind k = classifyValue(graph, valueId, hasInitializer);
-//   // Rule (in order): user override; buffer name or BN running-stat slot -> Buffer; float and a
+//   // Rule (in order): user override; buffer name or BN running-stat slot -> Buffer; float read
+//   // only by comparisons -> Buffer (initializer) or Input; float and a
 //   // weight slot or a parameter-like name -> Parameter; integer initializer -> Constant if it
 //   // only feeds shape / index slots, else Buffer; otherwise Constant (initializer) or Input.
 
@@ -20,6 +21,8 @@ struct SlotUse
     bool operandSlot = false;   ///< MatMul / Add / Mul / Concat operand beside a computed value
     bool statSlot = false;      ///< BatchNormalization running mean / var
     bool onlyShapeSlots = true; ///< every use is shape or index data (Reshape shape, Slice starts, ...)
+    bool onlyComparisons = true; ///< every use is a comparison or a Where condition (no gradient)
+    bool used = false;          ///< read by any node
 };
 
 SlotUse slotUse(const ir::Graph &graph, ValueId value);

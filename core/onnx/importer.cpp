@@ -707,6 +707,10 @@ Status Importer::promoteConstantWeights(const ir::Graph &first)
     // parameter, like the same tensor stored as an initializer; single numbers beside a computed
     // value (a GELU's 0.5, an attention scale) stay constants. The node goes away, so the value
     // is a weight the optimizer owns, and the user's --classify wins either way.
+    // torch.onnx.export writes every nn.Parameter as an initializer or (export_params=False) a
+    // graph input: its Constant nodes are tensor constants and non-persistent buffers (rotary
+    // tables, causal masks), never weights.
+    const bool fromPyTorch = m_model->producer_name() == "pytorch";
     for (const ir::Node &n : first.nodes()) {
         if (!isConstantNode(n))
             continue;
@@ -728,7 +732,8 @@ Status Importer::promoteConstantWeights(const ir::Graph &first)
             const int64_t elements = count ? *count : 0;
             if (use.statSlot || nameLooksLikeBuffer(v.name))
                 kind = ValueKind::Buffer;
-            else if (use.weightSlot || nameLooksLikeParameter(v.name) || (use.operandSlot && elements > 1))
+            else if (!fromPyTorch &&
+                     (use.weightSlot || nameLooksLikeParameter(v.name) || (use.operandSlot && elements > 1)))
                 kind = ValueKind::Parameter;
         }
         if (kind == ValueKind::Constant)

@@ -356,6 +356,21 @@ struct Mish : NoParams
     }
 };
 
+/// x sigmoid(x) (SiLU, Swish): not an ONNX op before opset 24; the training builder fuses torch's
+/// export of F.silu (Sigmoid, then Mul with the same input) into it, as PyTorch's silu saves only
+/// its input.
+struct Silu : NoParams
+{
+    static constexpr double forwardFlops = 5, backwardFlops = 6; ///< per element
+    static constexpr Reads reads = Reads::Input;
+    template <typename T> REMAT_HD static T f(T x, Params) { return x / (T(1) + mExp(-x)); }
+    template <typename T> REMAT_HD static T derivative(T x, Params)
+    {
+        const T s = T(1) / (T(1) + mExp(-x));
+        return s * (T(1) + x * (T(1) - s));
+    }
+};
+
 /// The unary ops, one row each: X(Name, CPU forward type, CPU derivative type, family, first
 /// opset). A row is the whole op: core/ops makes its OpDef from it (shape: as the input; gradient
 /// rule: saves what `reads` names, FLOPs from the functor), the CPU reference and the CUDA kernels
@@ -385,7 +400,8 @@ struct Mish : NoParams
     X(Softplus, double, double, Activation, 1)                                                     \
     X(Softsign, float, float, Activation, 1)                                                       \
     X(ThresholdedRelu, float, float, Activation, 10)                                               \
-    X(Mish, double, double, Activation, 18)
+    X(Mish, double, double, Activation, 18)                                                        \
+    X(Silu, double, double, Activation, 1)
 
 // ---- broadcasting binary ops: f(a, b, p) for float, double and integer T --------------------------
 //

@@ -25,8 +25,9 @@
 //   AveragePool and GlobalAveragePool save X (PyTorch's pooling keeps `self`, though only its shape
 //   is needed); Add / Sub / Neg / Concat / layout ops save nothing; Dropout saves its bool mask (as
 //   CUDA's fused dropout does); Mul saves the other operand of each input that needs a gradient;
-//   Erf, Gelu, HardSigmoid, HardSwish, LeakyRelu and Log save X; Max / Min save both operands;
-//   LogSoftmax saves its output; LayerNormalization X, scale, mean, inv std.
+//   Erf, Gelu, Silu, Mish, HardSigmoid, HardSwish, LeakyRelu and Log save X; Max / Min save both operands;
+//   LogSoftmax saves its output; LayerNormalization X, scale, mean, inv std; ReduceMean over
+//   given axes saves X (torch 1.13's mean.dim keeps self), the mean of everything nothing.
 
 #include "core/ir/graph.h"
 #include "core/util/status.h"

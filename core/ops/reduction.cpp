@@ -69,6 +69,18 @@ Status argMaxShape(ShapeContext &c)
 
 // ---- gradient rules --------------------------------------------------------------------------
 
+Expected<Spec> reduceMean(const RuleContext &c)
+{
+    // torch 1.13's mean over given dims (MeanBackward1: x.mean(-1), RMSNorm's variance, adaptive
+    // pooling to 1) keeps its input, although only its sizes are read; the mean of everything
+    // (MeanBackward0, exported without axes) keeps nothing.
+    Spec s = *rules::reduction(c);
+    const bool axesGiven = c.node->attribute("axes") != nullptr || c.input(1) != nullptr;
+    if (!s.gradInputs.empty() && axesGiven)
+        saveInput(s, 0);
+    return s;
+}
+
 
 
 /// ReduceSumSquare (x.pow(2).sum(): pow keeps its input), ReduceL2 and ReduceL1 (torch.norm:
@@ -100,7 +112,7 @@ Expected<Spec> reduceNorm(const RuleContext &c)
 void addReductionOps(std::vector<OpDef> &t)
 {
     t.push_back({.type = "ReduceSum", .family = OpFamily::Pooling, .inferShape = reduceSumShape, .differentiable = first, .derive = reduction});
-    t.push_back({.type = "ReduceMean", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduction});
+    t.push_back({.type = "ReduceMean", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceMean});
     t.push_back({.type = "ReduceMax", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
     t.push_back({.type = "ReduceMin", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
     t.push_back({.type = "ReduceProd", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});

@@ -43,6 +43,21 @@ private:
     void classifyConstants();
     void findAliases();
     void fuseGelu();
+    void fuseSiluMish();
+    /// The position (0 / 1) of a binary node's operand that is not `known`, or -1.
+    int otherInput(const ir::Node &n, ValueId known) const
+    {
+        if (n.inputs.size() != 2)
+            return -1;
+        if (resolve(n.inputs[0]) == known)
+            return 1;
+        if (resolve(n.inputs[1]) == known)
+            return 0;
+        return -1;
+    }
+    /// Replaces the pattern ending at `last` by one node of `type` reading `x`; `inner` are the
+    /// pattern's other nodes.
+    void fuse(const ir::Node &last, const char *type, ValueId x, std::initializer_list<const ir::Node *> inner);
     Status collectWorkNodes();
     void propagateRequiresGrad();
     Status planBackward();
@@ -151,15 +166,6 @@ void Builder::fuseGelu()
         return;
     // Div(x, sqrt2) -> Erf -> Add(., 1) -> Mul(x, .) -> Mul(., 0.5); operands of Add / Mul in
     // either order; every intermediate read once.
-    const auto otherInput = [&](const ir::Node &n, ValueId known) -> int {
-        if (n.inputs.size() != 2)
-            return -1;
-        if (resolve(n.inputs[0]) == known)
-            return 1;
-        if (resolve(n.inputs[1]) == known)
-            return 0;
-        return -1;
-    };
     for (const ir::Node &div : m_g.nodes()) {
         if (div.opType != "Div" || m_constNode[div.id.index()] || m_skipNode[div.id.index()] ||
             div.inputs.size() != 2 || div.outputs.size() != 1 || !constInput(div, 1) ||
@@ -197,6 +203,55 @@ void Builder::fuseGelu()
         m_skipNode[add->id.index()] = m_skipNode[mulX->id.index()] = true;
         m_fusedAt[half->id.index()] = int(m_fused.size());
         m_fused.push_back(std::move(gelu));
+    }
+}
+
+void Builder::fuse(const ir::Node &last, const char *type, ValueId x, std::initializer_list<const ir::Node *> inner)
+{
+    ir::Node fused;
+    fused.id = last.id;
+    fused.name = last.name;
+    fused.opType = type;
+    fused.inputs = {x};
+    fused.outputs = {last.outputs[0]};
+    fused.ns = last.ns;
+    for (const ir::Node *n : inner)
+        m_skipNode[n->id.index()] = true;
+    m_fusedAt[last.id.index()] = int(m_fused.size());
+    m_fused.push_back(std::move(fused));
+}
+
+void Builder::fuseSiluMish()
+{
+    if (!m_opt.fuseActivations)
+        return;
+    const auto usable = [&](const ir::Node *n, const char *type) {
+        return n && n->opType == type && !m_constNode[n->id.index()] && !m_skipNode[n->id.index()] &&
+               m_fusedAt[n->id.index()] < 0 && n->outputs.size() == 1 && n->outputs[0].valid();
+    };
+    // Mul(x, f(x)) with f's output read once: SiLU = x * Sigmoid(x), Mish = x * Tanh(Softplus(x)).
+    for (const ir::Node &first : m_g.nodes()) {
+        if ((first.opType != "Sigmoid" && first.opType != "Softplus") || !usable(&first, first.opType.c_str()) ||
+            first.inputs.size() != 1 || !first.inputs[0].valid())
+            continue;
+        const ValueId x = resolve(first.inputs[0]);
+        const ir::Node *tanh = nullptr;
+        ValueId gate = first.outputs[0];
+        if (first.opType == "Softplus") {
+            tanh = soleConsumer(gate);
+            if (!usable(tanh, "Tanh"))
+                continue;
+            gate = tanh->outputs[0];
+        }
+        const ir::Node *mul = soleConsumer(gate);
+        if (!usable(mul, "Mul") || otherInput(*mul, gate) < 0 || resolve(mul->inputs[size_t(otherInput(*mul, gate))]) != x)
+            continue;
+        if (!(m_g.value(mul->outputs[0]).shape == m_g.value(x).shape))
+            continue; // a broadcasting product is no activation
+        if (tanh)
+            fuse(*mul, "Mish", x, {&first, tanh});
+        else
+            fuse(*mul, "Silu", x, {&first});
     }
 }
 
@@ -552,6 +607,7 @@ Expected<TrainingGraph> Builder::run()
     classifyConstants();
     findAliases();
     fuseGelu();
+    fuseSiluMish();
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
     propagateRequiresGrad();
     REMAT_RETURN_IF_ERROR(planBackward());
@@ -593,6 +649,55 @@ Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph, const BuildOp
     return b.run();
 }
 
+namespace {
+
+/// Whether what PyTorch saves for this forward op's outputs is its first input's storage: views,
+/// the padding torch's exporter puts before a padded average pool, the gate of an exported GLU.
+bool savesAsView(const TrainingGraph &g, const Op &op)
+{
+    const std::string &t = op.type;
+    if (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" ||
+        t == "Split" || t == "Slice" || t == "Expand")
+        return true;
+    // x[:, 0]: a Gather with one scalar index is a select. A select of a permuted tensor (Swin's
+    // qkv.permute(...)[2]) is not contiguous, and the matrix product that reads it saves a copy.
+    if (t == "Gather") {
+        const Tensor &in = g.tensor(op.inputs[0]);
+        return op.inputs.size() == 2 && g.tensor(op.inputs[1]).shape.rank() == 0 &&
+               !(in.producer.valid() && g.op(in.producer).type == "Transpose");
+    }
+    // F.glu as exported: Split(x) -> a, b; Mul(a, Sigmoid(b)). PyTorch's glu saves x alone; the
+    // Sigmoid's output stands for (a part of) that storage.
+    if (t == "Sigmoid" && !op.outputs.empty()) {
+        const Tensor &b = g.tensor(op.inputs[0]);
+        if (!b.producer.valid() || g.op(b.producer).type != "Split")
+            return false;
+        const Op &split = g.op(b.producer);
+        for (OpId c : g.tensor(op.outputs[0]).consumers) {
+            const Op &consumer = g.op(c);
+            if (consumer.phase != Phase::Forward)
+                continue;
+            if (consumer.type != "Mul" || consumer.inputs.size() != 2)
+                return false;
+            const TensorId other = consumer.inputs[0] == op.outputs[0] ? consumer.inputs[1] : consumer.inputs[0];
+            if (std::find(split.outputs.begin(), split.outputs.end(), other) == split.outputs.end())
+                return false;
+        }
+        return true;
+    }
+    // avg_pool2d(x, padding=p) with count_include_pad (PyTorch's default) is exported as a zero Pad
+    // and an unpadded AveragePool; PyTorch's pool saves x itself (Inception, GoogLeNet).
+    if (t == "Pad" && !op.outputs.empty()) {
+        const Tensor &padded = g.tensor(op.outputs[0]);
+        return !padded.consumers.empty() && std::all_of(padded.consumers.begin(), padded.consumers.end(), [&](OpId c) {
+            return g.op(c).type == "AveragePool" || g.op(c).type == "AveragePoolGrad";
+        });
+    }
+    return false;
+}
+
+} // namespace
+
 TrainingSummary summarize(const TrainingGraph &g)
 {
     TrainingSummary s;
@@ -613,7 +718,21 @@ TrainingSummary summarize(const TrainingGraph &g)
             for (TensorId out : op.outputs)
                 weightDerived[out.index()] = true;
     }
-    std::vector<bool> counted(nt, false);
+    // PyTorch saves a view (reshape, squeeze, flatten, a slice, a chunk, a selected index, an
+    // expand) as a reference to its base: the base's whole storage stays alive, counted once however
+    // many views of it are saved. ONNX materialises these; follow them back to the tensor that
+    // owns the storage. (Transpose is left out: where a transposed view meets a matrix product,
+    // PyTorch copies it to a fresh storage of the same size.)
+    std::vector<TensorId> root(nt);
+    for (size_t i = 0; i < nt; ++i)
+        root[i] = TensorId(i);
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward || op.inputs.empty() || !savesAsView(g, op))
+            continue;
+        for (TensorId out : op.outputs)
+            root[out.index()] = root[op.inputs[0].index()];
+    }
+    std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
         switch (op.phase) {
         case Phase::Forward:
@@ -638,12 +757,38 @@ TrainingSummary summarize(const TrainingGraph &g)
                     s.savedWeightDerivedBytes += t.bytes;
                     continue;
                 }
-                s.savedForBackwardBytes += t.bytes;
+                s.storedActivationBytes += t.bytes;
+                const TensorId base = root[in.index()];
+                const Tensor &b = g.tensor(base);
+                if (countedStorage[base.index()] || b.preloaded || weightDerived[base.index()])
+                    continue; // a view of a counted storage, or of a parameter / buffer / the input
+                countedStorage[base.index()] = true;
+                s.savedForBackwardBytes += b.bytes;
                 ++s.savedForBackwardTensors;
-                s.savedForBackwardBytesByDtype[ir::dataTypeName(t.dtype)] += t.bytes;
+                s.savedForBackwardBytesByDtype[ir::dataTypeName(b.dtype)] += b.bytes;
             }
             break;
         }
+    }
+    // The same storages again, per forward op in forward order (the first op whose backward reads
+    // each one).
+    std::vector<bool> attributed(nt, false);
+    for (size_t i = 0; i < g.forwardOpCount(); ++i) {
+        const OpId bwd = g.backwardOf(OpId(i));
+        if (!bwd.valid())
+            continue;
+        TrainingSummary::OpSaved entry{OpId(i), 0, {}};
+        for (TensorId in : g.op(bwd).inputs) {
+            const TensorId base = root[in.index()];
+            if (!counted[in.index()] || weightDerived[in.index()] || !countedStorage[base.index()] ||
+                attributed[base.index()])
+                continue;
+            attributed[base.index()] = true;
+            entry.bytes += g.tensor(base).bytes;
+            entry.tensors.push_back(base);
+        }
+        if (!entry.tensors.empty())
+            s.savedByForwardOp.push_back(std::move(entry));
     }
     for (const Tensor &t : g.tensors()) {
         switch (t.role) {

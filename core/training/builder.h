@@ -15,6 +15,10 @@
 // - The erf form of GELU that torch exports (Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5)
 //   becomes one op of type "Gelu" (input x, output y, source: the final Mul node), as PyTorch
 //   runs and saves it: one saved input instead of three intermediates.
+// - SiLU / Swish as torch exports it before opset 24 (Sigmoid(x) -> Mul(x, .)) becomes one op of
+//   type "Silu", and Mish before opset 18 (Softplus(x) -> Tanh -> Mul(x, .)) one "Mish", the
+//   intermediate read once: PyTorch's silu and mish save only their input, where the pieces
+//   would keep the input and the gate (EfficientNet's, Conformer's and LLaMA's SiLU).
 // - Loss: one op "loss" of type "Loss" (Phase::Loss) computing L = sum(output * R) over every
 //   floating-point graph output, R a preloaded Constant tensor "R:<output>"; it produces the
 //   scalar "loss" and the seed gradient "grad:<output>" (role Loss).
@@ -36,6 +40,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace remat::core::training {
 
@@ -45,6 +50,8 @@ struct BuildOptions
     bool inputGradients = false;
     /// Fuse torch's erf GELU pattern into one Gelu op (see above).
     bool fuseGelu = true;
+    /// Fuse x * Sigmoid(x) into one Silu op and x * Tanh(Softplus(x)) into one Mish op (see above).
+    bool fuseActivations = true;
 };
 
 Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph, const BuildOptions &options = {});
@@ -57,9 +64,16 @@ struct TrainingSummary
     int64_t paramGradBytes = 0;  ///< final parameter gradients
     int64_t bufferBytes = 0, inputBytes = 0, constantBytes = 0;
     /// Forward tensors a backward op reads (each once), excluding parameters, buffers, constants,
-    /// the input and weight-derived tensors: what store-all keeps from forward for backward.
-    /// Comparable with PyTorch's saved_activation_bytes.
+    /// the input and weight-derived tensors, counted as PyTorch keeps them: a tensor PyTorch makes
+    /// as a view (Reshape, Flatten, Squeeze, Unsqueeze, Split, Slice, Expand, a Gather of one
+    /// index) keeps its base's whole storage, once, and a view of a parameter, buffer or the
+    /// input is none; an AveragePool's zero Pad (torch's export of a padded avg_pool2d) keeps the
+    /// unpadded input, as PyTorch's pool saves that; an exported GLU (Split, Sigmoid, Mul) keeps its
+    /// input once, as PyTorch's glu saves that. Comparable with PyTorch's saved_activation_bytes.
     int64_t savedForBackwardBytes = 0;
+    /// The same tensors as this training graph holds them (views materialised): what store-all
+    /// keeps at the start of backward in the simulator and the executors.
+    int64_t storedActivationBytes = 0;
     size_t savedForBackwardTensors = 0;
     std::map<std::string, int64_t> savedForBackwardBytesByDtype;
     /// Saved tensors computed from parameters alone (Transpose(W), Expand(class token)): views of
@@ -68,6 +82,16 @@ struct TrainingSummary
     double forwardFlops = 0, backwardFlops = 0;
     /// Forward FLOPs of Conv, Gemm and MatMul only (2 x MACs), PyTorch's fwd_flops.
     double forwardMatmulConvFlops = 0;
+    /// savedForBackwardBytes per forward op, in forward order: each saved tensor is counted at the
+    /// first forward op whose backward reads it (PyTorch's autograd node that first saves a
+    /// storage), so the entries sum to savedForBackwardBytes. Ops that save nothing are omitted.
+    struct OpSaved
+    {
+        OpId op;
+        int64_t bytes = 0;
+        std::vector<TensorId> tensors;
+    };
+    std::vector<OpSaved> savedByForwardOp;
 };
 
 TrainingSummary summarize(const TrainingGraph &graph);

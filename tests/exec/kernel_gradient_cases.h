@@ -113,6 +113,7 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Softsign", {"Softsign", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("ThresholdedRelu", {"ThresholdedRelu", {attr("alpha", 0.5)}, {randn({2, 3}, 3, 1.0, 0, 0.05)}, {f23}});
     add("Mish", {"Mish", {}, {randn({2, 3}, 1, 1.5)}, {f23}});
+    add("Silu", {"Silu", {}, {randn({2, 3}, 1, 2.0)}, {f23}});
     add("LeakyRelu", {"LeakyRelu", {attr("alpha", 0.2)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Gelu", {"Gelu", {}, {randn({2, 3}, 1)}, {f23}});
     add("Gelu tanh", {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});

@@ -66,6 +66,7 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("Softsign", {g.op("Sub", {r, g.param("p", {5})}, {4, 5})}, {4, 5});
          }},
         {"sin_cos", [](MiniGraph &g) { return g.op("Cos", {g.op("Sin", {g.input("x", {3, 7})}, {3, 7})}, {3, 7}); }},
+        {"silu", [](MiniGraph &g) { return g.op("Silu", {g.input("x", {4, 7})}, {4, 7}); }},
         {"elu_selu_celu",
          [](MiniGraph &g) {
              const ValueId e = g.op("Elu", {g.input("x", {4, 6})}, {4, 6}, {attrFloat("alpha", 0.7)});

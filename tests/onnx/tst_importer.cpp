@@ -2,6 +2,7 @@
 // (PyTorch's exports) or the file's own; shapes inferred by us at batch 16 without value_info
 // equal the file's batch-32 shapes scaled in the batch dim; parameter / buffer classification
 // equals corpus_manifest.json and oracle.json's param_bytes.
+#include "core/onnx/classify.h"
 #include "core/onnx/importer.h"
 
 #include "common/test_support.h"
@@ -69,6 +70,17 @@ class TestImporter : public QObject
 {
     Q_OBJECT
 private slots:
+    void layerScaleNamesParameters()
+    {
+        // Layer scale exported with export_params=False is a graph input beside a computed
+        // operand: its name says it is learned (ConvNeXt, CaiT, timm); a rotary table does not.
+        QVERIFY(onnx::nameLooksLikeParameter("features.1.0.layer_scale"));
+        QVERIFY(onnx::nameLooksLikeParameter("blocks.3.gamma_1"));
+        QVERIFY(onnx::nameLooksLikeParameter("blocks.3.ls1.gamma"));
+        QVERIFY(!onnx::nameLooksLikeParameter("layers.0.self_attn.cos"));
+        QVERIFY(!onnx::nameLooksLikeParameter("input.1"));
+    }
+
     void graphOnlyMatchesOracle_data()
     {
         QTest::addColumn<QString>("name");

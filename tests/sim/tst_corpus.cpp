@@ -56,7 +56,7 @@ private slots:
         QVERIFY(boundary < s.steps.size());
         const auto &at = t->points[boundary].byCategory;
         const auto cat = [&](MemCategory c) { return at[static_cast<size_t>(c)]; };
-        QCOMPARE(cat(MemCategory::StoredActivations), sum.savedForBackwardBytes + sum.savedWeightDerivedBytes);
+        QCOMPARE(cat(MemCategory::StoredActivations), sum.storedActivationBytes + sum.savedWeightDerivedBytes);
         QCOMPARE(cat(MemCategory::Weights), t->weightBytes);
         QCOMPARE(cat(MemCategory::RecomputedActivations), int64_t(0));
         // Only the loss and the seed gradients are alive beside them.

@@ -382,6 +382,95 @@ private slots:
         QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(192));
     }
 
+    void siluAndMishAreFused()
+    {
+        // h = x*w [2,8]; y1 = Mul(h, Sigmoid(h)) (F.silu); y2 = Mul(h, Tanh(Softplus(h))) (F.mish);
+        // y = y1 + y2. PyTorch's silu and mish each save h: 64 bytes in all (h once), not h plus
+        // the gates (3 x 64 more).
+        GraphSpec s;
+        s.value("x", {2, 8}, ValueKind::Input);
+        s.value("w", {2, 8}, ValueKind::Parameter);
+        for (const char *n : {"h", "sg", "y1", "sp", "th", "y2", "y"})
+            s.value(n, {2, 8});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("Sigmoid", {"h"}, {"sg"});
+        s.node("Mul", {"sg", "h"}, {"y1"}, "silu");
+        s.node("Softplus", {"h"}, {"sp"});
+        s.node("Tanh", {"sp"}, {"th"});
+        s.node("Mul", {"h", "th"}, {"y2"}, "mish");
+        s.node("Add", {"y1", "y2"}, {"y"}, "add");
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(g.forwardOpCount(), size_t(4));
+        QCOMPARE(opNamed(g, "silu")->type, std::string("Silu"));
+        QCOMPARE(opNamed(g, "mish")->type, std::string("Mish"));
+        QCOMPARE(names(g, opNamed(g, "silu/grad")->inputs), (Names{"h", "grad:y1"}));
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(64));
+        const TrainingGraph unfused = buildOk(s, {.fuseActivations = false});
+        // Sigmoid keeps sg, Mul keeps h and sg, Tanh keeps th, Mul keeps h and th: h, sg, th.
+        QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(192));
+    }
+
+    void savedViewsKeepTheirBase()
+    {
+        // h = x*w [2,8]; a, b = Split(h) [2,4] each; c = Mul(a, w2) saves a (a view of h in
+        // PyTorch: h's whole 64 bytes); f = Flatten(Reshape(h)) [16] read by Mul(f, w3) (a view of
+        // h again: nothing more); e = Mul(c, Slice(tab)) keeps the slice of the buffer `tab`: a
+        // view of a buffer (none). Stored by the training graph: a (32) + the slice (32) + f (64);
+        // saved as PyTorch counts: h (64).
+        GraphSpec s;
+        s.value("x", {2, 8}, ValueKind::Input);
+        s.value("w", {2, 8}, ValueKind::Parameter);
+        s.value("w2", {2, 4}, ValueKind::Parameter);
+        s.value("w3", {16}, ValueKind::Parameter);
+        s.value("tab", {4, 4}, ValueKind::Buffer);
+        s.constant("split", {4, 4}, DataType::Int64, {2});
+        s.constant("flat", {16}, DataType::Int64, {1});
+        s.constant("st", {0}, DataType::Int64, {1});
+        s.constant("en", {2}, DataType::Int64, {1});
+        for (const char *n : {"h", "tb"})
+            s.value(n, n == std::string("h") ? std::vector<int64_t>{2, 8} : std::vector<int64_t>{2, 4});
+        s.value("a", {2, 4});
+        s.value("b", {2, 4});
+        s.value("c", {2, 4});
+        s.value("e", {2, 4});
+        s.value("f", {16});
+        s.value("y3", {16});
+        s.outputs = {s.find("e"), s.find("y3")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("Split", {"h", "split"}, {"a", "b"}, "split").attributes = {{"axis", int64_t(1)}};
+        s.node("Mul", {"a", "w2"}, {"c"}, "mul_a");
+        s.node("Slice", {"tab", "st", "en"}, {"tb"}, "slice");
+        s.node("Mul", {"c", "tb"}, {"e"}, "mul_tab");
+        s.node("Reshape", {"h", "flat"}, {"f"}, "flatten");
+        s.node("Mul", {"f", "w3"}, {"y3"}, "mul_f");
+        const TrainingGraph g = buildOk(s);
+        const training::TrainingSummary sum = training::summarize(g);
+        QCOMPARE(sum.storedActivationBytes, int64_t(32 + 32 + 64)); // a, tb, f
+        QCOMPARE(sum.savedForBackwardBytes, int64_t(64));           // h (for a and f)
+        QCOMPARE(sum.savedByForwardOp.size(), size_t(1));
+        QCOMPARE(g.op(sum.savedByForwardOp[0].op).name, std::string("mul_a"));
+        QCOMPARE(sum.savedByForwardOp[0].bytes, int64_t(64));
+    }
+
+    void reduceMeanOverAxesSavesInput()
+    {
+        // torch 1.13: x.mean(-1, keepdim=True) keeps x (MeanBackward1); x.mean() keeps nothing.
+        GraphSpec s;
+        s.value("x", {2, 8}, ValueKind::Input);
+        s.value("w", {2, 8}, ValueKind::Parameter);
+        s.value("h", {2, 8});
+        s.value("m", {2, 1});
+        s.value("t", {});
+        s.outputs = {s.find("m"), s.find("t")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("ReduceMean", {"h"}, {"m"}, "mean_axis").attributes = {{"axes", std::vector<int64_t>{-1}}};
+        s.node("ReduceMean", {"h"}, {"t"}, "mean_all").attributes = {{"keepdims", int64_t(0)}};
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "mean_axis/grad")->inputs), (Names{"h", "grad:m"}));
+        QCOMPARE(names(g, opNamed(g, "mean_all/grad")->inputs), (Names{"grad:t"}));
+    }
+
     void layerNormSoftmaxMatMul()
     {
         // q = LN(x) [2,4,8]; s = MatMul(q, kT[2,8,4]) -> [2,4,4]; p = Softmax(s); y = MatMul(p, v)

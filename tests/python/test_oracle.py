@@ -1,0 +1,92 @@
+"""The memory model against PyTorch on a sample of networks that covers every pattern the training
+builder has to get right: for each, remat_oracle.py (resources/python) measures what autograd saves
+(saved_tensors_hooks), exports training-mode ONNX, and `remat train-graph --json` must keep the
+same activation bytes within 1% and the same parameter bytes.
+
+Run by CTest (python/remat_oracle) with REMAT_CLI set to the built CLI; exits 77 (CTest: skipped)
+when torch / torchvision are not installed. REMAT_ORACLE_MODELS=a,b runs a subset.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import torch  # noqa: F401
+    import torchvision  # noqa: F401
+except ImportError:  # pragma: no cover
+    print("python3-torch / python3-torchvision is not installed: skipped")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
+NETS = os.path.join(HERE, "oracle_nets.py")
+REMAT = os.environ.get("REMAT_CLI")
+
+# model: (inputs (None: the model's default), what it covers, allowed |difference| in percent)
+SAMPLE = {
+    "resnet18": (None, "Conv, BatchNorm, in-place ReLU, MaxPool indices, residual Add, Flatten view", 1.0),
+    "squeezenet1_1": (None, "Concat of branches, Dropout mask, in-place ReLU", 1.0),
+    "shufflenet_v2_x0_5": (None, "channel shuffle (Reshape/Transpose), Chunk views saved whole", 1.0),
+    "mobilenet_v3_small": (None, "Hardswish, Hardsigmoid squeeze-excitation, depthwise conv", 1.0),
+    "efficientnet_b0": (None, "SiLU (x*sigmoid(x)), sigmoid squeeze-excitation", 1.0),
+    "convnext_tiny": (None, "layer scale parameter, LayerNorm on permuted views, erf GELU", 1.0),
+    "googlenet": (None, "Inception branches, auxiliary heads, padded average pooling", 1.0),
+    "r3d_18": (["2x3x4x32x32"], "3-D convolution and pooling (video)", 1.0),
+    "swin_t": (None, "shifted-window attention: a select of a permuted qkv, relative position bias, rolls", 1.0),
+    f"{NETS}:GPT2": (None, "GPT-2: fused qkv Split, causal masked_fill, softmax attention, tanh GELU written out",
+                     1.0),
+    f"{NETS}:Llama": (None, "LLaMA: RMSNorm, rotary embeddings (Neg, buffer slices), SwiGLU (SiLU), additive mask",
+                      1.0),
+    f"{NETS}:Bert": (None, "BERT: post-LayerNorm, erf GELU, padding mask, pooler on a selected token", 1.0),
+    f"{NETS}:T5": (None, "T5: RMSNorm without mean, relative position bias, encoder-decoder cross-attention", 1.0),
+    f"{NETS}:MLPMixer": (None, "MLP-Mixer: token mixing through transposes", 1.0),
+    f"{NETS}:Conformer": (None, "Conformer: macaron SiLU feed-forward, GLU, BatchNorm1d, nn.MultiheadAttention",
+                          1.0),
+}
+
+
+def check(model, inputs):
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = os.path.join(tmp, "summary.json")
+        cmd = [sys.executable, ORACLE, "check", model, "--summary", summary, "--out", tmp]
+        for s in inputs or []:
+            cmd += ["--input", s]
+        if REMAT:
+            cmd += ["--remat", REMAT]
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        if not os.path.isfile(summary):
+            raise AssertionError(f"{model}: no result (exit {r.returncode}): {r.stderr[-2000:]}")
+        with open(summary) as f:
+            return json.load(f), r.stdout
+
+
+class OracleSample(unittest.TestCase):
+    def test_sample(self):
+        wanted = os.environ.get("REMAT_ORACLE_MODELS")
+        failures = []
+        for model, (inputs, covers, tolerance) in SAMPLE.items():
+            name = model.rsplit(":", 1)[-1]
+            if wanted and name not in wanted.split(","):
+                continue
+            with self.subTest(model=name):
+                row, report = check(model, inputs)
+                self.assertIsNone(row.get("error"), f"{name}: {row.get('error')}")
+                print(f"{name:20} PyTorch {row['torch_saved_activation_bytes']:>10} B  ours {row['ours_saved_bytes']:>10} B"
+                      f"  {row['diff_percent']:+.3f}%  params {'equal' if row['params_equal'] else 'DIFFER'}  ({covers})",
+                      flush=True)
+                if abs(row["diff_percent"]) > tolerance or not row["params_equal"]:
+                    failures.append(name)
+                    print(report)
+                self.assertLessEqual(abs(row["diff_percent"]), tolerance, report)
+                self.assertTrue(row["params_equal"], report)
+        if failures:
+            print("outside tolerance:", ", ".join(failures))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
