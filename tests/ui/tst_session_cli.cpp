@@ -70,8 +70,8 @@ private slots:
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("model");
         QTest::newRow("mlp_two_plans") << "mlp_two_plans.rematproj" << "corpus/with_weights/mlp.onnx";
-        QTest::newRow("tiny_vit_batch3_as_exported")
-            << "tiny_vit_batch3_as_exported.rematproj" << "corpus/with_weights/tiny_vit.onnx";
+        // tiny_vit_batch3_as_exported's plans predate today's training step (io/tst_session_file
+        // checks they are refused with the reason), so it has no row here.
     }
     void cliFiguresEqualThePlanners()
     {
