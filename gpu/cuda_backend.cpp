@@ -664,10 +664,13 @@ private:
                                      fmt::format("no cuda kernel for op '{}' (type {}): asymmetric "
                                                  "padding", op.name, op.type));
         }
-        if ((op.type == "Pad" || op.type == "PadGrad") && node.attrString("mode", "constant") != "constant")
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'", op.name,
-                                         op.type, node.attrString("mode", "")));
+        if (op.type == "Pad" || op.type == "PadGrad") {
+            const std::string mode = node.attrString("mode", "constant");
+            if (mode != "constant" && mode != "edge" && mode != "reflect")
+                return makeError(StatusCode::Unsupported,
+                                 fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'", op.name,
+                                             op.type, mode));
+        }
         return Status::ok();
     }
 

@@ -1,5 +1,5 @@
 // Data-movement ops: Reshape family (copies), Transpose, Concat, Split, Slice, Gather, Expand,
-// Pad (constant mode) and their gradients. All go through the strided-copy kernel.
+// Pad (constant, edge and reflect) and their gradients. All go through the strided-copy kernel.
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/indexing.h"
 #include "gpu/ops_internal.h"
@@ -522,9 +522,15 @@ Status padF(OpContext &c)
     DView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
-    if (c.attrString("mode", "constant") != "constant")
-        return c.unsupported("pad mode '" + c.attrString("mode", "") + "' (constant only on CUDA)");
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, x->shape.size()));
+    if (const std::string mode = c.attrString("mode", "constant"); mode != "constant") {
+        // edge / reflect: every output element reads one input element (core/exec/index_maps.h)
+        auto map = core::exec::padSourceMap(mode, pads, x->shape, y->shape);
+        if (!map)
+            return c.unsupported(map.status().message());
+        REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, *map));
+        return c.check(gatherByMap(c.rt->stream(), x->data, dmap, y->data, int64_t(map->size()), 4), "pad");
+    }
     double value = 0;
     if (c.input(2) && c.input(2)->numel() > 0) {
         REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*c.input(2)));
@@ -543,10 +549,15 @@ Status padB(OpContext &c)
     DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
-    if (c.attrString("mode", "constant") != "constant")
-        return c.unsupported("pad mode '" + c.attrString("mode", "") + "' (constant only on CUDA)");
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, dx->shape.size()));
     REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    if (const std::string mode = c.attrString("mode", "constant"); mode != "constant") {
+        auto map = core::exec::padSourceMap(mode, pads, dx->shape, dy->shape);
+        if (!map)
+            return c.unsupported(map.status().message());
+        REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, *map));
+        return c.check(scatterAddByMap(c.rt->stream(), dy->f(), dmap, dx->f(), int64_t(map->size())), "pad backward");
+    }
     std::vector<int64_t> dims;
     int64_t xBase, yBase;
     padInterior(dx->shape, pads, dims, xBase, yBase, dy->shape);

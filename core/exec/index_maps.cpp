@@ -82,6 +82,52 @@ Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
     return map;
 }
 
+Expected<std::vector<int64_t>> padSourceMap(const std::string &mode, const std::vector<int64_t> &pads,
+                                            const std::vector<int64_t> &inShape,
+                                            const std::vector<int64_t> &outShape)
+{
+    if (mode != "constant" && mode != "edge" && mode != "reflect")
+        return makeError(StatusCode::Unsupported, "unsupported pad mode '" + mode + "'");
+    const size_t rank = inShape.size();
+    if (outShape.size() != rank || pads.size() != 2 * rank)
+        return makeError(StatusCode::InvalidArgument, "pads length differs from 2 x rank");
+    const std::vector<int64_t> xs = rowMajor(inShape);
+    int64_t total = 1;
+    for (int64_t d : outShape)
+        total *= d;
+    std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(total, 0)));
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t o = 0; o < map.size(); ++o) {
+        int64_t rem = int64_t(o), off = 0;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % outShape[d];
+            rem /= outShape[d];
+        }
+        bool inside = true;
+        for (size_t d = 0; d < rank && inside; ++d) {
+            int64_t i = idx[d] - pads[d];
+            const int64_t n = inShape[d];
+            if (i < 0 || i >= n) {
+                if (mode == "constant" || n <= 0)
+                    inside = false;
+                else if (mode == "edge")
+                    i = std::clamp<int64_t>(i, 0, n - 1);
+                else if (n == 1)
+                    i = 0;
+                else { // reflect: mirror without repeating the edge
+                    const int64_t period = 2 * (n - 1);
+                    i = ((i % period) + period) % period;
+                    if (i >= n)
+                        i = period - i;
+                }
+            }
+            off += i * xs[d];
+        }
+        map[o] = inside ? off : -1;
+    }
+    return map;
+}
+
 Expected<ScatterGeometry> scatterNDGeometry(const std::string &reduction,
                                             const std::vector<int64_t> &dataShape,
                                             const std::vector<int64_t> &indicesShape,

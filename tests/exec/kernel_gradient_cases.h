@@ -140,6 +140,7 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Expand", {"Expand", {}, {randn({3, 1}, 1), ints({3}, {2, 3, 4})}, {Out{V{2, 3, 4}}}});
     add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
     add("Pad reflect", {"Pad", {attr("mode", std::string("reflect"))}, {randn({2, 3}, 1), ints({4}, {0, 1, 0, 2})}, {Out{V{2, 6}}}});
+    add("Pad edge", {"Pad", {attr("mode", std::string("edge"))}, {randn({2, 3}, 1), ints({4}, {1, 2, 0, 1})}, {Out{V{3, 6}}}});
     add("Trilu", {"Trilu", {attr("upper", int64_t(0))}, {randn({3, 3}, 1)}, {Out{V{3, 3}}}});
     add("ScatterND", {"ScatterND", {}, {randn({4, 2}, 1), ints({2, 1}, {2, 0}), randn({2, 2}, 2)}, {Out{V{4, 2}}}});
     add("Resize nearest", {"Resize", {attr("mode", std::string("nearest")), attr("coordinate_transformation_mode", std::string("asymmetric")), attr("nearest_mode", std::string("floor"))},

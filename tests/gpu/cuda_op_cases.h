@@ -291,6 +291,13 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              const ValueId e = g.op("Expand", {g.param("p", {1, 1, 4}), g.constInts("shape", {2, 3, 4})}, {2, 3, 4});
              return g.op("Add", {e, g.input("x", {2, 3, 4})}, {2, 3, 4});
          }},
+        {"pad_reflect_edge",
+         [](MiniGraph &g) {
+             // silero's STFT pads its audio by reflection; edge pads repeat the border
+             const ValueId r = g.op("Pad", {g.input("x", {2, 3, 6}), g.constInts("pads", {0, 0, 2, 0, 0, 3})}, {2, 3, 11},
+                                    {attrString("mode", "reflect")});
+             return g.op("Pad", {r, g.constInts("pads2", {0, 1, 1, 0, 0, 2})}, {2, 4, 14}, {attrString("mode", "edge")});
+         }},
         {"pad_constant",
          [](MiniGraph &g) {
              return g.op("Pad", {g.input("x", {2, 3, 4, 4}), g.constInts("pads", {0, 0, 1, 2, 0, 0, 2, 1})},

@@ -547,54 +547,31 @@ Expected<std::vector<int64_t>> padAmounts(const KernelContext &c, size_t rank)
     return full;
 }
 
+/// Where every output element of Pad reads from (core/exec/index_maps.h; the CUDA kernels use
+/// the same map).
+Expected<std::vector<int64_t>> padMap(const KernelContext &c, const std::vector<int64_t> &inShape,
+                                      const std::vector<int64_t> &outShape)
+{
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, inShape.size()));
+    auto map = padSourceMap(c.attrString("mode", "constant"), pads, inShape, outShape);
+    if (!map)
+        return c.error(map.status().message());
+    return map;
+}
+
 Status padForward(KernelContext &c)
 {
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "data"));
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
-    const size_t rank = x->rank();
-    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, rank));
-    const std::string mode = c.attrString("mode", "constant");
     double value = 0;
     if (c.input(2) && c.input(2)->numel() > 0)
         value = readDoubles(*c.input(2))[0];
     if (x->dtype != DataType::Float)
         return c.error("float32 only");
-    const std::vector<int64_t> xs = rowMajorStrides(x->shape);
-    const int64_t total = y->numel();
-    std::vector<int64_t> idx(rank, 0);
-    for (int64_t o = 0; o < total; ++o) {
-        int64_t rem = o, off = 0;
-        bool inside = true;
-        for (size_t d = rank; d-- > 0;) {
-            idx[d] = rem % y->shape[d];
-            rem /= y->shape[d];
-        }
-        for (size_t d = 0; d < rank; ++d) {
-            int64_t i = idx[d] - pads[d];
-            const int64_t n = x->shape[d];
-            if (i < 0 || i >= n) {
-                if (mode == "constant") {
-                    inside = false;
-                    break;
-                }
-                if (mode == "edge")
-                    i = std::clamp<int64_t>(i, 0, n - 1);
-                else if (mode == "reflect") {
-                    if (n == 1)
-                        i = 0;
-                    else {
-                        const int64_t period = 2 * (n - 1);
-                        i = ((i % period) + period) % period;
-                        if (i >= n) i = period - i;
-                    }
-                } else
-                    return c.error("unsupported pad mode '" + mode + "'");
-            }
-            off += i * xs[d];
-        }
-        y->f()[o] = inside ? x->f()[off] : float(value);
-    }
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, padMap(c, x->shape, y->shape));
+    for (size_t o = 0; o < map.size(); ++o)
+        y->f()[o] = map[o] >= 0 ? x->f()[map[o]] : float(value);
     return Status::ok();
 }
 
@@ -603,42 +580,11 @@ Status padGrad(KernelContext &c)
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
-    const size_t rank = dx->rank();
-    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, rank));
-    const std::string mode = c.attrString("mode", "constant");
-    const std::vector<int64_t> xs = rowMajorStrides(dx->shape);
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, padMap(c, dx->shape, dy->shape));
     std::vector<double> acc(size_t(dx->numel()), 0.0);
-    std::vector<int64_t> idx(rank, 0);
-    for (int64_t o = 0; o < dy->numel(); ++o) {
-        int64_t rem = o, off = 0;
-        bool inside = true;
-        for (size_t d = rank; d-- > 0;) {
-            idx[d] = rem % dy->shape[d];
-            rem /= dy->shape[d];
-        }
-        for (size_t d = 0; d < rank; ++d) {
-            int64_t i = idx[d] - pads[d];
-            const int64_t n = dx->shape[d];
-            if (i < 0 || i >= n) {
-                if (mode == "constant") {
-                    inside = false;
-                    break;
-                }
-                if (mode == "edge")
-                    i = std::clamp<int64_t>(i, 0, n - 1);
-                else if (n == 1)
-                    i = 0;
-                else {
-                    const int64_t period = 2 * (n - 1);
-                    i = ((i % period) + period) % period;
-                    if (i >= n) i = period - i;
-                }
-            }
-            off += i * xs[d];
-        }
-        if (inside)
-            acc[size_t(off)] += dy->f()[o];
-    }
+    for (size_t o = 0; o < map.size(); ++o)
+        if (map[o] >= 0)
+            acc[size_t(map[o])] += dy->f()[o];
     for (size_t i = 0; i < acc.size(); ++i)
         dx->f()[i] = float(acc[i]);
     return Status::ok();
