@@ -46,6 +46,32 @@ std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape)
     return s;
 }
 
+/// The row-major map over `outShape` from each dim's source index (-1: the element is outside X).
+std::vector<int64_t> combinePerDim(const std::vector<std::vector<int64_t>> &perDim, const std::vector<int64_t> &inShape,
+                                   const std::vector<int64_t> &outShape)
+{
+    const size_t rank = outShape.size();
+    const std::vector<int64_t> xs = rowMajor(inShape);
+    int64_t total = 1;
+    for (int64_t d : outShape)
+        total *= d;
+    std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(total, 0)));
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t o = 0; o < map.size(); ++o) {
+        int64_t rem = int64_t(o), off = 0;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % outShape[d];
+            rem /= outShape[d];
+        }
+        for (size_t d = 0; d < rank && off >= 0; ++d) {
+            const int64_t i = perDim[d][size_t(idx[d])];
+            off = i < 0 ? -1 : off + i * xs[d];
+        }
+        map[o] = off;
+    }
+    return map;
+}
+
 } // namespace
 
 Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
@@ -63,23 +89,7 @@ Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
         const double s = scales.size() == rank ? scales[d] : double(outShape[d]) / double(inShape[d]);
         REMAT_ASSIGN_OR_RETURN(perDim[d], nearestSourceIndex(attrs, inShape[d], outShape[d], s));
     }
-    const std::vector<int64_t> xs = rowMajor(inShape);
-    int64_t total = 1;
-    for (int64_t d : outShape)
-        total *= d;
-    std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(total, 0)));
-    std::vector<int64_t> idx(rank, 0);
-    for (size_t o = 0; o < map.size(); ++o) {
-        int64_t rem = int64_t(o), off = 0;
-        for (size_t d = rank; d-- > 0;) {
-            idx[d] = rem % outShape[d];
-            rem /= outShape[d];
-        }
-        for (size_t d = 0; d < rank; ++d)
-            off += perDim[d][size_t(idx[d])] * xs[d];
-        map[o] = off;
-    }
-    return map;
+    return combinePerDim(perDim, inShape, outShape);
 }
 
 Expected<std::vector<int64_t>> padSourceMap(const std::string &mode, const std::vector<int64_t> &pads,
@@ -91,25 +101,14 @@ Expected<std::vector<int64_t>> padSourceMap(const std::string &mode, const std::
     const size_t rank = inShape.size();
     if (outShape.size() != rank || pads.size() != 2 * rank)
         return makeError(StatusCode::InvalidArgument, "pads length differs from 2 x rank");
-    const std::vector<int64_t> xs = rowMajor(inShape);
-    int64_t total = 1;
-    for (int64_t d : outShape)
-        total *= d;
-    std::vector<int64_t> map(static_cast<size_t>(std::max<int64_t>(total, 0)));
-    std::vector<int64_t> idx(rank, 0);
-    for (size_t o = 0; o < map.size(); ++o) {
-        int64_t rem = int64_t(o), off = 0;
-        for (size_t d = rank; d-- > 0;) {
-            idx[d] = rem % outShape[d];
-            rem /= outShape[d];
-        }
-        bool inside = true;
-        for (size_t d = 0; d < rank && inside; ++d) {
-            int64_t i = idx[d] - pads[d];
-            const int64_t n = inShape[d];
+    std::vector<std::vector<int64_t>> perDim(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        const int64_t n = inShape[d];
+        for (int64_t o = 0; o < outShape[d]; ++o) {
+            int64_t i = o - pads[d];
             if (i < 0 || i >= n) {
                 if (mode == "constant" || n <= 0)
-                    inside = false;
+                    i = -1;
                 else if (mode == "edge")
                     i = std::clamp<int64_t>(i, 0, n - 1);
                 else if (n == 1)
@@ -121,11 +120,10 @@ Expected<std::vector<int64_t>> padSourceMap(const std::string &mode, const std::
                         i = period - i;
                 }
             }
-            off += i * xs[d];
+            perDim[d].push_back(i);
         }
-        map[o] = inside ? off : -1;
     }
-    return map;
+    return combinePerDim(perDim, inShape, outShape);
 }
 
 Expected<ScatterGeometry> scatterNDGeometry(const std::string &reduction,
