@@ -336,16 +336,24 @@ Status reduceShape(OpContext &c, const std::vector<int64_t> &inShape, std::vecto
     return Status::ok();
 }
 
-Status reduceF(OpContext &c, bool mean)
+/// A reduction's forward operands checked (float data and output) and its kept shape: the
+/// preamble of every Reduce* forward here.
+Status reduceForwardShape(OpContext &c, const DView *x, const DView *y, std::vector<int64_t> &kept, int64_t &count)
 {
-    DView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
-    std::vector<int64_t> kept;
-    int64_t count;
     REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
     if (numelOf(kept) != y->numel())
         return c.error("output size mismatch");
+    return Status::ok();
+}
+
+Status reduceF(OpContext &c, bool mean)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceForwardShape(c, x, y, kept, count));
     const float scale = mean && count > 0 ? float(1.0 / double(count)) : 1.f;
     return reduceTermsTo(c, GradTerm::Dy, x->shape, x->f(), {}, nullptr, {}, nullptr, kept, y->f(),
                          scale);
@@ -375,13 +383,9 @@ enum class Norm { SumSquare, L2, L1 };
 Status reduceNormF(OpContext &c, Norm kind)
 {
     DView *x = c.input(0), *y = c.output(0);
-    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
     std::vector<int64_t> kept;
     int64_t count;
-    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
-    if (numelOf(kept) != y->numel())
-        return c.error("output size mismatch");
+    REMAT_RETURN_IF_ERROR(reduceForwardShape(c, x, y, kept, count));
     if (kind == Norm::L1) {
         REMAT_ASSIGN_OR_RETURN(void *raw, c.rt->scratch(x->numel() * 4));
         float *absX = static_cast<float *>(raw);
@@ -445,13 +449,9 @@ Status extremumIters(OpContext &c, const std::vector<int64_t> &x, const std::vec
 Status reduceExtremumF(OpContext &c, bool isMax)
 {
     DView *x = c.input(0), *y = c.output(0);
-    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
     std::vector<int64_t> kept;
     int64_t count;
-    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
-    if (numelOf(kept) != y->numel())
-        return c.error("output size mismatch");
+    REMAT_RETURN_IF_ERROR(reduceForwardShape(c, x, y, kept, count));
     if (count == 0)
         return c.error("reducing an empty tensor has no extremum");
     NdIter keptIt, redIt;
