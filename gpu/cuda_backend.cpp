@@ -43,29 +43,49 @@ namespace {
 struct StreamOwner
 {
     cudaStream_t s = nullptr;
-    ~StreamOwner() { if (s) cudaStreamDestroy(s); }
+    ~StreamOwner()
+    {
+        if (s)
+            cudaStreamDestroy(s);
+    }
 };
 struct EventOwner
 {
     cudaEvent_t e = nullptr;
-    ~EventOwner() { if (e) cudaEventDestroy(e); }
+    ~EventOwner()
+    {
+        if (e)
+            cudaEventDestroy(e);
+    }
 };
 struct CublasOwner
 {
     cublasHandle_t h = nullptr;
-    ~CublasOwner() { if (h) cublasDestroy(h); }
+    ~CublasOwner()
+    {
+        if (h)
+            cublasDestroy(h);
+    }
 };
 #if defined(REMAT_HAVE_CUDNN)
 struct CudnnOwner
 {
     cudnnHandle_t h = nullptr;
-    ~CudnnOwner() { if (h) cudnnDestroy(h); }
+    ~CudnnOwner()
+    {
+        if (h)
+            cudnnDestroy(h);
+    }
 };
 #endif
 struct PoolOwner
 {
     cudaMemPool_t p = nullptr;
-    ~PoolOwner() { if (p) cudaMemPoolDestroy(p); }
+    ~PoolOwner()
+    {
+        if (p)
+            cudaMemPoolDestroy(p);
+    }
 };
 
 /// Shape-arithmetic ops evaluated through the CPU reference (tiny integer tensors: shapes,
@@ -91,8 +111,7 @@ bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
 
 int64_t elementBytes(DataType t) { return core::ir::elementSize(t); }
 
-template <typename T>
-void appendAs(const std::byte *p, int64_t n, std::vector<T> &out)
+template <typename T> void appendAs(const std::byte *p, int64_t n, std::vector<T> &out)
 {
     for (int64_t i = 0; i < n; ++i) {
         T v{};
@@ -153,35 +172,40 @@ public:
     {
         REMAT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(m_options.device), "select CUDA device"));
         cudaDeviceProp prop{};
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaGetDeviceProperties(&prop, m_options.device),
-                                         "device properties"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaGetDeviceProperties(&prop, m_options.device), "device properties"));
         m_name = prop.name;
         m_totalBytes = static_cast<int64_t>(prop.totalGlobalMem);
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamCreateWithFlags(&m_stream.s, cudaStreamNonBlocking),
-                                         "create compute stream"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(
-            cudaStreamCreateWithFlags(&m_copyStream.s, cudaStreamNonBlocking), "create copy stream"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaStreamCreateWithFlags(&m_stream.s, cudaStreamNonBlocking),
+                       "create compute stream"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaStreamCreateWithFlags(&m_copyStream.s, cudaStreamNonBlocking),
+                       "create copy stream"));
         for (EventOwner *e : {&m_start, &m_end})
             REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventCreate(&e->e), "create timing event"));
         for (EventOwner *e : {&m_copyDone, &m_computeMark})
-            REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming),
-                                             "create copy event"));
+            REMAT_RETURN_IF_ERROR(cudaStatus(
+                cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming), "create copy event"));
         // A private stream-ordered pool that keeps freed memory for reuse (no cudaFree and no
         // device-wide synchronisation per tensor) and can be trimmed after an out-of-memory.
         cudaMemPoolProps props{};
         props.allocType = cudaMemAllocationTypePinned;
         props.location.type = cudaMemLocationTypeDevice;
         props.location.id = m_options.device;
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemPoolCreate(&m_pool.p, &props), "create memory pool"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaMemPoolCreate(&m_pool.p, &props), "create memory pool"));
         uint64_t keep = UINT64_MAX;
-        REMAT_RETURN_IF_ERROR(cudaStatus(
-            cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrReleaseThreshold, &keep), "pool threshold"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaMemPoolSetAttribute(m_pool.p, cudaMemPoolAttrReleaseThreshold, &keep),
+                       "pool threshold"));
         REMAT_RETURN_IF_ERROR(cublasStatus(cublasCreate(&m_cublas.h), "create cuBLAS handle"));
-        REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetStream(m_cublas.h, m_stream.s), "cuBLAS stream"));
+        REMAT_RETURN_IF_ERROR(
+            cublasStatus(cublasSetStream(m_cublas.h, m_stream.s), "cuBLAS stream"));
         // FP32 products stay FP32 (the default math mode uses no TF32), comparable with the CPU
         // reference.
-        REMAT_RETURN_IF_ERROR(cublasStatus(cublasSetMathMode(m_cublas.h, CUBLAS_DEFAULT_MATH),
-                                           "cuBLAS math mode"));
+        REMAT_RETURN_IF_ERROR(
+            cublasStatus(cublasSetMathMode(m_cublas.h, CUBLAS_DEFAULT_MATH), "cuBLAS math mode"));
 #if defined(REMAT_HAVE_CUDNN)
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnCreate(&m_cudnn.h), "create cuDNN handle"));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetStream(m_cudnn.h, m_stream.s), "cuDNN stream"));
@@ -209,9 +233,10 @@ public:
         for (const training::Op &op : graph.ops()) {
             const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
             if (needsNode && (!forward || !op.source.valid()))
-                return makeError(StatusCode::Unsupported,
-                                 fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
-                                             op.name, op.type));
+                return makeError(
+                    StatusCode::Unsupported,
+                    fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
+                                op.name, op.type));
             m_bindings.push_back(core::exec::bindOperands(
                 graph, op, needsNode ? &forward->node(op.source) : nullptr));
             if (findCudaOp(op.type)) {
@@ -254,11 +279,12 @@ public:
         if (err == cudaErrorMemoryAllocation) {
             // the pool may hold freed blocks of other sizes: hand them back and try once more
             trimPool();
-            err = cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p, m_stream.s);
+            err = cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(bytes, 1)), m_pool.p,
+                                          m_stream.s);
         }
         if (err != cudaSuccess) {
-            Status s = cudaStatus(err, fmt::format("allocate {} bytes ({} in use of {} on {})", bytes,
-                                                   m_inUse, m_totalBytes, m_name));
+            Status s = cudaStatus(err, fmt::format("allocate {} bytes ({} in use of {} on {})",
+                                                   bytes, m_inUse, m_totalBytes, m_name));
             if (err == cudaErrorMemoryAllocation)
                 trimPool();
             return s;
@@ -276,11 +302,13 @@ public:
     {
         const auto it = m_buffers.find(buffer.id);
         if (it == m_buffers.end() || it->second.bytes != buffer.bytes)
-            return makeError(StatusCode::InvalidArgument,
-                             fmt::format("release of unknown buffer {} ({} bytes)", buffer.id, buffer.bytes));
+            return makeError(
+                StatusCode::InvalidArgument,
+                fmt::format("release of unknown buffer {} ({} bytes)", buffer.id, buffer.bytes));
         // A pending offload may still read the buffer: order the free after the copy lane.
         if (m_copiesPending)
-            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order free"));
+            REMAT_RETURN_IF_ERROR(
+                cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order free"));
         if (const auto open = m_step.open.find(buffer.id); open != m_step.open.end()) {
             m_step.events.push_back({false, 0, open->second});
             m_step.blocks[open->second].end = int64_t(m_step.events.size() - 1);
@@ -300,9 +328,9 @@ public:
     Status upload(Buffer buffer, std::span<const std::byte> host) override
     {
         REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "upload"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(p, host.data(), host.size(),
-                                                         cudaMemcpyHostToDevice, m_stream.s),
-                                         fmt::format("upload {} bytes", host.size())));
+        REMAT_RETURN_IF_ERROR(cudaStatus(
+            cudaMemcpyAsync(p, host.data(), host.size(), cudaMemcpyHostToDevice, m_stream.s),
+            fmt::format("upload {} bytes", host.size())));
         return cudaStatus(cudaStreamSynchronize(m_stream.s), "upload");
     }
 
@@ -310,10 +338,11 @@ public:
     {
         REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "download"));
         if (m_copiesPending)
-            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(host.data(), p, host.size(),
-                                                         cudaMemcpyDeviceToHost, m_stream.s),
-                                         fmt::format("download {} bytes", host.size())));
+            REMAT_RETURN_IF_ERROR(
+                cudaStatus(cudaStreamWaitEvent(m_stream.s, m_copyDone.e, 0), "order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(
+            cudaMemcpyAsync(host.data(), p, host.size(), cudaMemcpyDeviceToHost, m_stream.s),
+            fmt::format("download {} bytes", host.size())));
         return cudaStatus(cudaStreamSynchronize(m_stream.s), "download");
     }
 
@@ -329,11 +358,14 @@ public:
         m_call = &call;
         m_workspacePtr = nullptr;
         if (call.workspace.valid()) {
-            REMAT_ASSIGN_OR_RETURN(m_workspacePtr, pointerOf(call.workspace, call.workspace.bytes, "workspace"));
+            REMAT_ASSIGN_OR_RETURN(m_workspacePtr,
+                                   pointerOf(call.workspace, call.workspace.bytes, "workspace"));
         }
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_start.e, m_stream.s), op.name + ": timing"));
-        Status st = op.id.index() < m_hostOps.size() && m_hostOps[op.id.index()] ? runOnHost(call)
-                                                                               : runOnDevice(call);
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaEventRecord(m_start.e, m_stream.s), op.name + ": timing"));
+        Status st = op.id.index() < m_hostOps.size() && m_hostOps[op.id.index()]
+                        ? runOnHost(call)
+                        : runOnDevice(call);
         const cudaError_t recorded = cudaEventRecord(m_end.e, m_stream.s);
         if (st.isOk())
             st = cudaStatus(recorded, op.name + ": timing");
@@ -410,12 +442,15 @@ public:
     {
         REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "offload"));
         // the copy lane starts once the producing kernels have run
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_computeMark.e, m_stream.s), "offload order"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_copyStream.s, m_computeMark.e, 0), "offload order"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(host.data(), p, host.size(),
-                                                         cudaMemcpyDeviceToHost, m_copyStream.s),
-                                         fmt::format("offload {} bytes", host.size())));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_copyDone.e, m_copyStream.s), "offload event"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaEventRecord(m_computeMark.e, m_stream.s), "offload order"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaStreamWaitEvent(m_copyStream.s, m_computeMark.e, 0), "offload order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(
+            cudaMemcpyAsync(host.data(), p, host.size(), cudaMemcpyDeviceToHost, m_copyStream.s),
+            fmt::format("offload {} bytes", host.size())));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaEventRecord(m_copyDone.e, m_copyStream.s), "offload event"));
         m_copiesPending = true;
         return Status::ok();
     }
@@ -424,12 +459,15 @@ public:
     {
         REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, int64_t(host.size()), "prefetch"));
         // the buffer was allocated in stream order on the compute stream
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_computeMark.e, m_stream.s), "prefetch order"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamWaitEvent(m_copyStream.s, m_computeMark.e, 0), "prefetch order"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(p, host.data(), host.size(),
-                                                         cudaMemcpyHostToDevice, m_copyStream.s),
-                                         fmt::format("prefetch {} bytes", host.size())));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(m_copyDone.e, m_copyStream.s), "prefetch event"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaEventRecord(m_computeMark.e, m_stream.s), "prefetch order"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaStreamWaitEvent(m_copyStream.s, m_computeMark.e, 0), "prefetch order"));
+        REMAT_RETURN_IF_ERROR(cudaStatus(
+            cudaMemcpyAsync(p, host.data(), host.size(), cudaMemcpyHostToDevice, m_copyStream.s),
+            fmt::format("prefetch {} bytes", host.size())));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaEventRecord(m_copyDone.e, m_copyStream.s), "prefetch event"));
         m_copiesPending = true;
         return Status::ok();
     }
@@ -444,7 +482,8 @@ public:
     Status zero(Buffer buffer) override
     {
         REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(buffer, buffer.bytes, "zero"));
-        REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemsetAsync(p, 0, size_t(buffer.bytes), m_stream.s), "zero"));
+        REMAT_RETURN_IF_ERROR(
+            cudaStatus(cudaMemsetAsync(p, 0, size_t(buffer.bytes), m_stream.s), "zero"));
         return cudaStatus(cudaStreamSynchronize(m_stream.s), "zero");
     }
 
@@ -493,8 +532,9 @@ public:
 
     Status uploadAsync(void *dst, const void *src, int64_t bytes) override
     {
-        return cudaStatus(cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyHostToDevice, m_stream.s),
-                          opLabel() + ": upload");
+        return cudaStatus(
+            cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyHostToDevice, m_stream.s),
+            opLabel() + ": upload");
     }
 
     const CudaRunFigures &figures()
@@ -556,19 +596,21 @@ private:
 
     std::string opLabel() const
     {
-        return m_call && m_call->op ? fmt::format("op '{}' ({})", m_call->op->name, m_call->op->type)
-                                    : std::string("cuda backend");
+        return m_call && m_call->op
+                   ? fmt::format("op '{}' ({})", m_call->op->name, m_call->op->type)
+                   : std::string("cuda backend");
     }
 
     Expected<void *> pointerOf(Buffer b, int64_t bytes, const char *what) const
     {
         const auto it = m_buffers.find(b.id);
         if (it == m_buffers.end())
-            return makeError(StatusCode::InvalidArgument, fmt::format("{}: unknown buffer {}", what, b.id));
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("{}: unknown buffer {}", what, b.id));
         if (bytes > it->second.bytes)
             return makeError(StatusCode::InvalidArgument,
-                             fmt::format("{}: {} bytes do not fit buffer {} of {} bytes", what, bytes,
-                                         b.id, it->second.bytes));
+                             fmt::format("{}: {} bytes do not fit buffer {} of {} bytes", what,
+                                         bytes, b.id, it->second.bytes));
         return it->second.ptr;
     }
 
@@ -597,7 +639,8 @@ private:
         }
         if (!m_arena && plan.arenaBytes > 0) {
             void *p = nullptr;
-            if (cudaMallocFromPoolAsync(&p, size_t(plan.arenaBytes), m_pool.p, m_stream.s) != cudaSuccess) {
+            if (cudaMallocFromPoolAsync(&p, size_t(plan.arenaBytes), m_pool.p, m_stream.s) !=
+                cudaSuccess) {
                 cudaGetLastError(); // the pool serves the next steps as before
                 m_planEvents.clear();
                 m_figures.arenaBytes = 0;
@@ -643,7 +686,8 @@ private:
             REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(raw.data(), v.data, size_t(bytes),
                                                              cudaMemcpyDeviceToHost, m_stream.s),
                                              opLabel() + ": read operand"));
-            REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(m_stream.s), opLabel() + ": read operand"));
+            REMAT_RETURN_IF_ERROR(
+                cudaStatus(cudaStreamSynchronize(m_stream.s), opLabel() + ": read operand"));
         }
         auto &slot = cacheable ? m_hostCache[v.tensor.value] : m_hostTemp;
         slot = std::move(raw);
@@ -662,14 +706,15 @@ private:
                 if (pads[d] != pads[d + pads.size() / 2])
                     return makeError(StatusCode::Unsupported,
                                      fmt::format("no cuda kernel for op '{}' (type {}): asymmetric "
-                                                 "padding", op.name, op.type));
+                                                 "padding",
+                                                 op.name, op.type));
         }
         if (op.type == "Pad" || op.type == "PadGrad") {
             const std::string mode = node.attrString("mode", "constant");
             if (mode != "constant" && mode != "edge" && mode != "reflect")
                 return makeError(StatusCode::Unsupported,
-                                 fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'", op.name,
-                                             op.type, mode));
+                                 fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'",
+                                             op.name, op.type, mode));
         }
         return Status::ok();
     }
@@ -687,14 +732,16 @@ private:
         ctx.opType = op.type;
         ctx.rt = this;
         std::vector<DView> views, constViews;
-        REMAT_RETURN_IF_ERROR(core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
-                                                   [&](const core::exec::TensorArg &arg, DView &view) {
-                                                       return viewOf(call, arg, view);
-                                                   }));
+        REMAT_RETURN_IF_ERROR(
+            core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
+                                 [&](const core::exec::TensorArg &arg, DView &view) {
+                                     return viewOf(call, arg, view);
+                                 }));
         // Constant operands the training graph did not pass to a backward op (Slice starts, Pad
         // pads, Clip bounds): from the model, copied to device scratch for the duration of the op.
         REMAT_RETURN_IF_ERROR(core::exec::fillStaticOperands(
-            ctx, call, m_evaluator.get(), constViews, [&](const core::exec::HostTensor &h, DView &dv) -> Status {
+            ctx, call, m_evaluator.get(), constViews,
+            [&](const core::exec::HostTensor &h, DView &dv) -> Status {
                 dv.dtype = h.dtype;
                 dv.shape = h.shape;
                 dv.role = training::TensorRole::Constant;
@@ -717,8 +764,9 @@ private:
             v.role = call.graph->tensor(arg.tensor).role;
         if (!arg.buffer.valid())
             return Status::ok();
-        REMAT_ASSIGN_OR_RETURN(v.data, pointerOf(arg.buffer, arg.numElements() * elementBytes(arg.dtype),
-                                                 opLabel().c_str()));
+        REMAT_ASSIGN_OR_RETURN(
+            v.data,
+            pointerOf(arg.buffer, arg.numElements() * elementBytes(arg.dtype), opLabel().c_str()));
         return Status::ok();
     }
 
@@ -731,7 +779,8 @@ private:
         if (!fn)
             return makeError(StatusCode::Unsupported,
                              fmt::format("no kernel for op '{}' (type {})", op.name, op.type));
-        std::vector<std::vector<std::byte>> inData(call.inputs.size()), outData(call.outputs.size());
+        std::vector<std::vector<std::byte>> inData(call.inputs.size()),
+            outData(call.outputs.size());
         std::vector<cpu::KView> inViews(call.inputs.size()), outViews(call.outputs.size());
         for (size_t i = 0; i < call.inputs.size(); ++i) {
             const core::exec::TensorArg &a = call.inputs[i];
@@ -756,25 +805,28 @@ private:
             return makeError(StatusCode::Internal, "run() before prepare() or with a foreign op");
         cpu::KernelContext ctx;
         std::vector<cpu::KView> views;
-        REMAT_RETURN_IF_ERROR(core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
-                                                   [&](const core::exec::TensorArg &arg, cpu::KView &view) {
-                                                       for (size_t i = 0; i < call.inputs.size(); ++i)
-                                                           if (&call.inputs[i] == &arg)
-                                                               view = inViews[i];
-                                                       for (size_t j = 0; j < call.outputs.size(); ++j)
-                                                           if (&call.outputs[j] == &arg)
-                                                               view = outViews[j];
-                                                       return Status::ok();
-                                                   }));
+        REMAT_RETURN_IF_ERROR(
+            core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
+                                 [&](const core::exec::TensorArg &arg, cpu::KView &view) {
+                                     for (size_t i = 0; i < call.inputs.size(); ++i)
+                                         if (&call.inputs[i] == &arg)
+                                             view = inViews[i];
+                                     for (size_t j = 0; j < call.outputs.size(); ++j)
+                                         if (&call.outputs[j] == &arg)
+                                             view = outViews[j];
+                                     return Status::ok();
+                                 }));
         REMAT_RETURN_IF_ERROR((*fn)(ctx));
         for (size_t j = 0; j < call.outputs.size(); ++j) {
             if (!call.outputs[j].buffer.valid() || outData[j].empty())
                 continue;
-            REMAT_ASSIGN_OR_RETURN(void *p, pointerOf(call.outputs[j].buffer, int64_t(outData[j].size()),
-                                                      "host op output"));
-            REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(p, outData[j].data(), outData[j].size(),
-                                                             cudaMemcpyHostToDevice, m_stream.s),
-                                             opLabel() + ": upload result"));
+            REMAT_ASSIGN_OR_RETURN(
+                void *p,
+                pointerOf(call.outputs[j].buffer, int64_t(outData[j].size()), "host op output"));
+            REMAT_RETURN_IF_ERROR(
+                cudaStatus(cudaMemcpyAsync(p, outData[j].data(), outData[j].size(),
+                                           cudaMemcpyHostToDevice, m_stream.s),
+                           opLabel() + ": upload result"));
         }
         // the host vectors die with this frame
         REMAT_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(m_stream.s), opLabel()));
@@ -818,11 +870,12 @@ Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(const CudaBackend
 {
     const std::vector<DeviceInfo> devices = listDevices();
     if (devices.empty())
-        return makeError(StatusCode::Unsupported, "no CUDA device: the driver reports none on this machine");
+        return makeError(StatusCode::Unsupported,
+                         "no CUDA device: the driver reports none on this machine");
     if (options.device < 0 || options.device >= int(devices.size()))
-        return makeError(StatusCode::InvalidArgument,
-                         fmt::format("no CUDA device {} (this machine has {})", options.device,
-                                     devices.size()));
+        return makeError(
+            StatusCode::InvalidArgument,
+            fmt::format("no CUDA device {} (this machine has {})", options.device, devices.size()));
     auto backend = std::make_unique<CudaBackend>(options);
     REMAT_RETURN_IF_ERROR(backend->init());
     return std::unique_ptr<core::exec::Backend>(std::move(backend));

@@ -35,21 +35,22 @@ struct CudaBackendOptions
 /// Figures the generic Backend interface has no slot for.
 struct CudaRunFigures
 {
-    double lastOpSeconds = 0;       ///< device time of the last run() (CUDA events)
-    double totalOpSeconds = 0;      ///< sum since creation / resetFigures()
+    double lastOpSeconds = 0;  ///< device time of the last run() (CUDA events)
+    double totalOpSeconds = 0; ///< sum since creation / resetFigures()
     int64_t runs = 0;
-    int64_t poolReservedBytes = 0;  ///< the stream-ordered pool's reserved bytes now
-    int64_t poolReservedPeak = 0;   ///< and its high-water mark
-    int64_t scratchPeakBytes = 0;   ///< largest private scratch one op used
-    int64_t hostEvaluatedOps = 0;   ///< shape-arithmetic ops run through the CPU reference
-    int64_t arenaBytes = 0;         ///< the planned arena now held (planMemory)
-    int64_t plannedSteps = 0;       ///< steps served entirely from the arena
+    int64_t poolReservedBytes = 0; ///< the stream-ordered pool's reserved bytes now
+    int64_t poolReservedPeak = 0;  ///< and its high-water mark
+    int64_t scratchPeakBytes = 0;  ///< largest private scratch one op used
+    int64_t hostEvaluatedOps = 0;  ///< shape-arithmetic ops run through the CPU reference
+    int64_t arenaBytes = 0;        ///< the planned arena now held (planMemory)
+    int64_t plannedSteps = 0;      ///< steps served entirely from the arena
 };
 
 /// A backend on CUDA device `device`. Errors: Unsupported when the build has no CUDA device to
 /// offer ("no CUDA device: ..."), DeviceError when the device cannot be initialised.
 core::Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(int device = 0);
-core::Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(const CudaBackendOptions &options);
+core::Expected<std::unique_ptr<core::exec::Backend>>
+makeCudaBackend(const CudaBackendOptions &options);
 
 /// The CUDA-specific figures of a backend made by makeCudaBackend (null for any other backend).
 const CudaRunFigures *cudaRunFigures(const core::exec::Backend &backend);

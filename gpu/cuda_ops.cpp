@@ -33,8 +33,8 @@ Status OpContext::requireFloat(const DView *v, const char *what) const
 {
     REMAT_RETURN_IF_ERROR(require(v, what));
     if (v->dtype != core::ir::DataType::Float)
-        return unsupported(fmt::format("{} is {}, the CUDA kernels are float32",
-                                       what, core::ir::dataTypeName(v->dtype)));
+        return unsupported(fmt::format("{} is {}, the CUDA kernels are float32", what,
+                                       core::ir::dataTypeName(v->dtype)));
     return Status::ok();
 }
 
@@ -72,14 +72,14 @@ std::vector<std::string> cudaOpTypes()
     return out;
 }
 
-core::Expected<core::exec::WindowAttributes> windowOf(const OpContext &c, const std::vector<int64_t> &x,
-                                                      std::vector<int64_t> kernel)
+core::Expected<core::exec::WindowAttributes>
+windowOf(const OpContext &c, const std::vector<int64_t> &x, std::vector<int64_t> kernel)
 {
     const size_t sp = x.size() >= 2 ? x.size() - 2 : 0;
-    auto a = core::exec::resolveWindow(x, std::move(kernel), c.attrInts("strides", std::vector<int64_t>(sp, 1)),
-                                       c.attrInts("dilations", std::vector<int64_t>(sp, 1)),
-                                       c.attrInts("pads", std::vector<int64_t>(2 * sp, 0)),
-                                       c.attrString("auto_pad", "NOTSET"));
+    auto a = core::exec::resolveWindow(
+        x, std::move(kernel), c.attrInts("strides", std::vector<int64_t>(sp, 1)),
+        c.attrInts("dilations", std::vector<int64_t>(sp, 1)),
+        c.attrInts("pads", std::vector<int64_t>(2 * sp, 0)), c.attrString("auto_pad", "NOTSET"));
     if (!a)
         return c.error(a.status().message());
     return a;
@@ -93,19 +93,21 @@ int64_t numelOf(const std::vector<int64_t> &shape)
     return n;
 }
 
-Status reduceTermsTo(const OpContext &c, kernels::GradTerm term, const std::vector<int64_t> &dyShape,
-                     const float *dy, const std::vector<int64_t> &aShape, const void *a,
+Status reduceTermsTo(const OpContext &c, kernels::GradTerm term,
+                     const std::vector<int64_t> &dyShape, const float *dy,
+                     const std::vector<int64_t> &aShape, const void *a,
                      const std::vector<int64_t> &bShape, const void *b,
-                     const std::vector<int64_t> &target, float *out, float scale,
-                     bool accumulate)
+                     const std::vector<int64_t> &target, float *out, float scale, bool accumulate)
 {
     using namespace kernels;
     const size_t r = dyShape.size();
     if (target.size() > r)
         return c.error("gradient target has a higher rank than dY");
     const std::vector<int64_t> sDy = contiguousStrides(dyShape);
-    const std::vector<int64_t> sA = a ? broadcastStrides(aShape, dyShape) : std::vector<int64_t>(r, 0);
-    const std::vector<int64_t> sB = b ? broadcastStrides(bShape, dyShape) : std::vector<int64_t>(r, 0);
+    const std::vector<int64_t> sA =
+        a ? broadcastStrides(aShape, dyShape) : std::vector<int64_t>(r, 0);
+    const std::vector<int64_t> sB =
+        b ? broadcastStrides(bShape, dyShape) : std::vector<int64_t>(r, 0);
     std::vector<int64_t> keptDims(r, 1), redDims(r, 1);
     const size_t off = r - target.size();
     for (size_t k = 0; k < r; ++k) {
@@ -130,8 +132,8 @@ Status reduceToShape(const OpContext &c, const float *src, const std::vector<int
 {
     if (numelOf(srcShape) == numelOf(dstShape))
         return copyDevice(c, dst, src, numelOf(dstShape) * 4);
-    return reduceTermsTo(c, kernels::GradTerm::Dy, srcShape, src, {}, nullptr, {}, nullptr, dstShape,
-                         dst);
+    return reduceTermsTo(c, kernels::GradTerm::Dy, srcShape, src, {}, nullptr, {}, nullptr,
+                         dstShape, dst);
 }
 
 Status copyDevice(const OpContext &c, void *dst, const void *src, int64_t bytes)
@@ -147,7 +149,8 @@ Status zeroDevice(const OpContext &c, void *dst, int64_t bytes)
 {
     if (bytes <= 0)
         return Status::ok();
-    return c.check(cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), c.rt->stream()), "zero fill");
+    return c.check(cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), c.rt->stream()),
+                   "zero fill");
 }
 
 } // namespace remat::gpu

@@ -43,8 +43,7 @@ struct DView
         return n;
     }
     float *f() const { return static_cast<float *>(data); }
-    template <typename T>
-    T *as() const { return static_cast<T *>(data); }
+    template <typename T> T *as() const { return static_cast<T *>(data); }
 };
 
 /// What kernels need from the backend besides their operands: the stream, library handles,
@@ -78,8 +77,14 @@ struct OpContext final : core::exec::OperandContext<DView>
     std::string opType;
     OpRuntime *rt = nullptr;
 
-    core::Expected<std::vector<int64_t>> hostInts(const DView &v) const override { return rt->hostInts(v); }
-    core::Expected<std::vector<double>> hostDoubles(const DView &v) const override { return rt->hostDoubles(v); }
+    core::Expected<std::vector<int64_t>> hostInts(const DView &v) const override
+    {
+        return rt->hostInts(v);
+    }
+    core::Expected<std::vector<double>> hostDoubles(const DView &v) const override
+    {
+        return rt->hostDoubles(v);
+    }
 
     core::Status unsupported(const std::string &what) const;
     /// A kernel launch / runtime result as a Status naming the op.

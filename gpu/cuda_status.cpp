@@ -19,8 +19,8 @@ Status cudaStatus(cudaError_t err, const std::string &context)
     cudaGetLastError(); // reset the non-sticky error so later calls start clean
     const StatusCode code =
         err == cudaErrorMemoryAllocation ? StatusCode::ResourceExhausted : StatusCode::DeviceError;
-    return makeError(code, fmt::format("{}: {}: {}", context, cudaGetErrorName(err),
-                                       cudaGetErrorString(err)));
+    return makeError(
+        code, fmt::format("{}: {}: {}", context, cudaGetErrorName(err), cudaGetErrorString(err)));
 }
 
 Status cublasStatus(cublasStatus_t err, const std::string &context)

@@ -35,8 +35,7 @@ Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t 
     if (k == 0) {
         if (beta == 0.f)
             return zeroDevice(c, z, m * n * batch * 4);
-        return c.check(scaleFloats(c.rt->stream(), beta, z, z, m * n * batch),
-                       "scale");
+        return c.check(scaleFloats(c.rt->stream(), beta, z, z, m * n * batch), "scale");
     }
     const int ldx = static_cast<int>(transX ? m : k);
     const int ldy = static_cast<int>(transY ? k : n);
@@ -47,8 +46,9 @@ Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t 
         return c.checkBlas(cublasSgemm(h, opY, opX, int(n), int(m), int(k), &alpha, y, ldy, x, ldx,
                                        &beta, z, int(n)),
                            "sgemm");
-    return c.checkBlas(cublasSgemmStridedBatched(h, opY, opX, int(n), int(m), int(k), &alpha, y, ldy,
-                                                 sy, x, ldx, sx, &beta, z, int(n), sz, int(batch)),
+    return c.checkBlas(cublasSgemmStridedBatched(h, opY, opX, int(n), int(m), int(k), &alpha, y,
+                                                 ldy, sy, x, ldx, sx, &beta, z, int(n), sz,
+                                                 int(batch)),
                        "sgemm strided batched");
 }
 
@@ -59,9 +59,9 @@ namespace {
 struct MatMulGeometry
 {
     int64_t m = 1, n = 1, k = 1;
-    std::vector<int64_t> batch;               ///< broadcast batch dims
-    std::vector<int64_t> aStride, bStride;    ///< per batch dim, in matrices (0: broadcast)
-    std::vector<int64_t> cStride;             ///< contiguous strides of the batch dims
+    std::vector<int64_t> batch;            ///< broadcast batch dims
+    std::vector<int64_t> aStride, bStride; ///< per batch dim, in matrices (0: broadcast)
+    std::vector<int64_t> cStride;          ///< contiguous strides of the batch dims
     int64_t batchCount = 1;
 };
 
@@ -132,12 +132,15 @@ Status batchedProduct(const OpContext &c, const MatMulGeometry &g, bool transX, 
     // General broadcast: one product per batch, accumulated where batches share the output.
     const bool shared = uo != 1;
     if (shared)
-        REMAT_RETURN_IF_ERROR(zeroDevice(c, out, outMat * std::max<int64_t>(1, numelOf([&] {
-            std::vector<int64_t> d;
-            for (size_t i = 0; i < g.batch.size(); ++i)
-                d.push_back(outStride[i] == 0 ? 1 : g.batch[i]);
-            return d;
-        }())) * 4));
+        REMAT_RETURN_IF_ERROR(zeroDevice(
+            c, out,
+            outMat * std::max<int64_t>(1, numelOf([&] {
+                                           std::vector<int64_t> d;
+                                           for (size_t i = 0; i < g.batch.size(); ++i)
+                                               d.push_back(outStride[i] == 0 ? 1 : g.batch[i]);
+                                           return d;
+                                       }())) *
+                4));
     for (int64_t b = 0; b < g.batchCount; ++b) {
         REMAT_RETURN_IF_ERROR(rowGemm(c, transX, transY, m, n, k, 1.f,
                                       x + batchOffset(g, xStride, b) * xMat, 0,
@@ -214,9 +217,8 @@ Status gemmF(OpContext &c)
             return c.unsupported("rank");
         REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, cc->data, y->data, 4), "C"));
         if (beta != 1.f)
-            REMAT_RETURN_IF_ERROR(c.check(scaleFloats(c.rt->stream(), beta,
-                                                       y->f(), y->f(), y->numel()),
-                                          "beta"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(scaleFloats(c.rt->stream(), beta, y->f(), y->f(), y->numel()), "beta"));
         gemmBeta = 1.f;
     }
     return rowGemm(c, ta, tb, m, n, k, alpha, a->f(), 0, b->f(), 0, gemmBeta, y->f(), 0);
@@ -240,20 +242,20 @@ Status gemmB(OpContext &c)
     if (da) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
         if (!ta) // dA[M,K] = alpha dY op(B)^T
-            REMAT_RETURN_IF_ERROR(rowGemm(c, false, !tb, m, k, n, alpha, dy->f(), 0, b->f(), 0, 0.f,
-                                          da->f(), 0));
+            REMAT_RETURN_IF_ERROR(
+                rowGemm(c, false, !tb, m, k, n, alpha, dy->f(), 0, b->f(), 0, 0.f, da->f(), 0));
         else // dA stored [K,M] = alpha op(B) dY^T
-            REMAT_RETURN_IF_ERROR(rowGemm(c, tb, true, k, m, n, alpha, b->f(), 0, dy->f(), 0, 0.f,
-                                          da->f(), 0));
+            REMAT_RETURN_IF_ERROR(
+                rowGemm(c, tb, true, k, m, n, alpha, b->f(), 0, dy->f(), 0, 0.f, da->f(), 0));
     }
     if (db) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(a, "A"));
         if (!tb) // dB[K,N] = alpha op(A)^T dY
-            REMAT_RETURN_IF_ERROR(rowGemm(c, !ta, false, k, n, m, alpha, a->f(), 0, dy->f(), 0, 0.f,
-                                          db->f(), 0));
+            REMAT_RETURN_IF_ERROR(
+                rowGemm(c, !ta, false, k, n, m, alpha, a->f(), 0, dy->f(), 0, 0.f, db->f(), 0));
         else // dB stored [N,K] = alpha dY^T op(A)
-            REMAT_RETURN_IF_ERROR(rowGemm(c, true, ta, n, k, m, alpha, dy->f(), 0, a->f(), 0, 0.f,
-                                          db->f(), 0));
+            REMAT_RETURN_IF_ERROR(
+                rowGemm(c, true, ta, n, k, m, alpha, dy->f(), 0, a->f(), 0, 0.f, db->f(), 0));
     }
     if (dc)
         REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {},

@@ -35,7 +35,7 @@ using namespace kernels;
 struct ConvGeometry
 {
     int spatial = 0;
-    std::vector<int> x, w, y;          ///< padded to at least 4 dims (1-D conv gets a unit dim)
+    std::vector<int> x, w, y; ///< padded to at least 4 dims (1-D conv gets a unit dim)
     std::vector<int> pads, strides, dilations;
     int groups = 1;
 };
@@ -51,19 +51,20 @@ bool toInts(const std::vector<int64_t> &v, std::vector<int> &out)
     return true;
 }
 
-Status convGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
-                    const std::vector<int64_t> &y, ConvGeometry &g)
+Status convGeometry(const OpContext &c, const std::vector<int64_t> &x,
+                    const std::vector<int64_t> &w, const std::vector<int64_t> &y, ConvGeometry &g)
 {
     if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
         return c.unsupported("convolution rank (1 to 3 spatial dims)");
     const size_t sp = x.size() - 2;
     g.spatial = static_cast<int>(sp);
-    REMAT_ASSIGN_OR_RETURN(core::exec::WindowAttributes a, windowOf(c, x, std::vector<int64_t>(w.begin() + 2, w.end())));
+    REMAT_ASSIGN_OR_RETURN(core::exec::WindowAttributes a,
+                           windowOf(c, x, std::vector<int64_t>(w.begin() + 2, w.end())));
     std::vector<int64_t> &pads = a.pads, &st = a.strides, &dil = a.dilations;
     for (size_t d = 0; d < sp; ++d)
         if (pads[d] != pads[d + sp])
-            return c.unsupported(fmt::format("asymmetric padding {}/{} (cuDNN pads both sides alike)",
-                                             pads[d], pads[d + sp]));
+            return c.unsupported(fmt::format(
+                "asymmetric padding {}/{} (cuDNN pads both sides alike)", pads[d], pads[d + sp]));
     pads.resize(sp);
     if (!toInts(x, g.x) || !toInts(w, g.w) || !toInts(y, g.y) || !toInts(pads, g.pads) ||
         !toInts(st, g.strides) || !toInts(dil, g.dilations))
@@ -96,7 +97,11 @@ struct TensorDesc
 {
     cudnnTensorDescriptor_t d = nullptr;
     TensorDesc() { cudnnCreateTensorDescriptor(&d); }
-    ~TensorDesc() { if (d) cudnnDestroyTensorDescriptor(d); }
+    ~TensorDesc()
+    {
+        if (d)
+            cudnnDestroyTensorDescriptor(d);
+    }
     TensorDesc(const TensorDesc &) = delete;
     TensorDesc &operator=(const TensorDesc &) = delete;
 };
@@ -104,7 +109,11 @@ struct FilterDesc
 {
     cudnnFilterDescriptor_t d = nullptr;
     FilterDesc() { cudnnCreateFilterDescriptor(&d); }
-    ~FilterDesc() { if (d) cudnnDestroyFilterDescriptor(d); }
+    ~FilterDesc()
+    {
+        if (d)
+            cudnnDestroyFilterDescriptor(d);
+    }
     FilterDesc(const FilterDesc &) = delete;
     FilterDesc &operator=(const FilterDesc &) = delete;
 };
@@ -112,7 +121,11 @@ struct ConvDesc
 {
     cudnnConvolutionDescriptor_t d = nullptr;
     ConvDesc() { cudnnCreateConvolutionDescriptor(&d); }
-    ~ConvDesc() { if (d) cudnnDestroyConvolutionDescriptor(d); }
+    ~ConvDesc()
+    {
+        if (d)
+            cudnnDestroyConvolutionDescriptor(d);
+    }
     ConvDesc(const ConvDesc &) = delete;
     ConvDesc &operator=(const ConvDesc &) = delete;
 };
@@ -129,19 +142,22 @@ Status describe(const OpContext &c, const ConvGeometry &g, ConvDescriptors &d)
     if (!d.x.d || !d.y.d || !d.w.d || !d.conv.d)
         return c.unsupported("cuDNN descriptors could not be created");
     const int nb = static_cast<int>(g.x.size());
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-        cudnnSetTensorNdDescriptor(d.x.d, CUDNN_DATA_FLOAT, nb, g.x.data(), packedStrides(g.x).data()),
-        c.opName + ": x descriptor"));
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-        cudnnSetTensorNdDescriptor(d.y.d, CUDNN_DATA_FLOAT, nb, g.y.data(), packedStrides(g.y).data()),
-        c.opName + ": y descriptor"));
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(cudnnSetTensorNdDescriptor(d.x.d, CUDNN_DATA_FLOAT, nb, g.x.data(),
+                                                 packedStrides(g.x).data()),
+                      c.opName + ": x descriptor"));
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(cudnnSetTensorNdDescriptor(d.y.d, CUDNN_DATA_FLOAT, nb, g.y.data(),
+                                                 packedStrides(g.y).data()),
+                      c.opName + ": y descriptor"));
     REMAT_RETURN_IF_ERROR(cudnnStatusOf(
         cudnnSetFilterNdDescriptor(d.w.d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, nb, g.w.data()),
         c.opName + ": filter descriptor"));
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-        cudnnSetConvolutionNdDescriptor(d.conv.d, g.spatial, g.pads.data(), g.strides.data(),
-                                        g.dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-        c.opName + ": convolution descriptor"));
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(cudnnSetConvolutionNdDescriptor(d.conv.d, g.spatial, g.pads.data(),
+                                                      g.strides.data(), g.dilations.data(),
+                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                      c.opName + ": convolution descriptor"));
     REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetConvolutionGroupCount(d.conv.d, g.groups),
                                         c.opName + ": group count"));
     REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetConvolutionMathType(d.conv.d, CUDNN_FMA_MATH),
@@ -155,7 +171,8 @@ cudnnHandle_t handleOf(const OpContext &c) { return static_cast<cudnnHandle_t>(c
 // kept as a last resort only, so results stay comparable with the CPU reference.
 bool accurate(cudnnConvolutionFwdAlgo_t a)
 {
-    return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+    return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
            a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
 }
 bool accurate(cudnnConvolutionBwdDataAlgo_t a)
@@ -171,8 +188,7 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a)
 /// Picks from heuristic results (fastest first): deterministic, accurate and within `limit`
 /// (the declared workspace), then deterministic within it, then any within it, then the one
 /// needing the least workspace (taken from private scratch).
-template <typename Perf>
-const Perf *pickAlgo(const Perf *perf, int count, size_t limit)
+template <typename Perf> const Perf *pickAlgo(const Perf *perf, int count, size_t limit)
 {
     const Perf *best = nullptr;
     for (int i = 0; i < count; ++i)
@@ -241,11 +257,13 @@ private:
 
 /// Asks cuDNN's heuristics (`query(requested, &returned, perf)`) and picks with pickAlgo.
 template <typename Perf, int Count, typename Query>
-core::Expected<AlgoChoice> chooseAlgo(const OpContext &c, size_t limit, const char *pass, Query &&query)
+core::Expected<AlgoChoice> chooseAlgo(const OpContext &c, size_t limit, const char *pass,
+                                      Query &&query)
 {
     Perf perf[Count];
     int count = 0;
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(query(Count, &count, perf), fmt::format("{}: {} algorithm", c.opName, pass)));
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(query(Count, &count, perf), fmt::format("{}: {} algorithm", c.opName, pass)));
     const Perf *p = pickAlgo(perf, count, limit);
     if (!p)
         return c.unsupported(fmt::format("no cuDNN {} algorithm for this convolution", pass));
@@ -253,7 +271,10 @@ core::Expected<AlgoChoice> chooseAlgo(const OpContext &c, size_t limit, const ch
 }
 
 /// The most workspace an algorithm may take without private scratch: the declared one.
-size_t workspaceLimit(const OpContext &c) { return size_t(std::max<int64_t>(0, c.rt->workspaceBytes())); }
+size_t workspaceLimit(const OpContext &c)
+{
+    return size_t(std::max<int64_t>(0, c.rt->workspaceBytes()));
+}
 
 core::Expected<void *> workspaceFor(const OpContext &c, size_t bytes)
 {
@@ -279,15 +300,17 @@ Status convCudnnF(OpContext &c)
     REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(0, g, limit, [&] {
         return chooseAlgo<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
             c, limit, "forward", [&](int n, int *count, cudnnConvolutionFwdAlgoPerf_t *perf) {
-                return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n, count, perf);
+                return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n,
+                                                              count, perf);
             });
     }));
     REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
     const float one = 1.f, zero = 0.f;
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, x->data, d.w.d, w->data, d.conv.d,
-                                                                cudnnConvolutionFwdAlgo_t(algo.algo), ws, algo.memory,
-                                                                &zero, d.y.d, y->data),
-                                        c.opName + ": convolution forward"));
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, x->data, d.w.d, w->data, d.conv.d,
+                                              cudnnConvolutionFwdAlgo_t(algo.algo), ws, algo.memory,
+                                              &zero, d.y.d, y->data),
+                      c.opName + ": convolution forward"));
     if (b && b->data) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
         std::vector<int64_t> bShape(y->shape.size() - 1, 1);
@@ -320,33 +343,37 @@ Status convCudnnB(OpContext &c)
     if (dx) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
         REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&] {
-            return chooseAlgo<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
-                c, limit, "backward-data", [&](int n, int *count, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
-                    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, n, count,
-                                                                       perf);
+            return chooseAlgo<cudnnConvolutionBwdDataAlgoPerf_t,
+                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+                c, limit, "backward-data",
+                [&](int n, int *count, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d,
+                                                                       d.x.d, n, count, perf);
                 });
         }));
         REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
             cudnnConvolutionBackwardData(h, &one, d.w.d, w->data, d.y.d, dy->data, d.conv.d,
-                                         cudnnConvolutionBwdDataAlgo_t(algo.algo), ws, algo.memory, &zero, d.x.d,
-                                         dx->data),
+                                         cudnnConvolutionBwdDataAlgo_t(algo.algo), ws, algo.memory,
+                                         &zero, d.x.d, dx->data),
             c.opName + ": convolution backward data"));
     }
     if (dw) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
         REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&] {
-            return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
-                c, limit, "backward-filter", [&](int n, int *count, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
-                    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, n, count,
-                                                                         perf);
+            return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t,
+                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+                c, limit, "backward-filter",
+                [&](int n, int *count, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d,
+                                                                         d.w.d, n, count, perf);
                 });
         }));
         REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
             cudnnConvolutionBackwardFilter(h, &one, d.x.d, x->data, d.y.d, dy->data, d.conv.d,
-                                           cudnnConvolutionBwdFilterAlgo_t(algo.algo), ws, algo.memory, &zero,
-                                           d.w.d, dw->data),
+                                           cudnnConvolutionBwdFilterAlgo_t(algo.algo), ws,
+                                           algo.memory, &zero, d.w.d, dw->data),
             c.opName + ": convolution backward filter"));
     }
     if (db) {
@@ -364,8 +391,9 @@ Status convCudnnB(OpContext &c)
 
 /// The convolution whose transpose the node is: input Y-space, filter W, output X-space. False
 /// (with the reason) when cuDNN cannot take it (asymmetric pads): the caller uses im2col.
-Status transposedGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
-                          const std::vector<int64_t> &y, ConvGeometry &g, bool &usable)
+Status transposedGeometry(const OpContext &c, const std::vector<int64_t> &x,
+                          const std::vector<int64_t> &w, const std::vector<int64_t> &y,
+                          ConvGeometry &g, bool &usable)
 {
     usable = false;
     auto a = core::ops::resolveConvTranspose(c.node, x, w);
@@ -405,15 +433,18 @@ Status convTransposeCudnnF(OpContext &c, const ConvGeometry &g)
     const size_t limit = workspaceLimit(c);
     REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&] {
         return chooseAlgo<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
-            c, limit, "backward-data", [&](int n, int *count, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
-                return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, n, count, perf);
+            c, limit, "backward-data",
+            [&](int n, int *count, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+                return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d,
+                                                                   n, count, perf);
             });
     }));
     REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
     const float one = 1.f, zero = 0.f;
-    return cudnnStatusOf(cudnnConvolutionBackwardData(h, &one, d.w.d, w->data, d.y.d, x->data, d.conv.d,
-                                                      cudnnConvolutionBwdDataAlgo_t(algo.algo), ws, algo.memory, &zero,
-                                                      d.x.d, y->data),
+    return cudnnStatusOf(cudnnConvolutionBackwardData(h, &one, d.w.d, w->data, d.y.d, x->data,
+                                                      d.conv.d,
+                                                      cudnnConvolutionBwdDataAlgo_t(algo.algo), ws,
+                                                      algo.memory, &zero, d.x.d, y->data),
                          c.opName + ": transposed convolution forward");
 }
 
@@ -431,29 +462,33 @@ Status convTransposeCudnnB(OpContext &c, const ConvGeometry &g)
         REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(0, g, limit, [&] {
             return chooseAlgo<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
                 c, limit, "forward", [&](int n, int *count, cudnnConvolutionFwdAlgoPerf_t *perf) {
-                    return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, n, count, perf);
+                    return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
+                                                                  n, count, perf);
                 });
         }));
         REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
-        REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, dy->data, d.w.d, w->data, d.conv.d,
-                                                                    cudnnConvolutionFwdAlgo_t(algo.algo), ws,
-                                                                    algo.memory, &zero, d.y.d, dx->data),
-                                            c.opName + ": transposed convolution backward data"));
+        REMAT_RETURN_IF_ERROR(
+            cudnnStatusOf(cudnnConvolutionForward(h, &one, d.x.d, dy->data, d.w.d, w->data,
+                                                  d.conv.d, cudnnConvolutionFwdAlgo_t(algo.algo),
+                                                  ws, algo.memory, &zero, d.y.d, dx->data),
+                          c.opName + ": transposed convolution backward data"));
     }
     if (dw) { // dW: the convolution's filter gradient with dY as its input and X as its output gradient
         REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
         REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&] {
-            return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
-                c, limit, "backward-filter", [&](int n, int *count, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
-                    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, n, count,
-                                                                         perf);
+            return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t,
+                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+                c, limit, "backward-filter",
+                [&](int n, int *count, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+                    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d,
+                                                                         d.w.d, n, count, perf);
                 });
         }));
         REMAT_ASSIGN_OR_RETURN(void *ws, workspaceFor(c, algo.memory));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(
             cudnnConvolutionBackwardFilter(h, &one, d.x.d, dy->data, d.y.d, x->data, d.conv.d,
-                                           cudnnConvolutionBwdFilterAlgo_t(algo.algo), ws, algo.memory, &zero, d.w.d,
-                                           dw->data),
+                                           cudnnConvolutionBwdFilterAlgo_t(algo.algo), ws,
+                                           algo.memory, &zero, d.w.d, dw->data),
             c.opName + ": transposed convolution backward filter"));
     }
     return Status::ok();
@@ -473,13 +508,15 @@ struct Im2colGeometry
     ConvWindow w;
 };
 
-Status im2colGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &wt,
-                      const std::vector<int64_t> &y, Im2colGeometry &g)
+Status im2colGeometry(const OpContext &c, const std::vector<int64_t> &x,
+                      const std::vector<int64_t> &wt, const std::vector<int64_t> &y,
+                      Im2colGeometry &g)
 {
     if (x.size() < 3 || x.size() > 4 || wt.size() != x.size() || y.size() != x.size())
         return c.unsupported("im2col convolution handles 1-D and 2-D only");
     const size_t sp = x.size() - 2;
-    REMAT_ASSIGN_OR_RETURN(const core::exec::WindowAttributes a, windowOf(c, x, std::vector<int64_t>(wt.begin() + 2, wt.end())));
+    REMAT_ASSIGN_OR_RETURN(const core::exec::WindowAttributes a,
+                           windowOf(c, x, std::vector<int64_t>(wt.begin() + 2, wt.end())));
     const std::vector<int64_t> &pads = a.pads, &st = a.strides, &dil = a.dilations;
     g.groups = c.attrInt("group", 1);
     if (g.groups < 1 || x[1] % g.groups != 0 || wt[0] % g.groups != 0)
@@ -517,8 +554,8 @@ Status addBias(OpContext &c, DView *b, DView *y)
     const std::vector<int64_t> ys = contiguousStrides(y->shape);
     if (!buildIter(y->shape, {ys, ys, broadcastStrides(bShape, y->shape)}, it))
         return c.unsupported("rank");
-    return c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float, it, y->data, b->data,
-                                 y->data),
+    return c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float, it, y->data,
+                                 b->data, y->data),
                    "bias");
 }
 
@@ -535,10 +572,12 @@ Status convIm2colF(OpContext &c)
     const int64_t xImage = g.groups * g.cg * g.w.h * g.w.w, yImage = g.groups * g.mg * g.ohw;
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t grp = 0; grp < g.groups; ++grp) {
-            REMAT_RETURN_IF_ERROR(c.check(im2col(c.rt->stream(), g.w, x->f() + n * xImage + grp * g.cg * g.w.h * g.w.w, cols),
-                                          "im2col"));
-            REMAT_RETURN_IF_ERROR(rowGemm(c, false, false, g.mg, g.ohw, g.k, 1.f, w->f() + grp * g.mg * g.k, 0, cols,
-                                          0, 0.f, y->f() + n * yImage + grp * g.mg * g.ohw, 0));
+            REMAT_RETURN_IF_ERROR(c.check(
+                im2col(c.rt->stream(), g.w, x->f() + n * xImage + grp * g.cg * g.w.h * g.w.w, cols),
+                "im2col"));
+            REMAT_RETURN_IF_ERROR(rowGemm(c, false, false, g.mg, g.ohw, g.k, 1.f,
+                                          w->f() + grp * g.mg * g.k, 0, cols, 0, 0.f,
+                                          y->f() + n * yImage + grp * g.mg * g.ohw, 0));
         }
     return addBias(c, c.input(2), y);
 }
@@ -564,23 +603,25 @@ Status convIm2colB(OpContext &c)
         for (int64_t grp = 0; grp < g.groups; ++grp) {
             const float *dyg = dy->f() + n * yImage + grp * g.mg * g.ohw;
             if (dw) { // dW_g += dY_g cols^T, summed over the images in order
-                REMAT_RETURN_IF_ERROR(c.check(im2col(c.rt->stream(), g.w, x->f() + n * xImage + grp * g.cg * plane, cols),
-                                              "im2col"));
-                REMAT_RETURN_IF_ERROR(rowGemm(c, false, true, g.mg, g.k, g.ohw, 1.f, dyg, 0, cols, 0, n > 0 ? 1.f : 0.f,
-                                              dw->f() + grp * g.mg * g.k, 0));
+                REMAT_RETURN_IF_ERROR(c.check(
+                    im2col(c.rt->stream(), g.w, x->f() + n * xImage + grp * g.cg * plane, cols),
+                    "im2col"));
+                REMAT_RETURN_IF_ERROR(rowGemm(c, false, true, g.mg, g.k, g.ohw, 1.f, dyg, 0, cols,
+                                              0, n > 0 ? 1.f : 0.f, dw->f() + grp * g.mg * g.k, 0));
             }
             if (dx) { // dcols = W_g^T dY_g, then gathered back onto the image
-                REMAT_RETURN_IF_ERROR(rowGemm(c, true, false, g.k, g.ohw, g.mg, 1.f, w->f() + grp * g.mg * g.k, 0, dyg,
-                                              0, 0.f, cols, 0));
-                REMAT_RETURN_IF_ERROR(c.check(col2im(c.rt->stream(), g.w, cols, dx->f() + n * xImage + grp * g.cg * plane),
-                                              "col2im"));
+                REMAT_RETURN_IF_ERROR(rowGemm(c, true, false, g.k, g.ohw, g.mg, 1.f,
+                                              w->f() + grp * g.mg * g.k, 0, dyg, 0, 0.f, cols, 0));
+                REMAT_RETURN_IF_ERROR(c.check(
+                    col2im(c.rt->stream(), g.w, cols, dx->f() + n * xImage + grp * g.cg * plane),
+                    "col2im"));
             }
         }
     if (db) {
         std::vector<int64_t> target(dy->shape.size() - 1, 1);
         target[0] = dy->shape[1];
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {}, nullptr, target,
-                                            db->f()));
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {},
+                                            nullptr, target, db->f()));
     }
     return Status::ok();
 }
@@ -614,14 +655,16 @@ struct TransposeIm2col
     ConvWindow w;
 };
 
-Status transposeIm2colGeometry(const OpContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &wt,
-                               const std::vector<int64_t> &y, TransposeIm2col &g)
+Status transposeIm2colGeometry(const OpContext &c, const std::vector<int64_t> &x,
+                               const std::vector<int64_t> &wt, const std::vector<int64_t> &y,
+                               TransposeIm2col &g)
 {
     auto a = core::ops::resolveConvTranspose(c.node, x, wt);
     if (!a)
         return c.error(a.status().message());
     if (x.size() > 4)
-        return c.unsupported("3-D ConvTranspose with asymmetric pads (cuDNN pads both sides alike; im2col handles 1-D and 2-D)");
+        return c.unsupported("3-D ConvTranspose with asymmetric pads (cuDNN pads both sides alike; "
+                             "im2col handles 1-D and 2-D)");
     const bool oneD = x.size() == 3;
     g.n = x[0];
     g.groups = a->groups;
@@ -655,8 +698,9 @@ Status convTransposeIm2colF(OpContext &c)
     float *cols = static_cast<float *>(colsRaw);
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t grp = 0; grp < g.groups; ++grp) {
-            REMAT_RETURN_IF_ERROR(rowGemm(c, true, false, g.rows, g.inPlane, g.cg, 1.f, w->f() + grp * g.cg * g.rows, 0,
-                                          x->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0, 0.f, cols, 0));
+            REMAT_RETURN_IF_ERROR(
+                rowGemm(c, true, false, g.rows, g.inPlane, g.cg, 1.f, w->f() + grp * g.cg * g.rows,
+                        0, x->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0, 0.f, cols, 0));
             REMAT_RETURN_IF_ERROR(c.check(col2im(c.rt->stream(), g.w, cols,
                                                  y->f() + (n * g.groups + grp) * g.mg * g.outPlane),
                                           "col2im"));
@@ -682,16 +726,19 @@ Status convTransposeIm2colB(OpContext &c)
     float *cols = static_cast<float *>(colsRaw);
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t grp = 0; grp < g.groups; ++grp) {
-            REMAT_RETURN_IF_ERROR(c.check(im2col(c.rt->stream(), g.w, dy->f() + (n * g.groups + grp) * g.mg * g.outPlane,
-                                                 cols),
-                                          "im2col"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(im2col(c.rt->stream(), g.w,
+                               dy->f() + (n * g.groups + grp) * g.mg * g.outPlane, cols),
+                        "im2col"));
             if (dx)
-                REMAT_RETURN_IF_ERROR(rowGemm(c, false, false, g.cg, g.inPlane, g.rows, 1.f, w->f() + grp * g.cg * g.rows,
-                                              0, cols, 0, 0.f, dx->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0));
+                REMAT_RETURN_IF_ERROR(rowGemm(
+                    c, false, false, g.cg, g.inPlane, g.rows, 1.f, w->f() + grp * g.cg * g.rows, 0,
+                    cols, 0, 0.f, dx->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0));
             if (dw)
                 REMAT_RETURN_IF_ERROR(rowGemm(c, false, true, g.cg, g.rows, g.inPlane, 1.f,
-                                              x->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0, cols, 0,
-                                              n > 0 ? 1.f : 0.f, dw->f() + grp * g.cg * g.rows, 0));
+                                              x->f() + (n * g.groups + grp) * g.cg * g.inPlane, 0,
+                                              cols, 0, n > 0 ? 1.f : 0.f,
+                                              dw->f() + grp * g.cg * g.rows, 0));
         }
     return Status::ok();
 }
@@ -741,8 +788,8 @@ Status convTransposeB(OpContext &c)
     if (DView *db = c.inputGrad(2)) {
         std::vector<int64_t> target(dy->shape.size() - 1, 1);
         target[0] = dy->shape[1];
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {}, nullptr, target,
-                                            db->f()));
+        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {},
+                                            nullptr, target, db->f()));
     }
     return Status::ok();
 }

@@ -25,8 +25,7 @@ Status elemTypeOf(const OpContext &c, const DView &v, ElemType &t)
     case DataType::Float: t = ElemType::Float; return Status::ok();
     case DataType::Int64: t = ElemType::Int64; return Status::ok();
     case DataType::Bool: t = ElemType::Bool; return Status::ok();
-    default:
-        return c.unsupported("dtype " + core::ir::dataTypeName(v.dtype));
+    default: return c.unsupported("dtype " + core::ir::dataTypeName(v.dtype));
     }
 }
 
@@ -41,8 +40,7 @@ Status broadcastIter(const OpContext &c, const std::vector<std::vector<int64_t>>
     return Status::ok();
 }
 
-template <BinaryOp op, typename Fn>
-Status binaryOp(OpContext &c)
+template <BinaryOp op, typename Fn> Status binaryOp(OpContext &c)
 {
     DView *a = c.input(0), *b = c.input(1), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(a, "A"));
@@ -57,8 +55,9 @@ Status binaryOp(OpContext &c)
         return c.error("shapes do not broadcast to the output");
     NdIter it;
     REMAT_RETURN_IF_ERROR(broadcastIter(c, {a->shape, b->shape}, out, it));
-    return c.check(binaryForward(c.rt->stream(), op, t, it, a->data, b->data, y->data, Fn::params(c)),
-                   "binary");
+    return c.check(
+        binaryForward(c.rt->stream(), op, t, it, a->data, b->data, y->data, Fn::params(c)),
+        "binary");
 }
 
 Status whereOp(OpContext &c)
@@ -89,7 +88,8 @@ Status sumOp(OpContext &c)
         NdIter it;
         if (first) {
             REMAT_RETURN_IF_ERROR(broadcastIter(c, {x->shape}, y->shape, it));
-            REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, x->data, y->data, 4), "copy"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(stridedCopy(c.rt->stream(), it, x->data, y->data, 4), "copy"));
             first = false;
             continue;
         }
@@ -137,8 +137,7 @@ Status sumGrad(OpContext &c)
 /// The backward of a differentiable binary op of the shared table (core/ops/elementwise_math.h;
 /// core/exec/cpu expands the same rows): dA and dB reduced from dy times the partials, reading
 /// only the operands each partial names.
-template <GradTerm TermA, GradTerm TermB, typename Fn>
-Status binaryTableGrad(OpContext &c)
+template <GradTerm TermA, GradTerm TermB, typename Fn> Status binaryTableGrad(OpContext &c)
 {
     DView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dC"));
@@ -152,9 +151,11 @@ Status binaryTableGrad(OpContext &c)
     const void *pa = (reads & core::ops::ew::kA) ? a->data : nullptr;
     const void *pb = (reads & core::ops::ew::kB) ? b->data : nullptr;
     if (DView *da = c.inputGrad(0))
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, TermA, dy->shape, dy->f(), sa, pa, sb, pb, da->shape, da->f()));
+        REMAT_RETURN_IF_ERROR(
+            reduceTermsTo(c, TermA, dy->shape, dy->f(), sa, pa, sb, pb, da->shape, da->f()));
     if (DView *db = c.inputGrad(1))
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, TermB, dy->shape, dy->f(), sa, pa, sb, pb, db->shape, db->f()));
+        REMAT_RETURN_IF_ERROR(
+            reduceTermsTo(c, TermB, dy->shape, dy->f(), sa, pa, sb, pb, db->shape, db->f()));
     return Status::ok();
 }
 
@@ -173,8 +174,7 @@ Status whereGrad(OpContext &c)
 
 // ---- unary --------------------------------------------------------------------------------
 
-template <typename Fn>
-Status unaryParams(OpContext &c, UnaryParams &p)
+template <typename Fn> Status unaryParams(OpContext &c, UnaryParams &p)
 {
     p = Fn::params(c);
     if constexpr (Fn::boundsFromInputs) {
@@ -189,8 +189,7 @@ Status unaryParams(OpContext &c, UnaryParams &p)
     return Status::ok();
 }
 
-template <UnaryOp op, typename Fn>
-Status unaryFwd(OpContext &c)
+template <UnaryOp op, typename Fn> Status unaryFwd(OpContext &c)
 {
     UnaryParams p;
     REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
@@ -200,8 +199,7 @@ Status unaryFwd(OpContext &c)
     return c.check(unaryForward(c.rt->stream(), op, p, x->f(), y->f(), y->numel()), "unary");
 }
 
-template <UnaryOp op, typename Fn>
-Status unaryBwd(OpContext &c)
+template <UnaryOp op, typename Fn> Status unaryBwd(OpContext &c)
 {
     using core::ops::ew::Reads;
     UnaryParams p;
@@ -285,8 +283,8 @@ Status dropoutF(OpContext &c)
         if (y)
             REMAT_RETURN_IF_ERROR(copyDevice(c, y->data, x->data, n * 4));
         if (mask)
-            REMAT_RETURN_IF_ERROR(c.check(cudaMemsetAsync(mask->data, 1, size_t(n), c.rt->stream()),
-                                          "mask fill"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(cudaMemsetAsync(mask->data, 1, size_t(n), c.rt->stream()), "mask fill"));
         return Status::ok();
     }
     // The mask is drawn on the host from the per-op seed with the CPU reference's generator, so
@@ -302,9 +300,9 @@ Status dropoutF(OpContext &c)
     // uploadAsync is ordered on the stream; the host vector must outlive it: wait here.
     REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "mask upload"));
     if (y)
-        REMAT_RETURN_IF_ERROR(c.check(dropoutBackward(c.rt->stream(), x->f(), dmask, y->f(), n,
-                                                      float(ratio), c.seed),
-                                      "dropout"));
+        REMAT_RETURN_IF_ERROR(
+            c.check(dropoutBackward(c.rt->stream(), x->f(), dmask, y->f(), n, float(ratio), c.seed),
+                    "dropout"));
     return Status::ok();
 }
 
@@ -341,7 +339,7 @@ void addElementwiseOps(OpTable &t)
 #define REMAT_CUDA_COMPARE(Name, Since) t[#Name] = binaryOp<BinaryOp::Name, ew::NoParams>;
     REMAT_EW_COMPARE_OPS(REMAT_CUDA_COMPARE)
 #undef REMAT_CUDA_COMPARE
-#define REMAT_CUDA_UNARY(Name, HostF, HostG, Family, Since)                                                       \
+#define REMAT_CUDA_UNARY(Name, HostF, HostG, Family, Since)                                        \
     t[#Name] = unaryFwd<UnaryOp::Name, ew::Name>;                                                  \
     t[#Name "Grad"] = unaryBwd<UnaryOp::Name, ew::Name>;
     REMAT_EW_UNARY_OPS(REMAT_CUDA_UNARY)

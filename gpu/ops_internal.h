@@ -25,12 +25,13 @@ using core::exec::normalizeAxis;
 int64_t numelOf(const std::vector<int64_t> &shape);
 
 /// Sums `src` (shape srcShape, contiguous) into dst (shape dstShape, broadcastable to srcShape).
-core::Status reduceToShape(const OpContext &c, const float *src, const std::vector<int64_t> &srcShape,
-                           float *dst, const std::vector<int64_t> &dstShape);
+core::Status reduceToShape(const OpContext &c, const float *src,
+                           const std::vector<int64_t> &srcShape, float *dst,
+                           const std::vector<int64_t> &dstShape);
 /// The node's window attributes for input shape `x` and `kernel` (core/exec/window_geometry.h:
 /// the same rules as the CPU backend's); errors name the op.
-core::Expected<core::exec::WindowAttributes> windowOf(const OpContext &c, const std::vector<int64_t> &x,
-                                                      std::vector<int64_t> kernel);
+core::Expected<core::exec::WindowAttributes>
+windowOf(const OpContext &c, const std::vector<int64_t> &x, std::vector<int64_t> kernel);
 /// Contiguous device copy of `bytes` on the op's stream.
 core::Status copyDevice(const OpContext &c, void *dst, const void *src, int64_t bytes);
 /// Zero-fills on the op's stream.
@@ -55,7 +56,7 @@ core::Status reduceTermsTo(const OpContext &c, kernels::GradTerm term,
 /// stored [M,K] (or [K,M] when transX), Y [K,N] (or [N,K]); `batch` matrices with element
 /// strides sx, sy, sz (0: the same matrix for every batch).
 core::Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, int64_t n, int64_t k,
-                     float alpha, const float *x, int64_t sx, const float *y, int64_t sy, float beta,
-                     float *z, int64_t sz, int64_t batch = 1);
+                     float alpha, const float *x, int64_t sx, const float *y, int64_t sy,
+                     float beta, float *z, int64_t sz, int64_t batch = 1);
 
 } // namespace remat::gpu

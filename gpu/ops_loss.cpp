@@ -58,9 +58,9 @@ Status accumulateOp(OpContext &c)
             chunk.push_back(y->f());
         while (at < parts.size() && chunk.size() < 8)
             chunk.push_back(parts[at++]);
-        REMAT_RETURN_IF_ERROR(c.check(sumArrays(c.rt->stream(), chunk.data(), int(chunk.size()),
-                                                y->f(), y->numel()),
-                                      "accumulate"));
+        REMAT_RETURN_IF_ERROR(
+            c.check(sumArrays(c.rt->stream(), chunk.data(), int(chunk.size()), y->f(), y->numel()),
+                    "accumulate"));
         first = false;
     }
     return Status::ok();

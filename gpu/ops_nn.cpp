@@ -59,7 +59,8 @@ Status batchNormF(OpContext &c)
             if (inMean)
                 REMAT_RETURN_IF_ERROR(copyDevice(c, outMean->data, inMean->data, sh.c * 4));
             else
-                REMAT_RETURN_IF_ERROR(c.check(fillFloat(s, outMean->f(), 0.f, sh.c), "running mean"));
+                REMAT_RETURN_IF_ERROR(
+                    c.check(fillFloat(s, outMean->f(), 0.f, sh.c), "running mean"));
             runMean = outMean->f();
         }
         if (outVar) {
@@ -71,11 +72,10 @@ Status batchNormF(OpContext &c)
         }
     }
     DView *savedMean = c.output(3), *savedInv = c.output(4);
-    return c.check(batchNormTrainForward(s, sh, x->f(), scale ? scale->f() : nullptr,
-                                         bias ? bias->f() : nullptr, y->f(),
-                                         savedMean ? savedMean->f() : nullptr,
-                                         savedInv ? savedInv->f() : nullptr, runMean, runVar,
-                                         momentum, eps),
+    return c.check(batchNormTrainForward(
+                       s, sh, x->f(), scale ? scale->f() : nullptr, bias ? bias->f() : nullptr,
+                       y->f(), savedMean ? savedMean->f() : nullptr,
+                       savedInv ? savedInv->f() : nullptr, runMean, runVar, momentum, eps),
                    "batch norm");
 }
 
@@ -90,13 +90,12 @@ Status batchNormB(OpContext &c)
     if (dx)
         REMAT_RETURN_IF_ERROR(c.requireFloat(scale, "scale"));
     DView *savedMean = c.output(3), *savedInv = c.output(4);
-    return c.check(batchNormTrainBackward(c.rt->stream(), bnShape(x->shape), x->f(),
-                                          scale ? scale->f() : nullptr, dy->f(),
-                                          savedMean ? savedMean->f() : nullptr,
-                                          savedInv ? savedInv->f() : nullptr, dx ? dx->f() : nullptr,
-                                          dScale ? dScale->f() : nullptr,
-                                          dBias ? dBias->f() : nullptr,
-                                          float(c.attrFloat("epsilon", 1e-5))),
+    return c.check(batchNormTrainBackward(
+                       c.rt->stream(), bnShape(x->shape), x->f(), scale ? scale->f() : nullptr,
+                       dy->f(), savedMean ? savedMean->f() : nullptr,
+                       savedInv ? savedInv->f() : nullptr, dx ? dx->f() : nullptr,
+                       dScale ? dScale->f() : nullptr, dBias ? dBias->f() : nullptr,
+                       float(c.attrFloat("epsilon", 1e-5))),
                    "batch norm backward");
 }
 
@@ -146,8 +145,8 @@ Status layerNormB(OpContext &c)
     if ((!mean || !inv) && (dScale || dBias)) {
         REMAT_ASSIGN_OR_RETURN(void *stats, c.rt->scratch(rows * 8));
         float *m = static_cast<float *>(stats);
-        REMAT_RETURN_IF_ERROR(
-            c.check(layerNormRowStats(c.rt->stream(), x->f(), m, m + rows, rows, cols, eps), "stats"));
+        REMAT_RETURN_IF_ERROR(c.check(
+            layerNormRowStats(c.rt->stream(), x->f(), m, m + rows, rows, cols, eps), "stats"));
         mean = m;
         inv = m + rows;
     }
@@ -183,7 +182,8 @@ Status softmaxFwd(OpContext &c, bool log)
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
     int64_t outer, len, inner;
     REMAT_RETURN_IF_ERROR(softmaxGeometry(c, x->shape, outer, len, inner));
-    return c.check(softmaxForward(c.rt->stream(), x->f(), y->f(), outer, len, inner, log), "softmax");
+    return c.check(softmaxForward(c.rt->stream(), x->f(), y->f(), outer, len, inner, log),
+                   "softmax");
 }
 
 Status softmaxBwd(OpContext &c, bool log)
@@ -197,9 +197,10 @@ Status softmaxBwd(OpContext &c, bool log)
     if (!py) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(x, "input or output"));
         REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(x->numel() * 4));
-        REMAT_RETURN_IF_ERROR(c.check(softmaxForward(c.rt->stream(), x->f(), static_cast<float *>(tmp),
-                                                     outer, len, inner, log),
-                                      "softmax (recomputed for backward)"));
+        REMAT_RETURN_IF_ERROR(
+            c.check(softmaxForward(c.rt->stream(), x->f(), static_cast<float *>(tmp), outer, len,
+                                   inner, log),
+                    "softmax (recomputed for backward)"));
         py = static_cast<const float *>(tmp);
     }
     return c.check(softmaxBackward(c.rt->stream(), py, dy->f(), dx->f(), outer, len, inner, log),
@@ -247,9 +248,9 @@ Status maxPoolF(OpContext &c)
         return c.unsupported("storage_order 1");
     PoolShape p;
     REMAT_RETURN_IF_ERROR(poolShape(c, x->shape, y->shape, p));
-    return c.check(maxPoolForward(c.rt->stream(), p, x->f(), y->f(),
-                                  idx ? idx->as<long long>() : nullptr),
-                   "max pool");
+    return c.check(
+        maxPoolForward(c.rt->stream(), p, x->f(), y->f(), idx ? idx->as<long long>() : nullptr),
+        "max pool");
 }
 
 Status maxPoolB(OpContext &c)
@@ -310,9 +311,9 @@ Status globalAvgB(OpContext &c)
     NdIter it;
     if (!buildIter({planes, spatial}, {{spatial, 1}, {1, 0}}, it))
         return c.unsupported("rank");
-    REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
-    return c.check(scaleFloats(c.rt->stream(), 1.f / float(spatial), dx->f(),
-                                dx->f(), dx->numel()),
+    REMAT_RETURN_IF_ERROR(
+        c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
+    return c.check(scaleFloats(c.rt->stream(), 1.f / float(spatial), dx->f(), dx->f(), dx->numel()),
                    "scale");
 }
 
@@ -338,7 +339,8 @@ Status reduceShape(OpContext &c, const std::vector<int64_t> &inShape, std::vecto
 
 /// A reduction's forward operands checked (float data and output) and its kept shape: the
 /// preamble of every Reduce* forward here.
-Status reduceForwardShape(OpContext &c, const DView *x, const DView *y, std::vector<int64_t> &kept, int64_t &count)
+Status reduceForwardShape(OpContext &c, const DView *x, const DView *y, std::vector<int64_t> &kept,
+                          int64_t &count)
 {
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "reduced"));
@@ -368,14 +370,16 @@ Status reduceB(OpContext &c, bool mean)
     int64_t count;
     REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
     NdIter it;
-    if (!buildIter(dx->shape, {contiguousStrides(dx->shape), broadcastStrides(kept, dx->shape)}, it))
+    if (!buildIter(dx->shape, {contiguousStrides(dx->shape), broadcastStrides(kept, dx->shape)},
+                   it))
         return c.unsupported("rank above 8");
-    REMAT_RETURN_IF_ERROR(c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
+    REMAT_RETURN_IF_ERROR(
+        c.check(stridedCopy(c.rt->stream(), it, dy->data, dx->data, 4), "broadcast"));
     if (!mean || count <= 1)
         return Status::ok();
-    return c.check(scaleFloats(c.rt->stream(), float(1.0 / double(count)),
-                                dx->f(), dx->f(), dx->numel()),
-                   "scale");
+    return c.check(
+        scaleFloats(c.rt->stream(), float(1.0 / double(count)), dx->f(), dx->f(), dx->numel()),
+        "scale");
 }
 /// ReduceSumSquare, ReduceL2 and ReduceL1 (the CPU reference's kernels_nn.cpp definitions).
 enum class Norm { SumSquare, L2, L1 };
@@ -389,12 +393,16 @@ Status reduceNormF(OpContext &c, Norm kind)
     if (kind == Norm::L1) {
         REMAT_ASSIGN_OR_RETURN(void *raw, c.rt->scratch(x->numel() * 4));
         float *absX = static_cast<float *>(raw);
-        REMAT_RETURN_IF_ERROR(c.check(unaryForward(c.rt->stream(), UnaryOp::Abs, {}, x->f(), absX, x->numel()), "abs"));
-        return reduceTermsTo(c, GradTerm::Dy, x->shape, absX, {}, nullptr, {}, nullptr, kept, y->f());
+        REMAT_RETURN_IF_ERROR(c.check(
+            unaryForward(c.rt->stream(), UnaryOp::Abs, {}, x->f(), absX, x->numel()), "abs"));
+        return reduceTermsTo(c, GradTerm::Dy, x->shape, absX, {}, nullptr, {}, nullptr, kept,
+                             y->f());
     }
-    REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::DyTimesA, x->shape, x->f(), x->shape, x->f(), {}, nullptr, kept, y->f()));
+    REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::DyTimesA, x->shape, x->f(), x->shape, x->f(),
+                                        {}, nullptr, kept, y->f()));
     if (kind == Norm::L2)
-        REMAT_RETURN_IF_ERROR(c.check(unaryForward(c.rt->stream(), UnaryOp::Sqrt, {}, y->f(), y->f(), y->numel()), "sqrt"));
+        REMAT_RETURN_IF_ERROR(c.check(
+            unaryForward(c.rt->stream(), UnaryOp::Sqrt, {}, y->f(), y->f(), y->numel()), "sqrt"));
     return Status::ok();
 }
 
@@ -409,24 +417,31 @@ Status reduceNormB(OpContext &c, Norm kind)
     std::vector<int64_t> kept;
     int64_t count;
     REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
-    const std::vector<int64_t> own = contiguousStrides(dx->shape), spread = broadcastStrides(kept, dx->shape);
+    const std::vector<int64_t> own = contiguousStrides(dx->shape),
+                               spread = broadcastStrides(kept, dx->shape);
     NdIter it;
     cudaStream_t s = c.rt->stream();
     if (kind == Norm::L2) { // dx = (dy / y) x, both broadcast from the kept shape
         if (!buildIter(dx->shape, {own, spread, spread}, it))
             return c.unsupported("rank above 8");
-        REMAT_RETURN_IF_ERROR(c.check(binaryForward(s, BinaryOp::Div, ElemType::Float, it, dy->data, y->data, dx->data), "divide"));
+        REMAT_RETURN_IF_ERROR(c.check(
+            binaryForward(s, BinaryOp::Div, ElemType::Float, it, dy->data, y->data, dx->data),
+            "divide"));
     } else {
         if (!buildIter(dx->shape, {own, spread}, it))
             return c.unsupported("rank above 8");
         REMAT_RETURN_IF_ERROR(c.check(stridedCopy(s, it, dy->data, dx->data, 4), "broadcast"));
     }
     if (kind == Norm::L1) // dy sign(x): Abs's derivative
-        return c.check(unaryBackward(s, UnaryOp::Abs, {}, x->f(), nullptr, dx->f(), dx->f(), dx->numel()), "sign");
+        return c.check(
+            unaryBackward(s, UnaryOp::Abs, {}, x->f(), nullptr, dx->f(), dx->f(), dx->numel()),
+            "sign");
     NdIter flat;
     if (!buildIter(dx->shape, {own, own, own}, flat))
         return c.unsupported("rank above 8");
-    REMAT_RETURN_IF_ERROR(c.check(binaryForward(s, BinaryOp::Mul, ElemType::Float, flat, dx->data, x->data, dx->data), "times x"));
+    REMAT_RETURN_IF_ERROR(
+        c.check(binaryForward(s, BinaryOp::Mul, ElemType::Float, flat, dx->data, x->data, dx->data),
+                "times x"));
     if (kind == Norm::SumSquare)
         return c.check(scaleFloats(s, 2.f, dx->f(), dx->f(), dx->numel()), "scale");
     return Status::ok();
@@ -456,7 +471,8 @@ Status reduceExtremumF(OpContext &c, bool isMax)
         return c.error("reducing an empty tensor has no extremum");
     NdIter keptIt, redIt;
     REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
-    return c.check(reduceExtremum(c.rt->stream(), isMax, keptIt, redIt, x->f(), y->f()), "reduce extremum");
+    return c.check(reduceExtremum(c.rt->stream(), isMax, keptIt, redIt, x->f(), y->f()),
+                   "reduce extremum");
 }
 
 Status reduceExtremumB(OpContext &c)
@@ -473,8 +489,9 @@ Status reduceExtremumB(OpContext &c)
         return c.error("output gradient size mismatch");
     NdIter keptIt, redIt;
     REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
-    return c.check(reduceExtremumBackward(c.rt->stream(), keptIt, redIt, x->f(), y->f(), dy->f(), dx->f()),
-                   "reduce extremum backward");
+    return c.check(
+        reduceExtremumBackward(c.rt->stream(), keptIt, redIt, x->f(), y->f(), dy->f(), dx->f()),
+        "reduce extremum backward");
 }
 
 Status reduceMeanF(OpContext &c) { return reduceF(c, true); }

@@ -19,16 +19,18 @@ using core::ops::RecurrentKind;
 using namespace kernels;
 
 /// Row-major C[m, n] = alpha op(A) op(B) + beta C with leading dims (elements).
-Status ldGemm(const OpContext &c, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-              int64_t lda, const float *b, int64_t ldb, float beta, float *out, int64_t ldc)
+Status ldGemm(const OpContext &c, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+              float *out, int64_t ldc)
 {
     if (m == 0 || n == 0)
         return Status::ok();
     const int64_t limit = (int64_t(1) << 31) - 1;
     if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
         return c.unsupported("matrix dims above 2^31");
-    return c.checkBlas(cublasSgemm(c.rt->cublas(), transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                   int(n), int(m), int(k), &alpha, b, int(ldb), a, int(lda), &beta, out, int(ldc)),
+    return c.checkBlas(cublasSgemm(c.rt->cublas(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k),
+                                   &alpha, b, int(ldb), a, int(lda), &beta, out, int(ldc)),
                        "sgemm");
 }
 
@@ -55,11 +57,13 @@ core::Expected<Setup> setupOf(OpContext &c, RecurrentKind kind, const std::vecto
             return c.error("sequence_lens needs one length per batch row");
         for (size_t i = 0; i < s.hostLengths.size(); ++i)
             if (s.hostLengths[i] < 0 || s.hostLengths[i] > s.cfg.seq)
-                return c.error(fmt::format("sequence_lens[{}] = {} is outside [0, {}]", i, s.hostLengths[i], s.cfg.seq));
+                return c.error(fmt::format("sequence_lens[{}] = {} is outside [0, {}]", i,
+                                           s.hostLengths[i], s.cfg.seq));
         REMAT_ASSIGN_OR_RETURN(void *dev, c.rt->scratch(s.cfg.batch * 8));
         REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(dev, s.hostLengths.data(), s.cfg.batch * 8));
         // the host vector must outlive the copy
-        REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "sequence_lens upload"));
+        REMAT_RETURN_IF_ERROR(
+            c.check(cudaStreamSynchronize(c.rt->stream()), "sequence_lens upload"));
         s.lengths = static_cast<const int64_t *>(dev);
     }
     const int64_t D = s.cfg.directions, G = s.cfg.gates, H = s.cfg.hidden;
@@ -80,7 +84,9 @@ RecurrentStep stepOf(const Setup &s, int64_t d)
 {
     RecurrentStep st;
     st.p = s.cfg.cell[d];
-    st.cell = s.kind == RecurrentKind::Lstm ? RecurrentCell::Lstm : (s.kind == RecurrentKind::Gru ? RecurrentCell::Gru : RecurrentCell::Rnn);
+    st.cell = s.kind == RecurrentKind::Lstm
+                  ? RecurrentCell::Lstm
+                  : (s.kind == RecurrentKind::Gru ? RecurrentCell::Gru : RecurrentCell::Rnn);
     st.seq = s.cfg.seq;
     st.batch = s.cfg.batch;
     st.hidden = s.cfg.hidden;
@@ -108,14 +114,17 @@ Status recurrentF(OpContext &c, RecurrentKind kind)
     REMAT_RETURN_IF_ERROR(c.requireFloat(r, "R"));
     REMAT_ASSIGN_OR_RETURN(const Setup s, setupOf(c, kind, x->shape, w->shape, r->shape));
     const RecurrentConfig &cfg = s.cfg;
-    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden, GH = G * H, I = cfg.input;
+    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden,
+                  GH = G * H, I = cfg.input;
     cudaStream_t stream = c.rt->stream();
-    DView *y = c.output(0), *yh = c.output(1), *yc = kind == RecurrentKind::Lstm ? c.output(2) : nullptr;
+    DView *y = c.output(0), *yh = c.output(1),
+          *yc = kind == RecurrentKind::Lstm ? c.output(2) : nullptr;
     for (size_t k = 0; k < c.out.size(); ++k)
         if (DView *o = c.output(k); o && o->data && (k == 0 || k >= size_t(cfg.firstSaved())))
             REMAT_RETURN_IF_ERROR(zeroDevice(c, o->data, o->numel() * 4));
     REMAT_ASSIGN_OR_RETURN(void *raw, c.rt->scratch((T * B * GH + B * GH + 3 * B * H) * 4));
-    float *proj = static_cast<float *>(raw), *hg = proj + T * B * GH, *h = hg + B * GH, *cs = h + B * H, *rh = cs + B * H;
+    float *proj = static_cast<float *>(raw), *hg = proj + T * B * GH, *h = hg + B * GH,
+          *cs = h + B * H, *rh = cs + B * H;
     RecurrentForwardBuffers buf;
     buf.proj = proj;
     buf.hg = hg;
@@ -125,27 +134,33 @@ Status recurrentF(OpContext &c, RecurrentKind kind)
     buf.y = dataOf(y);
     for (int k = 0; k < 5; ++k)
         buf.saved[k] = savedOf(c, cfg, k);
-    DView *bias = c.input(3), *h0 = c.input(5), *c0 = kind == RecurrentKind::Lstm ? c.input(6) : nullptr;
+    DView *bias = c.input(3), *h0 = c.input(5),
+          *c0 = kind == RecurrentKind::Lstm ? c.input(6) : nullptr;
     DView *peep = kind == RecurrentKind::Lstm ? c.input(7) : nullptr;
     for (int64_t d = 0; d < D; ++d) {
         RecurrentStep st = stepOf(s, d);
         const float *wd = w->f() + d * GH * I, *rd = r->f() + d * GH * H;
-        const float *wb = dataOf(bias) ? bias->f() + d * 2 * GH : nullptr, *rb = wb ? wb + GH : nullptr;
+        const float *wb = dataOf(bias) ? bias->f() + d * 2 * GH : nullptr,
+                    *rb = wb ? wb + GH : nullptr;
         buf.peep = dataOf(peep) ? peep->f() + d * 3 * H : nullptr;
         REMAT_RETURN_IF_ERROR(c.check(fillRecurrentRows(stream, proj, wb, T * B, GH), "bias rows"));
-        REMAT_RETURN_IF_ERROR(ldGemm(c, false, true, T * B, GH, I, 1.f, x->f(), I, wd, I, 1.f, proj, GH));
+        REMAT_RETURN_IF_ERROR(
+            ldGemm(c, false, true, T * B, GH, I, 1.f, x->f(), I, wd, I, 1.f, proj, GH));
         REMAT_RETURN_IF_ERROR(c.check(loadRecurrentState(stream, st, dataOf(h0), h), "initial_h"));
         REMAT_RETURN_IF_ERROR(c.check(loadRecurrentState(stream, st, dataOf(c0), cs), "initial_c"));
         if (kind == RecurrentKind::Rnn && buf.saved[0])
-            REMAT_RETURN_IF_ERROR(c.check(rnnSaveInitial(stream, st, h, buf.saved[0]), "saved initial state"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(rnnSaveInitial(stream, st, h, buf.saved[0]), "saved initial state"));
         const bool twoPhase = kind == RecurrentKind::Gru && !st.p.linearBeforeReset;
         for (int64_t step = 0; step < T; ++step) {
             st.step = step;
             REMAT_RETURN_IF_ERROR(c.check(fillRecurrentRows(stream, hg, rb, B, GH), "bias rows"));
-            REMAT_RETURN_IF_ERROR(ldGemm(c, false, true, B, twoPhase ? 2 * H : GH, H, 1.f, h, H, rd, H, 1.f, hg, GH));
+            REMAT_RETURN_IF_ERROR(
+                ldGemm(c, false, true, B, twoPhase ? 2 * H : GH, H, 1.f, h, H, rd, H, 1.f, hg, GH));
             if (twoPhase) {
                 REMAT_RETURN_IF_ERROR(c.check(gruResetHidden(stream, st, buf), "reset hidden"));
-                REMAT_RETURN_IF_ERROR(ldGemm(c, false, true, B, H, H, 1.f, rh, H, rd + 2 * H * H, H, 1.f, hg + 2 * H, GH));
+                REMAT_RETURN_IF_ERROR(ldGemm(c, false, true, B, H, H, 1.f, rh, H, rd + 2 * H * H, H,
+                                             1.f, hg + 2 * H, GH));
             }
             REMAT_RETURN_IF_ERROR(c.check(recurrentStepForward(stream, st, buf), "step"));
         }
@@ -172,7 +187,8 @@ Status recurrentB(OpContext &c, RecurrentKind kind)
     if (dw)
         REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
     const RecurrentConfig &cfg = s.cfg;
-    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden, GH = G * H, I = cfg.input;
+    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden,
+                  GH = G * H, I = cfg.input;
     const int needed = kind == RecurrentKind::Rnn ? 1 : (kind == RecurrentKind::Gru ? 5 : 4);
     RecurrentBackwardBuffers buf;
     for (int k = 0; k < needed; ++k) {
@@ -181,13 +197,19 @@ Status recurrentB(OpContext &c, RecurrentKind kind)
             return c.error("missing operand: saved state");
     }
     cudaStream_t stream = c.rt->stream();
-    DView *gy = c.outputGrad(0), *gyh = c.outputGrad(1), *gyc = kind == RecurrentKind::Lstm ? c.outputGrad(2) : nullptr;
+    DView *gy = c.outputGrad(0), *gyh = c.outputGrad(1),
+          *gyc = kind == RecurrentKind::Lstm ? c.outputGrad(2) : nullptr;
     buf.gy = dataOf(gy);
     DView *peep = kind == RecurrentKind::Lstm ? c.input(7) : nullptr;
-    const int64_t floats = T * B * GH + 2 * B * GH + 4 * B * H + (dataOf(peep) ? T * B * 3 * H : 0) + T * B + GH * H + 2 * GH;
+    const int64_t floats = T * B * GH + 2 * B * GH + 4 * B * H +
+                           (dataOf(peep) ? T * B * 3 * H : 0) + T * B + GH * H + 2 * GH;
     REMAT_ASSIGN_OR_RETURN(void *raw, c.rt->scratch(floats * 4));
     float *p = static_cast<float *>(raw);
-    auto take = [&p](int64_t n) { float *q = p; p += n; return q; };
+    auto take = [&p](int64_t n) {
+        float *q = p;
+        p += n;
+        return q;
+    };
     buf.dpreX = take(T * B * GH);
     buf.dpreR = take(B * GH);
     buf.hprev = take(B * GH);
@@ -222,33 +244,39 @@ Status recurrentB(OpContext &c, RecurrentKind kind)
             st.step = step;
             REMAT_RETURN_IF_ERROR(c.check(recurrentStepBackward(stream, st, buf), "step backward"));
             if (twoPhase) {
-                REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, B, H, H, 1.f, buf.dpreR + 2 * H, GH, rd + 2 * H * H, H, 0.f,
-                                             buf.drh, H));
+                REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, B, H, H, 1.f, buf.dpreR + 2 * H, GH,
+                                             rd + 2 * H * H, H, 0.f, buf.drh, H));
                 REMAT_RETURN_IF_ERROR(c.check(gruResetBackward(stream, st, buf), "reset backward"));
-                REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, B, H, 2 * H, 1.f, buf.dpreR, GH, rd, H, 1.f, buf.dhNext, H));
+                REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, B, H, 2 * H, 1.f, buf.dpreR, GH, rd,
+                                             H, 1.f, buf.dhNext, H));
             } else {
-                REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, B, H, GH, 1.f, buf.dpreR, GH, rd, H, 1.f, buf.dhNext, H));
+                REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, B, H, GH, 1.f, buf.dpreR, GH, rd, H,
+                                             1.f, buf.dhNext, H));
             }
             for (int64_t g = 0; g < G; ++g)
-                REMAT_RETURN_IF_ERROR(ldGemm(c, true, false, H, H, B, 1.f, buf.dpreR + g * H, GH, buf.hprev + g * H, GH,
-                                             1.f, dRd + g * H * H, H));
-            REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, 1, GH, B, 1.f, ones, B, buf.dpreR, GH, 1.f, dbd + GH, GH));
+                REMAT_RETURN_IF_ERROR(ldGemm(c, true, false, H, H, B, 1.f, buf.dpreR + g * H, GH,
+                                             buf.hprev + g * H, GH, 1.f, dRd + g * H * H, H));
+            REMAT_RETURN_IF_ERROR(
+                ldGemm(c, false, false, 1, GH, B, 1.f, ones, B, buf.dpreR, GH, 1.f, dbd + GH, GH));
             REMAT_RETURN_IF_ERROR(copyDevice(c, buf.dh, buf.dhNext, B * H * 4));
         }
         if (dataOf(dx))
-            REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, T * B, I, GH, 1.f, buf.dpreX, GH, w->f() + d * GH * I, I,
-                                         d == 0 ? 0.f : 1.f, dx->f(), I));
+            REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, T * B, I, GH, 1.f, buf.dpreX, GH,
+                                         w->f() + d * GH * I, I, d == 0 ? 0.f : 1.f, dx->f(), I));
         if (dataOf(dw))
-            REMAT_RETURN_IF_ERROR(ldGemm(c, true, false, GH, I, T * B, 1.f, buf.dpreX, GH, x->f(), I, 0.f,
-                                         dw->f() + d * GH * I, I));
-        REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, 1, GH, T * B, 1.f, ones, T * B, buf.dpreX, GH, 0.f, dbd, GH));
+            REMAT_RETURN_IF_ERROR(ldGemm(c, true, false, GH, I, T * B, 1.f, buf.dpreX, GH, x->f(),
+                                         I, 0.f, dw->f() + d * GH * I, I));
+        REMAT_RETURN_IF_ERROR(
+            ldGemm(c, false, false, 1, GH, T * B, 1.f, ones, T * B, buf.dpreX, GH, 0.f, dbd, GH));
         if (dataOf(dp))
-            REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, 1, 3 * H, T * B, 1.f, ones, T * B, buf.peepSteps, 3 * H, 0.f,
-                                         dp->f() + d * 3 * H, 3 * H));
+            REMAT_RETURN_IF_ERROR(ldGemm(c, false, false, 1, 3 * H, T * B, 1.f, ones, T * B,
+                                         buf.peepSteps, 3 * H, 0.f, dp->f() + d * 3 * H, 3 * H));
         if (dataOf(dh0))
-            REMAT_RETURN_IF_ERROR(c.check(storeRecurrentState(stream, st, buf.dh, dh0->f()), "d initial_h"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(storeRecurrentState(stream, st, buf.dh, dh0->f()), "d initial_h"));
         if (dataOf(dc0))
-            REMAT_RETURN_IF_ERROR(c.check(storeRecurrentState(stream, st, buf.dc, dc0->f()), "d initial_c"));
+            REMAT_RETURN_IF_ERROR(
+                c.check(storeRecurrentState(stream, st, buf.dc, dc0->f()), "d initial_c"));
     }
     return Status::ok();
 }

@@ -113,7 +113,8 @@ Status transposeB(OpContext &c)
 /// backward its inverse.
 Status spaceDepth(OpContext &c, bool backward)
 {
-    DView *x = backward ? c.outputGrad(0) : c.input(0), *y = backward ? c.inputGrad(0) : c.output(0);
+    DView *x = backward ? c.outputGrad(0) : c.input(0),
+          *y = backward ? c.inputGrad(0) : c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, backward ? "doutput" : "input"));
     REMAT_RETURN_IF_ERROR(c.require(y, backward ? "dinput" : "output"));
     const std::string type = c.node ? c.node->opType : std::string();
@@ -180,7 +181,8 @@ Status concatB(OpContext &c)
         else
             return c.error("backward needs the forward input shapes");
         if (DView *dx = c.inputGrad(k))
-            REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *dy, axis, at, nullptr, dx->data, dx->shape, false));
+            REMAT_RETURN_IF_ERROR(
+                copyAlongAxis(c, *dy, axis, at, nullptr, dx->data, dx->shape, false));
         at += part;
     }
     return Status::ok();
@@ -201,7 +203,8 @@ Status splitF(OpContext &c)
         else if (k < c.outShapes.size())
             part = c.outShapes[k][size_t(axis)];
         if (DView *y = c.output(k))
-            REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *x, axis, at, nullptr, y->data, y->shape, false));
+            REMAT_RETURN_IF_ERROR(
+                copyAlongAxis(c, *x, axis, at, nullptr, y->data, y->shape, false));
         at += part;
     }
     return Status::ok();
@@ -223,7 +226,8 @@ Status splitB(OpContext &c)
         else if (k < c.outShapes.size())
             part = c.outShapes[k][size_t(axis)];
         if (dy) {
-            REMAT_RETURN_IF_ERROR(copyAlongAxis(c, *dx, axis, at, dy->data, nullptr, dy->shape, true));
+            REMAT_RETURN_IF_ERROR(
+                copyAlongAxis(c, *dx, axis, at, dy->data, nullptr, dy->shape, true));
         } else {
             // an unused output has a zero gradient
             std::vector<int64_t> shape = dx->shape;
@@ -232,7 +236,11 @@ Status splitB(OpContext &c)
             const int64_t outer = numelOf({shape.begin(), shape.begin() + axis});
             const int64_t row = part * ws[size_t(axis)];
             for (int64_t o = 0; o < outer && row > 0; ++o)
-                REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->f() + o * dx->shape[size_t(axis)] * ws[size_t(axis)] + at * ws[size_t(axis)], row * 4));
+                REMAT_RETURN_IF_ERROR(
+                    zeroDevice(c,
+                               dx->f() + o * dx->shape[size_t(axis)] * ws[size_t(axis)] +
+                                   at * ws[size_t(axis)],
+                               row * 4));
         }
         at += part;
     }
@@ -317,9 +325,9 @@ Status gatherB(OpContext &c)
     int64_t outer, dim, inner;
     REMAT_RETURN_IF_ERROR(gatherGeometry(c, dx->shape, outer, dim, inner));
     REMAT_ASSIGN_OR_RETURN(const long long *ids, int64Indices(c, *idx));
-    return c.check(gatherBackward(c.rt->stream(), dy->f(), ids, dx->f(), outer, dim, inner,
-                                  idx->numel()),
-                   "gather backward");
+    return c.check(
+        gatherBackward(c.rt->stream(), dy->f(), ids, dx->f(), outer, dim, inner, idx->numel()),
+        "gather backward");
 }
 
 Status expandF(OpContext &c)
@@ -382,7 +390,8 @@ void padInterior(const std::vector<int64_t> &xShape, const std::vector<int64_t> 
     xBase = yBase = 0;
     for (size_t d = 0; d < rank; ++d) {
         const int64_t b = pads[d], e = pads[d + rank];
-        dims[d] = std::max<int64_t>(0, xShape[d] + std::min<int64_t>(b, 0) + std::min<int64_t>(e, 0));
+        dims[d] =
+            std::max<int64_t>(0, xShape[d] + std::min<int64_t>(b, 0) + std::min<int64_t>(e, 0));
         xBase += std::max<int64_t>(-b, 0) * xs[d];
         yBase += std::max<int64_t>(b, 0) * ys[d];
     }
@@ -400,8 +409,8 @@ Status triluApply(OpContext &c, const DView &x, DView &y)
     }
     const int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape[x.shape.size() - 1];
     const int64_t mats = rows * cols > 0 ? x.numel() / (rows * cols) : 0;
-    return c.check(triluMask(c.rt->stream(), x.data, y.data, mats, rows, cols, k, c.attrInt("upper", 1) != 0,
-                             int(core::ir::elementSize(x.dtype))),
+    return c.check(triluMask(c.rt->stream(), x.data, y.data, mats, rows, cols, k,
+                             c.attrInt("upper", 1) != 0, int(core::ir::elementSize(x.dtype))),
                    "trilu");
 }
 
@@ -435,9 +444,10 @@ Expected<const long long *> uploadOffsets(OpContext &c, const std::vector<int64_
 Expected<std::vector<int64_t>> resizeMap(OpContext &c, const std::vector<int64_t> &inShape,
                                          const std::vector<int64_t> &outShape)
 {
-    const core::exec::NearestResizeAttrs attrs{c.attrString("mode", "nearest"),
-                                               c.attrString("coordinate_transformation_mode", "half_pixel"),
-                                               c.attrString("nearest_mode", "round_prefer_floor")};
+    const core::exec::NearestResizeAttrs attrs{
+        c.attrString("mode", "nearest"),
+        c.attrString("coordinate_transformation_mode", "half_pixel"),
+        c.attrString("nearest_mode", "round_prefer_floor")};
     std::vector<double> scales;
     if (const DView *sv = c.input(2); sv && sv->numel() == int64_t(inShape.size())) {
         REMAT_ASSIGN_OR_RETURN(scales, c.rt->hostDoubles(*sv));
@@ -455,8 +465,9 @@ Status resizeF(OpContext &c)
     REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, x->shape, y->shape));
     REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, map));
-    return c.check(gatherByMap(c.rt->stream(), x->data, dmap, y->data, int64_t(map.size()), int(esize(*x))),
-                   "resize");
+    return c.check(
+        gatherByMap(c.rt->stream(), x->data, dmap, y->data, int64_t(map.size()), int(esize(*x))),
+        "resize");
 }
 
 Status resizeB(OpContext &c)
@@ -467,15 +478,17 @@ Status resizeB(OpContext &c)
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, dx->shape, dy->shape));
     REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, map));
     REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
-    return c.check(scatterAddByMap(c.rt->stream(), dy->f(), dmap, dx->f(), int64_t(map.size())), "resize backward");
+    return c.check(scatterAddByMap(c.rt->stream(), dy->f(), dmap, dx->f(), int64_t(map.size())),
+                   "resize backward");
 }
 
 /// ScatterND (reduction none): slice offsets as the CPU reference computes them.
-Expected<core::exec::ScatterGeometry> scatterGeometry(OpContext &c, const std::vector<int64_t> &dataShape,
-                                                      const DView &indices)
+Expected<core::exec::ScatterGeometry>
+scatterGeometry(OpContext &c, const std::vector<int64_t> &dataShape, const DView &indices)
 {
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, c.rt->hostInts(indices));
-    auto g = core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape, ids);
+    auto g = core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape,
+                                           indices.shape, ids);
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -493,8 +506,8 @@ Status scatterNDF(OpContext &c)
         return c.error("updates size does not match the indices");
     REMAT_RETURN_IF_ERROR(copyDevice(c, y->data, x->data, x->numel() * int64_t(esize(*x))));
     REMAT_ASSIGN_OR_RETURN(const long long *off, uploadOffsets(c, g.offsets));
-    return c.check(copySlices(c.rt->stream(), off, int64_t(g.offsets.size()), g.sliceSize, upd->data, y->data,
-                              int(esize(*y)), true),
+    return c.check(copySlices(c.rt->stream(), off, int64_t(g.offsets.size()), g.sliceSize,
+                              upd->data, y->data, int(esize(*y)), true),
                    "scatter");
 }
 
@@ -507,8 +520,9 @@ Status scatterNDB(OpContext &c)
     REMAT_ASSIGN_OR_RETURN(const long long *off, uploadOffsets(c, g.offsets));
     const int64_t count = int64_t(g.offsets.size());
     if (DView *du = c.inputGrad(2))
-        REMAT_RETURN_IF_ERROR(c.check(copySlices(c.rt->stream(), off, count, g.sliceSize, dy->data, du->data, 4, false),
-                                      "scatter backward (updates)"));
+        REMAT_RETURN_IF_ERROR(c.check(
+            copySlices(c.rt->stream(), off, count, g.sliceSize, dy->data, du->data, 4, false),
+            "scatter backward (updates)"));
     if (DView *dx = c.inputGrad(0)) {
         REMAT_RETURN_IF_ERROR(copyDevice(c, dx->data, dy->data, dy->numel() * 4));
         REMAT_RETURN_IF_ERROR(c.check(zeroSlices(c.rt->stream(), off, count, g.sliceSize, dx->f()),
@@ -529,14 +543,16 @@ Status padF(OpContext &c)
         if (!map)
             return c.unsupported(map.status().message());
         REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, *map));
-        return c.check(gatherByMap(c.rt->stream(), x->data, dmap, y->data, int64_t(map->size()), 4), "pad");
+        return c.check(gatherByMap(c.rt->stream(), x->data, dmap, y->data, int64_t(map->size()), 4),
+                       "pad");
     }
     double value = 0;
     if (c.input(2) && c.input(2)->numel() > 0) {
         REMAT_ASSIGN_OR_RETURN(std::vector<double> v, c.rt->hostDoubles(*c.input(2)));
         value = v[0];
     }
-    REMAT_RETURN_IF_ERROR(c.check(fillFloat(c.rt->stream(), y->f(), float(value), y->numel()), "fill"));
+    REMAT_RETURN_IF_ERROR(
+        c.check(fillFloat(c.rt->stream(), y->f(), float(value), y->numel()), "fill"));
     std::vector<int64_t> dims;
     int64_t xBase, yBase;
     padInterior(x->shape, pads, dims, xBase, yBase, y->shape);
@@ -556,7 +572,9 @@ Status padB(OpContext &c)
         if (!map)
             return c.unsupported(map.status().message());
         REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, *map));
-        return c.check(scatterAddByMap(c.rt->stream(), dy->f(), dmap, dx->f(), int64_t(map->size())), "pad backward");
+        return c.check(
+            scatterAddByMap(c.rt->stream(), dy->f(), dmap, dx->f(), int64_t(map->size())),
+            "pad backward");
     }
     std::vector<int64_t> dims;
     int64_t xBase, yBase;

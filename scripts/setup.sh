@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 PACKAGES=(
     build-essential cmake ninja-build ccache pkg-config git
-    clang libclang-rt-14-dev
+    clang libclang-rt-14-dev clang-format
     qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libvulkan-dev
     libprotobuf-dev protobuf-compiler libonnx-dev
     coinor-libcbc-dev

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Unformatted code fails CI before anything is built (.clang-format, clang-format 14).
+bash scripts/check_format.sh
 bash scripts/build.sh
 export QT_QPA_PLATFORM=offscreen
 (cd build && ctest --output-on-failure -j "${REMAT_JOBS:-$(nproc)}" "$@")

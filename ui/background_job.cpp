@@ -19,11 +19,13 @@ core::Status statusFromException(std::exception_ptr error, const std::string &wh
     try {
         std::rethrow_exception(error);
     } catch (const std::bad_alloc &) {
-        return core::makeError(core::StatusCode::ResourceExhausted, "out of host memory while " + what);
+        return core::makeError(core::StatusCode::ResourceExhausted,
+                               "out of host memory while " + what);
     } catch (const std::exception &e) {
         return core::makeError(core::StatusCode::Internal, what + " failed: " + e.what());
     } catch (...) {
-        return core::makeError(core::StatusCode::Internal, what + " failed with an unknown exception");
+        return core::makeError(core::StatusCode::Internal,
+                               what + " failed with an unknown exception");
     }
 }
 

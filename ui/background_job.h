@@ -48,8 +48,7 @@ public:
     void postProgress(std::function<void()> fn);
 
 private:
-    template <typename T>
-    friend class BackgroundJob;
+    template <typename T> friend class BackgroundJob;
     JobContext(quint64 id, core::StopToken stop, std::function<void(std::function<void()>)> post)
         : m_id(id), m_stop(std::move(stop)), m_post(std::move(post))
     {
@@ -68,8 +67,7 @@ private:
 core::Status statusFromException(std::exception_ptr error, const std::string &what);
 
 /// One kind of background work of one owner (GUI thread only). Not copyable.
-template <typename T>
-class BackgroundJob
+template <typename T> class BackgroundJob
 {
 public:
     using Work = std::function<core::Expected<T>(JobContext &)>;
@@ -146,7 +144,10 @@ public:
     quint64 generation() const { return m_generation; }
 
     /// Called on the GUI thread after each job settled: its result delivered or dropped.
-    void setSettledHandler(std::function<void(quint64 id)> handler) { m_settled = std::move(handler); }
+    void setSettledHandler(std::function<void(quint64 id)> handler)
+    {
+        m_settled = std::move(handler);
+    }
 
     /// Blocks until every worker has returned; results stay queued for the event loop.
     void waitForWorkers()
@@ -205,9 +206,9 @@ private:
                 Qt::QueuedConnection);
         };
         std::erase_if(m_futures, [](const QFuture<void> &f) { return f.isFinished(); });
-        m_futures.push_back(QtConcurrent::run(
-            m_pool, [id, what = m_what, token, post = std::move(post), finish = std::move(finish),
-                     work = std::move(work)]() {
+        m_futures.push_back(
+            QtConcurrent::run(m_pool, [id, what = m_what, token, post = std::move(post),
+                                       finish = std::move(finish), work = std::move(work)]() {
                 JobContext ctx(id, token, post);
                 auto guarded = [&]() -> core::Expected<T> {
                     try {

@@ -42,15 +42,18 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
     userSettings.progress = {};
     // Loaded already (the planner's session, or this file at this batch a moment ago): only the
     // metrics are computed again.
-    std::shared_ptr<const pipeline::Problem> known = m_cache ? m_cache->find(path, batch, userSettings, false) : nullptr;
-    auto work = [this, file = path.toStdString(), batch, userSettings, known, path](JobContext &ctx) -> Expected<Outcome> {
+    std::shared_ptr<const pipeline::Problem> known =
+        m_cache ? m_cache->find(path, batch, userSettings, false) : nullptr;
+    auto work = [this, file = path.toStdString(), batch, userSettings, known,
+                 path](JobContext &ctx) -> Expected<Outcome> {
         std::shared_ptr<const pipeline::Problem> problem = known;
         if (!problem) {
             pipeline::LoadOptions options;
             options.import = userSettings;
             options.import.batch = batch;
             options.import.progress = [this, &ctx](double f, const std::string &phase) {
-                ctx.postProgress([this, f, text = QString::fromStdString(phase)] { emit progress(f, text); });
+                ctx.postProgress(
+                    [this, f, text = QString::fromStdString(phase)] { emit progress(f, text); });
             };
             // The explorer browses any valid file: values whose shape cannot be inferred stay
             // unknown, and what blocks the training step is shown instead of refusing the file.
@@ -67,7 +70,8 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
                                      msg.find("--input-shape ") != std::string::npos ||
                                      msg.find("--input-value ") != std::string::npos;
             if (aboutInputs)
-                if (auto sig = onnx::readModelSignature(file); sig && opensInputs(*sig, userSettings))
+                if (auto sig = onnx::readModelSignature(file);
+                    sig && opensInputs(*sig, userSettings))
                     out.signature = std::move(*sig);
         }
         out.model.path = path;
@@ -92,8 +96,9 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
             m_cache->add(out->model.problem);
         emit loaded(out->model);
         if (out->signature)
-            emit inputsNeeded(path, QString::fromStdString(out->model.graph->info().trainingBlockers.front()),
-                              *out->signature, userSettings);
+            emit inputsNeeded(
+                path, QString::fromStdString(out->model.graph->info().trainingBlockers.front()),
+                *out->signature, userSettings);
     });
 }
 
@@ -101,13 +106,15 @@ LayoutRunner::LayoutRunner(QObject *parent) : QObject(parent) {}
 
 void LayoutRunner::cancel() { m_job.stopAll(); }
 
-void LayoutRunner::run(std::shared_ptr<layout::GraphLayouter> layouter, layout::CollapseSet collapsed)
+void LayoutRunner::run(std::shared_ptr<layout::GraphLayouter> layouter,
+                       layout::CollapseSet collapsed)
 {
     auto work = [layouter, collapsed = std::move(collapsed)](JobContext &ctx) -> Expected<Outcome> {
         QElapsedTimer timer;
         timer.start();
         REMAT_ASSIGN_OR_RETURN(layout::GraphLayout l, layouter->layout(collapsed, ctx.stop()));
-        return Outcome{std::make_shared<const layout::GraphLayout>(std::move(l)), double(timer.nsecsElapsed()) / 1e6};
+        return Outcome{std::make_shared<const layout::GraphLayout>(std::move(l)),
+                       double(timer.nsecsElapsed()) / 1e6};
     };
     m_job.replace(std::move(work), [this](quint64, Expected<Outcome> out) {
         if (out)

@@ -37,7 +37,8 @@ signals:
     void failed(const QString &path, const QString &message);
     /// After loaded(): the model is browsable but its training step is blocked by input sizes
     /// or scalar values the user can give (InputSettingsDialog); `message` says what blocks it.
-    void inputsNeeded(const QString &path, const QString &message, const core::onnx::ModelSignature &signature,
+    void inputsNeeded(const QString &path, const QString &message,
+                      const core::onnx::ModelSignature &signature,
                       const core::onnx::ImportOptions &settings);
 
 private:
@@ -56,7 +57,8 @@ class LayoutRunner : public QObject
 public:
     explicit LayoutRunner(QObject *parent = nullptr);
 
-    void run(std::shared_ptr<core::layout::GraphLayouter> layouter, core::layout::CollapseSet collapsed);
+    void run(std::shared_ptr<core::layout::GraphLayouter> layouter,
+             core::layout::CollapseSet collapsed);
     void cancel();
     bool busy() const { return m_job.busy(); }
 

@@ -52,8 +52,14 @@ class OpTypeProvider final : public NodeColourProvider
 {
 public:
     explicit OpTypeProvider(std::shared_ptr<const ir::Graph> g) : m_graph(std::move(g)) {}
-    QColor nodeColour(NodeId node) const override { return opTypeColour(m_graph->node(node).opType); }
-    QColor groupColour(const std::vector<NodeId> &) const override { return QColor(0xee, 0xef, 0xf3); }
+    QColor nodeColour(NodeId node) const override
+    {
+        return opTypeColour(m_graph->node(node).opType);
+    }
+    QColor groupColour(const std::vector<NodeId> &) const override
+    {
+        return QColor(0xee, 0xef, 0xf3);
+    }
     Legend legend() const override
     {
         Legend l;
@@ -72,7 +78,8 @@ private:
 class HeatProvider final : public NodeColourProvider
 {
 public:
-    HeatProvider(ColourMode mode, std::shared_ptr<const ModelMetrics> m) : m_mode(mode), m_metrics(std::move(m))
+    HeatProvider(ColourMode mode, std::shared_ptr<const ModelMetrics> m)
+        : m_mode(mode), m_metrics(std::move(m))
     {
         for (size_t i = 0; i < count(); ++i) {
             const double v = value(i);
@@ -109,11 +116,13 @@ private:
     size_t count() const { return m_metrics->nodeFlops.size(); }
     double value(size_t i) const
     {
-        return m_mode == ColourMode::Flops ? m_metrics->nodeFlops[i] : double(m_metrics->nodeOutputBytes[i]);
+        return m_mode == ColourMode::Flops ? m_metrics->nodeFlops[i]
+                                           : double(m_metrics->nodeOutputBytes[i]);
     }
     QString label(double v) const
     {
-        return QString::fromStdString(m_mode == ColourMode::Flops ? formatFlops(v) : formatBytes(int64_t(v)));
+        return QString::fromStdString(m_mode == ColourMode::Flops ? formatFlops(v)
+                                                                  : formatBytes(int64_t(v)));
     }
     QColor colourOf(double v) const
     {
@@ -152,11 +161,13 @@ QColor heatColour(double t)
     const int i = std::min(3, int(t));
     const double f = t - i;
     const QColor &a = stops[i], &b = stops[i + 1];
-    return QColor(int(a.red() + f * (b.red() - a.red())), int(a.green() + f * (b.green() - a.green())),
+    return QColor(int(a.red() + f * (b.red() - a.red())),
+                  int(a.green() + f * (b.green() - a.green())),
                   int(a.blue() + f * (b.blue() - a.blue())));
 }
 
-std::unique_ptr<NodeColourProvider> makeColourProvider(ColourMode mode, std::shared_ptr<const ir::Graph> graph,
+std::unique_ptr<NodeColourProvider> makeColourProvider(ColourMode mode,
+                                                       std::shared_ptr<const ir::Graph> graph,
                                                        std::shared_ptr<const ModelMetrics> metrics)
 {
     if (mode == ColourMode::OpType)

@@ -18,24 +18,29 @@ QString qs(const std::string &s) { return QString::fromStdString(s); }
 
 bool sameImportSettings(const ox::ImportOptions &a, const ox::ImportOptions &b)
 {
-    return a.dimValues == b.dimValues && a.inputShapes == b.inputShapes && a.inputValues == b.inputValues &&
-           a.kindOverrides == b.kindOverrides && a.semantics == b.semantics;
+    return a.dimValues == b.dimValues && a.inputShapes == b.inputShapes &&
+           a.inputValues == b.inputValues && a.kindOverrides == b.kindOverrides &&
+           a.semantics == b.semantics;
 }
 
 // The JSON form is core's (core/io/import_settings_json.h, also the sessions' "import"); these
 // carry it across as text.
 QJsonObject importSettingsToJson(const ox::ImportOptions &s)
 {
-    const std::string text = core::io::importSettingsJson(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string text = core::io::importSettingsJson(s).dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
     return QJsonDocument::fromJson(QByteArray::fromStdString(text)).object();
 }
 
-core::Expected<ox::ImportOptions> importSettingsFromJson(const QJsonObject &json, const QString &what)
+core::Expected<ox::ImportOptions> importSettingsFromJson(const QJsonObject &json,
+                                                         const QString &what)
 {
-    const nlohmann::json j = nlohmann::json::parse(QJsonDocument(json).toJson(QJsonDocument::Compact).toStdString(),
-                                                   nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json j =
+        nlohmann::json::parse(QJsonDocument(json).toJson(QJsonDocument::Compact).toStdString(),
+                              nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
-        return core::makeError(core::StatusCode::InvalidArgument, (what + QStringLiteral(": not JSON")).toStdString());
+        return core::makeError(core::StatusCode::InvalidArgument,
+                               (what + QStringLiteral(": not JSON")).toStdString());
     return core::io::importSettingsFromJson(j, what.toStdString());
 }
 
@@ -57,7 +62,8 @@ QString importSettingsSummary(const ox::ImportOptions &s)
 
 ox::ImportOptions rememberedImportSettings(const QString &path)
 {
-    const QByteArray text = QSettings().value(QStringLiteral("importSettings/") + path).toByteArray();
+    const QByteArray text =
+        QSettings().value(QStringLiteral("importSettings/") + path).toByteArray();
     if (text.isEmpty())
         return {};
     auto s = importSettingsFromJson(QJsonDocument::fromJson(text).object(), path);
@@ -66,8 +72,9 @@ ox::ImportOptions rememberedImportSettings(const QString &path)
 
 void rememberImportSettings(const QString &path, const ox::ImportOptions &settings)
 {
-    QSettings().setValue(QStringLiteral("importSettings/") + path,
-                         QJsonDocument(importSettingsToJson(settings)).toJson(QJsonDocument::Compact));
+    QSettings().setValue(
+        QStringLiteral("importSettings/") + path,
+        QJsonDocument(importSettingsToJson(settings)).toJson(QJsonDocument::Compact));
 }
 
 } // namespace remat::ui

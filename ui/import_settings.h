@@ -20,7 +20,8 @@ bool sameImportSettings(const core::onnx::ImportOptions &a, const core::onnx::Im
 ///  "semantics": "training"}; empty members are left out.
 QJsonObject importSettingsToJson(const core::onnx::ImportOptions &settings);
 /// The inverse; a malformed entry is an InvalidArgument naming it (`what` prefixes messages).
-core::Expected<core::onnx::ImportOptions> importSettingsFromJson(const QJsonObject &json, const QString &what);
+core::Expected<core::onnx::ImportOptions> importSettingsFromJson(const QJsonObject &json,
+                                                                 const QString &what);
 
 /// "H=224 W=224 x=1x3x224x224 sr=16000" for the toolbar; empty when nothing is set.
 QString importSettingsSummary(const core::onnx::ImportOptions &settings);

@@ -3,11 +3,11 @@
 #include "core/onnx/input_spec.h"
 
 #include <QComboBox>
-#include <QPushButton>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -29,16 +29,18 @@ bool isScalar(const core::ir::Shape &shape)
 
 } // namespace
 
-InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature, const ox::ImportOptions &current,
-                                         const QString &problem, QWidget *parent)
+InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
+                                         const ox::ImportOptions &current, const QString &problem,
+                                         QWidget *parent)
     : QDialog(parent), m_current(current), m_result(current)
 {
     setWindowTitle(tr("Model Inputs"));
     setObjectName(QStringLiteral("inputSettingsDialog"));
     auto *layout = new QVBoxLayout(this);
-    auto *intro = new QLabel(tr("This model leaves some input sizes open. Give the values to study it at; "
-                                "they are remembered for this file and saved in sessions."),
-                             this);
+    auto *intro =
+        new QLabel(tr("This model leaves some input sizes open. Give the values to study it at; "
+                      "they are remembered for this file and saved in sessions."),
+                   this);
     intro->setWordWrap(true);
     layout->addWidget(intro);
     if (!problem.isEmpty()) {
@@ -56,7 +58,8 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature, co
         spin->setRange(1, 1 << 30);
         auto it = current.dimValues.find(name);
         spin->setValue(int(it != current.dimValues.end() ? it->second : ox::suggestDimValue(name)));
-        spin->setToolTip(tr("Every input dim named '%1' takes this value (remat --dim %1=N)").arg(qs(name)));
+        spin->setToolTip(
+            tr("Every input dim named '%1' takes this value (remat --dim %1=N)").arg(qs(name)));
         form->addRow(tr("dim %1").arg(qs(name)), spin);
         m_dims[name] = spin;
     }
@@ -72,23 +75,29 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature, co
             else
                 for (size_t i = 0; i < in.shape.dims.size(); ++i) {
                     const core::ir::Dim &d = in.shape.dims[i];
-                    dims.push_back(d.isStatic() ? d.value : ox::suggestDimValue(d.symbol.empty() && i == 0 ? "batch" : d.symbol));
+                    dims.push_back(
+                        d.isStatic()
+                            ? d.value
+                            : ox::suggestDimValue(d.symbol.empty() && i == 0 ? "batch" : d.symbol));
                 }
             auto *edit = new QLineEdit(qs(ox::formatDims(dims)), this);
             edit->setObjectName(QStringLiteral("shape:") + qs(in.name));
-            edit->setToolTip(tr("The whole shape of input '%1', as D0xD1x... (file: %2; remat --input-shape)")
-                                 .arg(qs(in.name), qs(in.shape.toString())));
+            edit->setToolTip(
+                tr("The whole shape of input '%1', as D0xD1x... (file: %2; remat --input-shape)")
+                    .arg(qs(in.name), qs(in.shape.toString())));
             form->addRow(tr("shape of %1").arg(qs(in.name)), edit);
             m_shapes[in.name] = edit;
         }
         if (in.dtype != core::ir::DataType::String && isScalar(in.shape)) {
             auto it = current.inputValues.find(in.name);
-            auto *edit = new QLineEdit(it != current.inputValues.end() ? QString::number(it->second) : QString(), this);
+            auto *edit = new QLineEdit(
+                it != current.inputValues.end() ? QString::number(it->second) : QString(), this);
             edit->setObjectName(QStringLiteral("value:") + qs(in.name));
             edit->setPlaceholderText(tr("fed at run time"));
-            edit->setToolTip(tr("Fix scalar input '%1' to a number: an If that branches on it is decided and "
-                                "trained through the taken branch (remat --input-value)")
-                                 .arg(qs(in.name)));
+            edit->setToolTip(
+                tr("Fix scalar input '%1' to a number: an If that branches on it is decided and "
+                   "trained through the taken branch (remat --input-value)")
+                    .arg(qs(in.name)));
             form->addRow(tr("value of %1").arg(qs(in.name)), edit);
             m_values[in.name] = edit;
         }
@@ -137,7 +146,8 @@ void InputSettingsDialog::accept()
     ox::ImportOptions s;
     s.batch = m_current.batch;
     s.kindOverrides = m_current.kindOverrides;
-    s.semantics = m_semantics->currentIndex() == 0 ? ox::Semantics::Training : ox::Semantics::AsExported;
+    s.semantics =
+        m_semantics->currentIndex() == 0 ? ox::Semantics::Training : ox::Semantics::AsExported;
     core::Status st;
     for (const auto &[name, spin] : m_dims)
         if (st.isOk())

@@ -24,8 +24,9 @@ class InputSettingsDialog : public QDialog
     Q_OBJECT
 public:
     /// `problem` (may be empty) is the import error that led here, shown above the fields.
-    InputSettingsDialog(const core::onnx::ModelSignature &signature, const core::onnx::ImportOptions &current,
-                        const QString &problem, QWidget *parent = nullptr);
+    InputSettingsDialog(const core::onnx::ModelSignature &signature,
+                        const core::onnx::ImportOptions &current, const QString &problem,
+                        QWidget *parent = nullptr);
 
     /// The settings as entered (`current`'s classification overrides and batch kept). Valid
     /// only when accepted.

@@ -15,10 +15,7 @@ using namespace core;
 
 namespace {
 
-QString esc(const std::string &s)
-{
-    return QString::fromStdString(s).toHtmlEscaped();
-}
+QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
 
 QString bytesText(int64_t b)
 {
@@ -34,12 +31,14 @@ QString attributeText(const ir::Attribute &a)
     return esc(s);
 }
 
-const char *kStyle = "<style>body{font-size:9pt} h3{margin:2px 0 4px 0} td{padding:1px 6px 1px 0}"
-                     " .k{color:#5a6070} .sec{margin-top:8px;font-weight:bold;color:#303644}</style>";
+const char *kStyle =
+    "<style>body{font-size:9pt} h3{margin:2px 0 4px 0} td{padding:1px 6px 1px 0}"
+    " .k{color:#5a6070} .sec{margin-top:8px;font-weight:bold;color:#303644}</style>";
 
 } // namespace
 
-InspectorPanel::InspectorPanel(ModelDocument *document, QWidget *parent) : QWidget(parent), m_document(document)
+InspectorPanel::InspectorPanel(ModelDocument *document, QWidget *parent)
+    : QWidget(parent), m_document(document)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -50,16 +49,14 @@ InspectorPanel::InspectorPanel(ModelDocument *document, QWidget *parent) : QWidg
     m_text->setHtml(tr("<i>Open a model, then select a node or an edge.</i>"));
 }
 
-QString InspectorPanel::html() const
-{
-    return m_text->toHtml();
-}
+QString InspectorPanel::html() const { return m_text->toHtml(); }
 
 void InspectorPanel::onDocumentChanged(const DocumentChange &change)
 {
     // A new layout can turn the selected node's group box into the node itself (search opens
     // groups), so it refreshes too.
-    if (change.kind == DocumentChangeKind::SelectionChanged || change.kind == DocumentChangeKind::ModelReplaced ||
+    if (change.kind == DocumentChangeKind::SelectionChanged ||
+        change.kind == DocumentChangeKind::ModelReplaced ||
         change.kind == DocumentChangeKind::LayoutChanged) {
         if (!m_document->hasModel())
             return;
@@ -103,21 +100,27 @@ void InspectorPanel::showModel()
     h += tr("<tr><td class=k>producer</td><td>%1 %2, opset %3</td></tr>")
              .arg(esc(info.producerName), esc(info.producerVersion))
              .arg(info.opsetVersion);
-    h += tr("<tr><td class=k>batch</td><td>%1</td></tr>").arg(s.batch > 0 ? QString::number(s.batch) : tr("as in the file"));
+    h += tr("<tr><td class=k>batch</td><td>%1</td></tr>")
+             .arg(s.batch > 0 ? QString::number(s.batch) : tr("as in the file"));
     h += tr("<tr><td class=k>nodes</td><td>%1</td></tr>").arg(s.nodes);
-    h += tr("<tr><td class=k>parameters</td><td>%1 (%2)</td></tr>").arg(s.parameters).arg(bytesText(s.parameterBytes));
+    h += tr("<tr><td class=k>parameters</td><td>%1 (%2)</td></tr>")
+             .arg(s.parameters)
+             .arg(bytesText(s.parameterBytes));
     h += tr("<tr><td class=k>buffers</td><td>%1</td></tr>").arg(bytesText(s.bufferBytes));
-    h += tr("<tr><td class=k>activations</td><td>%1 (every node output)</td></tr>").arg(bytesText(s.activationBytes));
-    h += tr("<tr><td class=k>forward FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(s.forwardFlops)));
+    h += tr("<tr><td class=k>activations</td><td>%1 (every node output)</td></tr>")
+             .arg(bytesText(s.activationBytes));
+    h += tr("<tr><td class=k>forward FLOPs</td><td>%1</td></tr>")
+             .arg(esc(formatFlops(s.forwardFlops)));
     // What the import changed from the file's own meaning (inference BatchNormalization studied
     // in training mode, ...), as `remat info` prints it.
     h += tr("<tr><td class=k>semantics</td><td>%1</td></tr>")
              .arg(m.settings.semantics == core::onnx::Semantics::Training ? tr("training step")
-                                                                        : tr("as exported"));
+                                                                          : tr("as exported"));
     for (const std::string &note : info.importNotes)
         h += tr("<tr><td class=k>note</td><td>%1</td></tr>").arg(esc(note));
     if (!m.trainingError.isEmpty())
-        h += tr("<tr><td class=k>training graph</td><td>not built: %1</td></tr>").arg(m.trainingError.toHtmlEscaped());
+        h += tr("<tr><td class=k>training graph</td><td>not built: %1</td></tr>")
+                 .arg(m.trainingError.toHtmlEscaped());
     h += QStringLiteral("</table>");
     m_text->setHtml(h);
 }
@@ -130,15 +133,18 @@ void InspectorPanel::showNode(NodeId id)
     QString h = QString::fromUtf8(kStyle);
     h += QStringLiteral("<h3>%1</h3>").arg(esc(n.opType));
     h += QStringLiteral("<table>");
-    h += tr("<tr><td class=k>name</td><td>%1</td></tr>").arg(esc(n.name.empty() ? n.displayName() : n.name));
+    h += tr("<tr><td class=k>name</td><td>%1</td></tr>")
+             .arg(esc(n.name.empty() ? n.displayName() : n.name));
     const std::string path = g.ns(n.ns).path;
-    h += tr("<tr><td class=k>namespace</td><td>%1</td></tr>").arg(path.empty() ? tr("(top level)") : esc(path));
+    h += tr("<tr><td class=k>namespace</td><td>%1</td></tr>")
+             .arg(path.empty() ? tr("(top level)") : esc(path));
     const auto lay = m_document->layouter();
     const bool folding = lay && lay->hiddenCount() > 0;
     if (folding && lay->isHidden(id)) {
         const NodeId host = lay->hostOf(id);
         h += tr("<tr><td class=k>folded into</td><td>%1</td></tr>")
-                 .arg(host.valid() ? esc(g.node(host).opType) + QStringLiteral(" ") + esc(g.node(host).displayName())
+                 .arg(host.valid() ? esc(g.node(host).opType) + QStringLiteral(" ") +
+                                         esc(g.node(host).displayName())
                                    : tr("(nothing uses it)"));
         for (ValueId v : n.outputs)
             if (v.valid())
@@ -147,13 +153,16 @@ void InspectorPanel::showNode(NodeId id)
     }
     if (!n.domain.empty())
         h += tr("<tr><td class=k>domain</td><td>%1</td></tr>").arg(esc(n.domain));
-    h += tr("<tr><td class=k>FLOPs</td><td>%1</td></tr>").arg(esc(formatFlops(m.metrics->nodeFlops[id.index()])));
-    h += tr("<tr><td class=k>output bytes</td><td>%1</td></tr>").arg(bytesText(m.metrics->nodeOutputBytes[id.index()]));
+    h += tr("<tr><td class=k>FLOPs</td><td>%1</td></tr>")
+             .arg(esc(formatFlops(m.metrics->nodeFlops[id.index()])));
+    h += tr("<tr><td class=k>output bytes</td><td>%1</td></tr>")
+             .arg(bytesText(m.metrics->nodeOutputBytes[id.index()]));
     h += QStringLiteral("</table>");
     if (!n.attributes.empty()) {
         h += tr("<div class=sec>Attributes</div><table>");
         for (const ir::Attribute &a : n.attributes)
-            h += QStringLiteral("<tr><td class=k>%1</td><td>%2</td></tr>").arg(esc(a.name), attributeText(a));
+            h += QStringLiteral("<tr><td class=k>%1</td><td>%2</td></tr>")
+                     .arg(esc(a.name), attributeText(a));
         h += QStringLiteral("</table>");
     }
     h += tr("<div class=sec>Inputs</div><table>");
@@ -166,10 +175,11 @@ void InspectorPanel::showNode(NodeId id)
         }
         // A folded input: its value where the edge would have been.
         const ir::Node &p = g.node(producer);
-        h += QStringLiteral("<tr><td colspan=3><b>%1 = %2</b></td><td class=k>folded</td></tr>"
-                            "<tr><td colspan=4 class=k style='padding-bottom:4px'>%3 from %4 %5</td></tr>")
-                 .arg(esc(inputName(n.opType, k)), esc(m_document->foldedConstants().text(v)), esc(g.value(v).name),
-                      esc(p.opType), esc(p.displayName()));
+        h += QStringLiteral(
+                 "<tr><td colspan=3><b>%1 = %2</b></td><td class=k>folded</td></tr>"
+                 "<tr><td colspan=4 class=k style='padding-bottom:4px'>%3 from %4 %5</td></tr>")
+                 .arg(esc(inputName(n.opType, k)), esc(m_document->foldedConstants().text(v)),
+                      esc(g.value(v).name), esc(p.opType), esc(p.displayName()));
     }
     h += tr("</table><div class=sec>Outputs</div><table>");
     for (ValueId v : n.outputs)
@@ -197,24 +207,29 @@ void InspectorPanel::showNode(NodeId id)
         const OpId fwd = m.problem->forwardOpOfNode[id.index()];
         const training::TrainingGraph &tg = *m.training;
         if (!fwd.valid()) {
-            h += tr("<div class=sec>Backward</div><div class=k>folded into a constant or removed before training "
+            h += tr("<div class=sec>Backward</div><div class=k>folded into a constant or removed "
+                    "before training "
                     "(shape arithmetic, identity): nothing saved</div>");
         } else if (!tg.backwardOf(fwd).valid()) {
-            h += tr("<div class=sec>Backward</div><div class=k>no backward op (nothing upstream needs a gradient)</div>");
+            h += tr("<div class=sec>Backward</div><div class=k>no backward op (nothing upstream "
+                    "needs a gradient)</div>");
         } else {
             const training::Op &bwd = tg.op(tg.backwardOf(fwd));
             int64_t total = 0;
             QString rows;
             for (size_t k = 0; k < bwd.inputs.size(); ++k) {
                 const auto kind = bwd.inputRoles[k].kind;
-                if (kind != training::Operand::Kind::FwdInput && kind != training::Operand::Kind::FwdOutput)
+                if (kind != training::Operand::Kind::FwdInput &&
+                    kind != training::Operand::Kind::FwdOutput)
                     continue;
                 const training::Tensor &t = tg.tensor(bwd.inputs[k]);
-                const bool counted = t.role == training::TensorRole::Activation || t.role == training::TensorRole::SavedState;
+                const bool counted = t.role == training::TensorRole::Activation ||
+                                     t.role == training::TensorRole::SavedState;
                 if (counted)
                     total += t.bytes;
-                rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td><td class=k>%3</td></tr>"
-                                       "<tr><td colspan=3 class=k style='padding-bottom:4px'>%4</td></tr>")
+                rows += QStringLiteral(
+                            "<tr><td><b>%1</b></td><td>%2</td><td class=k>%3</td></tr>"
+                            "<tr><td colspan=3 class=k style='padding-bottom:4px'>%4</td></tr>")
                             .arg(esc(shapeLabel(t.shape)), bytesText(t.bytes),
                                  QString::fromUtf8(training::tensorRoleName(t.role)), esc(t.name));
             }
@@ -272,13 +287,15 @@ void InspectorPanel::showValue(ValueId id)
     h += tr("<tr><td class=k>shape</td><td>%1</td></tr>").arg(esc(shapeLabel(v.shape)));
     h += tr("<tr><td class=k>dtype</td><td>%1</td></tr>").arg(esc(ir::dataTypeName(v.dtype)));
     h += tr("<tr><td class=k>bytes</td><td>%1</td></tr>").arg(bytesText(b ? *b : -1));
-    h += tr("<tr><td class=k>kind</td><td>%1</td></tr>").arg(QString::fromUtf8(ir::valueKindName(v.kind)));
+    h += tr("<tr><td class=k>kind</td><td>%1</td></tr>")
+             .arg(QString::fromUtf8(ir::valueKindName(v.kind)));
     if (v.producer.valid())
         h += tr("<tr><td class=k>producer</td><td>%1 (%2)</td></tr>")
                  .arg(esc(g.node(v.producer).name), esc(g.node(v.producer).opType));
     h += tr("<tr><td class=k>consumers</td><td>");
     for (NodeId c : v.consumers)
-        h += esc(g.node(c).name) + QStringLiteral(" (") + esc(g.node(c).opType) + QStringLiteral(")<br>");
+        h += esc(g.node(c).name) + QStringLiteral(" (") + esc(g.node(c).opType) +
+             QStringLiteral(")<br>");
     h += QStringLiteral("</td></tr></table>");
     m_text->setHtml(h);
 }

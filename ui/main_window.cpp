@@ -41,10 +41,7 @@
 #include <QVBoxLayout>
 
 // The resources live in the static ui library: register them once (outside any namespace).
-static void initUiResources()
-{
-    Q_INIT_RESOURCE(resources);
-}
+static void initUiResources() { Q_INIT_RESOURCE(resources); }
 
 namespace remat::ui {
 
@@ -81,9 +78,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     graphLayout->addWidget(m_searchBar);
     graphLayout->addWidget(m_view, 1);
     graphLayout->addWidget(m_legend);
-    auto *placeholder = new QLabel(tr("<h2>Remat Studio</h2><p>Open an ONNX model (File &gt; Open, Ctrl+O) "
-                                      "or drop one here.</p>"),
-                                   this);
+    auto *placeholder =
+        new QLabel(tr("<h2>Remat Studio</h2><p>Open an ONNX model (File &gt; Open, Ctrl+O) "
+                      "or drop one here.</p>"),
+                   this);
     placeholder->setAlignment(Qt::AlignCenter);
     m_stack = new QStackedWidget(this);
     m_stack->addWidget(placeholder);
@@ -100,8 +98,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     // above the bottom docks, it showed three lines of the model's facts).
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     QList<QDockWidget *> right;
-    for (const char *name : {"inspectorDock", "overviewDock", "plannerSolverDock", "plannerPinsDock"})
-        if (auto *dock = findChild<QDockWidget *>(QLatin1String(name)); dock && dockWidgetArea(dock) == Qt::RightDockWidgetArea)
+    for (const char *name :
+         {"inspectorDock", "overviewDock", "plannerSolverDock", "plannerPinsDock"})
+        if (auto *dock = findChild<QDockWidget *>(QLatin1String(name));
+            dock && dockWidgetArea(dock) == Qt::RightDockWidgetArea)
             right << dock;
     if (right.size() == 4)
         resizeDocks(right, {380, 150, 170, 130}, Qt::Vertical);
@@ -175,9 +175,11 @@ void MainWindow::createActions()
     QAction *reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
     reloadAction->setShortcut(QKeySequence(Qt::Key_F5));
     file->addSeparator();
-    QAction *png = file->addAction(tr("Export Graph as &PNG..."), this, [this] { exportDialog(QStringLiteral("png")); });
+    QAction *png = file->addAction(tr("Export Graph as &PNG..."), this,
+                                   [this] { exportDialog(QStringLiteral("png")); });
     png->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-    QAction *svg = file->addAction(tr("Export Graph as &SVG..."), this, [this] { exportDialog(QStringLiteral("svg")); });
+    QAction *svg = file->addAction(tr("Export Graph as &SVG..."), this,
+                                   [this] { exportDialog(QStringLiteral("svg")); });
     svg->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_E));
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -195,7 +197,8 @@ void MainWindow::createActions()
     QAction *fit = view->addAction(tr("&Fit to Window"), this, [this] { m_view->fitAll(); });
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     QAction *zoomIn = view->addAction(tr("Zoom &In"), this, [this] { m_view->zoomBy(1.25); });
-    zoomIn->setShortcuts({QKeySequence(Qt::Key_Plus), QKeySequence(Qt::Key_Equal), QKeySequence::ZoomIn});
+    zoomIn->setShortcuts(
+        {QKeySequence(Qt::Key_Plus), QKeySequence(Qt::Key_Equal), QKeySequence::ZoomIn});
     QAction *zoomOut = view->addAction(tr("Zoom &Out"), this, [this] { m_view->zoomBy(0.8); });
     zoomOut->setShortcuts({QKeySequence(Qt::Key_Minus), QKeySequence::ZoomOut});
     QAction *actual = view->addAction(tr("&Actual Size"), this, [this] { m_view->resetZoom(); });
@@ -210,13 +213,15 @@ void MainWindow::createActions()
     m_foldAction->setCheckable(true);
     m_foldAction->setChecked(m_foldShapes);
     m_foldAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
-    m_foldAction->setToolTip(tr("Show constants computed from static shapes (Constant, Shape, Gather, Unsqueeze, "
-                                "Concat... feeding Reshape and Expand) inside the node that uses them, as values "
-                                "in the inspector, instead of as boxes"));
+    m_foldAction->setToolTip(
+        tr("Show constants computed from static shapes (Constant, Shape, Gather, Unsqueeze, "
+           "Concat... feeding Reshape and Expand) inside the node that uses them, as values "
+           "in the inspector, instead of as boxes"));
     connect(m_foldAction, &QAction::toggled, this, [this](bool on) {
         if (m_updatingControls)
             return;
-        QSettings().setValue(QStringLiteral("view/foldShapeArithmetic"), on); // the user's choice only
+        QSettings().setValue(QStringLiteral("view/foldShapeArithmetic"),
+                             on); // the user's choice only
         setFoldShapeArithmetic(on);
     });
     for (QAction *a : {fit, zoomIn, zoomOut, actual})
@@ -234,7 +239,8 @@ void MainWindow::createToolBar()
     m_batch = new QSpinBox(this);
     m_batch->setObjectName(QStringLiteral("batchSpin"));
     m_batch->setRange(1, 65536);
-    m_batch->setToolTip(tr("Batch size: the model is re-imported and every shape, byte and FLOP figure updates"));
+    m_batch->setToolTip(
+        tr("Batch size: the model is re-imported and every shape, byte and FLOP figure updates"));
     bar->addWidget(m_batch);
     connect(m_batch, &QSpinBox::valueChanged, this, [this] {
         if (!m_updatingControls)
@@ -242,8 +248,9 @@ void MainWindow::createToolBar()
     });
     m_inputsAction = bar->addAction(tr("Inputs..."), this, &MainWindow::editInputs);
     m_inputsAction->setObjectName(QStringLiteral("inputsAction"));
-    m_inputsAction->setToolTip(tr("Free dims, input shapes, scalar input values and semantics the model is "
-                                  "imported with"));
+    m_inputsAction->setToolTip(
+        tr("Free dims, input shapes, scalar input values and semantics the model is "
+           "imported with"));
     m_inputsAction->setEnabled(false);
     m_inputsLabel = new QLabel(this);
     m_inputsLabel->setObjectName(QStringLiteral("inputsLabel"));
@@ -290,10 +297,7 @@ void MainWindow::createDocks()
     resizeDocks({inspectorDock}, {380}, Qt::Horizontal);
 }
 
-bool MainWindow::isBusy() const
-{
-    return m_loader->busy() || m_layoutRunner->busy();
-}
+bool MainWindow::isBusy() const { return m_loader->busy() || m_layoutRunner->busy(); }
 
 void MainWindow::setBusy(bool busy, const QString &what)
 {
@@ -311,7 +315,8 @@ void MainWindow::openDialog()
 {
     QSettings settings;
     const QString dir = settings.value(QStringLiteral("lastDir")).toString();
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX Model"), dir,
+                                                      tr("ONNX models (*.onnx);;All files (*)"));
     if (!path.isEmpty()) {
         settings.setValue(QStringLiteral("lastDir"), QFileInfo(path).absolutePath());
         openModel(path);
@@ -332,8 +337,9 @@ void MainWindow::openModel(const QString &path, const core::onnx::ImportOptions 
     }
     m_currentPath = abs;
     m_firstLayoutOfModel = true;
-    const int64_t batch =
-        settings.batch > 0 ? settings.batch : QSettings().value(QStringLiteral("batch/") + abs, 0).toLongLong();
+    const int64_t batch = settings.batch > 0
+                              ? settings.batch
+                              : QSettings().value(QStringLiteral("batch/") + abs, 0).toLongLong();
     setBusy(true, tr("loading"));
     m_loader->load(abs, batch, settings);
 }
@@ -349,7 +355,8 @@ void MainWindow::setImportSettings(const core::onnx::ImportOptions &settings)
         return;
     rememberImportSettings(m_currentPath, settings);
     setBusy(true, tr("re-importing"));
-    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0, settings);
+    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0,
+                   settings);
 }
 
 void MainWindow::editInputs()
@@ -365,11 +372,13 @@ void MainWindow::editInputs()
 }
 
 void MainWindow::onInputsNeeded(const QString &path, const QString &message,
-                                const core::onnx::ModelSignature &signature, const core::onnx::ImportOptions &settings)
+                                const core::onnx::ModelSignature &signature,
+                                const core::onnx::ImportOptions &settings)
 {
     // The model is already shown (browsable); its training step waits for these values.
-    statusBar()->showMessage(tr("%1: give the input sizes to derive the training step").arg(QFileInfo(path).fileName()),
-                             8000);
+    statusBar()->showMessage(
+        tr("%1: give the input sizes to derive the training step").arg(QFileInfo(path).fileName()),
+        8000);
     if (!m_interactive)
         return;
     showInputsDialog(path, signature, settings, message);
@@ -406,7 +415,8 @@ void MainWindow::reload()
     if (m_currentPath.isEmpty())
         return;
     setBusy(true, tr("reloading"));
-    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0, importSettings());
+    m_loader->load(m_currentPath, m_document->hasModel() ? m_document->model().requestedBatch : 0,
+                   importSettings());
 }
 
 void MainWindow::setBatch(int64_t batch)
@@ -420,13 +430,14 @@ void MainWindow::setBatch(int64_t batch)
     m_loader->load(m_currentPath, batch, importSettings());
 }
 
-std::shared_ptr<layout::GraphLayouter> MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
+std::shared_ptr<layout::GraphLayouter>
+MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
 {
     std::vector<char> hidden;
     if (m_foldShapes)
         hidden = layout::foldableNodes(*graph);
-    auto layouter = std::make_shared<layout::GraphLayouter>(graph, layout::GraphLayoutSizes{}, layout::LayeredOptions{},
-                                                            std::move(hidden));
+    auto layouter = std::make_shared<layout::GraphLayouter>(
+        graph, layout::GraphLayoutSizes{}, layout::LayeredOptions{}, std::move(hidden));
     layouter->setSizes(GraphScene::measure(*graph, *layouter));
     return layouter;
 }
@@ -449,9 +460,10 @@ void MainWindow::setFoldShapeArithmetic(bool on)
     auto layouter = makeLayouter(m_document->model().graph);
     const int folded = layouter->hiddenCount();
     m_document->setLayouter(std::move(layouter));
-    statusBar()->showMessage(on ? tr("%1 shape-arithmetic nodes folded into their consumers").arg(folded)
-                                : tr("Shape arithmetic shown as nodes"),
-                             4000);
+    statusBar()->showMessage(
+        on ? tr("%1 shape-arithmetic nodes folded into their consumers").arg(folded)
+           : tr("Shape arithmetic shown as nodes"),
+        4000);
     // Boxes move sideways a lot (groups lose or regain their shape rows): keep the selection in view.
     m_pendingReveal = m_document->selectedNode();
     startLayout();
@@ -471,7 +483,8 @@ void MainWindow::onLoaded(const LoadedModel &model)
     m_updatingControls = false;
     m_inputsAction->setEnabled(true);
     const QString summary = importSettingsSummary(model.settings);
-    m_inputsLabel->setText(summary.isEmpty() ? QString() : QStringLiteral(" ") + summary + QStringLiteral(" "));
+    m_inputsLabel->setText(summary.isEmpty() ? QString()
+                                             : QStringLiteral(" ") + summary + QStringLiteral(" "));
     m_stack->setCurrentIndex(1);
     addRecentFile(model.path);
     setWindowTitle(tr("%1 - Remat Studio").arg(QFileInfo(model.path).fileName()));
@@ -483,8 +496,9 @@ void MainWindow::onLoadFailed(const QString &path, const QString &message)
 {
     setBusy(false, {});
     statusBar()->clearMessage();
-    reportError(message.contains(QFileInfo(path).fileName()) ? message
-                                                             : tr("%1: %2").arg(QFileInfo(path).fileName(), message));
+    reportError(message.contains(QFileInfo(path).fileName())
+                    ? message
+                    : tr("%1: %2").arg(QFileInfo(path).fileName(), message));
     if (!m_document->hasModel())
         m_currentPath.clear();
     else
@@ -528,10 +542,15 @@ void MainWindow::onLayoutFinished(std::shared_ptr<const layout::GraphLayout> l, 
     }
     updateSummary();
     const int folded = m_document->layouter() ? m_document->layouter()->hiddenCount() : 0;
-    m_layoutInfo->setText(folded > 0 ? tr("%1 boxes, %2 folded, layout %3 ms").arg(m_scene->boxCount()).arg(folded).arg(ms, 0, 'f', 1)
-                                     : tr("%1 boxes, layout %2 ms").arg(m_scene->boxCount()).arg(ms, 0, 'f', 1));
+    m_layoutInfo->setText(
+        folded > 0 ? tr("%1 boxes, %2 folded, layout %3 ms")
+                         .arg(m_scene->boxCount())
+                         .arg(folded)
+                         .arg(ms, 0, 'f', 1)
+                   : tr("%1 boxes, layout %2 ms").arg(m_scene->boxCount()).arg(ms, 0, 'f', 1));
     emit layoutFinished();
-    if (!property("shown").toBool() || m_document->model().path != property("shownPath").toString()) {
+    if (!property("shown").toBool() ||
+        m_document->model().path != property("shownPath").toString()) {
         setProperty("shown", true);
         setProperty("shownPath", m_document->model().path);
         emit modelShown();
@@ -540,7 +559,8 @@ void MainWindow::onLayoutFinished(std::shared_ptr<const layout::GraphLayout> l, 
 
 void MainWindow::onDocumentChanged(const DocumentChange &change)
 {
-    if (change.kind == DocumentChangeKind::ColourModeChanged || change.kind == DocumentChangeKind::ModelReplaced)
+    if (change.kind == DocumentChangeKind::ColourModeChanged ||
+        change.kind == DocumentChangeKind::ModelReplaced)
         if (m_document->hasModel())
             m_legend->setLegend(m_document->colours().legend());
 }
@@ -577,10 +597,7 @@ void MainWindow::setColourMode(ColourMode mode)
     m_document->setColourMode(mode);
 }
 
-QString MainWindow::statusSummary() const
-{
-    return m_summary->text();
-}
+QString MainWindow::statusSummary() const { return m_summary->text(); }
 
 void MainWindow::updateSummary()
 {
@@ -606,7 +623,8 @@ void MainWindow::reportError(const QString &message)
     emit errorOccurred(message);
     // Non-modal for the event loop (open(), not exec()): tests and scripted runs can observe and
     // close it, and the window stays usable behind it.
-    auto *box = new QMessageBox(QMessageBox::Warning, tr("Remat Studio"), message, QMessageBox::Ok, this);
+    auto *box =
+        new QMessageBox(QMessageBox::Warning, tr("Remat Studio"), message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorBox"));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
@@ -634,8 +652,8 @@ void MainWindow::rebuildRecentMenu()
     m_recentMenu->clear();
     const QStringList list = recentFiles();
     for (const QString &path : list)
-        m_recentMenu->addAction(QFileInfo(path).fileName() + QStringLiteral("  (") + QFileInfo(path).absolutePath() +
-                                    QStringLiteral(")"),
+        m_recentMenu->addAction(QFileInfo(path).fileName() + QStringLiteral("  (") +
+                                    QFileInfo(path).absolutePath() + QStringLiteral(")"),
                                 this, [this, path] { openModel(path); });
     m_recentMenu->setEnabled(!list.isEmpty());
 }
@@ -670,10 +688,7 @@ void MainWindow::dropEvent(QDropEvent *event)
     }
 }
 
-void MainWindow::find()
-{
-    m_searchBar->activate();
-}
+void MainWindow::find() { m_searchBar->activate(); }
 
 void MainWindow::runSearch(const QString &text)
 {
@@ -682,7 +697,8 @@ void MainWindow::runSearch(const QString &text)
     if (text.trimmed().isEmpty())
         m_searchBar->setResultText({});
     else
-        m_searchBar->setResultText(m_hits.empty() ? tr("no match") : tr("%1 matches").arg(m_hits.size()));
+        m_searchBar->setResultText(m_hits.empty() ? tr("no match")
+                                                  : tr("%1 matches").arg(m_hits.size()));
 }
 
 void MainWindow::findNext()
@@ -713,11 +729,14 @@ void MainWindow::showSearchHit()
         shown = lay->hostOf(node);
         const ir::Node &n = g.node(node);
         const QString what = QStringLiteral("%1 %2").arg(QString::fromStdString(n.opType),
-                                                          QString::fromStdString(n.displayName()));
+                                                         QString::fromStdString(n.displayName()));
         statusBar()->showMessage(
-            shown.valid() ? tr("%1 is folded shape arithmetic, shown inside %2 (View > Fold Shape Arithmetic)")
+            shown.valid() ? tr("%1 is folded shape arithmetic, shown inside %2 (View > Fold Shape "
+                               "Arithmetic)")
                                 .arg(what, QString::fromStdString(g.node(shown).displayName()))
-                          : tr("%1 is folded shape arithmetic that nothing uses (View > Fold Shape Arithmetic)").arg(what),
+                          : tr("%1 is folded shape arithmetic that nothing uses (View > Fold Shape "
+                               "Arithmetic)")
+                                .arg(what),
             6000);
     }
     m_document->setSelectedNode(node);
@@ -739,9 +758,11 @@ void MainWindow::exportDialog(const QString &format)
 {
     if (!m_document->hasModel())
         return;
-    const QString suggested = QFileInfo(m_currentPath).completeBaseName() + QStringLiteral(".") + format;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), suggested,
-                                                      format == QLatin1String("svg") ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
+    const QString suggested =
+        QFileInfo(m_currentPath).completeBaseName() + QStringLiteral(".") + format;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Graph"), suggested,
+        format == QLatin1String("svg") ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
     if (!path.isEmpty() && exportImage(path))
         statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
 }

@@ -120,7 +120,8 @@ private:
     void createDocks();
     void onLoaded(const LoadedModel &model);
     void onLoadFailed(const QString &path, const QString &message);
-    void onInputsNeeded(const QString &path, const QString &message, const core::onnx::ModelSignature &signature,
+    void onInputsNeeded(const QString &path, const QString &message,
+                        const core::onnx::ModelSignature &signature,
                         const core::onnx::ImportOptions &settings);
     void showInputsDialog(const QString &path, const core::onnx::ModelSignature &signature,
                           const core::onnx::ImportOptions &settings, const QString &problem);
@@ -136,7 +137,8 @@ private:
     void showSearchHit();
     void openDialog();
     void exportDialog(const QString &format);
-    std::shared_ptr<core::layout::GraphLayouter> makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
+    std::shared_ptr<core::layout::GraphLayouter>
+    makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
 
     ModelDocument *m_document;
     std::shared_ptr<ProblemCache> m_problems;

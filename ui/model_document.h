@@ -5,8 +5,8 @@
 //   doc.setModel(loaded);  doc.setCollapsed(set);  doc.setColourMode(ColourMode::Flops);
 
 #include "core/ir/graph.h"
-#include "core/onnx/importer.h"
 #include "core/layout/graph_layout.h"
+#include "core/onnx/importer.h"
 #include "core/pipeline/problem.h"
 #include "core/training/training_graph.h"
 #include "ui/colour_mode.h"
@@ -39,9 +39,9 @@ struct LoadedModel
 };
 
 enum class DocumentChangeKind {
-    ModelReplaced,     ///< a new model (or the same file re-imported at another batch)
-    LayoutChanged,     ///< a new layout arrived (after a collapse change or a new model)
-    CollapseChanged,   ///< the collapse state was edited; a layout is on its way
+    ModelReplaced,   ///< a new model (or the same file re-imported at another batch)
+    LayoutChanged,   ///< a new layout arrived (after a collapse change or a new model)
+    CollapseChanged, ///< the collapse state was edited; a layout is on its way
     ColourModeChanged,
     SelectionChanged,
 };
@@ -66,7 +66,10 @@ public:
 
     /// Node sizes and the cached per-group layouts for the current model.
     std::shared_ptr<core::layout::GraphLayouter> layouter() const { return m_layouter; }
-    void setLayouter(std::shared_ptr<core::layout::GraphLayouter> layouter) { m_layouter = std::move(layouter); }
+    void setLayouter(std::shared_ptr<core::layout::GraphLayouter> layouter)
+    {
+        m_layouter = std::move(layouter);
+    }
 
     const core::layout::CollapseSet &collapsed() const { return m_collapsed; }
     void setCollapsed(core::layout::CollapseSet collapsed);
@@ -77,7 +80,10 @@ public:
 
     ColourMode colourMode() const { return m_colourMode; }
     void setColourMode(ColourMode mode);
-    const NodeColourProvider &colours() const { return m_colourOverride ? *m_colourOverride : *m_colours; }
+    const NodeColourProvider &colours() const
+    {
+        return m_colourOverride ? *m_colourOverride : *m_colours;
+    }
     /// Colours from outside the built-in modes (the planner's plan decisions) shown instead of the
     /// mode's; null goes back to the mode. Dropped when another model is set.
     void setColourOverride(std::unique_ptr<NodeColourProvider> provider);

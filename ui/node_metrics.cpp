@@ -8,10 +8,7 @@ namespace remat::ui {
 
 using namespace core;
 
-double forwardFlops(const ir::Graph &g, const ir::Node &node)
-{
-    return ops::forwardFlops(g, node);
-}
+double forwardFlops(const ir::Graph &g, const ir::Node &node) { return ops::forwardFlops(g, node); }
 
 ModelMetrics computeMetrics(const ir::Graph &g)
 {

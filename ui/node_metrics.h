@@ -14,13 +14,13 @@ namespace remat::ui {
 struct ModelSummary
 {
     int64_t nodes = 0;
-    int64_t parameters = 0;       ///< trainable elements
+    int64_t parameters = 0; ///< trainable elements
     int64_t parameterBytes = 0;
     int64_t bufferBytes = 0;
-    int64_t activationBytes = 0;  ///< sum of every node output (what store-all would keep, at most)
+    int64_t activationBytes = 0; ///< sum of every node output (what store-all would keep, at most)
     double forwardFlops = 0;
     int64_t batch = 0;
-    int64_t unknownShapes = 0;    ///< node outputs whose bytes are unknown
+    int64_t unknownShapes = 0; ///< node outputs whose bytes are unknown
 };
 
 struct ModelMetrics

@@ -6,16 +6,18 @@
 
 namespace remat::ui {
 
-std::shared_ptr<const core::pipeline::Problem> ProblemCache::find(const QString &path, int64_t batch,
-                                                                  const core::onnx::ImportOptions &settings,
-                                                                  bool needTraining) const
+std::shared_ptr<const core::pipeline::Problem>
+ProblemCache::find(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings,
+                   bool needTraining) const
 {
     const QFileInfo file(path);
     for (const Entry &e : m_entries) {
-        if (e.path != file.absoluteFilePath() || e.modified != file.lastModified() || e.size != file.size())
+        if (e.path != file.absoluteFilePath() || e.modified != file.lastModified() ||
+            e.size != file.size())
             continue;
         std::shared_ptr<const core::pipeline::Problem> p = e.problem.lock();
-        if (!p || (needTraining && !p->isValid()) || !sameImportSettings(p->options.import, settings))
+        if (!p || (needTraining && !p->isValid()) ||
+            !sameImportSettings(p->options.import, settings))
             continue;
         // Batch 0 asks for the file's own batch: only a problem loaded that way is known to be it.
         if (batch == 0 ? p->options.import.batch == 0 : p->batch == batch)

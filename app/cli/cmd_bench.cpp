@@ -34,8 +34,8 @@ struct BenchOptions
     std::string csv;
     double timeLimit = 60;
     std::string ratios = "0.9,0.8";
-    std::string solvers;  // comma list; empty: all applicable
-    std::string graphs;   // substring filter
+    std::string solvers; // comma list; empty: all applicable
+    std::string graphs;  // substring filter
     int threads = 1;
     std::vector<std::string> settings; // key=value, passed to every solver
     bool notes = false;
@@ -111,8 +111,9 @@ std::vector<std::unique_ptr<solvers::Solver>> benchSolvers(const std::vector<std
         add(std::move(s));
     std::vector<std::unique_ptr<solvers::Solver>> chosen;
     for (auto &s : all) {
-        const bool wanted = only.empty() ? (s->capabilities().minTime && s->id() != "offload")
-                                         : std::find(only.begin(), only.end(), s->id()) != only.end();
+        const bool wanted = only.empty()
+                                ? (s->capabilities().minTime && s->id() != "offload")
+                                : std::find(only.begin(), only.end(), s->id()) != only.end();
         if (wanted)
             chosen.push_back(std::move(s));
     }
@@ -125,7 +126,8 @@ int runRematGraphs(const BenchOptions &opt)
     std::error_code ec;
     for (const auto &entry : fs::directory_iterator(opt.dir, ec))
         if (entry.path().extension() == ".json" &&
-            (opt.graphs.empty() || entry.path().filename().string().find(opt.graphs) != std::string::npos))
+            (opt.graphs.empty() ||
+             entry.path().filename().string().find(opt.graphs) != std::string::npos))
             files.push_back(entry.path());
     if (ec || files.empty()) {
         fmt::print(stderr, "remat bench: no benchmark graphs in {}\n", opt.dir);
@@ -137,7 +139,9 @@ int runRematGraphs(const BenchOptions &opt)
         double v = 0;
         auto [p, ec] = std::from_chars(r.data(), r.data() + r.size(), v);
         if (ec != std::errc() || p != r.data() + r.size() || !(v > 0)) {
-            fmt::print(stderr, "error: --ratios: '{}' is not a budget ratio (a number > 0, e.g. 0.9,0.8)\n", r);
+            fmt::print(stderr,
+                       "error: --ratios: '{}' is not a budget ratio (a number > 0, e.g. 0.9,0.8)\n",
+                       r);
             return 2;
         }
         ratios.push_back(v);
@@ -147,11 +151,12 @@ int runRematGraphs(const BenchOptions &opt)
     if (!opt.csv.empty()) {
         csv.open(opt.csv);
         csv << "graph,ops,ratio,budget_bytes,solver,status,tdi_percent,peak_bytes,peak_over_budget,"
-               "time_limit_seconds,solve_seconds,bound,gap_percent,published_tdi_percent,published_seconds,"
+               "time_limit_seconds,solve_seconds,bound,gap_percent,published_tdi_percent,published_"
+               "seconds,"
                "target_met,note\n";
     }
-    fmt::print("{:<34} {:>5} {:>5} {:<15} {:<10} {:>8} {:>8} {:>9} {:>7}{}\n", "graph", "ops", "ratio",
-               "solver", "status", "TDI %", "peak/B", "time s", "gap %",
+    fmt::print("{:<34} {:>5} {:>5} {:<15} {:<10} {:>8} {:>8} {:>9} {:>7}{}\n", "graph", "ops",
+               "ratio", "solver", "status", "TDI %", "peak/B", "time s", "gap %",
                opt.target ? "  pub TDI %   pub s  target" : "");
     for (const fs::path &file : files) {
         Expected<io::NodeLinkGraph> g = io::readNodeLinkGraph(file.string());
@@ -161,9 +166,11 @@ int runRematGraphs(const BenchOptions &opt)
         }
         const std::string name = file.stem().string();
         for (double ratio : ratios) {
-            const int64_t budget = static_cast<int64_t>(std::floor(ratio * double(g->referencePeakBytes)));
+            const int64_t budget =
+                static_cast<int64_t>(std::floor(ratio * double(g->referencePeakBytes)));
             const Published *published = publishedFor(name, ratio);
-            const double timeLimit = opt.target && published ? published->seconds / 10 : opt.timeLimit;
+            const double timeLimit =
+                opt.target && published ? published->seconds / 10 : opt.timeLimit;
             for (const auto &solver : solverList) {
                 solvers::SolveRequest req;
                 req.graph = &g->graph;
@@ -210,13 +217,14 @@ int runRematGraphs(const BenchOptions &opt)
                                      seconds <= published->seconds / 10;
                     target = met ? "met" : "missed";
                 }
-                fmt::print("{:<34} {:>5} {:>5.2f} {:<15} {:<10} {:>8.2f} {:>8.4f} {:>9.2f} {:>7.2f}{}\n",
-                           name.substr(0, 34), g->graph.opCount(), ratio, solver->id(), status, tdi,
-                           peakRatio, seconds, gap,
-                           !opt.target ? std::string()
-                           : published ? fmt::format(" {:>10.1f} {:>7.1f}  {}", published->tdiPercent,
-                                                     published->seconds, target)
-                                       : std::string("           -       -  -"));
+                fmt::print(
+                    "{:<34} {:>5} {:>5.2f} {:<15} {:<10} {:>8.2f} {:>8.4f} {:>9.2f} {:>7.2f}{}\n",
+                    name.substr(0, 34), g->graph.opCount(), ratio, solver->id(), status, tdi,
+                    peakRatio, seconds, gap,
+                    !opt.target ? std::string()
+                    : published ? fmt::format(" {:>10.1f} {:>7.1f}  {}", published->tdiPercent,
+                                              published->seconds, target)
+                                : std::string("           -       -  -"));
                 std::fflush(stdout);
                 if (opt.notes && !note.empty())
                     fmt::print("    {}\n", note);
@@ -224,12 +232,12 @@ int runRematGraphs(const BenchOptions &opt)
                 if (csv) {
                     std::string quoted = note;
                     std::replace(quoted.begin(), quoted.end(), '"', '\'');
-                    csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},\"{}\"\n", name,
-                                       g->graph.opCount(), ratio, budget, solver->id(), status, tdi,
-                                       peak, peakRatio, timeLimit, seconds, bound, gap,
-                                       published ? fmt::format("{}", published->tdiPercent) : "",
-                                       published ? fmt::format("{}", published->seconds) : "", target,
-                                       quoted);
+                    csv << fmt::format(
+                        "{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},\"{}\"\n", name,
+                        g->graph.opCount(), ratio, budget, solver->id(), status, tdi, peak,
+                        peakRatio, timeLimit, seconds, bound, gap,
+                        published ? fmt::format("{}", published->tdiPercent) : "",
+                        published ? fmt::format("{}", published->seconds) : "", target, quoted);
                     csv.flush();
                 }
             }
@@ -253,15 +261,18 @@ void addBenchCommand(CLI::App &app, CommandContext &ctx)
     graphs->add_option("--dir", opt->dir, "folder of node-link JSON graphs")->capture_default_str();
     graphs->add_option("--csv", opt->csv, "also write the rows to this CSV file");
     graphs->add_option("--time-limit", opt->timeLimit, "seconds per solve")->capture_default_str();
-    graphs->add_option("--ratios", opt->ratios, "comma list of budget ratios")->capture_default_str();
-    graphs->add_option("--solvers", opt->solvers, "comma list of solver ids (default: all applicable)");
+    graphs->add_option("--ratios", opt->ratios, "comma list of budget ratios")
+        ->capture_default_str();
+    graphs->add_option("--solvers", opt->solvers,
+                       "comma list of solver ids (default: all applicable)");
     graphs->add_option("--graphs", opt->graphs, "only files whose name contains this");
     graphs->add_option("--threads", opt->threads, "CBC threads")->capture_default_str();
     graphs->add_option("--set", opt->settings, "solver setting KEY=VALUE (repeatable)");
     graphs->add_flag("--notes", opt->notes, "print each solver's note under its row");
-    graphs->add_flag("--target", opt->target,
-                     "time limit a tenth of the best published solve time (SOLVERS.md) where there is "
-                     "one; prints the published TDI and time and whether our row meets the target");
+    graphs->add_flag(
+        "--target", opt->target,
+        "time limit a tenth of the best published solve time (SOLVERS.md) where there is "
+        "one; prints the published TDI and time and whether our row meets the target");
     graphs->callback([opt, &ctx] { ctx.exitCode = runRematGraphs(*opt); });
 }
 

@@ -26,7 +26,8 @@ struct ExportOptions
 int runExport(const ExportOptions &o)
 {
     if (o.format != "node-link") {
-        std::fprintf(stderr, "error: unknown format '%s' (supported: node-link)\n", o.format.c_str());
+        std::fprintf(stderr, "error: unknown format '%s' (supported: node-link)\n",
+                     o.format.c_str());
         return 2;
     }
     LoadStage failed = LoadStage::Import;
@@ -53,7 +54,8 @@ void addExportCommand(CLI::App &app, CommandContext &ctx)
 {
     auto o = std::make_shared<ExportOptions>();
     CLI::App *cmd = app.add_subcommand(
-        "export", "Export a model's training graph (node-link JSON for Checkmate / Moccasin tools)");
+        "export",
+        "Export a model's training graph (node-link JSON for Checkmate / Moccasin tools)");
     addModelArgument(*cmd, o->input, "ONNX model");
     cmd->add_option("--format", o->format, "output format (node-link)")->capture_default_str();
     cmd->add_option("--out", o->out, "output file")->required();

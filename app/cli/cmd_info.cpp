@@ -55,7 +55,8 @@ int runInfo(const InfoOptions &o)
         auto b = v.shape.isStatic() ? v.bytes() : Expected<int64_t>(int64_t(0));
         return b ? *b : 0;
     };
-    int64_t params = 0, paramBytes = 0, paramElements = 0, buffers = 0, bufferBytes = 0, unknownShapes = 0;
+    int64_t params = 0, paramBytes = 0, paramElements = 0, buffers = 0, bufferBytes = 0,
+            unknownShapes = 0;
     for (const ir::Value &v : g->values()) {
         if (v.kind == ir::ValueKind::Parameter) {
             ++params;
@@ -116,7 +117,8 @@ int runInfo(const InfoOptions &o)
     };
     std::printf("%s\n", info.path.c_str());
     std::printf("  producer     %s %s, IR %lld, opset %lld\n", info.producerName.c_str(),
-                info.producerVersion.c_str(), (long long)info.irVersion, (long long)info.opsetVersion);
+                info.producerVersion.c_str(), (long long)info.irVersion,
+                (long long)info.opsetVersion);
     std::printf("  sha256       %s\n", info.sha256.c_str());
     std::printf("  batch        %lld\n", (long long)info.batch);
     std::printf("  semantics    %s\n", o.input.semantics.c_str());
@@ -129,11 +131,14 @@ int runInfo(const InfoOptions &o)
     }
     std::printf("  nodes        %zu (namespace depth %d)\n", g->nodeCount(), g->namespaceDepth());
     std::printf("  values       %zu\n", g->valueCount());
-    std::printf("  parameters   %lld tensors, %lld elements, %s\n", (long long)params, (long long)paramElements,
-                formatBytes(paramBytes).c_str());
-    std::printf("  buffers      %lld tensors, %s\n", (long long)buffers, formatBytes(bufferBytes).c_str());
-    std::printf("  activations  %s (all node outputs, forward%s)\n", formatBytes(activationBytes).c_str(),
-                unknownShapes ? fmt::format("; {} of unknown size not counted", unknownShapes).c_str() : "");
+    std::printf("  parameters   %lld tensors, %lld elements, %s\n", (long long)params,
+                (long long)paramElements, formatBytes(paramBytes).c_str());
+    std::printf("  buffers      %lld tensors, %s\n", (long long)buffers,
+                formatBytes(bufferBytes).c_str());
+    std::printf(
+        "  activations  %s (all node outputs, forward%s)\n", formatBytes(activationBytes).c_str(),
+        unknownShapes ? fmt::format("; {} of unknown size not counted", unknownShapes).c_str()
+                      : "");
     for (const auto &v : inputs)
         std::printf("  input        %s\n", shapeText(v).c_str());
     for (const auto &v : outputs)

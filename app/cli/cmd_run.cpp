@@ -14,8 +14,8 @@
 #include "core/exec/executor.h"
 #include "core/exec/npz.h"
 #include "core/exec/profile_recorder.h"
-#include "core/io/profile_file.h"
 #include "core/io/plan_file.h"
+#include "core/io/profile_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/training/builder.h"
@@ -53,7 +53,8 @@ struct RunOptions
     std::string profile;
 };
 
-Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id, const std::string &convolution)
+Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id,
+                                                     const std::string &convolution)
 {
     if (id == "cpu")
         return exec::makeCpuBackend();
@@ -64,11 +65,12 @@ Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id, cons
         return gpu::makeCudaBackend(o);
 #else
         (void)convolution;
-        return makeError(StatusCode::Unsupported,
-                         "this build has no CUDA backend (configure with the CUDA toolkit to use --backend cuda)");
+        return makeError(StatusCode::Unsupported, "this build has no CUDA backend (configure with "
+                                                  "the CUDA toolkit to use --backend cuda)");
 #endif
     }
-    return makeError(StatusCode::InvalidArgument, fmt::format("unknown backend '{}' (cpu, cuda)", id));
+    return makeError(StatusCode::InvalidArgument,
+                     fmt::format("unknown backend '{}' (cpu, cuda)", id));
 }
 
 int fail(const Status &s)
@@ -84,11 +86,13 @@ int runRun(const RunOptions &o)
     // A profile is taken on the graph simulate / solve / train-graph plan (no input gradient), so
     // every op it times matches theirs, unless gradients are to be checked or dumped.
     training::BuildOptions build;
-    build.inputGradients = o.plan.empty() && (o.profileOut.empty() || o.check || !o.dumpGradients.empty());
+    build.inputGradients =
+        o.plan.empty() && (o.profileOut.empty() || o.check || !o.dumpGradients.empty());
     LoadStage failed = LoadStage::Import;
     Expected<LoadedModel> loaded = loadTrainingModel(o.input, build, &failed);
     if (!loaded)
-        return fail(failed == LoadStage::Build ? loaded.status().withContext(o.input.model) : loaded.status());
+        return fail(failed == LoadStage::Build ? loaded.status().withContext(o.input.model)
+                                               : loaded.status());
     const ir::Graph &graph = loaded->graph;
     std::shared_ptr<const training::TrainingGraph> tg = loaded->problem->training;
     cost::Costs costs = *loaded->problem->costs;
@@ -180,13 +184,15 @@ int runRun(const RunOptions &o)
         comparison = *cmp;
     }
     // Bitwise on a deterministic backend; 1e-5 relative allows a device's reordered sums.
-    const bool gradientsMatch = comparison && (comparison->bitwiseEqual || comparison->maxRelativeError <= 1e-5);
+    const bool gradientsMatch =
+        comparison && (comparison->bitwiseEqual || comparison->maxRelativeError <= 1e-5);
 
     if (!o.dumpGradients.empty())
         if (Status s = exec::writeNpz(o.dumpGradients, last.gradients); !s.isOk())
             return fail(s);
     if (profiling) {
-        const cost::Profile profile = recorder.profile({(*backend)->id(), (*backend)->description(), scheduleName});
+        const cost::Profile profile =
+            recorder.profile({(*backend)->id(), (*backend)->description(), scheduleName});
         if (Status s = io::saveProfile(o.profileOut, profile); !s.isOk())
             return fail(s);
     }
@@ -200,7 +206,8 @@ int runRun(const RunOptions &o)
             {"backend", (*backend)->id()},
             {"device", (*backend)->description()},
             {"measured_peak_bytes", measuredPeak},
-            {"device_peak_bytes", devicePeak ? nlohmann::json(*devicePeak) : nlohmann::json(nullptr)},
+            {"device_peak_bytes",
+             devicePeak ? nlohmann::json(*devicePeak) : nlohmann::json(nullptr)},
             {"predicted_peak_bytes", predicted->peakBytes},
             {"peak_matches_prediction", measuredPeak == predicted->peakBytes},
             {"step_seconds", stepSeconds},
@@ -222,13 +229,14 @@ int runRun(const RunOptions &o)
         std::printf("%s at batch %lld, schedule %s, backend %s (%s)\n", o.input.model.c_str(),
                     (long long)tg->info().batch, scheduleName.c_str(), (*backend)->id().c_str(),
                     (*backend)->description().c_str());
-        std::printf("  measured peak   %s (%lld B)%s\n", formatBytes(measuredPeak).c_str(), (long long)measuredPeak,
+        std::printf("  measured peak   %s (%lld B)%s\n", formatBytes(measuredPeak).c_str(),
+                    (long long)measuredPeak,
                     measuredPeak == predicted->peakBytes ? "  = predicted" : "");
         std::printf("  predicted peak  %s (%lld B)\n", formatBytes(predicted->peakBytes).c_str(),
                     (long long)predicted->peakBytes);
         if (devicePeak)
-            std::printf("  device peak     %s (%lld B, the device's own figure)\n", formatBytes(*devicePeak).c_str(),
-                        (long long)*devicePeak);
+            std::printf("  device peak     %s (%lld B, the device's own figure)\n",
+                        formatBytes(*devicePeak).c_str(), (long long)*devicePeak);
         std::string times;
         for (double s : stepSeconds)
             times += fmt::format("{}{:.4f}", times.empty() ? "" : " ", s);
@@ -237,11 +245,13 @@ int runRun(const RunOptions &o)
                     timeSourceText(*timeCosts, rep).c_str());
         if (profiling)
             std::printf("  profile         %s (%d timed iterations%s)\n", o.profileOut.c_str(),
-                        recorder.timedIterations(), recorder.warmupIterations() ? " after 1 warm-up" : "");
+                        recorder.timedIterations(),
+                        recorder.warmupIterations() ? " after 1 warm-up" : "");
         std::printf("  loss            %.9g\n", last.loss);
         if (comparison)
             std::printf("  gradients       %s store-all (%s, max rel error %.3g)\n",
-                        gradientsMatch ? "match" : "DIFFER from", comparison->bitwiseEqual ? "bitwise" : "not bitwise",
+                        gradientsMatch ? "match" : "DIFFER from",
+                        comparison->bitwiseEqual ? "bitwise" : "not bitwise",
                         comparison->maxRelativeError);
     }
     if (comparison && !gradientsMatch)
@@ -254,24 +264,30 @@ int runRun(const RunOptions &o)
 void addRunCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<RunOptions>();
-    CLI::App *cmd = app.add_subcommand("run", "Execute a training step on a backend: measured vs predicted peak, "
-                                              "step time, loss, gradient check");
+    CLI::App *cmd = app.add_subcommand(
+        "run", "Execute a training step on a backend: measured vs predicted peak, "
+               "step time, loss, gradient check");
     addModelArgument(*cmd, opts->input)->check(CLI::ExistingFile);
     cmd->add_option("--plan", opts->plan, "plan JSON from `remat solve` (default: store-all)");
-    cmd->add_option("--backend", opts->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--backend", opts->backend, "cpu or cuda")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_option("--iters", opts->iters, "training steps to time")->check(CLI::PositiveNumber);
-    cmd->add_option("--feed", opts->feed, "npz with the input (named as the graph input) and R (the loss cotangent)");
-    cmd->add_option("--dump-gradients", opts->dumpGradients, "write loss, grad_input, grad:<param> to this npz");
+    cmd->add_option("--feed", opts->feed,
+                    "npz with the input (named as the graph input) and R (the loss cotangent)");
+    cmd->add_option("--dump-gradients", opts->dumpGradients,
+                    "write loss, grad_input, grad:<param> to this npz");
     cmd->add_flag("--check", opts->check, "also run store-all and compare every gradient");
     cmd->add_flag("--json", opts->json, "JSON output");
     addBatchOption(*cmd, opts->input, "batch size (default: as in the file)", BatchCheck::None);
-    cmd->add_option("--cuda-convolution", opts->convolution,
-                    "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")
+    cmd->add_option(
+           "--cuda-convolution", opts->convolution,
+           "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")
         ->check(CLI::IsMember({"cudnn", "im2col"}));
     cmd->add_option("--seed", opts->seed, "seed for data the file and the feed do not give");
-    cmd->add_option("--profile-out", opts->profileOut,
-                    "write each op's measured time (median over the iterations; the first of several is a "
-                    "warm-up) for `simulate`, `solve`, `train-graph --profile` (use --iters 5 or more)");
+    cmd->add_option(
+        "--profile-out", opts->profileOut,
+        "write each op's measured time (median over the iterations; the first of several is a "
+        "warm-up) for `simulate`, `solve`, `train-graph --profile` (use --iters 5 or more)");
     addProfileOption(*cmd, opts->profile);
     cmd->callback([opts, &ctx] { ctx.exitCode = runRun(*opts); });
 }

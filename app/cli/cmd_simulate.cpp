@@ -42,13 +42,15 @@ struct SimulateOptions
 
 /// The session's model loaded as the planner loads it: its batch and import settings, the
 /// default training options (ui/planner/planner_problem.cpp).
-Expected<LoadedModel> loadSessionModel(const std::string &model, const io::Session &session, LoadStage *failed)
+Expected<LoadedModel> loadSessionModel(const std::string &model, const io::Session &session,
+                                       LoadStage *failed)
 {
     pipeline::LoadOptions options;
     options.import = session.importSettings;
     options.import.batch = session.batch;
     *failed = LoadStage::Import;
-    REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> problem, pipeline::loadProblem(model, options));
+    REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> problem,
+                           pipeline::loadProblem(model, options));
     *failed = LoadStage::Build;
     if (!problem->training)
         return problem->trainingStatus;
@@ -61,9 +63,11 @@ int runSimulate(const SimulateOptions &o)
     ModelInput input = o.input;
     if (!o.session.empty()) {
         if (o.importOptionsGiven) {
-            std::fprintf(stderr, "error: --session fixes the batch and the import settings (%s): drop "
-                                 "--batch, --dim, --input-shape, --input-value, --classify and --semantics\n",
-                         o.session.c_str());
+            std::fprintf(
+                stderr,
+                "error: --session fixes the batch and the import settings (%s): drop "
+                "--batch, --dim, --input-shape, --input-value, --classify and --semantics\n",
+                o.session.c_str());
             return 1;
         }
         Expected<io::Session> read = io::readSession(o.session);
@@ -75,7 +79,8 @@ int runSimulate(const SimulateOptions &o)
         if (input.model.empty())
             input.model = session->modelPath;
         if (input.model.empty()) {
-            std::fprintf(stderr, "error: %s names no model: give MODEL before --session\n", o.session.c_str());
+            std::fprintf(stderr, "error: %s names no model: give MODEL before --session\n",
+                         o.session.c_str());
             return 1;
         }
     } else if (input.model.empty()) {
@@ -83,8 +88,8 @@ int runSimulate(const SimulateOptions &o)
         return 1;
     }
     LoadStage failed = LoadStage::Import;
-    Expected<LoadedModel> loaded =
-        session ? loadSessionModel(input.model, *session, &failed) : loadTrainingModel(input, {}, &failed);
+    Expected<LoadedModel> loaded = session ? loadSessionModel(input.model, *session, &failed)
+                                           : loadTrainingModel(input, {}, &failed);
     if (!loaded)
         return reportLoadError(input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
@@ -111,7 +116,8 @@ int runSimulate(const SimulateOptions &o)
         } else {
             const solvers::Plan &plan = (*plans)[size_t(session->currentPlan)];
             s = plan.schedule;
-            scheduleName = fmt::format("{} plan {} ({})", o.session, session->currentPlan + 1, plan.solver);
+            scheduleName =
+                fmt::format("{} plan {} ({})", o.session, session->currentPlan + 1, plan.solver);
         }
     } else if (o.plan.empty()) {
         s = schedule::storeAllSchedule(tg);
@@ -136,7 +142,8 @@ int runSimulate(const SimulateOptions &o)
             return 1;
         }
     }
-    const std::string peakName = s.steps.empty() ? std::string() : io::timelineStepName(s.steps[t->peakStep], tg);
+    const std::string peakName =
+        s.steps.empty() ? std::string() : io::timelineStepName(s.steps[t->peakStep], tg);
     if (o.json) {
         nlohmann::json cats = nlohmann::json::object();
         for (size_t c = 0; c < kMemCategoryCount; ++c)
@@ -169,17 +176,19 @@ int runSimulate(const SimulateOptions &o)
         return 0;
     }
     std::printf("%s at batch %lld, schedule %s, %zu steps, times: %s\n", input.model.c_str(),
-                (long long)tg.info().batch, scheduleName.c_str(), s.steps.size(), timeSourceText(costs, rep).c_str());
-    std::printf("  peak                 %s at step %zu (%s)\n", formatBytes(t->peakBytes).c_str(), t->peakStep,
-                peakName.c_str());
+                (long long)tg.info().batch, scheduleName.c_str(), s.steps.size(),
+                timeSourceText(costs, rep).c_str());
+    std::printf("  peak                 %s at step %zu (%s)\n", formatBytes(t->peakBytes).c_str(),
+                t->peakStep, peakName.c_str());
     for (size_t c = 0; c < kMemCategoryCount; ++c)
         std::printf("    %-24s %s\n", schedule::memCategoryName(static_cast<MemCategory>(c)),
                     formatBytes(t->peakByCategory[c]).c_str());
     std::printf("  activation peak      %s\n", formatBytes(t->activationPeakBytes).c_str());
     std::printf("  weights / grads      %s / %s\n", formatBytes(t->weightBytes).c_str(),
                 formatBytes(t->weightGradBytes).c_str());
-    std::printf("  time                 %.6g s (compute %.6g, recompute %.6g, copy %.6g), TDI %.2f%%\n",
-                t->totalSeconds, t->computeSeconds, t->recomputeSeconds, t->copySeconds, t->tdiPercent());
+    std::printf(
+        "  time                 %.6g s (compute %.6g, recompute %.6g, copy %.6g), TDI %.2f%%\n",
+        t->totalSeconds, t->computeSeconds, t->recomputeSeconds, t->copySeconds, t->tdiPercent());
     if (!o.csv.empty())
         std::printf("  timeline             %s\n", o.csv.c_str());
     return 0;
@@ -191,20 +200,23 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<SimulateOptions>();
     CLI::App *cmd = app.add_subcommand("simulate", "Simulate a schedule: peak memory and time");
-    addModelArgument(*cmd, opts->input, "ONNX model file or benchmark graph (with --session: the session's "
-                                        "own when left out)")
+    addModelArgument(*cmd, opts->input,
+                     "ONNX model file or benchmark graph (with --session: the session's "
+                     "own when left out)")
         ->required(false);
     addBatchOption(*cmd, opts->input);
-    CLI::Option *plan =
-        cmd->add_option("--plan", opts->plan, "Plan file to simulate (default: the store-all schedule)");
-    cmd->add_option("--session", opts->session,
-                    "Session file (.rematproj): simulate its current plan at its batch and import settings")
+    CLI::Option *plan = cmd->add_option("--plan", opts->plan,
+                                        "Plan file to simulate (default: the store-all schedule)");
+    cmd->add_option(
+           "--session", opts->session,
+           "Session file (.rematproj): simulate its current plan at its batch and import settings")
         ->excludes(plan);
     addProfileOption(*cmd, opts->profile);
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->callback([opts, cmd, &ctx] {
-        for (const char *name : {"--batch", "--dim", "--input-shape", "--input-value", "--classify", "--semantics"})
+        for (const char *name :
+             {"--batch", "--dim", "--input-shape", "--input-value", "--classify", "--semantics"})
             opts->importOptionsGiven = opts->importOptionsGiven || cmd->count(name) > 0;
         ctx.exitCode = runSimulate(*opts);
     });

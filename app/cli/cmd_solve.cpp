@@ -20,8 +20,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 namespace remat::app {
@@ -54,16 +54,17 @@ bool endsWith(const std::string &s, const std::string &tail)
 
 // The model's problem, or a benchmark node-link graph's with its own costs; with --profile, its
 // costs are the profile's (`report` says where each op's time came from).
-Expected<std::shared_ptr<const pipeline::Problem>> loadSolveProblem(const SolveOptions &o,
-                                                                     cost::ProfileCostsReport *report)
+Expected<std::shared_ptr<const pipeline::Problem>>
+loadSolveProblem(const SolveOptions &o, cost::ProfileCostsReport *report)
 {
     if (endsWith(o.input.model, ".json")) {
 #ifdef REMAT_SOLVE_NODE_LINK
         REMAT_ASSIGN_OR_RETURN(io::NodeLinkGraph g, io::readNodeLinkGraph(o.input.model));
-        REMAT_ASSIGN_OR_RETURN(auto problem,
-                               pipeline::makeProblem(nullptr,
-                                                     std::make_shared<const training::TrainingGraph>(std::move(g.graph)),
-                                                     std::make_shared<const cost::Costs>(std::move(g.costs))));
+        REMAT_ASSIGN_OR_RETURN(
+            auto problem,
+            pipeline::makeProblem(
+                nullptr, std::make_shared<const training::TrainingGraph>(std::move(g.graph)),
+                std::make_shared<const cost::Costs>(std::move(g.costs))));
         return withProfile(std::move(problem), o.profile, report);
 #else
         return makeError(StatusCode::Unsupported,
@@ -82,7 +83,8 @@ Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &te
         const size_t colon = t.find(':');
         if (colon == std::string::npos)
             return makeError(StatusCode::InvalidArgument,
-                             "--pin '" + t + "': expected keep:VALUE, recompute:VALUE or offload:VALUE");
+                             "--pin '" + t +
+                                 "': expected keep:VALUE, recompute:VALUE or offload:VALUE");
         const std::string kind = t.substr(0, colon), name = t.substr(colon + 1);
         const std::optional<solvers::PinKind> pinKind = solvers::parsePinKind(kind);
         if (!pinKind)
@@ -92,7 +94,8 @@ Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &te
         pin.kind = *pinKind;
         const TensorId *id = tg.findTensor(name);
         if (!id)
-            return makeError(StatusCode::NotFound, "--pin '" + t + "': no tensor named '" + name + "'");
+            return makeError(StatusCode::NotFound,
+                             "--pin '" + t + "': no tensor named '" + name + "'");
         pin.tensor = *id;
         pins.push_back(pin);
     }
@@ -141,7 +144,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         return r;
     };
     auto answered = [](const solvers::Plan &p) {
-        return p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
+        return p.status == solvers::SolveStatus::Optimal ||
+               p.status == solvers::SolveStatus::Feasible;
     };
     int64_t lowest = storeAll.peakBytes;
     for (const auto &s : registry.solvers()) {
@@ -169,7 +173,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
             if (!p)
                 continue;
             // checkmate-milp's bound is on recompute seconds over every frontier-ordered plan.
-            if (s->id() == "checkmate-milp" && p->bound >= 0 && p->status != solvers::SolveStatus::Infeasible)
+            if (s->id() == "checkmate-milp" && p->bound >= 0 &&
+                p->status != solvers::SolveStatus::Infeasible)
                 pt.boundSeconds = std::max(pt.boundSeconds, p->bound);
             if (!answered(*p) || p->timeline.peakBytes > pt.budget)
                 continue;
@@ -187,8 +192,7 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
             continue;
         bool dominated = false;
         for (const Point &b : points)
-            if (&a != &b && b.plan &&
-                b.plan->timeline.peakBytes <= a.plan->timeline.peakBytes &&
+            if (&a != &b && b.plan && b.plan->timeline.peakBytes <= a.plan->timeline.peakBytes &&
                 b.plan->timeline.recomputeSeconds <= a.plan->timeline.recomputeSeconds &&
                 (b.plan->timeline.peakBytes < a.plan->timeline.peakBytes ||
                  b.plan->timeline.recomputeSeconds < a.plan->timeline.recomputeSeconds ||
@@ -201,8 +205,9 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     auto kindOf = [&](const Point &p) {
         if (p.boundSeconds < 0)
             return std::string("found");
-        return p.plan->timeline.recomputeSeconds <= p.boundSeconds * (1 + 1e-6) + 1e-15 ? std::string("exact")
-                                                                                   : std::string("bounded");
+        return p.plan->timeline.recomputeSeconds <= p.boundSeconds * (1 + 1e-6) + 1e-15
+                   ? std::string("exact")
+                   : std::string("bounded");
     };
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
@@ -214,24 +219,30 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                             {"lower_bound_tdi_percent",
                              p->boundSeconds >= 0 ? 100.0 * p->boundSeconds / oneCompute : -1.0},
                             {"kind", kindOf(*p)}});
-        nlohmann::json j{{"store_all_peak_bytes", storeAll.peakBytes}, {"lowest_peak_bytes", lowest}, {"frontier", list}};
+        nlohmann::json j{{"store_all_peak_bytes", storeAll.peakBytes},
+                         {"lowest_peak_bytes", lowest},
+                         {"frontier", list}};
         j["time_source"] = cost::timeSourceName(costs.timeSource);
         std::printf("%s\n", j.dump(1).c_str());
         return frontier.empty() ? 1 : 0;
     }
-    fmt::print("{}: Pareto frontier, {} budgets from the lowest peak {} to store-all's {} (times: {})\n",
-               o.input.model, n, formatBytes(lowest), formatBytes(storeAll.peakBytes),
-               cost::timeSourceName(costs.timeSource));
+    fmt::print(
+        "{}: Pareto frontier, {} budgets from the lowest peak {} to store-all's {} (times: {})\n",
+        o.input.model, n, formatBytes(lowest), formatBytes(storeAll.peakBytes),
+        cost::timeSourceName(costs.timeSource));
     fmt::print("{:>12} {:<15} {:>12} {:>11} {:>13} {:<8}\n", "budget", "best solver", "peak",
                "recompute %", "lower bound %", "kind");
     for (const Point *p : frontier)
         fmt::print("{:>12} {:<15} {:>12} {:>11.2f} {:>13} {:<8}\n", formatBytes(p->budget),
-                   p->plan->solver, formatBytes(p->plan->timeline.peakBytes), p->plan->timeline.tdiPercent(),
-                   p->boundSeconds >= 0 ? fmt::format("{:.2f}", 100.0 * p->boundSeconds / oneCompute)
-                                        : std::string("-"),
+                   p->plan->solver, formatBytes(p->plan->timeline.peakBytes),
+                   p->plan->timeline.tdiPercent(),
+                   p->boundSeconds >= 0
+                       ? fmt::format("{:.2f}", 100.0 * p->boundSeconds / oneCompute)
+                       : std::string("-"),
                    kindOf(*p));
-    fmt::print("kind: exact = a proven lower bound (checkmate-milp, fixed op order) meets the plan; "
-               "bounded = the bound is below it; found = no bound\n");
+    fmt::print(
+        "kind: exact = a proven lower bound (checkmate-milp, fixed op order) meets the plan; "
+        "bounded = the bound is below it; found = no bound\n");
     return frontier.empty() ? 1 : 0;
 }
 
@@ -269,8 +280,9 @@ int runSolve(const SolveOptions &o)
     std::string objectiveSource = "--objective";
     if (o.objective.empty())
         objectiveSource = budgetGiven ? "default: a budget was given" : "default: no budget given";
-    auto objective = solvers::parseObjective(
-        !o.objective.empty() ? o.objective : budgetGiven ? "min-time" : "min-peak");
+    auto objective = solvers::parseObjective(!o.objective.empty() ? o.objective
+                                             : budgetGiven        ? "min-time"
+                                                                  : "min-peak");
     if (!objective)
         return fail(objective.status());
     if (*objective == solvers::Objective::MinTime && budget <= 0)
@@ -286,7 +298,8 @@ int runSolve(const SolveOptions &o)
         // the pins still gets its row ("infeasible: cannot honour offload pin on X").
         for (const auto &s : registry.solvers()) {
             const solvers::Capabilities c = s->capabilities();
-            const bool objectiveOk = *objective == solvers::Objective::MinPeak ? c.minPeak : c.minTime;
+            const bool objectiveOk =
+                *objective == solvers::Objective::MinPeak ? c.minPeak : c.minTime;
             if (objectiveOk)
                 chosen.push_back(s.get());
         }
@@ -318,7 +331,8 @@ int runSolve(const SolveOptions &o)
             if (!o.compare)
                 return fail(plan.status());
             errors.emplace_back(s->id(), plan.status().toString());
-            list.push_back({{"solver", s->id()}, {"status", "error"}, {"error", plan.status().toString()}});
+            list.push_back(
+                {{"solver", s->id()}, {"status", "error"}, {"error", plan.status().toString()}});
             continue;
         }
         list.push_back(planJson(*plan, tg));
@@ -355,11 +369,12 @@ int runSolve(const SolveOptions &o)
         std::string pinText;
         for (const std::string &p : o.pins)
             pinText += (pinText.empty() ? "" : ", ") + p;
-        fmt::print("{}: {} forward ops, store-all peak {} (activations {}), objective {} ({}){}{}\n",
-                   o.input.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
-                   formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
-                   objectiveSource, budget > 0 ? ", budget " + formatBytes(budget) : std::string(),
-                   pinText.empty() ? std::string() : ", pins " + pinText);
+        fmt::print(
+            "{}: {} forward ops, store-all peak {} (activations {}), objective {} ({}){}{}\n",
+            o.input.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
+            formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
+            objectiveSource, budget > 0 ? ", budget " + formatBytes(budget) : std::string(),
+            pinText.empty() ? std::string() : ", pins " + pinText);
         fmt::print("times: {}, store-all step {:.4g} s\n",
                    timeSourceText(*problem.costs, o.profile.empty() ? nullptr : &report),
                    storeAll->totalSeconds);
@@ -401,16 +416,20 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input, "ONNX model, or a benchmark node-link .json graph");
     cmd->add_option("--solver", opts->solver, "solver id (see --compare for the list)");
     cmd->add_flag("--compare", opts->compare, "run every solver and print one table");
-    cmd->add_flag("--pareto", opts->pareto,
-                  "budget vs recompute frontier: every min-time solver at --pareto-points budgets "
-                  "from the lowest peak to store-all, with proven lower bounds where CBC gives them");
-    cmd->add_option("--pareto-points", opts->paretoPoints, "budgets in the --pareto sweep (default 12)");
-    cmd->add_option("--objective", opts->objective,
-                    "min-peak or min-time (default: min-time when a budget is given, else min-peak)");
+    cmd->add_flag(
+        "--pareto", opts->pareto,
+        "budget vs recompute frontier: every min-time solver at --pareto-points budgets "
+        "from the lowest peak to store-all, with proven lower bounds where CBC gives them");
+    cmd->add_option("--pareto-points", opts->paretoPoints,
+                    "budgets in the --pareto sweep (default 12)");
+    cmd->add_option(
+        "--objective", opts->objective,
+        "min-peak or min-time (default: min-time when a budget is given, else min-peak)");
     auto *budget = cmd->add_option("--budget", opts->budget, "device budget, e.g. 6GiB, 512MiB");
     cmd->add_option("--budget-ratio", opts->budgetRatio, "budget as a fraction of store-all's peak")
         ->excludes(budget);
-    cmd->add_option("--pin", opts->pins, "keep:VALUE, recompute:VALUE or offload:VALUE (repeatable)");
+    cmd->add_option("--pin", opts->pins,
+                    "keep:VALUE, recompute:VALUE or offload:VALUE (repeatable)");
     cmd->add_option("--time-limit", opts->timeLimit, "seconds per solver (default 60)");
     cmd->add_option("--out", opts->out, "write the plan (remat-plan JSON)");
     cmd->add_flag("--json", opts->json, "print JSON instead of a table");

@@ -96,8 +96,9 @@ int runTrainGraph(const TrainGraphOptions &o)
         return 0;
     }
     std::printf("%s at batch %lld\n", o.input.model.c_str(), (long long)tg.info().batch);
-    std::printf("  ops                       %zu forward, %zu loss, %zu backward (%zu accumulate)\n", s.forwardOps,
-                s.lossOps, s.backwardOps, s.accumulateOps);
+    std::printf(
+        "  ops                       %zu forward, %zu loss, %zu backward (%zu accumulate)\n",
+        s.forwardOps, s.lossOps, s.backwardOps, s.accumulateOps);
     std::printf("  tensors                   %zu\n", tg.tensorCount());
     const auto line = [](const char *label, int64_t bytes) {
         std::printf("  %-25s %s (%lld B)\n", label, formatBytes(bytes).c_str(), (long long)bytes);
@@ -110,9 +111,11 @@ int runTrainGraph(const TrainGraphOptions &o)
     line("saved_weight_derived", s.savedWeightDerivedBytes);
     line("activation_peak_bytes", t->activationPeakBytes);
     line("peak_bytes", t->peakBytes);
-    std::printf("  forward_flops             %.4g (conv + matmul %.4g)\n", s.forwardFlops, s.forwardMatmulConvFlops);
+    std::printf("  forward_flops             %.4g (conv + matmul %.4g)\n", s.forwardFlops,
+                s.forwardMatmulConvFlops);
     std::printf("  backward_flops            %.4g\n", s.backwardFlops);
-    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds, timeSourceText(costs, rep).c_str());
+    std::printf("  store-all time            %.4g s (%s)\n", t->totalSeconds,
+                timeSourceText(costs, rep).c_str());
     return 0;
 }
 
@@ -125,7 +128,8 @@ void addTrainGraphCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input);
     addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
-    cmd->add_flag("--input-grad", opts->inputGradients, "Also compute the gradient of the data input");
+    cmd->add_flag("--input-grad", opts->inputGradients,
+                  "Also compute the gradient of the data input");
     addProfileOption(*cmd, opts->profile);
     cmd->callback([opts, &ctx] { ctx.exitCode = runTrainGraph(*opts); });
 }

@@ -123,8 +123,7 @@ ProcessResult runProcess(const std::vector<std::string> &args)
         }
     }
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
 }
@@ -181,11 +180,13 @@ std::optional<std::string> findPython(const std::string &given, std::string &tri
         candidates.emplace_back("/usr/bin/python3");
     }
     for (const std::string &py : candidates) {
-        ProcessResult r = runProcess({py, "-c", "import torch, torch.fx, torch.utils.checkpoint; print(torch.__version__)"});
+        ProcessResult r = runProcess(
+            {py, "-c", "import torch, torch.fx, torch.utils.checkpoint; print(torch.__version__)"});
         if (r.exitCode == 0)
             return py;
         const std::string why = !r.startError.empty() ? r.startError : lastLine(r.err);
-        tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", py, why.empty() ? "no torch" : why);
+        tried +=
+            fmt::format("{}{} ({})", tried.empty() ? "" : "; ", py, why.empty() ? "no torch" : why);
     }
     return std::nullopt;
 }
@@ -198,7 +199,9 @@ int64_t asBytes(const nlohmann::json &j, const char *key)
 
 double deviation(int64_t measured, int64_t predicted)
 {
-    return predicted != 0 ? static_cast<double>(measured - predicted) / static_cast<double>(predicted) : 0.0;
+    return predicted != 0
+               ? static_cast<double>(measured - predicted) / static_cast<double>(predicted)
+               : 0.0;
 }
 
 /// 10466304 -> "10,466,304": byte counts compared digit by digit.
@@ -215,8 +218,8 @@ std::string grouped(int64_t v)
 
 void printRow(const char *label, int64_t measured, int64_t predicted)
 {
-    std::printf("  %-44s %14s %14s %+8.2f%%\n", label, grouped(measured).c_str(), grouped(predicted).c_str(),
-                deviation(measured, predicted) * 100.0);
+    std::printf("  %-44s %14s %14s %+8.2f%%\n", label, grouped(measured).c_str(),
+                grouped(predicted).c_str(), deviation(measured, predicted) * 100.0);
 }
 
 int runValidatePlan(const ValidatePlanOptions &o)
@@ -229,39 +232,50 @@ int runValidatePlan(const ValidatePlanOptions &o)
         }
     }
     if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance)) {
-        std::fprintf(stderr, "error: --tolerance %g: give a positive fraction (0.05 is 5%%)\n", o.tolerance);
+        std::fprintf(stderr, "error: --tolerance %g: give a positive fraction (0.05 is 5%%)\n",
+                     o.tolerance);
         return 1;
     }
     const std::optional<std::string> helper = findHelper(o.helper);
     if (!helper) {
-        std::fprintf(stderr,
-                     "error: the PyTorch helper remat_apply.py was not found%s; pass --helper PATH or set "
-                     "REMAT_APPLY_PY (it is resources/python/remat_apply.py in the source tree)\n",
-                     o.helper.empty() ? "" : (" at '" + o.helper + "'").c_str());
+        std::fprintf(
+            stderr,
+            "error: the PyTorch helper remat_apply.py was not found%s; pass --helper PATH or set "
+            "REMAT_APPLY_PY (it is resources/python/remat_apply.py in the source tree)\n",
+            o.helper.empty() ? "" : (" at '" + o.helper + "'").c_str());
         return 1;
     }
     std::string tried;
     const std::optional<std::string> python = findPython(o.python, tried);
     if (!python) {
-        std::fprintf(stderr,
-                     "error: validate-plan runs the plan in PyTorch and needs Python 3 with torch >= 1.13 "
-                     "(torch.fx); none was found: %s. Install it (Debian: apt install python3-torch "
-                     "python3-torchvision; or pip install torch torchvision) or name an interpreter with "
-                     "--python PATH or REMAT_PYTHON\n",
-                     tried.c_str());
+        std::fprintf(
+            stderr,
+            "error: validate-plan runs the plan in PyTorch and needs Python 3 with torch >= 1.13 "
+            "(torch.fx); none was found: %s. Install it (Debian: apt install python3-torch "
+            "python3-torchvision; or pip install torch torchvision) or name an interpreter with "
+            "--python PATH or REMAT_PYTHON\n",
+            tried.c_str());
         return 1;
     }
-    std::vector<std::string> args{*python,   *helper,    "validate", o.torchModel,
-                                  o.model,   o.plan,     "--json",   "--remat",
-                                  selfPath(), "--tolerance", fmt::format("{}", o.tolerance)};
+    std::vector<std::string> args{*python,
+                                  *helper,
+                                  "validate",
+                                  o.torchModel,
+                                  o.model,
+                                  o.plan,
+                                  "--json",
+                                  "--remat",
+                                  selfPath(),
+                                  "--tolerance",
+                                  fmt::format("{}", o.tolerance)};
     ProcessResult r = runProcess(args);
     nlohmann::json j;
     if (r.exitCode == 0 || r.exitCode == 1)
         j = nlohmann::json::parse(lastLine(r.out), nullptr, false);
     if (r.exitCode < 0 || r.exitCode > 1 || j.is_discarded() || !j.is_object()) {
         const std::string why = !r.startError.empty() ? r.startError : lastLine(r.err);
-        std::fprintf(stderr, "error: %s %s validate failed (exit %d): %s\n", python->c_str(), helper->c_str(),
-                     r.exitCode, why.empty() ? "no output" : why.c_str());
+        std::fprintf(stderr, "error: %s %s validate failed (exit %d): %s\n", python->c_str(),
+                     helper->c_str(), r.exitCode, why.empty() ? "no output" : why.c_str());
         return 1;
     }
     if (!r.err.empty() && !o.json)
@@ -272,10 +286,10 @@ int runValidatePlan(const ValidatePlanOptions &o)
     const bool gradientsEqual = gradErr <= 1e-6;
     // The verdict reads the simulator's figures as PyTorch counts them: without copies of weights
     // (views in PyTorch), recomputation transients and, on the CPU, with Dropout's float mask.
-    const double devEnd =
-        deviation(asBytes(p, "measured_end_of_forward"), asBytes(p, "predicted_end_of_forward_as_pytorch"));
-    const double devPeak =
-        deviation(asBytes(p, "measured_peak_backward"), asBytes(p, "predicted_peak_backward_as_pytorch"));
+    const double devEnd = deviation(asBytes(p, "measured_end_of_forward"),
+                                    asBytes(p, "predicted_end_of_forward_as_pytorch"));
+    const double devPeak = deviation(asBytes(p, "measured_peak_backward"),
+                                     asBytes(p, "predicted_peak_backward_as_pytorch"));
     const bool within = std::abs(devEnd) <= o.tolerance && std::abs(devPeak) <= o.tolerance;
     const nlohmann::json &report = j["report"];
     const bool faithful = report.is_object() && report.value("faithful", false);
@@ -288,32 +302,43 @@ int runValidatePlan(const ValidatePlanOptions &o)
         j["helper"] = *helper;
         std::printf("%s\n", j.dump(2).c_str());
     } else {
-        std::printf("%s with %s (%s, torch %s)\n", o.model.c_str(), o.plan.c_str(), o.torchModel.c_str(),
+        std::printf("%s with %s (%s, torch %s)\n", o.model.c_str(), o.plan.c_str(),
+                    o.torchModel.c_str(),
                     report.is_object() ? report.value("torch", std::string("?")).c_str() : "?");
-        std::printf("  %-44s %14s %14s %9s\n", "saved tensors (bytes)", "PyTorch", "simulator", "diff");
+        std::printf("  %-44s %14s %14s %9s\n", "saved tensors (bytes)", "PyTorch", "simulator",
+                    "diff");
         for (const auto &[label, f] : {std::pair{"store-all", &s}, std::pair{"plan", &p}}) {
             const nlohmann::json &x = *f;
-            printRow(fmt::format("{}: at the end of forward", label).c_str(), asBytes(x, "measured_end_of_forward"),
+            printRow(fmt::format("{}: at the end of forward", label).c_str(),
+                     asBytes(x, "measured_end_of_forward"),
                      asBytes(x, "predicted_end_of_forward_as_pytorch"));
-            printRow(fmt::format("{}: peak through backward", label).c_str(), asBytes(x, "measured_peak_backward"),
+            printRow(fmt::format("{}: peak through backward", label).c_str(),
+                     asBytes(x, "measured_peak_backward"),
                      asBytes(x, "predicted_peak_backward_as_pytorch"));
-            if (asBytes(x, "predicted_end_of_forward") != asBytes(x, "predicted_end_of_forward_as_pytorch") ||
-                asBytes(x, "predicted_peak_backward") != asBytes(x, "predicted_peak_backward_as_pytorch")) {
-                printRow("  (simulator's own: end of forward)", asBytes(x, "measured_end_of_forward"),
+            if (asBytes(x, "predicted_end_of_forward") !=
+                    asBytes(x, "predicted_end_of_forward_as_pytorch") ||
+                asBytes(x, "predicted_peak_backward") !=
+                    asBytes(x, "predicted_peak_backward_as_pytorch")) {
+                printRow("  (simulator's own: end of forward)",
+                         asBytes(x, "measured_end_of_forward"),
                          asBytes(x, "predicted_end_of_forward"));
-                printRow("  (simulator's own: peak through backward)", asBytes(x, "measured_peak_backward"),
+                printRow("  (simulator's own: peak through backward)",
+                         asBytes(x, "measured_peak_backward"),
                          asBytes(x, "predicted_peak_backward"));
             }
         }
         if (asBytes(p, "measured_host_peak") || asBytes(p, "predicted_host_peak"))
-            printRow("plan: host (offloaded) peak", asBytes(p, "measured_host_peak"), asBytes(p, "predicted_host_peak"));
+            printRow("plan: host (offloaded) peak", asBytes(p, "measured_host_peak"),
+                     asBytes(p, "predicted_host_peak"));
         const std::string worst = j.value("gradients_worst", std::string());
         std::printf("  gradients: %s the plain run's (max relative error %.3g%s)\n",
-                    gradientsEqual ? "equal to" : "DIFFER from", gradErr, worst.empty() ? "" : (", " + worst).c_str());
+                    gradientsEqual ? "equal to" : "DIFFER from", gradErr,
+                    worst.empty() ? "" : (", " + worst).c_str());
         std::printf("  applied: %s%s\n", j.value("summary", std::string()).c_str(),
                     faithful ? "" : "  [NOT FAITHFUL to the plan]");
         std::printf("  verdict: %s (tolerance %.3g%%)\n",
-                    within && gradientsEqual ? "as planned" : "differs from the plan", o.tolerance * 100.0);
+                    within && gradientsEqual ? "as planned" : "differs from the plan",
+                    o.tolerance * 100.0);
     }
     return within && gradientsEqual ? 0 : 3;
 }
@@ -324,16 +349,21 @@ void addValidatePlanCommand(CLI::App &app, CommandContext &ctx)
 {
     auto opts = std::make_shared<ValidatePlanOptions>();
     CLI::App *cmd = app.add_subcommand(
-        "validate-plan", "Run a plan in PyTorch (remat_apply.py) and print measured beside predicted saved bytes");
+        "validate-plan",
+        "Run a plan in PyTorch (remat_apply.py) and print measured beside predicted saved bytes");
     cmd->add_option("model", opts->model, "the ONNX file the plan was made for")->required();
     cmd->add_option("plan", opts->plan, "plan JSON from `remat solve --out`")->required();
     cmd->add_option("--torch-model", opts->torchModel,
-                    "the PyTorch module the ONNX file was exported from: torchvision:NAME (random init, seed 0) "
+                    "the PyTorch module the ONNX file was exported from: torchvision:NAME (random "
+                    "init, seed 0) "
                     "or FILE.py:FACTORY")
         ->required();
-    cmd->add_option("--python", opts->python, "Python 3 with torch (default: $REMAT_PYTHON, python3, /usr/bin/python3)");
-    cmd->add_option("--helper", opts->helper, "remat_apply.py (default: $REMAT_APPLY_PY, then the installed or source copy)");
-    cmd->add_option("--tolerance", opts->tolerance, "largest relative difference called as planned (default 0.05)");
+    cmd->add_option("--python", opts->python,
+                    "Python 3 with torch (default: $REMAT_PYTHON, python3, /usr/bin/python3)");
+    cmd->add_option("--helper", opts->helper,
+                    "remat_apply.py (default: $REMAT_APPLY_PY, then the installed or source copy)");
+    cmd->add_option("--tolerance", opts->tolerance,
+                    "largest relative difference called as planned (default 0.05)");
     cmd->add_flag("--json", opts->json, "JSON output (the helper's figures plus the verdict)");
     cmd->callback([opts, &ctx] { ctx.exitCode = runValidatePlan(*opts); });
 }

@@ -20,5 +20,4 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx);
 void addTrainGraphCommand(CLI::App &app, CommandContext &ctx);
 void addValidatePlanCommand(CLI::App &app, CommandContext &ctx);
 
-
 } // namespace remat::app

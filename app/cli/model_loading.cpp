@@ -13,31 +13,36 @@ CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input, const std::strin
     return cmd.add_option("model", input.model, help)->required();
 }
 
-CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help, BatchCheck check)
+CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help,
+                            BatchCheck check)
 {
     CLI::Option *o = cmd.add_option("--batch", input.batch, help);
     if (check == BatchCheck::NonNegative)
         o->check(CLI::NonNegativeNumber);
-    cmd.add_option("--input-shape", input.inputShapes,
-                   "Whole shape of a graph input: NAME=D0xD1x... (e.g. input=1x3x224x224; repeatable)")
+    cmd.add_option(
+           "--input-shape", input.inputShapes,
+           "Whole shape of a graph input: NAME=D0xD1x... (e.g. input=1x3x224x224; repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--dim", input.dims,
-                   "Value of a named free dim of the inputs: NAME=VALUE (e.g. height=224; repeatable)")
+    cmd.add_option(
+           "--dim", input.dims,
+           "Value of a named free dim of the inputs: NAME=VALUE (e.g. height=224; repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--input-value", input.inputValues,
-                   "Fix a scalar graph input to a number: NAME=V (e.g. sr=16000; an If on it is decided at "
-                   "import; repeatable)")
+    cmd.add_option(
+           "--input-value", input.inputValues,
+           "Fix a scalar graph input to a number: NAME=V (e.g. sr=16000; an If on it is decided at "
+           "import; repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd.add_option("--classify", input.classify,
                    "Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--semantics", input.semantics,
-                   "training (default: BatchNormalization exported for inference is modelled in training "
-                   "mode) or as-exported (the file's own semantics)")
+    cmd.add_option(
+           "--semantics", input.semantics,
+           "training (default: BatchNormalization exported for inference is modelled in training "
+           "mode) or as-exported (the file's own semantics)")
         ->check(CLI::IsMember({"training", "as-exported"}));
     return o;
 }
@@ -63,8 +68,8 @@ Expected<ir::Graph> importModel(const ModelInput &input, onnx::ImportOptions opt
     return onnx::importModel(input.model, options);
 }
 
-Expected<LoadedModel> loadTrainingModel(const ModelInput &input, const training::BuildOptions &build,
-                                        LoadStage *failedStage)
+Expected<LoadedModel> loadTrainingModel(const ModelInput &input,
+                                        const training::BuildOptions &build, LoadStage *failedStage)
 {
     auto failAt = [failedStage](LoadStage stage, const Status &s) {
         if (failedStage)
@@ -75,7 +80,8 @@ Expected<LoadedModel> loadTrainingModel(const ModelInput &input, const training:
     options.build = build;
     if (Status s = applyModelInput(input, options.import); !s.isOk())
         return failAt(LoadStage::Import, s);
-    Expected<std::shared_ptr<const pipeline::Problem>> problem = pipeline::loadProblem(input.model, options);
+    Expected<std::shared_ptr<const pipeline::Problem>> problem =
+        pipeline::loadProblem(input.model, options);
     if (!problem)
         return failAt(LoadStage::Import, problem.status());
     if (!(*problem)->training)

@@ -43,7 +43,8 @@ enum class BatchCheck : unsigned char {
 };
 
 /// The required positional MODEL. Returns the option so a command can add checks.
-CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input, const std::string &help = kModelHelp);
+CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input,
+                              const std::string &help = kModelHelp);
 /// `--batch N`, then the other import settings every model command takes: `--input-shape`,
 /// `--dim`, `--input-value` and `--classify` (repeatable), and `--semantics`. Separate from addModelArgument so each command keeps
 /// its own order in --help.
@@ -55,7 +56,8 @@ CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string 
 core::Status applyModelInput(const ModelInput &input, core::onnx::ImportOptions &options);
 
 /// Imports the model with the input's settings (see applyModelInput).
-core::Expected<core::ir::Graph> importModel(const ModelInput &input, core::onnx::ImportOptions options = {});
+core::Expected<core::ir::Graph> importModel(const ModelInput &input,
+                                            core::onnx::ImportOptions options = {});
 
 /// The loaded problem, and views of its imported graph and training step (the executor needs
 /// both); `problem` keeps them alive and holds the costs and the store-all baseline too.
@@ -72,7 +74,8 @@ enum class LoadStage : unsigned char { Import, Build };
 /// Loads the model through core::pipeline::loadProblem: import, training graph, costs, store-all.
 /// The returned error is the stage's own Status, unchanged; `failedStage` (when given) says
 /// which stage produced it.
-core::Expected<LoadedModel> loadTrainingModel(const ModelInput &input, const core::training::BuildOptions &build = {},
+core::Expected<LoadedModel> loadTrainingModel(const ModelInput &input,
+                                              const core::training::BuildOptions &build = {},
                                               LoadStage *failedStage = nullptr);
 
 /// Prints a load error the way most model commands do ("error: STATUS" for the importer,

@@ -13,9 +13,10 @@ using namespace remat::core;
 
 CLI::Option *addProfileOption(CLI::App &cmd, std::string &path)
 {
-    return cmd.add_option("--profile", path,
-                          "measured op times from `remat run MODEL --profile-out P.json`: every time figure, "
-                          "recompute % and the min-time objective use them (default: the roofline estimate)");
+    return cmd.add_option(
+        "--profile", path,
+        "measured op times from `remat run MODEL --profile-out P.json`: every time figure, "
+        "recompute % and the min-time objective use them (default: the roofline estimate)");
 }
 
 Expected<cost::Costs> costsFor(const std::string &profilePath, const training::TrainingGraph &tg,
@@ -27,13 +28,15 @@ Expected<cost::Costs> costsFor(const std::string &profilePath, const training::T
     REMAT_ASSIGN_OR_RETURN(cost::Profile profile, io::readProfile(profilePath));
     cost::ProfileCostsReport local;
     cost::ProfileCostsReport &rep = report ? *report : local;
-    REMAT_ASSIGN_OR_RETURN(cost::Costs costs, cost::profileCosts(profile, tg, hw, profilePath, &rep));
+    REMAT_ASSIGN_OR_RETURN(cost::Costs costs,
+                           cost::profileCosts(profile, tg, hw, profilePath, &rep));
     for (const std::string &w : rep.warnings)
         std::fprintf(stderr, "warning: %s\n", w.c_str());
     return costs;
 }
 
-void addTimeSourceJson(nlohmann::json &j, const cost::Costs &costs, const cost::ProfileCostsReport *report)
+void addTimeSourceJson(nlohmann::json &j, const cost::Costs &costs,
+                       const cost::ProfileCostsReport *report)
 {
     j["time_source"] = cost::timeSourceName(costs.timeSource);
     if (report)
@@ -50,13 +53,13 @@ std::string timeSourceText(const cost::Costs &costs, const cost::ProfileCostsRep
     const std::string file = costs.source.substr(8);
     if (report->scaled + report->fitted + report->estimated == 0)
         return fmt::format("{} ({})", name, file);
-    return fmt::format("{} ({}: {} ops measured, {} scaled, {} fitted, {} estimated)", name, file, report->measured,
-                       report->scaled, report->fitted, report->estimated);
+    return fmt::format("{} ({}: {} ops measured, {} scaled, {} fitted, {} estimated)", name, file,
+                       report->measured, report->scaled, report->fitted, report->estimated);
 }
 
-Expected<std::shared_ptr<const pipeline::Problem>> withProfile(std::shared_ptr<const pipeline::Problem> problem,
-                                                               const std::string &profilePath,
-                                                               cost::ProfileCostsReport *report)
+Expected<std::shared_ptr<const pipeline::Problem>>
+withProfile(std::shared_ptr<const pipeline::Problem> problem, const std::string &profilePath,
+            cost::ProfileCostsReport *report)
 {
     if (profilePath.empty() || !problem || !problem->training)
         return problem;

@@ -24,7 +24,8 @@ CLI::Option *addProfileOption(CLI::App &cmd, std::string &path);
 /// The roofline estimate when `profilePath` is empty, else the profile's costs for `tg`
 /// (cost::profileCosts); the profile's warnings (another model, another batch, ops it lacks) go
 /// to stderr as "warning: ...". An unreadable profile is an error naming the file.
-core::Expected<core::cost::Costs> costsFor(const std::string &profilePath, const core::training::TrainingGraph &tg,
+core::Expected<core::cost::Costs> costsFor(const std::string &profilePath,
+                                           const core::training::TrainingGraph &tg,
                                            core::cost::ProfileCostsReport *report = nullptr);
 
 /// `problem` with the profile's costs (its store-all timeline re-simulated with them), or
@@ -34,9 +35,11 @@ withProfile(std::shared_ptr<const core::pipeline::Problem> problem, const std::s
             core::cost::ProfileCostsReport *report = nullptr);
 
 /// "time_source" and, with a profile, "time_sources" (ops per source) for --json output.
-void addTimeSourceJson(nlohmann::json &j, const core::cost::Costs &costs, const core::cost::ProfileCostsReport *report);
+void addTimeSourceJson(nlohmann::json &j, const core::cost::Costs &costs,
+                       const core::cost::ProfileCostsReport *report);
 
 /// "estimate (roofline)", "profile (p.json)", "calibrated (p.json: 12 ops scaled, 3 fitted)".
-std::string timeSourceText(const core::cost::Costs &costs, const core::cost::ProfileCostsReport *report);
+std::string timeSourceText(const core::cost::Costs &costs,
+                           const core::cost::ProfileCostsReport *report);
 
 } // namespace remat::app

@@ -49,55 +49,74 @@ int main(int argc, char **argv)
     QApplication::setApplicationVersion(QStringLiteral("0.1"));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Explore GPU training memory under gradient checkpointing."));
+    parser.setApplicationDescription(
+        QStringLiteral("Explore GPU training memory under gradient checkpointing."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open."));
-    QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                  QStringLiteral("Render the window to FILE (PNG) after loading and layout, then exit."),
-                                  QStringLiteral("file"));
-    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+    QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the window to FILE (PNG) after loading and layout, then exit."),
+        QStringLiteral("file"));
+    QCommandLineOption size(QStringLiteral("size"),
+                            QStringLiteral("Window size for --screenshot (default 1600x1000)."),
                             QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    QCommandLineOption depth(QStringLiteral("collapse-depth"),
-                             QStringLiteral("Collapse namespace groups at depth N (0: expand all; default: automatic)."),
-                             QStringLiteral("N"));
-    QCommandLineOption colour(QStringLiteral("colour"), QStringLiteral("Colour mode: op, bytes or flops."),
+    QCommandLineOption depth(
+        QStringLiteral("collapse-depth"),
+        QStringLiteral("Collapse namespace groups at depth N (0: expand all; default: automatic)."),
+        QStringLiteral("N"));
+    QCommandLineOption colour(QStringLiteral("colour"),
+                              QStringLiteral("Colour mode: op, bytes or flops."),
                               QStringLiteral("mode"), QStringLiteral("op"));
-    QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select the first node matching TEXT."),
+    QCommandLineOption select(QStringLiteral("select"),
+                              QStringLiteral("Select the first node matching TEXT."),
                               QStringLiteral("text"));
-    QCommandLineOption fit(QStringLiteral("fit"), QStringLiteral("With --screenshot: show the whole graph, however small."));
-    QCommandLineOption fold(QStringLiteral("fold"),
-                            QStringLiteral("Fold shape arithmetic into its consumers: on or off (default: as last set "
-                                           "in View > Fold Shape Arithmetic, on at first)."),
-                            QStringLiteral("on|off"));
+    QCommandLineOption fit(
+        QStringLiteral("fit"),
+        QStringLiteral("With --screenshot: show the whole graph, however small."));
+    QCommandLineOption fold(
+        QStringLiteral("fold"),
+        QStringLiteral("Fold shape arithmetic into its consumers: on or off (default: as last set "
+                       "in View > Fold Shape Arithmetic, on at first)."),
+        QStringLiteral("on|off"));
     parser.addOptions({screenshot, size, depth, colour, select, fit, fold});
-    QCommandLineOption session(QStringLiteral("session"),
-                               QStringLiteral("Open a planner session (.rematproj): its model, pins and plans."),
-                               QStringLiteral("file"));
-    QCommandLineOption plannerView(QStringLiteral("planner-view"),
-                                   QStringLiteral("With --session --screenshot: the planner dock to show (memory, "
-                                                  "schedule, pareto, plans, run)."),
-                                   QStringLiteral("name"), QStringLiteral("memory"));
-    QCommandLineOption plannerStep(QStringLiteral("planner-step"),
-                                   QStringLiteral("With --session: the schedule step to show (a number, or mid-backward)."),
-                                   QStringLiteral("step"));
+    QCommandLineOption session(
+        QStringLiteral("session"),
+        QStringLiteral("Open a planner session (.rematproj): its model, pins and plans."),
+        QStringLiteral("file"));
+    QCommandLineOption plannerView(
+        QStringLiteral("planner-view"),
+        QStringLiteral("With --session --screenshot: the planner dock to show (memory, "
+                       "schedule, pareto, plans, run)."),
+        QStringLiteral("name"), QStringLiteral("memory"));
+    QCommandLineOption plannerStep(
+        QStringLiteral("planner-step"),
+        QStringLiteral("With --session: the schedule step to show (a number, or mid-backward)."),
+        QStringLiteral("step"));
     parser.addOptions({session, plannerView, plannerStep});
     // The model's import settings, spelled as on the remat CLI (core/onnx/input_spec.h).
-    QCommandLineOption batchOpt(QStringLiteral("batch"), QStringLiteral("Batch to import the model at."),
+    QCommandLineOption batchOpt(QStringLiteral("batch"),
+                                QStringLiteral("Batch to import the model at."),
                                 QStringLiteral("N"));
-    QCommandLineOption inputShape(QStringLiteral("input-shape"),
-                                  QStringLiteral("Whole shape of a graph input: NAME=D0xD1x... (repeatable)."),
-                                  QStringLiteral("spec"));
-    QCommandLineOption dim(QStringLiteral("dim"), QStringLiteral("Value of a named free dim: NAME=VALUE (repeatable)."),
+    QCommandLineOption inputShape(
+        QStringLiteral("input-shape"),
+        QStringLiteral("Whole shape of a graph input: NAME=D0xD1x... (repeatable)."),
+        QStringLiteral("spec"));
+    QCommandLineOption dim(QStringLiteral("dim"),
+                           QStringLiteral("Value of a named free dim: NAME=VALUE (repeatable)."),
                            QStringLiteral("spec"));
-    QCommandLineOption inputValue(QStringLiteral("input-value"),
-                                  QStringLiteral("Fix a scalar input to a number: NAME=V (repeatable)."),
-                                  QStringLiteral("spec"));
-    QCommandLineOption classify(QStringLiteral("classify"),
-                                QStringLiteral("Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)."),
-                                QStringLiteral("spec"));
+    QCommandLineOption inputValue(
+        QStringLiteral("input-value"),
+        QStringLiteral("Fix a scalar input to a number: NAME=V (repeatable)."),
+        QStringLiteral("spec"));
+    QCommandLineOption classify(
+        QStringLiteral("classify"),
+        QStringLiteral(
+            "Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)."),
+        QStringLiteral("spec"));
     QCommandLineOption semantics(QStringLiteral("semantics"),
-                                 QStringLiteral("training (default) or as-exported."), QStringLiteral("mode"));
+                                 QStringLiteral("training (default) or as-exported."),
+                                 QStringLiteral("mode"));
     parser.addOptions({batchOpt, inputShape, dim, inputValue, classify, semantics});
     parser.process(app);
 
@@ -147,15 +166,17 @@ int main(int argc, char **argv)
 #ifdef REMAT_HAVE_CUDA
     // The app composes: each CUDA device becomes a run backend, and the first one's free memory
     // fills the planner's "This GPU" budget (the ui library never links CUDA).
-    if (const std::vector<remat::gpu::DeviceInfo> devices = remat::gpu::listDevices(); !devices.empty()) {
+    if (const std::vector<remat::gpu::DeviceInfo> devices = remat::gpu::listDevices();
+        !devices.empty()) {
         std::vector<remat::ui::BackendChoice> backends{remat::ui::Planner::cpuBackendChoice()};
         for (const remat::gpu::DeviceInfo &d : devices)
-            backends.push_back({QStringLiteral("cuda:%1").arg(d.index),
-                                QStringLiteral("%1 (cuda:%2, %3 free)")
-                                    .arg(QString::fromStdString(d.name))
-                                    .arg(d.index)
-                                    .arg(QString::fromStdString(remat::core::formatBytes(d.freeBytes))),
-                                [index = d.index] { return remat::gpu::makeCudaBackend(index); }});
+            backends.push_back(
+                {QStringLiteral("cuda:%1").arg(d.index),
+                 QStringLiteral("%1 (cuda:%2, %3 free)")
+                     .arg(QString::fromStdString(d.name))
+                     .arg(d.index)
+                     .arg(QString::fromStdString(remat::core::formatBytes(d.freeBytes))),
+                 [index = d.index] { return remat::gpu::makeCudaBackend(index); }});
         window.planner()->setBackends(std::move(backends));
         window.planner()->setFreeMemoryProvider([]() -> std::optional<int64_t> {
             const std::vector<remat::gpu::DeviceInfo> now = remat::gpu::listDevices();
@@ -188,29 +209,32 @@ int main(int argc, char **argv)
     if (!sessionFile.isEmpty()) {
         // The session's model in the explorer, its plans, pins and charts in the planner docks.
         remat::ui::Planner *planner = window.planner();
-        QObject::connect(planner, &remat::ui::Planner::sessionOpened, &app, [&](bool ok, const QString &message) {
-            if (ok && parser.isSet(plannerStep)) {
-                const QString step = parser.value(plannerStep);
-                if (step == QLatin1String("mid-backward"))
-                    planner->showMidBackward();
-                else
-                    planner->teachingView()->setStep(step.toInt());
-            }
-            if (!ok) {
-                std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
-                if (parser.isSet(screenshot))
-                    QApplication::exit(1);
-            }
-        });
+        QObject::connect(planner, &remat::ui::Planner::sessionOpened, &app,
+                         [&](bool ok, const QString &message) {
+                             if (ok && parser.isSet(plannerStep)) {
+                                 const QString step = parser.value(plannerStep);
+                                 if (step == QLatin1String("mid-backward"))
+                                     planner->showMidBackward();
+                                 else
+                                     planner->teachingView()->setStep(step.toInt());
+                             }
+                             if (!ok) {
+                                 std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
+                                 if (parser.isSet(screenshot))
+                                     QApplication::exit(1);
+                             }
+                         });
         if (parser.isSet(screenshot)) {
             const QStringList wh = parser.value(size).split(QLatin1Char('x'));
-            window.resize(wh.size() == 2 ? std::max(200, wh[0].toInt()) : 1600, wh.size() == 2 ? std::max(200, wh[1].toInt()) : 1000);
+            window.resize(wh.size() == 2 ? std::max(200, wh[0].toInt()) : 1600,
+                          wh.size() == 2 ? std::max(200, wh[1].toInt()) : 1000);
             // Ready when the graph is laid out at the session's batch and the plans are restored.
             auto *poll = new QTimer(&app);
             QObject::connect(poll, &QTimer::timeout, &app, [&, poll] {
                 const auto *doc = window.document();
                 const auto *pd = planner->document();
-                if (window.isBusy() || planner->isLoading() || !doc->hasModel() || pd->plans().empty() ||
+                if (window.isBusy() || planner->isLoading() || !doc->hasModel() ||
+                    pd->plans().empty() ||
                     std::max<int64_t>(1, doc->graph().info().batch) != pd->batch())
                     return;
                 poll->stop();
@@ -219,11 +243,13 @@ int main(int argc, char **argv)
                 QTimer::singleShot(400, &app, [&] {
                     const QImage image = window.grab().toImage();
                     if (!image.save(parser.value(screenshot))) {
-                        std::fprintf(stderr, "remat-studio: cannot write %s\n", qPrintable(parser.value(screenshot)));
+                        std::fprintf(stderr, "remat-studio: cannot write %s\n",
+                                     qPrintable(parser.value(screenshot)));
                         QApplication::exit(1);
                         return;
                     }
-                    std::printf("%s: %dx%d\n", qPrintable(parser.value(screenshot)), image.width(), image.height());
+                    std::printf("%s: %dx%d\n", qPrintable(parser.value(screenshot)), image.width(),
+                                image.height());
                     QApplication::exit(0);
                 });
             });
@@ -256,10 +282,11 @@ int main(int argc, char **argv)
         }
         window.resize(w, h);
         const QString out = parser.value(screenshot);
-        QObject::connect(&window, &remat::ui::MainWindow::errorOccurred, &app, [](const QString &message) {
-            std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
-            QApplication::exit(1);
-        });
+        QObject::connect(&window, &remat::ui::MainWindow::errorOccurred, &app,
+                         [](const QString &message) {
+                             std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
+                             QApplication::exit(1);
+                         });
         QObject::connect(&window, &remat::ui::MainWindow::modelShown, &app, [&] {
             if (parser.isSet(select)) {
                 window.find();

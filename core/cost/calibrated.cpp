@@ -39,7 +39,8 @@ OpShape opShape(const training::TrainingGraph &graph, const training::Op &op)
     s.phase = phaseName(op.phase);
     // A backward op belongs to its forward op's family: ConvGrad is convolution work.
     std::string familyType = op.type;
-    if (op.phase == training::Phase::Backward && op.forwardOf.valid() && op.forwardOf.index() < graph.opCount())
+    if (op.phase == training::Phase::Backward && op.forwardOf.valid() &&
+        op.forwardOf.index() < graph.opCount())
         familyType = graph.op(op.forwardOf).type;
     if (const ops::OpDef *def = ops::findOp(familyType))
         s.family = ops::familyName(def->family);
@@ -58,14 +59,15 @@ struct Sample
 /// The levels an op belongs to, most specific first.
 std::array<std::string, 4> levelKeys(const OpShape &op)
 {
-    return {"type " + op.type, "family " + (op.family.empty() ? std::string("unknown") : op.family) + " " + op.phase,
+    return {"type " + op.type,
+            "family " + (op.family.empty() ? std::string("unknown") : op.family) + " " + op.phase,
             "phase " + op.phase, "all"};
 }
 
 /// Least squares of A x = y on the columns in `mask` (3 columns), by the normal equations with
 /// partial pivoting; false when they are singular.
-bool solveSubset(const std::vector<std::array<double, 3>> &a, const std::vector<double> &y, unsigned mask,
-                 std::array<double, 3> &x, double &residual)
+bool solveSubset(const std::vector<std::array<double, 3>> &a, const std::vector<double> &y,
+                 unsigned mask, std::array<double, 3> &x, double &residual)
 {
     std::vector<int> cols;
     for (int j = 0; j < 3; ++j)
@@ -158,8 +160,8 @@ size_t distinctSizes(const std::vector<Sample> &samples)
     std::vector<std::pair<double, double>> sizes;
     for (const Sample &s : samples) {
         const bool seen = std::any_of(sizes.begin(), sizes.end(), [&](const auto &z) {
-            return std::abs(z.first - s.flops) <= 0.01 * std::max(z.first, s.flops)
-                   && std::abs(z.second - s.bytes) <= 0.01 * std::max(z.second, s.bytes);
+            return std::abs(z.first - s.flops) <= 0.01 * std::max(z.first, s.flops) &&
+                   std::abs(z.second - s.bytes) <= 0.01 * std::max(z.second, s.bytes);
         });
         if (!seen)
             sizes.emplace_back(s.flops, s.bytes);
@@ -176,8 +178,8 @@ CalibratedModel CalibratedModel::fit(const Profile &profile)
     std::map<std::string, std::vector<Sample>> byLevel;
     std::map<std::string, std::string> parentOf;
     for (const ProfiledOp &op : profile.ops) {
-        if (!(op.flops >= 0) || !(op.bytes >= 0) || !(op.seconds > 0) || !std::isfinite(op.seconds)
-            || !std::isfinite(op.flops) || !std::isfinite(op.bytes))
+        if (!(op.flops >= 0) || !(op.bytes >= 0) || !(op.seconds > 0) ||
+            !std::isfinite(op.seconds) || !std::isfinite(op.flops) || !std::isfinite(op.bytes))
             continue;
         const OpShape shape{op.type, op.phase, op.family, op.flops, op.bytes};
         const auto keys = levelKeys(shape);
@@ -250,11 +252,13 @@ double CalibratedModel::predict(const OpShape &op) const
     return e ? e->seconds(op.flops, op.bytes) : 0.0;
 }
 
-Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGraph &graph, const Roofline &fallback,
-                             const std::string &origin, ProfileCostsReport *report)
+Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGraph &graph,
+                             const Roofline &fallback, const std::string &origin,
+                             ProfileCostsReport *report)
 {
     if (profile.ops.empty())
-        return makeError(StatusCode::InvalidArgument, fmt::format("{}: the profile times no op", origin));
+        return makeError(StatusCode::InvalidArgument,
+                         fmt::format("{}: the profile times no op", origin));
     ProfileCostsReport local;
     ProfileCostsReport &rep = report ? *report : local;
     rep = {};
@@ -262,20 +266,23 @@ Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGra
     const CalibratedModel model = CalibratedModel::fit(profile);
 
     const training::TrainingGraphInfo &info = graph.info();
-    const bool sameModel =
-        profile.modelSha256.empty() || info.modelSha256.empty() || profile.modelSha256 == info.modelSha256;
+    const bool sameModel = profile.modelSha256.empty() || info.modelSha256.empty() ||
+                           profile.modelSha256 == info.modelSha256;
     if (!sameModel)
         rep.warnings.push_back(fmt::format(
-            "{} was measured on another model ({}, sha256 {}...), not this one (sha256 {}...): its op times are "
-            "not used, only the {} efficiencies fitted from them (take a profile of this model with "
+            "{} was measured on another model ({}, sha256 {}...), not this one (sha256 {}...): its "
+            "op times are "
+            "not used, only the {} efficiencies fitted from them (take a profile of this model "
+            "with "
             "`remat run MODEL --profile-out P.json`)",
             origin, profile.modelPath.empty() ? std::string("unnamed") : profile.modelPath,
             profile.modelSha256.substr(0, 12), info.modelSha256.substr(0, 12),
             profile.backend.empty() ? std::string("device") : profile.backend));
     else if (profile.batch > 0 && info.batch > 0 && profile.batch != info.batch)
-        rep.warnings.push_back(fmt::format("{} was measured at batch {}, the model is at batch {}: op times are "
-                                           "scaled by the calibrated model",
-                                           origin, profile.batch, info.batch));
+        rep.warnings.push_back(
+            fmt::format("{} was measured at batch {}, the model is at batch {}: op times are "
+                        "scaled by the calibrated model",
+                        origin, profile.batch, info.batch));
 
     std::unordered_map<std::string, const ProfiledOp *> byName;
     if (sameModel)
@@ -287,15 +294,17 @@ Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGra
     double medians = 0;
     for (const ProfiledOp &op : profile.ops) {
         const double per = profile.iterations > 0 ? 1.0 / profile.iterations : 0.0;
-        medians += op.seconds * (op.samples > 0 ? op.samples * per : 1.0) + op.recomputeSeconds * op.recomputeSamples * per;
+        medians += op.seconds * (op.samples > 0 ? op.samples * per : 1.0) +
+                   op.recomputeSeconds * op.recomputeSamples * per;
     }
-    if (profile.computeSeconds > 0 && medians > 0 && std::isfinite(profile.computeSeconds / medians))
+    if (profile.computeSeconds > 0 && medians > 0 &&
+        std::isfinite(profile.computeSeconds / medians))
         rep.loadFactor = profile.computeSeconds / medians;
     if (rep.loadFactor > 1.05)
-        rep.warnings.push_back(fmt::format(
-            "{}: steps spent {:.0f}% more time in ops than the ops' medians add up to (a busy machine while "
-            "profiling); every time from it is scaled by {:.3f}",
-            origin, 100 * (rep.loadFactor - 1), rep.loadFactor));
+        rep.warnings.push_back(fmt::format("{}: steps spent {:.0f}% more time in ops than the ops' "
+                                           "medians add up to (a busy machine while "
+                                           "profiling); every time from it is scaled by {:.3f}",
+                                           origin, 100 * (rep.loadFactor - 1), rep.loadFactor));
 
     Costs c = roofline;
     c.source = "profile:" + origin;
@@ -352,8 +361,8 @@ Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGra
     else
         c.timeSource = TimeSource::Profile;
     if (sameModel && rep.fitted + rep.estimated > 0)
-        rep.warnings.push_back(fmt::format("{} does not time {} of the {} ops: {}", origin, rep.fitted + rep.estimated,
-                                           graph.opCount(),
+        rep.warnings.push_back(fmt::format("{} does not time {} of the {} ops: {}", origin,
+                                           rep.fitted + rep.estimated, graph.opCount(),
                                            rep.estimated > 0 ? "they take the roofline estimate"
                                                              : "the calibrated model times them"));
     return c;

@@ -27,12 +27,12 @@ struct Roofline;
 /// One fitted level: time = fixedSeconds + flops * secondsPerFlop + bytes * secondsPerByte.
 struct Efficiency
 {
-    std::string group;          ///< "type Conv", "family Convolution backward", "phase forward", "all"
+    std::string group; ///< "type Conv", "family Convolution backward", "phase forward", "all"
     double fixedSeconds = 0;
     double secondsPerFlop = 0;
     double secondsPerByte = 0;
-    int samples = 0;            ///< profiled ops in the group
-    bool ownFit = false;        ///< fitted on its own ops (false: its parent's fit, scaled)
+    int samples = 0;     ///< profiled ops in the group
+    bool ownFit = false; ///< fitted on its own ops (false: its parent's fit, scaled)
 
     double seconds(double flops, double bytes) const
     {
@@ -47,8 +47,8 @@ struct Efficiency
 struct OpShape
 {
     std::string type;
-    std::string phase;   ///< "forward", "loss", "backward"
-    std::string family;  ///< "" when unknown
+    std::string phase;  ///< "forward", "loss", "backward"
+    std::string family; ///< "" when unknown
     double flops = 0;
     double bytes = 0;
 };
@@ -80,10 +80,10 @@ private:
 
 struct ProfileCostsReport
 {
-    size_t measured = 0;   ///< ops whose time is the profile's own (same model, same size)
-    size_t scaled = 0;     ///< profiled ops scaled to their size here (another batch)
-    size_t fitted = 0;     ///< ops the profile lacks, timed by the calibrated model
-    size_t estimated = 0;  ///< ops nothing in the profile can time: the roofline's estimate
+    size_t measured = 0;  ///< ops whose time is the profile's own (same model, same size)
+    size_t scaled = 0;    ///< profiled ops scaled to their size here (another batch)
+    size_t fitted = 0;    ///< ops the profile lacks, timed by the calibrated model
+    size_t estimated = 0; ///< ops nothing in the profile can time: the roofline's estimate
     /// The profile's load factor: its median time in ops per step over the sum of the ops'
     /// medians (1 on a quiet machine), by which every time taken from the profile is multiplied.
     double loadFactor = 1;

@@ -13,9 +13,9 @@ namespace remat::core::cost {
 /// Machine parameters of the analytic model. Defaults: a generic datacenter GPU.
 struct Roofline
 {
-    double peakFlops = 100e12;        ///< FLOP/s
-    double memoryBandwidth = 2.0e12;  ///< device bytes/s
-    double launchOverhead = 5e-6;     ///< seconds per op
+    double peakFlops = 100e12;           ///< FLOP/s
+    double memoryBandwidth = 2.0e12;     ///< device bytes/s
+    double launchOverhead = 5e-6;        ///< seconds per op
     double hostToDeviceBandwidth = 25e9; ///< PCIe 4.0 x16 effective, bytes/s
     double deviceToHostBandwidth = 25e9;
     int64_t hostMemoryBytes = int64_t(256) << 30;
@@ -30,11 +30,11 @@ const char *timeSourceName(TimeSource source);
 
 struct Costs
 {
-    std::vector<double> opSeconds;   ///< indexed by OpId
+    std::vector<double> opSeconds; ///< indexed by OpId
     double hostToDeviceBandwidth = 25e9;
     double deviceToHostBandwidth = 25e9;
     int64_t hostMemoryBytes = int64_t(256) << 30;
-    std::string source;              ///< "roofline", "profile:<file>", "benchmark file"
+    std::string source; ///< "roofline", "profile:<file>", "benchmark file"
     /// The weakest source of any op's time (one estimated op makes the whole "estimate").
     TimeSource timeSource = TimeSource::Estimate;
 };

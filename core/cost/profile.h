@@ -14,16 +14,16 @@ namespace remat::core::cost {
 /// One op of the profiled training graph.
 struct ProfiledOp
 {
-    std::string name;           ///< the training-graph op name (backward: "<fwd name>/grad")
-    std::string type;           ///< "Conv", "ConvGrad", "Accumulate", "Loss"
-    std::string phase;          ///< "forward", "loss" or "backward"
-    std::string family;         ///< ops::familyName of the forward op type ("" when unknown)
+    std::string name;   ///< the training-graph op name (backward: "<fwd name>/grad")
+    std::string type;   ///< "Conv", "ConvGrad", "Accumulate", "Loss"
+    std::string phase;  ///< "forward", "loss" or "backward"
+    std::string family; ///< ops::familyName of the forward op type ("" when unknown)
     /// The op's size when it was measured (training::Op::flops / bytesAccessed); negative when
     /// unknown (a legacy {"op": seconds} profile): such an op is used by name only, never fitted.
     double flops = -1;
     double bytes = -1;
-    double seconds = 0;         ///< median of its first computes (one per timed iteration)
-    int samples = 0;            ///< first computes timed
+    double seconds = 0;          ///< median of its first computes (one per timed iteration)
+    int samples = 0;             ///< first computes timed
     double recomputeSeconds = 0; ///< median of its recomputes (0 when the schedule has none)
     int recomputeSamples = 0;
 };
@@ -31,15 +31,15 @@ struct ProfiledOp
 struct Profile
 {
     // What it was measured on. An empty sha256 / batch 0 means unknown (legacy files).
-    std::string modelPath;      ///< informational (files move)
+    std::string modelPath; ///< informational (files move)
     std::string modelSha256;
     int64_t batch = 0;
-    std::string backend;        ///< "cpu", "cuda"
-    std::string device;         ///< the backend's description
-    std::string schedule;       ///< "store-all" or the plan's solver
-    int iterations = 0;         ///< timed iterations (warm-up excluded)
+    std::string backend;  ///< "cpu", "cuda"
+    std::string device;   ///< the backend's description
+    std::string schedule; ///< "store-all" or the plan's solver
+    int iterations = 0;   ///< timed iterations (warm-up excluded)
     int warmupIterations = 0;
-    double stepSeconds = 0;     ///< median measured wall time of a whole step
+    double stepSeconds = 0; ///< median measured wall time of a whole step
     /// Median per iteration of the step's wall time not spent in Compute steps (frees, copies,
     /// loss download): recorded, not added to predictions (the simulator's Free takes no time).
     double overheadSeconds = 0;

@@ -15,7 +15,8 @@ Costs rooflineCosts(const training::TrainingGraph &graph, const Roofline &hw)
     c.opSeconds.reserve(graph.opCount());
     for (const training::Op &op : graph.ops()) {
         const double compute = hw.peakFlops > 0 ? op.flops / hw.peakFlops : 0.0;
-        const double memory = hw.memoryBandwidth > 0 ? double(op.bytesAccessed) / hw.memoryBandwidth : 0.0;
+        const double memory =
+            hw.memoryBandwidth > 0 ? double(op.bytesAccessed) / hw.memoryBandwidth : 0.0;
         c.opSeconds.push_back(std::max(compute, memory) + hw.launchOverhead);
     }
     c.hostToDeviceBandwidth = hw.hostToDeviceBandwidth;
@@ -25,7 +26,8 @@ Costs rooflineCosts(const training::TrainingGraph &graph, const Roofline &hw)
     return c;
 }
 
-Expected<Costs> parseProfile(const std::string &text, const training::TrainingGraph &graph, const Roofline *fallback)
+Expected<Costs> parseProfile(const std::string &text, const training::TrainingGraph &graph,
+                             const Roofline *fallback)
 {
     nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object())
@@ -40,7 +42,8 @@ Expected<Costs> parseProfile(const std::string &text, const training::TrainingGr
             if (!doc.contains(key))
                 continue;
             if (!doc[key].is_number() || doc[key].get<double>() <= 0)
-                return makeError(StatusCode::ParseError, fmt::format("profile: {} must be a positive number", key));
+                return makeError(StatusCode::ParseError,
+                                 fmt::format("profile: {} must be a positive number", key));
         }
         if (doc.contains("host_to_device_bandwidth"))
             c.hostToDeviceBandwidth = doc["host_to_device_bandwidth"].get<double>();
@@ -50,8 +53,9 @@ Expected<Costs> parseProfile(const std::string &text, const training::TrainingGr
     std::unordered_map<std::string, double> byName;
     for (auto it = ops->begin(); it != ops->end(); ++it) {
         if (!it.value().is_number() || it.value().get<double>() < 0)
-            return makeError(StatusCode::ParseError,
-                             fmt::format("profile: time of op '{}' is not a non-negative number", it.key()));
+            return makeError(
+                StatusCode::ParseError,
+                fmt::format("profile: time of op '{}' is not a non-negative number", it.key()));
         byName[it.key()] = it.value().get<double>();
     }
     c.opSeconds.resize(graph.opCount(), 0.0);
@@ -62,7 +66,8 @@ Expected<Costs> parseProfile(const std::string &text, const training::TrainingGr
             c.opSeconds[op.id.index()] = it->second;
             ++matched;
         } else if (!fallback) {
-            return makeError(StatusCode::NotFound, fmt::format("profile: no time for op '{}'", op.name));
+            return makeError(StatusCode::NotFound,
+                             fmt::format("profile: no time for op '{}'", op.name));
         }
     }
     c.source = fallback && matched < graph.opCount() ? "profile+roofline" : "profile";
@@ -70,7 +75,8 @@ Expected<Costs> parseProfile(const std::string &text, const training::TrainingGr
     return c;
 }
 
-Expected<Costs> loadProfile(const std::string &path, const training::TrainingGraph &graph, const Roofline *fallback)
+Expected<Costs> loadProfile(const std::string &path, const training::TrainingGraph &graph,
+                            const Roofline *fallback)
 {
     std::ifstream in(path, std::ios::binary);
     if (!in)

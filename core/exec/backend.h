@@ -28,7 +28,7 @@
 namespace remat::core::ir {
 class Graph;
 struct Node;
-}
+} // namespace remat::core::ir
 
 namespace remat::core::exec {
 
@@ -45,10 +45,10 @@ struct Buffer
 /// One operand of an op call: where it lives and what it holds.
 struct TensorArg
 {
-    Buffer buffer;                 ///< invalid for an omitted optional operand
+    Buffer buffer; ///< invalid for an omitted optional operand
     ir::DataType dtype = ir::DataType::Float;
-    std::vector<int64_t> shape;    ///< static sizes; {} for a scalar
-    TensorId tensor;               ///< the training-graph tensor (for messages)
+    std::vector<int64_t> shape; ///< static sizes; {} for a scalar
+    TensorId tensor;            ///< the training-graph tensor (for messages)
 
     int64_t numElements() const
     {
@@ -82,8 +82,8 @@ struct OpCall
     const ir::Node *node = nullptr;
     /// The forward graph, for kernels that read a value's static data (null when absent).
     const ir::Graph *forward = nullptr;
-    std::vector<TensorArg> inputs;   ///< parallel to op->inputs
-    std::vector<TensorArg> outputs;  ///< parallel to op->outputs; already allocated
+    std::vector<TensorArg> inputs;  ///< parallel to op->inputs
+    std::vector<TensorArg> outputs; ///< parallel to op->outputs; already allocated
     /// Scratch of op->workspaceBytes bytes (invalid when 0). Counted like a tensor while the op
     /// runs; a kernel that needs more keeps it private (and the figure it reports is unchanged).
     Buffer workspace;
@@ -101,8 +101,8 @@ struct OpCall
 /// Memory figures. Byte counts are exact sums of requested buffer sizes.
 struct MemoryStats
 {
-    int64_t bytesInUse = 0;      ///< sum of live buffers' requested bytes
-    int64_t peakBytes = 0;       ///< max of bytesInUse since the last resetPeak()
+    int64_t bytesInUse = 0; ///< sum of live buffers' requested bytes
+    int64_t peakBytes = 0;  ///< max of bytesInUse since the last resetPeak()
     int64_t liveBuffers = 0;
     /// The device's own figures where it has them (CUDA: cudaMemGetInfo used bytes, pool
     /// reserved bytes); nullopt on the CPU.

@@ -44,8 +44,8 @@ bool isLossCotangent(const training::TrainingGraph &g, const training::Tensor &t
     return false;
 }
 
-HostTensor randomTensor(ir::DataType dtype, const std::vector<int64_t> &shape, uint64_t seed, double scale,
-                        double mean = 0.0)
+HostTensor randomTensor(ir::DataType dtype, const std::vector<int64_t> &shape, uint64_t seed,
+                        double scale, double mean = 0.0)
 {
     HostTensor t = HostTensor::zeros(ir::DataType::Float, shape);
     std::mt19937_64 rng(seed);
@@ -76,13 +76,16 @@ struct Executor::Impl
     const ir::Graph &forward;
     bool prepared = false;
     uint64_t seed = 1234;
-    std::vector<HostTensor> preloadedHost;   // by TensorId (empty when not preloaded)
-    std::vector<Buffer> preloadedBuffers;    // by TensorId
-    std::vector<const ir::Node *> nodes;     // by OpId
+    std::vector<HostTensor> preloadedHost; // by TensorId (empty when not preloaded)
+    std::vector<Buffer> preloadedBuffers;  // by TensorId
+    std::vector<const ir::Node *> nodes;   // by OpId
 
     class StepRun; // one run() (below)
 
-    Impl(Backend &b, const training::TrainingGraph &g, const ir::Graph &f) : backend(b), graph(g), forward(f) {}
+    Impl(Backend &b, const training::TrainingGraph &g, const ir::Graph &f)
+        : backend(b), graph(g), forward(f)
+    {
+    }
 
     ~Impl()
     {
@@ -91,37 +94,44 @@ struct Executor::Impl
                 (void)backend.release(b);
     }
 
-    Expected<HostTensor> preloadedData(const training::Tensor &t, const ExecInputs &in, StaticEvaluator &ev)
+    Expected<HostTensor> preloadedData(const training::Tensor &t, const ExecInputs &in,
+                                       StaticEvaluator &ev)
     {
-        const std::vector<int64_t> shape = t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{};
+        const std::vector<int64_t> shape =
+            t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{};
         const int64_t elems = t.shape.isStatic() ? *t.shape.numElements() : 0;
         const uint64_t tensorSeed = mix(in.seed ^ mix(uint64_t(t.id.value) + 1));
         auto fromFeed = [&](const HostTensor &f, const std::string &key) -> Expected<HostTensor> {
             if (f.numElements() != elems)
-                return makeError(StatusCode::InvalidArgument,
-                                 fmt::format("feed entry '{}' has {} elements, tensor '{}' needs {}", key,
-                                             f.numElements(), t.name, elems));
+                return makeError(
+                    StatusCode::InvalidArgument,
+                    fmt::format("feed entry '{}' has {} elements, tensor '{}' needs {}", key,
+                                f.numElements(), t.name, elems));
             HostTensor c = f.convertedTo(t.dtype);
             c.shape = shape;
             return c;
         };
         if (isLossCotangent(graph, t)) {
-            const std::string outName = t.source.valid() ? forward.value(t.source).name : std::string();
+            const std::string outName =
+                t.source.valid() ? forward.value(t.source).name : std::string();
             for (const std::string &key : {t.name, std::string("R:") + outName, std::string("R")})
                 if (const HostTensor *f = in.feed.find(key))
                     return fromFeed(*f, key);
             return randomTensor(t.dtype, shape, tensorSeed, 1.0);
         }
         if (!t.source.valid())
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("preloaded tensor '{}' has no forward value to take data from", t.name));
+            return makeError(
+                StatusCode::Unsupported,
+                fmt::format("preloaded tensor '{}' has no forward value to take data from",
+                            t.name));
         const ir::Value &v = forward.value(t.source);
         if (const HostTensor *f = in.feed.find(v.name))
             return fromFeed(*f, v.name);
         if (ev.isStatic(t.source)) {
             REMAT_ASSIGN_OR_RETURN(const HostTensor *h, ev.evaluate(t.source));
             if (h->numElements() != elems)
-                return makeError(StatusCode::Internal, fmt::format("constant '{}' has the wrong size", t.name));
+                return makeError(StatusCode::Internal,
+                                 fmt::format("constant '{}' has the wrong size", t.name));
             HostTensor c = h->convertedTo(t.dtype);
             c.shape = shape;
             return c;
@@ -130,19 +140,22 @@ struct Executor::Impl
         switch (v.kind) {
         case ir::ValueKind::Input: return randomTensor(t.dtype, shape, tensorSeed, 1.0);
         case ir::ValueKind::Parameter: {
-            const double fanIn = shape.size() >= 2 ? double(elems / std::max<int64_t>(shape[0], 1)) : 1.0;
+            const double fanIn =
+                shape.size() >= 2 ? double(elems / std::max<int64_t>(shape[0], 1)) : 1.0;
             if (shape.size() <= 1 && v.name.find("weight") != std::string::npos)
                 return randomTensor(t.dtype, shape, tensorSeed, 0.0, 1.0); // norm scales: ones
-            return randomTensor(t.dtype, shape, tensorSeed, shape.size() >= 2 ? 1.0 / std::sqrt(fanIn) : 0.0);
+            return randomTensor(t.dtype, shape, tensorSeed,
+                                shape.size() >= 2 ? 1.0 / std::sqrt(fanIn) : 0.0);
         }
         case ir::ValueKind::Buffer:
             if (v.name.find("var") != std::string::npos)
                 return randomTensor(t.dtype, shape, tensorSeed, 0.0, 1.0);
             return HostTensor::zeros(t.dtype, shape);
         default:
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("no data for preloaded tensor '{}' (a {} value that is not constant)", t.name,
-                                         ir::valueKindName(v.kind)));
+            return makeError(
+                StatusCode::Unsupported,
+                fmt::format("no data for preloaded tensor '{}' (a {} value that is not constant)",
+                            t.name, ir::valueKindName(v.kind)));
         }
     }
 };
@@ -184,8 +197,9 @@ Status Executor::prepare(const ExecInputs &inputs)
         if (!host)
             return host.status();
         if (host->byteCount() != t.bytes)
-            return makeError(StatusCode::Internal, fmt::format("tensor '{}': {} bytes of data for {} bytes", t.name,
-                                                               host->byteCount(), t.bytes));
+            return makeError(StatusCode::Internal,
+                             fmt::format("tensor '{}': {} bytes of data for {} bytes", t.name,
+                                         host->byteCount(), t.bytes));
         REMAT_ASSIGN_OR_RETURN(Buffer b, d.backend.allocate(t.bytes));
         d.preloadedBuffers[t.id.index()] = b;
         REMAT_RETURN_IF_ERROR(d.backend.upload(b, host->data));
@@ -205,7 +219,8 @@ class Executor::Impl::StepRun
 public:
     StepRun(Impl &d, const schedule::Schedule &sched, const ExecOptions &options)
         : d(d), g(d.graph), sched(sched), options(options), nt(g.tensorCount()), buf(nt),
-          cat(nt, MemCategory::StoredActivations), ran(g.opCount(), 0), hostCopy(nt), prefetchPending(nt, 0)
+          cat(nt, MemCategory::StoredActivations), ran(g.opCount(), 0), hostCopy(nt),
+          prefetchPending(nt, 0)
     {
     }
 
@@ -228,7 +243,8 @@ public:
         stepStart = Clock::now();
         for (size_t i = 0; i < sched.steps.size(); ++i) {
             if (options.stop.stopRequested())
-                return fail(makeError(StatusCode::Cancelled, fmt::format("run cancelled before step {}", i)));
+                return fail(makeError(StatusCode::Cancelled,
+                                      fmt::format("run cancelled before step {}", i)));
             const schedule::Step &step = sched.steps[i];
             const StepIndex index{i};
             if (options.observer)
@@ -263,7 +279,8 @@ public:
         if (options.downloadGradients)
             if (Status s = downloadGradients(); !s.isOk())
                 return fail(s);
-        result.gradients.set("loss", HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
+        result.gradients.set("loss",
+                             HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
         releaseAll();
         d.backend.endStep(true);
         REMAT_RETURN_IF_ERROR(restoreStreamed());
@@ -306,7 +323,8 @@ private:
                     continue;
                 }
                 b = *nb;
-                if (Status u = d.backend.upload(b, d.preloadedHost[t.index()].data); !u.isOk() && first.isOk())
+                if (Status u = d.backend.upload(b, d.preloadedHost[t.index()].data);
+                    !u.isOk() && first.isOk())
                     first = u;
             }
             d.preloadedBuffers[t.index()] = b;
@@ -349,14 +367,16 @@ private:
     Expected<HostTensor> downloadTensor(TensorId id)
     {
         const training::Tensor &t = g.tensor(id);
-        HostTensor h = HostTensor::zeros(t.dtype, t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{});
+        HostTensor h = HostTensor::zeros(t.dtype, t.shape.isStatic() ? t.shape.sizes()
+                                                                     : std::vector<int64_t>{});
         REMAT_RETURN_IF_ERROR(d.backend.download(buf[id.index()], h.data));
         return h;
     }
 
     /// Allocates the op's missing outputs and its workspace, runs its kernel, and after the first
     /// loss op reads the loss (and the network's output when asked).
-    Status runCompute(size_t i, const schedule::Step &step, schedule::StepEvent &ev, int64_t &workspaceNow)
+    Status runCompute(size_t i, const schedule::Step &step, schedule::StepEvent &ev,
+                      int64_t &workspaceNow)
     {
         const training::Op &op = g.op(step.op());
         const bool recompute = ran[op.id.index()] != 0;
@@ -370,8 +390,9 @@ private:
         call.seed = mix(d.seed ^ mix(uint64_t(op.id.value) * 0x100000001b3ull + 7));
         for (TensorId in : op.inputs) {
             if (!buf[in.index()].valid())
-                return makeError(StatusCode::Internal, fmt::format("step {} ({}): input '{}' is not resident", i,
-                                                                   op.name, g.tensor(in).name));
+                return makeError(StatusCode::Internal,
+                                 fmt::format("step {} ({}): input '{}' is not resident", i, op.name,
+                                             g.tensor(in).name));
             call.inputs.push_back(argOf(in));
             if (prefetchPending[in.index()]) {
                 // a prefetched tensor counts as in flight until its first reader runs
@@ -434,13 +455,15 @@ private:
         const TensorId t = step.tensor();
         // a preloaded tensor may leave the device only while a host copy keeps it (streaming)
         if (!buf[t.index()].valid() || (g.tensor(t).preloaded && hostCopy[t.index()].empty()))
-            return makeError(StatusCode::Internal,
-                             fmt::format("step {}: free of '{}' that is not resident", i, g.tensor(t).name));
+            return makeError(
+                StatusCode::Internal,
+                fmt::format("step {}: free of '{}' that is not resident", i, g.tensor(t).name));
         if (!hostCopy[t.index()].empty())
             REMAT_RETURN_IF_ERROR(d.backend.waitCopies()); // the copy reads the device buffer
         REMAT_RETURN_IF_ERROR(d.backend.release(buf[t.index()]));
         buf[t.index()] = Buffer{};
-        const MemCategory c = prefetchPending[t.index()] ? MemCategory::OffloadInFlight : cat[t.index()];
+        const MemCategory c =
+            prefetchPending[t.index()] ? MemCategory::OffloadInFlight : cat[t.index()];
         prefetchPending[t.index()] = 0;
         bytesByCat[size_t(c)] -= g.tensor(t).bytes;
         if (options.observer)
@@ -452,8 +475,9 @@ private:
     {
         const TensorId t = step.tensor();
         if (!buf[t.index()].valid())
-            return makeError(StatusCode::Internal,
-                             fmt::format("step {}: offload of '{}' that is not resident", i, g.tensor(t).name));
+            return makeError(
+                StatusCode::Internal,
+                fmt::format("step {}: offload of '{}' that is not resident", i, g.tensor(t).name));
         hostCopy[t.index()].assign(size_t(g.tensor(t).bytes), std::byte{0});
         REMAT_RETURN_IF_ERROR(d.backend.offloadToHost(buf[t.index()], hostCopy[t.index()]));
         int64_t host = 0;
@@ -468,27 +492,33 @@ private:
         const TensorId t = step.tensor();
         if (hostCopy[t.index()].empty() && g.tensor(t).bytes > 0)
             return makeError(StatusCode::Internal,
-                             fmt::format("step {}: prefetch of '{}' that was never offloaded", i, g.tensor(t).name));
+                             fmt::format("step {}: prefetch of '{}' that was never offloaded", i,
+                                         g.tensor(t).name));
         REMAT_RETURN_IF_ERROR(d.backend.waitCopies()); // its offload must have finished
         auto b = d.backend.allocate(g.tensor(t).bytes);
         if (!b)
-            return b.status().withContext(fmt::format("step {} (prefetch {})", i, g.tensor(t).name));
+            return b.status().withContext(
+                fmt::format("step {} (prefetch {})", i, g.tensor(t).name));
         buf[t.index()] = *b;
         REMAT_RETURN_IF_ERROR(d.backend.prefetchFromHost(*b, hostCopy[t.index()]));
         prefetchPending[t.index()] = 1;
-        cat[t.index()] = g.tensor(t).preloaded ? MemCategory::Weights : MemCategory::StoredActivations;
+        cat[t.index()] =
+            g.tensor(t).preloaded ? MemCategory::Weights : MemCategory::StoredActivations;
         bytesByCat[size_t(MemCategory::OffloadInFlight)] += g.tensor(t).bytes;
         if (options.observer)
             options.observer->onTensorResident(t, g.tensor(t).bytes);
         return Status::ok();
     }
 
-    double secondsSince(Clock::time_point t) const { return std::chrono::duration<double>(t - stepStart).count(); }
+    double secondsSince(Clock::time_point t) const
+    {
+        return std::chrono::duration<double>(t - stepStart).count();
+    }
 
     /// The step's timeline point, its share of the time lanes and the running peaks; the observer
     /// hears of its end.
-    void recordStep(size_t i, const schedule::Step &step, schedule::StepEvent &ev, Clock::time_point t0,
-                    int64_t workspaceNow)
+    void recordStep(size_t i, const schedule::Step &step, schedule::StepEvent &ev,
+                    Clock::time_point t0, int64_t workspaceNow)
     {
         const auto t1 = Clock::now();
         const MemoryStats stats = d.backend.memoryStats();
@@ -500,7 +530,8 @@ private:
         ev.peakDuringStep = std::max(ev.peakDuringStep, ev.bytesInUse);
         const double dt = ev.endSeconds - ev.startSeconds;
         if (step.kind == StepKind::Compute)
-            (ev.recompute ? result.timeline.recomputeSeconds : result.timeline.computeSeconds) += dt;
+            (ev.recompute ? result.timeline.recomputeSeconds : result.timeline.computeSeconds) +=
+                dt;
         else if (step.kind == StepKind::Offload || step.kind == StepKind::Prefetch)
             result.timeline.copySeconds += dt;
         lastEnd = ev.endSeconds;
@@ -570,7 +601,8 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
 {
     Impl &d = *m_impl;
     if (!d.prepared)
-        return makeError(StatusCode::InvalidArgument, "Executor::run before a successful prepare()");
+        return makeError(StatusCode::InvalidArgument,
+                         "Executor::run before a successful prepare()");
     REMAT_RETURN_IF_ERROR(schedule::validate(sched, d.graph));
     return Impl::StepRun(d, sched, options).run();
 }
@@ -585,7 +617,8 @@ Expected<GradientComparison> compareGradients(const NpzArchive &a, const NpzArch
         if (!ta)
             return makeError(StatusCode::NotFound, fmt::format("gradient '{}' is missing", name));
         if (ta->numElements() != tb.numElements())
-            return makeError(StatusCode::InvalidArgument, fmt::format("gradient '{}' differs in size", name));
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("gradient '{}' differs in size", name));
         const std::vector<double> x = ta->toDoubles(), y = tb.toDoubles();
         double maxDiff = 0, maxRef = 0;
         for (size_t i = 0; i < x.size(); ++i) {

@@ -53,9 +53,9 @@ struct ExecResult
     /// Same layout as the simulator's: one point per schedule step, bytes from the backend's
     /// allocator (exact tensor bytes), times measured (seconds from the step's start).
     sim::Timeline timeline;
-    int64_t measuredPeakBytes = 0;              ///< allocator peak during the step
-    std::optional<int64_t> devicePeakBytes;     ///< the device's own figure (CUDA), else nullopt
-    double stepSeconds = 0;                     ///< wall time of the whole step
+    int64_t measuredPeakBytes = 0;          ///< allocator peak during the step
+    std::optional<int64_t> devicePeakBytes; ///< the device's own figure (CUDA), else nullopt
+    double stepSeconds = 0;                 ///< wall time of the whole step
     double loss = 0;
     /// "grad_input", "grad:<parameter name>" (and "output" on request), in the corpus layout.
     NpzArchive gradients;

@@ -61,10 +61,30 @@ std::vector<double> HostTensor::toDoubles() const
     const std::byte *p = data.data();
     for (size_t i = 0; i < n; ++i) {
         switch (dtype) {
-        case DataType::Float: { float v; std::memcpy(&v, p + i * 4, 4); out[i] = v; break; }
-        case DataType::Double: { double v; std::memcpy(&v, p + i * 8, 8); out[i] = v; break; }
-        case DataType::Int64: { int64_t v; std::memcpy(&v, p + i * 8, 8); out[i] = double(v); break; }
-        case DataType::Int32: { int32_t v; std::memcpy(&v, p + i * 4, 4); out[i] = v; break; }
+        case DataType::Float: {
+            float v;
+            std::memcpy(&v, p + i * 4, 4);
+            out[i] = v;
+            break;
+        }
+        case DataType::Double: {
+            double v;
+            std::memcpy(&v, p + i * 8, 8);
+            out[i] = v;
+            break;
+        }
+        case DataType::Int64: {
+            int64_t v;
+            std::memcpy(&v, p + i * 8, 8);
+            out[i] = double(v);
+            break;
+        }
+        case DataType::Int32: {
+            int32_t v;
+            std::memcpy(&v, p + i * 4, 4);
+            out[i] = v;
+            break;
+        }
         case DataType::Bool:
         case DataType::UInt8: out[i] = double(static_cast<uint8_t>(p[i])); break;
         case DataType::Int8: out[i] = double(static_cast<int8_t>(p[i])); break;
@@ -83,10 +103,22 @@ HostTensor HostTensor::convertedTo(DataType target) const
     std::byte *p = t.data.data();
     for (size_t i = 0; i < v.size(); ++i) {
         switch (target) {
-        case DataType::Float: { const float f = float(v[i]); std::memcpy(p + i * 4, &f, 4); break; }
+        case DataType::Float: {
+            const float f = float(v[i]);
+            std::memcpy(p + i * 4, &f, 4);
+            break;
+        }
         case DataType::Double: std::memcpy(p + i * 8, &v[i], 8); break;
-        case DataType::Int64: { const int64_t x = int64_t(v[i]); std::memcpy(p + i * 8, &x, 8); break; }
-        case DataType::Int32: { const int32_t x = int32_t(v[i]); std::memcpy(p + i * 4, &x, 4); break; }
+        case DataType::Int64: {
+            const int64_t x = int64_t(v[i]);
+            std::memcpy(p + i * 8, &x, 8);
+            break;
+        }
+        case DataType::Int32: {
+            const int32_t x = int32_t(v[i]);
+            std::memcpy(p + i * 4, &x, 4);
+            break;
+        }
         case DataType::Bool: p[i] = std::byte(v[i] != 0 ? 1 : 0); break;
         case DataType::UInt8: p[i] = std::byte(uint8_t(v[i])); break;
         default: break;

@@ -21,7 +21,8 @@ Expected<std::vector<int64_t>> nearestSourceIndex(const NearestResizeAttrs &a, i
         else if (ctm == "align_corners")
             x = outSize == 1 ? 0.0 : double(o) * double(inSize - 1) / double(outSize - 1);
         else
-            return makeError(StatusCode::Unsupported, "unsupported coordinate_transformation_mode '" + ctm + "'");
+            return makeError(StatusCode::Unsupported,
+                             "unsupported coordinate_transformation_mode '" + ctm + "'");
         int64_t i;
         if (nm == "floor")
             i = int64_t(std::floor(x));
@@ -47,7 +48,8 @@ std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape)
 }
 
 /// The row-major map over `outShape` from each dim's source index (-1: the element is outside X).
-std::vector<int64_t> combinePerDim(const std::vector<std::vector<int64_t>> &perDim, const std::vector<int64_t> &inShape,
+std::vector<int64_t> combinePerDim(const std::vector<std::vector<int64_t>> &perDim,
+                                   const std::vector<int64_t> &inShape,
                                    const std::vector<int64_t> &outShape)
 {
     const size_t rank = outShape.size();
@@ -80,19 +82,23 @@ Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
                                                 const std::vector<int64_t> &outShape)
 {
     if (attrs.mode != "nearest")
-        return makeError(StatusCode::Unsupported, "Resize mode '" + attrs.mode + "' has no kernel (nearest only)");
+        return makeError(StatusCode::Unsupported,
+                         "Resize mode '" + attrs.mode + "' has no kernel (nearest only)");
     if (outShape.size() != inShape.size())
-        return makeError(StatusCode::InvalidArgument, "Resize output rank differs from the input's");
+        return makeError(StatusCode::InvalidArgument,
+                         "Resize output rank differs from the input's");
     const size_t rank = inShape.size();
     std::vector<std::vector<int64_t>> perDim(rank);
     for (size_t d = 0; d < rank; ++d) {
-        const double s = scales.size() == rank ? scales[d] : double(outShape[d]) / double(inShape[d]);
+        const double s =
+            scales.size() == rank ? scales[d] : double(outShape[d]) / double(inShape[d]);
         REMAT_ASSIGN_OR_RETURN(perDim[d], nearestSourceIndex(attrs, inShape[d], outShape[d], s));
     }
     return combinePerDim(perDim, inShape, outShape);
 }
 
-Expected<std::vector<int64_t>> padSourceMap(const std::string &mode, const std::vector<int64_t> &pads,
+Expected<std::vector<int64_t>> padSourceMap(const std::string &mode,
+                                            const std::vector<int64_t> &pads,
                                             const std::vector<int64_t> &inShape,
                                             const std::vector<int64_t> &outShape)
 {

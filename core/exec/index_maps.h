@@ -33,7 +33,8 @@ Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
 /// Pad in mode "constant", "edge" or "reflect": the source offset in X of every element of Y
 /// (row-major), -1 where a constant pad value goes. `pads` holds the begins then the ends, one per
 /// dim (negative pads crop). Errors name an unsupported mode.
-Expected<std::vector<int64_t>> padSourceMap(const std::string &mode, const std::vector<int64_t> &pads,
+Expected<std::vector<int64_t>> padSourceMap(const std::string &mode,
+                                            const std::vector<int64_t> &pads,
                                             const std::vector<int64_t> &inShape,
                                             const std::vector<int64_t> &outShape);
 

@@ -9,7 +9,9 @@ MemoryPlan planOffsets(const std::vector<BlockLifetime> &blocks, int64_t alignme
 {
     const size_t n = blocks.size();
     alignment = std::max<int64_t>(1, alignment);
-    auto aligned = [&](int64_t b) { return (std::max<int64_t>(b, 1) + alignment - 1) / alignment * alignment; };
+    auto aligned = [&](int64_t b) {
+        return (std::max<int64_t>(b, 1) + alignment - 1) / alignment * alignment;
+    };
 
     MemoryPlan plan;
     plan.offsets.assign(n, 0);
@@ -44,7 +46,8 @@ MemoryPlan planOffsets(const std::vector<BlockLifetime> &blocks, int64_t alignme
     };
     std::vector<Placed> placed;
     placed.reserve(n);
-    std::vector<std::pair<int64_t, int64_t>> busy; // (offset, end offset) of time-overlapping blocks
+    std::vector<std::pair<int64_t, int64_t>>
+        busy; // (offset, end offset) of time-overlapping blocks
     for (size_t i : order) {
         const BlockLifetime &b = blocks[i];
         const int64_t size = aligned(b.bytes);

@@ -21,9 +21,15 @@ Status parseError(const std::string &where, const std::string &what)
     return makeError(StatusCode::ParseError, fmt::format("{}: {}", where, what));
 }
 
-uint32_t rd16(const std::string &b, size_t at) { return uint32_t(uint8_t(b[at])) | uint32_t(uint8_t(b[at + 1])) << 8; }
+uint32_t rd16(const std::string &b, size_t at)
+{
+    return uint32_t(uint8_t(b[at])) | uint32_t(uint8_t(b[at + 1])) << 8;
+}
 uint32_t rd32(const std::string &b, size_t at) { return rd16(b, at) | rd16(b, at + 2) << 16; }
-uint64_t rd64(const std::string &b, size_t at) { return uint64_t(rd32(b, at)) | uint64_t(rd32(b, at + 4)) << 32; }
+uint64_t rd64(const std::string &b, size_t at)
+{
+    return uint64_t(rd32(b, at)) | uint64_t(rd32(b, at + 4)) << 32;
+}
 
 /// Whether `len` bytes at `offset` lie inside `b`. Written without `offset + len`: zip64 offsets
 /// and sizes come from the file, and near 2^64 the sum wraps to a small number that passes.
@@ -63,14 +69,22 @@ uint32_t crc32(const std::string &data)
 
 Expected<DataType> dtypeOfDescr(const std::string &descr, const std::string &name)
 {
-    if (descr == "<f4") return DataType::Float;
-    if (descr == "<f8") return DataType::Double;
-    if (descr == "<i8") return DataType::Int64;
-    if (descr == "<i4") return DataType::Int32;
-    if (descr == "|b1") return DataType::Bool;
-    if (descr == "|u1") return DataType::UInt8;
-    if (descr == "|i1") return DataType::Int8;
-    return makeError(StatusCode::Unsupported, fmt::format("{}: unsupported npy dtype '{}'", name, descr));
+    if (descr == "<f4")
+        return DataType::Float;
+    if (descr == "<f8")
+        return DataType::Double;
+    if (descr == "<i8")
+        return DataType::Int64;
+    if (descr == "<i4")
+        return DataType::Int32;
+    if (descr == "|b1")
+        return DataType::Bool;
+    if (descr == "|u1")
+        return DataType::UInt8;
+    if (descr == "|i1")
+        return DataType::Int8;
+    return makeError(StatusCode::Unsupported,
+                     fmt::format("{}: unsupported npy dtype '{}'", name, descr));
 }
 
 Expected<std::string> descrOf(DataType t)
@@ -83,7 +97,8 @@ Expected<std::string> descrOf(DataType t)
     case DataType::Bool: return std::string("|b1");
     case DataType::UInt8: return std::string("|u1");
     case DataType::Int8: return std::string("|i1");
-    default: return makeError(StatusCode::Unsupported, "npy: unsupported dtype " + ir::dataTypeName(t));
+    default:
+        return makeError(StatusCode::Unsupported, "npy: unsupported dtype " + ir::dataTypeName(t));
     }
 }
 
@@ -143,7 +158,8 @@ static Expected<HostTensor> parseNpyUnguarded(const std::string &b, const std::s
     const std::string header = b.substr(start, headerLen);
     REMAT_ASSIGN_OR_RETURN(DataType dtype, dtypeOfDescr(headerField(header, "descr"), name));
     if (headerField(header, "fortran_order") == "True")
-        return makeError(StatusCode::Unsupported, name + ": Fortran-order arrays are not supported");
+        return makeError(StatusCode::Unsupported,
+                         name + ": Fortran-order arrays are not supported");
     const std::string shapeText = headerField(header, "shape");
     if (shapeText.size() < 2 || shapeText.front() != '(')
         return parseError(name, "no shape in .npy header");
@@ -173,9 +189,11 @@ static Expected<HostTensor> parseNpyUnguarded(const std::string &b, const std::s
     const size_t bytes = size_t(elems * ir::elementSize(dtype));
     const size_t dataStart = start + headerLen;
     if (b.size() - dataStart < bytes)
-        return parseError(name, fmt::format("truncated data: {} bytes, expected {}", b.size() - dataStart, bytes));
+        return parseError(name, fmt::format("truncated data: {} bytes, expected {}",
+                                            b.size() - dataStart, bytes));
     t.data.resize(bytes);
-    if (bytes > 0) // an empty array (shape (0, 3)) has no buffer: memcpy(nullptr, ..., 0) is undefined
+    if (bytes >
+        0) // an empty array (shape (0, 3)) has no buffer: memcpy(nullptr, ..., 0) is undefined
         std::memcpy(t.data.data(), b.data() + dataStart, bytes);
     return t;
 }
@@ -222,7 +240,8 @@ static Expected<NpzArchive> parseNpzUnguarded(const std::string &b, const std::s
         return parseError(path, "no zip end-of-central-directory record (not an .npz?)");
     uint64_t entries = rd16(b, eocd + 10);
     uint64_t cdOffset = rd32(b, eocd + 16);
-    if ((entries == 0xffff || cdOffset == 0xffffffffu) && eocd >= 20 && rd32(b, eocd - 20) == 0x07064b50) {
+    if ((entries == 0xffff || cdOffset == 0xffffffffu) && eocd >= 20 &&
+        rd32(b, eocd - 20) == 0x07064b50) {
         const uint64_t z64 = rd64(b, eocd - 20 + 8);
         if (!fits(b, z64, 56) || rd32(b, size_t(z64)) != 0x06064b50)
             return parseError(path, "bad zip64 end record");
@@ -237,7 +256,8 @@ static Expected<NpzArchive> parseNpzUnguarded(const std::string &b, const std::s
         const uint32_t method = rd16(b, p + 10);
         uint64_t compSize = rd32(b, p + 20);
         uint64_t size = rd32(b, p + 24);
-        const size_t nameLen = rd16(b, p + 28), extraLen = rd16(b, p + 30), commentLen = rd16(b, p + 32);
+        const size_t nameLen = rd16(b, p + 28), extraLen = rd16(b, p + 30),
+                     commentLen = rd16(b, p + 32);
         uint64_t localOffset = rd32(b, p + 42);
         if (!fits(b, p + 46, nameLen + extraLen))
             return parseError(path, "truncated zip central directory");
@@ -248,27 +268,41 @@ static Expected<NpzArchive> parseNpzUnguarded(const std::string &b, const std::s
         while (x + 4 <= xEnd) {
             const uint32_t tag = rd16(b, x), len = rd16(b, x + 2);
             if (x + 4 + len > xEnd)
-                return parseError(path, fmt::format("bad zip extra field in the entry for '{}'", name));
+                return parseError(path,
+                                  fmt::format("bad zip extra field in the entry for '{}'", name));
             if (tag == 0x0001) {
                 size_t q = x + 4;
-                if (size == 0xffffffffu && q + 8 <= x + 4 + len) { size = rd64(b, q); q += 8; }
-                if (compSize == 0xffffffffu && q + 8 <= x + 4 + len) { compSize = rd64(b, q); q += 8; }
-                if (localOffset == 0xffffffffu && q + 8 <= x + 4 + len) { localOffset = rd64(b, q); q += 8; }
+                if (size == 0xffffffffu && q + 8 <= x + 4 + len) {
+                    size = rd64(b, q);
+                    q += 8;
+                }
+                if (compSize == 0xffffffffu && q + 8 <= x + 4 + len) {
+                    compSize = rd64(b, q);
+                    q += 8;
+                }
+                if (localOffset == 0xffffffffu && q + 8 <= x + 4 + len) {
+                    localOffset = rd64(b, q);
+                    q += 8;
+                }
             }
             x += 4 + len;
         }
         p += 46 + nameLen + extraLen + commentLen;
         if (method != 0)
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("{}: entry '{}' is compressed (np.savez_compressed); use np.savez", path, name));
+            return makeError(
+                StatusCode::Unsupported,
+                fmt::format("{}: entry '{}' is compressed (np.savez_compressed); use np.savez",
+                            path, name));
         if (!fits(b, localOffset, 30) || rd32(b, size_t(localOffset)) != 0x04034b50)
             return parseError(path, fmt::format("bad local header for '{}'", name));
-        const size_t dataStart = size_t(localOffset) + 30 + rd16(b, size_t(localOffset) + 26) + rd16(b, size_t(localOffset) + 28);
+        const size_t dataStart = size_t(localOffset) + 30 + rd16(b, size_t(localOffset) + 26) +
+                                 rd16(b, size_t(localOffset) + 28);
         if (compSize != size || !fits(b, dataStart, size))
             return parseError(path, fmt::format("truncated entry '{}'", name));
         if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
             name.resize(name.size() - 4);
-        REMAT_ASSIGN_OR_RETURN(HostTensor t, parseNpyUnguarded(b.substr(dataStart, size_t(size)), path + ":" + name));
+        REMAT_ASSIGN_OR_RETURN(
+            HostTensor t, parseNpyUnguarded(b.substr(dataStart, size_t(size)), path + ":" + name));
         archive.set(name, std::move(t));
     }
     return archive;
@@ -300,26 +334,54 @@ Status writeNpz(const std::string &path, const NpzArchive &archive)
         const std::string entryName = name + ".npy";
         const std::string data = serializeNpy(tensor);
         if (data.size() >= 0xffffffffu || out.size() >= 0xffffffffu)
-            return makeError(StatusCode::OutOfRange, path + ": archives over 4 GiB are not supported");
+            return makeError(StatusCode::OutOfRange,
+                             path + ": archives over 4 GiB are not supported");
         const uint32_t crc = crc32(data), offset = uint32_t(out.size());
         // local header
-        wr32(out, 0x04034b50); wr16(out, 20); wr16(out, 0); wr16(out, 0); wr16(out, 0); wr16(out, 0x21);
-        wr32(out, crc); wr32(out, uint32_t(data.size())); wr32(out, uint32_t(data.size()));
-        wr16(out, uint32_t(entryName.size())); wr16(out, 0);
+        wr32(out, 0x04034b50);
+        wr16(out, 20);
+        wr16(out, 0);
+        wr16(out, 0);
+        wr16(out, 0);
+        wr16(out, 0x21);
+        wr32(out, crc);
+        wr32(out, uint32_t(data.size()));
+        wr32(out, uint32_t(data.size()));
+        wr16(out, uint32_t(entryName.size()));
+        wr16(out, 0);
         out += entryName;
         out += data;
         // central directory entry
-        wr32(central, 0x02014b50); wr16(central, 20); wr16(central, 20); wr16(central, 0); wr16(central, 0);
-        wr16(central, 0); wr16(central, 0x21); wr32(central, crc); wr32(central, uint32_t(data.size()));
-        wr32(central, uint32_t(data.size())); wr16(central, uint32_t(entryName.size())); wr16(central, 0);
-        wr16(central, 0); wr16(central, 0); wr16(central, 0); wr32(central, 0); wr32(central, offset);
+        wr32(central, 0x02014b50);
+        wr16(central, 20);
+        wr16(central, 20);
+        wr16(central, 0);
+        wr16(central, 0);
+        wr16(central, 0);
+        wr16(central, 0x21);
+        wr32(central, crc);
+        wr32(central, uint32_t(data.size()));
+        wr32(central, uint32_t(data.size()));
+        wr16(central, uint32_t(entryName.size()));
+        wr16(central, 0);
+        wr16(central, 0);
+        wr16(central, 0);
+        wr16(central, 0);
+        wr32(central, 0);
+        wr32(central, offset);
         central += entryName;
         ++count;
     }
     const uint32_t cdOffset = uint32_t(out.size());
     out += central;
-    wr32(out, 0x06054b50); wr16(out, 0); wr16(out, 0); wr16(out, count); wr16(out, count);
-    wr32(out, uint32_t(central.size())); wr32(out, cdOffset); wr16(out, 0);
+    wr32(out, 0x06054b50);
+    wr16(out, 0);
+    wr16(out, 0);
+    wr16(out, count);
+    wr16(out, count);
+    wr32(out, uint32_t(central.size()));
+    wr32(out, cdOffset);
+    wr16(out, 0);
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f)
         return makeError(StatusCode::NotFound, fmt::format("{}: cannot write", path));

@@ -28,8 +28,7 @@ namespace remat::core::exec {
 ///    `dOut` = gradients of forward outputs, `dIn` = gradients of forward inputs to write.
 ///  - Loss / Accumulate: `in`, `out` in the training op's order.
 /// `View` has `data` (null: not present) and `shape`.
-template <typename View>
-struct OperandContext
+template <typename View> struct OperandContext
 {
     const ir::Node *node = nullptr; ///< attributes; null for Loss / Accumulate
     std::string opName;             ///< for messages
@@ -50,8 +49,14 @@ struct OperandContext
     View *outputGrad(size_t k) const { return k < dOut.size() ? dOut[k] : nullptr; }
     View *inputGrad(size_t k) const { return k < dIn.size() ? dIn[k] : nullptr; }
 
-    int64_t attrInt(const char *name, int64_t fallback) const { return node ? node->attrInt(name, fallback) : fallback; }
-    double attrFloat(const char *name, double fallback) const { return node ? node->attrFloat(name, fallback) : fallback; }
+    int64_t attrInt(const char *name, int64_t fallback) const
+    {
+        return node ? node->attrInt(name, fallback) : fallback;
+    }
+    double attrFloat(const char *name, double fallback) const
+    {
+        return node ? node->attrFloat(name, fallback) : fallback;
+    }
     std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> fallback = {}) const
     {
         return node ? node->attrInts(name, std::move(fallback)) : fallback;
@@ -101,7 +106,8 @@ struct OperandContext
             ends = attrInts("ends");
             axes = attrInts("axes");
         }
-        auto g = sliceGeometry(std::move(starts), std::move(ends), std::move(axes), std::move(steps), dataShape);
+        auto g = sliceGeometry(std::move(starts), std::move(ends), std::move(axes),
+                               std::move(steps), dataShape);
         if (!g)
             return error(g.status().message());
         return g;
@@ -109,15 +115,16 @@ struct OperandContext
 };
 
 /// Static sizes of `values` in `forward` ({} where unknown or absent).
-std::vector<std::vector<int64_t>> staticShapesOf(const ir::Graph *forward, const std::vector<ValueId> &values);
+std::vector<std::vector<int64_t>> staticShapesOf(const ir::Graph *forward,
+                                                 const std::vector<ValueId> &values);
 
 /// Binds an OpCall's operands into `ctx` through the op's slots: `makeView(arg, view)` makes each
 /// operand's view (an error for a buffer that is not resident); views with null data are left
 /// absent. Plain operands (Loss, Accumulate) keep their order. `views` owns the views and must
 /// outlive the kernel call.
 template <typename View, typename MakeView>
-Status bindCall(OperandContext<View> &ctx, const OperandSlots &b, const OpCall &call, std::vector<View> &views,
-                MakeView &&makeView)
+Status bindCall(OperandContext<View> &ctx, const OperandSlots &b, const OpCall &call,
+                std::vector<View> &views, MakeView &&makeView)
 {
     const training::Op &op = *call.op;
     ctx.node = call.node;

@@ -12,7 +12,8 @@ using training::Operand;
 
 namespace {
 
-int matchSource(const training::TrainingGraph &graph, TensorId t, const std::vector<ValueId> &values)
+int matchSource(const training::TrainingGraph &graph, TensorId t,
+                const std::vector<ValueId> &values)
 {
     const ValueId src = graph.tensor(t).source;
     if (!src.valid())
@@ -25,12 +26,14 @@ int matchSource(const training::TrainingGraph &graph, TensorId t, const std::vec
 
 } // namespace
 
-OperandSlots bindOperands(const training::TrainingGraph &graph, const training::Op &op, const ir::Node *node)
+OperandSlots bindOperands(const training::TrainingGraph &graph, const training::Op &op,
+                          const ir::Node *node)
 {
     OperandSlots s;
     s.inputs.resize(op.inputs.size());
     s.outputs.resize(op.outputs.size());
-    const bool plainOp = op.phase == training::Phase::Loss || op.type == "Accumulate" || op.type == "Loss";
+    const bool plainOp =
+        op.phase == training::Phase::Loss || op.type == "Accumulate" || op.type == "Loss";
     for (size_t i = 0; i < op.inputs.size(); ++i) {
         const Operand role = i < op.inputRoles.size() ? op.inputRoles[i] : Operand{};
         Slot &slot = s.inputs[i];
@@ -45,7 +48,9 @@ OperandSlots bindOperands(const training::TrainingGraph &graph, const training::
             } else {
                 // The builder numbers a forward operand by its ONNX slot; a role left at its
                 // default is matched by the value it is.
-                const int k = role.index != 0 || i == 0 ? role.index : matchSource(graph, op.inputs[i], node->inputs);
+                const int k = role.index != 0 || i == 0
+                                  ? role.index
+                                  : matchSource(graph, op.inputs[i], node->inputs);
                 slot = {Slot::In, k >= 0 ? k : int(i)};
             }
             break;
@@ -63,7 +68,9 @@ OperandSlots bindOperands(const training::TrainingGraph &graph, const training::
             if (plainOp || !node) {
                 slot = {Slot::Plain, int(j)};
             } else {
-                const int k = role.index != 0 || j == 0 ? role.index : matchSource(graph, op.outputs[j], node->outputs);
+                const int k = role.index != 0 || j == 0
+                                  ? role.index
+                                  : matchSource(graph, op.outputs[j], node->outputs);
                 slot = {Slot::Out, k >= 0 ? k : int(j)};
             }
             break;
@@ -89,12 +96,14 @@ OperandSlots bindOperands(const training::TrainingGraph &graph, const training::
     return s;
 }
 
-std::vector<std::vector<int64_t>> staticShapesOf(const ir::Graph *forward, const std::vector<ValueId> &values)
+std::vector<std::vector<int64_t>> staticShapesOf(const ir::Graph *forward,
+                                                 const std::vector<ValueId> &values)
 {
     std::vector<std::vector<int64_t>> out;
     out.reserve(values.size());
     for (ValueId v : values) {
-        if (forward && v.valid() && v.index() < forward->valueCount() && forward->value(v).shape.isStatic())
+        if (forward && v.valid() && v.index() < forward->valueCount() &&
+            forward->value(v).shape.isStatic())
             out.push_back(forward->value(v).shape.sizes());
         else
             out.emplace_back();

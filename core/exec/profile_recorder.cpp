@@ -46,10 +46,7 @@ void ProfileRecorder::discardIteration()
     ++m_discarded;
 }
 
-double ProfileRecorder::medianStepSeconds() const
-{
-    return median(m_stepSeconds);
-}
+double ProfileRecorder::medianStepSeconds() const { return median(m_stepSeconds); }
 
 cost::Profile ProfileRecorder::profile(const ProfileContext &context) const
 {

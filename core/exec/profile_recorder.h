@@ -19,9 +19,9 @@ namespace remat::core::exec {
 /// What a profile was measured on, beside its times.
 struct ProfileContext
 {
-    std::string backend;   ///< Backend::id()
-    std::string device;    ///< Backend::description()
-    std::string schedule;  ///< "store-all" or the plan's solver
+    std::string backend;  ///< Backend::id()
+    std::string device;   ///< Backend::description()
+    std::string schedule; ///< "store-all" or the plan's solver
 };
 
 class ProfileRecorder : public schedule::ScheduleObserver
@@ -59,8 +59,8 @@ private:
     std::vector<std::vector<double>> m_first;     ///< per op: first-compute times
     std::vector<std::vector<double>> m_recompute; ///< per op: recompute times
     std::vector<double> m_stepSeconds;
-    std::vector<double> m_overheadSeconds;        ///< per iteration: step time not in Compute steps
-    std::vector<double> m_computeSeconds;         ///< per iteration: time in Compute steps
+    std::vector<double> m_overheadSeconds; ///< per iteration: step time not in Compute steps
+    std::vector<double> m_computeSeconds;  ///< per iteration: time in Compute steps
     int m_discarded = 0;
 };
 

@@ -16,7 +16,8 @@ Expected<SliceGeometry> sliceGeometry(std::vector<int64_t> starts, std::vector<i
     }
     if (steps.empty())
         steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
         return makeError(StatusCode::InvalidArgument, "starts/ends/axes/steps lengths differ");
     std::vector<int64_t> begin(size_t(rank), 0), step(size_t(rank), 1), count = dataShape;
     for (size_t i = 0; i < starts.size(); ++i) {

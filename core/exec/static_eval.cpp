@@ -51,10 +51,12 @@ Expected<const HostTensor *> StaticEvaluator::evaluate(ValueId value)
     const ir::Value &v = m_graph->value(value);
     auto result = std::make_unique<HostTensor>();
     if (!v.shape.isStatic())
-        return makeError(StatusCode::InvalidArgument, fmt::format("value '{}' has no static shape", v.name));
+        return makeError(StatusCode::InvalidArgument,
+                         fmt::format("value '{}' has no static shape", v.name));
     if (v.initializer) {
         if (!v.initializer->hasData())
-            return makeError(StatusCode::NotFound, fmt::format("value '{}' has no data in the file", v.name));
+            return makeError(StatusCode::NotFound,
+                             fmt::format("value '{}' has no data in the file", v.name));
         auto bytes = v.initializer->bytes();
         if (!bytes)
             return bytes.status();
@@ -68,8 +70,9 @@ Expected<const HostTensor *> StaticEvaluator::evaluate(ValueId value)
         const ir::Node &node = m_graph->node(v.producer);
         const cpu::KernelFn *fn = cpu::findCpuKernel(node.opType);
         if (!fn)
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("cannot evaluate '{}': no kernel for {}", v.name, node.opType));
+            return makeError(
+                StatusCode::Unsupported,
+                fmt::format("cannot evaluate '{}': no kernel for {}", v.name, node.opType));
         // Evaluate the node's inputs (Shape needs only the static shape of its input).
         std::vector<HostTensor> outs(node.outputs.size());
         std::vector<cpu::KView> inViews(node.inputs.size()), outViews(node.outputs.size());
@@ -80,7 +83,8 @@ Expected<const HostTensor *> StaticEvaluator::evaluate(ValueId value)
         ctx.out.assign(node.outputs.size(), nullptr);
         for (size_t k = 0; k < node.inputs.size(); ++k) {
             const ValueId in = node.inputs[k];
-            ctx.inShapes.push_back(in.valid() ? m_graph->value(in).shape.sizes() : std::vector<int64_t>{});
+            ctx.inShapes.push_back(in.valid() ? m_graph->value(in).shape.sizes()
+                                              : std::vector<int64_t>{});
             if (!in.valid() || node.opType == "Shape")
                 continue;
             REMAT_ASSIGN_OR_RETURN(const HostTensor *t, evaluate(in));

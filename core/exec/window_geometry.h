@@ -23,8 +23,9 @@ struct WindowAttributes
 /// defaults already filled in by the caller (strides and dilations 1, pads 0). SAME_UPPER /
 /// SAME_LOWER pad to an output of ceil(in / stride), the odd pixel at the end / the beginning;
 /// VALID pads nothing. InvalidArgument names the attribute whose length is wrong.
-[[nodiscard]] Expected<WindowAttributes> resolveWindow(const std::vector<int64_t> &x, std::vector<int64_t> kernel,
-                                                       std::vector<int64_t> strides, std::vector<int64_t> dilations,
-                                                       std::vector<int64_t> pads, const std::string &autoPad);
+[[nodiscard]] Expected<WindowAttributes>
+resolveWindow(const std::vector<int64_t> &x, std::vector<int64_t> kernel,
+              std::vector<int64_t> strides, std::vector<int64_t> dilations,
+              std::vector<int64_t> pads, const std::string &autoPad);
 
 } // namespace remat::core::exec

@@ -75,7 +75,8 @@ Expected<onnx::ImportOptions> parseImportSettings(const json &j, const std::stri
 json importSettingsJson(const onnx::ImportOptions &s)
 {
     json out = json::object();
-    json dims = json::object(), shapes = json::object(), values = json::object(), classify = json::object();
+    json dims = json::object(), shapes = json::object(), values = json::object(),
+         classify = json::object();
     for (const auto &[name, v] : s.dimValues)
         dims[name] = v;
     for (const auto &[name, d] : s.inputShapes)

@@ -22,6 +22,7 @@ nlohmann::json importSettingsJson(const onnx::ImportOptions &settings);
 /// The inverse. Every entry goes through the command line's parsers (onnx/input_spec.h), so a
 /// file cannot hold what `remat --dim` would refuse; a malformed entry is an InvalidArgument
 /// whose message starts with `what`. A member that is not an object is read as empty.
-Expected<onnx::ImportOptions> importSettingsFromJson(const nlohmann::json &json, const std::string &what);
+Expected<onnx::ImportOptions> importSettingsFromJson(const nlohmann::json &json,
+                                                     const std::string &what);
 
 } // namespace remat::core::io

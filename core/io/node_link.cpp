@@ -30,9 +30,9 @@ struct RawNode
     bool backward = false;
     double cost = 0;
     int64_t bytes = 0;
-    int64_t stickyBytes = 0;  // our own export: outputs kept to the end
-    int64_t paramBytes = 0;   // random layered graphs: param_cost
-    std::string phase;        // our own export: "forward" / "loss" / "backward"
+    int64_t stickyBytes = 0; // our own export: outputs kept to the end
+    int64_t paramBytes = 0;  // random layered graphs: param_cost
+    std::string phase;       // our own export: "forward" / "loss" / "backward"
     std::string type;
 };
 
@@ -84,7 +84,8 @@ Expected<std::vector<size_t>> topologicalOrder(const std::vector<RawNode> &nodes
         ++indeg[t];
     }
     std::priority_queue<std::pair<size_t, size_t>, std::vector<std::pair<size_t, size_t>>,
-                        std::greater<>> ready;
+                        std::greater<>>
+        ready;
     for (size_t i = 0; i < n; ++i)
         if (indeg[i] == 0)
             ready.push({rank[i], i});
@@ -127,7 +128,8 @@ int64_t referencePeakBytes(const training::TrainingGraph &graph)
         std::set<size_t> done;
         for (TensorId in : op.inputs) {
             const Tensor &t = graph.tensor(in);
-            if (freeable(t) && lastUse[in.index()] == op.id.index() && done.insert(in.index()).second)
+            if (freeable(t) && lastUse[in.index()] == op.id.index() &&
+                done.insert(in.index()).second)
                 live -= t.bytes;
         }
         for (TensorId out : op.outputs) {
@@ -139,7 +141,8 @@ int64_t referencePeakBytes(const training::TrainingGraph &graph)
     return peak;
 }
 
-static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &text, const std::string &origin)
+static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &text,
+                                                           const std::string &origin)
 {
     std::vector<RawNode> nodes;
     std::vector<std::pair<size_t, size_t>> edges;
@@ -188,7 +191,8 @@ static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &te
                     node.type = jn["type"].get<std::string>();
             }
             if (node.bytes < 0 || node.cost < 0 || node.stickyBytes < 0 || node.paramBytes < 0)
-                return parseError(origin, "node " + std::to_string(node.id) + " has a negative cost");
+                return parseError(origin,
+                                  "node " + std::to_string(node.id) + " has a negative cost");
             if (!byId.emplace(node.id, nodes.size()).second)
                 return parseError(origin, "duplicate node id " + std::to_string(node.id));
             nodes.push_back(std::move(node));
@@ -246,7 +250,7 @@ static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &te
         const RawNode &node = nodes[order[p]];
         Phase ph = Phase::Forward;
         if (!node.phase.empty())
-            ph = node.phase == "loss" ? Phase::Loss
+            ph = node.phase == "loss"       ? Phase::Loss
                  : node.phase == "backward" ? Phase::Backward
                                             : Phase::Forward;
         else if (node.backward)
@@ -300,7 +304,7 @@ static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &te
         op.id = OpId(p);
         op.name = uniqueName(node.name, node.id);
         op.phase = phase[p];
-        op.type = !node.type.empty()          ? node.type
+        op.type = !node.type.empty()            ? node.type
                   : phase[p] == Phase::Loss     ? "Loss"
                   : phase[p] == Phase::Backward ? "NodeGrad"
                                                 : "Node";
@@ -385,8 +389,9 @@ static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &te
     training::TrainingGraphInfo info;
     info.modelPath = origin;
     info.lossDescription = "benchmark graph";
-    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg,
-                           training::TrainingGraph::assemble(info, std::move(ops), std::move(tensors)));
+    REMAT_ASSIGN_OR_RETURN(
+        training::TrainingGraph tg,
+        training::TrainingGraph::assemble(info, std::move(ops), std::move(tensors)));
 
     NodeLinkGraph result;
     result.name = graphName.empty() ? origin : graphName;
@@ -447,7 +452,8 @@ std::string formatNodeLinkGraph(const training::TrainingGraph &graph, const cost
             const Tensor &t = graph.tensor(out);
             (t.requiredAtEnd ? sticky : bytes) += t.bytes;
         }
-        double seconds = op.id.index() < costs.opSeconds.size() ? costs.opSeconds[op.id.index()] : 0;
+        double seconds =
+            op.id.index() < costs.opSeconds.size() ? costs.opSeconds[op.id.index()] : 0;
         json jn = {{"id", op.id.value},
                    {"name", op.name},
                    {"backward", op.phase != Phase::Forward},

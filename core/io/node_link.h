@@ -20,8 +20,8 @@ namespace remat::core::io {
 struct NodeLinkGraph
 {
     training::TrainingGraph graph;
-    cost::Costs costs;          ///< opSeconds = the node's cost in the file's own time unit
-    std::string name;           ///< graph.name
+    cost::Costs costs;            ///< opSeconds = the node's cost in the file's own time unit
+    std::string name;             ///< graph.name
     std::vector<int64_t> nodeIds; ///< the file's node id of each op (indexed by OpId)
     /// Peak bytes of running every op once in graph order, freeing each tensor after its last
     /// consumer (the reference the published budget ratios multiply).

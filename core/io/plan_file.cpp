@@ -23,10 +23,7 @@ namespace {
 const char *kFormat = "remat-plan";
 
 /// A JSON value for an error message: dump() throws on invalid UTF-8 unless told to replace it.
-std::string shown(const json &v)
-{
-    return v.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string shown(const json &v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string stepKindText(schedule::StepKind k)
 {
@@ -60,7 +57,8 @@ json figures(const sim::Timeline &t)
 class Reader
 {
 public:
-    Reader(const training::TrainingGraph &g, std::string origin) : m_g(g), m_origin(std::move(origin))
+    Reader(const training::TrainingGraph &g, std::string origin)
+        : m_g(g), m_origin(std::move(origin))
     {
         for (const training::Op &op : g.ops())
             m_opByName.emplace(op.name, op.id); // first wins; ids disambiguate duplicates
@@ -81,7 +79,8 @@ public:
 
     /// `obj[key]` when present (and not null), else `fallback`; the wrong type is an error.
     template <typename T>
-    Expected<T> optional(const json &obj, const char *key, T fallback, const std::string &where) const
+    Expected<T> optional(const json &obj, const char *key, T fallback,
+                         const std::string &where) const
     {
         if (!obj.is_object() || !obj.contains(key) || obj.at(key).is_null())
             return fallback;
@@ -156,17 +155,19 @@ public:
         if (id && id->is_number_integer()) {
             const int64_t v = id->get<int64_t>();
             if (v < 0 || static_cast<size_t>(v) >= m_g.opCount() || m_g.ops()[v].name != n)
-                return error(StatusCode::InvalidArgument,
-                             where + ": op '" + n + "' with id " + std::to_string(v) +
-                                 " does not match this model" +
-                                 (v >= 0 && static_cast<size_t>(v) < m_g.opCount()
-                                      ? " (its op " + std::to_string(v) + " is '" + m_g.ops()[v].name + "')"
-                                      : std::string()));
+                return error(
+                    StatusCode::InvalidArgument,
+                    where + ": op '" + n + "' with id " + std::to_string(v) +
+                        " does not match this model" +
+                        (v >= 0 && static_cast<size_t>(v) < m_g.opCount()
+                             ? " (its op " + std::to_string(v) + " is '" + m_g.ops()[v].name + "')"
+                             : std::string()));
             return OpId(static_cast<int32_t>(v));
         }
         auto it = m_opByName.find(n);
         if (it == m_opByName.end())
-            return error(StatusCode::NotFound, where + ": op '" + n + "' does not exist in this model");
+            return error(StatusCode::NotFound,
+                         where + ": op '" + n + "' does not exist in this model");
         return it->second;
     }
 
@@ -284,10 +285,9 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
                        "not a plan file (format \"" + format + "\", expected \"" + kFormat + "\")");
     REMAT_ASSIGN_OR_RETURN(int64_t version, r.get<int64_t>(j, "version", "top level"));
     if (version != kPlanFormatVersion)
-        return r.error(StatusCode::Unsupported,
-                       "plan format version " + std::to_string(version) +
-                           " is not supported (this build reads version " +
-                           std::to_string(kPlanFormatVersion) + ")");
+        return r.error(StatusCode::Unsupported, "plan format version " + std::to_string(version) +
+                                                    " is not supported (this build reads version " +
+                                                    std::to_string(kPlanFormatVersion) + ")");
     // Model identity.
     if (!j.contains("model") || !j["model"].is_object())
         return r.error(StatusCode::ParseError, "missing \"model\"");
@@ -296,8 +296,9 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
     REMAT_ASSIGN_OR_RETURN(int64_t batch, r.get<int64_t>(model, "batch", "model"));
     const ModelIdentity here = ModelIdentity::of(graph);
     if (!sha.empty() && !here.sha256.empty() && sha != here.sha256) {
-        const std::string madeFor =
-            model.contains("path") && model["path"].is_string() ? model["path"].get<std::string>() : "";
+        const std::string madeFor = model.contains("path") && model["path"].is_string()
+                                        ? model["path"].get<std::string>()
+                                        : "";
         return r.error(StatusCode::InvalidArgument,
                        "this plan was made for another model" +
                            (madeFor.empty() ? std::string() : " ('" + madeFor + "')") +
@@ -343,7 +344,8 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
             return r.error(StatusCode::ParseError, "solver: \"settings\" must be an object");
         for (const auto &[k, v] : sv["settings"].items()) {
             if (!v.is_string())
-                return r.error(StatusCode::ParseError, "solver: setting \"" + k + "\" must be a string");
+                return r.error(StatusCode::ParseError,
+                               "solver: setting \"" + k + "\" must be a string");
             plan.settings[k] = v.get<std::string>();
         }
     }
@@ -380,7 +382,8 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
             return r.error(StatusCode::ParseError, "\"checkpoints\" must be an array");
         size_t i = 0;
         for (const json &c : j["checkpoints"]) {
-            REMAT_ASSIGN_OR_RETURN(TensorId t, r.tensor(c, nullptr, "checkpoint " + std::to_string(i++)));
+            REMAT_ASSIGN_OR_RETURN(TensorId t,
+                                   r.tensor(c, nullptr, "checkpoint " + std::to_string(i++)));
             plan.checkpoints.push_back(t);
         }
     }
@@ -416,28 +419,33 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
                     ok = true;
                 }
             if (!ok)
-                return r.error(StatusCode::ParseError, where + ": unknown phase mark " + shown(s[1]));
+                return r.error(StatusCode::ParseError,
+                               where + ": unknown phase mark " + shown(s[1]));
         } else {
             return r.error(StatusCode::ParseError, where + ": unknown step kind \"" + kind + "\"");
         }
     }
     if (Status v = schedule::validate(plan.schedule, graph); !v)
-        return r.error(StatusCode::InvalidArgument, "the schedule does not validate: " + v.message());
+        return r.error(StatusCode::InvalidArgument,
+                       "the schedule does not validate: " + v.message());
     if (costs) {
         sim::SimOptions o;
         o.recordPoints = false;
         auto t = sim::simulate(plan.schedule, graph, *costs, o);
         if (!t)
-            return r.error(StatusCode::InvalidArgument, "simulation failed: " + t.status().message());
+            return r.error(StatusCode::InvalidArgument,
+                           "simulation failed: " + t.status().message());
         plan.timeline = *t;
     } else if (j.contains("figures") && j["figures"].is_object()) {
         const json &f = j["figures"];
         sim::Timeline &t = plan.timeline;
         const std::string w = "figures";
         REMAT_ASSIGN_OR_RETURN(t.peakBytes, r.optional(f, "peak_bytes", int64_t(0), w));
-        REMAT_ASSIGN_OR_RETURN(t.activationPeakBytes, r.optional(f, "activation_peak_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.activationPeakBytes,
+                               r.optional(f, "activation_peak_bytes", int64_t(0), w));
         REMAT_ASSIGN_OR_RETURN(t.weightBytes, r.optional(f, "weight_bytes", int64_t(0), w));
-        REMAT_ASSIGN_OR_RETURN(t.weightGradBytes, r.optional(f, "weight_grad_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(t.weightGradBytes,
+                               r.optional(f, "weight_grad_bytes", int64_t(0), w));
         REMAT_ASSIGN_OR_RETURN(t.computeSeconds, r.optional(f, "compute_seconds", 0.0, w));
         REMAT_ASSIGN_OR_RETURN(t.recomputeSeconds, r.optional(f, "recompute_seconds", 0.0, w));
         REMAT_ASSIGN_OR_RETURN(t.copySeconds, r.optional(f, "copy_seconds", 0.0, w));

@@ -30,9 +30,13 @@ class Reader
 public:
     explicit Reader(std::string origin) : m_origin(std::move(origin)) {}
 
-    Status error(const std::string &what) const { return makeError(StatusCode::ParseError, m_origin + ": " + what); }
+    Status error(const std::string &what) const
+    {
+        return makeError(StatusCode::ParseError, m_origin + ": " + what);
+    }
 
-    Expected<std::string> text(const json &obj, const char *key, const std::string &where, bool required) const
+    Expected<std::string> text(const json &obj, const char *key, const std::string &where,
+                               bool required) const
     {
         if (!obj.contains(key) || obj.at(key).is_null()) {
             if (required)
@@ -45,8 +49,8 @@ public:
     }
 
     /// A finite number >= `min` (or the fallback when absent and not required).
-    Expected<double> number(const json &obj, const char *key, const std::string &where, bool required,
-                            double fallback = 0, double min = 0) const
+    Expected<double> number(const json &obj, const char *key, const std::string &where,
+                            bool required, double fallback = 0, double min = 0) const
     {
         if (!obj.contains(key) || obj.at(key).is_null()) {
             if (required)
@@ -55,23 +59,25 @@ public:
         }
         const json &v = obj.at(key);
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min)
-            return error(where + ": \"" + key + "\" must be a finite number of at least " + shown(json(min)) + ", not "
-                         + shown(v));
+            return error(where + ": \"" + key + "\" must be a finite number of at least " +
+                         shown(json(min)) + ", not " + shown(v));
         return v.get<double>();
     }
 
     /// An integer in [0, max]: nlohmann's get<int64_t>() on 1e300 is undefined behaviour.
-    Expected<int64_t> integer(const json &obj, const char *key, const std::string &where, int64_t max) const
+    Expected<int64_t> integer(const json &obj, const char *key, const std::string &where,
+                              int64_t max) const
     {
         if (!obj.contains(key) || obj.at(key).is_null())
             return int64_t(0);
         const json &v = obj.at(key);
         const double d = v.is_number() ? v.get<double>() : -1;
         if (!v.is_number() || !(d >= 0 && d <= double(max)) || d != std::floor(d))
-            return error(where + ": \"" + key + "\" must be an integer from 0 to " + std::to_string(max) + ", not "
-                         + shown(v));
-        return v.is_number_unsigned() ? int64_t(v.get<uint64_t>()) : v.is_number_integer() ? v.get<int64_t>()
-                                                                                              : int64_t(d);
+            return error(where + ": \"" + key + "\" must be an integer from 0 to " +
+                         std::to_string(max) + ", not " + shown(v));
+        return v.is_number_unsigned()  ? int64_t(v.get<uint64_t>())
+               : v.is_number_integer() ? v.get<int64_t>()
+                                       : int64_t(d);
     }
 
 private:
@@ -86,18 +92,21 @@ Expected<cost::Profile> parseLegacy(const json &doc, const Reader &r)
     if (doc.contains("ops")) {
         ops = &doc.at("ops");
         if (!ops->is_object())
-            return r.error("\"ops\" must be an object of op name -> seconds (or give \"format\": \"remat-profile\")");
-        REMAT_ASSIGN_OR_RETURN(p.hostToDeviceBandwidth,
-                               r.number(doc, "host_to_device_bandwidth", "profile", false, 0, 1e-300));
-        REMAT_ASSIGN_OR_RETURN(p.deviceToHostBandwidth,
-                               r.number(doc, "device_to_host_bandwidth", "profile", false, 0, 1e-300));
+            return r.error("\"ops\" must be an object of op name -> seconds (or give \"format\": "
+                           "\"remat-profile\")");
+        REMAT_ASSIGN_OR_RETURN(p.hostToDeviceBandwidth, r.number(doc, "host_to_device_bandwidth",
+                                                                 "profile", false, 0, 1e-300));
+        REMAT_ASSIGN_OR_RETURN(p.deviceToHostBandwidth, r.number(doc, "device_to_host_bandwidth",
+                                                                 "profile", false, 0, 1e-300));
     }
     for (auto it = ops->begin(); it != ops->end(); ++it) {
-        if (ops == &doc && (it.key() == "host_to_device_bandwidth" || it.key() == "device_to_host_bandwidth"))
+        if (ops == &doc &&
+            (it.key() == "host_to_device_bandwidth" || it.key() == "device_to_host_bandwidth"))
             continue;
         cost::ProfiledOp op;
         op.name = it.key();
-        REMAT_ASSIGN_OR_RETURN(op.seconds, r.number(*ops, it.key().c_str(), "op '" + op.name + "'", true));
+        REMAT_ASSIGN_OR_RETURN(op.seconds,
+                               r.number(*ops, it.key().c_str(), "op '" + op.name + "'", true));
         op.samples = 1;
         p.ops.push_back(std::move(op));
     }
@@ -119,11 +128,13 @@ Expected<cost::Profile> parseProfileUnguarded(const std::string &text, const std
         return parseLegacy(doc, r);
     REMAT_ASSIGN_OR_RETURN(std::string format, r.text(doc, "format", "profile", true));
     if (format != kFormat)
-        return r.error("\"format\" is \"" + format + "\", not \"" + kFormat + "\" (is this a plan or a session?)");
+        return r.error("\"format\" is \"" + format + "\", not \"" + kFormat +
+                       "\" (is this a plan or a session?)");
     REMAT_ASSIGN_OR_RETURN(int64_t version, r.integer(doc, "version", "profile", 1 << 20));
     if (version != kProfileFormatVersion)
-        return r.error("version " + std::to_string(version) + " is not supported (this build reads version "
-                       + std::to_string(kProfileFormatVersion) + "; a newer remat wrote it?)");
+        return r.error("version " + std::to_string(version) +
+                       " is not supported (this build reads version " +
+                       std::to_string(kProfileFormatVersion) + "; a newer remat wrote it?)");
 
     cost::Profile p;
     if (doc.contains("model")) {
@@ -144,11 +155,14 @@ Expected<cost::Profile> parseProfileUnguarded(const std::string &text, const std
     REMAT_ASSIGN_OR_RETURN(p.stepSeconds, r.number(doc, "step_seconds", "profile", false));
     REMAT_ASSIGN_OR_RETURN(p.overheadSeconds, r.number(doc, "overhead_seconds", "profile", false));
     REMAT_ASSIGN_OR_RETURN(p.computeSeconds, r.number(doc, "compute_seconds", "profile", false));
-    REMAT_ASSIGN_OR_RETURN(p.hostToDeviceBandwidth, r.number(doc, "host_to_device_bandwidth", "profile", false));
-    REMAT_ASSIGN_OR_RETURN(p.deviceToHostBandwidth, r.number(doc, "device_to_host_bandwidth", "profile", false));
+    REMAT_ASSIGN_OR_RETURN(p.hostToDeviceBandwidth,
+                           r.number(doc, "host_to_device_bandwidth", "profile", false));
+    REMAT_ASSIGN_OR_RETURN(p.deviceToHostBandwidth,
+                           r.number(doc, "device_to_host_bandwidth", "profile", false));
 
     if (!doc.contains("ops") || !doc.at("ops").is_array())
-        return r.error("\"ops\" must be an array of {\"name\", \"type\", \"phase\", \"seconds\", ...}");
+        return r.error(
+            "\"ops\" must be an array of {\"name\", \"type\", \"phase\", \"seconds\", ...}");
     std::unordered_set<std::string> names;
     const json &ops = doc.at("ops");
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -162,15 +176,19 @@ Expected<cost::Profile> parseProfileUnguarded(const std::string &text, const std
             return r.error(where + ": op '" + op.name + "' is timed twice");
         REMAT_ASSIGN_OR_RETURN(op.type, r.text(o, "type", where, false));
         REMAT_ASSIGN_OR_RETURN(op.phase, r.text(o, "phase", where, false));
-        if (!op.phase.empty() && op.phase != "forward" && op.phase != "loss" && op.phase != "backward")
-            return r.error(where + ": \"phase\" must be \"forward\", \"loss\" or \"backward\", not \"" + op.phase + "\"");
+        if (!op.phase.empty() && op.phase != "forward" && op.phase != "loss" &&
+            op.phase != "backward")
+            return r.error(where +
+                           ": \"phase\" must be \"forward\", \"loss\" or \"backward\", not \"" +
+                           op.phase + "\"");
         REMAT_ASSIGN_OR_RETURN(op.family, r.text(o, "family", where, false));
         REMAT_ASSIGN_OR_RETURN(op.flops, r.number(o, "flops", where, false, -1));
         REMAT_ASSIGN_OR_RETURN(op.bytes, r.number(o, "bytes", where, false, -1));
         REMAT_ASSIGN_OR_RETURN(op.seconds, r.number(o, "seconds", where, true));
         REMAT_ASSIGN_OR_RETURN(int64_t samples, r.integer(o, "samples", where, 1 << 30));
         REMAT_ASSIGN_OR_RETURN(op.recomputeSeconds, r.number(o, "recompute_seconds", where, false));
-        REMAT_ASSIGN_OR_RETURN(int64_t recomputeSamples, r.integer(o, "recompute_samples", where, 1 << 30));
+        REMAT_ASSIGN_OR_RETURN(int64_t recomputeSamples,
+                               r.integer(o, "recompute_samples", where, 1 << 30));
         op.samples = int(samples);
         op.recomputeSamples = int(recomputeSamples);
         p.ops.push_back(std::move(op));
@@ -184,8 +202,8 @@ std::string writeProfile(const cost::Profile &p)
 {
     json ops = json::array();
     for (const cost::ProfiledOp &op : p.ops) {
-        json o = {{"name", op.name},       {"type", op.type},         {"phase", op.phase},
-                  {"family", op.family},   {"seconds", op.seconds},   {"samples", op.samples}};
+        json o = {{"name", op.name},     {"type", op.type},       {"phase", op.phase},
+                  {"family", op.family}, {"seconds", op.seconds}, {"samples", op.samples}};
         if (op.flops >= 0)
             o["flops"] = op.flops;
         if (op.bytes >= 0)
@@ -220,10 +238,12 @@ Status saveProfile(const std::string &path, const cost::Profile &profile)
 {
     std::ofstream out(path, std::ios::binary);
     if (!out)
-        return makeError(StatusCode::NotFound, path + ": cannot write the profile (is the folder there?)");
+        return makeError(StatusCode::NotFound,
+                         path + ": cannot write the profile (is the folder there?)");
     out << writeProfile(profile);
     out.close();
-    return out ? Status::ok() : makeError(StatusCode::Internal, path + ": writing the profile failed");
+    return out ? Status::ok()
+               : makeError(StatusCode::Internal, path + ": writing the profile failed");
 }
 
 Expected<cost::Profile> parseProfile(const std::string &text, const std::string &origin)
@@ -236,9 +256,10 @@ Expected<cost::Profile> readProfile(const std::string &path)
     return guardReader(path, [&]() -> Expected<cost::Profile> {
         std::ifstream in(path, std::ios::binary);
         if (!in)
-            return makeError(StatusCode::NotFound,
-                             path + ": cannot open the profile (write one with `remat run MODEL --profile-out " + path
-                                 + "`)");
+            return makeError(
+                StatusCode::NotFound,
+                path + ": cannot open the profile (write one with `remat run MODEL --profile-out " +
+                    path + "`)");
         std::ostringstream ss;
         ss << in.rdbuf();
         return parseProfile(ss.str(), path);

@@ -25,7 +25,8 @@ Status saveProfile(const std::string &path, const cost::Profile &profile);
 
 /// Reads and checks a profile: format and version, every field's type and range (times finite
 /// and not negative, op names unique). `origin` names the input in messages.
-Expected<cost::Profile> parseProfile(const std::string &text, const std::string &origin = "profile");
+Expected<cost::Profile> parseProfile(const std::string &text,
+                                     const std::string &origin = "profile");
 Expected<cost::Profile> readProfile(const std::string &path);
 
 } // namespace remat::core::io

@@ -33,16 +33,16 @@ Status bad(const std::string &path, const std::string &what)
 
 /// `key` of `o` as an integer in [lo, hi]; `fallback` when absent or null. A plain cast of 1e300
 /// or -1 to int64_t / size_t is undefined behaviour: the value is range-checked as a double first.
-Expected<int64_t> integer(const std::string &path, const json &o, const char *key, int64_t fallback, int64_t lo,
-                          int64_t hi)
+Expected<int64_t> integer(const std::string &path, const json &o, const char *key, int64_t fallback,
+                          int64_t lo, int64_t hi)
 {
     auto it = o.find(key);
     if (it == o.end() || it->is_null())
         return fallback;
     const double d = it->is_number() ? it->get<double>() : std::nan("");
     if (!(d >= double(lo) && d <= double(hi)) || d != std::floor(d))
-        return bad(path, "\"" + std::string(key) + "\" must be an integer from " + std::to_string(lo) + " to " +
-                             std::to_string(hi));
+        return bad(path, "\"" + std::string(key) + "\" must be an integer from " +
+                             std::to_string(lo) + " to " + std::to_string(hi));
     return int64_t(d);
 }
 
@@ -54,7 +54,8 @@ int wholeOr(const json &o, const char *key, int fallback)
     if (it == o.end() || !it->is_number())
         return fallback;
     const double d = it->get<double>();
-    if (!(d >= double(std::numeric_limits<int>::min()) && d <= double(std::numeric_limits<int>::max())) ||
+    if (!(d >= double(std::numeric_limits<int>::min()) &&
+          d <= double(std::numeric_limits<int>::max())) ||
         d != std::floor(d))
         return fallback;
     return int(d);
@@ -108,15 +109,17 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
         return bad(path, "not a Remat Studio session");
     const int version = wholeOr(root, "version", -1);
     if (version != kSessionFormatVersion)
-        return makeError(StatusCode::Unsupported, path + ": session format version " + std::to_string(version) +
-                                                      ", this build reads " + std::to_string(kSessionFormatVersion));
+        return makeError(StatusCode::Unsupported,
+                         path + ": session format version " + std::to_string(version) +
+                             ", this build reads " + std::to_string(kSessionFormatVersion));
     Session s;
     const json model = memberOr(root, "model", json::value_t::object);
     s.modelPath = textOf(model, "path");
     // A session moved together with its model: prefer the path relative to the session file.
     const std::string rel = textOf(model, "relative_path");
     if (!exists(s.modelPath) && !rel.empty()) {
-        const fs::path candidate = (absoluteClean(path).parent_path() / fs::path(rel)).lexically_normal();
+        const fs::path candidate =
+            (absoluteClean(path).parent_path() / fs::path(rel)).lexically_normal();
         if (exists(candidate.string()))
             s.modelPath = candidate.string();
     }
@@ -130,8 +133,8 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
     REMAT_ASSIGN_OR_RETURN(s.budgetBytes, integer(path, root, "budget_bytes", 0, 0, kMaxExact));
     // No objective written: a budget asks for the least recompute within it (as `remat solve` does).
     const std::string objectiveText = root.contains("objective") ? textOf(root, "objective")
-                                      : s.budgetBytes > 0         ? "min-time"
-                                                                  : "min-peak";
+                                      : s.budgetBytes > 0        ? "min-time"
+                                                                 : "min-peak";
     auto objective = solvers::parseObjective(objectiveText);
     if (!objective)
         return bad(path, objective.status().message());
@@ -144,7 +147,8 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
         s.pins.insert_or_assign(textOf(pin, "tensor"), *kind);
     }
     REMAT_ASSIGN_OR_RETURN(const int64_t opCount, integer(path, root, "op_count", 0, 0, kMaxExact));
-    REMAT_ASSIGN_OR_RETURN(const int64_t tensorCount, integer(path, root, "tensor_count", 0, 0, kMaxExact));
+    REMAT_ASSIGN_OR_RETURN(const int64_t tensorCount,
+                           integer(path, root, "tensor_count", 0, 0, kMaxExact));
     s.opCount = size_t(opCount);
     s.tensorCount = size_t(tensorCount);
     for (const json &plan : memberOr(root, "plans", json::value_t::array)) {
@@ -160,8 +164,10 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
     return s;
 }
 
-Expected<std::vector<Plan>> restoreSessionPlansUnguarded(const Session &session, const training::TrainingGraph &graph,
-                                                         const cost::Costs &costs, const std::string &origin)
+Expected<std::vector<Plan>> restoreSessionPlansUnguarded(const Session &session,
+                                                         const training::TrainingGraph &graph,
+                                                         const cost::Costs &costs,
+                                                         const std::string &origin)
 {
     std::vector<Plan> plans;
     for (size_t i = 0; i < session.planTexts.size(); ++i) {
@@ -182,14 +188,18 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
                                     const training::TrainingGraph *graph)
 {
     if (!s.plans.empty() && !graph)
-        return makeError(StatusCode::InvalidArgument, "plans need their training graph to be saved");
+        return makeError(StatusCode::InvalidArgument,
+                         "plans need their training graph to be saved");
     json root;
     root["format"] = kFormat;
     root["version"] = kSessionFormatVersion;
     const fs::path absModel = absoluteClean(s.modelPath);
     const fs::path relModel =
-        absModel.empty() ? fs::path() : absModel.lexically_relative(absoluteClean(sessionPath).parent_path());
-    root["model"] = {{"path", absModel.string()}, {"relative_path", relModel.string()}, {"sha256", s.modelSha256}};
+        absModel.empty() ? fs::path()
+                         : absModel.lexically_relative(absoluteClean(sessionPath).parent_path());
+    root["model"] = {{"path", absModel.string()},
+                     {"relative_path", relModel.string()},
+                     {"sha256", s.modelSha256}};
     root["batch"] = s.batch;
     root["import"] = importSettingsJson(s.importSettings);
     root["budget_bytes"] = s.budgetBytes;
@@ -210,7 +220,8 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
     return root.dump(4, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Status saveSession(const std::string &path, const Session &session, const training::TrainingGraph *graph)
+Status saveSession(const std::string &path, const Session &session,
+                   const training::TrainingGraph *graph)
 {
     REMAT_ASSIGN_OR_RETURN(const std::string text, formatSession(session, path, graph));
     const std::string temporary = path + ".saving";
@@ -257,10 +268,12 @@ Expected<Session> readSession(const std::string &path)
     });
 }
 
-Expected<std::vector<Plan>> restoreSessionPlans(const Session &session, const training::TrainingGraph &graph,
+Expected<std::vector<Plan>> restoreSessionPlans(const Session &session,
+                                                const training::TrainingGraph &graph,
                                                 const cost::Costs &costs, const std::string &origin)
 {
-    return guardReader(origin, [&] { return restoreSessionPlansUnguarded(session, graph, costs, origin); });
+    return guardReader(origin,
+                       [&] { return restoreSessionPlansUnguarded(session, graph, costs, origin); });
 }
 
 } // namespace remat::core::io

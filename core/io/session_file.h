@@ -24,7 +24,8 @@ namespace remat::core::io {
 
 struct Session
 {
-    std::string modelPath;   ///< absolute when written; on read, resolved against the session's folder
+    std::string
+        modelPath; ///< absolute when written; on read, resolved against the session's folder
     std::string modelSha256;
     int64_t batch = 1;
     /// Free dims, input shapes and values, classification, semantics ("import" in the file;
@@ -33,9 +34,10 @@ struct Session
     int64_t budgetBytes = 0;
     solvers::Objective objective = solvers::Objective::MinTime;
     std::map<std::string, solvers::PinKind> pins; ///< by tensor name
-    std::vector<solvers::Plan> plans;    ///< to write
-    std::vector<std::string> planTexts;  ///< as read: each plan's JSON, parsed by restoreSessionPlans
-    int currentPlan = -1;                ///< index into the plans; -1: none
+    std::vector<solvers::Plan> plans;             ///< to write
+    std::vector<std::string>
+        planTexts;        ///< as read: each plan's JSON, parsed by restoreSessionPlans
+    int currentPlan = -1; ///< index into the plans; -1: none
     size_t opCount = 0, tensorCount = 0; ///< of the training graph the plans' ids refer to
 };
 
@@ -48,7 +50,8 @@ Expected<std::string> formatSession(const Session &session, const std::string &s
                                     const training::TrainingGraph *graph);
 /// Writes formatSession()'s text to `path`, through a temporary file renamed over it (a failed
 /// write leaves the old file whole).
-Status saveSession(const std::string &path, const Session &session, const training::TrainingGraph *graph);
+Status saveSession(const std::string &path, const Session &session,
+                   const training::TrainingGraph *graph);
 
 /// Reads a session from `text`; `path` names it in messages and resolves the model's relative
 /// path (a session moved together with its model). Every malformed input is a Status naming
@@ -63,6 +66,7 @@ Expected<Session> readSession(const std::string &path);
 /// point per step. `origin` names the session in messages ("run.rematproj, plan 2: ...").
 Expected<std::vector<solvers::Plan>> restoreSessionPlans(const Session &session,
                                                          const training::TrainingGraph &graph,
-                                                         const cost::Costs &costs, const std::string &origin);
+                                                         const cost::Costs &costs,
+                                                         const std::string &origin);
 
 } // namespace remat::core::io

@@ -50,7 +50,8 @@ std::string formatTimelineCsv(const schedule::Schedule &s, const training::Train
     for (size_t i = 0; i < rows; ++i) {
         const sim::TimelinePoint &p = t.points[i];
         out += fmt::format("{},{},{},{},{}", i, schedule::stepKindName(s.steps[i].kind),
-                           csvField(timelineStepName(s.steps[i], graph)), p.bytesInUse, p.peakDuringStep);
+                           csvField(timelineStepName(s.steps[i], graph)), p.bytesInUse,
+                           p.peakDuringStep);
         for (int64_t b : p.byCategory)
             out += fmt::format(",{}", b);
         out += fmt::format(",{:.9g}\n", p.endSeconds);
@@ -58,8 +59,8 @@ std::string formatTimelineCsv(const schedule::Schedule &s, const training::Train
     return out;
 }
 
-Status saveTimelineCsv(const std::string &path, const schedule::Schedule &s, const training::TrainingGraph &graph,
-                       const sim::Timeline &t)
+Status saveTimelineCsv(const std::string &path, const schedule::Schedule &s,
+                       const training::TrainingGraph &graph, const sim::Timeline &t)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out)

@@ -23,8 +23,8 @@ std::string timelineCsvHeader();
 /// The header and one row per step that has a timeline point (the simulator's recordPoints),
 /// each line ending in '\n'. Names are quoted as RFC 4180 says where they hold a comma, a quote
 /// or a line break; byte counts are integers, end_seconds has nine significant digits.
-std::string formatTimelineCsv(const schedule::Schedule &schedule, const training::TrainingGraph &graph,
-                              const sim::Timeline &timeline);
+std::string formatTimelineCsv(const schedule::Schedule &schedule,
+                              const training::TrainingGraph &graph, const sim::Timeline &timeline);
 
 /// Writes formatTimelineCsv()'s text to `path`. Errors name the file.
 Status saveTimelineCsv(const std::string &path, const schedule::Schedule &schedule,

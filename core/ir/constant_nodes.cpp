@@ -11,9 +11,9 @@ bool isDefaultDomain(const Node &n) { return n.domain.empty() || n.domain == "ai
 bool neverConstant(std::string_view op)
 {
     // Control flow carries subgraphs we do not look into; random ops differ on every run.
-    return op == "If" || op == "Loop" || op == "Scan" || op == "RandomNormal" || op == "RandomUniform" ||
-           op == "RandomNormalLike" || op == "RandomUniformLike" || op == "Multinomial" || op == "Bernoulli" ||
-           op == "Dropout";
+    return op == "If" || op == "Loop" || op == "Scan" || op == "RandomNormal" ||
+           op == "RandomUniform" || op == "RandomNormalLike" || op == "RandomUniformLike" ||
+           op == "Multinomial" || op == "Bernoulli" || op == "Dropout";
 }
 
 } // namespace

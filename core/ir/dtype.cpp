@@ -2,10 +2,7 @@
 
 namespace remat::core::ir {
 
-bool isKnownDataType(int32_t onnxCode)
-{
-    return onnxCode >= 1 && onnxCode <= 16;
-}
+bool isKnownDataType(int32_t onnxCode) { return onnxCode >= 1 && onnxCode <= 16; }
 
 int64_t elementSize(DataType type)
 {

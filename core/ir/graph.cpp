@@ -54,7 +54,8 @@ double Node::attrFloat(const std::string &attrName, double fallback) const
     return fallback;
 }
 
-std::vector<int64_t> Node::attrInts(const std::string &attrName, std::vector<int64_t> fallback) const
+std::vector<int64_t> Node::attrInts(const std::string &attrName,
+                                    std::vector<int64_t> fallback) const
 {
     const Attribute *a = attribute(attrName);
     return a && a->isInts() ? a->ints() : fallback;
@@ -153,7 +154,8 @@ Expected<Graph> Graph::build(ModelInfo info, std::vector<Node> nodes, std::vecto
         v.consumers.clear();
         v.producer = NodeId();
         if (!g.m_valueByName.emplace(v.name, v.id).second)
-            return makeError(StatusCode::ParseError, "value name '" + v.name + "' is defined twice");
+            return makeError(StatusCode::ParseError,
+                             "value name '" + v.name + "' is defined twice");
     }
     for (size_t i = 0; i < nNodes; ++i) {
         Node &n = g.m_nodes[i];
@@ -164,12 +166,14 @@ Expected<Graph> Graph::build(ModelInfo info, std::vector<Node> nodes, std::vecto
             if (!out.valid())
                 continue;
             if (out.index() >= nValues)
-                return makeError(StatusCode::Internal, "node '" + n.name + "' has an out-of-range output");
+                return makeError(StatusCode::Internal,
+                                 "node '" + n.name + "' has an out-of-range output");
             Value &v = g.m_values[out.index()];
             if (v.producer.valid())
-                return makeError(StatusCode::ParseError,
-                                 "value '" + v.name + "' is produced by two nodes ('" +
-                                     g.m_nodes[v.producer.index()].name + "' and '" + n.name + "')");
+                return makeError(StatusCode::ParseError, "value '" + v.name +
+                                                             "' is produced by two nodes ('" +
+                                                             g.m_nodes[v.producer.index()].name +
+                                                             "' and '" + n.name + "')");
             // A Constant node's output carries its tensor (kind Constant) so shape arithmetic
             // can read it; anything else may not be both produced and an input/initializer.
             const bool constantNodeOutput = v.kind == ValueKind::Constant && n.opType == "Constant";
@@ -191,13 +195,15 @@ Expected<Graph> Graph::build(ModelInfo info, std::vector<Node> nodes, std::vecto
             if (!in.valid())
                 continue;
             if (in.index() >= nValues)
-                return makeError(StatusCode::Internal, "node '" + n.name + "' has an out-of-range input");
+                return makeError(StatusCode::Internal,
+                                 "node '" + n.name + "' has an out-of-range input");
             const Value &v = g.m_values[in.index()];
             if (!v.producer.valid() && v.kind == ValueKind::Intermediate && !v.initializer)
                 return makeError(StatusCode::ParseError,
-                                 "node '" + (n.name.empty() ? n.opType : n.name) + "' uses value '" +
-                                     v.name + "', which no node produces and which is neither a "
-                                              "graph input nor an initializer");
+                                 "node '" + (n.name.empty() ? n.opType : n.name) +
+                                     "' uses value '" + v.name +
+                                     "', which no node produces and which is neither a "
+                                     "graph input nor an initializer");
         }
     }
     for (ValueId id : g.m_outputs) {
@@ -237,10 +243,11 @@ Expected<Graph> Graph::build(ModelInfo info, std::vector<Node> nodes, std::vecto
     if (g.m_topo.size() != nNodes) {
         for (size_t i = 0; i < nNodes; ++i)
             if (indegree[i] > 0)
-                return makeError(StatusCode::ParseError,
-                                 "the graph has a cycle through node '" +
-                                     (g.m_nodes[i].name.empty() ? g.m_nodes[i].opType : g.m_nodes[i].name) +
-                                     "'");
+                return makeError(
+                    StatusCode::ParseError,
+                    "the graph has a cycle through node '" +
+                        (g.m_nodes[i].name.empty() ? g.m_nodes[i].opType : g.m_nodes[i].name) +
+                        "'");
     }
     g.m_topoPos.assign(nNodes, 0);
     for (size_t k = 0; k < g.m_topo.size(); ++k)
@@ -316,8 +323,9 @@ Status Graph::reclassify(const std::string &valueName, ValueKind kind)
     Value &v = m_values[id->index()];
     if (v.producer.valid())
         return makeError(StatusCode::InvalidArgument,
-                         "'" + valueName + "' is computed by a node; only graph inputs and "
-                                           "initializers can be reclassified");
+                         "'" + valueName +
+                             "' is computed by a node; only graph inputs and "
+                             "initializers can be reclassified");
     v.kind = kind;
     return Status::ok();
 }

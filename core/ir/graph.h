@@ -36,7 +36,7 @@ struct Value
     DataType dtype = DataType::Undefined;
     Shape shape;
     ValueKind kind = ValueKind::Intermediate;
-    NodeId producer;              ///< invalid for graph inputs and initializers
+    NodeId producer;               ///< invalid for graph inputs and initializers
     std::vector<NodeId> consumers; ///< in topological order of the consumers
     bool isGraphOutput = false;
     /// Initializer / constant data (metadata always, bytes lazily). Null for activations.
@@ -49,18 +49,19 @@ struct Value
 struct Node
 {
     NodeId id;
-    std::string name;    ///< ONNX node name, e.g. "/layer1/layer1.0/conv1/Conv" (may be empty)
-    std::string opType;  ///< "Conv"
-    std::string domain;  ///< "" for the default ONNX domain
+    std::string name;   ///< ONNX node name, e.g. "/layer1/layer1.0/conv1/Conv" (may be empty)
+    std::string opType; ///< "Conv"
+    std::string domain; ///< "" for the default ONNX domain
     std::vector<ValueId> inputs;  ///< an invalid id marks an omitted optional input
     std::vector<ValueId> outputs; ///< an invalid id marks an omitted optional output
     std::vector<Attribute> attributes;
-    NamespaceId ns;      ///< innermost namespace; the root when the name has no path
+    NamespaceId ns; ///< innermost namespace; the root when the name has no path
 
     const Attribute *attribute(const std::string &attrName) const;
     int64_t attrInt(const std::string &attrName, int64_t fallback) const;
     double attrFloat(const std::string &attrName, double fallback) const;
-    std::vector<int64_t> attrInts(const std::string &attrName, std::vector<int64_t> fallback = {}) const;
+    std::vector<int64_t> attrInts(const std::string &attrName,
+                                  std::vector<int64_t> fallback = {}) const;
     std::string attrString(const std::string &attrName, std::string fallback = {}) const;
     /// Display label: the name's last path element when present, else op type plus id.
     std::string displayName() const;
@@ -70,24 +71,24 @@ struct Node
 struct Namespace
 {
     NamespaceId id;
-    std::string name;     ///< this level ("layer1.0"); empty for the root
-    std::string path;     ///< full path ("layer1/layer1.0"); empty for the root
-    NamespaceId parent;   ///< invalid for the root
-    int depth = 0;        ///< root 0
+    std::string name;   ///< this level ("layer1.0"); empty for the root
+    std::string path;   ///< full path ("layer1/layer1.0"); empty for the root
+    NamespaceId parent; ///< invalid for the root
+    int depth = 0;      ///< root 0
     std::vector<NamespaceId> children;
     std::vector<NodeId> nodes; ///< nodes directly in this namespace
 };
 
 struct ModelInfo
 {
-    std::string path;           ///< file the graph came from
-    std::string producerName;   ///< "pytorch"
+    std::string path;         ///< file the graph came from
+    std::string producerName; ///< "pytorch"
     std::string producerVersion;
     int64_t irVersion = 0;
-    int64_t opsetVersion = 0;   ///< default-domain opset
+    int64_t opsetVersion = 0; ///< default-domain opset
     std::string graphName;
-    std::string sha256;         ///< of the model file; identifies it in plans and sessions
-    int64_t batch = 0;          ///< the batch the shapes were inferred at (0: as in the file)
+    std::string sha256; ///< of the model file; identifies it in plans and sessions
+    int64_t batch = 0;  ///< the batch the shapes were inferred at (0: as in the file)
     /// What the importer changed from the file's own meaning, in words for the user ("3
     /// BatchNormalization nodes exported for inference are modelled in training mode ...").
     std::vector<std::string> importNotes;

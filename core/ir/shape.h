@@ -14,8 +14,8 @@ namespace remat::core::ir {
 
 struct Dim
 {
-    int64_t value = -1;  ///< >= 0 when known
-    std::string symbol;  ///< the dim_param name when symbolic ("batch", "N"); empty otherwise
+    int64_t value = -1; ///< >= 0 when known
+    std::string symbol; ///< the dim_param name when symbolic ("batch", "N"); empty otherwise
 
     Dim() = default;
     explicit Dim(int64_t v) : value(v) {}

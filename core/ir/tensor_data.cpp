@@ -7,7 +7,8 @@ namespace remat::core::ir {
 Expected<std::span<const std::byte>> TensorConstant::bytes() const
 {
     if (!data)
-        return makeError(StatusCode::NotFound, "tensor '" + name + "' has no data in the model file");
+        return makeError(StatusCode::NotFound,
+                         "tensor '" + name + "' has no data in the model file");
     auto loaded = data->load();
     if (!loaded)
         return loaded.status().withContext("tensor '" + name + "'");
@@ -21,8 +22,7 @@ Expected<std::span<const std::byte>> TensorConstant::bytes() const
 
 namespace {
 
-template <typename Out>
-Expected<std::vector<Out>> convert(const TensorConstant &t)
+template <typename Out> Expected<std::vector<Out>> convert(const TensorConstant &t)
 {
     auto raw = t.bytes();
     if (!raw)
@@ -30,8 +30,9 @@ Expected<std::vector<Out>> convert(const TensorConstant &t)
     const std::byte *p = raw->data();
     const int64_t es = elementSize(t.dtype);
     if (es == 0)
-        return makeError(StatusCode::Unsupported,
-                         "tensor '" + t.name + "' has dtype " + dataTypeName(t.dtype) + " which is not numeric");
+        return makeError(StatusCode::Unsupported, "tensor '" + t.name + "' has dtype " +
+                                                      dataTypeName(t.dtype) +
+                                                      " which is not numeric");
     const size_t n = raw->size() / static_cast<size_t>(es);
     std::vector<Out> out(n);
     auto read = [&](auto tag, size_t i) {
@@ -54,8 +55,8 @@ Expected<std::vector<Out>> convert(const TensorConstant &t)
         case DataType::UInt64: out[i] = read(uint64_t{}, i); break;
         case DataType::Bool: out[i] = static_cast<Out>(read(uint8_t{}, i) != 0); break;
         default:
-            return makeError(StatusCode::Unsupported,
-                             "cannot convert tensor '" + t.name + "' of dtype " + dataTypeName(t.dtype));
+            return makeError(StatusCode::Unsupported, "cannot convert tensor '" + t.name +
+                                                          "' of dtype " + dataTypeName(t.dtype));
         }
     }
     return out;
@@ -63,14 +64,8 @@ Expected<std::vector<Out>> convert(const TensorConstant &t)
 
 } // namespace
 
-Expected<std::vector<float>> TensorConstant::toFloats() const
-{
-    return convert<float>(*this);
-}
+Expected<std::vector<float>> TensorConstant::toFloats() const { return convert<float>(*this); }
 
-Expected<std::vector<int64_t>> TensorConstant::toInt64s() const
-{
-    return convert<int64_t>(*this);
-}
+Expected<std::vector<int64_t>> TensorConstant::toInt64s() const { return convert<int64_t>(*this); }
 
 } // namespace remat::core::ir

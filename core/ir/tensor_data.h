@@ -35,7 +35,10 @@ class OwnedTensorData : public TensorDataSource
 {
 public:
     explicit OwnedTensorData(std::vector<std::byte> bytes) : m_bytes(std::move(bytes)) {}
-    Expected<std::span<const std::byte>> load() const override { return std::span<const std::byte>(m_bytes); }
+    Expected<std::span<const std::byte>> load() const override
+    {
+        return std::span<const std::byte>(m_bytes);
+    }
     std::string describe() const override { return "in memory"; }
 
 private:
@@ -47,9 +50,9 @@ struct TensorConstant
 {
     std::string name;
     DataType dtype = DataType::Undefined;
-    Shape shape;                                   ///< always static
-    int64_t byteCount = 0;                         ///< elements x element size
-    std::shared_ptr<const TensorDataSource> data;  ///< null: dims only (no weights in the file)
+    Shape shape;                                  ///< always static
+    int64_t byteCount = 0;                        ///< elements x element size
+    std::shared_ptr<const TensorDataSource> data; ///< null: dims only (no weights in the file)
 
     bool hasData() const { return data != nullptr; }
     Expected<std::span<const std::byte>> bytes() const;

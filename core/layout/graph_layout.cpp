@@ -18,10 +18,10 @@ struct GraphLayouter::GroupInfo
     NamespaceId ns;
     int parent = -1;
     int depth = 0;
-    int tin = 0, tout = 0;                 ///< preorder interval over the group tree
-    std::vector<NodeId> nodes;             ///< local ids [0, nodes.size())
-    std::vector<int> childGroups;          ///< local ids after the nodes
-    std::vector<ValueId> inPorts, outPorts;///< local ids after the child groups
+    int tin = 0, tout = 0;                      ///< preorder interval over the group tree
+    std::vector<NodeId> nodes;                  ///< local ids [0, nodes.size())
+    std::vector<int> childGroups;               ///< local ids after the nodes
+    std::vector<ValueId> inPorts, outPorts;     ///< local ids after the child groups
     std::map<int32_t, int> inPortOf, outPortOf; ///< value -> local id
     std::vector<LocalEdge> edges;
     std::map<std::tuple<int, int, int32_t>, int> edgeIndex; ///< (src, dst, value) -> edge
@@ -218,7 +218,8 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
                 if (!v.valid())
                     continue;
                 const ir::Value &val = g.value(v);
-                if (val.producer.valid() ? !constLike[val.producer.index()] : val.kind == ir::ValueKind::Input) {
+                if (val.producer.valid() ? !constLike[val.producer.index()]
+                                         : val.kind == ir::ValueKind::Input) {
                     c = false;
                     break;
                 }
@@ -250,7 +251,8 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
                     if (!hiddenNode(c))
                         target = target < 0 ? home[c.index()] : lca(target, home[c.index()]);
             }
-            if (target >= 0 && target != home[n.index()] && isAncestorOrSelf(home[n.index()], target))
+            if (target >= 0 && target != home[n.index()] &&
+                isAncestorOrSelf(home[n.index()], target))
                 home[n.index()] = target;
         }
     }
@@ -301,14 +303,16 @@ GraphLayouter::GraphLayouter(std::shared_ptr<const ir::Graph> graph, GraphLayout
             m_groups[cp[lca]].addEdge(childLocal(p, lca), childLocal(n, lca), v);
             for (size_t k = lca + 1; k < cp.size(); ++k) {
                 GroupInfo &gr = m_groups[cp[k]];
-                auto [it, fresh] = gr.outPortOf.emplace(v.value, kPortBase + int(gr.outPorts.size()));
+                auto [it, fresh] =
+                    gr.outPortOf.emplace(v.value, kPortBase + int(gr.outPorts.size()));
                 if (fresh)
                     gr.outPorts.push_back(v);
                 gr.addEdge(childLocal(p, k), it->second, v);
             }
             for (size_t k = lca + 1; k < cn.size(); ++k) {
                 GroupInfo &gr = m_groups[cn[k]];
-                auto [it, fresh] = gr.inPortOf.emplace(v.value, -kPortBase - int(gr.inPorts.size()));
+                auto [it, fresh] =
+                    gr.inPortOf.emplace(v.value, -kPortBase - int(gr.inPorts.size()));
                 if (fresh)
                     gr.inPorts.push_back(v);
                 gr.addEdge(it->second, childLocal(n, k), v);

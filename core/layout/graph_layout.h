@@ -58,18 +58,18 @@ enum class ItemKind : unsigned char {
 struct LayoutItem
 {
     ItemKind kind = ItemKind::Node;
-    NodeId node;      ///< Node items
-    NamespaceId ns;   ///< group items: the group; node items: invalid
-    int parent = -1;  ///< index of the enclosing ExpandedGroup item; -1 at the top level
-    int depth = 0;    ///< group nesting depth (0 at the top level)
-    Rect rect;        ///< scene coordinates
+    NodeId node;     ///< Node items
+    NamespaceId ns;  ///< group items: the group; node items: invalid
+    int parent = -1; ///< index of the enclosing ExpandedGroup item; -1 at the top level
+    int depth = 0;   ///< group nesting depth (0 at the top level)
+    Rect rect;       ///< scene coordinates
 };
 
 struct LayoutEdge
 {
-    ValueId value;    ///< the tensor the edge carries
-    int from = -1;    ///< visible item (Node or CollapsedGroup) that produces it
-    int to = -1;      ///< visible item that consumes it
+    ValueId value;             ///< the tensor the edge carries
+    int from = -1;             ///< visible item (Node or CollapsedGroup) that produces it
+    int to = -1;               ///< visible item that consumes it
     std::vector<Point> points; ///< polyline from `from`'s bottom to `to`'s top
 };
 
@@ -79,7 +79,7 @@ struct GraphLayout
     std::vector<LayoutEdge> edges;
     std::vector<int> itemOfNode; ///< per NodeId: the visible item showing it
     Rect bounds;
-    int groupsLaidOut = 0;       ///< interiors computed by this call (the rest came from the cache)
+    int groupsLaidOut = 0; ///< interiors computed by this call (the rest came from the cache)
     int groupsReused = 0;
 };
 
@@ -131,12 +131,12 @@ private:
     std::shared_ptr<const ir::Graph> m_graph;
     GraphLayoutSizes m_sizes;
     LayeredOptions m_options;
-    std::vector<int> m_groupIndex;      ///< per NamespaceId: index into m_groups, -1 if none
-    std::vector<int> m_subtreeNodes;    ///< per NamespaceId
-    std::vector<GroupInfo> m_groups;    ///< index 0 is the root
+    std::vector<int> m_groupIndex;   ///< per NamespaceId: index into m_groups, -1 if none
+    std::vector<int> m_subtreeNodes; ///< per NamespaceId
+    std::vector<GroupInfo> m_groups; ///< index 0 is the root
     std::vector<std::vector<int>> m_chainOfNode; ///< per NodeId: group indices, outermost first
-    std::vector<char> m_hidden;         ///< per NodeId
-    std::vector<NodeId> m_host;         ///< per NodeId: see hostOf()
+    std::vector<char> m_hidden;                  ///< per NodeId
+    std::vector<NodeId> m_host;                  ///< per NodeId: see hostOf()
     int m_hiddenCount = 0;
     std::mutex m_mutex;
     std::vector<std::shared_ptr<Interior>> m_cache; ///< per group

@@ -256,7 +256,8 @@ void placeX(Layered &g, const LayeredOptions &opt)
             bool realOnly = false;
             if (!g.isDummy(v)) {
                 auto hasReal = [&](const std::vector<int> &nbrs) {
-                    return std::any_of(nbrs.begin(), nbrs.end(), [&](int w) { return !g.isDummy(w); });
+                    return std::any_of(nbrs.begin(), nbrs.end(),
+                                       [&](int w) { return !g.isDummy(w); });
                 };
                 realOnly = ((mode == 0 || mode == 2) && hasReal(g.up[v])) ||
                            ((mode == 1 || mode == 2) && hasReal(g.down[v]));
@@ -329,9 +330,9 @@ Expected<LayeredResult> layeredLayout(const LayeredInput &input, const LayeredOp
         return makeError(StatusCode::InvalidArgument, "layout: pins and sizes differ in length");
     for (auto [a, b] : input.edges)
         if (a < 0 || b < 0 || a >= n || b >= n)
-            return makeError(StatusCode::InvalidArgument,
-                             "layout: edge (" + std::to_string(a) + ", " + std::to_string(b) +
-                                 ") names a node that does not exist");
+            return makeError(StatusCode::InvalidArgument, "layout: edge (" + std::to_string(a) +
+                                                              ", " + std::to_string(b) +
+                                                              ") names a node that does not exist");
     auto pinOf = [&](int v) { return input.pins.empty() ? RankPin::Free : input.pins[v]; };
     auto cancelled = [&] { return opt.stop.stopRequested(); };
 
@@ -543,9 +544,9 @@ Expected<LayeredResult> layeredLayout(const LayeredInput &input, const LayeredOp
     result.nodes.resize(static_cast<size_t>(n));
     for (int v = 0; v < n; ++v) {
         const int r = g.rank[v];
-        result.nodes[v] = Rect{g.x[v] - g.width[v] / 2 - minX,
-                               rankTop[r] + (rankHeight[r] - g.height[v]) / 2, g.width[v],
-                               g.height[v]};
+        result.nodes[v] =
+            Rect{g.x[v] - g.width[v] / 2 - minX, rankTop[r] + (rankHeight[r] - g.height[v]) / 2,
+                 g.width[v], g.height[v]};
     }
 
     // ---- 6. Route: polylines through the bends; several edges meeting a box get spread ports.

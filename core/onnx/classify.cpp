@@ -27,9 +27,9 @@ bool isPassThrough(const std::string &op)
 /// Ops (and slots) through which no gradient can reach a value: comparisons and conditions.
 bool isComparison(const std::string &op, size_t slot)
 {
-    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-           op == "Not" || op == "And" || op == "Or" || op == "Xor" || op == "IsNaN" || op == "IsInf" ||
-           (op == "Where" && slot == 0);
+    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+           op == "GreaterOrEqual" || op == "Not" || op == "And" || op == "Or" || op == "Xor" ||
+           op == "IsNaN" || op == "IsInf" || (op == "Where" && slot == 0);
 }
 
 /// Input slots that carry shapes or indices rather than tensor content.
@@ -74,8 +74,10 @@ void visit(const ir::Graph &g, ValueId value, SlotUse &use, int depth)
             if (((op == "Conv" || op == "ConvTranspose") && (slot == 1 || slot == 2)) ||
                 (op == "Gemm" && (slot == 1 || slot == 2)) ||
                 ((op == "LayerNormalization" || op == "InstanceNormalization" ||
-                  op == "GroupNormalization") && (slot == 1 || slot == 2)) ||
-                (op == "PRelu" && slot == 1) || ((op == "LSTM" || op == "GRU" || op == "RNN") && slot >= 1 && slot <= 3) ||
+                  op == "GroupNormalization") &&
+                 (slot == 1 || slot == 2)) ||
+                (op == "PRelu" && slot == 1) ||
+                ((op == "LSTM" || op == "GRU" || op == "RNN") && slot >= 1 && slot <= 3) ||
                 (op == "Gather" && slot == 0)) {
                 use.weightSlot = true;
                 continue;
@@ -112,9 +114,10 @@ SlotUse slotUse(const ir::Graph &graph, ValueId value)
 bool nameLooksLikeParameter(const std::string &name)
 {
     return endsWith(name, ".weight") || endsWith(name, ".bias") || endsWith(name, "_weight") ||
-           endsWith(name, "_bias") || contains(name, "cls_token") || contains(name, "class_token") ||
-           contains(name, "pos_embed") || contains(name, "position_embedding") ||
-           endsWith(name, "_w_0") || endsWith(name, "_b_0") || endsWith(name, "_s_0") ||
+           endsWith(name, "_bias") || contains(name, "cls_token") ||
+           contains(name, "class_token") || contains(name, "pos_embed") ||
+           contains(name, "position_embedding") || endsWith(name, "_w_0") ||
+           endsWith(name, "_b_0") || endsWith(name, "_s_0") ||
            // layer scale: ConvNeXt's "layer_scale", CaiT's "gamma_1", timm's "ls1.gamma"
            contains(name, "layer_scale") || name.substr(name.rfind('.') + 1).rfind("gamma", 0) == 0;
 }
@@ -122,7 +125,8 @@ bool nameLooksLikeParameter(const std::string &name)
 bool nameLooksLikeBuffer(const std::string &name)
 {
     return contains(name, "running_mean") || contains(name, "running_var") ||
-           contains(name, "num_batches_tracked") || endsWith(name, "_rm_0") || endsWith(name, "_riv_0");
+           contains(name, "num_batches_tracked") || endsWith(name, "_rm_0") ||
+           endsWith(name, "_riv_0");
 }
 
 ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitializer)
@@ -137,7 +141,8 @@ ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitiali
         // A dotted module path ("h.0.attn.bias") is a buffer exported with export_params=False;
         // torch's own input names ("input.1") and plain names are data.
         if (use.used && use.onlyComparisons)
-            return hasInitializer || (v.name.find('.') != std::string::npos && v.name.rfind("input", 0) != 0)
+            return hasInitializer ||
+                           (v.name.find('.') != std::string::npos && v.name.rfind("input", 0) != 0)
                        ? ir::ValueKind::Buffer
                        : ir::ValueKind::Input;
         if (use.weightSlot || nameLooksLikeParameter(v.name))

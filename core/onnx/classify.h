@@ -17,12 +17,13 @@ namespace remat::core::onnx {
 /// Transpose, Expand, Cast, Identity, ...).
 struct SlotUse
 {
-    bool weightSlot = false;    ///< Conv W/B, Gemm B/C, norm scale/bias, PRelu slope, embedding table
-    bool operandSlot = false;   ///< MatMul / Add / Mul / Concat operand beside a computed value
-    bool statSlot = false;      ///< BatchNormalization running mean / var
-    bool onlyShapeSlots = true; ///< every use is shape or index data (Reshape shape, Slice starts, ...)
+    bool weightSlot = false;  ///< Conv W/B, Gemm B/C, norm scale/bias, PRelu slope, embedding table
+    bool operandSlot = false; ///< MatMul / Add / Mul / Concat operand beside a computed value
+    bool statSlot = false;    ///< BatchNormalization running mean / var
+    bool onlyShapeSlots =
+        true; ///< every use is shape or index data (Reshape shape, Slice starts, ...)
     bool onlyComparisons = true; ///< every use is a comparison or a Where condition (no gradient)
-    bool used = false;          ///< read by any node
+    bool used = false;           ///< read by any node
 };
 
 SlotUse slotUse(const ir::Graph &graph, ValueId value);

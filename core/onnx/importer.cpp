@@ -15,9 +15,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <type_traits>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -73,13 +73,14 @@ private:
     }
 
     ValueId valueFor(const std::string &name);
-    Expected<FileValueInfo> readType(const ::onnx::ValueInfoProto &vi, const std::string &what) const;
+    Expected<FileValueInfo> readType(const ::onnx::ValueInfoProto &vi,
+                                     const std::string &what) const;
     Expected<std::shared_ptr<const ir::TensorConstant>> makeTensor(const ::onnx::TensorProto &t,
                                                                    const std::string &what) const;
-    Expected<std::shared_ptr<const ir::TensorDataSource>> externalSource(const ::onnx::TensorProto &t,
-                                                                         int64_t byteCount,
-                                                                         const std::string &what) const;
-    Expected<ir::Attribute> convertAttribute(const ::onnx::AttributeProto &a, const std::string &what) const;
+    Expected<std::shared_ptr<const ir::TensorDataSource>>
+    externalSource(const ::onnx::TensorProto &t, int64_t byteCount, const std::string &what) const;
+    Expected<ir::Attribute> convertAttribute(const ::onnx::AttributeProto &a,
+                                             const std::string &what) const;
     Status collect();
     Status fixInputValue(ir::Value &v, double value) const;
     Status classify(const ir::Graph &first);
@@ -112,11 +113,11 @@ private:
     std::vector<bool> m_dropNode; ///< by node: folded into a weight (Constant, ConstantOfShape)
     std::vector<InferredValue> m_inferred;
     int64_t m_fileBatch = 0;
-    int64_t m_batch = 0;             ///< the leading dim of the data inputs after the user's settings
-    std::vector<bool> m_takesBatch;  ///< by value: a data input whose leading dim is the batch
+    int64_t m_batch = 0; ///< the leading dim of the data inputs after the user's settings
+    std::vector<bool> m_takesBatch; ///< by value: a data input whose leading dim is the batch
     bool m_batchChanged = false;
-    bool m_shapesChanged = false;    ///< a declared static input dim was changed
-    int64_t m_unknownValues = 0;     ///< browsing: values left without a shape or type
+    bool m_shapesChanged = false; ///< a declared static input dim was changed
+    int64_t m_unknownValues = 0;  ///< browsing: values left without a shape or type
 };
 
 ValueId Importer::valueFor(const std::string &name)
@@ -133,7 +134,8 @@ ValueId Importer::valueFor(const std::string &name)
     return id;
 }
 
-Expected<FileValueInfo> Importer::readType(const ::onnx::ValueInfoProto &vi, const std::string &what) const
+Expected<FileValueInfo> Importer::readType(const ::onnx::ValueInfoProto &vi,
+                                           const std::string &what) const
 {
     FileValueInfo out;
     if (!vi.has_type() || !vi.type().has_tensor_type())
@@ -141,7 +143,8 @@ Expected<FileValueInfo> Importer::readType(const ::onnx::ValueInfoProto &vi, con
     const auto &tt = vi.type().tensor_type();
     if (tt.elem_type() != 0) {
         if (!ir::isKnownDataType(tt.elem_type()))
-            return fail(StatusCode::Unsupported, what + " '" + vi.name() + "' has unknown data type " +
+            return fail(StatusCode::Unsupported, what + " '" + vi.name() +
+                                                     "' has unknown data type " +
                                                      std::to_string(tt.elem_type()));
         out.dtype = DataType(tt.elem_type());
     }
@@ -151,7 +154,8 @@ Expected<FileValueInfo> Importer::readType(const ::onnx::ValueInfoProto &vi, con
     for (const auto &d : tt.shape().dim()) {
         if (d.has_dim_value()) {
             if (d.dim_value() < 0)
-                return fail(StatusCode::ParseError, what + " '" + vi.name() + "' has a negative dimension " +
+                return fail(StatusCode::ParseError, what + " '" + vi.name() +
+                                                        "' has a negative dimension " +
                                                         std::to_string(d.dim_value()));
             out.shape.dims.emplace_back(d.dim_value());
         } else if (d.has_dim_param()) {
@@ -161,13 +165,15 @@ Expected<FileValueInfo> Importer::readType(const ::onnx::ValueInfoProto &vi, con
         }
     }
     if (auto n = out.shape.numElements(); !n && n.status().code() == StatusCode::OutOfRange)
-        return fail(StatusCode::OutOfRange, what + " '" + vi.name() + "' has shape " + out.shape.toString() +
+        return fail(StatusCode::OutOfRange, what + " '" + vi.name() + "' has shape " +
+                                                out.shape.toString() +
                                                 ", whose element count overflows 64 bits");
     return out;
 }
 
 Expected<std::shared_ptr<const ir::TensorDataSource>>
-Importer::externalSource(const ::onnx::TensorProto &t, int64_t byteCount, const std::string &what) const
+Importer::externalSource(const ::onnx::TensorProto &t, int64_t byteCount,
+                         const std::string &what) const
 {
     std::string location;
     int64_t offset = 0, length = -1;
@@ -176,8 +182,8 @@ Importer::externalSource(const ::onnx::TensorProto &t, int64_t byteCount, const 
             const std::string &s = kv.value();
             auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
             if (ec != std::errc() || p != s.data() + s.size() || out < 0)
-                return fail(StatusCode::ParseError, what + " has an invalid external data " + kv.key() +
-                                                        " '" + s + "'");
+                return fail(StatusCode::ParseError,
+                            what + " has an invalid external data " + kv.key() + " '" + s + "'");
             return Status::ok();
         };
         if (kv.key() == "location")
@@ -192,12 +198,14 @@ Importer::externalSource(const ::onnx::TensorProto &t, int64_t byteCount, const 
     if (length < 0)
         length = byteCount;
     if (length != byteCount)
-        return fail(StatusCode::ParseError, what + " declares " + std::to_string(length) +
-                                                " bytes of external data but its shape and dtype need " +
-                                                std::to_string(byteCount));
+        return fail(StatusCode::ParseError,
+                    what + " declares " + std::to_string(length) +
+                        " bytes of external data but its shape and dtype need " +
+                        std::to_string(byteCount));
     if (m_path.empty())
-        return fail(StatusCode::InvalidArgument, what + " refers to external data '" + location +
-                                                     "', but the model has no folder to read it from");
+        return fail(StatusCode::InvalidArgument,
+                    what + " refers to external data '" + location +
+                        "', but the model has no folder to read it from");
     // The location must stay inside the model's folder: refuse absolute paths, '..' and
     // symbolic links that lead out, before anything is opened.
     const fs::path rel(location);
@@ -210,45 +218,50 @@ Importer::externalSource(const ::onnx::TensorProto &t, int64_t byteCount, const 
         return fail(StatusCode::NotFound, "cannot resolve the model's folder: " + ec.message());
     const fs::path target = fs::weakly_canonical(folder / rel, ec);
     if (ec)
-        return fail(StatusCode::NotFound, what + ": cannot resolve external data '" + location + "'");
+        return fail(StatusCode::NotFound,
+                    what + ": cannot resolve external data '" + location + "'");
     auto [fEnd, tEnd] = std::mismatch(folder.begin(), folder.end(), target.begin(), target.end());
     if (fEnd != folder.end() || tEnd == target.end())
         return fail(StatusCode::InvalidArgument, what + ": external data location '" + location +
                                                      "' leads outside the model's folder; refused");
     if (!fs::is_regular_file(target, ec))
-        return fail(StatusCode::NotFound, what + ": external data file '" + location + "' does not exist");
+        return fail(StatusCode::NotFound,
+                    what + ": external data file '" + location + "' does not exist");
     const auto size = int64_t(fs::file_size(target, ec));
     if (ec)
         return fail(StatusCode::NotFound, what + ": cannot read the size of '" + location + "'");
     int64_t end = 0;
     if (addOverflows(offset, length, &end) || end > size)
-        return fail(StatusCode::ParseError, what + ": external data file '" + location + "' has " +
-                                                std::to_string(size) + " bytes, shorter than the declared " +
-                                                std::to_string(offset) + "+" + std::to_string(length));
+        return fail(StatusCode::ParseError,
+                    what + ": external data file '" + location + "' has " + std::to_string(size) +
+                        " bytes, shorter than the declared " + std::to_string(offset) + "+" +
+                        std::to_string(length));
     return std::shared_ptr<const ir::TensorDataSource>(
         std::make_shared<ExternalTensorData>(target.string(), location, offset, length));
 }
 
-Expected<std::shared_ptr<const ir::TensorConstant>> Importer::makeTensor(const ::onnx::TensorProto &t,
-                                                                         const std::string &what) const
+Expected<std::shared_ptr<const ir::TensorConstant>>
+Importer::makeTensor(const ::onnx::TensorProto &t, const std::string &what) const
 {
     auto c = std::make_shared<ir::TensorConstant>();
     c->name = t.name();
     if (!ir::isKnownDataType(t.data_type()))
-        return fail(StatusCode::Unsupported, what + " has unknown data type " + std::to_string(t.data_type()));
+        return fail(StatusCode::Unsupported,
+                    what + " has unknown data type " + std::to_string(t.data_type()));
     c->dtype = DataType(t.data_type());
     for (int64_t d : t.dims()) {
         if (d < 0)
-            return fail(StatusCode::ParseError, what + " has a negative dimension " + std::to_string(d));
+            return fail(StatusCode::ParseError,
+                        what + " has a negative dimension " + std::to_string(d));
         c->shape.dims.emplace_back(d);
     }
     auto n = c->shape.numElements();
     if (!n)
         return fail(StatusCode::OutOfRange, what + " has dims " + c->shape.toString() +
-                                                 ", whose element count overflows 64 bits");
+                                                ", whose element count overflows 64 bits");
     if (mulOverflows(*n, ir::elementSize(c->dtype), &c->byteCount))
         return fail(StatusCode::OutOfRange, what + " has dims " + c->shape.toString() +
-                                                 ", whose byte count overflows 64 bits");
+                                                ", whose byte count overflows 64 bits");
     if (c->dtype == DataType::String)
         return std::shared_ptr<const ir::TensorConstant>(c); // no fixed-size bytes; metadata only
     if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
@@ -257,10 +270,10 @@ Expected<std::shared_ptr<const ir::TensorConstant>> Importer::makeTensor(const :
     }
     if (t.has_raw_data()) {
         if (int64_t(t.raw_data().size()) != c->byteCount)
-            return fail(StatusCode::ParseError, what + " holds " + std::to_string(t.raw_data().size()) +
-                                                    " bytes of raw_data, but dims " + c->shape.toString() +
-                                                    " of " + ir::dataTypeName(c->dtype) + " need " +
-                                                    std::to_string(c->byteCount));
+            return fail(StatusCode::ParseError,
+                        what + " holds " + std::to_string(t.raw_data().size()) +
+                            " bytes of raw_data, but dims " + c->shape.toString() + " of " +
+                            ir::dataTypeName(c->dtype) + " need " + std::to_string(c->byteCount));
     } else {
         int64_t count = typedElementCount(t);
         if (c->dtype == DataType::Complex64 || c->dtype == DataType::Complex128)
@@ -269,38 +282,54 @@ Expected<std::shared_ptr<const ir::TensorConstant>> Importer::makeTensor(const :
             // Dims without data would become a weight of any size the file claims (a 4096 PiB
             // "model"); a file saved without its weights must give them as graph inputs instead.
             return fail(StatusCode::ParseError,
-                        what + " declares dims " + c->shape.toString() + " (" + formatBytes(c->byteCount) +
-                            ") but holds no data (no raw_data, no typed values, no external data); the file "
-                            "was saved without its weights: re-export it with them, or export the weights as "
+                        what + " declares dims " + c->shape.toString() + " (" +
+                            formatBytes(c->byteCount) +
+                            ") but holds no data (no raw_data, no typed values, no external data); "
+                            "the file "
+                            "was saved without its weights: re-export it with them, or export the "
+                            "weights as "
                             "graph inputs (torch.onnx.export(..., export_params=False))");
         if (count != *n)
-            return fail(StatusCode::ParseError, what + " holds " + std::to_string(count) + " elements but dims " +
-                                                    c->shape.toString() + " need " + std::to_string(*n));
+            return fail(StatusCode::ParseError, what + " holds " + std::to_string(count) +
+                                                    " elements but dims " + c->shape.toString() +
+                                                    " need " + std::to_string(*n));
     }
     c->data = std::make_shared<ProtoTensorData>(m_model, &t, c->byteCount);
     return std::shared_ptr<const ir::TensorConstant>(c);
 }
 
-Expected<ir::Attribute> Importer::convertAttribute(const ::onnx::AttributeProto &a, const std::string &what) const
+Expected<ir::Attribute> Importer::convertAttribute(const ::onnx::AttributeProto &a,
+                                                   const std::string &what) const
 {
     ir::Attribute out;
     out.name = a.name();
     auto type = a.type();
     if (type == ::onnx::AttributeProto::UNDEFINED) { // very old files: guess from the set field
-        if (a.has_f()) type = ::onnx::AttributeProto::FLOAT;
-        else if (a.has_i()) type = ::onnx::AttributeProto::INT;
-        else if (a.has_s()) type = ::onnx::AttributeProto::STRING;
-        else if (a.has_t()) type = ::onnx::AttributeProto::TENSOR;
-        else if (a.floats_size()) type = ::onnx::AttributeProto::FLOATS;
-        else if (a.ints_size()) type = ::onnx::AttributeProto::INTS;
-        else if (a.strings_size()) type = ::onnx::AttributeProto::STRINGS;
+        if (a.has_f())
+            type = ::onnx::AttributeProto::FLOAT;
+        else if (a.has_i())
+            type = ::onnx::AttributeProto::INT;
+        else if (a.has_s())
+            type = ::onnx::AttributeProto::STRING;
+        else if (a.has_t())
+            type = ::onnx::AttributeProto::TENSOR;
+        else if (a.floats_size())
+            type = ::onnx::AttributeProto::FLOATS;
+        else if (a.ints_size())
+            type = ::onnx::AttributeProto::INTS;
+        else if (a.strings_size())
+            type = ::onnx::AttributeProto::STRINGS;
     }
     switch (type) {
     case ::onnx::AttributeProto::FLOAT: out.payload = double(a.f()); break;
     case ::onnx::AttributeProto::INT: out.payload = int64_t(a.i()); break;
     case ::onnx::AttributeProto::STRING: out.payload = a.s(); break;
-    case ::onnx::AttributeProto::FLOATS: out.payload = std::vector<double>(a.floats().begin(), a.floats().end()); break;
-    case ::onnx::AttributeProto::INTS: out.payload = std::vector<int64_t>(a.ints().begin(), a.ints().end()); break;
+    case ::onnx::AttributeProto::FLOATS:
+        out.payload = std::vector<double>(a.floats().begin(), a.floats().end());
+        break;
+    case ::onnx::AttributeProto::INTS:
+        out.payload = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+        break;
     case ::onnx::AttributeProto::STRINGS:
         out.payload = std::vector<std::string>(a.strings().begin(), a.strings().end());
         break;
@@ -309,7 +338,9 @@ Expected<ir::Attribute> Importer::convertAttribute(const ::onnx::AttributeProto 
         out.payload = t;
         break;
     }
-    default: out.payload = std::string("<") + ::onnx::AttributeProto::AttributeType_Name(type) + ">"; break;
+    default:
+        out.payload = std::string("<") + ::onnx::AttributeProto::AttributeType_Name(type) + ">";
+        break;
     }
     return out;
 }
@@ -334,7 +365,8 @@ Status Importer::collect()
         const ValueId id = valueFor(in.name());
         ir::Value &v = m_values[id.index()];
         if (info.dtype == DataType::Undefined || !info.shape.rankKnown)
-            return fail(StatusCode::ParseError, "graph input '" + in.name() + "' has no tensor type or shape");
+            return fail(StatusCode::ParseError,
+                        "graph input '" + in.name() + "' has no tensor type or shape");
         v.dtype = info.dtype;
         v.shape = info.shape;
         v.kind = ValueKind::Input;
@@ -350,7 +382,8 @@ Status Importer::collect()
         auto it = m_byName.find(name);
         if (it == m_byName.end() || m_values[it->second.index()].kind != ValueKind::Constant ||
             !m_isInitializer[it->second.index()])
-            return fail(StatusCode::NotFound, "--input-value names '" + name + "', which is not a graph input");
+            return fail(StatusCode::NotFound,
+                        "--input-value names '" + name + "', which is not a graph input");
     }
     for (const auto &t : g.initializer()) {
         REMAT_ASSIGN_OR_RETURN(auto tc, makeTensor(t, "initializer '" + t.name() + "'"));
@@ -388,12 +421,12 @@ Status Importer::collect()
             REMAT_ASSIGN_OR_RETURN(ir::Attribute attr, convertAttribute(a, nodeLabel(np)));
             n.attributes.push_back(std::move(attr));
         }
-        if (n.opType == "Constant" && (n.domain.empty() || n.domain == "ai.onnx") && n.outputs.size() == 1 &&
-            n.outputs[0].valid()) {
+        if (n.opType == "Constant" && (n.domain.empty() || n.domain == "ai.onnx") &&
+            n.outputs.size() == 1 && n.outputs[0].valid()) {
             const ir::Attribute *value = n.attribute("value");
             ir::Value &v = m_values[n.outputs[0].index()];
-            if (value && value->isTensor() && !v.producer.valid() && v.kind == ValueKind::Intermediate &&
-                !v.initializer) {
+            if (value && value->isTensor() && !v.producer.valid() &&
+                v.kind == ValueKind::Intermediate && !v.initializer) {
                 v.initializer = std::get<std::shared_ptr<const ir::TensorConstant>>(value->payload);
                 v.kind = ValueKind::Constant;
                 v.dtype = v.initializer->dtype;
@@ -438,8 +471,10 @@ void Importer::applySemantics()
     }
     if (changed > 0)
         m_info.importNotes.push_back(
-            std::to_string(changed) + " BatchNormalization node" + (changed == 1 ? " was" : "s were") +
-            " exported for inference; modelled in training mode (batch statistics, saving what training "
+            std::to_string(changed) + " BatchNormalization node" +
+            (changed == 1 ? " was" : "s were") +
+            " exported for inference; modelled in training mode (batch statistics, saving what "
+            "training "
             "saves). --semantics as-exported keeps the file's running statistics");
 }
 
@@ -474,7 +509,8 @@ const ::onnx::GraphProto *branchOf(const ::onnx::NodeProto &ifNode, bool thenBra
 
 /// Renames the inputs of `node` (and of the nodes of its subgraphs, which may read the
 /// enclosing scope) that `rename` maps.
-void renameInputs(::onnx::NodeProto &node, const std::unordered_map<std::string, std::string> &rename)
+void renameInputs(::onnx::NodeProto &node,
+                  const std::unordered_map<std::string, std::string> &rename)
 {
     for (std::string &in : *node.mutable_input()) {
         auto it = rename.find(in);
@@ -518,15 +554,18 @@ Expected<int> Importer::inlineDecidedIfs(const ir::Graph &first)
         const ::onnx::GraphProto *branch = branchOf(ifNode, it->second);
         if (!branch)
             return fail(StatusCode::ParseError, nodeLabel(ifNode) + " has no " +
-                                                    (it->second ? "then_branch" : "else_branch") + " graph");
+                                                    (it->second ? "then_branch" : "else_branch") +
+                                                    " graph");
         if (branch->output_size() != ifNode.output_size())
-            return fail(StatusCode::ParseError, nodeLabel(ifNode) + " has " + std::to_string(ifNode.output_size()) +
+            return fail(StatusCode::ParseError, nodeLabel(ifNode) + " has " +
+                                                    std::to_string(ifNode.output_size()) +
                                                     " outputs but its taken branch has " +
                                                     std::to_string(branch->output_size()));
         // Branch-local names get the If's name as a prefix, so two inlined branches (or a
         // branch and the main graph) never collide; names from the enclosing scope stay.
-        const std::string prefix = (ifNode.name().empty() ? "If_" + std::to_string(i) : ifNode.name()) +
-                                   (it->second ? "/then/" : "/else/");
+        const std::string prefix =
+            (ifNode.name().empty() ? "If_" + std::to_string(i) : ifNode.name()) +
+            (it->second ? "/then/" : "/else/");
         std::unordered_map<std::string, std::string> rename;
         for (const auto &t : branch->initializer())
             rename[t.name()] = prefix + t.name();
@@ -620,7 +659,8 @@ Status Importer::fixInputValue(ir::Value &v, double value) const
         if (!d.isStatic() || d.value != 1)
             return fail(StatusCode::InvalidArgument,
                         what + ": the input has shape " + v.shape.toString() +
-                            "; only a scalar (single-element) input can be given a value, use --input-shape for "
+                            "; only a scalar (single-element) input can be given a value, use "
+                            "--input-shape for "
                             "the shape of a tensor input");
     std::vector<std::byte> element(size_t(ir::elementSize(v.dtype)));
     auto put = [&](auto x) {
@@ -637,12 +677,16 @@ Status Importer::fixInputValue(ir::Value &v, double value) const
     case DataType::UInt8: put(uint8_t(value)); break;
     case DataType::Bool: put(uint8_t(value != 0)); break;
     default:
-        return fail(StatusCode::Unsupported, what + ": inputs of type " + ir::dataTypeName(v.dtype) +
+        return fail(StatusCode::Unsupported, what + ": inputs of type " +
+                                                 ir::dataTypeName(v.dtype) +
                                                  " cannot be given a value");
     }
-    if ((ir::isFloatingPoint(v.dtype) || v.dtype == DataType::Bool) ? false : double(int64_t(value)) != value)
-        return fail(StatusCode::InvalidArgument, what + ": the input holds " + ir::dataTypeName(v.dtype) +
-                                                     " and " + std::to_string(value) + " is not a whole number");
+    if ((ir::isFloatingPoint(v.dtype) || v.dtype == DataType::Bool)
+            ? false
+            : double(int64_t(value)) != value)
+        return fail(StatusCode::InvalidArgument,
+                    what + ": the input holds " + ir::dataTypeName(v.dtype) + " and " +
+                        std::to_string(value) + " is not a whole number");
     auto tc = std::make_shared<ir::TensorConstant>();
     tc->name = v.name;
     tc->dtype = v.dtype;
@@ -664,11 +708,13 @@ Status Importer::classify(const ir::Graph &first)
         auto over = m_options.kindOverrides.find(v.name);
         if (over != m_options.kindOverrides.end()) {
             if (over->second == ValueKind::Intermediate)
-                return fail(StatusCode::InvalidArgument, "'" + v.name + "' cannot be classified as an activation");
+                return fail(StatusCode::InvalidArgument,
+                            "'" + v.name + "' cannot be classified as an activation");
             if (over->second == ValueKind::Constant && !m_isInitializer[i])
                 return fail(StatusCode::InvalidArgument,
-                            "'" + v.name + "' is a graph input with no data in the file, so it cannot be a "
-                            "constant; classify it as parameter, buffer or input");
+                            "'" + v.name +
+                                "' is a graph input with no data in the file, so it cannot be a "
+                                "constant; classify it as parameter, buffer or input");
             v.kind = over->second;
             continue;
         }
@@ -681,22 +727,25 @@ Status Importer::classify(const ir::Graph &first)
     for (const auto &[name, kind] : m_options.kindOverrides) {
         auto it = m_byName.find(name);
         if (it == m_byName.end())
-            return fail(StatusCode::NotFound, "classification override names '" + name + "', which the model does not have");
+            return fail(StatusCode::NotFound, "classification override names '" + name +
+                                                  "', which the model does not have");
         const ir::Value &v = m_values[it->second.index()];
         const bool fromConstantNode = v.producer.valid() && isConstantNode(first.node(v.producer));
         if (!m_isInitializer[it->second.index()] && !fromConstantNode &&
-            !(v.kind == ValueKind::Input || v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer))
-            return fail(StatusCode::InvalidArgument, "classification override names '" + name +
-                                                         "', which is computed by a node (only graph inputs, "
-                                                         "initializers and Constant nodes can be classified)");
+            !(v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
+              v.kind == ValueKind::Buffer))
+            return fail(StatusCode::InvalidArgument,
+                        "classification override names '" + name +
+                            "', which is computed by a node (only graph inputs, "
+                            "initializers and Constant nodes can be classified)");
     }
     return Status::ok();
 }
 
 bool Importer::isConstantNode(const ir::Node &n)
 {
-    return n.opType == "Constant" && (n.domain.empty() || n.domain == "ai.onnx") && n.outputs.size() == 1 &&
-           n.outputs[0].valid();
+    return n.opType == "Constant" && (n.domain.empty() || n.domain == "ai.onnx") &&
+           n.outputs.size() == 1 && n.outputs[0].valid();
 }
 
 Status Importer::promoteConstantWeights(const ir::Graph &first)
@@ -724,16 +773,17 @@ Status Importer::promoteConstantWeights(const ir::Graph &first)
             kind = over->second;
             if (kind == ValueKind::Input || kind == ValueKind::Intermediate)
                 return fail(StatusCode::InvalidArgument,
-                            "'" + v.name + "' is a Constant node's tensor stored in the file; classify it as "
-                            "parameter, buffer or constant");
+                            "'" + v.name +
+                                "' is a Constant node's tensor stored in the file; classify it as "
+                                "parameter, buffer or constant");
         } else if (ir::isFloatingPoint(v.dtype)) {
             const SlotUse use = slotUse(first, out);
             auto count = v.initializer->shape.numElements();
             const int64_t elements = count ? *count : 0;
             if (use.statSlot || nameLooksLikeBuffer(v.name))
                 kind = ValueKind::Buffer;
-            else if (!fromPyTorch &&
-                     (use.weightSlot || nameLooksLikeParameter(v.name) || (use.operandSlot && elements > 1)))
+            else if (!fromPyTorch && (use.weightSlot || nameLooksLikeParameter(v.name) ||
+                                      (use.operandSlot && elements > 1)))
                 kind = ValueKind::Parameter;
         }
         if (kind == ValueKind::Constant)
@@ -789,7 +839,8 @@ void Importer::onnxFallback(const ir::Graph &first)
         }
         if (!iv.known())
             continue;
-        if (v.kind == ValueKind::Input || v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer)
+        if (v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
+            v.kind == ValueKind::Buffer)
             setType(g->add_input(), v, iv);
         else if (v.producer.valid() && iv.shape.isStatic())
             setType(g->add_value_info(), v, iv);
@@ -841,25 +892,27 @@ Status Importer::applyInputSettings()
     };
     for (const auto &[name, dims] : m_options.inputShapes) {
         auto it = m_byName.find(name);
-        const bool isInput = it != m_byName.end() &&
-                             std::find(m_inputs.begin(), m_inputs.end(), it->second) != m_inputs.end();
+        const bool isInput = it != m_byName.end() && std::find(m_inputs.begin(), m_inputs.end(),
+                                                               it->second) != m_inputs.end();
         if (!isInput) {
             const bool isWeight = it != m_byName.end() && m_isInitializer[it->second.index()];
-            return fail(StatusCode::NotFound,
-                        "--input-shape names '" + name + "', which " +
-                            (isWeight ? std::string("is an initializer (stored data), not a graph input")
-                                      : std::string("is not a graph input")) +
-                            "; the inputs are: " + (inputNames.empty() ? "(none)" : joined(inputNames)));
+            return fail(
+                StatusCode::NotFound,
+                "--input-shape names '" + name + "', which " +
+                    (isWeight ? std::string("is an initializer (stored data), not a graph input")
+                              : std::string("is not a graph input")) +
+                    "; the inputs are: " + (inputNames.empty() ? "(none)" : joined(inputNames)));
         }
         const ir::Value &v = m_values[it->second.index()];
         if (v.shape.dims.size() != dims.size())
             return fail(StatusCode::InvalidArgument,
-                        "--input-shape " + name + "=" + formatDims(dims) + " gives " + std::to_string(dims.size()) +
-                            " dims, but input '" + name + "' has " + std::to_string(v.shape.rank()) + " (" +
-                            v.shape.toString() + ")");
+                        "--input-shape " + name + "=" + formatDims(dims) + " gives " +
+                            std::to_string(dims.size()) + " dims, but input '" + name + "' has " +
+                            std::to_string(v.shape.rank()) + " (" + v.shape.toString() + ")");
         for (int64_t d : dims)
             if (d < 1)
-                return fail(StatusCode::InvalidArgument, "--input-shape " + name + ": dims must be at least 1");
+                return fail(StatusCode::InvalidArgument,
+                            "--input-shape " + name + ": dims must be at least 1");
     }
     for (const auto &[name, value] : m_options.dimValues) {
         if (value < 1)
@@ -886,8 +939,9 @@ Status Importer::applyInputSettings()
     m_takesBatch.assign(m_values.size(), false);
     for (ValueId id : m_inputs) {
         const ir::Value &v = m_values[id.index()];
-        m_takesBatch[id.index()] = v.kind == ValueKind::Input && v.shape.rank() > 0 &&
-                                   (!v.shape.dims[0].isStatic() || v.shape.dims[0].value == m_fileBatch);
+        m_takesBatch[id.index()] =
+            v.kind == ValueKind::Input && v.shape.rank() > 0 &&
+            (!v.shape.dims[0].isStatic() || v.shape.dims[0].value == m_fileBatch);
     }
     // The batch names its symbol: a leading dim called "batch" in the data input is the same
     // "batch" wherever it appears (Silero's state[2,batch,128]), unless --dim sets it.
@@ -895,7 +949,8 @@ Status Importer::applyInputSettings()
     if (m_options.batch > 0)
         for (ValueId id : m_inputs) {
             const ir::Value &v = m_values[id.index()];
-            if (m_takesBatch[id.index()] && !v.shape.dims[0].isStatic() && !v.shape.dims[0].symbol.empty())
+            if (m_takesBatch[id.index()] && !v.shape.dims[0].isStatic() &&
+                !v.shape.dims[0].symbol.empty())
                 dimValues.emplace(v.shape.dims[0].symbol, m_options.batch);
         }
     // Apply: named dims first, then the batch where no name set the leading dim, then whole
@@ -939,7 +994,8 @@ Status Importer::inferAll(const ir::Graph &first)
 {
     m_inferred.assign(m_values.size(), {});
     if (m_options.batch < 0)
-        return fail(StatusCode::InvalidArgument, "batch " + std::to_string(m_options.batch) + " is negative");
+        return fail(StatusCode::InvalidArgument,
+                    "batch " + std::to_string(m_options.batch) + " is negative");
     REMAT_RETURN_IF_ERROR(applyInputSettings());
     // The graph inputs now hold the user's shapes; `batch` > 0 puts another leading dim on the
     // inputs that take the batch (the first pass, at the file's batch).
@@ -993,7 +1049,8 @@ Status Importer::inferAll(const ir::Graph &first)
 
 Status Importer::finalizeShapes(const ir::Graph &first)
 {
-    const bool fileShapesValid = !m_options.ignoreFileValueInfo && !m_batchChanged && !m_shapesChanged;
+    const bool fileShapesValid =
+        !m_options.ignoreFileValueInfo && !m_batchChanged && !m_shapesChanged;
     for (const ir::Node &n : first.nodes()) {
         for (ValueId out : n.outputs) {
             if (!out.valid())
@@ -1017,25 +1074,28 @@ Status Importer::finalizeShapes(const ir::Graph &first)
                     v.dtype = it->second.dtype;
             }
             const std::string label = "value '" + v.name + "' (output of node '" +
-                                      (n.name.empty() ? n.opType : n.name) + "' (" + n.opType + "))";
+                                      (n.name.empty() ? n.opType : n.name) + "' (" + n.opType +
+                                      "))";
             if (!v.shape.isStatic()) {
                 REMAT_RETURN_IF_ERROR(unknownValue(
                     fail(StatusCode::InvalidArgument,
                          "cannot determine the shape of " + label + ": got " + v.shape.toString() +
-                             (n.opType == "If" ? undecidedIfAdvice(first, n) : std::string()) + freeDimAdvice())));
+                             (n.opType == "If" ? undecidedIfAdvice(first, n) : std::string()) +
+                             freeDimAdvice())));
                 continue;
             }
             if (v.dtype == DataType::Undefined)
-                REMAT_RETURN_IF_ERROR(
-                    unknownValue(fail(StatusCode::Unsupported, "cannot determine the data type of " + label)));
+                REMAT_RETURN_IF_ERROR(unknownValue(
+                    fail(StatusCode::Unsupported, "cannot determine the data type of " + label)));
         }
     }
     for (ValueId id : m_inputs) {
         ir::Value &v = m_values[id.index()];
         if (!v.shape.isStatic() && !v.consumers.empty())
-            REMAT_RETURN_IF_ERROR(unknownValue(fail(StatusCode::InvalidArgument,
-                                                    "graph input '" + v.name + "' has shape " +
-                                                        v.shape.toString() + " with free dims" + freeDimAdvice())));
+            REMAT_RETURN_IF_ERROR(
+                unknownValue(fail(StatusCode::InvalidArgument,
+                                  "graph input '" + v.name + "' has shape " + v.shape.toString() +
+                                      " with free dims" + freeDimAdvice())));
     }
     if (m_unknownValues > 1)
         m_info.trainingBlockers.push_back(std::to_string(m_unknownValues) +
@@ -1045,7 +1105,8 @@ Status Importer::finalizeShapes(const ir::Graph &first)
             continue;
         auto b = v.bytes();
         if (!b)
-            return fail(StatusCode::OutOfRange, "value '" + v.name + "' has shape " + v.shape.toString() +
+            return fail(StatusCode::OutOfRange, "value '" + v.name + "' has shape " +
+                                                    v.shape.toString() +
                                                     ", whose size overflows 64 bits");
     }
     return Status::ok();
@@ -1105,7 +1166,8 @@ Status Importer::foldConstantOfShape(const ir::Graph &first)
     bool any = std::find(drop.begin(), drop.end(), true) != drop.end();
     for (const ir::Node &n : first.nodes()) {
         if (n.opType != "ConstantOfShape" || !(n.domain.empty() || n.domain == "ai.onnx") ||
-            n.outputs.size() != 1 || !n.outputs[0].valid() || n.inputs.empty() || !n.inputs[0].valid())
+            n.outputs.size() != 1 || !n.outputs[0].valid() || n.inputs.empty() ||
+            !n.inputs[0].valid())
             continue;
         const ir::Value &shapeIn = first.value(n.inputs[0]);
         if (!shapeIn.initializer)
@@ -1131,7 +1193,8 @@ Status Importer::foldConstantOfShape(const ir::Graph &first)
         tc->shape = iv.shape;
         auto count = tc->shape.numElements();
         if (!count || mulOverflows(*count, ir::elementSize(tc->dtype), &tc->byteCount))
-            return fail(StatusCode::OutOfRange, "ConstantOfShape output '" + out.name + "' overflows 64 bits");
+            return fail(StatusCode::OutOfRange,
+                        "ConstantOfShape output '" + out.name + "' overflows 64 bits");
         std::vector<std::byte> element(size_t(ir::elementSize(tc->dtype)), std::byte{0});
         const ir::Attribute *value = n.attribute("value");
         if (value && value->isTensor() && value->tensor().hasData()) {
@@ -1167,11 +1230,13 @@ Status Importer::parse(const std::string &bytes)
     progress(0.0, "parsing");
     m_model = std::make_shared<::onnx::ModelProto>();
     if (bytes.size() > size_t(INT32_MAX))
-        return fail(StatusCode::Unsupported, "protobuf files over 2 GiB cannot be parsed; store the weights "
-                                             "as external data");
+        return fail(StatusCode::Unsupported,
+                    "protobuf files over 2 GiB cannot be parsed; store the weights "
+                    "as external data");
     if (!m_model->ParseFromString(bytes))
-        return fail(StatusCode::ParseError, "not an ONNX model: the protobuf cannot be parsed (the file is "
-                                            "truncated, corrupt, or not ONNX)");
+        return fail(StatusCode::ParseError,
+                    "not an ONNX model: the protobuf cannot be parsed (the file is "
+                    "truncated, corrupt, or not ONNX)");
     if (!m_model->has_graph())
         return fail(StatusCode::ParseError, "the model has no graph");
     return checkStop();
@@ -1335,11 +1400,12 @@ Expected<std::string> readModelFile(const std::string &path, int64_t maxFileByte
         return makeError(StatusCode::NotFound, path + ": no such model file");
     const auto size = fs::file_size(path, ec);
     if (ec)
-        return makeError(StatusCode::NotFound, path + ": cannot read the file size: " + ec.message());
+        return makeError(StatusCode::NotFound,
+                         path + ": cannot read the file size: " + ec.message());
     if (int64_t(size) > maxFileBytes)
         return makeError(StatusCode::ResourceExhausted,
-                         path + ": the file has " + std::to_string(size) + " bytes, more than the limit of " +
-                             std::to_string(maxFileBytes));
+                         path + ": the file has " + std::to_string(size) +
+                             " bytes, more than the limit of " + std::to_string(maxFileBytes));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return makeError(StatusCode::NotFound, path + ": cannot open the file");

@@ -77,7 +77,8 @@ struct ModelSignature
 };
 
 /// Reads only the graph inputs of a model file (the whole protobuf is parsed, no inference).
-Expected<ModelSignature> readModelSignature(const std::string &path, int64_t maxFileBytes = int64_t(4) << 30);
+Expected<ModelSignature> readModelSignature(const std::string &path,
+                                            int64_t maxFileBytes = int64_t(4) << 30);
 
 /// Imports a model file. Every failure is a Status naming the file, the node and the problem.
 Expected<ir::Graph> importModel(const std::string &path, const ImportOptions &options = {});

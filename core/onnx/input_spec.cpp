@@ -19,13 +19,13 @@ std::string_view trim(std::string_view s)
 }
 
 /// Splits `NAME=REST` at the last '='; `what` names the option in messages.
-Expected<std::pair<std::string, std::string_view>> splitSpec(std::string_view spec, const char *what,
-                                                              const char *form)
+Expected<std::pair<std::string, std::string_view>> splitSpec(std::string_view spec,
+                                                             const char *what, const char *form)
 {
     const size_t eq = spec.rfind('=');
     if (eq == std::string_view::npos)
-        return makeError(StatusCode::InvalidArgument,
-                         std::string(what) + " expects " + form + ", got '" + std::string(spec) + "'");
+        return makeError(StatusCode::InvalidArgument, std::string(what) + " expects " + form +
+                                                          ", got '" + std::string(spec) + "'");
     const std::string_view name = trim(spec.substr(0, eq));
     if (name.empty())
         return makeError(StatusCode::InvalidArgument,
@@ -44,14 +44,16 @@ Expected<int64_t> parsePositive(std::string_view text, const std::string &contex
                          context + ": '" + std::string(text) + "' is not a whole number");
     if (v < 1)
         return makeError(StatusCode::InvalidArgument,
-                         context + ": " + std::to_string(v) + " is not a dimension (a dim is at least 1)");
+                         context + ": " + std::to_string(v) +
+                             " is not a dimension (a dim is at least 1)");
     return v;
 }
 
 std::string lower(std::string_view s)
 {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
     return out;
 }
 
@@ -67,8 +69,8 @@ Expected<std::vector<int64_t>> parseDims(std::string_view text)
     size_t start = 0;
     auto flush = [&](size_t end) -> Status {
         REMAT_ASSIGN_OR_RETURN(int64_t d, parsePositive(text.substr(start, end - start),
-                                                        "dim " + std::to_string(dims.size()) + " of '" +
-                                                            std::string(text) + "'"));
+                                                        "dim " + std::to_string(dims.size()) +
+                                                            " of '" + std::string(text) + "'"));
         dims.push_back(d);
         return Status::ok();
     };
@@ -85,8 +87,8 @@ Expected<std::vector<int64_t>> parseDims(std::string_view text)
     }
     REMAT_RETURN_IF_ERROR(flush(text.size()));
     if (dims.size() > 64)
-        return makeError(StatusCode::InvalidArgument, "'" + std::string(text.substr(0, 40)) +
-                                                          "...' has more than 64 dims");
+        return makeError(StatusCode::InvalidArgument,
+                         "'" + std::string(text.substr(0, 40)) + "...' has more than 64 dims");
     return dims;
 }
 
@@ -105,10 +107,12 @@ std::string formatDims(const std::vector<int64_t> &dims)
 
 Status addInputShape(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(auto parts, splitSpec(spec, "--input-shape", "NAME=D0xD1x... (e.g. input=1x3x224x224)"));
+    REMAT_ASSIGN_OR_RETURN(
+        auto parts, splitSpec(spec, "--input-shape", "NAME=D0xD1x... (e.g. input=1x3x224x224)"));
     auto &[name, rest] = parts;
     if (options.inputShapes.count(name))
-        return makeError(StatusCode::InvalidArgument, "--input-shape gives input '" + name + "' twice");
+        return makeError(StatusCode::InvalidArgument,
+                         "--input-shape gives input '" + name + "' twice");
     auto dims = parseDims(rest);
     if (!dims)
         return dims.status().withContext("--input-shape " + name);
@@ -129,15 +133,18 @@ Status addDimValue(ImportOptions &options, std::string_view spec)
 
 Status addInputValue(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(auto parts, splitSpec(spec, "--input-value", "NAME=VALUE (e.g. sr=16000)"));
+    REMAT_ASSIGN_OR_RETURN(auto parts,
+                           splitSpec(spec, "--input-value", "NAME=VALUE (e.g. sr=16000)"));
     auto &[name, rest] = parts;
     if (options.inputValues.count(name))
-        return makeError(StatusCode::InvalidArgument, "--input-value gives input '" + name + "' twice");
+        return makeError(StatusCode::InvalidArgument,
+                         "--input-value gives input '" + name + "' twice");
     double v = 0;
     auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
     if (rest.empty() || ec != std::errc() || p != rest.data() + rest.size() || !std::isfinite(v))
-        return makeError(StatusCode::InvalidArgument,
-                         "--input-value " + name + ": '" + std::string(rest) + "' is not a finite number");
+        return makeError(StatusCode::InvalidArgument, "--input-value " + name + ": '" +
+                                                          std::string(rest) +
+                                                          "' is not a finite number");
     options.inputValues.emplace(name, v);
     return Status::ok();
 }
@@ -154,7 +161,8 @@ Expected<ir::ValueKind> parseValueKind(std::string_view text)
     if (t == "constant")
         return ir::ValueKind::Constant;
     return makeError(StatusCode::InvalidArgument,
-                     "'" + std::string(text) + "' is not one of parameter, buffer, input, constant");
+                     "'" + std::string(text) +
+                         "' is not one of parameter, buffer, input, constant");
 }
 
 Status addClassification(ImportOptions &options, std::string_view spec)
@@ -193,7 +201,8 @@ int64_t suggestDimValue(std::string_view name)
     auto has = [&](const char *part) { return n.find(part) != std::string::npos; };
     if (has("batch") || n == "n" || n == "b" || n == "bs")
         return 1;
-    if (has("height") || has("width") || n == "h" || n == "w" || has("img") || has("image") || has("size"))
+    if (has("height") || has("width") || n == "h" || n == "w" || has("img") || has("image") ||
+        has("size"))
         return 224;
     if (has("seq") || has("token") || has("len") || n == "t" || n == "s" || has("time"))
         return 128;

@@ -19,8 +19,8 @@ namespace remat::core::onnx {
 // The value types and the batch rewrite live with the shape functions in core/ops.
 using ops::BatchRewrite;
 using ops::ConstTensor;
-using ops::InferredValue;
 using ops::constTensorFrom;
+using ops::InferredValue;
 using ops::kMaxConstElements;
 
 /// Infers every node output of `graph` in topological order. `values` is indexed by ValueId and

@@ -54,7 +54,8 @@ Expected<std::span<const std::byte>> ProtoTensorData::load() const
     const ::onnx::TensorProto &t = *m_tensor;
     if (t.has_raw_data()) {
         const std::string &raw = t.raw_data();
-        return std::span<const std::byte>(reinterpret_cast<const std::byte *>(raw.data()), raw.size());
+        return std::span<const std::byte>(reinterpret_cast<const std::byte *>(raw.data()),
+                                          raw.size());
     }
     std::call_once(m_once, [&] {
         const int64_t es = ir::elementSize(DataType(t.data_type()));
@@ -62,9 +63,10 @@ Expected<std::span<const std::byte>> ProtoTensorData::load() const
         // The importer checked that the typed field holds exactly n elements.
         if (typedElementCount(t) != n && !(DataType(t.data_type()) == DataType::Complex64 ||
                                            DataType(t.data_type()) == DataType::Complex128)) {
-            m_error = makeError(StatusCode::ParseError, "typed data of '" + t.name() + "' has " +
-                                                            std::to_string(typedElementCount(t)) +
-                                                            " elements, expected " + std::to_string(n));
+            m_error =
+                makeError(StatusCode::ParseError, "typed data of '" + t.name() + "' has " +
+                                                      std::to_string(typedElementCount(t)) +
+                                                      " elements, expected " + std::to_string(n));
             return;
         }
         const size_t count = static_cast<size_t>(n);
@@ -112,16 +114,18 @@ Expected<std::span<const std::byte>> ExternalTensorData::load() const
     std::call_once(m_once, [&] {
         std::ifstream in(m_filePath, std::ios::binary);
         if (!in) {
-            m_error = makeError(StatusCode::NotFound, "cannot open external data file '" + m_location + "'");
+            m_error = makeError(StatusCode::NotFound,
+                                "cannot open external data file '" + m_location + "'");
             return;
         }
         in.seekg(0, std::ios::end);
         const int64_t size = static_cast<int64_t>(in.tellg());
         if (size < m_offset || size - m_offset < m_length) {
-            m_error = makeError(StatusCode::ParseError,
-                                "external data file '" + m_location + "' has " + std::to_string(size) +
-                                    " bytes, shorter than the declared region " +
-                                    std::to_string(m_offset) + "+" + std::to_string(m_length));
+            m_error =
+                makeError(StatusCode::ParseError,
+                          "external data file '" + m_location + "' has " + std::to_string(size) +
+                              " bytes, shorter than the declared region " +
+                              std::to_string(m_offset) + "+" + std::to_string(m_length));
             return;
         }
         m_bytes.resize(static_cast<size_t>(m_length));
@@ -129,7 +133,8 @@ Expected<std::span<const std::byte>> ExternalTensorData::load() const
         in.read(reinterpret_cast<char *>(m_bytes.data()), m_length);
         if (in.gcount() != m_length) {
             m_bytes.clear();
-            m_error = makeError(StatusCode::ParseError, "short read from external data file '" + m_location + "'");
+            m_error = makeError(StatusCode::ParseError,
+                                "short read from external data file '" + m_location + "'");
         }
     });
     if (!m_error.isOk())
@@ -160,9 +165,6 @@ Expected<std::span<const std::byte>> FillTensorData::load() const
     return std::span<const std::byte>(m_bytes);
 }
 
-std::string FillTensorData::describe() const
-{
-    return "constant fill";
-}
+std::string FillTensorData::describe() const { return "constant fill"; }
 
 } // namespace remat::core::onnx

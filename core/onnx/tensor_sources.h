@@ -20,8 +20,8 @@ namespace remat::core::onnx {
 class ProtoTensorData : public ir::TensorDataSource
 {
 public:
-    ProtoTensorData(std::shared_ptr<const ::onnx::ModelProto> model, const ::onnx::TensorProto *tensor,
-                    int64_t byteCount);
+    ProtoTensorData(std::shared_ptr<const ::onnx::ModelProto> model,
+                    const ::onnx::TensorProto *tensor, int64_t byteCount);
     Expected<std::span<const std::byte>> load() const override;
     std::string describe() const override;
 

@@ -143,19 +143,40 @@ Status sizeShape(ShapeContext &c)
 
 // ---- gradient rules --------------------------------------------------------------------------
 
-
 } // namespace
 
 void addControlOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "Constant", .family = OpFamily::DataMovement, .inferShape = inferConstant, .differentiable = OpDef::noInputs, .derive = noGradient,
-                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks keep shape arithmetic there"});
-    t.push_back({.type = "ConstantOfShape", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = inferConstantOfShape, .differentiable = OpDef::noInputs, .derive = noGradient,
-                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks keep shape arithmetic there"});
-    t.push_back({.type = "Shape", .family = OpFamily::DataMovement, .inferShape = inferShape, .differentiable = OpDef::noInputs, .derive = noGradient,
-                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks keep shape arithmetic there"});
-    t.push_back({.type = "Range", .family = OpFamily::DataMovement, .sinceOpset = 11, .inferShape = inferRange, .differentiable = OpDef::noInputs, .derive = noGradient,
-                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks keep shape arithmetic there"});
+    t.push_back({.type = "Constant",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferConstant,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
+                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
+                             "keep shape arithmetic there"});
+    t.push_back({.type = "ConstantOfShape",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = inferConstantOfShape,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
+                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
+                             "keep shape arithmetic there"});
+    t.push_back({.type = "Shape",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferShape,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
+                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
+                             "keep shape arithmetic there"});
+    t.push_back({.type = "Range",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 11,
+                 .inferShape = inferRange,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
+                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
+                             "keep shape arithmetic there"});
     t.push_back({.type = "Size", .family = OpFamily::DataMovement, .inferShape = sizeShape});
 }
 

@@ -19,10 +19,10 @@ namespace remat::core::ops {
 struct ConvTransposeGeometry
 {
     std::vector<int64_t> kernel, strides, dilations, outputPadding; ///< one per spatial dim
-    std::vector<int64_t> pads;  ///< every begin, then every end (ONNX order), after auto_pad
-    std::vector<int64_t> out;   ///< output spatial sizes
+    std::vector<int64_t> pads; ///< every begin, then every end (ONNX order), after auto_pad
+    std::vector<int64_t> out;  ///< output spatial sizes
     int64_t groups = 1;
-    int64_t outChannels = 0;    ///< W's dim 1 times groups
+    int64_t outChannels = 0; ///< W's dim 1 times groups
 };
 
 /// `x` is [N, C, in...], `w` is [C, M / group, k...] (static). `node` null: every default.
@@ -30,7 +30,8 @@ struct ConvTransposeGeometry
 /// output_shape (or SAME_UPPER / SAME_LOWER: in * stride) the total padding follows from the size
 /// and is split as ONNX says (SAME_UPPER: the odd pad at the end). InvalidArgument names the
 /// attribute that does not fit (a length, a negative total padding, channels and groups).
-[[nodiscard]] Expected<ConvTransposeGeometry> resolveConvTranspose(const ir::Node *node, const std::vector<int64_t> &x,
+[[nodiscard]] Expected<ConvTransposeGeometry> resolveConvTranspose(const ir::Node *node,
+                                                                   const std::vector<int64_t> &x,
                                                                    const std::vector<int64_t> &w);
 
 } // namespace remat::core::ops

@@ -1,6 +1,6 @@
 // Element-wise ops (onnx/defs/math and logical): arithmetic, comparisons, activations.
-#include "core/ops/families.h"
 #include "core/ops/elementwise_math.h"
+#include "core/ops/families.h"
 #include "core/ops/shape_context.h"
 
 #include <cmath>
@@ -24,16 +24,14 @@ struct Folder
     bool comparison = false;
 };
 
-template <typename Fn>
-Folder arithmeticFolder(const ir::Node &node)
+template <typename Fn> Folder arithmeticFolder(const ir::Node &node)
 {
     const ew::Params p = Fn::params(node);
     return {[p](const std::vector<double> &v) { return Fn::f(v[0], v[1], p); },
             [p](const std::vector<int64_t> &v) { return Fn::f(v[0], v[1], p); }, false};
 }
 
-template <typename Fn>
-Folder compareFolder()
+template <typename Fn> Folder compareFolder()
 {
     return {[](const std::vector<double> &v) { return double(Fn::f(v[0], v[1])); },
             [](const std::vector<int64_t> &v) { return int64_t(Fn::f(v[0], v[1])); }, true};
@@ -65,7 +63,8 @@ Status inferBinary(ShapeContext &c, const std::string &op)
                 continue;
             const size_t ka = k + a->rank() - r, kb = k + b->rank() - r;
             const Dim &da = a->dims[ka], &db = b->dims[kb];
-            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 && db.value != 1)
+            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 &&
+                db.value != 1)
                 c.reconcile(0, 1, ka, kb);
         }
     }
@@ -75,7 +74,8 @@ Status inferBinary(ShapeContext &c, const std::string &op)
     if (a && b && a->rankKnown && b->rankKnown && !c.rw.atFileBatch)
         for (size_t k = 1; k <= std::min(a->rank(), b->rank()); ++k) {
             const Dim &da = a->dims[a->rank() - k], &db = b->dims[b->rank() - k];
-            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 && db.value != 1)
+            if (da.isStatic() && db.isStatic() && da.value != db.value && da.value != 1 &&
+                db.value != 1)
                 return c.fail("cannot broadcast " + a->toString() + " with " + b->toString());
         }
     auto s = broadcast({a, b});
@@ -98,9 +98,10 @@ Status inferWhere(ShapeContext &c)
     const DataType t = c.inType(1) != DataType::Undefined ? c.inType(1) : c.inType(2);
     std::shared_ptr<const ConstTensor> k;
     if (c.inConst(0) && c.inConst(1) && c.inConst(2))
-        k = constBroadcast({c.inConst(0), c.inConst(1), c.inConst(2)}, t, *out,
-                           [](auto &v) { return v[0] != 0 ? v[1] : v[2]; },
-                           [](auto &v) { return v[0] != 0 ? v[1] : v[2]; });
+        k = constBroadcast(
+            {c.inConst(0), c.inConst(1), c.inConst(2)}, t, *out,
+            [](auto &v) { return v[0] != 0 ? v[1] : v[2]; },
+            [](auto &v) { return v[0] != 0 ? v[1] : v[2]; });
     c.set(0, t, *out, k);
     return Status::ok();
 }
@@ -120,11 +121,18 @@ Status inferUnary(ShapeContext &c, DataType outType)
         for (size_t i = 0; i < src->size(); ++i) {
             if (k->isInteger()) {
                 const int64_t v = src->intAt(i);
-                k->ints.push_back(op == "Neg" ? -v : op == "Not" ? int64_t(v == 0) : op == "Abs" ? std::abs(v) : v);
+                k->ints.push_back(op == "Neg"   ? -v
+                                  : op == "Not" ? int64_t(v == 0)
+                                  : op == "Abs" ? std::abs(v)
+                                                : v);
             } else {
                 const double v = src->at(i);
-                k->floats.push_back(op == "Neg" ? -v : op == "Abs" ? std::fabs(v) : op == "Floor" ? std::floor(v)
-                                    : op == "Ceil" ? std::ceil(v) : op == "Sqrt" ? std::sqrt(v) : v);
+                k->floats.push_back(op == "Neg"     ? -v
+                                    : op == "Abs"   ? std::fabs(v)
+                                    : op == "Floor" ? std::floor(v)
+                                    : op == "Ceil"  ? std::ceil(v)
+                                    : op == "Sqrt"  ? std::sqrt(v)
+                                                    : v);
             }
         }
     }
@@ -151,15 +159,13 @@ Status maxMinShape(ShapeContext &c)
     return c.node.inputs.size() == 2 ? inferBinary(c, c.node.opType) : inferVariadic(c);
 }
 
-
 // ---- gradient rules --------------------------------------------------------------------------
 Expected<Spec> addLike(const RuleContext &c) { return elementwise(c, 1, 1); }
 
 /// The gradient rule of a unary op of the shared element-wise table: its backward reads what the
 /// derivative is a function of (X, Y or nothing: PyTorch's derivatives.yaml, where what is saved
 /// follows from the formula), at the functor's FLOPs per element.
-template <typename Fn>
-Expected<Spec> unaryTableRule(const RuleContext &c)
+template <typename Fn> Expected<Spec> unaryTableRule(const RuleContext &c)
 {
     Spec s = elementwise(c, Fn::forwardFlops, Fn::backwardFlops);
     if (s.gradInputs.empty())
@@ -173,15 +179,15 @@ Expected<Spec> unaryTableRule(const RuleContext &c)
 
 /// The gradient rule of a binary op of the shared table: each input's gradient reads the operands
 /// its partial derivative is a function of (Fn::daReads / dbReads), so those are what is saved.
-template <typename Fn>
-Expected<Spec> binaryTableRule(const RuleContext &c)
+template <typename Fn> Expected<Spec> binaryTableRule(const RuleContext &c)
 {
     if (c.node->inputs.size() != 2)
-        return makeError(StatusCode::Unsupported,
-                         c.node->opType + " of " + std::to_string(c.node->inputs.size()) +
-                             " inputs: the gradient rule takes two");
+        return makeError(StatusCode::Unsupported, c.node->opType + " of " +
+                                                      std::to_string(c.node->inputs.size()) +
+                                                      " inputs: the gradient rule takes two");
     Spec s = elementwise(c, Fn::forwardFlops, Fn::backwardFlops);
-    const int reads = (c.needs(0) ? Fn::daReads : ew::kNone) | (c.needs(1) ? Fn::dbReads : ew::kNone);
+    const int reads =
+        (c.needs(0) ? Fn::daReads : ew::kNone) | (c.needs(1) ? Fn::dbReads : ew::kNone);
     if (reads & ew::kA)
         saveInput(s, 0);
     if (reads & ew::kB)
@@ -222,7 +228,10 @@ ShapeFn binaryShapeOf(std::string_view op)
     return binaryShape;
 }
 
-OpFamily binaryFamily(std::string_view op) { return op == "PRelu" ? OpFamily::Activation : OpFamily::Arithmetic; }
+OpFamily binaryFamily(std::string_view op)
+{
+    return op == "PRelu" ? OpFamily::Activation : OpFamily::Arithmetic;
+}
 
 } // namespace
 
@@ -231,39 +240,105 @@ Status unaryShape(ShapeContext &c) { return inferUnary(c, DataType::Undefined); 
 void addElementwiseOps(std::vector<OpDef> &t)
 {
     // arithmetic: broadcasting binary ops, variadic ops
-    t.push_back({.type = "Add", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = all, .derive = addLike});
-    t.push_back({.type = "Sub", .family = OpFamily::Arithmetic, .inferShape = binaryShape, .differentiable = all, .derive = addLike});
-                t.push_back({.type = "Mod", .family = OpFamily::Arithmetic, .sinceOpset = 10, .inferShape = binaryShape, .differentiable = first, .derive = modRule});
+    t.push_back({.type = "Add",
+                 .family = OpFamily::Arithmetic,
+                 .inferShape = binaryShape,
+                 .differentiable = all,
+                 .derive = addLike});
+    t.push_back({.type = "Sub",
+                 .family = OpFamily::Arithmetic,
+                 .inferShape = binaryShape,
+                 .differentiable = all,
+                 .derive = addLike});
+    t.push_back({.type = "Mod",
+                 .family = OpFamily::Arithmetic,
+                 .sinceOpset = 10,
+                 .inferShape = binaryShape,
+                 .differentiable = first,
+                 .derive = modRule});
     // the table's differentiable binary ops (elementwise_math.h): shape, gradient rule, FLOPs
 #define REMAT_OPDEF_BINARY_GRAD(Name, HostT)                                                       \
-    t.push_back({.type = #Name, .family = binaryFamily(#Name), .inferShape = binaryShapeOf(#Name), \
-                 .differentiable = firstTwo, .derive = binaryTableRule<ew::Name>});
+    t.push_back({.type = #Name,                                                                    \
+                 .family = binaryFamily(#Name),                                                    \
+                 .inferShape = binaryShapeOf(#Name),                                               \
+                 .differentiable = firstTwo,                                                       \
+                 .derive = binaryTableRule<ew::Name>});
     REMAT_EW_BINARY_GRAD_OPS(REMAT_OPDEF_BINARY_GRAD)
 #undef REMAT_OPDEF_BINARY_GRAD
-    t.push_back({.type = "Sum", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .differentiable = all, .derive = sum});
-    t.push_back({.type = "Mean", .family = OpFamily::Arithmetic, .inferShape = inferVariadic, .flops = perOutput});
+    t.push_back({.type = "Sum",
+                 .family = OpFamily::Arithmetic,
+                 .inferShape = inferVariadic,
+                 .differentiable = all,
+                 .derive = sum});
+    t.push_back({.type = "Mean",
+                 .family = OpFamily::Arithmetic,
+                 .inferShape = inferVariadic,
+                 .flops = perOutput});
     // comparisons and logic: bool results, no gradient
 #define REMAT_OPDEF_COMPARE(Name, Since)                                                           \
-    t.push_back({.type = #Name, .family = OpFamily::DataMovement, .sinceOpset = Since,              \
-                 .inferShape = binaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
+    t.push_back({.type = #Name,                                                                    \
+                 .family = OpFamily::DataMovement,                                                 \
+                 .sinceOpset = Since,                                                              \
+                 .inferShape = binaryShape,                                                        \
+                 .differentiable = OpDef::noInputs,                                                \
+                 .derive = noGradient});
     REMAT_EW_COMPARE_OPS(REMAT_OPDEF_COMPARE)
 #undef REMAT_OPDEF_COMPARE
-    t.push_back({.type = "Not", .family = OpFamily::DataMovement, .inferShape = boolUnaryShape, .differentiable = OpDef::noInputs, .derive = noGradient});
-    t.push_back({.type = "IsNaN", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = boolUnaryShape, .flops = perOutput});
-    t.push_back({.type = "IsInf", .family = OpFamily::DataMovement, .sinceOpset = 10, .inferShape = boolUnaryShape, .flops = perOutput});
-    t.push_back({.type = "Where", .family = OpFamily::DataMovement, .sinceOpset = 9, .inferShape = inferWhere, .differentiable = whereData, .derive = where});
+    t.push_back({.type = "Not",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = boolUnaryShape,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient});
+    t.push_back({.type = "IsNaN",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = boolUnaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "IsInf",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 10,
+                 .inferShape = boolUnaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "Where",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = inferWhere,
+                 .differentiable = whereData,
+                 .derive = where});
     // unary math and activations: the shared element-wise table's rows (elementwise_math.h)
 #define REMAT_OPDEF_UNARY(Name, HostF, HostG, Family, Since)                                       \
-    t.push_back({.type = #Name, .family = OpFamily::Family, .sinceOpset = Since, .inferShape = unaryShape, \
-                 .differentiable = first, .derive = unaryTableRule<ew::Name>});
+    t.push_back({.type = #Name,                                                                    \
+                 .family = OpFamily::Family,                                                       \
+                 .sinceOpset = Since,                                                              \
+                 .inferShape = unaryShape,                                                         \
+                 .differentiable = first,                                                          \
+                 .derive = unaryTableRule<ew::Name>});
     REMAT_EW_UNARY_OPS(REMAT_OPDEF_UNARY)
 #undef REMAT_OPDEF_UNARY
     // shape functions only so far: the builder refuses them
-    t.push_back({.type = "Floor", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Ceil", .family = OpFamily::Arithmetic, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Round", .family = OpFamily::Arithmetic, .sinceOpset = 11, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Sign", .family = OpFamily::Arithmetic, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "Shrink", .family = OpFamily::Activation, .sinceOpset = 9, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "Floor",
+                 .family = OpFamily::Arithmetic,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "Ceil",
+                 .family = OpFamily::Arithmetic,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "Round",
+                 .family = OpFamily::Arithmetic,
+                 .sinceOpset = 11,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "Sign",
+                 .family = OpFamily::Arithmetic,
+                 .sinceOpset = 9,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "Shrink",
+                 .family = OpFamily::Activation,
+                 .sinceOpset = 9,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
 }
 
 } // namespace remat::core::ops

@@ -58,8 +58,7 @@ REMAT_HD inline float mFmod(float a, float b) { return fmodf(a, b); }
 REMAT_HD inline double mFmod(double a, double b) { return fmod(a, b); }
 
 /// std::clamp's order of comparisons (a NaN stays NaN), on both sides.
-template <typename T>
-REMAT_HD inline T clampTo(T v, T lo, T hi)
+template <typename T> REMAT_HD inline T clampTo(T v, T lo, T hi)
 {
     return v < lo ? lo : (hi < v ? hi : v);
 }
@@ -76,9 +75,12 @@ struct NoParams
 struct Relu : NoParams
 {
     static constexpr double forwardFlops = 1, backwardFlops = 2; ///< per element
-    static constexpr Reads reads = Reads::Output; // y > 0 exactly where x > 0
+    static constexpr Reads reads = Reads::Output;                // y > 0 exactly where x > 0
     template <typename T> REMAT_HD static T f(T x, Params) { return x > T(0) ? x : T(0); }
-    template <typename T> REMAT_HD static T derivative(T y, Params) { return y > T(0) ? T(1) : T(0); }
+    template <typename T> REMAT_HD static T derivative(T y, Params)
+    {
+        return y > T(0) ? T(1) : T(0);
+    }
 };
 
 struct Sigmoid : NoParams
@@ -162,7 +164,8 @@ struct Gelu : NoParams
         if (p.p0 != 0.f) {
             const T k = mSqrt(T(2.0 / 3.14159265358979323846));
             const T t = mTanh(k * (x + T(0.044715) * x * x * x));
-            return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * T(0.044715) * x * x);
+            return T(0.5) * (T(1) + t) +
+                   T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * T(0.044715) * x * x);
         }
         const T cdf = T(0.5) * (T(1) + mErf(x * T(0.70710678118654752440)));
         const T pdf = mExp(T(-0.5) * x * x) * T(0.3989422804014327);
@@ -179,7 +182,10 @@ struct HardSigmoid : NoParams
     {
         return {float(a.attrFloat("alpha", 0.2)), float(a.attrFloat("beta", 0.5))};
     }
-    template <typename T> REMAT_HD static T f(T x, Params p) { return clampTo(T(p.p0) * x + T(p.p1), T(0), T(1)); }
+    template <typename T> REMAT_HD static T f(T x, Params p)
+    {
+        return clampTo(T(p.p0) * x + T(p.p1), T(0), T(1));
+    }
     template <typename T> REMAT_HD static T derivative(T x, Params p)
     {
         const T u = T(p.p0) * x + T(p.p1);
@@ -191,7 +197,10 @@ struct HardSwish : NoParams
 {
     static constexpr double forwardFlops = 4, backwardFlops = 6; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename T> REMAT_HD static T f(T x, Params) { return x * clampTo(x / T(6) + T(0.5), T(0), T(1)); }
+    template <typename T> REMAT_HD static T f(T x, Params)
+    {
+        return x * clampTo(x / T(6) + T(0.5), T(0), T(1));
+    }
     /// PyTorch's hardswish_backward: 0 below -3, x/3 + 1/2 up to 3, 1 above.
     template <typename T> REMAT_HD static T derivative(T x, Params)
     {
@@ -229,9 +238,15 @@ struct LeakyRelu : NoParams
 {
     static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 0.01)), 0.f}; }
+    template <typename A> static Params params(const A &a)
+    {
+        return {float(a.attrFloat("alpha", 0.01)), 0.f};
+    }
     template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(0) ? x : T(p.p0) * x; }
-    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : T(p.p0); }
+    template <typename T> REMAT_HD static T derivative(T x, Params p)
+    {
+        return x > T(0) ? T(1) : T(p.p0);
+    }
 };
 
 /// |x|; the derivative is sign(x), 0 at 0 (PyTorch's sgn).
@@ -240,7 +255,10 @@ struct Abs : NoParams
     static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Input;
     template <typename T> REMAT_HD static T f(T x, Params) { return x < T(0) ? -x : x; }
-    template <typename T> REMAT_HD static T derivative(T x, Params) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)); }
+    template <typename T> REMAT_HD static T derivative(T x, Params)
+    {
+        return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+    }
 };
 
 /// 1 / x; d/dx = -y^2 (PyTorch's reciprocal saves its result).
@@ -273,9 +291,18 @@ struct Elu : NoParams
 {
     static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 1.0)), 0.f}; }
-    template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(0) ? x : T(p.p0) * (mExp(x) - T(1)); }
-    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : T(p.p0) * mExp(x); }
+    template <typename A> static Params params(const A &a)
+    {
+        return {float(a.attrFloat("alpha", 1.0)), 0.f};
+    }
+    template <typename T> REMAT_HD static T f(T x, Params p)
+    {
+        return x > T(0) ? x : T(p.p0) * (mExp(x) - T(1));
+    }
+    template <typename T> REMAT_HD static T derivative(T x, Params p)
+    {
+        return x > T(0) ? T(1) : T(p.p0) * mExp(x);
+    }
 };
 
 /// gamma (x for x > 0, alpha (e^x - 1) below); p0 = alpha, p1 = gamma (ONNX's defaults).
@@ -285,7 +312,8 @@ struct Selu : NoParams
     static constexpr Reads reads = Reads::Input;
     template <typename A> static Params params(const A &a)
     {
-        return {float(a.attrFloat("alpha", 1.67326319217681884765625)), float(a.attrFloat("gamma", 1.05070102214813232421875))};
+        return {float(a.attrFloat("alpha", 1.67326319217681884765625)),
+                float(a.attrFloat("gamma", 1.05070102214813232421875))};
     }
     template <typename T> REMAT_HD static T f(T x, Params p)
     {
@@ -302,12 +330,18 @@ struct Celu : NoParams
 {
     static constexpr double forwardFlops = 5, backwardFlops = 4; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 1.0)), 0.f}; }
+    template <typename A> static Params params(const A &a)
+    {
+        return {float(a.attrFloat("alpha", 1.0)), 0.f};
+    }
     template <typename T> REMAT_HD static T f(T x, Params p)
     {
         return x > T(0) ? x : T(p.p0) * (mExp(x / T(p.p0)) - T(1));
     }
-    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(0) ? T(1) : mExp(x / T(p.p0)); }
+    template <typename T> REMAT_HD static T derivative(T x, Params p)
+    {
+        return x > T(0) ? T(1) : mExp(x / T(p.p0));
+    }
 };
 
 /// log(1 + e^x), linear above 20 as PyTorch's softplus (beta 1, threshold 20).
@@ -315,8 +349,14 @@ struct Softplus : NoParams
 {
     static constexpr double forwardFlops = 4, backwardFlops = 4; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename T> REMAT_HD static T f(T x, Params) { return x > T(20) ? x : mLog1p(mExp(x)); }
-    template <typename T> REMAT_HD static T derivative(T x, Params) { return x > T(20) ? T(1) : T(1) / (T(1) + mExp(-x)); }
+    template <typename T> REMAT_HD static T f(T x, Params)
+    {
+        return x > T(20) ? x : mLog1p(mExp(x));
+    }
+    template <typename T> REMAT_HD static T derivative(T x, Params)
+    {
+        return x > T(20) ? T(1) : T(1) / (T(1) + mExp(-x));
+    }
 };
 
 /// x / (1 + |x|).
@@ -324,7 +364,10 @@ struct Softsign : NoParams
 {
     static constexpr double forwardFlops = 3, backwardFlops = 3; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename T> REMAT_HD static T f(T x, Params) { return x / (T(1) + (x < T(0) ? -x : x)); }
+    template <typename T> REMAT_HD static T f(T x, Params)
+    {
+        return x / (T(1) + (x < T(0) ? -x : x));
+    }
     template <typename T> REMAT_HD static T derivative(T x, Params)
     {
         const T d = T(1) + (x < T(0) ? -x : x);
@@ -337,9 +380,15 @@ struct ThresholdedRelu : NoParams
 {
     static constexpr double forwardFlops = 1, backwardFlops = 1; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename A> static Params params(const A &a) { return {float(a.attrFloat("alpha", 1.0)), 0.f}; }
+    template <typename A> static Params params(const A &a)
+    {
+        return {float(a.attrFloat("alpha", 1.0)), 0.f};
+    }
     template <typename T> REMAT_HD static T f(T x, Params p) { return x > T(p.p0) ? x : T(0); }
-    template <typename T> REMAT_HD static T derivative(T x, Params p) { return x > T(p.p0) ? T(1) : T(0); }
+    template <typename T> REMAT_HD static T derivative(T x, Params p)
+    {
+        return x > T(p.p0) ? T(1) : T(0);
+    }
 };
 
 /// x tanh(softplus(x)); PyTorch's mish saves its input.
@@ -347,7 +396,10 @@ struct Mish : NoParams
 {
     static constexpr double forwardFlops = 8, backwardFlops = 10; ///< per element
     static constexpr Reads reads = Reads::Input;
-    template <typename T> REMAT_HD static T f(T x, Params) { return x * mTanh(Softplus::f(x, Params{})); }
+    template <typename T> REMAT_HD static T f(T x, Params)
+    {
+        return x * mTanh(Softplus::f(x, Params{}));
+    }
     template <typename T> REMAT_HD static T derivative(T x, Params)
     {
         const T t = mTanh(Softplus::f(x, Params{}));
@@ -413,8 +465,14 @@ struct Silu : NoParams
 /// Which forward operands a binary op's partial derivative reads.
 enum Operands : int { kNone = 0, kA = 1, kB = 2, kAB = 3 };
 
-struct Add : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a + b; } };
-struct Sub : NoParams { template <typename T> REMAT_HD static T f(T a, T b, Params) { return a - b; } };
+struct Add : NoParams
+{
+    template <typename T> REMAT_HD static T f(T a, T b, Params) { return a + b; }
+};
+struct Sub : NoParams
+{
+    template <typename T> REMAT_HD static T f(T a, T b, Params) { return a - b; }
+};
 
 struct Mul : NoParams
 {
@@ -454,8 +512,14 @@ struct Pow : NoParams
         else
             return mPow(a, b);
     }
-    template <typename T> REMAT_HD static T da(T a, T b, Params) { return b == T(0) ? T(0) : b * mPow(a, b - T(1)); }
-    template <typename T> REMAT_HD static T db(T a, T b, Params) { return a > T(0) ? mPow(a, b) * mLog(a) : T(0); }
+    template <typename T> REMAT_HD static T da(T a, T b, Params)
+    {
+        return b == T(0) ? T(0) : b * mPow(a, b - T(1));
+    }
+    template <typename T> REMAT_HD static T db(T a, T b, Params)
+    {
+        return a > T(0) ? mPow(a, b) * mLog(a) : T(0);
+    }
 };
 
 /// The gradient goes to the operand chosen, A on ties.
@@ -491,7 +555,10 @@ struct PRelu : NoParams
 /// p0 != 0: fmod=1 (the sign of the dividend, C's fmod); else the sign of the divisor (Python's %).
 struct Mod : NoParams
 {
-    template <typename A> static Params params(const A &a) { return {a.attrInt("fmod", 0) != 0 ? 1.f : 0.f, 0.f}; }
+    template <typename A> static Params params(const A &a)
+    {
+        return {a.attrInt("fmod", 0) != 0 ? 1.f : 0.f, 0.f};
+    }
     template <typename T> REMAT_HD static T f(T a, T b, Params p)
     {
         const bool fmodMode = p.p0 != 0.f;
@@ -538,14 +605,38 @@ struct Mod : NoParams
 
 // ---- comparisons and logic: bool results -------------------------------------------------------
 
-struct Equal { template <typename T> REMAT_HD static bool f(T a, T b) { return a == b; } };
-struct Less { template <typename T> REMAT_HD static bool f(T a, T b) { return a < b; } };
-struct Greater { template <typename T> REMAT_HD static bool f(T a, T b) { return a > b; } };
-struct LessOrEqual { template <typename T> REMAT_HD static bool f(T a, T b) { return a <= b; } };
-struct GreaterOrEqual { template <typename T> REMAT_HD static bool f(T a, T b) { return a >= b; } };
-struct And { template <typename T> REMAT_HD static bool f(T a, T b) { return a != T(0) && b != T(0); } };
-struct Or { template <typename T> REMAT_HD static bool f(T a, T b) { return a != T(0) || b != T(0); } };
-struct Xor { template <typename T> REMAT_HD static bool f(T a, T b) { return (a != T(0)) != (b != T(0)); } };
+struct Equal
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a == b; }
+};
+struct Less
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a < b; }
+};
+struct Greater
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a > b; }
+};
+struct LessOrEqual
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a <= b; }
+};
+struct GreaterOrEqual
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a >= b; }
+};
+struct And
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a != T(0) && b != T(0); }
+};
+struct Or
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return a != T(0) || b != T(0); }
+};
+struct Xor
+{
+    template <typename T> REMAT_HD static bool f(T a, T b) { return (a != T(0)) != (b != T(0)); }
+};
 
 /// X(Name, first opset).
 #define REMAT_EW_COMPARE_OPS(X)                                                                    \

@@ -33,8 +33,9 @@ Status inferConv(ShapeContext &c, bool transpose)
     Shape out;
     out.dims.push_back(x->dims[0]);
     if (w && w->rank() >= 2)
-        out.dims.push_back(transpose ? (w->dims[1].isStatic() ? Dim(w->dims[1].value * group) : Dim())
-                                     : w->dims[0]);
+        out.dims.push_back(transpose
+                               ? (w->dims[1].isStatic() ? Dim(w->dims[1].value * group) : Dim())
+                               : w->dims[0]);
     else
         out.dims.push_back(Dim());
     if (transpose) {
@@ -104,8 +105,9 @@ Status inferMatMul(ShapeContext &c)
     const Dim &ka = A.dims[A.rank() - 1];
     const Dim &kb = B.dims[B.rank() - 2];
     if (ka.isStatic() && kb.isStatic() && ka.value != kb.value)
-        return c.fail("inner dimensions " + std::to_string(ka.value) + " and " + std::to_string(kb.value) +
-                      " differ (" + a->toString() + " x " + b->toString() + ")");
+        return c.fail("inner dimensions " + std::to_string(ka.value) + " and " +
+                      std::to_string(kb.value) + " differ (" + a->toString() + " x " +
+                      b->toString() + ")");
     Shape ba(std::vector<Dim>(A.dims.begin(), A.dims.end() - 2));
     Shape bb(std::vector<Dim>(B.dims.begin(), B.dims.end() - 2));
     auto batch = broadcast({&ba, &bb});
@@ -132,8 +134,9 @@ Status inferGemm(ShapeContext &c)
     const Dim m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
     const Dim kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
     if (ka.isStatic() && kb.isStatic() && ka.value != kb.value)
-        return c.fail("inner dimensions " + std::to_string(ka.value) + " and " + std::to_string(kb.value) +
-                      " differ (" + a->toString() + " x " + b->toString() + ")");
+        return c.fail("inner dimensions " + std::to_string(ka.value) + " and " +
+                      std::to_string(kb.value) + " differ (" + a->toString() + " x " +
+                      b->toString() + ")");
     c.set(0, c.inType(0), Shape({m, n}));
     return Status::ok();
 }
@@ -149,7 +152,8 @@ Status inferLayerNorm(ShapeContext &c)
     for (size_t i = size_t(std::max<int64_t>(axis, 0)); i < stat.rank(); ++i)
         stat.dims[i] = Dim(1);
     const int64_t stash = c.node.attrInt("stash_type", 1);
-    const DataType st = ir::isKnownDataType(int32_t(stash)) ? DataType(int32_t(stash)) : DataType::Float;
+    const DataType st =
+        ir::isKnownDataType(int32_t(stash)) ? DataType(int32_t(stash)) : DataType::Float;
     c.set(1, st, stat);
     c.set(2, st, stat);
     return Status::ok();
@@ -234,7 +238,8 @@ Expected<Spec> convTranspose(const RuleContext &c)
 {
     const ir::Value *w = c.input(1);
     if (!w || w->shape.rank() < 3 || !w->shape.isStatic())
-        return makeError(StatusCode::InvalidArgument, "ConvTranspose needs a weight with a static shape");
+        return makeError(StatusCode::InvalidArgument,
+                         "ConvTranspose needs a weight with a static shape");
     const double macs = convTransposeFlops(c) / 2;
     Spec s;
     s.forwardFlops = 2 * macs;
@@ -339,7 +344,8 @@ Expected<Spec> layerNorm(const RuleContext &c)
 {
     const ir::Value *x = c.input(0);
     if (!x || !x->shape.isStatic())
-        return makeError(StatusCode::InvalidArgument, "LayerNormalization needs a static input shape");
+        return makeError(StatusCode::InvalidArgument,
+                         "LayerNormalization needs a static input shape");
     Spec s;
     gradsForAll(c, s);
     const double n = numel(x);
@@ -446,7 +452,7 @@ bool dropoutActive(const RuleContext &c)
     }
     bool training = false; // opset >= 12 without training_mode: inference, the identity
     if (c.input(2)) {
-        training = true;   // not a constant: assume it may be on
+        training = true; // not a constant: assume it may be on
         if (const ir::TensorConstant *t = c.constantInput(2)) {
             auto v = t->toInt64s();
             training = v && !v->empty() && (*v)[0] != 0;
@@ -481,27 +487,105 @@ bool dropoutDrops(const ir::Graph &graph, const ir::Node &node)
 
 void addNnOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "Conv", .family = OpFamily::Convolution, .inferShape = convShape, .differentiable = firstThree, .derive = conv});
-    t.push_back({.type = "ConvTranspose", .family = OpFamily::Convolution, .inferShape = convTransposeShape, .differentiable = firstThree, .derive = convTranspose});
-    t.push_back({.type = "Gemm", .family = OpFamily::MatrixProduct, .inferShape = inferGemm, .differentiable = firstThree, .derive = gemm});
-    t.push_back({.type = "MatMul", .family = OpFamily::MatrixProduct, .inferShape = inferMatMul, .differentiable = firstTwo, .derive = matmul});
-    t.push_back({.type = "BatchNormalization", .family = OpFamily::Normalisation, .inferShape = inferBatchNorm, .differentiable = firstThree, .derive = batchNorm});
-    t.push_back({.type = "LayerNormalization", .family = OpFamily::Normalisation, .sinceOpset = 17, .inferShape = inferLayerNorm, .differentiable = firstThree, .derive = layerNorm});
-    t.push_back({.type = "LRN", .family = OpFamily::Normalisation, .inferShape = unaryShape, .differentiable = first, .derive = lrn});
-    t.push_back({.type = "GroupNormalization", .family = OpFamily::Normalisation, .sinceOpset = 18, .inferShape = unaryShape, .flops = fivePerOutput});
-    t.push_back({.type = "InstanceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
-    t.push_back({.type = "LpNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
-    t.push_back({.type = "MeanVarianceNormalization", .family = OpFamily::Normalisation, .inferShape = unaryShape, .flops = fivePerOutput});
-    t.push_back({.type = "Softmax", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = softmax});
-    t.push_back({.type = "LogSoftmax", .family = OpFamily::Activation, .inferShape = unaryShape, .differentiable = first, .derive = softmax});
-    t.push_back({.type = "Hardmax", .family = OpFamily::Activation, .inferShape = unaryShape, .flops = perOutput});
-    t.push_back({.type = "MaxPool", .family = OpFamily::Pooling, .inferShape = inferPool, .differentiable = first, .derive = maxPool});
-    t.push_back({.type = "AveragePool", .family = OpFamily::Pooling, .inferShape = inferPool, .differentiable = first, .derive = averagePool});
-    t.push_back({.type = "LpPool", .family = OpFamily::Pooling, .inferShape = inferPool, .flops = perInput});
-    t.push_back({.type = "GlobalAveragePool", .family = OpFamily::Pooling, .inferShape = globalPoolShape, .differentiable = first, .derive = globalAveragePool});
-    t.push_back({.type = "GlobalMaxPool", .family = OpFamily::Pooling, .inferShape = globalPoolShape, .flops = perInput});
-    t.push_back({.type = "GlobalLpPool", .family = OpFamily::Pooling, .inferShape = globalPoolShape, .flops = perInput});
-    t.push_back({.type = "Dropout", .family = OpFamily::Dropout, .inferShape = dropoutShape, .differentiable = first, .derive = dropout});
+    t.push_back({.type = "Conv",
+                 .family = OpFamily::Convolution,
+                 .inferShape = convShape,
+                 .differentiable = firstThree,
+                 .derive = conv});
+    t.push_back({.type = "ConvTranspose",
+                 .family = OpFamily::Convolution,
+                 .inferShape = convTransposeShape,
+                 .differentiable = firstThree,
+                 .derive = convTranspose});
+    t.push_back({.type = "Gemm",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = inferGemm,
+                 .differentiable = firstThree,
+                 .derive = gemm});
+    t.push_back({.type = "MatMul",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = inferMatMul,
+                 .differentiable = firstTwo,
+                 .derive = matmul});
+    t.push_back({.type = "BatchNormalization",
+                 .family = OpFamily::Normalisation,
+                 .inferShape = inferBatchNorm,
+                 .differentiable = firstThree,
+                 .derive = batchNorm});
+    t.push_back({.type = "LayerNormalization",
+                 .family = OpFamily::Normalisation,
+                 .sinceOpset = 17,
+                 .inferShape = inferLayerNorm,
+                 .differentiable = firstThree,
+                 .derive = layerNorm});
+    t.push_back({.type = "LRN",
+                 .family = OpFamily::Normalisation,
+                 .inferShape = unaryShape,
+                 .differentiable = first,
+                 .derive = lrn});
+    t.push_back({.type = "GroupNormalization",
+                 .family = OpFamily::Normalisation,
+                 .sinceOpset = 18,
+                 .inferShape = unaryShape,
+                 .flops = fivePerOutput});
+    t.push_back({.type = "InstanceNormalization",
+                 .family = OpFamily::Normalisation,
+                 .inferShape = unaryShape,
+                 .flops = fivePerOutput});
+    t.push_back({.type = "LpNormalization",
+                 .family = OpFamily::Normalisation,
+                 .inferShape = unaryShape,
+                 .flops = fivePerOutput});
+    t.push_back({.type = "MeanVarianceNormalization",
+                 .family = OpFamily::Normalisation,
+                 .inferShape = unaryShape,
+                 .flops = fivePerOutput});
+    t.push_back({.type = "Softmax",
+                 .family = OpFamily::Activation,
+                 .inferShape = unaryShape,
+                 .differentiable = first,
+                 .derive = softmax});
+    t.push_back({.type = "LogSoftmax",
+                 .family = OpFamily::Activation,
+                 .inferShape = unaryShape,
+                 .differentiable = first,
+                 .derive = softmax});
+    t.push_back({.type = "Hardmax",
+                 .family = OpFamily::Activation,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
+    t.push_back({.type = "MaxPool",
+                 .family = OpFamily::Pooling,
+                 .inferShape = inferPool,
+                 .differentiable = first,
+                 .derive = maxPool});
+    t.push_back({.type = "AveragePool",
+                 .family = OpFamily::Pooling,
+                 .inferShape = inferPool,
+                 .differentiable = first,
+                 .derive = averagePool});
+    t.push_back({.type = "LpPool",
+                 .family = OpFamily::Pooling,
+                 .inferShape = inferPool,
+                 .flops = perInput});
+    t.push_back({.type = "GlobalAveragePool",
+                 .family = OpFamily::Pooling,
+                 .inferShape = globalPoolShape,
+                 .differentiable = first,
+                 .derive = globalAveragePool});
+    t.push_back({.type = "GlobalMaxPool",
+                 .family = OpFamily::Pooling,
+                 .inferShape = globalPoolShape,
+                 .flops = perInput});
+    t.push_back({.type = "GlobalLpPool",
+                 .family = OpFamily::Pooling,
+                 .inferShape = globalPoolShape,
+                 .flops = perInput});
+    t.push_back({.type = "Dropout",
+                 .family = OpFamily::Dropout,
+                 .inferShape = dropoutShape,
+                 .differentiable = first,
+                 .derive = dropout});
 }
 
 } // namespace remat::core::ops

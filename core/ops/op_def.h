@@ -45,9 +45,9 @@ enum class OpFamily {
     MatrixProduct,
     Normalisation,
     Activation,
-    Pooling,       ///< pools and reductions
+    Pooling, ///< pools and reductions
     Arithmetic,
-    DataMovement,  ///< shape, layout, constants, comparisons on shape data
+    DataMovement, ///< shape, layout, constants, comparisons on shape data
     Dropout,
     Other,
 };
@@ -68,7 +68,10 @@ struct RuleContext
     /// Element count of an input / output (0 when absent).
     int64_t inputElements(size_t pos) const;
     int64_t outputElements(size_t pos) const;
-    bool needs(size_t inputPos) const { return inputPos < inputNeedsGrad.size() && inputNeedsGrad[inputPos]; }
+    bool needs(size_t inputPos) const
+    {
+        return inputPos < inputNeedsGrad.size() && inputNeedsGrad[inputPos];
+    }
     /// Constant data of an input (a Constant node output or a constant initializer), if any.
     const ir::TensorConstant *constantInput(size_t pos) const;
 };
@@ -76,18 +79,18 @@ struct RuleContext
 /// A SavedState output the rule appends to the forward op.
 struct ExtraOutput
 {
-    int position = 0;       ///< output position (see the conventions above)
-    std::string suffix;     ///< tensor name: "<first output name>::<suffix>"
+    int position = 0;   ///< output position (see the conventions above)
+    std::string suffix; ///< tensor name: "<first output name>::<suffix>"
     ir::DataType dtype = ir::DataType::Float;
     ir::Shape shape;
 };
 
 struct BackwardSpec
 {
-    std::vector<int> savedInputs;   ///< ONNX input positions the backward reads
-    std::vector<int> savedOutputs;  ///< output positions the backward reads (extras included)
+    std::vector<int> savedInputs;  ///< ONNX input positions the backward reads
+    std::vector<int> savedOutputs; ///< output positions the backward reads (extras included)
     std::vector<ExtraOutput> extras;
-    std::vector<int> gradInputs;    ///< input positions the backward produces gradients for
+    std::vector<int> gradInputs; ///< input positions the backward produces gradients for
     double forwardFlops = 0;
     double backwardFlops = 0;
     int64_t forwardWorkspace = 0;

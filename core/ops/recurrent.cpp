@@ -13,7 +13,8 @@ namespace {
 
 Status fail(RecurrentKind kind, const std::string &what)
 {
-    const char *name = kind == RecurrentKind::Lstm ? "LSTM" : (kind == RecurrentKind::Gru ? "GRU" : "RNN");
+    const char *name =
+        kind == RecurrentKind::Lstm ? "LSTM" : (kind == RecurrentKind::Gru ? "GRU" : "RNN");
     return makeError(StatusCode::InvalidArgument, fmt::format("{}: {}", name, what));
 }
 
@@ -43,18 +44,23 @@ constexpr ActName kActivations[] = {
 
 RecurrentKind recurrentKind(const std::string &opType)
 {
-    return opType == "LSTM" ? RecurrentKind::Lstm : (opType == "GRU" ? RecurrentKind::Gru : RecurrentKind::Rnn);
+    return opType == "LSTM" ? RecurrentKind::Lstm
+                            : (opType == "GRU" ? RecurrentKind::Gru : RecurrentKind::Rnn);
 }
 
-Expected<RecurrentConfig> recurrentConfig(const ir::Node *node, RecurrentKind kind, const std::vector<int64_t> &x,
-                                          const std::vector<int64_t> &w, const std::vector<int64_t> &r)
+Expected<RecurrentConfig> recurrentConfig(const ir::Node *node, RecurrentKind kind,
+                                          const std::vector<int64_t> &x,
+                                          const std::vector<int64_t> &w,
+                                          const std::vector<int64_t> &r)
 {
     RecurrentConfig c;
     c.kind = kind;
     c.gates = kind == RecurrentKind::Lstm ? 4 : (kind == RecurrentKind::Gru ? 3 : 1);
-    const std::string direction = node ? node->attrString("direction", "forward") : std::string("forward");
+    const std::string direction =
+        node ? node->attrString("direction", "forward") : std::string("forward");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-        return fail(kind, fmt::format("direction '{}' (forward, reverse or bidirectional)", direction));
+        return fail(kind,
+                    fmt::format("direction '{}' (forward, reverse or bidirectional)", direction));
     c.directions = direction == "bidirectional" ? 2 : 1;
     c.reverse = direction == "reverse";
     c.batchFirst = node && node->attrInt("layout", 0) != 0;
@@ -64,10 +70,12 @@ Expected<RecurrentConfig> recurrentConfig(const ir::Node *node, RecurrentKind ki
     c.batch = c.batchFirst ? x[0] : x[1];
     c.input = x[2];
     c.hidden = node ? node->attrInt("hidden_size", r[2]) : r[2];
-    if (w[0] != c.directions || r[0] != c.directions || w[1] != c.gates * c.hidden || w[2] != c.input ||
-        r[1] != c.gates * c.hidden || r[2] != c.hidden)
-        return fail(kind, fmt::format("W [{}] and R [{}] do not fit {} direction(s), hidden_size {}, input size {}",
-                                      fmt::join(w, ","), fmt::join(r, ","), c.directions, c.hidden, c.input));
+    if (w[0] != c.directions || r[0] != c.directions || w[1] != c.gates * c.hidden ||
+        w[2] != c.input || r[1] != c.gates * c.hidden || r[2] != c.hidden)
+        return fail(
+            kind, fmt::format(
+                      "W [{}] and R [{}] do not fit {} direction(s), hidden_size {}, input size {}",
+                      fmt::join(w, ","), fmt::join(r, ","), c.directions, c.hidden, c.input));
     // Activations: per direction f (RNN), f g (GRU) or f g h (LSTM); alpha / beta are consumed in
     // order by the activations that take them (as ONNX Runtime reads the lists).
     const size_t per = kind == RecurrentKind::Lstm ? 3 : (kind == RecurrentKind::Gru ? 2 : 1);
@@ -96,19 +104,23 @@ Expected<RecurrentConfig> recurrentConfig(const ir::Node *node, RecurrentKind ki
     if (names.size() == per && c.directions == 2) // one list for both directions
         names.insert(names.end(), names.begin(), names.end());
     if (names.size() != per * size_t(c.directions))
-        return fail(kind, fmt::format("{} activations given, {} expected ({} per direction)", names.size(),
-                                      per * size_t(c.directions), per));
+        return fail(kind, fmt::format("{} activations given, {} expected ({} per direction)",
+                                      names.size(), per * size_t(c.directions), per));
     size_t ai = 0, bi = 0;
     std::vector<rnn::Activation> acts;
     for (const std::string &n : names) {
         std::string lower = n;
-        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char ch) { return char(std::tolower(ch)); });
         const auto it = std::find_if(std::begin(kActivations), std::end(kActivations),
                                      [&](const ActName &a) { return lower == a.name; });
         if (it == std::end(kActivations))
-            return fail(kind, fmt::format("activation '{}' is not one ONNX allows (Sigmoid, Tanh, Relu, Affine, "
-                                          "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)",
-                                          n));
+            return fail(
+                kind,
+                fmt::format(
+                    "activation '{}' is not one ONNX allows (Sigmoid, Tanh, Relu, Affine, "
+                    "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)",
+                    n));
         rnn::Activation a{it->kind, it->alpha, it->beta};
         if (it->usesAlpha && ai < alphas.size())
             a.alpha = float(alphas[ai++]);
@@ -128,8 +140,10 @@ Expected<RecurrentConfig> recurrentConfig(const ir::Node *node, RecurrentKind ki
             p.h = acts[size_t(d) * per + 2];
         p.clip = clip;
         p.hidden = c.hidden;
-        p.inputForget = kind == RecurrentKind::Lstm && node && node->attrInt("input_forget", 0) != 0;
-        p.linearBeforeReset = kind == RecurrentKind::Gru && node && node->attrInt("linear_before_reset", 0) != 0;
+        p.inputForget =
+            kind == RecurrentKind::Lstm && node && node->attrInt("input_forget", 0) != 0;
+        p.linearBeforeReset =
+            kind == RecurrentKind::Gru && node && node->attrInt("linear_before_reset", 0) != 0;
     }
     return c;
 }

@@ -33,9 +33,9 @@ enum class RecurrentKind { Rnn, Gru, Lstm };
 struct RecurrentConfig
 {
     RecurrentKind kind = RecurrentKind::Lstm;
-    int64_t gates = 4;       ///< RNN 1, GRU 3, LSTM 4
+    int64_t gates = 4; ///< RNN 1, GRU 3, LSTM 4
     int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
-    bool reverse = false;    ///< direction "reverse" (bidirectional: direction 1 is the reverse one)
+    bool reverse = false; ///< direction "reverse" (bidirectional: direction 1 is the reverse one)
     bool batchFirst = false; ///< layout 1: X [B, T, I], Y [B, T, D, H], states [B, D, H]
     rnn::CellParams cell[2]; ///< per direction
 
@@ -46,7 +46,9 @@ struct RecurrentConfig
     /// Offset of Y's unit 0 at (t, d, b).
     int64_t yOffset(int64_t t, int64_t d, int64_t b) const
     {
-        return (batchFirst ? ((b * seq + t) * directions + d) : ((t * directions + d) * batch + b)) * hidden;
+        return (batchFirst ? ((b * seq + t) * directions + d)
+                           : ((t * directions + d) * batch + b)) *
+               hidden;
     }
     /// Offset of a state's (Y_h, initial_h ...) unit 0 at (d, b).
     int64_t stateOffset(int64_t d, int64_t b) const
@@ -67,7 +69,8 @@ RecurrentKind recurrentKind(const std::string &opType);
 /// x, w, r are X's, W's and R's static shapes. InvalidArgument names what does not fit (a size,
 /// the direction, an activation ONNX does not allow, an attribute list's length).
 [[nodiscard]] Expected<RecurrentConfig> recurrentConfig(const ir::Node *node, RecurrentKind kind,
-                                                        const std::vector<int64_t> &x, const std::vector<int64_t> &w,
+                                                        const std::vector<int64_t> &x,
+                                                        const std::vector<int64_t> &w,
                                                         const std::vector<int64_t> &r);
 
 /// The saved-state outputs (position, name suffix, shape) of a configuration.

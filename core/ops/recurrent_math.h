@@ -90,7 +90,10 @@ REMAT_HD inline float clipped(float x, float clip)
 
 /// activate(clip(x)) and its derivative from the output: zero where the clip held x (the output
 /// then equals the activation of a bound exactly, as the forward computed it).
-REMAT_HD inline float gate(const Activation &a, float x, float clip) { return activate(a, clipped(x, clip)); }
+REMAT_HD inline float gate(const Activation &a, float x, float clip)
+{
+    return activate(a, clipped(x, clip));
+}
 REMAT_HD inline float gateDerivative(const Activation &a, float y, float clip)
 {
     if (clip > 0 && (y == activate(a, clip) || y == activate(a, -clip)))
@@ -101,7 +104,7 @@ REMAT_HD inline float gateDerivative(const Activation &a, float y, float clip)
 /// One direction's cell settings.
 struct CellParams
 {
-    Activation f, g, h;    ///< RNN uses f; GRU f, g; LSTM f, g, h
+    Activation f, g, h; ///< RNN uses f; GRU f, g; LSTM f, g, h
     float clip = 0;
     int64_t hidden = 0;
     bool inputForget = false;       ///< LSTM: f = 1 - i
@@ -111,8 +114,8 @@ struct CellParams
 // ---- LSTM -----------------------------------------------------------------------------------
 /// Unit j of one batch row: `gates` holds the 4H pre-activations (X W^T + H R^T + biases, order
 /// i o f c) and receives the activated gates; `peep` is P (3H: i o f) or null.
-REMAT_HD inline void lstmForward(const CellParams &p, float *gates, int64_t j, float cPrev, const float *peep, float &c,
-                                 float &hc, float &h)
+REMAT_HD inline void lstmForward(const CellParams &p, float *gates, int64_t j, float cPrev,
+                                 const float *peep, float &c, float &hc, float &h)
 {
     const int64_t H = p.hidden;
     float pi = gates[j], po = gates[H + j], pf = gates[2 * H + j];
@@ -138,8 +141,9 @@ REMAT_HD inline void lstmForward(const CellParams &p, float *gates, int64_t j, f
 /// Unit j's backward: dh (the hidden state's whole gradient), dc (the cell state's from the step
 /// after) in; the 4H pre-activation gradients (dpre), dcPrev and, with peepholes, their three
 /// gradients (dPeep: i o f) out.
-REMAT_HD inline void lstmBackward(const CellParams &p, const float *gates, int64_t j, float cPrev, float hc,
-                                  const float *peep, float dh, float dc, float *dpre, float &dcPrev, float *dPeep)
+REMAT_HD inline void lstmBackward(const CellParams &p, const float *gates, int64_t j, float cPrev,
+                                  float hc, const float *peep, float dh, float dc, float *dpre,
+                                  float &dcPrev, float *dPeep)
 {
     const int64_t H = p.hidden;
     const float i = gates[j], o = gates[H + j], f = gates[2 * H + j], cc = gates[3 * H + j];
@@ -173,7 +177,8 @@ REMAT_HD inline void lstmBackward(const CellParams &p, const float *gates, int64
 // ---- GRU ------------------------------------------------------------------------------------
 /// Update and reset gates of unit j: xg / hg hold the 3H input-side / hidden-side
 /// pre-activations (biases included; z r h).
-REMAT_HD inline void gruGates(const CellParams &p, const float *xg, const float *hg, int64_t j, float &z, float &r)
+REMAT_HD inline void gruGates(const CellParams &p, const float *xg, const float *hg, int64_t j,
+                              float &z, float &r)
 {
     const int64_t H = p.hidden;
     z = gate(p.f, xg[j] + hg[j], p.clip);
@@ -182,8 +187,8 @@ REMAT_HD inline void gruGates(const CellParams &p, const float *xg, const float 
 
 /// The new gate from its input-side pre-activation and the reset-scaled hidden part (with
 /// linear_before_reset r * (H Rh^T + Rbh), else (r * H) Rh^T + Rbh), and the next hidden state.
-REMAT_HD inline void gruOutput(const CellParams &p, float xn, float scaledHidden, float z, float hPrev, float &n,
-                               float &h)
+REMAT_HD inline void gruOutput(const CellParams &p, float xn, float scaledHidden, float z,
+                               float hPrev, float &n, float &h)
 {
     n = gate(p.g, xn + scaledHidden, p.clip);
     h = (1.f - z) * n + z * hPrev;
@@ -191,8 +196,8 @@ REMAT_HD inline void gruOutput(const CellParams &p, float xn, float scaledHidden
 
 /// Unit j's first backward phase: from dh, the gradients of the z and n pre-activations and the
 /// direct part of dhPrev (dh z).
-REMAT_HD inline void gruBackwardZN(const CellParams &p, float dh, float z, float n, float hMinusN, float &dpz,
-                                   float &dpn, float &dhPrevDirect)
+REMAT_HD inline void gruBackwardZN(const CellParams &p, float dh, float z, float n, float hMinusN,
+                                   float &dpz, float &dpn, float &dhPrevDirect)
 {
     dpz = dh * hMinusN * gateDerivative(p.f, z, p.clip);
     dpn = dh * (1.f - z) * gateDerivative(p.g, n, p.clip);
@@ -201,6 +206,9 @@ REMAT_HD inline void gruBackwardZN(const CellParams &p, float dh, float z, float
 
 // ---- RNN ------------------------------------------------------------------------------------
 REMAT_HD inline float rnnForward(const CellParams &p, float pre) { return gate(p.f, pre, p.clip); }
-REMAT_HD inline float rnnBackward(const CellParams &p, float h, float dh) { return dh * gateDerivative(p.f, h, p.clip); }
+REMAT_HD inline float rnnBackward(const CellParams &p, float h, float dh)
+{
+    return dh * gateDerivative(p.f, h, p.clip);
+}
 
 } // namespace remat::core::ops::rnn

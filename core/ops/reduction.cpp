@@ -39,7 +39,8 @@ Status inferReduce(ShapeContext &c, int firstOpsetAxesInput)
         else if (keep)
             out.dims.push_back(Dim(1));
     }
-    const DataType t = (c.node.opType == "ArgMax" || c.node.opType == "ArgMin") ? DataType::Int64 : c.inType(0);
+    const DataType t =
+        (c.node.opType == "ArgMax" || c.node.opType == "ArgMin") ? DataType::Int64 : c.inType(0);
     c.set(0, t, out);
     return Status::ok();
 }
@@ -81,8 +82,6 @@ Expected<Spec> reduceMean(const RuleContext &c)
     return s;
 }
 
-
-
 /// ReduceSumSquare (x.pow(2).sum(): pow keeps its input), ReduceL2 and ReduceL1 (torch.norm:
 /// linalg_vector_norm keeps its input and its result; L2's backward reads both).
 Expected<Spec> reduceSumSquare(const RuleContext &c)
@@ -111,18 +110,61 @@ Expected<Spec> reduceNorm(const RuleContext &c)
 
 void addReductionOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "ReduceSum", .family = OpFamily::Pooling, .inferShape = reduceSumShape, .differentiable = first, .derive = reduction});
-    t.push_back({.type = "ReduceMean", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceMean});
-    t.push_back({.type = "ReduceMax", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
-    t.push_back({.type = "ReduceMin", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceExtremum});
-    t.push_back({.type = "ReduceProd", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceL1", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceNorm});
-    t.push_back({.type = "ReduceL2", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceNorm});
-    t.push_back({.type = "ReduceLogSum", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceLogSumExp", .family = OpFamily::Pooling, .inferShape = reduceShape, .flops = perInput});
-    t.push_back({.type = "ReduceSumSquare", .family = OpFamily::Pooling, .inferShape = reduceShape, .differentiable = first, .derive = reduceSumSquare});
-    t.push_back({.type = "ArgMax", .family = OpFamily::Pooling, .inferShape = argMaxShape, .flops = perInput});
-    t.push_back({.type = "ArgMin", .family = OpFamily::Pooling, .inferShape = argMaxShape, .flops = perInput});
+    t.push_back({.type = "ReduceSum",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceSumShape,
+                 .differentiable = first,
+                 .derive = reduction});
+    t.push_back({.type = "ReduceMean",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = reduceMean});
+    t.push_back({.type = "ReduceMax",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = reduceExtremum});
+    t.push_back({.type = "ReduceMin",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = reduceExtremum});
+    t.push_back({.type = "ReduceProd",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .flops = perInput});
+    t.push_back({.type = "ReduceL1",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = reduceNorm});
+    t.push_back({.type = "ReduceL2",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = reduceNorm});
+    t.push_back({.type = "ReduceLogSum",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .flops = perInput});
+    t.push_back({.type = "ReduceLogSumExp",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .flops = perInput});
+    t.push_back({.type = "ReduceSumSquare",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = reduceSumSquare});
+    t.push_back({.type = "ArgMax",
+                 .family = OpFamily::Pooling,
+                 .inferShape = argMaxShape,
+                 .flops = perInput});
+    t.push_back({.type = "ArgMin",
+                 .family = OpFamily::Pooling,
+                 .inferShape = argMaxShape,
+                 .flops = perInput});
 }
 
 } // namespace remat::core::ops

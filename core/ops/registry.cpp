@@ -25,7 +25,8 @@ int64_t RuleContext::outputElements(size_t pos) const { return rules::elementsOf
 const ir::TensorConstant *RuleContext::constantInput(size_t pos) const
 {
     const ir::Value *v = input(pos);
-    if (!v || !v->initializer || v->kind == ir::ValueKind::Parameter || v->kind == ir::ValueKind::Input)
+    if (!v || !v->initializer || v->kind == ir::ValueKind::Parameter ||
+        v->kind == ir::ValueKind::Input)
         return nullptr;
     return v->initializer.get();
 }
@@ -58,7 +59,8 @@ std::vector<OpDef> makeTable()
     addReductionOps(t);
     addControlOps(t);
     addRecurrentOps(t);
-    std::sort(t.begin(), t.end(), [](const OpDef &a, const OpDef &b) { return std::strcmp(a.type, b.type) < 0; });
+    std::sort(t.begin(), t.end(),
+              [](const OpDef &a, const OpDef &b) { return std::strcmp(a.type, b.type) < 0; });
     return t;
 }
 
@@ -73,9 +75,10 @@ const std::vector<OpDef> &allOps()
 const OpDef *findOp(const std::string &type, int64_t opset)
 {
     const auto &t = allOps();
-    auto it = std::lower_bound(t.begin(), t.end(), type, [](const OpDef &d, const std::string &key) {
-        return std::strcmp(d.type, key.c_str()) < 0;
-    });
+    auto it =
+        std::lower_bound(t.begin(), t.end(), type, [](const OpDef &d, const std::string &key) {
+            return std::strcmp(d.type, key.c_str()) < 0;
+        });
     if (it == t.end() || type != it->type)
         return nullptr;
     if (opset > 0 && opset < it->sinceOpset)

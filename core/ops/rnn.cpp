@@ -48,14 +48,16 @@ Expected<Spec> recurrent(const RuleContext &c)
     const ir::Value *x = c.input(0), *w = c.input(1), *r = c.input(2);
     if (!x || !w || !r || !x->shape.isStatic() || !w->shape.isStatic() || !r->shape.isStatic())
         return makeError(StatusCode::InvalidArgument,
-                         c.node->opType + " needs X, W and R with static shapes (give the free dims with --dim or --input-shape)");
-    auto cfg = recurrentConfig(c.node, recurrentKind(c.node->opType), x->shape.sizes(), w->shape.sizes(),
-                               r->shape.sizes());
+                         c.node->opType + " needs X, W and R with static shapes (give the free "
+                                          "dims with --dim or --input-shape)");
+    auto cfg = recurrentConfig(c.node, recurrentKind(c.node->opType), x->shape.sizes(),
+                               w->shape.sizes(), r->shape.sizes());
     if (!cfg)
         return cfg.status();
     const double steps = double(cfg->seq * cfg->batch * cfg->directions);
     const double gh = double(cfg->gates * cfg->hidden);
-    const double inMacs = steps * gh * double(cfg->input), hidMacs = steps * gh * double(cfg->hidden);
+    const double inMacs = steps * gh * double(cfg->input),
+                 hidMacs = steps * gh * double(cfg->hidden);
     Spec s;
     s.forwardFlops = 2 * (inMacs + hidMacs) + 8 * steps * gh;
     gradsForAll(c, s);
@@ -87,9 +89,21 @@ Expected<Spec> recurrent(const RuleContext &c)
 
 void addRecurrentOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "GRU", .family = OpFamily::MatrixProduct, .inferShape = recurrentShape, .differentiable = recurrentDifferentiable, .derive = recurrent});
-    t.push_back({.type = "LSTM", .family = OpFamily::MatrixProduct, .inferShape = recurrentShape, .differentiable = recurrentDifferentiable, .derive = recurrent});
-    t.push_back({.type = "RNN", .family = OpFamily::MatrixProduct, .inferShape = recurrentShape, .differentiable = recurrentDifferentiable, .derive = recurrent});
+    t.push_back({.type = "GRU",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = recurrentShape,
+                 .differentiable = recurrentDifferentiable,
+                 .derive = recurrent});
+    t.push_back({.type = "LSTM",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = recurrentShape,
+                 .differentiable = recurrentDifferentiable,
+                 .derive = recurrent});
+    t.push_back({.type = "RNN",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = recurrentShape,
+                 .differentiable = recurrentDifferentiable,
+                 .derive = recurrent});
 }
 
 } // namespace remat::core::ops

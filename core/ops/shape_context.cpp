@@ -74,10 +74,7 @@ std::optional<Shape> broadcast(const std::vector<const Shape *> &shapes)
     return out;
 }
 
-int64_t normAxis(int64_t axis, int64_t rank)
-{
-    return axis < 0 ? axis + rank : axis;
-}
+int64_t normAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 /// Output size of a sliding window (Conv, pools).
 Dim windowDim(const Dim &in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
@@ -118,10 +115,10 @@ int64_t product(const std::vector<int64_t> &d)
 }
 
 /// Element-wise op over broadcast constants (all of them small); null when not computable.
-std::shared_ptr<const ConstTensor> constBroadcast(const std::vector<const ConstTensor *> &ins, DataType outType,
-                                                  const Shape &outShape,
-                                                  const std::function<double(const std::vector<double> &)> &ff,
-                                                  const std::function<int64_t(const std::vector<int64_t> &)> &fi)
+std::shared_ptr<const ConstTensor>
+constBroadcast(const std::vector<const ConstTensor *> &ins, DataType outType, const Shape &outShape,
+               const std::function<double(const std::vector<double> &)> &ff,
+               const std::function<int64_t(const std::vector<int64_t> &)> &fi)
 {
     if (!outShape.isStatic())
         return nullptr;
@@ -183,7 +180,8 @@ std::shared_ptr<const ConstTensor> constBroadcast(const std::vector<const ConstT
     return out;
 }
 
-std::optional<std::vector<int64_t>> axesOf(ShapeContext &c, size_t inputIndex, int firstOpsetAsInput)
+std::optional<std::vector<int64_t>> axesOf(ShapeContext &c, size_t inputIndex,
+                                           int firstOpsetAsInput)
 {
     if (c.opset >= firstOpsetAsInput) {
         if (!c.in(inputIndex))

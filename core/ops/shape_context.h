@@ -24,8 +24,8 @@ struct ConstTensor
 {
     ir::DataType dtype = ir::DataType::Undefined;
     std::vector<int64_t> dims;
-    std::vector<int64_t> ints;   ///< for integer and bool dtypes
-    std::vector<double> floats;  ///< for floating-point dtypes
+    std::vector<int64_t> ints;  ///< for integer and bool dtypes
+    std::vector<double> floats; ///< for floating-point dtypes
 
     bool isInteger() const { return !ir::isFloatingPoint(dtype); }
     size_t size() const { return isInteger() ? ints.size() : floats.size(); }
@@ -147,7 +147,8 @@ struct ShapeContext
     }
     Status fail(const std::string &problem) const
     {
-        return makeError(StatusCode::ParseError, "node '" + (node.name.empty() ? node.opType : node.name) +
+        return makeError(StatusCode::ParseError, "node '" +
+                                                     (node.name.empty() ? node.opType : node.name) +
                                                      "' (" + node.opType + "): " + problem);
     }
 };
@@ -161,11 +162,12 @@ Dim windowDim(const Dim &in, int64_t kernel, int64_t stride, int64_t dilation, i
               int64_t padEnd, const std::string &autoPad, bool ceilMode);
 std::shared_ptr<ConstTensor> makeConst(DataType t, std::vector<int64_t> dims);
 /// Element-wise op over broadcast constants (all of them small); null when not computable.
-std::shared_ptr<const ConstTensor> constBroadcast(const std::vector<const ConstTensor *> &ins, DataType outType,
-                                                  const Shape &outShape,
-                                                  const std::function<double(const std::vector<double> &)> &ff,
-                                                  const std::function<int64_t(const std::vector<int64_t> &)> &fi);
+std::shared_ptr<const ConstTensor>
+constBroadcast(const std::vector<const ConstTensor *> &ins, DataType outType, const Shape &outShape,
+               const std::function<double(const std::vector<double> &)> &ff,
+               const std::function<int64_t(const std::vector<int64_t> &)> &fi);
 /// Reduction / Squeeze axes: an input from `firstOpsetAsInput` on, the `axes` attribute before.
-std::optional<std::vector<int64_t>> axesOf(ShapeContext &c, size_t inputIndex, int firstOpsetAsInput);
+std::optional<std::vector<int64_t>> axesOf(ShapeContext &c, size_t inputIndex,
+                                           int firstOpsetAsInput);
 
 } // namespace remat::core::ops

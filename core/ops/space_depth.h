@@ -22,10 +22,12 @@ struct SpaceDepthView
 /// ONNX's definitions: DepthToSpace DCR views [N, b, b, C/b², H, W] and permutes
 /// (0, 3, 4, 1, 5, 2), CRD views [N, C/b², b, b, H, W] and permutes (0, 1, 4, 2, 5, 3);
 /// SpaceToDepth views [N, C, H/b, b, W/b, b] and permutes (0, 3, 5, 1, 2, 4).
-inline Expected<SpaceDepthView> spaceDepthView(const std::string &opType, const std::string &mode, int64_t b,
-                                               const std::vector<int64_t> &x)
+inline Expected<SpaceDepthView> spaceDepthView(const std::string &opType, const std::string &mode,
+                                               int64_t b, const std::vector<int64_t> &x)
 {
-    auto fail = [&](const std::string &what) { return makeError(StatusCode::InvalidArgument, opType + ": " + what); };
+    auto fail = [&](const std::string &what) {
+        return makeError(StatusCode::InvalidArgument, opType + ": " + what);
+    };
     if (x.size() != 4)
         return fail("input must be 4-D [N, C, H, W]");
     if (b < 1)

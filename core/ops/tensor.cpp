@@ -14,7 +14,8 @@ using namespace rules;
 
 // ---- shape functions -------------------------------------------------------------------------
 /// See BatchRewrite: the Reshape target of a file traced at another batch, moved to this batch.
-std::optional<std::vector<int64_t>> reshapeAtNewBatch(ShapeContext &c, const std::vector<int64_t> &target, bool allowZero)
+std::optional<std::vector<int64_t>>
+reshapeAtNewBatch(ShapeContext &c, const std::vector<int64_t> &target, bool allowZero)
 {
     const Shape *x = c.inShape(0);
     const Shape *xf = c.inFileShape(0);
@@ -26,9 +27,11 @@ std::optional<std::vector<int64_t>> reshapeAtNewBatch(ShapeContext &c, const std
     // A target computed from Shape ops followed the batch by itself; only a constant that is the
     // same at both batches is stale.
     const ConstTensor *targetNow = c.inConst(1);
-    const InferredValue *targetThen =
-        c.node.inputs.size() > 1 && c.node.inputs[1].valid() ? &(*c.rw.atFileBatch)[c.node.inputs[1].index()] : nullptr;
-    if (!targetNow || !targetThen || !targetThen->constant || targetThen->constant->ints != targetNow->ints)
+    const InferredValue *targetThen = c.node.inputs.size() > 1 && c.node.inputs[1].valid()
+                                          ? &(*c.rw.atFileBatch)[c.node.inputs[1].index()]
+                                          : nullptr;
+    if (!targetNow || !targetThen || !targetThen->constant ||
+        targetThen->constant->ints != targetNow->ints)
         return std::nullopt;
     // The target as the file meant it, at the file's batch.
     std::vector<int64_t> t = target;
@@ -174,8 +177,8 @@ Status inferReshape(ShapeContext &c)
             return c.fail("cannot reshape " + x->toString() + " to " + Shape(out).toString());
         out.dims[size_t(inferIndex)] = Dim(inCount / known);
     } else if (inferIndex < 0 && inStatic && knownStatic && known != inCount) {
-        return c.fail("cannot reshape " + x->toString() + " (" + std::to_string(inCount) + " elements) to " +
-                      out.toString());
+        return c.fail("cannot reshape " + x->toString() + " (" + std::to_string(inCount) +
+                      " elements) to " + out.toString());
     }
     setReshaped(c, std::move(out));
     return Status::ok();
@@ -185,9 +188,10 @@ Status inferReshape(ShapeContext &c)
 /// (first_k + o_k * step_k)_k after `perm` (out dim k reads src dim perm[k]). Shape arithmetic
 /// that passes through a Transpose or an N-d Slice (torch's F.pad export: Concat -> Reshape
 /// [-1,2] -> Slice(step -1) -> Transpose -> Reshape) stays known this way.
-std::shared_ptr<ConstTensor> gatherConst(const ConstTensor &src, const std::vector<int64_t> &srcDims,
-                                         const std::vector<int64_t> &outDims, const std::vector<int64_t> &perm,
-                                         const std::vector<int64_t> &first, const std::vector<int64_t> &step)
+std::shared_ptr<ConstTensor>
+gatherConst(const ConstTensor &src, const std::vector<int64_t> &srcDims,
+            const std::vector<int64_t> &outDims, const std::vector<int64_t> &perm,
+            const std::vector<int64_t> &first, const std::vector<int64_t> &step)
 {
     const size_t r = outDims.size();
     if (srcDims.size() != r || perm.size() != r || product(outDims) > kMaxConstElements ||
@@ -231,7 +235,8 @@ Status inferTranspose(ShapeContext &c)
         for (size_t i = x->rank(); i-- > 0;)
             perm.push_back(int64_t(i));
     if (perm.size() != x->rank())
-        return c.fail("perm has " + std::to_string(perm.size()) + " entries for input " + x->toString());
+        return c.fail("perm has " + std::to_string(perm.size()) + " entries for input " +
+                      x->toString());
     Shape out;
     for (int64_t p : perm) {
         if (p < 0 || p >= int64_t(x->rank()))
@@ -266,7 +271,8 @@ Status inferConcat(ShapeContext &c)
     bool sumKnown = true;
     for (const Shape *const &s : shapes) {
         if (int64_t(s->rank()) != rank)
-            return c.fail("inputs of different ranks (" + shapes[0]->toString() + ", " + s->toString() + ")");
+            return c.fail("inputs of different ranks (" + shapes[0]->toString() + ", " +
+                          s->toString() + ")");
         const Dim &d = s->dims[size_t(axis)];
         if (d.isStatic())
             sum += d.value;
@@ -277,12 +283,13 @@ Status inferConcat(ShapeContext &c)
                 continue;
             if (!out.dims[k].isStatic() && s->dims[k].isStatic())
                 out.dims[k] = s->dims[k];
-            else if (out.dims[k].isStatic() && s->dims[k].isStatic() && out.dims[k].value != s->dims[k].value) {
+            else if (out.dims[k].isStatic() && s->dims[k].isStatic() &&
+                     out.dims[k].value != s->dims[k].value) {
                 const size_t i = size_t(&s - shapes.data());
                 auto fixed = c.reconcile(0, i, k, k);
                 if (!fixed)
-                    return c.fail("inputs disagree in dim " + std::to_string(k) + " (" + shapes[0]->toString() +
-                                  ", " + s->toString() + ")");
+                    return c.fail("inputs disagree in dim " + std::to_string(k) + " (" +
+                                  shapes[0]->toString() + ", " + s->toString() + ")");
                 out.dims[k] = *fixed;
             }
         }
@@ -343,7 +350,8 @@ Status inferSplit(ShapeContext &c)
             split.push_back(std::max<int64_t>(0, std::min(each, d.value - each * int64_t(i))));
     }
     if (split.size() != nOut)
-        return c.fail("split has " + std::to_string(split.size()) + " sizes for " + std::to_string(nOut) + " outputs");
+        return c.fail("split has " + std::to_string(split.size()) + " sizes for " +
+                      std::to_string(nOut) + " outputs");
     for (size_t i = 0; i < nOut; ++i) {
         Shape o = *x;
         o.dims[size_t(axis)] = Dim(split[i]);
@@ -386,7 +394,8 @@ Status inferSlice(ShapeContext &c)
             axes.push_back(int64_t(i));
     if (steps.empty())
         steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
         return c.fail("starts, ends, axes and steps differ in length");
     Shape out = *x;
     const int64_t rank = int64_t(x->rank());
@@ -538,7 +547,8 @@ Status inferExpand(ShapeContext &c)
         return Status::ok();
     std::shared_ptr<const ConstTensor> k;
     if (const ConstTensor *src = c.inConst(0))
-        k = constBroadcast({src}, src->dtype, *out, [](auto &v) { return v[0]; }, [](auto &v) { return v[0]; });
+        k = constBroadcast(
+            {src}, src->dtype, *out, [](auto &v) { return v[0]; }, [](auto &v) { return v[0]; });
     c.set(0, c.inType(0), *out, k);
     return Status::ok();
 }
@@ -609,7 +619,8 @@ Status inferResize(ShapeContext &c)
     std::optional<std::vector<int64_t>> sizes;
     std::vector<double> scales;
     if (c.node.opType == "Upsample" && c.opset < 9) {
-        for (double s : c.node.attribute("scales") ? c.node.attribute("scales")->floats() : std::vector<double>{})
+        for (double s : c.node.attribute("scales") ? c.node.attribute("scales")->floats()
+                                                   : std::vector<double>{})
             scales.push_back(s);
     } else {
         const size_t scalesIndex = (c.node.opType == "Upsample" || c.opset < 11) ? 1 : 2;
@@ -661,12 +672,15 @@ Status inferSpaceDepth(ShapeContext &c)
     };
     const Dim &ch = x->dims[1];
     if (ch.isStatic() && toSpace && ch.value % (b * b) != 0)
-        return c.fail("channels " + std::to_string(ch.value) + " are not a multiple of blocksize^2");
+        return c.fail("channels " + std::to_string(ch.value) +
+                      " are not a multiple of blocksize^2");
     Shape out;
     if (toSpace)
-        out = Shape({x->dims[0], scaled(ch, 1, b * b), scaled(x->dims[2], b, 1), scaled(x->dims[3], b, 1)});
+        out = Shape(
+            {x->dims[0], scaled(ch, 1, b * b), scaled(x->dims[2], b, 1), scaled(x->dims[3], b, 1)});
     else
-        out = Shape({x->dims[0], scaled(ch, b * b, 1), scaled(x->dims[2], 1, b), scaled(x->dims[3], 1, b)});
+        out = Shape(
+            {x->dims[0], scaled(ch, b * b, 1), scaled(x->dims[2], 1, b), scaled(x->dims[3], 1, b)});
     c.set(0, c.inType(0), out);
     return Status::ok();
 }
@@ -743,28 +757,111 @@ bool castDifferentiable(const ir::Node &node, size_t pos)
 
 void addTensorOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "Reshape", .family = OpFamily::DataMovement, .inferShape = inferReshape, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Flatten", .family = OpFamily::DataMovement, .inferShape = inferFlatten, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Squeeze", .family = OpFamily::DataMovement, .inferShape = inferSqueeze, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Unsqueeze", .family = OpFamily::DataMovement, .inferShape = inferUnsqueeze, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Transpose", .family = OpFamily::DataMovement, .inferShape = inferTranspose, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "DepthToSpace", .family = OpFamily::DataMovement, .inferShape = inferSpaceDepth, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "SpaceToDepth", .family = OpFamily::DataMovement, .inferShape = inferSpaceDepth, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Identity", .family = OpFamily::DataMovement, .inferShape = unaryShape, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Cast", .family = OpFamily::DataMovement, .inferShape = inferCast, .differentiable = castDifferentiable, .derive = layoutOnly});
-    t.push_back({.type = "Concat", .family = OpFamily::DataMovement, .inferShape = inferConcat, .differentiable = all, .derive = layoutOnly});
-    t.push_back({.type = "Split", .family = OpFamily::DataMovement, .inferShape = inferSplit, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Slice", .family = OpFamily::DataMovement, .inferShape = inferSlice, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Pad", .family = OpFamily::DataMovement, .inferShape = inferPad, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Resize", .family = OpFamily::DataMovement, .sinceOpset = 10, .inferShape = inferResize, .differentiable = first, .derive = layoutOnly});
+    t.push_back({.type = "Reshape",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferReshape,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Flatten",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferFlatten,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Squeeze",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferSqueeze,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Unsqueeze",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferUnsqueeze,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Transpose",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferTranspose,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "DepthToSpace",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferSpaceDepth,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "SpaceToDepth",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferSpaceDepth,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Identity",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = unaryShape,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Cast",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferCast,
+                 .differentiable = castDifferentiable,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Concat",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferConcat,
+                 .differentiable = all,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Split",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferSplit,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Slice",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferSlice,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Pad",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferPad,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Resize",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 10,
+                 .inferShape = inferResize,
+                 .differentiable = first,
+                 .derive = layoutOnly});
     t.push_back({.type = "Upsample", .family = OpFamily::DataMovement, .inferShape = inferResize});
-    t.push_back({.type = "Trilu", .family = OpFamily::DataMovement, .sinceOpset = 14, .inferShape = unaryShape, .differentiable = first, .derive = layoutOnly});
-    t.push_back({.type = "Expand", .family = OpFamily::DataMovement, .sinceOpset = 8, .inferShape = inferExpand, .differentiable = first, .derive = reduction});
-    t.push_back({.type = "Gather", .family = OpFamily::DataMovement, .inferShape = inferGather, .differentiable = first, .derive = gather});
-    t.push_back({.type = "ScatterND", .family = OpFamily::DataMovement, .sinceOpset = 11, .inferShape = unaryShape, .differentiable = scatterData, .derive = scatterND});
-    t.push_back({.type = "ScatterElements", .family = OpFamily::DataMovement, .sinceOpset = 11, .inferShape = unaryShape});
+    t.push_back({.type = "Trilu",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 14,
+                 .inferShape = unaryShape,
+                 .differentiable = first,
+                 .derive = layoutOnly});
+    t.push_back({.type = "Expand",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 8,
+                 .inferShape = inferExpand,
+                 .differentiable = first,
+                 .derive = reduction});
+    t.push_back({.type = "Gather",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferGather,
+                 .differentiable = first,
+                 .derive = gather});
+    t.push_back({.type = "ScatterND",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 11,
+                 .inferShape = unaryShape,
+                 .differentiable = scatterData,
+                 .derive = scatterND});
+    t.push_back({.type = "ScatterElements",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 11,
+                 .inferShape = unaryShape});
     t.push_back({.type = "Tile", .family = OpFamily::DataMovement, .inferShape = inferTile});
-    t.push_back({.type = "CumSum", .family = OpFamily::Arithmetic, .sinceOpset = 11, .inferShape = unaryShape, .flops = perOutput});
+    t.push_back({.type = "CumSum",
+                 .family = OpFamily::Arithmetic,
+                 .sinceOpset = 11,
+                 .inferShape = unaryShape,
+                 .flops = perOutput});
 }
 
 } // namespace remat::core::ops

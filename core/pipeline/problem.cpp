@@ -40,7 +40,8 @@ Status completeProblem(Problem &p)
     p.storeAll.solver = "store-all";
     p.storeAll.status = solvers::SolveStatus::Optimal;
     p.storeAll.schedule = schedule::storeAllSchedule(*p.training);
-    REMAT_ASSIGN_OR_RETURN(p.storeAll.timeline, sim::simulate(p.storeAll.schedule, *p.training, *p.costs));
+    REMAT_ASSIGN_OR_RETURN(p.storeAll.timeline,
+                           sim::simulate(p.storeAll.schedule, *p.training, *p.costs));
     p.storeAll.budgetBytes = p.storeAll.timeline.peakBytes;
     indexNodes(p);
     return Status::ok();
@@ -50,8 +51,8 @@ Status completeProblem(Problem &p)
 
 int64_t loadProblemCount() { return g_loadCount.load(); }
 
-Expected<std::shared_ptr<const Problem>> loadProblem(const std::string &path, const LoadOptions &options,
-                                                     const StopToken &stop)
+Expected<std::shared_ptr<const Problem>>
+loadProblem(const std::string &path, const LoadOptions &options, const StopToken &stop)
 {
     g_loadCount.fetch_add(1);
     onnx::ImportOptions import = options.import;
@@ -82,9 +83,10 @@ Expected<std::shared_ptr<const Problem>> loadProblem(const std::string &path, co
     return std::shared_ptr<const Problem>(std::move(p));
 }
 
-Expected<std::shared_ptr<const Problem>> makeProblem(std::shared_ptr<const ir::Graph> forward,
-                                                     std::shared_ptr<const training::TrainingGraph> training,
-                                                     std::shared_ptr<const cost::Costs> costs)
+Expected<std::shared_ptr<const Problem>>
+makeProblem(std::shared_ptr<const ir::Graph> forward,
+            std::shared_ptr<const training::TrainingGraph> training,
+            std::shared_ptr<const cost::Costs> costs)
 {
     if (!training || !costs)
         return makeError(StatusCode::InvalidArgument, "no training graph");

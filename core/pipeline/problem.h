@@ -39,7 +39,7 @@ struct LoadOptions
 /// says why, while the forward graph stays browsable.
 struct Problem
 {
-    std::string modelPath;   ///< as given to loadProblem (a training graph's own, when hand-built)
+    std::string modelPath; ///< as given to loadProblem (a training graph's own, when hand-built)
     std::string modelSha256;
     /// The batch of the training step: the requested one, else the file's (0 when free).
     int64_t batch = 0;
@@ -66,14 +66,15 @@ struct Problem
 /// Imports `path`, builds its training graph, costs it and simulates store-all. An import error
 /// (or `stop`) fails the call; a training step that cannot be built does not (see Problem).
 /// Thread-safe; nothing here aborts.
-Expected<std::shared_ptr<const Problem>> loadProblem(const std::string &path, const LoadOptions &options,
-                                                     const StopToken &stop = {});
+Expected<std::shared_ptr<const Problem>>
+loadProblem(const std::string &path, const LoadOptions &options, const StopToken &stop = {});
 
 /// The same problem around a training graph already in memory (tests, benchmark graphs);
 /// `forward` may be null.
-Expected<std::shared_ptr<const Problem>> makeProblem(std::shared_ptr<const ir::Graph> forward,
-                                                     std::shared_ptr<const training::TrainingGraph> training,
-                                                     std::shared_ptr<const cost::Costs> costs);
+Expected<std::shared_ptr<const Problem>>
+makeProblem(std::shared_ptr<const ir::Graph> forward,
+            std::shared_ptr<const training::TrainingGraph> training,
+            std::shared_ptr<const cost::Costs> costs);
 
 /// How many times this process has run loadProblem (each call counts, failed ones too): how
 /// tests prove that one open imports a model once.

@@ -30,11 +30,11 @@ struct StepEvent
 {
     StepIndex index;
     Step step;
-    double startSeconds = 0;   ///< on the step's lane (compute or copy)
+    double startSeconds = 0; ///< on the step's lane (compute or copy)
     double endSeconds = 0;
-    int64_t bytesInUse = 0;    ///< device bytes after the step (workspace excluded: transient)
+    int64_t bytesInUse = 0;     ///< device bytes after the step (workspace excluded: transient)
     int64_t peakDuringStep = 0; ///< bytesInUse during the step (outputs + workspace included)
-    bool recompute = false;    ///< a Compute of an op that already ran in this iteration
+    bool recompute = false;     ///< a Compute of an op that already ran in this iteration
 };
 
 class ScheduleObserver

@@ -94,7 +94,8 @@ std::string printSchedule(const Schedule &schedule, const TrainingGraph &graph)
     out.reserve(schedule.steps.size() * 48);
     for (size_t i = 0; i < schedule.steps.size(); ++i) {
         const Step &step = schedule.steps[i];
-        out += fmt::format("{:>5}  {:<9} {}\n", i, stepKindName(step.kind), targetName(step, graph));
+        out +=
+            fmt::format("{:>5}  {:<9} {}\n", i, stepKindName(step.kind), targetName(step, graph));
     }
     return out;
 }
@@ -103,7 +104,8 @@ std::vector<unsigned char> preloadedOnHost(const Schedule &schedule, const Train
 {
     std::vector<unsigned char> onHost(graph.tensorCount(), 0), seen(graph.tensorCount(), 0);
     for (const Step &step : schedule.steps) {
-        if (step.kind != StepKind::Free && step.kind != StepKind::Offload && step.kind != StepKind::Prefetch)
+        if (step.kind != StepKind::Free && step.kind != StepKind::Offload &&
+            step.kind != StepKind::Prefetch)
             continue;
         if (step.target < 0 || static_cast<size_t>(step.target) >= graph.tensorCount())
             continue;
@@ -131,7 +133,8 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
         resident[t.id.index()] = t.preloaded && !onHost[t.id.index()] ? 1 : 0;
 
     const auto fail = [&](size_t i, const std::string &what) {
-        return makeError(StatusCode::InvalidArgument, describeStep(schedule, i, graph) + ": " + what);
+        return makeError(StatusCode::InvalidArgument,
+                         describeStep(schedule, i, graph) + ": " + what);
     };
 
     for (size_t i = 0; i < schedule.steps.size(); ++i) {
@@ -144,14 +147,16 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
             const training::Op &op = graph.op(step.op());
             for (TensorId in : op.inputs) {
                 if (!resident[in.index()])
-                    return fail(i, fmt::format("input '{}' is not resident ({})", graph.tensor(in).name,
+                    return fail(i, fmt::format("input '{}' is not resident ({})",
+                                               graph.tensor(in).name,
                                                notResidentReason(freedAt[in.index()],
                                                                  offloadedAt[in.index()])));
             }
             const bool recompute = ran[op.id.index()] != 0;
             for (TensorId out : op.outputs) {
                 if (resident[out.index()] && !recompute)
-                    return fail(i, fmt::format("output '{}' is already resident", graph.tensor(out).name));
+                    return fail(
+                        i, fmt::format("output '{}' is already resident", graph.tensor(out).name));
                 resident[out.index()] = 1;
             }
             ran[op.id.index()] = 1;
@@ -167,7 +172,8 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
             const training::Tensor &tensor = graph.tensor(step.tensor());
             if (step.kind == StepKind::Prefetch) {
                 if (offloadedAt[t] < 0 && !hostCopy[t])
-                    return fail(i, fmt::format("'{}' has no host copy (never offloaded)", tensor.name));
+                    return fail(
+                        i, fmt::format("'{}' has no host copy (never offloaded)", tensor.name));
                 if (resident[t])
                     return fail(i, fmt::format("'{}' is already resident", tensor.name));
                 resident[t] = 1;
@@ -177,14 +183,16 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
                 return fail(i, fmt::format("'{}' is not resident ({})", tensor.name,
                                            notResidentReason(freedAt[t], offloadedAt[t])));
             // A preloaded tensor may leave the device only when a host copy keeps it.
-            if (tensor.preloaded && step.kind == StepKind::Free && !hostCopy[t] && offloadedAt[t] < 0)
+            if (tensor.preloaded && step.kind == StepKind::Free && !hostCopy[t] &&
+                offloadedAt[t] < 0)
                 return fail(i, fmt::format("'{}' is a preloaded {} without a host copy: offload it "
                                            "before freeing it",
                                            tensor.name, training::tensorRoleName(tensor.role)));
             if (step.kind == StepKind::Offload) {
                 if (offloadedAt[t] >= 0 || hostCopy[t])
-                    return fail(i, fmt::format("'{}' already has a host copy (offloaded at step {})",
-                                               tensor.name, offloadedAt[t]));
+                    return fail(i,
+                                fmt::format("'{}' already has a host copy (offloaded at step {})",
+                                            tensor.name, offloadedAt[t]));
                 offloadedAt[t] = static_cast<int32_t>(i);
             } else {
                 resident[t] = 0;
@@ -196,16 +204,15 @@ Status validate(const Schedule &schedule, const TrainingGraph &graph)
             if (step.target < 0 || step.target > static_cast<int32_t>(PhaseMark::End))
                 return fail(i, fmt::format("unknown phase mark {}", step.target));
             break;
-        default:
-            return fail(i, fmt::format("unknown step kind {}", static_cast<int>(step.kind)));
+        default: return fail(i, fmt::format("unknown step kind {}", static_cast<int>(step.kind)));
         }
     }
     for (const training::Tensor &t : graph.tensors()) {
         if (t.requiredAtEnd && !resident[t.id.index()])
-            return makeError(StatusCode::InvalidArgument,
-                             fmt::format("end of schedule: required tensor '{}' is not resident ({})",
-                                         t.name, notResidentReason(freedAt[t.id.index()],
-                                                                   offloadedAt[t.id.index()])));
+            return makeError(
+                StatusCode::InvalidArgument,
+                fmt::format("end of schedule: required tensor '{}' is not resident ({})", t.name,
+                            notResidentReason(freedAt[t.id.index()], offloadedAt[t.id.index()])));
     }
     return Status::ok();
 }

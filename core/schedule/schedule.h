@@ -29,7 +29,8 @@ enum class PhaseMark : int32_t { ForwardBegin = 0, BackwardBegin = 1, End = 2 };
 struct Step
 {
     StepKind kind = StepKind::Compute;
-    int32_t target = -1; ///< OpId for Compute, TensorId for Free/Offload/Prefetch, PhaseMark for Phase
+    int32_t target =
+        -1; ///< OpId for Compute, TensorId for Free/Offload/Prefetch, PhaseMark for Phase
 
     OpId op() const { return OpId(target); }
     TensorId tensor() const { return TensorId(target); }
@@ -63,7 +64,8 @@ Status validate(const Schedule &schedule, const training::TrainingGraph &graph);
 /// Weight streaming: a preloaded tensor whose first Free/Offload/Prefetch step is a Prefetch
 /// starts the step in host memory (not resident, with a host copy); a preloaded tensor with a host
 /// copy may be freed and prefetched again. True per tensor id for those that start on the host.
-std::vector<unsigned char> preloadedOnHost(const Schedule &schedule, const training::TrainingGraph &graph);
+std::vector<unsigned char> preloadedOnHost(const Schedule &schedule,
+                                           const training::TrainingGraph &graph);
 
 /// One line per step: "   17  compute   layer1.0/conv1/Conv/grad".
 std::string printSchedule(const Schedule &schedule, const training::TrainingGraph &graph);

@@ -10,7 +10,8 @@
 namespace remat::core::schedule {
 
 /// "step 17 (compute layer1/conv1/Conv/grad)", "step 3 (free #99)" for an out-of-range id.
-std::string describeStep(const Schedule &schedule, size_t index, const training::TrainingGraph &graph);
+std::string describeStep(const Schedule &schedule, size_t index,
+                         const training::TrainingGraph &graph);
 
 /// Why a tensor is not on the device, from what the walker recorded about it:
 /// "never computed", "freed at step 9", "offloaded at step 4 and freed at step 9; prefetch it first".

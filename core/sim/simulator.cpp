@@ -56,7 +56,8 @@ struct FlatGraph
             bytes[i] = t.bytes;
             preloaded[i] = t.preloaded;
             requiredAtEnd[i] = t.requiredAtEnd;
-            MemCategory first = MemCategory::StoredActivations, again = MemCategory::RecomputedActivations;
+            MemCategory first = MemCategory::StoredActivations,
+                        again = MemCategory::RecomputedActivations;
             switch (t.role) {
             case TensorRole::ActivationGrad:
             case TensorRole::Loss: first = again = MemCategory::ActivationGrads; break;
@@ -78,8 +79,9 @@ constexpr unsigned char kPrefetchUnread = 4;
 
 } // namespace
 
-Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::TrainingGraph &graph,
-                            const cost::Costs &costs, const SimOptions &options)
+Expected<Timeline> simulate(const schedule::Schedule &schedule,
+                            const training::TrainingGraph &graph, const cost::Costs &costs,
+                            const SimOptions &options)
 {
     const size_t nOps = graph.opCount(), nTensors = graph.tensorCount();
     if (costs.opSeconds.size() != nOps)
@@ -136,7 +138,9 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
         return makeError(StatusCode::InvalidArgument,
                          schedule::describeStep(schedule, i, graph) + ": " + what);
     };
-    const auto tensorName = [&](int32_t t) -> const std::string & { return graph.tensor(TensorId(t)).name; };
+    const auto tensorName = [&](int32_t t) -> const std::string & {
+        return graph.tensor(TensorId(t)).name;
+    };
 
     double computeClock = 0, copyClock = 0, lastEnd = 0;
     tl.hostPeakBytes = hostBytes;
@@ -159,14 +163,16 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
         switch (step.kind) {
         case StepKind::Compute: {
             if (target < 0 || static_cast<size_t>(target) >= nOps)
-                return fail(i, fmt::format("op id {} out of range (graph has {} ops)", target, nOps));
+                return fail(i,
+                            fmt::format("op id {} out of range (graph has {} ops)", target, nOps));
             double ready = computeClock;
             for (int32_t k = fg.inBegin[target], e = fg.inBegin[target + 1]; k < e; ++k) {
                 const int32_t t = fg.inIds[k];
                 const unsigned char s = state[t];
                 if (check && !(s & kResident))
-                    return fail(i, fmt::format("input '{}' is not resident ({})", tensorName(t),
-                                               schedule::notResidentReason(freedAt[t], offloadedAt[t])));
+                    return fail(
+                        i, fmt::format("input '{}' is not resident ({})", tensorName(t),
+                                       schedule::notResidentReason(freedAt[t], offloadedAt[t])));
                 ready = std::max(ready, readyAt[t]);
                 if (s & kPrefetchUnread) {
                     state[t] = s & ~kPrefetchUnread;
@@ -192,7 +198,8 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
                 const int32_t t = fg.outIds[k];
                 if (state[t] & kResident) {
                     if (check && !recompute)
-                        return fail(i, fmt::format("output '{}' is already resident", tensorName(t)));
+                        return fail(i,
+                                    fmt::format("output '{}' is already resident", tensorName(t)));
                     continue;
                 }
                 state[t] |= kResident;
@@ -212,13 +219,14 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
         case StepKind::Offload:
         case StepKind::Prefetch: {
             if (target < 0 || static_cast<size_t>(target) >= nTensors)
-                return fail(i, fmt::format("tensor id {} out of range (graph has {} tensors)", target,
-                                           nTensors));
+                return fail(i, fmt::format("tensor id {} out of range (graph has {} tensors)",
+                                           target, nTensors));
             const int32_t t = target;
             const unsigned char s = state[t];
             if (step.kind == StepKind::Prefetch) {
                 if (check && !(s & kHostCopy))
-                    return fail(i, fmt::format("'{}' has no host copy (never offloaded)", tensorName(t)));
+                    return fail(
+                        i, fmt::format("'{}' has no host copy (never offloaded)", tensorName(t)));
                 if (check && (s & kResident))
                     return fail(i, fmt::format("'{}' is already resident", tensorName(t)));
                 state[t] = s | kResident | kPrefetchUnread;
@@ -237,20 +245,23 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
             }
             if (check) {
                 if (!(s & kResident))
-                    return fail(i, fmt::format("'{}' is not resident ({})", tensorName(t),
-                                               schedule::notResidentReason(freedAt[t], offloadedAt[t])));
+                    return fail(
+                        i, fmt::format("'{}' is not resident ({})", tensorName(t),
+                                       schedule::notResidentReason(freedAt[t], offloadedAt[t])));
                 // A preloaded tensor may leave the device only when a host copy keeps it.
                 if (fg.preloaded[t] && step.kind == StepKind::Free && !(s & kHostCopy)) {
                     const training::Tensor &tensor = graph.tensor(TensorId(t));
-                    return fail(i, fmt::format("'{}' is a preloaded {} without a host copy: offload it "
-                                               "before freeing it",
-                                               tensor.name, training::tensorRoleName(tensor.role)));
+                    return fail(
+                        i, fmt::format("'{}' is a preloaded {} without a host copy: offload it "
+                                       "before freeing it",
+                                       tensor.name, training::tensorRoleName(tensor.role)));
                 }
             }
             if (step.kind == StepKind::Offload) {
                 if (check && (s & kHostCopy))
-                    return fail(i, fmt::format("'{}' already has a host copy (offloaded at step {})",
-                                               tensorName(t), offloadedAt[t]));
+                    return fail(i,
+                                fmt::format("'{}' already has a host copy (offloaded at step {})",
+                                            tensorName(t), offloadedAt[t]));
                 state[t] = s | kHostCopy;
                 offloadedAt[t] = static_cast<int32_t>(i);
                 start = std::max({copyClock, computeClock, readyAt[t]});
@@ -281,8 +292,7 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
             if (check && (target < 0 || target > static_cast<int32_t>(schedule::PhaseMark::End)))
                 return fail(i, fmt::format("unknown phase mark {}", target));
             break;
-        default:
-            return fail(i, fmt::format("unknown step kind {}", static_cast<int>(step.kind)));
+        default: return fail(i, fmt::format("unknown step kind {}", static_cast<int>(step.kind)));
         }
 
         lastEnd = std::max(lastEnd, end);
@@ -319,10 +329,11 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::
     if (check) {
         for (size_t t = 0; t < nTensors; ++t) {
             if (fg.requiredAtEnd[t] && !(state[t] & kResident))
-                return makeError(StatusCode::InvalidArgument,
-                                 fmt::format("end of schedule: required tensor '{}' is not resident ({})",
-                                             graph.tensor(TensorId(t)).name,
-                                             schedule::notResidentReason(freedAt[t], offloadedAt[t])));
+                return makeError(
+                    StatusCode::InvalidArgument,
+                    fmt::format("end of schedule: required tensor '{}' is not resident ({})",
+                                graph.tensor(TensorId(t)).name,
+                                schedule::notResidentReason(freedAt[t], offloadedAt[t])));
         }
     }
     tl.weightGradBytes = bytesBy[kWeightGrads];

@@ -39,12 +39,13 @@ namespace remat::core::sim {
 
 struct SimOptions
 {
-    bool recordPoints = true;   ///< fill Timeline::points (off for solver sweeps)
-    bool validate = true;       ///< check the schedule while simulating (cheap; on by default)
+    bool recordPoints = true; ///< fill Timeline::points (off for solver sweeps)
+    bool validate = true;     ///< check the schedule while simulating (cheap; on by default)
     schedule::ScheduleObserver *observer = nullptr; ///< optional event sink
 };
 
-Expected<Timeline> simulate(const schedule::Schedule &schedule, const training::TrainingGraph &graph,
-                            const cost::Costs &costs, const SimOptions &options = {});
+Expected<Timeline> simulate(const schedule::Schedule &schedule,
+                            const training::TrainingGraph &graph, const cost::Costs &costs,
+                            const SimOptions &options = {});
 
 } // namespace remat::core::sim

@@ -12,10 +12,10 @@ namespace remat::core::sim {
 
 struct TimelinePoint
 {
-    int64_t bytesInUse = 0;        ///< after the step
-    int64_t peakDuringStep = 0;    ///< while the step ran (its outputs and workspace allocated)
+    int64_t bytesInUse = 0;     ///< after the step
+    int64_t peakDuringStep = 0; ///< while the step ran (its outputs and workspace allocated)
     schedule::CategoryBytes byCategory{}; ///< after the step (workspace: during)
-    double endSeconds = 0;         ///< when the step finished (max over lanes so far)
+    double endSeconds = 0;                ///< when the step finished (max over lanes so far)
 };
 
 struct Timeline
@@ -26,14 +26,14 @@ struct Timeline
     schedule::CategoryBytes peakByCategory{}; ///< categories at the peak
     /// Peak of everything but weights, weight gradients and optimizer state.
     int64_t activationPeakBytes = 0;
-    int64_t weightBytes = 0;           ///< parameters, buffers, constants, input
+    int64_t weightBytes = 0; ///< parameters, buffers, constants, input
     int64_t weightGradBytes = 0;
-    double computeSeconds = 0;         ///< first computes
-    double recomputeSeconds = 0;       ///< recomputes
-    double copySeconds = 0;            ///< time the copy lane was busy
-    double totalSeconds = 0;           ///< makespan with copy/compute overlap
-    double oneComputeSeconds = 0;      ///< every op once: the TDI denominator
-    int64_t hostPeakBytes = 0;         ///< host memory held by offloaded tensors
+    double computeSeconds = 0;    ///< first computes
+    double recomputeSeconds = 0;  ///< recomputes
+    double copySeconds = 0;       ///< time the copy lane was busy
+    double totalSeconds = 0;      ///< makespan with copy/compute overlap
+    double oneComputeSeconds = 0; ///< every op once: the TDI denominator
+    int64_t hostPeakBytes = 0;    ///< host memory held by offloaded tensors
     size_t computeSteps = 0, recomputeSteps = 0;
     /// Extra compute over one pass of every op, in percent.
     double tdiPercent() const

@@ -21,9 +21,9 @@ Expected<BruteForceResult> bruteForceCheckpoints(const training::TrainingGraph &
             units.push_back(std::move(outs));
     }
     if (units.size() > options.maxUnits)
-        return makeError(StatusCode::OutOfRange,
-                         "brute force: " + std::to_string(units.size()) + " keep units, limit " +
-                             std::to_string(options.maxUnits));
+        return makeError(StatusCode::OutOfRange, "brute force: " + std::to_string(units.size()) +
+                                                     " keep units, limit " +
+                                                     std::to_string(options.maxUnits));
     BruteForceResult r;
     r.units = units.size();
     sim::SimOptions so;

@@ -16,8 +16,8 @@ namespace remat::core::solvers {
 
 struct BruteForceOptions
 {
-    int64_t budgetBytes = 0;   ///< for the min-time optimum (0: not searched)
-    size_t maxUnits = 16;      ///< refuse graphs with more keep units (2^units sets)
+    int64_t budgetBytes = 0; ///< for the min-time optimum (0: not searched)
+    size_t maxUnits = 16;    ///< refuse graphs with more keep units (2^units sets)
     std::vector<Pin> pins;
 };
 
@@ -30,9 +30,9 @@ struct BruteForceBest
 
 struct BruteForceResult
 {
-    BruteForceBest minPeak;    ///< lowest peak; ties: least compute time
-    BruteForceBest minTime;    ///< least recompute time with peak <= budget; ties: lower peak
-    size_t units = 0;          ///< keep units: forward ops with outputs something reads
+    BruteForceBest minPeak; ///< lowest peak; ties: least compute time
+    BruteForceBest minTime; ///< least recompute time with peak <= budget; ties: lower peak
+    size_t units = 0;       ///< keep units: forward ops with outputs something reads
     size_t evaluated = 0;
 };
 

@@ -4,8 +4,8 @@
 // units stay within m (a shortest path over each linear chain). Written iteratively (no
 // recursion), with splitting vertices found by edge-crossing counts and each chain solved by a
 // sliding-window DP instead of Dijkstra.
-#include "core/solvers/checkpoint_solvers.h"
 #include "core/solvers/feng_huang.h"
+#include "core/solvers/checkpoint_solvers.h"
 #include "core/solvers/plan_builder.h"
 
 #include <algorithm>
@@ -27,13 +27,13 @@ struct Piece
 {
     PieceKind kind = PieceKind::Leaf;
     int32_t s = -1, t = -1;
-    std::vector<int32_t> vertices; ///< topological order, s first, t last
-    std::vector<int32_t> edges;    ///< indices into the edge list
-    double cost = 0;               ///< sum of vertex costs other than s and t
-    std::vector<int32_t> children; ///< pieces; for Linear in chain order
-    std::vector<int32_t> chain;    ///< Linear: u0 .. uk
-    std::vector<int32_t> junctions;///< Complicate: IS end points other than s and t
-    bool fromLinear = false;       ///< a piece of a linear division has no splitting vertex
+    std::vector<int32_t> vertices;  ///< topological order, s first, t last
+    std::vector<int32_t> edges;     ///< indices into the edge list
+    double cost = 0;                ///< sum of vertex costs other than s and t
+    std::vector<int32_t> children;  ///< pieces; for Linear in chain order
+    std::vector<int32_t> chain;     ///< Linear: u0 .. uk
+    std::vector<int32_t> junctions; ///< Complicate: IS end points other than s and t
+    bool fromLinear = false;        ///< a piece of a linear division has no splitting vertex
 };
 
 struct Tree
@@ -161,15 +161,17 @@ private:
         std::vector<std::vector<int32_t>> pieceEdges(chain.size() - 1);
         for (int32_t e : h.edges) {
             const int32_t a = m_pos[m_g.edges[e].first];
-            const size_t k = static_cast<size_t>(
-                std::upper_bound(chain.begin(), chain.end(), a) - chain.begin()) - 1;
+            const size_t k = static_cast<size_t>(std::upper_bound(chain.begin(), chain.end(), a) -
+                                                 chain.begin()) -
+                             1;
             pieceEdges[k].push_back(e);
         }
         h.kind = PieceKind::Linear;
         for (int32_t p : chain)
             h.chain.push_back(h.vertices[p]);
         for (size_t k = 0; k + 1 < chain.size(); ++k) {
-            std::vector<int32_t> vs(h.vertices.begin() + chain[k], h.vertices.begin() + chain[k + 1] + 1);
+            std::vector<int32_t> vs(h.vertices.begin() + chain[k],
+                                    h.vertices.begin() + chain[k + 1] + 1);
             Piece p = makePiece(h.vertices[chain[k]], h.vertices[chain[k + 1]], std::move(vs),
                                 std::move(pieceEdges[k]));
             p.fromLinear = true;
@@ -634,14 +636,16 @@ FengHuangGraph fengHuangGraph(const GraphFacts &facts)
     return g;
 }
 
-Expected<FengHuangResult> solveFengHuang(const FengHuangGraph &g, const std::vector<char> &forbidden,
-                                         const StopToken &stop, size_t keepBest, double slack)
+Expected<FengHuangResult> solveFengHuang(const FengHuangGraph &g,
+                                         const std::vector<char> &forbidden, const StopToken &stop,
+                                         size_t keepBest, double slack)
 {
     FengHuangResult result;
     const auto t0 = std::chrono::steady_clock::now();
     Builder builder(g);
     const Tree tree = builder.build(stop);
-    result.treeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.treeSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (stop.stopRequested())
         return makeError(StatusCode::Cancelled, "feng-huang: cancelled");
     result.coverFallback = tree.coverFallback;
@@ -690,7 +694,8 @@ public:
     {
         return "The authors' algorithm on the tensor graph (tensors are vertices weighted by "
                "bytes, saved state charged to its op's output; ops are edges; tensors computed "
-               "from weights alone are left out, like the weights): a division tree of linear, branch and complicate pieces, "
+               "from weights alone are left out, like the weights): a division tree of linear, "
+               "branch and complicate pieces, "
                "every candidate max term m, and per m the cheapest checkpoint set whose "
                "re-forward units stay within m (a shortest path over every linear chain). Its "
                "objective, sum(checkpoint bytes) + m, is minimised exactly within that search "

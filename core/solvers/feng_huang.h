@@ -33,12 +33,12 @@ struct FengHuangCandidate
 
 struct FengHuangResult
 {
-    double best = 0;                           ///< the authors' objective at its optimum
+    double best = 0;                            ///< the authors' objective at its optimum
     std::vector<FengHuangCandidate> candidates; ///< distinct sets, best objective first
     size_t maxTerms = 0, evaluated = 0;
-    std::array<size_t, 4> levels{};            ///< leaf, linear, branch, complicate pieces
+    std::array<size_t, 4> levels{}; ///< leaf, linear, branch, complicate pieces
     bool coverFallback = false;
-    double treeSeconds = 0;                    ///< building the division tree
+    double treeSeconds = 0; ///< building the division tree
 };
 
 FengHuangGraph fengHuangGraph(const GraphFacts &facts);
@@ -47,8 +47,7 @@ FengHuangGraph fengHuangGraph(const GraphFacts &facts);
 /// at the first max term m >= slack * best objective so far (slack 1: the authors' optimum
 /// exactly, as every objective is at least its m; larger: near-optimal sets too).
 Expected<FengHuangResult> solveFengHuang(const FengHuangGraph &graph,
-                                         const std::vector<char> &forbidden,
-                                         const StopToken &stop, size_t keepBest,
-                                         double slack = 1.0);
+                                         const std::vector<char> &forbidden, const StopToken &stop,
+                                         size_t keepBest, double slack = 1.0);
 
 } // namespace remat::core::solvers

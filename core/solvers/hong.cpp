@@ -3,9 +3,9 @@
 // exactly per candidate run bound with a sliding-window DP. hong-linear: a lifetime-aware
 // bottleneck objective in the spirit of their revised, trace-based model (their O(n) algorithm
 // is not public; this is our reconstruction, exact for its own objective).
+#include "core/solvers/hong.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/checkpoint_solvers.h"
-#include "core/solvers/hong.h"
 #include "core/solvers/plan_builder.h"
 
 #include <algorithm>
@@ -24,9 +24,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct ChainCosts
 {
     size_t n = 0;
-    std::vector<double> d;      ///< vertex bytes (0 for input and output)
-    std::vector<double> w;      ///< piece interior bytes
-    std::vector<double> q;      ///< prefix: q[j] = sum_{i<=j} d_i + sum_{k<j} w_k
+    std::vector<double> d; ///< vertex bytes (0 for input and output)
+    std::vector<double> w; ///< piece interior bytes
+    std::vector<double> q; ///< prefix: q[j] = sum_{i<=j} d_i + sum_{k<j} w_k
     std::vector<char> forced, forbidden;
     double interior(size_t j, size_t l) const { return q[l] - q[j] - d[l]; }
 };
@@ -131,7 +131,11 @@ public:
                 bounds.push_back(c.interior(j, l));
         std::sort(bounds.begin(), bounds.end());
         bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-        struct Found { double objective; std::vector<int> chosen; };
+        struct Found
+        {
+            double objective;
+            std::vector<int> chosen;
+        };
         std::vector<Found> found;
         double best = kInf;
         bool complete = true;
@@ -269,7 +273,10 @@ class HongLinearSolver final : public Solver
 {
 public:
     std::string id() const override { return "hong-linear"; }
-    std::string title() const override { return "Hong et al. 2025, lifetime-aware (reconstruction)"; }
+    std::string title() const override
+    {
+        return "Hong et al. 2025, lifetime-aware (reconstruction)";
+    }
     std::string description() const override
     {
         return "Our reconstruction of the paper's revised, trace-based objective (their O(n) "

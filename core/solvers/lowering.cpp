@@ -36,10 +36,7 @@ struct UnionFind
     }
 };
 
-const training::Tensor &tensors_(const TrainingGraph &g, size_t t)
-{
-    return g.tensors()[t];
-}
+const training::Tensor &tensors_(const TrainingGraph &g, size_t t) { return g.tensors()[t]; }
 
 } // namespace
 
@@ -80,8 +77,9 @@ Expected<GraphFacts> GraphFacts::build(const TrainingGraph &graph)
         const training::Op &op = graph.ops()[i];
         // An op reading nothing is a source of data (a benchmark graph's first layer), unless it
         // is one of ONNX's constant generators.
-        bool derived = !op.inputs.empty() || op.type == "Constant" || op.type == "ConstantOfShape" ||
-                       op.type == "RandomNormal" || op.type == "RandomUniform";
+        bool derived = !op.inputs.empty() || op.type == "Constant" ||
+                       op.type == "ConstantOfShape" || op.type == "RandomNormal" ||
+                       op.type == "RandomUniform";
         for (TensorId t : op.inputs) {
             const training::Tensor &in = graph.tensor(t);
             const bool weightLike = in.preloaded ? in.role != training::TensorRole::Input
@@ -123,8 +121,8 @@ int64_t ChainView::sharedBytes(size_t j, size_t i) const
     // (alive ranges are intervals), so the shared part is a prefix of i's producer order.
     const int32_t pj = boundaryPos[j];
     const auto &order = producerOrder[i];
-    const size_t n = static_cast<size_t>(
-        std::upper_bound(order.begin(), order.end(), pj) - order.begin());
+    const size_t n =
+        static_cast<size_t>(std::upper_bound(order.begin(), order.end(), pj) - order.begin());
     return n == 0 ? 0 : prefixBytes[i][n - 1];
 }
 
@@ -140,7 +138,9 @@ ChainView GraphFacts::chainView(const cost::Costs *costs, ChainKind kind) const
     // and read after p. Difference arrays give, per cut, the count of real-sized crossing
     // tensors, the sum of their ids (the id when the count is one) and all crossing bytes.
     std::vector<int64_t> count(nf + 1, 0), idSum(nf + 1, 0), bytes(nf + 1, 0);
-    auto producerOf = [&](TensorId t) { return static_cast<int32_t>(g.tensor(t).producer.index()); };
+    auto producerOf = [&](TensorId t) {
+        return static_cast<int32_t>(g.tensor(t).producer.index());
+    };
     int64_t largest = 0;
     for (TensorId t : m_candidates)
         largest = std::max(largest, g.tensor(t).bytes);
@@ -249,8 +249,8 @@ ChainView GraphFacts::chainView(const cost::Costs *costs, ChainKind kind) const
         const int64_t b = g.tensor(t).bytes;
         view.largestBytes[k] = std::max(view.largestBytes[k], b);
         // Held by the stage's output boundary: produced here and alive across its end.
-        const bool inOutput = static_cast<size_t>(k) < cuts.size() &&
-                              m_lastFwdUse[t.index()] > cuts[k];
+        const bool inOutput =
+            static_cast<size_t>(k) < cuts.size() && m_lastFwdUse[t.index()] > cuts[k];
         if (inOutput)
             continue;
         view.interiorBytes[k] += b;
@@ -288,7 +288,8 @@ Expected<std::vector<char>> keepMask(const GraphFacts &facts, const std::vector<
     std::vector<char> mask(nt, 0), forbidden(nt, 0);
     auto checkTensor = [&](TensorId t, const char *what) -> Status {
         if (!t.valid() || t.index() >= nt)
-            return makeError(StatusCode::InvalidArgument, std::string(what) + ": unknown tensor id");
+            return makeError(StatusCode::InvalidArgument,
+                             std::string(what) + ": unknown tensor id");
         if (!facts.isForwardTensor(t))
             return makeError(StatusCode::InvalidArgument,
                              std::string(what) + ": '" + g.tensor(t).name +
@@ -299,9 +300,10 @@ Expected<std::vector<char>> keepMask(const GraphFacts &facts, const std::vector<
     for (const Pin &p : pins) {
         if (p.kind == PinKind::Offload)
             return makeError(StatusCode::Unsupported,
-                             "offload pin on '" + (p.tensor.valid() && p.tensor.index() < nt
-                                                       ? g.tensor(p.tensor).name
-                                                       : std::string("?")) +
+                             "offload pin on '" +
+                                 (p.tensor.valid() && p.tensor.index() < nt
+                                      ? g.tensor(p.tensor).name
+                                      : std::string("?")) +
                                  "': checkpoint-set lowering cannot offload");
         REMAT_RETURN_IF_ERROR(checkTensor(p.tensor, pinKindName(p.kind)));
         if (p.kind == PinKind::Recompute)
@@ -352,9 +354,10 @@ class Lowering
 public:
     Lowering(const GraphFacts &facts, std::vector<char> kept)
         : m_facts(facts), m_g(facts.graph()), m_tensors(m_g.tensors()), m_nt(m_g.tensorCount()),
-          m_nf(facts.m_forwardOps), m_lossEnd(facts.m_lossEnd), m_n(facts.m_opCount), m_fwd(facts.m_fwd),
-          m_lastFwd(facts.m_lastFwdUse), m_firstBwd(facts.m_firstBwdUse), m_lastBwd(facts.m_lastBwdUse),
-          m_lastUse(facts.m_lastUse), m_kept(std::move(kept)), m_uf(m_nt)
+          m_nf(facts.m_forwardOps), m_lossEnd(facts.m_lossEnd), m_n(facts.m_opCount),
+          m_fwd(facts.m_fwd), m_lastFwd(facts.m_lastFwdUse), m_firstBwd(facts.m_firstBwdUse),
+          m_lastBwd(facts.m_lastBwdUse), m_lastUse(facts.m_lastUse), m_kept(std::move(kept)),
+          m_uf(m_nt)
     {
     }
 
@@ -463,7 +466,10 @@ private:
                 m_kept[t] = 0;
     }
 
-    bool keepForever(size_t t) const { return m_tensors[t].preloaded || m_tensors[t].requiredAtEnd; }
+    bool keepForever(size_t t) const
+    {
+        return m_tensors[t].preloaded || m_tensors[t].requiredAtEnd;
+    }
 
     void freeTensor(TensorId t)
     {
@@ -546,7 +552,8 @@ private:
                     continue;
                 if (!m_fwd[ni] || m_kept[ni])
                     return makeError(StatusCode::Internal, "lowering: '" + m_tensors[ni].name +
-                                                               "' is not resident at '" + op.name + "'");
+                                                               "' is not resident at '" + op.name +
+                                                               "'");
                 REMAT_RETURN_IF_ERROR(recomputeSegmentOf(need, i));
             }
             m_s.compute(OpId(i));
@@ -583,8 +590,9 @@ private:
             for (TensorId in : m_g.ops()[o].inputs)
                 if (!m_resident[in.index()]) {
                     if (!m_fwd[in.index()])
-                        return makeError(StatusCode::Internal, "lowering: '" + m_tensors[in.index()].name +
-                                                                   "' is needed for a recompute but not resident");
+                        return makeError(StatusCode::Internal,
+                                         "lowering: '" + m_tensors[in.index()].name +
+                                             "' is needed for a recompute but not resident");
                     m_stack.push_back(static_cast<int32_t>(m_tensors[in.index()].producer.index()));
                 }
         }
@@ -675,10 +683,10 @@ Expected<schedule::Schedule> scheduleFromSequence(const TrainingGraph &g,
         const training::Op &op = g.op(sequence[i]);
         for (TensorId t : op.inputs) {
             if (!resident[t.index()])
-                return makeError(StatusCode::Internal,
-                                 "sequence: op '" + op.name + "' at position " +
-                                     std::to_string(i) + " reads '" + tensors[t.index()].name +
-                                     "' before it is computed");
+                return makeError(StatusCode::Internal, "sequence: op '" + op.name +
+                                                           "' at position " + std::to_string(i) +
+                                                           " reads '" + tensors[t.index()].name +
+                                                           "' before it is computed");
             lastRead[t.index()] = static_cast<int32_t>(i);
         }
         for (TensorId t : op.outputs) {

@@ -41,9 +41,9 @@ struct ChainView
 {
     ChainKind kind = ChainKind::Articulation;
     std::vector<std::vector<TensorId>> boundarySets; ///< size L-1, in forward order
-    std::vector<int32_t> boundaryPos;    ///< the forward op after which boundary k is cut
-    std::vector<int32_t> stageBegin;     ///< size L+1; stageBegin[L] == forward op count
-    std::vector<int64_t> boundaryBytes;  ///< bytes of boundarySets[k]
+    std::vector<int32_t> boundaryPos;   ///< the forward op after which boundary k is cut
+    std::vector<int32_t> stageBegin;    ///< size L+1; stageBegin[L] == forward op count
+    std::vector<int64_t> boundaryBytes; ///< bytes of boundarySets[k]
     /// Bytes of the forward tensors a stage produces that its output boundary does not hold.
     std::vector<int64_t> interiorBytes;
     /// Bytes of those tensors that backward needs (the stage's tape).
@@ -74,9 +74,9 @@ public:
     static Expected<GraphFacts> build(const training::TrainingGraph &graph);
 
     const training::TrainingGraph &graph() const { return *m_graph; }
-    int32_t forwardOps() const { return m_forwardOps; }     ///< [0, forwardOps)
-    int32_t lossEnd() const { return m_lossEnd; }           ///< loss ops [forwardOps, lossEnd)
-    int32_t opCount() const { return m_opCount; }           ///< backward ops [lossEnd, opCount)
+    int32_t forwardOps() const { return m_forwardOps; } ///< [0, forwardOps)
+    int32_t lossEnd() const { return m_lossEnd; }       ///< loss ops [forwardOps, lossEnd)
+    int32_t opCount() const { return m_opCount; }       ///< backward ops [lossEnd, opCount)
 
     /// Produced by a forward op (an activation or saved state; what a plan may keep or drop).
     bool isForwardTensor(TensorId t) const { return m_fwd[t.index()]; }
@@ -97,8 +97,7 @@ public:
     std::vector<TensorId> siblings(TensorId t) const;
 
     /// A chain view (linear time). Costs may be null (stage seconds are then 0).
-    ChainView chainView(const cost::Costs *costs,
-                        ChainKind kind = ChainKind::Articulation) const;
+    ChainView chainView(const cost::Costs *costs, ChainKind kind = ChainKind::Articulation) const;
 
 private:
     const training::TrainingGraph *m_graph = nullptr;
@@ -107,9 +106,8 @@ private:
     std::vector<int32_t> m_lastFwdUse, m_firstBwdUse, m_lastBwdUse, m_lastUse;
     std::vector<TensorId> m_candidates, m_bwdNeeded;
     friend class Lowering;
-    friend Expected<schedule::Schedule> lowerCheckpointSet(const GraphFacts &,
-                                                           const std::vector<TensorId> &,
-                                                           const std::vector<Pin> &);
+    friend Expected<schedule::Schedule>
+    lowerCheckpointSet(const GraphFacts &, const std::vector<TensorId> &, const std::vector<Pin> &);
     friend Expected<schedule::Schedule> lowerKeepMask(const GraphFacts &, std::vector<char>);
 };
 

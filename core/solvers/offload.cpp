@@ -25,24 +25,25 @@ using training::Tensor;
 struct Candidate
 {
     bool weight = false;
-    TensorId tensor;      ///< weights
-    int instance = -1;    ///< activations: the producing position
-    int from = -1;        ///< activations: the use before the gap
-    int to = -1;          ///< activations: the read after the gap
-    double score = 0;     ///< bytes x positions spent off the device
-    bool forced = false;  ///< offload pin / stream-weights=always
+    TensorId tensor;     ///< weights
+    int instance = -1;   ///< activations: the producing position
+    int from = -1;       ///< activations: the use before the gap
+    int to = -1;         ///< activations: the read after the gap
+    double score = 0;    ///< bytes x positions spent off the device
+    bool forced = false; ///< offload pin / stream-weights=always
 };
 
 struct Layout
 {
     std::vector<int> seq;
-    std::vector<int> lastRead;                  ///< per position (-1: unread)
-    std::vector<std::vector<int>> reads;        ///< per position: positions reading that run
-    std::vector<std::vector<int>> weightReads;  ///< per tensor: positions reading it (preloaded)
+    std::vector<int> lastRead;                 ///< per position (-1: unread)
+    std::vector<std::vector<int>> reads;       ///< per position: positions reading that run
+    std::vector<std::vector<int>> weightReads; ///< per tensor: positions reading it (preloaded)
     std::vector<Candidate> candidates;
 };
 
-Layout layout(const checkmate::Problem &p, const training::TrainingGraph &graph, const std::vector<int> &seq)
+Layout layout(const checkmate::Problem &p, const training::TrainingGraph &graph,
+              const std::vector<int> &seq)
 {
     Layout l;
     l.seq = seq;
@@ -72,7 +73,8 @@ Layout layout(const checkmate::Problem &p, const training::TrainingGraph &graph,
         int prev = static_cast<int>(pos);
         for (int r : l.reads[pos]) {
             if (r - prev >= 2)
-                l.candidates.push_back({false, TensorId(), int(pos), prev, r, double(bytes) * (r - prev), false});
+                l.candidates.push_back(
+                    {false, TensorId(), int(pos), prev, r, double(bytes) * (r - prev), false});
             prev = r;
         }
     }
@@ -91,8 +93,8 @@ Layout layout(const checkmate::Problem &p, const training::TrainingGraph &graph,
 
 /// The position before whose compute a prefetch of `bytes` must start to arrive by `to`
 /// (copy time covered by the compute in between), never before `after + 1`.
-int prefetchPosition(const checkmate::Problem &p, const cost::Costs &costs, const std::vector<int> &seq,
-                     int after, int to, int64_t bytes, bool justInTime)
+int prefetchPosition(const checkmate::Problem &p, const cost::Costs &costs,
+                     const std::vector<int> &seq, int after, int to, int64_t bytes, bool justInTime)
 {
     if (justInTime)
         return std::max(to, after + 1);
@@ -134,7 +136,8 @@ schedule::Schedule buildSchedule(const checkmate::Problem &p, const training::Tr
         for (const Candidate *c : byInstance[pos]) {
             for (TensorId t : p.blockTensors[k])
                 freeAfter[c->from].push_back(t);
-            const int at = prefetchPosition(p, costs, l.seq, c->from, c->to, p.blockBytes[k], justInTime);
+            const int at =
+                prefetchPosition(p, costs, l.seq, c->from, c->to, p.blockBytes[k], justInTime);
             for (TensorId t : p.blockTensors[k])
                 prefetchBefore[at].push_back(t);
         }
@@ -152,7 +155,8 @@ schedule::Schedule buildSchedule(const checkmate::Problem &p, const training::Tr
             if (j > 0)
                 freeAfter[r[j - 1]].push_back(t);
             const int after = j == 0 ? -1 : r[j - 1];
-            prefetchBefore[prefetchPosition(p, costs, l.seq, after, r[j], bytes, justInTime)].push_back(t);
+            prefetchBefore[prefetchPosition(p, costs, l.seq, after, r[j], bytes, justInTime)]
+                .push_back(t);
         }
         freeAfter[r.back()].push_back(t);
     }
@@ -205,7 +209,8 @@ int64_t peakLowerBound(const checkmate::Problem &p)
         int64_t in = 0;
         for (int v : p.inputs[k])
             in += p.valueBytes[v];
-        floor = std::max(floor, p.constantBytes + sticky + in + p.blockBytes[k] + p.transientBytes[k]);
+        floor =
+            std::max(floor, p.constantBytes + sticky + in + p.blockBytes[k] + p.transientBytes[k]);
     }
     return floor;
 }
@@ -220,7 +225,8 @@ public:
         return "Weights and chosen activations live in host memory between uses and are "
                "prefetched on the copy lane early enough for the copy to hide behind the compute "
                "before their next use (host<->device bandwidth from the cost model); activations "
-               "are offloaded right after they are produced. Streamed weights start in host memory. "
+               "are offloaded right after they are produced. Streamed weights start in host "
+               "memory. "
                "Combined with recomputation: the op sequence is store-all or a Checkmate-greedy "
                "recomputation plan at a fraction of the budget, and the plan with the shortest "
                "simulated step (copy stalls included) under the budget wins.";
@@ -273,7 +279,8 @@ Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
             std::vector<int> seq = checkmate::greedyPlan(
                 streamed, static_cast<int64_t>(f * double(request.budgetBytes)),
                 std::min(5.0, 0.05 * request.timeLimitSeconds), request.stop);
-            if (!seq.empty() && std::find(sequences.begin(), sequences.end(), seq) == sequences.end())
+            if (!seq.empty() &&
+                std::find(sequences.begin(), sequences.end(), seq) == sequences.end())
                 sequences.push_back(std::move(seq));
         }
     }
@@ -308,14 +315,16 @@ Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
             bool pinned = cand.weight && weightsMode == "always";
             if (!cand.weight)
                 for (TensorId t : p.blockTensors[l.seq[cand.instance]])
-                    pinned = pinned || std::find(offloadPinned.begin(), offloadPinned.end(), t) != offloadPinned.end();
+                    pinned = pinned || std::find(offloadPinned.begin(), offloadPinned.end(), t) !=
+                                           offloadPinned.end();
             if (pinned)
                 forced[c] = 1;
             else
                 order.push_back(c);
         }
-        std::stable_sort(order.begin(), order.end(),
-                         [&](size_t a, size_t b) { return l.candidates[a].score > l.candidates[b].score; });
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return l.candidates[a].score > l.candidates[b].score;
+        });
         // Prefetches start early enough to hide the copy ("ahead"), or right before the read
         // ("just in time": lower peak, copies stall the compute lane).
         for (bool justInTime : {false, true}) {
@@ -323,7 +332,8 @@ Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
                 std::vector<char> chosen = forced;
                 for (size_t j = 0; j < m; ++j)
                     chosen[order[j]] = 1;
-                schedule::Schedule s = buildSchedule(p, graph, *request.costs, l, chosen, justInTime);
+                schedule::Schedule s =
+                    buildSchedule(p, graph, *request.costs, l, chosen, justInTime);
                 Expected<sim::Timeline> tl = sim::simulate(s, graph, *request.costs, so);
                 if (!tl)
                     return std::nullopt;
@@ -347,7 +357,8 @@ Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
             // Fewest streamed candidates (by score) that fit: less copying, fewer stalls.
             size_t lo = 0, hi = order.size();
             std::optional<Best> hiPlan = std::move(all);
-            while (lo + 1 < hi && elapsed() < request.timeLimitSeconds && !request.stop.stopRequested()) {
+            while (lo + 1 < hi && elapsed() < request.timeLimitSeconds &&
+                   !request.stop.stopRequested()) {
                 const size_t mid = (lo + hi) / 2;
                 std::optional<Best> b = trial(mid);
                 if (b && b->timeline.peakBytes <= request.budgetBytes) {
@@ -378,16 +389,18 @@ Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
     plan.schedule = std::move(chosen.schedule);
     REMAT_ASSIGN_OR_RETURN(plan.timeline, sim::simulate(plan.schedule, graph, *request.costs, so));
     plan.solverObjective = plan.timeline.totalSeconds;
-    plan.status = feasible ? (request.stop.stopRequested() ? SolveStatus::Cancelled : SolveStatus::Feasible)
-                           : SolveStatus::Infeasible;
-    plan.note = fmt::format("{} streamed stretches on {}; host peak {} B; copy lane busy {:.4g} s; "
-                            "{} op sequences tried",
-                            chosen.streamed, chosen.sequence == 0 ? "the store-all order"
-                                                                  : "a recomputation plan",
-                            plan.timeline.hostPeakBytes, plan.timeline.copySeconds, sequences.size());
+    plan.status =
+        feasible ? (request.stop.stopRequested() ? SolveStatus::Cancelled : SolveStatus::Feasible)
+                 : SolveStatus::Infeasible;
+    plan.note = fmt::format(
+        "{} streamed stretches on {}; host peak {} B; copy lane busy {:.4g} s; "
+        "{} op sequences tried",
+        chosen.streamed, chosen.sequence == 0 ? "the store-all order" : "a recomputation plan",
+        plan.timeline.hostPeakBytes, plan.timeline.copySeconds, sequences.size());
     if (!feasible)
-        plan.note = fmt::format("infeasible: the lowest peak found is {} B; ", plan.timeline.peakBytes) +
-                    plan.note;
+        plan.note =
+            fmt::format("infeasible: the lowest peak found is {} B; ", plan.timeline.peakBytes) +
+            plan.note;
     plan.solveSeconds = elapsed();
     return plan;
 }

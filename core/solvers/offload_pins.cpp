@@ -27,9 +27,10 @@ std::string describeFirstPin(const SolveRequest &request, std::optional<PinKind>
 {
     for (const Pin &p : request.pins)
         if (!kind || p.kind == *kind) {
-            const std::string name = request.graph && p.tensor.index() < request.graph->tensorCount()
-                                         ? request.graph->tensor(p.tensor).name
-                                         : "#" + std::to_string(p.tensor.value);
+            const std::string name =
+                request.graph && p.tensor.index() < request.graph->tensorCount()
+                    ? request.graph->tensor(p.tensor).name
+                    : "#" + std::to_string(p.tensor.value);
             return std::string(pinKindName(p.kind)) + " pin on " + name;
         }
     return "pin";
@@ -80,9 +81,11 @@ Expected<Plan> streamOffloadPins(Plan plan, const SolveRequest &request)
         long nextRead = -1;
         for (size_t i = size_t(lastForward) + 1; i < n && nextRead < 0; ++i) {
             const schedule::Step &s = steps[i];
-            if ((s.kind == schedule::StepKind::Free || s.kind == schedule::StepKind::Offload) && s.tensor() == t)
+            if ((s.kind == schedule::StepKind::Free || s.kind == schedule::StepKind::Offload) &&
+                s.tensor() == t)
                 return makeError(StatusCode::InvalidArgument,
-                                 "offload pin on " + name + ": the plan does not keep it for backward");
+                                 "offload pin on " + name +
+                                     ": the plan does not keep it for backward");
             if (s.kind == schedule::StepKind::Compute) {
                 if (writes(g.op(s.op()), t))
                     return makeError(StatusCode::InvalidArgument,

@@ -22,8 +22,8 @@ Status PlanBuilder::init()
     if (m_request.costs->opSeconds.size() != m_request.graph->opCount())
         return makeError(StatusCode::InvalidArgument,
                          m_solverId + ": costs cover " +
-                             std::to_string(m_request.costs->opSeconds.size()) + " ops, the graph has " +
-                             std::to_string(m_request.graph->opCount()));
+                             std::to_string(m_request.costs->opSeconds.size()) +
+                             " ops, the graph has " + std::to_string(m_request.graph->opCount()));
     if (m_request.objective == Objective::MinTime && m_request.budgetBytes <= 0)
         return makeError(StatusCode::InvalidArgument,
                          m_solverId + ": min-time needs a positive budget");

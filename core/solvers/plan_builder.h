@@ -82,8 +82,8 @@ private:
     std::string m_solverId;
     const SolveRequest &m_request;
     std::optional<GraphFacts> m_facts;
-    std::optional<Candidate> m_best;          ///< best for the objective (MinTime: under budget)
-    std::optional<Candidate> m_smallest;      ///< smallest peak, for the infeasible answer
+    std::optional<Candidate> m_best;     ///< best for the objective (MinTime: under budget)
+    std::optional<Candidate> m_smallest; ///< smallest peak, for the infeasible answer
     int64_t m_smallestPeak = -1;
     std::chrono::steady_clock::time_point m_start;
     std::chrono::steady_clock::time_point m_lastProgress;

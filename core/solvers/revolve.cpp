@@ -1,9 +1,9 @@
 // Revolve (Griewank & Walther, ACM TOMS 2000, "Algorithm 799"): binomial checkpointing of a
 // chain of l identical steps with s snapshot slots, on the chain of articulation points.
+#include "core/solvers/revolve.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/checkpoint_solvers.h"
 #include "core/solvers/plan_builder.h"
-#include "core/solvers/revolve.h"
 
 #include <algorithm>
 #include <limits>
@@ -64,7 +64,10 @@ std::vector<OpId> revolveSequence(const StageOps &ops, const RevolveTable &table
 {
     std::vector<OpId> seq;
     bool lossDone = false;
-    struct Task { int i, j, s; };
+    struct Task
+    {
+        int i, j, s;
+    };
     std::vector<Task> stack{{0, int(ops.forward.size()), snaps}};
     while (!stack.empty()) {
         const Task t = stack.back();

@@ -2,6 +2,7 @@
 // The binomial reversal table of Revolve, exposed for tests.
 //   RevolveTable t(100, 5);  t.forwardSteps(100, 5) == revolveBinomialFormula(100, 5);
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +19,7 @@ public:
     int split(int l, int s) const;
 
 private:
-    int64_t &at(int l, int s) { return m_t[size_t(l) * (m_s + 1) + s]; }
+    int64_t &at(int l, int s) { return m_t[std::size_t(l) * (m_s + 1) + s]; }
     int m_l, m_s;
     std::vector<int64_t> m_t;
     std::vector<int> m_split;

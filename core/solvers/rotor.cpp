@@ -53,8 +53,8 @@ REMAT_ROTOR_VECTORISE void minKeepTape(float *__restrict best, const float *__re
 struct RotorChain
 {
     int L = 0;
-    std::vector<int> cw;      ///< size L+1: input of stage k (x_k), x_L the output
-    std::vector<int> cbw;     ///< size L+1: cbw[k+1] = tape of stage k, its output included
+    std::vector<int> cw;  ///< size L+1: input of stage k (x_k), x_L the output
+    std::vector<int> cbw; ///< size L+1: cbw[k+1] = tape of stage k, its output included
     std::vector<int> fwdTmp, bwdTmp;
     std::vector<double> fw, bw;
 };
@@ -101,8 +101,7 @@ class RotorTable
 {
 public:
     RotorTable(const RotorChain &c, int slots)
-        : m_c(c), m_slots(slots),
-          m_opt(size_t(slots + 1) * (size_t(c.L) * (c.L + 1) / 2), kInf)
+        : m_c(c), m_slots(slots), m_opt(size_t(slots + 1) * (size_t(c.L) * (c.L + 1) / 2), kInf)
     {
     }
     /// Row of pair (i, j), i <= j, packed by length d = j - i; a row holds every memory m, so
@@ -198,7 +197,10 @@ public:
     {
         std::vector<OpId> seq;
         bool lossDone = false;
-        struct Task { int kind, m, i, j; }; // kind 0: solve, 1: backward of stage i
+        struct Task
+        {
+            int kind, m, i, j;
+        }; // kind 0: solve, 1: backward of stage i
         std::vector<Task> stack{{0, m, 0, m_c.L - 1}};
         while (!stack.empty()) {
             const Task t = stack.back();

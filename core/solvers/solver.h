@@ -25,7 +25,7 @@ enum class Objective : unsigned char {
     MinPeak, ///< the lowest peak memory, whatever the recompute cost
     MinTime, ///< the least recompute time with peak <= budget
 };
-const char *objectiveName(Objective o);        ///< "min-peak", "min-time"
+const char *objectiveName(Objective o); ///< "min-peak", "min-time"
 Expected<Objective> parseObjective(const std::string &text);
 
 enum class PinKind : unsigned char {
@@ -33,7 +33,7 @@ enum class PinKind : unsigned char {
     Recompute, ///< never stored across the forward/backward boundary
     Offload,   ///< moved to host memory between uses
 };
-const char *pinKindName(PinKind k);            ///< "keep", "recompute", "offload"
+const char *pinKindName(PinKind k); ///< "keep", "recompute", "offload"
 /// The kind pinKindName names; nullopt for any other text.
 std::optional<PinKind> parsePinKind(std::string_view name);
 
@@ -45,14 +45,14 @@ struct Pin
 };
 
 enum class SolveStatus : unsigned char { Optimal, Feasible, Infeasible, TimedOut, Cancelled };
-const char *solveStatusName(SolveStatus s);    ///< "optimal", "feasible", ...
+const char *solveStatusName(SolveStatus s); ///< "optimal", "feasible", ...
 
 /// Live progress, for MILP incumbents and long searches. Called from the solving thread.
 struct SolveProgress
 {
-    double fraction = -1;      ///< 0..1, or -1 when unknown
-    double incumbent = -1;     ///< best objective so far (-1: none)
-    double bound = -1;         ///< best proven bound (-1: none)
+    double fraction = -1;  ///< 0..1, or -1 when unknown
+    double incumbent = -1; ///< best objective so far (-1: none)
+    double bound = -1;     ///< best proven bound (-1: none)
     double elapsedSeconds = 0;
     std::string message;
 };
@@ -62,7 +62,7 @@ struct SolveRequest
     const training::TrainingGraph *graph = nullptr;
     const cost::Costs *costs = nullptr;
     Objective objective = Objective::MinPeak;
-    int64_t budgetBytes = 0;       ///< device bytes, total peak (MinTime); ignored by MinPeak
+    int64_t budgetBytes = 0; ///< device bytes, total peak (MinTime); ignored by MinPeak
     std::vector<Pin> pins;
     double timeLimitSeconds = 60;
     StopToken stop;
@@ -72,7 +72,7 @@ struct SolveRequest
 
 struct Plan
 {
-    std::string solver;            ///< registry id
+    std::string solver; ///< registry id
     SolveStatus status = SolveStatus::Feasible;
     Objective objective = Objective::MinPeak;
     int64_t budgetBytes = 0;
@@ -80,13 +80,13 @@ struct Plan
     /// Checkpoint-set solvers: the forward tensors kept across the forward/backward boundary.
     std::vector<TensorId> checkpoints;
     std::vector<Pin> pins;
-    double solverObjective = 0;    ///< the paper's own proxy objective value
+    double solverObjective = 0;      ///< the paper's own proxy objective value
     std::string solverObjectiveName; ///< what that number means ("sum(ckpt)+max segment bytes")
-    double bound = -1;             ///< a proven bound on the objective (-1: none), MILP gap from it
+    double bound = -1; ///< a proven bound on the objective (-1: none), MILP gap from it
     double solveSeconds = 0;
     std::map<std::string, std::string> settings;
-    std::string note;              ///< e.g. "chain of 53 articulation points", "infeasible: min 1.2 GiB"
-    sim::Timeline timeline;        ///< the simulator's figures for `schedule` (points not recorded)
+    std::string note;       ///< e.g. "chain of 53 articulation points", "infeasible: min 1.2 GiB"
+    sim::Timeline timeline; ///< the simulator's figures for `schedule` (points not recorded)
 };
 
 /// How long a solver takes on a corpus graph: whether the planner may run it on its own.
@@ -97,11 +97,11 @@ enum class SpeedClass : unsigned char {
 
 struct Capabilities
 {
-    bool anyDag = true;            ///< false: runs on the chain of articulation points only
+    bool anyDag = true; ///< false: runs on the chain of articulation points only
     bool minPeak = true;
     bool minTime = true;
-    bool pins = true;              ///< keep / recompute pins
-    bool offloadPins = false;      ///< offload pins (most checkpoint solvers refuse them)
+    bool pins = true;                ///< keep / recompute pins
+    bool offloadPins = false;        ///< offload pins (most checkpoint solvers refuse them)
     bool optimalForItsModel = false; ///< claims optimality (checked against brute force)
     bool needsCbc = false;
     SpeedClass speed = SpeedClass::Interactive;
@@ -117,7 +117,7 @@ public:
 
     virtual std::string id() const = 0;          ///< "chen-sqrtn"
     virtual std::string title() const = 0;       ///< "Chen et al. 2016, sqrt(n) segments"
-    virtual std::string description() const = 0;///< a paragraph for the UI and --help
+    virtual std::string description() const = 0; ///< a paragraph for the UI and --help
     virtual Capabilities capabilities() const = 0;
     /// Solves and simulates, under the framework's guard (solver_guard.cpp): an exception
     /// thrown by the search (std::bad_alloc from a large DP table, a third-party library's

@@ -37,8 +37,7 @@ std::string figures(const sim::Timeline &t)
     return fmt::format("peak {}, {:.1f}% recompute", formatBytes(t.peakBytes), t.tdiPercent());
 }
 
-template<typename Search>
-Expected<Plan> runGuarded(const std::string &id, Search &&search)
+template <typename Search> Expected<Plan> runGuarded(const std::string &id, Search &&search)
 {
     try {
         return search();
@@ -49,7 +48,8 @@ Expected<Plan> runGuarded(const std::string &id, Search &&search)
     } catch (const std::exception &e) {
         return makeError(StatusCode::Internal, id + ": the search failed: " + e.what());
     } catch (...) {
-        return makeError(StatusCode::Internal, id + ": the search failed with an unknown exception");
+        return makeError(StatusCode::Internal,
+                         id + ": the search failed with an unknown exception");
     }
 }
 
@@ -66,8 +66,8 @@ Expected<Plan> storeAllBaseline(const SolveRequest &request)
 
 /// The row for a solver that cannot honour the request's pins: infeasible, saying which pin,
 /// with store-all's schedule without pins to look at (so the row never vanishes from a table).
-Expected<Plan> pinRefusedPlan(const SolveRequest &request, const std::string &id, const Capabilities &caps,
-                              const Status &why)
+Expected<Plan> pinRefusedPlan(const SolveRequest &request, const std::string &id,
+                              const Capabilities &caps, const Status &why)
 {
     SolveRequest bare = request;
     bare.pins.clear();
@@ -112,11 +112,11 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
         // an answer loses to it on the objective.
         const double tb = stepSeconds(b), tp = stepSeconds(plan.timeline);
         if (!answered(plan.status) || plan.timeline.peakBytes > request.budgetBytes)
-            why = fmt::format("{} found no plan within the budget ({}), but store-all fits it ({})", id,
-                              solveStatusName(plan.status), figures(b));
+            why = fmt::format("{} found no plan within the budget ({}), but store-all fits it ({})",
+                              id, solveStatusName(plan.status), figures(b));
         else if (tp > tb + 1e-9 * std::max(tp, tb))
-            why = fmt::format("store-all fits the budget ({}); {}'s plan ({}) was slower", figures(b), id,
-                              figures(plan.timeline));
+            why = fmt::format("store-all fits the budget ({}); {}'s plan ({}) was slower",
+                              figures(b), id, figures(plan.timeline));
     } else if (dominates(b, plan.timeline)) {
         why = fmt::format("{}'s plan ({}) was worse than store-all ({}) on peak and time", id,
                           figures(plan.timeline), figures(b));
@@ -139,7 +139,8 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
         out.status = plan.status == SolveStatus::Infeasible ? SolveStatus::Infeasible : plan.status;
     else
         out.status = SolveStatus::Feasible;
-    out.note = "store-all returned: " + why + (plan.note.empty() ? std::string() : " (" + plan.note + ")");
+    out.note =
+        "store-all returned: " + why + (plan.note.empty() ? std::string() : " (" + plan.note + ")");
     return out;
 }
 
@@ -161,7 +162,8 @@ Expected<Plan> Solver::solve(const SolveRequest &request) const
     if (plan && streamPins)
         plan = runGuarded(name, [&] { return streamOffloadPins(std::move(*plan), request); });
     // A pin the solver cannot honour is an answer (infeasible, naming the pin), not a vanished row.
-    if (!plan && !request.pins.empty() && plan.status().message().find("pin") != std::string::npos &&
+    if (!plan && !request.pins.empty() &&
+        plan.status().message().find("pin") != std::string::npos &&
         (plan.status().code() == StatusCode::Unsupported ||
          plan.status().code() == StatusCode::InvalidArgument))
         return pinRefusedPlan(request, name, caps, plan.status());

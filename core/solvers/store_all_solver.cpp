@@ -44,8 +44,9 @@ Expected<Plan> storeAllPlan(const SolveRequest &request)
         kept += pb.graph().tensor(t).bytes;
     REMAT_RETURN_IF_ERROR(pb.offerCheckpoints(pb.facts().backwardNeeded(), double(kept)).status());
     const bool noRecompute = request.pins.empty();
-    return pb.finish(request.objective == Objective::MinTime && noRecompute ? SolveStatus::Optimal
-                                                                            : SolveStatus::Feasible);
+    return pb.finish(request.objective == Objective::MinTime && noRecompute
+                         ? SolveStatus::Optimal
+                         : SolveStatus::Feasible);
 }
 
 std::unique_ptr<Solver> makeStoreAllSolver() { return std::make_unique<StoreAllSolver>(); }

@@ -16,7 +16,7 @@ namespace {
 /// One forward op to be: an ONNX node, or a fused pattern described by a synthetic node.
 struct WorkNode
 {
-    ir::Node node;     ///< inputs already resolved through removed aliases
+    ir::Node node; ///< inputs already resolved through removed aliases
     NodeId source;
     const ops::OpDef *rule = nullptr; ///< the op's definition; its gradient rule is rule->derive
     std::vector<bool> inputNeedsGrad, outputHasGrad;
@@ -28,7 +28,8 @@ struct WorkNode
 
 std::string nodeLabel(const ir::Node &n)
 {
-    return n.name.empty() ? fmt::format("#{} ({})", n.id.value, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
+    return n.name.empty() ? fmt::format("#{} ({})", n.id.value, n.opType)
+                          : fmt::format("'{}' ({})", n.name, n.opType);
 }
 
 bool isDefaultDomain(const ir::Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
@@ -57,13 +58,14 @@ private:
     }
     /// Replaces the pattern ending at `last` by one node of `type` reading `x`; `inner` are the
     /// pattern's other nodes.
-    void fuse(const ir::Node &last, const char *type, ValueId x, std::initializer_list<const ir::Node *> inner);
+    void fuse(const ir::Node &last, const char *type, ValueId x,
+              std::initializer_list<const ir::Node *> inner);
     Status collectWorkNodes();
     void propagateRequiresGrad();
     Status planBackward();
     Expected<TensorId> tensorFor(ValueId v);
-    TensorId newTensor(std::string name, TensorRole role, ir::DataType dtype, const ir::Shape &shape,
-                       int64_t bytes, ValueId source);
+    TensorId newTensor(std::string name, TensorRole role, ir::DataType dtype,
+                       const ir::Shape &shape, int64_t bytes, ValueId source);
     Status emitForward();
     Status emitLoss();
     Status emitBackward();
@@ -98,8 +100,8 @@ private:
     BuildOptions m_opt;
     std::vector<bool> m_constNode, m_constVal, m_skipNode, m_requiresGrad;
     std::vector<ValueId> m_alias;
-    std::vector<ir::Node> m_fused;          // synthetic nodes replacing a pattern, by last node
-    std::vector<int> m_fusedAt;             // node index -> index into m_fused, or -1
+    std::vector<ir::Node> m_fused; // synthetic nodes replacing a pattern, by last node
+    std::vector<int> m_fusedAt;    // node index -> index into m_fused, or -1
     std::vector<WorkNode> m_work;
     std::vector<int> m_gradCount, m_gradReceived;
     std::vector<TensorId> m_runningGrad;
@@ -134,13 +136,14 @@ void Builder::findAliases()
     m_alias.assign(m_g.valueCount(), ValueId());
     m_skipNode.assign(m_g.nodeCount(), false);
     for (const ir::Node &n : m_g.nodes()) {
-        if (m_constNode[n.id.index()] || !isDefaultDomain(n) || n.inputs.empty() || !n.inputs[0].valid() ||
-            n.outputs.empty() || !n.outputs[0].valid())
+        if (m_constNode[n.id.index()] || !isDefaultDomain(n) || n.inputs.empty() ||
+            !n.inputs[0].valid() || n.outputs.empty() || !n.outputs[0].valid())
             continue;
         bool identity = n.opType == "Identity";
         if (n.opType == "Dropout" && !ops::dropoutDrops(m_g, n)) {
             // The mask output must be unused for the node to vanish.
-            identity = n.outputs.size() < 2 || !n.outputs[1].valid() || m_g.value(n.outputs[1]).consumers.empty();
+            identity = n.outputs.size() < 2 || !n.outputs[1].valid() ||
+                       m_g.value(n.outputs[1]).consumers.empty();
         }
         if (!identity || m_g.value(n.outputs[0]).isGraphOutput)
             continue;
@@ -156,7 +159,8 @@ bool Builder::constantNear(const ir::Value *v, double expected) const
     if (!v->initializer || !v->initializer->hasData())
         return true; // folded shape arithmetic without data: trust the structure
     auto f = v->initializer->toFloats();
-    return f && f->size() == 1 && std::abs((*f)[0] - expected) < 1e-3 * std::max(1.0, std::abs(expected));
+    return f && f->size() == 1 &&
+           std::abs((*f)[0] - expected) < 1e-3 * std::max(1.0, std::abs(expected));
 }
 
 void Builder::fuseGelu()
@@ -179,7 +183,8 @@ void Builder::fuseGelu()
         if (!add || add->opType != "Add")
             continue;
         const int addOther = otherInput(*add, erf->outputs[0]);
-        if (addOther < 0 || !constInput(*add, size_t(addOther)) || !constantNear(constInput(*add, size_t(addOther)), 1.0))
+        if (addOther < 0 || !constInput(*add, size_t(addOther)) ||
+            !constantNear(constInput(*add, size_t(addOther)), 1.0))
             continue;
         const ir::Node *mulX = soleConsumer(add->outputs[0]);
         if (!mulX || mulX->opType != "Mul" || otherInput(*mulX, add->outputs[0]) < 0 ||
@@ -189,7 +194,8 @@ void Builder::fuseGelu()
         if (!half || half->opType != "Mul")
             continue;
         const int halfOther = otherInput(*half, mulX->outputs[0]);
-        if (halfOther < 0 || !constInput(*half, size_t(halfOther)) || !constantNear(constInput(*half, size_t(halfOther)), 0.5))
+        if (halfOther < 0 || !constInput(*half, size_t(halfOther)) ||
+            !constantNear(constInput(*half, size_t(halfOther)), 0.5))
             continue;
         ir::Node gelu;
         gelu.id = half->id;
@@ -206,7 +212,8 @@ void Builder::fuseGelu()
     }
 }
 
-void Builder::fuse(const ir::Node &last, const char *type, ValueId x, std::initializer_list<const ir::Node *> inner)
+void Builder::fuse(const ir::Node &last, const char *type, ValueId x,
+                   std::initializer_list<const ir::Node *> inner)
 {
     ir::Node fused;
     fused.id = last.id;
@@ -226,13 +233,15 @@ void Builder::fuseSiluMish()
     if (!m_opt.fuseActivations)
         return;
     const auto usable = [&](const ir::Node *n, const char *type) {
-        return n && n->opType == type && !m_constNode[n->id.index()] && !m_skipNode[n->id.index()] &&
-               m_fusedAt[n->id.index()] < 0 && n->outputs.size() == 1 && n->outputs[0].valid();
+        return n && n->opType == type && !m_constNode[n->id.index()] &&
+               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
+               n->outputs.size() == 1 && n->outputs[0].valid();
     };
     // Mul(x, f(x)) with f's output read once: SiLU = x * Sigmoid(x), Mish = x * Tanh(Softplus(x)).
     for (const ir::Node &first : m_g.nodes()) {
-        if ((first.opType != "Sigmoid" && first.opType != "Softplus") || !usable(&first, first.opType.c_str()) ||
-            first.inputs.size() != 1 || !first.inputs[0].valid())
+        if ((first.opType != "Sigmoid" && first.opType != "Softplus") ||
+            !usable(&first, first.opType.c_str()) || first.inputs.size() != 1 ||
+            !first.inputs[0].valid())
             continue;
         const ValueId x = resolve(first.inputs[0]);
         const ir::Node *tanh = nullptr;
@@ -244,7 +253,8 @@ void Builder::fuseSiluMish()
             gate = tanh->outputs[0];
         }
         const ir::Node *mul = soleConsumer(gate);
-        if (!usable(mul, "Mul") || otherInput(*mul, gate) < 0 || resolve(mul->inputs[size_t(otherInput(*mul, gate))]) != x)
+        if (!usable(mul, "Mul") || otherInput(*mul, gate) < 0 ||
+            resolve(mul->inputs[size_t(otherInput(*mul, gate))]) != x)
             continue;
         if (!(m_g.value(mul->outputs[0]).shape == m_g.value(x).shape))
             continue; // a broadcasting product is no activation
@@ -267,11 +277,13 @@ Status Builder::collectWorkNodes()
             in = resolve(in);
         if (!isDefaultDomain(w.node))
             return makeError(StatusCode::Unsupported,
-                             fmt::format("node {}: op domain '{}' has no gradient rules", nodeLabel(w.node), w.node.domain));
+                             fmt::format("node {}: op domain '{}' has no gradient rules",
+                                         nodeLabel(w.node), w.node.domain));
         w.rule = ops::findOp(w.node.opType);
         if (!w.rule || !w.rule->derive)
             return makeError(StatusCode::Unsupported,
-                             fmt::format("no gradient rule for op type '{}' (node {})", w.node.opType, nodeLabel(w.node)));
+                             fmt::format("no gradient rule for op type '{}' (node {})",
+                                         w.node.opType, nodeLabel(w.node)));
         m_work.push_back(std::move(w));
     }
     return Status::ok();
@@ -295,7 +307,8 @@ void Builder::propagateRequiresGrad()
             const ValueId in = n.inputs[i];
             if (!in.valid())
                 continue;
-            const bool needs = m_requiresGrad[in.index()] && ir::isFloatingPoint(m_g.value(in).dtype) &&
+            const bool needs = m_requiresGrad[in.index()] &&
+                               ir::isFloatingPoint(m_g.value(in).dtype) &&
                                w.rule->differentiable(n, i);
             w.inputNeedsGrad[i] = needs;
             any = any || needs;
@@ -320,7 +333,8 @@ Status Builder::planBackward()
             m_gradCount[out.index()] += 1; // the loss seeds it
     }
     if (m_lossOutputs.empty())
-        return makeError(StatusCode::Unsupported, "the graph has no floating-point output to build a loss from");
+        return makeError(StatusCode::Unsupported,
+                         "the graph has no floating-point output to build a loss from");
     for (auto it = m_work.rbegin(); it != m_work.rend(); ++it) {
         WorkNode &w = *it;
         const ir::Node &n = w.node;
@@ -357,8 +371,8 @@ Status Builder::planBackward()
     return Status::ok();
 }
 
-TensorId Builder::newTensor(std::string name, TensorRole role, ir::DataType dtype, const ir::Shape &shape,
-                            int64_t bytes, ValueId source)
+TensorId Builder::newTensor(std::string name, TensorRole role, ir::DataType dtype,
+                            const ir::Shape &shape, int64_t bytes, ValueId source)
 {
     Tensor t;
     t.id = TensorId(m_tensors.size());
@@ -439,10 +453,12 @@ Status Builder::emitForward()
             }
             auto count = e.shape.numElements();
             if (!count)
-                return count.status().withContext(fmt::format("node {}: saved '{}'", nodeLabel(n), e.suffix));
-            const std::string base = n.outputs.empty() || !n.outputs[0].valid() ? op.name : m_g.value(n.outputs[0]).name;
-            const TensorId t = newTensor(base + "::" + e.suffix, TensorRole::SavedState, e.dtype, e.shape,
-                                         *count * ir::elementSize(e.dtype), ValueId());
+                return count.status().withContext(
+                    fmt::format("node {}: saved '{}'", nodeLabel(n), e.suffix));
+            const std::string base =
+                n.outputs.empty() || !n.outputs[0].valid() ? op.name : m_g.value(n.outputs[0]).name;
+            const TensorId t = newTensor(base + "::" + e.suffix, TensorRole::SavedState, e.dtype,
+                                         e.shape, *count * ir::elementSize(e.dtype), ValueId());
             w.outputs.emplace_back(e.position, t);
         }
         std::sort(w.outputs.begin(), w.outputs.end());
@@ -481,8 +497,9 @@ TensorId Builder::contribute(ValueId vid, TensorRole role)
     }
     const bool last = k == total;
     const TensorRole sumRole = role == TensorRole::Loss ? TensorRole::ActivationGrad : role;
-    const TensorId sum = newTensor(last ? "grad:" + v.name : fmt::format("grad:{}#sum{}", v.name, k - 1), sumRole,
-                                   v.dtype, v.shape, bytes, vid);
+    const TensorId sum =
+        newTensor(last ? "grad:" + v.name : fmt::format("grad:{}#sum{}", v.name, k - 1), sumRole,
+                  v.dtype, v.shape, bytes, vid);
     m_tensors[sum.index()].requiredAtEnd = last && required;
     Op acc;
     acc.name = fmt::format("grad:{}/accumulate{}", v.name, k - 1);
@@ -520,14 +537,16 @@ Status Builder::emitLoss()
         // A copy, not a reference: newTensor() grows m_tensors, which would leave a reference
         // dangling (a model with several outputs; found by the onnx fuzzer).
         const Tensor yt = m_tensors[y.index()];
-        const TensorId r = newTensor("R:" + yt.name, TensorRole::Constant, yt.dtype, yt.shape, yt.bytes, out);
+        const TensorId r =
+            newTensor("R:" + yt.name, TensorRole::Constant, yt.dtype, yt.shape, yt.bytes, out);
         loss.inputs.push_back(y);
         loss.inputs.push_back(r);
         loss.flops += 2.0 * double(yt.bytes / std::max<int64_t>(1, ir::elementSize(yt.dtype)));
         loss.bytesAccessed += 2 * yt.bytes;
     }
     loss.inputRoles.resize(loss.inputs.size());
-    const TensorId l = newTensor("loss", TensorRole::Loss, ir::DataType::Float, ir::Shape::fromStatic({}), 4, ValueId());
+    const TensorId l = newTensor("loss", TensorRole::Loss, ir::DataType::Float,
+                                 ir::Shape::fromStatic({}), 4, ValueId());
     loss.outputs.push_back(l);
     for (ValueId out : m_lossOutputs) {
         if (m_gradCount[out.index()] > 0)
@@ -567,10 +586,12 @@ Status Builder::emitBackward()
             op.inputRoles.push_back({Operand::Kind::FwdInput, pos});
         }
         for (int pos : w.spec.savedOutputs) {
-            auto o = std::find_if(w.outputs.begin(), w.outputs.end(), [&](const auto &p) { return p.first == pos; });
+            auto o = std::find_if(w.outputs.begin(), w.outputs.end(),
+                                  [&](const auto &p) { return p.first == pos; });
             if (o == w.outputs.end())
                 return makeError(StatusCode::Internal,
-                                 fmt::format("node {}: rule saves output {} which does not exist", nodeLabel(n), pos));
+                                 fmt::format("node {}: rule saves output {} which does not exist",
+                                             nodeLabel(n), pos));
             op.inputs.push_back(o->second);
             op.inputRoles.push_back({Operand::Kind::FwdOutput, pos});
         }
@@ -580,14 +601,16 @@ Status Builder::emitBackward()
             const ValueId v = n.outputs[k];
             if (m_gradReceived[v.index()] != m_gradCount[v.index()])
                 return makeError(StatusCode::Internal,
-                                 fmt::format("gradient of '{}' used before all its contributions", m_g.value(v).name));
+                                 fmt::format("gradient of '{}' used before all its contributions",
+                                             m_g.value(v).name));
             op.inputs.push_back(gradOf(v));
             op.inputRoles.push_back({Operand::Kind::OutputGrad, int(k)});
         }
         for (int pos : w.spec.gradInputs) {
             const ValueId v = n.inputs[size_t(pos)];
-            const TensorRole role = m_g.value(v).kind == ValueKind::Parameter ? TensorRole::ParameterGrad
-                                                                               : TensorRole::ActivationGrad;
+            const TensorRole role = m_g.value(v).kind == ValueKind::Parameter
+                                        ? TensorRole::ParameterGrad
+                                        : TensorRole::ActivationGrad;
             op.outputs.push_back(contribute(v, role));
             op.outputRoles.push_back({Operand::Kind::InputGrad, pos});
         }
@@ -679,7 +702,8 @@ bool savesAsView(const TrainingGraph &g, const Op &op)
                 continue;
             if (consumer.type != "Mul" || consumer.inputs.size() != 2)
                 return false;
-            const TensorId other = consumer.inputs[0] == op.outputs[0] ? consumer.inputs[1] : consumer.inputs[0];
+            const TensorId other =
+                consumer.inputs[0] == op.outputs[0] ? consumer.inputs[1] : consumer.inputs[0];
             if (std::find(split.outputs.begin(), split.outputs.end(), other) == split.outputs.end())
                 return false;
         }
@@ -689,9 +713,10 @@ bool savesAsView(const TrainingGraph &g, const Op &op)
     // and an unpadded AveragePool; PyTorch's pool saves x itself (Inception, GoogLeNet).
     if (t == "Pad" && !op.outputs.empty()) {
         const Tensor &padded = g.tensor(op.outputs[0]);
-        return !padded.consumers.empty() && std::all_of(padded.consumers.begin(), padded.consumers.end(), [&](OpId c) {
-            return g.op(c).type == "AveragePool" || g.op(c).type == "AveragePoolGrad";
-        });
+        return !padded.consumers.empty() &&
+               std::all_of(padded.consumers.begin(), padded.consumers.end(), [&](OpId c) {
+                   return g.op(c).type == "AveragePool" || g.op(c).type == "AveragePoolGrad";
+               });
     }
     return false;
 }
@@ -711,8 +736,10 @@ TrainingSummary summarize(const TrainingGraph &g)
         bool readsParameter = false;
         for (TensorId in : op.inputs) {
             const Tensor &t = g.tensor(in);
-            fromWeights = fromWeights && (t.preloaded ? t.role != TensorRole::Input : weightDerived[in.index()]);
-            readsParameter = readsParameter || t.role == TensorRole::Parameter || weightDerived[in.index()];
+            fromWeights = fromWeights &&
+                          (t.preloaded ? t.role != TensorRole::Input : weightDerived[in.index()]);
+            readsParameter =
+                readsParameter || t.role == TensorRole::Parameter || weightDerived[in.index()];
         }
         if (fromWeights && readsParameter)
             for (TensorId out : op.outputs)
@@ -780,8 +807,8 @@ TrainingSummary summarize(const TrainingGraph &g)
         TrainingSummary::OpSaved entry{OpId(i), 0, {}};
         for (TensorId in : g.op(bwd).inputs) {
             const TensorId base = root[in.index()];
-            if (!counted[in.index()] || weightDerived[in.index()] || !countedStorage[base.index()] ||
-                attributed[base.index()])
+            if (!counted[in.index()] || weightDerived[in.index()] ||
+                !countedStorage[base.index()] || attributed[base.index()])
                 continue;
             attributed[base.index()] = true;
             entry.bytes += g.tensor(base).bytes;

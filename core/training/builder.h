@@ -54,14 +54,15 @@ struct BuildOptions
     bool fuseActivations = true;
 };
 
-Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph, const BuildOptions &options = {});
+Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph,
+                                           const BuildOptions &options = {});
 
 /// Figures of a training graph that do not need a schedule.
 struct TrainingSummary
 {
     size_t forwardOps = 0, lossOps = 0, backwardOps = 0, accumulateOps = 0;
-    int64_t paramBytes = 0;      ///< Parameter tensors
-    int64_t paramGradBytes = 0;  ///< final parameter gradients
+    int64_t paramBytes = 0;     ///< Parameter tensors
+    int64_t paramGradBytes = 0; ///< final parameter gradients
     int64_t bufferBytes = 0, inputBytes = 0, constantBytes = 0;
     /// Forward tensors a backward op reads (each once), excluding parameters, buffers, constants,
     /// the input and weight-derived tensors, counted as PyTorch keeps them: a tensor PyTorch makes

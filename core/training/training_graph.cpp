@@ -48,7 +48,9 @@ const char *phaseName(Phase p)
 Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vector<Op> ops,
                                                 std::vector<Tensor> tensors)
 {
-    const auto bad = [](std::string msg) { return makeError(StatusCode::InvalidArgument, std::move(msg)); };
+    const auto bad = [](std::string msg) {
+        return makeError(StatusCode::InvalidArgument, std::move(msg));
+    };
     const size_t tensorCount = tensors.size();
     for (size_t i = 0; i < tensorCount; ++i) {
         Tensor &t = tensors[i];
@@ -83,7 +85,8 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
         if (op.outputRoles.empty())
             op.outputRoles.resize(op.outputs.size());
         if (op.inputRoles.size() != op.inputs.size() || op.outputRoles.size() != op.outputs.size())
-            return bad(fmt::format("op '{}': operand roles do not match its inputs / outputs", op.name));
+            return bad(
+                fmt::format("op '{}': operand roles do not match its inputs / outputs", op.name));
         if (op.flops < 0 || op.bytesAccessed < 0 || op.workspaceBytes < 0)
             return bad(fmt::format("op '{}': negative cost figures", op.name));
         for (TensorId out : op.outputs) {
@@ -103,14 +106,16 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
             Tensor &t = tensors[in.index()];
             // Ops are stored in an executable order: everything an op reads exists before it.
             if (!t.preloaded && (!t.producer.valid() || t.producer.value >= op.id.value))
-                return bad(fmt::format("op '{}' reads '{}' before it is produced", op.name, t.name));
+                return bad(
+                    fmt::format("op '{}' reads '{}' before it is produced", op.name, t.name));
             if (t.consumers.empty() || t.consumers.back() != op.id)
                 t.consumers.push_back(op.id);
         }
     }
     for (const Tensor &t : tensors) {
         if (!t.preloaded && !t.producer.valid())
-            return bad(fmt::format("tensor '{}' is neither preloaded nor produced by an op", t.name));
+            return bad(
+                fmt::format("tensor '{}' is neither preloaded nor produced by an op", t.name));
     }
 
     TrainingGraph g;
@@ -119,8 +124,9 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
         if (op.phase != Phase::Backward || !op.forwardOf.valid())
             continue;
         if (op.forwardOf.index() >= forwardCount)
-            return bad(fmt::format("backward op '{}' differentiates op {} which is not a forward op",
-                                   op.name, op.forwardOf.value));
+            return bad(
+                fmt::format("backward op '{}' differentiates op {} which is not a forward op",
+                            op.name, op.forwardOf.value));
         if (!g.m_backwardOf[op.forwardOf.index()].valid())
             g.m_backwardOf[op.forwardOf.index()] = op.id;
     }
@@ -144,8 +150,9 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
 
 const TensorId *TrainingGraph::findTensor(const std::string &name) const
 {
-    auto it = std::lower_bound(m_byName.begin(), m_byName.end(), name,
-                               [](const auto &entry, const std::string &key) { return entry.first < key; });
+    auto it = std::lower_bound(
+        m_byName.begin(), m_byName.end(), name,
+        [](const auto &entry, const std::string &key) { return entry.first < key; });
     if (it == m_byName.end() || it->first != name)
         return nullptr;
     return &it->second;

@@ -40,16 +40,17 @@ const char *tensorRoleName(TensorRole role);
 struct Tensor
 {
     TensorId id;
-    std::string name;        ///< forward value name, or "grad:<name>", "grad:<name>#k" partials
+    std::string name; ///< forward value name, or "grad:<name>", "grad:<name>#k" partials
     TensorRole role = TensorRole::Activation;
     int64_t bytes = 0;
     ir::DataType dtype = ir::DataType::Float;
-    ir::Shape shape;         ///< static; empty for benchmark graphs
-    OpId producer;           ///< invalid for preloaded tensors
+    ir::Shape shape;             ///< static; empty for benchmark graphs
+    OpId producer;               ///< invalid for preloaded tensors
     std::vector<OpId> consumers; ///< in op order
-    ValueId source;          ///< the forward value it is, or is the gradient of (may be invalid)
-    bool preloaded = false;  ///< resident before the first step (parameters, buffers, input)
-    bool requiredAtEnd = false; ///< must be resident after the last step (parameter grads, input grad)
+    ValueId source;         ///< the forward value it is, or is the gradient of (may be invalid)
+    bool preloaded = false; ///< resident before the first step (parameters, buffers, input)
+    bool requiredAtEnd =
+        false; ///< must be resident after the last step (parameter grads, input grad)
 };
 
 /// How a backward op's operand relates to the forward op it differentiates. Kernels use this to
@@ -57,11 +58,11 @@ struct Tensor
 struct Operand
 {
     enum class Kind : unsigned char {
-        Plain,       ///< an ordinary operand (forward ops, accumulation ops)
-        FwdInput,    ///< forward op's input number `index`
-        FwdOutput,   ///< forward op's output number `index` (SavedState extras included)
-        OutputGrad,  ///< gradient of the forward op's output number `index`
-        InputGrad,   ///< (backward outputs) gradient of the forward op's input number `index`
+        Plain,      ///< an ordinary operand (forward ops, accumulation ops)
+        FwdInput,   ///< forward op's input number `index`
+        FwdOutput,  ///< forward op's output number `index` (SavedState extras included)
+        OutputGrad, ///< gradient of the forward op's output number `index`
+        InputGrad,  ///< (backward outputs) gradient of the forward op's input number `index`
     };
     Kind kind = Kind::Plain;
     int index = 0;
@@ -70,17 +71,17 @@ struct Operand
 struct Op
 {
     OpId id;
-    std::string name;       ///< forward: ONNX node name; backward: "<fwd name>/grad"
-    std::string type;       ///< forward: ONNX op type; backward: "<Type>Grad"; "Accumulate", "Loss"
+    std::string name; ///< forward: ONNX node name; backward: "<fwd name>/grad"
+    std::string type; ///< forward: ONNX op type; backward: "<Type>Grad"; "Accumulate", "Loss"
     Phase phase = Phase::Forward;
     std::vector<TensorId> inputs;
     std::vector<TensorId> outputs;
     std::vector<Operand> inputRoles;  ///< same length as inputs
     std::vector<Operand> outputRoles; ///< same length as outputs
-    OpId forwardOf;         ///< backward ops: the forward op they differentiate
-    NodeId source;          ///< the ONNX node (forward op, or the one a backward op derives from)
-    double flops = 0;       ///< floating-point operations of one run
-    int64_t bytesAccessed = 0; ///< bytes read plus written (for the roofline)
+    OpId forwardOf;                   ///< backward ops: the forward op they differentiate
+    NodeId source;    ///< the ONNX node (forward op, or the one a backward op derives from)
+    double flops = 0; ///< floating-point operations of one run
+    int64_t bytesAccessed = 0;  ///< bytes read plus written (for the roofline)
     int64_t workspaceBytes = 0; ///< transient scratch while the op runs
 };
 

@@ -47,7 +47,8 @@ Expected<int64_t> parseBytesUnguarded(std::string_view text)
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number,
                                            std::chars_format::fixed);
     if (ec == std::errc::result_out_of_range)
-        return makeError(StatusCode::OutOfRange, "byte count '" + std::string(text) + "' is out of range");
+        return makeError(StatusCode::OutOfRange,
+                         "byte count '" + std::string(text) + "' is out of range");
     if (ec != std::errc() || end != digits.data() + digits.size())
         return makeError(StatusCode::InvalidArgument,
                          "'" + std::string(text) + "' is not a byte count (try 6GiB or 512MiB)");
@@ -63,7 +64,8 @@ Expected<int64_t> parseBytesUnguarded(std::string_view text)
         ++i;
     if (i < text.size())
         return makeError(StatusCode::InvalidArgument,
-                         "'" + std::string(text) + "' is not a byte count: text after the unit (try 6GiB)");
+                         "'" + std::string(text) +
+                             "' is not a byte count: text after the unit (try 6GiB)");
     double scale = 1.0;
     if (unit.empty() || unit == "b")
         scale = 1.0;
@@ -93,7 +95,8 @@ Expected<int64_t> parseBytesUnguarded(std::string_view text)
                              "' (use B, KiB, MiB, GiB, TiB, PiB, KB, MB, GB, TB or PB)");
     const double bytes = number * scale;
     if (!(bytes >= 0.0) || bytes > 9.0e18)
-        return makeError(StatusCode::OutOfRange, "byte count '" + std::string(text) + "' is out of range");
+        return makeError(StatusCode::OutOfRange,
+                         "byte count '" + std::string(text) + "' is out of range");
     return static_cast<int64_t>(std::llround(bytes));
 }
 
@@ -101,17 +104,12 @@ Expected<int64_t> parseBytesUnguarded(std::string_view text)
 
 Expected<int64_t> parseBytes(std::string_view text)
 {
-    return guardReader("byte count '" + std::string(text) + "'", [&] { return parseBytesUnguarded(text); });
+    return guardReader("byte count '" + std::string(text) + "'",
+                       [&] { return parseBytesUnguarded(text); });
 }
 
-bool mulOverflows(int64_t a, int64_t b, int64_t *out)
-{
-    return __builtin_mul_overflow(a, b, out);
-}
+bool mulOverflows(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
 
-bool addOverflows(int64_t a, int64_t b, int64_t *out)
-{
-    return __builtin_add_overflow(a, b, out);
-}
+bool addOverflows(int64_t a, int64_t b, int64_t *out) { return __builtin_add_overflow(a, b, out); }
 
 } // namespace remat::core

@@ -10,8 +10,7 @@
 
 namespace remat::core {
 
-template <typename Tag>
-struct Id
+template <typename Tag> struct Id
 {
     static constexpr int32_t kInvalid = -1;
     int32_t value = kInvalid;
@@ -27,8 +26,10 @@ struct Id
 
 struct IdHash
 {
-    template <typename Tag>
-    size_t operator()(Id<Tag> id) const noexcept { return std::hash<int32_t>()(id.value); }
+    template <typename Tag> size_t operator()(Id<Tag> id) const noexcept
+    {
+        return std::hash<int32_t>()(id.value);
+    }
 };
 
 // ir::Graph ids.

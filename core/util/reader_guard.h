@@ -33,8 +33,9 @@ auto guardReader(const std::string &origin, Read &&read) noexcept -> std::invoke
             return read();
         } catch (const std::bad_alloc &) {
             return makeError(StatusCode::ResourceExhausted,
-                             origin + ": out of memory while reading (the input asks for more memory "
-                                      "than this machine has; it is probably corrupt)");
+                             origin +
+                                 ": out of memory while reading (the input asks for more memory "
+                                 "than this machine has; it is probably corrupt)");
         } catch (const std::length_error &e) {
             return makeError(StatusCode::OutOfRange,
                              origin + ": a size in the input is too large (" + e.what() + ")");
@@ -43,10 +44,12 @@ auto guardReader(const std::string &origin, Read &&read) noexcept -> std::invoke
             // number overflow parsing '1e400'"); std::stoll's say which function failed.
             return makeError(StatusCode::ParseError, origin + ": cannot be read: " + e.what());
         } catch (...) {
-            return makeError(StatusCode::Internal, origin + ": cannot be read: an unknown exception");
+            return makeError(StatusCode::Internal,
+                             origin + ": cannot be read: an unknown exception");
         }
     } catch (...) {
-        return makeError(StatusCode::ResourceExhausted, "out of memory while reporting a read error");
+        return makeError(StatusCode::ResourceExhausted,
+                         "out of memory while reporting a read error");
     }
 }
 

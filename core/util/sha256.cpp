@@ -16,7 +16,8 @@ Sha256::Sha256() : m_ctx(std::make_unique<Context>())
 {
     m_ctx->md = EVP_MD_CTX_new();
     // Only fails on allocation failure or a libcrypto without SHA-256: both are broken installs.
-    [[maybe_unused]] const int ok = m_ctx->md && EVP_DigestInit_ex(m_ctx->md, EVP_sha256(), nullptr);
+    [[maybe_unused]] const int ok =
+        m_ctx->md && EVP_DigestInit_ex(m_ctx->md, EVP_sha256(), nullptr);
     assert(ok == 1);
 }
 

@@ -15,17 +15,17 @@ namespace remat::core {
 /// What kind of failure a Status carries; the message says the specifics.
 enum class StatusCode : unsigned char {
     Ok,
-    InvalidArgument,  ///< the caller asked for something impossible or malformed
-    NotFound,         ///< a file, value, op or key does not exist
-    ParseError,       ///< a file is not what it claims to be (truncated, not protobuf, bad JSON)
-    Unsupported,      ///< valid input we do not handle (unknown op, dtype, format version)
-    OutOfRange,       ///< overflowing dims, budgets, indices
-    Infeasible,       ///< no plan satisfies the constraints
-    ResourceExhausted,///< out of memory (device or host)
-    Cancelled,        ///< the stop token fired
-    DeadlineExceeded, ///< a time limit was hit
-    Internal,         ///< a bug: an invariant did not hold
-    DeviceError,      ///< a CUDA / backend failure
+    InvalidArgument,   ///< the caller asked for something impossible or malformed
+    NotFound,          ///< a file, value, op or key does not exist
+    ParseError,        ///< a file is not what it claims to be (truncated, not protobuf, bad JSON)
+    Unsupported,       ///< valid input we do not handle (unknown op, dtype, format version)
+    OutOfRange,        ///< overflowing dims, budgets, indices
+    Infeasible,        ///< no plan satisfies the constraints
+    ResourceExhausted, ///< out of memory (device or host)
+    Cancelled,         ///< the stop token fired
+    DeadlineExceeded,  ///< a time limit was hit
+    Internal,          ///< a bug: an invariant did not hold
+    DeviceError,       ///< a CUDA / backend failure
 };
 
 const char *statusCodeName(StatusCode code);
@@ -59,8 +59,7 @@ inline Status makeError(StatusCode code, std::string message)
 }
 
 /// A value or the Status that explains why there is none (std::expected arrives in C++23).
-template <typename T>
-class [[nodiscard]] Expected
+template <typename T> class [[nodiscard]] Expected
 {
 public:
     Expected(T value) : m_data(std::move(value)) {}

@@ -102,8 +102,7 @@ __global__ void whereKernel(NdIter it, const unsigned char *cond, const T *a, co
     }
 }
 
-template <typename T>
-__global__ void copyKernel(NdIter it, const T *src, T *dst)
+template <typename T> __global__ void copyKernel(NdIter it, const T *src, T *dst)
 {
     REMAT_GRID_STRIDE(i, it.count())
     {
@@ -125,10 +124,7 @@ __global__ void castKernel(const From *src, To *dst, int64_t n)
     }
 }
 
-__global__ void fillKernel(float *dst, float v, int64_t n)
-{
-    REMAT_GRID_STRIDE(i, n) dst[i] = v;
-}
+__global__ void fillKernel(float *dst, float v, int64_t n) { REMAT_GRID_STRIDE(i, n) dst[i] = v; }
 
 struct Ptrs8
 {
@@ -232,8 +228,10 @@ cudaError_t unaryForward(cudaStream_t s, UnaryOp op, UnaryParams p, const float 
     if (n <= 0)
         return cudaSuccess;
     switch (op) {
-#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                                           \
-    case UnaryOp::Name: unaryForwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, n); break;
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                            \
+    case UnaryOp::Name:                                                                            \
+        unaryForwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, n);                  \
+        break;
         REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
 #undef REMAT_LAUNCH
     }
@@ -246,9 +244,10 @@ cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float
     if (n <= 0)
         return cudaSuccess;
     switch (op) {
-#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                                           \
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                            \
     case UnaryOp::Name:                                                                            \
-        if ((ew::Name::reads == ew::Reads::Input && !x) || (ew::Name::reads == ew::Reads::Output && !x && !y)) \
+        if ((ew::Name::reads == ew::Reads::Input && !x) ||                                         \
+            (ew::Name::reads == ew::Reads::Output && !x && !y))                                    \
             return cudaErrorInvalidValue;                                                          \
         unaryBackwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, dy, dx, n);         \
         break;
@@ -273,8 +272,7 @@ bool binaryIsComparison(BinaryOp op)
         REMAT_EW_COMPARE_OPS(REMAT_COMPARE_CASE)
 #undef REMAT_COMPARE_CASE
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -328,8 +326,7 @@ cudaError_t whereForward(cudaStream_t s, const NdIter &it, const unsigned char *
             it, cond, static_cast<const unsigned long long *>(a),
             static_cast<const unsigned long long *>(b), static_cast<unsigned long long *>(out));
         break;
-    default:
-        return cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }
@@ -354,11 +351,11 @@ cudaError_t stridedCopy(cudaStream_t s, const NdIter &it, const void *src, void 
             it, static_cast<const unsigned int *>(src), static_cast<unsigned int *>(dst));
         break;
     case 8:
-        copyKernel<unsigned long long><<<gridFor(n), kThreads, 0, s>>>(
-            it, static_cast<const unsigned long long *>(src), static_cast<unsigned long long *>(dst));
+        copyKernel<unsigned long long>
+            <<<gridFor(n), kThreads, 0, s>>>(it, static_cast<const unsigned long long *>(src),
+                                             static_cast<unsigned long long *>(dst));
         break;
-    default:
-        return cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }
@@ -373,15 +370,24 @@ cudaError_t castElements(cudaStream_t s, ElemType from, ElemType to, const void 
     using I64 = long long;
 #define REMAT_CAST(F, T)                                                                           \
     castKernel<F, T><<<g, kThreads, 0, s>>>(static_cast<const F *>(src), static_cast<T *>(dst), n)
-    if (from == ElemType::Float && to == ElemType::Int64) REMAT_CAST(float, I64);
-    else if (from == ElemType::Float && to == ElemType::Bool) REMAT_CAST(float, U8);
-    else if (from == ElemType::Float && to == ElemType::Float) REMAT_CAST(float, float);
-    else if (from == ElemType::Int64 && to == ElemType::Float) REMAT_CAST(I64, float);
-    else if (from == ElemType::Int64 && to == ElemType::Bool) REMAT_CAST(I64, U8);
-    else if (from == ElemType::Int64 && to == ElemType::Int64) REMAT_CAST(I64, I64);
-    else if (from == ElemType::Bool && to == ElemType::Float) REMAT_CAST(U8, float);
-    else if (from == ElemType::Bool && to == ElemType::Int64) REMAT_CAST(U8, I64);
-    else REMAT_CAST(U8, U8);
+    if (from == ElemType::Float && to == ElemType::Int64)
+        REMAT_CAST(float, I64);
+    else if (from == ElemType::Float && to == ElemType::Bool)
+        REMAT_CAST(float, U8);
+    else if (from == ElemType::Float && to == ElemType::Float)
+        REMAT_CAST(float, float);
+    else if (from == ElemType::Int64 && to == ElemType::Float)
+        REMAT_CAST(I64, float);
+    else if (from == ElemType::Int64 && to == ElemType::Bool)
+        REMAT_CAST(I64, U8);
+    else if (from == ElemType::Int64 && to == ElemType::Int64)
+        REMAT_CAST(I64, I64);
+    else if (from == ElemType::Bool && to == ElemType::Float)
+        REMAT_CAST(U8, float);
+    else if (from == ElemType::Bool && to == ElemType::Int64)
+        REMAT_CAST(U8, I64);
+    else
+        REMAT_CAST(U8, U8);
 #undef REMAT_CAST
     return cudaGetLastError();
 }

@@ -43,7 +43,7 @@ enum class BinaryOp : int {
     REMAT_EW_BINARY_OPS(REMAT_BINARY_ENUM)
 #undef REMAT_BINARY_ENUM
 #define REMAT_COMPARE_ENUM(Name, Since) Name,
-    REMAT_EW_COMPARE_OPS(REMAT_COMPARE_ENUM)
+        REMAT_EW_COMPARE_OPS(REMAT_COMPARE_ENUM)
 #undef REMAT_COMPARE_ENUM
 };
 /// True for ops whose output is bool.
@@ -74,13 +74,13 @@ cudaError_t sumArrays(cudaStream_t s, const float *const *inputs, int k, float *
 
 /// What a reduction sums for each position (dy, a, b are the iterators' operands 0, 1, 2).
 enum class GradTerm : int {
-    Dy,             ///< dy (plain sum; also Add's gradient)
-    NegDy,          ///< -dy (Sub's second operand)
-    DyTimesA,       ///< dy * a (LayerNorm/BN style column sums)
-    WhereA,         ///< dy where cond (a = cond as bytes)
-    WhereB,         ///< dy where !cond
-    // The shared table's differentiable binary ops (core/ops/elementwise_math.h): NameDa is
-    // dy * da(a, b), NameDb is dy * db(a, b); a or b may be null where the partial does not read it.
+    Dy,       ///< dy (plain sum; also Add's gradient)
+    NegDy,    ///< -dy (Sub's second operand)
+    DyTimesA, ///< dy * a (LayerNorm/BN style column sums)
+    WhereA,   ///< dy where cond (a = cond as bytes)
+    WhereB,   ///< dy where !cond
+// The shared table's differentiable binary ops (core/ops/elementwise_math.h): NameDa is
+// dy * da(a, b), NameDb is dy * db(a, b); a or b may be null where the partial does not read it.
 #define REMAT_GRADTERM_ENUM(Name, HostT) Name##Da, Name##Db,
     REMAT_EW_BINARY_GRAD_OPS(REMAT_GRADTERM_ENUM)
 #undef REMAT_GRADTERM_ENUM

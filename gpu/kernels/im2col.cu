@@ -15,7 +15,8 @@ __global__ void im2colKernel(ConvWindow g, const float *x, float *cols)
         const int64_t j = row % g.kw, i = (row / g.kw) % g.kh, ci = row / (g.kw * g.kh);
         const int64_t oy = col / g.ow, ox = col % g.ow;
         const int64_t iy = oy * g.sh - g.ph + i * g.dh, ix = ox * g.sw - g.pw + j * g.dw;
-        cols[t] = (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? x[(ci * g.h + iy) * g.w + ix] : 0.f;
+        cols[t] =
+            (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? x[(ci * g.h + iy) * g.w + ix] : 0.f;
     }
 }
 

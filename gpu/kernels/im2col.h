@@ -11,7 +11,7 @@ namespace remat::gpu::kernels {
 
 struct ConvWindow
 {
-    int64_t c = 1, h = 1, w = 1;          ///< channels of the group, input size
+    int64_t c = 1, h = 1, w = 1; ///< channels of the group, input size
     int64_t kh = 1, kw = 1, oh = 1, ow = 1;
     int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
 };

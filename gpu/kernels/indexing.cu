@@ -83,10 +83,7 @@ __global__ void dropoutBackwardKernel(const float *dy, const unsigned char *mask
 
 } // namespace
 
-float dropoutUniformHost(uint64_t seed, uint64_t i)
-{
-    return uniformAt(seed, i);
-}
+float dropoutUniformHost(uint64_t seed, uint64_t i) { return uniformAt(seed, i); }
 
 cudaError_t gatherForward(cudaStream_t s, const void *data, const long long *idx, void *out,
                           int64_t outer, int64_t axisLen, int64_t inner, int64_t m,
@@ -111,8 +108,7 @@ cudaError_t gatherForward(cudaStream_t s, const void *data, const long long *idx
             static_cast<const unsigned long long *>(data), idx,
             static_cast<unsigned long long *>(out), outer, axisLen, inner, m, bad);
         break;
-    default:
-        return cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }
@@ -123,12 +119,13 @@ cudaError_t gatherBackward(cudaStream_t s, const float *dOut, const long long *i
     const int64_t n = outer * axisLen * inner;
     if (n <= 0)
         return cudaSuccess;
-    gatherBackwardKernel<<<gridFor(n), kThreads, 0, s>>>(dOut, idx, dData, outer, axisLen, inner, m);
+    gatherBackwardKernel<<<gridFor(n), kThreads, 0, s>>>(dOut, idx, dData, outer, axisLen, inner,
+                                                         m);
     return cudaGetLastError();
 }
 
-cudaError_t dropoutForward(cudaStream_t s, const float *x, float *y, unsigned char *mask,
-                           int64_t n, float ratio, uint64_t seed)
+cudaError_t dropoutForward(cudaStream_t s, const float *x, float *y, unsigned char *mask, int64_t n,
+                           float ratio, uint64_t seed)
 {
     if (n <= 0)
         return cudaSuccess;
@@ -180,8 +177,8 @@ __global__ void reduceExtremumKernel(bool isMax, NdIter kept, NdIter red, const 
     }
 }
 
-__global__ void reduceExtremumBackwardKernel(NdIter kept, NdIter red, const float *x, const float *y,
-                                             const float *dy, float *dx)
+__global__ void reduceExtremumBackwardKernel(NdIter kept, NdIter red, const float *x,
+                                             const float *y, const float *dy, float *dx)
 {
     const int64_t nRed = red.count();
     REMAT_GRID_STRIDE(k, kept.count())
@@ -234,7 +231,8 @@ __global__ void copySlicesKernel(const long long *offsets, int64_t count, int64_
     }
 }
 
-__global__ void zeroSlicesKernel(const long long *offsets, int64_t count, int64_t sliceSize, float *dst)
+__global__ void zeroSlicesKernel(const long long *offsets, int64_t count, int64_t sliceSize,
+                                 float *dst)
 {
     REMAT_GRID_STRIDE(e, count * sliceSize)
     {
@@ -252,16 +250,29 @@ cudaError_t gatherByMap(cudaStream_t s, const void *x, const long long *map, voi
         return cudaSuccess;
     const unsigned int g = gridFor(n);
     switch (elementBytes) {
-    case 1: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t *>(x), map, static_cast<uint8_t *>(y), n); break;
-    case 2: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t *>(x), map, static_cast<uint16_t *>(y), n); break;
-    case 4: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t *>(x), map, static_cast<uint32_t *>(y), n); break;
-    case 8: gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t *>(x), map, static_cast<uint64_t *>(y), n); break;
+    case 1:
+        gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t *>(x), map,
+                                                 static_cast<uint8_t *>(y), n);
+        break;
+    case 2:
+        gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t *>(x), map,
+                                                 static_cast<uint16_t *>(y), n);
+        break;
+    case 4:
+        gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t *>(x), map,
+                                                 static_cast<uint32_t *>(y), n);
+        break;
+    case 8:
+        gatherByMapKernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t *>(x), map,
+                                                 static_cast<uint64_t *>(y), n);
+        break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }
 
-cudaError_t scatterAddByMap(cudaStream_t s, const float *dy, const long long *map, float *dx, int64_t n)
+cudaError_t scatterAddByMap(cudaStream_t s, const float *dy, const long long *map, float *dx,
+                            int64_t n)
 {
     if (n <= 0)
         return cudaSuccess;
@@ -277,16 +288,33 @@ cudaError_t copySlices(cudaStream_t s, const long long *offsets, int64_t count, 
         return cudaSuccess;
     const unsigned int g = gridFor(n);
     switch (elementBytes) {
-    case 1: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint8_t *>(src), static_cast<uint8_t *>(dst), intoOffsets); break;
-    case 2: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), intoOffsets); break;
-    case 4: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), intoOffsets); break;
-    case 8: copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize, static_cast<const uint64_t *>(src), static_cast<uint64_t *>(dst), intoOffsets); break;
+    case 1:
+        copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize,
+                                                static_cast<const uint8_t *>(src),
+                                                static_cast<uint8_t *>(dst), intoOffsets);
+        break;
+    case 2:
+        copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize,
+                                                static_cast<const uint16_t *>(src),
+                                                static_cast<uint16_t *>(dst), intoOffsets);
+        break;
+    case 4:
+        copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize,
+                                                static_cast<const uint32_t *>(src),
+                                                static_cast<uint32_t *>(dst), intoOffsets);
+        break;
+    case 8:
+        copySlicesKernel<<<g, kThreads, 0, s>>>(offsets, count, sliceSize,
+                                                static_cast<const uint64_t *>(src),
+                                                static_cast<uint64_t *>(dst), intoOffsets);
+        break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }
 
-cudaError_t zeroSlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize, float *dst)
+cudaError_t zeroSlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize,
+                       float *dst)
 {
     const int64_t n = count * sliceSize;
     if (n <= 0)
@@ -303,10 +331,22 @@ cudaError_t triluMask(cudaStream_t s, const void *x, void *y, int64_t mats, int6
         return cudaSuccess;
     const unsigned int g = gridFor(n);
     switch (elementBytes) {
-    case 1: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t *>(x), static_cast<uint8_t *>(y), n, rows, cols, k, upper); break;
-    case 2: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t *>(x), static_cast<uint16_t *>(y), n, rows, cols, k, upper); break;
-    case 4: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t *>(x), static_cast<uint32_t *>(y), n, rows, cols, k, upper); break;
-    case 8: triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t *>(x), static_cast<uint64_t *>(y), n, rows, cols, k, upper); break;
+    case 1:
+        triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t *>(x),
+                                           static_cast<uint8_t *>(y), n, rows, cols, k, upper);
+        break;
+    case 2:
+        triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t *>(x),
+                                           static_cast<uint16_t *>(y), n, rows, cols, k, upper);
+        break;
+    case 4:
+        triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t *>(x),
+                                           static_cast<uint32_t *>(y), n, rows, cols, k, upper);
+        break;
+    case 8:
+        triluKernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t *>(x),
+                                           static_cast<uint64_t *>(y), n, rows, cols, k, upper);
+        break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
@@ -326,7 +366,8 @@ cudaError_t reduceExtremumBackward(cudaStream_t s, const NdIter &kept, const NdI
 {
     if (kept.count() <= 0)
         return cudaSuccess;
-    reduceExtremumBackwardKernel<<<gridFor(kept.count()), kThreads, 0, s>>>(kept, reduced, x, y, dy, dx);
+    reduceExtremumBackwardKernel<<<gridFor(kept.count()), kThreads, 0, s>>>(kept, reduced, x, y, dy,
+                                                                            dx);
     return cudaGetLastError();
 }
 

@@ -26,8 +26,8 @@ cudaError_t gatherBackward(cudaStream_t s, const float *dOut, const long long *i
 float dropoutUniformHost(uint64_t seed, uint64_t i);
 
 /// mask[i] = uniform(seed, i) >= ratio; y = x * mask / (1 - ratio). `mask` may be null.
-cudaError_t dropoutForward(cudaStream_t s, const float *x, float *y, unsigned char *mask,
-                           int64_t n, float ratio, uint64_t seed);
+cudaError_t dropoutForward(cudaStream_t s, const float *x, float *y, unsigned char *mask, int64_t n,
+                           float ratio, uint64_t seed);
 /// dx = dy * mask / (1 - ratio); without a mask the mask is regenerated from the seed.
 cudaError_t dropoutBackward(cudaStream_t s, const float *dy, const unsigned char *mask, float *dx,
                             int64_t n, float ratio, uint64_t seed);

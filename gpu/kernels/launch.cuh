@@ -40,7 +40,7 @@ __device__ __forceinline__ void offsetsOf(const NdIter &it, int64_t idx, int64_t
 }
 
 #define REMAT_GRID_STRIDE(i, n)                                                                    \
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);                     \
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);                      \
          i += int64_t(blockDim.x) * gridDim.x)
 
 /// Sum of `v` over the block (blockDim.x == kThreads); the result is valid in thread 0.

@@ -262,8 +262,8 @@ __global__ void batchNormBackwardKernel(BatchNormShape sh, const float *x, const
     }
 }
 
-__device__ __forceinline__ float lrnScaleAt(const LrnShape &p, const float *x, int64_t n, int64_t ch,
-                                            int64_t i)
+__device__ __forceinline__ float lrnScaleAt(const LrnShape &p, const float *x, int64_t n,
+                                            int64_t ch, int64_t i)
 {
     const int64_t lo = ch - p.lo < 0 ? 0 : ch - p.lo;
     const int64_t hi = ch + p.hi > p.c - 1 ? p.c - 1 : ch + p.hi;
@@ -318,7 +318,8 @@ cudaError_t lrnForward(cudaStream_t s, const LrnShape &p, const float *x, float 
     return cudaGetLastError();
 }
 
-cudaError_t lrnBackward(cudaStream_t s, const LrnShape &p, const float *x, const float *dy, float *dx)
+cudaError_t lrnBackward(cudaStream_t s, const LrnShape &p, const float *x, const float *dy,
+                        float *dx)
 {
     const int64_t n = p.n * p.c * p.spatial;
     if (n <= 0)
@@ -386,9 +387,9 @@ cudaError_t layerNormRowStats(cudaStream_t s, const float *x, float *mean, float
 }
 
 cudaError_t batchNormTrainForward(cudaStream_t s, BatchNormShape shape, const float *x,
-                                  const float *scale, const float *bias, float *y,
-                                  float *savedMean, float *savedInvStd, float *runningMean,
-                                  float *runningVar, float momentum, float eps)
+                                  const float *scale, const float *bias, float *y, float *savedMean,
+                                  float *savedInvStd, float *runningMean, float *runningVar,
+                                  float momentum, float eps)
 {
     if (shape.n * shape.c * shape.spatial <= 0)
         return cudaSuccess;
@@ -410,8 +411,8 @@ cudaError_t batchNormInferForward(cudaStream_t s, BatchNormShape shape, const fl
 
 cudaError_t batchNormTrainBackward(cudaStream_t s, BatchNormShape shape, const float *x,
                                    const float *scale, const float *dy, const float *savedMean,
-                                   const float *savedInvStd, float *dx, float *dScale,
-                                   float *dBias, float eps)
+                                   const float *savedInvStd, float *dx, float *dScale, float *dBias,
+                                   float eps)
 {
     if (shape.n * shape.c * shape.spatial <= 0)
         return cudaSuccess;

@@ -43,9 +43,9 @@ struct BatchNormShape
 /// runningMean/runningVar are given, running = momentum * running + (1 - momentum) * batch (the
 /// unbiased variance for the running variance, as PyTorch). Running stats are updated in place.
 cudaError_t batchNormTrainForward(cudaStream_t s, BatchNormShape shape, const float *x,
-                                  const float *scale, const float *bias, float *y,
-                                  float *savedMean, float *savedInvStd, float *runningMean,
-                                  float *runningVar, float momentum, float eps);
+                                  const float *scale, const float *bias, float *y, float *savedMean,
+                                  float *savedInvStd, float *runningMean, float *runningVar,
+                                  float momentum, float eps);
 /// Inference-mode forward from given mean / var.
 cudaError_t batchNormInferForward(cudaStream_t s, BatchNormShape shape, const float *x,
                                   const float *scale, const float *bias, const float *mean,
@@ -54,8 +54,8 @@ cudaError_t batchNormInferForward(cudaStream_t s, BatchNormShape shape, const fl
 /// given, else recomputes them from x with `eps`.
 cudaError_t batchNormTrainBackward(cudaStream_t s, BatchNormShape shape, const float *x,
                                    const float *scale, const float *dy, const float *savedMean,
-                                   const float *savedInvStd, float *dx, float *dScale,
-                                   float *dBias, float eps);
+                                   const float *savedInvStd, float *dx, float *dScale, float *dBias,
+                                   float eps);
 
 struct LrnShape
 {
@@ -68,6 +68,7 @@ struct LrnShape
 cudaError_t lrnForward(cudaStream_t s, const LrnShape &p, const float *x, float *y);
 /// dx = dy s^-beta - 2 alpha beta / size * x * sum over the windows holding the channel of
 /// dy x s^(-beta-1) (neighbour scales recomputed: no scratch).
-cudaError_t lrnBackward(cudaStream_t s, const LrnShape &p, const float *x, const float *dy, float *dx);
+cudaError_t lrnBackward(cudaStream_t s, const LrnShape &p, const float *x, const float *dy,
+                        float *dx);
 
 } // namespace remat::gpu::kernels

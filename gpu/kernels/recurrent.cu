@@ -33,7 +33,8 @@ __device__ __forceinline__ int64_t stateOffset(const RecurrentStep &st, int64_t 
     return (st.batchFirst ? (b * D + d) : (d * st.batch + b)) * st.hidden;
 }
 
-__device__ __forceinline__ int64_t savedOffset(const RecurrentStep &st, int64_t t, int64_t b, int64_t width)
+__device__ __forceinline__ int64_t savedOffset(const RecurrentStep &st, int64_t t, int64_t b,
+                                               int64_t width)
 {
     return ((t * st.directions + st.direction) * st.batch + b) * width;
 }
@@ -55,7 +56,8 @@ __global__ void gruResetHiddenK(RecurrentStep st, RecurrentForwardBuffers b)
 __global__ void stepForwardK(RecurrentStep st, RecurrentForwardBuffers b)
 {
     const int64_t H = st.hidden;
-    const int64_t G = st.cell == RecurrentCell::Lstm ? 4 : (st.cell == RecurrentCell::Gru ? 3 : 1), GH = G * H;
+    const int64_t G = st.cell == RecurrentCell::Lstm ? 4 : (st.cell == RecurrentCell::Gru ? 3 : 1),
+                  GH = G * H;
     REMAT_GRID_STRIDE(i, st.batch * H)
     {
         const int64_t row = i / H, j = i % H;
@@ -129,7 +131,8 @@ __global__ void rnnSaveInitialK(RecurrentStep st, const float *h, float *saved)
 __global__ void stepBackwardK(RecurrentStep st, RecurrentBackwardBuffers b)
 {
     const int64_t H = st.hidden;
-    const int64_t G = st.cell == RecurrentCell::Lstm ? 4 : (st.cell == RecurrentCell::Gru ? 3 : 1), GH = G * H;
+    const int64_t G = st.cell == RecurrentCell::Lstm ? 4 : (st.cell == RecurrentCell::Gru ? 3 : 1),
+                  GH = G * H;
     REMAT_GRID_STRIDE(i, st.batch * H)
     {
         const int64_t row = i / H, j = i % H;
@@ -149,8 +152,8 @@ __global__ void stepBackwardK(RecurrentStep st, RecurrentBackwardBuffers b)
         if (st.cell == RecurrentCell::Lstm) {
             const float *gates = b.saved[2] + savedOffset(st, t, row, GH);
             float dcPrev, dPeep[3];
-            rnn::lstmBackward(st.p, gates, j, b.saved[1][off + j], b.saved[3][off + j], b.peep, dh, b.dc[i], dx, dcPrev,
-                              dPeep);
+            rnn::lstmBackward(st.p, gates, j, b.saved[1][off + j], b.saved[3][off + j], b.peep, dh,
+                              b.dc[i], dx, dcPrev, dPeep);
             b.dc[i] = dcPrev;
             if (b.peep && b.peepSteps)
                 for (int k = 0; k < 3; ++k)
@@ -163,7 +166,8 @@ __global__ void stepBackwardK(RecurrentStep st, RecurrentBackwardBuffers b)
         } else if (st.cell == RecurrentCell::Gru) {
             const float *gates = b.saved[1] + savedOffset(st, t, row, GH);
             float dpz, dpn, direct;
-            rnn::gruBackwardZN(st.p, dh, gates[j], b.saved[3][off + j], b.saved[4][off + j], dpz, dpn, direct);
+            rnn::gruBackwardZN(st.p, dh, gates[j], b.saved[3][off + j], b.saved[4][off + j], dpz,
+                               dpn, direct);
             const float hpj = b.saved[0][off + j];
             dx[j] = dpz;
             dx[2 * H + j] = dpn;
@@ -173,7 +177,8 @@ __global__ void stepBackwardK(RecurrentStep st, RecurrentBackwardBuffers b)
             b.dhNext[i] = direct;
             if (st.p.linearBeforeReset) {
                 const float r = gates[H + j];
-                const float dpr = dpn * b.saved[2][off + j] * rnn::gateDerivative(st.p.f, r, st.p.clip);
+                const float dpr =
+                    dpn * b.saved[2][off + j] * rnn::gateDerivative(st.p.f, r, st.p.clip);
                 dx[H + j] = dpr;
                 dr[H + j] = dpr;
                 dr[2 * H + j] = dpn * r;
@@ -238,13 +243,15 @@ __global__ void fillRowsK(float *dst, const float *row, int64_t rows, int64_t co
 
 } // namespace
 
-cudaError_t gruResetHidden(cudaStream_t s, const RecurrentStep &st, const RecurrentForwardBuffers &b)
+cudaError_t gruResetHidden(cudaStream_t s, const RecurrentStep &st,
+                           const RecurrentForwardBuffers &b)
 {
     gruResetHiddenK<<<gridFor(st.batch * st.hidden), kThreads, 0, s>>>(st, b);
     return cudaGetLastError();
 }
 
-cudaError_t recurrentStepForward(cudaStream_t s, const RecurrentStep &st, const RecurrentForwardBuffers &b)
+cudaError_t recurrentStepForward(cudaStream_t s, const RecurrentStep &st,
+                                 const RecurrentForwardBuffers &b)
 {
     stepForwardK<<<gridFor(st.batch * st.hidden), kThreads, 0, s>>>(st, b);
     return cudaGetLastError();
@@ -256,31 +263,36 @@ cudaError_t rnnSaveInitial(cudaStream_t s, const RecurrentStep &st, const float 
     return cudaGetLastError();
 }
 
-cudaError_t recurrentStepBackward(cudaStream_t s, const RecurrentStep &st, const RecurrentBackwardBuffers &b)
+cudaError_t recurrentStepBackward(cudaStream_t s, const RecurrentStep &st,
+                                  const RecurrentBackwardBuffers &b)
 {
     stepBackwardK<<<gridFor(st.batch * st.hidden), kThreads, 0, s>>>(st, b);
     return cudaGetLastError();
 }
 
-cudaError_t gruResetBackward(cudaStream_t s, const RecurrentStep &st, const RecurrentBackwardBuffers &b)
+cudaError_t gruResetBackward(cudaStream_t s, const RecurrentStep &st,
+                             const RecurrentBackwardBuffers &b)
 {
     gruResetBackwardK<<<gridFor(st.batch * st.hidden), kThreads, 0, s>>>(st, b);
     return cudaGetLastError();
 }
 
-cudaError_t loadRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src, float *dst)
+cudaError_t loadRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src,
+                               float *dst)
 {
     loadStateK<<<gridFor(st.batch * st.hidden), kThreads, 0, s>>>(st, src, dst);
     return cudaGetLastError();
 }
 
-cudaError_t storeRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src, float *dst)
+cudaError_t storeRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src,
+                                float *dst)
 {
     storeStateK<<<gridFor(st.batch * st.hidden), kThreads, 0, s>>>(st, src, dst);
     return cudaGetLastError();
 }
 
-cudaError_t fillRecurrentRows(cudaStream_t s, float *dst, const float *row, int64_t rows, int64_t cols)
+cudaError_t fillRecurrentRows(cudaStream_t s, float *dst, const float *row, int64_t rows,
+                              int64_t cols)
 {
     fillRowsK<<<gridFor(rows * cols), kThreads, 0, s>>>(dst, row, rows, cols);
     return cudaGetLastError();

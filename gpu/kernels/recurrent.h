@@ -30,47 +30,54 @@ struct RecurrentStep
 /// hidden_in, cell_in, gates, cell_act.
 struct RecurrentForwardBuffers
 {
-    const float *proj = nullptr; ///< X W^T + Wb, [T*B, G*H] in X's row order
-    float *hg = nullptr;         ///< H R^T + Rb of this step, [B, G*H]
+    const float *proj = nullptr;      ///< X W^T + Wb, [T*B, G*H] in X's row order
+    float *hg = nullptr;              ///< H R^T + Rb of this step, [B, G*H]
     float *h = nullptr, *c = nullptr; ///< running state [B, H]
-    float *rh = nullptr;         ///< GRU without linear_before_reset: r * H [B, H]
-    const float *peep = nullptr; ///< LSTM P of this direction [3H]
+    float *rh = nullptr;              ///< GRU without linear_before_reset: r * H [B, H]
+    const float *peep = nullptr;      ///< LSTM P of this direction [3H]
     float *y = nullptr;
     float *saved[5] = {};
 };
 
 /// GRU without linear_before_reset: rh = r * H (0 on rows past their length), before the product
 /// that finishes hg's h block.
-cudaError_t gruResetHidden(cudaStream_t s, const RecurrentStep &st, const RecurrentForwardBuffers &b);
+cudaError_t gruResetHidden(cudaStream_t s, const RecurrentStep &st,
+                           const RecurrentForwardBuffers &b);
 /// The cell of this step: state update, Y, saved state.
-cudaError_t recurrentStepForward(cudaStream_t s, const RecurrentStep &st, const RecurrentForwardBuffers &b);
+cudaError_t recurrentStepForward(cudaStream_t s, const RecurrentStep &st,
+                                 const RecurrentForwardBuffers &b);
 /// RNN: the initial state's slot of the saved hidden states (step 0 only).
 cudaError_t rnnSaveInitial(cudaStream_t s, const RecurrentStep &st, const float *h, float *saved);
 
 struct RecurrentBackwardBuffers
 {
     const float *saved[5] = {};
-    const float *gy = nullptr;    ///< dY (full) or null
-    const float *peep = nullptr;  ///< LSTM P of this direction [3H]
+    const float *gy = nullptr;          ///< dY (full) or null
+    const float *peep = nullptr;        ///< LSTM P of this direction [3H]
     float *dh = nullptr, *dc = nullptr; ///< running state gradients [B, H]
-    float *dhNext = nullptr;      ///< [B, H]: the direct part and pass-through, products add to it
-    float *dpreX = nullptr;       ///< [T*B, G*H] in X's row order
-    float *dpreR = nullptr;       ///< [B, G*H]: pre-activation gradients read against hprev
-    float *hprev = nullptr;       ///< [B, G*H]: what each gate block of R multiplied
-    float *drh = nullptr;         ///< GRU without linear_before_reset: dpn Rh [B, H]
-    float *peepSteps = nullptr;   ///< LSTM with P: [T*B, 3H], row step * B + b
+    float *dhNext = nullptr;    ///< [B, H]: the direct part and pass-through, products add to it
+    float *dpreX = nullptr;     ///< [T*B, G*H] in X's row order
+    float *dpreR = nullptr;     ///< [B, G*H]: pre-activation gradients read against hprev
+    float *hprev = nullptr;     ///< [B, G*H]: what each gate block of R multiplied
+    float *drh = nullptr;       ///< GRU without linear_before_reset: dpn Rh [B, H]
+    float *peepSteps = nullptr; ///< LSTM with P: [T*B, 3H], row step * B + b
 };
 
 /// The cell's backward of this step (dh += dY first); rows past their length pass dh through.
-cudaError_t recurrentStepBackward(cudaStream_t s, const RecurrentStep &st, const RecurrentBackwardBuffers &b);
+cudaError_t recurrentStepBackward(cudaStream_t s, const RecurrentStep &st,
+                                  const RecurrentBackwardBuffers &b);
 /// GRU without linear_before_reset, after drh = dpn Rh: the reset gate's gradient, dhNext += drh r.
-cudaError_t gruResetBackward(cudaStream_t s, const RecurrentStep &st, const RecurrentBackwardBuffers &b);
+cudaError_t gruResetBackward(cudaStream_t s, const RecurrentStep &st,
+                             const RecurrentBackwardBuffers &b);
 
 /// dst [B, H] = state (d) of src laid out [D, B, H] (or [B, D, H] batch-first); src null: zeros.
-cudaError_t loadRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src, float *dst);
+cudaError_t loadRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src,
+                               float *dst);
 /// The reverse: dst (d) = src [B, H].
-cudaError_t storeRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src, float *dst);
+cudaError_t storeRecurrentState(cudaStream_t s, const RecurrentStep &st, const float *src,
+                                float *dst);
 /// Every one of `rows` rows of dst [rows, cols] = row (null: zeros).
-cudaError_t fillRecurrentRows(cudaStream_t s, float *dst, const float *row, int64_t rows, int64_t cols);
+cudaError_t fillRecurrentRows(cudaStream_t s, float *dst, const float *row, int64_t rows,
+                              int64_t cols);
 
 } // namespace remat::gpu::kernels

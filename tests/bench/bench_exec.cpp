@@ -68,7 +68,8 @@ void benchModel(const Model &m, int iterations)
         req.graph = &*tg;
         req.costs = &costs;
         req.timeLimitSeconds = 30;
-        req.objective = std::string(id) == "rotor" ? solvers::Objective::MinTime : solvers::Objective::MinPeak;
+        req.objective =
+            std::string(id) == "rotor" ? solvers::Objective::MinTime : solvers::Objective::MinPeak;
         req.budgetBytes = minPeak + (storeAllPeak - minPeak) / 10;
         auto plan = solver->solve(req);
         if (!plan || plan->status == solvers::SolveStatus::Infeasible)
@@ -88,7 +89,8 @@ void benchModel(const Model &m, int iterations)
             eo.downloadGradients = false;
             auto r = ex.run(s.schedule, eo);
             if (!r) {
-                std::printf("%-20s %-11s failed: %s\n", m.name.c_str(), s.name.c_str(), r.status().toString().c_str());
+                std::printf("%-20s %-11s failed: %s\n", m.name.c_str(), s.name.c_str(),
+                            r.status().toString().c_str());
                 ok = false;
                 break;
             }
@@ -100,8 +102,9 @@ void benchModel(const Model &m, int iterations)
             continue;
         std::sort(times.begin(), times.end());
         const double median = times[times.size() / 2];
-        std::printf("%-20s %-11s %9.4f s %12.2f MiB %12.2f MiB %6s %6zu\n", m.name.c_str(), s.name.c_str(), median,
-                    double(measured) / (1 << 20), double(predicted->peakBytes) / (1 << 20),
+        std::printf("%-20s %-11s %9.4f s %12.2f MiB %12.2f MiB %6s %6zu\n", m.name.c_str(),
+                    s.name.c_str(), median, double(measured) / (1 << 20),
+                    double(predicted->peakBytes) / (1 << 20),
                     measured == predicted->peakBytes ? "yes" : "NO", recomputes);
     }
 }
@@ -112,16 +115,18 @@ int main(int argc, char **argv)
 {
     const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
     const std::string corpus = std::string(REMAT_SHARED_DIR) + "/corpus/with_weights/";
-    const std::string data = (std::filesystem::path(__FILE__).parent_path().parent_path() / "data" / "exec").string();
+    const std::string data =
+        (std::filesystem::path(__FILE__).parent_path().parent_path() / "data" / "exec").string();
     const std::vector<Model> models = {
         {"mlp", corpus + "mlp.onnx", corpus + "mlp.npz"},
         {"tiny_vit", corpus + "tiny_vit.onnx", corpus + "tiny_vit.npz"},
-        {"mobilenet_v2_b2_64", corpus + "mobilenet_v2_b2_64.onnx", corpus + "mobilenet_v2_b2_64.npz"},
+        {"mobilenet_v2_b2_64", corpus + "mobilenet_v2_b2_64.onnx",
+         corpus + "mobilenet_v2_b2_64.npz"},
         {"resnet18_b2_64", data + "/resnet18_b2_64.onnx", ""},
     };
     std::printf("CPU reference backend, median of %d steps\n", iterations);
-    std::printf("%-20s %-11s %11s %16s %16s %6s %6s\n", "model", "schedule", "step", "measured peak", "predicted peak",
-                "equal", "recomp");
+    std::printf("%-20s %-11s %11s %16s %16s %6s %6s\n", "model", "schedule", "step",
+                "measured peak", "predicted peak", "equal", "recomp");
     for (const Model &m : models)
         benchModel(m, iterations);
     return 0;

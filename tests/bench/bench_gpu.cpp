@@ -20,8 +20,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,8 +64,8 @@ struct TypeProfile : schedule::ScheduleObserver
         std::sort(rows.rbegin(), rows.rend());
         std::printf("store-all time by op type (synchronous, %.2f ms in all):", total * 1e3);
         for (size_t i = 0; i < rows.size() && i < 10; ++i)
-            std::printf("%s %s %.1f ms (%d)", i ? "," : "", rows[i].second.c_str(), rows[i].first * 1e3,
-                        byType.at(rows[i].second).second);
+            std::printf("%s %s %.1f ms (%d)", i ? "," : "", rows[i].second.c_str(),
+                        rows[i].first * 1e3, byType.at(rows[i].second).second);
         std::printf("\n");
     }
 };
@@ -79,7 +79,8 @@ int main(int argc, char **argv)
         std::printf("bench_gpu: no CUDA device, nothing to measure\n");
         return 0;
     }
-    const std::string path = argc > 1 ? argv[1] : std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/resnet50.onnx";
+    const std::string path =
+        argc > 1 ? argv[1] : std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/resnet50.onnx";
     const int64_t batch = argc > 2 ? std::stoll(argv[2]) : 32;
     onnx::ImportOptions io;
     io.batch = batch;
@@ -153,10 +154,11 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "%s\n", s.toString().c_str());
             return 1;
         }
-        std::printf("\n%s, %s batch %lld, %s ops\n", (*backend)->description().c_str(), path.c_str(),
-                    (long long)batch, synchronous ? "synchronous" : "queued");
-        std::printf("%-26s %9s %9s %9s %9s %8s %10s %9s %9s %9s\n", "schedule", "sim MiB", "meas MiB", "arena MiB",
-                    "pool MiB", "pool/sim", "device MiB", "step ms", "kernel ms", "sim ms");
+        std::printf("\n%s, %s batch %lld, %s ops\n", (*backend)->description().c_str(),
+                    path.c_str(), (long long)batch, synchronous ? "synchronous" : "queued");
+        std::printf("%-26s %9s %9s %9s %9s %8s %10s %9s %9s %9s\n", "schedule", "sim MiB",
+                    "meas MiB", "arena MiB", "pool MiB", "pool/sim", "device MiB", "step ms",
+                    "kernel ms", "sim ms");
         exec::ExecOptions opt;
         opt.downloadGradients = false;
         TypeProfile profile;
@@ -175,7 +177,8 @@ int main(int argc, char **argv)
                 const double opSeconds = before ? before->totalOpSeconds : 0;
                 auto res = ex.run(r.schedule, opt);
                 if (!res) {
-                    std::printf("%-26s failed: %s\n", r.name.c_str(), res.status().toString().c_str());
+                    std::printf("%-26s failed: %s\n", r.name.c_str(),
+                                res.status().toString().c_str());
                     failed = true;
                     break;
                 }
@@ -191,12 +194,13 @@ int main(int argc, char **argv)
             std::sort(kernel.begin(), kernel.end());
             const gpu::CudaRunFigures *fig = gpu::cudaRunFigures(**backend);
             const int64_t pool = fig ? fig->poolReservedPeak : 0;
-            std::printf("%-26s %9.1f %9.1f %9.1f %9.1f %8.3f %10.1f %9.2f %9s %9.2f\n", r.name.c_str(),
-                        mib(r.simulatedPeak), mib(last.measuredPeakBytes), mib(fig ? fig->arenaBytes : 0), mib(pool),
-                        r.simulatedPeak ? double(pool) / double(r.simulatedPeak) : 0.0,
-                        mib(last.devicePeakBytes.value_or(0)), times[times.size() / 2] * 1e3,
-                        synchronous ? fmt::format("{:.2f}", kernel[kernel.size() / 2] * 1e3).c_str() : "-",
-                        r.simulatedSeconds * 1e3);
+            std::printf(
+                "%-26s %9.1f %9.1f %9.1f %9.1f %8.3f %10.1f %9.2f %9s %9.2f\n", r.name.c_str(),
+                mib(r.simulatedPeak), mib(last.measuredPeakBytes), mib(fig ? fig->arenaBytes : 0),
+                mib(pool), r.simulatedPeak ? double(pool) / double(r.simulatedPeak) : 0.0,
+                mib(last.devicePeakBytes.value_or(0)), times[times.size() / 2] * 1e3,
+                synchronous ? fmt::format("{:.2f}", kernel[kernel.size() / 2] * 1e3).c_str() : "-",
+                r.simulatedSeconds * 1e3);
         }
         if (synchronous)
             profile.print();

@@ -27,7 +27,9 @@ double medianMs(int runs, const std::function<void()> &fn)
     for (int i = 0; i < runs; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         fn();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
     }
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
@@ -89,7 +91,8 @@ void benchModel(const std::filesystem::path &file)
         sizes.node.push_back(Size{double(std::min<size_t>(chars, 28) * 7 + 16), 34});
     }
     for (const ir::Namespace &ns : graph->namespaces())
-        sizes.collapsedGroup.push_back(Size{double(std::min<size_t>(ns.name.size(), 28) * 7 + 40), 40});
+        sizes.collapsedGroup.push_back(
+            Size{double(std::min<size_t>(ns.name.size(), 28) * 7 + 40), 40});
 
     // flat: every node in one layered layout
     LayeredInput flat;

@@ -83,7 +83,8 @@ int main(int argc, char **argv)
         }
         worst = std::max({worst, a.medianMs, b.medianMs});
         fmt::print("{:<34} {:>9.1f}K {:>6} {:>6} {:>12.2f} {:>16.2f}\n", name,
-                   double(std::filesystem::file_size(f)) / 1024.0, a.nodes, a.batch, a.medianMs, b.medianMs);
+                   double(std::filesystem::file_size(f)) / 1024.0, a.nodes, a.batch, a.medianMs,
+                   b.medianMs);
     }
     fmt::print("slowest: {:.2f} ms (target < 1000 ms)\n", worst);
     return 0;

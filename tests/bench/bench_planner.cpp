@@ -32,9 +32,10 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "%s\n", problem.status().toString().c_str());
         return 1;
     }
-    std::printf("resnet50 batch %lld: %zu ops, %zu tensors, store-all peak %.2f GiB (loaded in %.1f s)\n",
-                (long long)batch, (*problem)->training->opCount(), (*problem)->training->tensorCount(),
-                double((*problem)->storeAll.timeline.peakBytes) / double(1 << 30), clock.elapsed() / 1e3);
+    std::printf(
+        "resnet50 batch %lld: %zu ops, %zu tensors, store-all peak %.2f GiB (loaded in %.1f s)\n",
+        (long long)batch, (*problem)->training->opCount(), (*problem)->training->tensorCount(),
+        double((*problem)->storeAll.timeline.peakBytes) / double(1 << 30), clock.elapsed() / 1e3);
     const std::shared_ptr<const PlannerProblem> shared = *problem;
     const auto &sa = shared->storeAll.timeline;
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
@@ -47,9 +48,10 @@ int main(int argc, char **argv)
     planner.memoryChart()->window()->resize(1200, 500); // the widget is on the planner's shelf
     planner.memoryChart()->window()->show();
 
-    std::printf("%-14s %8s %10s %10s %10s %12s %8s\n", "solver", "moves", "median ms", "p90 ms", "max ms",
-                "solve ms", "steps");
-    const char *ids[] = {"chen-sqrtn", "chen-greedy", "hong-dp", "hong-linear", "revolve", "rotor", "feng-huang"};
+    std::printf("%-14s %8s %10s %10s %10s %12s %8s\n", "solver", "moves", "median ms", "p90 ms",
+                "max ms", "solve ms", "steps");
+    const char *ids[] = {"chen-sqrtn", "chen-greedy", "hong-dp",   "hong-linear",
+                         "revolve",    "rotor",       "feng-huang"};
     for (const char *id : ids) {
         if (!planner.usableSolverIds().contains(QString::fromLatin1(id)))
             continue;
@@ -91,8 +93,9 @@ int main(int argc, char **argv)
             continue;
         std::sort(ms.begin(), ms.end());
         std::sort(solveMs.begin(), solveMs.end());
-        std::printf("%-14s %8zu %10.1f %10.1f %10.1f %12.1f %8zu\n", id, ms.size(), ms[ms.size() / 2],
-                    ms[ms.size() * 9 / 10], ms.back(), solveMs[solveMs.size() / 2],
+        std::printf("%-14s %8zu %10.1f %10.1f %10.1f %12.1f %8zu\n", id, ms.size(),
+                    ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back(),
+                    solveMs[solveMs.size() / 2],
                     planner.document()->currentPlan()->schedule.steps.size());
         std::fflush(stdout);
     }

@@ -112,7 +112,8 @@ std::vector<Sched> plans(const training::TrainingGraph &tg, const cost::Costs &c
             std::printf("  %s: infeasible (%s)\n", id, plan->note.c_str());
             continue;
         }
-        out.push_back({rotor ? "rotor 1/2act" : id, plan->schedule, {}, plan->timeline.tdiPercent()});
+        out.push_back(
+            {rotor ? "rotor 1/2act" : id, plan->schedule, {}, plan->timeline.tdiPercent()});
     }
     return out;
 }
@@ -146,7 +147,8 @@ Status measure(std::vector<Job> jobs, int iterations)
             if (!r)
                 return r.status().withContext(j.sched->name);
             if (j.recorder)
-                i == 0 ? j.recorder->discardIteration() : j.recorder->commitIteration(r->stepSeconds);
+                i == 0 ? j.recorder->discardIteration()
+                       : j.recorder->commitIteration(r->stepSeconds);
             if (i > 0)
                 j.sched->seconds.push_back(r->stepSeconds);
         }
@@ -165,21 +167,23 @@ struct Tally
     }
 };
 
-void printRow(const std::string &model, const std::string &batch, const Sched &s, double predicted, double roofline,
-              const char *source, Tally &tally, double limit)
+void printRow(const std::string &model, const std::string &batch, const Sched &s, double predicted,
+              double roofline, const char *source, Tally &tally, double limit)
 {
     const double measured = exec::median(s.seconds);
     const double err = 100.0 * (predicted - measured) / measured;
     tally.add(err, limit);
-    std::printf("%-20s %-7s %-11s %7.1f %11.2f %11.2f %+8.1f%% %7.1f%% %12.3f  %-10s %s\n", model.c_str(),
-                batch.c_str(), s.name.c_str(), s.recomputePercent, measured * 1e3, predicted * 1e3, err,
-                spreadPercent(s.seconds), roofline * 1e3, source, std::abs(err) <= limit ? "ok" : "OVER");
+    std::printf("%-20s %-7s %-11s %7.1f %11.2f %11.2f %+8.1f%% %7.1f%% %12.3f  %-10s %s\n",
+                model.c_str(), batch.c_str(), s.name.c_str(), s.recomputePercent, measured * 1e3,
+                predicted * 1e3, err, spreadPercent(s.seconds), roofline * 1e3, source,
+                std::abs(err) <= limit ? "ok" : "OVER");
 }
 
 void header()
 {
-    std::printf("%-20s %-7s %-11s %7s %11s %11s %9s %8s %12s  %-10s %s\n", "model", "batch", "schedule", "recomp%",
-                "measured ms", "predicted", "error", "spread", "roofline ms", "source", "");
+    std::printf("%-20s %-7s %-11s %7s %11s %11s %9s %8s %12s  %-10s %s\n", "model", "batch",
+                "schedule", "recomp%", "measured ms", "predicted", "error", "spread", "roofline ms",
+                "source", "");
 }
 
 void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBatch)
@@ -189,7 +193,11 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
     auto b4 = load(m, 4, false);
     if (!base || !b2 || !b4) {
         std::printf("%-20s skipped: %s\n", m.name.c_str(),
-                    (!base ? base.status() : !b2 ? b2.status() : b4.status()).toString().c_str());
+                    (!base ? base.status()
+                     : !b2 ? b2.status()
+                           : b4.status())
+                        .toString()
+                        .c_str());
         return;
     }
     const training::TrainingGraph &tg = *base->tg;
@@ -202,13 +210,15 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
     exec::ProfileRecorder first(tg), first2(*b2->tg);
     Sched warmBase{"store-all", schedule::storeAllSchedule(tg), {}, 0};
     Sched warm2{"store-all", schedule::storeAllSchedule(*b2->tg), {}, 0};
-    if (Status s = measure({{base->ex.get(), &warmBase, &first}, {b2->ex.get(), &warm2, &first2}}, iterations);
+    if (Status s = measure({{base->ex.get(), &warmBase, &first}, {b2->ex.get(), &warm2, &first2}},
+                           iterations);
         !s.isOk()) {
         std::printf("%-20s failed: %s\n", m.name.c_str(), s.toString().c_str());
         return;
     }
     auto solveCosts = cost::profileCosts(profileOf(first, *base), tg, cost::Roofline{}, m.name);
-    auto solveCosts4 = cost::profileCosts(profileOf(first2, *b2), *b4->tg, cost::Roofline{}, m.name + " b2");
+    auto solveCosts4 =
+        cost::profileCosts(profileOf(first2, *b2), *b4->tg, cost::Roofline{}, m.name + " b2");
     if (!solveCosts || !solveCosts4) {
         std::printf("%-20s failed: %s\n", m.name.c_str(),
                     (!solveCosts ? solveCosts.status() : solveCosts4.status()).toString().c_str());
@@ -243,7 +253,8 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
     cost::ProfileCostsReport rep4;
     auto costs4 = cost::profileCosts(p2, *b4->tg, cost::Roofline{}, m.name + " b2 profile", &rep4);
     if (!costs || !costs4) {
-        std::printf("%-20s failed: %s\n", m.name.c_str(), (!costs ? costs.status() : costs4.status()).toString().c_str());
+        std::printf("%-20s failed: %s\n", m.name.c_str(),
+                    (!costs ? costs.status() : costs4.status()).toString().c_str());
         return;
     }
     const cost::Costs roofline = cost::rooflineCosts(tg);
@@ -252,25 +263,27 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
         auto p = sim::simulate(s.schedule, tg, *costs, {.recordPoints = false});
         auto r = sim::simulate(s.schedule, tg, roofline, {.recordPoints = false});
         if (p && r)
-            printRow(m.name, batch, s, p->totalSeconds, r->totalSeconds, cost::timeSourceName(costs->timeSource),
-                     sameBatch, 10);
+            printRow(m.name, batch, s, p->totalSeconds, r->totalSeconds,
+                     cost::timeSourceName(costs->timeSource), sameBatch, 10);
     }
-    std::printf("%-20s profile: %zu ops, %d timed steps per schedule, overhead outside ops %.3f ms of %.3f ms, load factor %.3f\n",
-                m.name.c_str(), profile.ops.size(), profile.iterations, profile.overheadSeconds * 1e3,
-                profile.stepSeconds * 1e3, rep.loadFactor);
+    std::printf("%-20s profile: %zu ops, %d timed steps per schedule, overhead outside ops %.3f ms "
+                "of %.3f ms, load factor %.3f\n",
+                m.name.c_str(), profile.ops.size(), profile.iterations,
+                profile.overheadSeconds * 1e3, profile.stepSeconds * 1e3, rep.loadFactor);
 
     const cost::Costs roofline4 = cost::rooflineCosts(*b4->tg);
     for (const Sched &s : at4) {
         auto p = sim::simulate(s.schedule, *b4->tg, *costs4, {.recordPoints = false});
         auto r = sim::simulate(s.schedule, *b4->tg, roofline4, {.recordPoints = false});
         if (p && r)
-            printRow(m.name, "2 -> 4", s, p->totalSeconds, r->totalSeconds, cost::timeSourceName(costs4->timeSource),
-                     otherBatch, 20);
+            printRow(m.name, "2 -> 4", s, p->totalSeconds, r->totalSeconds,
+                     cost::timeSourceName(costs4->timeSource), otherBatch, 20);
     }
-    std::printf("%-20s batch 4 from the batch-2 profile (%.3f ms a step at batch 2): %zu ops scaled, %zu fitted, "
+    std::printf("%-20s batch 4 from the batch-2 profile (%.3f ms a step at batch 2): %zu ops "
+                "scaled, %zu fitted, "
                 "%zu measured, %zu estimated, load factor %.3f\n",
-                m.name.c_str(), p2.stepSeconds * 1e3, rep4.scaled, rep4.fitted, rep4.measured, rep4.estimated,
-                rep4.loadFactor);
+                m.name.c_str(), p2.stepSeconds * 1e3, rep4.scaled, rep4.fitted, rep4.measured,
+                rep4.estimated, rep4.loadFactor);
 }
 
 } // namespace
@@ -284,9 +297,11 @@ int main(int argc, char **argv)
         if (e.path().extension() == ".onnx") {
             const std::string stem = e.path().stem().string();
             const std::filesystem::path feed = e.path().parent_path() / (stem + ".npz");
-            models.push_back({stem, e.path().string(), std::filesystem::exists(feed) ? feed.string() : ""});
+            models.push_back(
+                {stem, e.path().string(), std::filesystem::exists(feed) ? feed.string() : ""});
         }
-    std::sort(models.begin(), models.end(), [](const Model &a, const Model &b) { return a.name < b.name; });
+    std::sort(models.begin(), models.end(),
+              [](const Model &a, const Model &b) { return a.name < b.name; });
     if (argc > 2) {
         std::vector<Model> chosen;
         for (int i = 2; i < argc; ++i)
@@ -295,14 +310,16 @@ int main(int argc, char **argv)
                     chosen.push_back(m);
         models = chosen;
     }
-    std::printf("CPU reference backend: predicted (simulator, profile costs) vs measured step time, median of %d "
+    std::printf("CPU reference backend: predicted (simulator, profile costs) vs measured step "
+                "time, median of %d "
                 "steps after 1 warm-up\n",
                 iterations);
     header();
     Tally same, other;
     for (const Model &m : models)
         benchModel(m, iterations, same, other);
-    std::printf("same batch: %d of %d within 10%% (worst %.1f%%); batch 2 -> 4: %d of %d within 20%% (worst %.1f%%)\n",
+    std::printf("same batch: %d of %d within 10%% (worst %.1f%%); batch 2 -> 4: %d of %d within "
+                "20%% (worst %.1f%%)\n",
                 same.within, same.rows, same.worst, other.within, other.rows, other.worst);
     return 0;
 }

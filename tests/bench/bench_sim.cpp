@@ -35,7 +35,8 @@ training::TrainingGraph chainGraph(int n)
         t.push_back(std::move(x));
         return t.back().id;
     };
-    const auto op = [&](std::string name, Phase phase, std::vector<TensorId> in, std::vector<TensorId> out) {
+    const auto op = [&](std::string name, Phase phase, std::vector<TensorId> in,
+                        std::vector<TensorId> out) {
         Op o;
         o.id = OpId(ops.size());
         o.name = std::move(name);
@@ -61,8 +62,10 @@ training::TrainingGraph chainGraph(int n)
         t[gw.index()].requiredAtEnd = true;
         std::vector<TensorId> out{gw};
         if (i > 0)
-            out.insert(out.begin(), tensor("grad:a" + std::to_string(i - 1), TensorRole::ActivationGrad, 1 << 20));
-        op("f" + std::to_string(i) + "/grad", Phase::Backward, {act[size_t(i)], params[size_t(i)], g}, out);
+            out.insert(out.begin(), tensor("grad:a" + std::to_string(i - 1),
+                                           TensorRole::ActivationGrad, 1 << 20));
+        op("f" + std::to_string(i) + "/grad", Phase::Backward,
+           {act[size_t(i)], params[size_t(i)], g}, out);
         g = out.front();
     }
     auto tg = training::TrainingGraph::assemble({}, std::move(ops), std::move(t));
@@ -87,10 +90,12 @@ Row measure(const schedule::Schedule &s, const training::TrainingGraph &g, const
     int64_t peak = 0;
     const auto start = std::chrono::steady_clock::now();
     int runs = 0;
-    while (runs < 3 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 0.5) {
+    while (runs < 3 ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 0.5) {
         const auto t0 = std::chrono::steady_clock::now();
         auto t = sim::simulate(s, g, c, opt);
-        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double dt =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (!t) {
             std::fprintf(stderr, "simulate: %s\n", t.status().message().c_str());
             std::exit(1);
@@ -109,23 +114,26 @@ void report(const char *name, const training::TrainingGraph &g)
     const Row fast = measure(s, g, c, {.recordPoints = false, .validate = false});
     const Row checked = measure(s, g, c, {.recordPoints = false, .validate = true});
     const Row points = measure(s, g, c, {.recordPoints = true, .validate = true});
-    std::printf("| %-26s | %7zu | %7zu | %12.2f | %12.2f | %12.2f | %9.1f |\n", name, g.opCount(), s.steps.size(),
-                fast.stepsPerSecond / 1e6, checked.stepsPerSecond / 1e6, points.stepsPerSecond / 1e6,
-                double(fast.peak) / double(1 << 20));
+    std::printf("| %-26s | %7zu | %7zu | %12.2f | %12.2f | %12.2f | %9.1f |\n", name, g.opCount(),
+                s.steps.size(), fast.stepsPerSecond / 1e6, checked.stepsPerSecond / 1e6,
+                points.stepsPerSecond / 1e6, double(fast.peak) / double(1 << 20));
 }
 
 } // namespace
 
 int main()
 {
-    std::printf("simulator throughput, one core, store-all schedules (M steps/s; best of >= 3 runs)\n\n");
-    std::printf("| %-26s | %7s | %7s | %12s | %12s | %12s | %9s |\n", "graph", "ops", "steps", "no check", "validate",
-                "validate+pts", "peak MiB");
-    std::printf("|%s|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(9, '-').c_str(),
-                std::string(9, '-').c_str(), std::string(14, '-').c_str(), std::string(14, '-').c_str(),
+    std::printf(
+        "simulator throughput, one core, store-all schedules (M steps/s; best of >= 3 runs)\n\n");
+    std::printf("| %-26s | %7s | %7s | %12s | %12s | %12s | %9s |\n", "graph", "ops", "steps",
+                "no check", "validate", "validate+pts", "peak MiB");
+    std::printf("|%s|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(),
+                std::string(9, '-').c_str(), std::string(9, '-').c_str(),
+                std::string(14, '-').c_str(), std::string(14, '-').c_str(),
                 std::string(14, '-').c_str(), std::string(11, '-').c_str());
     for (const char *model : {"vit_b_16", "densenet121"}) {
-        const std::string path = std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/" + model + ".onnx";
+        const std::string path =
+            std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/" + model + ".onnx";
         onnx::ImportOptions opt;
         opt.batch = 32;
         auto g = onnx::importModel(path, opt);

@@ -116,23 +116,30 @@ int main(int argc, char **argv)
                 spec = spec.substr(0, colon);
             }
             targetModels.emplace_back(spec, batch);
-        }
-        else if (a == "--repeat" && i + 1 < argc)
+        } else if (a == "--repeat" && i + 1 < argc)
             repeat = std::max(1, std::atoi(argv[++i]));
         else
             only.insert(a);
     }
     const auto registry = solvers::makeRegistry();
-    struct Model { std::string name, path; int64_t batch; };
+    struct Model
+    {
+        std::string name, path;
+        int64_t batch;
+    };
     std::vector<Model> models;
-    for (const char *m : {"resnet18", "resnet50", "vgg16", "densenet121", "mobilenet_v2", "vit_b_16"})
+    for (const char *m :
+         {"resnet18", "resnet50", "vgg16", "densenet121", "mobilenet_v2", "vit_b_16"})
         models.push_back({m, shared + "/corpus/graph_only/" + m + ".onnx", 32});
     models.push_back({"light_densenet121", shared + "/onnx-light/light_densenet121.onnx", 32});
 
-    fmt::print("## Every solver, min-peak, batch 32 (roofline costs; median of {} runs; CBC solvers "
-               "{} s)\n\n", repeat, g_cbcSeconds);
-    fmt::print("| model | fwd ops | solver | status | solve ms | peak | act. peak | act. cut | TDI % | "
-               "worse than store-all |\n");
+    fmt::print(
+        "## Every solver, min-peak, batch 32 (roofline costs; median of {} runs; CBC solvers "
+        "{} s)\n\n",
+        repeat, g_cbcSeconds);
+    fmt::print(
+        "| model | fwd ops | solver | status | solve ms | peak | act. peak | act. cut | TDI % | "
+        "worse than store-all |\n");
     fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
     int worseRows = 0;
     for (const Model &m : models) {
@@ -162,7 +169,8 @@ int main(int argc, char **argv)
                        l->graph.forwardOpCount(), s->id(), solvers::solveStatusName(p->status),
                        p->solveSeconds * 1e3, formatBytes(p->timeline.peakBytes),
                        formatBytes(p->timeline.activationPeakBytes),
-                       base ? 100.0 * (1 - double(p->timeline.activationPeakBytes) / double(base)) : 0.0,
+                       base ? 100.0 * (1 - double(p->timeline.activationPeakBytes) / double(base))
+                            : 0.0,
                        p->timeline.tdiPercent(), worse ? "**yes**" : "no");
             std::fflush(stdout);
         }
@@ -170,13 +178,19 @@ int main(int argc, char **argv)
     fmt::print("\n{} rows worse than store-all on peak and time\n", worseRows);
 
     // The issue-16 targets: the best activation cut at <= 35% recompute.
-    struct CutTarget { const char *name; double cut; };
+    struct CutTarget
+    {
+        const char *name;
+        double cut;
+    };
     const CutTarget targets[] = {{"resnet152", 86.0}, {"densenet201", 91.0}};
     if (!targetModels.empty()) {
-        fmt::print("\n## Cut targets: best activation cut with at most 35% recompute (min-peak plans "
-                   "and min-time plans at 10 budgets between the lowest peak and store-all)\n\n");
-        fmt::print("| model | batch | best solver | objective | act. peak | act. cut | TDI % | target | "
-                   "met |\n|---|---|---|---|---|---|---|---|---|\n");
+        fmt::print(
+            "\n## Cut targets: best activation cut with at most 35% recompute (min-peak plans "
+            "and min-time plans at 10 budgets between the lowest peak and store-all)\n\n");
+        fmt::print(
+            "| model | batch | best solver | objective | act. peak | act. cut | TDI % | target | "
+            "met |\n|---|---|---|---|---|---|---|---|---|\n");
     }
     for (const auto &[path, batch] : targetModels) {
         auto l = load(path, batch);
@@ -194,7 +208,8 @@ int main(int argc, char **argv)
         const double base = double(sa->timeline.activationPeakBytes);
         std::optional<solvers::Plan> best;
         auto consider = [&](Expected<solvers::Plan> p) {
-            if (!p || (p->status != solvers::SolveStatus::Optimal && p->status != solvers::SolveStatus::Feasible))
+            if (!p || (p->status != solvers::SolveStatus::Optimal &&
+                       p->status != solvers::SolveStatus::Feasible))
                 return;
             if (p->timeline.tdiPercent() > 35.0)
                 return;
@@ -203,28 +218,37 @@ int main(int argc, char **argv)
         };
         int64_t lowest = sa->timeline.peakBytes;
         for (const auto &s : registry.solvers()) {
-            if ((s->capabilities().needsCbc && !cbc) || s->id() == "offload" || !s->capabilities().minPeak)
+            if ((s->capabilities().needsCbc && !cbc) || s->id() == "offload" ||
+                !s->capabilities().minPeak)
                 continue;
             auto p = solveOne(*s, *l);
-            if (p && (p->status == solvers::SolveStatus::Feasible || p->status == solvers::SolveStatus::Optimal))
+            if (p && (p->status == solvers::SolveStatus::Feasible ||
+                      p->status == solvers::SolveStatus::Optimal))
                 lowest = std::min(lowest, p->timeline.peakBytes);
             consider(std::move(p));
         }
         for (int k = 0; k < 10; ++k) {
             const int64_t budget = lowest + (sa->timeline.peakBytes - lowest) * k / 10;
             for (const auto &s : registry.solvers())
-                if (!s->capabilities().needsCbc && s->id() != "offload" && s->capabilities().minTime)
+                if (!s->capabilities().needsCbc && s->id() != "offload" &&
+                    s->capabilities().minTime)
                     consider(solveOne(*s, *l, solvers::Objective::MinTime, budget));
         }
         if (!best) {
-            fmt::print("| {} | {} | none at <= 35% | | | | | {:.0f}% | no |\n", path, batch, target);
+            fmt::print("| {} | {} | none at <= 35% | | | | | {:.0f}% | no |\n", path, batch,
+                       target);
             continue;
         }
         const double cut = 100.0 * (1 - double(best->timeline.activationPeakBytes) / base);
         fmt::print("| {} | {} | {} | {} | {} | {:.1f}% | {:.1f} | {:.0f}% | {} |\n", path, batch,
                    best->solver, solvers::objectiveName(best->objective),
-                   formatBytes(best->timeline.activationPeakBytes), cut, best->timeline.tdiPercent(),
-                   target, target > 0 ? (cut >= target ? "yes" : "no, short by " + fmt::format("{:.1f}", target - cut) + " points") : "-");
+                   formatBytes(best->timeline.activationPeakBytes), cut,
+                   best->timeline.tdiPercent(), target,
+                   target > 0
+                       ? (cut >= target
+                              ? "yes"
+                              : "no, short by " + fmt::format("{:.1f}", target - cut) + " points")
+                       : "-");
         std::fflush(stdout);
     }
     if (quick)
@@ -234,7 +258,12 @@ int main(int argc, char **argv)
                "resnet50 -63%, densenet121 -78%, vgg16 -31%)\n\n");
     fmt::print("| model | batch | solver | activation peak | fraction of store-all | cut | "
                "recompute overhead % | paper's cut |\n|---|---|---|---|---|---|---|---|\n");
-    struct Q { std::string name; int64_t batch; double paperCut; };
+    struct Q
+    {
+        std::string name;
+        int64_t batch;
+        double paperCut;
+    };
     for (const Q &q : {Q{"resnet50", 64, 63}, Q{"densenet121", 32, 78}, Q{"vgg16", 64, 31}}) {
         if (!only.empty() && !only.count(q.name))
             continue;

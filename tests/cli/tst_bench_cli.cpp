@@ -80,8 +80,9 @@ private slots:
     {
         QTemporaryDir tmp;
         const QString csv = tmp.filePath("fcn.csv");
-        const Run r = runRemat({"bench", "remat-graphs", "--dir", graphDir(), "--graphs", "fcn_8_vgg",
-                                "--solvers", "checkmate-milp", "--time-limit", "20", "--csv", csv});
+        const Run r =
+            runRemat({"bench", "remat-graphs", "--dir", graphDir(), "--graphs", "fcn_8_vgg",
+                      "--solvers", "checkmate-milp", "--time-limit", "20", "--csv", csv});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const auto rows = readCsv(csv);
         QCOMPARE(rows.size(), 2);
@@ -102,8 +103,9 @@ private slots:
     {
         QTemporaryDir tmp;
         const QString csv = tmp.filePath("target.csv");
-        const Run r = runRemat({"bench", "remat-graphs", "--dir", graphDir(), "--graphs", "fcn_8_vgg",
-                                "--solvers", "checkmate-milp", "--target", "--csv", csv});
+        const Run r =
+            runRemat({"bench", "remat-graphs", "--dir", graphDir(), "--graphs", "fcn_8_vgg",
+                      "--solvers", "checkmate-milp", "--target", "--csv", csv});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY(r.out.contains("pub TDI %"));
         const auto rows = readCsv(csv);

@@ -51,10 +51,7 @@ Run runRemat(const QStringList &args)
     return r;
 }
 
-QJsonObject json(const Run &r)
-{
-    return QJsonDocument::fromJson(r.out).object();
-}
+QJsonObject json(const Run &r) { return QJsonDocument::fromJson(r.out).object(); }
 
 } // namespace
 
@@ -65,7 +62,10 @@ class TstProfileCli : public QObject
     QTemporaryDir m_dir;
     QString m_profile;
 
-    static QString model(const char *name) { return sharedPath(QString("corpus/with_weights/%1.onnx").arg(name)); }
+    static QString model(const char *name)
+    {
+        return sharedPath(QString("corpus/with_weights/%1.onnx").arg(name));
+    }
 
 private slots:
     void initTestCase()
@@ -73,7 +73,8 @@ private slots:
         if (!QFileInfo::exists(model("mlp")) || !QFileInfo::exists(model("tiny_vit")))
             QSKIP("shared corpus not found");
         m_profile = m_dir.filePath("mlp.profile.json");
-        const Run r = runRemat({"run", model("mlp"), "--iters", "3", "--profile-out", m_profile, "--json"});
+        const Run r =
+            runRemat({"run", model("mlp"), "--iters", "3", "--profile-out", m_profile, "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(json(r)["profile_out"].toString(), m_profile);
         QCOMPARE(json(r)["time_source"].toString(), QString("estimate"));
@@ -105,14 +106,16 @@ private slots:
             QVERIFY2(r.exitCode == 0, r.err.constData());
             const QJsonObject j = json(r);
             const QString source = j["time_source"].toString();
-            QVERIFY2(source == "profile" || source == "calibrated", qPrintable(c[0] + ": " + source));
+            QVERIFY2(source == "profile" || source == "calibrated",
+                     qPrintable(c[0] + ": " + source));
             const QJsonObject counts = j["time_sources"].toObject();
             QVERIFY2(counts["profile"].toInt() > counts["calibrated"].toInt(), qPrintable(c[0]));
             QCOMPARE(counts["estimate"].toInt(), 0);
         }
         const Run text = runRemat({"simulate", model("mlp"), "--profile", m_profile});
         QVERIFY(text.exitCode == 0);
-        QVERIFY2(text.out.contains("times: profile") || text.out.contains("times: calibrated"), text.out.constData());
+        QVERIFY2(text.out.contains("times: profile") || text.out.contains("times: calibrated"),
+                 text.out.constData());
         const Run estimate = runRemat({"simulate", model("mlp")});
         QVERIFY2(estimate.out.contains("times: estimate"), estimate.out.constData());
     }
@@ -121,7 +124,8 @@ private slots:
     {
         const Run r = runRemat({"simulate", model("tiny_vit"), "--profile", m_profile, "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QVERIFY2(r.err.contains("warning:") && r.err.contains("another model") && r.err.contains("mlp.onnx"),
+        QVERIFY2(r.err.contains("warning:") && r.err.contains("another model") &&
+                     r.err.contains("mlp.onnx"),
                  r.err.constData());
         const QJsonObject j = json(r);
         QCOMPARE(j["time_source"].toString(), QString("calibrated"));
@@ -133,16 +137,19 @@ private slots:
         const QString missing = m_dir.filePath("nothing.json");
         const Run r = runRemat({"simulate", model("mlp"), "--profile", missing});
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains(missing.toUtf8()) && r.err.contains("--profile-out"), r.err.constData());
+        QVERIFY2(r.err.contains(missing.toUtf8()) && r.err.contains("--profile-out"),
+                 r.err.constData());
         const QString bad = m_dir.filePath("bad.json");
         QFile f(bad);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "x", "seconds": -2}]})");
+        f.write(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "x", "seconds": -2}]})");
         f.close();
         for (const char *cmd : {"simulate", "solve", "train-graph"}) {
             QStringList args = {cmd, model("mlp"), "--profile", bad};
             if (QString(cmd) == "solve")
-                args << "--solver" << "chen-sqrtn";
+                args << "--solver"
+                     << "chen-sqrtn";
             const Run b = runRemat(args);
             QCOMPARE(b.exitCode, 1);
             QVERIFY2(b.err.contains(bad.toUtf8()) && b.err.contains("seconds"), b.err.constData());

@@ -64,11 +64,13 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::newRow("9e859") << QByteArray("9e859") << "number overflow";
         QTest::newRow("version 1e400")
-            << QByteArray(R"({"format": "remat-plan", "version": 1e400, "schedule": []})") << "number overflow";
+            << QByteArray(R"({"format": "remat-plan", "version": 1e400, "schedule": []})")
+            << "number overflow";
         QTest::newRow("bound is a string")
-            << QByteArray(R"({"format": "remat-plan", "version": 1, "model": {"sha256": "", "batch": 4},)"
-                          R"( "solver": {"id": "x", "status": "optimal", "objective": "min-peak",)"
-                          R"( "budget_bytes": 0, "bound": "high"}, "schedule": []})")
+            << QByteArray(
+                   R"({"format": "remat-plan", "version": 1, "model": {"sha256": "", "batch": 4},)"
+                   R"( "solver": {"id": "x", "status": "optimal", "objective": "min-peak",)"
+                   R"( "budget_bytes": 0, "bound": "high"}, "schedule": []})")
             << "\"bound\" must be a number";
     }
     void malformedPlanIsAnError()
@@ -101,8 +103,8 @@ private slots:
     void malformedBudgetIsAnError()
     {
         QFETCH(QString, budget);
-        const Run r = runRemat({"solve", model(), "--solver", "chen-sqrtn", "--objective", "min-time",
-                                "--budget", budget});
+        const Run r = runRemat({"solve", model(), "--solver", "chen-sqrtn", "--objective",
+                                "min-time", "--budget", budget});
         QVERIFY2(!r.crashed, r.err.constData());
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(QString::fromUtf8(r.err).contains("byte count"), r.err.constData());

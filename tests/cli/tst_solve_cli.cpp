@@ -67,9 +67,10 @@ Run runRemat(const QStringList &args, int timeoutMs = 60000)
 
 QString model() { return sharedPath("corpus/graph_only/resnet18.onnx"); }
 
-const char *const kPlanKeys[] = {"solver", "status", "objective", "budget_bytes", "peak_bytes",
-                                 "activation_peak_bytes", "compute_time", "recompute_time",
-                                 "tdi_percent", "solver_objective", "bound", "solve_seconds",
+const char *const kPlanKeys[] = {"solver",           "status",         "objective",
+                                 "budget_bytes",     "peak_bytes",     "activation_peak_bytes",
+                                 "compute_time",     "recompute_time", "tdi_percent",
+                                 "solver_objective", "bound",          "solve_seconds",
                                  "checkpoints"};
 
 } // namespace
@@ -87,8 +88,8 @@ private slots:
 
     void compareJson()
     {
-        const Run r = runRemat({"solve", model(), "--batch", "8", "--compare", "--json",
-                             "--time-limit", "3"}, 120000);
+        const Run r = runRemat(
+            {"solve", model(), "--batch", "8", "--compare", "--json", "--time-limit", "3"}, 120000);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.ms < 30000, qPrintable(QString("took %1 ms").arg(r.ms)));
         const QJsonDocument doc = QJsonDocument::fromJson(r.out);
@@ -128,9 +129,9 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString plan = dir.filePath("plan.json");
-        const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
-                             "--objective", "min-time", "--budget", "200MiB", "--out", plan,
-                             "--json"});
+        const Run r =
+            runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn", "--objective",
+                      "min-time", "--budget", "200MiB", "--out", plan, "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         for (const char *key : kPlanKeys)
@@ -173,25 +174,28 @@ private slots:
     void budgetWithoutObjective()
     {
         const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
-                             "--budget", "200MiB", "--json"});
+                                "--budget", "200MiB", "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o.value("objective").toString(), QString("min-time"));
         QVERIFY2(o.value("objective_source").toString().contains("budget"), r.out.constData());
         QVERIFY(o.value("peak_bytes").toDouble() <= 200.0 * 1024 * 1024);
-        const Run text = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
-                                "--budget-ratio", "0.8"});
+        const Run text = runRemat(
+            {"solve", model(), "--batch", "8", "--solver", "chen-sqrtn", "--budget-ratio", "0.8"});
         QVERIFY2(text.exitCode == 0, text.err.constData());
-        QVERIFY2(text.out.contains("objective min-time (default: a budget was given)"), text.out.constData());
-        const Run none = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn", "--json"});
+        QVERIFY2(text.out.contains("objective min-time (default: a budget was given)"),
+                 text.out.constData());
+        const Run none =
+            runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn", "--json"});
         QVERIFY2(none.exitCode == 0, none.err.constData());
-        QCOMPARE(QJsonDocument::fromJson(none.out).object().value("objective").toString(), QString("min-peak"));
+        QCOMPARE(QJsonDocument::fromJson(none.out).object().value("objective").toString(),
+                 QString("min-peak"));
     }
 
     void storeAllFitsTheBudget()
     {
         const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
-                             "--objective", "min-time", "--budget", "512MiB", "--json"});
+                                "--objective", "min-time", "--budget", "512MiB", "--json"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o.value("solver").toString(), QString("chen-sqrtn"));
@@ -203,8 +207,9 @@ private slots:
     void offloadPinRows()
     {
         const QString pinned = "/layer1/layer1.0/relu/Relu_output_0";
-        const Run r = runRemat({"solve", model(), "--batch", "8", "--compare", "--json", "--time-limit",
-                             "3", "--pin", "offload:" + pinned}, 120000);
+        const Run r = runRemat({"solve", model(), "--batch", "8", "--compare", "--json",
+                                "--time-limit", "3", "--pin", "offload:" + pinned},
+                               120000);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QSet<QString> ids;
         for (const QJsonValue &v : QJsonDocument::fromJson(r.out).array()) {
@@ -212,11 +217,13 @@ private slots:
             const QString id = o.value("solver").toString();
             const QString note = o.value("note").toString();
             ids.insert(id);
-            QVERIFY2(o.value("status").toString() != "error", qPrintable(id + ": " + o.value("error").toString()));
+            QVERIFY2(o.value("status").toString() != "error",
+                     qPrintable(id + ": " + o.value("error").toString()));
             QCOMPARE(o.value("pins").toArray().size(), 1);
             if (id == "revolve" || id == "rotor") {
                 QCOMPARE(o.value("status").toString(), QString("infeasible"));
-                QVERIFY2(note.contains("infeasible: cannot honour offload pin on " + pinned), qPrintable(note));
+                QVERIFY2(note.contains("infeasible: cannot honour offload pin on " + pinned),
+                         qPrintable(note));
             } else if (id != "offload") {
                 QVERIFY2(note.contains("offload pins: " + pinned), qPrintable(id + ": " + note));
             }
@@ -228,8 +235,9 @@ private slots:
 
     void paretoFrontier()
     {
-        const Run r = runRemat({"solve", model(), "--batch", "2", "--pareto", "--pareto-points", "4",
-                             "--time-limit", "2", "--json"}, 180000);
+        const Run r = runRemat({"solve", model(), "--batch", "2", "--pareto", "--pareto-points",
+                                "4", "--time-limit", "2", "--json"},
+                               180000);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         const QJsonArray f = o.value("frontier").toArray();
@@ -255,7 +263,7 @@ private slots:
         // (store-all 245.56 MiB, chen-sqrtn 203.50 MiB): exit 3, status infeasible, and the
         // note states the smallest peak reached and the budget.
         const Run r = runRemat({"solve", model(), "--batch", "8", "--solver", "chen-sqrtn",
-                             "--objective", "min-time", "--budget", "64MiB", "--json"});
+                                "--objective", "min-time", "--budget", "64MiB", "--json"});
         QCOMPARE(r.exitCode, 3);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o.value("status").toString(), QString("infeasible"));
@@ -268,21 +276,21 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message"); // part of the message on stderr
-        QTest::newRow("budget") << QStringList{"--solver", "chen-sqrtn", "--objective", "min-time",
-                                               "--budget", "12 potatoes"}
+        QTest::newRow("budget") << QStringList{"--solver", "chen-sqrtn", "--objective",
+                                               "min-time", "--budget",   "12 potatoes"}
                                 << "12 potatoes";
         QTest::newRow("solver") << QStringList{"--solver", "no-such-solver"}
                                 << "unknown solver 'no-such-solver'";
         QTest::newRow("pin kind") << QStringList{"--solver", "feng-huang", "--pin", "maybe:input"}
                                   << "unknown kind 'maybe'";
-        QTest::newRow("pin value") << QStringList{"--solver", "feng-huang", "--pin",
-                                                  "keep:no_such_tensor"}
-                                   << "no tensor named 'no_such_tensor'";
+        QTest::newRow("pin value")
+            << QStringList{"--solver", "feng-huang", "--pin", "keep:no_such_tensor"}
+            << "no tensor named 'no_such_tensor'";
         QTest::newRow("pin form") << QStringList{"--solver", "feng-huang", "--pin", "keep"}
                                   << "expected keep:VALUE";
-        QTest::newRow("min-time without budget") << QStringList{"--solver", "rotor", "--objective",
-                                                                "min-time"}
-                                                 << "min-time needs --budget";
+        QTest::newRow("min-time without budget")
+            << QStringList{"--solver", "rotor", "--objective", "min-time"}
+            << "min-time needs --budget";
     }
 
     void badArguments()

@@ -144,15 +144,17 @@ private slots:
 
     void chenSqrtnAsPlanned()
     {
-        const Run r = runRemat({"validate-plan", m_onnx, m_plan, "--torch-model", m_factory + ":make",
-                                "--python", m_python, "--json"});
+        const Run r = runRemat({"validate-plan", m_onnx, m_plan, "--torch-model",
+                                m_factory + ":make", "--python", m_python, "--json"});
         QVERIFY2(r.exitCode == 0, (r.err + r.out.left(2000)).constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QVERIFY2(!o.isEmpty(), r.out.left(400).constData());
-        const QJsonObject all = o.value("store_all").toObject(), plan = o.value("plan_applied").toObject();
-        for (const char *key : {"measured_end_of_forward", "predicted_end_of_forward", "measured_peak_backward",
-                                "predicted_peak_backward", "predicted_end_of_forward_as_pytorch",
-                                "predicted_peak_backward_as_pytorch"}) {
+        const QJsonObject all = o.value("store_all").toObject(),
+                          plan = o.value("plan_applied").toObject();
+        for (const char *key :
+             {"measured_end_of_forward", "predicted_end_of_forward", "measured_peak_backward",
+              "predicted_peak_backward", "predicted_end_of_forward_as_pytorch",
+              "predicted_peak_backward_as_pytorch"}) {
             QVERIFY2(all.value(key).toDouble() > 0, key);
             QVERIFY2(plan.value(key).toDouble() > 0, key);
         }
@@ -161,24 +163,28 @@ private slots:
         };
         // This net has no weight copies and no dropout: the end-of-forward figures agree as the
         // simulator states them; through backward, without its recomputation transients.
-        QVERIFY(within(plan.value("measured_end_of_forward").toDouble(), plan.value("predicted_end_of_forward").toDouble()));
+        QVERIFY(within(plan.value("measured_end_of_forward").toDouble(),
+                       plan.value("predicted_end_of_forward").toDouble()));
         QVERIFY(within(plan.value("measured_end_of_forward").toDouble(),
                        plan.value("predicted_end_of_forward_as_pytorch").toDouble()));
         QVERIFY(within(plan.value("measured_peak_backward").toDouble(),
                        plan.value("predicted_peak_backward_as_pytorch").toDouble()));
-        QVERIFY(plan.value("measured_end_of_forward").toDouble() < all.value("measured_end_of_forward").toDouble() / 2);
+        QVERIFY(plan.value("measured_end_of_forward").toDouble() <
+                all.value("measured_end_of_forward").toDouble() / 2);
         QVERIFY(o.value("gradients_max_relative_error").toDouble() <= 1e-6);
         QVERIFY(o.value("gradients_equal").toBool());
         QVERIFY(o.value("within_tolerance").toBool());
         QVERIFY(o.value("faithful").toBool());
         QCOMPARE(o.value("report").toObject().value("method").toString(), QString("fx-segments"));
 
-        const Run text = runRemat({"validate-plan", m_onnx, m_plan, "--torch-model", m_factory + ":make",
-                                   "--python", m_python});
+        const Run text = runRemat({"validate-plan", m_onnx, m_plan, "--torch-model",
+                                   m_factory + ":make", "--python", m_python});
         QVERIFY2(text.exitCode == 0, text.err.constData());
-        for (const char *row : {"store-all: at the end of forward", "plan: at the end of forward",
-                                "plan: peak through backward", "gradients: equal to", "verdict: as planned"})
-            QVERIFY2(text.out.contains(row), (QByteArray(row) + " not in\n" + text.out).constData());
+        for (const char *row :
+             {"store-all: at the end of forward", "plan: at the end of forward",
+              "plan: peak through backward", "gradients: equal to", "verdict: as planned"})
+            QVERIFY2(text.out.contains(row),
+                     (QByteArray(row) + " not in\n" + text.out).constData());
     }
 
     void pythonWithoutTorchNamesTheWayOut()
@@ -190,10 +196,11 @@ private slots:
         f.write("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n");
         f.close();
         QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
-        const Run r = runRemat({"validate-plan", m_onnx, m_plan, "--torch-model", m_factory + ":make",
-                                "--python", noTorch});
+        const Run r = runRemat({"validate-plan", m_onnx, m_plan, "--torch-model",
+                                m_factory + ":make", "--python", noTorch});
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("torch") && r.err.contains("python3-torch") && r.err.contains("--python"),
+        QVERIFY2(r.err.contains("torch") && r.err.contains("python3-torch") &&
+                     r.err.contains("--python"),
                  r.err.constData());
         QVERIFY2(r.err.contains("No module named 'torch'"), r.err.constData());
     }
@@ -207,7 +214,8 @@ private slots:
         bool renamed = false;
         for (int i = 0; i < schedule.size() && !renamed; ++i) {
             QJsonArray step = schedule.at(i).toArray();
-            if (step.size() > 1 && step.at(0).toString() == "compute" && step.at(1).toString() == "/conv1/Conv") {
+            if (step.size() > 1 && step.at(0).toString() == "compute" &&
+                step.at(1).toString() == "/conv1/Conv") {
                 step[1] = "/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul";
                 schedule[i] = step;
                 renamed = true;
@@ -220,10 +228,11 @@ private slots:
         QVERIFY(out.open(QIODevice::WriteOnly));
         out.write(QJsonDocument(plan).toJson());
         out.close();
-        const Run r = runRemat({"validate-plan", m_onnx, other, "--torch-model", m_factory + ":make",
-                                "--python", m_python});
+        const Run r = runRemat({"validate-plan", m_onnx, other, "--torch-model",
+                                m_factory + ":make", "--python", m_python});
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("encoder_layer_0") && r.err.contains("another model"), r.err.constData());
+        QVERIFY2(r.err.contains("encoder_layer_0") && r.err.contains("another model"),
+                 r.err.constData());
     }
 
     void torchModelIsRequired()

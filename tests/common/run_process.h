@@ -17,7 +17,8 @@ struct ProcessRun
     QByteArray out, err;
 };
 
-inline ProcessRun runProcess(const QString &program, const QStringList &args, int timeoutMs = 300000)
+inline ProcessRun runProcess(const QString &program, const QStringList &args,
+                             int timeoutMs = 300000)
 {
     QProcess p;
     p.start(program, args);

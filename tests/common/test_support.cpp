@@ -26,14 +26,8 @@ QString sharedDir()
     return QDir::cleanPath(sourceDir() + "/../shared");
 }
 
-QString sharedPath(const QString &relative)
-{
-    return sharedDir() + "/" + relative;
-}
+QString sharedPath(const QString &relative) { return sharedDir() + "/" + relative; }
 
-std::string toStd(const QString &s)
-{
-    return s.toStdString();
-}
+std::string toStd(const QString &s) { return s.toStdString(); }
 
 } // namespace remat::tests

@@ -29,8 +29,9 @@ using namespace remat::core;
 
 namespace {
 
-cost::ProfiledOp op(const std::string &name, const std::string &type, double flops, double bytes, double seconds,
-                    const std::string &family = "Convolution", const std::string &phase = "forward")
+cost::ProfiledOp op(const std::string &name, const std::string &type, double flops, double bytes,
+                    double seconds, const std::string &family = "Convolution",
+                    const std::string &phase = "forward")
 {
     cost::ProfiledOp o;
     o.name = name;
@@ -44,10 +45,7 @@ cost::ProfiledOp op(const std::string &name, const std::string &type, double flo
     return o;
 }
 
-double convTime(double flops, double bytes)
-{
-    return 20e-6 + flops / 1e10 + bytes / 2e9;
-}
+double convTime(double flops, double bytes) { return 20e-6 + flops / 1e10 + bytes / 2e9; }
 
 bool near(double a, double b, double rel)
 {
@@ -80,7 +78,8 @@ cost::Profile profileOf(const training::TrainingGraph &g)
     p.backend = "cpu";
     for (const training::Op &o : g.ops()) {
         const cost::OpShape s = cost::opShape(g, o);
-        p.ops.push_back(op(o.name, s.type, s.flops, s.bytes, convTime(s.flops, s.bytes), s.family, s.phase));
+        p.ops.push_back(
+            op(o.name, s.type, s.flops, s.bytes, convTime(s.flops, s.bytes), s.family, s.phase));
     }
     return p;
 }
@@ -95,10 +94,12 @@ private slots:
     void fitRecoversEfficiencies()
     {
         cost::Profile p;
-        const double sizes[][2] = {{1e6, 1e5}, {5e7, 2e6}, {2e8, 1e6}, {1e9, 4e7}, {3e5, 9e6}, {7e7, 7e5}};
+        const double sizes[][2] = {{1e6, 1e5}, {5e7, 2e6}, {2e8, 1e6},
+                                   {1e9, 4e7}, {3e5, 9e6}, {7e7, 7e5}};
         int i = 0;
         for (const auto &s : sizes)
-            p.ops.push_back(op("conv" + std::to_string(i++), "Conv", s[0], s[1], convTime(s[0], s[1])));
+            p.ops.push_back(
+                op("conv" + std::to_string(i++), "Conv", s[0], s[1], convTime(s[0], s[1])));
         const cost::CalibratedModel m = cost::CalibratedModel::fit(p);
         QVERIFY(m.valid());
         const cost::Efficiency *e = m.levelFor({"Conv", "forward", "Convolution", 1e6, 1e6});
@@ -107,13 +108,17 @@ private slots:
         QVERIFY(e->ownFit);
         QCOMPARE(e->samples, 6);
         QVERIFY2(near(e->fixedSeconds, 20e-6, 1e-6), qPrintable(QString::number(e->fixedSeconds)));
-        QVERIFY2(near(e->flopsPerSecond(), 1e10, 1e-6), qPrintable(QString::number(e->flopsPerSecond())));
-        QVERIFY2(near(e->bytesPerSecond(), 2e9, 1e-6), qPrintable(QString::number(e->bytesPerSecond())));
+        QVERIFY2(near(e->flopsPerSecond(), 1e10, 1e-6),
+                 qPrintable(QString::number(e->flopsPerSecond())));
+        QVERIFY2(near(e->bytesPerSecond(), 2e9, 1e-6),
+                 qPrintable(QString::number(e->bytesPerSecond())));
         // An op type the profile never saw takes the nearest level: same family and phase.
-        const cost::Efficiency *other = m.levelFor({"ConvTranspose", "forward", "Convolution", 1, 1});
+        const cost::Efficiency *other =
+            m.levelFor({"ConvTranspose", "forward", "Convolution", 1, 1});
         QVERIFY(other);
         QCOMPARE(QString::fromStdString(other->group), QString("family Convolution forward"));
-        QCOMPARE(QString::fromStdString(m.levelFor({"X", "forward", "", 0, 0})->group), QString("phase forward"));
+        QCOMPARE(QString::fromStdString(m.levelFor({"X", "forward", "", 0, 0})->group),
+                 QString("phase forward"));
         QVERIFY(!cost::CalibratedModel::fit(cost::Profile{}).valid());
     }
 
@@ -123,7 +128,8 @@ private slots:
         const double sizes[][2] = {{1e6, 1e5}, {5e7, 2e6}, {2e8, 1e6}, {1e9, 4e7}};
         int i = 0;
         for (const auto &s : sizes)
-            p.ops.push_back(op("conv" + std::to_string(i++), "Conv", s[0], s[1], convTime(s[0], s[1])));
+            p.ops.push_back(
+                op("conv" + std::to_string(i++), "Conv", s[0], s[1], convTime(s[0], s[1])));
         const cost::CalibratedModel conly = cost::CalibratedModel::fit(p);
         const double parent = conly.predict({"Relu", "forward", "Activation", 1e5, 8e5});
         p.ops.push_back(op("relu", "Relu", 1e5, 8e5, 3 * parent, "Activation"));
@@ -134,7 +140,9 @@ private slots:
         QVERIFY(!relu->ownFit);
         QCOMPARE(relu->samples, 1);
         QVERIFY2(near(m.predict({"Relu", "forward", "Activation", 1e5, 8e5}), 3 * parent, 0.05),
-                 qPrintable(QString("%1 vs %2").arg(m.predict({"Relu", "forward", "Activation", 1e5, 8e5})).arg(3 * parent)));
+                 qPrintable(QString("%1 vs %2")
+                                .arg(m.predict({"Relu", "forward", "Activation", 1e5, 8e5}))
+                                .arg(3 * parent)));
     }
 
     void sameSizeIsTheProfile()
@@ -171,7 +179,8 @@ private slots:
             QVERIFY(near(c->opSeconds[i], 1.25 * p.ops[i].seconds, 1e-12));
         QCOMPARE(c->timeSource, cost::TimeSource::Profile);
         QVERIFY(!rep.warnings.empty());
-        QVERIFY2(QString::fromStdString(rep.warnings[0]).contains("busy machine"), rep.warnings[0].c_str());
+        QVERIFY2(QString::fromStdString(rep.warnings[0]).contains("busy machine"),
+                 rep.warnings[0].c_str());
     }
 
     void anotherBatchIsScaled()
@@ -187,8 +196,9 @@ private slots:
         QCOMPARE(rep.scaled, g4.opCount());
         QCOMPARE(rep.measured, size_t(0));
         QVERIFY(!rep.warnings.empty());
-        QVERIFY2(QString::fromStdString(rep.warnings[0]).contains("batch 2, the model is at batch 4"),
-                 rep.warnings[0].c_str());
+        QVERIFY2(
+            QString::fromStdString(rep.warnings[0]).contains("batch 2, the model is at batch 4"),
+            rep.warnings[0].c_str());
         for (const training::Op &o : g4.ops()) {
             const cost::OpShape now = cost::opShape(g4, o), then = cost::opShape(g2, g2.op(o.id));
             const double expected = p.ops[o.id.index()].seconds * m.predict(now) / m.predict(then);
@@ -199,7 +209,8 @@ private slots:
 
     void anotherModelLendsItsEfficiencies()
     {
-        const training::TrainingGraph mine = sizedGraph(1, "1111111111111111"), theirs = sizedGraph(1, "2222222222222222");
+        const training::TrainingGraph mine = sizedGraph(1, "1111111111111111"),
+                                      theirs = sizedGraph(1, "2222222222222222");
         cost::Profile p = profileOf(theirs);
         p.modelPath = "other.onnx";
         for (cost::ProfiledOp &o : p.ops)
@@ -212,8 +223,9 @@ private slots:
         QCOMPARE(c->timeSource, cost::TimeSource::Calibrated);
         QVERIFY(!rep.warnings.empty());
         const QString w = QString::fromStdString(rep.warnings[0]);
-        QVERIFY2(w.contains("another model") && w.contains("other.onnx") && w.contains("222222222222")
-                     && w.contains("111111111111") && w.contains("--profile-out"),
+        QVERIFY2(w.contains("another model") && w.contains("other.onnx") &&
+                     w.contains("222222222222") && w.contains("111111111111") &&
+                     w.contains("--profile-out"),
                  qPrintable(w));
     }
 
@@ -252,7 +264,8 @@ private slots:
         QVERIFY(g2.hasValue() && g4.hasValue());
         // Per-phase formulas: every op of one phase follows one linear law, so the fit is exact.
         auto truth = [](const cost::OpShape &s) {
-            return s.phase == "backward" ? 5e-6 + s.flops / 4e9 + s.bytes / 1e9 : 2e-6 + s.flops / 8e9 + s.bytes / 3e9;
+            return s.phase == "backward" ? 5e-6 + s.flops / 4e9 + s.bytes / 1e9
+                                         : 2e-6 + s.flops / 8e9 + s.bytes / 3e9;
         };
         cost::Profile p;
         p.modelSha256 = g2->info().modelSha256;
@@ -272,7 +285,10 @@ private slots:
             // and backward laws, so it is near, not exact.
             const double tolerance = o.phase == training::Phase::Loss ? 0.1 : 1e-6;
             QVERIFY2(near(c->opSeconds[o.id.index()], expected, tolerance),
-                     qPrintable(QString("%1: %2 vs %3").arg(QString::fromStdString(o.name)).arg(c->opSeconds[o.id.index()]).arg(expected)));
+                     qPrintable(QString("%1: %2 vs %3")
+                                    .arg(QString::fromStdString(o.name))
+                                    .arg(c->opSeconds[o.id.index()])
+                                    .arg(expected)));
         }
     }
 };

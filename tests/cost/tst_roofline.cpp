@@ -30,9 +30,9 @@ private slots:
         cost::Roofline hw; // 100 TFLOP/s, 2 TB/s, 5 us launch
         const cost::Costs c = cost::rooflineCosts(g, hw);
         QCOMPARE(c.opSeconds.size(), g.opCount());
-        QVERIFY(qAbs(c.opSeconds[0] - (0.02 + 5e-6)) < 1e-12);  // 2e12 / 1e14
-        QVERIFY(qAbs(c.opSeconds[1] - (2.0 + 5e-6)) < 1e-12);   // 4e12 / 2e12
-        QVERIFY(qAbs(c.opSeconds[2] - 5e-6) < 1e-15);           // nothing but the launch
+        QVERIFY(qAbs(c.opSeconds[0] - (0.02 + 5e-6)) < 1e-12); // 2e12 / 1e14
+        QVERIFY(qAbs(c.opSeconds[1] - (2.0 + 5e-6)) < 1e-12);  // 4e12 / 2e12
+        QVERIFY(qAbs(c.opSeconds[2] - 5e-6) < 1e-15);          // nothing but the launch
         QCOMPARE(c.hostToDeviceBandwidth, hw.hostToDeviceBandwidth);
         QCOMPARE(QString::fromStdString(c.source), QString("roofline"));
     }
@@ -40,16 +40,18 @@ private slots:
     void profile()
     {
         const training::TrainingGraph g = withFigures();
-        auto p = cost::parseProfile(R"({"ops": {"f1": 0.5, "f2": 0.25, "loss": 0, "f2/grad": 1, "f1/grad": 2},
+        auto p = cost::parseProfile(
+            R"({"ops": {"f1": 0.5, "f2": 0.25, "loss": 0, "f2/grad": 1, "f1/grad": 2},
                                         "host_to_device_bandwidth": 1e9})",
-                                    g);
+            g);
         QVERIFY2(p.hasValue(), p.status().message().c_str());
         QCOMPARE(p->opSeconds, (std::vector<double>{0.5, 0.25, 0, 1, 2}));
         QCOMPARE(p->hostToDeviceBandwidth, 1e9);
         // A flat object works too; a missing op is an error without a fallback...
         auto missing = cost::parseProfile(R"({"f1": 0.5})", g);
         QVERIFY(!missing.hasValue());
-        QCOMPARE(QString::fromStdString(missing.status().message()), QString("profile: no time for op 'f2'"));
+        QCOMPARE(QString::fromStdString(missing.status().message()),
+                 QString("profile: no time for op 'f2'"));
         // ...and takes the roofline time with one.
         const cost::Roofline hw;
         auto mixed = cost::parseProfile(R"({"f1": 0.5})", g, &hw);

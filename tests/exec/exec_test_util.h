@@ -61,7 +61,7 @@ struct CpuRun
     core::exec::ExecResult result;
     int64_t predictedPeak = 0;
     core::sim::Timeline predicted;
-    size_t observedSteps = 0;  ///< onStepEnd events the executor emitted
+    size_t observedSteps = 0;          ///< onStepEnd events the executor emitted
     int64_t observedResidentBytes = 0; ///< sum of onTensorResident bytes minus freed ones' bytes
 };
 
@@ -78,17 +78,20 @@ struct CountingObserver : core::schedule::ScheduleObserver
 
 /// Empty when every step's bytes in use and peak during the step equal the simulator's, else the
 /// first step that differs.
-inline std::string firstStepMismatch(const core::sim::Timeline &measured, const core::sim::Timeline &predicted)
+inline std::string firstStepMismatch(const core::sim::Timeline &measured,
+                                     const core::sim::Timeline &predicted)
 {
     if (measured.points.size() != predicted.points.size())
         return "point counts differ";
     for (size_t i = 0; i < measured.points.size(); ++i) {
         const auto &m = measured.points[i];
         const auto &p = predicted.points[i];
-        if (m.bytesInUse != p.bytesInUse || m.peakDuringStep != p.peakDuringStep || m.byCategory != p.byCategory)
-            return "step " + std::to_string(i) + ": measured " + std::to_string(m.bytesInUse) + "/" +
-                   std::to_string(m.peakDuringStep) + " predicted " + std::to_string(p.bytesInUse) + "/" +
-                   std::to_string(p.peakDuringStep) + (m.byCategory != p.byCategory ? " (categories differ)" : "");
+        if (m.bytesInUse != p.bytesInUse || m.peakDuringStep != p.peakDuringStep ||
+            m.byCategory != p.byCategory)
+            return "step " + std::to_string(i) + ": measured " + std::to_string(m.bytesInUse) +
+                   "/" + std::to_string(m.peakDuringStep) + " predicted " +
+                   std::to_string(p.bytesInUse) + "/" + std::to_string(p.peakDuringStep) +
+                   (m.byCategory != p.byCategory ? " (categories differ)" : "");
     }
     return {};
 }
@@ -115,8 +118,8 @@ inline core::Expected<CpuRun> runOnCpu(const CorpusModel &m, const core::schedul
 }
 
 /// max |a - b| / max |b| over one tensor (b the reference).
-inline double relativeError(const core::exec::HostTensor &a, const core::exec::HostTensor &b, double *maxAbsDiff = nullptr,
-                            double *maxRef = nullptr)
+inline double relativeError(const core::exec::HostTensor &a, const core::exec::HostTensor &b,
+                            double *maxAbsDiff = nullptr, double *maxRef = nullptr)
 {
     const std::vector<double> x = a.toDoubles(), y = b.toDoubles();
     double diff = 0, ref = 0;

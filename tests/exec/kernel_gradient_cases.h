@@ -25,7 +25,8 @@ struct In
     bool differentiable = true;
 };
 
-inline In randn(std::vector<int64_t> shape, uint64_t seed, double scale = 1.0, double offset = 0.0, double minAbs = 0.0)
+inline In randn(std::vector<int64_t> shape, uint64_t seed, double scale = 1.0, double offset = 0.0,
+                double minAbs = 0.0)
 {
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> d(0, 1);
@@ -63,7 +64,10 @@ struct Out
     ir::DataType dtype = ir::DataType::Float;
 };
 
-inline ir::Attribute attr(std::string name, ir::Attribute::Payload p) { return {std::move(name), std::move(p)}; }
+inline ir::Attribute attr(std::string name, ir::Attribute::Payload p)
+{
+    return {std::move(name), std::move(p)};
+}
 
 struct OpCase
 {
@@ -71,7 +75,7 @@ struct OpCase
     std::vector<ir::Attribute> attrs;
     std::vector<std::optional<In>> inputs; // nullopt: omitted optional input
     std::vector<std::optional<Out>> outputs;
-    bool training = false;                 // recompute / seed semantics do not matter here
+    bool training = false; // recompute / seed semantics do not matter here
 };
 
 /// Every row: a name and the op call.
@@ -87,13 +91,24 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Mul broadcast", {"Mul", {}, {randn({2, 1, 3}, 1), randn({4, 3}, 2)}, {Out{V{2, 4, 3}}}});
     add("Div", {"Div", {}, {randn({2, 3}, 1), randn({3}, 2, 0.3, 0, 1.0)}, {f23}});
     add("Pow", {"Pow", {}, {randn({2, 3}, 1, 0.3, 1.5), randn({1}, 2, 0.2, 2.0)}, {f23}});
-    add("Mod fmod", {"Mod", {attr("fmod", int64_t(1))}, {randn({2, 3}, 1, 0.3, 4.0), constant({3}, {1.5f, 2.5f, 1.75f})}, {f23}});
-    add("Where", {"Where", {}, {bools({2, 3}, {true, false, true, true, false, false}), randn({2, 3}, 1), randn({3}, 2)}, {f23}});
+    add("Mod fmod", {"Mod",
+                     {attr("fmod", int64_t(1))},
+                     {randn({2, 3}, 1, 0.3, 4.0), constant({3}, {1.5f, 2.5f, 1.75f})},
+                     {f23}});
+    add("Where",
+        {"Where",
+         {},
+         {bools({2, 3}, {true, false, true, true, false, false}), randn({2, 3}, 1), randn({3}, 2)},
+         {f23}});
     add("Sum", {"Sum", {}, {randn({2, 3}, 1), randn({3}, 2), randn({2, 1}, 3)}, {f23}});
     add("Max broadcast", {"Max", {}, {randn({2, 3}, 1), randn({3}, 2)}, {f23}});
     add("Min broadcast", {"Min", {}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {f23}});
-    add("PRelu per channel", {"PRelu", {}, {randn({2, 3, 2}, 1, 1.0, 0, 0.05), randn({3, 1}, 2, 0.3, 0.2)}, {Out{V{2, 3, 2}}}});
-    add("PRelu scalar slope", {"PRelu", {}, {randn({2, 3}, 3, 1.0, 0, 0.05), constant({1}, {0.25f})}, {f23}});
+    add("PRelu per channel", {"PRelu",
+                              {},
+                              {randn({2, 3, 2}, 1, 1.0, 0, 0.05), randn({3, 1}, 2, 0.3, 0.2)},
+                              {Out{V{2, 3, 2}}}});
+    add("PRelu scalar slope",
+        {"PRelu", {}, {randn({2, 3}, 3, 1.0, 0, 0.05), constant({1}, {0.25f})}, {f23}});
     add("Relu", {"Relu", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Sigmoid", {"Sigmoid", {}, {randn({2, 3}, 1)}, {f23}});
     add("Tanh", {"Tanh", {}, {randn({2, 3}, 1)}, {f23}});
@@ -111,114 +126,249 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Celu", {"Celu", {attr("alpha", 1.3)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Softplus", {"Softplus", {}, {randn({2, 3}, 1, 2.0)}, {f23}});
     add("Softsign", {"Softsign", {}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
-    add("ThresholdedRelu", {"ThresholdedRelu", {attr("alpha", 0.5)}, {randn({2, 3}, 3, 1.0, 0, 0.05)}, {f23}});
+    add("ThresholdedRelu",
+        {"ThresholdedRelu", {attr("alpha", 0.5)}, {randn({2, 3}, 3, 1.0, 0, 0.05)}, {f23}});
     add("Mish", {"Mish", {}, {randn({2, 3}, 1, 1.5)}, {f23}});
     add("Silu", {"Silu", {}, {randn({2, 3}, 1, 2.0)}, {f23}});
     add("LeakyRelu", {"LeakyRelu", {attr("alpha", 0.2)}, {randn({2, 3}, 1, 1.0, 0, 0.05)}, {f23}});
     add("Gelu", {"Gelu", {}, {randn({2, 3}, 1)}, {f23}});
-    add("Gelu tanh", {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});
+    add("Gelu tanh",
+        {"Gelu", {attr("approximate", std::string("tanh"))}, {randn({2, 3}, 1)}, {f23}});
     add("HardSigmoid", {"HardSigmoid", {}, {randn({2, 3}, 1, 3.0, 0, 0.05)}, {f23}});
     add("HardSwish", {"HardSwish", {}, {randn({2, 3}, 1, 3.0, 0, 0.05)}, {f23}});
-    add("Clip ReLU6", {"Clip", {}, {randn({2, 4}, 1, 4.0, 3.0, 0.1), constant({}, {0.0f}), constant({}, {6.0f})}, {Out{V{2, 4}}}});
+    add("Clip ReLU6",
+        {"Clip",
+         {},
+         {randn({2, 4}, 1, 4.0, 3.0, 0.1), constant({}, {0.0f}), constant({}, {6.0f})},
+         {Out{V{2, 4}}}});
     add("Identity", {"Identity", {}, {randn({2, 3}, 1)}, {f23}});
     add("Cast", {"Cast", {attr("to", int64_t(1))}, {randn({2, 3}, 1)}, {f23}});
-    add("Dropout", {"Dropout", {}, {randn({4, 5}, 1), constant({}, {0.4f}), {In{[] { HostTensor t = HostTensor::zeros(ir::DataType::Bool, {}); t.data[0] = std::byte{1}; return t; }(), false}}},
+    add("Dropout", {"Dropout",
+                    {},
+                    {randn({4, 5}, 1),
+                     constant({}, {0.4f}),
+                     {In{[] {
+                             HostTensor t = HostTensor::zeros(ir::DataType::Bool, {});
+                             t.data[0] = std::byte{1};
+                             return t;
+                         }(),
+                         false}}},
                     {Out{V{4, 5}}, Out{V{4, 5}, ir::DataType::Bool}}});
     // layout
     add("Reshape", {"Reshape", {}, {randn({2, 3}, 1), ints({2}, {3, 2})}, {Out{V{3, 2}}}});
     add("Flatten", {"Flatten", {}, {randn({2, 3, 2}, 1)}, {Out{V{2, 6}}}});
     add("Squeeze", {"Squeeze", {}, {randn({2, 1, 3}, 1), ints({1}, {1})}, {f23}});
     add("Unsqueeze", {"Unsqueeze", {}, {randn({2, 3}, 1), ints({1}, {0})}, {Out{V{1, 2, 3}}}});
-    add("Transpose", {"Transpose", {attr("perm", V{2, 0, 1})}, {randn({2, 3, 4}, 1)}, {Out{V{4, 2, 3}}}});
-    add("Concat", {"Concat", {attr("axis", int64_t(1))}, {randn({2, 1}, 1), randn({2, 3}, 2)}, {Out{V{2, 4}}}});
-    add("Split", {"Split", {attr("axis", int64_t(1))}, {randn({2, 5}, 1), ints({2}, {2, 3})}, {Out{V{2, 2}}, Out{V{2, 3}}}});
-    add("Slice steps", {"Slice", {}, {randn({3, 6}, 1), ints({2}, {0, 5}), ints({2}, {3, 0}), ints({2}, {0, 1}), ints({2}, {2, -2})}, {Out{V{2, 3}}}});
-    add("DepthToSpace DCR", {"DepthToSpace", {attr("blocksize", int64_t(2))}, {randn({1, 8, 2, 3}, 1)}, {Out{V{1, 2, 4, 6}}}});
-    add("DepthToSpace CRD", {"DepthToSpace", {attr("blocksize", int64_t(2)), attr("mode", std::string("CRD"))}, {randn({2, 4, 1, 2}, 1)}, {Out{V{2, 1, 2, 4}}}});
-    add("SpaceToDepth", {"SpaceToDepth", {attr("blocksize", int64_t(2))}, {randn({1, 2, 4, 2}, 1)}, {Out{V{1, 8, 2, 1}}}});
-    add("Gather", {"Gather", {attr("axis", int64_t(1))}, {randn({2, 4}, 1), ints({3}, {3, 0, -1})}, {f23}});
+    add("Transpose",
+        {"Transpose", {attr("perm", V{2, 0, 1})}, {randn({2, 3, 4}, 1)}, {Out{V{4, 2, 3}}}});
+    add("Concat", {"Concat",
+                   {attr("axis", int64_t(1))},
+                   {randn({2, 1}, 1), randn({2, 3}, 2)},
+                   {Out{V{2, 4}}}});
+    add("Split", {"Split",
+                  {attr("axis", int64_t(1))},
+                  {randn({2, 5}, 1), ints({2}, {2, 3})},
+                  {Out{V{2, 2}}, Out{V{2, 3}}}});
+    add("Slice steps", {"Slice",
+                        {},
+                        {randn({3, 6}, 1), ints({2}, {0, 5}), ints({2}, {3, 0}), ints({2}, {0, 1}),
+                         ints({2}, {2, -2})},
+                        {Out{V{2, 3}}}});
+    add("DepthToSpace DCR", {"DepthToSpace",
+                             {attr("blocksize", int64_t(2))},
+                             {randn({1, 8, 2, 3}, 1)},
+                             {Out{V{1, 2, 4, 6}}}});
+    add("DepthToSpace CRD", {"DepthToSpace",
+                             {attr("blocksize", int64_t(2)), attr("mode", std::string("CRD"))},
+                             {randn({2, 4, 1, 2}, 1)},
+                             {Out{V{2, 1, 2, 4}}}});
+    add("SpaceToDepth", {"SpaceToDepth",
+                         {attr("blocksize", int64_t(2))},
+                         {randn({1, 2, 4, 2}, 1)},
+                         {Out{V{1, 8, 2, 1}}}});
+    add("Gather",
+        {"Gather", {attr("axis", int64_t(1))}, {randn({2, 4}, 1), ints({3}, {3, 0, -1})}, {f23}});
     add("Expand", {"Expand", {}, {randn({3, 1}, 1), ints({3}, {2, 3, 4})}, {Out{V{2, 3, 4}}}});
     add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
-    add("Pad reflect", {"Pad", {attr("mode", std::string("reflect"))}, {randn({2, 3}, 1), ints({4}, {0, 1, 0, 2})}, {Out{V{2, 6}}}});
-    add("Pad edge", {"Pad", {attr("mode", std::string("edge"))}, {randn({2, 3}, 1), ints({4}, {1, 2, 0, 1})}, {Out{V{3, 6}}}});
+    add("Pad reflect", {"Pad",
+                        {attr("mode", std::string("reflect"))},
+                        {randn({2, 3}, 1), ints({4}, {0, 1, 0, 2})},
+                        {Out{V{2, 6}}}});
+    add("Pad edge", {"Pad",
+                     {attr("mode", std::string("edge"))},
+                     {randn({2, 3}, 1), ints({4}, {1, 2, 0, 1})},
+                     {Out{V{3, 6}}}});
     add("Trilu", {"Trilu", {attr("upper", int64_t(0))}, {randn({3, 3}, 1)}, {Out{V{3, 3}}}});
-    add("ScatterND", {"ScatterND", {}, {randn({4, 2}, 1), ints({2, 1}, {2, 0}), randn({2, 2}, 2)}, {Out{V{4, 2}}}});
-    add("Resize nearest", {"Resize", {attr("mode", std::string("nearest")), attr("coordinate_transformation_mode", std::string("asymmetric")), attr("nearest_mode", std::string("floor"))},
-                           {randn({1, 1, 2, 3}, 1), std::nullopt, constant({4}, {1, 1, 2, 2})}, {Out{V{1, 1, 4, 6}}}});
+    add("ScatterND", {"ScatterND",
+                      {},
+                      {randn({4, 2}, 1), ints({2, 1}, {2, 0}), randn({2, 2}, 2)},
+                      {Out{V{4, 2}}}});
+    add("Resize nearest", {"Resize",
+                           {attr("mode", std::string("nearest")),
+                            attr("coordinate_transformation_mode", std::string("asymmetric")),
+                            attr("nearest_mode", std::string("floor"))},
+                           {randn({1, 1, 2, 3}, 1), std::nullopt, constant({4}, {1, 1, 2, 2})},
+                           {Out{V{1, 1, 4, 6}}}});
     // matrix products and normalisation
-    add("Gemm transB + C", {"Gemm", {attr("transB", int64_t(1)), attr("alpha", 0.7), attr("beta", 1.3)},
-                            {randn({2, 3}, 1), randn({4, 3}, 2), randn({4}, 3)}, {Out{V{2, 4}}}});
-    add("Gemm transA", {"Gemm", {attr("transA", int64_t(1))}, {randn({3, 2}, 1), randn({3, 4}, 2)}, {Out{V{2, 4}}}});
-    add("MatMul batched broadcast", {"MatMul", {}, {randn({2, 1, 3, 4}, 1), randn({3, 4, 2}, 2)}, {Out{V{2, 3, 3, 2}}}});
+    add("Gemm transB + C", {"Gemm",
+                            {attr("transB", int64_t(1)), attr("alpha", 0.7), attr("beta", 1.3)},
+                            {randn({2, 3}, 1), randn({4, 3}, 2), randn({4}, 3)},
+                            {Out{V{2, 4}}}});
+    add("Gemm transA", {"Gemm",
+                        {attr("transA", int64_t(1))},
+                        {randn({3, 2}, 1), randn({3, 4}, 2)},
+                        {Out{V{2, 4}}}});
+    add("MatMul batched broadcast",
+        {"MatMul", {}, {randn({2, 1, 3, 4}, 1), randn({3, 4, 2}, 2)}, {Out{V{2, 3, 3, 2}}}});
     add("MatMul 1-D", {"MatMul", {}, {randn({4}, 1), randn({2, 4, 3}, 2)}, {Out{V{2, 3}}}});
-    add("BatchNormalization train", {"BatchNormalization", {attr("training_mode", int64_t(1)), attr("epsilon", 1e-5)},
-                                     {randn({2, 3, 2, 2}, 1), randn({3}, 2, 0.5, 1.0), randn({3}, 3), constant({3}, {0, 0, 0}), constant({3}, {1, 1, 1})},
-                                     {Out{V{2, 3, 2, 2}}, std::nullopt, std::nullopt, Out{V{3}}, Out{V{3}}}});
-    add("LayerNormalization", {"LayerNormalization", {attr("axis", int64_t(-1))},
+    add("BatchNormalization train",
+        {"BatchNormalization",
+         {attr("training_mode", int64_t(1)), attr("epsilon", 1e-5)},
+         {randn({2, 3, 2, 2}, 1), randn({3}, 2, 0.5, 1.0), randn({3}, 3), constant({3}, {0, 0, 0}),
+          constant({3}, {1, 1, 1})},
+         {Out{V{2, 3, 2, 2}}, std::nullopt, std::nullopt, Out{V{3}}, Out{V{3}}}});
+    add("LayerNormalization", {"LayerNormalization",
+                               {attr("axis", int64_t(-1))},
                                {randn({2, 3, 4}, 1), randn({4}, 2, 0.5, 1.0), randn({4}, 3)},
                                {Out{V{2, 3, 4}}, Out{V{2, 3, 1}}, Out{V{2, 3, 1}}}});
-    add("Softmax", {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
-    add("LogSoftmax", {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
-    add("ReduceMean", {"ReduceMean", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 1)}, {Out{V{2, 2}}}});
-    add("ReduceSum", {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
-    add("ReduceMax", {"ReduceMax", {attr("axes", V{1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 4)}, {Out{V{2, 1, 2}}}});
-    add("ReduceMin", {"ReduceMin", {attr("axes", V{0, 2}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 5)}, {Out{V{3}}}});
-    add("ReduceSumSquare", {"ReduceSumSquare", {attr("axes", V{1}), attr("keepdims", int64_t(0))}, {randn({2, 3, 2}, 6)}, {Out{V{2, 2}}}});
+    add("Softmax",
+        {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
+    add("LogSoftmax",
+        {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
+    add("ReduceMean", {"ReduceMean",
+                       {attr("axes", V{1}), attr("keepdims", int64_t(0))},
+                       {randn({2, 3, 2}, 1)},
+                       {Out{V{2, 2}}}});
+    add("ReduceSum",
+        {"ReduceSum", {}, {randn({2, 3, 2}, 1), ints({2}, {0, 2})}, {Out{V{1, 3, 1}}}});
+    add("ReduceMax", {"ReduceMax",
+                      {attr("axes", V{1}), attr("keepdims", int64_t(1))},
+                      {randn({2, 3, 2}, 4)},
+                      {Out{V{2, 1, 2}}}});
+    add("ReduceMin", {"ReduceMin",
+                      {attr("axes", V{0, 2}), attr("keepdims", int64_t(0))},
+                      {randn({2, 3, 2}, 5)},
+                      {Out{V{3}}}});
+    add("ReduceSumSquare", {"ReduceSumSquare",
+                            {attr("axes", V{1}), attr("keepdims", int64_t(0))},
+                            {randn({2, 3, 2}, 6)},
+                            {Out{V{2, 2}}}});
     add("ReduceL2", {"ReduceL2", {}, {randn({2, 3, 2}, 7), ints({1}, {2})}, {Out{V{2, 3, 1}}}});
-    add("ReduceL1", {"ReduceL1", {attr("axes", V{0, 1}), attr("keepdims", int64_t(1))}, {randn({2, 3, 2}, 8, 1.0, 0, 0.05)}, {Out{V{1, 1, 2}}}});
-    add("LRN", {"LRN", {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
-                {randn({2, 5, 2, 1}, 1)}, {Out{V{2, 5, 2, 1}}}});
-    add("GlobalAveragePool", {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});
+    add("ReduceL1", {"ReduceL1",
+                     {attr("axes", V{0, 1}), attr("keepdims", int64_t(1))},
+                     {randn({2, 3, 2}, 8, 1.0, 0, 0.05)},
+                     {Out{V{1, 1, 2}}}});
+    add("LRN",
+        {"LRN",
+         {attr("size", int64_t(3)), attr("alpha", 0.5), attr("beta", 0.75), attr("bias", 1.0)},
+         {randn({2, 5, 2, 1}, 1)},
+         {Out{V{2, 5, 2, 1}}}});
+    add("GlobalAveragePool",
+        {"GlobalAveragePool", {}, {randn({2, 2, 3, 3}, 1)}, {Out{V{2, 2, 1, 1}}}});
     // windows
-    add("Conv groups/stride/pad/dilation", {"Conv", {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 1, 1, 0}), attr("dilations", V{1, 2})},
-                                            {randn({2, 4, 5, 5}, 1), randn({2, 2, 3, 2}, 2), randn({2}, 3)}, {Out{V{2, 2, 3, 4}}}});
-    add("Conv pointwise", {"Conv", {}, {randn({2, 3, 2, 2}, 1), randn({4, 3, 1, 1}, 2)}, {Out{V{2, 4, 2, 2}}}});
-    add("Conv depthwise SAME", {"Conv", {attr("group", int64_t(3)), attr("auto_pad", std::string("SAME_UPPER"))},
-                                {randn({1, 3, 4, 4}, 1), randn({3, 1, 3, 3}, 2)}, {Out{V{1, 3, 4, 4}}}});
-    add("Conv 1-D", {"Conv", {attr("strides", V{2})}, {randn({2, 2, 7}, 1), randn({3, 2, 3}, 2), randn({3}, 3)}, {Out{V{2, 3, 3}}}});
+    add("Conv groups/stride/pad/dilation",
+        {"Conv",
+         {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 1, 1, 0}),
+          attr("dilations", V{1, 2})},
+         {randn({2, 4, 5, 5}, 1), randn({2, 2, 3, 2}, 2), randn({2}, 3)},
+         {Out{V{2, 2, 3, 4}}}});
+    add("Conv pointwise",
+        {"Conv", {}, {randn({2, 3, 2, 2}, 1), randn({4, 3, 1, 1}, 2)}, {Out{V{2, 4, 2, 2}}}});
+    add("Conv depthwise SAME",
+        {"Conv",
+         {attr("group", int64_t(3)), attr("auto_pad", std::string("SAME_UPPER"))},
+         {randn({1, 3, 4, 4}, 1), randn({3, 1, 3, 3}, 2)},
+         {Out{V{1, 3, 4, 4}}}});
+    add("Conv 1-D", {"Conv",
+                     {attr("strides", V{2})},
+                     {randn({2, 2, 7}, 1), randn({3, 2, 3}, 2), randn({3}, 3)},
+                     {Out{V{2, 3, 3}}}});
     add("ConvTranspose 2-D groups/stride/pads/output_padding/dilation",
-        {"ConvTranspose", {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 0, 0, 1}), attr("output_padding", V{1, 0}), attr("dilations", V{1, 2})},
-         {randn({2, 4, 3, 3}, 1), randn({4, 1, 3, 2}, 2), randn({2}, 3)}, {Out{V{2, 2, 7, 4}}}});
-    add("ConvTranspose 1-D SAME_UPPER", {"ConvTranspose", {attr("strides", V{2}), attr("auto_pad", std::string("SAME_UPPER"))},
-                                         {randn({1, 2, 4}, 1), randn({2, 3, 3}, 2)}, {Out{V{1, 3, 8}}}});
-    add("ConvTranspose 3-D output_shape", {"ConvTranspose", {attr("strides", V{2, 1, 1}), attr("output_shape", V{3, 3, 3})},
-                                           {randn({1, 2, 2, 2, 2}, 1), randn({2, 2, 2, 2, 2}, 2), randn({2}, 3)}, {Out{V{1, 2, 3, 3, 3}}}});
-    add("MaxPool", {"MaxPool", {attr("kernel_shape", V{3, 3}), attr("strides", V{2, 2}), attr("pads", V{1, 1, 1, 1})},
-                    {randn({1, 2, 5, 5}, 1)}, {Out{V{1, 2, 3, 3}}, Out{V{1, 2, 3, 3}, ir::DataType::Int64}}});
-    add("AveragePool", {"AveragePool", {attr("kernel_shape", V{2, 2}), attr("strides", V{2, 2}), attr("pads", V{0, 0, 1, 1})},
-                        {randn({1, 2, 3, 3}, 1)}, {Out{V{1, 2, 2, 2}}}});
-    add("AveragePool count pad", {"AveragePool", {attr("kernel_shape", V{3, 3}), attr("pads", V{1, 1, 1, 1}), attr("count_include_pad", int64_t(1))},
-                                  {randn({1, 1, 3, 3}, 1)}, {Out{V{1, 1, 3, 3}}}});
+        {"ConvTranspose",
+         {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 0, 0, 1}),
+          attr("output_padding", V{1, 0}), attr("dilations", V{1, 2})},
+         {randn({2, 4, 3, 3}, 1), randn({4, 1, 3, 2}, 2), randn({2}, 3)},
+         {Out{V{2, 2, 7, 4}}}});
+    add("ConvTranspose 1-D SAME_UPPER",
+        {"ConvTranspose",
+         {attr("strides", V{2}), attr("auto_pad", std::string("SAME_UPPER"))},
+         {randn({1, 2, 4}, 1), randn({2, 3, 3}, 2)},
+         {Out{V{1, 3, 8}}}});
+    add("ConvTranspose 3-D output_shape",
+        {"ConvTranspose",
+         {attr("strides", V{2, 1, 1}), attr("output_shape", V{3, 3, 3})},
+         {randn({1, 2, 2, 2, 2}, 1), randn({2, 2, 2, 2, 2}, 2), randn({2}, 3)},
+         {Out{V{1, 2, 3, 3, 3}}}});
+    add("MaxPool",
+        {"MaxPool",
+         {attr("kernel_shape", V{3, 3}), attr("strides", V{2, 2}), attr("pads", V{1, 1, 1, 1})},
+         {randn({1, 2, 5, 5}, 1)},
+         {Out{V{1, 2, 3, 3}}, Out{V{1, 2, 3, 3}, ir::DataType::Int64}}});
+    add("AveragePool",
+        {"AveragePool",
+         {attr("kernel_shape", V{2, 2}), attr("strides", V{2, 2}), attr("pads", V{0, 0, 1, 1})},
+         {randn({1, 2, 3, 3}, 1)},
+         {Out{V{1, 2, 2, 2}}}});
+    add("AveragePool count pad", {"AveragePool",
+                                  {attr("kernel_shape", V{3, 3}), attr("pads", V{1, 1, 1, 1}),
+                                   attr("count_include_pad", int64_t(1))},
+                                  {randn({1, 1, 3, 3}, 1)},
+                                  {Out{V{1, 1, 3, 3}}}});
     // recurrent: Y, Y_h (, Y_c), then the saved state the gradient rule appends (core/ops/recurrent.h)
     using Strings = std::vector<std::string>;
     using Floats = std::vector<double>;
-    add("LSTM", {"LSTM", {attr("hidden_size", int64_t(2))},
-                 {randn({3, 2, 3}, 1), randn({1, 8, 3}, 2, 0.5), randn({1, 8, 2}, 3, 0.5), randn({1, 16}, 4, 0.3), std::nullopt,
-                  randn({1, 2, 2}, 5, 0.5), randn({1, 2, 2}, 6, 0.5)},
-                 {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 8}}, Out{V{3, 1, 2, 2}}}});
-    add("LSTM bidirectional peepholes sequence_lens", {"LSTM", {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional"))},
-                 {randn({3, 2, 3}, 1), randn({2, 8, 3}, 2, 0.5), randn({2, 8, 2}, 3, 0.5), randn({2, 16}, 4, 0.3), ints({2}, {3, 2}),
-                  randn({2, 2, 2}, 5, 0.5), randn({2, 2, 2}, 6, 0.5), randn({2, 6}, 7, 0.5)},
-                 {Out{V{3, 2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 8}}, Out{V{3, 2, 2, 2}}}});
-    add("LSTM reverse batch-first input_forget activations clip", {"LSTM", {attr("hidden_size", int64_t(2)), attr("direction", std::string("reverse")), attr("layout", int64_t(1)),
-                  attr("input_forget", int64_t(1)), attr("clip", 3.0), attr("activations", Strings{"Sigmoid", "ScaledTanh", "Softsign"}),
-                  attr("activation_alpha", Floats{0.8}), attr("activation_beta", Floats{1.2})},
-                 {randn({2, 3, 3}, 1), randn({1, 8, 3}, 2, 0.5), randn({1, 8, 2}, 3, 0.5), randn({1, 16}, 4, 0.3), std::nullopt,
-                  randn({2, 1, 2}, 5, 0.5), std::nullopt},
-                 {Out{V{2, 3, 1, 2}}, Out{V{2, 1, 2}}, std::nullopt, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 8}}, Out{V{3, 1, 2, 2}}}});
-    add("GRU", {"GRU", {attr("hidden_size", int64_t(2))},
-                {randn({3, 2, 3}, 1), randn({1, 6, 3}, 2, 0.5), randn({1, 6, 2}, 3, 0.5), randn({1, 12}, 4, 0.3), std::nullopt, randn({1, 2, 2}, 5, 0.5)},
-                {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 6}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}}});
-    add("GRU bidirectional linear_before_reset batch-first sequence_lens", {"GRU", {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional")),
-                 attr("linear_before_reset", int64_t(1)), attr("layout", int64_t(1))},
-                {randn({2, 3, 3}, 1), randn({2, 6, 3}, 2, 0.5), randn({2, 6, 2}, 3, 0.5), randn({2, 12}, 4, 0.3), ints({2}, {2, 3}), randn({2, 2, 2}, 5, 0.5)},
-                {Out{V{2, 3, 2, 2}}, Out{V{2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 6}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}}});
-    add("RNN reverse sequence_lens", {"RNN", {attr("hidden_size", int64_t(2)), attr("direction", std::string("reverse"))},
-                {randn({3, 2, 3}, 1), randn({1, 2, 3}, 2, 0.5), randn({1, 2, 2}, 3, 0.5), randn({1, 4}, 4, 0.3), ints({2}, {1, 3}), randn({1, 2, 2}, 5, 0.5)},
-                {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{4, 1, 2, 2}}}});
-    add("RNN bidirectional Softplus", {"RNN", {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional")), attr("activations", Strings{"Tanh", "Softplus"})},
-                {randn({3, 2, 3}, 1), randn({2, 2, 3}, 2, 0.5), randn({2, 2, 2}, 3, 0.5), randn({2, 4}, 4, 0.3)},
-                {Out{V{3, 2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{4, 2, 2, 2}}}});
+    add("LSTM",
+        {"LSTM",
+         {attr("hidden_size", int64_t(2))},
+         {randn({3, 2, 3}, 1), randn({1, 8, 3}, 2, 0.5), randn({1, 8, 2}, 3, 0.5),
+          randn({1, 16}, 4, 0.3), std::nullopt, randn({1, 2, 2}, 5, 0.5), randn({1, 2, 2}, 6, 0.5)},
+         {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{3, 1, 2, 2}},
+          Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 8}}, Out{V{3, 1, 2, 2}}}});
+    add("LSTM bidirectional peepholes sequence_lens",
+        {"LSTM",
+         {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional"))},
+         {randn({3, 2, 3}, 1), randn({2, 8, 3}, 2, 0.5), randn({2, 8, 2}, 3, 0.5),
+          randn({2, 16}, 4, 0.3), ints({2}, {3, 2}), randn({2, 2, 2}, 5, 0.5),
+          randn({2, 2, 2}, 6, 0.5), randn({2, 6}, 7, 0.5)},
+         {Out{V{3, 2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{3, 2, 2, 2}},
+          Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 8}}, Out{V{3, 2, 2, 2}}}});
+    add("LSTM reverse batch-first input_forget activations clip",
+        {"LSTM",
+         {attr("hidden_size", int64_t(2)), attr("direction", std::string("reverse")),
+          attr("layout", int64_t(1)), attr("input_forget", int64_t(1)), attr("clip", 3.0),
+          attr("activations", Strings{"Sigmoid", "ScaledTanh", "Softsign"}),
+          attr("activation_alpha", Floats{0.8}), attr("activation_beta", Floats{1.2})},
+         {randn({2, 3, 3}, 1), randn({1, 8, 3}, 2, 0.5), randn({1, 8, 2}, 3, 0.5),
+          randn({1, 16}, 4, 0.3), std::nullopt, randn({2, 1, 2}, 5, 0.5), std::nullopt},
+         {Out{V{2, 3, 1, 2}}, Out{V{2, 1, 2}}, std::nullopt, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}},
+          Out{V{3, 1, 2, 8}}, Out{V{3, 1, 2, 2}}}});
+    add("GRU", {"GRU",
+                {attr("hidden_size", int64_t(2))},
+                {randn({3, 2, 3}, 1), randn({1, 6, 3}, 2, 0.5), randn({1, 6, 2}, 3, 0.5),
+                 randn({1, 12}, 4, 0.3), std::nullopt, randn({1, 2, 2}, 5, 0.5)},
+                {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 6}},
+                 Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}, Out{V{3, 1, 2, 2}}}});
+    add("GRU bidirectional linear_before_reset batch-first sequence_lens",
+        {"GRU",
+         {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional")),
+          attr("linear_before_reset", int64_t(1)), attr("layout", int64_t(1))},
+         {randn({2, 3, 3}, 1), randn({2, 6, 3}, 2, 0.5), randn({2, 6, 2}, 3, 0.5),
+          randn({2, 12}, 4, 0.3), ints({2}, {2, 3}), randn({2, 2, 2}, 5, 0.5)},
+         {Out{V{2, 3, 2, 2}}, Out{V{2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 6}},
+          Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}, Out{V{3, 2, 2, 2}}}});
+    add("RNN reverse sequence_lens",
+        {"RNN",
+         {attr("hidden_size", int64_t(2)), attr("direction", std::string("reverse"))},
+         {randn({3, 2, 3}, 1), randn({1, 2, 3}, 2, 0.5), randn({1, 2, 2}, 3, 0.5),
+          randn({1, 4}, 4, 0.3), ints({2}, {1, 3}), randn({1, 2, 2}, 5, 0.5)},
+         {Out{V{3, 1, 2, 2}}, Out{V{1, 2, 2}}, Out{V{4, 1, 2, 2}}}});
+    add("RNN bidirectional Softplus",
+        {"RNN",
+         {attr("hidden_size", int64_t(2)), attr("direction", std::string("bidirectional")),
+          attr("activations", Strings{"Tanh", "Softplus"})},
+         {randn({3, 2, 3}, 1), randn({2, 2, 3}, 2, 0.5), randn({2, 2, 2}, 3, 0.5),
+          randn({2, 4}, 4, 0.3)},
+         {Out{V{3, 2, 2, 2}}, Out{V{2, 2, 2}}, Out{V{4, 2, 2, 2}}}});
     return rows;
 }
 

@@ -54,7 +54,8 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
     QVERIFY(refLoss);
     const double lossRef = refLoss->toDoubles()[0];
     const double lossErr = std::abs(r.loss - lossRef) / std::max(1e-12, std::abs(lossRef));
-    std::printf("%s: loss %.8f (PyTorch f64 %.8f, rel err %.2e)\n", toStd(model).c_str(), r.loss, lossRef, lossErr);
+    std::printf("%s: loss %.8f (PyTorch f64 %.8f, rel err %.2e)\n", toStd(model).c_str(), r.loss,
+                lossRef, lossErr);
     QVERIFY2(lossErr < 1e-4, "loss differs from PyTorch");
 
     // Gradients: every reference entry must be produced and agree.
@@ -80,7 +81,8 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
         // model's largest gradient (README: corpus_manifest tier_b params_with_zero_true_grad).
         if (refMax <= 1e-6 * largestRef) {
             ++zeroGrad;
-            QVERIFY2(diff <= 1e-5 * largestRef, ("zero-gradient tensor too large: " + name).c_str());
+            QVERIFY2(diff <= 1e-5 * largestRef,
+                     ("zero-gradient tensor too large: " + name).c_str());
             continue;
         }
         ++compared;
@@ -89,10 +91,12 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
             // it within 1e-4; it must stay well inside PyTorch's own float32 error.
             const core::exec::HostTensor *torch32 = (*m)->feed.find(name);
             QVERIFY2(torch32, ("gradient differs from PyTorch: " + name).c_str());
-            const double torchRel = relativeError(*torch32, ref), torchNorm = normRelativeError(*torch32, ref);
-            std::printf("  %s: rel err %.2e max, %.2e norm (PyTorch float32: %.2e, %.2e)\n", name.c_str(), rel,
-                        relNorm, torchRel, torchNorm);
-            QVERIFY2(rel <= 0.25 * torchRel && relNorm <= 0.25 * torchNorm && rel < 3e-4 && relNorm < 3e-4,
+            const double torchRel = relativeError(*torch32, ref),
+                         torchNorm = normRelativeError(*torch32, ref);
+            std::printf("  %s: rel err %.2e max, %.2e norm (PyTorch float32: %.2e, %.2e)\n",
+                        name.c_str(), rel, relNorm, torchRel, torchNorm);
+            QVERIFY2(rel <= 0.25 * torchRel && relNorm <= 0.25 * torchNorm && rel < 3e-4 &&
+                         relNorm < 3e-4,
                      ("gradient differs from PyTorch: " + name).c_str());
             ++overTolerance;
         }
@@ -105,9 +109,11 @@ void TestCorpusGradients::storeAllMatchesPyTorch()
             worstNormName = name;
         }
     }
-    std::printf("%s: %d gradients, max rel err %.3e (%s), max norm-wise rel err %.3e (%s); %d exact-zero gradients "
+    std::printf("%s: %d gradients, max rel err %.3e (%s), max norm-wise rel err %.3e (%s); %d "
+                "exact-zero gradients "
                 "within abs tol\n",
-                toStd(model).c_str(), compared, worst, worstName.c_str(), worstNorm, worstNormName.c_str(), zeroGrad);
+                toStd(model).c_str(), compared, worst, worstName.c_str(), worstNorm,
+                worstNormName.c_str(), zeroGrad);
     QVERIFY(compared > 0);
     // expected: at most one ill-conditioned tensor above 1e-4 (mobilenet's features.0.1.weight)
     QVERIFY(overTolerance <= 1);

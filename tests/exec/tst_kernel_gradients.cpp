@@ -20,18 +20,18 @@ using namespace remat;
 using namespace remat::core;
 using exec::HostTensor;
 using exec::cpu::KView;
+using tests::constant;
 using tests::In;
 using tests::OpCase;
 using tests::Out;
 using tests::randn;
-using tests::constant;
 
 namespace {
 
 KView view(HostTensor &t) { return KView{t.data.data(), t.dtype, t.shape}; }
 
-Status runForward(const ir::Node &node, std::vector<std::optional<In>> &inputs, std::vector<HostTensor> &outs,
-                  const std::vector<std::optional<Out>> &specs)
+Status runForward(const ir::Node &node, std::vector<std::optional<In>> &inputs,
+                  std::vector<HostTensor> &outs, const std::vector<std::optional<Out>> &specs)
 {
     const exec::cpu::KernelFn *fn = exec::cpu::findCpuKernel(node.opType);
     if (!fn)
@@ -64,7 +64,8 @@ Status runForward(const ir::Node &node, std::vector<std::optional<In>> &inputs, 
     return (*fn)(c);
 }
 
-double lossOf(const std::vector<HostTensor> &outs, const std::vector<HostTensor> &r, const std::vector<bool> &weighted)
+double lossOf(const std::vector<HostTensor> &outs, const std::vector<HostTensor> &r,
+              const std::vector<bool> &weighted)
 {
     double l = 0;
     for (size_t k = 0; k < outs.size(); ++k) {
@@ -97,8 +98,9 @@ double checkGradient(OpCase cs, int *checked)
     for (size_t k = 0; k < outs.size(); ++k) {
         if (!cs.outputs[k] || cs.outputs[k]->dtype != ir::DataType::Float)
             continue;
-        if ((cs.type == "BatchNormalization" && k >= 1) || (cs.type == "LayerNormalization" && k >= 1) ||
-            (cs.type == "LSTM" && k >= 3) || ((cs.type == "GRU" || cs.type == "RNN") && k >= 2))
+        if ((cs.type == "BatchNormalization" && k >= 1) ||
+            (cs.type == "LayerNormalization" && k >= 1) || (cs.type == "LSTM" && k >= 3) ||
+            ((cs.type == "GRU" || cs.type == "RNN") && k >= 2))
             continue; // saved statistics / recurrent saved state: read by the backward, no R
         weighted[k] = true;
         r[k] = randn(cs.outputs[k]->shape, 1000 + k).t;
@@ -169,7 +171,8 @@ double checkGradient(OpCase cs, int *checked)
             if (err > worst) {
                 worst = err;
                 if (err > 2e-3)
-                    qWarning("%s input %zu element %zu: analytic %.6f numeric %.6f", cs.type.c_str(), k, i, analytic, numeric);
+                    qWarning("%s input %zu element %zu: analytic %.6f numeric %.6f",
+                             cs.type.c_str(), k, i, analytic, numeric);
             }
             ++*checked;
         }
@@ -234,13 +237,24 @@ void TestKernelGradients::everyGradientRuleHasKernels()
 {
     // The op types of the issue list: each has a forward kernel, and a backward one where a
     // gradient flows through it.
-    const std::vector<std::string> forwardOnly = {"Constant", "ConstantOfShape", "Equal", "Mod", "Not", "Range", "Shape"};
+    const std::vector<std::string> forwardOnly = {"Constant", "ConstantOfShape", "Equal", "Mod",
+                                                  "Not",      "Range",           "Shape"};
     const std::vector<std::string> differentiable = {
-        "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Conv", "Div", "Dropout", "Erf", "Expand",
-        "Flatten", "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish", "LayerNormalization", "MatMul",
-        "MaxPool", "Mul", "Pad", "Pow", "ReduceMean", "Relu", "Reshape", "Resize", "ScatterND", "Sigmoid", "Slice",
-        "Softmax", "Sub", "Transpose", "Trilu", "Unsqueeze", "Where", "Split", "Squeeze", "Sqrt", "Tanh", "Gelu",
-        "Identity", "Sum", "ReduceSum", "LRN"};
+        "Add",         "AveragePool", "BatchNormalization",
+        "Cast",        "Clip",        "Concat",
+        "Conv",        "Div",         "Dropout",
+        "Erf",         "Expand",      "Flatten",
+        "Gather",      "Gemm",        "GlobalAveragePool",
+        "HardSigmoid", "HardSwish",   "LayerNormalization",
+        "MatMul",      "MaxPool",     "Mul",
+        "Pad",         "Pow",         "ReduceMean",
+        "Relu",        "Reshape",     "Resize",
+        "ScatterND",   "Sigmoid",     "Slice",
+        "Softmax",     "Sub",         "Transpose",
+        "Trilu",       "Unsqueeze",   "Where",
+        "Split",       "Squeeze",     "Sqrt",
+        "Tanh",        "Gelu",        "Identity",
+        "Sum",         "ReduceSum",   "LRN"};
     for (const std::string &t : forwardOnly)
         QVERIFY2(exec::cpu::findCpuKernel(t), t.c_str());
     for (const std::string &t : differentiable) {

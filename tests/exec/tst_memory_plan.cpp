@@ -22,7 +22,8 @@ using core::exec::MemoryPlan;
 namespace {
 
 /// Empty when no two blocks alive together overlap in the arena, else the first pair.
-std::string firstOverlap(const std::vector<BlockLifetime> &blocks, const MemoryPlan &plan, int64_t alignment)
+std::string firstOverlap(const std::vector<BlockLifetime> &blocks, const MemoryPlan &plan,
+                         int64_t alignment)
 {
     for (size_t i = 0; i < blocks.size(); ++i) {
         if (plan.offsets[i] % alignment != 0 || plan.offsets[i] < 0)
@@ -30,9 +31,11 @@ std::string firstOverlap(const std::vector<BlockLifetime> &blocks, const MemoryP
         if (plan.offsets[i] + blocks[i].bytes > plan.arenaBytes)
             return "block " + std::to_string(i) + " outside the arena";
         for (size_t j = i + 1; j < blocks.size(); ++j) {
-            const bool together = blocks[i].begin < blocks[j].end && blocks[j].begin < blocks[i].end;
-            const bool share = plan.offsets[i] < plan.offsets[j] + std::max<int64_t>(1, blocks[j].bytes) &&
-                               plan.offsets[j] < plan.offsets[i] + std::max<int64_t>(1, blocks[i].bytes);
+            const bool together =
+                blocks[i].begin < blocks[j].end && blocks[j].begin < blocks[i].end;
+            const bool share =
+                plan.offsets[i] < plan.offsets[j] + std::max<int64_t>(1, blocks[j].bytes) &&
+                plan.offsets[j] < plan.offsets[i] + std::max<int64_t>(1, blocks[i].bytes);
             if (together && share)
                 return "blocks " + std::to_string(i) + " and " + std::to_string(j);
         }
@@ -44,7 +47,10 @@ std::string firstOverlap(const std::vector<BlockLifetime> &blocks, const MemoryP
 class RecordingBackend final : public core::exec::Backend
 {
 public:
-    explicit RecordingBackend(std::unique_ptr<core::exec::Backend> inner) : m_inner(std::move(inner)) {}
+    explicit RecordingBackend(std::unique_ptr<core::exec::Backend> inner)
+        : m_inner(std::move(inner))
+    {
+    }
 
     std::vector<BlockLifetime> blocks;
     bool recording = false;
@@ -72,8 +78,14 @@ public:
         }
         return m_inner->release(buffer);
     }
-    core::Status upload(core::exec::Buffer b, std::span<const std::byte> h) override { return m_inner->upload(b, h); }
-    core::Status download(core::exec::Buffer b, std::span<std::byte> h) override { return m_inner->download(b, h); }
+    core::Status upload(core::exec::Buffer b, std::span<const std::byte> h) override
+    {
+        return m_inner->upload(b, h);
+    }
+    core::Status download(core::exec::Buffer b, std::span<std::byte> h) override
+    {
+        return m_inner->download(b, h);
+    }
     core::Status run(const core::exec::OpCall &call) override { return m_inner->run(call); }
     core::exec::MemoryStats memoryStats() const override { return m_inner->memoryStats(); }
     void resetPeak() override { m_inner->resetPeak(); }
@@ -115,7 +127,8 @@ void TestMemoryPlan::randomLifetimes()
         for (BlockLifetime &b : blocks) {
             b.begin = int64_t(rng() % 200);
             b.end = b.begin + 1 + int64_t(rng() % 60);
-            b.bytes = int64_t(rng() % 5) == 0 ? 0 : int64_t(1 + rng() % (trial % 2 ? 100000 : 3000));
+            b.bytes =
+                int64_t(rng() % 5) == 0 ? 0 : int64_t(1 + rng() % (trial % 2 ? 100000 : 3000));
         }
         const MemoryPlan plan = core::exec::planOffsets(blocks, 256);
         const std::string overlap = firstOverlap(blocks, plan, 256);
@@ -148,8 +161,9 @@ void TestMemoryPlan::trainingSteps()
     auto plan = reg.find("chen-sqrtn")->solve(req);
     QVERIFY2(plan, plan.status().toString().c_str());
 
-    for (const auto &[name, schedule] : {std::pair{"store-all", core::schedule::storeAllSchedule((*m)->training)},
-                                         std::pair{"chen-sqrtn", plan->schedule}}) {
+    for (const auto &[name, schedule] :
+         {std::pair{"store-all", core::schedule::storeAllSchedule((*m)->training)},
+          std::pair{"chen-sqrtn", plan->schedule}}) {
         RecordingBackend backend(core::exec::makeCpuBackend());
         core::exec::Executor ex(backend, (*m)->training, (*m)->graph);
         core::exec::ExecInputs in;
@@ -163,9 +177,11 @@ void TestMemoryPlan::trainingSteps()
         const std::string overlap = firstOverlap(backend.blocks, mp, 256);
         QVERIFY2(overlap.empty(), overlap.c_str());
         const double ratio = double(mp.arenaBytes) / double(mp.liveBytesPeak);
-        std::printf("%s %s: %zu buffers, measured peak %lld B, live aligned peak %lld B, arena %lld B (%.3f)\n",
-                    toStd(model).c_str(), name, backend.blocks.size(), (long long)r->measuredPeakBytes,
-                    (long long)mp.liveBytesPeak, (long long)mp.arenaBytes, ratio);
+        std::printf("%s %s: %zu buffers, measured peak %lld B, live aligned peak %lld B, arena "
+                    "%lld B (%.3f)\n",
+                    toStd(model).c_str(), name, backend.blocks.size(),
+                    (long long)r->measuredPeakBytes, (long long)mp.liveBytesPeak,
+                    (long long)mp.arenaBytes, ratio);
         QVERIFY(mp.liveBytesPeak >= r->measuredPeakBytes - r->timeline.weightBytes);
         QVERIFY2(ratio <= 1.10, "arena more than 10% above the live peak");
     }

@@ -15,10 +15,10 @@
 
 using namespace remat;
 using namespace remat::tests;
-using core::schedule::Schedule;
-using core::schedule::StepKind;
 using core::OpId;
 using core::TensorId;
+using core::schedule::Schedule;
+using core::schedule::StepKind;
 
 namespace {
 
@@ -109,7 +109,8 @@ void TestPlanGradients::plansReproduceStoreAll()
     const std::vector<Case> cases = {
         {"chen-sqrtn", core::solvers::Objective::MinPeak, 0},
         {"feng-huang", core::solvers::Objective::MinPeak, 0},
-        {"rotor", core::solvers::Objective::MinTime, 0.0}, // budget: feng-huang's peak + 10% of the gap
+        {"rotor", core::solvers::Objective::MinTime,
+         0.0}, // budget: feng-huang's peak + 10% of the gap
         // weights, the input and activations streamed over the copy lane
         {"offload", core::solvers::Objective::MinTime, 0.5},
     };
@@ -124,13 +125,14 @@ void TestPlanGradients::plansReproduceStoreAll()
         req.objective = c.objective;
         req.timeLimitSeconds = 20;
         if (c.objective == core::solvers::Objective::MinTime)
-            req.budgetBytes = c.budgetFraction > 0 ? int64_t(c.budgetFraction * double(base->predictedPeak))
-                                                   : minPeak + (base->predictedPeak - minPeak) / 10;
+            req.budgetBytes = c.budgetFraction > 0
+                                  ? int64_t(c.budgetFraction * double(base->predictedPeak))
+                                  : minPeak + (base->predictedPeak - minPeak) / 10;
         auto plan = solver->solve(req);
         QVERIFY2(plan, (c.solver + ": " + plan.status().toString()).c_str());
         if (plan->status == core::solvers::SolveStatus::Infeasible) {
-            std::printf("%s %s: infeasible at %lld B, skipped\n", toStd(model).c_str(), c.solver.c_str(),
-                        (long long)req.budgetBytes);
+            std::printf("%s %s: infeasible at %lld B, skipped\n", toStd(model).c_str(),
+                        c.solver.c_str(), (long long)req.budgetBytes);
             continue;
         }
         if (c.solver == "feng-huang")
@@ -139,10 +141,11 @@ void TestPlanGradients::plansReproduceStoreAll()
         QVERIFY2(run, (c.solver + ": " + run.status().toString()).c_str());
         ++plansRun;
         const core::exec::ExecResult &r = run->result;
-        std::printf("%s %-10s: measured peak %lld B, predicted %lld B (store-all %lld B), %zu recomputes, %.3f s\n",
+        std::printf("%s %-10s: measured peak %lld B, predicted %lld B (store-all %lld B), %zu "
+                    "recomputes, %.3f s\n",
                     toStd(model).c_str(), c.solver.c_str(), (long long)r.measuredPeakBytes,
-                    (long long)run->predictedPeak, (long long)base->predictedPeak, r.timeline.recomputeSteps,
-                    r.stepSeconds);
+                    (long long)run->predictedPeak, (long long)base->predictedPeak,
+                    r.timeline.recomputeSteps, r.stepSeconds);
         // expected: measured == predicted exactly, and == the plan's own simulator figure
         QCOMPARE(r.measuredPeakBytes, run->predictedPeak);
         QCOMPARE(run->predictedPeak, plan->timeline.peakBytes);
@@ -151,14 +154,16 @@ void TestPlanGradients::plansReproduceStoreAll()
         // expected: bitwise the store-all gradients and loss
         auto cmp = core::exec::compareGradients(r.gradients, base->result.gradients);
         QVERIFY2(cmp, cmp.status().toString().c_str());
-        QVERIFY2(cmp->bitwiseEqual, (c.solver + ": gradients differ, worst " + cmp->worstEntry).c_str());
+        QVERIFY2(cmp->bitwiseEqual,
+                 (c.solver + ": gradients differ, worst " + cmp->worstEntry).c_str());
         QCOMPARE(r.loss, base->result.loss);
     }
     QVERIFY(plansRun >= 2);
 
     // Offload / prefetch through the backend's copy hooks: same numbers, predicted peak.
     const Schedule off = offloadOneActivation(tg);
-    QVERIFY2(core::schedule::validate(off, tg).isOk(), core::schedule::validate(off, tg).toString().c_str());
+    QVERIFY2(core::schedule::validate(off, tg).isOk(),
+             core::schedule::validate(off, tg).toString().c_str());
     auto offRun = runOnCpu(**m, off);
     QVERIFY2(offRun, offRun.status().toString().c_str());
     QCOMPARE(offRun->result.measuredPeakBytes, offRun->predictedPeak);

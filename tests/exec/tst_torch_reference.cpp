@@ -59,7 +59,8 @@ void TestTorchReference::storeAllMatchesPyTorch()
     const core::exec::ExecResult &r = run->result;
     const double lossRef = m.reference.find("loss")->toDoubles()[0];
     const double lossErr = std::abs(r.loss - lossRef) / std::max(1e-12, std::abs(lossRef));
-    std::printf("%s: loss %.8f (PyTorch f64 %.8f, rel err %.2e)\n", name.c_str(), r.loss, lossRef, lossErr);
+    std::printf("%s: loss %.8f (PyTorch f64 %.8f, rel err %.2e)\n", name.c_str(), r.loss, lossRef,
+                lossErr);
     QVERIFY2(lossErr < 1e-4, "loss differs from PyTorch");
 
     int compared = 0;
@@ -79,9 +80,10 @@ void TestTorchReference::storeAllMatchesPyTorch()
 
     QCOMPARE(r.measuredPeakBytes, run->predictedPeak);
     const core::training::TrainingSummary s = core::training::summarize(m.training);
-    const int64_t torchSaved = m.reference.find("saved_activation_bytes")->toDoubles()[0] > 0
-                                   ? int64_t(m.reference.find("saved_activation_bytes")->toDoubles()[0])
-                                   : 0;
+    const int64_t torchSaved =
+        m.reference.find("saved_activation_bytes")->toDoubles()[0] > 0
+            ? int64_t(m.reference.find("saved_activation_bytes")->toDoubles()[0])
+            : 0;
     std::printf("%s: saved for backward %lld B, PyTorch (CPU autograd) %lld B\n", name.c_str(),
                 (long long)s.savedForBackwardBytes, (long long)torchSaved);
     // expected: equal to the byte (the rules save what PyTorch's autograd saves, nothing more)

@@ -57,8 +57,8 @@ std::string tinyOnnx(bool symbolicBatch)
     opset->set_version(17);
     auto *g = model.mutable_graph();
     g->set_name("tiny");
-    auto addValue = [](::onnx::ValueInfoProto *v, const std::string &name, std::vector<int64_t> dims,
-                       const std::string &symbol) {
+    auto addValue = [](::onnx::ValueInfoProto *v, const std::string &name,
+                       std::vector<int64_t> dims, const std::string &symbol) {
         v->set_name(name);
         auto *t = v->mutable_type()->mutable_tensor_type();
         t->set_elem_type(::onnx::TensorProto::FLOAT);
@@ -149,12 +149,13 @@ int main(int argc, char **argv)
 
     // node_link: our own export (phase, type, sticky_ram, cost_ram_fixed) and a random layered graph.
     write("node_link", "mlp_train.json", io::formatNodeLinkGraph(tg, costs, "mlp"));
-    write("node_link", "random_layered.json",
-          R"({"directed": true, "multigraph": false, "graph": {"name": "rl", "order": [0, 1, 2, 3]},)"
-          R"( "nodes": [{"name": 0, "out_cost": 10, "duration": 1.5, "param_cost": 4},)"
-          R"( {"name": 1, "out_cost": 20, "duration": 2}, {"name": 2, "out_cost": 5, "duration": 1},)"
-          R"( {"name": 3, "out_cost": 7, "duration": 3}],)"
-          R"( "links": [{"0": 0, "1": 1}, {"0": 1, "1": 2}, {"0": 0, "1": 3}, {"0": 2, "1": 3}]})");
+    write(
+        "node_link", "random_layered.json",
+        R"({"directed": true, "multigraph": false, "graph": {"name": "rl", "order": [0, 1, 2, 3]},)"
+        R"( "nodes": [{"name": 0, "out_cost": 10, "duration": 1.5, "param_cost": 4},)"
+        R"( {"name": 1, "out_cost": 20, "duration": 2}, {"name": 2, "out_cost": 5, "duration": 1},)"
+        R"( {"name": 3, "out_cost": 7, "duration": 3}],)"
+        R"( "links": [{"0": 0, "1": 1}, {"0": 1, "1": 2}, {"0": 0, "1": 3}, {"0": 2, "1": 3}]})");
 
     // npz: one archive per dtype family, plus a bare .npy (parseNpy reads the same bytes).
     exec::NpzArchive a;
@@ -182,13 +183,15 @@ int main(int argc, char **argv)
     // profile: both forms, {"op": seconds} and {"ops": {...}, bandwidths}.
     std::string flat = "{", ops = "{";
     for (const training::Op &op : tg.ops()) {
-        const std::string entry = "\"" + op.name + "\": " + std::to_string(1e-6 * double(op.id.index() + 1));
+        const std::string entry =
+            "\"" + op.name + "\": " + std::to_string(1e-6 * double(op.id.index() + 1));
         flat += (flat.size() > 1 ? ", " : "") + entry;
         ops += (ops.size() > 1 ? ", " : "") + entry;
     }
     write("profile", "flat.json", flat + "}");
     write("profile", "ops.json",
-          R"({"host_to_device_bandwidth": 2.5e10, "device_to_host_bandwidth": 2.4e10, "ops": )" + ops + "}}");
+          R"({"host_to_device_bandwidth": 2.5e10, "device_to_host_bandwidth": 2.4e10, "ops": )" +
+              ops + "}}");
 
     // profile: the versioned form as `remat run --profile-out` writes it, at the model's batch,
     // at another batch (scaled by the calibrated model) and of another model (fitted only).
@@ -228,9 +231,10 @@ int main(int argc, char **argv)
     write("profile", "other_model.json", io::writeProfile(otherModel));
 
     // cli_args: the first byte picks the parser (0: byte count, 1: objective, 2: pin kind).
-    const std::pair<char, const char *> args[] = {
-        {0, "6GiB"}, {0, "512 MiB"}, {0, "1.5GB"}, {0, "100B"}, {0, "2TiB"}, {0, "0.5 KiB"}, {0, "1234"},
-        {1, "min-peak"}, {1, "min-time"}, {2, "keep"}, {2, "recompute"}, {2, "offload"}};
+    const std::pair<char, const char *> args[] = {{0, "6GiB"}, {0, "512 MiB"},   {0, "1.5GB"},
+                                                  {0, "100B"}, {0, "2TiB"},      {0, "0.5 KiB"},
+                                                  {0, "1234"}, {1, "min-peak"},  {1, "min-time"},
+                                                  {2, "keep"}, {2, "recompute"}, {2, "offload"}};
     int n = 0;
     for (const auto &[selector, text] : args)
         write("cli_args", "arg" + std::to_string(n++), std::string(1, selector) + text);

@@ -16,6 +16,7 @@ inline constexpr size_t kMaxPipelineOps = 3000;
 
 /// Simulates store-all, solves chen-sqrtn (min-peak), simulates its plan and round-trips it
 /// through the plan file format. A broken invariant aborts (fail()); a solver's error is returned.
-core::Status runSchedules(const core::training::TrainingGraph &graph, const core::cost::Costs &costs);
+core::Status runSchedules(const core::training::TrainingGraph &graph,
+                          const core::cost::Costs &costs);
 
 } // namespace remat::fuzz

@@ -6,8 +6,8 @@
 #include "common/test_support.h"
 #include "fuzz_targets.h"
 
-#include "core/onnx/importer.h"
 #include "core/io/session_file.h"
+#include "core/onnx/importer.h"
 
 #include <QDir>
 #include <QFile>
@@ -55,7 +55,8 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray bytes = f.readAll();
         try {
-            const core::Status s = t->run(reinterpret_cast<const uint8_t *>(bytes.constData()), size_t(bytes.size()));
+            const core::Status s =
+                t->run(reinterpret_cast<const uint8_t *>(bytes.constData()), size_t(bytes.size()));
             qDebug("%s", s.isOk() ? "ok" : s.toString().c_str());
         } catch (const std::exception &e) {
             QFAIL(qPrintable(QString("an exception left the reader: ") + e.what()));
@@ -81,19 +82,23 @@ private slots:
         QVERIFY(!g);
         QCOMPARE(g.status().code(), core::StatusCode::ParseError);
         QVERIFY2(g.status().message().find("latin1.onnx: ") == 0, g.status().toString().c_str());
-        QVERIFY2(g.status().message().find("not valid UTF-8") != std::string::npos, g.status().toString().c_str());
+        QVERIFY2(g.status().message().find("not valid UTF-8") != std::string::npos,
+                 g.status().toString().c_str());
     }
 
     void sessionNumbersOutOfRangeAreErrors()
     {
         // The first reader (QJson) held every number as a double; casting 1e300 to int64_t was
         // undefined behaviour. Core's reader range-checks the same way.
-        const std::string text = R"({"format": "remat-studio-session", "version": 1, "objective": "min-peak",)"
-                                 R"( "batch": 1e300})";
+        const std::string text =
+            R"({"format": "remat-studio-session", "version": 1, "objective": "min-peak",)"
+            R"( "batch": 1e300})";
         auto s = core::io::parseSession(text, "big.rematproj");
         QVERIFY(!s);
-        QVERIFY2(s.status().message().find("big.rematproj") != std::string::npos, s.status().toString().c_str());
-        QVERIFY2(s.status().message().find("\"batch\"") != std::string::npos, s.status().toString().c_str());
+        QVERIFY2(s.status().message().find("big.rematproj") != std::string::npos,
+                 s.status().toString().c_str());
+        QVERIFY2(s.status().message().find("\"batch\"") != std::string::npos,
+                 s.status().toString().c_str());
     }
 };
 

@@ -20,10 +20,14 @@ using CudaCaseBuilder = std::function<core::ValueId(MiniGraph &)>;
 inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
 {
     return {
-        {"relu", [](MiniGraph &g) { return g.op("Relu", {g.input("x", {4, 5})}, {4, 5}); }},
+        {"relu",
+         [](MiniGraph &g) {
+             return g.op("Relu", {g.input("x", {4, 5})}, {4, 5});
+         }},
         {"add_mul_broadcast",
          [](MiniGraph &g) {
-             const ValueId a = g.op("Add", {g.input("x", {2, 3, 4}), g.param("p", {3, 1})}, {2, 3, 4});
+             const ValueId a =
+                 g.op("Add", {g.input("x", {2, 3, 4}), g.param("p", {3, 1})}, {2, 3, 4});
              return g.op("Mul", {a, g.param("q", {4})}, {2, 3, 4});
          }},
         {"sub_div",
@@ -35,43 +39,59 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
          }},
         {"pow_sqrt_tanh",
          [](MiniGraph &g) {
-             const ValueId p = g.op("Pow", {g.input("x", {3, 5}), g.constFloats("two", {2.f})}, {3, 5});
-             const ValueId s = g.op("Sqrt", {g.op("Add", {p, g.constFloats("one", {1.f})}, {3, 5})}, {3, 5});
+             const ValueId p =
+                 g.op("Pow", {g.input("x", {3, 5}), g.constFloats("two", {2.f})}, {3, 5});
+             const ValueId s =
+                 g.op("Sqrt", {g.op("Add", {p, g.constFloats("one", {1.f})}, {3, 5})}, {3, 5});
              return g.op("Tanh", {s}, {3, 5});
          }},
         {"leaky_relu",
-         [](MiniGraph &g) { return g.op("LeakyRelu", {g.input("x", {4, 5})}, {4, 5}, {attrFloat("alpha", 0.2)}); }},
+         [](MiniGraph &g) {
+             return g.op("LeakyRelu", {g.input("x", {4, 5})}, {4, 5}, {attrFloat("alpha", 0.2)});
+         }},
         {"mod_sum",
          [](MiniGraph &g) {
-             const ValueId m = g.op("Mod", {g.input("x", {3, 4}), g.constFloats("b", {1.5f})}, {3, 4}, {attrInt("fmod", 1)});
+             const ValueId m = g.op("Mod", {g.input("x", {3, 4}), g.constFloats("b", {1.5f})},
+                                    {3, 4}, {attrInt("fmod", 1)});
              return g.op("Sum", {m, g.param("p", {4}), g.input("y", {3, 1})}, {3, 4});
          }},
         {"cast_reduce_sum",
          [](MiniGraph &g) {
-             const ValueId c = g.op("Cast", {g.input("x", {2, 3, 4})}, {2, 3, 4}, {attrInt("to", 1)});
-             return g.op("ReduceSum", {c, g.constInts("axes", {1})}, {2, 1, 4}, {attrInt("keepdims", 1)});
+             const ValueId c =
+                 g.op("Cast", {g.input("x", {2, 3, 4})}, {2, 3, 4}, {attrInt("to", 1)});
+             return g.op("ReduceSum", {c, g.constInts("axes", {1})}, {2, 1, 4},
+                         {attrInt("keepdims", 1)});
          }},
         {"split_squeeze_unsqueeze",
          [](MiniGraph &g) {
              const ValueId x = g.input("x", {2, 5, 3});
-             const ValueId a = g.op("Split", {x, g.constInts("split", {2, 3})}, {2, 2, 3}, {attrInt("axis", 1)},
-                                    {{{2, 3, 3}, DataType::Float}});
+             const ValueId a = g.op("Split", {x, g.constInts("split", {2, 3})}, {2, 2, 3},
+                                    {attrInt("axis", 1)}, {{{2, 3, 3}, DataType::Float}});
              const ValueId u = g.op("Unsqueeze", {a, g.constInts("axes", {0})}, {1, 2, 2, 3});
              return g.op("Squeeze", {u, g.constInts("axes0", {0})}, {2, 2, 3});
          }},
         {"abs_reciprocal_softsign",
          [](MiniGraph &g) {
              const ValueId a = g.op("Abs", {g.input("x", {4, 5})}, {4, 5});
-             const ValueId r = g.op("Reciprocal", {g.op("Add", {a, g.constFloats("one", {1.f})}, {4, 5})}, {4, 5});
+             const ValueId r = g.op(
+                 "Reciprocal", {g.op("Add", {a, g.constFloats("one", {1.f})}, {4, 5})}, {4, 5});
              return g.op("Softsign", {g.op("Sub", {r, g.param("p", {5})}, {4, 5})}, {4, 5});
          }},
-        {"sin_cos", [](MiniGraph &g) { return g.op("Cos", {g.op("Sin", {g.input("x", {3, 7})}, {3, 7})}, {3, 7}); }},
-        {"silu", [](MiniGraph &g) { return g.op("Silu", {g.input("x", {4, 7})}, {4, 7}); }},
+        {"sin_cos",
+         [](MiniGraph &g) {
+             return g.op("Cos", {g.op("Sin", {g.input("x", {3, 7})}, {3, 7})}, {3, 7});
+         }},
+        {"silu",
+         [](MiniGraph &g) {
+             return g.op("Silu", {g.input("x", {4, 7})}, {4, 7});
+         }},
         {"elu_selu_celu",
          [](MiniGraph &g) {
-             const ValueId e = g.op("Elu", {g.input("x", {4, 6})}, {4, 6}, {attrFloat("alpha", 0.7)});
+             const ValueId e =
+                 g.op("Elu", {g.input("x", {4, 6})}, {4, 6}, {attrFloat("alpha", 0.7)});
              const ValueId s = g.op("Selu", {g.op("Sub", {e, g.param("p", {6})}, {4, 6})}, {4, 6});
-             return g.op("Celu", {g.op("Sub", {s, g.param("q", {6})}, {4, 6})}, {4, 6}, {attrFloat("alpha", 1.3)});
+             return g.op("Celu", {g.op("Sub", {s, g.param("q", {6})}, {4, 6})}, {4, 6},
+                         {attrFloat("alpha", 1.3)});
          }},
         {"softplus_mish_thresholded_relu",
          [](MiniGraph &g) {
@@ -82,12 +102,14 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
         {"exp_log_neg",
          [](MiniGraph &g) {
              const ValueId e = g.op("Exp", {g.input("x", {3, 5})}, {3, 5});
-             const ValueId l = g.op("Log", {g.op("Add", {e, g.constFloats("one", {1.f})}, {3, 5})}, {3, 5});
+             const ValueId l =
+                 g.op("Log", {g.op("Add", {e, g.constFloats("one", {1.f})}, {3, 5})}, {3, 5});
              return g.op("Neg", {l}, {3, 5});
          }},
         {"max_min_broadcast",
          [](MiniGraph &g) {
-             const ValueId m = g.op("Max", {g.input("x", {2, 3, 4}), g.param("p", {3, 1})}, {2, 3, 4});
+             const ValueId m =
+                 g.op("Max", {g.input("x", {2, 3, 4}), g.param("p", {3, 1})}, {2, 3, 4});
              return g.op("Min", {m, g.param("q", {4})}, {2, 3, 4});
          }},
         {"greater_less_where",
@@ -95,16 +117,22 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              const ValueId x = g.input("x", {4, 6});
              const ValueId p = g.param("p", {6});
              const ValueId w = g.op("Where", {g.opBool("Greater", {x, p}, {4, 6}), x, p}, {4, 6});
-             return g.op("Where", {g.opBool("Less", {w, g.constFloats("z", {0.f})}, {4, 6}), g.constFloats("zero", {0.f}), w},
+             return g.op("Where",
+                         {g.opBool("Less", {w, g.constFloats("z", {0.f})}, {4, 6}),
+                          g.constFloats("zero", {0.f}), w},
                          {4, 6});
          }},
         {"prelu_compare_logic",
          [](MiniGraph &g) {
              const ValueId x = g.input("x", {2, 3, 4});
              const ValueId pr = g.op("PRelu", {x, g.param("slope", {3, 1})}, {2, 3, 4});
-             const ValueId ge = g.opBool("GreaterOrEqual", {pr, g.constFloats("lo", {-0.1f})}, {2, 3, 4});
-             const ValueId le = g.opBool("LessOrEqual", {pr, g.constFloats("hi", {0.5f})}, {2, 3, 4});
-             return g.op("Where", {g.opBool("Xor", {ge, le}, {2, 3, 4}), pr, g.constFloats("zero", {0.f})}, {2, 3, 4});
+             const ValueId ge =
+                 g.opBool("GreaterOrEqual", {pr, g.constFloats("lo", {-0.1f})}, {2, 3, 4});
+             const ValueId le =
+                 g.opBool("LessOrEqual", {pr, g.constFloats("hi", {0.5f})}, {2, 3, 4});
+             return g.op("Where",
+                         {g.opBool("Xor", {ge, le}, {2, 3, 4}), pr, g.constFloats("zero", {0.f})},
+                         {2, 3, 4});
          }},
         {"reduce_max_min_trilu",
          [](MiniGraph &g) {
@@ -116,16 +144,22 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
          }},
         {"resize_nearest_scatter_nd",
          [](MiniGraph &g) {
-             const ValueId up = g.op("Resize", {g.input("x", {1, 2, 2, 3}), g.constFloats("roi", {}, {0}),
-                                                g.constFloats("scales", {1.f, 1.f, 2.f, 2.f}, {4})},
+             const ValueId up = g.op("Resize",
+                                     {g.input("x", {1, 2, 2, 3}), g.constFloats("roi", {}, {0}),
+                                      g.constFloats("scales", {1.f, 1.f, 2.f, 2.f}, {4})},
                                      {1, 2, 4, 6},
-                                     {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
+                                     {attrString("mode", "nearest"),
+                                      attrString("coordinate_transformation_mode", "asymmetric"),
                                       attrString("nearest_mode", "floor")});
              const ValueId flat = g.op("Reshape", {up, g.constInts("shape", {8, 6})}, {8, 6});
-             return g.op("ScatterND", {flat, g.constInts("idx", {5, 1}, {2, 1}), g.param("upd", {2, 6})}, {8, 6});
+             return g.op("ScatterND",
+                         {flat, g.constInts("idx", {5, 1}, {2, 1}), g.param("upd", {2, 6})},
+                         {8, 6});
          }},
         {"log_softmax",
-         [](MiniGraph &g) { return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)}); }},
+         [](MiniGraph &g) {
+             return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)});
+         }},
         {"erf_gelu",
          [](MiniGraph &g) {
              const ValueId e = g.op("Erf", {g.input("x", {4, 6})}, {4, 6});
@@ -134,115 +168,148 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
         {"hard_sigmoid_swish",
          [](MiniGraph &g) {
              const ValueId h = g.op("HardSwish", {g.input("x", {4, 9})}, {4, 9});
-             return g.op("HardSigmoid", {h}, {4, 9}, {attrFloat("alpha", 0.3), attrFloat("beta", 0.4)});
+             return g.op("HardSigmoid", {h}, {4, 9},
+                         {attrFloat("alpha", 0.3), attrFloat("beta", 0.4)});
          }},
         {"lrn",
          [](MiniGraph &g) {
              return g.op("LRN", {g.input("x", {2, 7, 3, 3})}, {2, 7, 3, 3},
-                         {attrInt("size", 4), attrFloat("alpha", 0.01), attrFloat("beta", 0.75), attrFloat("bias", 1.5)});
+                         {attrInt("size", 4), attrFloat("alpha", 0.01), attrFloat("beta", 0.75),
+                          attrFloat("bias", 1.5)});
          }},
         {"clip",
          [](MiniGraph &g) {
-             return g.op("Clip", {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
-                         {5, 7});
+             return g.op(
+                 "Clip",
+                 {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
+                 {5, 7});
          }},
         {"softmax_last",
-         [](MiniGraph &g) { return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", -1)}); }},
+         [](MiniGraph &g) {
+             return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", -1)});
+         }},
         {"softmax_middle",
-         [](MiniGraph &g) { return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)}); }},
+         [](MiniGraph &g) {
+             return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)});
+         }},
         {"layer_norm",
          [](MiniGraph &g) {
-             return g.op("LayerNormalization", {g.input("x", {2, 5, 8}), g.param("s", {8}), g.param("b", {8})},
-                         {2, 5, 8}, {attrInt("axis", -1), attrFloat("epsilon", 1e-5)});
+             return g.op("LayerNormalization",
+                         {g.input("x", {2, 5, 8}), g.param("s", {8}), g.param("b", {8})}, {2, 5, 8},
+                         {attrInt("axis", -1), attrFloat("epsilon", 1e-5)});
          }},
         {"batch_norm_training",
          [](MiniGraph &g) {
              const ValueId m = g.value("rm", {3}, core::ir::ValueKind::Buffer);
              const ValueId v = g.value("rv", {3}, core::ir::ValueKind::Buffer);
-             return g.op("BatchNormalization", {g.input("x", {4, 3, 5, 5}), g.param("s", {3}), g.param("b", {3}), m, v},
+             return g.op("BatchNormalization",
+                         {g.input("x", {4, 3, 5, 5}), g.param("s", {3}), g.param("b", {3}), m, v},
                          {4, 3, 5, 5},
-                         {attrInt("training_mode", 1), attrFloat("epsilon", 1e-5), attrFloat("momentum", 0.9)},
+                         {attrInt("training_mode", 1), attrFloat("epsilon", 1e-5),
+                          attrFloat("momentum", 0.9)},
                          {{{3}, DataType::Float}, {{3}, DataType::Float}});
          }},
         {"conv_grouped_strided",
          [](MiniGraph &g) {
-             return g.op("Conv", {g.input("x", {2, 4, 9, 9}), g.param("w", {6, 2, 3, 3}), g.param("b", {6})},
-                         {2, 6, 5, 5},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}),
-                          attrInts("pads", {1, 1, 1, 1}), attrInt("group", 2)});
+             return g.op(
+                 "Conv",
+                 {g.input("x", {2, 4, 9, 9}), g.param("w", {6, 2, 3, 3}), g.param("b", {6})},
+                 {2, 6, 5, 5},
+                 {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}),
+                  attrInts("pads", {1, 1, 1, 1}), attrInt("group", 2)});
          }},
         {"conv_1d_asymmetric_pads",
          [](MiniGraph &g) {
              // cuDNN pads both sides alike: the cuDNN path refuses this at prepare() (checked
              // below); the comparison runs it through im2col
              return g.op("Conv", {g.input("x", {2, 3, 11}), g.param("w", {4, 3, 3})}, {2, 4, 6},
-                         {attrInts("kernel_shape", {3}), attrInts("strides", {2}), attrInts("pads", {2, 1})});
+                         {attrInts("kernel_shape", {3}), attrInts("strides", {2}),
+                          attrInts("pads", {2, 1})});
          }},
         {"conv_dilated_depthwise",
          [](MiniGraph &g) {
-             return g.op("Conv", {g.input("x", {1, 3, 10, 10}), g.param("w", {3, 1, 3, 3})}, {1, 3, 10, 10},
+             return g.op("Conv", {g.input("x", {1, 3, 10, 10}), g.param("w", {3, 1, 3, 3})},
+                         {1, 3, 10, 10},
                          {attrInts("kernel_shape", {3, 3}), attrInts("dilations", {2, 2}),
                           attrInts("pads", {2, 2, 2, 2}), attrInt("group", 3)});
          }},
         {"conv_transpose_grouped_strided",
          [](MiniGraph &g) {
-             return g.op("ConvTranspose", {g.input("x", {2, 4, 5, 5}), g.param("w", {4, 3, 3, 3}), g.param("b", {6})},
-                         {2, 6, 10, 10},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}), attrInts("pads", {1, 1, 1, 1}),
-                          attrInts("output_padding", {1, 1}), attrInt("group", 2)});
+             return g.op(
+                 "ConvTranspose",
+                 {g.input("x", {2, 4, 5, 5}), g.param("w", {4, 3, 3, 3}), g.param("b", {6})},
+                 {2, 6, 10, 10},
+                 {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}),
+                  attrInts("pads", {1, 1, 1, 1}), attrInts("output_padding", {1, 1}),
+                  attrInt("group", 2)});
          }},
         {"conv_transpose_1d_asymmetric_pads",
          [](MiniGraph &g) {
              // asymmetric pads: the cuDNN path refuses them, the comparison runs through im2col
-             return g.op("ConvTranspose", {g.input("x", {2, 3, 6}), g.param("w", {3, 2, 3})}, {2, 2, 12},
-                         {attrInts("strides", {2}), attrInts("pads", {1, 0})});
+             return g.op("ConvTranspose", {g.input("x", {2, 3, 6}), g.param("w", {3, 2, 3})},
+                         {2, 2, 12}, {attrInts("strides", {2}), attrInts("pads", {1, 0})});
          }},
         {"lstm_bidirectional_sequence_lens",
          [](MiniGraph &g) {
              return g.op("LSTM",
-                         {g.input("x", {4, 2, 3}), g.param("w", {2, 16, 3}), g.param("r", {2, 16, 4}), g.param("b", {2, 32}),
-                          g.constInts("lens", {4, 3}), g.input("h0", {2, 2, 4}), g.input("c0", {2, 2, 4})},
-                         {4, 2, 2, 4}, {attrInt("hidden_size", 4), attrString("direction", "bidirectional")},
+                         {g.input("x", {4, 2, 3}), g.param("w", {2, 16, 3}),
+                          g.param("r", {2, 16, 4}), g.param("b", {2, 32}),
+                          g.constInts("lens", {4, 3}), g.input("h0", {2, 2, 4}),
+                          g.input("c0", {2, 2, 4})},
+                         {4, 2, 2, 4},
+                         {attrInt("hidden_size", 4), attrString("direction", "bidirectional")},
                          {{{2, 2, 4}, DataType::Float}, {{2, 2, 4}, DataType::Float}});
          }},
         {"gru_reverse_batch_first",
          [](MiniGraph &g) {
-             return g.op("GRU", {g.input("x", {2, 4, 3}), g.param("w", {1, 12, 3}), g.param("r", {1, 12, 4}), g.param("b", {1, 24})},
-                         {2, 4, 1, 4}, {attrInt("hidden_size", 4), attrString("direction", "reverse"), attrInt("layout", 1)},
+             return g.op("GRU",
+                         {g.input("x", {2, 4, 3}), g.param("w", {1, 12, 3}),
+                          g.param("r", {1, 12, 4}), g.param("b", {1, 24})},
+                         {2, 4, 1, 4},
+                         {attrInt("hidden_size", 4), attrString("direction", "reverse"),
+                          attrInt("layout", 1)},
                          {{{2, 1, 4}, DataType::Float}});
          }},
         {"gru_linear_before_reset",
          [](MiniGraph &g) {
-             return g.op("GRU", {g.input("x", {3, 2, 3}), g.param("w", {1, 12, 3}), g.param("r", {1, 12, 4}), g.param("b", {1, 24}),
-                                 ValueId(), g.input("h0", {1, 2, 4})},
-                         {3, 1, 2, 4}, {attrInt("hidden_size", 4), attrInt("linear_before_reset", 1)}, {{{1, 2, 4}, DataType::Float}});
+             return g.op(
+                 "GRU",
+                 {g.input("x", {3, 2, 3}), g.param("w", {1, 12, 3}), g.param("r", {1, 12, 4}),
+                  g.param("b", {1, 24}), ValueId(), g.input("h0", {1, 2, 4})},
+                 {3, 1, 2, 4}, {attrInt("hidden_size", 4), attrInt("linear_before_reset", 1)},
+                 {{{1, 2, 4}, DataType::Float}});
          }},
         {"rnn_tanh_sequence_lens",
          [](MiniGraph &g) {
-             return g.op("RNN", {g.input("x", {3, 2, 3}), g.param("w", {1, 4, 3}), g.param("r", {1, 4, 4}), g.param("b", {1, 8}),
-                                 g.constInts("lens", {2, 3})},
+             return g.op("RNN",
+                         {g.input("x", {3, 2, 3}), g.param("w", {1, 4, 3}), g.param("r", {1, 4, 4}),
+                          g.param("b", {1, 8}), g.constInts("lens", {2, 3})},
                          {3, 1, 2, 4}, {attrInt("hidden_size", 4)}, {{{1, 2, 4}, DataType::Float}});
          }},
         {"depth_to_space_space_to_depth",
          [](MiniGraph &g) {
              const ValueId d = g.op("DepthToSpace", {g.input("x", {2, 8, 3, 2})}, {2, 2, 6, 4},
                                     {attrInt("blocksize", 2), attrString("mode", "CRD")});
-             const ValueId s = g.op("SpaceToDepth", {g.op("Mul", {d, g.param("p", {4})}, {2, 2, 6, 4})}, {2, 8, 3, 2},
-                                    {attrInt("blocksize", 2)});
+             const ValueId s =
+                 g.op("SpaceToDepth", {g.op("Mul", {d, g.param("p", {4})}, {2, 2, 6, 4})},
+                      {2, 8, 3, 2}, {attrInt("blocksize", 2)});
              return g.op("DepthToSpace", {s}, {2, 2, 6, 4}, {attrInt("blocksize", 2)});
          }},
         {"reduce_norms",
          [](MiniGraph &g) {
              const ValueId x = g.op("Mul", {g.input("x", {2, 3, 4}), g.param("p", {4})}, {2, 3, 4});
-             const ValueId l2 = g.op("ReduceL2", {x}, {2, 1, 4}, {attrInts("axes", {1}), attrInt("keepdims", 1)});
-             const ValueId l1 = g.op("ReduceL1", {x}, {2, 3, 1}, {attrInts("axes", {2}), attrInt("keepdims", 1)});
+             const ValueId l2 =
+                 g.op("ReduceL2", {x}, {2, 1, 4}, {attrInts("axes", {1}), attrInt("keepdims", 1)});
+             const ValueId l1 =
+                 g.op("ReduceL1", {x}, {2, 3, 1}, {attrInts("axes", {2}), attrInt("keepdims", 1)});
              const ValueId ss = g.op("ReduceSumSquare", {x}, {1, 1, 1}, {attrInt("keepdims", 1)});
              return g.op("Sum", {l2, l1, ss}, {2, 3, 4});
          }},
         {"max_pool",
          [](MiniGraph &g) {
              return g.op("MaxPool", {g.input("x", {2, 3, 9, 9})}, {2, 3, 5, 5},
-                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}), attrInts("pads", {1, 1, 1, 1})});
+                         {attrInts("kernel_shape", {3, 3}), attrInts("strides", {2, 2}),
+                          attrInts("pads", {1, 1, 1, 1})});
          }},
         {"average_pool",
          [](MiniGraph &g) {
@@ -252,69 +319,87 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
          }},
         {"global_average_pool_flatten",
          [](MiniGraph &g) {
-             const ValueId p = g.op("GlobalAveragePool", {g.input("x", {2, 3, 4, 4})}, {2, 3, 1, 1});
+             const ValueId p =
+                 g.op("GlobalAveragePool", {g.input("x", {2, 3, 4, 4})}, {2, 3, 1, 1});
              return g.op("Flatten", {p}, {2, 3}, {attrInt("axis", 1)});
          }},
         {"matmul_shared_weight",
-         [](MiniGraph &g) { return g.op("MatMul", {g.input("x", {2, 3, 4, 5}), g.param("w", {5, 6})}, {2, 3, 4, 6}); }},
+         [](MiniGraph &g) {
+             return g.op("MatMul", {g.input("x", {2, 3, 4, 5}), g.param("w", {5, 6})},
+                         {2, 3, 4, 6});
+         }},
         {"matmul_broadcast_batch",
-         [](MiniGraph &g) { return g.op("MatMul", {g.input("x", {2, 1, 4, 5}), g.param("w", {3, 5, 6})}, {2, 3, 4, 6}); }},
+         [](MiniGraph &g) {
+             return g.op("MatMul", {g.input("x", {2, 1, 4, 5}), g.param("w", {3, 5, 6})},
+                         {2, 3, 4, 6});
+         }},
         {"gemm_transB_bias",
          [](MiniGraph &g) {
-             return g.op("Gemm", {g.input("x", {4, 5}), g.param("w", {6, 5}), g.param("b", {6})}, {4, 6},
+             return g.op("Gemm", {g.input("x", {4, 5}), g.param("w", {6, 5}), g.param("b", {6})},
+                         {4, 6},
                          {attrInt("transB", 1), attrFloat("alpha", 0.5), attrFloat("beta", 2.0)});
          }},
         {"gemm_transA",
          [](MiniGraph &g) {
-             return g.op("Gemm", {g.input("x", {5, 4}), g.param("w", {5, 6}), g.param("b", {4, 6})}, {4, 6},
-                         {attrInt("transA", 1)});
+             return g.op("Gemm", {g.input("x", {5, 4}), g.param("w", {5, 6}), g.param("b", {4, 6})},
+                         {4, 6}, {attrInt("transA", 1)});
          }},
         {"transpose",
          [](MiniGraph &g) {
-             return g.op("Transpose", {g.input("x", {2, 3, 4, 5})}, {2, 4, 3, 5}, {attrInts("perm", {0, 2, 1, 3})});
+             return g.op("Transpose", {g.input("x", {2, 3, 4, 5})}, {2, 4, 3, 5},
+                         {attrInts("perm", {0, 2, 1, 3})});
          }},
         {"concat_slice",
          [](MiniGraph &g) {
-             const ValueId c = g.op("Concat", {g.input("x", {2, 3, 4}), g.param("p", {2, 2, 4})}, {2, 5, 4},
-                                    {attrInt("axis", 1)});
-             return g.op("Slice", {c, g.constInts("st", {1}), g.constInts("en", {5}), g.constInts("ax", {1}),
-                                   g.constInts("sp", {2})},
+             const ValueId c = g.op("Concat", {g.input("x", {2, 3, 4}), g.param("p", {2, 2, 4})},
+                                    {2, 5, 4}, {attrInt("axis", 1)});
+             return g.op("Slice",
+                         {c, g.constInts("st", {1}), g.constInts("en", {5}), g.constInts("ax", {1}),
+                          g.constInts("sp", {2})},
                          {2, 2, 4});
          }},
         {"gather",
          [](MiniGraph &g) {
-             return g.op("Gather", {g.input("x", {2, 5, 3}), g.constInts("idx", {4, 0, 4})}, {2, 3, 3},
-                         {attrInt("axis", 1)});
+             return g.op("Gather", {g.input("x", {2, 5, 3}), g.constInts("idx", {4, 0, 4})},
+                         {2, 3, 3}, {attrInt("axis", 1)});
          }},
         {"expand",
          [](MiniGraph &g) {
-             const ValueId e = g.op("Expand", {g.param("p", {1, 1, 4}), g.constInts("shape", {2, 3, 4})}, {2, 3, 4});
+             const ValueId e = g.op(
+                 "Expand", {g.param("p", {1, 1, 4}), g.constInts("shape", {2, 3, 4})}, {2, 3, 4});
              return g.op("Add", {e, g.input("x", {2, 3, 4})}, {2, 3, 4});
          }},
         {"pad_reflect_edge",
          [](MiniGraph &g) {
              // silero's STFT pads its audio by reflection; edge pads repeat the border
-             const ValueId r = g.op("Pad", {g.input("x", {2, 3, 6}), g.constInts("pads", {0, 0, 2, 0, 0, 3})}, {2, 3, 11},
-                                    {attrString("mode", "reflect")});
-             return g.op("Pad", {r, g.constInts("pads2", {0, 1, 1, 0, 0, 2})}, {2, 4, 14}, {attrString("mode", "edge")});
+             const ValueId r =
+                 g.op("Pad", {g.input("x", {2, 3, 6}), g.constInts("pads", {0, 0, 2, 0, 0, 3})},
+                      {2, 3, 11}, {attrString("mode", "reflect")});
+             return g.op("Pad", {r, g.constInts("pads2", {0, 1, 1, 0, 0, 2})}, {2, 4, 14},
+                         {attrString("mode", "edge")});
          }},
         {"pad_constant",
          [](MiniGraph &g) {
-             return g.op("Pad", {g.input("x", {2, 3, 4, 4}), g.constInts("pads", {0, 0, 1, 2, 0, 0, 2, 1})},
-                         {2, 3, 7, 7}, {attrString("mode", "constant")});
+             return g.op(
+                 "Pad", {g.input("x", {2, 3, 4, 4}), g.constInts("pads", {0, 0, 1, 2, 0, 0, 2, 1})},
+                 {2, 3, 7, 7}, {attrString("mode", "constant")});
          }},
         {"reshape",
-         [](MiniGraph &g) { return g.op("Reshape", {g.input("x", {2, 3, 4}), g.constInts("shape", {6, 4})}, {6, 4}); }},
+         [](MiniGraph &g) {
+             return g.op("Reshape", {g.input("x", {2, 3, 4}), g.constInts("shape", {6, 4})},
+                         {6, 4});
+         }},
         {"reduce_mean",
          [](MiniGraph &g) {
-             return g.op("ReduceMean", {g.input("x", {2, 3, 4})}, {2, 1, 4}, {attrInts("axes", {1}), attrInt("keepdims", 1)});
+             return g.op("ReduceMean", {g.input("x", {2, 3, 4})}, {2, 1, 4},
+                         {attrInts("axes", {1}), attrInt("keepdims", 1)});
          }},
         {"dropout_training",
          [](MiniGraph &g) {
              const bool t = true;
              const ValueId mode = g.constant("mode", DataType::Bool, {}, &t, 1);
-             return g.op("Dropout", {g.input("x", {8, 16}), g.constFloats("ratio", {0.3f}), mode}, {8, 16}, {},
-                         {{{8, 16}, DataType::Bool}});
+             return g.op("Dropout", {g.input("x", {8, 16}), g.constFloats("ratio", {0.3f}), mode},
+                         {8, 16}, {}, {{{8, 16}, DataType::Bool}});
          }},
     };
 }

@@ -23,10 +23,11 @@
 namespace remat::tests {
 
 /// One training step of `tg` on a backend with seeded inputs (and `feed` where given).
-inline core::Expected<core::exec::ExecResult>
-runStep(core::exec::Backend &backend, const core::training::TrainingGraph &tg,
-        const core::ir::Graph &graph, const core::schedule::Schedule &schedule,
-        const core::exec::NpzArchive *feed = nullptr)
+inline core::Expected<core::exec::ExecResult> runStep(core::exec::Backend &backend,
+                                                      const core::training::TrainingGraph &tg,
+                                                      const core::ir::Graph &graph,
+                                                      const core::schedule::Schedule &schedule,
+                                                      const core::exec::NpzArchive *feed = nullptr)
 {
     core::exec::Executor ex(backend, tg, graph);
     core::exec::ExecInputs in;
@@ -55,7 +56,7 @@ inline double relDiff(const core::exec::HostTensor &a, const core::exec::HostTen
 
 struct BackendComparison
 {
-    double worst = 0;          ///< max relative difference over output and gradients
+    double worst = 0; ///< max relative difference over output and gradients
     std::string worstEntry;
     int entries = 0;
     double lossCpu = 0, lossCuda = 0;
@@ -84,13 +85,14 @@ inline core::exec::NpzArchive randomFeed(const core::ir::Graph &graph, uint64_t 
 
 /// The same store-all step on the CPU reference and on CUDA device 0: output and every gradient
 /// ("grad_input", "grad:<param>") compared entry by entry.
-inline core::Expected<BackendComparison> compareBackends(const core::ir::Graph &graph,
-                                                         bool inputGradients = true,
-                                                         const gpu::CudaBackendOptions &options = {})
+inline core::Expected<BackendComparison>
+compareBackends(const core::ir::Graph &graph, bool inputGradients = true,
+                const gpu::CudaBackendOptions &options = {})
 {
     core::training::BuildOptions opt;
     opt.inputGradients = inputGradients;
-    REMAT_ASSIGN_OR_RETURN(core::training::TrainingGraph tg, core::training::buildTrainingGraph(graph, opt));
+    REMAT_ASSIGN_OR_RETURN(core::training::TrainingGraph tg,
+                           core::training::buildTrainingGraph(graph, opt));
     const core::schedule::Schedule s = core::schedule::storeAllSchedule(tg);
     const core::exec::NpzArchive feed = randomFeed(graph);
     auto cpu = core::exec::makeCpuBackend();

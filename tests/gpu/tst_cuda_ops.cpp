@@ -4,8 +4,8 @@
 // Expected: max relative difference <= 2e-4 per tensor (float32 both sides, no TF32; only the
 // summation order differs), equal loss, equal allocator peaks (both count requested bytes).
 // Without a CUDA device the comparisons QSKIP; the coverage, no-device and index-space checks run.
-#include "gpu_test_util.h"
 #include "cuda_op_cases.h"
+#include "gpu_test_util.h"
 
 #include "core/exec/cpu/kernel.h"
 #include "gpu/kernels/nd.h"
@@ -55,15 +55,44 @@ void TestCudaOps::noDeviceIsAClearError()
 void TestCudaOps::coversTheCpuOps()
 {
     const std::vector<std::string> cuda = gpu::cudaKernelTypes();
-    auto has = [&](const std::string &t) { return std::binary_search(cuda.begin(), cuda.end(), t); };
+    auto has = [&](const std::string &t) {
+        return std::binary_search(cuda.begin(), cuda.end(), t);
+    };
     // 1. Every op type the corpus models train with (forward and gradient) has a CUDA kernel.
     //    Expected: none missing.
-    for (const char *t : {"Conv", "BatchNormalization", "Relu", "Add", "MaxPool", "GlobalAveragePool", "Flatten",
-                          "Gemm", "Dropout", "AveragePool", "Concat", "Pad", "Clip", "Unsqueeze", "Transpose",
-                          "Reshape", "Mul", "MatMul", "Div", "Slice", "LayerNormalization", "Gather", "Softmax",
-                          "Erf", "Gelu", "Where", "Expand", "Sub", "Sqrt", "Pow"}) {
+    for (const char *t : {"Conv",
+                          "BatchNormalization",
+                          "Relu",
+                          "Add",
+                          "MaxPool",
+                          "GlobalAveragePool",
+                          "Flatten",
+                          "Gemm",
+                          "Dropout",
+                          "AveragePool",
+                          "Concat",
+                          "Pad",
+                          "Clip",
+                          "Unsqueeze",
+                          "Transpose",
+                          "Reshape",
+                          "Mul",
+                          "MatMul",
+                          "Div",
+                          "Slice",
+                          "LayerNormalization",
+                          "Gather",
+                          "Softmax",
+                          "Erf",
+                          "Gelu",
+                          "Where",
+                          "Expand",
+                          "Sub",
+                          "Sqrt",
+                          "Pow"}) {
         QVERIFY2(has(t), (std::string("no CUDA kernel for ") + t).c_str());
-        QVERIFY2(has(std::string(t) + "Grad"), (std::string("no CUDA gradient kernel for ") + t).c_str());
+        QVERIFY2(has(std::string(t) + "Grad"),
+                 (std::string("no CUDA gradient kernel for ") + t).c_str());
     }
     QVERIFY(has("Loss") && has("Accumulate"));
     // 2. The CPU reference's other op types: either a CUDA kernel, host shape arithmetic, or a
@@ -73,8 +102,8 @@ void TestCudaOps::coversTheCpuOps()
     for (const std::string &t : core::exec::cpu::cpuKernelTypes())
         if (!has(t))
             gap += t + " ";
-    std::printf("CUDA kernels: %zu op types; CPU-only (host shape arithmetic or refused): %s\n", cuda.size(),
-                gap.c_str());
+    std::printf("CUDA kernels: %zu op types; CPU-only (host shape arithmetic or refused): %s\n",
+                cuda.size(), gap.c_str());
     if (!haveCudaDevice())
         return;
     // a training step with an op the CUDA backend has no kernel for is refused before anything
@@ -154,16 +183,19 @@ void TestCudaOps::opMatchesCpu()
             const core::exec::NpzArchive feed = randomFeed(*graph);
             auto r = runStep(*cpu, *tg, *graph, core::schedule::storeAllSchedule(*tg), &feed);
             QVERIFY2(r, r.status().toString().c_str());
-            std::printf("%-28s cpu: %zu entries, loss %.6g\n", all[size_t(index)].first, r->gradients.entries().size(),
-                        r->loss);
+            std::printf("%-28s cpu: %zu entries, loss %.6g\n", all[size_t(index)].first,
+                        r->gradients.entries().size(), r->loss);
         }
         QSKIP("no CUDA device");
     }
     const bool asymmetric = std::string(all[size_t(index)].first) == "conv_1d_asymmetric_pads";
-    auto cmp = compareBackends(*graph, true, asymmetric ? gpu::CudaBackendOptions{0, true, false} : gpu::CudaBackendOptions{});
+    auto cmp = compareBackends(*graph, true,
+                               asymmetric ? gpu::CudaBackendOptions{0, true, false}
+                                          : gpu::CudaBackendOptions{});
     QVERIFY2(cmp, cmp.status().toString().c_str());
-    std::printf("%-28s %2d tensors, max rel diff %.2e (%s), loss cpu %.6g cuda %.6g\n", all[size_t(index)].first,
-                cmp->entries, cmp->worst, cmp->worstEntry.c_str(), cmp->lossCpu, cmp->lossCuda);
+    std::printf("%-28s %2d tensors, max rel diff %.2e (%s), loss cpu %.6g cuda %.6g\n",
+                all[size_t(index)].first, cmp->entries, cmp->worst, cmp->worstEntry.c_str(),
+                cmp->lossCpu, cmp->lossCuda);
     QVERIFY(cmp->entries >= 2); // the output and at least one gradient
     QVERIFY2(cmp->worst <= 2e-4, ("differs from the CPU reference: " + cmp->worstEntry).c_str());
     QVERIFY(std::abs(cmp->lossCuda - cmp->lossCpu) <= 1e-4 * std::abs(cmp->lossCpu) + 1e-5);
@@ -188,8 +220,8 @@ void TestCudaOps::opMatchesCpu()
         o.useCudnn = false;
         auto im2col = compareBackends(*graph, true, o);
         QVERIFY2(im2col, im2col.status().toString().c_str());
-        std::printf("%-28s im2col path: max rel diff %.2e (%s)\n", all[size_t(index)].first, im2col->worst,
-                    im2col->worstEntry.c_str());
+        std::printf("%-28s im2col path: max rel diff %.2e (%s)\n", all[size_t(index)].first,
+                    im2col->worst, im2col->worstEntry.c_str());
         QVERIFY2(im2col->worst <= 2e-4, ("im2col path differs: " + im2col->worstEntry).c_str());
     }
 }

@@ -40,7 +40,8 @@ private slots:
         // Input: Checkmate's VGG16 training graph (45 nodes, 87 links, "Loss" at id 22).
         // Expected: 22 forward ops, 1 loss, 22 backward; the in-order peak 15825108992 B
         // (0.9 x peak = 14242598093 B is the budget the published tables use).
-        const QString path = remat::tests::sharedPath("benchmarks/remat-graphs/VGG16_256_224x224_train.json");
+        const QString path =
+            remat::tests::sharedPath("benchmarks/remat-graphs/VGG16_256_224x224_train.json");
         if (!QFileInfo::exists(path))
             QSKIP("shared benchmark graphs not found");
         auto g = io::readNodeLinkGraph(remat::tests::toStd(path));
@@ -84,7 +85,8 @@ private slots:
     void roundTrip()
     {
         // Expected: write then read gives the same ops, phases, edges, bytes and costs.
-        const QString path = remat::tests::sharedPath("benchmarks/remat-graphs/fcn_8_vgg_32_416x608_train.json");
+        const QString path =
+            remat::tests::sharedPath("benchmarks/remat-graphs/fcn_8_vgg_32_416x608_train.json");
         if (!QFileInfo::exists(path))
             QSKIP("shared benchmark graphs not found");
         auto a = io::readNodeLinkGraph(remat::tests::toStd(path));
@@ -109,13 +111,17 @@ private slots:
     {
         // Expected: clear errors for malformed input, never a crash.
         QCOMPARE(io::parseNodeLinkGraph("{", "x").status().code(), StatusCode::ParseError);
-        QCOMPARE(io::parseNodeLinkGraph("{\"nodes\":[]}", "x").status().code(), StatusCode::ParseError);
-        const char *cycle = R"({"nodes":[{"id":0,"cost_cpu":1,"cost_ram":1},{"id":1,"cost_cpu":1,"cost_ram":1}],
+        QCOMPARE(io::parseNodeLinkGraph("{\"nodes\":[]}", "x").status().code(),
+                 StatusCode::ParseError);
+        const char *cycle =
+            R"({"nodes":[{"id":0,"cost_cpu":1,"cost_ram":1},{"id":1,"cost_cpu":1,"cost_ram":1}],
                               "links":[{"source":0,"target":1},{"source":1,"target":0}]})";
         QCOMPARE(io::parseNodeLinkGraph(cycle, "x").status().code(), StatusCode::ParseError);
-        const char *dangling = R"({"nodes":[{"id":0,"cost_cpu":1,"cost_ram":1}],"links":[{"source":0,"target":5}]})";
+        const char *dangling =
+            R"({"nodes":[{"id":0,"cost_cpu":1,"cost_ram":1}],"links":[{"source":0,"target":5}]})";
         QCOMPARE(io::parseNodeLinkGraph(dangling, "x").status().code(), StatusCode::ParseError);
-        QCOMPARE(io::readNodeLinkGraph("/nonexistent/graph.json").status().code(), StatusCode::NotFound);
+        QCOMPARE(io::readNodeLinkGraph("/nonexistent/graph.json").status().code(),
+                 StatusCode::NotFound);
     }
 };
 

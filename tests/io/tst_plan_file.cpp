@@ -96,13 +96,22 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::addColumn<int>("code");
         // edit: a Python-free textual edit of the written plan, applied below.
-        QTest::newRow("truncated") << "truncate" << "not valid JSON" << int(StatusCode::ParseError);
-        QTest::newRow("format") << "format" << "not a plan file" << int(StatusCode::ParseError);
-        QTest::newRow("version") << "version" << "version 2 is not supported" << int(StatusCode::Unsupported);
-        QTest::newRow("unknown tensor") << "tensor" << "tensor 'no_such_tensor' does not exist" << int(StatusCode::NotFound);
-        QTest::newRow("unknown op") << "op" << "op 'no_such_op'" << int(StatusCode::InvalidArgument);
-        QTest::newRow("invalid schedule") << "drop" << "does not validate" << int(StatusCode::InvalidArgument);
-        QTest::newRow("step kind") << "kind" << "unknown step kind" << int(StatusCode::ParseError);
+        QTest::newRow("truncated") << "truncate"
+                                   << "not valid JSON" << int(StatusCode::ParseError);
+        QTest::newRow("format") << "format"
+                                << "not a plan file" << int(StatusCode::ParseError);
+        QTest::newRow("version") << "version"
+                                 << "version 2 is not supported" << int(StatusCode::Unsupported);
+        QTest::newRow("unknown tensor")
+            << "tensor"
+            << "tensor 'no_such_tensor' does not exist" << int(StatusCode::NotFound);
+        QTest::newRow("unknown op") << "op"
+                                    << "op 'no_such_op'" << int(StatusCode::InvalidArgument);
+        QTest::newRow("invalid schedule")
+            << "drop"
+            << "does not validate" << int(StatusCode::InvalidArgument);
+        QTest::newRow("step kind") << "kind"
+                                   << "unknown step kind" << int(StatusCode::ParseError);
     }
     void rejects()
     {

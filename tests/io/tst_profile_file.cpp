@@ -60,7 +60,8 @@ private:
         auto p = io::parseProfile(text, "bad.json");
         QVERIFY2(!p.hasValue(), text.c_str());
         const QString m = QString::fromStdString(p.status().message());
-        QVERIFY2(m.startsWith("bad.json") && m.contains(needle), qPrintable(m + " / expected: " + needle));
+        QVERIFY2(m.startsWith("bad.json") && m.contains(needle),
+                 qPrintable(m + " / expected: " + needle));
     }
 
 private slots:
@@ -122,19 +123,28 @@ private slots:
         expectError("{", "not valid JSON");
         expectError("[1, 2]", "JSON object");
         expectError(R"({"format": "remat-plan", "version": 1})", "not \"remat-profile\"");
-        expectError(R"({"format": "remat-profile", "version": 2, "ops": []})", "version 2 is not supported");
-        expectError(R"({"format": "remat-profile", "version": 1, "ops": {}})", "\"ops\" must be an array");
-        expectError(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a"}]})", "missing \"seconds\"");
-        expectError(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": -1}]})",
-                    "\"seconds\" must be a finite number");
-        expectError(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1e400}]})", "");
-        expectError(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1},
+        expectError(R"({"format": "remat-profile", "version": 2, "ops": []})",
+                    "version 2 is not supported");
+        expectError(R"({"format": "remat-profile", "version": 1, "ops": {}})",
+                    "\"ops\" must be an array");
+        expectError(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a"}]})",
+                    "missing \"seconds\"");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": -1}]})",
+            "\"seconds\" must be a finite number");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1e400}]})",
+            "");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1},
                        {"name": "a", "seconds": 2}]})",
-                    "op 'a' is timed twice");
-        expectError(R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1, "phase": "x"}]})",
-                    "\"phase\" must be");
-        expectError(R"({"format": "remat-profile", "version": 1, "model": {"batch": 1.5}, "ops": []})",
-                    "\"batch\" must be an integer");
+            "op 'a' is timed twice");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1, "phase": "x"}]})",
+            "\"phase\" must be");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "model": {"batch": 1.5}, "ops": []})",
+            "\"batch\" must be an integer");
         expectError(R"({"f1": "fast"})", "op 'f1'");
         auto missing = io::readProfile("/nonexistent/p.json");
         QVERIFY(!missing.hasValue());

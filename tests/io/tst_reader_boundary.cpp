@@ -22,15 +22,30 @@ QStringList readerHeaders()
     const QDir io(sourceDir() + "/core/io");
     for (const QString &h : io.entryList({"*.h"}, QDir::Files))
         headers << "core/io/" + h;
-    headers << "core/exec/npz.h" << "core/onnx/importer.h" << "core/util/bytes.h" << "ui/planner/session_file.h";
+    headers << "core/exec/npz.h"
+            << "core/onnx/importer.h"
+            << "core/util/bytes.h"
+            << "ui/planner/session_file.h";
     return headers;
 }
 
 /// Entry points the rule must find (a rename that hides one from the scan fails here too).
-const QStringList kKnown = {"parsePlan",          "readPlan",        "parseNodeLinkGraph", "readNodeLinkGraph",
-                            "parseNpz",           "readNpz",         "parseNpy",           "importModel",
-                            "importModelFromBytes", "parseBytes",    "readSessionFile",    "parseSessionFile",
-                            "restorePlans",       "parseSession",    "readSession",        "restoreSessionPlans",
+const QStringList kKnown = {"parsePlan",
+                            "readPlan",
+                            "parseNodeLinkGraph",
+                            "readNodeLinkGraph",
+                            "parseNpz",
+                            "readNpz",
+                            "parseNpy",
+                            "importModel",
+                            "importModelFromBytes",
+                            "parseBytes",
+                            "readSessionFile",
+                            "parseSessionFile",
+                            "restorePlans",
+                            "parseSession",
+                            "readSession",
+                            "restoreSessionPlans",
                             "importSettingsFromJson"};
 
 QString readText(const QString &relative)
@@ -47,7 +62,8 @@ QStringList definitionBodies(const QString &source, const QString &name)
 {
     QStringList bodies;
     const QStringList lines = source.split('\n');
-    const QRegularExpression signature("^[A-Za-z].*[\\s:*&>]" + QRegularExpression::escape(name) + "\\(");
+    const QRegularExpression signature("^[A-Za-z].*[\\s:*&>]" + QRegularExpression::escape(name) +
+                                       "\\(");
     for (int i = 0; i < lines.size(); ++i) {
         if (!signature.match(lines[i]).hasMatch() || lines[i].trimmed().endsWith(';'))
             continue;
@@ -91,14 +107,16 @@ private slots:
             while (it.hasNext()) {
                 const QString name = it.next().captured(1);
                 const QStringList bodies = definitionBodies(impl, name);
-                QVERIFY2(!bodies.isEmpty(),
-                         qPrintable(QString("%1 declares %2, but %3 has no definition of it at column 0")
-                                        .arg(header, name, source)));
+                QVERIFY2(
+                    !bodies.isEmpty(),
+                    qPrintable(QString("%1 declares %2, but %3 has no definition of it at column 0")
+                                   .arg(header, name, source)));
                 for (const QString &body : bodies)
-                    QVERIFY2(body.contains("guardReader("),
-                             qPrintable(QString("%1 (%2) reads outside input without guardReader: an "
-                                                "exception could cross its API (docs/readers.md)")
-                                            .arg(name, source)));
+                    QVERIFY2(
+                        body.contains("guardReader("),
+                        qPrintable(QString("%1 (%2) reads outside input without guardReader: an "
+                                           "exception could cross its API (docs/readers.md)")
+                                       .arg(name, source)));
                 found << name;
             }
         }
@@ -109,10 +127,11 @@ private slots:
     void theScanSeesAnUnguardedReader()
     {
         // The scan itself: an unguarded definition is found and reported as such.
-        const QString source = "Expected<int> parseThing(const std::string &text)\n{\n"
-                               "    return std::stoi(text);\n}\n\n"
-                               "Expected<int> readThing(const std::string &path)\n{\n"
-                               "    return guardReader(path, [&] { return parseThing(path); });\n}\n";
+        const QString source =
+            "Expected<int> parseThing(const std::string &text)\n{\n"
+            "    return std::stoi(text);\n}\n\n"
+            "Expected<int> readThing(const std::string &path)\n{\n"
+            "    return guardReader(path, [&] { return parseThing(path); });\n}\n";
         const QStringList parse = definitionBodies(source, "parseThing");
         QCOMPARE(parse.size(), 1);
         QVERIFY(!parse.front().contains("guardReader("));

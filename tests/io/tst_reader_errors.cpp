@@ -35,7 +35,10 @@ remat::tests::RandomGraph graph()
     return remat::tests::randomTrainingGraph(3, o);
 }
 
-bool mentions(const Status &s, const std::string &text) { return s.message().find(text) != std::string::npos; }
+bool mentions(const Status &s, const std::string &text)
+{
+    return s.message().find(text) != std::string::npos;
+}
 
 } // namespace
 
@@ -47,8 +50,10 @@ private slots:
     {
         QTest::addColumn<QByteArray>("text");
         QTest::newRow("9e859") << QByteArray("9e859");
-        QTest::newRow("version 1e400") << QByteArray(R"({"format": "remat-plan", "version": 1e400})");
-        QTest::newRow("deep 1e400") << QByteArray(R"({"format": "remat-plan", "schedule": [[1e400]]})");
+        QTest::newRow("version 1e400")
+            << QByteArray(R"({"format": "remat-plan", "version": 1e400})");
+        QTest::newRow("deep 1e400")
+            << QByteArray(R"({"format": "remat-plan", "schedule": [[1e400]]})");
     }
     void overflowingNumbersInAPlan()
     {
@@ -58,7 +63,8 @@ private slots:
             auto p = io::parsePlan(text.toStdString(), rg.graph, costs, "big.plan.json");
             QVERIFY(!p);
             QCOMPARE(p.status().code(), StatusCode::ParseError);
-            QVERIFY2(mentions(p.status(), "big.plan.json: not valid JSON"), p.status().toString().c_str());
+            QVERIFY2(mentions(p.status(), "big.plan.json: not valid JSON"),
+                     p.status().toString().c_str());
             QVERIFY2(mentions(p.status(), "number overflow"), p.status().toString().c_str());
         }
     }
@@ -68,11 +74,21 @@ private slots:
         QTest::addColumn<QString>("pointer");
         QTest::addColumn<QString>("value");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("bound string") << "/solver/bound" << R"("high")" << R"("bound" must be a number)";
-        QTest::newRow("note number") << "/solver/note" << "3" << R"("note" must be a string)";
-        QTest::newRow("peak 1e300") << "/figures/peak_bytes" << "1e300" << R"("peak_bytes" must be an integer in range)";
-        QTest::newRow("steps -1") << "/figures/compute_steps" << "-1" << R"("compute_steps" must be a non-negative integer)";
-        QTest::newRow("batch 4.5") << "/model/batch" << "4.5" << R"("batch" must be an integer in range)";
+        QTest::newRow("bound string") << "/solver/bound"
+                                      << R"("high")"
+                                      << R"("bound" must be a number)";
+        QTest::newRow("note number") << "/solver/note"
+                                     << "3"
+                                     << R"("note" must be a string)";
+        QTest::newRow("peak 1e300") << "/figures/peak_bytes"
+                                    << "1e300"
+                                    << R"("peak_bytes" must be an integer in range)";
+        QTest::newRow("steps -1") << "/figures/compute_steps"
+                                  << "-1"
+                                  << R"("compute_steps" must be a non-negative integer)";
+        QTest::newRow("batch 4.5") << "/model/batch"
+                                   << "4.5"
+                                   << R"("batch" must be an integer in range)";
     }
     void wrongTypesAndRangesInAPlan()
     {
@@ -83,8 +99,10 @@ private slots:
         solvers::Plan plan;
         plan.solver = "store-all";
         plan.schedule = schedule::storeAllSchedule(rg.graph);
-        nlohmann::json j = nlohmann::json::parse(io::writePlan(plan, rg.graph, io::ModelIdentity::of(rg.graph)));
-        j[nlohmann::json::json_pointer(pointer.toStdString())] = nlohmann::json::parse(value.toStdString());
+        nlohmann::json j =
+            nlohmann::json::parse(io::writePlan(plan, rg.graph, io::ModelIdentity::of(rg.graph)));
+        j[nlohmann::json::json_pointer(pointer.toStdString())] =
+            nlohmann::json::parse(value.toStdString());
         // Without costs: the figures are read from the file (with costs they are re-simulated).
         auto p = io::parsePlan(j.dump(), rg.graph, nullptr, "edited.plan.json");
         QVERIFY(!p);
@@ -97,9 +115,10 @@ private slots:
         // The JSON parser refuses ill-formed UTF-8; error messages print values with dump(), which
         // would throw type_error 316 on it, so they replace such bytes instead.
         const auto rg = graph();
-        const std::string text = "{\"format\": \"remat-plan\", \"version\": 1, \"model\": {\"sha256\": \"\", "
-                                 "\"batch\": 4}, \"solver\": {\"id\": \"x\", \"status\": \"optimal\", "
-                                 "\"objective\": \"min-peak\", \"budget_bytes\": 0}, \"schedule\": [[\"\xff\"]]}";
+        const std::string text =
+            "{\"format\": \"remat-plan\", \"version\": 1, \"model\": {\"sha256\": \"\", "
+            "\"batch\": 4}, \"solver\": {\"id\": \"x\", \"status\": \"optimal\", "
+            "\"objective\": \"min-peak\", \"budget_bytes\": 0}, \"schedule\": [[\"\xff\"]]}";
         auto p = io::parsePlan(text, rg.graph, &rg.costs, "utf8.plan.json");
         QVERIFY(!p);
         QVERIFY2(mentions(p.status(), "utf8.plan.json: "), p.status().toString().c_str());
@@ -107,10 +126,12 @@ private slots:
 
     void nodeLinkNumbers()
     {
-        auto big = io::parseNodeLinkGraph(R"({"nodes": [{"id": 1e400, "cost_ram": 1, "cost_cpu": 1}]})", "big.json");
+        auto big = io::parseNodeLinkGraph(
+            R"({"nodes": [{"id": 1e400, "cost_ram": 1, "cost_cpu": 1}]})", "big.json");
         QVERIFY(!big);
         QVERIFY2(mentions(big.status(), "big.json: "), big.status().toString().c_str());
-        auto text = io::parseNodeLinkGraph(R"({"nodes": [{"id": "one", "cost_ram": 1, "cost_cpu": 1}]})", "text.json");
+        auto text = io::parseNodeLinkGraph(
+            R"({"nodes": [{"id": "one", "cost_ram": 1, "cost_cpu": 1}]})", "text.json");
         QVERIFY(!text);
         QVERIFY2(mentions(text.status(), "text.json: "), text.status().toString().c_str());
     }
@@ -140,7 +161,8 @@ private slots:
 
     void formattedBytesReadBack()
     {
-        for (int64_t v : {int64_t(0), int64_t(1023), int64_t(3) << 30, int64_t(5) << 50, int64_t(7.5e18)}) {
+        for (int64_t v :
+             {int64_t(0), int64_t(1023), int64_t(3) << 30, int64_t(5) << 50, int64_t(7.5e18)}) {
             auto back = parseBytes(formatBytes(v));
             QVERIFY2(back.hasValue(), (formatBytes(v) + ": " + back.status().toString()).c_str());
             QVERIFY(std::abs(double(*back) - double(v)) <= 0.005 * double(v) + 1);
@@ -152,7 +174,8 @@ private slots:
         auto oom = guardReader("a.bin", []() -> Expected<int> { throw std::bad_alloc(); });
         QCOMPARE(oom.status().code(), StatusCode::ResourceExhausted);
         QVERIFY(mentions(oom.status(), "a.bin: "));
-        auto huge = guardReader("b.bin", []() -> Status { throw std::length_error("vector::reserve"); });
+        auto huge =
+            guardReader("b.bin", []() -> Status { throw std::length_error("vector::reserve"); });
         QCOMPARE(huge.code(), StatusCode::OutOfRange);
         QVERIFY(mentions(huge, "b.bin: ") && mentions(huge, "vector::reserve"));
         auto json = guardReader("c.json", []() -> Expected<int> {

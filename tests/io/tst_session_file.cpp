@@ -16,10 +16,10 @@
 #include "core/cost/roofline.h"
 #include "core/io/import_settings_json.h"
 #include "core/io/session_file.h"
-#include "core/schedule/store_all.h"
-#include "core/sim/simulator.h"
 #include "core/onnx/importer.h"
 #include "core/onnx/input_spec.h"
+#include "core/schedule/store_all.h"
+#include "core/sim/simulator.h"
 #include "core/training/builder.h"
 
 #include <QDir>
@@ -38,7 +38,10 @@ using remat::tests::toStd;
 
 namespace {
 
-std::string fixture(const char *name) { return toStd(remat::tests::sourceDir() + "/tests/data/sessions/" + name); }
+std::string fixture(const char *name)
+{
+    return toStd(remat::tests::sourceDir() + "/tests/data/sessions/" + name);
+}
 
 std::string readText(const std::string &path)
 {
@@ -102,18 +105,24 @@ private slots:
         QTest::addColumn<QString>("objective");
         QTest::addColumn<QString>("semantics");
         QTest::addColumn<int>("pins");
-        QTest::addColumn<QString>("stale"); ///< a plan made for an earlier training graph: its error
-        QTest::newRow("mlp_two_plans") << "mlp_two_plans.rematproj" << "corpus/with_weights/mlp.onnx" << 4 << 2 << 1
-                                       << "min-time" << "training" << 1 << "";
-        QTest::newRow("mlp_before_import_settings") << "mlp_before_import_settings.rematproj"
-                                                    << "corpus/with_weights/mlp.onnx" << 4 << 2 << 1 << "min-time"
-                                                    << "training" << 1 << "";
-        QTest::newRow("tiny_vit_batch3_as_exported") << "tiny_vit_batch3_as_exported.rematproj"
-                                                     << "corpus/with_weights/tiny_vit.onnx" << 3 << 2 << 0
-                                                     << "min-peak" << "as-exported" << 0
-                                                     << "plan 1: the schedule does not validate";
-        QTest::newRow("resnet18_no_plans") << "resnet18_no_plans.rematproj" << "corpus/graph_only/resnet18.onnx" << 2
-                                           << 0 << -1 << "min-time" << "training" << 1 << "";
+        QTest::addColumn<QString>(
+            "stale"); ///< a plan made for an earlier training graph: its error
+        QTest::newRow("mlp_two_plans")
+            << "mlp_two_plans.rematproj"
+            << "corpus/with_weights/mlp.onnx" << 4 << 2 << 1 << "min-time"
+            << "training" << 1 << "";
+        QTest::newRow("mlp_before_import_settings")
+            << "mlp_before_import_settings.rematproj"
+            << "corpus/with_weights/mlp.onnx" << 4 << 2 << 1 << "min-time"
+            << "training" << 1 << "";
+        QTest::newRow("tiny_vit_batch3_as_exported")
+            << "tiny_vit_batch3_as_exported.rematproj"
+            << "corpus/with_weights/tiny_vit.onnx" << 3 << 2 << 0 << "min-peak"
+            << "as-exported" << 0 << "plan 1: the schedule does not validate";
+        QTest::newRow("resnet18_no_plans")
+            << "resnet18_no_plans.rematproj"
+            << "corpus/graph_only/resnet18.onnx" << 2 << 0 << -1 << "min-time"
+            << "training" << 1 << "";
     }
     void oldSessionsOpen()
     {
@@ -216,7 +225,8 @@ private slots:
         // Session and model copied into a new folder: "path" is gone, "relative_path" resolves.
         QTemporaryDir dir;
         QVERIFY(QDir(dir.path()).mkpath("models"));
-        QVERIFY(QFile::copy(sharedPath("corpus/with_weights/mlp.onnx"), dir.filePath("models/mlp.onnx")));
+        QVERIFY(QFile::copy(sharedPath("corpus/with_weights/mlp.onnx"),
+                            dir.filePath("models/mlp.onnx")));
         io::Session s;
         s.modelPath = toStd(dir.filePath("models/mlp.onnx"));
         const std::string session = toStd(dir.filePath("s.rematproj"));
@@ -224,11 +234,13 @@ private slots:
         QVERIFY(QFile::remove(dir.filePath("models/mlp.onnx")));
         QTemporaryDir moved;
         QVERIFY(QDir(moved.path()).mkpath("models"));
-        QVERIFY(QFile::copy(sharedPath("corpus/with_weights/mlp.onnx"), moved.filePath("models/mlp.onnx")));
+        QVERIFY(QFile::copy(sharedPath("corpus/with_weights/mlp.onnx"),
+                            moved.filePath("models/mlp.onnx")));
         QVERIFY(QFile::copy(QString::fromStdString(session), moved.filePath("s.rematproj")));
         auto back = io::readSession(toStd(moved.filePath("s.rematproj")));
         QVERIFY2(back, back.status().toString().c_str());
-        QCOMPARE(QString::fromStdString(back->modelPath), QDir::cleanPath(moved.filePath("models/mlp.onnx")));
+        QCOMPARE(QString::fromStdString(back->modelPath),
+                 QDir::cleanPath(moved.filePath("models/mlp.onnx")));
     }
 
     void malformedSessionsAreRefused_data()
@@ -240,20 +252,31 @@ private slots:
         QTest::newRow("array") << QByteArray("[1, 2]") << "not a Remat Studio session";
         QTest::newRow("other format") << QByteArray(R"({"format": "remat-plan", "version": 1})")
                                       << "not a Remat Studio session";
-        QTest::newRow("version 99") << QByteArray(R"({"format": "remat-studio-session", "version": 99})")
-                                    << "session format version 99, this build reads 1";
-        QTest::newRow("batch 1e300") << head + R"("batch": 1e300})" << "\"batch\" must be an integer";
-        QTest::newRow("batch -1") << head + R"("batch": -1})" << "\"batch\" must be an integer";
-        QTest::newRow("batch text") << head + R"("batch": "4"})" << "\"batch\" must be an integer";
-        QTest::newRow("budget 2.5") << head + R"("budget_bytes": 2.5})" << "\"budget_bytes\" must be an integer";
-        QTest::newRow("import array") << head + R"("import": []})" << "\"import\" is not an object";
-        QTest::newRow("import dim 0") << head + R"("import": {"dims": {"h": 0}}})" << "dim 'h' is not a whole number";
-        QTest::newRow("import bad shape") << head + R"("import": {"input_shapes": {"x": "2xq"}}})" << "x";
-        QTest::newRow("import semantics") << head + R"("import": {"semantics": "inference"}})" << "inference";
-        QTest::newRow("objective") << head + R"("objective": "fastest"})" << "fastest";
+        QTest::newRow("version 99")
+            << QByteArray(R"({"format": "remat-studio-session", "version": 99})")
+            << "session format version 99, this build reads 1";
+        QTest::newRow("batch 1e300") << head + R"("batch": 1e300})"
+                                     << "\"batch\" must be an integer";
+        QTest::newRow("batch -1") << head + R"("batch": -1})"
+                                  << "\"batch\" must be an integer";
+        QTest::newRow("batch text") << head + R"("batch": "4"})"
+                                    << "\"batch\" must be an integer";
+        QTest::newRow("budget 2.5") << head + R"("budget_bytes": 2.5})"
+                                    << "\"budget_bytes\" must be an integer";
+        QTest::newRow("import array") << head + R"("import": []})"
+                                      << "\"import\" is not an object";
+        QTest::newRow("import dim 0") << head + R"("import": {"dims": {"h": 0}}})"
+                                      << "dim 'h' is not a whole number";
+        QTest::newRow("import bad shape") << head + R"("import": {"input_shapes": {"x": "2xq"}}})"
+                                          << "x";
+        QTest::newRow("import semantics") << head + R"("import": {"semantics": "inference"}})"
+                                          << "inference";
+        QTest::newRow("objective") << head + R"("objective": "fastest"})"
+                                   << "fastest";
         QTest::newRow("pin kind") << head + R"("pins": [{"tensor": "a", "kind": "maybe"}]})"
                                   << "pin of unknown kind 'maybe'";
-        QTest::newRow("plan not object") << head + R"("plans": [3]})" << "a plan is not a JSON object";
+        QTest::newRow("plan not object") << head + R"("plans": [3]})"
+                                         << "a plan is not a JSON object";
     }
     void malformedSessionsAreRefused()
     {
@@ -295,7 +318,8 @@ private slots:
         auto s = io::readSession("/nonexistent-remat/x.rematproj");
         QVERIFY(!s);
         QCOMPARE(s.status().code(), StatusCode::NotFound);
-        QVERIFY2(s.status().message().find("/nonexistent-remat/x.rematproj") == 0, s.status().toString().c_str());
+        QVERIFY2(s.status().message().find("/nonexistent-remat/x.rematproj") == 0,
+                 s.status().toString().c_str());
     }
 
     void importSettingsRoundTrip()
@@ -310,10 +334,11 @@ private slots:
         // Expected: {"classify": {"running_mean": "buffer"}, "dims": {"height": 224, "width": 160},
         //            "input_shapes": {"x": "1x3x224x160"}, "input_values": {"sr": 16000},
         //            "semantics": "as-exported"}
-        QCOMPARE(QString::fromStdString(j.dump()),
-                 QString(R"({"classify":{"running_mean":"buffer"},"dims":{"height":224,"width":160},)"
-                         R"("input_shapes":{"x":"1x3x224x160"},"input_values":{"sr":16000.0},)"
-                         R"("semantics":"as-exported"})"));
+        QCOMPARE(
+            QString::fromStdString(j.dump()),
+            QString(R"({"classify":{"running_mean":"buffer"},"dims":{"height":224,"width":160},)"
+                    R"("input_shapes":{"x":"1x3x224x160"},"input_values":{"sr":16000.0},)"
+                    R"("semantics":"as-exported"})"));
         auto back = io::importSettingsFromJson(j, "settings");
         QVERIFY2(back, back.status().toString().c_str());
         QVERIFY(back->dimValues == o.dimValues);
@@ -322,7 +347,8 @@ private slots:
         QVERIFY(back->kindOverrides == o.kindOverrides);
         QVERIFY(back->semantics == o.semantics);
         // Defaults: only the semantics is written.
-        QCOMPARE(QString::fromStdString(io::importSettingsJson({}).dump()), QString(R"({"semantics":"training"})"));
+        QCOMPARE(QString::fromStdString(io::importSettingsJson({}).dump()),
+                 QString(R"({"semantics":"training"})"));
     }
 };
 

@@ -19,7 +19,8 @@ Value makeValue(const std::string &name, ValueKind kind = ValueKind::Intermediat
     return v;
 }
 
-Node makeNode(const std::string &name, const std::string &op, std::vector<int> in, std::vector<int> out)
+Node makeNode(const std::string &name, const std::string &op, std::vector<int> in,
+              std::vector<int> out)
 {
     Node n;
     n.name = name;
@@ -40,7 +41,8 @@ private slots:
     void buildsOrderAndNamespaces()
     {
         // x -> /layer1/conv/Conv -> a -> /layer1/relu/Relu -> b ; nodes listed in reverse order.
-        std::vector<Value> values = {makeValue("x", ValueKind::Input), makeValue("a"), makeValue("b")};
+        std::vector<Value> values = {makeValue("x", ValueKind::Input), makeValue("a"),
+                                     makeValue("b")};
         std::vector<Node> nodes = {makeNode("/layer1/relu/Relu", "Relu", {1}, {2}),
                                    makeNode("/layer1/conv/Conv", "Conv", {0}, {1})};
         auto g = Graph::build({}, nodes, values, {ValueId(int32_t(0))}, {ValueId(int32_t(2))});
@@ -66,25 +68,30 @@ private slots:
     }
     void rejectsUnproducedValue()
     {
-        std::vector<Value> values = {makeValue("x", ValueKind::Input), makeValue("ghost"), makeValue("y")};
+        std::vector<Value> values = {makeValue("x", ValueKind::Input), makeValue("ghost"),
+                                     makeValue("y")};
         std::vector<Node> nodes = {makeNode("add", "Add", {0, 1}, {2})};
         auto g = Graph::build({}, nodes, values, {ValueId(int32_t(0))}, {ValueId(int32_t(2))});
         QVERIFY(!g);
-        QVERIFY2(g.status().message().find("'ghost'") != std::string::npos, g.status().toString().c_str());
+        QVERIFY2(g.status().message().find("'ghost'") != std::string::npos,
+                 g.status().toString().c_str());
         QVERIFY(g.status().message().find("no node produces") != std::string::npos);
     }
     void rejectsCycle()
     {
         std::vector<Value> values = {makeValue("a"), makeValue("b")};
-        std::vector<Node> nodes = {makeNode("n1", "Relu", {1}, {0}), makeNode("n2", "Relu", {0}, {1})};
+        std::vector<Node> nodes = {makeNode("n1", "Relu", {1}, {0}),
+                                   makeNode("n2", "Relu", {0}, {1})};
         auto g = Graph::build({}, nodes, values, {}, {ValueId(int32_t(1))});
         QVERIFY(!g);
-        QVERIFY2(g.status().message().find("cycle") != std::string::npos, g.status().toString().c_str());
+        QVERIFY2(g.status().message().find("cycle") != std::string::npos,
+                 g.status().toString().c_str());
     }
     void rejectsDoubleProducer()
     {
         std::vector<Value> values = {makeValue("x", ValueKind::Input), makeValue("y")};
-        std::vector<Node> nodes = {makeNode("n1", "Relu", {0}, {1}), makeNode("n2", "Relu", {0}, {1})};
+        std::vector<Node> nodes = {makeNode("n1", "Relu", {0}, {1}),
+                                   makeNode("n2", "Relu", {0}, {1})};
         auto g = Graph::build({}, nodes, values, {ValueId(int32_t(0))}, {ValueId(int32_t(1))});
         QVERIFY(!g);
         QVERIFY(g.status().message().find("produced by two nodes") != std::string::npos);

@@ -65,9 +65,10 @@ private slots:
         for (int depth : {0, 1, 2}) {
             auto l = lay.layout(collapseAtDepth(lay, depth));
             QVERIFY2(l, l.status().toString().c_str());
-            const int drawn = int(std::count_if(l->items.begin(), l->items.end(), [](const LayoutItem &it) {
-                return it.kind == ItemKind::Node || it.kind == ItemKind::CollapsedGroup;
-            }));
+            const int drawn =
+                int(std::count_if(l->items.begin(), l->items.end(), [](const LayoutItem &it) {
+                    return it.kind == ItemKind::Node || it.kind == ItemKind::CollapsedGroup;
+                }));
             QCOMPARE(drawn, boxesAtDepth(lay, depth));
         }
     }

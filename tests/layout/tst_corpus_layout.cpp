@@ -23,8 +23,10 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         for (const char *dir : {"corpus/graph_only", "corpus/with_weights", "onnx-light"})
-            for (const QString &f : QDir(sharedPath(QString::fromUtf8(dir))).entryList({QStringLiteral("*.onnx")}))
-                QTest::newRow(qPrintable(f)) << sharedPath(QString::fromUtf8(dir) + QStringLiteral("/") + f);
+            for (const QString &f :
+                 QDir(sharedPath(QString::fromUtf8(dir))).entryList({QStringLiteral("*.onnx")}))
+                QTest::newRow(qPrintable(f))
+                    << sharedPath(QString::fromUtf8(dir) + QStringLiteral("/") + f);
         // without ../shared, one row that skips (a data function without rows aborts the test)
         if (!QDir(sharedDir()).exists())
             QTest::newRow("no shared data") << QString();
@@ -57,7 +59,8 @@ private slots:
             for (const LayoutItem &it : l->items) {
                 byParent[it.parent].push_back(it.rect);
                 if (it.parent >= 0)
-                    QVERIFY2(l->items[size_t(it.parent)].rect.contains(it.rect), "item outside its group");
+                    QVERIFY2(l->items[size_t(it.parent)].rect.contains(it.rect),
+                             "item outside its group");
             }
             for (auto &[parent, rects] : byParent) {
                 const std::string overlap = remat::tests::firstOverlap(rects);
@@ -74,10 +77,12 @@ private slots:
                     bottom = std::max(bottom, r.bottom());
                 }
                 const double pad = lay.sizes().groupPadding, header = lay.sizes().groupHeader;
-                QVERIFY2(top - (frame.y + header) <= pad + 1e-6,
-                         qPrintable(QStringLiteral("%1 px under a header").arg(top - frame.y - header)));
+                QVERIFY2(
+                    top - (frame.y + header) <= pad + 1e-6,
+                    qPrintable(QStringLiteral("%1 px under a header").arg(top - frame.y - header)));
                 QVERIFY2(std::abs(frame.bottom() - bottom - pad) < 1e-6,
-                         qPrintable(QStringLiteral("%1 px above a frame's bottom").arg(frame.bottom() - bottom)));
+                         qPrintable(QStringLiteral("%1 px above a frame's bottom")
+                                        .arg(frame.bottom() - bottom)));
             }
             for (const LayoutEdge &e : l->edges) {
                 QVERIFY(e.points.size() >= 2);

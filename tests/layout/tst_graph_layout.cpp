@@ -36,8 +36,8 @@ std::shared_ptr<const ir::Graph> makeModel()
         nodes.push_back(n);
     };
     const int x = value("x", ir::ValueKind::Input);
-    const int c = value("c"), ax = value("ax"), ay = value("ay"), bp = value("bp"), bq = value("bq"),
-              o = value("o");
+    const int c = value("c"), ax = value("ax"), ay = value("ay"), bp = value("bp"),
+              bq = value("bq"), o = value("o");
     node("/in/Conv", "Conv", {x}, c);
     node("/a/x/Relu", "Relu", {c}, ax);
     node("/a/y/Relu", "Relu", {ax}, ay);
@@ -60,7 +60,8 @@ NamespaceId nsByPath(const ir::Graph &g, const std::string &path)
 
 int countKind(const GraphLayout &l, ItemKind k)
 {
-    return int(std::count_if(l.items.begin(), l.items.end(), [&](const LayoutItem &i) { return i.kind == k; }));
+    return int(std::count_if(l.items.begin(), l.items.end(),
+                             [&](const LayoutItem &i) { return i.kind == k; }));
 }
 
 void checkGeometry(const GraphLayout &l)

@@ -67,7 +67,8 @@ void checkInvariants(const LayeredInput &in, const LayeredResult &r, bool acycli
         if (a == b)
             continue;
         if (acyclic) {
-            QVERIFY2(r.ranks[a] < r.ranks[b], ("edge " + std::to_string(e) + " does not go down").c_str());
+            QVERIFY2(r.ranks[a] < r.ranks[b],
+                     ("edge " + std::to_string(e) + " does not go down").c_str());
             const auto &pts = r.edges[e];
             QVERIFY(pts.size() >= 2);
             QCOMPARE(pts.front().y, r.nodes[a].bottom());

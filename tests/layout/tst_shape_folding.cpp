@@ -108,7 +108,8 @@ private slots:
             ops += " " + std::to_string(c) + " " + op;
         qInfo("tiny_vit: %d of %zu nodes fold:%s", count, g->nodeCount(), ops.c_str());
         QCOMPARE(count, kTinyVitFolded);
-        QVERIFY(byOp["Constant"] > 0 && byOp["Shape"] > 0 && byOp["Unsqueeze"] > 0 && byOp["Concat"] > 0);
+        QVERIFY(byOp["Constant"] > 0 && byOp["Shape"] > 0 && byOp["Unsqueeze"] > 0 &&
+                byOp["Concat"] > 0);
         QCOMPARE(byOp.count("MatMul"), size_t(0)); // real dataflow is never folded
     }
 
@@ -154,7 +155,8 @@ private slots:
                 continue;
             std::set<std::pair<int32_t, int32_t>> seen;
             for (ValueId v : n.inputs)
-                if (v.valid() && g->value(v).producer.valid() && !folded[g->value(v).producer.index()] &&
+                if (v.valid() && g->value(v).producer.valid() &&
+                    !folded[g->value(v).producer.index()] &&
                     seen.insert({g->value(v).producer.value, v.value}).second)
                     ++expected;
         }
@@ -169,8 +171,9 @@ private slots:
         for (int item : all->itemOfNode)
             QVERIFY(item >= 0);
         QCOMPARE(full.hiddenCount(), 0);
-        qInfo("tiny_vit: %zu nodes drawn -> %zu; widest group %.0f -> %.0f (test sizes)", g->nodeCount(),
-              g->nodeCount() - size_t(kTinyVitFolded), widestGroup(*all), widestGroup(*l));
+        qInfo("tiny_vit: %zu nodes drawn -> %zu; widest group %.0f -> %.0f (test sizes)",
+              g->nodeCount(), g->nodeCount() - size_t(kTinyVitFolded), widestGroup(*all),
+              widestGroup(*l));
         QVERIFY(widestGroup(*l) < 0.6 * widestGroup(*all));
     }
 

@@ -31,8 +31,9 @@ inline ::onnx::ModelProto baseModel()
     return m;
 }
 
-inline ::onnx::NodeProto *addNode(::onnx::GraphProto *g, const std::string &name, const std::string &op,
-                                  std::vector<std::string> in, std::vector<std::string> out)
+inline ::onnx::NodeProto *addNode(::onnx::GraphProto *g, const std::string &name,
+                                  const std::string &op, std::vector<std::string> in,
+                                  std::vector<std::string> out)
 {
     auto *n = g->add_node();
     n->set_name(name);
@@ -55,7 +56,10 @@ public:
         std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
         return path;
     }
-    std::string write(const std::string &name, const ::onnx::ModelProto &m) { return write(name, m.SerializeAsString()); }
+    std::string write(const std::string &name, const ::onnx::ModelProto &m)
+    {
+        return write(name, m.SerializeAsString());
+    }
     std::string dir() const { return toStd(m_dir.path()); }
 
 private:

@@ -25,7 +25,6 @@ using namespace remat::tests;
 
 namespace {
 
-
 void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<int64_t> dims,
               int elemType = ::onnx::TensorProto::FLOAT, const std::string &symbolicFirst = {})
 {
@@ -43,11 +42,7 @@ void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<int64_
     }
 }
 
-void addOutput(::onnx::GraphProto *g, const std::string &name)
-{
-    g->add_output()->set_name(name);
-}
-
+void addOutput(::onnx::GraphProto *g, const std::string &name) { g->add_output()->set_name(name); }
 
 /// x[2,3] -> Relu -> y: a valid model the error cases start from.
 ::onnx::ModelProto reluModel()
@@ -60,16 +55,15 @@ void addOutput(::onnx::GraphProto *g, const std::string &name)
     return m;
 }
 
-
-
 #define EXPECT_IMPORT_ERROR(path, options, ...)                                                    \
     do {                                                                                           \
-        auto g_ = remat::core::onnx::importModel(path, options);                                                \
+        auto g_ = remat::core::onnx::importModel(path, options);                                   \
         QVERIFY2(!g_.hasValue(), "import succeeded but should fail");                              \
         const std::string msg_ = g_.status().message();                                            \
         QVERIFY2(has(msg_, path), ("message does not name the file: " + msg_).c_str());            \
         for (const char *part_ : {__VA_ARGS__})                                                    \
-            QVERIFY2(has(msg_, part_), ("'" + std::string(part_) + "' missing in: " + msg_).c_str()); \
+            QVERIFY2(has(msg_, part_),                                                             \
+                     ("'" + std::string(part_) + "' missing in: " + msg_).c_str());                \
     } while (0)
 
 } // namespace
@@ -92,7 +86,8 @@ private slots:
     void notProtobuf()
     {
         Files f;
-        const std::string path = f.write("junk.onnx", std::string("\xff\xff\xff\xff\x0f garbage", 14));
+        const std::string path =
+            f.write("junk.onnx", std::string("\xff\xff\xff\xff\x0f garbage", 14));
         EXPECT_IMPORT_ERROR(path, {}, "not an ONNX model");
     }
 
@@ -106,7 +101,8 @@ private slots:
         const QByteArray all = in.readAll();
         Files f;
         for (qsizetype cut : {all.size() / 2, all.size() - 7, qsizetype(100)}) {
-            const std::string path = f.write("cut" + std::to_string(cut) + ".onnx", std::string(all.constData(), size_t(cut)));
+            const std::string path = f.write("cut" + std::to_string(cut) + ".onnx",
+                                             std::string(all.constData(), size_t(cut)));
             EXPECT_IMPORT_ERROR(path, {}, "truncated");
         }
     }
@@ -136,7 +132,8 @@ private slots:
         Files f;
         auto m = reluModel();
         m.mutable_graph()->mutable_node(0)->set_input(0, "ghost");
-        EXPECT_IMPORT_ERROR(f.write("ghost.onnx", m), {}, "ghost", "/relu/Relu", "no node produces");
+        EXPECT_IMPORT_ERROR(f.write("ghost.onnx", m), {}, "ghost", "/relu/Relu",
+                            "no node produces");
     }
 
     void negativeDims()
@@ -230,7 +227,8 @@ private slots:
         const std::string link = f.write("model/link.onnx", makeModel("link.bin"));
         EXPECT_IMPORT_ERROR(link, {}, "'w'", "link.bin", "outside the model's folder");
         // From memory with no path there is no folder: refused too.
-        auto g = remat::core::onnx::importModelFromBytes(makeModel("w.bin").SerializeAsString(), "");
+        auto g =
+            remat::core::onnx::importModelFromBytes(makeModel("w.bin").SerializeAsString(), "");
         QVERIFY(!g.hasValue());
         QVERIFY(has(g.status().message(), "no folder"));
     }
@@ -248,7 +246,8 @@ private slots:
         auto *kv = t->add_external_data();
         kv->set_key("location");
         kv->set_value("w.bin");
-        EXPECT_IMPORT_ERROR(f.write("model/m.onnx", m), {}, "'w'", "w.bin", "shorter than the declared");
+        EXPECT_IMPORT_ERROR(f.write("model/m.onnx", m), {}, "'w'", "w.bin",
+                            "shorter than the declared");
     }
 
     void externalDataInsideFolderLoadsLazily()
@@ -265,7 +264,8 @@ private slots:
         t->set_data_type(::onnx::TensorProto::FLOAT);
         t->add_dims(4);
         t->set_data_location(::onnx::TensorProto::EXTERNAL);
-        for (auto [k, v] : {std::pair{"location", "weights/w.bin"}, {"offset", "8"}, {"length", "16"}}) {
+        for (auto [k, v] :
+             {std::pair{"location", "weights/w.bin"}, {"offset", "8"}, {"length", "16"}}) {
             auto *kv = t->add_external_data();
             kv->set_key(k);
             kv->set_value(v);
@@ -296,7 +296,8 @@ private slots:
         QVERIFY2(floats.hasValue(), floats.status().message().c_str());
         QCOMPARE(*floats, std::vector<float>({1.5f, -2.f, 3.25f, 4.f}));
         QCOMPARE(res->value(*res->findValue("o")).shape, ir::Shape::fromStatic({3, 2}));
-        QCOMPARE(res->value(*res->findValue("w2")).initializer->toFloats().value(), std::vector<float>({0.5f, 2.f}));
+        QCOMPARE(res->value(*res->findValue("w2")).initializer->toFloats().value(),
+                 std::vector<float>({0.5f, 2.f}));
         // An initializer beside a computed operand is a parameter; the int table is a constant.
         QCOMPARE(res->value(*res->findValue("w2")).kind, ir::ValueKind::Parameter);
         QCOMPARE(res->value(*res->findValue("shape")).kind, ir::ValueKind::Constant);
@@ -381,8 +382,9 @@ private slots:
     {
         // Random byte damage to real files (fixed seed): every import returns a graph or a
         // Status; none crashes (also run far longer under ASan/UBSan during development).
-        for (const char *rel : {"corpus/graph_only/resnet18.onnx", "corpus/with_weights/tiny_vit.onnx",
-                                "onnx-light/light_squeezenet.onnx"}) {
+        for (const char *rel :
+             {"corpus/graph_only/resnet18.onnx", "corpus/with_weights/tiny_vit.onnx",
+              "onnx-light/light_squeezenet.onnx"}) {
             QFile in(sharedPath(rel));
             if (!in.open(QIODevice::ReadOnly))
                 QSKIP("shared corpus not found");

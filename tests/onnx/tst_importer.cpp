@@ -30,17 +30,17 @@ QJsonObject readJson(const QString &path)
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
-const char *kGraphOnly[] = {"resnet18", "resnet50", "vgg16", "densenet121", "mobilenet_v2", "vit_b_16"};
+const char *kGraphOnly[] = {"resnet18",    "resnet50",     "vgg16",
+                            "densenet121", "mobilenet_v2", "vit_b_16"};
 const char *kWithWeights[] = {"mlp", "tiny_vit", "mobilenet_v2_b2_64"};
 const char *kLight[] = {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
-                        "shufflenet", "squeezenet", "vgg19", "zfnet512"};
+                        "shufflenet",   "squeezenet",  "vgg19",        "zfnet512"};
 
 // Node counts of the onnx-light files, from their README (ConstantOfShape weights included).
-const std::map<std::string, int> kLightNodes = {{"resnet50", 415},   {"densenet121", 1746},
-                                                {"inception_v1", 237}, {"inception_v2", 916},
-                                                {"shufflenet", 446},   {"squeezenet", 105},
-                                                {"vgg19", 82},         {"zfnet512", 38},
-                                                {"bvlc_alexnet", 40}};
+const std::map<std::string, int> kLightNodes = {
+    {"resnet50", 415},     {"densenet121", 1746}, {"inception_v1", 237},
+    {"inception_v2", 916}, {"shufflenet", 446},   {"squeezenet", 105},
+    {"vgg19", 82},         {"zfnet512", 38},      {"bvlc_alexnet", 40}};
 
 std::map<std::string, int> opCounts(const ir::Graph &g)
 {
@@ -93,9 +93,13 @@ private slots:
         const QString path = sharedPath("corpus/graph_only/" + name + ".onnx");
         if (!QFileInfo::exists(path))
             QSKIP("shared corpus not found");
-        const QJsonObject oracle = readJson(sharedPath("corpus/oracle.json")).value(name).toObject();
-        const QJsonObject manifest =
-            readJson(sharedPath("corpus/corpus_manifest.json")).value("tier_a").toObject().value(name).toObject();
+        const QJsonObject oracle =
+            readJson(sharedPath("corpus/oracle.json")).value(name).toObject();
+        const QJsonObject manifest = readJson(sharedPath("corpus/corpus_manifest.json"))
+                                         .value("tier_a")
+                                         .toObject()
+                                         .value(name)
+                                         .toObject();
         auto g = onnx::importModel(toStd(path));
         QVERIFY2(g.hasValue(), g.status().message().c_str());
         QCOMPARE(g->info().opsetVersion, int64_t(17));
@@ -108,7 +112,8 @@ private slots:
         const auto counts = opCounts(*g);
         QCOMPARE(int(counts.size()), int(ops.size()));
         for (auto it = ops.begin(); it != ops.end(); ++it)
-            QCOMPARE(counts.count(it.key().toStdString()) ? counts.at(it.key().toStdString()) : 0, it.value().toInt());
+            QCOMPARE(counts.count(it.key().toStdString()) ? counts.at(it.key().toStdString()) : 0,
+                     it.value().toInt());
         // Classification: manifest param_inputs / buffer_inputs, oracle param_bytes and the
         // BN statistics' bytes (onnx_buffer_input_bytes).
         int params = 0, buffers = 0, inputs = 0;
@@ -161,14 +166,18 @@ private slots:
         // are exactly the initializers PyTorch's parameters map to (param_to_initializer), the
         // buffers exactly initializers_that_are_buffers, the rest initializers_other.
         const QJsonObject m = readJson(sharedPath("corpus/corpus_manifest.json"))
-                                  .value("tier_b").toObject().value(name).toObject();
+                                  .value("tier_b")
+                                  .toObject()
+                                  .value(name)
+                                  .toObject();
         QCOMPARE(int(g->nodeCount()), m.value("nodes").toInt());
         const QJsonObject ops = m.value("op_types").toObject();
         const auto counts = opCounts(*g);
         QCOMPARE(int(counts.size()), int(ops.size()));
         for (auto it = ops.begin(); it != ops.end(); ++it)
             QCOMPARE(counts.at(it.key().toStdString()), it.value().toInt());
-        std::set<std::string> expectParams, expectBuffers, expectOther, gotParams, gotBuffers, gotOther;
+        std::set<std::string> expectParams, expectBuffers, expectOther, gotParams, gotBuffers,
+            gotOther;
         const QJsonObject p2i = m.value("param_to_initializer").toObject();
         for (auto it = p2i.begin(); it != p2i.end(); ++it)
             expectParams.insert(it.value().toString().toStdString());
@@ -179,7 +188,9 @@ private slots:
         for (const ir::Value &v : g->values()) {
             if (!v.initializer || v.producer.valid())
                 continue; // Constant node outputs are not initializers
-            (v.kind == ir::ValueKind::Parameter ? gotParams : v.kind == ir::ValueKind::Buffer ? gotBuffers : gotOther)
+            (v.kind == ir::ValueKind::Parameter ? gotParams
+             : v.kind == ir::ValueKind::Buffer  ? gotBuffers
+                                                : gotOther)
                 .insert(v.name);
         }
         QCOMPARE(gotParams, expectParams);
@@ -218,16 +229,18 @@ private slots:
         // Weight ConstantOfShape nodes are folded into parameters; the rest are kept.
         int folded = 0;
         for (const ir::Value &v : g->values())
-            if (!v.producer.valid() && v.initializer &&
-                v.initializer->data && v.initializer->data->describe() == "constant fill")
+            if (!v.producer.valid() && v.initializer && v.initializer->data &&
+                v.initializer->data->describe() == "constant fill")
                 ++folded;
         QCOMPARE(int(g->nodeCount()) + folded, kLightNodes.at(name.toStdString()));
         int params = 0;
         const int64_t paramBytes = kindBytes(*g, ir::ValueKind::Parameter, &params);
         QVERIFY(paramBytes > 0);
         // Published parameter counts of these networks (float32: 4 bytes each).
-        const std::map<std::string, int64_t> known = {{"resnet50", 25557032}, {"bvlc_alexnet", 60965224},
-                                                      {"vgg19", 143667240}, {"squeezenet", 1235496}};
+        const std::map<std::string, int64_t> known = {{"resnet50", 25557032},
+                                                      {"bvlc_alexnet", 60965224},
+                                                      {"vgg19", 143667240},
+                                                      {"squeezenet", 1235496}};
         if (known.count(name.toStdString()))
             QCOMPARE(paramBytes, 4 * known.at(name.toStdString()));
         int inputs = 0;

@@ -16,10 +16,7 @@ using namespace remat::tests;
 
 namespace {
 
-QString rematBinary()
-{
-    return binaryDir() + "/app/remat";
-}
+QString rematBinary() { return binaryDir() + "/app/remat"; }
 
 QJsonObject readJson(const QString &path)
 {
@@ -45,28 +42,33 @@ private slots:
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-        const QJsonObject oracle = readJson(sharedPath("corpus/oracle.json")).value("resnet18").toObject();
+        const QJsonObject oracle =
+            readJson(sharedPath("corpus/oracle.json")).value("resnet18").toObject();
         QCOMPARE(j.value("nodes").toInt(), oracle.value("onnx_nodes").toInt());
         QCOMPARE(j.value("op_types").toObject(), oracle.value("onnx_op_types").toObject());
         QCOMPARE(j.value("param_bytes").toDouble(), oracle.value("param_bytes").toDouble());
-        QCOMPARE(j.value("activation_bytes").toDouble(), oracle.value("onnx_node_output_bytes").toDouble());
+        QCOMPARE(j.value("activation_bytes").toDouble(),
+                 oracle.value("onnx_node_output_bytes").toDouble());
         QCOMPARE(j.value("params").toInt(), 62);
         QCOMPARE(j.value("opset").toInt(), 17);
         QCOMPARE(j.value("producer").toString(), QString("pytorch"));
         QCOMPARE(j.value("batch").toInt(), 32);
-        QCOMPARE(j.value("namespace_depth").toInt(), 4); // /layer1/layer1.0/downsample/downsample.0/Conv
+        QCOMPARE(j.value("namespace_depth").toInt(),
+                 4); // /layer1/layer1.0/downsample/downsample.0/Conv
         QVERIFY(j.value("values").toInt() > 0);
         const QJsonObject in = j.value("inputs").toArray().at(0).toObject();
         QCOMPARE(in.value("name").toString(), QString("input"));
         QCOMPARE(in.value("shape").toArray(), QJsonArray({32, 3, 224, 224}));
         QCOMPARE(in.value("dtype").toString(), QString("float32"));
-        QCOMPARE(j.value("outputs").toArray().at(0).toObject().value("shape").toArray(), QJsonArray({32, 1000}));
+        QCOMPARE(j.value("outputs").toArray().at(0).toObject().value("shape").toArray(),
+                 QJsonArray({32, 1000}));
 
         p.start(rematBinary(), {"info", model, "--json", "--batch", "16"});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QJsonObject j16 = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-        QCOMPARE(j16.value("inputs").toArray().at(0).toObject().value("shape").toArray(), QJsonArray({16, 3, 224, 224}));
+        QCOMPARE(j16.value("inputs").toArray().at(0).toObject().value("shape").toArray(),
+                 QJsonArray({16, 3, 224, 224}));
         QCOMPARE(j16.value("param_bytes").toDouble(), oracle.value("param_bytes").toDouble());
     }
 
@@ -85,7 +87,8 @@ private slots:
         // Real files from other exporters (tests/data/realworld/README.md): free dims, a scalar
         // sample rate an If branches on, weights in Constant nodes, inference BatchNormalization.
         const QString rw = sourceDir() + "/tests/data/realworld/";
-        if (!QFileInfo::exists(rematBinary()) || !QFileInfo::exists(rw + "ppocr_mobile_v2_cls.onnx"))
+        if (!QFileInfo::exists(rematBinary()) ||
+            !QFileInfo::exists(rw + "ppocr_mobile_v2_cls.onnx"))
             QSKIP("remat binary or realworld data not found");
         auto run = [&](const QStringList &args, int &code) {
             QProcess p;
@@ -99,25 +102,34 @@ private slots:
         // naming the dims and the option that sets them.
         QString out = run({"info", rw + "ppocr_mobile_v2_cls.onnx"}, code);
         QCOMPARE(code, 0);
-        QVERIFY2(out.contains("training     blocked:") && out.contains("--dim p2o.DynamicDimension.1="),
+        QVERIFY2(out.contains("training     blocked:") &&
+                     out.contains("--dim p2o.DynamicDimension.1="),
                  qPrintable(out));
         // train-graph needs them: exit 1 with the same advice.
         out = run({"train-graph", rw + "ppocr_mobile_v2_cls.onnx"}, code);
         QCOMPARE(code, 1);
         QVERIFY2(out.contains("--dim p2o.DynamicDimension.1="), qPrintable(out));
         // With them: parameters from the Constant nodes, BN modelled in training mode, said so.
-        out = run({"info", rw + "ppocr_mobile_v2_cls.onnx", "--json", "--input-shape", "x=1x3x48x192"}, code);
+        out = run(
+            {"info", rw + "ppocr_mobile_v2_cls.onnx", "--json", "--input-shape", "x=1x3x48x192"},
+            code);
         QCOMPARE(code, 0);
         const QJsonObject j = QJsonDocument::fromJson(out.toUtf8()).object();
         QVERIFY2(j.value("params").toInt() > 100, qPrintable(out.left(400)));
         QCOMPARE(j.value("semantics").toString(), QString("training"));
-        QVERIFY(j.value("import_notes").toArray().at(0).toString().contains("35 BatchNormalization nodes"));
+        QVERIFY(j.value("import_notes")
+                    .toArray()
+                    .at(0)
+                    .toString()
+                    .contains("35 BatchNormalization nodes"));
         // The If on the sample rate: decided by --input-value.
-        out = run({"info", rw + "silero_vad_op18_ifless.onnx", "--dim", "batch=1", "--dim", "sequence=576"}, code);
+        out = run({"info", rw + "silero_vad_op18_ifless.onnx", "--dim", "batch=1", "--dim",
+                   "sequence=576"},
+                  code);
         QCOMPARE(code, 0);
         QVERIFY2(out.contains("--input-value sr="), qPrintable(out));
-        out = run({"info", rw + "silero_vad_op18_ifless.onnx", "--dim", "batch=1", "--dim", "sequence=576",
-                   "--input-value", "sr=16000"},
+        out = run({"info", rw + "silero_vad_op18_ifless.onnx", "--dim", "batch=1", "--dim",
+                   "sequence=576", "--input-value", "sr=16000"},
                   code);
         QVERIFY2(code == 0, qPrintable(out));
         QVERIFY(!out.contains(QRegularExpression("\\bIf\\b")));
@@ -131,10 +143,10 @@ private slots:
         out = run({"run", rw + "swin_t_torch113.onnx", "--iters", "1"}, code);
         QVERIFY2(code == 0 && out.contains("= predicted"), qPrintable(out.right(600)));
         // Bad settings: a dim twice, a zero dim, a name that is no input, a value for a tensor input.
-        for (const QStringList &bad : {QStringList{"--dim", "batch=1", "--dim", "batch=2"},
-                                       QStringList{"--dim", "batch=0"},
-                                       QStringList{"--input-shape", "audio=1x576"},
-                                       QStringList{"--input-value", "input=3"}}) {
+        for (const QStringList &bad :
+             {QStringList{"--dim", "batch=1", "--dim", "batch=2"}, QStringList{"--dim", "batch=0"},
+              QStringList{"--input-shape", "audio=1x576"},
+              QStringList{"--input-value", "input=3"}}) {
             out = run(QStringList{"info", rw + "silero_vad_op18_ifless.onnx"} + bad, code);
             QVERIFY2(code != 0, qPrintable(bad.join(' ')));
             QVERIFY2(out.contains("error"), qPrintable(out));
@@ -147,7 +159,8 @@ private slots:
         // ConvTranspose: each derives its training step and runs it; a plan that recomputes the
         // GRU gives store-all's gradients bit for bit, and measured peak = predicted.
         const QString rw = sourceDir() + "/tests/data/realworld/";
-        if (!QFileInfo::exists(rematBinary()) || !QFileInfo::exists(rw + "gru_classifier_torch113.onnx"))
+        if (!QFileInfo::exists(rematBinary()) ||
+            !QFileInfo::exists(rw + "gru_classifier_torch113.onnx"))
             QSKIP("remat binary or realworld data not found");
         auto run = [&](const QStringList &args, int &code) {
             QProcess p;
@@ -159,17 +172,25 @@ private slots:
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
         const QString plan = tmp.filePath("gru_revolve.json");
-        const QStringList gru = {rw + "gru_classifier_torch113.onnx", "--batch", "2", "--dim", "frames=50"};
+        const QStringList gru = {rw + "gru_classifier_torch113.onnx", "--batch", "2", "--dim",
+                                 "frames=50"};
         int code = -1;
-        QString out = run(QStringList{"solve"} + gru + QStringList{"--solver", "revolve", "--out", plan}, code);
+        QString out = run(
+            QStringList{"solve"} + gru + QStringList{"--solver", "revolve", "--out", plan}, code);
         QVERIFY2(code == 0, qPrintable(out.right(600)));
         out = run(QStringList{"run"} + gru + QStringList{"--plan", plan, "--check"}, code);
-        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all (bitwise"),
+        QVERIFY2(code == 0 && out.contains("= predicted") &&
+                     out.contains("match store-all (bitwise"),
                  qPrintable(out.right(600)));
-        out = run({"run", rw + "silero_vad_half.onnx", "--batch", "1", "--dim", "sequence=576", "--check"}, code);
-        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all"), qPrintable(out.right(600)));
-        out = run({"run", rw + "ppocrv4_det.onnx", "--input-shape", "x=1x3x64x64", "--check"}, code);
-        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all"), qPrintable(out.right(600)));
+        out = run({"run", rw + "silero_vad_half.onnx", "--batch", "1", "--dim", "sequence=576",
+                   "--check"},
+                  code);
+        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all"),
+                 qPrintable(out.right(600)));
+        out =
+            run({"run", rw + "ppocrv4_det.onnx", "--input-shape", "x=1x3x64x64", "--check"}, code);
+        QVERIFY2(code == 0 && out.contains("= predicted") && out.contains("match store-all"),
+                 qPrintable(out.right(600)));
     }
 };
 

@@ -31,7 +31,6 @@ struct D
     std::string symbol;
 };
 
-
 void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dims)
 {
     auto *vi = g->add_input();
@@ -47,7 +46,6 @@ void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dim
             p->set_dim_param(d.symbol);
     }
 }
-
 
 /// A Constant node holding a float tensor of `dims` filled with 0.25.
 void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims)
@@ -77,7 +75,6 @@ void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int6
     g->add_output()->set_name("y");
     return m;
 }
-
 
 /// An int64 scalar graph input (a sample rate).
 void addScalarInput(::onnx::GraphProto *g, const std::string &name)
@@ -150,7 +147,8 @@ std::vector<std::string> opTypes(const ir::Graph &g)
 }
 
 /// An int64 Constant node holding `values` shaped `dims`.
-void addInts(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims, std::vector<int64_t> values)
+void addInts(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims,
+             std::vector<int64_t> values)
 {
     auto *n = addNode(g, out + "_node", "Constant", {}, {out});
     auto *a = n->add_attribute();
@@ -163,14 +161,13 @@ void addInts(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t>
         a->mutable_t()->add_int64_data(v);
 }
 
-
-
-#define EXPECT_ERROR_WITH(expr, ...)                                                                \
+#define EXPECT_ERROR_WITH(expr, ...)                                                               \
     do {                                                                                           \
         auto r_ = (expr);                                                                          \
         QVERIFY2(!r_.isOk(), "expected an error");                                                 \
         for (const char *part_ : {__VA_ARGS__})                                                    \
-            QVERIFY2(has(r_.message(), part_), ("'" + std::string(part_) + "' missing in: " + r_.message()).c_str()); \
+            QVERIFY2(has(r_.message(), part_),                                                     \
+                     ("'" + std::string(part_) + "' missing in: " + r_.message()).c_str());        \
     } while (0)
 
 Status importStatus(const std::string &path, const ox::ImportOptions &opt)
@@ -179,10 +176,7 @@ Status importStatus(const std::string &path, const ox::ImportOptions &opt)
     return g ? Status::ok() : g.status();
 }
 
-ir::Shape outputShape(const ir::Graph &g)
-{
-    return g.value(g.outputs()[0]).shape;
-}
+ir::Shape outputShape(const ir::Graph &g) { return g.value(g.outputs()[0]).shape; }
 
 } // namespace
 
@@ -193,7 +187,11 @@ private slots:
     void parsesDimsInEverySpelling()
     {
         const std::vector<int64_t> expected{2, 16, 128};
-        for (const char *text : {"2x16x128", "2,16,128", "2\xC3\x97" "16\xC3\x97" "128", " 2 x 16 x 128 ", "2X16X128"}) {
+        for (const char *text : {"2x16x128", "2,16,128",
+                                 "2\xC3\x97"
+                                 "16\xC3\x97"
+                                 "128",
+                                 " 2 x 16 x 128 ", "2X16X128"}) {
             auto dims = ox::parseDims(text);
             QVERIFY2(dims.hasValue(), dims.status().message().c_str());
             QCOMPARE(*dims, expected);
@@ -226,7 +224,8 @@ private slots:
         QVERIFY(ox::addClassification(opt, "w=constant").isOk());
         QCOMPARE(opt.kindOverrides.at("w"), ir::ValueKind::Constant);
         EXPECT_ERROR_WITH(ox::addClassification(opt, "w=buffer"), "twice");
-        EXPECT_ERROR_WITH(ox::addClassification(opt, "v=weights"), "parameter, buffer, input, constant");
+        EXPECT_ERROR_WITH(ox::addClassification(opt, "v=weights"),
+                          "parameter, buffer, input, constant");
         QCOMPARE(ox::suggestDimValue("height"), int64_t(224));
         QCOMPARE(ox::suggestDimValue("batch_size"), int64_t(1));
         QCOMPARE(ox::suggestDimValue("sequence"), int64_t(128));
@@ -238,7 +237,8 @@ private slots:
         const std::string path = f.write("image.onnx", imageModel());
         // Nothing given: the error names every free dim and the options that set them.
         ox::ImportOptions none;
-        EXPECT_ERROR_WITH(importStatus(path, none), "free dims", "--dim N=", "--dim H=", "--dim W=");
+        EXPECT_ERROR_WITH(importStatus(path, none), "free dims",
+                          "--dim N=", "--dim H=", "--dim W=");
         // Batch alone leaves H and W free.
         ox::ImportOptions batchOnly;
         batchOnly.batch = 2;
@@ -325,7 +325,8 @@ private slots:
         EXPECT_ERROR_WITH(importStatus(path, wrongDim), "'height'", "named free dims are: N");
         ox::ImportOptions wrongInput = opt;
         QVERIFY(ox::addInputShape(wrongInput, "image=1x3x8x8").isOk());
-        EXPECT_ERROR_WITH(importStatus(path, wrongInput), "'image'", "not a graph input", "the inputs are: x");
+        EXPECT_ERROR_WITH(importStatus(path, wrongInput), "'image'", "not a graph input",
+                          "the inputs are: x");
         ox::ImportOptions wrongRank = opt;
         QVERIFY(ox::addInputShape(wrongRank, "x=1x3x8").isOk());
         EXPECT_ERROR_WITH(importStatus(path, wrongRank), "gives 3 dims", "has 4");
@@ -457,14 +458,16 @@ private slots:
             for (int i = 0; i < 3; ++i)
                 t->add_float_data(1.0f);
         }
-        addNode(g, "/bn/BatchNormalization", "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"});
+        addNode(g, "/bn/BatchNormalization", "BatchNormalization",
+                {"x", "scale", "bias", "mean", "var"}, {"y"});
         g->add_output()->set_name("y");
         const std::string path = f.write("bn_inference.onnx", m);
         auto training = ox::importModel(path);
         QVERIFY2(training.hasValue(), training.status().message().c_str());
         QCOMPARE(training->nodes()[0].attrInt("training_mode", 0), int64_t(1));
         QCOMPARE(training->info().importNotes.size(), size_t(1));
-        QVERIFY(has(training->info().importNotes[0], "1 BatchNormalization node was exported for inference"));
+        QVERIFY(has(training->info().importNotes[0],
+                    "1 BatchNormalization node was exported for inference"));
         ox::ImportOptions exported;
         exported.semantics = ox::Semantics::AsExported;
         auto asExported = ox::importModel(path, exported);
@@ -484,7 +487,7 @@ private slots:
         auto m = baseModel();
         auto *g = m.mutable_graph();
         addInput(g, "x", {1, 576});
-        addInts(g, "p", {4}, {0, 64, 0, 0});   // (left, right) for the last dim, then the first
+        addInts(g, "p", {4}, {0, 64, 0, 0}); // (left, right) for the last dim, then the first
         addInts(g, "pairs", {2}, {-1, 2});
         addInts(g, "s0", {1}, {-1});
         addInts(g, "e0", {1}, {-9223372036854775807LL});
@@ -516,8 +519,8 @@ private slots:
         addInput(g, "y", {4, 3});
         addNode(g, "/bad/Add", "Add", {"x", "y"}, {"z"});
         g->add_output()->set_name("z");
-        EXPECT_ERROR_WITH(importStatus(f.write("bad_broadcast.onnx", m), {}), "/bad/Add", "cannot broadcast",
-                          "[2,3]", "[4,3]");
+        EXPECT_ERROR_WITH(importStatus(f.write("bad_broadcast.onnx", m), {}), "/bad/Add",
+                          "cannot broadcast", "[2,3]", "[4,3]");
     }
 
     void modFoldsLikeSwinsWindowPadding()
@@ -544,13 +547,15 @@ private slots:
         }());
         addNode(g, "/m/Pad", "Pad", {"x", "pads"}, {"y"});
         addNode(g, "/m/Mod_2", "Mod", {"neg", "w"}, {"q"});
-        addNode(g, "/m/Concat_1", "Concat", {"zeros3", "q"}, {"pads2"})->add_attribute()->CopyFrom([] {
-            ::onnx::AttributeProto a;
-            a.set_name("axis");
-            a.set_type(::onnx::AttributeProto::INT);
-            a.set_i(0);
-            return a;
-        }());
+        addNode(g, "/m/Concat_1", "Concat", {"zeros3", "q"}, {"pads2"})
+            ->add_attribute()
+            ->CopyFrom([] {
+                ::onnx::AttributeProto a;
+                a.set_name("axis");
+                a.set_type(::onnx::AttributeProto::INT);
+                a.set_i(0);
+                return a;
+            }());
         addNode(g, "/m/Pad_1", "Pad", {"x", "pads2"}, {"y2"});
         g->add_output()->set_name("y");
         g->add_output()->set_name("y2");

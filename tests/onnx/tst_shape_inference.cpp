@@ -19,10 +19,14 @@ namespace {
 
 QStringList corpusFiles()
 {
-    return {"corpus/graph_only/resnet18.onnx",   "corpus/graph_only/resnet50.onnx",
-            "corpus/graph_only/vgg16.onnx",      "corpus/graph_only/densenet121.onnx",
-            "corpus/graph_only/mobilenet_v2.onnx", "corpus/graph_only/vit_b_16.onnx",
-            "corpus/with_weights/mlp.onnx",      "corpus/with_weights/tiny_vit.onnx",
+    return {"corpus/graph_only/resnet18.onnx",
+            "corpus/graph_only/resnet50.onnx",
+            "corpus/graph_only/vgg16.onnx",
+            "corpus/graph_only/densenet121.onnx",
+            "corpus/graph_only/mobilenet_v2.onnx",
+            "corpus/graph_only/vit_b_16.onnx",
+            "corpus/with_weights/mlp.onnx",
+            "corpus/with_weights/tiny_vit.onnx",
             "corpus/with_weights/mobilenet_v2_b2_64.onnx"};
 }
 
@@ -55,9 +59,10 @@ private slots:
             const ir::Value &o = ours->value(v.id);
             QCOMPARE(o.name, v.name);
             if (!(o.shape == v.shape) || o.dtype != v.dtype)
-                QFAIL(qPrintable(QString::fromStdString("value '" + v.name + "': ours " + o.shape.toString() +
-                                                        " " + ir::dataTypeName(o.dtype) + ", file " +
-                                                        v.shape.toString() + " " + ir::dataTypeName(v.dtype))));
+                QFAIL(qPrintable(
+                    QString::fromStdString("value '" + v.name + "': ours " + o.shape.toString() +
+                                           " " + ir::dataTypeName(o.dtype) + ", file " +
+                                           v.shape.toString() + " " + ir::dataTypeName(v.dtype))));
         }
     }
 
@@ -110,15 +115,18 @@ private slots:
                 // Expected: the file's dim is fileBatch/batch times ours ([32,...] -> [16,...],
                 // vit's head-split [197,384,64] -> [197,192,64]).
                 if (f * batch != b * fileBatch)
-                    QFAIL(qPrintable(QString::fromStdString("value '" + v.name + "': file " + v.shape.toString() +
-                                                            " at batch " + std::to_string(fileBatch) + ", ours " +
-                                                            o.shape.toString() + " at batch " + std::to_string(batch))));
+                    QFAIL(qPrintable(QString::fromStdString(
+                        "value '" + v.name + "': file " + v.shape.toString() + " at batch " +
+                        std::to_string(fileBatch) + ", ours " + o.shape.toString() + " at batch " +
+                        std::to_string(batch))));
             }
             QVERIFY2(differing <= 1, v.name.c_str());
             scaled += differing;
             if (dataReach[v.id.index()]) {
                 ++mustScale;
-                QVERIFY2(differing == 1, ("value '" + v.name + "' did not follow the batch: " + o.shape.toString()).c_str());
+                QVERIFY2(differing == 1,
+                         ("value '" + v.name + "' did not follow the batch: " + o.shape.toString())
+                             .c_str());
             }
         }
         QVERIFY(mustScale > 0);

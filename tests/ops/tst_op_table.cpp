@@ -39,7 +39,8 @@ namespace {
 const std::map<std::string, std::string> &knownGaps()
 {
     static const std::map<std::string, std::string> gaps = {
-        {"Identity: CUDA-vs-CPU row", "the builder removes Identity (PyTorch returns the input itself): no training step runs it"},
+        {"Identity: CUDA-vs-CPU row", "the builder removes Identity (PyTorch returns the input "
+                                      "itself): no training step runs it"},
     };
     return gaps;
 }
@@ -182,11 +183,15 @@ private slots:
                 if (backward)
                     t.resize(t.size() - 4);
                 const ops::OpDef *def = ops::findOp(t);
-                QVERIFY2(def, (std::string(backend) + " kernel for an op the table lacks: " + t).c_str());
+                QVERIFY2(
+                    def,
+                    (std::string(backend) + " kernel for an op the table lacks: " + t).c_str());
                 // a backward kernel means a gradient flows: the op must say so (its rule and mask)
                 if (backward)
                     QVERIFY2(def->hasGradient(),
-                             (std::string(backend) + " backward kernel for an op without a gradient rule: " + t).c_str());
+                             (std::string(backend) +
+                              " backward kernel for an op without a gradient rule: " + t)
+                                 .c_str());
             }
         };
         check(exec::cpu::cpuKernelTypes(), "CPU");

@@ -21,11 +21,15 @@ class TestLoadProblem : public QObject
     Q_OBJECT
 
 private:
-    QString mlp() const { return tests::sharedPath(QStringLiteral("corpus/with_weights/mlp.onnx")); }
+    QString mlp() const
+    {
+        return tests::sharedPath(QStringLiteral("corpus/with_weights/mlp.onnx"));
+    }
     QString freeDims() const
     {
         // x[N,3,H,W] with named free dims: browsable, its training step waits for the sizes.
-        return tests::sourceDir() + QStringLiteral("/tests/data/realworld/ppocr_mobile_v2_cls.onnx");
+        return tests::sourceDir() +
+               QStringLiteral("/tests/data/realworld/ppocr_mobile_v2_cls.onnx");
     }
 
 private slots:

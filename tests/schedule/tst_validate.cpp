@@ -54,7 +54,8 @@ private slots:
                                      "   10  compute   f1/grad\n"
                                      "   11  free      ga\n"
                                      "   12  phase     end\n";
-        QCOMPARE(QString::fromStdString(schedule::printSchedule(s, m_g)), QString::fromStdString(expected));
+        QCOMPARE(QString::fromStdString(schedule::printSchedule(s, m_g)),
+                 QString::fromStdString(expected));
         QVERIFY(schedule::validate(s, m_g).isOk());
     }
 
@@ -103,7 +104,8 @@ private slots:
     {
         Schedule s;
         s.free(ten(1));
-        expectError(s, "step 0 (free w): 'w' is a preloaded parameter without a host copy: offload it before freeing it");
+        expectError(s, "step 0 (free w): 'w' is a preloaded parameter without a host copy: offload "
+                       "it before freeing it");
     }
 
     void prefetchOfNonOffloaded()
@@ -122,8 +124,9 @@ private slots:
         s.offload(ten(2));
         s.free(ten(2));
         s.compute(op(1));
-        expectError(s, "step 3 (compute f2): input 'a' is not resident (offloaded at step 1 and freed "
-                       "at step 2; prefetch it first)");
+        expectError(s,
+                    "step 3 (compute f2): input 'a' is not resident (offloaded at step 1 and freed "
+                    "at step 2; prefetch it first)");
     }
 
     void offloadTwice()
@@ -175,8 +178,10 @@ private slots:
 
     void names()
     {
-        QCOMPARE(QString(schedule::stepKindName(schedule::StepKind::Prefetch)), QString("prefetch"));
-        QCOMPARE(QString(schedule::phaseMarkName(PhaseMark::BackwardBegin)), QString("backward-begin"));
+        QCOMPARE(QString(schedule::stepKindName(schedule::StepKind::Prefetch)),
+                 QString("prefetch"));
+        QCOMPARE(QString(schedule::phaseMarkName(PhaseMark::BackwardBegin)),
+                 QString("backward-begin"));
         QCOMPARE(QString(schedule::memCategoryName(schedule::MemCategory::OffloadInFlight)),
                  QString("offload_in_flight"));
     }

@@ -24,7 +24,8 @@ using training::TensorRole;
 inline training::TrainingGraph twoLayerGraph()
 {
     std::vector<Tensor> t(8);
-    const auto def = [&](int i, const char *name, TensorRole role, int64_t bytes, bool pre = false) {
+    const auto def = [&](int i, const char *name, TensorRole role, int64_t bytes,
+                         bool pre = false) {
         t[i].id = TensorId(int32_t(i));
         t[i].name = name;
         t[i].role = role;
@@ -41,8 +42,8 @@ inline training::TrainingGraph twoLayerGraph()
     def(7, "gw", TensorRole::ParameterGrad, 10);
     t[7].requiredAtEnd = true;
     std::vector<Op> ops(5);
-    const auto op = [&](int i, const char *name, Phase phase, std::vector<int> in, std::vector<int> out,
-                        int64_t ws = 0, int fwd = -1) {
+    const auto op = [&](int i, const char *name, Phase phase, std::vector<int> in,
+                        std::vector<int> out, int64_t ws = 0, int fwd = -1) {
         ops[i].id = OpId(int32_t(i));
         ops[i].name = name;
         ops[i].type = name;

@@ -1,12 +1,12 @@
 // Store-all on real models: every corpus model's training graph simulates under store-all, and at
 // the forward/backward boundary the stored activations are exactly what the training graph says
 // backward keeps (TrainingSummary), with weights and nothing else beside them.
+#include "common/test_support.h"
 #include "core/cost/roofline.h"
 #include "core/onnx/importer.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/training/builder.h"
-#include "common/test_support.h"
 
 #include <QFileInfo>
 #include <QtTest>
@@ -50,19 +50,22 @@ private slots:
         QVERIFY2(t.hasValue(), t.status().message().c_str());
 
         size_t boundary = 0;
-        while (boundary < s.steps.size() && !(s.steps[boundary].kind == schedule::StepKind::Phase &&
-                                               s.steps[boundary].mark() == schedule::PhaseMark::BackwardBegin))
+        while (boundary < s.steps.size() &&
+               !(s.steps[boundary].kind == schedule::StepKind::Phase &&
+                 s.steps[boundary].mark() == schedule::PhaseMark::BackwardBegin))
             ++boundary;
         QVERIFY(boundary < s.steps.size());
         const auto &at = t->points[boundary].byCategory;
         const auto cat = [&](MemCategory c) { return at[static_cast<size_t>(c)]; };
-        QCOMPARE(cat(MemCategory::StoredActivations), sum.storedActivationBytes + sum.savedWeightDerivedBytes);
+        QCOMPARE(cat(MemCategory::StoredActivations),
+                 sum.storedActivationBytes + sum.savedWeightDerivedBytes);
         QCOMPARE(cat(MemCategory::Weights), t->weightBytes);
         QCOMPARE(cat(MemCategory::RecomputedActivations), int64_t(0));
         // Only the loss and the seed gradients are alive beside them.
         QVERIFY(cat(MemCategory::ActivationGrads) > 0);
         QCOMPARE(t->weightGradBytes, sum.paramGradBytes);
-        QCOMPARE(t->points.back().byCategory[static_cast<size_t>(MemCategory::StoredActivations)], int64_t(0));
+        QCOMPARE(t->points.back().byCategory[static_cast<size_t>(MemCategory::StoredActivations)],
+                 int64_t(0));
         QCOMPARE(t->points.back().bytesInUse, t->weightBytes + t->weightGradBytes);
         QVERIFY(t->peakBytes >= t->points[boundary].bytesInUse);
         QCOMPARE(t->recomputeSeconds, 0.0);

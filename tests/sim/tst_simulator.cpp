@@ -21,7 +21,11 @@ struct Recorder : schedule::ScheduleObserver
     int begins = 0, ends = 0, resident = 0, freed = 0;
     std::vector<schedule::StepEvent> events;
     void onStepBegin(StepIndex, const schedule::Step &) override { ++begins; }
-    void onStepEnd(const schedule::StepEvent &e) override { ++ends; events.push_back(e); }
+    void onStepEnd(const schedule::StepEvent &e) override
+    {
+        ++ends;
+        events.push_back(e);
+    }
     void onTensorResident(TensorId, int64_t) override { ++resident; }
     void onTensorFreed(TensorId) override { ++freed; }
 };
@@ -44,8 +48,10 @@ private slots:
         auto t = sim::simulate(s, m_g, m_c, {.observer = &rec});
         QVERIFY2(t.hasValue(), t.status().message().c_str());
         // Steps: FB, f1, f2, loss, free b, free L, BB, f2/grad, free a, free gb, f1/grad, free ga, End.
-        const std::vector<int64_t> after = {110, 310, 610, 914, 614, 610, 610, 810, 610, 310, 320, 120, 120};
-        const std::vector<int64_t> during = {110, 350, 610, 914, 614, 610, 610, 860, 610, 310, 320, 120, 120};
+        const std::vector<int64_t> after = {110, 310, 610, 914, 614, 610, 610,
+                                            810, 610, 310, 320, 120, 120};
+        const std::vector<int64_t> during = {110, 350, 610, 914, 614, 610, 610,
+                                             860, 610, 310, 320, 120, 120};
         QCOMPARE(t->points.size(), after.size());
         for (size_t i = 0; i < after.size(); ++i) {
             QCOMPARE(t->points[i].bytesInUse, after[i]);
@@ -116,19 +122,19 @@ private slots:
     void offloadOverlapsCompute()
     {
         Schedule s;
-        s.compute(op(0));  // 0: [0,1]  310
-        s.compute(op(1));  // 1: [1,3]  610
-        s.offload(ten(2)); // 2: copy lane [3,5] (200 B at 100 B/s)
-        s.compute(op(2));  // 3: [3,3.5] overlaps the copy; 914
-        s.free(ten(2));    // 4: waits for the copy: compute lane at 5; 714
-        s.free(ten(3));    // 5: 414
-        s.free(ten(4));    // 6: 410
-        s.prefetch(ten(2));// 7: copy lane [5, 5+2/3]; 610, 200 B in flight
-        s.compute(op(3));  // 8: waits for a: [5.667, 9.667]; 810 (860 during)
-        s.free(ten(2));    // 9
-        s.free(ten(5));    // 10
-        s.compute(op(4));  // 11: [9.667, 12.667]
-        s.free(ten(6));    // 12
+        s.compute(op(0));   // 0: [0,1]  310
+        s.compute(op(1));   // 1: [1,3]  610
+        s.offload(ten(2));  // 2: copy lane [3,5] (200 B at 100 B/s)
+        s.compute(op(2));   // 3: [3,3.5] overlaps the copy; 914
+        s.free(ten(2));     // 4: waits for the copy: compute lane at 5; 714
+        s.free(ten(3));     // 5: 414
+        s.free(ten(4));     // 6: 410
+        s.prefetch(ten(2)); // 7: copy lane [5, 5+2/3]; 610, 200 B in flight
+        s.compute(op(3));   // 8: waits for a: [5.667, 9.667]; 810 (860 during)
+        s.free(ten(2));     // 9
+        s.free(ten(5));     // 10
+        s.compute(op(4));   // 11: [9.667, 12.667]
+        s.free(ten(6));     // 12
         Recorder rec;
         auto t = sim::simulate(s, m_g, m_c, {.observer = &rec});
         QVERIFY2(t.hasValue(), t.status().message().c_str());

@@ -22,16 +22,16 @@ namespace remat::tests {
 
 enum class RefStatus {
     Solved,
-    CoverFailed,  ///< "Something wrong with Complicate IS": the authors' code raises ValueError
-    NoMaxTerms,   ///< empty candidate set: the authors' code crashes (best_run_graph is None)
+    CoverFailed, ///< "Something wrong with Complicate IS": the authors' code raises ValueError
+    NoMaxTerms,  ///< empty candidate set: the authors' code crashes (best_run_graph is None)
 };
 
 struct RefOutcome
 {
     RefStatus status = RefStatus::Solved;
-    double best = 0;       ///< sum of GC costs (source and sink excluded) + m
+    double best = 0; ///< sum of GC costs (source and sink excluded) + m
     double bestM = 0;
-    std::set<int> gcs;     ///< the run graph's vertices at the best m (source and sink included)
+    std::set<int> gcs; ///< the run graph's vertices at the best m (source and sink included)
     size_t maxTerms = 0;
     size_t complicateLevels = 0;
 };

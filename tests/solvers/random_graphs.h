@@ -106,9 +106,9 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
         fwd.push_back(f);
     }
     const TensorId loss = addTensor("L", TensorRole::Loss, 4);
-    const TensorId seedGrad = addTensor("grad:" + tensors[values.back().index()].name,
-                                    TensorRole::ActivationGrad,
-                                    tensors[values.back().index()].bytes);
+    const TensorId seedGrad =
+        addTensor("grad:" + tensors[values.back().index()].name, TensorRole::ActivationGrad,
+                  tensors[values.back().index()].bytes);
     addOp("loss", Phase::Loss, {values.back()}, {loss, seedGrad}, 1);
     // Consumers of every activation among forward ops (for gradient accumulation).
     std::vector<int> consumers(tensors.size(), 0);
@@ -153,8 +153,9 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
             out.push_back(g);
         }
         if (f.param.valid()) {
-            const TensorId gw = addTensor("grad:" + tensors[f.param.index()].name,
-                                          TensorRole::ParameterGrad, tensors[f.param.index()].bytes);
+            const TensorId gw =
+                addTensor("grad:" + tensors[f.param.index()].name, TensorRole::ParameterGrad,
+                          tensors[f.param.index()].bytes);
             tensors[gw.index()].requiredAtEnd = true;
             out.push_back(gw);
         }

@@ -95,7 +95,7 @@ private slots:
             const bool dag = seed <= 120;
             remat::tests::RandomGraphOptions o;
             o.dag = dag;
-            o.forwardOps = 4 + int(seed % 9);          // 4..12 forward ops
+            o.forwardOps = 4 + int(seed % 9); // 4..12 forward ops
             o.savedState = dag || seed % 2 == 0;
             auto rg = remat::tests::randomTrainingGraph(seed, o);
             ++graphs;
@@ -117,15 +117,17 @@ private slots:
                     r.objective = obj;
                     r.budgetBytes = budget;
                     auto p = s->solve(r);
-                    const std::string what = s->id() + " seed " + std::to_string(seed) + " " +
-                                             objectiveName(obj);
+                    const std::string what =
+                        s->id() + " seed " + std::to_string(seed) + " " + objectiveName(obj);
                     QVERIFY2(p.hasValue(), (what + ": " + p.status().toString()).c_str());
-                    QVERIFY2(sim::simulate(p->schedule, rg.graph, rg.costs).hasValue(), what.c_str());
+                    QVERIFY2(sim::simulate(p->schedule, rg.graph, rg.costs).hasValue(),
+                             what.c_str());
                     ran[s->id()] += 1;
                     if (obj == Objective::MinPeak) {
                         if (isScheduleSolver(s->id())) {
                             rotorBelow += p->timeline.peakBytes < optPeak ? 1 : 0;
-                            equalMinPeak[s->id() + " (<=)"] += p->timeline.peakBytes <= optPeak ? 1 : 0;
+                            equalMinPeak[s->id() + " (<=)"] +=
+                                p->timeline.peakBytes <= optPeak ? 1 : 0;
                             continue; // multi-level schedules are outside the set space
                         }
                         QVERIFY2(p->timeline.peakBytes >= optPeak,
@@ -136,7 +138,8 @@ private slots:
                             QVERIFY2(!p->note.empty(), what.c_str());
                             continue;
                         }
-                        QVERIFY2(p->timeline.peakBytes <= budget, (what + " breaks the budget").c_str());
+                        QVERIFY2(p->timeline.peakBytes <= budget,
+                                 (what + " breaks the budget").c_str());
                         if (!isScheduleSolver(s->id()))
                             QVERIFY2(p->timeline.recomputeSeconds >=
                                          bfTime->minTime.timeline.recomputeSeconds - 1e-9,
@@ -161,7 +164,8 @@ private slots:
                 SolveRequest r;
                 r.graph = &rg.graph;
                 r.costs = &rg.costs;
-                r.settings["post-check"] = "off"; // the search's own objective, not the guard's answer
+                r.settings["post-check"] =
+                    "off"; // the search's own objective, not the guard's answer
                 auto p = registry.find("hong-dp")->solve(r);
                 QVERIFY(p.hasValue());
                 QCOMPARE(p->bound, best);
@@ -179,9 +183,11 @@ private slots:
             }
         }
         qInfo("graphs: %d; hong-dp objective checked on %d, feng-huang objective on %d chains; "
-              "schedule solvers below the set optimum: %d", graphs, hongChains, fhChains, rotorBelow);
+              "schedule solvers below the set optimum: %d",
+              graphs, hongChains, fhChains, rotorBelow);
         for (const auto &[id, count] : equalMinPeak)
-            qInfo("%-12s equals the exhaustive min-peak on %d of %d graphs", id.c_str(), count, graphs);
+            qInfo("%-12s equals the exhaustive min-peak on %d of %d graphs", id.c_str(), count,
+                  graphs);
         QVERIFY(hongChains >= 200);
         QVERIFY(fhChains >= 60);
     }

@@ -47,47 +47,47 @@ private slots:
             if (s->capabilities().needsCbc)
                 delays.push_back(1500);
             for (int delayMs : delays)
-            for (Objective objective : {Objective::MinTime, Objective::MinPeak}) {
-                const bool ok = objective == Objective::MinPeak ? s->capabilities().minPeak
-                                                                : s->capabilities().minTime;
-                if (!ok)
-                    continue;
-                SolveRequest r;
-                r.graph = &g->graph;
-                r.costs = &g->costs;
-                r.objective = objective;
-                r.budgetBytes = int64_t(0.8 * double(g->referencePeakBytes));
-                r.timeLimitSeconds = 60;
-                StopSource stop;
-                r.stop = stop.token();
-                using Clock = std::chrono::steady_clock;
-                Clock::time_point fired;
-                std::thread canceller([&] {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
-                    fired = Clock::now();
-                    stop.requestStop();
-                });
-                const auto start = Clock::now();
-                Expected<Plan> p = s->solve(r);
-                const auto end = Clock::now();
-                canceller.join();
-                const double total = std::chrono::duration<double>(end - start).count();
-                const double afterCancel =
-                    end > fired ? std::chrono::duration<double>(end - fired).count() : 0.0;
-                const std::string what = s->id() + " " + objectiveName(objective) + " cancel at " +
-                                         std::to_string(delayMs) + " ms: " +
-                                         std::to_string(afterCancel) + " s after cancel (" +
-                                         std::to_string(total) + " s in all), " +
-                                         (p ? std::string(solveStatusName(p->status)) : p.status().toString());
-                qInfo("%s", what.c_str());
-                QVERIFY2(afterCancel <= 1.0, what.c_str());
-                if (!p)
-                    QVERIFY2(p.status().code() == StatusCode::Cancelled ||
-                                 p.status().code() == StatusCode::Unsupported ||
-                                 p.status().code() == StatusCode::Infeasible ||
-                                 p.status().code() == StatusCode::InvalidArgument,
-                             what.c_str());
-            }
+                for (Objective objective : {Objective::MinTime, Objective::MinPeak}) {
+                    const bool ok = objective == Objective::MinPeak ? s->capabilities().minPeak
+                                                                    : s->capabilities().minTime;
+                    if (!ok)
+                        continue;
+                    SolveRequest r;
+                    r.graph = &g->graph;
+                    r.costs = &g->costs;
+                    r.objective = objective;
+                    r.budgetBytes = int64_t(0.8 * double(g->referencePeakBytes));
+                    r.timeLimitSeconds = 60;
+                    StopSource stop;
+                    r.stop = stop.token();
+                    using Clock = std::chrono::steady_clock;
+                    Clock::time_point fired;
+                    std::thread canceller([&] {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+                        fired = Clock::now();
+                        stop.requestStop();
+                    });
+                    const auto start = Clock::now();
+                    Expected<Plan> p = s->solve(r);
+                    const auto end = Clock::now();
+                    canceller.join();
+                    const double total = std::chrono::duration<double>(end - start).count();
+                    const double afterCancel =
+                        end > fired ? std::chrono::duration<double>(end - fired).count() : 0.0;
+                    const std::string what =
+                        s->id() + " " + objectiveName(objective) + " cancel at " +
+                        std::to_string(delayMs) + " ms: " + std::to_string(afterCancel) +
+                        " s after cancel (" + std::to_string(total) + " s in all), " +
+                        (p ? std::string(solveStatusName(p->status)) : p.status().toString());
+                    qInfo("%s", what.c_str());
+                    QVERIFY2(afterCancel <= 1.0, what.c_str());
+                    if (!p)
+                        QVERIFY2(p.status().code() == StatusCode::Cancelled ||
+                                     p.status().code() == StatusCode::Unsupported ||
+                                     p.status().code() == StatusCode::Infeasible ||
+                                     p.status().code() == StatusCode::InvalidArgument,
+                                 what.c_str());
+                }
         }
     }
 };

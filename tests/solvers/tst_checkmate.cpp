@@ -4,11 +4,10 @@
 #include "common/costed_model.h"
 #include "random_graphs.h"
 
-
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
-#include "core/solvers/checkmate/checkmate.h"
 #include "core/solvers/checkmate/bound.h"
+#include "core/solvers/checkmate/checkmate.h"
 #include "core/solvers/checkmate/frontier.h"
 #include "core/solvers/checkmate/model.h"
 #include "core/solvers/checkmate/problem.h"
@@ -142,7 +141,8 @@ private slots:
             QCOMPARE(checkmate::evaluate(*p, storeAll).peakBytes, ref->peakBytes);
             std::vector<int> low = checkmate::lowestPeakSequence(*p);
             for (const auto &seq : {storeAll, low}) {
-                auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, seq), rg.graph, rg.costs);
+                auto t =
+                    sim::simulate(checkmate::lowerSequence(*p, rg.graph, seq), rg.graph, rg.costs);
                 QVERIFY2(t.hasValue(), t.status().toString().c_str());
                 const checkmate::Evaluation e = checkmate::evaluate(*p, seq);
                 QCOMPARE(t->peakBytes, e.peakBytes);
@@ -168,9 +168,11 @@ private slots:
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
             const std::vector<int> low = checkmate::lowestPeakSequence(*p);
-            const int64_t budget = checkmate::evaluate(*p, low).peakBytes +
-                                   (checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes -
-                                    checkmate::evaluate(*p, low).peakBytes) / 2;
+            const int64_t budget =
+                checkmate::evaluate(*p, low).peakBytes +
+                (checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes -
+                 checkmate::evaluate(*p, low).peakBytes) /
+                    2;
             std::vector<int> seq = checkmate::greedyPlan(*p, budget, 5, {});
             if (seq.empty())
                 continue; // the greedy does not reach every budget the lowest-peak plan does
@@ -178,7 +180,8 @@ private slots:
             checkmate::ModelOptions mo;
             mo.budgetBytes = budget;
             const checkmate::LinearModel m = checkmate::buildModel(*p, mo);
-            const std::vector<double> x = m.pointFromPlan(*p, checkmate::stagePlanFromSequence(*p, seq));
+            const std::vector<double> x =
+                m.pointFromPlan(*p, checkmate::stagePlanFromSequence(*p, seq));
             for (size_t c = 0; c < m.columns(); ++c) {
                 QVERIFY2(x[c] >= m.colLower[c] - 1e-9 && x[c] <= m.colUpper[c] + 1e-9,
                          (m.names[c] + " out of bounds").c_str());
@@ -213,7 +216,8 @@ private slots:
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
             const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
             for (double f : {-0.1, 0.0, 0.35, 0.7}) {
                 const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
                 const double expected = stagePlanOptimum(*p, budget);
@@ -228,15 +232,18 @@ private slots:
                     continue;
                 }
                 QVERIFY2(plan->status == SolveStatus::Optimal,
-                         qPrintable(QString("seed %1: %2 %3").arg(seed)
+                         qPrintable(QString("seed %1: %2 %3")
+                                        .arg(seed)
                                         .arg(solveStatusName(plan->status), plan->note.c_str())));
                 QVERIFY(plan->timeline.peakBytes <= budget);
                 // The warm start may come from another solver's own op order, outside the stage
                 // model, and beat its optimum; it is never worse, and the bound stays below it.
                 QVERIFY2(plan->timeline.recomputeSeconds <= expected + 1e-6,
                          qPrintable(QString("seed %1 budget %2: milp %3, exhaustive %4")
-                                        .arg(seed).arg(budget)
-                                        .arg(plan->timeline.recomputeSeconds).arg(expected)));
+                                        .arg(seed)
+                                        .arg(budget)
+                                        .arg(plan->timeline.recomputeSeconds)
+                                        .arg(expected)));
                 QVERIFY(plan->bound <= expected + 1e-6);
                 if (plan->timeline.recomputeSeconds < expected - 1e-6)
                     ++beaten;
@@ -263,32 +270,45 @@ private slots:
             if (p->values > 40)
                 continue;
             const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
                 const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
                 const double expected = stagePlanOptimum(*p, budget);
                 checkmate::FrontierBoundOptions fo;
                 fo.seconds = 1;
                 const checkmate::FrontierBound lb = checkmate::frontierLowerBound(*p, budget, fo);
-                if (lb.infeasible || checkmate::frontierMilpBound(*p, budget, -1, 5, {}).infeasible) {
-                    QVERIFY2(std::isinf(expected), qPrintable(QString("seed %1 budget %2: bound says "
-                                                                      "infeasible, optimum %3")
-                                                                  .arg(seed).arg(budget).arg(expected)));
+                if (lb.infeasible ||
+                    checkmate::frontierMilpBound(*p, budget, -1, 5, {}).infeasible) {
+                    QVERIFY2(std::isinf(expected),
+                             qPrintable(QString("seed %1 budget %2: bound says "
+                                                "infeasible, optimum %3")
+                                            .arg(seed)
+                                            .arg(budget)
+                                            .arg(expected)));
                     continue;
                 }
                 if (std::isinf(expected))
                     continue;
                 QVERIFY2(lb.bound <= expected + 1e-9,
                          qPrintable(QString("seed %1 budget %2: bound %3 > optimum %4")
-                                        .arg(seed).arg(budget).arg(lb.bound).arg(expected)));
+                                        .arg(seed)
+                                        .arg(budget)
+                                        .arg(lb.bound)
+                                        .arg(expected)));
                 // The MILP form (with the cascade) too, with and without a cutoff at the optimum.
-                const checkmate::FrontierMilpResult fm = checkmate::frontierMilpBound(*p, budget, -1, 5, {});
+                const checkmate::FrontierMilpResult fm =
+                    checkmate::frontierMilpBound(*p, budget, -1, 5, {});
                 QVERIFY(!fm.infeasible);
                 QVERIFY2(fm.bound <= expected + 1e-9,
                          qPrintable(QString("seed %1 budget %2: MILP bound %3 > optimum %4")
-                                        .arg(seed).arg(budget).arg(fm.bound).arg(expected)));
+                                        .arg(seed)
+                                        .arg(budget)
+                                        .arg(fm.bound)
+                                        .arg(expected)));
                 QVERIFY(fm.bound >= lb.bound - 1e-6 * (1 + lb.bound));
-                const checkmate::FrontierMilpResult cut = checkmate::frontierMilpBound(*p, budget, expected, 5, {});
+                const checkmate::FrontierMilpResult cut =
+                    checkmate::frontierMilpBound(*p, budget, expected, 5, {});
                 QVERIFY(cut.bound <= expected + 1e-9);
                 tighter += fm.bound > lb.bound + 1e-9;
                 positive += lb.bound > 1e-9;
@@ -309,7 +329,8 @@ private slots:
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
             const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
             const int64_t budget = low + (high - low) / 2;
             SolveRequest req = minTime(rg, budget);
             const checkmate::WarmStart w = checkmate::bestHeuristicSequence(*p, req, 2);
@@ -318,12 +339,14 @@ private slots:
                 QVERIFY(greedy.empty());
                 continue;
             }
-            auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, w.sequence), rg.graph, rg.costs);
+            auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, w.sequence), rg.graph,
+                                   rg.costs);
             QVERIFY2(t.hasValue(), t.status().toString().c_str());
             QVERIFY(t->peakBytes <= budget);
             QCOMPARE(t->peakBytes, w.evaluation.peakBytes);
             if (!greedy.empty())
-                QVERIFY(w.evaluation.recomputeSeconds <= checkmate::evaluate(*p, greedy).recomputeSeconds + 1e-12);
+                QVERIFY(w.evaluation.recomputeSeconds <=
+                        checkmate::evaluate(*p, greedy).recomputeSeconds + 1e-12);
         }
     }
 
@@ -338,15 +361,18 @@ private slots:
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
             const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
             for (int64_t budget : {low + (high - low) / 3, low + 2 * (high - low) / 3}) {
                 const std::vector<int> greedy = checkmate::greedyPlan(*p, budget, 1, {});
                 if (greedy.empty())
                     continue;
                 const checkmate::Evaluation g = checkmate::evaluate(*p, greedy);
-                const std::vector<int> better = checkmate::improveEvictedSet(*p, greedy, budget, 0.2, {});
+                const std::vector<int> better =
+                    checkmate::improveEvictedSet(*p, greedy, budget, 0.2, {});
                 const checkmate::Evaluation e = checkmate::evaluate(*p, better);
-                auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, better), rg.graph, rg.costs);
+                auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, better), rg.graph,
+                                       rg.costs);
                 QVERIFY2(t.hasValue(), t.status().toString().c_str());
                 QCOMPARE(t->peakBytes, e.peakBytes);
                 QVERIFY(e.peakBytes <= budget);
@@ -371,22 +397,26 @@ private slots:
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
             const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
             const int64_t budget = low + (high - low) / 3;
             auto best = milp->solve(minTime(rg, budget));
             QVERIFY2(best.hasValue(), best.status().toString().c_str());
             if (best->status != SolveStatus::Optimal)
                 continue;
             for (const auto &s : registry.solvers()) {
-                if (s->id().rfind("checkmate", 0) == 0 || s->id() == "offload" || !s->capabilities().minTime)
+                if (s->id().rfind("checkmate", 0) == 0 || s->id() == "offload" ||
+                    !s->capabilities().minTime)
                     continue;
                 auto other = s->solve(minTime(rg, budget));
                 if (!other || other->timeline.peakBytes > budget ||
-                    (other->status != SolveStatus::Optimal && other->status != SolveStatus::Feasible))
+                    (other->status != SolveStatus::Optimal &&
+                     other->status != SolveStatus::Feasible))
                     continue;
                 QVERIFY2(best->timeline.recomputeSeconds <= other->timeline.recomputeSeconds + 1e-9,
                          qPrintable(QString("seed %1: %2 recomputes %3 s, checkmate-milp %4 s")
-                                        .arg(seed).arg(s->id().c_str())
+                                        .arg(seed)
+                                        .arg(s->id().c_str())
                                         .arg(other->timeline.recomputeSeconds)
                                         .arg(best->timeline.recomputeSeconds)));
                 ++compared;
@@ -406,15 +436,18 @@ private slots:
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
             const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
             for (double f : {0.05, 0.3, 0.6}) {
                 const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
                 auto plan = lp->solve(minTime(rg, budget));
                 QVERIFY2(plan.hasValue(), plan.status().toString().c_str());
                 if (plan->status == SolveStatus::Optimal || plan->status == SolveStatus::Feasible)
                     QVERIFY2(plan->timeline.peakBytes <= budget,
-                             qPrintable(QString("seed %1: %2 > %3").arg(seed)
-                                            .arg(plan->timeline.peakBytes).arg(budget)));
+                             qPrintable(QString("seed %1: %2 > %3")
+                                            .arg(seed)
+                                            .arg(plan->timeline.peakBytes)
+                                            .arg(budget)));
                 auto exact = milp->solve(minTime(rg, budget));
                 QVERIFY(exact.hasValue());
                 if (exact->status == SolveStatus::Optimal && plan->bound >= 0)
@@ -451,7 +484,8 @@ private slots:
         const double tdi = plan->timeline.tdiPercent();
         QVERIFY2(tdi <= 50, qPrintable(QString("recompute %1% of one pass").arg(tdi)));
         for (const auto &other : makeSolvers()) {
-            if (!other->capabilities().minPeak || other->id().rfind("checkmate", 0) == 0 || other->id() == "offload")
+            if (!other->capabilities().minPeak || other->id().rfind("checkmate", 0) == 0 ||
+                other->id() == "offload")
                 continue;
             SolveRequest r = req;
             r.timeLimitSeconds = 5;
@@ -460,7 +494,8 @@ private slots:
                 continue;
             QVERIFY2(plan->timeline.peakBytes <= theirs->timeline.peakBytes,
                      qPrintable(QString("%1: %2 B below ours, %3 B")
-                                    .arg(other->id().c_str()).arg(theirs->timeline.peakBytes)
+                                    .arg(other->id().c_str())
+                                    .arg(theirs->timeline.peakBytes)
                                     .arg(plan->timeline.peakBytes)));
         }
     }
@@ -473,7 +508,8 @@ private slots:
         QVERIFY(p.hasValue());
         StopSource src;
         src.requestStop();
-        SolveRequest req = minTime(rg, checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes);
+        SolveRequest req =
+            minTime(rg, checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes);
         req.stop = src.token();
         auto plan = makeCheckmateMilpSolver()->solve(req);
         QVERIFY(!plan.hasValue() || plan->status == SolveStatus::Cancelled);

@@ -76,7 +76,8 @@ struct Tally
 };
 
 /// Compares solveFengHuang with the reference; false (with a message) on a mismatch.
-bool compareOne(const FengHuangGraph &g, const std::string &what, Tally *tally, double *ours = nullptr)
+bool compareOne(const FengHuangGraph &g, const std::string &what, Tally *tally,
+                double *ours = nullptr)
 {
     FengHuangReference ref(g);
     const RefOutcome o = ref.solve();
@@ -136,7 +137,8 @@ private slots:
                 SolveRequest r;
                 r.graph = &rg.graph;
                 r.costs = &rg.costs;
-                r.settings["post-check"] = "off"; // the search's own objective, not the guard's answer
+                r.settings["post-check"] =
+                    "off"; // the search's own objective, not the guard's answer
                 auto p = registry.find("feng-huang")->solve(r);
                 QVERIFY2(p.hasValue(), what.c_str());
                 QCOMPARE(p->bound, ours);
@@ -145,8 +147,8 @@ private slots:
             }
         }
         qInfo("training DAGs: %d compared (%d with complicate pieces), %d cover failures, %d "
-              "without max terms; bound checked on %d", tally.compared, tally.withComplicate,
-              tally.coverFailed, tally.noTerms, bounds);
+              "without max terms; bound checked on %d",
+              tally.compared, tally.withComplicate, tally.coverFailed, tally.noTerms, bounds);
         QVERIFY(tally.compared >= 100);
     }
 
@@ -159,8 +161,8 @@ private slots:
             QVERIFY2(compareOne(g, what, &tally), what.c_str());
         }
         qInfo("plain DAGs: %d compared (%d with complicate pieces), %d cover failures, %d "
-              "without max terms", tally.compared, tally.withComplicate, tally.coverFailed,
-              tally.noTerms);
+              "without max terms",
+              tally.compared, tally.withComplicate, tally.coverFailed, tally.noTerms);
         QVERIFY(tally.compared >= 1900);
         QVERIFY(tally.withComplicate >= 300); // the complicate division is really exercised
     }
@@ -169,7 +171,8 @@ private slots:
     {
         Tally tally;
         for (const char *name : {"resnet18", "resnet50", "densenet121"}) {
-            const QString path = remat::tests::sharedPath(QString("corpus/graph_only/%1.onnx").arg(name));
+            const QString path =
+                remat::tests::sharedPath(QString("corpus/graph_only/%1.onnx").arg(name));
             if (!QFileInfo::exists(path))
                 QSKIP("corpus not found");
             auto m = remat::tests::loadCostedModel(path, 2);
@@ -201,7 +204,8 @@ private slots:
         const auto registry = makeRegistry();
         for (const QString &f : files) {
             auto m = remat::tests::loadCostedModel(f, 1);
-            QVERIFY2(m.hasValue(), qPrintable(f + ": " + QString::fromStdString(m.status().toString())));
+            QVERIFY2(m.hasValue(),
+                     qPrintable(f + ": " + QString::fromStdString(m.status().toString())));
             const training::TrainingGraph *tg = &m->graph;
             const cost::Costs &costs = m->costs;
             SolveRequest r;
@@ -210,7 +214,8 @@ private slots:
             QElapsedTimer timer;
             timer.start();
             auto p = registry.find("feng-huang")->solve(r);
-            QVERIFY2(p.hasValue(), qPrintable(f + ": " + QString::fromStdString(p.status().toString())));
+            QVERIFY2(p.hasValue(),
+                     qPrintable(f + ": " + QString::fromStdString(p.status().toString())));
             QVERIFY2(p->status == SolveStatus::Feasible || p->status == SolveStatus::Optimal,
                      qPrintable(f));
             QVERIFY2(sim::simulate(p->schedule, *tg, costs).hasValue(), qPrintable(f));

@@ -38,7 +38,8 @@ private slots:
         // Expected: any subset of candidates lowers to a valid schedule; dropping everything
         // recomputes at least one op when backward needs an activation.
         for (uint32_t seed = 1; seed <= 60; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, {.forwardOps = 7, .dag = seed % 2 == 0});
+            auto rg =
+                remat::tests::randomTrainingGraph(seed, {.forwardOps = 7, .dag = seed % 2 == 0});
             auto facts = GraphFacts::build(rg.graph);
             QVERIFY(facts.hasValue());
             const auto &cand = facts->candidates();
@@ -51,8 +52,9 @@ private slots:
                 auto s = lowerCheckpointSet(*facts, keep, {});
                 QVERIFY2(s.hasValue(), s.status().toString().c_str());
                 auto t = sim::simulate(*s, rg.graph, rg.costs);
-                QVERIFY2(t.hasValue(), (t.status().toString() + "\n" +
-                                        schedule::printSchedule(*s, rg.graph)).c_str());
+                QVERIFY2(
+                    t.hasValue(),
+                    (t.status().toString() + "\n" + schedule::printSchedule(*s, rg.graph)).c_str());
             }
             auto none = lowerCheckpointSet(*facts, {}, {});
             QVERIFY(none.hasValue());

@@ -138,7 +138,8 @@ private slots:
                 std::vector<Pin> pins;
                 if (pinned)
                     for (const training::Tensor &t : rg.graph.tensors())
-                        if (t.producer.valid() && !t.requiredAtEnd && !t.consumers.empty() && rng() % 6 == 0)
+                        if (t.producer.valid() && !t.requiredAtEnd && !t.consumers.empty() &&
+                            rng() % 6 == 0)
                             pins.push_back({t.id, rng() % 2 ? PinKind::Keep : PinKind::Recompute});
                 auto p = checkmate::buildProblem(rg.graph, rg.costs, pins);
                 QVERIFY2(p.hasValue(), p.status().toString().c_str());
@@ -165,7 +166,8 @@ private slots:
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(12 + int(seed % 3) * 10));
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
-            const int64_t storeAll = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t storeAll =
+                checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
             for (double f : {0.95, 0.8, 0.6, 0.4, 0.2}) {
                 const auto budget = static_cast<int64_t>(f * double(storeAll));
                 const std::vector<int> got = checkmate::greedyPlan(*p, budget, 30, StopToken());

@@ -150,7 +150,8 @@ private slots:
             r.stop = stop.token();
             auto p = s->solve(r);
             if (p.hasValue())
-                QVERIFY2(p->status == SolveStatus::Cancelled || p->status == SolveStatus::Feasible ||
+                QVERIFY2(p->status == SolveStatus::Cancelled ||
+                             p->status == SolveStatus::Feasible ||
                              p->status == SolveStatus::Optimal,
                          s->id().c_str());
             else

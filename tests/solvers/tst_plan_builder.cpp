@@ -68,11 +68,12 @@ private slots:
                 for (size_t k = 0; k < sets.size(); ++k)
                     QVERIFY(one.offerCheckpoints(sets[k], objectives[k]).hasValue());
                 auto done = batch.offerCheckpointSets(sets, objectives);
-                QVERIFY2(done.hasValue() && *done, done ? "stopped" : done.status().toString().c_str());
+                QVERIFY2(done.hasValue() && *done,
+                         done ? "stopped" : done.status().toString().c_str());
                 auto a = one.finish(SolveStatus::Feasible);
                 auto b = batch.finish(SolveStatus::Feasible);
-                const QByteArray what = QByteArray("seed ") + QByteArray::number(seed) + " variant " +
-                                        QByteArray::number(variant);
+                const QByteArray what = QByteArray("seed ") + QByteArray::number(seed) +
+                                        " variant " + QByteArray::number(variant);
                 QVERIFY2(a.hasValue() && b.hasValue(), what.constData());
                 QCOMPARE(b->status, a->status);
                 QCOMPARE(b->checkpoints, a->checkpoints);

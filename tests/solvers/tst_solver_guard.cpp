@@ -89,8 +89,9 @@ Violation worseThanStoreAll(bool postCheck)
                 if (bad && v.count++ == 0)
                     v.first = s->id() + " " + objectiveName(obj) + " seed " + std::to_string(seed) +
                               ": peak " + std::to_string(t.peakBytes) + " vs " +
-                              std::to_string(sa.peakBytes) + ", time " + std::to_string(seconds(t)) +
-                              " vs " + std::to_string(seconds(sa)) + " (" + p->note + ")";
+                              std::to_string(sa.peakBytes) + ", time " +
+                              std::to_string(seconds(t)) + " vs " + std::to_string(seconds(sa)) +
+                              " (" + p->note + ")";
                 if (bad && postCheck)
                     return v;
             }

@@ -23,7 +23,8 @@ private slots:
             const bool search = s->capabilities().speed == SpeedClass::Search;
             QVERIFY2(search == (searches.count(s->id()) > 0), s->id().c_str());
             // The rule the planner applied by id before: no CBC, no checkmate-*, not offload.
-            const bool oldRule = !s->capabilities().needsCbc && s->id().rfind("checkmate", 0) != 0 && s->id() != "offload";
+            const bool oldRule = !s->capabilities().needsCbc &&
+                                 s->id().rfind("checkmate", 0) != 0 && s->id() != "offload";
             QCOMPARE(!search, oldRule);
             interactive += search ? 0 : 1;
         }

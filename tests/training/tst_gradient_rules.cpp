@@ -1,9 +1,9 @@
 // Gradient rules and the builder on hand-built forward graphs: for each rule, which tensors the
 // backward op reads, which gradients it writes, its FLOPs; plus accumulation, constant folding,
 // identity removal, GELU fusion and the errors. Expected figures are written beside each input.
+#include "core/ops/op_def.h"
 #include "core/schedule/store_all.h"
 #include "core/training/builder.h"
-#include "core/ops/op_def.h"
 
 #include <QtTest>
 
@@ -24,8 +24,8 @@ struct GraphSpec
     std::vector<ir::Node> nodes;
     std::vector<ValueId> inputs, outputs;
 
-    ValueId value(const std::string &name, std::vector<int64_t> shape, ValueKind kind = ValueKind::Intermediate,
-                  DataType dtype = DataType::Float)
+    ValueId value(const std::string &name, std::vector<int64_t> shape,
+                  ValueKind kind = ValueKind::Intermediate, DataType dtype = DataType::Float)
     {
         ir::Value v;
         v.id = ValueId(values.size());
@@ -39,8 +39,8 @@ struct GraphSpec
         return v.id;
     }
     /// A constant with data (float32 or int64).
-    ValueId constant(const std::string &name, std::vector<double> data, DataType dtype = DataType::Float,
-                     std::vector<int64_t> shape = {})
+    ValueId constant(const std::string &name, std::vector<double> data,
+                     DataType dtype = DataType::Float, std::vector<int64_t> shape = {})
     {
         const ValueId id = value(name, shape, ValueKind::Constant, dtype);
         auto tc = std::make_shared<ir::TensorConstant>();
@@ -53,10 +53,12 @@ struct GraphSpec
                 bytes.push_back(std::byte(d != 0 ? 1 : 0));
             } else if (dtype == DataType::Int64) {
                 int64_t i = int64_t(d);
-                bytes.insert(bytes.end(), reinterpret_cast<std::byte *>(&i), reinterpret_cast<std::byte *>(&i) + 8);
+                bytes.insert(bytes.end(), reinterpret_cast<std::byte *>(&i),
+                             reinterpret_cast<std::byte *>(&i) + 8);
             } else {
                 float f = float(d);
-                bytes.insert(bytes.end(), reinterpret_cast<std::byte *>(&f), reinterpret_cast<std::byte *>(&f) + 4);
+                bytes.insert(bytes.end(), reinterpret_cast<std::byte *>(&f),
+                             reinterpret_cast<std::byte *>(&f) + 4);
             }
         }
         tc->byteCount = int64_t(bytes.size());
@@ -138,13 +140,58 @@ private slots:
         const auto &t = ops::allOps();
         for (size_t i = 1; i < t.size(); ++i)
             QVERIFY(std::strcmp(t[i - 1].type, t[i].type) < 0);
-        for (const char *op : {"Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant",
-                               "ConstantOfShape", "Conv", "Div", "Dropout", "Equal", "Erf", "Expand", "Flatten",
-                               "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish",
-                               "LayerNormalization", "MatMul", "MaxPool", "Mod", "Mul", "Not", "Pad", "Pow", "Range",
-                               "ReduceMean", "Relu", "Reshape", "Resize", "ScatterND", "Shape", "Sigmoid", "Slice",
-                               "Softmax", "Sub", "Transpose", "Trilu", "Unsqueeze", "Where", "Split", "Squeeze",
-                               "Sqrt", "Tanh", "Gelu", "Identity", "Sum", "ReduceSum", "LRN"})
+        for (const char *op : {"Add",
+                               "AveragePool",
+                               "BatchNormalization",
+                               "Cast",
+                               "Clip",
+                               "Concat",
+                               "Constant",
+                               "ConstantOfShape",
+                               "Conv",
+                               "Div",
+                               "Dropout",
+                               "Equal",
+                               "Erf",
+                               "Expand",
+                               "Flatten",
+                               "Gather",
+                               "Gemm",
+                               "GlobalAveragePool",
+                               "HardSigmoid",
+                               "HardSwish",
+                               "LayerNormalization",
+                               "MatMul",
+                               "MaxPool",
+                               "Mod",
+                               "Mul",
+                               "Not",
+                               "Pad",
+                               "Pow",
+                               "Range",
+                               "ReduceMean",
+                               "Relu",
+                               "Reshape",
+                               "Resize",
+                               "ScatterND",
+                               "Shape",
+                               "Sigmoid",
+                               "Slice",
+                               "Softmax",
+                               "Sub",
+                               "Transpose",
+                               "Trilu",
+                               "Unsqueeze",
+                               "Where",
+                               "Split",
+                               "Squeeze",
+                               "Sqrt",
+                               "Tanh",
+                               "Gelu",
+                               "Identity",
+                               "Sum",
+                               "ReduceSum",
+                               "LRN"})
             QVERIFY2(ops::findOp(op) && ops::findOp(op)->derive, op);
         QVERIFY(!ops::findOp("NonMaxSuppression"));
     }
@@ -170,12 +217,13 @@ private slots:
         s.value("f", {2, 4});
         s.value("y", {2, 3});
         s.outputs = {s.find("y")};
-        s.node("Conv", {"x", "W"}, {"c"}, "conv").attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-        s.node("BatchNormalization", {"c", "scale", "bias", "rmean", "rvar"}, {"b"}, "bn").attributes = {
-            {"training_mode", int64_t(1)}};
+        s.node("Conv", {"x", "W"}, {"c"}, "conv").attributes = {
+            {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+        s.node("BatchNormalization", {"c", "scale", "bias", "rmean", "rvar"}, {"b"}, "bn")
+            .attributes = {{"training_mode", int64_t(1)}};
         s.node("Relu", {"b"}, {"r"}, "relu");
-        s.node("MaxPool", {"r"}, {"m"}, "pool").attributes = {{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                                              {"strides", std::vector<int64_t>{2, 2}}};
+        s.node("MaxPool", {"r"}, {"m"}, "pool").attributes = {
+            {"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
         s.node("GlobalAveragePool", {"m"}, {"p"}, "gap");
         s.node("Flatten", {"p"}, {"f"}, "flatten");
         s.node("Gemm", {"f", "Wfc"}, {"y"}, "fc").attributes = {{"transB", int64_t(1)}};
@@ -190,7 +238,7 @@ private slots:
         QCOMPARE(conv->flops, 27648.0);
         const training::Op *convGrad = opNamed(g, "conv/grad");
         QCOMPARE(convGrad->type, std::string("ConvGrad"));
-        QCOMPARE(names(g, convGrad->inputs), (Names{"x", "grad:c"}));   // dW = x (*) dc
+        QCOMPARE(names(g, convGrad->inputs), (Names{"x", "grad:c"})); // dW = x (*) dc
         QCOMPARE(names(g, convGrad->outputs), (Names{"grad:W"}));
         QCOMPARE(convGrad->flops, 27648.0);
         QCOMPARE(int(convGrad->inputRoles[0].kind), int(Operand::Kind::FwdInput));
@@ -203,7 +251,8 @@ private slots:
         QCOMPARE(g.tensor(bn->outputs[1]).bytes, int64_t(16));
         QCOMPARE(g.tensor(bn->outputs[1]).role, training::TensorRole::SavedState);
         const training::Op *bnGrad = opNamed(g, "bn/grad");
-        QCOMPARE(names(g, bnGrad->inputs), (Names{"c", "scale", "b::saved_mean", "b::saved_inv_std", "grad:b"}));
+        QCOMPARE(names(g, bnGrad->inputs),
+                 (Names{"c", "scale", "b::saved_mean", "b::saved_inv_std", "grad:b"}));
         QCOMPARE(names(g, bnGrad->outputs), (Names{"grad:c", "grad:scale", "grad:bias"}));
 
         // Relu saves its output; MaxPool its input and int64 indices shaped like m.
@@ -277,9 +326,11 @@ private slots:
             accumulates += op.type == "Accumulate";
         QCOMPARE(accumulates, size_t(2));
         QCOMPARE(names(g, opNamed(g, "relu/grad")->outputs), (Names{"grad:h#0"}));
-        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate1")->inputs), (Names{"grad:h#0", "grad:h#1"}));
+        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate1")->inputs),
+                 (Names{"grad:h#0", "grad:h#1"}));
         QCOMPARE(names(g, opNamed(g, "grad:h/accumulate1")->outputs), (Names{"grad:h#sum1"}));
-        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate2")->inputs), (Names{"grad:h#sum1", "grad:h#2"}));
+        QCOMPARE(names(g, opNamed(g, "grad:h/accumulate2")->inputs),
+                 (Names{"grad:h#sum1", "grad:h#2"}));
         QCOMPARE(names(g, opNamed(g, "grad:h/accumulate2")->outputs), (Names{"grad:h"}));
         QCOMPARE(names(g, opNamed(g, "mul/grad")->inputs), (Names{"x", "grad:h"}));
         // Sigmoid and Tanh save their outputs; Add nothing.
@@ -429,7 +480,8 @@ private slots:
         s.constant("st", {0}, DataType::Int64, {1});
         s.constant("en", {2}, DataType::Int64, {1});
         for (const char *n : {"h", "tb"})
-            s.value(n, n == std::string("h") ? std::vector<int64_t>{2, 8} : std::vector<int64_t>{2, 4});
+            s.value(n, n == std::string("h") ? std::vector<int64_t>{2, 8}
+                                             : std::vector<int64_t>{2, 4});
         s.value("a", {2, 4});
         s.value("b", {2, 4});
         s.value("c", {2, 4});
@@ -464,7 +516,8 @@ private slots:
         s.value("t", {});
         s.outputs = {s.find("m"), s.find("t")};
         s.node("Mul", {"x", "w"}, {"h"}, "mul");
-        s.node("ReduceMean", {"h"}, {"m"}, "mean_axis").attributes = {{"axes", std::vector<int64_t>{-1}}};
+        s.node("ReduceMean", {"h"}, {"m"}, "mean_axis").attributes = {
+            {"axes", std::vector<int64_t>{-1}}};
         s.node("ReduceMean", {"h"}, {"t"}, "mean_all").attributes = {{"keepdims", int64_t(0)}};
         const TrainingGraph g = buildOk(s);
         QCOMPARE(names(g, opNamed(g, "mean_axis/grad")->inputs), (Names{"h", "grad:m"}));
@@ -485,7 +538,8 @@ private slots:
         s.value("p", {2, 4, 4});
         s.value("y", {2, 4, 8});
         s.outputs = {s.find("y")};
-        s.node("LayerNormalization", {"x", "g", "bb"}, {"q"}, "ln").attributes = {{"axis", int64_t(-1)}};
+        s.node("LayerNormalization", {"x", "g", "bb"}, {"q"}, "ln").attributes = {
+            {"axis", int64_t(-1)}};
         s.node("MatMul", {"q", "kT"}, {"sc"}, "qk");
         s.node("Softmax", {"sc"}, {"p"}, "softmax");
         s.node("MatMul", {"p", "v"}, {"y"}, "pv");
@@ -493,7 +547,8 @@ private slots:
         const training::Op *ln = opNamed(g, "ln");
         QCOMPARE(names(g, ln->outputs), (Names{"q", "q::mean", "q::inv_std_dev"}));
         QCOMPARE(g.tensor(ln->outputs[1]).shape, ir::Shape::fromStatic({2, 4, 1}));
-        QCOMPARE(names(g, opNamed(g, "ln/grad")->inputs), (Names{"x", "g", "q::mean", "q::inv_std_dev", "grad:q"}));
+        QCOMPARE(names(g, opNamed(g, "ln/grad")->inputs),
+                 (Names{"x", "g", "q::mean", "q::inv_std_dev", "grad:q"}));
         QCOMPARE(names(g, opNamed(g, "ln/grad")->outputs), (Names{"grad:g", "grad:bb"}));
         QCOMPARE(names(g, opNamed(g, "softmax/grad")->inputs), (Names{"p", "grad:p"}));
         QCOMPARE(names(g, opNamed(g, "pv/grad")->inputs), (Names{"v", "p", "grad:y"}));
@@ -536,8 +591,8 @@ private slots:
         s.outputs = {s.find("y")};
         s.node("Mul", {"x", "w"}, {"xw"}, "mul");
         s.node("Clip", {"xw", "lo", "hi"}, {"c"}, "relu6");
-        s.node("AveragePool", {"c"}, {"y"}, "avg").attributes = {{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                                                 {"strides", std::vector<int64_t>{2, 2}}};
+        s.node("AveragePool", {"c"}, {"y"}, "avg").attributes = {
+            {"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
         const TrainingGraph g = buildOk(s);
         QCOMPARE(names(g, opNamed(g, "relu6/grad")->inputs), (Names{"xw", "grad:c"}));
         QCOMPARE(names(g, opNamed(g, "relu6/grad")->outputs), (Names{"grad:xw"})); // not lo / hi
@@ -558,7 +613,8 @@ private slots:
         QVERIFY(!tg.hasValue());
         QCOMPARE(tg.status().code(), StatusCode::Unsupported);
         QCOMPARE(QString::fromStdString(tg.status().message()),
-                 QString("no gradient rule for op type 'Frobnicate' (node '/block/Frobnicate_3' (Frobnicate))"));
+                 QString("no gradient rule for op type 'Frobnicate' (node '/block/Frobnicate_3' "
+                         "(Frobnicate))"));
     }
 
     void noFloatOutputIsAnError()

@@ -27,7 +27,8 @@ private slots:
         QCOMPARE(g.tensor(*a).producer.value, 0);
         QCOMPARE(g.tensor(*a).consumers.size(), size_t(2)); // f2 and f2/grad
         QCOMPARE(g.op(OpId(int32_t(3))).inputRoles.size(), size_t(2));
-        QCOMPARE(QString(training::tensorRoleName(training::TensorRole::SavedState)), QString("saved-state"));
+        QCOMPARE(QString(training::tensorRoleName(training::TensorRole::SavedState)),
+                 QString("saved-state"));
     }
 
     void refusesReadBeforeProduce()
@@ -38,7 +39,8 @@ private slots:
         std::swap(ops[0].inputs[0], ops[1].inputs[0]); // f1 reads a, f2 reads x
         auto r = TrainingGraph::assemble({}, ops, tensors);
         QVERIFY(!r.hasValue());
-        QCOMPARE(QString::fromStdString(r.status().message()), QString("op 'f1' reads 'a' before it is produced"));
+        QCOMPARE(QString::fromStdString(r.status().message()),
+                 QString("op 'f1' reads 'a' before it is produced"));
     }
 
     void refusesPhaseOrder()
@@ -58,7 +60,8 @@ private slots:
         tensors[3].name = "a";
         auto r = TrainingGraph::assemble({}, g.ops(), tensors);
         QVERIFY(!r.hasValue());
-        QCOMPARE(QString::fromStdString(r.status().message()), QString("two tensors are named 'a'"));
+        QCOMPARE(QString::fromStdString(r.status().message()),
+                 QString("two tensors are named 'a'"));
         tensors = g.tensors();
         training::Tensor orphan;
         orphan.id = TensorId(int32_t(tensors.size()));
@@ -66,7 +69,8 @@ private slots:
         tensors.push_back(orphan);
         r = TrainingGraph::assemble({}, g.ops(), tensors);
         QVERIFY(!r.hasValue());
-        QVERIFY(r.status().message().find("'orphan' is neither preloaded nor produced") != std::string::npos);
+        QVERIFY(r.status().message().find("'orphan' is neither preloaded nor produced") !=
+                std::string::npos);
     }
 };
 

@@ -8,8 +8,8 @@
 #include "ui/background_job.h"
 #include "ui/planner/run_controller.h"
 
-#include <QFileInfo>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QThread>
@@ -85,8 +85,9 @@ private slots:
                 return 1;
             },
             [&](quint64, core::Expected<int> r) { delivered << *r; });
-        const quint64 second = job.replace([](JobContext &) -> core::Expected<int> { return 2; },
-                                           [&](quint64, core::Expected<int> r) { delivered << *r; });
+        const quint64 second =
+            job.replace([](JobContext &) -> core::Expected<int> { return 2; },
+                        [&](quint64, core::Expected<int> r) { delivered << *r; });
         QVERIFY(first != second);
         QCOMPARE(job.generation(), quint64(2));
         QVERIFY(QTest::qWaitFor([&] { return delivered.contains(2); }, kTimeoutMs));
@@ -110,7 +111,8 @@ private slots:
         const quint64 a = job.start(untilStopped, [&](quint64, core::Expected<int> r) {
             delivered << (r.status().code() == core::StatusCode::Cancelled ? -1 : 0);
         });
-        const quint64 b = job.start(untilStopped, [&](quint64, core::Expected<int>) { delivered << 99; });
+        const quint64 b =
+            job.start(untilStopped, [&](quint64, core::Expected<int>) { delivered << 99; });
         QCOMPARE(job.running(), 2);
         job.stop(a);
         job.drop(b);
@@ -140,7 +142,10 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return done.has_value(); }, kTimeoutMs));
         const int limit = *done * JobContext::kProgressPerSecond / 1000 + 1;
         QVERIFY2(received >= 1 && received <= limit,
-                 qPrintable(QStringLiteral("%1 reports of %2 calls in %3 ms").arg(received).arg(calls.load()).arg(*done)));
+                 qPrintable(QStringLiteral("%1 reports of %2 calls in %3 ms")
+                                .arg(received)
+                                .arg(calls.load())
+                                .arg(*done)));
         QVERIFY(calls.load() > received * 10);
     }
 
@@ -173,7 +178,9 @@ private slots:
         QVERIFY2(problem.hasValue(), problem.status().message().c_str());
         RunController runs;
         runs.setBackends({{QStringLiteral("cpu"), QStringLiteral("throws"),
-                           []() -> core::Expected<std::unique_ptr<core::exec::Backend>> { throw std::bad_alloc(); }}});
+                           []() -> core::Expected<std::unique_ptr<core::exec::Backend>> {
+                               throw std::bad_alloc();
+                           }}});
         QSignalSpy finished(&runs, &RunController::finished);
         RunRequest request;
         request.problem = *problem;
@@ -184,8 +191,9 @@ private slots:
         QVERIFY(finished.wait(kTimeoutMs));
         const RunSummary summary = finished.front().at(0).value<RunSummary>();
         QVERIFY(!summary.ok);
-        QVERIFY2(summary.error.contains(QStringLiteral("out of host memory while running the plan")),
-                 qPrintable(summary.error));
+        QVERIFY2(
+            summary.error.contains(QStringLiteral("out of host memory while running the plan")),
+            qPrintable(summary.error));
         QVERIFY(!runs.isRunning());
     }
 };

@@ -3,12 +3,12 @@
 // round-trip, the batch spin re-imports, exports write files, and a corrupt file shows an error
 // while the window stays usable.
 #include "common/test_support.h"
-#include "ui_test_util.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
+#include "ui_test_util.h"
 
 #include <QDir>
 #include <QDockWidget>
@@ -22,8 +22,8 @@
 
 using namespace remat;
 using namespace remat::ui;
-using remat::tests::sharedDir;
 using remat::tests::openAndWait;
+using remat::tests::sharedDir;
 using remat::tests::sharedPath;
 
 namespace {
@@ -49,10 +49,7 @@ class TestExplorer : public QObject
 {
     Q_OBJECT
 private slots:
-    void initTestCase()
-    {
-        remat::tests::isolateSettings();
-    }
+    void initTestCase() { remat::tests::isolateSettings(); }
 
     void defaultLayoutGivesTheInspectorRoom()
     {
@@ -85,8 +82,10 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         for (const char *dir : {"corpus/graph_only", "corpus/with_weights"})
-            for (const QString &f : QDir(sharedPath(QString::fromUtf8(dir))).entryList({QStringLiteral("*.onnx")}))
-                QTest::newRow(qPrintable(f)) << sharedPath(QString::fromUtf8(dir) + QStringLiteral("/") + f);
+            for (const QString &f :
+                 QDir(sharedPath(QString::fromUtf8(dir))).entryList({QStringLiteral("*.onnx")}))
+                QTest::newRow(qPrintable(f))
+                    << sharedPath(QString::fromUtf8(dir) + QStringLiteral("/") + f);
         // without ../shared, one row that skips (a data function without rows aborts the test)
         if (!QDir(sharedDir()).exists())
             QTest::newRow("no shared data") << QString();
@@ -103,9 +102,11 @@ private slots:
         const auto &g = w.document()->graph();
         // Every node is shown exactly once: by its own box or inside a collapsed group's count,
         // unless it is folded shape arithmetic (View > Fold Shape Arithmetic, on by default).
-        QCOMPARE(w.graphScene()->nodeItemCount() + w.document()->layouter()->hiddenCount(), int(g.nodeCount()));
+        QCOMPARE(w.graphScene()->nodeItemCount() + w.document()->layouter()->hiddenCount(),
+                 int(g.nodeCount()));
         QVERIFY(w.graphScene()->boxCount() > 0);
-        QVERIFY(w.statusSummary().contains(QString::number(g.nodeCount()) + QStringLiteral(" nodes")));
+        QVERIFY(
+            w.statusSummary().contains(QString::number(g.nodeCount()) + QStringLiteral(" nodes")));
         // The layout has no overlapping boxes among siblings (checked on the boxes themselves).
         const auto &items = w.document()->layout()->items;
         for (size_t i = 0; i < items.size() && i < 400; ++i)
@@ -139,7 +140,8 @@ private slots:
         QVERIFY(w.inspector()->html().contains(QStringLiteral("Conv")));
         // the training graph says what the convolution's backward keeps: its input X
         // (32x128x28x28 float32 = 12.25 MiB at the file's batch)
-        QVERIFY2(w.inspector()->html().contains(QStringLiteral("Backward")), qPrintable(w.inspector()->html()));
+        QVERIFY2(w.inspector()->html().contains(QStringLiteral("Backward")),
+                 qPrintable(w.inspector()->html()));
         QVERIFY(w.inspector()->html().contains(QStringLiteral("12.25 MiB")));
         // by shape: resnet18's 7x7 maps (32x512x7x7 at the file's batch)
         w.searchBar()->setQuery(QStringLiteral("512\u00d77\u00d77"));
@@ -217,7 +219,8 @@ private slots:
         QCOMPARE(w.document()->graph().info().batch, int64_t(4));
         // conv1's output at batch 4: 4 x 64 x 112 x 112 float32 = 12845056 bytes
         const auto conv1 = *w.document()->graph().findNode("/conv1/Conv");
-        QCOMPARE(w.document()->model().metrics->nodeOutputBytes[conv1.index()], int64_t(4 * 64 * 112 * 112 * 4));
+        QCOMPARE(w.document()->model().metrics->nodeOutputBytes[conv1.index()],
+                 int64_t(4 * 64 * 112 * 112 * 4));
         QVERIFY(w.statusSummary().contains(QStringLiteral("batch 4")));
         QSettings().remove(QStringLiteral("batch"));
     }
@@ -230,7 +233,8 @@ private slots:
             QSKIP("shared corpus not found");
         QVERIFY(openAndWait(w, sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))));
         QTemporaryDir dir;
-        const QString png = dir.filePath(QStringLiteral("g.png")), svg = dir.filePath(QStringLiteral("g.svg"));
+        const QString png = dir.filePath(QStringLiteral("g.png")),
+                      svg = dir.filePath(QStringLiteral("g.svg"));
         QVERIFY(w.exportImage(png));
         QVERIFY(w.exportImage(svg));
         QImage image(png);

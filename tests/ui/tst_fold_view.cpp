@@ -13,12 +13,12 @@
 #include "core/layout/shape_folding.h"
 #include "core/onnx/importer.h"
 #include "core/training/builder.h"
-#include "ui_test_util.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/search_bar.h"
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
 #include "ui/model_document.h"
+#include "ui_test_util.h"
 
 #include <QFileInfo>
 #include <QSettings>
@@ -66,10 +66,7 @@ class TestFoldView : public QObject
 {
     Q_OBJECT
 private slots:
-    void initTestCase()
-    {
-        remat::tests::isolateSettings();
-    }
+    void initTestCase() { remat::tests::isolateSettings(); }
 
     void tinyVitFoldsWhatTrainingFolds()
     {
@@ -100,10 +97,12 @@ private slots:
             const bool trainingFolds = !hasForwardOp[n.id.index()] && !removed;
             std::string inputs;
             for (core::ValueId v : n.inputs)
-                inputs += " " + g.value(v).name + ":" + ir::valueKindName(g.value(v).kind) +
-                          (g.value(v).producer.valid() ? "<-" + g.node(g.value(v).producer).opType : "");
+                inputs +=
+                    " " + g.value(v).name + ":" + ir::valueKindName(g.value(v).kind) +
+                    (g.value(v).producer.valid() ? "<-" + g.node(g.value(v).producer).opType : "");
             QVERIFY2(lay.isHidden(n.id) == trainingFolds,
-                     (n.name + " (" + n.opType + "): folded " + std::to_string(lay.isHidden(n.id)) + ", inputs" + inputs)
+                     (n.name + " (" + n.opType + "): folded " + std::to_string(lay.isHidden(n.id)) +
+                      ", inputs" + inputs)
                          .c_str());
             folded += lay.isHidden(n.id) ? 1 : 0;
         }
@@ -123,7 +122,8 @@ private slots:
         // A Reshape whose target is folded: the inspector shows the value, equal to its output dims.
         int reshapes = 0;
         for (const ir::Node &n : g.nodes()) {
-            if (n.opType != "Reshape" || n.inputs.size() < 2 || !lay.isHidden(g.value(n.inputs[1]).producer))
+            if (n.opType != "Reshape" || n.inputs.size() < 2 ||
+                !lay.isHidden(g.value(n.inputs[1]).producer))
                 continue;
             const auto dims = g.value(n.outputs[0]).shape.sizes();
             const auto *target = w.document()->foldedConstants().value(n.inputs[1]);
@@ -134,7 +134,8 @@ private slots:
             for (size_t k = 0; k < dims.size(); ++k)
                 list += (k ? QStringLiteral(", ") : QString()) + QString::number(dims[k]);
             w.document()->setSelectedNode(n.id);
-            QVERIFY2(w.inspector()->html().contains(QStringLiteral("shape = [") + list + QStringLiteral("]")),
+            QVERIFY2(w.inspector()->html().contains(QStringLiteral("shape = [") + list +
+                                                    QStringLiteral("]")),
                      qPrintable(w.inspector()->html()));
             ++reshapes;
         }
@@ -172,8 +173,8 @@ private slots:
         NodeItem *own = w.graphScene()->itemShowing(hit);
         QVERIFY(own && own != w.graphScene()->itemShowing(host));
         const double fullWidth = widestGroup(*w.document()->layout());
-        qInfo("tiny_vit: %d boxes -> %d with folding; widest group %.0f px -> %.0f px", kTinyVitNodes,
-              kTinyVitNodes - kTinyVitFolded, fullWidth, foldedWidth);
+        qInfo("tiny_vit: %d boxes -> %d with folding; widest group %.0f px -> %.0f px",
+              kTinyVitNodes, kTinyVitNodes - kTinyVitFolded, fullWidth, foldedWidth);
         QVERIFY(foldedWidth < 0.6 * fullWidth);
         // On again: the same fold.
         QVERIFY(relayout(w, true));
@@ -208,9 +209,10 @@ private slots:
         QVERIFY(relayout(w, false));
         QCOMPARE(w.graphScene()->boxCount(), nodes);
         const double wide = widestGroup(*w.document()->layout());
-        qInfo("%s: %d nodes, %d drawn with folding; widest group %.0f px -> %.0f px; graph height %.0f px -> %.0f px",
-              qPrintable(QFileInfo(file).fileName()), nodes, boxes, wide, narrow, w.document()->layout()->bounds.height,
-              height);
+        qInfo("%s: %d nodes, %d drawn with folding; widest group %.0f px -> %.0f px; graph height "
+              "%.0f px -> %.0f px",
+              qPrintable(QFileInfo(file).fileName()), nodes, boxes, wide, narrow,
+              w.document()->layout()->bounds.height, height);
         QVERIFY(folded > 0);
         QVERIFY(narrow < 0.6 * wide);
     }
@@ -255,7 +257,8 @@ private slots:
         const layout::GraphLayout &off = *w.document()->layout();
         QCOMPARE(off.items.size(), on.items.size());
         for (size_t i = 0; i < on.items.size(); ++i)
-            QVERIFY(on.items[i].rect.x == off.items[i].rect.x && on.items[i].rect.y == off.items[i].rect.y &&
+            QVERIFY(on.items[i].rect.x == off.items[i].rect.x &&
+                    on.items[i].rect.y == off.items[i].rect.y &&
                     on.items[i].rect.width == off.items[i].rect.width &&
                     on.items[i].rect.height == off.items[i].rect.height);
         QCOMPARE(off.edges.size(), on.edges.size());

@@ -9,12 +9,12 @@
 //   than the view: their header bands cross the whole view, and each must show its title at the
 //   view's left edge (it used to sit off-screen at the frame's own left, leaving a bare band).
 #include "common/test_support.h"
-#include "ui_test_util.h"
 #include "ui/graph/graph_items.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/main_window.h"
 #include "ui/model_document.h"
+#include "ui_test_util.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -82,7 +82,8 @@ private slots:
                 continue;
             ++frames;
             const layout::Rect &frame = l.items[f].rect;
-            const QString name = QString::fromStdString(w.document()->graph().ns(l.items[f].ns).path);
+            const QString name =
+                QString::fromStdString(w.document()->graph().ns(l.items[f].ns).path);
             int members = 0;
             for (size_t i = 0; i < l.items.size(); ++i) {
                 if (i == f || isInside(l, f, i))
@@ -97,15 +98,17 @@ private slots:
                              qPrintable(name + QStringLiteral(" frame ") + describe(frame) +
                                         QStringLiteral(" does not hold member ") + describe(r)));
                 } else {
-                    QVERIFY2(!frame.intersects(r), qPrintable(name + QStringLiteral(" frame ") + describe(frame) +
-                                                              QStringLiteral(" overlaps outsider ") + describe(r)));
+                    QVERIFY2(!frame.intersects(r),
+                             qPrintable(name + QStringLiteral(" frame ") + describe(frame) +
+                                        QStringLiteral(" overlaps outsider ") + describe(r)));
                 }
             }
             QVERIFY2(members > 0, qPrintable(name + QStringLiteral(": empty frame")));
             // The frame item on screen is the layout's rectangle.
             GroupFrameItem *item = w.graphScene()->frameOf(l.items[f].ns);
             QVERIFY(item);
-            QCOMPARE(item->sceneBoundingRect(), QRectF(frame.x, frame.y, frame.width, frame.height));
+            QCOMPARE(item->sceneBoundingRect(),
+                     QRectF(frame.x, frame.y, frame.width, frame.height));
         }
         QVERIFY(frames >= 3); // enc, layers.0, layers.1 at least
     }
@@ -133,29 +136,38 @@ private slots:
             const QRectF r = frame->sceneBoundingRect();
             // Only frames whose header band crosses the view's left edge: wider than the view.
             const QRectF band(r.x(), r.y() + 4, r.width(), 14);
-            if (!(r.left() < visible.left() && r.right() > visible.right() && visible.top() <= band.top() &&
-                  band.bottom() <= visible.bottom()))
+            if (!(r.left() < visible.left() && r.right() > visible.right() &&
+                  visible.top() <= band.top() && band.bottom() <= visible.bottom()))
                 continue;
             ++checked;
             // The title's text pixels in the band, within 150 px of the view's left edge.
-            const QRect px = view->mapFromScene(band).boundingRect().intersected(QRect(0, 0, 150, shot.height()));
+            const QRect px = view->mapFromScene(band).boundingRect().intersected(
+                QRect(0, 0, 150, shot.height()));
             int ink = 0;
             for (int y = px.top(); y <= px.bottom(); ++y)
                 for (int x = std::max(0, px.left()); x <= px.right(); ++x)
                     ink += qGray(shot.pixel(x, y)) < 110;
-            QVERIFY2(ink > 15, qPrintable(frame->title() + QStringLiteral(": header band crosses the view with no title (%1 dark pixels)").arg(ink)));
+            QVERIFY2(ink > 15,
+                     qPrintable(frame->title() +
+                                QStringLiteral(
+                                    ": header band crosses the view with no title (%1 dark pixels)")
+                                    .arg(ink)));
             const QRectF title = frame->titleRect(visible);
             QVERIFY(title.left() >= visible.left() && title.left() < visible.left() + 20);
             QVERIFY(title.top() >= r.top() && title.bottom() <= r.top() + 24);
         }
-        QVERIFY2(checked >= 2, qPrintable(QStringLiteral("expected the enc and layers.0 frames to cross the view, found %1").arg(checked)));
+        QVERIFY2(checked >= 2,
+                 qPrintable(QStringLiteral(
+                                "expected the enc and layers.0 frames to cross the view, found %1")
+                                .arg(checked)));
 
         // After a sideways scroll the title is at the new left edge, not `shift` px to the right.
         // (grab() paints the whole view afresh, so this cannot see on-screen pixel reuse; the
         // view repaints on sideways scrolls for that.)
         GroupFrameItem *enc = nullptr;
         for (QGraphicsItem *gi : w.graphScene()->items())
-            if (gi->type() == GroupFrameItem::Type && static_cast<GroupFrameItem *>(gi)->title() == QLatin1String("enc"))
+            if (gi->type() == GroupFrameItem::Type &&
+                static_cast<GroupFrameItem *>(gi)->title() == QLatin1String("enc"))
                 enc = static_cast<GroupFrameItem *>(gi);
         QVERIFY(enc);
         QScrollBar *bar = view->horizontalScrollBar();
@@ -164,11 +176,13 @@ private slots:
         bar->setValue(bar->value() - shift);
         QTest::qWait(50);
         const QImage after = view->viewport()->grab().toImage();
-        const QRectF band(enc->sceneBoundingRect().x(), enc->sceneBoundingRect().y() + 4, enc->sceneBoundingRect().width(), 14);
+        const QRectF band(enc->sceneBoundingRect().x(), enc->sceneBoundingRect().y() + 4,
+                          enc->sceneBoundingRect().width(), 14);
         const QRect row = view->mapFromScene(band).boundingRect();
         auto inkIn = [&](int x0, int x1) {
             int ink = 0;
-            for (int y = std::max(0, row.top()); y <= std::min(after.height() - 1, row.bottom()); ++y)
+            for (int y = std::max(0, row.top()); y <= std::min(after.height() - 1, row.bottom());
+                 ++y)
                 for (int x = x0; x <= x1; ++x)
                     ink += qGray(after.pixel(x, y)) < 110;
             return ink;

@@ -16,9 +16,9 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
-#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -79,7 +79,8 @@ private slots:
             60000));
         QVERIFY(shown.count() > 0);
         // The planner follows the re-import: its problem is the model at these sizes.
-        QVERIFY(QTest::qWaitFor([&] { return w.planner()->problem() && !w.planner()->isLoading(); }, 60000));
+        QVERIFY(QTest::qWaitFor([&] { return w.planner()->problem() && !w.planner()->isLoading(); },
+                                60000));
         QCOMPARE(w.planner()->problem()->training->info().batch, int64_t(1));
         QVERIFY(sameImportSettings(w.planner()->document()->importSettings(), w.importSettings()));
         const core::ir::Graph &g = w.document()->graph();
@@ -92,7 +93,8 @@ private slots:
         QVERIFY2(params > 100, QByteArray::number(params).constData());
         // The inspector says how the inference export is studied (as `remat info` does).
         w.document()->setSelectedNode(core::NodeId());
-        QVERIFY2(w.inspector()->html().contains(QStringLiteral("35 BatchNormalization nodes were exported for inference")),
+        QVERIFY2(w.inspector()->html().contains(
+                     QStringLiteral("35 BatchNormalization nodes were exported for inference")),
                  qPrintable(w.inspector()->html().left(2000)));
         // Shown on the toolbar, remembered for the file.
         auto *label = w.findChild<QLabel *>(QStringLiteral("inputsLabel"));
@@ -139,7 +141,8 @@ private slots:
         QCOMPARE(failed.count(), 0);
         QVERIFY(!w.findChild<InputSettingsDialog *>());
         QVERIFY(!w.document()->model().training);
-        QVERIFY2(w.document()->model().trainingError.contains(QStringLiteral("--dim p2o.DynamicDimension.1=")),
+        QVERIFY2(w.document()->model().trainingError.contains(
+                     QStringLiteral("--dim p2o.DynamicDimension.1=")),
                  qPrintable(w.document()->model().trainingError));
         QVERIFY(w.document()->graph().nodeCount() > 100);
     }
@@ -166,7 +169,8 @@ private slots:
         QString text = QString::fromUtf8(f.readAll());
         f.close();
         const QRegularExpressionMatch m =
-            QRegularExpression(QStringLiteral("\"p2o\\.DynamicDimension\\.1\"\\s*:\\s*(32)")).match(text);
+            QRegularExpression(QStringLiteral("\"p2o\\.DynamicDimension\\.1\"\\s*:\\s*(32)"))
+                .match(text);
         QVERIFY(m.hasMatch());
         text.replace(m.capturedStart(1), m.capturedLength(1), QStringLiteral("0"));
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));

@@ -6,8 +6,8 @@
 #include <QChart>
 #include <QGraphicsSimpleTextItem>
 #include <QLegend>
-#include <QTest>
 #include <QSet>
+#include <QTest>
 #include <QValueAxis>
 
 #include <cmath>
@@ -105,8 +105,12 @@ private slots:
         // Centred inside the (empty) plot area.
         const QRectF area = v.chart()->plotArea();
         const QRectF box = hint->mapRectToParent(hint->boundingRect());
-        QVERIFY2(area.contains(box), qPrintable(QStringLiteral("hint %1,%2 %3x%4 outside the plot area")
-                                                    .arg(box.x()).arg(box.y()).arg(box.width()).arg(box.height())));
+        QVERIFY2(area.contains(box),
+                 qPrintable(QStringLiteral("hint %1,%2 %3x%4 outside the plot area")
+                                .arg(box.x())
+                                .arg(box.y())
+                                .arg(box.width())
+                                .arg(box.height())));
         QVERIFY(std::abs(box.center().x() - area.center().x()) < 1.0);
     }
 

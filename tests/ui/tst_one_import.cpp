@@ -28,8 +28,9 @@ bool waitForBoth(MainWindow &w, int64_t batch)
     return QTest::qWaitFor(
         [&] {
             const Planner *p = w.planner();
-            return !w.isBusy() && w.document()->hasModel() && w.document()->graph().info().batch == batch &&
-                   !p->isLoading() && p->problem() && p->problem()->batch == batch;
+            return !w.isBusy() && w.document()->hasModel() &&
+                   w.document()->graph().info().batch == batch && !p->isLoading() && p->problem() &&
+                   p->problem()->batch == batch;
         },
         kTimeoutMs);
 }

@@ -2,8 +2,8 @@
 // sessions saved and reopened, a CPU run feeding the live chart, a cancelled solve.
 #include "common/test_support.h"
 
-#include "core/sim/simulator.h"
 #include "core/exec/cpu/cpu_backend.h"
+#include "core/sim/simulator.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
@@ -77,7 +77,8 @@ private slots:
             checkFigures(p, *m_resnet);
             // Both checkpoint a chain of resnet blocks: strictly less activation memory than
             // storing everything.
-            QVERIFY(p.timeline.activationPeakBytes < m_resnet->storeAll.timeline.activationPeakBytes);
+            QVERIFY(p.timeline.activationPeakBytes <
+                    m_resnet->storeAll.timeline.activationPeakBytes);
         }
         solvers.sort();
         QCOMPARE(solvers, QStringList({"chen-sqrtn", "hong-dp"}));
@@ -103,8 +104,10 @@ private slots:
         const auto before = *planner->document()->currentPlan();
         // A node the plan recomputes; pinning it "keep" must store it.
         QString node;
-        for (auto it = planner->analysis().nodeDecisions().cbegin(); it != planner->analysis().nodeDecisions().cend(); ++it)
-            if (it.value() == PlanDecision::Recompute && !planner->pinTensorOfNode(it.key()).isEmpty()) {
+        for (auto it = planner->analysis().nodeDecisions().cbegin();
+             it != planner->analysis().nodeDecisions().cend(); ++it)
+            if (it.value() == PlanDecision::Recompute &&
+                !planner->pinTensorOfNode(it.key()).isEmpty()) {
                 node = it.key();
                 break;
             }
@@ -151,7 +154,8 @@ private slots:
         planner->waitForIdle();
         const int64_t tight = floor + (sa.peakBytes - floor) * 7 / 10;
         planner->solverPanel()->dragBudgetTo(tight);
-        QTRY_VERIFY_WITH_TIMEOUT(planner->document()->currentPlan()->budgetBytes != sa.peakBytes, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(planner->document()->currentPlan()->budgetBytes != sa.peakBytes,
+                                 20000);
         planner->waitForIdle();
         const auto &plan = *planner->document()->currentPlan();
         QCOMPARE(planner->document()->plans().size(), size_t(1));
@@ -226,7 +230,8 @@ private slots:
         QVERIFY2(opened.first().at(0).toBool(), qPrintable(opened.first().at(1).toString()));
         QCOMPARE(reopened.document()->budgetBytes(), budget);
         QCOMPARE(reopened.document()->pins().size(), 1);
-        QCOMPARE(reopened.document()->pin(pinnedTensor), std::optional<PinKind>(PinKind::Recompute));
+        QCOMPARE(reopened.document()->pin(pinnedTensor),
+                 std::optional<PinKind>(PinKind::Recompute));
         QCOMPARE(reopened.document()->plans().size(), plans.size());
         for (size_t i = 0; i < plans.size(); ++i) {
             const auto &a = plans[i], &b = reopened.document()->plans()[i];
@@ -251,8 +256,10 @@ private slots:
         QVERIFY(reopened.exportPlanJson(dir.filePath(QStringLiteral("p.json"))).isOk());
         QVERIFY(reopened.exportTimelineCsv(dir.filePath(QStringLiteral("t.csv"))).isOk());
         reopened.memoryChart()->resize(800, 400);
-        QVERIFY(reopened.exportChart(reopened.memoryChart(), dir.filePath(QStringLiteral("m.png"))).isOk());
-        QVERIFY(reopened.exportChart(reopened.memoryChart(), dir.filePath(QStringLiteral("m.svg"))).isOk());
+        QVERIFY(reopened.exportChart(reopened.memoryChart(), dir.filePath(QStringLiteral("m.png")))
+                    .isOk());
+        QVERIFY(reopened.exportChart(reopened.memoryChart(), dir.filePath(QStringLiteral("m.svg")))
+                    .isOk());
         QFile csv(dir.filePath(QStringLiteral("t.csv")));
         QVERIFY(csv.open(QIODevice::ReadOnly));
         const int lines = QString::fromUtf8(csv.readAll()).count(QLatin1Char('\n'));
@@ -265,10 +272,11 @@ private slots:
         const QString mlp = tests::sharedPath("corpus/with_weights/mlp.onnx");
         Planner planner;
         planner.setSolvers(Planner::registrySolvers());
-        planner.setBackends({BackendChoice{QStringLiteral("cpu"), QStringLiteral("CPU reference"), [] {
-                                               return core::Expected<std::unique_ptr<core::exec::Backend>>(
-                                                   core::exec::makeCpuBackend());
-                                           }}});
+        planner.setBackends(
+            {BackendChoice{QStringLiteral("cpu"), QStringLiteral("CPU reference"), [] {
+                               return core::Expected<std::unique_ptr<core::exec::Backend>>(
+                                   core::exec::makeCpuBackend());
+                           }}});
         QSignalSpy loaded(&planner, &Planner::problemChanged);
         planner.openModel(mlp, 0);
         QVERIFY(loaded.wait(60000));
@@ -285,9 +293,11 @@ private slots:
         QVERIFY2(s.ok, qPrintable(s.error));
         QCOMPARE(s.iterations, 2);
         QVERIFY(s.gradientsChecked);
-        QVERIFY2(s.gradientsMatch, qPrintable(QStringLiteral("%1 in %2").arg(s.maxRelativeError).arg(s.worstEntry)));
+        QVERIFY2(s.gradientsMatch,
+                 qPrintable(QStringLiteral("%1 in %2").arg(s.maxRelativeError).arg(s.worstEntry)));
         // The live chart got the measured steps of the last iteration.
-        QCOMPARE(panel->measuredPointCount(), int(planner.document()->currentPlan()->schedule.steps.size()));
+        QCOMPARE(panel->measuredPointCount(),
+                 int(planner.document()->currentPlan()->schedule.steps.size()));
         // The measured bytes equal the simulator's (same allocation discipline).
         QCOMPARE(s.measuredPeakBytes, planner.document()->currentPlan()->timeline.peakBytes);
     }
@@ -315,10 +325,12 @@ private slots:
         QVERIFY(done.wait(120000));
         QVERIFY2(panel->lastSummary().ok, qPrintable(panel->lastSummary().error));
         QCOMPARE(planner.problem()->costs->timeSource, core::cost::TimeSource::Profile);
-        QVERIFY2(panel->timeSourceText().startsWith("Times: profile"), qPrintable(panel->timeSourceText()));
+        QVERIFY2(panel->timeSourceText().startsWith("Times: profile"),
+                 qPrintable(panel->timeSourceText()));
         const core::solvers::Plan *plan = planner.document()->currentPlan();
         QVERIFY(plan);
-        auto t = core::sim::simulate(plan->schedule, *planner.problem()->training, *planner.problem()->costs);
+        auto t = core::sim::simulate(plan->schedule, *planner.problem()->training,
+                                     *planner.problem()->costs);
         QVERIFY(t.hasValue());
         QCOMPARE(plan->timeline.totalSeconds, t->totalSeconds);
         QVERIFY(plan->timeline.totalSeconds != before); // measured, not the roofline's

@@ -46,8 +46,10 @@ private slots:
     void initTestCase()
     {
         QProcess probe;
-        probe.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral("import torch, torchvision")});
-        if (!probe.waitForFinished(300000) || probe.exitStatus() != QProcess::NormalExit || probe.exitCode() != 0)
+        probe.start(QStringLiteral("/usr/bin/python3"),
+                    {QStringLiteral("-c"), QStringLiteral("import torch, torchvision")});
+        if (!probe.waitForFinished(300000) || probe.exitStatus() != QProcess::NormalExit ||
+            probe.exitCode() != 0)
             QSKIP("python3-torch / python3-torchvision are not installed");
         m_script = tests::sourceDir() + QStringLiteral("/resources/python/remat_apply_check.py");
         QVERIFY(QFileInfo::exists(m_script));
@@ -98,7 +100,8 @@ private slots:
         QMenu *menu = planner.createMenu(&window);
         auto *action = menu->findChild<QAction *>(QStringLiteral("applyInPyTorch"));
         QVERIFY(action);
-        QVERIFY(action->text().remove(QLatin1Char('&')).contains(QStringLiteral("Apply in PyTorch")));
+        QVERIFY(
+            action->text().remove(QLatin1Char('&')).contains(QStringLiteral("Apply in PyTorch")));
         QTemporaryDir dir;
         const QString plan = dir.filePath(QStringLiteral("mlp_plan.json"));
         action->setData(plan); // no dialog: the action writes here
@@ -112,7 +115,8 @@ private slots:
         QVERIFY(snippet.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(snippet.readAll());
         QVERIFY(text.contains(QStringLiteral("import remat_apply")));
-        QVERIFY(text.contains(QStringLiteral("remat_apply.apply_plan(model, \"%1\"").arg(QFileInfo(plan).absoluteFilePath())));
+        QVERIFY(text.contains(QStringLiteral("remat_apply.apply_plan(model, \"%1\"")
+                                  .arg(QFileInfo(plan).absoluteFilePath())));
         QVERIFY(text.contains(QFileInfo(model).fileName()));
         // The helper is written beside the plan, byte for byte the one in the resources.
         QFile helper(dir.filePath(QStringLiteral("remat_apply.py")));
@@ -128,10 +132,12 @@ private slots:
         QFile f(dir.filePath(QStringLiteral("vit_plan.json")));
         QVERIFY(f.open(QIODevice::WriteOnly));
         // A node of vit_b_16: resnet18 has no "encoder" module.
-        f.write(R"({"decisions": [{"node": "/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul", "decision": "recompute"}]})");
+        f.write(
+            R"({"decisions": [{"node": "/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul", "decision": "recompute"}]})");
         f.close();
         int rc = 0;
-        const QJsonObject r = runPython({m_script, QStringLiteral("--refuse"), QStringLiteral("resnet18"), f.fileName()}, &rc);
+        const QJsonObject r = runPython(
+            {m_script, QStringLiteral("--refuse"), QStringLiteral("resnet18"), f.fileName()}, &rc);
         QCOMPARE(rc, 0);
         QVERIFY(r.value(QStringLiteral("refused")).toBool());
         QVERIFY(r.value(QStringLiteral("message")).toString().contains(QStringLiteral("encoder")));

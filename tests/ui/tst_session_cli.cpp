@@ -29,7 +29,10 @@ using namespace remat::ui;
 
 namespace {
 
-tests::ProcessRun runRemat(const QStringList &args) { return tests::runProcess(REMAT_CLI_BINARY, args); }
+tests::ProcessRun runRemat(const QStringList &args)
+{
+    return tests::runProcess(REMAT_CLI_BINARY, args);
+}
 
 QByteArray readAll(const QString &path)
 {
@@ -41,7 +44,8 @@ QByteArray readAll(const QString &path)
 QString copyFixture(const QString &name, const QString &model, const QTemporaryDir &dir)
 {
     QJsonObject root =
-        QJsonDocument::fromJson(readAll(tests::sourceDir() + "/tests/data/sessions/" + name)).object();
+        QJsonDocument::fromJson(readAll(tests::sourceDir() + "/tests/data/sessions/" + name))
+            .object();
     QJsonObject m = root.value("model").toObject();
     m["path"] = model;
     root["model"] = m;
@@ -69,7 +73,8 @@ private slots:
     {
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("model");
-        QTest::newRow("mlp_two_plans") << "mlp_two_plans.rematproj" << "corpus/with_weights/mlp.onnx";
+        QTest::newRow("mlp_two_plans") << "mlp_two_plans.rematproj"
+                                       << "corpus/with_weights/mlp.onnx";
         // tiny_vit_batch3_as_exported's plans predate today's training step (io/tst_session_file
         // checks they are refused with the reason), so it has no row here.
     }
@@ -95,7 +100,8 @@ private slots:
         QVERIFY(planner.exportTimelineCsv(guiCsv).isOk());
 
         const QString cliCsv = dir.filePath("cli.csv");
-        const tests::ProcessRun r = runRemat({"simulate", "--session", session, "--json", "--csv", cliCsv});
+        const tests::ProcessRun r =
+            runRemat({"simulate", "--session", session, "--json", "--csv", cliCsv});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject j = QJsonDocument::fromJson(r.out).object();
         const core::sim::Timeline &t = plan->timeline;
@@ -112,25 +118,31 @@ private slots:
                  qPrintable(j.value("schedule").toString()));
         const QByteArray gui = readAll(guiCsv), cli = readAll(cliCsv);
         QVERIFY(!gui.isEmpty());
-        QVERIFY2(gui == cli, "the planner's timeline CSV differs from remat simulate --session --csv");
+        QVERIFY2(gui == cli,
+                 "the planner's timeline CSV differs from remat simulate --session --csv");
         QCOMPARE(gui.count('\n'), qsizetype(plan->schedule.steps.size() + 1));
 
-        const tests::ProcessRun withModel = runRemat({"simulate", modelPath, "--session", session, "--json"});
+        const tests::ProcessRun withModel =
+            runRemat({"simulate", modelPath, "--session", session, "--json"});
         QVERIFY2(withModel.exitCode == 0, withModel.err.constData());
-        QCOMPARE(QJsonDocument::fromJson(withModel.out).object().value("peak_bytes").toInteger(), t.peakBytes);
+        QCOMPARE(QJsonDocument::fromJson(withModel.out).object().value("peak_bytes").toInteger(),
+                 t.peakBytes);
     }
 
     void sessionFixesTheImportSettings()
     {
         QTemporaryDir dir;
-        const QString session =
-            copyFixture("mlp_two_plans.rematproj", tests::sharedPath("corpus/with_weights/mlp.onnx"), dir);
-        const tests::ProcessRun batch = runRemat({"simulate", "--session", session, "--batch", "8"});
+        const QString session = copyFixture("mlp_two_plans.rematproj",
+                                            tests::sharedPath("corpus/with_weights/mlp.onnx"), dir);
+        const tests::ProcessRun batch =
+            runRemat({"simulate", "--session", session, "--batch", "8"});
         QCOMPARE(batch.exitCode, 1);
         QVERIFY2(batch.err.contains("--session"), batch.err.constData());
-        const tests::ProcessRun plan = runRemat({"simulate", "--session", session, "--plan", dir.filePath("p.json")});
+        const tests::ProcessRun plan =
+            runRemat({"simulate", "--session", session, "--plan", dir.filePath("p.json")});
         QVERIFY(plan.exitCode != 0);
-        const tests::ProcessRun missing = runRemat({"simulate", "--session", dir.filePath("none.rematproj")});
+        const tests::ProcessRun missing =
+            runRemat({"simulate", "--session", dir.filePath("none.rematproj")});
         QCOMPARE(missing.exitCode, 1);
         QVERIFY2(missing.err.contains("none.rematproj"), missing.err.constData());
     }

@@ -28,12 +28,14 @@ FoldedConstants::FoldedConstants(const ir::Graph &g) : m_graph(g)
             if (!in.valid())
                 continue;
             ir::Value &v = values[in.index()];
-            if (v.producer.valid() && !folded[v.producer.index()] && v.kind == ir::ValueKind::Intermediate) {
+            if (v.producer.valid() && !folded[v.producer.index()] &&
+                v.kind == ir::ValueKind::Intermediate) {
                 v.kind = ir::ValueKind::Input;
                 inputs.push_back(in);
             }
         }
-    Expected<ir::Graph> sub = ir::Graph::build(g.info(), std::move(nodes), std::move(values), std::move(inputs), {});
+    Expected<ir::Graph> sub =
+        ir::Graph::build(g.info(), std::move(nodes), std::move(values), std::move(inputs), {});
     const ir::Graph &run = sub ? *sub : g;
     if (!sub)
         m_problem = sub.status().message();

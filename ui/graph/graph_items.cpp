@@ -12,8 +12,8 @@ namespace remat::ui {
 namespace {
 
 const QColor kBorder(0x4a, 0x4f, 0x5a);
-const QColor kInputColour(0xe0, 0x6c, 0x00);   // orange: what flows in
-const QColor kOutputColour(0x1f, 0x6f, 0xd0);  // blue: what flows out
+const QColor kInputColour(0xe0, 0x6c, 0x00);  // orange: what flows in
+const QColor kOutputColour(0x1f, 0x6f, 0xd0); // blue: what flows out
 const QColor kSearchColour(0xd0, 0x2a, 0x8a);
 
 QFont titleFont()
@@ -33,20 +33,17 @@ QFont subtitleFont()
 
 } // namespace
 
-NodeItem::NodeItem(int layoutIndex, const QRectF &rect, QString title, QString subtitle, QColor fill,
-                   int memberCount)
-    : m_layoutIndex(layoutIndex), m_rect(rect), m_title(std::move(title)), m_subtitle(std::move(subtitle)),
-      m_fill(fill), m_memberCount(memberCount)
+NodeItem::NodeItem(int layoutIndex, const QRectF &rect, QString title, QString subtitle,
+                   QColor fill, int memberCount)
+    : m_layoutIndex(layoutIndex), m_rect(rect), m_title(std::move(title)),
+      m_subtitle(std::move(subtitle)), m_fill(fill), m_memberCount(memberCount)
 {
     setFlag(ItemIsSelectable);
     setZValue(memberCount > 0 ? 2 : 3);
     setToolTip(m_subtitle.isEmpty() ? m_title : m_title + QStringLiteral("\n") + m_subtitle);
 }
 
-QRectF NodeItem::boundingRect() const
-{
-    return m_rect.adjusted(-4, -4, 4, 4);
-}
+QRectF NodeItem::boundingRect() const { return m_rect.adjusted(-4, -4, 4, 4); }
 
 QPainterPath NodeItem::shape() const
 {
@@ -107,12 +104,14 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     painter->setFont(tf);
     const QFontMetricsF tm(tf);
     if (m_subtitle.isEmpty()) {
-        painter->drawText(inner, Qt::AlignCenter, tm.elidedText(m_title, Qt::ElideMiddle, inner.width()));
+        painter->drawText(inner, Qt::AlignCenter,
+                          tm.elidedText(m_title, Qt::ElideMiddle, inner.width()));
         return;
     }
     const QRectF top(inner.x(), inner.y(), inner.width(), inner.height() * 0.55);
     const QRectF bottom(inner.x(), top.bottom(), inner.width(), inner.height() - top.height());
-    painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom, tm.elidedText(m_title, Qt::ElideMiddle, inner.width()));
+    painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom,
+                      tm.elidedText(m_title, Qt::ElideMiddle, inner.width()));
     QFont sf = subtitleFont();
     painter->setFont(sf);
     painter->setPen(QColor(0x33, 0x38, 0x44));
@@ -120,8 +119,10 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                       QFontMetricsF(sf).elidedText(m_subtitle, Qt::ElideMiddle, inner.width()));
 }
 
-GroupFrameItem::GroupFrameItem(int layoutIndex, const QRectF &rect, QString title, int depth, double headerHeight)
-    : m_layoutIndex(layoutIndex), m_rect(rect), m_title(std::move(title)), m_depth(depth), m_header(headerHeight)
+GroupFrameItem::GroupFrameItem(int layoutIndex, const QRectF &rect, QString title, int depth,
+                               double headerHeight)
+    : m_layoutIndex(layoutIndex), m_rect(rect), m_title(std::move(title)), m_depth(depth),
+      m_header(headerHeight)
 {
     setZValue(-100 + depth);
     setToolTip(QObject::tr("%1 (double-click the header to collapse)").arg(m_title));
@@ -134,7 +135,8 @@ QPainterPath GroupFrameItem::shape() const
     return p;
 }
 
-void GroupFrameItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget)
+void GroupFrameItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option,
+                           QWidget *widget)
 {
     const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
     // Nested groups get slightly darker backgrounds so their borders read without strong lines.
@@ -158,7 +160,8 @@ void GroupFrameItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *op
         visible = painter->worldTransform().inverted().mapRect(QRectF(widget->rect()));
     const QRectF header = titleRect(visible);
     painter->drawText(header, Qt::AlignLeft | Qt::AlignVCenter,
-                      QFontMetricsF(f).elidedText(QStringLiteral("\u25be ") + m_title, Qt::ElideMiddle, header.width()));
+                      QFontMetricsF(f).elidedText(QStringLiteral("\u25be ") + m_title,
+                                                  Qt::ElideMiddle, header.width()));
 }
 
 QRectF GroupFrameItem::titleRect(const QRectF &visible) const
@@ -226,7 +229,8 @@ void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
     QRectF exposed = option->exposedRect.isEmpty() ? m_bounds : option->exposedRect;
     if (painter->device()) {
         const QRectF device(0, 0, painter->device()->width(), painter->device()->height());
-        exposed = exposed.intersected(painter->worldTransform().inverted().mapRect(device).adjusted(-10, -10, 10, 10));
+        exposed = exposed.intersected(
+            painter->worldTransform().inverted().mapRect(device).adjusted(-10, -10, 10, 10));
     }
     QPen pen(QColor(0x7d, 0x85, 0x96), lod < 0.3 ? 0 : 1.2);
     pen.setCosmetic(lod < 0.3);
@@ -260,7 +264,8 @@ void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
         const double minExtent = 1.0 / std::max(lod, 1e-6);
         QVector<QLineF> lines;
         for (const Edge &e : m_edges) {
-            if (!e.bounds.intersects(exposed) || (e.bounds.width() < minExtent && e.bounds.height() < minExtent))
+            if (!e.bounds.intersects(exposed) ||
+                (e.bounds.width() < minExtent && e.bounds.height() < minExtent))
                 continue;
             for (int k = 0; k + 1 < e.polyline.size(); ++k)
                 lines.append(QLineF(e.polyline[k], e.polyline[k + 1]));
@@ -273,7 +278,8 @@ void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
         painter->setFont(f);
         painter->setPen(QColor(0x50, 0x56, 0x64));
         for (const Edge &e : m_edges) {
-            if (!e.drawLabel || e.label.isEmpty() || e.polyline.isEmpty() || !e.bounds.intersects(exposed))
+            if (!e.drawLabel || e.label.isEmpty() || e.polyline.isEmpty() ||
+                !e.bounds.intersects(exposed))
                 continue;
             const QPointF start = e.polyline.front();
             painter->drawText(QPointF(start.x() + 4, start.y() + 11), e.label);

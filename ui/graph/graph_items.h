@@ -58,7 +58,8 @@ class GroupFrameItem : public QGraphicsItem
 {
 public:
     enum { Type = UserType + 2 };
-    GroupFrameItem(int layoutIndex, const QRectF &rect, QString title, int depth, double headerHeight);
+    GroupFrameItem(int layoutIndex, const QRectF &rect, QString title, int depth,
+                   double headerHeight);
 
     int type() const override { return Type; }
     QRectF boundingRect() const override { return m_rect; }
@@ -87,13 +88,13 @@ class EdgeLayerItem : public QGraphicsItem
 public:
     struct Edge
     {
-        QPainterPath path;       ///< smooth route
-        QPolygonF polyline;      ///< raw route, drawn when zoomed out
+        QPainterPath path;  ///< smooth route
+        QPolygonF polyline; ///< raw route, drawn when zoomed out
         QRectF bounds;
-        QString label;           ///< tensor shape, drawn near the source once legible
-        bool drawLabel = true;   ///< false for all but one edge per (source, value)
-        int from = -1, to = -1;  ///< layout item indices
-        int layoutEdge = -1;     ///< index in GraphLayout::edges
+        QString label;          ///< tensor shape, drawn near the source once legible
+        bool drawLabel = true;  ///< false for all but one edge per (source, value)
+        int from = -1, to = -1; ///< layout item indices
+        int layoutEdge = -1;    ///< index in GraphLayout::edges
     };
     enum { Type = UserType + 3 };
     explicit EdgeLayerItem(std::vector<Edge> edges);

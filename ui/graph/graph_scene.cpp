@@ -4,14 +4,14 @@
 
 #include <QElapsedTimer>
 #include <QFontMetricsF>
-#include <QHash>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
+#include <QHash>
 
 #include <algorithm>
-#include <set>
 #include <cctype>
 #include <cmath>
+#include <set>
 
 namespace remat::ui {
 
@@ -44,7 +44,8 @@ std::string relativeNamespace(const ir::Graph &g, const layout::GraphLayouter &l
         return {};
     if (group.path.empty())
         return own.path;
-    return own.path.size() > group.path.size() + 1 ? own.path.substr(group.path.size() + 1) : own.path;
+    return own.path.size() > group.path.size() + 1 ? own.path.substr(group.path.size() + 1)
+                                                   : own.path;
 }
 
 QString nodeSubtitle(const ir::Graph &g, const layout::GraphLayouter &lay, NodeId node)
@@ -59,7 +60,8 @@ QString nodeSubtitle(const ir::Graph &g, const layout::GraphLayouter &lay, NodeI
 
 } // namespace
 
-GraphScene::GraphScene(ModelDocument *document, QObject *parent) : QGraphicsScene(parent), m_document(document)
+GraphScene::GraphScene(ModelDocument *document, QObject *parent)
+    : QGraphicsScene(parent), m_document(document)
 {
     setBackgroundBrush(QColor(0xfb, 0xfb, 0xfd));
     connect(document, &ModelDocument::changed, this, &GraphScene::onDocumentChanged);
@@ -89,7 +91,8 @@ layout::GraphLayoutSizes GraphScene::measure(const ir::Graph &g, const layout::G
     for (const ir::Namespace &ns : g.namespaces()) {
         const QString name = QString::fromStdString(ns.name);
         const QString members = QObject::tr("%1 nodes").arg(lay.subtreeNodeCount(ns.id));
-        const double w = std::max(groupTitle.horizontalAdvance(name) + 30, sub.horizontalAdvance(members) + 22);
+        const double w =
+            std::max(groupTitle.horizontalAdvance(name) + 30, sub.horizontalAdvance(members) + 22);
         s.collapsedGroup.push_back({std::clamp(w, 100.0, 260.0), 44});
     }
     s.groupHeader = 24;
@@ -105,12 +108,8 @@ QString GraphScene::subtitleOf(NodeId node) const
 void GraphScene::onDocumentChanged(const DocumentChange &change)
 {
     switch (change.kind) {
-    case DocumentChangeKind::LayoutChanged:
-        rebuild();
-        break;
-    case DocumentChangeKind::ColourModeChanged:
-        recolour();
-        break;
+    case DocumentChangeKind::LayoutChanged: rebuild(); break;
+    case DocumentChangeKind::ColourModeChanged: recolour(); break;
     case DocumentChangeKind::SelectionChanged:
         if (!m_syncingSelection) {
             m_syncingSelection = true;
@@ -126,15 +125,11 @@ void GraphScene::onDocumentChanged(const DocumentChange &change)
         m_layout.reset();
         m_searchHits.clear();
         break;
-    case DocumentChangeKind::CollapseChanged:
-        break;
+    case DocumentChangeKind::CollapseChanged: break;
     }
 }
 
-GraphScene::~GraphScene()
-{
-    clearItems();
-}
+GraphScene::~GraphScene() { clearItems(); }
 
 void GraphScene::clearItems()
 {
@@ -164,14 +159,16 @@ void GraphScene::rebuild()
     // Members of every collapsed group, for colours and counts.
     std::vector<std::vector<NodeId>> members(l.items.size());
     for (size_t n = 0; n < l.itemOfNode.size(); ++n)
-        if (l.itemOfNode[n] >= 0 && l.items[size_t(l.itemOfNode[n])].kind == layout::ItemKind::CollapsedGroup)
+        if (l.itemOfNode[n] >= 0 &&
+            l.items[size_t(l.itemOfNode[n])].kind == layout::ItemKind::CollapsedGroup)
             members[size_t(l.itemOfNode[n])].push_back(NodeId(n));
     for (size_t i = 0; i < l.items.size(); ++i) {
         const layout::LayoutItem &it = l.items[i];
         switch (it.kind) {
         case layout::ItemKind::Node: {
-            auto *box = new NodeItem(int(i), toQ(it.rect), QString::fromStdString(g.node(it.node).opType),
-                                     subtitleOf(it.node), colours.nodeColour(it.node));
+            auto *box =
+                new NodeItem(int(i), toQ(it.rect), QString::fromStdString(g.node(it.node).opType),
+                             subtitleOf(it.node), colours.nodeColour(it.node));
             addItem(box);
             m_boxes.push_back(box);
             m_boxOfLayoutItem[i] = box;
@@ -180,8 +177,8 @@ void GraphScene::rebuild()
         case layout::ItemKind::CollapsedGroup: {
             const ir::Namespace &ns = g.ns(it.ns);
             auto *box = new NodeItem(int(i), toQ(it.rect), QString::fromStdString(ns.name),
-                                     tr("%1 nodes").arg(members[i].size()), colours.groupColour(members[i]),
-                                     int(members[i].size()));
+                                     tr("%1 nodes").arg(members[i].size()),
+                                     colours.groupColour(members[i]), int(members[i].size()));
             box->setToolTip(tr("%1\n%2 nodes (double-click to expand)")
                                 .arg(QString::fromStdString(ns.path))
                                 .arg(members[i].size()));
@@ -191,8 +188,9 @@ void GraphScene::rebuild()
             break;
         }
         case layout::ItemKind::ExpandedGroup: {
-            auto *frame = new GroupFrameItem(int(i), toQ(it.rect), QString::fromStdString(g.ns(it.ns).name),
-                                             it.depth, lay.sizes().groupHeader);
+            auto *frame =
+                new GroupFrameItem(int(i), toQ(it.rect), QString::fromStdString(g.ns(it.ns).name),
+                                   it.depth, lay.sizes().groupHeader);
             addItem(frame);
             m_frameOfLayoutItem[i] = frame;
             break;
@@ -256,8 +254,9 @@ void GraphScene::recolour()
             members[size_t(m_layout->itemOfNode[n])].push_back(NodeId(n));
     for (NodeItem *box : m_boxes) {
         const layout::LayoutItem &it = m_layout->items[size_t(box->layoutIndex())];
-        box->setFill(it.kind == layout::ItemKind::Node ? colours.nodeColour(it.node)
-                                                       : colours.groupColour(members[size_t(box->layoutIndex())]));
+        box->setFill(it.kind == layout::ItemKind::Node
+                         ? colours.nodeColour(it.node)
+                         : colours.groupColour(members[size_t(box->layoutIndex())]));
     }
 }
 
@@ -271,7 +270,8 @@ int GraphScene::nodeItemCount() const
 
 int GraphScene::collapsedGroupCount() const
 {
-    return int(std::count_if(m_boxes.begin(), m_boxes.end(), [](NodeItem *b) { return b->isGroup(); }));
+    return int(
+        std::count_if(m_boxes.begin(), m_boxes.end(), [](NodeItem *b) { return b->isGroup(); }));
 }
 
 NodeItem *GraphScene::itemShowing(NodeId node) const
@@ -378,7 +378,8 @@ std::vector<NodeId> GraphScene::search(const QString &text)
         const ir::Graph &g = m_document->graph();
         const std::string lower = needle.toLower().toStdString();
         auto contains = [&](std::string hay) {
-            std::transform(hay.begin(), hay.end(), hay.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+            std::transform(hay.begin(), hay.end(), hay.begin(),
+                           [](unsigned char c) { return char(std::tolower(c)); });
             return hay.find(lower) != std::string::npos;
         };
         for (NodeId n : g.topologicalOrder()) {
@@ -388,7 +389,8 @@ std::vector<NodeId> GraphScene::search(const QString &text)
                 if (!node.outputs[k].valid())
                     continue;
                 const ir::Value &v = g.value(node.outputs[k]);
-                hit = contains(v.name) || contains(shapeLabel(v.shape)) || contains(v.shape.toString());
+                hit = contains(v.name) || contains(shapeLabel(v.shape)) ||
+                      contains(v.shape.toString());
             }
             if (hit)
                 m_searchHits.push_back(n);
@@ -421,7 +423,8 @@ void GraphScene::setCurrentSearchHit(NodeId node)
 void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event)
 {
     const QTransform t = views().isEmpty() ? QTransform() : views().front()->transform();
-    for (QGraphicsItem *item : items(event->scenePos(), Qt::IntersectsItemShape, Qt::DescendingOrder, t)) {
+    for (QGraphicsItem *item :
+         items(event->scenePos(), Qt::IntersectsItemShape, Qt::DescendingOrder, t)) {
         if (item->type() == NodeItem::Type) {
             auto *box = static_cast<NodeItem *>(item);
             if (box->isGroup()) {
@@ -430,7 +433,8 @@ void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event)
                 return;
             }
         } else if (item->type() == GroupFrameItem::Type) {
-            emit groupToggled(m_layout->items[size_t(static_cast<GroupFrameItem *>(item)->layoutIndex())].ns);
+            emit groupToggled(
+                m_layout->items[size_t(static_cast<GroupFrameItem *>(item)->layoutIndex())].ns);
             event->accept();
             return;
         }
@@ -444,7 +448,8 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
     if (event->button() != Qt::LeftButton || !m_edges || !m_layout)
         return;
     const QTransform t = views().isEmpty() ? QTransform() : views().front()->transform();
-    for (QGraphicsItem *item : items(event->scenePos(), Qt::IntersectsItemShape, Qt::DescendingOrder, t))
+    for (QGraphicsItem *item :
+         items(event->scenePos(), Qt::IntersectsItemShape, Qt::DescendingOrder, t))
         if (item->type() == NodeItem::Type || item->type() == GroupFrameItem::Type)
             return;
     const double scale = t.m11() > 0 ? t.m11() : 1;

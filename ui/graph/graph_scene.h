@@ -67,8 +67,8 @@ private:
 
     ModelDocument *m_document;
     std::shared_ptr<const core::layout::GraphLayout> m_layout;
-    std::vector<NodeItem *> m_boxes;              ///< visible boxes, any order
-    std::vector<NodeItem *> m_boxOfLayoutItem;    ///< per layout item (null for frames)
+    std::vector<NodeItem *> m_boxes;           ///< visible boxes, any order
+    std::vector<NodeItem *> m_boxOfLayoutItem; ///< per layout item (null for frames)
     std::vector<GroupFrameItem *> m_frameOfLayoutItem;
     EdgeLayerItem *m_edges = nullptr;
     std::vector<core::NodeId> m_searchHits;

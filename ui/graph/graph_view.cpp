@@ -4,8 +4,8 @@
 
 #include <QMouseEvent>
 #include <QPainter>
-#include <QTimer>
 #include <QScrollBar>
+#include <QTimer>
 #include <QWheelEvent>
 
 #include <cmath>
@@ -17,7 +17,8 @@ GraphView::GraphView(QGraphicsScene *scene, QWidget *parent) : QGraphicsView(sce
     setRenderHint(QPainter::Antialiasing, true);
     setRenderHint(QPainter::TextAntialiasing, true);
     setDragMode(QGraphicsView::ScrollHandDrag);
-    setOptimizationFlags(QGraphicsView::DontSavePainterState | QGraphicsView::DontAdjustForAntialiasing);
+    setOptimizationFlags(QGraphicsView::DontSavePainterState |
+                         QGraphicsView::DontAdjustForAntialiasing);
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setResizeAnchor(QGraphicsView::AnchorViewCenter);
@@ -111,7 +112,8 @@ Minimap::Minimap(GraphView *main, QWidget *parent) : QWidget(parent), m_main(mai
     connect(main, &GraphView::viewportChanged, this, qOverload<>(&QWidget::update));
     // Highlights and colours change the scene: redraw the overview once things settle.
     connect(main->scene(), &QGraphicsScene::changed, m_refresh, qOverload<>(&QTimer::start));
-    connect(main->scene(), &QGraphicsScene::sceneRectChanged, m_refresh, qOverload<>(&QTimer::start));
+    connect(main->scene(), &QGraphicsScene::sceneRectChanged, m_refresh,
+            qOverload<>(&QTimer::start));
 }
 
 void Minimap::refit()
@@ -126,7 +128,8 @@ void Minimap::refit()
     const double s = std::min((width() - 4) / source.width(), (height() - 4) / source.height());
     const QSizeF size = source.size() * s;
     const QPointF offset((width() - size.width()) / 2, (height() - size.height()) / 2);
-    m_sceneToWidget = QTransform::fromTranslate(-source.x(), -source.y()) * QTransform::fromScale(s, s) *
+    m_sceneToWidget = QTransform::fromTranslate(-source.x(), -source.y()) *
+                      QTransform::fromScale(s, s) *
                       QTransform::fromTranslate(offset.x(), offset.y());
     m_pixmap = QPixmap(this->size() * devicePixelRatioF());
     m_pixmap.setDevicePixelRatio(devicePixelRatioF());

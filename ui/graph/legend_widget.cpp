@@ -16,10 +16,7 @@ void LegendWidget::setLegend(const Legend &legend)
     update();
 }
 
-QSize LegendWidget::sizeHint() const
-{
-    return QSize(400, 26);
-}
+QSize LegendWidget::sizeHint() const { return QSize(400, 26); }
 
 void LegendWidget::paintEvent(QPaintEvent *)
 {
@@ -43,7 +40,8 @@ void LegendWidget::paintEvent(QPaintEvent *)
         const int w = 180;
         QLinearGradient grad(x, 0, x + w, 0);
         for (int i = 0; i < m_legend.entries.size(); ++i)
-            grad.setColorAt(double(i) / std::max(1, int(m_legend.entries.size()) - 1), m_legend.entries[i].colour);
+            grad.setColorAt(double(i) / std::max(1, int(m_legend.entries.size()) - 1),
+                            m_legend.entries[i].colour);
         p.setPen(QColor(0x80, 0x80, 0x80));
         p.setBrush(grad);
         p.drawRect(QRect(x, h / 2 - 6, w, 12));

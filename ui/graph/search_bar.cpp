@@ -50,20 +50,11 @@ void SearchBar::activate()
     m_edit->selectAll();
 }
 
-QString SearchBar::query() const
-{
-    return m_edit->text();
-}
+QString SearchBar::query() const { return m_edit->text(); }
 
-void SearchBar::setQuery(const QString &text)
-{
-    m_edit->setText(text);
-}
+void SearchBar::setQuery(const QString &text) { m_edit->setText(text); }
 
-void SearchBar::setResultText(const QString &text)
-{
-    m_result->setText(text);
-}
+void SearchBar::setResultText(const QString &text) { m_result->setText(text); }
 
 void SearchBar::keyPressEvent(QKeyEvent *event)
 {
@@ -72,7 +63,8 @@ void SearchBar::keyPressEvent(QKeyEvent *event)
         emit closed();
         return;
     }
-    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && (event->modifiers() & Qt::ShiftModifier)) {
+    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) &&
+        (event->modifiers() & Qt::ShiftModifier)) {
         emit previous();
         return;
     }

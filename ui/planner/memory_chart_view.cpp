@@ -154,8 +154,9 @@ void MemoryChartView::clearTimelines()
     m_empty->setEmpty(true);
 }
 
-void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
-                                   int64_t budgetBytes, const QString &planName)
+void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
+                                   const core::sim::Timeline *storeAll, int64_t budgetBytes,
+                                   const QString &planName)
 {
     const auto &pts = plan.points;
     m_stepCount = int(pts.size());
@@ -193,7 +194,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::
             sa.append(QPointF(double(i), double(storeAll->points[i].peakDuringStep) / m_unit));
     }
     m_storeAll->replace(sa);
-    const double xMax = std::max<double>(1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
+    const double xMax = std::max<double>(
+        1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
     m_xMax = xMax;
     setBudget(budgetBytes);
     if (!pts.empty())
@@ -216,7 +218,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan, const core::
 void MemoryChartView::setBudget(int64_t budgetBytes)
 {
     if (budgetBytes > 0 && m_stepCount > 0)
-        m_budget->replace({QPointF(0, double(budgetBytes) / m_unit), QPointF(m_xMax, double(budgetBytes) / m_unit)});
+        m_budget->replace({QPointF(0, double(budgetBytes) / m_unit),
+                           QPointF(m_xMax, double(budgetBytes) / m_unit)});
     else
         m_budget->clear();
 }

@@ -18,8 +18,9 @@ constexpr double kGiB = double(int64_t(1) << 30);
 
 QColor solverColor(int i)
 {
-    static const QColor c[] = {QColor(0x42, 0x85, 0xf4), QColor(0xf4, 0x8f, 0x22), QColor(0x34, 0xa8, 0x53),
-                               QColor(0xd6, 0x4a, 0x6a), QColor(0x80, 0x60, 0xb0), QColor(0x26, 0xa6, 0x9a),
+    static const QColor c[] = {QColor(0x42, 0x85, 0xf4), QColor(0xf4, 0x8f, 0x22),
+                               QColor(0x34, 0xa8, 0x53), QColor(0xd6, 0x4a, 0x6a),
+                               QColor(0x80, 0x60, 0xb0), QColor(0x26, 0xa6, 0x9a),
                                QColor(0x9e, 0x9d, 0x24), QColor(0x79, 0x55, 0x48)};
     return c[i % 8];
 }
@@ -45,7 +46,8 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     chart()->addSeries(m_current);
     m_current->attachAxis(m_x);
     m_current->attachAxis(m_y);
-    m_empty = new ChartEmptyState(chart(), tr("Run a Pareto sweep to compare the solvers across budgets"), this);
+    m_empty = new ChartEmptyState(
+        chart(), tr("Run a Pareto sweep to compare the solvers across budgets"), this);
     // Sweep points arrive one by one; redraw at most every 50 ms.
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(50);
@@ -85,7 +87,8 @@ void ParetoChartView::addPoint(const ParetoPoint &point)
         c.dots = new QScatterSeries(chart());
         c.dots->setColor(col);
         c.dots->setMarkerSize(6);
-        for (QAbstractSeries *s : {static_cast<QAbstractSeries *>(c.line), static_cast<QAbstractSeries *>(c.dots)}) {
+        for (QAbstractSeries *s :
+             {static_cast<QAbstractSeries *>(c.line), static_cast<QAbstractSeries *>(c.dots)}) {
             chart()->addSeries(s);
             s->attachAxis(m_x);
             s->attachAxis(m_y);

@@ -15,7 +15,8 @@ namespace remat::ui {
 
 PinsWidget::PinsWidget(PlannerDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_list(new QTreeWidget(this)),
-      m_clear(new QPushButton(tr("Clear pin"), this)), m_clearAll(new QPushButton(tr("Clear all"), this))
+      m_clear(new QPushButton(tr("Clear pin"), this)),
+      m_clearAll(new QPushButton(tr("Clear all"), this))
 {
     setObjectName(QStringLiteral("plannerPins"));
     m_list->setColumnCount(2);
@@ -29,7 +30,8 @@ PinsWidget::PinsWidget(PlannerDocument *document, QWidget *parent)
     buttons->addStretch();
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(new QLabel(tr("Decisions every solver must honour (right-click a node to pin it)."), this));
+    layout->addWidget(
+        new QLabel(tr("Decisions every solver must honour (right-click a node to pin it)."), this));
     layout->addWidget(m_list);
     layout->addLayout(buttons);
     connect(m_clear, &QPushButton::clicked, this, &PinsWidget::clearSelected);

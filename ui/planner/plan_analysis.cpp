@@ -143,8 +143,8 @@ PlanAnalysis PlanAnalysis::analyse(std::shared_ptr<const core::training::Trainin
     if (a.m_backwardBegin < 0) {
         // No marker: the boundary is the first backward op's compute.
         for (size_t i = 0; i < steps.size(); ++i)
-            if (steps[i].kind == StepKind::Compute && size_t(steps[i].target) < nO
-                && g.op(steps[i].op()).phase == Phase::Backward) {
+            if (steps[i].kind == StepKind::Compute && size_t(steps[i].target) < nO &&
+                g.op(steps[i].op()).phase == Phase::Backward) {
                 a.m_backwardBegin = int(i);
                 break;
             }
@@ -234,7 +234,8 @@ TensorId PlanAnalysis::mainOutput(OpId op) const
 
 OpId PlanAnalysis::opAtStep(int step) const
 {
-    if (step < 0 || size_t(step) >= m_steps.size() || m_steps[size_t(step)].kind != StepKind::Compute)
+    if (step < 0 || size_t(step) >= m_steps.size() ||
+        m_steps[size_t(step)].kind != StepKind::Compute)
         return {};
     return m_steps[size_t(step)].op();
 }
@@ -276,7 +277,8 @@ StepState PlanAnalysis::stateAt(int step) const
         } else if (s.kind == StepKind::Compute) {
             what = qs(g.op(s.op()).name);
             if (m_recomputeSegment[size_t(step)] >= 0)
-                what += QStringLiteral(" (recompute, segment %1)").arg(m_recomputeSegment[size_t(step)] + 1);
+                what += QStringLiteral(" (recompute, segment %1)")
+                            .arg(m_recomputeSegment[size_t(step)] + 1);
         } else {
             what = qs(g.tensor(s.tensor()).name);
         }
@@ -341,13 +343,15 @@ QString PlanAnalysis::explainTensor(TensorId tid) const
     for (OpId c : t.consumers)
         if (g.op(c).phase == Phase::Backward)
             backwardUsers << qs(g.op(c).name);
-    const QString users = backwardUsers.isEmpty()
-                              ? QStringLiteral("no backward op")
-                              : QStringLiteral("backward op %1").arg(backwardUsers.join(QStringLiteral(", ")));
+    const QString users =
+        backwardUsers.isEmpty()
+            ? QStringLiteral("no backward op")
+            : QStringLiteral("backward op %1").arg(backwardUsers.join(QStringLiteral(", ")));
     QString pinText;
     if (m_pinned[tid.index()] && m_pinKind[tid.index()])
-        pinText = QStringLiteral(" Pinned by you: always %1.")
-                      .arg(QString::fromLatin1(core::solvers::pinKindName(*m_pinKind[tid.index()])));
+        pinText =
+            QStringLiteral(" Pinned by you: always %1.")
+                .arg(QString::fromLatin1(core::solvers::pinKindName(*m_pinKind[tid.index()])));
     const auto &ivs = m_intervalsOfTensor[tid.index()];
     const int first = ivs.empty() ? -1 : m_intervals[size_t(ivs.front())].from;
     const int firstFree = m_firstFreeStep[tid.index()];
@@ -391,8 +395,7 @@ QString PlanAnalysis::explainTensor(TensorId tid) const
             .arg(backwardUsers.isEmpty() ? QStringLiteral("no backward op")
                                          : QStringLiteral("only the forward pass"),
                  pinText);
-    case PlanDecision::None:
-        break;
+    case PlanDecision::None: break;
     }
     return QStringLiteral("%1 (%2, %3).")
         .arg(name, bytes, QString::fromLatin1(core::training::tensorRoleName(t.role)));

@@ -24,8 +24,8 @@ namespace remat::ui {
 
 /// What a plan decided for a forward tensor (and, through its main output, for a graph node).
 enum class PlanDecision : unsigned char {
-    None,      ///< not an activation (weights, constants, shape arithmetic with no bytes) or no plan
-    Keep,      ///< stored from its compute until its backward use
+    None, ///< not an activation (weights, constants, shape arithmetic with no bytes) or no plan
+    Keep, ///< stored from its compute until its backward use
     Recompute, ///< freed in the forward pass and computed again before backward needs it
     Offload,   ///< copied to host memory and prefetched back
     Free,      ///< not needed by backward: freed after its last forward use
@@ -45,14 +45,14 @@ struct ResidencyInterval
 struct StepState
 {
     int step = -1;
-    QString description;        ///< "step 17: compute layer1.0/conv1/Conv (recompute)"
-    QStringList computed;       ///< tensors the step allocated (Compute / Prefetch)
-    QStringList freed;          ///< tensors the step released
-    QStringList resident;       ///< every tensor on the device after the step
+    QString description;         ///< "step 17: compute layer1.0/conv1/Conv (recompute)"
+    QStringList computed;        ///< tensors the step allocated (Compute / Prefetch)
+    QStringList freed;           ///< tensors the step released
+    QStringList resident;        ///< every tensor on the device after the step
     QSet<QString> residentNodes; ///< forward ONNX node names whose outputs are resident
     QSet<QString> computedNodes; ///< forward ONNX node names (re)computed at this step
-    QString activeNode;         ///< the forward node the step's op is or differentiates
-    bool backward = false;      ///< the step runs after the BackwardBegin marker
+    QString activeNode;          ///< the forward node the step's op is or differentiates
+    bool backward = false;       ///< the step runs after the BackwardBegin marker
 };
 
 class PlanAnalysis
@@ -82,7 +82,10 @@ public:
 
     const std::vector<ResidencyInterval> &intervals() const { return m_intervals; }
     /// Steps at which the op runs (first compute and recomputes).
-    const std::vector<int32_t> &computeSteps(core::OpId op) const { return m_computeSteps[op.index()]; }
+    const std::vector<int32_t> &computeSteps(core::OpId op) const
+    {
+        return m_computeSteps[op.index()];
+    }
     StepState stateAt(int step) const;
     /// The op a step runs (invalid for Free / Offload / Prefetch / Phase steps).
     core::OpId opAtStep(int step) const;
@@ -120,9 +123,9 @@ private:
     QHash<QString, PlanDecision> m_nodeDecision;
     QSet<QString> m_pinnedNodes;
     QHash<QString, int32_t> m_opOfNode;
-    std::vector<int32_t> m_stageStart;                 // step of each stage's first compute
+    std::vector<int32_t> m_stageStart; // step of each stage's first compute
     std::vector<int32_t> m_stageOfStep;
-    std::vector<int32_t> m_recomputeSegment;           // per step: segment number of a recompute, -1
+    std::vector<int32_t> m_recomputeSegment; // per step: segment number of a recompute, -1
     std::vector<std::vector<uint64_t>> m_rBits, m_sBits; // per stage, bitset over ops
 };
 

@@ -13,8 +13,8 @@ const QColor kUnplanned(0xee, 0xef, 0xf3); // shape arithmetic, weights: nothing
 }
 
 PlanColourProvider::PlanColourProvider(std::shared_ptr<const core::ir::Graph> graph,
-                                       const QHash<QString, PlanDecision> &decisions, const QSet<QString> &pinned,
-                                       const StepState *step)
+                                       const QHash<QString, PlanDecision> &decisions,
+                                       const QSet<QString> &pinned, const StepState *step)
     : m_graph(std::move(graph))
 {
     const size_t n = m_graph ? m_graph->nodeCount() : 0;
@@ -55,7 +55,8 @@ QColor PlanColourProvider::groupColour(const std::vector<core::NodeId> &members)
 {
     std::array<int, 5> count{};
     for (core::NodeId n : members)
-        if (n.valid() && n.index() < m_decision.size() && m_decision[n.index()] != PlanDecision::None)
+        if (n.valid() && n.index() < m_decision.size() &&
+            m_decision[n.index()] != PlanDecision::None)
             ++count[size_t(m_decision[n.index()])];
     size_t best = 0;
     for (size_t i = 1; i < count.size(); ++i)
@@ -64,7 +65,8 @@ QColor PlanColourProvider::groupColour(const std::vector<core::NodeId> &members)
     if (count[best] == 0)
         return kUnplanned;
     // Recomputing anything inside a group is what a user looks for: it wins ties with keep.
-    if (count[size_t(PlanDecision::Recompute)] > 0 && count[size_t(PlanDecision::Recompute)] >= count[best] / 2)
+    if (count[size_t(PlanDecision::Recompute)] > 0 &&
+        count[size_t(PlanDecision::Recompute)] >= count[best] / 2)
         best = size_t(PlanDecision::Recompute);
     return PlanNodeColors::colorFor(static_cast<PlanDecision>(best)).lighter(115);
 }
@@ -73,10 +75,14 @@ Legend PlanColourProvider::legend() const
 {
     Legend l;
     l.title = QObject::tr("Plan decision");
-    for (PlanDecision d : {PlanDecision::Keep, PlanDecision::Recompute, PlanDecision::Offload, PlanDecision::Free})
-        l.entries.push_back({PlanNodeColors::colorFor(d), QString::fromLatin1(planDecisionName(d))});
-    l.entries.push_back({PlanNodeColors::colorFor(PlanDecision::Keep).darker(150), QObject::tr("pinned (darker)")});
-    l.entries.push_back({kUnplanned, m_resident.empty() ? QObject::tr("no decision") : QObject::tr("not resident")});
+    for (PlanDecision d :
+         {PlanDecision::Keep, PlanDecision::Recompute, PlanDecision::Offload, PlanDecision::Free})
+        l.entries.push_back(
+            {PlanNodeColors::colorFor(d), QString::fromLatin1(planDecisionName(d))});
+    l.entries.push_back(
+        {PlanNodeColors::colorFor(PlanDecision::Keep).darker(150), QObject::tr("pinned (darker)")});
+    l.entries.push_back({kUnplanned, m_resident.empty() ? QObject::tr("no decision")
+                                                        : QObject::tr("not resident")});
     if (!m_active.empty())
         l.entries.push_back({QColor(0xe5, 0x39, 0x35), QObject::tr("running at this step")});
     return l;

@@ -21,8 +21,9 @@ namespace remat::ui {
 class PlanColourProvider final : public NodeColourProvider
 {
 public:
-    PlanColourProvider(std::shared_ptr<const core::ir::Graph> graph, const QHash<QString, PlanDecision> &decisions,
-                       const QSet<QString> &pinned, const StepState *step = nullptr);
+    PlanColourProvider(std::shared_ptr<const core::ir::Graph> graph,
+                       const QHash<QString, PlanDecision> &decisions, const QSet<QString> &pinned,
+                       const StepState *step = nullptr);
 
     QColor nodeColour(core::NodeId node) const override;
     QColor groupColour(const std::vector<core::NodeId> &members) const override;

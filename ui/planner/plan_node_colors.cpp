@@ -39,7 +39,8 @@ QColor PlanNodeColors::colorForNode(const QString &node) const
 QList<QPair<QString, QColor>> PlanNodeColors::legend()
 {
     QList<QPair<QString, QColor>> out;
-    for (PlanDecision d : {PlanDecision::Keep, PlanDecision::Recompute, PlanDecision::Offload, PlanDecision::Free})
+    for (PlanDecision d :
+         {PlanDecision::Keep, PlanDecision::Recompute, PlanDecision::Offload, PlanDecision::Free})
         out.append({QString::fromLatin1(planDecisionName(d)), colorFor(d)});
     out.append({QStringLiteral("pinned (thick border)"), QColor(0x21, 0x21, 0x21)});
     return out;

@@ -25,7 +25,10 @@ public:
 
     const QHash<QString, PlanDecision> &decisions() const { return m_decisions; }
     const QSet<QString> &pinnedNodes() const { return m_pinned; }
-    PlanDecision decision(const QString &node) const { return m_decisions.value(node, PlanDecision::None); }
+    PlanDecision decision(const QString &node) const
+    {
+        return m_decisions.value(node, PlanDecision::None);
+    }
     bool isPinned(const QString &node) const { return m_pinned.contains(node); }
     /// Invalid QColor when the node has no decision (the view keeps its own colour).
     QColor colorForNode(const QString &node) const;

@@ -100,10 +100,11 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
     const auto pinsText = [&] {
         QStringList parts;
         for (const auto &pin : p.pins)
-            parts << QStringLiteral("%1:%2").arg(QLatin1String(core::solvers::pinKindName(pin.kind)),
-                                                m_graph && pin.tensor.index() < m_graph->tensorCount()
-                                                    ? QString::fromStdString(m_graph->tensor(pin.tensor).name)
-                                                    : QStringLiteral("#%1").arg(pin.tensor.value));
+            parts << QStringLiteral("%1:%2").arg(
+                QLatin1String(core::solvers::pinKindName(pin.kind)),
+                m_graph && pin.tensor.index() < m_graph->tensorCount()
+                    ? QString::fromStdString(m_graph->tensor(pin.tensor).name)
+                    : QStringLiteral("#%1").arg(pin.tensor.value));
         return parts.join(QStringLiteral(", "));
     };
     if (role == Qt::DisplayRole) {
@@ -111,7 +112,9 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Solver: return QString::fromStdString(p.solver);
         case Status: {
             const QString status = QString::fromLatin1(core::solvers::solveStatusName(p.status));
-            return dominatedBy(size_t(index.row()), m_document->plans()) ? tr("%1, dominated").arg(status) : status;
+            return dominatedBy(size_t(index.row()), m_document->plans())
+                       ? tr("%1, dominated").arg(status)
+                       : status;
         }
         case Peak: return bytes(t.peakBytes);
         case ActivationPeak: return bytes(t.activationPeakBytes);
@@ -120,7 +123,8 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
             return p.solveSeconds < 1 ? QStringLiteral("%1 ms").arg(p.solveSeconds * 1e3, 0, 'f', 1)
                                       : QStringLiteral("%1 s").arg(p.solveSeconds, 0, 'f', 2);
         case Budget:
-            return p.objective == core::solvers::Objective::MinPeak ? tr("min peak") : bytes(p.budgetBytes);
+            return p.objective == core::solvers::Objective::MinPeak ? tr("min peak")
+                                                                    : bytes(p.budgetBytes);
         case Objective: return QString::fromLatin1(core::solvers::objectiveName(p.objective));
         case Pins: return p.pins.empty() ? tr("none") : pinsText();
         }
@@ -140,18 +144,21 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         QFont f;
         f.setBold(true);
         return f;
-    } else if (role == Qt::ForegroundRole && index.column() == Peak
-               && p.objective == core::solvers::Objective::MinTime && p.budgetBytes > 0
-               && t.peakBytes > p.budgetBytes) {
+    } else if (role == Qt::ForegroundRole && index.column() == Peak &&
+               p.objective == core::solvers::Objective::MinTime && p.budgetBytes > 0 &&
+               t.peakBytes > p.budgetBytes) {
         return QBrush(QColor(0xc6, 0x28, 0x28)); // over budget
     } else if (role == Qt::ToolTipRole) {
         QString tip = QString::fromStdString(p.note);
         if (const core::solvers::Plan *by = dominatedBy(size_t(index.row()), m_document->plans()))
-            tip = tr("Dominated by %1 (peak %2, recompute %3 %): no worse on peak and time, better on one.\n")
+            tip = tr("Dominated by %1 (peak %2, recompute %3 %): no worse on peak and time, better "
+                     "on one.\n")
                       .arg(QString::fromStdString(by->solver), bytes(by->timeline.peakBytes))
-                      .arg(by->timeline.tdiPercent(), 0, 'f', 1) + tip;
+                      .arg(by->timeline.tdiPercent(), 0, 'f', 1) +
+                  tip;
         if (!p.solverObjectiveName.empty())
-            tip += QStringLiteral("\n%1 = %2").arg(QString::fromStdString(p.solverObjectiveName))
+            tip += QStringLiteral("\n%1 = %2")
+                       .arg(QString::fromStdString(p.solverObjectiveName))
                        .arg(p.solverObjective);
         if (p.bound >= 0)
             tip += QStringLiteral("\nbound %1").arg(p.bound);

@@ -21,7 +21,18 @@ class PlanTableModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { Solver, Status, Peak, ActivationPeak, Overhead, SolveTime, Budget, Objective, Pins, ColumnCount };
+    enum Column {
+        Solver,
+        Status,
+        Peak,
+        ActivationPeak,
+        Overhead,
+        SolveTime,
+        Budget,
+        Objective,
+        Pins,
+        ColumnCount
+    };
     /// Raw numbers (bytes, percent, seconds) for sorting and tests.
     static constexpr int SortRole = Qt::UserRole + 1;
 
@@ -32,7 +43,8 @@ public:
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
 private:
     void documentChanged(PlannerChange change);

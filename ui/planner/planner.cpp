@@ -4,9 +4,9 @@
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/io/plan_file.h"
 #include "core/io/timeline_csv.h"
+#include "core/sim/simulator.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
-#include "core/sim/simulator.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
@@ -40,8 +40,8 @@
 namespace remat::ui {
 
 using core::solvers::Objective;
-using core::solvers::Plan;
 using core::solvers::PinKind;
+using core::solvers::Plan;
 
 namespace {
 QString qs(const std::string &s) { return QString::fromStdString(s); }
@@ -51,16 +51,19 @@ constexpr int kLiveDebounceMs = 5;
 } // namespace
 
 Planner::Planner(QObject *parent)
-    : QObject(parent), m_colors(new PlanNodeColors(this)), m_tableModel(new PlanTableModel(&m_document, this)),
+    : QObject(parent), m_colors(new PlanNodeColors(this)),
+      m_tableModel(new PlanTableModel(&m_document, this)),
       m_docks(&m_document, m_tableModel, &m_runs)
 {
     pinsWidget()->setNodeOfTensor([this](const QString &t) { return nodeOfTensor(t); });
     runPanel()->setRequestProvider([this] { return makeRunRequest(); });
     runPanel()->setCalibrationProvider([this] { return makeCalibrationRequest(); });
-    connect(runPanel(), &RunPanel::calibrated, this, [this](const core::cost::Profile &p, const QString &device) {
-        if (core::Status s = useProfile(p, device); !s.isOk())
-            runPanel()->setTimeSource(tr("Times: estimate (calibration not used: %1)").arg(qs(s.message())));
-    });
+    connect(runPanel(), &RunPanel::calibrated, this,
+            [this](const core::cost::Profile &p, const QString &device) {
+                if (core::Status s = useProfile(p, device); !s.isOk())
+                    runPanel()->setTimeSource(
+                        tr("Times: estimate (calibration not used: %1)").arg(qs(s.message())));
+            });
     setBackends({cpuBackendChoice()});
 
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
@@ -126,7 +129,8 @@ void Planner::showMidBackward()
 QMenu *Planner::createMenu(QWidget *parent)
 {
     auto *menu = new QMenu(tr("&Planner"), parent);
-    menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] { solve(solverPanel()->currentSolver()); });
+    menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                    [this] { solve(solverPanel()->currentSolver()); });
     menu->addAction(tr("&Compare all solvers"), this, &Planner::compareAll);
     menu->addAction(tr("&Pareto sweep"), this, &Planner::sweep);
     menu->addAction(tr("Ca&ncel solves"), this, &Planner::cancel);
@@ -162,28 +166,33 @@ QMenu *Planner::createMenu(QWidget *parent)
             QMessageBox::warning(parent, title, qs(s.message()));
     };
     menu->addAction(tr("Export plan &JSON..."), this, [=, this] {
-        exportTo(tr("Export plan"), tr("Plan JSON (*.json)"), [this](const QString &p) { return exportPlanJson(p); });
+        exportTo(tr("Export plan"), tr("Plan JSON (*.json)"),
+                 [this](const QString &p) { return exportPlanJson(p); });
     });
     QAction *pytorch = menu->addAction(tr("Apply in P&yTorch..."));
     pytorch->setObjectName(QStringLiteral("applyInPyTorch"));
     connect(pytorch, &QAction::triggered, this, [this, parent, pytorch] {
         // The action's data, when set, is the plan path to write (scripts and tests: no dialog).
         const QString preset = pytorch->data().toString();
-        const QString path = preset.isEmpty() ? QFileDialog::getSaveFileName(parent, tr("Apply in PyTorch"), QString(),
-                                                                              tr("Plan JSON (*.json)"))
-                                              : preset;
+        const QString path = preset.isEmpty()
+                                 ? QFileDialog::getSaveFileName(parent, tr("Apply in PyTorch"),
+                                                                QString(), tr("Plan JSON (*.json)"))
+                                 : preset;
         if (path.isEmpty())
             return;
         QString snippet;
         if (core::Status s = exportForPyTorch(path, &snippet); !s.isOk())
             QMessageBox::warning(parent, tr("Apply in PyTorch"), qs(s.message()));
         else if (preset.isEmpty())
-            QMessageBox::information(parent, tr("Apply in PyTorch"),
-                                     tr("Wrote %1, %2 and remat_apply.py. In Python, with `model` your torch.nn.Module:\n\n%3")
-                                         .arg(path, snippet, pytorchSnippet(path, m_document.modelPath())));
+            QMessageBox::information(
+                parent, tr("Apply in PyTorch"),
+                tr("Wrote %1, %2 and remat_apply.py. In Python, with `model` your "
+                   "torch.nn.Module:\n\n%3")
+                    .arg(path, snippet, pytorchSnippet(path, m_document.modelPath())));
     });
     menu->addAction(tr("Export &timeline CSV..."), this, [=, this] {
-        exportTo(tr("Export timeline"), tr("CSV (*.csv)"), [this](const QString &p) { return exportTimelineCsv(p); });
+        exportTo(tr("Export timeline"), tr("CSV (*.csv)"),
+                 [this](const QString &p) { return exportTimelineCsv(p); });
     });
     menu->addAction(tr("Export &memory chart..."), this, [=, this] {
         exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
@@ -215,8 +224,10 @@ void Planner::setSolvers(std::vector<std::shared_ptr<const core::solvers::Solver
 
 BackendChoice Planner::cpuBackendChoice()
 {
-    return {QStringLiteral("cpu"), tr("CPU reference (float32)"),
-            [] { return core::Expected<std::unique_ptr<core::exec::Backend>>(core::exec::makeCpuBackend()); }};
+    return {QStringLiteral("cpu"), tr("CPU reference (float32)"), [] {
+                return core::Expected<std::unique_ptr<core::exec::Backend>>(
+                    core::exec::makeCpuBackend());
+            }};
 }
 
 void Planner::setBackends(std::vector<BackendChoice> backends)
@@ -265,13 +276,17 @@ void Planner::refreshSolverInfos()
                 info.whyNot = tr("Chain-only: %1").arg(qs(st.message()));
             }
         }
-        if (info.usable && m_document.objective() == Objective::MinPeak && !info.capabilities.minPeak) {
+        if (info.usable && m_document.objective() == Objective::MinPeak &&
+            !info.capabilities.minPeak) {
             info.usable = false;
-            info.whyNot = tr("%1 does not minimise peak memory; choose the budget objective.").arg(info.id);
+            info.whyNot =
+                tr("%1 does not minimise peak memory; choose the budget objective.").arg(info.id);
         }
-        if (info.usable && m_document.objective() == Objective::MinTime && !info.capabilities.minTime) {
+        if (info.usable && m_document.objective() == Objective::MinTime &&
+            !info.capabilities.minTime) {
             info.usable = false;
-            info.whyNot = tr("%1 does not take a budget; choose the lowest-peak objective.").arg(info.id);
+            info.whyNot =
+                tr("%1 does not take a budget; choose the lowest-peak objective.").arg(info.id);
         }
         m_solverInfos << info;
     }
@@ -297,7 +312,8 @@ std::shared_ptr<const core::solvers::Solver> Planner::solverById(const QString &
 
 // ---- model --------------------------------------------------------------------------------
 
-void Planner::openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings)
+void Planner::openModel(const QString &path, int64_t batch,
+                        const core::onnx::ImportOptions &settings)
 {
     m_document.setImportSettings(settings);
     m_solves.cancelAll();
@@ -308,26 +324,28 @@ void Planner::openModel(const QString &path, int64_t batch, const core::onnx::Im
     // The explorer loaded it already (the file the window shows, at this batch): take that one.
     std::shared_ptr<const PlannerProblem> known =
         m_problemCache ? m_problemCache->find(path, batch, userSettings, true) : nullptr;
-    auto work = [p = path.toStdString(), batch, userSettings, known](JobContext &ctx)
-        -> core::Expected<std::shared_ptr<const PlannerProblem>> {
+    auto work = [p = path.toStdString(), batch, userSettings,
+                 known](JobContext &ctx) -> core::Expected<std::shared_ptr<const PlannerProblem>> {
         if (known)
             return known;
         return loadPlannerProblem(p, batch, ctx.stop(), userSettings);
     };
-    m_loads.replace(std::move(work), [this, generation](quint64, core::Expected<std::shared_ptr<const PlannerProblem>> result) {
-        if (generation != m_generation)
-            return; // setProblem replaced this one
-        if (!result) {
-            m_pendingSession.reset();
-            const QString msg = qs(result.status().toString());
-            emit problemFailed(msg);
-            emit sessionOpened(false, msg);
-            return;
-        }
-        if (m_problemCache)
-            m_problemCache->add(*result);
-        applyLoadedProblem(std::move(*result));
-    });
+    m_loads.replace(
+        std::move(work),
+        [this, generation](quint64, core::Expected<std::shared_ptr<const PlannerProblem>> result) {
+            if (generation != m_generation)
+                return; // setProblem replaced this one
+            if (!result) {
+                m_pendingSession.reset();
+                const QString msg = qs(result.status().toString());
+                emit problemFailed(msg);
+                emit sessionOpened(false, msg);
+                return;
+            }
+            if (m_problemCache)
+                m_problemCache->add(*result);
+            applyLoadedProblem(std::move(*result));
+        });
 }
 
 void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
@@ -353,7 +371,8 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         m_pendingSession.reset();
         core::Expected<std::vector<Plan>> restored =
             m_problem ? restorePlans(s, *m_problem, m_sessionPath)
-                      : core::Expected<std::vector<Plan>>(core::makeError(core::StatusCode::Internal, "no problem"));
+                      : core::Expected<std::vector<Plan>>(
+                            core::makeError(core::StatusCode::Internal, "no problem"));
         const core::Status st = restored.status();
         std::vector<Plan> plans = restored ? std::move(*restored) : std::vector<Plan>();
         // The document's signals update the views; the planner must not re-solve while restoring.
@@ -438,7 +457,8 @@ SolveJob Planner::makeJob(const std::shared_ptr<const core::solvers::Solver> &so
 
 QString Planner::cacheKey(const QString &solver, const SolveJob &job) const
 {
-    QString key = solver + QLatin1Char('|') + QLatin1String(core::solvers::objectiveName(job.objective));
+    QString key =
+        solver + QLatin1Char('|') + QLatin1String(core::solvers::objectiveName(job.objective));
     if (job.objective == Objective::MinTime)
         key += QLatin1Char('|') + QString::number(job.budgetBytes);
     for (const auto &p : job.pins)
@@ -450,7 +470,8 @@ void Planner::solve(const QString &solverId)
 {
     auto solver = solverById(solverId);
     if (!solver || !m_problem) {
-        solverPanel()->showMessage(m_problem ? tr("Unknown solver %1").arg(solverId) : tr("Open a model first."));
+        solverPanel()->showMessage(m_problem ? tr("Unknown solver %1").arg(solverId)
+                                             : tr("Open a model first."));
         return;
     }
     SolveJob job = makeJob(solver);
@@ -485,7 +506,9 @@ void Planner::sweep()
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
     job.budgets = sweepBudgets(floor + (sa.peakBytes - floor) / 20, sa.peakBytes, kSweepBudgets);
     paretoChart()->clearPoints();
-    solverPanel()->showMessage(tr("Sweeping %1 solvers over %2 budgets...").arg(job.solvers.size()).arg(job.budgets.size()));
+    solverPanel()->showMessage(tr("Sweeping %1 solvers over %2 budgets...")
+                                   .arg(job.solvers.size())
+                                   .arg(job.budgets.size()));
     m_solves.startSweep(std::move(job));
 }
 
@@ -528,17 +551,20 @@ void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
     else
         m_document.addPlan(plan);
     solverPanel()->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
-                                   .arg(qs(plan.solver), QLatin1String(core::solvers::solveStatusName(plan.status)),
+                                   .arg(qs(plan.solver),
+                                        QLatin1String(core::solvers::solveStatusName(plan.status)),
                                         qs(core::formatBytes(plan.timeline.peakBytes)))
                                    .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
                                    .arg(plan.solveSeconds, 0, 'f', 3));
 }
 
-void Planner::onFailed(quint64, const QString &solver, const QString &message, bool cancelled, quint64 tag)
+void Planner::onFailed(quint64, const QString &solver, const QString &message, bool cancelled,
+                       quint64 tag)
 {
     if (tag != m_generation)
         return;
-    solverPanel()->showMessage(cancelled ? tr("%1: cancelled.").arg(solver) : tr("%1 failed: %2").arg(solver, message));
+    solverPanel()->showMessage(cancelled ? tr("%1: cancelled.").arg(solver)
+                                         : tr("%1 failed: %2").arg(solver, message));
     if (!cancelled)
         emit solveFailed(solver, message);
 }
@@ -558,9 +584,7 @@ void Planner::documentChanged(PlannerChange change)
     if (m_restoring)
         return;
     switch (change) {
-    case PlannerChange::CurrentPlan:
-        updateCurrentPlanViews();
-        break;
+    case PlannerChange::CurrentPlan: updateCurrentPlanViews(); break;
     case PlannerChange::Plans:
         if (m_document.currentPlanIndex() >= 0)
             planTable()->selectRow(m_document.currentPlanIndex());
@@ -571,7 +595,8 @@ void Planner::documentChanged(PlannerChange change)
                 m_liveTimer.start(); // debounced; the controller keeps only the latest
             // Until the re-solved plan arrives only the budget line moves.
             const Plan *plan = m_document.currentPlan();
-            memoryChart()->setBudget(plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
+            memoryChart()->setBudget(
+                plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
         }
         break;
     case PlannerChange::Pins:
@@ -581,11 +606,11 @@ void Planner::documentChanged(PlannerChange change)
         resolveCurrent(false);
         break;
     case PlannerChange::Batch:
-        if (m_problem && m_problem->batch != m_document.batch() && !m_document.modelPath().isEmpty())
+        if (m_problem && m_problem->batch != m_document.batch() &&
+            !m_document.modelPath().isEmpty())
             openModel(m_document.modelPath(), m_document.batch(), m_document.importSettings());
         break;
-    case PlannerChange::Model:
-        break;
+    case PlannerChange::Model: break;
     }
 }
 
@@ -605,7 +630,8 @@ void Planner::updateCurrentPlanViews()
     m_analysis = PlanAnalysis::analyse(m_problem->training, *plan);
     m_colors->setAnalysis(m_analysis);
     const int64_t budget = plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0;
-    memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget, qs(plan->solver));
+    memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget,
+                                qs(plan->solver));
     teachingView()->setAnalysis(m_analysis);
     if (step >= 0)
         teachingView()->setStep(step);
@@ -671,7 +697,10 @@ QList<QAction *> Planner::pinActions(const QString &nodeName, QObject *parent)
     return actions;
 }
 
-QString Planner::nodeOverlay(const QString &nodeName) const { return m_analysis.explainNode(nodeName); }
+QString Planner::nodeOverlay(const QString &nodeName) const
+{
+    return m_analysis.explainNode(nodeName);
+}
 
 void Planner::selectNode(const QString &nodeName) { teachingView()->explainNode(nodeName); }
 
@@ -680,7 +709,8 @@ void Planner::selectNode(const QString &nodeName) { teachingView()->explainNode(
 core::Status Planner::saveSession(const QString &path)
 {
     const SessionData s = sessionFromDocument(m_document, m_problem.get());
-    REMAT_RETURN_IF_ERROR(writeSessionFile(path, s, m_problem ? m_problem->training.get() : nullptr));
+    REMAT_RETURN_IF_ERROR(
+        writeSessionFile(path, s, m_problem ? m_problem->training.get() : nullptr));
     m_sessionPath = path;
     m_document.markSaved();
     return core::Status::ok();
@@ -690,8 +720,9 @@ core::Status Planner::openSession(const QString &path)
 {
     REMAT_ASSIGN_OR_RETURN(SessionData s, readSessionFile(path));
     if (!QFileInfo::exists(s.modelPath))
-        return core::makeError(core::StatusCode::NotFound,
-                               (path + QStringLiteral(": its model %1 is missing").arg(s.modelPath)).toStdString());
+        return core::makeError(
+            core::StatusCode::NotFound,
+            (path + QStringLiteral(": its model %1 is missing").arg(s.modelPath)).toStdString());
     m_sessionPath = path;
     const QString model = s.modelPath;
     const int64_t batch = s.batch;
@@ -705,16 +736,18 @@ bool Planner::maybeSave(QWidget *parent)
 {
     if (!m_document.isModified() || (m_document.plans().empty() && m_document.pins().isEmpty()))
         return true;
-    const auto answer = QMessageBox::warning(parent, tr("Unsaved planner session"),
-                                             tr("The planner session has unsaved changes. Save them?"),
-                                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const auto answer =
+        QMessageBox::warning(parent, tr("Unsaved planner session"),
+                             tr("The planner session has unsaved changes. Save them?"),
+                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel)
         return false;
     if (answer == QMessageBox::Discard)
         return true;
     QString path = m_sessionPath;
     if (path.isEmpty())
-        path = QFileDialog::getSaveFileName(parent, tr("Save session"), QString(), tr("Remat sessions (*.rematproj)"));
+        path = QFileDialog::getSaveFileName(parent, tr("Save session"), QString(),
+                                            tr("Remat sessions (*.rematproj)"));
     if (path.isEmpty())
         return false;
     if (core::Status s = saveSession(path); !s.isOk()) {
@@ -732,8 +765,8 @@ core::Status Planner::exportPlanJson(const QString &path) const
     const auto &tg = *m_problem->training;
     // Core's plan format (remat CLI and io::readPlan read it), plus the per-node decisions the
     // PyTorch helper (resources/python/remat_apply.py) maps onto modules; readers ignore the extra key.
-    QJsonObject root = QJsonDocument::fromJson(QByteArray::fromStdString(
-                                                   core::io::writePlan(*plan, tg, core::io::ModelIdentity::of(tg))))
+    QJsonObject root = QJsonDocument::fromJson(QByteArray::fromStdString(core::io::writePlan(
+                                                   *plan, tg, core::io::ModelIdentity::of(tg))))
                            .object();
     QJsonArray decisions;
     for (const auto &op : tg.ops()) {
@@ -742,28 +775,38 @@ core::Status Planner::exportPlanJson(const QString &path) const
         const core::TensorId main = m_analysis.mainOutput(op.id);
         if (!main.valid() || m_analysis.decisionOfTensor(main) == PlanDecision::None)
             continue;
-        decisions.append(QJsonObject{{QStringLiteral("node"), qs(op.name)},
-                                     {QStringLiteral("tensor"), qs(tg.tensor(main).name)},
-                                     {QStringLiteral("decision"),
-                                      QLatin1String(planDecisionName(m_analysis.decisionOfTensor(main)))}});
+        decisions.append(
+            QJsonObject{{QStringLiteral("node"), qs(op.name)},
+                        {QStringLiteral("tensor"), qs(tg.tensor(main).name)},
+                        {QStringLiteral("decision"),
+                         QLatin1String(planDecisionName(m_analysis.decisionOfTensor(main)))}});
     }
     root[QStringLiteral("decisions")] = decisions;
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly))
-        return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+        return core::makeError(core::StatusCode::NotFound,
+                               (path + QStringLiteral(": ") + f.errorString()).toStdString());
     f.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
     if (!f.commit())
-        return core::makeError(core::StatusCode::Internal, (path + QStringLiteral(": ") + f.errorString()).toStdString());
+        return core::makeError(core::StatusCode::Internal,
+                               (path + QStringLiteral(": ") + f.errorString()).toStdString());
     return core::Status::ok();
 }
 
 QString Planner::pytorchSnippet(const QString &planPath, const QString &modelPath)
 {
-    const auto quoted = [](const QString &v) { return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact)).mid(1).chopped(1); };
+    const auto quoted = [](const QString &v) {
+        return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact))
+            .mid(1)
+            .chopped(1);
+    };
     return QStringLiteral("import remat_apply  # written beside the plan\n"
-                          "model = remat_apply.apply_plan(model, %1, onnx=%2)  # model: the torch.nn.Module %3 was exported from\n"
-                          "print(remat_apply.summary(model.remat_report))  # how faithfully the plan was applied\n")
-        .arg(quoted(QFileInfo(planPath).absoluteFilePath()), quoted(modelPath), quoted(QFileInfo(modelPath).fileName()));
+                          "model = remat_apply.apply_plan(model, %1, onnx=%2)  # model: the "
+                          "torch.nn.Module %3 was exported from\n"
+                          "print(remat_apply.summary(model.remat_report))  # how faithfully the "
+                          "plan was applied\n")
+        .arg(quoted(QFileInfo(planPath).absoluteFilePath()), quoted(modelPath),
+             quoted(QFileInfo(modelPath).fileName()));
 }
 
 core::Status Planner::exportForPyTorch(const QString &planPath, QString *snippetPath) const
@@ -777,21 +820,26 @@ core::Status Planner::exportForPyTorch(const QString &planPath, QString *snippet
     QSaveFile helperOut(dir.filePath(QStringLiteral("remat_apply.py")));
     if (!helper.open(QIODevice::ReadOnly) || !helperOut.open(QIODevice::WriteOnly))
         return core::makeError(core::StatusCode::NotFound,
-                               (dir.filePath(QStringLiteral("remat_apply.py")) + QStringLiteral(": ") + helperOut.errorString()).toStdString());
+                               (dir.filePath(QStringLiteral("remat_apply.py")) +
+                                QStringLiteral(": ") + helperOut.errorString())
+                                   .toStdString());
     helperOut.write(helper.readAll());
     if (!helperOut.commit())
         return core::makeError(core::StatusCode::Internal, helperOut.errorString().toStdString());
     const QString py = dir.filePath(plan.completeBaseName() + QStringLiteral("_apply.py"));
     QSaveFile f(py);
     if (!f.open(QIODevice::WriteOnly))
-        return core::makeError(core::StatusCode::NotFound, (py + QStringLiteral(": ") + f.errorString()).toStdString());
-    f.write(QStringLiteral("# Applies %1 (made by Remat Studio) to the PyTorch model %2 was exported from;\n"
-                           "# define `model` above these lines (see remat_apply.py's docstring).\n")
+        return core::makeError(core::StatusCode::NotFound,
+                               (py + QStringLiteral(": ") + f.errorString()).toStdString());
+    f.write(QStringLiteral(
+                "# Applies %1 (made by Remat Studio) to the PyTorch model %2 was exported from;\n"
+                "# define `model` above these lines (see remat_apply.py's docstring).\n")
                 .arg(plan.fileName(), QFileInfo(m_document.modelPath()).fileName())
                 .toUtf8());
     f.write(pytorchSnippet(planPath, m_document.modelPath()).toUtf8());
     if (!f.commit())
-        return core::makeError(core::StatusCode::Internal, (py + QStringLiteral(": ") + f.errorString()).toStdString());
+        return core::makeError(core::StatusCode::Internal,
+                               (py + QStringLiteral(": ") + f.errorString()).toStdString());
     if (snippetPath)
         *snippetPath = py;
     return core::Status::ok();
@@ -802,7 +850,8 @@ core::Status Planner::exportTimelineCsv(const QString &path) const
     const Plan *plan = m_document.currentPlan();
     if (!plan || !m_problem)
         return core::makeError(core::StatusCode::InvalidArgument, "no current plan to export");
-    return core::io::saveTimelineCsv(path.toStdString(), plan->schedule, *m_problem->training, plan->timeline);
+    return core::io::saveTimelineCsv(path.toStdString(), plan->schedule, *m_problem->training,
+                                     plan->timeline);
 }
 
 core::Status Planner::exportChart(QWidget *chart, const QString &path) const
@@ -820,11 +869,14 @@ core::Status Planner::exportChart(QWidget *chart, const QString &path) const
         chart->render(&p);
         p.end();
         if (!QFileInfo::exists(path))
-            return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": could not write")).toStdString());
+            return core::makeError(core::StatusCode::NotFound,
+                                   (path + QStringLiteral(": could not write")).toStdString());
         return core::Status::ok();
     }
     if (!chart->grab().save(path))
-        return core::makeError(core::StatusCode::NotFound, (path + QStringLiteral(": could not write the image")).toStdString());
+        return core::makeError(
+            core::StatusCode::NotFound,
+            (path + QStringLiteral(": could not write the image")).toStdString());
     return core::Status::ok();
 }
 
@@ -857,7 +909,8 @@ QString Planner::timeSourceText() const
     const core::cost::TimeSource source = m_problem->costs->timeSource;
     if (source == core::cost::TimeSource::Estimate)
         return tr("Times: estimate (roofline)");
-    return tr("Times: %1 (measured on %2)").arg(QString::fromLatin1(core::cost::timeSourceName(source)), m_profileDevice);
+    return tr("Times: %1 (measured on %2)")
+        .arg(QString::fromLatin1(core::cost::timeSourceName(source)), m_profileDevice);
 }
 
 std::optional<RunRequest> Planner::makeCalibrationRequest() const
@@ -882,7 +935,8 @@ std::optional<RunRequest> Planner::makeRunRequest() const
     r.reference = m_problem->storeAll.schedule;
     // A corpus model ships its inputs beside it (mlp.onnx -> mlp.npz): use them when present.
     const QString npz = QFileInfo(m_document.modelPath()).path() + QLatin1Char('/') +
-                        QFileInfo(m_document.modelPath()).completeBaseName() + QStringLiteral(".npz");
+                        QFileInfo(m_document.modelPath()).completeBaseName() +
+                        QStringLiteral(".npz");
     if (QFileInfo::exists(npz))
         if (auto a = core::exec::readNpz(npz.toStdString()))
             r.feed = std::move(*a);

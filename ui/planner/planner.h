@@ -8,27 +8,27 @@
 
 #include "core/solvers/solver.h"
 #include "ui/background_job.h"
-#include "ui/planner/plan_analysis.h"
-#include "ui/planner/planner_docks.h"
-#include "ui/planner/planner_document.h"
-#include "ui/planner/planner_problem.h"
-#include "ui/problem_cache.h"
-#include "ui/planner/run_controller.h"
-#include "ui/planner/session_file.h"
-#include "ui/planner/solve_controller.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/pins_widget.h"
+#include "ui/planner/plan_analysis.h"
 #include "ui/planner/plan_node_colors.h"
 #include "ui/planner/plan_table_model.h"
+#include "ui/planner/planner_docks.h"
+#include "ui/planner/planner_document.h"
+#include "ui/planner/planner_problem.h"
+#include "ui/planner/run_controller.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/session_file.h"
+#include "ui/planner/solve_controller.h"
 #include "ui/planner/solver_panel.h"
 #include "ui/planner/teaching_view.h"
+#include "ui/problem_cache.h"
 
+#include <QDockWidget>
 #include <QHash>
 #include <QObject>
 #include <QPointer>
-#include <QDockWidget>
 #include <QTableView>
 #include <QTimer>
 
@@ -92,7 +92,8 @@ public:
     // ---- model ------------------------------------------------------------------------------
     /// Loads off the GUI thread (core::pipeline::loadProblem), or takes the problem from the
     /// problem cache when one matches; problemChanged() or problemFailed() follows.
-    void openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {});
+    void openModel(const QString &path, int64_t batch,
+                   const core::onnx::ImportOptions &settings = {});
     /// Uses a problem built elsewhere (tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
     /// The problems loaded in the window (the explorer's): openModel takes a match from there
@@ -152,7 +153,7 @@ signals:
     void problemChanged();
     void problemFailed(const QString &message);
     void sessionOpened(bool ok, const QString &message);
-    void planUpdated();                 ///< the current plan (or its figures) changed
+    void planUpdated(); ///< the current plan (or its figures) changed
     void stepSelected(int step, const QString &nodeName);
     void stepStateChanged(const remat::ui::StepState &state);
     void solveFailed(const QString &solver, const QString &message);
@@ -167,7 +168,8 @@ private:
     QString cacheKey(const QString &solver, const SolveJob &job) const;
     std::vector<core::solvers::Pin> resolvedPins() const;
     void onSolved(quint64 id, const core::solvers::Plan &plan, int replaceIndex, quint64 tag);
-    void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled, quint64 tag);
+    void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled,
+                  quint64 tag);
     void applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem);
     std::optional<RunRequest> makeRunRequest() const;
     std::optional<RunRequest> makeCalibrationRequest() const;

@@ -50,16 +50,19 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
         docks << dock;
         return dock;
     };
-    add(m_solverPanel, QObject::tr("Solver"), QStringLiteral("plannerSolverDock"), Qt::RightDockWidgetArea);
+    add(m_solverPanel, QObject::tr("Solver"), QStringLiteral("plannerSolverDock"),
+        Qt::RightDockWidgetArea);
     add(m_pins, QObject::tr("Pins"), QStringLiteral("plannerPinsDock"), Qt::RightDockWidgetArea);
-    QDockWidget *plans = add(m_table, QObject::tr("Plans"), QStringLiteral("plannerPlansDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *memory =
-        add(m_memoryChart, QObject::tr("Memory"), QStringLiteral("plannerMemoryDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *pareto =
-        add(m_paretoChart, QObject::tr("Pareto"), QStringLiteral("plannerParetoDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *teach =
-        add(m_teaching, QObject::tr("Schedule"), QStringLiteral("plannerTeachingDock"), Qt::BottomDockWidgetArea);
-    QDockWidget *run = add(m_runPanel, QObject::tr("Run"), QStringLiteral("plannerRunDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *plans = add(m_table, QObject::tr("Plans"), QStringLiteral("plannerPlansDock"),
+                             Qt::BottomDockWidgetArea);
+    QDockWidget *memory = add(m_memoryChart, QObject::tr("Memory"),
+                              QStringLiteral("plannerMemoryDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *pareto = add(m_paretoChart, QObject::tr("Pareto"),
+                              QStringLiteral("plannerParetoDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *teach = add(m_teaching, QObject::tr("Schedule"),
+                             QStringLiteral("plannerTeachingDock"), Qt::BottomDockWidgetArea);
+    QDockWidget *run = add(m_runPanel, QObject::tr("Run"), QStringLiteral("plannerRunDock"),
+                           Qt::BottomDockWidgetArea);
     window->splitDockWidget(plans, memory, Qt::Horizontal);
     window->tabifyDockWidget(memory, pareto);
     window->tabifyDockWidget(pareto, teach);

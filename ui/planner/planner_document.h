@@ -22,8 +22,8 @@
 namespace remat::ui {
 
 enum class PlannerChange : unsigned char {
-    Model,       ///< model path / hash (a new problem)
-    Batch,       ///< batch size (the problem is rebuilt, plans were replaced)
+    Model, ///< model path / hash (a new problem)
+    Batch, ///< batch size (the problem is rebuilt, plans were replaced)
     Budget,
     Objective,
     Pins,
@@ -48,7 +48,10 @@ public:
     /// The user's import settings for the model (free dims, input shapes and values,
     /// classification, semantics); saved in sessions. Their batch is unused (batch() is).
     const core::onnx::ImportOptions &importSettings() const { return m_importSettings; }
-    void setImportSettings(const core::onnx::ImportOptions &settings) { m_importSettings = settings; }
+    void setImportSettings(const core::onnx::ImportOptions &settings)
+    {
+        m_importSettings = settings;
+    }
     int64_t budgetBytes() const { return m_budget; }
     core::solvers::Objective objective() const { return m_objective; }
     const PinMap &pins() const { return m_pins; }

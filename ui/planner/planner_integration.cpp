@@ -3,10 +3,10 @@
 #include "ui/graph/graph_items.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
+#include "ui/import_settings.h"
 #include "ui/main_window.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/planner.h"
-#include "ui/import_settings.h"
 #include "ui/planner/set_batch_command.h"
 
 #include <QAction>
@@ -37,8 +37,10 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     ModelDocument *doc = window->document();
     connect(window, &MainWindow::modelShown, this, &PlannerIntegration::followWindowModel);
     connect(doc, &ModelDocument::changed, this, [this, doc](const DocumentChange &c) {
-        if (c.kind == DocumentChangeKind::SelectionChanged && doc->hasModel() && doc->selectedNode().valid())
-            m_planner->selectNode(QString::fromStdString(doc->graph().node(doc->selectedNode()).name));
+        if (c.kind == DocumentChangeKind::SelectionChanged && doc->hasModel() &&
+            doc->selectedNode().valid())
+            m_planner->selectNode(
+                QString::fromStdString(doc->graph().node(doc->selectedNode()).name));
         if (c.kind == DocumentChangeKind::ModelReplaced && m_colourByPlan)
             recolour();
         // A re-import of the file on screen (another batch, or input sizes from the Model
@@ -101,7 +103,8 @@ void PlannerIntegration::recolour()
         return;
     const PlanNodeColors *c = m_planner->nodeColors();
     const StepState *step = m_showStep ? &m_planner->teachingView()->state() : nullptr;
-    doc->setColourOverride(std::make_unique<PlanColourProvider>(doc->model().graph, c->decisions(), c->pinnedNodes(), step));
+    doc->setColourOverride(std::make_unique<PlanColourProvider>(doc->model().graph, c->decisions(),
+                                                                c->pinnedNodes(), step));
 }
 
 void PlannerIntegration::followWindowModel()
@@ -125,7 +128,8 @@ void PlannerIntegration::followWindowModel()
     const bool otherSettings = !sameImportSettings(doc->model().settings, pd->importSettings());
     if (m_planner->isLoading() && !otherSettings)
         return;
-    if (otherSettings || QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath() ||
+    if (otherSettings ||
+        QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath() ||
         !sameImportSettings(doc->model().settings, pd->importSettings()))
         m_planner->openModel(path, batch, doc->model().settings);
     else if (batch != pd->batch())
@@ -137,7 +141,8 @@ void PlannerIntegration::syncWindowToSession()
     const QString model = m_planner->document()->modelPath();
     const ModelDocument *doc = m_window->document();
     const core::onnx::ImportOptions &settings = m_planner->document()->importSettings();
-    if (doc->hasModel() && QFileInfo(doc->model().path).absoluteFilePath() == QFileInfo(model).absoluteFilePath() &&
+    if (doc->hasModel() &&
+        QFileInfo(doc->model().path).absoluteFilePath() == QFileInfo(model).absoluteFilePath() &&
         sameImportSettings(doc->model().settings, settings)) {
         if (std::max<int64_t>(1, doc->graph().info().batch) != m_planner->document()->batch()) {
             m_syncingToSession = true;
@@ -173,7 +178,8 @@ void PlannerIntegration::showContextMenu(const QPoint &pos)
         return;
     const QString name = QString::fromStdString(doc->graph().node(node).name);
     QMenu menu(view);
-    menu.addSection(tr("Pin %1").arg(QString::fromStdString(doc->graph().node(node).displayName())));
+    menu.addSection(
+        tr("Pin %1").arg(QString::fromStdString(doc->graph().node(node).displayName())));
     const QList<QAction *> actions = m_planner->pinActions(name, &menu);
     if (m_planner->pinTensorOfNode(name).isEmpty()) {
         menu.addAction(tr("Nothing to pin: no activation output"))->setEnabled(false);

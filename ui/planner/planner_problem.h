@@ -22,17 +22,16 @@ using PlannerProblem = core::pipeline::Problem;
 /// core::pipeline::loadProblem at `batch` with the user's other import `settings` (their batch,
 /// stop and progress are unused), for the planner: a training step that cannot be built is an
 /// error here. Runs on a worker thread.
-core::Expected<std::shared_ptr<const PlannerProblem>> loadPlannerProblem(const std::string &modelPath, int64_t batch,
-                                                                         const core::StopToken &stop,
-                                                                         const core::onnx::ImportOptions &settings = {});
+core::Expected<std::shared_ptr<const PlannerProblem>>
+loadPlannerProblem(const std::string &modelPath, int64_t batch, const core::StopToken &stop,
+                   const core::onnx::ImportOptions &settings = {});
 
 /// The same problem with op times from a measured profile ("Calibrate on this device"):
 /// cost::profileCosts (the profile's times, scaled to another batch or fitted for another model
 /// by the calibrated model), and store-all re-simulated with them. The profile's warnings go to
 /// `warnings` when given.
-core::Expected<std::shared_ptr<const PlannerProblem>> withProfileCosts(const PlannerProblem &problem,
-                                                                       const core::cost::Profile &profile,
-                                                                       const std::string &origin,
-                                                                       std::vector<std::string> *warnings = nullptr);
+core::Expected<std::shared_ptr<const PlannerProblem>>
+withProfileCosts(const PlannerProblem &problem, const core::cost::Profile &profile,
+                 const std::string &origin, std::vector<std::string> *warnings = nullptr);
 
 } // namespace remat::ui

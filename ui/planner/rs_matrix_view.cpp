@@ -10,8 +10,9 @@ namespace remat::ui {
 
 RsMatrixView::RsMatrixView(Kind kind, QWidget *parent) : QWidget(parent), m_kind(kind)
 {
-    setToolTip(kind == Recompute ? tr("R: op (column) runs during stage (row). Below the diagonal: recomputes.")
-                                 : tr("S: output of op (column) is stored into stage (row)."));
+    setToolTip(kind == Recompute
+                   ? tr("R: op (column) runs during stage (row). Below the diagonal: recomputes.")
+                   : tr("S: output of op (column) is stored into stage (row)."));
 }
 
 void RsMatrixView::setAnalysis(const PlanAnalysis &a)
@@ -68,7 +69,8 @@ QSize RsMatrixView::sizeHint() const
 {
     if (m_image.isNull())
         return {200, 200};
-    return {std::max(1, int(m_image.width() * m_zoom)), std::max(1, int(m_image.height() * m_zoom))};
+    return {std::max(1, int(m_image.width() * m_zoom)),
+            std::max(1, int(m_image.height() * m_zoom))};
 }
 
 void RsMatrixView::paintEvent(QPaintEvent *)

@@ -14,13 +14,19 @@ namespace {
 class BufferObserver : public core::schedule::ScheduleObserver
 {
 public:
-    BufferObserver(QMutex *mutex, std::vector<RunSample> *buffer) : m_mutex(mutex), m_buffer(buffer) {}
+    BufferObserver(QMutex *mutex, std::vector<RunSample> *buffer) : m_mutex(mutex), m_buffer(buffer)
+    {
+    }
     void setIteration(int i) { m_iteration = i; }
     int lastStep() const { return m_lastStep; }
-    void onStepBegin(core::StepIndex index, const core::schedule::Step &) override { m_lastStep = index.value; }
+    void onStepBegin(core::StepIndex index, const core::schedule::Step &) override
+    {
+        m_lastStep = index.value;
+    }
     void onStepEnd(const core::schedule::StepEvent &e) override
     {
-        RunSample s{m_iteration, e.index.value, e.bytesInUse, e.peakDuringStep, e.endSeconds - e.startSeconds};
+        RunSample s{m_iteration, e.index.value, e.bytesInUse, e.peakDuringStep,
+                    e.endSeconds - e.startSeconds};
         QMutexLocker lock(m_mutex);
         m_buffer->push_back(s);
     }
@@ -49,7 +55,10 @@ RunController::RunController(QObject *parent) : QObject(parent)
 
 RunController::~RunController() { stop(); }
 
-void RunController::setBackends(std::vector<BackendChoice> backends) { m_backends = std::move(backends); }
+void RunController::setBackends(std::vector<BackendChoice> backends)
+{
+    m_backends = std::move(backends);
+}
 
 void RunController::stop() { m_job.stopAll(); }
 
@@ -76,23 +85,22 @@ bool RunController::start(RunRequest request)
         m_buffer.clear();
     }
     emit started();
-    m_job.start(
-        [this, request = std::move(request), backend = *choice](JobContext &ctx) -> core::Expected<RunSummary> {
-            return runOnWorker(request, backend, ctx);
-        },
-        [this](quint64, core::Expected<RunSummary> summary) {
-            if (summary) {
-                emit finished(*summary);
-                return;
-            }
-            RunSummary failed; // the work threw (out of host memory, ...)
-            failed.error = QString::fromStdString(summary.status().toString());
-            emit finished(failed);
-        });
+    m_job.start([this, request = std::move(request), backend = *choice](JobContext &ctx)
+                    -> core::Expected<RunSummary> { return runOnWorker(request, backend, ctx); },
+                [this](quint64, core::Expected<RunSummary> summary) {
+                    if (summary) {
+                        emit finished(*summary);
+                        return;
+                    }
+                    RunSummary failed; // the work threw (out of host memory, ...)
+                    failed.error = QString::fromStdString(summary.status().toString());
+                    emit finished(failed);
+                });
     return true;
 }
 
-RunSummary RunController::runOnWorker(const RunRequest &request, const BackendChoice &choice, JobContext &ctx)
+RunSummary RunController::runOnWorker(const RunRequest &request, const BackendChoice &choice,
+                                      JobContext &ctx)
 {
     RunSummary summary;
     BufferObserver observer(&m_mutex, &m_buffer);

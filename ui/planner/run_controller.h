@@ -33,11 +33,11 @@ struct BackendChoice
 struct RunRequest
 {
     std::shared_ptr<const PlannerProblem> problem;
-    core::schedule::Schedule schedule;      ///< the plan's
-    core::schedule::Schedule reference;     ///< store-all, for the gradient check
+    core::schedule::Schedule schedule;  ///< the plan's
+    core::schedule::Schedule reference; ///< store-all, for the gradient check
     QString backend = QStringLiteral("cpu");
     int iterations = 1;
-    core::exec::NpzArchive feed;            ///< optional inputs (a corpus .npz)
+    core::exec::NpzArchive feed; ///< optional inputs (a corpus .npz)
 };
 
 /// One executed step, as the observer saw it.
@@ -54,11 +54,11 @@ struct RunSummary
 {
     bool ok = false;
     bool cancelled = false;
-    QString error;             ///< when !ok: the backend's message (OOM names its step)
-    int failedStep = -1;       ///< the step an error happened at, -1 if unknown
-    int iterations = 0;        ///< completed
+    QString error;       ///< when !ok: the backend's message (OOM names its step)
+    int failedStep = -1; ///< the step an error happened at, -1 if unknown
+    int iterations = 0;  ///< completed
     int64_t measuredPeakBytes = 0;
-    double stepSeconds = 0;    ///< mean over completed iterations
+    double stepSeconds = 0; ///< mean over completed iterations
     bool gradientsChecked = false;
     double maxRelativeError = 0;
     QString worstEntry;
@@ -92,12 +92,14 @@ signals:
     void finished(const remat::ui::RunSummary &summary);
 
 private:
-    RunSummary runOnWorker(const RunRequest &request, const BackendChoice &backend, JobContext &ctx);
+    RunSummary runOnWorker(const RunRequest &request, const BackendChoice &backend,
+                           JobContext &ctx);
 
     std::vector<BackendChoice> m_backends;
     QMutex m_mutex;
     std::vector<RunSample> m_buffer;
-    BackgroundJob<RunSummary> m_job{"running the plan"}; ///< last: waited for before the buffer goes
+    BackgroundJob<RunSummary> m_job{
+        "running the plan"}; ///< last: waited for before the buffer goes
 };
 
 } // namespace remat::ui

@@ -13,8 +13,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include <algorithm>
 
@@ -58,12 +58,14 @@ QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **
 RunPanel::RunPanel(RunController *controller, QWidget *parent)
     : QWidget(parent), m_controller(controller), m_backend(new QComboBox(this)),
       m_iterations(new QSpinBox(this)), m_run(new QPushButton(tr("Run"), this)),
-      m_stop(new QPushButton(tr("Stop"), this)), m_calibrate(new QPushButton(tr("Calibrate on this device"), this)),
+      m_stop(new QPushButton(tr("Stop"), this)),
+      m_calibrate(new QPushButton(tr("Calibrate on this device"), this)),
       m_status(new QLabel(this)), m_gradients(new QLabel(this)), m_timeSource(new QLabel(this))
 {
     m_calibrate->setObjectName(QStringLiteral("plannerCalibrate"));
-    m_calibrate->setToolTip(tr("Run store-all on the selected backend and time every plan with each op's "
-                               "measured time instead of the roofline estimate"));
+    m_calibrate->setToolTip(
+        tr("Run store-all on the selected backend and time every plan with each op's "
+           "measured time instead of the roofline estimate"));
     m_timeSource->setObjectName(QStringLiteral("plannerTimeSource"));
     m_timeSource->setText(tr("Times: estimate (roofline)"));
     setObjectName(QStringLiteral("plannerRun"));
@@ -145,8 +147,9 @@ void RunPanel::calibrate()
     const int iterations = request->iterations;
     startRun(std::move(*request));
     if (m_controller->isRunning())
-        m_status->setText(tr("Calibrating on %1: store-all, %n timed step(s)...", nullptr, iterations)
-                              .arg(m_calibrationDevice));
+        m_status->setText(
+            tr("Calibrating on %1: store-all, %n timed step(s)...", nullptr, iterations)
+                .arg(m_calibrationDevice));
     else
         m_calibrationGraph.reset();
 }
@@ -226,8 +229,9 @@ void RunPanel::startRun(RunRequest request)
         m_status->setText(tr("Could not start the run (no backend or no model)."));
         return;
     }
-    m_status->setText(tr("Running on %1: reference step, then %n iteration(s)...", nullptr, m_iterations->value())
-                          .arg(m_backend->currentText()));
+    m_status->setText(
+        tr("Running on %1: reference step, then %n iteration(s)...", nullptr, m_iterations->value())
+            .arg(m_backend->currentText()));
     m_run->setEnabled(false);
     m_calibrate->setEnabled(false);
     m_stop->setEnabled(true);
@@ -288,24 +292,30 @@ void RunPanel::finished(const RunSummary &summary)
     }
     if (!summary.ok) {
         if (summary.failedStep >= 0)
-            m_oom->replace({QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
+            m_oom->replace(
+                {QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
         m_status->setText(summary.cancelled
                               ? tr("Stopped.")
                               : tr("Failed%1: %2")
-                                    .arg(summary.failedStep >= 0 ? tr(" at step %1").arg(summary.failedStep) : QString(),
+                                    .arg(summary.failedStep >= 0
+                                             ? tr(" at step %1").arg(summary.failedStep)
+                                             : QString(),
                                          summary.error));
     } else {
-        m_status->setText(tr("Done: %n iteration(s), %1 per step, measured peak %2.", nullptr, summary.iterations)
-                              .arg(summary.stepSeconds < 1 ? QStringLiteral("%1 ms").arg(summary.stepSeconds * 1e3, 0, 'f', 1)
-                                                           : QStringLiteral("%1 s").arg(summary.stepSeconds, 0, 'f', 2),
-                                   QString::fromStdString(core::formatBytes(summary.measuredPeakBytes))));
+        m_status->setText(
+            tr("Done: %n iteration(s), %1 per step, measured peak %2.", nullptr, summary.iterations)
+                .arg(summary.stepSeconds < 1
+                         ? QStringLiteral("%1 ms").arg(summary.stepSeconds * 1e3, 0, 'f', 1)
+                         : QStringLiteral("%1 s").arg(summary.stepSeconds, 0, 'f', 2),
+                     QString::fromStdString(core::formatBytes(summary.measuredPeakBytes))));
         if (summary.gradientsChecked)
-            m_gradients->setText(summary.gradientsMatch
-                                     ? tr("Gradient check passed: max relative error %1 against store-all.")
-                                           .arg(summary.maxRelativeError, 0, 'g', 3)
-                                     : tr("Gradient check FAILED: max relative error %1 in %2.")
-                                           .arg(summary.maxRelativeError, 0, 'g', 3)
-                                           .arg(summary.worstEntry));
+            m_gradients->setText(
+                summary.gradientsMatch
+                    ? tr("Gradient check passed: max relative error %1 against store-all.")
+                          .arg(summary.maxRelativeError, 0, 'g', 3)
+                    : tr("Gradient check FAILED: max relative error %1 in %2.")
+                          .arg(summary.maxRelativeError, 0, 'g', 3)
+                          .arg(summary.worstEntry));
         else
             m_gradients->setText(tr("Gradients not compared: %1").arg(summary.error));
     }
@@ -314,7 +324,8 @@ void RunPanel::finished(const RunSummary &summary)
 
 void RunPanel::finishCalibration(const RunSummary &summary)
 {
-    const std::shared_ptr<const core::training::TrainingGraph> graph = std::move(m_calibrationGraph);
+    const std::shared_ptr<const core::training::TrainingGraph> graph =
+        std::move(m_calibrationGraph);
     m_calibrationGraph.reset();
     if (!summary.ok) {
         m_status->setText(summary.cancelled ? tr("Calibration stopped.")
@@ -345,8 +356,8 @@ void RunPanel::finishCalibration(const RunSummary &summary)
     if (iteration >= 0)
         recorder.commitIteration(stepSeconds);
     m_calibrationSamples.clear();
-    const core::cost::Profile profile =
-        recorder.profile({m_calibrationDevice.toStdString(), m_calibrationDevice.toStdString(), "store-all"});
+    const core::cost::Profile profile = recorder.profile(
+        {m_calibrationDevice.toStdString(), m_calibrationDevice.toStdString(), "store-all"});
     if (profile.ops.empty()) {
         m_status->setText(tr("Calibration timed no op."));
         return;

@@ -53,7 +53,8 @@ SessionData fromCore(core::io::Session &&c)
 
 } // namespace
 
-core::Status writeSessionFile(const QString &path, const SessionData &s, const core::training::TrainingGraph *graph)
+core::Status writeSessionFile(const QString &path, const SessionData &s,
+                              const core::training::TrainingGraph *graph)
 {
     return core::io::saveSession(path.toStdString(), toCore(s), graph);
 }
@@ -61,7 +62,8 @@ core::Status writeSessionFile(const QString &path, const SessionData &s, const c
 core::Expected<SessionData> parseSessionFile(const QByteArray &bytes, const QString &path)
 {
     return core::guardReader(path.toStdString(), [&]() -> core::Expected<SessionData> {
-        REMAT_ASSIGN_OR_RETURN(core::io::Session s, core::io::parseSession(bytes.toStdString(), path.toStdString()));
+        REMAT_ASSIGN_OR_RETURN(core::io::Session s,
+                               core::io::parseSession(bytes.toStdString(), path.toStdString()));
         return fromCore(std::move(s));
     });
 }
@@ -74,8 +76,8 @@ core::Expected<SessionData> readSessionFile(const QString &path)
     });
 }
 
-core::Expected<std::vector<Plan>> restorePlans(const SessionData &session, const PlannerProblem &problem,
-                                               const QString &origin)
+core::Expected<std::vector<Plan>> restorePlans(const SessionData &session,
+                                               const PlannerProblem &problem, const QString &origin)
 {
     return core::guardReader(origin.toStdString(), [&]() -> core::Expected<std::vector<Plan>> {
         if (!problem.training || !problem.costs)

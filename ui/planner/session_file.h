@@ -26,7 +26,7 @@ using PinMap = QMap<QString, core::solvers::PinKind>;
 
 struct SessionData
 {
-    QString modelPath;      ///< absolute when saved; resolved against the session folder on read
+    QString modelPath; ///< absolute when saved; resolved against the session folder on read
     QString modelSha256;
     int64_t batch = 1;
     /// Free dims, input shapes and values, classification, semantics ("import" in the file;
@@ -52,8 +52,7 @@ core::Expected<SessionData> readSessionFile(const QString &path);
 core::Expected<SessionData> parseSessionFile(const QByteArray &bytes, const QString &path);
 /// Parses the session's plans against the rebuilt problem (names, ids, model identity, schedule
 /// validation) and re-simulates their figures.
-core::Expected<std::vector<core::solvers::Plan>> restorePlans(const SessionData &session,
-                                                              const PlannerProblem &problem,
-                                                              const QString &origin);
+core::Expected<std::vector<core::solvers::Plan>>
+restorePlans(const SessionData &session, const PlannerProblem &problem, const QString &origin);
 
 } // namespace remat::ui

@@ -48,8 +48,9 @@ namespace {
 
 // Runs the solver and fills the timeline with per-step points for the charts. Worker thread;
 // whatever it throws becomes the job's error result (BackgroundJob).
-core::Expected<Plan> runJob(const SolveJob &job, const core::StopToken &stop,
-                            const std::function<void(const core::solvers::SolveProgress &)> &progress)
+core::Expected<Plan>
+runJob(const SolveJob &job, const core::StopToken &stop,
+       const std::function<void(const core::solvers::SolveProgress &)> &progress)
 {
     if (!job.solver || !job.problem || !job.problem->isValid())
         return core::makeError(core::StatusCode::InvalidArgument, "no model loaded");
@@ -80,7 +81,8 @@ core::Expected<Plan> runJob(const SolveJob &job, const core::StopToken &stop,
     core::Expected<core::sim::Timeline> full =
         core::sim::simulate(plan->schedule, *job.problem->training, *job.problem->costs);
     if (!full)
-        return full.status().withContext(job.solver->id() + " produced a schedule the simulator refuses");
+        return full.status().withContext(job.solver->id() +
+                                         " produced a schedule the simulator refuses");
     plan->timeline = std::move(*full);
     return plan;
 }
@@ -109,16 +111,18 @@ quint64 SolveController::launch(SolveJob job)
     const quint64 tag = job.tag;
     auto work = [this, job = std::move(job), solverId](JobContext &ctx) -> core::Expected<Plan> {
         auto reportProgress = [&](const core::solvers::SolveProgress &p) {
-            SolveProgressInfo info{solverId, p.fraction, p.incumbent, p.bound, p.elapsedSeconds,
-                                   QString::fromStdString(p.message)};
+            SolveProgressInfo info{solverId, p.fraction,       p.incumbent,
+                                   p.bound,  p.elapsedSeconds, QString::fromStdString(p.message)};
             ctx.postProgress([this, id = ctx.id(), info] { emit progress(id, info); });
         };
         core::Expected<Plan> plan = runJob(job, ctx.stop(), reportProgress);
-        if (!plan && ctx.stop().stopRequested() && plan.status().code() != core::StatusCode::Cancelled)
+        if (!plan && ctx.stop().stopRequested() &&
+            plan.status().code() != core::StatusCode::Cancelled)
             return core::makeError(core::StatusCode::Cancelled, plan.status().message());
         return plan;
     };
-    return m_jobs.start(std::move(work), [this, solverId, replaceIndex, tag](quint64 id, core::Expected<Plan> result) {
+    return m_jobs.start(std::move(work), [this, solverId, replaceIndex,
+                                          tag](quint64 id, core::Expected<Plan> result) {
         if (result)
             emit solved(id, *result, replaceIndex, tag);
         else
@@ -149,8 +153,8 @@ quint64 SolveController::startSweep(SweepJob job)
                 ParetoPoint point;
                 point.solver = QString::fromStdString(solver->id());
                 point.budgetBytes = budget;
-                if (plan && plan->status != core::solvers::SolveStatus::Infeasible
-                    && plan->status != core::solvers::SolveStatus::Cancelled) {
+                if (plan && plan->status != core::solvers::SolveStatus::Infeasible &&
+                    plan->status != core::solvers::SolveStatus::Cancelled) {
                     point.peakBytes = plan->timeline.peakBytes;
                     point.overheadPercent = plan->timeline.tdiPercent();
                     point.feasible = plan->timeline.peakBytes <= budget;
@@ -159,12 +163,14 @@ quint64 SolveController::startSweep(SweepJob job)
             }
         }
         Plan done;
-        done.status = token.stopRequested() ? core::solvers::SolveStatus::Cancelled : core::solvers::SolveStatus::Optimal;
+        done.status = token.stopRequested() ? core::solvers::SolveStatus::Cancelled
+                                            : core::solvers::SolveStatus::Optimal;
         return done;
     };
     // A sweep that threw stopped short of its budgets: reported as cancelled, not done.
     return m_jobs.start(std::move(work), [this](quint64 id, core::Expected<Plan> result) {
-        emit sweepFinished(id, !result.hasValue() || result->status == core::solvers::SolveStatus::Cancelled);
+        emit sweepFinished(id, !result.hasValue() ||
+                                   result->status == core::solvers::SolveStatus::Cancelled);
     });
 }
 

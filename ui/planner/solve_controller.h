@@ -89,7 +89,8 @@ public:
 signals:
     void progress(quint64 id, const remat::ui::SolveProgressInfo &info);
     void solved(quint64 id, const remat::core::solvers::Plan &plan, int replaceIndex, quint64 tag);
-    void failed(quint64 id, const QString &solver, const QString &message, bool cancelled, quint64 tag);
+    void failed(quint64 id, const QString &solver, const QString &message, bool cancelled,
+                quint64 tag);
     void sweepPoint(quint64 id, const remat::ui::ParetoPoint &point);
     void sweepFinished(quint64 id, bool cancelled);
     void busyChanged(bool busy);

@@ -31,12 +31,16 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_objective(new QComboBox(this)),
       m_slider(new QSlider(Qt::Horizontal, this)), m_budgetText(new QLineEdit(this)),
       m_thisGpu(new QPushButton(tr("This GPU"), this)), m_solver(new QComboBox(this)),
-      m_live(new QCheckBox(tr("Re-solve while dragging"), this)), m_solve(new QPushButton(tr("Solve"), this)),
-      m_compare(new QPushButton(tr("Compare all"), this)), m_sweep(new QPushButton(tr("Pareto sweep"), this)),
-      m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)), m_message(new QLabel(this))
+      m_live(new QCheckBox(tr("Re-solve while dragging"), this)),
+      m_solve(new QPushButton(tr("Solve"), this)),
+      m_compare(new QPushButton(tr("Compare all"), this)),
+      m_sweep(new QPushButton(tr("Pareto sweep"), this)),
+      m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
+      m_message(new QLabel(this))
 {
     setObjectName(QStringLiteral("plannerSolver"));
-    m_objective->addItem(tr("Least recompute within budget"), int(core::solvers::Objective::MinTime));
+    m_objective->addItem(tr("Least recompute within budget"),
+                         int(core::solvers::Objective::MinTime));
     m_objective->addItem(tr("Lowest peak memory"), int(core::solvers::Objective::MinPeak));
     m_slider->setRange(0, kSliderSteps);
     m_budgetText->setPlaceholderText(tr("e.g. 6 GiB"));
@@ -111,7 +115,8 @@ void SolverPanel::setSolvers(const QList<SolverInfo> &solvers)
     for (const SolverInfo &s : solvers) {
         m_solver->addItem(s.id, s.id);
         const int row = m_solver->count() - 1;
-        m_solver->setItemData(row, s.usable ? s.title + QStringLiteral("\n") + s.description : s.whyNot,
+        m_solver->setItemData(row,
+                              s.usable ? s.title + QStringLiteral("\n") + s.description : s.whyNot,
                               Qt::ToolTipRole);
         if (!s.usable && model)
             model->item(row)->setEnabled(false); // greyed out, with the reason as tooltip
@@ -187,7 +192,8 @@ void SolverPanel::dragBudgetTo(int64_t bytes)
 
 void SolverPanel::documentChanged(PlannerChange change)
 {
-    if (change == PlannerChange::Budget || change == PlannerChange::Model || change == PlannerChange::Batch)
+    if (change == PlannerChange::Budget || change == PlannerChange::Model ||
+        change == PlannerChange::Batch)
         syncBudgetWidgets();
     if (change == PlannerChange::Objective) {
         const int i = m_objective->findData(int(m_document->objective()));
@@ -230,7 +236,8 @@ int SolverPanel::bytesToSlider(int64_t b) const
 {
     if (m_hi <= m_lo)
         return 0;
-    return std::clamp(int(double(b - m_lo) / double(m_hi - m_lo) * kSliderSteps + 0.5), 0, kSliderSteps);
+    return std::clamp(int(double(b - m_lo) / double(m_hi - m_lo) * kSliderSteps + 0.5), 0,
+                      kSliderSteps);
 }
 
 } // namespace remat::ui

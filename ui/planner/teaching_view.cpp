@@ -36,8 +36,10 @@ QWidget *matrixPane(const QString &title, RsMatrixView *view, QWidget *parent)
     scroll->setWidgetResizable(false);
     scroll->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     layout->addWidget(scroll, 1);
-    QObject::connect(zoomIn, &QPushButton::clicked, view, [view] { view->setZoom(view->zoom() * 1.5); });
-    QObject::connect(zoomOut, &QPushButton::clicked, view, [view] { view->setZoom(view->zoom() / 1.5); });
+    QObject::connect(zoomIn, &QPushButton::clicked, view,
+                     [view] { view->setZoom(view->zoom() * 1.5); });
+    QObject::connect(zoomOut, &QPushButton::clicked, view,
+                     [view] { view->setZoom(view->zoom() / 1.5); });
     return pane;
 }
 } // namespace
@@ -89,19 +91,18 @@ TeachingView::TeachingView(QWidget *parent)
     connect(m_forward, &QPushButton::clicked, this, &TeachingView::stepForward);
     connect(m_play, &QPushButton::clicked, this, [this] { isPlaying() ? pause() : play(); });
     connect(m_slider, &QSlider::valueChanged, this, &TeachingView::setStep);
-    connect(m_speed, &QSpinBox::valueChanged, this, [this](int v) { m_timer.setInterval(1000 / std::max(1, v)); });
+    connect(m_speed, &QSpinBox::valueChanged, this,
+            [this](int v) { m_timer.setInterval(1000 / std::max(1, v)); });
     connect(&m_timer, &QTimer::timeout, this, [this] {
         if (m_step + 1 >= int(m_analysis.stepCount()))
             pause();
         else
             stepForward();
     });
-    connect(m_r, &RsMatrixView::cellClicked, this, [this](int stage, int) {
-        setStep(m_analysis.stageStartStep(stage));
-    });
-    connect(m_s, &RsMatrixView::cellClicked, this, [this](int stage, int) {
-        setStep(m_analysis.stageStartStep(stage));
-    });
+    connect(m_r, &RsMatrixView::cellClicked, this,
+            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
+    connect(m_s, &RsMatrixView::cellClicked, this,
+            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
     m_timer.setInterval(1000 / m_speed->value());
     setAnalysis(PlanAnalysis());
 }
@@ -124,7 +125,8 @@ void TeachingView::setAnalysis(const PlanAnalysis &analysis)
     if (any && analysis.stageCount() > 0) {
         // Fit the whole matrix in its pane when the pane has a size, else about 360 pixels.
         double room = 360.0;
-        if (auto *area = qobject_cast<QScrollArea *>(m_r->parentWidget() ? m_r->parentWidget()->parentWidget() : nullptr))
+        if (auto *area = qobject_cast<QScrollArea *>(
+                m_r->parentWidget() ? m_r->parentWidget()->parentWidget() : nullptr))
             if (area->viewport()->height() > 60 && area->viewport()->width() > 60)
                 room = std::min(area->viewport()->height(), area->viewport()->width()) - 4;
         const double fit = std::clamp(room / analysis.stageCount(), 0.1, 6.0);
@@ -157,14 +159,16 @@ void TeachingView::setStep(int step)
     m_s->setCurrentStage(stage);
     // Keep the red row in sight in both panes.
     for (RsMatrixView *v : {m_r, m_s})
-        if (auto *area = qobject_cast<QScrollArea *>(v->parentWidget() ? v->parentWidget()->parentWidget() : nullptr))
-            area->ensureVisible(0, int((stage + 0.5) * v->zoom()), 0, area->viewport()->height() / 3);
-    m_label->setText(tr("%1   —   %2, stage %3 of %4, %5 tensors resident")
-                         .arg(m_state.description,
-                              m_state.backward ? tr("backward") : tr("forward"))
-                         .arg(stage + 1)
-                         .arg(m_analysis.stageCount())
-                         .arg(m_state.resident.size()));
+        if (auto *area = qobject_cast<QScrollArea *>(
+                v->parentWidget() ? v->parentWidget()->parentWidget() : nullptr))
+            area->ensureVisible(0, int((stage + 0.5) * v->zoom()), 0,
+                                area->viewport()->height() / 3);
+    m_label->setText(
+        tr("%1   —   %2, stage %3 of %4, %5 tensors resident")
+            .arg(m_state.description, m_state.backward ? tr("backward") : tr("forward"))
+            .arg(stage + 1)
+            .arg(m_analysis.stageCount())
+            .arg(m_state.resident.size()));
     refreshExplanation();
     emit stepChanged(step);
     emit stepStateChanged(m_state);
@@ -205,17 +209,20 @@ void TeachingView::refreshExplanation()
         if (!text.isEmpty())
             parts << tr("<b>At this step</b> (%1):<br>%2")
                          .arg(m_state.activeNode.toHtmlEscaped(),
-                              text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+                              text.toHtmlEscaped().replace(QLatin1Char('\n'),
+                                                           QStringLiteral("<br>")));
     }
     if (!m_selectedNode.isEmpty() && m_selectedNode != m_state.activeNode) {
         const QString text = m_analysis.explainNode(m_selectedNode);
         if (!text.isEmpty())
             parts << tr("<b>Selected</b> (%1):<br>%2")
                          .arg(m_selectedNode.toHtmlEscaped(),
-                              text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+                              text.toHtmlEscaped().replace(QLatin1Char('\n'),
+                                                           QStringLiteral("<br>")));
     }
     if (!m_state.freed.isEmpty())
-        parts << tr("<b>Freed here:</b> %1").arg(m_state.freed.join(QStringLiteral(", ")).toHtmlEscaped());
+        parts << tr("<b>Freed here:</b> %1")
+                     .arg(m_state.freed.join(QStringLiteral(", ")).toHtmlEscaped());
     m_text->setHtml(parts.join(QStringLiteral("<hr>")));
 }
 

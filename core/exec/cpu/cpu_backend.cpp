@@ -20,7 +20,10 @@ class CpuBackend final : public Backend
 {
 public:
     std::string id() const override { return "cpu"; }
-    std::string description() const override { return "CPU reference (float32 tensors, double accumulation, OpenBLAS)"; }
+    std::string description() const override
+    {
+        return "CPU reference (float32 tensors, double accumulation, OpenBLAS)";
+    }
 
     Status prepare(const training::TrainingGraph &graph, const ir::Graph *forward) override
     {
@@ -31,13 +34,15 @@ public:
         m_evaluator = forward ? std::make_unique<StaticEvaluator>(*forward) : nullptr;
         for (const training::Op &op : graph.ops()) {
             if (!cpu::findCpuKernel(op.type))
-                return makeError(StatusCode::Unsupported,
-                                 fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
+                return makeError(
+                    StatusCode::Unsupported,
+                    fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
             const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
             if (needsNode && (!forward || !op.source.valid()))
-                return makeError(StatusCode::Unsupported,
-                                 fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
-                                             op.name, op.type));
+                return makeError(
+                    StatusCode::Unsupported,
+                    fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
+                                op.name, op.type));
             const ir::Node *node = needsNode ? &forward->node(op.source) : nullptr;
             m_bindings.push_back(bindOperands(graph, op, node));
         }
@@ -66,7 +71,8 @@ public:
         } else {
             try {
                 // at least one element so a zero-byte tensor still has an address
-                s.data = std::make_unique_for_overwrite<std::byte[]>(size_t(std::max<int64_t>(bytes, 8)));
+                s.data = std::make_unique_for_overwrite<std::byte[]>(
+                    size_t(std::max<int64_t>(bytes, 8)));
             } catch (const std::bad_alloc &) {
                 m_freeIds.push_back(id);
                 return makeError(StatusCode::ResourceExhausted,
@@ -85,7 +91,8 @@ public:
     {
         Storage *s = slot(buffer);
         if (!s)
-            return makeError(StatusCode::InvalidArgument, fmt::format("release of unknown buffer {}", buffer.id));
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("release of unknown buffer {}", buffer.id));
         if (m_cached + s->bytes <= kMaxCachedBytes) {
             m_cache.emplace(s->bytes, std::move(s->data));
             m_cached += s->bytes;
@@ -102,9 +109,11 @@ public:
     {
         Storage *s = slot(buffer);
         if (!s || int64_t(host.size()) != s->bytes)
-            return makeError(StatusCode::InvalidArgument,
-                             fmt::format("upload of {} bytes into buffer {} that is not live or has another size",
-                                         host.size(), buffer.id));
+            return makeError(
+                StatusCode::InvalidArgument,
+                fmt::format(
+                    "upload of {} bytes into buffer {} that is not live or has another size",
+                    host.size(), buffer.id));
         std::memcpy(s->data.get(), host.data(), host.size());
         return Status::ok();
     }
@@ -113,8 +122,10 @@ public:
     {
         Storage *s = slot(buffer);
         if (!s || int64_t(host.size()) != s->bytes)
-            return makeError(StatusCode::InvalidArgument,
-                             fmt::format("download of buffer {} that is not live or has another size", buffer.id));
+            return makeError(
+                StatusCode::InvalidArgument,
+                fmt::format("download of buffer {} that is not live or has another size",
+                            buffer.id));
         std::memcpy(host.data(), s->data.get(), host.size());
         return Status::ok();
     }
@@ -135,27 +146,29 @@ public:
         const training::Op &op = *call.op;
         const cpu::KernelFn *fn = cpu::findCpuKernel(op.type);
         if (!fn)
-            return makeError(StatusCode::Unsupported, fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
         cpu::KernelContext ctx;
         std::vector<cpu::KView> views, constViews;
         REMAT_RETURN_IF_ERROR(bindCall(ctx, m_bindings[op.id.index()], call, views,
                                        [&](const TensorArg &arg, cpu::KView &view) -> Status {
                                            Storage *s = slotOf(arg.buffer);
                                            if (!s)
-                                               return makeError(StatusCode::Internal,
-                                                                fmt::format("{}: operand '{}' is not resident",
-                                                                            op.name.empty() ? op.type : op.name,
-                                                                            tensorName(arg.tensor)));
+                                               return makeError(
+                                                   StatusCode::Internal,
+                                                   fmt::format("{}: operand '{}' is not resident",
+                                                               op.name.empty() ? op.type : op.name,
+                                                               tensorName(arg.tensor)));
                                            view = cpu::KView{s->data.get(), arg.dtype, arg.shape};
                                            return Status::ok();
                                        }));
         // Constant operands the training graph did not pass: read from the model, in place.
-        REMAT_RETURN_IF_ERROR(fillStaticOperands(ctx, call, m_evaluator.get(), constViews,
-                                                 [](const HostTensor &t, cpu::KView &view) -> Status {
-                                                     view = cpu::KView{const_cast<std::byte *>(t.data.data()),
-                                                                       t.dtype, t.shape};
-                                                     return Status::ok();
-                                                 }));
+        REMAT_RETURN_IF_ERROR(fillStaticOperands(
+            ctx, call, m_evaluator.get(), constViews,
+            [](const HostTensor &t, cpu::KView &view) -> Status {
+                view = cpu::KView{const_cast<std::byte *>(t.data.data()), t.dtype, t.shape};
+                return Status::ok();
+            }));
         Status s = (*fn)(ctx);
         if (!s.isOk())
             return s.withContext(fmt::format("cpu kernel {}", op.type));
@@ -191,7 +204,8 @@ private:
     Storage *slot(Buffer b) { return slotOf(b); }
     std::string tensorName(TensorId t) const
     {
-        return m_graph && t.valid() && t.index() < m_graph->tensorCount() ? m_graph->tensor(t).name : "?";
+        return m_graph && t.valid() && t.index() < m_graph->tensorCount() ? m_graph->tensor(t).name
+                                                                          : "?";
     }
 
     const training::TrainingGraph *m_graph = nullptr;

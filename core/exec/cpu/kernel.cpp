@@ -12,7 +12,10 @@
 namespace remat::core::exec::cpu {
 
 Expected<std::vector<int64_t>> KernelContext::hostInts(const KView &v) const { return readInts(v); }
-Expected<std::vector<double>> KernelContext::hostDoubles(const KView &v) const { return readDoubles(v); }
+Expected<std::vector<double>> KernelContext::hostDoubles(const KView &v) const
+{
+    return readDoubles(v);
+}
 
 namespace {
 
@@ -161,8 +164,9 @@ std::vector<double> readDoubles(const KView &v)
     return out;
 }
 
-void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const float *a,
-                    int64_t lda, const float *b, int64_t ldb, double beta, double *c, int64_t ldc)
+void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, double beta,
+                    double *c, int64_t ldc)
 {
     if (m == 0 || n == 0)
         return;
@@ -182,9 +186,11 @@ void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, d
         da[i] = a[i];
     for (size_t i = 0; i < bSize; ++i)
         db[i] = b[i];
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, da.data(),
-                static_cast<blasint>(lda), db.data(), static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), alpha, da.data(),
+                static_cast<blasint>(lda), db.data(), static_cast<blasint>(ldb), beta, c,
+                static_cast<blasint>(ldc));
 }
 
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,

@@ -36,8 +36,7 @@ struct KView
         return n;
     }
     size_t rank() const { return shape.size(); }
-    template <typename T>
-    T *as() const { return reinterpret_cast<T *>(data); }
+    template <typename T> T *as() const { return reinterpret_cast<T *>(data); }
     float *f() const { return as<float>(); }
 };
 

@@ -35,10 +35,8 @@ struct Broadcast
     static Expected<Broadcast> of(const std::vector<std::vector<int64_t>> &shapes);
     int64_t outNumel() const;
     /// Calls fn(outIndex, inOffsets...) for every output element in row-major order.
-    template <typename Fn>
-    void forEach2(Fn &&fn) const;
-    template <typename Fn>
-    void forEach3(Fn &&fn) const;
+    template <typename Fn> void forEach2(Fn &&fn) const;
+    template <typename Fn> void forEach3(Fn &&fn) const;
 };
 
 /// Right-aligned strides of `shape` against `outShape` (0 on broadcast dims).
@@ -67,11 +65,11 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alph
            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 /// The same product of float32 operands into a double C (C = alpha op(A) op(B) + beta C), for
 /// results that are summed further before their one rounding to float32.
-void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const float *a,
-                    int64_t lda, const float *b, int64_t ldb, double beta, double *c, int64_t ldc);
+void gemmIntoDouble(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, double beta,
+                    double *c, int64_t ldc);
 
-template <typename Fn>
-void Broadcast::forEach2(Fn &&fn) const
+template <typename Fn> void Broadcast::forEach2(Fn &&fn) const
 {
     const size_t rank = outShape.size();
     const int64_t total = outNumel();
@@ -102,8 +100,7 @@ void Broadcast::forEach2(Fn &&fn) const
     }
 }
 
-template <typename Fn>
-void Broadcast::forEach3(Fn &&fn) const
+template <typename Fn> void Broadcast::forEach3(Fn &&fn) const
 {
     const size_t rank = outShape.size();
     const int64_t total = outNumel();

@@ -12,24 +12,25 @@ namespace {
 /// 2-D window geometry; 1-D inputs are handled as height 1.
 struct Window
 {
-    int64_t n = 1, c = 1, h = 1, w = 1;  // input
-    int64_t oh = 1, ow = 1;              // output spatial
+    int64_t n = 1, c = 1, h = 1, w = 1; // input
+    int64_t oh = 1, ow = 1;             // output spatial
     int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
     int64_t padTop = 0, padLeft = 0;
 };
 
-Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
-                          std::vector<int64_t> kernel)
+Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x,
+                          const std::vector<int64_t> &y, std::vector<int64_t> kernel)
 {
     const size_t spatial = x.size() >= 2 ? x.size() - 2 : 0;
     if (spatial < 1 || spatial > 2 || y.size() != x.size())
         return c.error("only 1-D and 2-D windows have a cpu kernel");
     if (kernel.empty())
         kernel = c.attrInts("kernel_shape");
-    auto wa = resolveWindow(x, std::move(kernel), c.attrInts("strides", std::vector<int64_t>(spatial, 1)),
-                            c.attrInts("dilations", std::vector<int64_t>(spatial, 1)),
-                            c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0)),
-                            c.attrString("auto_pad", "NOTSET"));
+    auto wa =
+        resolveWindow(x, std::move(kernel), c.attrInts("strides", std::vector<int64_t>(spatial, 1)),
+                      c.attrInts("dilations", std::vector<int64_t>(spatial, 1)),
+                      c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0)),
+                      c.attrString("auto_pad", "NOTSET"));
     if (!wa)
         return c.error(wa.status().message());
     const WindowAttributes &a = *wa;
@@ -114,14 +115,13 @@ void col2imAdd(const double *col, const Window &g, int64_t cg, double *img)
 
 bool isPointwise(const Window &g)
 {
-    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.padTop == 0 && g.padLeft == 0
-        && g.oh == g.h && g.ow == g.w;
+    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.padTop == 0 && g.padLeft == 0 &&
+           g.oh == g.h && g.ow == g.w;
 }
 
 /// Per-thread kernel scratch (im2col columns, double accumulators): working memory of one kernel
 /// call, like BLAS's own buffers, so it is outside the executor's tracked allocator.
-template <typename T, int Slot>
-std::vector<T> &scratch(size_t elements)
+template <typename T, int Slot> std::vector<T> &scratch(size_t elements)
 {
     thread_local std::vector<T> buffer;
     if (buffer.size() < elements)
@@ -137,8 +137,8 @@ struct ConvShape
     int64_t groups = 1, m = 1, cg = 1, mg = 1, ck = 1;
 };
 
-Expected<ConvShape> convShape(const KernelContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
-                              const std::vector<int64_t> &y)
+Expected<ConvShape> convShape(const KernelContext &c, const std::vector<int64_t> &x,
+                              const std::vector<int64_t> &w, const std::vector<int64_t> &y)
 {
     if (w.size() < 3)
         return c.error("weight rank below 3");
@@ -178,8 +178,8 @@ Status convForward(KernelContext &c)
             if (b)
                 for (int64_t mo = 0; mo < s.mg; ++mo)
                     std::fill(out + mo * ohw, out + (mo + 1) * ohw, b->f()[grp * s.mg + mo]);
-            sgemm(false, false, s.mg, ohw, s.ck, 1, w->f() + grp * s.mg * s.ck, s.ck, src, ohw, b ? 1.0f : 0.0f, out,
-                  ohw);
+            sgemm(false, false, s.mg, ohw, s.ck, 1, w->f() + grp * s.mg * s.ck, s.ck, src, ohw,
+                  b ? 1.0f : 0.0f, out, ohw);
         }
     return Status::ok();
 }
@@ -189,8 +189,12 @@ Status convGrad(KernelContext &c)
     KView *dy = c.outputGrad(0), *x = c.input(0), *w = c.input(1);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
     KView *dx = c.inputGrad(0), *dw = c.inputGrad(1), *db = c.inputGrad(2);
-    const std::vector<int64_t> xShape = x ? x->shape : (dx ? dx->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]));
-    const std::vector<int64_t> wShape = w ? w->shape : (dw ? dw->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{}));
+    const std::vector<int64_t> xShape =
+        x ? x->shape
+          : (dx ? dx->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]));
+    const std::vector<int64_t> wShape =
+        w ? w->shape
+          : (dw ? dw->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{}));
     REMAT_ASSIGN_OR_RETURN(ConvShape s, convShape(c, xShape, wShape, dy->shape));
     const Window &g = s.g;
     const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
@@ -214,16 +218,17 @@ Status convGrad(KernelContext &c)
                     im2col(img, g, s.cg, col.data());
                     src = col.data();
                 }
-                gemmIntoDouble(false, true, s.mg, s.ck, ohw, 1, gout, ohw, src, ohw, n == 0 ? 0.0 : 1.0,
-                               dwAcc.data() + grp * s.mg * s.ck, s.ck);
+                gemmIntoDouble(false, true, s.mg, s.ck, ohw, 1, gout, ohw, src, ohw,
+                               n == 0 ? 0.0 : 1.0, dwAcc.data() + grp * s.mg * s.ck, s.ck);
             }
             if (dx) {
                 float *img = dx->f() + (n * g.c + grp * s.cg) * hw;
                 if (pointwise) {
-                    sgemm(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0, img, ohw);
+                    sgemm(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout,
+                          ohw, 0, img, ohw);
                 } else {
-                    gemmIntoDouble(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck, s.ck, gout, ohw, 0,
-                                   colD.data(), ohw);
+                    gemmIntoDouble(true, false, s.ck, ohw, s.mg, 1, w->f() + grp * s.mg * s.ck,
+                                   s.ck, gout, ohw, 0, colD.data(), ohw);
                     std::fill(imgD.begin(), imgD.begin() + s.cg * hw, 0.0);
                     col2imAdd(colD.data(), g, s.cg, imgD.data());
                     for (int64_t i = 0; i < s.cg * hw; ++i)
@@ -306,8 +311,10 @@ Status maxPoolGrad(KernelContext &c)
     if (!x)
         return c.error("backward needs the indices or X");
     // Recompute the argmax exactly as the forward does.
-    std::vector<std::byte> yBuf(size_t(dy->numel()) * sizeof(float)), iBuf(size_t(dy->numel()) * sizeof(int64_t));
-    KView y{yBuf.data(), ir::DataType::Float, dy->shape}, idx{iBuf.data(), ir::DataType::Int64, dy->shape};
+    std::vector<std::byte> yBuf(size_t(dy->numel()) * sizeof(float)),
+        iBuf(size_t(dy->numel()) * sizeof(int64_t));
+    KView y{yBuf.data(), ir::DataType::Float, dy->shape},
+        idx{iBuf.data(), ir::DataType::Int64, dy->shape};
     KernelContext fwd;
     fwd.node = c.node;
     fwd.opName = c.opName;
@@ -378,7 +385,8 @@ Status avgPoolForward(KernelContext &c)
     for (int64_t p = 0; p < g.n * g.c; ++p) {
         std::fill(acc.begin(), acc.end(), 0.0);
         const float *plane = x->f() + p * hw;
-        averageWindows(g, countPad, padsEnd, [&](int64_t o, int64_t i, double div) { acc[size_t(o)] += plane[i] / div; });
+        averageWindows(g, countPad, padsEnd,
+                       [&](int64_t o, int64_t i, double div) { acc[size_t(o)] += plane[i] / div; });
         for (int64_t o = 0; o < ohw; ++o)
             y->f()[p * ohw + o] = float(acc[size_t(o)]);
     }
@@ -398,7 +406,8 @@ Status avgPoolGrad(KernelContext &c)
     for (int64_t p = 0; p < g.n * g.c; ++p) {
         std::fill(acc.begin(), acc.end(), 0.0);
         const float *gout = dy->f() + p * ohw;
-        averageWindows(g, countPad, padsEnd, [&](int64_t o, int64_t i, double div) { acc[size_t(i)] += gout[o] / div; });
+        averageWindows(g, countPad, padsEnd,
+                       [&](int64_t o, int64_t i, double div) { acc[size_t(i)] += gout[o] / div; });
         for (int64_t i = 0; i < hw; ++i)
             dx->f()[p * hw + i] = float(acc[size_t(i)]);
     }

@@ -21,8 +21,8 @@ struct Geometry
     std::vector<int64_t> landing;
 };
 
-Expected<Geometry> geometryOf(const KernelContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &w,
-                              const std::vector<int64_t> &y)
+Expected<Geometry> geometryOf(const KernelContext &c, const std::vector<int64_t> &x,
+                              const std::vector<int64_t> &w, const std::vector<int64_t> &y)
 {
     auto a = ops::resolveConvTranspose(c.node, x, w);
     if (!a)
@@ -71,8 +71,7 @@ Expected<Geometry> geometryOf(const KernelContext &c, const std::vector<int64_t>
     return g;
 }
 
-template <typename T, int Slot>
-std::vector<T> &scratch(size_t elements)
+template <typename T, int Slot> std::vector<T> &scratch(size_t elements)
 {
     thread_local std::vector<T> buffer;
     if (buffer.size() < elements)
@@ -94,7 +93,8 @@ Status convTransposeForward(KernelContext &c)
         for (int64_t grp = 0; grp < g.a.groups; ++grp) {
             // W_g is [cg, mg * K] row-major: columns [mg * K, in] = W_g^T X_g.
             gemmIntoDouble(true, false, rows, g.inPlane, g.cg, 1, w->f() + grp * g.cg * rows, rows,
-                           x->f() + (n * g.c + grp * g.cg) * g.inPlane, g.inPlane, 0, col.data(), g.inPlane);
+                           x->f() + (n * g.c + grp * g.cg) * g.inPlane, g.inPlane, 0, col.data(),
+                           g.inPlane);
             for (int64_t mo = 0; mo < g.mg; ++mo)
                 std::fill(acc.begin() + mo * g.outPlane, acc.begin() + (mo + 1) * g.outPlane,
                           b ? double(b->f()[grp * g.mg + mo]) : 0.0);
@@ -119,8 +119,12 @@ Status convTransposeGrad(KernelContext &c)
     KView *dy = c.outputGrad(0), *x = c.input(0), *w = c.input(1);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
     KView *dx = c.inputGrad(0), *dw = c.inputGrad(1), *db = c.inputGrad(2);
-    const std::vector<int64_t> xShape = x ? x->shape : (dx ? dx->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]));
-    const std::vector<int64_t> wShape = w ? w->shape : (dw ? dw->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{}));
+    const std::vector<int64_t> xShape =
+        x ? x->shape
+          : (dx ? dx->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]));
+    const std::vector<int64_t> wShape =
+        w ? w->shape
+          : (dw ? dw->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{}));
     if (dx)
         REMAT_RETURN_IF_ERROR(c.require(w, "W"));
     if (dw)
@@ -143,11 +147,13 @@ Status convTransposeGrad(KernelContext &c)
                         dst[i] = land[i] >= 0 ? plane[land[i]] : 0.0f;
                 }
             if (dx) // dX_g [cg, in] = W_g [cg, mg * K] columns
-                sgemm(false, false, g.cg, g.inPlane, rows, 1, w->f() + grp * g.cg * rows, rows, col.data(), g.inPlane,
-                      0, dx->f() + (n * g.c + grp * g.cg) * g.inPlane, g.inPlane);
+                sgemm(false, false, g.cg, g.inPlane, rows, 1, w->f() + grp * g.cg * rows, rows,
+                      col.data(), g.inPlane, 0, dx->f() + (n * g.c + grp * g.cg) * g.inPlane,
+                      g.inPlane);
             if (dw) // dW_g [cg, mg * K] += X_g columns^T, summed over the batch in double
-                gemmIntoDouble(false, true, g.cg, rows, g.inPlane, 1, x->f() + (n * g.c + grp * g.cg) * g.inPlane,
-                               g.inPlane, col.data(), g.inPlane, n == 0 ? 0.0 : 1.0, dwAcc.data() + grp * g.cg * rows,
+                gemmIntoDouble(false, true, g.cg, rows, g.inPlane, 1,
+                               x->f() + (n * g.c + grp * g.cg) * g.inPlane, g.inPlane, col.data(),
+                               g.inPlane, n == 0 ? 0.0 : 1.0, dwAcc.data() + grp * g.cg * rows,
                                rows);
         }
     if (dw)

@@ -18,8 +18,7 @@ namespace ew = ops::ew;
 // ---- binary forward (the shared table: core/ops/elementwise_math.h) -------------------------
 
 /// out = Fn(a, b) with numpy broadcasting; float32 computed in HostT (the table row's type).
-template <typename Fn, typename HostT>
-Status binaryForward(KernelContext &c)
+template <typename Fn, typename HostT> Status binaryForward(KernelContext &c)
 {
     KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(a, "A"));
@@ -46,7 +45,9 @@ Status binaryForward(KernelContext &c)
                 py[i] = static_cast<float>(Fn::f(HostT(pa[i]), HostT(pb[i]), p));
             return Status::ok();
         }
-        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = static_cast<float>(Fn::f(HostT(pa[i]), HostT(pb[j]), p)); });
+        bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
+            py[o] = static_cast<float>(Fn::f(HostT(pa[i]), HostT(pb[j]), p));
+        });
         return Status::ok();
     }
     if (y->dtype == DataType::Int64 || y->dtype == DataType::Int32) {
@@ -67,15 +68,16 @@ Status binaryForward(KernelContext &c)
     if (y->dtype == DataType::Double) {
         const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
         double *py = y->as<double>();
-        bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = Fn::f(da[size_t(i)], db[size_t(j)], p); });
+        bc.forEach2([&](int64_t o, int64_t i, int64_t j) {
+            py[o] = Fn::f(da[size_t(i)], db[size_t(j)], p);
+        });
         return Status::ok();
     }
     return c.error("unsupported dtype " + ir::dataTypeName(y->dtype));
 }
 
 /// Comparisons and logic over any numeric dtypes (compared as doubles), bool out.
-template <typename Fn>
-Status compareForward(KernelContext &c)
+template <typename Fn> Status compareForward(KernelContext &c)
 {
     KView *a = c.input(0), *b = c.input(1), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(a, "A"));
@@ -84,7 +86,8 @@ Status compareForward(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::of({a->shape, b->shape}));
     const std::vector<double> da = readDoubles(*a), db = readDoubles(*b);
     bool *py = y->as<bool>();
-    bc.forEach2([&](int64_t o, int64_t i, int64_t j) { py[o] = Fn::f(da[size_t(i)], db[size_t(j)]); });
+    bc.forEach2(
+        [&](int64_t o, int64_t i, int64_t j) { py[o] = Fn::f(da[size_t(i)], db[size_t(j)]); });
     return Status::ok();
 }
 
@@ -104,7 +107,8 @@ void whereTyped(const bool *cond, const KView &x, const KView &yv, KView &out, c
 {
     const T *px = x.as<T>(), *py = yv.as<T>();
     T *po = out.as<T>();
-    bc.forEach3([&](int64_t o, int64_t ci, int64_t xi, int64_t yi) { po[o] = cond[ci] ? px[xi] : py[yi]; });
+    bc.forEach3(
+        [&](int64_t o, int64_t ci, int64_t xi, int64_t yi) { po[o] = cond[ci] ? px[xi] : py[yi]; });
 }
 
 Status whereForward(KernelContext &c)
@@ -197,17 +201,18 @@ std::vector<int64_t> operandShape(const KernelContext &c, size_t k)
 
 /// A forward operand's values at the partials' compute type H: float32 data is read in place,
 /// other types (an int64 exponent) converted once.
-template <typename H>
-struct OperandValues
+template <typename H> struct OperandValues
 {
     const float *direct = nullptr;
     std::vector<H> owned;
     /// An operand the partials do not read is absent: its value is never used, 0 stands in.
-    H operator[](int64_t i) const { return direct ? H(direct[i]) : owned.empty() ? H(0) : owned[size_t(i)]; }
+    H operator[](int64_t i) const
+    {
+        return direct ? H(direct[i]) : owned.empty() ? H(0) : owned[size_t(i)];
+    }
 };
 
-template <typename H>
-OperandValues<H> operandValues(const KView *v)
+template <typename H> OperandValues<H> operandValues(const KView *v)
 {
     OperandValues<H> out;
     if (!v)
@@ -224,12 +229,12 @@ OperandValues<H> operandValues(const KView *v)
 /// The backward of a differentiable binary op of the shared table: dA = reduce(dy * da(a, b)),
 /// dB = reduce(dy * db(a, b)), reading only the operands the partials name (elementwise_math.h;
 /// gpu/ops_elementwise.cpp expands the same rows for CUDA).
-template <typename Fn, typename H>
-Status binaryTableGrad(KernelContext &c)
+template <typename Fn, typename H> Status binaryTableGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dC"));
-    const int reads = (c.inputGrad(0) ? Fn::daReads : ew::kNone) | (c.inputGrad(1) ? Fn::dbReads : ew::kNone);
+    const int reads =
+        (c.inputGrad(0) ? Fn::daReads : ew::kNone) | (c.inputGrad(1) ? Fn::dbReads : ew::kNone);
     if (reads & ew::kA)
         REMAT_RETURN_IF_ERROR(c.require(a, "A"));
     if (reads & ew::kB)
@@ -238,8 +243,12 @@ Status binaryTableGrad(KernelContext &c)
     const ew::Params p = Fn::params(c);
     const OperandValues<H> va = operandValues<H>((reads & ew::kA) ? a : nullptr);
     const OperandValues<H> vb = operandValues<H>((reads & ew::kB) ? b : nullptr);
-    gradThrough(*dy, c.inputGrad(0), [&](int64_t i, int64_t j) { return float(Fn::da(va[i], vb[j], p)); }, bc);
-    gradThrough(*dy, c.inputGrad(1), [&](int64_t i, int64_t j) { return float(Fn::db(va[i], vb[j], p)); }, bc);
+    gradThrough(
+        *dy, c.inputGrad(0), [&](int64_t i, int64_t j) { return float(Fn::da(va[i], vb[j], p)); },
+        bc);
+    gradThrough(
+        *dy, c.inputGrad(1), [&](int64_t i, int64_t j) { return float(Fn::db(va[i], vb[j], p)); },
+        bc);
     return Status::ok();
 }
 
@@ -259,7 +268,8 @@ Status whereGrad(KernelContext &c)
         std::vector<float> tmp(static_cast<size_t>(dy->numel()));
         const float *g = dy->f();
         const bool want = k == 1;
-        bc.forEach2([&](int64_t o, int64_t ci, int64_t) { tmp[size_t(o)] = pc[ci] == want ? g[o] : 0.0f; });
+        bc.forEach2(
+            [&](int64_t o, int64_t ci, int64_t) { tmp[size_t(o)] = pc[ci] == want ? g[o] : 0.0f; });
         reduceToShape(tmp.data(), dy->shape, dx->f(), dx->shape);
     }
     return Status::ok();
@@ -267,8 +277,7 @@ Status whereGrad(KernelContext &c)
 
 // ---- unary --------------------------------------------------------------------------------
 
-template <typename Fn>
-Status unaryForward(KernelContext &c, Fn &&fn)
+template <typename Fn> Status unaryForward(KernelContext &c, Fn &&fn)
 {
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "X"));
@@ -283,8 +292,7 @@ Status unaryForward(KernelContext &c, Fn &&fn)
     return Status::ok();
 }
 
-template <typename Fn>
-Status unaryParams(const KernelContext &c, ew::Params &p)
+template <typename Fn> Status unaryParams(const KernelContext &c, ew::Params &p)
 {
     p = Fn::params(c);
     if constexpr (Fn::boundsFromInputs) {
@@ -298,8 +306,7 @@ Status unaryParams(const KernelContext &c, ew::Params &p)
 }
 
 /// y = Fn(x) of the shared table, computed in HostT.
-template <typename Fn, typename HostT>
-Status unaryTableForward(KernelContext &c)
+template <typename Fn, typename HostT> Status unaryTableForward(KernelContext &c)
 {
     ew::Params p;
     REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
@@ -308,8 +315,7 @@ Status unaryTableForward(KernelContext &c)
 
 /// dX = dY * Fn'(v), v the forward tensor the table says the derivative reads (Y recomputed from X
 /// when only X was given), the derivative computed in HostG.
-template <typename Fn, typename HostF, typename HostG>
-Status unaryTableGrad(KernelContext &c)
+template <typename Fn, typename HostF, typename HostG> Status unaryTableGrad(KernelContext &c)
 {
     using ew::Reads;
     ew::Params p;
@@ -354,31 +360,49 @@ Status identityGrad(KernelContext &c)
     return Status::ok();
 }
 
-template <typename Src>
-void castFrom(const Src *src, KView &y)
+template <typename Src> void castFrom(const Src *src, KView &y)
 {
     const int64_t n = y.numel();
     switch (y.dtype) {
-    case DataType::Float: for (int64_t i = 0; i < n; ++i) y.as<float>()[i] = static_cast<float>(src[i]); break;
-    case DataType::Double: for (int64_t i = 0; i < n; ++i) y.as<double>()[i] = static_cast<double>(src[i]); break;
-    case DataType::Int64: for (int64_t i = 0; i < n; ++i) y.as<int64_t>()[i] = static_cast<int64_t>(src[i]); break;
-    case DataType::Int32: for (int64_t i = 0; i < n; ++i) y.as<int32_t>()[i] = static_cast<int32_t>(src[i]); break;
-    case DataType::Bool: for (int64_t i = 0; i < n; ++i) y.as<bool>()[i] = src[i] != Src(0); break;
-    case DataType::UInt8: for (int64_t i = 0; i < n; ++i) y.as<uint8_t>()[i] = static_cast<uint8_t>(src[i]); break;
+    case DataType::Float:
+        for (int64_t i = 0; i < n; ++i)
+            y.as<float>()[i] = static_cast<float>(src[i]);
+        break;
+    case DataType::Double:
+        for (int64_t i = 0; i < n; ++i)
+            y.as<double>()[i] = static_cast<double>(src[i]);
+        break;
+    case DataType::Int64:
+        for (int64_t i = 0; i < n; ++i)
+            y.as<int64_t>()[i] = static_cast<int64_t>(src[i]);
+        break;
+    case DataType::Int32:
+        for (int64_t i = 0; i < n; ++i)
+            y.as<int32_t>()[i] = static_cast<int32_t>(src[i]);
+        break;
+    case DataType::Bool:
+        for (int64_t i = 0; i < n; ++i)
+            y.as<bool>()[i] = src[i] != Src(0);
+        break;
+    case DataType::UInt8:
+        for (int64_t i = 0; i < n; ++i)
+            y.as<uint8_t>()[i] = static_cast<uint8_t>(src[i]);
+        break;
     default: break;
     }
 }
 
 bool castable(DataType t)
 {
-    return t == DataType::Float || t == DataType::Double || t == DataType::Int64 || t == DataType::Int32
-        || t == DataType::Bool || t == DataType::UInt8;
+    return t == DataType::Float || t == DataType::Double || t == DataType::Int64 ||
+           t == DataType::Int32 || t == DataType::Bool || t == DataType::UInt8;
 }
 
 Status castView(const KernelContext &c, const KView &x, KView &y)
 {
     if (!castable(x.dtype) || !castable(y.dtype))
-        return c.error("unsupported cast " + ir::dataTypeName(x.dtype) + " -> " + ir::dataTypeName(y.dtype));
+        return c.error("unsupported cast " + ir::dataTypeName(x.dtype) + " -> " +
+                       ir::dataTypeName(y.dtype));
     switch (x.dtype) {
     case DataType::Float: castFrom(x.as<float>(), y); break;
     case DataType::Double: castFrom(x.as<double>(), y); break;
@@ -476,7 +500,7 @@ void addElementwiseKernels(KernelTable &t)
 #define REMAT_CPU_COMPARE(Name, Since) t[#Name] = compareForward<ew::Name>;
     REMAT_EW_COMPARE_OPS(REMAT_CPU_COMPARE)
 #undef REMAT_CPU_COMPARE
-#define REMAT_CPU_UNARY(Name, HostF, HostG, Family, Since)                                                        \
+#define REMAT_CPU_UNARY(Name, HostF, HostG, Family, Since)                                         \
     t[#Name] = unaryTableForward<ew::Name, HostF>;                                                 \
     t[#Name "Grad"] = unaryTableGrad<ew::Name, HostF, HostG>;
     REMAT_EW_UNARY_OPS(REMAT_CPU_UNARY)

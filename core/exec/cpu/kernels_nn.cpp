@@ -20,7 +20,8 @@ struct GemmDims
     float alpha = 1, beta = 1;
 };
 
-Expected<GemmDims> gemmDims(const KernelContext &c, const std::vector<int64_t> &a, const std::vector<int64_t> &b)
+Expected<GemmDims> gemmDims(const KernelContext &c, const std::vector<int64_t> &a,
+                            const std::vector<int64_t> &b)
 {
     if (a.size() != 2 || b.size() != 2)
         return c.error("Gemm operands must be 2-D");
@@ -55,7 +56,8 @@ Status gemmForward(KernelContext &c)
         bc.forEach2([&](int64_t o, int64_t, int64_t j) { py[o] = pc[j] * d.beta; });
         beta = 1;
     }
-    sgemm(d.transA, d.transB, d.m, d.n, d.k, d.alpha, a->f(), a->shape[1], b->f(), b->shape[1], beta, y->f(), d.n);
+    sgemm(d.transA, d.transB, d.m, d.n, d.k, d.alpha, a->f(), a->shape[1], b->f(), b->shape[1],
+          beta, y->f(), d.n);
     return Status::ok();
 }
 
@@ -63,24 +65,30 @@ Status gemmGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
-    const std::vector<int64_t> aShape = a ? a->shape : (c.inShapes.size() > 0 ? c.inShapes[0] : std::vector<int64_t>{});
-    const std::vector<int64_t> bShape = b ? b->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{});
+    const std::vector<int64_t> aShape =
+        a ? a->shape : (c.inShapes.size() > 0 ? c.inShapes[0] : std::vector<int64_t>{});
+    const std::vector<int64_t> bShape =
+        b ? b->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{});
     REMAT_ASSIGN_OR_RETURN(GemmDims d, gemmDims(c, aShape, bShape));
     if (KView *da = c.inputGrad(0)) {
         REMAT_RETURN_IF_ERROR(c.require(b, "B"));
         const int64_t ldb = b->shape[1];
         if (!d.transA)
-            sgemm(false, !d.transB, d.m, d.k, d.n, d.alpha, dy->f(), d.n, b->f(), ldb, 0, da->f(), d.k);
+            sgemm(false, !d.transB, d.m, d.k, d.n, d.alpha, dy->f(), d.n, b->f(), ldb, 0, da->f(),
+                  d.k);
         else
-            sgemm(d.transB, true, d.k, d.m, d.n, d.alpha, b->f(), ldb, dy->f(), d.n, 0, da->f(), d.m);
+            sgemm(d.transB, true, d.k, d.m, d.n, d.alpha, b->f(), ldb, dy->f(), d.n, 0, da->f(),
+                  d.m);
     }
     if (KView *db = c.inputGrad(1)) {
         REMAT_RETURN_IF_ERROR(c.require(a, "A"));
         const int64_t lda = a->shape[1];
         if (!d.transB)
-            sgemm(!d.transA, false, d.k, d.n, d.m, d.alpha, a->f(), lda, dy->f(), d.n, 0, db->f(), d.n);
+            sgemm(!d.transA, false, d.k, d.n, d.m, d.alpha, a->f(), lda, dy->f(), d.n, 0, db->f(),
+                  d.n);
         else
-            sgemm(true, d.transA, d.n, d.k, d.m, d.alpha, dy->f(), d.n, a->f(), lda, 0, db->f(), d.k);
+            sgemm(true, d.transA, d.n, d.k, d.m, d.alpha, dy->f(), d.n, a->f(), lda, 0, db->f(),
+                  d.k);
     }
     if (KView *dc = c.inputGrad(2)) {
         reduceToShape(dy->f(), dy->shape, dc->f(), dc->shape);
@@ -99,7 +107,8 @@ struct MatMulGeometry
     int64_t m = 1, k = 1, n = 1;
 };
 
-Expected<MatMulGeometry> matmulGeometry(const KernelContext &c, std::vector<int64_t> a, std::vector<int64_t> b)
+Expected<MatMulGeometry> matmulGeometry(const KernelContext &c, std::vector<int64_t> a,
+                                        std::vector<int64_t> b)
 {
     if (a.empty() || b.empty())
         return c.error("MatMul operands must have rank >= 1");
@@ -148,8 +157,8 @@ Status matmulForward(KernelContext &c)
     batchOffsets(g, aOff, bOff);
     const int64_t mk = g.m * g.k, kn = g.k * g.n, mn = g.m * g.n;
     for (size_t i = 0; i < aOff.size(); ++i)
-        sgemm(false, false, g.m, g.n, g.k, 1, a->f() + aOff[i] * mk, g.k, b->f() + bOff[i] * kn, g.n, 0,
-              y->f() + int64_t(i) * mn, g.n);
+        sgemm(false, false, g.m, g.n, g.k, 1, a->f() + aOff[i] * mk, g.k, b->f() + bOff[i] * kn,
+              g.n, 0, y->f() + int64_t(i) * mn, g.n);
     return Status::ok();
 }
 
@@ -157,8 +166,10 @@ Status matmulGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *a = c.input(0), *b = c.input(1);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
-    const std::vector<int64_t> aShape = a ? a->shape : (c.inShapes.size() > 0 ? c.inShapes[0] : std::vector<int64_t>{});
-    const std::vector<int64_t> bShape = b ? b->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{});
+    const std::vector<int64_t> aShape =
+        a ? a->shape : (c.inShapes.size() > 0 ? c.inShapes[0] : std::vector<int64_t>{});
+    const std::vector<int64_t> bShape =
+        b ? b->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{});
     REMAT_ASSIGN_OR_RETURN(MatMulGeometry g, matmulGeometry(c, aShape, bShape));
     std::vector<int64_t> aOff, bOff;
     batchOffsets(g, aOff, bOff);
@@ -170,8 +181,8 @@ Status matmulGrad(KernelContext &c)
         std::vector<float> tmp(direct ? 0 : batches * size_t(mk));
         float *dst = direct ? da->f() : tmp.data();
         for (size_t i = 0; i < batches; ++i)
-            sgemm(false, true, g.m, g.k, g.n, 1, dy->f() + int64_t(i) * mn, g.n, b->f() + bOff[i] * kn, g.n, 0,
-                  dst + int64_t(i) * mk, g.k);
+            sgemm(false, true, g.m, g.k, g.n, 1, dy->f() + int64_t(i) * mn, g.n,
+                  b->f() + bOff[i] * kn, g.n, 0, dst + int64_t(i) * mk, g.k);
         if (!direct) {
             std::vector<int64_t> full = g.outBatch, target = g.aBatch;
             full.push_back(g.m);
@@ -187,8 +198,8 @@ Status matmulGrad(KernelContext &c)
         std::vector<float> tmp(direct ? 0 : batches * size_t(kn));
         float *dst = direct ? db->f() : tmp.data();
         for (size_t i = 0; i < batches; ++i)
-            sgemm(true, false, g.k, g.n, g.m, 1, a->f() + aOff[i] * mk, g.k, dy->f() + int64_t(i) * mn, g.n, 0,
-                  dst + int64_t(i) * kn, g.n);
+            sgemm(true, false, g.k, g.n, g.m, 1, a->f() + aOff[i] * mk, g.k,
+                  dy->f() + int64_t(i) * mn, g.n, 0, dst + int64_t(i) * kn, g.n);
         if (!direct) {
             std::vector<int64_t> full = g.outBatch, target = g.bBatch;
             full.push_back(g.k);
@@ -221,8 +232,8 @@ ChannelLayout channelLayout(const std::vector<int64_t> &shape)
 bool bnTraining(const KernelContext &c) { return c.attrInt("training_mode", 0) != 0; }
 
 /// Batch mean and inverse std per channel, in double.
-void channelStats(const KView &x, double eps, std::vector<double> &mean, std::vector<double> &invstd,
-                  std::vector<double> *var = nullptr)
+void channelStats(const KView &x, double eps, std::vector<double> &mean,
+                  std::vector<double> &invstd, std::vector<double> *var = nullptr)
 {
     const ChannelLayout l = channelLayout(x.shape);
     mean.assign(size_t(l.c), 0);
@@ -295,14 +306,18 @@ Status batchNormForward(KernelContext &c)
     // Running statistics change once per step: a recompute leaves them as the first compute did.
     if (bnTraining(c) && !c.recompute) {
         const double count = double(l.n * l.spatial);
-        const std::vector<double> inMean = c.input(3) ? readDoubles(*c.input(3)) : std::vector<double>(size_t(l.c), 0.0);
-        const std::vector<double> inVar = c.input(4) ? readDoubles(*c.input(4)) : std::vector<double>(size_t(l.c), 1.0);
+        const std::vector<double> inMean =
+            c.input(3) ? readDoubles(*c.input(3)) : std::vector<double>(size_t(l.c), 0.0);
+        const std::vector<double> inVar =
+            c.input(4) ? readDoubles(*c.input(4)) : std::vector<double>(size_t(l.c), 1.0);
         if (KView *rm = c.output(1))
             for (int64_t ch = 0; ch < l.c; ++ch)
-                rm->f()[ch] = float(inMean[size_t(ch)] * momentum + mean[size_t(ch)] * (1 - momentum));
+                rm->f()[ch] =
+                    float(inMean[size_t(ch)] * momentum + mean[size_t(ch)] * (1 - momentum));
         if (KView *rv = c.output(2))
             for (int64_t ch = 0; ch < l.c; ++ch) {
-                const double unbiased = count > 1 ? var[size_t(ch)] * count / (count - 1) : var[size_t(ch)];
+                const double unbiased =
+                    count > 1 ? var[size_t(ch)] * count / (count - 1) : var[size_t(ch)];
                 rv->f()[ch] = float(inVar[size_t(ch)] * momentum + unbiased * (1 - momentum));
             }
     }
@@ -385,7 +400,8 @@ Status batchNormGrad(KernelContext &c)
 
 // ---- LayerNormalization -------------------------------------------------------------------
 
-Status layerNormSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &rows, int64_t &cols)
+Status layerNormSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &rows,
+                      int64_t &cols)
 {
     int64_t axis = c.attrInt("axis", -1);
     if (!normalizeAxis(axis, int64_t(shape.size())))
@@ -491,8 +507,8 @@ Status layerNormGrad(KernelContext &c)
 
 // ---- Softmax ------------------------------------------------------------------------------
 
-Status softmaxSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &outer, int64_t &dim,
-                    int64_t &inner)
+Status softmaxSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &outer,
+                    int64_t &dim, int64_t &inner)
 {
     int64_t axis = c.attrInt("axis", -1);
     if (!normalizeAxis(axis, int64_t(shape.size())))
@@ -508,7 +524,8 @@ Status softmaxSplit(const KernelContext &c, const std::vector<int64_t> &shape, i
 }
 
 /// Softmax (or, with `log`, LogSoftmax: x - max - log(sum exp)) along the split's middle dim.
-void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t inner, bool log = false)
+void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t inner,
+                 bool log = false)
 {
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t i = 0; i < inner; ++i) {
@@ -531,8 +548,7 @@ void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t
         }
 }
 
-template <bool log>
-Status softmaxForward(KernelContext &c)
+template <bool log> Status softmaxForward(KernelContext &c)
 {
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "input"));
@@ -544,8 +560,7 @@ Status softmaxForward(KernelContext &c)
 }
 
 /// Softmax: dX = Y (dY - sum(dY Y)); LogSoftmax: dX = dY - exp(Y) sum(dY), both along the axis.
-template <bool log>
-Status softmaxGrad(KernelContext &c)
+template <bool log> Status softmaxGrad(KernelContext &c)
 {
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *y = c.output(0), *x = c.input(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
@@ -570,14 +585,15 @@ Status softmaxGrad(KernelContext &c)
                 for (int64_t d = 0; d < dim; ++d)
                     dot += double(dy->f()[base + d * inner]);
                 for (int64_t d = 0; d < dim; ++d)
-                    dx->f()[base + d * inner] =
-                        float(double(dy->f()[base + d * inner]) - std::exp(double(py[base + d * inner])) * dot);
+                    dx->f()[base + d * inner] = float(double(dy->f()[base + d * inner]) -
+                                                      std::exp(double(py[base + d * inner])) * dot);
                 continue;
             }
             for (int64_t d = 0; d < dim; ++d)
                 dot += double(dy->f()[base + d * inner]) * py[base + d * inner];
             for (int64_t d = 0; d < dim; ++d)
-                dx->f()[base + d * inner] = float(py[base + d * inner] * (dy->f()[base + d * inner] - dot));
+                dx->f()[base + d * inner] =
+                    float(py[base + d * inner] * (dy->f()[base + d * inner] - dot));
         }
     return Status::ok();
 }
@@ -585,12 +601,14 @@ Status softmaxGrad(KernelContext &c)
 // ---- ReduceMean / ReduceSum ---------------------------------------------------------------
 
 /// The node's reduced axes (attribute `axes`, or input 1 from opset 18 on) resolved against `inShape`.
-Expected<ReduceGeometry> reduceGeometryOf(const KernelContext &c, const std::vector<int64_t> &inShape)
+Expected<ReduceGeometry> reduceGeometryOf(const KernelContext &c,
+                                          const std::vector<int64_t> &inShape)
 {
     std::vector<int64_t> axes = c.attrInts("axes");
     if (c.input(1) && c.input(1)->numel() > 0)
         axes = readInts(*c.input(1));
-    auto g = reduceGeometry(inShape, axes, c.attrInt("keepdims", 1) != 0, c.attrInt("noop_with_empty_axes", 0) != 0);
+    auto g = reduceGeometry(inShape, axes, c.attrInt("keepdims", 1) != 0,
+                            c.attrInt("noop_with_empty_axes", 0) != 0);
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -647,12 +665,15 @@ Status reduceExtremumForward(KernelContext &c, bool isMax)
         return c.error("output size mismatch");
     if (g.count == 0)
         return c.error("reducing an empty tensor has no extremum");
-    const float init = isMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    const float init =
+        isMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     std::fill(y->f(), y->f() + y->numel(), init);
     const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
     const float *px = x->f();
     float *py = y->f();
-    bc.forEach2([&](int64_t o, int64_t, int64_t j) { py[j] = isMax ? std::max(py[j], px[o]) : std::min(py[j], px[o]); });
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) {
+        py[j] = isMax ? std::max(py[j], px[o]) : std::min(py[j], px[o]);
+    });
     return Status::ok();
 }
 
@@ -673,7 +694,9 @@ Status reduceExtremumGrad(KernelContext &c)
     std::vector<int64_t> ties(size_t(y->numel()), 0);
     bc.forEach2([&](int64_t o, int64_t, int64_t j) { ties[size_t(j)] += px[o] == py[j]; });
     bc.forEach2([&](int64_t o, int64_t, int64_t j) {
-        pd[o] = px[o] == py[j] ? float(double(pg[j]) / double(std::max<int64_t>(1, ties[size_t(j)]))) : 0.f;
+        pd[o] = px[o] == py[j]
+                    ? float(double(pg[j]) / double(std::max<int64_t>(1, ties[size_t(j)])))
+                    : 0.f;
     });
     return Status::ok();
 }
@@ -796,7 +819,8 @@ std::vector<double> lrnScale(const KView &x, const LrnParams &p)
         for (int64_t ch = 0; ch < l.c; ++ch)
             for (int64_t i = 0; i < l.spatial; ++i) {
                 double sum = 0;
-                for (int64_t k = std::max<int64_t>(0, ch - p.lo); k <= std::min(l.c - 1, ch + p.hi); ++k) {
+                for (int64_t k = std::max<int64_t>(0, ch - p.lo); k <= std::min(l.c - 1, ch + p.hi);
+                     ++k) {
                     const double v = px[(n * l.c + k) * l.spatial + i];
                     sum += v * v;
                 }
@@ -837,9 +861,11 @@ Status lrnGrad(KernelContext &c)
                 const size_t at = size_t((n * l.c + j) * l.spatial + i);
                 double cross = 0;
                 // channels c whose window holds j: j - hi <= c <= j + lo
-                for (int64_t ch = std::max<int64_t>(0, j - p.hi); ch <= std::min(l.c - 1, j + p.lo); ++ch)
+                for (int64_t ch = std::max<int64_t>(0, j - p.hi); ch <= std::min(l.c - 1, j + p.lo);
+                     ++ch)
                     cross += t[size_t((n * l.c + ch) * l.spatial + i)];
-                dx->f()[at] = float(double(dy->f()[at]) * std::pow(s[at], -p.beta) + k * x->f()[at] * cross);
+                dx->f()[at] =
+                    float(double(dy->f()[at]) * std::pow(s[at], -p.beta) + k * x->f()[at] * cross);
             }
     return Status::ok();
 }

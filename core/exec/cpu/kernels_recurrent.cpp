@@ -20,11 +20,14 @@ struct Operands
 {
     RecurrentConfig cfg;
     std::vector<int64_t> lengths; ///< per batch row
-    KView *x = nullptr, *w = nullptr, *r = nullptr, *b = nullptr, *h0 = nullptr, *c0 = nullptr, *p = nullptr;
+    KView *x = nullptr, *w = nullptr, *r = nullptr, *b = nullptr, *h0 = nullptr, *c0 = nullptr,
+          *p = nullptr;
 };
 
-Expected<Operands> operandsOf(const KernelContext &c, RecurrentKind kind, const std::vector<int64_t> &xShape,
-                              const std::vector<int64_t> &wShape, const std::vector<int64_t> &rShape)
+Expected<Operands> operandsOf(const KernelContext &c, RecurrentKind kind,
+                              const std::vector<int64_t> &xShape,
+                              const std::vector<int64_t> &wShape,
+                              const std::vector<int64_t> &rShape)
 {
     Operands o;
     auto cfg = ops::recurrentConfig(c.node, kind, xShape, wShape, rShape);
@@ -45,7 +48,8 @@ Expected<Operands> operandsOf(const KernelContext &c, RecurrentKind kind, const 
             return c.error("sequence_lens needs one length per batch row");
         for (size_t i = 0; i < l.size(); ++i) {
             if (l[i] < 0 || l[i] > o.cfg.seq)
-                return c.error(fmt::format("sequence_lens[{}] = {} is outside [0, {}]", i, l[i], o.cfg.seq));
+                return c.error(
+                    fmt::format("sequence_lens[{}] = {} is outside [0, {}]", i, l[i], o.cfg.seq));
             o.lengths[i] = l[i];
         }
     }
@@ -82,8 +86,7 @@ void zero(KView *v)
         std::fill(v->f(), v->f() + v->numel(), 0.0f);
 }
 
-template <typename T, int Slot>
-std::vector<T> &scratch(size_t elements)
+template <typename T, int Slot> std::vector<T> &scratch(size_t elements)
 {
     thread_local std::vector<T> buffer;
     if (buffer.size() < elements)
@@ -99,14 +102,17 @@ Status recurrentForward(KernelContext &c, RecurrentKind kind)
     REMAT_RETURN_IF_ERROR(c.require(r, "R"));
     REMAT_ASSIGN_OR_RETURN(const Operands o, operandsOf(c, kind, x->shape, w->shape, r->shape));
     const RecurrentConfig &cfg = o.cfg;
-    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden, GH = G * H;
-    KView *y = c.output(0), *yh = c.output(1), *yc = kind == RecurrentKind::Lstm ? c.output(2) : nullptr;
+    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden,
+                  GH = G * H;
+    KView *y = c.output(0), *yh = c.output(1),
+          *yc = kind == RecurrentKind::Lstm ? c.output(2) : nullptr;
     zero(y);
     for (size_t k = size_t(cfg.firstSaved()); k < c.out.size(); ++k)
         zero(c.output(k));
     float *sHidden = savedOut(c, cfg, 0);
     // GRU: gates 1, hidden_linear 2, new_gate 3, hidden_minus_new 4; LSTM: cell_in 1, gates 2, cell_act 3
-    float *sA = savedOut(c, cfg, 1), *sB = savedOut(c, cfg, 2), *sC = savedOut(c, cfg, 3), *sD = savedOut(c, cfg, 4);
+    float *sA = savedOut(c, cfg, 1), *sB = savedOut(c, cfg, 2), *sC = savedOut(c, cfg, 3),
+          *sD = savedOut(c, cfg, 4);
     std::vector<float> &proj = scratch<float, 0>(size_t(T * B * GH));
     std::vector<float> &hg = scratch<float, 1>(size_t(B * GH));
     std::vector<float> &h = scratch<float, 2>(size_t(B * H));
@@ -122,7 +128,8 @@ Status recurrentForward(KernelContext &c, RecurrentKind kind)
         for (int64_t row = 0; row < T * B; ++row)
             for (int64_t k = 0; k < GH; ++k)
                 proj[size_t(row * GH + k)] = wb ? wb[k] : 0.f;
-        sgemm(false, true, T * B, GH, cfg.input, 1, x->f(), cfg.input, wd, cfg.input, 1, proj.data(), GH);
+        sgemm(false, true, T * B, GH, cfg.input, 1, x->f(), cfg.input, wd, cfg.input, 1,
+              proj.data(), GH);
         for (int64_t b = 0; b < B; ++b)
             for (int64_t j = 0; j < H; ++j) {
                 h[size_t(b * H + j)] = o.h0 ? o.h0->f()[cfg.stateOffset(d, b) + j] : 0.f;
@@ -131,7 +138,8 @@ Status recurrentForward(KernelContext &c, RecurrentKind kind)
         if (kind == RecurrentKind::Rnn && sHidden) // the initial state's slot
             for (int64_t b = 0; b < B; ++b)
                 std::copy(h.begin() + b * H, h.begin() + (b + 1) * H,
-                          sHidden + cfg.savedOffset(cfg.reversed(d) ? o.lengths[size_t(b)] : 0, d, b, H));
+                          sHidden +
+                              cfg.savedOffset(cfg.reversed(d) ? o.lengths[size_t(b)] : 0, d, b, H));
         for (int64_t s = 0; s < T; ++s) {
             // Hidden-side pre-activations H R^T (+ Rb); GRU without linear_before_reset takes
             // only z and r here, its h part after the reset.
@@ -146,11 +154,13 @@ Status recurrentForward(KernelContext &c, RecurrentKind kind)
                     for (int64_t j = 0; j < H; ++j) {
                         float z = 0, rr = 0;
                         if (t >= 0)
-                            ops::rnn::gruGates(p, proj.data() + cfg.xRow(t, b) * GH, hg.data() + b * GH, j, z, rr);
+                            ops::rnn::gruGates(p, proj.data() + cfg.xRow(t, b) * GH,
+                                               hg.data() + b * GH, j, z, rr);
                         rh[size_t(b * H + j)] = rr * h[size_t(b * H + j)];
                     }
                 }
-                sgemm(false, true, B, H, H, 1, rh.data(), H, rd + 2 * H * H, H, 1, hg.data() + 2 * H, GH);
+                sgemm(false, true, B, H, H, 1, rh.data(), H, rd + 2 * H * H, H, 1,
+                      hg.data() + 2 * H, GH);
             }
             for (int64_t b = 0; b < B; ++b) {
                 const int64_t t = timeOf(o, d, s, b);
@@ -174,7 +184,8 @@ Status recurrentForward(KernelContext &c, RecurrentKind kind)
                             sC[cfg.savedOffset(t, d, b, H) + j] = hc;
                     }
                     if (sB)
-                        std::copy(gbuf.begin(), gbuf.begin() + GH, sB + cfg.savedOffset(t, d, b, GH));
+                        std::copy(gbuf.begin(), gbuf.begin() + GH,
+                                  sB + cfg.savedOffset(t, d, b, GH));
                 } else if (kind == RecurrentKind::Gru) {
                     if (sHidden)
                         std::copy(hrow, hrow + H, sHidden + cfg.savedOffset(t, d, b, H));
@@ -214,9 +225,11 @@ Status recurrentForward(KernelContext &c, RecurrentKind kind)
         }
         for (int64_t b = 0; b < B; ++b) {
             if (yh)
-                std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, yh->f() + cfg.stateOffset(d, b));
+                std::copy(h.begin() + b * H, h.begin() + (b + 1) * H,
+                          yh->f() + cfg.stateOffset(d, b));
             if (yc)
-                std::copy(cs.begin() + b * H, cs.begin() + (b + 1) * H, yc->f() + cfg.stateOffset(d, b));
+                std::copy(cs.begin() + b * H, cs.begin() + (b + 1) * H,
+                          yc->f() + cfg.stateOffset(d, b));
         }
     }
     return Status::ok();
@@ -230,24 +243,30 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
     KView *dp = kind == RecurrentKind::Lstm ? c.inputGrad(7) : nullptr;
     REMAT_RETURN_IF_ERROR(c.require(r, "R"));
     auto shapeOf = [&](KView *v, KView *g, size_t k) {
-        return v ? v->shape : (g ? g->shape : (k < c.inShapes.size() ? c.inShapes[k] : std::vector<int64_t>{}));
+        return v ? v->shape
+                 : (g ? g->shape
+                      : (k < c.inShapes.size() ? c.inShapes[k] : std::vector<int64_t>{}));
     };
-    REMAT_ASSIGN_OR_RETURN(const Operands o, operandsOf(c, kind, shapeOf(x, dx, 0), shapeOf(w, dw, 1), r->shape));
+    REMAT_ASSIGN_OR_RETURN(const Operands o,
+                           operandsOf(c, kind, shapeOf(x, dx, 0), shapeOf(w, dw, 1), r->shape));
     if (dx)
         REMAT_RETURN_IF_ERROR(c.require(w, "W"));
     if (dw)
         REMAT_RETURN_IF_ERROR(c.require(x, "X"));
     const RecurrentConfig &cfg = o.cfg;
-    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden, GH = G * H;
+    const int64_t T = cfg.seq, B = cfg.batch, D = cfg.directions, G = cfg.gates, H = cfg.hidden,
+                  GH = G * H;
     const float *sHidden = savedOut(c, cfg, 0);
-    const float *sA = savedOut(c, cfg, 1), *sB = savedOut(c, cfg, 2), *sC = savedOut(c, cfg, 3), *sD = savedOut(c, cfg, 4);
+    const float *sA = savedOut(c, cfg, 1), *sB = savedOut(c, cfg, 2), *sC = savedOut(c, cfg, 3),
+                *sD = savedOut(c, cfg, 4);
     REMAT_RETURN_IF_ERROR(c.require(c.output(size_t(cfg.firstSaved())), "saved hidden state"));
     if (kind != RecurrentKind::Rnn && (!sA || !sB || !sC || (kind == RecurrentKind::Gru && !sD)))
         return c.error("missing operand: saved state");
-    KView *gy = c.outputGrad(0), *gyh = c.outputGrad(1), *gyc = kind == RecurrentKind::Lstm ? c.outputGrad(2) : nullptr;
+    KView *gy = c.outputGrad(0), *gyh = c.outputGrad(1),
+          *gyc = kind == RecurrentKind::Lstm ? c.outputGrad(2) : nullptr;
     std::vector<float> &dpreX = scratch<float, 10>(size_t(T * B * GH)); // rows in X's order
     std::vector<float> &dpreR = scratch<float, 11>(size_t(B * GH));
-    std::vector<float> &hprev = scratch<float, 12>(size_t(B * GH));    // per gate block for GRU
+    std::vector<float> &hprev = scratch<float, 12>(size_t(B * GH)); // per gate block for GRU
     std::vector<float> &dh = scratch<float, 13>(size_t(B * H));
     std::vector<float> &dc = scratch<float, 14>(size_t(B * H));
     std::vector<float> &dhNext = scratch<float, 15>(size_t(B * H));
@@ -289,8 +308,8 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
                     const float *gates = sB + cfg.savedOffset(t, d, b, GH);
                     for (int64_t j = 0; j < H; ++j) {
                         float dcPrev;
-                        ops::rnn::lstmBackward(p, gates, j, sA[off + j], sC[off + j], peep, dhr[j], dc[size_t(b * H + j)],
-                                               dx_, dcPrev, dpeep.data());
+                        ops::rnn::lstmBackward(p, gates, j, sA[off + j], sC[off + j], peep, dhr[j],
+                                               dc[size_t(b * H + j)], dx_, dcPrev, dpeep.data());
                         dc[size_t(b * H + j)] = dcPrev;
                         if (peep)
                             for (int k = 0; k < 3; ++k)
@@ -304,7 +323,8 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
                     const float *gates = sA + cfg.savedOffset(t, d, b, GH);
                     for (int64_t j = 0; j < H; ++j) {
                         float dpz, dpn, direct;
-                        ops::rnn::gruBackwardZN(p, dhr[j], gates[j], sC[off + j], sD[off + j], dpz, dpn, direct);
+                        ops::rnn::gruBackwardZN(p, dhr[j], gates[j], sC[off + j], sD[off + j], dpz,
+                                                dpn, direct);
                         dx_[j] = dpz;
                         dx_[2 * H + j] = dpn;
                         dhNext[size_t(b * H + j)] = direct;
@@ -315,7 +335,8 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
                         if (p.linearBeforeReset) {
                             // n = g(xn + r * lin): dr from lin, d lin = dpn * r, read against H
                             const float rr = gates[H + j];
-                            dx_[H + j] = dpn * sB[off + j] * ops::rnn::gateDerivative(p.f, rr, p.clip);
+                            dx_[H + j] =
+                                dpn * sB[off + j] * ops::rnn::gateDerivative(p.f, rr, p.clip);
                             dr_[2 * H + j] = dpn * rr;
                             hp[2 * H + j] = hpj;
                         } else {
@@ -336,7 +357,8 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
             if (kind == RecurrentKind::Gru && !p.linearBeforeReset) {
                 // d(r * H) = dpn Rh: the reset gate's gradient and a second path to H
                 std::fill(drh.begin(), drh.begin() + B * H, 0.f);
-                sgemm(false, false, B, H, H, 1, dpreR.data() + 2 * H, GH, rd + 2 * H * H, H, 0, drh.data(), H);
+                sgemm(false, false, B, H, H, 1, dpreR.data() + 2 * H, GH, rd + 2 * H * H, H, 0,
+                      drh.data(), H);
                 for (int64_t b = 0; b < B; ++b) {
                     const int64_t t = timeOf(o, d, s, b);
                     if (t < 0)
@@ -346,7 +368,8 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
                     float *dx_ = dpreX.data() + cfg.xRow(t, b) * GH;
                     for (int64_t j = 0; j < H; ++j) {
                         const float rr = gates[H + j], hpj = sHidden[off + j];
-                        const float dpr = drh[size_t(b * H + j)] * hpj * ops::rnn::gateDerivative(p.f, rr, p.clip);
+                        const float dpr = drh[size_t(b * H + j)] * hpj *
+                                          ops::rnn::gateDerivative(p.f, rr, p.clip);
                         dx_[H + j] = dpr;
                         dpreR[size_t(b * GH + H + j)] = dpr;
                         dhNext[size_t(b * H + j)] += drh[size_t(b * H + j)] * rr;
@@ -369,16 +392,17 @@ Status recurrentGrad(KernelContext &c, RecurrentKind kind)
             // Inactive rows hold 0 in dpreR: their dhNext is the pass-through alone.
             // dR += dpreR^T H_prev per gate block (GRU's h block reads r * H without linear_before_reset)
             for (int64_t g = 0; g < G; ++g)
-                gemmIntoDouble(true, false, H, H, B, 1, dpreR.data() + g * H, GH, hprev.data() + g * H, GH, 1,
-                               dRAcc.data() + g * H * H, H);
+                gemmIntoDouble(true, false, H, H, B, 1, dpreR.data() + g * H, GH,
+                               hprev.data() + g * H, GH, 1, dRAcc.data() + g * H * H, H);
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t k = 0; k < GH; ++k)
                     bAcc[size_t(GH + k)] += dpreR[size_t(b * GH + k)];
             std::copy(dhNext.begin(), dhNext.begin() + B * H, dh.begin());
         }
         if (dx)
-            gemmIntoDouble(false, false, T * B, cfg.input, GH, 1, dpreX.data(), GH, w->f() + d * GH * cfg.input,
-                           cfg.input, d == 0 ? 0.0 : 1.0, dxAcc.data(), cfg.input);
+            gemmIntoDouble(false, false, T * B, cfg.input, GH, 1, dpreX.data(), GH,
+                           w->f() + d * GH * cfg.input, cfg.input, d == 0 ? 0.0 : 1.0, dxAcc.data(),
+                           cfg.input);
         if (dw)
             sgemm(true, false, GH, cfg.input, T * B, 1, dpreX.data(), GH, x->f(), cfg.input, 0,
                   dw->f() + d * GH * cfg.input, cfg.input);

@@ -40,7 +40,8 @@ void gatherStrided(const std::byte *src, int64_t offset, const std::vector<int64
             std::memcpy(dst + o * int64_t(es), src + base * int64_t(es), size_t(inner) * es);
         } else {
             for (int64_t i = 0; i < inner; ++i)
-                std::memcpy(dst + (o + i) * int64_t(es), src + (base + i * innerStride) * int64_t(es), es);
+                std::memcpy(dst + (o + i) * int64_t(es),
+                            src + (base + i * innerStride) * int64_t(es), es);
         }
         for (size_t d = rank - 1; d-- > 0;) {
             ++idx[d];
@@ -54,8 +55,8 @@ void gatherStrided(const std::byte *src, int64_t offset, const std::vector<int64
 }
 
 /// The reverse: dst[offset + sum idx*dstStrides] = src[contiguous over shape] (float add or set).
-void scatterStridedFloat(const float *src, const std::vector<int64_t> &shape, float *dst, int64_t offset,
-                         const std::vector<int64_t> &dstStrides, bool accumulate)
+void scatterStridedFloat(const float *src, const std::vector<int64_t> &shape, float *dst,
+                         int64_t offset, const std::vector<int64_t> &dstStrides, bool accumulate)
 {
     const int64_t total = numelOf(shape);
     if (total == 0)
@@ -114,11 +115,14 @@ Status shapeForward(KernelContext &c)
 {
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(y, "shape"));
-    std::vector<int64_t> dims = x ? x->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]);
+    std::vector<int64_t> dims =
+        x ? x->shape : (c.inShapes.empty() ? std::vector<int64_t>{} : c.inShapes[0]);
     const int64_t rank = int64_t(dims.size());
     int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
+    if (start < 0)
+        start += rank;
+    if (end < 0)
+        end += rank;
     start = std::clamp<int64_t>(start, 0, rank);
     end = std::clamp<int64_t>(end, start, rank);
     if (y->numel() != end - start)
@@ -183,11 +187,13 @@ Status transposeGrad(KernelContext &c)
 /// One permutation of a 6-D view (core/ops/space_depth.h); the backward runs the inverse.
 Status spaceDepth(KernelContext &c, bool backward)
 {
-    KView *x = backward ? c.outputGrad(0) : c.input(0), *y = backward ? c.inputGrad(0) : c.output(0);
+    KView *x = backward ? c.outputGrad(0) : c.input(0),
+          *y = backward ? c.inputGrad(0) : c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, backward ? "doutput" : "input"));
     REMAT_RETURN_IF_ERROR(c.require(y, backward ? "dinput" : "output"));
     const std::string type = c.node ? c.node->opType : std::string();
-    auto v = ops::spaceDepthView(type, c.attrString("mode", "DCR"), c.attrInt("blocksize", 0), backward ? y->shape : x->shape);
+    auto v = ops::spaceDepthView(type, c.attrString("mode", "DCR"), c.attrInt("blocksize", 0),
+                                 backward ? y->shape : x->shape);
     if (!v)
         return c.error(v.status().message());
     KView from = *x, to = *y;
@@ -209,13 +215,15 @@ Status spaceDepth(KernelContext &c, bool backward)
 // ---- Concat / Split -----------------------------------------------------------------------
 
 /// Copies a block [outer, part, inner] from src into dst [outer, total, inner] at `at` (or back).
-void blockCopy(const std::byte *src, std::byte *dst, int64_t outer, int64_t part, int64_t total, int64_t at,
-               int64_t inner, size_t es, bool intoWhole)
+void blockCopy(const std::byte *src, std::byte *dst, int64_t outer, int64_t part, int64_t total,
+               int64_t at, int64_t inner, size_t es, bool intoWhole)
 {
     const size_t chunk = size_t(part * inner) * es;
     for (int64_t o = 0; o < outer; ++o) {
-        const std::byte *s = intoWhole ? src + size_t(o * part * inner) * es : src + size_t((o * total + at) * inner) * es;
-        std::byte *d = intoWhole ? dst + size_t((o * total + at) * inner) * es : dst + size_t(o * part * inner) * es;
+        const std::byte *s = intoWhole ? src + size_t(o * part * inner) * es
+                                       : src + size_t((o * total + at) * inner) * es;
+        std::byte *d = intoWhole ? dst + size_t((o * total + at) * inner) * es
+                                 : dst + size_t(o * part * inner) * es;
         std::memcpy(d, s, chunk);
     }
 }
@@ -228,14 +236,17 @@ Status concatForward(KernelContext &c)
     if (!normalizeAxis(axis, int64_t(y->rank())))
         return c.error("axis out of range");
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= y->shape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < y->rank(); ++d) inner *= y->shape[d];
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= y->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < y->rank(); ++d)
+        inner *= y->shape[d];
     int64_t at = 0;
     for (size_t k = 0; k < c.in.size(); ++k) {
         KView *x = c.in[k];
         REMAT_RETURN_IF_ERROR(c.require(x, "inputs"));
         const int64_t part = x->rank() ? x->shape[size_t(axis)] : 1;
-        blockCopy(x->data, y->data, outer, part, y->shape[size_t(axis)], at, inner, esize(*y), true);
+        blockCopy(x->data, y->data, outer, part, y->shape[size_t(axis)], at, inner, esize(*y),
+                  true);
         at += part;
     }
     if (at != y->shape[size_t(axis)])
@@ -251,8 +262,10 @@ Status concatGrad(KernelContext &c)
     if (!normalizeAxis(axis, int64_t(dy->rank())))
         return c.error("axis out of range");
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= dy->shape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < dy->rank(); ++d) inner *= dy->shape[d];
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= dy->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < dy->rank(); ++d)
+        inner *= dy->shape[d];
     int64_t at = 0;
     const size_t slots = std::max(c.inShapes.size(), c.dIn.size());
     for (size_t k = 0; k < slots; ++k) {
@@ -264,7 +277,8 @@ Status concatGrad(KernelContext &c)
         else
             return c.error("backward needs the forward input shapes");
         if (KView *dx = c.inputGrad(k))
-            blockCopy(dy->data, dx->data, outer, part, dy->shape[size_t(axis)], at, inner, esize(*dy), false);
+            blockCopy(dy->data, dx->data, outer, part, dy->shape[size_t(axis)], at, inner,
+                      esize(*dy), false);
         at += part;
     }
     return Status::ok();
@@ -278,8 +292,10 @@ Status splitForward(KernelContext &c)
     if (!normalizeAxis(axis, int64_t(x->rank())))
         return c.error("axis out of range");
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x->shape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < x->rank(); ++d) inner *= x->shape[d];
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= x->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < x->rank(); ++d)
+        inner *= x->shape[d];
     int64_t at = 0;
     for (size_t k = 0; k < std::max(c.out.size(), c.outShapes.size()); ++k) {
         int64_t part = 0;
@@ -288,7 +304,8 @@ Status splitForward(KernelContext &c)
         else if (k < c.outShapes.size())
             part = c.outShapes[k][size_t(axis)];
         if (KView *y = c.output(k))
-            blockCopy(x->data, y->data, outer, part, x->shape[size_t(axis)], at, inner, esize(*x), false);
+            blockCopy(x->data, y->data, outer, part, x->shape[size_t(axis)], at, inner, esize(*x),
+                      false);
         at += part;
     }
     return Status::ok();
@@ -302,8 +319,10 @@ Status splitGrad(KernelContext &c)
     if (!normalizeAxis(axis, int64_t(dx->rank())))
         return c.error("axis out of range");
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= dx->shape[size_t(d)];
-    for (size_t d = size_t(axis) + 1; d < dx->rank(); ++d) inner *= dx->shape[d];
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= dx->shape[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < dx->rank(); ++d)
+        inner *= dx->shape[d];
     zeroView(*dx);
     int64_t at = 0;
     for (size_t k = 0; k < std::max(c.dOut.size(), c.outShapes.size()); ++k) {
@@ -313,7 +332,8 @@ Status splitGrad(KernelContext &c)
         else if (k < c.outShapes.size())
             part = c.outShapes[k][size_t(axis)];
         if (KView *dy = c.outputGrad(k))
-            blockCopy(dy->data, dx->data, outer, part, dx->shape[size_t(axis)], at, inner, esize(*dx), true);
+            blockCopy(dy->data, dx->data, outer, part, dx->shape[size_t(axis)], at, inner,
+                      esize(*dx), true);
         at += part;
     }
     return Status::ok();
@@ -362,10 +382,12 @@ Status gatherForward(KernelContext &c)
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < n; ++j) {
             int64_t i = ids[size_t(j)];
-            if (i < 0) i += dim;
+            if (i < 0)
+                i += dim;
             if (i < 0 || i >= dim)
                 return c.error("index out of range");
-            std::memcpy(y->data + size_t((o * n + j) * inner) * es, x->data + size_t((o * dim + i) * inner) * es, chunk);
+            std::memcpy(y->data + size_t((o * n + j) * inner) * es,
+                        x->data + size_t((o * dim + i) * inner) * es, chunk);
         }
     return Status::ok();
 }
@@ -386,7 +408,8 @@ Status gatherGrad(KernelContext &c)
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < n; ++j) {
             int64_t i = ids[size_t(j)];
-            if (i < 0) i += dim;
+            if (i < 0)
+                i += dim;
             float *d = dx->f() + (o * dim + i) * inner;
             const float *s = dy->f() + (o * n + j) * inner;
             for (int64_t k = 0; k < inner; ++k)
@@ -461,11 +484,7 @@ Status constantForward(KernelContext &c)
     return c.error("Constant without a supported value attribute");
 }
 
-template <typename T>
-void fill(KView &y, T v)
-{
-    std::fill(y.as<T>(), y.as<T>() + y.numel(), v);
-}
+template <typename T> void fill(KView &y, T v) { std::fill(y.as<T>(), y.as<T>() + y.numel(), v); }
 
 Status fillDouble(const KernelContext &c, KView &y, double v)
 {
@@ -630,10 +649,11 @@ Status triluGrad(KernelContext &c)
 
 // ---- ScatterND (reduction none) -----------------------------------------------------------
 
-Expected<ScatterGeometry> scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape,
-                                          const KView &indices)
+Expected<ScatterGeometry>
+scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape, const KView &indices)
 {
-    auto g = scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape, readInts(indices));
+    auto g = scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape,
+                               readInts(indices));
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -676,7 +696,8 @@ Status scatterNDGrad(KernelContext &c)
 // ---- Resize (nearest) ---------------------------------------------------------------------
 
 /// Source offset in X of every Y element (nearest neighbour; core/exec/index_maps.h).
-Expected<std::vector<int64_t>> resizeMap(const KernelContext &c, const std::vector<int64_t> &inShape,
+Expected<std::vector<int64_t>> resizeMap(const KernelContext &c,
+                                         const std::vector<int64_t> &inShape,
                                          const std::vector<int64_t> &outShape)
 {
     const NearestResizeAttrs attrs{c.attrString("mode", "nearest"),

@@ -8,10 +8,12 @@
 
 namespace remat::core::solvers::checkmate {
 
-FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const FrontierBoundOptions &options)
+FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes,
+                                 const FrontierBoundOptions &options)
 {
     using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(std::max(0.0, options.seconds));
+    const auto deadline =
+        Clock::now() + std::chrono::duration<double>(std::max(0.0, options.seconds));
     constexpr double inf = std::numeric_limits<double>::infinity();
     FrontierBound out;
     const int n = p.n;
@@ -51,7 +53,8 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             continue;
         const int prod = p.producer[v];
         Item it{prod + 1, p.readers[v].back(), double(p.valueBytes[v]) / memUnit,
-                p.recomputable[prod] ? p.cost[prod] / double(p.outputs[prod].size()) / costUnit : inf};
+                p.recomputable[prod] ? p.cost[prod] / double(p.outputs[prod].size()) / costUnit
+                                     : inf};
         if (it.last < it.first)
             continue;
         std::vector<char> f(size_t(it.last - it.first + 1), 0);
@@ -129,7 +132,8 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             if (p.readers[u].empty())
                 continue;
             const int pu = p.producer[u];
-            const double cu = p.recomputable[pu] ? p.cost[pu] / double(p.outputs[pu].size()) / costUnit : 10.0;
+            const double cu =
+                p.recomputable[pu] ? p.cost[pu] / double(p.outputs[pu].size()) / costUnit : 10.0;
             for (int t = std::max(it.first, p.readers[u].back() + 1); t <= it.last; ++t)
                 cascade[q][size_t(t - it.first)] += cu;
         }
@@ -164,7 +168,8 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
                 double l = 0, d = inf; // state at the producer's own run: live
                 for (int j = 0; j < len; ++j) {
                     const int t = it.first + j;
-                    const double fromDead = d + it.cost + (cascadeCosts ? cascade[q][size_t(j)] : 0.0);
+                    const double fromDead =
+                        d + it.cost + (cascadeCosts ? cascade[q][size_t(j)] : 0.0);
                     double nl;
                     if (fromDead < l) {
                         nl = fromDead;
@@ -231,13 +236,16 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
     const double best = run(1.0, deadline, options.maxIterations, options.plans, false);
     if (options.plans) {
         // The relaxation ignores the memory of recompute runs: tighter capacities leave room.
-        const auto planEnd = Clock::now() + std::chrono::duration<double>(std::max(0.0, options.planSeconds));
-        const double scales[] = {1.0, 0.99, 0.98, 0.97, 0.95, 0.93, 0.9, 0.87, 0.84, 0.8, 0.75, 0.7};
+        const auto planEnd =
+            Clock::now() + std::chrono::duration<double>(std::max(0.0, options.planSeconds));
+        const double scales[] = {1.0, 0.99, 0.98, 0.97, 0.95, 0.93,
+                                 0.9, 0.87, 0.84, 0.8,  0.75, 0.7};
         auto repairMiss = [&](double share) {
             if (overPeak < 0)
                 return;
             const double left = std::chrono::duration<double>(planEnd - Clock::now()).count();
-            consider(repairToBudget(p, overS, budgetBytes, std::max(0.0, left * share), options.stop));
+            consider(
+                repairToBudget(p, overS, budgetBytes, std::max(0.0, left * share), options.stop));
             overPeak = -1;
         };
         repairMiss(0.2);
@@ -246,7 +254,9 @@ FrontierBound frontierLowerBound(const Problem &p, int64_t budgetBytes, const Fr
             if (left <= 0)
                 break;
             const double before = out.sequence.empty() ? -1 : out.evaluation.recomputeSeconds;
-            run(scales[k], Deadline(Clock::now()) + std::chrono::duration<double>(left / double(2 * (std::size(scales) - k))),
+            run(scales[k],
+                Deadline(Clock::now()) +
+                    std::chrono::duration<double>(left / double(2 * (std::size(scales) - k))),
                 options.maxIterations, true, true);
             if (out.sequence.empty())
                 repairMiss(1.0 / double(std::size(scales) - k));

@@ -13,20 +13,20 @@ namespace remat::core::solvers::checkmate {
 
 struct FrontierBoundOptions
 {
-    double seconds = 5;        ///< time for the subgradient search
-    double upperBound = -1;    ///< a known plan's recompute seconds (steers the step size)
+    double seconds = 5;     ///< time for the subgradient search
+    double upperBound = -1; ///< a known plan's recompute seconds (steers the step size)
     int maxIterations = 20000;
     StopToken stop;
     /// Also turn relaxed solutions into plans (retain what the relaxation keeps live, R by
     /// solveR), at the budget and at tightened ones, keeping the cheapest that fits.
     bool plans = false;
-    double planSeconds = 0;    ///< extra time for the tightened passes
+    double planSeconds = 0; ///< extra time for the tightened passes
 };
 
 struct FrontierBound
 {
-    double bound = 0;          ///< recompute seconds, valid for every frontier-ordered plan
-    bool infeasible = false;   ///< some first run cannot fit whatever is dropped
+    double bound = 0;        ///< recompute seconds, valid for every frontier-ordered plan
+    bool infeasible = false; ///< some first run cannot fit whatever is dropped
     int iterations = 0;
     std::vector<int> sequence; ///< the cheapest in-budget plan found (plans), empty: none
     Evaluation evaluation;

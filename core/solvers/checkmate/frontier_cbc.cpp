@@ -29,9 +29,10 @@ int64_t columnsWith(const Problem &p, bool shortSpans)
     int64_t cols = 0;
     for (int v = 0; v < p.values; ++v)
         if (!p.readers[v].empty() && p.valueBytes[v] > 0)
-            cols += 2 * std::max(0, (shortSpans ? p.readers[v].back()
-                                                : std::max(p.valueLastUse[v], p.readers[v].back())) -
-                                        p.producer[v]);
+            cols +=
+                2 * std::max(0, (shortSpans ? p.readers[v].back()
+                                            : std::max(p.valueLastUse[v], p.readers[v].back())) -
+                                    p.producer[v]);
     return cols;
 }
 
@@ -46,7 +47,8 @@ int64_t frontierMilpColumns(const Problem &p)
 }
 
 FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
-                                     double seconds, const StopToken &stop, const std::string &lpMethod, const std::string &cbcOptions)
+                                     double seconds, const StopToken &stop,
+                                     const std::string &lpMethod, const std::string &cbcOptions)
 {
     using Clock = std::chrono::steady_clock;
     const auto begin = Clock::now();
@@ -105,8 +107,10 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
             continue;
         const int prod = p.producer[v];
         first[size_t(v)] = prod + 1;
-        last[size_t(v)] = naturalSpans ? p.readers[v].back() : std::max(p.valueLastUse[v], p.readers[v].back());
-        const double c = p.recomputable[prod] ? p.cost[prod] / double(p.outputs[prod].size()) / costDiv : 0;
+        last[size_t(v)] =
+            naturalSpans ? p.readers[v].back() : std::max(p.valueLastUse[v], p.readers[v].back());
+        const double c =
+            p.recomputable[prod] ? p.cost[prod] / double(p.outputs[prod].size()) / costDiv : 0;
         for (int t = first[size_t(v)]; t <= last[size_t(v)]; ++t) {
             const bool direct = std::binary_search(p.inputs[t].begin(), p.inputs[t].end(), v);
             xc[size_t(v)].push_back(direct ? -1 : addCol(0, 1, 0, true));
@@ -118,7 +122,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
             return -1;
         if (t < first[size_t(v)])
             return -2;
-        if (t > last[size_t(v)]) // after its last direct reader: dead, or (short spans) free to keep
+        if (t >
+            last[size_t(v)]) // after its last direct reader: dead, or (short spans) free to keep
             return naturalSpans ? -1 : -2;
         return xc[size_t(v)][size_t(t - first[size_t(v)])];
     };
@@ -176,8 +181,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         for (int t = first[size_t(v)]; t <= last[size_t(v)]; ++t)
             budgetRows[size_t(t)].push_back({xAt(v, t), double(p.valueBytes[v] / unit)});
     for (int t = 0; t < n; ++t) {
-        const int64_t fixed = p.constantBytes + stickyBefore[size_t(t)] + p.stickyBytes[t] + p.blockBytes[t] +
-                              p.transientBytes[t];
+        const int64_t fixed = p.constantBytes + stickyBefore[size_t(t)] + p.stickyBytes[t] +
+                              p.blockBytes[t] + p.transientBytes[t];
         const double cap = std::ceil(double(budgetBytes - fixed) / double(unit));
         if (!budgetRows[size_t(t)].empty())
             addRow(budgetRows[size_t(t)], -inf, cap);
@@ -211,7 +216,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         si.setHintParam(OsiDoDualInInitial, false, OsiHintDo);
         si.initialSolve();
     } else if (lpMethod == "barrier") {
-        si.getModelPtr()->setLogLevel(0); // ClpSimplex's own handler: OsiClp's level does not reach it
+        si.getModelPtr()->setLogLevel(
+            0); // ClpSimplex's own handler: OsiClp's level does not reach it
         si.getModelPtr()->barrier(true);
         si.resolve();
     } else {
@@ -229,8 +235,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     // CBC reads its clock between cut passes, each about a root LP's work: it ends up to a
     // root LP after its limit (ResNet50 at 0.8: 1.2-2.2 s over a 3 s limit on a loaded
     // machine). What is left after that margin is CBC's, or nothing if too little is.
-    const double left = seconds - std::chrono::duration<double>(Clock::now() - begin).count() -
-                        out.rootSeconds;
+    const double left =
+        seconds - std::chrono::duration<double>(Clock::now() - begin).count() - out.rootSeconds;
     if (left <= 0.05 || stop.stopRequested())
         return out;
 
@@ -254,8 +260,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     // used nearly all its time (belt and braces: only a finished search proves the cutoff).
     const double used = std::chrono::duration<double>(Clock::now() - begin).count();
     // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
-    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 || used > 0.97 * seconds ||
-                         stop.stopRequested();
+    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 ||
+                         used > 0.97 * seconds || stop.stopRequested();
     double bound = model.getBestPossibleObjValue();
     if (!stopped && !model.bestSolution() && cutoff > 0) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
@@ -269,7 +275,8 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     }
     // A stopped search's best possible is the least bound of its open nodes; at or above the
     // cutoff it would amount to a proof, which only a finished search gives.
-    if (std::isfinite(bound) && std::abs(bound) < 1e40 && (!stopped || cutoff <= 0 || bound < cutoff))
+    if (std::isfinite(bound) && std::abs(bound) < 1e40 &&
+        (!stopped || cutoff <= 0 || bound < cutoff))
         out.bound = std::max(out.bound, bound * costDiv * (1 - 1e-9));
     return out;
 }

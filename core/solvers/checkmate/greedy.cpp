@@ -20,8 +20,7 @@ using Clock = std::chrono::steady_clock;
 class Sequencer
 {
 public:
-    explicit Sequencer(const Problem &p)
-        : m_p(p)
+    explicit Sequencer(const Problem &p) : m_p(p)
     {
         const bool hasBackward = p.firstNonForward < p.n;
         for (int v = 0; v < p.values; ++v) {
@@ -188,7 +187,8 @@ public:
 
 private:
     const Problem &m_p;
-    std::vector<int> m_holes, m_retainedTo, m_gapStart, m_stages, m_mark, m_heap, m_slot, m_start, m_last, m_current;
+    std::vector<int> m_holes, m_retainedTo, m_gapStart, m_stages, m_mark, m_heap, m_slot, m_start,
+        m_last, m_current;
     std::vector<int64_t> m_freed;
     std::vector<std::pair<int, int>> m_runs;
     std::vector<char> m_pending, m_ran;
@@ -219,16 +219,14 @@ std::vector<char> liveRunsAt(const Problem &p, const std::vector<int> &seq, int 
 class GreedyRecompute
 {
 public:
-    explicit GreedyRecompute(const Problem &p)
-        : m_p(p), m_sequencer(p)
-    {
-    }
+    explicit GreedyRecompute(const Problem &p) : m_p(p), m_sequencer(p) {}
 
     std::vector<int> plan(int64_t budgetBytes, double seconds, const StopToken &stop)
     {
         const Problem &p = m_p;
         const Clock::time_point deadline =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+            Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
         std::vector<int> storeAll = storeAllSequence(p);
         if (evaluate(p, storeAll).peakBytes <= budgetBytes)
             return storeAll;
@@ -284,7 +282,8 @@ public:
         std::vector<char> evicted = evictedPrefix(hi);
         fits(evicted, &best);
         std::vector<int> back(candidates.begin(), candidates.begin() + long(hi));
-        std::stable_sort(back.begin(), back.end(), [&](int a, int b) { return p.cost[a] > p.cost[b]; });
+        std::stable_sort(back.begin(), back.end(),
+                         [&](int a, int b) { return p.cost[a] > p.cost[b]; });
         for (int i : back) {
             if (Clock::now() >= deadline || stop.stopRequested())
                 break;
@@ -301,7 +300,8 @@ public:
 private:
     /// Evicts one block resident at the current peak at a time (most bytes per second of
     /// recompute first) until the plan fits.
-    std::vector<int> targeted(int64_t budgetBytes, Clock::time_point deadline, const StopToken &stop)
+    std::vector<int> targeted(int64_t budgetBytes, Clock::time_point deadline,
+                              const StopToken &stop)
     {
         const Problem &p = m_p;
         std::vector<char> evicted(size_t(p.n), 0), seen(size_t(p.n), 0);
@@ -327,8 +327,11 @@ private:
                 seen[k] = 1;
                 order.push_back(k);
             }
-            auto score = [&](int k) { return double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k])); };
-            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score(a) > score(b); });
+            auto score = [&](int k) {
+                return double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k]));
+            };
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int a, int b) { return score(a) > score(b); });
             bool lowered = false;
             for (size_t j = 0; j < order.size(); ++j) {
                 if (j > 0 && (Clock::now() >= deadline || stop.stopRequested()))
@@ -392,11 +395,13 @@ public:
 
     /// Drops gaps resident at the peak until `s` fits (at most `depth` steps; gap `locked` is
     /// never dropped). Returns false when it gets stuck.
-    bool repair(State &s, int locked, int depth, const Clock::time_point deadline, const StopToken &stop)
+    bool repair(State &s, int locked, int depth, const Clock::time_point deadline,
+                const StopToken &stop)
     {
         const Problem &p = m_p;
         for (int round = 0; s.eval.peakBytes > m_budget; ++round) {
-            if (round >= depth || s.eval.peakPosition < 0 || Clock::now() >= deadline || stop.stopRequested())
+            if (round >= depth || s.eval.peakPosition < 0 || Clock::now() >= deadline ||
+                stop.stopRequested())
                 return false;
             const std::vector<char> live = liveRunsAt(p, s.seq, s.eval.peakPosition);
             const int peakOp = s.seq[size_t(s.eval.peakPosition)];
@@ -410,8 +415,11 @@ public:
                 seen[k] = 1;
                 order.push_back(k);
             }
-            auto score = [&](int k) { return double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k])); };
-            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score(a) > score(b); });
+            auto score = [&](int k) {
+                return double(p.blockBytes[k]) / (p.cost[k] + 1e-9 * (1 + p.cost[k]));
+            };
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int a, int b) { return score(a) > score(b); });
             State bestFit, bestStep;
             double bestStepScore = -1;
             size_t tried = 0;
@@ -442,13 +450,14 @@ public:
                     if (next.eval.peakBytes >= s.eval.peakBytes)
                         continue;
                     if (next.eval.peakBytes <= m_budget) {
-                        if (!bestFit.valid() || next.eval.recomputeSeconds < bestFit.eval.recomputeSeconds)
+                        if (!bestFit.valid() ||
+                            next.eval.recomputeSeconds < bestFit.eval.recomputeSeconds)
                             bestFit = std::move(next);
                         continue;
                     }
                     const double added = next.eval.recomputeSeconds - s.eval.recomputeSeconds;
-                    const double stepScore =
-                        double(s.eval.peakBytes - next.eval.peakBytes) / (std::max(0.0, added) + 1e-12);
+                    const double stepScore = double(s.eval.peakBytes - next.eval.peakBytes) /
+                                             (std::max(0.0, added) + 1e-12);
                     if (stepScore > bestStepScore) {
                         bestStepScore = stepScore;
                         bestStep = std::move(next);
@@ -477,7 +486,8 @@ public:
             ++runs[size_t(k)];
         std::vector<char> fromSeq(size_t(m_sequencer.gapCount()), 0), all = fromSeq;
         for (int i = 0; i < p.n; ++i)
-            for (int h = m_sequencer.gapStart(i); h < m_sequencer.gapStart(i + 1) && candidate(i); ++h) {
+            for (int h = m_sequencer.gapStart(i); h < m_sequencer.gapStart(i + 1) && candidate(i);
+                 ++h) {
                 fromSeq[size_t(h)] = runs[i] > 1;
                 all[size_t(h)] = 1;
             }
@@ -485,7 +495,8 @@ public:
         Evaluation bestEval = evaluate(p, seq);
         const std::vector<char> *starts[] = {&fromSeq, &all};
         for (int q = 0; q < 2; ++q) {
-            const double left = seconds - std::chrono::duration<double>(Clock::now() - begin).count();
+            const double left =
+                seconds - std::chrono::duration<double>(Clock::now() - begin).count();
             if (left <= 0 || stop.stopRequested())
                 break;
             std::vector<int> cand = search(*starts[q], q == 0 ? left / 2 : left, stop);
@@ -506,7 +517,8 @@ public:
     {
         const Problem &p = m_p;
         const Clock::time_point deadline =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+            Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
         State current = probe(dropped);
         if (current.eval.peakBytes > m_budget && !repair(current, -1, 50, deadline, stop))
             return {};
@@ -591,7 +603,8 @@ public:
             }
             current = std::move(next);
         }
-        if (current.eval.peakBytes <= m_budget && current.eval.recomputeSeconds < best.eval.recomputeSeconds)
+        if (current.eval.peakBytes <= m_budget &&
+            current.eval.recomputeSeconds < best.eval.recomputeSeconds)
             best = current;
         return best.seq;
     }
@@ -606,7 +619,8 @@ private:
 
 } // namespace
 
-std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds, const StopToken &stop)
+std::vector<int> greedyPlan(const Problem &p, int64_t budgetBytes, double seconds,
+                            const StopToken &stop)
 {
     return GreedyRecompute(p).plan(budgetBytes, seconds, stop);
 }
@@ -620,8 +634,8 @@ std::vector<int> stagedSequenceForEvicted(const Problem &p, const std::vector<ch
 
 namespace remat::core::solvers::checkmate {
 
-std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
-                                   double seconds, const StopToken &stop)
+std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq,
+                                   int64_t budgetBytes, double seconds, const StopToken &stop)
 {
     return EvictionSearch(p, budgetBytes).improve(seq, seconds, stop);
 }

@@ -34,10 +34,11 @@ Expected<std::vector<double>> parseList(const std::string &text, const char *set
         double v = 0;
         auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
         if (ec != std::errc() || p != item.data() + item.size() || !std::isfinite(v))
-            return makeError(StatusCode::InvalidArgument,
-                             fmt::format("checkmate-lp: setting {}: '{}' is not a number (give a comma list "
-                                         "such as 0,0.05,0.1)",
-                                         setting, item));
+            return makeError(
+                StatusCode::InvalidArgument,
+                fmt::format("checkmate-lp: setting {}: '{}' is not a number (give a comma list "
+                            "such as 0,0.05,0.1)",
+                            setting, item));
         out.push_back(v);
     }
     return out;
@@ -51,7 +52,8 @@ struct LpResult
     std::vector<double> x;
 };
 
-LpResult solveLp(const checkmate::LinearModel &m, double seconds, const StopToken &stop, bool presolve)
+LpResult solveLp(const checkmate::LinearModel &m, double seconds, const StopToken &stop,
+                 bool presolve)
 {
     LpResult r;
     OsiClpSolverInterface si;
@@ -107,8 +109,8 @@ private:
 
 Expected<Plan> CheckmateLpSolver::searchPlan(const SolveRequest &request) const
 {
-    return checkmate::ownThenRegistered(
-        request, id(), [&] { return searchOwn(request); }, {StatusCode::InvalidArgument, StatusCode::Unsupported});
+    return checkmate::ownThenRegistered(request, id(), [&] { return searchOwn(request); },
+                                        {StatusCode::InvalidArgument, StatusCode::Unsupported});
 }
 
 Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
@@ -117,14 +119,17 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - begin).count(); };
     REMAT_RETURN_IF_ERROR(checkmate::checkRequest(request));
     if (request.objective != Objective::MinTime)
-        return makeError(StatusCode::Unsupported, "checkmate-lp solves min-time under a budget only");
+        return makeError(StatusCode::Unsupported,
+                         "checkmate-lp solves min-time under a budget only");
     REMAT_ASSIGN_OR_RETURN(checkmate::Problem p,
                            checkmate::buildProblem(*request.graph, *request.costs, request.pins));
-    REMAT_ASSIGN_OR_RETURN(const std::vector<double> margins,
-                           parseList(checkmate::settingText(request, "eps", "0,0.05,0.1,0.2,0.3"), "eps"));
     REMAT_ASSIGN_OR_RETURN(
-        const std::vector<double> thresholds,
-        parseList(checkmate::settingText(request, "thresholds", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9"), "thresholds"));
+        const std::vector<double> margins,
+        parseList(checkmate::settingText(request, "eps", "0,0.05,0.1,0.2,0.3"), "eps"));
+    REMAT_ASSIGN_OR_RETURN(const std::vector<double> thresholds,
+                           parseList(checkmate::settingText(request, "thresholds",
+                                                            "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9"),
+                                     "thresholds"));
     const double maxColumns = checkmate::settingNumber(request, "max-columns", 3e6);
 
     auto finishWith = [&](const std::vector<int> &seq, SolveStatus status, double bound,
@@ -138,9 +143,10 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
         plan.solveSeconds = elapsed();
         if ((status == SolveStatus::Optimal || status == SolveStatus::Feasible) &&
             plan.timeline.peakBytes > request.budgetBytes)
-            return makeError(StatusCode::Internal,
-                             fmt::format("checkmate-lp: candidate peaks at {} B over the budget {} B",
-                                         plan.timeline.peakBytes, request.budgetBytes));
+            return makeError(
+                StatusCode::Internal,
+                fmt::format("checkmate-lp: candidate peaks at {} B over the budget {} B",
+                            plan.timeline.peakBytes, request.budgetBytes));
         return plan;
     };
     auto infeasiblePlan = [&](const std::string &why) {
@@ -170,7 +176,8 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
             break;
         }
         checkmate::ModelOptions mo;
-        mo.budgetBytes = static_cast<int64_t>(std::floor((1.0 - eps) * double(request.budgetBytes)));
+        mo.budgetBytes =
+            static_cast<int64_t>(std::floor((1.0 - eps) * double(request.budgetBytes)));
         const checkmate::LinearModel model = checkmate::buildModel(p, mo);
         // Building the model of a large graph takes tenths of a second: look again before the LP.
         if (request.stop.stopRequested()) {
@@ -201,7 +208,8 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
             pr.elapsedSeconds = elapsed();
             pr.bound = lowerBound;
             pr.incumbent = best.empty() ? -1 : bestEval.recomputeSeconds;
-            pr.message = fmt::format("LP at {:.0f}% of the budget: {:.6g}", 100 * (1 - eps), lp.objective);
+            pr.message =
+                fmt::format("LP at {:.0f}% of the budget: {:.6g}", 100 * (1 - eps), lp.objective);
             request.progress(pr);
         }
         for (double threshold : thresholds) {
@@ -221,11 +229,12 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
             }
         }
         // A rounding that meets the LP bound cannot be improved.
-        if (!best.empty() && lowerBound >= 0 && bestEval.recomputeSeconds <= lowerBound * (1 + 1e-9))
+        if (!best.empty() && lowerBound >= 0 &&
+            bestEval.recomputeSeconds <= lowerBound * (1 + 1e-9))
             break;
     }
-    const std::string stats = fmt::format("{} LPs, {} roundings, {} over budget", lpsSolved,
-                                          candidates, overBudget);
+    const std::string stats =
+        fmt::format("{} LPs, {} roundings, {} over budget", lpsSolved, candidates, overBudget);
     if (best.empty() && request.stop.stopRequested())
         return makeError(StatusCode::Cancelled, "checkmate-lp cancelled before any plan");
     if (best.empty()) {
@@ -240,18 +249,20 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
                                           stats, checkmate::evaluate(p, seq).peakBytes));
         }
         checkmate::Evaluation e = checkmate::evaluate(p, greedy);
-        return finishWith(greedy, stopped ? SolveStatus::TimedOut : SolveStatus::Feasible, lowerBound,
-                          lowerBound, "no rounding fits the budget (" + stats +
-                                          "); greedy fallback plan, " +
-                                          fmt::format("{:.6g} s of recompute", e.recomputeSeconds));
+        return finishWith(greedy, stopped ? SolveStatus::TimedOut : SolveStatus::Feasible,
+                          lowerBound, lowerBound,
+                          "no rounding fits the budget (" + stats + "); greedy fallback plan, " +
+                              fmt::format("{:.6g} s of recompute", e.recomputeSeconds));
     }
     const bool optimal = lowerBound >= 0 && bestEval.recomputeSeconds <= lowerBound * (1 + 1e-9);
-    return finishWith(best, optimal ? SolveStatus::Optimal
-                            : request.stop.stopRequested() ? SolveStatus::Cancelled
-                            : stopped ? SolveStatus::TimedOut
-                                      : SolveStatus::Feasible,
-                      lowerBound, lowerBound,
-                      fmt::format("best rounding at {}; LP bound {:.6g}; {}", bestHow, lowerBound, stats));
+    return finishWith(
+        best,
+        optimal                        ? SolveStatus::Optimal
+        : request.stop.stopRequested() ? SolveStatus::Cancelled
+        : stopped                      ? SolveStatus::TimedOut
+                                       : SolveStatus::Feasible,
+        lowerBound, lowerBound,
+        fmt::format("best rounding at {}; LP bound {:.6g}; {}", bestHow, lowerBound, stats));
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // checkmate-milp: Checkmate's MILP solved by COIN-OR CBC (through CbcMain1, so CBC's own
 // preprocessing, cuts and heuristics run), warm-started from a greedy plan, with live progress
 // and cancellation through a CBC event handler.
-#include "core/solvers/checkmate/checkmate.h"
 #include "core/solvers/checkmate/bound.h"
+#include "core/solvers/checkmate/checkmate.h"
 #include "core/solvers/checkmate/frontier.h"
 #include "core/solvers/checkmate/model.h"
 #include "core/solvers/checkmate/osi_cbc.h"
@@ -101,11 +101,10 @@ struct CbcOutcome
     double bound = -1;    ///< scaled back, -1 unknown
 };
 
-
 CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *start,
                   const SolveRequest &request, double seconds, int threads, int logLevel,
-                  Clock::time_point begin, double scale, double directColumns, const std::string &extra,
-                  bool useCutoff)
+                  Clock::time_point begin, double scale, double directColumns,
+                  const std::string &extra, bool useCutoff)
 {
     CbcOutcome out;
     const auto t0 = Clock::now();
@@ -159,7 +158,8 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     auto watch = std::make_shared<CbcWatch>();
     watch->request = &request;
     watch->start = begin;
-    watch->deadlineSeconds = std::chrono::duration<double>(Clock::now() - begin).count() + cbcSeconds;
+    watch->deadlineSeconds =
+        std::chrono::duration<double>(Clock::now() - begin).count() + cbcSeconds;
     watch->objectiveScale = scale;
     watch->lastReport = Clock::now();
     ProgressHandler handler(watch);
@@ -206,7 +206,7 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
         model.branchAndBound();
     } else {
         checkmate::runCbcMain(model, data, cbcSeconds, threads, logLevel,
-                cutoffText.empty() ? extra : extra + " -cutoff " + cutoffText);
+                              cutoffText.empty() ? extra : extra + " -cutoff " + cutoffText);
     }
     // Only a finished search (status 0) proves anything.
     // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
@@ -228,7 +228,6 @@ CbcOutcome runCbc(const checkmate::LinearModel &m, const std::vector<double> *st
     return out;
 }
 
-
 /// checkmate-milp's settings (checkmate.h lists them), read from the request once. A number that
 /// does not parse leaves its default (as checkmate::settingNumber reads it).
 struct MilpSettings
@@ -238,11 +237,11 @@ struct MilpSettings
     /// "max-columns": above this CBC's root LP alone outlasts a minute on 2 cores (ResNet50: 287k
     /// columns, the 250-node random graph: 192k); the heuristics and the frontier bound answer.
     double maxColumns = 150000;
-    bool warmStart = true;       ///< "warm-start" other than "none"
-    bool frontierPlans = true;   ///< "frontier-plans" other than "off"
-    bool frontierMilp = true;    ///< "frontier-milp" other than "off"
+    bool warmStart = true;               ///< "warm-start" other than "none"
+    bool frontierPlans = true;           ///< "frontier-plans" other than "off"
+    bool frontierMilp = true;            ///< "frontier-milp" other than "off"
     double frontierMilpColumns = 200000; ///< "frontier-milp-columns"
-    bool evictionSearch = true;  ///< "eviction-search" other than "off"
+    bool evictionSearch = true;          ///< "eviction-search" other than "off"
     /// "eviction-search-seconds"; unset: a share of the time limit (see localSearch).
     std::optional<double> evictionSearchSeconds;
     std::string frontierLp = "dual"; ///< "frontier-lp"
@@ -252,7 +251,7 @@ struct MilpSettings
     /// and bound, which keeps the limit.
     double directColumns = 12000;
     std::string cbcOptions = kDefaultCbcOptions; ///< "cbc"
-    bool incumbentCutoff = true; ///< "incumbent" is "cutoff" (else CBC's MIP start)
+    bool incumbentCutoff = true;                 ///< "incumbent" is "cutoff" (else CBC's MIP start)
 
     static MilpSettings parse(const SolveRequest &request)
     {
@@ -265,9 +264,11 @@ struct MilpSettings
         s.warmStart = settingText(request, "warm-start", "greedy") != "none";
         s.frontierPlans = settingText(request, "frontier-plans", "on") != "off";
         s.frontierMilp = settingText(request, "frontier-milp", "on") != "off";
-        s.frontierMilpColumns = settingNumber(request, "frontier-milp-columns", s.frontierMilpColumns);
+        s.frontierMilpColumns =
+            settingNumber(request, "frontier-milp-columns", s.frontierMilpColumns);
         s.evictionSearch = settingText(request, "eviction-search", "on") != "off";
-        if (auto it = request.settings.find("eviction-search-seconds"); it != request.settings.end()) {
+        if (auto it = request.settings.find("eviction-search-seconds");
+            it != request.settings.end()) {
             try {
                 s.evictionSearchSeconds = std::stod(it->second);
             } catch (...) { // as settingNumber: a number that does not parse leaves the default
@@ -288,9 +289,11 @@ struct MilpSettings
 class MilpSearch
 {
 public:
-    MilpSearch(const Solver &solver, const SolveRequest &request, checkmate::Problem problem, Clock::time_point begin)
-        : m_solver(solver), m_request(request), m_settings(MilpSettings::parse(request)), m_p(std::move(problem)),
-          m_minPeak(request.objective == Objective::MinPeak), m_begin(begin)
+    MilpSearch(const Solver &solver, const SolveRequest &request, checkmate::Problem problem,
+               Clock::time_point begin)
+        : m_solver(solver), m_request(request), m_settings(MilpSettings::parse(request)),
+          m_p(std::move(problem)), m_minPeak(request.objective == Objective::MinPeak),
+          m_begin(begin)
     {
     }
 
@@ -346,7 +349,8 @@ private:
         // nothing fits and the lowest-peak plan's 23,077% recompute (DenseNet-201 b16) stands.
         if (m_warmSeq.empty() && !m_request.stop.stopRequested()) {
             std::vector<int> lowest = checkmate::lowestPeakSequence(m_p);
-            if (!lowest.empty() && checkmate::evaluate(m_p, lowest).peakBytes <= m_request.budgetBytes) {
+            if (!lowest.empty() &&
+                checkmate::evaluate(m_p, lowest).peakBytes <= m_request.budgetBytes) {
                 m_warmSeq = std::move(lowest);
                 m_warmFrom = "lowest peak";
             }
@@ -373,7 +377,8 @@ private:
         if (m_frontier.infeasible)
             return infeasiblePlan("some op's first run cannot fit with its inputs and outputs");
         if (!m_frontier.sequence.empty() &&
-            (m_warmSeq.empty() || m_frontier.evaluation.recomputeSeconds < m_warmEval.recomputeSeconds)) {
+            (m_warmSeq.empty() ||
+             m_frontier.evaluation.recomputeSeconds < m_warmEval.recomputeSeconds)) {
             m_warmSeq = m_frontier.sequence;
             m_warmEval = m_frontier.evaluation;
             m_warmFrom = "frontier relaxation";
@@ -384,10 +389,11 @@ private:
             if (std::optional<Expected<Plan>> settled = frontierMilp())
                 return settled;
         if (!m_warmSeq.empty() && m_warmEval.recomputeSeconds <= m_frontier.bound * (1 + 1e-9))
-            return finishWith(m_warmSeq, SolveStatus::Optimal, m_frontier.bound, m_warmEval.recomputeSeconds,
-                              fmt::format("optimal among frontier-ordered plans: the {} plan meets the "
-                                          "frontier bound{}; warm start and bound in {:.2f} s",
-                                          m_warmFrom, m_frontierMilpNote, elapsed()));
+            return finishWith(
+                m_warmSeq, SolveStatus::Optimal, m_frontier.bound, m_warmEval.recomputeSeconds,
+                fmt::format("optimal among frontier-ordered plans: the {} plan meets the "
+                            "frontier bound{}; warm start and bound in {:.2f} s",
+                            m_warmFrom, m_frontierMilpNote, elapsed()));
         return std::nullopt;
     }
 
@@ -402,17 +408,19 @@ private:
             const double seconds = m_settings.evictionSearchSeconds.value_or(
                 frontierMilpFollows ? std::min(30.0, 0.12 * m_request.timeLimitSeconds)
                                     : std::min(240.0, 0.4 * m_request.timeLimitSeconds));
-            std::vector<int> searched =
-                checkmate::improveEvictedSet(m_p, m_warmSeq, m_request.budgetBytes, seconds, m_request.stop);
+            std::vector<int> searched = checkmate::improveEvictedSet(
+                m_p, m_warmSeq, m_request.budgetBytes, seconds, m_request.stop);
             if (searched != m_warmSeq)
                 starts.push_back({std::move(searched), m_warmFrom + " + eviction search"});
         }
-        const double retainSeconds = std::min(15.0, 0.1 * m_request.timeLimitSeconds) / double(starts.size());
+        const double retainSeconds =
+            std::min(15.0, 0.1 * m_request.timeLimitSeconds) / double(starts.size());
         for (auto &[seq, from] : starts) {
             for (int pass = 0; pass < 2; ++pass) {
-                std::vector<int> cand = pass == 0 ? seq
-                                                  : checkmate::retainWhereItFits(m_p, seq, m_request.budgetBytes,
-                                                                                 retainSeconds, m_request.stop);
+                std::vector<int> cand =
+                    pass == 0 ? seq
+                              : checkmate::retainWhereItFits(m_p, seq, m_request.budgetBytes,
+                                                             retainSeconds, m_request.stop);
                 const checkmate::Evaluation e = checkmate::evaluate(m_p, cand);
                 if (e.peakBytes <= m_request.budgetBytes &&
                     e.recomputeSeconds < m_warmEval.recomputeSeconds * (1 - 1e-12)) {
@@ -436,19 +444,19 @@ private:
         // With under 2 s left (fcn_8_vgg in a tenth of Moccasin's time) the full model would not
         // get going either.
         const double share = double(estimateColumns(m_p)) > m_settings.maxColumns ? 0.9 * left - 0.5
-                             : left < 2.0                                    ? 0.8 * left
-                                     : std::min(120.0, 0.3 * m_request.timeLimitSeconds);
+                             : left < 2.0                                         ? 0.8 * left
+                                          : std::min(120.0, 0.3 * m_request.timeLimitSeconds);
         const checkmate::FrontierMilpResult fm = checkmate::frontierMilpBound(
             m_p, m_request.budgetBytes, m_warmSeq.empty() ? -1 : m_warmEval.recomputeSeconds,
             std::max(0.05, std::min(share, 0.95 * left)), m_request.stop, m_settings.frontierLp,
             m_settings.frontierCbc);
         if (fm.infeasible)
             return infeasiblePlan("no frontier-ordered plan fits (relaxation proven infeasible)");
-        m_frontierMilpNote = fmt::format("; frontier MILP bound {:.6g} s ({} columns, {}{:.2f} s, root LP "
-                                         "{:.2f} s)",
-                                         fm.bound, fm.columns,
-                                         fm.provedCutoff ? "proved the warm start optimal, " : "", elapsed() - t0,
-                                         fm.rootSeconds);
+        m_frontierMilpNote = fmt::format(
+            "; frontier MILP bound {:.6g} s ({} columns, {}{:.2f} s, root LP "
+            "{:.2f} s)",
+            fm.bound, fm.columns, fm.provedCutoff ? "proved the warm start optimal, " : "",
+            elapsed() - t0, fm.rootSeconds);
         m_frontier.bound = std::max(m_frontier.bound, fm.bound);
         return std::nullopt;
     }
@@ -459,29 +467,33 @@ private:
     {
         const std::string boundNote =
             m_minPeak ? std::string()
-                      : fmt::format("; frontier bound {:.6g} s ({} iterations, {:.2f} s){}", m_frontier.bound,
-                                    m_frontier.iterations, m_frontierSeconds, m_frontierMilpNote);
+                      : fmt::format("; frontier bound {:.6g} s ({} iterations, {:.2f} s){}",
+                                    m_frontier.bound, m_frontier.iterations, m_frontierSeconds,
+                                    m_frontierMilpNote);
         if (estimateColumns(m_p) > m_settings.maxColumns) {
             if (m_warmSeq.empty()) {
                 std::vector<int> seq = checkmate::lowestPeakSequence(m_p);
-                return finishWith(seq, SolveStatus::TimedOut, frontierBound, 0,
-                                  fmt::format("model too large for CBC (about {} columns) and no heuristic "
-                                              "plan fits{}; the plan shown is the lowest peak found ({} B, "
-                                              "over the budget)",
-                                              estimateColumns(m_p), boundNote,
-                                              checkmate::evaluate(m_p, seq).peakBytes));
+                return finishWith(
+                    seq, SolveStatus::TimedOut, frontierBound, 0,
+                    fmt::format("model too large for CBC (about {} columns) and no heuristic "
+                                "plan fits{}; the plan shown is the lowest peak found ({} B, "
+                                "over the budget)",
+                                estimateColumns(m_p), boundNote,
+                                checkmate::evaluate(m_p, seq).peakBytes));
             }
             return finishPeak(m_warmSeq, m_warmEval, SolveStatus::Feasible, frontierBound,
-                              m_minPeak ? double(m_warmEval.peakBytes) : m_warmEval.recomputeSeconds,
+                              m_minPeak ? double(m_warmEval.peakBytes)
+                                        : m_warmEval.recomputeSeconds,
                               fmt::format("model too large for CBC (about {} columns): {} plan{}",
                                           estimateColumns(m_p), m_warmFrom, boundNote));
         }
         // Short time limits: CBC spends a few tenths of a second just starting on the full model.
         if (!m_minPeak && !m_warmSeq.empty() && m_request.timeLimitSeconds - elapsed() < 0.5)
-            return finishWith(m_warmSeq, SolveStatus::Feasible, frontierBound, m_warmEval.recomputeSeconds,
-                              fmt::format("time limit reached before CBC could start on the full model: {} "
-                                          "plan{}",
-                                          m_warmFrom, boundNote));
+            return finishWith(
+                m_warmSeq, SolveStatus::Feasible, frontierBound, m_warmEval.recomputeSeconds,
+                fmt::format("time limit reached before CBC could start on the full model: {} "
+                            "plan{}",
+                            m_warmFrom, boundNote));
 
         checkmate::ModelOptions mo;
         mo.budgetBytes = m_request.budgetBytes;
@@ -496,16 +508,18 @@ private:
         const double modelSeconds = elapsed() - modelStart;
         const double cbcStart = elapsed();
         // Min-peak keeps a third of the time for the least recompute at the peak found (finishPeak).
-        const double remaining = (m_request.timeLimitSeconds - elapsed()) * (m_minPeak ? 2.0 / 3.0 : 1.0);
-        CbcOutcome cbc = runCbc(model, start.empty() ? nullptr : &start, m_request, std::max(0.1, remaining),
-                                m_settings.threads, m_settings.logLevel, m_begin,
-                                m_minPeak ? double(model.unit) : model.objectiveScale, m_settings.directColumns,
-                                m_settings.cbcOptions, m_settings.incumbentCutoff);
-        const std::string size = fmt::format("{} columns ({} binary), {} rows, memory unit {} B{}; "
-                                             "times: model {:.2f} s, root LP {:.2f} s, CBC {:.2f} s",
-                                             model.columns(), model.integers(), model.rows(), model.unit,
-                                             boundNote, modelSeconds, cbc.rootSeconds,
-                                             elapsed() - cbcStart - cbc.rootSeconds);
+        const double remaining =
+            (m_request.timeLimitSeconds - elapsed()) * (m_minPeak ? 2.0 / 3.0 : 1.0);
+        CbcOutcome cbc =
+            runCbc(model, start.empty() ? nullptr : &start, m_request, std::max(0.1, remaining),
+                   m_settings.threads, m_settings.logLevel, m_begin,
+                   m_minPeak ? double(model.unit) : model.objectiveScale, m_settings.directColumns,
+                   m_settings.cbcOptions, m_settings.incumbentCutoff);
+        const std::string size =
+            fmt::format("{} columns ({} binary), {} rows, memory unit {} B{}; "
+                        "times: model {:.2f} s, root LP {:.2f} s, CBC {:.2f} s",
+                        model.columns(), model.integers(), model.rows(), model.unit, boundNote,
+                        modelSeconds, cbc.rootSeconds, elapsed() - cbcStart - cbc.rootSeconds);
         // CBC's bound covers its own model only up to rounding; the frontier bound is exact.
         if (!cbc.optimal)
             cbc.bound = std::max(cbc.bound, frontierBound);
@@ -514,37 +528,44 @@ private:
 
     /// The plan from CBC's outcome: its point when it beats the warm start once re-evaluated
     /// exactly, else the warm start, with what was proven.
-    Expected<Plan> finishFromCbc(const checkmate::LinearModel &model, CbcOutcome &cbc, const std::string &size)
+    Expected<Plan> finishFromCbc(const checkmate::LinearModel &model, CbcOutcome &cbc,
+                                 const std::string &size)
     {
         if (cbc.cancelled && !cbc.hasSolution && m_warmSeq.empty())
             return makeError(StatusCode::Cancelled, "checkmate-milp cancelled before any plan");
         if (!cbc.hasSolution) {
             if (cbc.cutoffUsed && !cbc.stopped && !cbc.cancelled && !m_warmSeq.empty())
-                return finishWith(m_warmSeq, SolveStatus::Optimal, m_warmEval.recomputeSeconds,
-                                  m_warmEval.recomputeSeconds,
-                                  fmt::format("optimal in Checkmate's model: CBC proved nothing beats the {} "
-                                              "plan; {}",
-                                              m_warmFrom, size));
+                return finishWith(
+                    m_warmSeq, SolveStatus::Optimal, m_warmEval.recomputeSeconds,
+                    m_warmEval.recomputeSeconds,
+                    fmt::format("optimal in Checkmate's model: CBC proved nothing beats the {} "
+                                "plan; {}",
+                                m_warmFrom, size));
             if (cbc.infeasible && !cbc.stopped)
                 return infeasiblePlan("CBC proved the budget infeasible in Checkmate's model");
             if (m_warmSeq.empty()) {
                 std::vector<int> seq = checkmate::lowestPeakSequence(m_p);
-                return finishWith(seq, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::TimedOut, cbc.bound, 0,
-                                  fmt::format("no plan within the budget found in {:.1f} s; {}; the "
-                                              "plan shown is the lowest peak found ({} B, over the budget)",
-                                              elapsed(), size, checkmate::evaluate(m_p, seq).peakBytes));
+                return finishWith(
+                    seq, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::TimedOut, cbc.bound,
+                    0,
+                    fmt::format("no plan within the budget found in {:.1f} s; {}; the "
+                                "plan shown is the lowest peak found ({} B, over the budget)",
+                                elapsed(), size, checkmate::evaluate(m_p, seq).peakBytes));
             }
-            return finishPeak(m_warmSeq, m_warmEval, cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::Feasible,
-                              cbc.bound, m_minPeak ? double(m_warmEval.peakBytes) : m_warmEval.recomputeSeconds,
-                              fmt::format("CBC found nothing better than the warm start; {}", size));
+            return finishPeak(
+                m_warmSeq, m_warmEval,
+                cbc.cancelled ? SolveStatus::Cancelled : SolveStatus::Feasible, cbc.bound,
+                m_minPeak ? double(m_warmEval.peakBytes) : m_warmEval.recomputeSeconds,
+                fmt::format("CBC found nothing better than the warm start; {}", size));
         }
         std::vector<int> seq = checkmate::sequenceFromR(m_p, model.rFromPoint(m_p, cbc.x));
         checkmate::Evaluation eval = checkmate::evaluate(m_p, seq);
         // Keep the warm start when the MILP point is not better once re-evaluated exactly (the
         // model rounds sizes up, so this only happens with coarse memory units).
-        if (!m_warmSeq.empty() && (m_minPeak ? m_warmEval.peakBytes < eval.peakBytes
-                                             : (eval.peakBytes > m_request.budgetBytes ||
-                                                m_warmEval.recomputeSeconds < eval.recomputeSeconds))) {
+        if (!m_warmSeq.empty() &&
+            (m_minPeak ? m_warmEval.peakBytes < eval.peakBytes
+                       : (eval.peakBytes > m_request.budgetBytes ||
+                          m_warmEval.recomputeSeconds < eval.recomputeSeconds))) {
             seq = m_warmSeq;
             eval = m_warmEval;
         }
@@ -560,24 +581,26 @@ private:
         if (status == SolveStatus::Optimal)
             note = fmt::format("optimal in Checkmate's model; {}", size);
         else
-            note = fmt::format("{}; gap {:.2f}% (bound {:.6g}); {}", cbc.cancelled ? "cancelled" : "time limit",
-                               objective > 0 && bound >= 0 ? 100.0 * (objective - bound) / objective : 0.0, bound,
-                               size);
+            note = fmt::format(
+                "{}; gap {:.2f}% (bound {:.6g}); {}", cbc.cancelled ? "cancelled" : "time limit",
+                objective > 0 && bound >= 0 ? 100.0 * (objective - bound) / objective : 0.0, bound,
+                size);
         if (!m_warmSeq.empty())
             note += fmt::format("; warm start ({}) {:.6g} s of recompute in {:.2f} s", m_warmFrom,
                                 m_warmEval.recomputeSeconds, m_warmSeconds);
         return finishPeak(seq, eval, status, bound, objective, note);
     }
 
-    Expected<Plan> finishWith(const std::vector<int> &seq, SolveStatus status, double bound, double objective,
-                              const std::string &note) const
+    Expected<Plan> finishWith(const std::vector<int> &seq, SolveStatus status, double bound,
+                              double objective, const std::string &note) const
     {
-        REMAT_ASSIGN_OR_RETURN(Plan plan, checkmate::finishPlan(m_p, m_request, seq, m_solver.id()));
+        REMAT_ASSIGN_OR_RETURN(Plan plan,
+                               checkmate::finishPlan(m_p, m_request, seq, m_solver.id()));
         plan.status = status;
         plan.bound = bound;
         plan.solverObjective = objective;
-        plan.solverObjectiveName =
-            m_minPeak ? "peak bytes in Checkmate's model" : "recompute seconds in Checkmate's model";
+        plan.solverObjectiveName = m_minPeak ? "peak bytes in Checkmate's model"
+                                             : "recompute seconds in Checkmate's model";
         plan.note = note;
         plan.solveSeconds = elapsed();
         const bool answered = status == SolveStatus::Optimal || status == SolveStatus::Feasible;
@@ -593,8 +616,9 @@ private:
     /// sliver lies below its gap tolerance: tiny_vit's plan 1.1% under the other solvers' peaks
     /// came with 2,124% recompute). The min-time search with that peak as the budget finds a
     /// cheap plan at the same peak.
-    Expected<Plan> finishPeak(const std::vector<int> &seq, const checkmate::Evaluation &eval, SolveStatus status,
-                              double bound, double objective, const std::string &note) const
+    Expected<Plan> finishPeak(const std::vector<int> &seq, const checkmate::Evaluation &eval,
+                              SolveStatus status, double bound, double objective,
+                              const std::string &note) const
     {
         if (m_minPeak && status != SolveStatus::Cancelled && eval.recomputes > 0 &&
             m_request.timeLimitSeconds - elapsed() > 0.5) {
@@ -610,7 +634,8 @@ private:
             atPeak.timeLimitSeconds = m_request.timeLimitSeconds - elapsed();
             atPeak.progress = nullptr;
             Expected<Plan> cheap = m_solver.solve(atPeak);
-            if (cheap && (cheap->status == SolveStatus::Optimal || cheap->status == SolveStatus::Feasible) &&
+            if (cheap &&
+                (cheap->status == SolveStatus::Optimal || cheap->status == SolveStatus::Feasible) &&
                 cheap->timeline.peakBytes <= eval.peakBytes &&
                 cheap->timeline.recomputeSeconds < eval.recomputeSeconds * (1 - 1e-12)) {
                 Plan plan = std::move(*cheap);
@@ -620,8 +645,9 @@ private:
                 plan.bound = bound;
                 plan.solverObjective = objective;
                 plan.solverObjectiveName = "peak bytes in Checkmate's model";
-                plan.note = fmt::format("{}; then the least recompute at that peak ({:.6g} -> {:.6g} s): {}", note,
-                                        eval.recomputeSeconds, plan.timeline.recomputeSeconds, plan.note);
+                plan.note = fmt::format(
+                    "{}; then the least recompute at that peak ({:.6g} -> {:.6g} s): {}", note,
+                    eval.recomputeSeconds, plan.timeline.recomputeSeconds, plan.note);
                 plan.solveSeconds = elapsed();
                 return plan;
             }
@@ -690,8 +716,8 @@ private:
 
 Expected<Plan> CheckmateMilpSolver::searchPlan(const SolveRequest &request) const
 {
-    return checkmate::ownThenRegistered(
-        request, id(), [&] { return searchOwn(request); }, {StatusCode::InvalidArgument});
+    return checkmate::ownThenRegistered(request, id(), [&] { return searchOwn(request); },
+                                        {StatusCode::InvalidArgument});
 }
 
 Expected<Plan> CheckmateMilpSolver::searchOwn(const SolveRequest &request) const
@@ -705,6 +731,9 @@ Expected<Plan> CheckmateMilpSolver::searchOwn(const SolveRequest &request) const
 
 } // namespace
 
-std::unique_ptr<Solver> makeCheckmateMilpSolver() { return std::make_unique<CheckmateMilpSolver>(); }
+std::unique_ptr<Solver> makeCheckmateMilpSolver()
+{
+    return std::make_unique<CheckmateMilpSolver>();
+}
 
 } // namespace remat::core::solvers

@@ -122,7 +122,8 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
                 lo = 1;
             if (p.recomputePinned[i] && p.recomputable[i] && t == p.firstNonForward)
                 hi = 0;
-            m.sIndex[t][v] = b.addCol(lo, hi, 0, true, "s" + std::to_string(t) + "_" + std::to_string(v));
+            m.sIndex[t][v] =
+                b.addCol(lo, hi, 0, true, "s" + std::to_string(t) + "_" + std::to_string(v));
         }
     }
     auto rTerm = [&](int t, int k) { return k == t ? -2 : m.rCol(t, k); }; // -2: constant 1
@@ -151,8 +152,8 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
                 if (k == t) {
                     if (r < 0 && sc < 0) {
                         m.trivialInfeasible = true;
-                        m.infeasibleReason = "op " + std::to_string(k) + " cannot read value " +
-                                             std::to_string(v);
+                        m.infeasibleReason =
+                            "op " + std::to_string(k) + " cannot read value " + std::to_string(v);
                         continue;
                     }
                     b.addRow({{r, 1}, {sc, 1}}, 1, kInf);
@@ -178,7 +179,8 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
         for (int t = 0; t < n; ++t) {
             values += bornAt[size_t(t)];
             maxTransient = std::max(maxTransient, p.transientBytes[t]);
-            const int64_t most = p.constantBytes + stickyBefore[t] + p.stickyBytes[t] + values + maxTransient;
+            const int64_t most =
+                p.constantBytes + stickyBefore[t] + p.stickyBytes[t] + values + maxTransient;
             safe[size_t(t)] = most <= options.budgetBytes;
             values -= diesAfter[size_t(t)];
         }
@@ -207,7 +209,8 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
                 if (laterReaderIsT)
                     continue;
                 const int f = b.addCol(0, 1, 0, false,
-                                       "f" + std::to_string(t) + "_" + std::to_string(v) + "_" + std::to_string(k));
+                                       "f" + std::to_string(t) + "_" + std::to_string(v) + "_" +
+                                           std::to_string(k));
                 m.frees.push_back({t, v, k, f});
                 if (freesOf[v].empty())
                     touched.push_back(v);
@@ -245,16 +248,19 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
         for (int k = 0; k <= t; ++k) {
             if (!active(t, k))
                 continue;
-            const int64_t fixedBytes = p.constantBytes + stickyBefore[t] + (k == t ? p.stickyBytes[t] : 0);
+            const int64_t fixedBytes =
+                p.constantBytes + stickyBefore[t] + (k == t ? p.stickyBytes[t] : 0);
             double hi = kInf;
             const double trans = up(p.transientBytes[k]);
             if (!options.minimisePeak) {
                 const int64_t capBytes = options.budgetBytes - fixedBytes;
-                const double cap = capBytes < 0 ? -1 : std::floor(double(capBytes) / double(m.unit));
+                const double cap =
+                    capBytes < 0 ? -1 : std::floor(double(capBytes) / double(m.unit));
                 hi = k == t ? cap - trans : cap;
                 if (hi < 0) {
                     m.trivialInfeasible = true;
-                    m.infeasibleReason = "op " + std::to_string(k) + "'s first run alone exceeds the budget";
+                    m.infeasibleReason =
+                        "op " + std::to_string(k) + "'s first run alone exceeds the budget";
                     hi = 0;
                 }
             }
@@ -360,7 +366,8 @@ std::vector<double> LinearModel::pointFromPlan(const Problem &p, const StagePlan
                 for (int v : p.outputs[k])
                     u += upb(p.valueBytes[v]);
             x[col] = u;
-            peak = std::max(peak, u + (ran(t, k) ? upb(p.transientBytes[k]) : 0) + uFixed[uFixedStart[t] + j]);
+            peak = std::max(peak, u + (ran(t, k) ? upb(p.transientBytes[k]) : 0) +
+                                      uFixed[uFixedStart[t] + j]);
             prevK = k;
         }
     }
@@ -381,7 +388,8 @@ Matrix LinearModel::rFromPoint(const Problem &p, const std::vector<double> &x) c
     return r;
 }
 
-Matrix LinearModel::sFromPoint(const Problem &p, const std::vector<double> &x, double threshold) const
+Matrix LinearModel::sFromPoint(const Problem &p, const std::vector<double> &x,
+                               double threshold) const
 {
     Matrix s(p.n, p.values);
     for (int t = 0; t < n; ++t)

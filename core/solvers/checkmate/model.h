@@ -15,7 +15,7 @@ namespace remat::core::solvers::checkmate {
 
 struct ModelOptions
 {
-    int64_t budgetBytes = 0;  ///< device bytes (total peak); ignored when minimisePeak
+    int64_t budgetBytes = 0;   ///< device bytes (total peak); ignored when minimisePeak
     bool minimisePeak = false; ///< objective = peak (+ a tie-breaking sliver of recompute time)
     /// Adds, per stage t, the budget row at op t's first run over binaries only (op t's inputs
     /// and outputs plus every value retained into t + 1), which CBC can lift into cover cuts.
@@ -40,10 +40,10 @@ struct LinearModel
     std::vector<double> value;
     std::vector<double> rowLower, rowUpper;
 
-    int64_t unit = 1;                 ///< bytes per memory unit
-    int peakColumn = -1;              ///< the peak variable (minimisePeak)
-    double objectiveScale = 1;        ///< objective value x this = recompute seconds
-    bool trivialInfeasible = false;   ///< some first run cannot fit at all
+    int64_t unit = 1;               ///< bytes per memory unit
+    int peakColumn = -1;            ///< the peak variable (minimisePeak)
+    double objectiveScale = 1;      ///< objective value x this = recompute seconds
+    bool trivialInfeasible = false; ///< some first run cannot fit at all
     std::string infeasibleReason;
 
     // Column of R[t,i] (op i) / S[t,v] (value v), -1 when fixed at 0 (R[t,t] is not a column).
@@ -63,7 +63,10 @@ struct LinearModel
     // Internal layout, filled by buildModel.
     int n = 0;
     std::vector<std::vector<int>> rIndex, sIndex; ///< [t][op] / [t][value] -> column (-1: fixed 0)
-    struct FreeVar { int t, i, k, col; }; ///< i: the value released after op k
+    struct FreeVar
+    {
+        int t, i, k, col;
+    }; ///< i: the value released after op k
     std::vector<FreeVar> frees;
     std::vector<std::vector<std::pair<int, int>>> uCols; ///< [t] -> (k, column), ascending k
     std::vector<double> uFixed;      ///< per U column, in creation order: resident fixed units

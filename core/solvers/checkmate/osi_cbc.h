@@ -15,9 +15,9 @@
 
 #include <coin/CbcEventHandler.hpp>
 #include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
 #include <coin/ClpEventHandler.hpp>
 #include <coin/ClpSimplex.hpp>
-#include <coin/CbcSolver.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 
@@ -82,7 +82,8 @@ inline void loadModel(OsiClpSolverInterface &si, const LinearModel &m, bool with
     };
     const std::vector<double> colLo = finite(m.colLower), colHi = finite(m.colUpper);
     const std::vector<double> rowLo = finite(m.rowLower), rowHi = finite(m.rowUpper);
-    si.loadProblem(matrix, colLo.data(), colHi.data(), m.objective.data(), rowLo.data(), rowHi.data());
+    si.loadProblem(matrix, colLo.data(), colHi.data(), m.objective.data(), rowLo.data(),
+                   rowHi.data());
     for (size_t c = 0; c < m.columns(); ++c)
         if (m.integer[c])
             si.setInteger(static_cast<int>(c));
@@ -94,8 +95,8 @@ inline void loadModel(OsiClpSolverInterface &si, const LinearModel &m, bool with
 
 /// CbcMain1 on `model` (after CbcMain0 on `data`): wall-clock limit `seconds`, `threads`, CBC's
 /// log level and `extra` options, space separated ("-preprocess off -cutoff 42"), then -solve.
-inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads, int logLevel,
-                       const std::string &extra)
+inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double seconds, int threads,
+                       int logLevel, const std::string &extra)
 {
     const std::string secText = fmt::format("{:.3f}", std::max(0.05, seconds));
     const std::string threadText = std::to_string(std::max(1, threads));
@@ -108,7 +109,7 @@ inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double second
         at = end + 1;
     }
     std::vector<const char *> argv = {"remat-checkmate", "-log", logText.c_str(), "-timeMode",
-                                      "elapsed", "-sec", secText.c_str()};
+                                      "elapsed",         "-sec", secText.c_str()};
     if (threads > 1) {
         argv.push_back("-threads");
         argv.push_back(threadText.c_str());
@@ -117,7 +118,8 @@ inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double second
         argv.push_back(w.c_str());
     argv.push_back("-solve");
     argv.push_back("-quit");
-    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
+    CbcMain1(
+        static_cast<int>(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
 }
 
 } // namespace remat::core::solvers::checkmate

@@ -105,9 +105,7 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
             p.keepPinned[i] = 1;
             p.recomputable[i] = 0;
             break;
-        case PinKind::Recompute:
-            p.recomputePinned[i] = 1;
-            break;
+        case PinKind::Recompute: p.recomputePinned[i] = 1; break;
         case PinKind::Offload:
             return makeError(StatusCode::Unsupported,
                              "pin on '" + t.name +
@@ -120,7 +118,8 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
     for (int i = n - 1; i >= 0; --i) {
         for (int v : p.outputs[i]) {
             for (int j : p.readers[v])
-                p.valueLastUse[v] = std::max(p.valueLastUse[v], p.recomputable[j] ? std::max(j, p.lastUse[j]) : j);
+                p.valueLastUse[v] =
+                    std::max(p.valueLastUse[v], p.recomputable[j] ? std::max(j, p.lastUse[j]) : j);
             p.lastUse[i] = std::max(p.lastUse[i], p.valueLastUse[v]);
         }
     }
@@ -139,7 +138,8 @@ Matrix solveR(const Problem &p, Matrix &s)
         const int i = p.producer[v];
         if (p.keepPinned[i] && !p.readers[v].empty())
             retainFromFirstRun(v, p.readers[v].back());
-        if (p.recomputePinned[i] && i < p.firstNonForward && p.firstNonForward < n && p.recomputable[i])
+        if (p.recomputePinned[i] && i < p.firstNonForward && p.firstNonForward < n &&
+            p.recomputable[i])
             s.at(p.firstNonForward, v) = 0;
     }
     for (int t = 0; t < n; ++t) {
@@ -374,14 +374,17 @@ std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes,
         for (int v = 0; v < p.values; ++v) {
             const int prod = p.producer[v];
             if (!s.at(t, v) || tried[size_t(v)] || !p.recomputable[prod] || p.keepPinned[prod] ||
-                p.valueBytes[v] == 0 || std::binary_search(p.inputs[k].begin(), p.inputs[k].end(), v))
+                p.valueBytes[v] == 0 ||
+                std::binary_search(p.inputs[k].begin(), p.inputs[k].end(), v))
                 continue;
-            ranked.push_back({double(p.valueBytes[v]) / (p.cost[prod] + 1e-9 * (1 + p.cost[prod])), v});
+            ranked.push_back(
+                {double(p.valueBytes[v]) / (p.cost[prod] + 1e-9 * (1 + p.cost[prod])), v});
         }
         if (ranked.empty())
             return {};
         const size_t probe = std::min<size_t>(ranked.size(), 6);
-        std::partial_sort(ranked.begin(), ranked.begin() + long(probe), ranked.end(), std::greater<>());
+        std::partial_sort(ranked.begin(), ranked.begin() + long(probe), ranked.end(),
+                          std::greater<>());
         int pick = -1;
         double bestRatio = -1;
         Matrix next;
@@ -423,8 +426,8 @@ std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes,
     return {};
 }
 
-std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
-                                   double seconds, const StopToken &stop)
+std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq,
+                                   int64_t budgetBytes, double seconds, const StopToken &stop)
 {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
@@ -462,7 +465,8 @@ std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq
             Matrix r = solveR(p, s);
             std::vector<int> cand = sequenceFromR(p, r);
             const Evaluation e = evaluate(p, cand);
-            if (e.peakBytes <= budgetBytes && e.recomputeSeconds < bestEval.recomputeSeconds * (1 - 1e-12)) {
+            if (e.peakBytes <= budgetBytes &&
+                e.recomputeSeconds < bestEval.recomputeSeconds * (1 - 1e-12)) {
                 best = std::move(cand);
                 bestEval = e;
                 changed = true;
@@ -519,7 +523,8 @@ double settingNumber(const SolveRequest &request, const std::string &key, double
     }
 }
 
-std::string settingText(const SolveRequest &request, const std::string &key, const std::string &fallback)
+std::string settingText(const SolveRequest &request, const std::string &key,
+                        const std::string &fallback)
 {
     auto it = request.settings.find(key);
     return it == request.settings.end() ? fallback : it->second;
@@ -532,14 +537,14 @@ int64_t estimateColumns(const Problem &p)
         cols += std::max(0, p.valueLastUse[v] - p.producer[v]); // S
     for (int i = 0; i < p.n; ++i) {
         const int64_t span = p.recomputable[i] ? std::max(0, p.lastUse[i] - i) : 0;
-        cols += 2 * span + 1;                           // R and U
+        cols += 2 * span + 1;                             // R and U
         cols += int64_t(p.inputs[i].size()) * (1 + span); // FREE
     }
     return cols;
 }
 
-Expected<Plan> finishPlan(const Problem &p, const SolveRequest &request, const std::vector<int> &seq,
-                          const std::string &solverId)
+Expected<Plan> finishPlan(const Problem &p, const SolveRequest &request,
+                          const std::vector<int> &seq, const std::string &solverId)
 {
     Plan plan;
     plan.solver = solverId;

@@ -27,13 +27,13 @@ struct Problem
     int n = 0;
     // Values: consumed, freeable op outputs.
     int values = 0;
-    std::vector<int> producer;              ///< op producing value v
+    std::vector<int> producer; ///< op producing value v
     std::vector<int64_t> valueBytes;
     std::vector<TensorId> valueTensor;
-    std::vector<std::vector<int>> readers;  ///< ops reading value v, ascending
-    std::vector<int> valueLastUse;          ///< the last stage value v can be read in (-1: none)
-    std::vector<std::vector<int>> inputs;   ///< values op k reads, ascending
-    std::vector<std::vector<int>> outputs;  ///< values op k produces
+    std::vector<std::vector<int>> readers; ///< ops reading value v, ascending
+    std::vector<int> valueLastUse;         ///< the last stage value v can be read in (-1: none)
+    std::vector<std::vector<int>> inputs;  ///< values op k reads, ascending
+    std::vector<std::vector<int>> outputs; ///< values op k produces
     // Ops.
     std::vector<std::vector<int>> deps;  ///< producer ops of k's input values, ascending
     std::vector<std::vector<int>> users; ///< ops reading any of i's values, ascending
@@ -44,9 +44,10 @@ struct Problem
     std::vector<char> recomputable;      ///< 0: ops with kept-to-end outputs, keep-pinned ops
     std::vector<int> lastUse;            ///< the last stage op i may usefully run in (-1: none)
     std::vector<char> keepPinned;        ///< values must stay resident until their last direct use
-    std::vector<char> recomputePinned;   ///< values may not be retained into the first non-forward stage
-    int64_t constantBytes = 0;           ///< preloaded tensors
-    int firstNonForward = 0;             ///< the stage of the loss / first backward op (n if none)
+    std::vector<char>
+        recomputePinned;       ///< values may not be retained into the first non-forward stage
+    int64_t constantBytes = 0; ///< preloaded tensors
+    int firstNonForward = 0;   ///< the stage of the loss / first backward op (n if none)
     std::vector<std::vector<TensorId>> blockTensors;     ///< op i's value tensors
     std::vector<std::vector<TensorId>> transientTensors; ///< freed right after the op
 };
@@ -58,7 +59,7 @@ Expected<Problem> buildProblem(const training::TrainingGraph &graph, const cost:
 /// Dense 0/1 matrices, row = stage: R is stages x ops, S is stages x values.
 struct Matrix
 {
-    int n = 0;    ///< rows
+    int n = 0; ///< rows
     int cols = 0;
     std::vector<char> bits;
     explicit Matrix(int rows = 0, int columns = -1)
@@ -120,15 +121,15 @@ std::vector<int> repairToBudget(const Problem &p, Matrix s, int64_t budgetBytes,
 /// Local improvement of an in-budget plan: tries to retain, instead of recompute, each
 /// recomputed value (most expensive recompute first), keeping every change that still fits
 /// and costs less. Returns the improved sequence (`seq` itself when nothing helps).
-std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
-                                   double seconds, const StopToken &stop);
+std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq,
+                                   int64_t budgetBytes, double seconds, const StopToken &stop);
 
 /// Local search over evicted sets starting from `seq`'s (ops run more than once): takes blocks
 /// back and evicts what is resident at the peak until the plan fits again, keeping every change
 /// that costs less, with random restarts from the best plan until `seconds` are up. Every probe
 /// is scored by evaluate. Returns `seq` when it finds nothing cheaper within the budget.
-std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq, int64_t budgetBytes,
-                                   double seconds, const StopToken &stop);
+std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq,
+                                   int64_t budgetBytes, double seconds, const StopToken &stop);
 
 /// The sequence that keeps every block from its first run to its last use except the `evicted`
 /// ones, which are recomputed where needed (pins applied through solveR).
@@ -149,13 +150,14 @@ std::vector<int> lowestPeakSequence(const Problem &p);
 /// Request checks shared by the Checkmate solvers (graph, costs, budget for MinTime).
 Status checkRequest(const SolveRequest &request);
 double settingNumber(const SolveRequest &request, const std::string &key, double fallback);
-std::string settingText(const SolveRequest &request, const std::string &key, const std::string &fallback);
+std::string settingText(const SolveRequest &request, const std::string &key,
+                        const std::string &fallback);
 
 /// About how many columns buildModel would create (R + S + FREE + U), without building it.
 int64_t estimateColumns(const Problem &p);
 
 /// Builds the Plan figures: lowers, simulates (the simulator's numbers are the reported ones).
-Expected<Plan> finishPlan(const Problem &p, const SolveRequest &request, const std::vector<int> &seq,
-                          const std::string &solverId);
+Expected<Plan> finishPlan(const Problem &p, const SolveRequest &request,
+                          const std::vector<int> &seq, const std::string &solverId);
 
 } // namespace remat::core::solvers::checkmate

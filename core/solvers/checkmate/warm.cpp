@@ -39,7 +39,9 @@ WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, d
 {
     using Clock = std::chrono::steady_clock;
     const auto begin = Clock::now();
-    auto left = [&] { return seconds - std::chrono::duration<double>(Clock::now() - begin).count(); };
+    auto left = [&] {
+        return seconds - std::chrono::duration<double>(Clock::now() - begin).count();
+    };
     WarmStart best;
     auto consider = [&](const std::vector<int> &seq, const std::string &from) {
         if (seq.empty())
@@ -63,7 +65,8 @@ WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, d
         }
     };
     // The registered solvers are quick or give up quickly; the greedy may need the time.
-    consider(greedyPlan(p, request.budgetBytes, std::max(0.5, 0.7 * seconds), request.stop), "greedy");
+    consider(greedyPlan(p, request.budgetBytes, std::max(0.5, 0.7 * seconds), request.stop),
+             "greedy");
     std::vector<std::unique_ptr<Solver>> others;
     for (auto &s : makeSolvers())
         if (s->id().rfind("checkmate", 0) != 0 && s->id() != "offload" && s->capabilities().minTime)
@@ -80,7 +83,8 @@ WarmStart bestHeuristicSequence(const Problem &p, const SolveRequest &request, d
         sub.stop = request.stop;
         sub.timeLimitSeconds = std::max(1.0, left() / double(others.size() - q));
         Expected<Plan> plan = others[q]->solve(sub);
-        if (!plan || (plan->status != SolveStatus::Optimal && plan->status != SolveStatus::Feasible))
+        if (!plan ||
+            (plan->status != SolveStatus::Optimal && plan->status != SolveStatus::Feasible))
             continue;
         consider(sequenceFromSchedule(p, plan->schedule), others[q]->id());
     }
@@ -144,8 +148,9 @@ Expected<Plan> withRegisteredFallback(Expected<Plan> own, const SolveRequest &re
     out.note = fmt::format("{}'s own answer was worse ({}); the best registered plan, {}'s, is "
                            "returned{}{}",
                            solverId,
-                           own ? fmt::format("{}, peak {} B, {:.1f}% recompute", solveStatusName(own->status),
-                                             own->timeline.peakBytes, own->timeline.tdiPercent())
+                           own ? fmt::format("{}, peak {} B, {:.1f}% recompute",
+                                             solveStatusName(own->status), own->timeline.peakBytes,
+                                             own->timeline.tdiPercent())
                                : std::string("no plan"),
                            from, why.empty() ? "" : "; ", why);
     out.solver = solverId;
@@ -172,7 +177,8 @@ Expected<Plan> ownThenRegistered(const SolveRequest &request, const std::string 
     if (!own && std::find(refusals.begin(), refusals.end(), own.status().code()) != refusals.end())
         return own;
     const double left =
-        request.timeLimitSeconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        request.timeLimitSeconds -
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return withRegisteredFallback(std::move(own), request, solverId,
                                   std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
 }

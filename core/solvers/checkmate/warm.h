@@ -22,7 +22,7 @@ struct WarmStart
 {
     std::vector<int> sequence; ///< empty: nothing fits
     Evaluation evaluation;
-    std::string solver;        ///< the solver whose plan it is ("greedy" for checkmate's own)
+    std::string solver; ///< the solver whose plan it is ("greedy" for checkmate's own)
 };
 
 /// Checkmate's greedy plus every registered min-time solver other than checkmate-* and offload,

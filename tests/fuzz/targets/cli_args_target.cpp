@@ -34,7 +34,8 @@ Status runCliArgs(const uint8_t *data, size_t size)
             fail("parseBytes cannot read formatBytes(" + std::to_string(*b) + ") = '" + shown +
                  "': " + again.status().toString());
         if (std::fabs(double(*again) - double(*b)) > 0.005 * double(*b) + 1)
-            fail("formatBytes -> parseBytes moved " + std::to_string(*b) + " to " + std::to_string(*again));
+            fail("formatBytes -> parseBytes moved " + std::to_string(*b) + " to " +
+                 std::to_string(*again));
         return Status::ok();
     }
     case 1: {

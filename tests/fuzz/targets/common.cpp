@@ -24,8 +24,12 @@ using namespace remat::core;
 const std::vector<Target> &targets()
 {
     static const std::vector<Target> list = {
-        {"onnx", runOnnx},           {"plan_file", runPlanFile}, {"session_file", runSessionFile},
-        {"node_link", runNodeLink},  {"npz", runNpz},            {"profile", runProfile},
+        {"onnx", runOnnx},
+        {"plan_file", runPlanFile},
+        {"session_file", runSessionFile},
+        {"node_link", runNodeLink},
+        {"npz", runNpz},
+        {"profile", runProfile},
         {"cli_args", runCliArgs},
     };
     return list;
@@ -51,7 +55,8 @@ void requireNamesOrigin(const Status &s, const std::string &origin, const char *
     if (s.isOk())
         return;
     if (s.message().empty() || s.message().find(origin) == std::string::npos)
-        fail(std::string(reader) + ": the error does not name the input '" + origin + "': " + s.toString());
+        fail(std::string(reader) + ": the error does not name the input '" + origin +
+             "': " + s.toString());
 }
 
 const SmallModel &smallModel()
@@ -65,7 +70,8 @@ const SmallModel &smallModel()
                                    "/corpus/with_weights/mlp.onnx";
         auto g = onnx::importModel(m.path);
         if (!g)
-            fail("cannot load the fuzz model (set REMAT_FUZZ_MODEL or REMAT_SHARED_DIR): " + g.status().toString());
+            fail("cannot load the fuzz model (set REMAT_FUZZ_MODEL or REMAT_SHARED_DIR): " +
+                 g.status().toString());
         auto tg = training::buildTrainingGraph(*g);
         if (!tg)
             fail("cannot build the fuzz model's training graph: " + tg.status().toString());
@@ -80,8 +86,10 @@ const SmallModel &smallModel()
 Status runSchedules(const training::TrainingGraph &tg, const cost::Costs &costs)
 {
     if (tg.opCount() > kMaxPipelineOps)
-        return makeError(StatusCode::Unsupported, "fuzz: graph too large to schedule in a fuzz run");
-    auto storeAll = sim::simulate(schedule::storeAllSchedule(tg), tg, costs, {.recordPoints = false});
+        return makeError(StatusCode::Unsupported,
+                         "fuzz: graph too large to schedule in a fuzz run");
+    auto storeAll =
+        sim::simulate(schedule::storeAllSchedule(tg), tg, costs, {.recordPoints = false});
     if (!storeAll)
         return storeAll.status();
     solvers::SolveRequest request;

@@ -14,7 +14,8 @@ Status runNodeLink(const uint8_t *data, size_t size)
     if (size > kMaxInputBytes)
         return makeError(StatusCode::Unsupported, "fuzz: input over the size cap");
     const std::string origin = "fuzz.nodelink.json";
-    auto g = io::parseNodeLinkGraph(std::string(reinterpret_cast<const char *>(data), size), origin);
+    auto g =
+        io::parseNodeLinkGraph(std::string(reinterpret_cast<const char *>(data), size), origin);
     requireNamesOrigin(g.status(), origin, "io::parseNodeLinkGraph");
     if (!g)
         return g.status();

@@ -24,7 +24,8 @@ Status runNpz(const uint8_t *data, size_t size)
     for (const auto &[name, tensor] : archive->entries()) {
         auto back = exec::parseNpy(exec::serializeNpy(tensor), name);
         if (!back)
-            fail("npz entry '" + name + "' does not survive serializeNpy: " + back.status().toString());
+            fail("npz entry '" + name +
+                 "' does not survive serializeNpy: " + back.status().toString());
         if (back->shape != tensor.shape || back->dtype != tensor.dtype || back->data != tensor.data)
             fail("npz entry '" + name + "' changes through serializeNpy -> parseNpy");
     }

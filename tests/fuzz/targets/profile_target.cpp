@@ -30,7 +30,8 @@ void requireUsable(const cost::Costs &c, const training::TrainingGraph &tg, cons
             fail(std::string(what) + ": an op time that is negative or not finite");
     auto t = sim::simulate(schedule::storeAllSchedule(tg), tg, c, {.recordPoints = false});
     if (!t)
-        fail(std::string(what) + ": store-all does not simulate with a profile's costs: " + t.status().toString());
+        fail(std::string(what) +
+             ": store-all does not simulate with a profile's costs: " + t.status().toString());
 }
 
 } // namespace

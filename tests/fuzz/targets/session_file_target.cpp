@@ -18,7 +18,8 @@ Status runSessionFile(const uint8_t *data, size_t size)
     const SmallModel &m = smallModel();
     // A folder that does not exist: the reader's relative-path lookup must not find anything.
     const std::string origin = "/nonexistent-remat-fuzz/fuzz.rematproj";
-    auto session = io::parseSession(std::string(reinterpret_cast<const char *>(data), size), origin);
+    auto session =
+        io::parseSession(std::string(reinterpret_cast<const char *>(data), size), origin);
     requireNamesOrigin(session.status(), origin, "io::parseSession");
     if (!session)
         return session.status();
