@@ -246,5 +246,57 @@ class TinyVitTest(unittest.TestCase):
         self.assertFalse(remat_apply.within(r))
 
 
+class TinySwinTest(unittest.TestCase):
+    """A small torchvision Swin: each block adds a relative position bias computed from a
+    parameter table alone (indexed, reshaped, permuted). The simulator counts it as weight-derived,
+    not stored; handed to a checkpoint segment as an input PyTorch would keep it (chen-sqrtn on
+    Swin-T kept 3.5x the planned bytes). The application recomputes it inside the segment, and a
+    value only the application keeps makes the report say "not faithful"."""
+
+    @classmethod
+    def setUpClass(cls):
+        from torchvision.models.swin_transformer import SwinTransformer
+        torch.set_num_threads(1)
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.onnx = os.path.join(cls.dir.name, "swin.onnx")
+        torch.manual_seed(0)
+        cls.model = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[1, 2],
+                                    window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10).train()
+        torch.manual_seed(1)
+        cls.x = torch.randn(2, 3, 32, 32)
+        from torch.onnx import TrainingMode
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(copy.deepcopy(cls.model), cls.x, cls.onnx, opset_version=17,
+                              training=TrainingMode.TRAINING, do_constant_folding=False,
+                              export_params=False, input_names=["input"])
+        cls.plan = os.path.join(cls.dir.name, "chen.json")
+        _remat("solve", cls.onnx, "--solver", "chen-sqrtn", "--out", cls.plan)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def test_bias_from_parameters_is_recomputed_in_the_segment(self):
+        r = remat_apply.validate(self.model, self.onnx, self.plan, inputs=[self.x], remat=REMAT)
+        rep, p = r["report"], r["plan_applied"]
+        self.assertTrue(rep["faithful"], remat_apply.summary(rep))
+        self.assertEqual(rep["kept_by_application_only"], [])
+        self.assertEqual(p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"], p)
+        self.assertLessEqual(r["gradients_max_relative_error"], 1e-6, r["gradients_worst"])
+
+    def test_a_value_only_the_application_keeps_is_reported(self):
+        remat_apply.RECOMPUTE_WEIGHT_DERIVED_IN_SEGMENTS = False
+        try:
+            r = remat_apply.validate(self.model, self.onnx, self.plan, inputs=[self.x], remat=REMAT)
+        finally:
+            remat_apply.RECOMPUTE_WEIGHT_DERIVED_IN_SEGMENTS = True
+        rep, p = r["report"], r["plan_applied"]
+        self.assertFalse(rep["faithful"])
+        self.assertNotEqual(rep["kept_by_application_only"], [])
+        self.assertGreater(p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"], p)
+        self.assertFalse(remat_apply.within(r))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
