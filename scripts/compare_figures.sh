@@ -13,7 +13,7 @@
 # REMAT_COMPARE_BASE_ONLY=1 only writes OUT_DIR/base (start the base while NEW still builds).
 #
 # Left out of the comparison, and why:
-#  - wall-clock fields (solve_seconds, step_seconds, "... ms" in solver notes): measurements;
+#  - wall-clock fields (solve_seconds, step_seconds, median_step_seconds, "... ms" in solver notes): measurements;
 #  - the rows of the Checkmate MILP / LP solvers (checkmate-*) when the base or new row did not
 #    prove optimality: CBC under a 5 s limit stops wherever the clock stops it, so its incumbent
 #    can differ between two runs of the same binary. They are listed apart, not hidden; and in
@@ -38,7 +38,7 @@ fi
 normalize() {
     python3 -c '
 import json, re, sys
-TIMING = {"solve_seconds", "step_seconds", "wall_seconds", "elapsed_seconds"}
+TIMING = {"solve_seconds", "step_seconds", "wall_seconds", "elapsed_seconds", "median_step_seconds"}
 def clean(v, key=""):
     if isinstance(v, dict):
         return {k: clean(x, k) for k, x in v.items() if k not in TIMING}
