@@ -9,6 +9,7 @@
 #   scripts/fuzz.sh 15                     # CI's short pass
 #   scripts/fuzz.sh 1800 plan_file         # half an hour on one harness
 # Environment: REMAT_JOBS (build jobs), REMAT_FUZZ_NICE (default 19: the fuzzers yield the CPU),
+# REMAT_FUZZ_PARALLEL (harnesses run at once, default 1),
 # REMAT_FUZZ_OUT, REMAT_SHARED_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,39 +64,67 @@ export REMAT_SHARED_DIR="$SHARED_DIR"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-allocator_may_return_null=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 mkdir -p "$OUT/logs"
-failed=()
-summary=()
-for h in "${HARNESSES[@]}"; do
-    bin="build-fuzz/tests/fuzz/fuzz_$h"
-    if [ ! -x "$bin" ]; then
-        echo "fuzz: no harness $h (have: ${ALL[*]})" >&2
-        exit 2
-    fi
+# One harness: runs it, then writes its summary line and exit status beside its log.
+run_harness() {
+    local h="$1" bin="build-fuzz/tests/fuzz/fuzz_$1" log="$OUT/logs/$1.log" rc=0
     mkdir -p "$OUT/corpus/$h" "$OUT/crashes/$h" "$SEEDS/$h"
-    regress=()
+    local regress=()
     if [ -d "tests/data/fuzz/$h" ]; then regress=("tests/data/fuzz/$h"); fi
-    log="$OUT/logs/$h.log"
-    echo "fuzz: $h for ${SECONDS_EACH} s"
-    rc=0
     # -timeout: one input may take 10 s at most; -rss/-malloc_limit: no input may ask for 2 GB.
-    nice -n "$NICE" "$bin" "$OUT/corpus/$h" "$SEEDS/$h" "${regress[@]}" \
+    # The CPU seconds it got are printed too: under load (nice) it gets less than its wall time.
+    local TIMEFORMAT='%U %S'
+    { time nice -n "$NICE" "$bin" "$OUT/corpus/$h" "$SEEDS/$h" "${regress[@]}" \
         -dict="tests/fuzz/dict/$h.dict" -max_total_time="$SECONDS_EACH" -timeout=10 \
         -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$OUT/crashes/$h/" >"$log" 2>&1 || rc=$?
+        -artifact_prefix="$OUT/crashes/$h/" >"$log" 2>&1 || rc=$?; } 2>"$OUT/logs/$h.cpu"
+    local cpu execs last cov ft crashes
+    cpu=$(awk '{printf "%d", $1 + $2}' "$OUT/logs/$h.cpu" 2>/dev/null || true)
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
     last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
     cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*' || true)
     ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || true)
     crashes=$(find "$OUT/crashes/$h" -type f | wc -l)
-    summary+=("$(printf '%-13s %4s s %10s execs  cov %6s  ft %7s  rc %3s  artifacts %s' "$h" "$SECONDS_EACH" \
-        "${execs:-?}" "${cov:-?}" "${ft:-?}" "$rc" "$crashes")")
+    printf '%-13s %5s s %6s s %10s execs  cov %6s  ft %7s  rc %3s  artifacts %s\n' "$h" \
+        "$SECONDS_EACH" "${cpu:-?}" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$rc" "$crashes" \
+        >"$OUT/logs/$h.summary"
+    echo "$rc" >"$OUT/logs/$h.rc"
     if [ "$rc" -ne 0 ]; then
-        failed+=("$h")
         echo "fuzz: $h FAILED (exit $rc); the input is in $OUT/crashes/$h/, the log in $log" >&2
         grep -E 'ERROR|runtime error|fuzz invariant|SUMMARY|Test unit written' "$log" | head -20 >&2 || true
     fi
+}
+
+for h in "${HARNESSES[@]}"; do
+    if [ ! -x "build-fuzz/tests/fuzz/fuzz_$h" ]; then
+        echo "fuzz: no harness $h (have: ${ALL[*]})" >&2
+        exit 2
+    fi
+    rm -f "$OUT/logs/$h.summary" "$OUT/logs/$h.rc"
 done
-echo "fuzz: harness       time      execs          cov         ft      exit  artifacts"
+# REMAT_FUZZ_PARALLEL=N runs N harnesses at once (a long campaign on several cores); default 1.
+PARALLEL="${REMAT_FUZZ_PARALLEL:-1}"
+running=0
+for h in "${HARNESSES[@]}"; do
+    echo "fuzz: $h for ${SECONDS_EACH} s"
+    if [ "$PARALLEL" -le 1 ]; then
+        run_harness "$h"
+    else
+        run_harness "$h" &
+        running=$((running + 1))
+        if [ "$running" -ge "$PARALLEL" ]; then
+            wait -n || true
+            running=$((running - 1))
+        fi
+    fi
+done
+wait
+failed=()
+summary=()
+for h in "${HARNESSES[@]}"; do
+    summary+=("$(cat "$OUT/logs/$h.summary" 2>/dev/null || echo "$h: no result")")
+    if [ "$(cat "$OUT/logs/$h.rc" 2>/dev/null || echo 1)" -ne 0 ]; then failed+=("$h"); fi
+done
+echo "fuzz: harness        wall      cpu       execs          cov         ft      exit  artifacts"
 printf '  %s\n' "${summary[@]}"
 echo "fuzz: total $(( $(date +%s) - start )) s"
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -95,6 +95,7 @@ def print_table(path):
             rep = r.get("report") or {}
             applied = "faithful" if rep.get("faithful") else "NOT faithful: " + ", ".join(
                 k for k in ("plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
+                            "kept_by_application_only",
                             "merged_cycles", "groups_partly_recomputed") if rep.get(k))
             grads = f"{'equal' if r['gradients_max_relative_error'] <= 1e-6 else 'DIFFER'} ({r['gradients_max_relative_error']:.1g})"
             print(f"| {name} | {r['solver']}{' (' + r['note'] + ')' if r.get('note') else ''} | {me:,} | {pe:,} | "
@@ -158,6 +159,7 @@ def main(argv):
                         "method", "faithful", "segments", "segment_nodes", "recomputed_nodes_planned",
                         "mapped_nodes", "fx_nodes", "onnx_nodes_unmapped", "mapping_unverified",
                         "plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
+                        "kept_by_application_only",
                         "merged_cycles", "groups_partly_recomputed", "expected_saved_bytes_plan",
                         "expected_saved_bytes_applied", "reason")}
                 except Exception as e:  # noqa: BLE001
