@@ -10,6 +10,7 @@
 #include "ui/planner/set_batch_command.h"
 
 #include <QAction>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMenuBar>
@@ -54,15 +55,25 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
         if (m_colourByPlan)
             recolour();
     });
+    // Per-step residency is the Schedule tab's lesson: the graph shows it only while that tab is
+    // on screen. Elsewhere it shows the plan's decisions. (Each solve resets the teaching view to
+    // step 0, where almost nothing is resident: showing that step always made the graph go
+    // white after Solve.)
+    if (auto *teach = window->findChild<QDockWidget *>(QStringLiteral("plannerTeachingDock"))) {
+        m_showStep = teach->isVisible();
+        connect(teach, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+            if (visible == m_showStep)
+                return;
+            m_showStep = visible;
+            if (m_colourByPlan)
+                recolour();
+        });
+    }
     connect(planner, &Planner::stepStateChanged, this, [this] {
-        m_showStep = true;
-        if (m_colourByPlan)
+        if (m_colourByPlan && m_showStep)
             recolour();
     });
-    connect(planner, &Planner::problemChanged, this, [this] {
-        m_showStep = false;
-        m_autoColoured = false;
-    });
+    connect(planner, &Planner::problemChanged, this, [this] { m_autoColoured = false; });
     connect(planner, &Planner::planUpdated, this, [this] {
         // The first plan of a model is shown on the graph; afterwards the user's choice stands.
         if (!m_autoColoured && m_planner->document()->currentPlan()) {

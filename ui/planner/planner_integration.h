@@ -24,6 +24,9 @@ public:
     /// Colours the graph by the current plan (and the teaching step) instead of the colour mode.
     void setColourByPlan(bool on);
     bool colourByPlan() const { return m_colourByPlan; }
+    /// True while the Schedule tab is on screen: the graph then shows what is resident at the
+    /// teaching step instead of the plan's decisions.
+    bool showsStep() const { return m_showStep; }
 
 private:
     void recolour();
