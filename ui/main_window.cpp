@@ -49,7 +49,9 @@ using namespace core;
 
 namespace {
 constexpr int kMaxRecent = 10;
-}
+/// Below this view scale box titles (9 pt) are too small to read.
+constexpr double kReadableScale = 0.45;
+} // namespace
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
@@ -154,7 +156,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_searchBar, &SearchBar::queryChanged, this, &MainWindow::runSearch);
     connect(m_searchBar, &SearchBar::next, this, &MainWindow::findNext);
     connect(m_searchBar, &SearchBar::previous, this, &MainWindow::findPrevious);
-    connect(m_searchBar, &SearchBar::closed, this, [this] { runSearch({}); });
+    connect(m_searchBar, &SearchBar::closed, this, [this] {
+        runSearch({});
+        // Hiding the bar passes focus down the chain, which reaches the toolbar's spin boxes:
+        // the next arrow key would change the batch. The graph is where the user was looking.
+        m_view->setFocus(Qt::OtherFocusReason);
+    });
 
     QSettings settings;
     resize(1400, 900);
@@ -239,6 +246,9 @@ void MainWindow::createToolBar()
     m_batch = new QSpinBox(this);
     m_batch->setObjectName(QStringLiteral("batchSpin"));
     m_batch->setRange(1, 65536);
+    // Keys reach it only after a click: focus passed along the chain (a closed find bar, a
+    // closed dialog) must not turn the next arrow key into a re-import.
+    m_batch->setFocusPolicy(Qt::ClickFocus);
     m_batch->setToolTip(
         tr("Batch size: the model is re-imported and every shape, byte and FLOP figure updates"));
     bar->addWidget(m_batch);
@@ -260,6 +270,7 @@ void MainWindow::createToolBar()
     m_depth = new QSpinBox(this);
     m_depth->setObjectName(QStringLiteral("depthSpin"));
     m_depth->setRange(0, 32);
+    m_depth->setFocusPolicy(Qt::ClickFocus);
     m_depth->setSpecialValueText(tr("none"));
     m_depth->setToolTip(tr("Collapse every namespace group at this depth (none: expand all)"));
     bar->addWidget(m_depth);
@@ -442,6 +453,21 @@ MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
     return layouter;
 }
 
+layout::CollapsePolicy MainWindow::collapsePolicy() const
+{
+    // What a window holds at a legible zoom, as Model Explorer opens: a graph area of 1000x600
+    // pixels shows about 8 rows of boxes at 0.8 scale, so a model of up to ~150 drawn nodes
+    // (a few screens to scroll through) opens expanded; a larger one at the deepest depth with
+    // at most ~120 boxes. A bigger window takes more before collapsing, a smaller one fewer.
+    const QSize area = m_view->isVisible() ? m_view->viewport()->size() : QSize(1000, 600);
+    const double ratio =
+        std::clamp(area.width() * double(area.height()) / (1000.0 * 600.0), 0.5, 3.0);
+    layout::CollapsePolicy policy;
+    policy.expandedNodeLimit = int(150 * ratio);
+    policy.boxLimit = int(120 * ratio);
+    return policy;
+}
+
 void MainWindow::setFoldShapeArithmetic(bool on)
 {
     if (m_foldAction->isChecked() != on) {
@@ -472,7 +498,8 @@ void MainWindow::setFoldShapeArithmetic(bool on)
 void MainWindow::onLoaded(const LoadedModel &model)
 {
     auto layouter = makeLayouter(model.graph);
-    const int depth = m_initialDepth >= 0 ? m_initialDepth : layout::autoCollapseDepth(*layouter);
+    const int depth = m_initialDepth >= 0 ? m_initialDepth
+                                          : layout::autoCollapseDepth(*layouter, collapsePolicy());
     const bool sameFile = m_document->hasModel() && m_document->model().path == model.path;
     m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
     m_document->setLayouter(layouter);
@@ -520,16 +547,26 @@ void MainWindow::onLayoutFinished(std::shared_ptr<const layout::GraphLayout> l, 
     const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
     m_document->setLayout(std::move(l));
     if (m_firstLayoutOfModel) {
-        m_view->fitAll();
+        frameReadable();
         m_firstLayoutOfModel = false;
     } else if (m_pendingReveal.valid()) {
         m_view->reveal(m_scene->itemShowing(m_pendingReveal));
         m_pendingReveal = NodeId();
+    } else if (m_refitAfterLayout) {
+        refitAfterCollapse(m_pendingToggle);
     } else {
         m_view->centerOn(centre);
     }
+    m_refitAfterLayout = false;
+    m_pendingToggle = NamespaceId();
+    // The scene's items were all replaced: far-zoom painting follows the new box count, and the
+    // whole viewport is painted again (a collapse could leave the old picture until the next
+    // zoom, with tooltips of the new boxes over it).
+    m_view->updateOverview();
+    m_view->viewport()->update();
     m_minimap->refit();
-    if (!m_searchBar->query().isEmpty()) {
+    // A closed find bar keeps its text for the next Ctrl+F, but its hits stay cleared.
+    if (!m_searchBar->isHidden() && !m_searchBar->query().isEmpty()) {
         // New boxes: mark the hits again, keeping the one being shown.
         const NodeId current = m_hitIndex >= 0 ? m_hits[size_t(m_hitIndex)] : NodeId();
         runSearch(m_searchBar->query());
@@ -573,6 +610,7 @@ void MainWindow::collapseToDepth(int depth)
     if (!m_document->layouter())
         return;
     m_document->setCollapsed(layout::collapseAtDepth(*m_document->layouter(), depth));
+    m_refitAfterLayout = true;
     startLayout();
 }
 
@@ -580,12 +618,28 @@ void MainWindow::toggleGroup(NamespaceId ns)
 {
     if (!m_document->hasModel())
         return;
+    const layout::GraphLayouter *lay = m_document->layouter().get();
+    if (!lay)
+        return;
     layout::CollapseSet set = m_document->collapsed();
-    if (set.count(ns))
+    if (set.count(ns)) {
+        // Expand one level (as Model Explorer does): the group's own subgroups come up
+        // collapsed, however deep the collapse depth had left them open.
         set.erase(ns);
-    else
+        const ir::Graph &g = m_document->graph();
+        for (NamespaceId sub : lay->groups()) {
+            NamespaceId up = g.ns(sub).parent;
+            while (up.valid() && !lay->isGroup(up))
+                up = g.ns(up).parent;
+            if (up == ns)
+                set.insert(sub);
+        }
+    } else {
         set.insert(ns);
+    }
     m_document->setCollapsed(std::move(set));
+    m_pendingToggle = ns;
+    m_refitAfterLayout = true;
     startLayout();
 }
 
@@ -688,7 +742,13 @@ void MainWindow::dropEvent(QDropEvent *event)
     }
 }
 
-void MainWindow::find() { m_searchBar->activate(); }
+void MainWindow::find()
+{
+    m_searchBar->activate();
+    // Closing the bar cleared the marks; its text comes back selected, so do its hits.
+    if (!m_searchBar->query().isEmpty())
+        runSearch(m_searchBar->query());
+}
 
 void MainWindow::runSearch(const QString &text)
 {
@@ -811,10 +871,38 @@ bool MainWindow::exportImage(const QString &path)
     return true;
 }
 
-void MainWindow::frameForScreenshot()
+void MainWindow::refitAfterCollapse(NamespaceId toggled)
+{
+    // The whole graph when it reads at that scale; else the same zoom, on the group just opened
+    // or closed (its top, when taller than the view), so the user's place is kept.
+    const QTransform before = m_view->transform();
+    m_view->fitAll();
+    if (m_view->scale() >= kReadableScale || !m_document->layout())
+        return;
+    m_view->setTransform(before.m11() >= kReadableScale ? before : QTransform::fromScale(0.8, 0.8));
+    m_view->updateOverview();
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    QRectF target;
+    for (const layout::LayoutItem &it : m_document->layout()->items)
+        if (toggled.valid() && it.ns == toggled && it.kind != layout::ItemKind::Node)
+            target = QRectF(it.rect.x, it.rect.y, it.rect.width, it.rect.height);
+    if (target.isNull()) {
+        frameReadable();
+        return;
+    }
+    const double y = target.height() > visible.height() * 0.9
+                         ? target.top() - 20 + visible.height() / 2
+                         : target.center().y();
+    m_view->centerOn(QPointF(target.center().x(), y));
+    emit m_view->viewportChanged();
+}
+
+void MainWindow::frameForScreenshot() { frameReadable(); }
+
+void MainWindow::frameReadable()
 {
     m_view->fitAll();
-    if (m_view->scale() >= 0.45 || !m_document->layout())
+    if (m_view->scale() >= kReadableScale || !m_document->layout())
         return;
     // Too small to read: show the top of the graph at a legible scale, centred on the first box.
     m_view->setTransform(QTransform::fromScale(0.8, 0.8));

@@ -3,6 +3,7 @@
 //   MainWindow w;  w.openModel("model.onnx");  w.show();
 //   connect(&w, &MainWindow::layoutFinished, ...);  w.exportImage("graph.svg");
 
+#include "core/layout/collapse_policy.h"
 #include "core/layout/graph_layout.h"
 #include "ui/colour_mode.h"
 #include "ui/model_document.h"
@@ -77,8 +78,10 @@ public:
     bool foldShapeArithmetic() const { return m_foldShapes; }
     /// Writes the whole graph as PNG or SVG (by extension). False (and an error) on failure.
     bool exportImage(const QString &path);
-    /// Frames the graph for a screenshot: the whole graph when its labels stay legible at that
-    /// scale, else a legible zoom at the graph's top (the minimap shows the rest).
+    /// Frames the graph as a model opens (Netron's start): the whole graph when its labels stay
+    /// legible at that scale, else a legible zoom at the graph's top (the minimap shows the rest).
+    void frameReadable();
+    /// The same framing, for scripted screenshots.
     void frameForScreenshot();
 
     ModelDocument *document() const { return m_document; }
@@ -128,6 +131,9 @@ private:
     void onLayoutFinished(std::shared_ptr<const core::layout::GraphLayout> layout, double ms);
     void onDocumentChanged(const DocumentChange &change);
     void startLayout();
+    /// After collapse / expand: fit the whole graph if it reads, else keep the zoom and show
+    /// the toggled group (invalid: the graph's top).
+    void refitAfterCollapse(core::NamespaceId toggled);
     void reportError(const QString &message);
     void setBusy(bool busy, const QString &what);
     void addRecentFile(const QString &path);
@@ -137,6 +143,8 @@ private:
     void showSearchHit();
     void openDialog();
     void exportDialog(const QString &format);
+    /// How far a model opens collapsed: the core's policy scaled to the graph area's size.
+    core::layout::CollapsePolicy collapsePolicy() const;
     std::shared_ptr<core::layout::GraphLayouter>
     makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
 
@@ -175,6 +183,8 @@ private:
     std::vector<core::NodeId> m_hits;
     int m_hitIndex = -1;
     core::NodeId m_pendingReveal;
+    core::NamespaceId m_pendingToggle; ///< the group expanded or collapsed by the running layout
+    bool m_refitAfterLayout = false;
 };
 
 } // namespace remat::ui
