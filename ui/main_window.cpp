@@ -1,5 +1,6 @@
 #include "ui/main_window.h"
 
+#include "ui/help_dialogs.h"
 #include "ui/import_settings.h"
 #include "ui/input_settings_dialog.h"
 
@@ -13,12 +14,14 @@
 #include "ui/graph/search_bar.h"
 #include "ui/inspector_panel.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
 #include "ui/planner/planner_integration.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -38,6 +41,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 // The resources live in the static ui library: register them once (outside any namespace).
@@ -95,6 +99,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createDocks();
     m_planner = new Planner(this);
     new PlannerIntegration(this, m_planner);
+    createPlannerExports();
+    createDockMenuAndHelp();
+    connect(m_planner->document(), &PlannerDocument::changed, this, &MainWindow::updateTitle);
+    connect(m_planner->document()->undoStack(), &QUndoStack::indexChanged, this,
+            &MainWindow::updateTitle);
+    connect(m_planner, &Planner::sessionOpened, this, &MainWindow::updateTitle);
     // The right column holds four docks once the planner's are in: it runs down to the status
     // bar (the bottom docks stop beside it) and the inspector gets the most of it (split evenly
     // above the bottom docks, it showed three lines of the model's facts).
@@ -171,23 +181,57 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     rebuildRecentMenu();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // The planner (a child) outlives this class's part of the object: its undo stack signals as
+    // it is torn down, and updateTitle must not run on a half-destroyed window.
+    if (m_planner) {
+        m_planner->document()->undoStack()->disconnect(this);
+        m_planner->document()->disconnect(this);
+        m_planner->disconnect(this);
+    }
+}
 
 void MainWindow::createActions()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    QAction *open = file->addAction(tr("&Open..."), this, &MainWindow::openDialog);
+    QAction *open = file->addAction(tr("&Open Model..."), this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     QAction *reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
     reloadAction->setShortcut(QKeySequence(Qt::Key_F5));
     file->addSeparator();
-    QAction *png = file->addAction(tr("Export Graph as &PNG..."), this,
-                                   [this] { exportDialog(QStringLiteral("png")); });
+    // The planner session (.rematproj: model, batch, budget, pins, plans) is the user's document.
+    QAction *openSession = file->addAction(tr("Open &Session..."), this, [this] {
+        if (!m_planner->maybeSave(this))
+            return;
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), lastFolder(),
+                                                          tr("Remat sessions (*.rematproj)"));
+        if (path.isEmpty())
+            return;
+        rememberFolder(path);
+        if (core::Status st = m_planner->openSession(path); !st.isOk())
+            reportError(QString::fromStdString(st.message()));
+        updateTitle();
+    });
+    openSession->setObjectName(QStringLiteral("openSessionAction"));
+    openSession->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    m_saveAction = file->addAction(tr("&Save Session"), this, [this] { saveSession(); });
+    m_saveAction->setObjectName(QStringLiteral("saveSessionAction"));
+    m_saveAction->setShortcut(QKeySequence::Save);
+    QAction *saveAs = file->addAction(tr("Save Session &As..."), this, [this] { saveSessionAs(); });
+    saveAs->setObjectName(QStringLiteral("saveSessionAsAction"));
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QMenu *exportMenu = file->addMenu(tr("&Export"));
+    exportMenu->setObjectName(QStringLiteral("exportMenu"));
+    QAction *png = exportMenu->addAction(tr("Graph as &PNG..."), this,
+                                         [this] { exportDialog(QStringLiteral("png")); });
     png->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-    QAction *svg = file->addAction(tr("Export Graph as &SVG..."), this,
-                                   [this] { exportDialog(QStringLiteral("svg")); });
+    QAction *svg = exportMenu->addAction(tr("Graph as &SVG..."), this,
+                                         [this] { exportDialog(QStringLiteral("svg")); });
     svg->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_E));
+    m_exportMenu = exportMenu; // the planner's exports join once the planner exists
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -201,6 +245,7 @@ void MainWindow::createActions()
     prevAction->setShortcut(QKeySequence::FindPrevious);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->setObjectName(QStringLiteral("viewMenu"));
     QAction *fit = view->addAction(tr("&Fit to Window"), this, [this] { m_view->fitAll(); });
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     QAction *zoomIn = view->addAction(tr("Zoom &In"), this, [this] { m_view->zoomBy(1.25); });
@@ -514,7 +559,7 @@ void MainWindow::onLoaded(const LoadedModel &model)
                                              : QStringLiteral(" ") + summary + QStringLiteral(" "));
     m_stack->setCurrentIndex(1);
     addRecentFile(model.path);
-    setWindowTitle(tr("%1 - Remat Studio").arg(QFileInfo(model.path).fileName()));
+    updateTitle();
     updateSummary();
     startLayout();
 }
@@ -818,13 +863,189 @@ void MainWindow::exportDialog(const QString &format)
 {
     if (!m_document->hasModel())
         return;
-    const QString suggested =
-        QFileInfo(m_currentPath).completeBaseName() + QStringLiteral(".") + format;
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export Graph"), suggested,
+        this, tr("Export Graph"), suggestedPath(QString(), format),
         format == QLatin1String("svg") ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
-    if (!path.isEmpty() && exportImage(path))
+    if (path.isEmpty())
+        return;
+    rememberFolder(path);
+    if (exportImage(path))
         statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+}
+
+QString MainWindow::lastFolder() const
+{
+    const QString saved = QSettings().value(QStringLiteral("lastSaveDir")).toString();
+    if (!saved.isEmpty() && QFileInfo(saved).isDir())
+        return saved;
+    if (!m_planner->sessionPath().isEmpty())
+        return QFileInfo(m_planner->sessionPath()).absolutePath();
+    return m_currentPath.isEmpty() ? QDir::homePath() : QFileInfo(m_currentPath).absolutePath();
+}
+
+void MainWindow::rememberFolder(const QString &file)
+{
+    QSettings().setValue(QStringLiteral("lastSaveDir"), QFileInfo(file).absolutePath());
+}
+
+QString MainWindow::suggestedPath(const QString &what, const QString &suffix) const
+{
+    QString base = m_currentPath.isEmpty() ? QStringLiteral("untitled")
+                                           : QFileInfo(m_currentPath).completeBaseName();
+    if (!what.isEmpty())
+        base += QStringLiteral("_") + what;
+    return QDir(lastFolder()).filePath(base + QStringLiteral(".") + suffix);
+}
+
+bool MainWindow::saveSession()
+{
+    if (m_planner->sessionPath().isEmpty())
+        return saveSessionAs();
+    return saveSessionTo(m_planner->sessionPath());
+}
+
+bool MainWindow::saveSessionAs()
+{
+    const QString start = m_planner->sessionPath().isEmpty()
+                              ? suggestedPath(QString(), QStringLiteral("rematproj"))
+                              : m_planner->sessionPath();
+    QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), start,
+                                                tr("Remat sessions (*.rematproj)"));
+    if (path.isEmpty())
+        return false;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QStringLiteral(".rematproj");
+    return saveSessionTo(path);
+}
+
+bool MainWindow::saveSessionTo(const QString &path)
+{
+    if (m_planner->document()->modelPath().isEmpty()) {
+        reportError(tr("Nothing to save: open a model first"));
+        return false;
+    }
+    if (core::Status st = m_planner->saveSession(path); !st.isOk()) {
+        reportError(tr("Saving %1 failed: %2").arg(path, QString::fromStdString(st.message())));
+        return false;
+    }
+    rememberFolder(path);
+    updateTitle();
+    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 5000);
+    return true;
+}
+
+void MainWindow::updateTitle()
+{
+    // "session.rematproj (model.onnx)[*]" once saved, "model.onnx[*]" before; [*] shows as "*"
+    // while the session has unsaved plans or pins (what File > Save would write).
+    const PlannerDocument *pd = m_planner ? m_planner->document() : nullptr;
+    QString name;
+    if (m_planner && !m_planner->sessionPath().isEmpty())
+        name = QFileInfo(m_planner->sessionPath()).fileName() +
+               (m_currentPath.isEmpty()
+                    ? QString()
+                    : QStringLiteral(" (%1)").arg(QFileInfo(m_currentPath).fileName()));
+    else if (m_document->hasModel())
+        name = QFileInfo(m_document->model().path).fileName();
+    const bool modified = pd && pd->isModified() && (!pd->plans().empty() || !pd->pins().isEmpty());
+    setWindowTitle(name.isEmpty() ? tr("Remat Studio") : tr("%1[*] - Remat Studio").arg(name));
+    setWindowModified(modified);
+    if (m_saveAction)
+        m_saveAction->setEnabled(pd && !pd->modelPath().isEmpty());
+}
+
+void MainWindow::createPlannerExports()
+{
+    // The planner's exports under File > Export too, each suggesting a file name in the folder
+    // last saved to.
+    auto add = [this](const QString &text, const QString &what, const QString &suffix,
+                      const QString &filter, std::function<core::Status(const QString &)> write) {
+        QAction *a = m_exportMenu->addAction(text, this, [=, this] {
+            const QString path =
+                QFileDialog::getSaveFileName(this, text, suggestedPath(what, suffix), filter);
+            if (path.isEmpty())
+                return;
+            rememberFolder(path);
+            if (core::Status st = write(path); !st.isOk())
+                reportError(tr("%1: %2").arg(path, QString::fromStdString(st.message())));
+            else
+                statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+        });
+        return a;
+    };
+    m_exportMenu->addSeparator();
+    add(tr("Plan &JSON..."), QStringLiteral("plan"), QStringLiteral("json"),
+        tr("Plan JSON (*.json)"),
+        [this](const QString &p) { return m_planner->exportPlanJson(p); });
+    add(tr("Memory &timeline CSV..."), QStringLiteral("timeline"), QStringLiteral("csv"),
+        tr("CSV (*.csv)"), [this](const QString &p) { return m_planner->exportTimelineCsv(p); });
+    add(tr("&Memory chart..."), QStringLiteral("memory"), QStringLiteral("png"),
+        tr("Images (*.png *.svg)"),
+        [this](const QString &p) { return m_planner->exportChart(m_planner->memoryChart(), p); });
+    add(tr("P&areto chart..."), QStringLiteral("pareto"), QStringLiteral("png"),
+        tr("Images (*.png *.svg)"),
+        [this](const QString &p) { return m_planner->exportChart(m_planner->paretoChart(), p); });
+    m_exportMenu->addSeparator();
+    QAction *pytorch = m_exportMenu->addAction(tr("Apply in P&yTorch..."), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Apply in PyTorch"),
+            suggestedPath(QStringLiteral("plan"), QStringLiteral("json")),
+            tr("Plan JSON (*.json)"));
+        if (path.isEmpty())
+            return;
+        rememberFolder(path);
+        QString snippet;
+        if (core::Status st = m_planner->exportForPyTorch(path, &snippet); !st.isOk()) {
+            reportError(QString::fromStdString(st.message()));
+            return;
+        }
+        auto *box = new QMessageBox(
+            QMessageBox::Information, tr("Apply in PyTorch"),
+            tr("Wrote %1, %2 and remat_apply.py. In Python, with `model` your "
+               "torch.nn.Module:\n\n%3")
+                .arg(path, snippet,
+                     Planner::pytorchSnippet(path, m_planner->document()->modelPath())),
+            QMessageBox::Ok, this);
+        box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
+    pytorch->setObjectName(QStringLiteral("fileApplyInPyTorch"));
+    pytorch->setToolTip(tr("Export the plan with remat_apply.py and a 3-line snippet that applies "
+                           "it to the PyTorch model"));
+}
+
+void MainWindow::createDockMenuAndHelp()
+{
+    // View > Panels brings back any dock the user closed (Qt's own toggle actions).
+    QMenu *view = nullptr;
+    for (QAction *a : menuBar()->actions())
+        if (a->menu() && a->menu()->objectName() == QLatin1String("viewMenu"))
+            view = a->menu();
+    if (view) {
+        view->addSeparator();
+        QMenu *panels = view->addMenu(tr("&Panels"));
+        panels->setObjectName(QStringLiteral("panelsMenu"));
+        for (QDockWidget *dock : findChildren<QDockWidget *>(Qt::FindDirectChildrenOnly))
+            panels->addAction(dock->toggleViewAction());
+        panels->addSeparator();
+        for (QToolBar *bar : findChildren<QToolBar *>(Qt::FindDirectChildrenOnly))
+            panels->addAction(bar->toggleViewAction());
+    }
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->setObjectName(QStringLiteral("helpMenu"));
+    QAction *keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        auto *dialog = new ShortcutsDialog(menuBar(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
+    keys->setObjectName(QStringLiteral("shortcutsAction"));
+    keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+    help->addSeparator();
+    QAction *about = help->addAction(tr("&About Remat Studio"), this,
+                                     [this] { showAboutBox(this, m_aboutExtras); });
+    about->setObjectName(QStringLiteral("aboutAction"));
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
 bool MainWindow::exportImage(const QString &path)

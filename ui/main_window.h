@@ -94,6 +94,18 @@ public:
     /// per open).
     const std::shared_ptr<ProblemCache> &problemCache() const { return m_problems; }
     SearchBar *searchBar() const { return m_searchBar; }
+    /// File > Save Session (Ctrl+S): to the session's file, or asks for one (Save As). False
+    /// when nothing was written (cancelled, or an error, which is reported).
+    bool saveSession();
+    bool saveSessionAs();
+    /// Writes the planner session to `path` without a dialog; the title drops its unsaved
+    /// marker and the status bar says "Saved".
+    bool saveSessionTo(const QString &path);
+    /// The name a save or export dialog suggests: "<model>_<what>.<suffix>" in the folder last
+    /// saved to (else the session's or the model's folder).
+    QString suggestedPath(const QString &what, const QString &suffix) const;
+    /// Lines the About box adds after the libraries (the app's CUDA runtime and devices).
+    void setAboutExtras(const QStringList &lines) { m_aboutExtras = lines; }
     /// Loading or laying out in the background.
     bool isBusy() const;
     QString statusSummary() const;
@@ -121,6 +133,11 @@ private:
     void createActions();
     void createToolBar();
     void createDocks();
+    void createPlannerExports();
+    void createDockMenuAndHelp();
+    void updateTitle();
+    QString lastFolder() const;
+    static void rememberFolder(const QString &file);
     void onLoaded(const LoadedModel &model);
     void onLoadFailed(const QString &path, const QString &message);
     void onInputsNeeded(const QString &path, const QString &message,
@@ -172,6 +189,9 @@ private:
     QComboBox *m_colourMode;
     QAction *m_foldAction = nullptr;
     QMenu *m_recentMenu;
+    QMenu *m_exportMenu = nullptr;
+    QAction *m_saveAction = nullptr;
+    QStringList m_aboutExtras;
     Planner *m_planner = nullptr;
     QTimer *m_batchTimer;
     QString m_currentPath;

@@ -6,11 +6,13 @@
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
+#include "ui/help_dialogs.h"
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/plan_node_colors.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
 #include "ui/planner/planner_integration.h"
 #include "ui_test_util.h"
 
@@ -19,11 +21,14 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStatusBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -476,6 +481,92 @@ private slots:
         const QRectF now =
             w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
         QVERIFY(now.intersects(frame)); // the opened group is on screen
+    }
+
+    void sessionSavedFromTheFileMenu()
+    {
+        // Expectation: File > Save Session (Ctrl+S) and Save As, the title names the file with an
+        // unsaved marker, the status bar confirms "Saved", export dialogs suggest a name in the
+        // folder last saved to, and Apply in PyTorch is under File > Export.
+        MainWindow w;
+        w.show();
+        const QString model =
+            remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+        QVERIFY(openAndWait(w, model));
+        QVERIFY(w.windowTitle().startsWith(QStringLiteral("tiny_vit.onnx[*]")));
+        QVERIFY(!w.isWindowModified());
+        auto *save = w.findChild<QAction *>(QStringLiteral("saveSessionAction"));
+        QVERIFY(save);
+        QCOMPARE(save->shortcut(), QKeySequence(QKeySequence::Save));
+        QVERIFY(w.findChild<QAction *>(QStringLiteral("saveSessionAsAction")));
+        auto *exportMenu = w.findChild<QMenu *>(QStringLiteral("exportMenu"));
+        QVERIFY(exportMenu);
+        QVERIFY(exportMenu->actions().contains(
+            w.findChild<QAction *>(QStringLiteral("fileApplyInPyTorch"))));
+        Planner *planner = w.planner();
+        QVERIFY(QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); },
+                                kTimeoutMs));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QTRY_VERIFY(w.isWindowModified()); // a plan the session file does not have yet
+        QTemporaryDir dir;
+        const QString session = dir.filePath(QStringLiteral("study.rematproj"));
+        QVERIFY(w.saveSessionTo(session));
+        QVERIFY(QFileInfo::exists(session));
+        QVERIFY(!w.isWindowModified());
+        QVERIFY2(w.windowTitle().startsWith(QStringLiteral("study.rematproj (tiny_vit.onnx)")),
+                 qPrintable(w.windowTitle()));
+        QVERIFY(w.statusBar()->currentMessage().startsWith(QStringLiteral("Saved ")));
+        // Ctrl+S now saves to the same file without asking.
+        QFile::remove(session);
+        QVERIFY(w.saveSession());
+        QVERIFY(QFileInfo::exists(session));
+        QCOMPARE(w.suggestedPath(QStringLiteral("plan"), QStringLiteral("json")),
+                 QDir(dir.path()).filePath(QStringLiteral("tiny_vit_plan.json")));
+        QCOMPARE(w.suggestedPath(QString(), QStringLiteral("png")),
+                 QDir(dir.path()).filePath(QStringLiteral("tiny_vit.png")));
+        QSettings().remove(QStringLiteral("lastSaveDir"));
+    }
+
+    void helpAndPanelsMenus()
+    {
+        // Expectation: View > Panels brings back a closed dock; Help lists the shortcuts (read
+        // from the menus) and names the library versions in an About box.
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto *panels = w.findChild<QMenu *>(QStringLiteral("panelsMenu"));
+        QVERIFY(panels);
+        auto *inspector = w.findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+        auto *memory = w.findChild<QDockWidget *>(QStringLiteral("plannerMemoryDock"));
+        QVERIFY(inspector && memory);
+        QVERIFY(panels->actions().contains(inspector->toggleViewAction()));
+        QVERIFY(panels->actions().contains(memory->toggleViewAction()));
+        inspector->close();
+        QVERIFY(!inspector->isVisible());
+        inspector->toggleViewAction()->trigger();
+        QVERIFY(inspector->isVisible());
+
+        ShortcutsDialog shortcuts(w.menuBar());
+        QTableWidget *table = shortcuts.table();
+        QStringList rows;
+        for (int r = 0; r < table->rowCount(); ++r)
+            rows << table->item(r, 1)->text() + QStringLiteral("=") + table->item(r, 2)->text();
+        const QString all = rows.join(QLatin1Char('\n'));
+        for (const QKeySequence &k :
+             {QKeySequence(QKeySequence::Save), QKeySequence(QKeySequence::Find),
+              QKeySequence(QKeySequence::Open), QKeySequence(Qt::Key_F5)})
+            QVERIFY2(all.contains(k.toString(QKeySequence::NativeText)), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("Save Session=")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("Solve=")), qPrintable(all)); // the Planner menu
+
+        const QString about = aboutText({QStringLiteral("CUDA test line")});
+        QVERIFY(about.contains(QString::fromLatin1(qVersion())));
+        QVERIFY(about.contains(QStringLiteral("protobuf 3")));
+        QVERIFY(about.contains(QStringLiteral("ONNX 1.")));
+        QVERIFY(about.contains(QStringLiteral("CBC")));
+        QVERIFY(about.contains(QStringLiteral("CUDA test line")));
     }
 
     void batchSpinReimports()
