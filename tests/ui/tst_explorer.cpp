@@ -23,6 +23,7 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -567,6 +568,54 @@ private slots:
         QVERIFY(about.contains(QStringLiteral("ONNX 1.")));
         QVERIFY(about.contains(QStringLiteral("CBC")));
         QVERIFY(about.contains(QStringLiteral("CUDA test line")));
+    }
+
+    void mainJobScreenshotShowsASolvedPlan()
+    {
+        // Expectation: the main job's screenshot (scripts/run.sh without a display) shows the
+        // bundled model with a solved plan: the graph in the plan's colours, the plan table and
+        // its memory chart, not an empty planner.
+#ifndef REMAT_STUDIO_BINARY
+        QSKIP("remat-studio is not built");
+#else
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("main-window.png"));
+        QProcess studio;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // no user settings
+        studio.setProcessEnvironment(env);
+        studio.start(QStringLiteral(REMAT_STUDIO_BINARY),
+                     {remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
+                      QStringLiteral("--solve"), QStringLiteral("hong-dp"),
+                      QStringLiteral("--collapse-depth"), QStringLiteral("3"),
+                      QStringLiteral("--screenshot"), png});
+        QVERIFY(studio.waitForFinished(120000));
+        QVERIFY2(studio.exitCode() == 0, studio.readAllStandardError().constData());
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        // Pixels in the recompute and keep fills: boxes wear the plan, the legend says so, and
+        // the memory chart's recompute band is orange too.
+        const QRgb recompute = PlanNodeColors::colorFor(PlanDecision::Recompute).rgb();
+        const QRgb keep = PlanNodeColors::colorFor(PlanDecision::Keep).rgb();
+        int orange = 0, blue = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x) {
+                const QRgb p = image.pixel(x, y) | 0xff000000u;
+                orange += p == recompute;
+                blue += p == keep;
+            }
+        QVERIFY2(orange > 3000, qPrintable(QString::number(orange)));
+        QVERIFY2(blue > 300, qPrintable(QString::number(blue)));
+        // An unknown solver is refused with the usable ones named.
+        studio.start(QStringLiteral(REMAT_STUDIO_BINARY),
+                     {remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
+                      QStringLiteral("--solve"), QStringLiteral("no-such-solver"),
+                      QStringLiteral("--screenshot"), png});
+        QVERIFY(studio.waitForFinished(120000));
+        QCOMPARE(studio.exitCode(), 2);
+        QVERIFY(studio.readAllStandardError().contains("hong-dp"));
+#endif
     }
 
     void batchSpinReimports()
