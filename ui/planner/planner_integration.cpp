@@ -7,7 +7,9 @@
 #include "ui/main_window.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
 #include "ui/planner/set_batch_command.h"
+#include "ui/planner/teaching_view.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -61,7 +63,16 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     // white after Solve.)
     if (auto *teach = window->findChild<QDockWidget *>(QStringLiteral("plannerTeachingDock"))) {
         m_showStep = teach->isVisible();
-        connect(teach, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        connect(teach, &QDockWidget::visibilityChanged, this, [this, teach](bool visible) {
+            // The first time the tab comes up, give it room: the matrices are square and carry
+            // a memory strip, and the bottom docks start short (the graph keeps most height).
+            if (visible && !m_scheduleSized && !teach->isFloating() &&
+                m_window->dockWidgetArea(teach) == Qt::BottomDockWidgetArea) {
+                m_scheduleSized = true;
+                const int want = int(m_window->height() * 0.45);
+                if (teach->height() < want)
+                    m_window->resizeDocks({teach}, {want}, Qt::Vertical);
+            }
             if (visible == m_showStep)
                 return;
             m_showStep = visible;
@@ -74,6 +85,24 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
             recolour();
     });
     connect(planner, &Planner::problemChanged, this, [this] { m_autoColoured = false; });
+    // The Schedule tab's memory strips: the current plan's curve, with its own budget.
+    connect(planner, &Planner::planUpdated, this, [this] {
+        const core::solvers::Plan *plan = m_planner->document()->currentPlan();
+        m_planner->teachingView()->setMemory(
+            plan ? plan->timeline : core::sim::Timeline{},
+            plan && plan->objective == core::solvers::Objective::MinTime ? plan->budgetBytes : 0);
+    });
+    // While the Schedule tab is up, the graph follows the step: the node it runs scrolls into
+    // view (the zoom stays as the user left it).
+    connect(planner, &Planner::stepSelected, this, [this](int, const QString &nodeName) {
+        if (!m_showStep || nodeName.isEmpty() || !m_window->document()->hasModel())
+            return;
+        const auto node = m_window->document()->graph().findNode(nodeName.toStdString());
+        if (!node)
+            return;
+        if (const NodeItem *item = m_window->graphScene()->itemShowing(*node))
+            m_window->graphView()->ensureVisible(item, 60, 60);
+    });
     connect(planner, &Planner::planUpdated, this, [this] {
         // The first plan of a model is shown on the graph; afterwards the user's choice stands.
         if (!m_autoColoured && m_planner->document()->currentPlan()) {

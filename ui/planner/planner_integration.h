@@ -41,6 +41,7 @@ private:
     bool m_showStep = false;
     bool m_syncingToSession = false;
     bool m_autoColoured = false;
+    bool m_scheduleSized = false; ///< the Schedule dock was given room once
 };
 
 } // namespace remat::ui
