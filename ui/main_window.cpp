@@ -332,6 +332,8 @@ void MainWindow::createToolBar()
         m_colourMode->addItem(colourModeName(m), int(m));
     bar->addWidget(m_colourMode);
     connect(m_colourMode, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (m_colourMode->itemData(i).toInt() < 0)
+            return; // a mode added by the planner ("Plan decision"): it handles its own
         setColourMode(ColourMode(m_colourMode->itemData(i).toInt()));
         QSettings().setValue(QStringLiteral("view/colourMode"), i);
     });

@@ -17,6 +17,7 @@
 #include "ui_test_util.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -443,6 +444,14 @@ private slots:
             }
         }
         QVERIFY(summarised > 0);
+        // The toolbar's "Colour by" says so, and switching it back to op types leaves the plan.
+        auto *combo = w.findChild<QComboBox *>(QStringLiteral("colourModeCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->currentText(), QStringLiteral("Plan decision"));
+        combo->setCurrentIndex(combo->findData(int(ColourMode::OpType)));
+        QVERIFY(!integration->colourByPlan());
+        combo->setCurrentIndex(combo->findText(QStringLiteral("Plan decision")));
+        QVERIFY(integration->colourByPlan());
     }
 
     void largeModelOpensReadable()

@@ -12,6 +12,7 @@
 #include "ui/planner/teaching_view.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QMenu>
@@ -36,6 +37,15 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                                   "schedule, only what is resident keeps its colour"));
     connect(m_colourAction, &QAction::toggled, this, &PlannerIntegration::setColourByPlan);
     window->menuBar()->addMenu(menu);
+
+    // The toolbar's "Colour by" offers the plan too, and shows it while the graph wears it.
+    if ((m_combo = window->findChild<QComboBox *>(QStringLiteral("colourModeCombo")))) {
+        m_combo->addItem(tr("Plan decision"), kPlanColourData);
+        connect(m_combo, &QComboBox::currentIndexChanged, this, [this](int i) {
+            if (!m_syncingCombo)
+                setColourByPlan(m_combo->itemData(i).toInt() == kPlanColourData);
+        });
+    }
 
     ModelDocument *doc = window->document();
     connect(window, &MainWindow::modelShown, this, &PlannerIntegration::followWindowModel);
@@ -130,6 +140,16 @@ void PlannerIntegration::setColourByPlan(bool on)
     m_colourByPlan = on;
     if (m_colourAction && m_colourAction->isChecked() != on)
         m_colourAction->setChecked(on);
+    if (m_combo) {
+        const bool showsPlan = m_combo->currentData().toInt() == kPlanColourData;
+        if (showsPlan != on) {
+            m_syncingCombo = true;
+            m_combo->setCurrentIndex(
+                on ? m_combo->findData(kPlanColourData)
+                   : m_combo->findData(int(m_window->document()->colourMode())));
+            m_syncingCombo = false;
+        }
+    }
     if (on)
         recolour();
     else

@@ -9,6 +9,7 @@
 #include <QPointer>
 
 class QAction;
+class QComboBox;
 
 namespace remat::ui {
 
@@ -37,6 +38,9 @@ private:
     MainWindow *m_window;
     Planner *m_planner;
     QAction *m_colourAction = nullptr;
+    QComboBox *m_combo = nullptr; ///< the window's "Colour by" box, with a "Plan decision" entry
+    bool m_syncingCombo = false;
+    static constexpr int kPlanColourData = -1; ///< that entry's data (colour modes are >= 0)
     bool m_colourByPlan = false;
     bool m_showStep = false;
     bool m_syncingToSession = false;
