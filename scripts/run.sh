@@ -16,6 +16,9 @@ build/app/remat train-graph "$SAMPLE"
 build/app/remat solve "$SAMPLE" --compare --time-limit 10
 build/app/remat run "$SAMPLE" --backend cpu --check
 mkdir -p out
-QT_QPA_PLATFORM=offscreen build/app/remat-studio "$SAMPLE" --screenshot out/main-window.png
+# The window as a user sees it after one Solve: the plan's keep / recompute colours on the graph
+# (collapsed attention blocks carry a summary bar), the plan table and its memory chart.
+QT_QPA_PLATFORM=offscreen build/app/remat-studio "$SAMPLE" --solve hong-dp --collapse-depth 3 \
+    --screenshot out/main-window.png
 set +x
 echo "screenshot written to out/main-window.png"

@@ -39,6 +39,14 @@ struct Legend
     QString lowLabel, highLabel;
 };
 
+/// One part of a collapsed group's summary: how many of its members fall in one category.
+struct GroupShare
+{
+    QColor colour;
+    QString label;
+    int count = 0;
+};
+
 class NodeColourProvider
 {
 public:
@@ -48,6 +56,14 @@ public:
     /// Fill of a collapsed group standing for `members`.
     virtual QColor groupColour(const std::vector<core::NodeId> &members) const = 0;
     virtual Legend legend() const = 0;
+    /// Optional: a per-category count of a collapsed group's members, drawn as a bar along the
+    /// bottom of its box and listed in its tooltip (the plan's keep / recompute / offload).
+    /// Default: none, the fill says it all.
+    virtual std::vector<GroupShare> groupBreakdown(const std::vector<core::NodeId> &members) const
+    {
+        (void)members;
+        return {};
+    }
 };
 
 /// Categorical colour of an op type (stable across models).

@@ -1,5 +1,6 @@
 #include "ui/main_window.h"
 
+#include "ui/help_dialogs.h"
 #include "ui/import_settings.h"
 #include "ui/input_settings_dialog.h"
 
@@ -13,12 +14,14 @@
 #include "ui/graph/search_bar.h"
 #include "ui/inspector_panel.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
 #include "ui/planner/planner_integration.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -38,6 +41,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 // The resources live in the static ui library: register them once (outside any namespace).
@@ -49,7 +53,9 @@ using namespace core;
 
 namespace {
 constexpr int kMaxRecent = 10;
-}
+/// Below this view scale box titles (9 pt) are too small to read.
+constexpr double kReadableScale = 0.45;
+} // namespace
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
@@ -93,6 +99,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createDocks();
     m_planner = new Planner(this);
     new PlannerIntegration(this, m_planner);
+    createPlannerExports();
+    createDockMenuAndHelp();
+    connect(m_planner->document(), &PlannerDocument::changed, this, &MainWindow::updateTitle);
+    connect(m_planner->document()->undoStack(), &QUndoStack::indexChanged, this,
+            &MainWindow::updateTitle);
+    connect(m_planner, &Planner::sessionOpened, this, &MainWindow::updateTitle);
     // The right column holds four docks once the planner's are in: it runs down to the status
     // bar (the bottom docks stop beside it) and the inspector gets the most of it (split evenly
     // above the bottom docks, it showed three lines of the model's facts).
@@ -154,7 +166,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_searchBar, &SearchBar::queryChanged, this, &MainWindow::runSearch);
     connect(m_searchBar, &SearchBar::next, this, &MainWindow::findNext);
     connect(m_searchBar, &SearchBar::previous, this, &MainWindow::findPrevious);
-    connect(m_searchBar, &SearchBar::closed, this, [this] { runSearch({}); });
+    connect(m_searchBar, &SearchBar::closed, this, [this] {
+        runSearch({});
+        // Hiding the bar passes focus down the chain, which reaches the toolbar's spin boxes:
+        // the next arrow key would change the batch. The graph is where the user was looking.
+        m_view->setFocus(Qt::OtherFocusReason);
+    });
 
     QSettings settings;
     resize(1400, 900);
@@ -164,23 +181,57 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     rebuildRecentMenu();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // The planner (a child) outlives this class's part of the object: its undo stack signals as
+    // it is torn down, and updateTitle must not run on a half-destroyed window.
+    if (m_planner) {
+        m_planner->document()->undoStack()->disconnect(this);
+        m_planner->document()->disconnect(this);
+        m_planner->disconnect(this);
+    }
+}
 
 void MainWindow::createActions()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    QAction *open = file->addAction(tr("&Open..."), this, &MainWindow::openDialog);
+    QAction *open = file->addAction(tr("&Open Model..."), this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     QAction *reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
     reloadAction->setShortcut(QKeySequence(Qt::Key_F5));
     file->addSeparator();
-    QAction *png = file->addAction(tr("Export Graph as &PNG..."), this,
-                                   [this] { exportDialog(QStringLiteral("png")); });
+    // The planner session (.rematproj: model, batch, budget, pins, plans) is the user's document.
+    QAction *openSession = file->addAction(tr("Open &Session..."), this, [this] {
+        if (!m_planner->maybeSave(this))
+            return;
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), lastFolder(),
+                                                          tr("Remat sessions (*.rematproj)"));
+        if (path.isEmpty())
+            return;
+        rememberFolder(path);
+        if (core::Status st = m_planner->openSession(path); !st.isOk())
+            reportError(QString::fromStdString(st.message()));
+        updateTitle();
+    });
+    openSession->setObjectName(QStringLiteral("openSessionAction"));
+    openSession->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    m_saveAction = file->addAction(tr("&Save Session"), this, [this] { saveSession(); });
+    m_saveAction->setObjectName(QStringLiteral("saveSessionAction"));
+    m_saveAction->setShortcut(QKeySequence::Save);
+    QAction *saveAs = file->addAction(tr("Save Session &As..."), this, [this] { saveSessionAs(); });
+    saveAs->setObjectName(QStringLiteral("saveSessionAsAction"));
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QMenu *exportMenu = file->addMenu(tr("&Export"));
+    exportMenu->setObjectName(QStringLiteral("exportMenu"));
+    QAction *png = exportMenu->addAction(tr("Graph as &PNG..."), this,
+                                         [this] { exportDialog(QStringLiteral("png")); });
     png->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-    QAction *svg = file->addAction(tr("Export Graph as &SVG..."), this,
-                                   [this] { exportDialog(QStringLiteral("svg")); });
+    QAction *svg = exportMenu->addAction(tr("Graph as &SVG..."), this,
+                                         [this] { exportDialog(QStringLiteral("svg")); });
     svg->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_E));
+    m_exportMenu = exportMenu; // the planner's exports join once the planner exists
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -194,6 +245,7 @@ void MainWindow::createActions()
     prevAction->setShortcut(QKeySequence::FindPrevious);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->setObjectName(QStringLiteral("viewMenu"));
     QAction *fit = view->addAction(tr("&Fit to Window"), this, [this] { m_view->fitAll(); });
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     QAction *zoomIn = view->addAction(tr("Zoom &In"), this, [this] { m_view->zoomBy(1.25); });
@@ -239,6 +291,9 @@ void MainWindow::createToolBar()
     m_batch = new QSpinBox(this);
     m_batch->setObjectName(QStringLiteral("batchSpin"));
     m_batch->setRange(1, 65536);
+    // Keys reach it only after a click: focus passed along the chain (a closed find bar, a
+    // closed dialog) must not turn the next arrow key into a re-import.
+    m_batch->setFocusPolicy(Qt::ClickFocus);
     m_batch->setToolTip(
         tr("Batch size: the model is re-imported and every shape, byte and FLOP figure updates"));
     bar->addWidget(m_batch);
@@ -260,6 +315,7 @@ void MainWindow::createToolBar()
     m_depth = new QSpinBox(this);
     m_depth->setObjectName(QStringLiteral("depthSpin"));
     m_depth->setRange(0, 32);
+    m_depth->setFocusPolicy(Qt::ClickFocus);
     m_depth->setSpecialValueText(tr("none"));
     m_depth->setToolTip(tr("Collapse every namespace group at this depth (none: expand all)"));
     bar->addWidget(m_depth);
@@ -276,6 +332,8 @@ void MainWindow::createToolBar()
         m_colourMode->addItem(colourModeName(m), int(m));
     bar->addWidget(m_colourMode);
     connect(m_colourMode, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (m_colourMode->itemData(i).toInt() < 0)
+            return; // a mode added by the planner ("Plan decision"): it handles its own
         setColourMode(ColourMode(m_colourMode->itemData(i).toInt()));
         QSettings().setValue(QStringLiteral("view/colourMode"), i);
     });
@@ -442,6 +500,21 @@ MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
     return layouter;
 }
 
+layout::CollapsePolicy MainWindow::collapsePolicy() const
+{
+    // What a window holds at a legible zoom, as Model Explorer opens: a graph area of 1000x600
+    // pixels shows about 8 rows of boxes at 0.8 scale, so a model of up to ~150 drawn nodes
+    // (a few screens to scroll through) opens expanded; a larger one at the deepest depth with
+    // at most ~120 boxes. A bigger window takes more before collapsing, a smaller one fewer.
+    const QSize area = m_view->isVisible() ? m_view->viewport()->size() : QSize(1000, 600);
+    const double ratio =
+        std::clamp(area.width() * double(area.height()) / (1000.0 * 600.0), 0.5, 3.0);
+    layout::CollapsePolicy policy;
+    policy.expandedNodeLimit = int(150 * ratio);
+    policy.boxLimit = int(120 * ratio);
+    return policy;
+}
+
 void MainWindow::setFoldShapeArithmetic(bool on)
 {
     if (m_foldAction->isChecked() != on) {
@@ -472,7 +545,8 @@ void MainWindow::setFoldShapeArithmetic(bool on)
 void MainWindow::onLoaded(const LoadedModel &model)
 {
     auto layouter = makeLayouter(model.graph);
-    const int depth = m_initialDepth >= 0 ? m_initialDepth : layout::autoCollapseDepth(*layouter);
+    const int depth = m_initialDepth >= 0 ? m_initialDepth
+                                          : layout::autoCollapseDepth(*layouter, collapsePolicy());
     const bool sameFile = m_document->hasModel() && m_document->model().path == model.path;
     m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
     m_document->setLayouter(layouter);
@@ -487,7 +561,7 @@ void MainWindow::onLoaded(const LoadedModel &model)
                                              : QStringLiteral(" ") + summary + QStringLiteral(" "));
     m_stack->setCurrentIndex(1);
     addRecentFile(model.path);
-    setWindowTitle(tr("%1 - Remat Studio").arg(QFileInfo(model.path).fileName()));
+    updateTitle();
     updateSummary();
     startLayout();
 }
@@ -520,16 +594,26 @@ void MainWindow::onLayoutFinished(std::shared_ptr<const layout::GraphLayout> l, 
     const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
     m_document->setLayout(std::move(l));
     if (m_firstLayoutOfModel) {
-        m_view->fitAll();
+        frameReadable();
         m_firstLayoutOfModel = false;
     } else if (m_pendingReveal.valid()) {
         m_view->reveal(m_scene->itemShowing(m_pendingReveal));
         m_pendingReveal = NodeId();
+    } else if (m_refitAfterLayout) {
+        refitAfterCollapse(m_pendingToggle);
     } else {
         m_view->centerOn(centre);
     }
+    m_refitAfterLayout = false;
+    m_pendingToggle = NamespaceId();
+    // The scene's items were all replaced: far-zoom painting follows the new box count, and the
+    // whole viewport is painted again (a collapse could leave the old picture until the next
+    // zoom, with tooltips of the new boxes over it).
+    m_view->updateOverview();
+    m_view->viewport()->update();
     m_minimap->refit();
-    if (!m_searchBar->query().isEmpty()) {
+    // A closed find bar keeps its text for the next Ctrl+F, but its hits stay cleared.
+    if (!m_searchBar->isHidden() && !m_searchBar->query().isEmpty()) {
         // New boxes: mark the hits again, keeping the one being shown.
         const NodeId current = m_hitIndex >= 0 ? m_hits[size_t(m_hitIndex)] : NodeId();
         runSearch(m_searchBar->query());
@@ -573,6 +657,7 @@ void MainWindow::collapseToDepth(int depth)
     if (!m_document->layouter())
         return;
     m_document->setCollapsed(layout::collapseAtDepth(*m_document->layouter(), depth));
+    m_refitAfterLayout = true;
     startLayout();
 }
 
@@ -580,12 +665,28 @@ void MainWindow::toggleGroup(NamespaceId ns)
 {
     if (!m_document->hasModel())
         return;
+    const layout::GraphLayouter *lay = m_document->layouter().get();
+    if (!lay)
+        return;
     layout::CollapseSet set = m_document->collapsed();
-    if (set.count(ns))
+    if (set.count(ns)) {
+        // Expand one level (as Model Explorer does): the group's own subgroups come up
+        // collapsed, however deep the collapse depth had left them open.
         set.erase(ns);
-    else
+        const ir::Graph &g = m_document->graph();
+        for (NamespaceId sub : lay->groups()) {
+            NamespaceId up = g.ns(sub).parent;
+            while (up.valid() && !lay->isGroup(up))
+                up = g.ns(up).parent;
+            if (up == ns)
+                set.insert(sub);
+        }
+    } else {
         set.insert(ns);
+    }
     m_document->setCollapsed(std::move(set));
+    m_pendingToggle = ns;
+    m_refitAfterLayout = true;
     startLayout();
 }
 
@@ -688,7 +789,13 @@ void MainWindow::dropEvent(QDropEvent *event)
     }
 }
 
-void MainWindow::find() { m_searchBar->activate(); }
+void MainWindow::find()
+{
+    m_searchBar->activate();
+    // Closing the bar cleared the marks; its text comes back selected, so do its hits.
+    if (!m_searchBar->query().isEmpty())
+        runSearch(m_searchBar->query());
+}
 
 void MainWindow::runSearch(const QString &text)
 {
@@ -758,13 +865,189 @@ void MainWindow::exportDialog(const QString &format)
 {
     if (!m_document->hasModel())
         return;
-    const QString suggested =
-        QFileInfo(m_currentPath).completeBaseName() + QStringLiteral(".") + format;
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export Graph"), suggested,
+        this, tr("Export Graph"), suggestedPath(QString(), format),
         format == QLatin1String("svg") ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
-    if (!path.isEmpty() && exportImage(path))
+    if (path.isEmpty())
+        return;
+    rememberFolder(path);
+    if (exportImage(path))
         statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+}
+
+QString MainWindow::lastFolder() const
+{
+    const QString saved = QSettings().value(QStringLiteral("lastSaveDir")).toString();
+    if (!saved.isEmpty() && QFileInfo(saved).isDir())
+        return saved;
+    if (!m_planner->sessionPath().isEmpty())
+        return QFileInfo(m_planner->sessionPath()).absolutePath();
+    return m_currentPath.isEmpty() ? QDir::homePath() : QFileInfo(m_currentPath).absolutePath();
+}
+
+void MainWindow::rememberFolder(const QString &file)
+{
+    QSettings().setValue(QStringLiteral("lastSaveDir"), QFileInfo(file).absolutePath());
+}
+
+QString MainWindow::suggestedPath(const QString &what, const QString &suffix) const
+{
+    QString base = m_currentPath.isEmpty() ? QStringLiteral("untitled")
+                                           : QFileInfo(m_currentPath).completeBaseName();
+    if (!what.isEmpty())
+        base += QStringLiteral("_") + what;
+    return QDir(lastFolder()).filePath(base + QStringLiteral(".") + suffix);
+}
+
+bool MainWindow::saveSession()
+{
+    if (m_planner->sessionPath().isEmpty())
+        return saveSessionAs();
+    return saveSessionTo(m_planner->sessionPath());
+}
+
+bool MainWindow::saveSessionAs()
+{
+    const QString start = m_planner->sessionPath().isEmpty()
+                              ? suggestedPath(QString(), QStringLiteral("rematproj"))
+                              : m_planner->sessionPath();
+    QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), start,
+                                                tr("Remat sessions (*.rematproj)"));
+    if (path.isEmpty())
+        return false;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QStringLiteral(".rematproj");
+    return saveSessionTo(path);
+}
+
+bool MainWindow::saveSessionTo(const QString &path)
+{
+    if (m_planner->document()->modelPath().isEmpty()) {
+        reportError(tr("Nothing to save: open a model first"));
+        return false;
+    }
+    if (core::Status st = m_planner->saveSession(path); !st.isOk()) {
+        reportError(tr("Saving %1 failed: %2").arg(path, QString::fromStdString(st.message())));
+        return false;
+    }
+    rememberFolder(path);
+    updateTitle();
+    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 5000);
+    return true;
+}
+
+void MainWindow::updateTitle()
+{
+    // "session.rematproj (model.onnx)[*]" once saved, "model.onnx[*]" before; [*] shows as "*"
+    // while the session has unsaved plans or pins (what File > Save would write).
+    const PlannerDocument *pd = m_planner ? m_planner->document() : nullptr;
+    QString name;
+    if (m_planner && !m_planner->sessionPath().isEmpty())
+        name = QFileInfo(m_planner->sessionPath()).fileName() +
+               (m_currentPath.isEmpty()
+                    ? QString()
+                    : QStringLiteral(" (%1)").arg(QFileInfo(m_currentPath).fileName()));
+    else if (m_document->hasModel())
+        name = QFileInfo(m_document->model().path).fileName();
+    const bool modified = pd && pd->isModified() && (!pd->plans().empty() || !pd->pins().isEmpty());
+    setWindowTitle(name.isEmpty() ? tr("Remat Studio") : tr("%1[*] - Remat Studio").arg(name));
+    setWindowModified(modified);
+    if (m_saveAction)
+        m_saveAction->setEnabled(pd && !pd->modelPath().isEmpty());
+}
+
+void MainWindow::createPlannerExports()
+{
+    // The planner's exports under File > Export too, each suggesting a file name in the folder
+    // last saved to.
+    auto add = [this](const QString &text, const QString &what, const QString &suffix,
+                      const QString &filter, std::function<core::Status(const QString &)> write) {
+        QAction *a = m_exportMenu->addAction(text, this, [=, this] {
+            const QString path =
+                QFileDialog::getSaveFileName(this, text, suggestedPath(what, suffix), filter);
+            if (path.isEmpty())
+                return;
+            rememberFolder(path);
+            if (core::Status st = write(path); !st.isOk())
+                reportError(tr("%1: %2").arg(path, QString::fromStdString(st.message())));
+            else
+                statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+        });
+        return a;
+    };
+    m_exportMenu->addSeparator();
+    add(tr("Plan &JSON..."), QStringLiteral("plan"), QStringLiteral("json"),
+        tr("Plan JSON (*.json)"),
+        [this](const QString &p) { return m_planner->exportPlanJson(p); });
+    add(tr("Memory &timeline CSV..."), QStringLiteral("timeline"), QStringLiteral("csv"),
+        tr("CSV (*.csv)"), [this](const QString &p) { return m_planner->exportTimelineCsv(p); });
+    add(tr("&Memory chart..."), QStringLiteral("memory"), QStringLiteral("png"),
+        tr("Images (*.png *.svg)"),
+        [this](const QString &p) { return m_planner->exportChart(m_planner->memoryChart(), p); });
+    add(tr("P&areto chart..."), QStringLiteral("pareto"), QStringLiteral("png"),
+        tr("Images (*.png *.svg)"),
+        [this](const QString &p) { return m_planner->exportChart(m_planner->paretoChart(), p); });
+    m_exportMenu->addSeparator();
+    QAction *pytorch = m_exportMenu->addAction(tr("Apply in P&yTorch..."), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Apply in PyTorch"),
+            suggestedPath(QStringLiteral("plan"), QStringLiteral("json")),
+            tr("Plan JSON (*.json)"));
+        if (path.isEmpty())
+            return;
+        rememberFolder(path);
+        QString snippet;
+        if (core::Status st = m_planner->exportForPyTorch(path, &snippet); !st.isOk()) {
+            reportError(QString::fromStdString(st.message()));
+            return;
+        }
+        auto *box = new QMessageBox(
+            QMessageBox::Information, tr("Apply in PyTorch"),
+            tr("Wrote %1, %2 and remat_apply.py. In Python, with `model` your "
+               "torch.nn.Module:\n\n%3")
+                .arg(path, snippet,
+                     Planner::pytorchSnippet(path, m_planner->document()->modelPath())),
+            QMessageBox::Ok, this);
+        box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
+    pytorch->setObjectName(QStringLiteral("fileApplyInPyTorch"));
+    pytorch->setToolTip(tr("Export the plan with remat_apply.py and a 3-line snippet that applies "
+                           "it to the PyTorch model"));
+}
+
+void MainWindow::createDockMenuAndHelp()
+{
+    // View > Panels brings back any dock the user closed (Qt's own toggle actions).
+    QMenu *view = nullptr;
+    for (QAction *a : menuBar()->actions())
+        if (a->menu() && a->menu()->objectName() == QLatin1String("viewMenu"))
+            view = a->menu();
+    if (view) {
+        view->addSeparator();
+        QMenu *panels = view->addMenu(tr("&Panels"));
+        panels->setObjectName(QStringLiteral("panelsMenu"));
+        for (QDockWidget *dock : findChildren<QDockWidget *>(Qt::FindDirectChildrenOnly))
+            panels->addAction(dock->toggleViewAction());
+        panels->addSeparator();
+        for (QToolBar *bar : findChildren<QToolBar *>(Qt::FindDirectChildrenOnly))
+            panels->addAction(bar->toggleViewAction());
+    }
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->setObjectName(QStringLiteral("helpMenu"));
+    QAction *keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        auto *dialog = new ShortcutsDialog(menuBar(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
+    keys->setObjectName(QStringLiteral("shortcutsAction"));
+    keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+    help->addSeparator();
+    QAction *about = help->addAction(tr("&About Remat Studio"), this,
+                                     [this] { showAboutBox(this, m_aboutExtras); });
+    about->setObjectName(QStringLiteral("aboutAction"));
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
 bool MainWindow::exportImage(const QString &path)
@@ -811,10 +1094,38 @@ bool MainWindow::exportImage(const QString &path)
     return true;
 }
 
-void MainWindow::frameForScreenshot()
+void MainWindow::refitAfterCollapse(NamespaceId toggled)
+{
+    // The whole graph when it reads at that scale; else the same zoom, on the group just opened
+    // or closed (its top, when taller than the view), so the user's place is kept.
+    const QTransform before = m_view->transform();
+    m_view->fitAll();
+    if (m_view->scale() >= kReadableScale || !m_document->layout())
+        return;
+    m_view->setTransform(before.m11() >= kReadableScale ? before : QTransform::fromScale(0.8, 0.8));
+    m_view->updateOverview();
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    QRectF target;
+    for (const layout::LayoutItem &it : m_document->layout()->items)
+        if (toggled.valid() && it.ns == toggled && it.kind != layout::ItemKind::Node)
+            target = QRectF(it.rect.x, it.rect.y, it.rect.width, it.rect.height);
+    if (target.isNull()) {
+        frameReadable();
+        return;
+    }
+    const double y = target.height() > visible.height() * 0.9
+                         ? target.top() - 20 + visible.height() / 2
+                         : target.center().y();
+    m_view->centerOn(QPointF(target.center().x(), y));
+    emit m_view->viewportChanged();
+}
+
+void MainWindow::frameForScreenshot() { frameReadable(); }
+
+void MainWindow::frameReadable()
 {
     m_view->fitAll();
-    if (m_view->scale() >= 0.45 || !m_document->layout())
+    if (m_view->scale() >= kReadableScale || !m_document->layout())
         return;
     // Too small to read: show the top of the graph at a legible scale, centred on the first box.
     m_view->setTransform(QTransform::fromScale(0.8, 0.8));

@@ -3,6 +3,7 @@
 //   MainWindow w;  w.openModel("model.onnx");  w.show();
 //   connect(&w, &MainWindow::layoutFinished, ...);  w.exportImage("graph.svg");
 
+#include "core/layout/collapse_policy.h"
 #include "core/layout/graph_layout.h"
 #include "ui/colour_mode.h"
 #include "ui/model_document.h"
@@ -77,8 +78,10 @@ public:
     bool foldShapeArithmetic() const { return m_foldShapes; }
     /// Writes the whole graph as PNG or SVG (by extension). False (and an error) on failure.
     bool exportImage(const QString &path);
-    /// Frames the graph for a screenshot: the whole graph when its labels stay legible at that
-    /// scale, else a legible zoom at the graph's top (the minimap shows the rest).
+    /// Frames the graph as a model opens (Netron's start): the whole graph when its labels stay
+    /// legible at that scale, else a legible zoom at the graph's top (the minimap shows the rest).
+    void frameReadable();
+    /// The same framing, for scripted screenshots.
     void frameForScreenshot();
 
     ModelDocument *document() const { return m_document; }
@@ -91,6 +94,18 @@ public:
     /// per open).
     const std::shared_ptr<ProblemCache> &problemCache() const { return m_problems; }
     SearchBar *searchBar() const { return m_searchBar; }
+    /// File > Save Session (Ctrl+S): to the session's file, or asks for one (Save As). False
+    /// when nothing was written (cancelled, or an error, which is reported).
+    bool saveSession();
+    bool saveSessionAs();
+    /// Writes the planner session to `path` without a dialog; the title drops its unsaved
+    /// marker and the status bar says "Saved".
+    bool saveSessionTo(const QString &path);
+    /// The name a save or export dialog suggests: "<model>_<what>.<suffix>" in the folder last
+    /// saved to (else the session's or the model's folder).
+    QString suggestedPath(const QString &what, const QString &suffix) const;
+    /// Lines the About box adds after the libraries (the app's CUDA runtime and devices).
+    void setAboutExtras(const QStringList &lines) { m_aboutExtras = lines; }
     /// Loading or laying out in the background.
     bool isBusy() const;
     QString statusSummary() const;
@@ -118,6 +133,11 @@ private:
     void createActions();
     void createToolBar();
     void createDocks();
+    void createPlannerExports();
+    void createDockMenuAndHelp();
+    void updateTitle();
+    QString lastFolder() const;
+    static void rememberFolder(const QString &file);
     void onLoaded(const LoadedModel &model);
     void onLoadFailed(const QString &path, const QString &message);
     void onInputsNeeded(const QString &path, const QString &message,
@@ -128,6 +148,9 @@ private:
     void onLayoutFinished(std::shared_ptr<const core::layout::GraphLayout> layout, double ms);
     void onDocumentChanged(const DocumentChange &change);
     void startLayout();
+    /// After collapse / expand: fit the whole graph if it reads, else keep the zoom and show
+    /// the toggled group (invalid: the graph's top).
+    void refitAfterCollapse(core::NamespaceId toggled);
     void reportError(const QString &message);
     void setBusy(bool busy, const QString &what);
     void addRecentFile(const QString &path);
@@ -137,6 +160,8 @@ private:
     void showSearchHit();
     void openDialog();
     void exportDialog(const QString &format);
+    /// How far a model opens collapsed: the core's policy scaled to the graph area's size.
+    core::layout::CollapsePolicy collapsePolicy() const;
     std::shared_ptr<core::layout::GraphLayouter>
     makeLayouter(std::shared_ptr<const core::ir::Graph> graph) const;
 
@@ -164,6 +189,9 @@ private:
     QComboBox *m_colourMode;
     QAction *m_foldAction = nullptr;
     QMenu *m_recentMenu;
+    QMenu *m_exportMenu = nullptr;
+    QAction *m_saveAction = nullptr;
+    QStringList m_aboutExtras;
     Planner *m_planner = nullptr;
     QTimer *m_batchTimer;
     QString m_currentPath;
@@ -175,6 +203,8 @@ private:
     std::vector<core::NodeId> m_hits;
     int m_hitIndex = -1;
     core::NodeId m_pendingReveal;
+    core::NamespaceId m_pendingToggle; ///< the group expanded or collapsed by the running layout
+    bool m_refitAfterLayout = false;
 };
 
 } // namespace remat::ui

@@ -1,13 +1,14 @@
 // remat-studio: the desktop application. Composition only.
 //   remat-studio [MODEL] [--batch N] [--input-shape NAME=DxD..] [--dim NAME=V] [--input-value NAME=V]
 //                [--classify NAME=KIND] [--semantics training|as-exported] [--collapse-depth N] [--fold on|off]
-//   remat-studio MODEL --screenshot out.png [--size 1600x1000]   (QT_QPA_PLATFORM=offscreen works)
+//   remat-studio MODEL --screenshot out.png [--size 1600x1000] [--solve SOLVER]   (offscreen works)
 //   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
 #include "core/onnx/input_spec.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
 #ifdef REMAT_HAVE_CUDA
 #include "core/util/bytes.h"
 #include "gpu/cuda_backend.h"
@@ -79,7 +80,12 @@ int main(int argc, char **argv)
         QStringLiteral("Fold shape arithmetic into its consumers: on or off (default: as last set "
                        "in View > Fold Shape Arithmetic, on at first)."),
         QStringLiteral("on|off"));
-    parser.addOptions({screenshot, size, depth, colour, select, fit, fold});
+    QCommandLineOption solve(
+        QStringLiteral("solve"),
+        QStringLiteral("With MODEL --screenshot: solve with SOLVER (lowest peak) first, so the "
+                       "picture shows the plan's colours and memory chart."),
+        QStringLiteral("solver"));
+    parser.addOptions({screenshot, size, depth, colour, select, fit, fold, solve});
     QCommandLineOption session(
         QStringLiteral("session"),
         QStringLiteral("Open a planner session (.rematproj): its model, pins and plans."),
@@ -166,6 +172,18 @@ int main(int argc, char **argv)
 #ifdef REMAT_HAVE_CUDA
     // The app composes: each CUDA device becomes a run backend, and the first one's free memory
     // fills the planner's "This GPU" budget (the ui library never links CUDA).
+    QStringList cudaAbout{
+        QStringLiteral("CUDA toolkit %1 (this build)").arg(QStringLiteral(REMAT_CUDA_VERSION))};
+    for (const remat::gpu::DeviceInfo &d : remat::gpu::listDevices())
+        cudaAbout << QStringLiteral("cuda:%1 %2 (sm_%3%4, %5)")
+                         .arg(d.index)
+                         .arg(QString::fromStdString(d.name))
+                         .arg(d.computeMajor)
+                         .arg(d.computeMinor)
+                         .arg(QString::fromStdString(remat::core::formatBytes(d.totalBytes)));
+    if (cudaAbout.size() == 1)
+        cudaAbout << QStringLiteral("no CUDA device found: runs use the CPU backend");
+    window.setAboutExtras(cudaAbout);
     if (const std::vector<remat::gpu::DeviceInfo> devices = remat::gpu::listDevices();
         !devices.empty()) {
         std::vector<remat::ui::BackendChoice> backends{remat::ui::Planner::cpuBackendChoice()};
@@ -287,7 +305,8 @@ int main(int argc, char **argv)
                              std::fprintf(stderr, "remat-studio: %s\n", qPrintable(message));
                              QApplication::exit(1);
                          });
-        QObject::connect(&window, &remat::ui::MainWindow::modelShown, &app, [&] {
+        // Takes the screenshot once everything asked for is on screen.
+        auto shoot = [&] {
             if (parser.isSet(select)) {
                 window.find();
                 window.searchBar()->setQuery(parser.value(select));
@@ -310,6 +329,40 @@ int main(int argc, char **argv)
                     QApplication::exit(0);
                 });
             });
+        };
+        QObject::connect(&window, &remat::ui::MainWindow::modelShown, &app, [&] {
+            if (!parser.isSet(solve)) {
+                shoot();
+                return;
+            }
+            // The planner loads the problem the explorer shows; solve once it is there, then
+            // show the plan (the graph colours itself by the first plan) beside its memory chart.
+            remat::ui::Planner *planner = window.planner();
+            auto *poll = new QTimer(&app);
+            QObject::connect(poll, &QTimer::timeout, &app, [&, planner, poll] {
+                if (!planner->problem() || planner->isLoading() || window.isBusy())
+                    return;
+                poll->stop();
+                const QString id = parser.value(solve);
+                if (!planner->usableSolverIds().contains(id)) {
+                    std::fprintf(stderr, "remat-studio: --solve: %s is not usable here (%s)\n",
+                                 qPrintable(id),
+                                 qPrintable(planner->usableSolverIds().join(QStringLiteral(", "))));
+                    QApplication::exit(2);
+                    return;
+                }
+                planner->document()->setObjective(remat::core::solvers::Objective::MinPeak);
+                planner->solve(id);
+                planner->waitForIdle();
+                if (!planner->document()->currentPlan()) {
+                    std::fprintf(stderr, "remat-studio: --solve %s gave no plan\n", qPrintable(id));
+                    QApplication::exit(1);
+                    return;
+                }
+                planner->raiseView(QStringLiteral("memory"));
+                shoot();
+            });
+            poll->start(100);
         });
         QTimer::singleShot(300000, &app, [] {
             std::fprintf(stderr, "remat-studio: timed out waiting for the model\n");

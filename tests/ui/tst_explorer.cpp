@@ -6,17 +6,31 @@
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
+#include "ui/help_dialogs.h"
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
+#include "ui/planner/plan_colour_provider.h"
+#include "ui/planner/plan_node_colors.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
+#include "ui/planner/planner_integration.h"
 #include "ui_test_util.h"
 
+#include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
+#include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
+#include <QStatusBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -33,6 +47,16 @@ constexpr int kTimeoutMs = 60000;
 bool waitForLayout(MainWindow &w, QSignalSpy &spy, int before)
 {
     return QTest::qWaitFor([&] { return spy.count() > before && !w.isBusy(); }, kTimeoutMs);
+}
+
+int searchMarkedBoxes(MainWindow &w)
+{
+    int n = 0;
+    for (QGraphicsItem *item : w.graphScene()->items())
+        if (item->type() == NodeItem::Type &&
+            (static_cast<NodeItem *>(item)->highlight() & HighlightSearch))
+            ++n;
+    return n;
 }
 
 core::NamespaceId nsByPath(const core::ir::Graph &g, const std::string &path)
@@ -203,6 +227,404 @@ private slots:
         QVERIFY(waitForLayout(w, laid, before));
         QCOMPARE(w.graphScene()->boxCount(), nodes);
         QCOMPARE(w.graphScene()->collapsedGroupCount(), 0);
+    }
+
+    void closedFindBarKeepsHitsCleared()
+    {
+        // Bug: after Escape, a reload (F5), a batch change or any re-layout marked the old hits
+        // again, with the find bar hidden. Expected: Escape clears the marks for good; Ctrl+F
+        // brings the text and its hits back.
+        MainWindow w;
+        w.show();
+        if (!QFileInfo::exists(sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))))
+            QSKIP("shared corpus not found");
+        QVERIFY(openAndWait(w, sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))));
+        w.find();
+        w.searchBar()->setQuery(QStringLiteral("Conv"));
+        QVERIFY(searchMarkedBoxes(w) > 0);
+        auto *edit = w.searchBar()->findChild<QLineEdit *>(QStringLiteral("searchEdit"));
+        QVERIFY(edit);
+        QTest::keyClick(edit, Qt::Key_Escape);
+        QVERIFY(w.searchBar()->isHidden());
+        QCOMPARE(searchMarkedBoxes(w), 0);
+        QSignalSpy laid(&w, &MainWindow::layoutFinished);
+        int before = laid.count();
+        w.reload();
+        QVERIFY(waitForLayout(w, laid, before));
+        QCOMPARE(searchMarkedBoxes(w), 0);
+        before = laid.count();
+        w.setBatch(3);
+        QVERIFY(waitForLayout(w, laid, before));
+        QCOMPARE(searchMarkedBoxes(w), 0);
+        before = laid.count();
+        w.collapseToDepth(1);
+        QVERIFY(waitForLayout(w, laid, before));
+        QCOMPARE(searchMarkedBoxes(w), 0);
+        w.find(); // the query is still there and marks its hits again
+        QCOMPARE(w.searchBar()->query(), QStringLiteral("Conv"));
+        QVERIFY(searchMarkedBoxes(w) > 0);
+        QSettings().remove(QStringLiteral("batch"));
+    }
+
+    void escapeLeavesTheBatchAlone()
+    {
+        // Bug: Escape in the find bar handed focus to the toolbar's Batch box, and the next Up
+        // key changed the batch and re-imported the model. Expected: focus returns to the graph;
+        // an arrow key there changes no batch; the spin boxes take focus only from a click.
+        MainWindow w;
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        if (!QFileInfo::exists(sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))))
+            QSKIP("shared corpus not found");
+        QVERIFY(openAndWait(w, sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))));
+        auto *batch = w.findChild<QSpinBox *>(QStringLiteral("batchSpin"));
+        QVERIFY(batch);
+        const int batchBefore = batch->value();
+        w.find();
+        auto *edit = w.searchBar()->findChild<QLineEdit *>(QStringLiteral("searchEdit"));
+        QTRY_VERIFY(edit->hasFocus());
+        QTest::keyClick(edit, Qt::Key_Escape);
+        QWidget *focus = QApplication::focusWidget();
+        QVERIFY(focus);
+        QVERIFY2(focus != batch && !batch->isAncestorOf(focus),
+                 qPrintable(focus->metaObject()->className()));
+        QVERIFY(focus == w.graphView() || w.graphView()->isAncestorOf(focus));
+        QTest::keyClick(focus, Qt::Key_Up);
+        QTest::qWait(600); // longer than the batch box's debounce
+        QCOMPARE(batch->value(), batchBefore);
+        QVERIFY(!w.isBusy());
+        QCOMPARE(batch->focusPolicy(), Qt::ClickFocus);
+    }
+
+    void shapeSearchAcceptsEverySpelling()
+    {
+        // Bug: "512×7×7" and "512,7,7" found resnet18's 7x7 maps, "512x7x7" found nothing.
+        // Expected: x, ×, comma, * and spaces around them all find the same nodes; a name with
+        // an x in it is still searched as typed.
+        MainWindow w;
+        w.show();
+        if (!QFileInfo::exists(sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))))
+            QSKIP("shared corpus not found");
+        QVERIFY(openAndWait(w, sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))));
+        GraphScene *scene = w.graphScene();
+        const auto reference = scene->search(QStringLiteral("512\u00d77\u00d77"));
+        QVERIFY(!reference.empty());
+        for (const char *spelling : {"512x7x7", "512X7X7", "512,7,7", "512 x 7 x 7", "512*7*7"})
+            QVERIFY2(scene->search(QString::fromLatin1(spelling)) == reference, spelling);
+        QVERIFY(!scene->search(QStringLiteral("maxpool")).empty());
+        QVERIFY(scene->search(QStringLiteral("512x7x8")).empty());
+    }
+
+    void doubleClickExpandsOneLevel()
+    {
+        // Bug: expanding a collapsed group opened all of its subgroups at once. Expected: its
+        // own subgroups come up collapsed (Model Explorer's one level at a time), the view
+        // re-fits, and every box is still shown exactly once.
+        MainWindow w;
+        w.resize(1200, 800);
+        w.setInitialCollapseDepth(1);
+        w.show();
+        if (!QFileInfo::exists(sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))))
+            QSKIP("shared corpus not found");
+        QVERIFY(openAndWait(w, sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"))));
+        const auto &g = w.document()->graph();
+        const core::NamespaceId layer1 = nsByPath(g, "layer1");
+        const core::NamespaceId block0 = nsByPath(g, "layer1/layer1.0");
+        const core::NamespaceId block1 = nsByPath(g, "layer1/layer1.1");
+        QVERIFY(layer1.valid() && block0.valid() && block1.valid());
+        QVERIFY(w.document()->collapsed().count(layer1));
+        QVERIFY(!w.document()->collapsed().count(block0)); // depth 1 leaves depth 2 open
+        QSignalSpy laid(&w, &MainWindow::layoutFinished);
+        const int before = laid.count();
+        // A real double-click on the group's box, through the view.
+        NodeItem *box = w.graphScene()->itemShowing(*g.findNode("/layer1/layer1.0/conv1/Conv"));
+        QVERIFY(box && box->isGroup());
+        w.graphView()->centerOn(box);
+        const QPoint at = w.graphView()->mapFromScene(box->rect().center());
+        QTest::mouseDClick(w.graphView()->viewport(), Qt::LeftButton, {}, at);
+        QVERIFY(waitForLayout(w, laid, before));
+        QVERIFY(w.graphScene()->frameOf(layer1) != nullptr);
+        QVERIFY(w.graphScene()->frameOf(block0) == nullptr);
+        QVERIFY(w.graphScene()->frameOf(block1) == nullptr);
+        QVERIFY(w.document()->collapsed().count(block0) && w.document()->collapsed().count(block1));
+        QVERIFY(w.graphScene()->itemShowing(*g.findNode("/layer1/layer1.0/conv1/Conv"))->isGroup());
+        QCOMPARE(w.graphScene()->nodeItemCount(), int(g.nodeCount()));
+        // The picture follows: far-zoom painting matches the new box count, and the box under
+        // the cursor is the one its tooltip names.
+        QCOMPARE(w.graphScene()->overview(),
+                 w.graphView()->scale() < 0.12 && w.graphScene()->boxCount() > 1500);
+        NodeItem *block = w.graphScene()->itemShowing(*g.findNode("/layer1/layer1.0/conv1/Conv"));
+        w.graphView()->centerOn(block);
+        const QPoint p = w.graphView()->mapFromScene(block->rect().center());
+        QGraphicsItem *under = w.graphView()->itemAt(p);
+        QVERIFY(under && under->type() == NodeItem::Type);
+        QVERIFY(under->toolTip().startsWith(QStringLiteral("layer1/layer1.0")));
+    }
+
+    void solvedPlanColoursTheGraph()
+    {
+        // Expectation: after a solve the graph shows the plan. It went white: every solve reset
+        // the teaching view to step 0, and the graph then showed what is resident at that step
+        // (almost nothing) even with the Schedule tab hidden. Expected: with the Memory tab up,
+        // every box with a decision wears its decision's colour, some are recomputed, and a
+        // collapsed group carries a keep / recompute summary of its members; raising the
+        // Schedule tab switches to the step's residency, leaving it switches back.
+        MainWindow w;
+        w.resize(1400, 900);
+        w.setInitialCollapseDepth(0);
+        w.show();
+        const QString model =
+            remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+        QVERIFY(QFileInfo::exists(model));
+        QVERIFY(openAndWait(w, model));
+        Planner *planner = w.planner();
+        QVERIFY(QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); },
+                                kTimeoutMs));
+        planner->raiseView(QStringLiteral("memory"));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QVERIFY(planner->document()->currentPlan());
+        auto *integration = w.findChild<PlannerIntegration *>();
+        QVERIFY(integration && integration->colourByPlan());
+        QVERIFY(!integration->showsStep());
+        auto countColours = [&](int *decided, int *matching, int *recomputed) {
+            *decided = *matching = *recomputed = 0;
+            const auto &g = w.document()->graph();
+            for (QGraphicsItem *item : w.graphScene()->items()) {
+                if (item->type() != NodeItem::Type)
+                    continue;
+                auto *box = static_cast<NodeItem *>(item);
+                if (box->isGroup())
+                    continue;
+                const auto node = w.document()->layout()->items[size_t(box->layoutIndex())].node;
+                const PlanDecision d =
+                    planner->nodeColors()->decision(QString::fromStdString(g.node(node).name));
+                if (d == PlanDecision::None)
+                    continue;
+                ++*decided;
+                *matching += box->fill() == PlanNodeColors::colorFor(d);
+                *recomputed += d == PlanDecision::Recompute;
+            }
+        };
+        int decided = 0, matching = 0, recomputed = 0;
+        countColours(&decided, &matching, &recomputed);
+        QVERIFY(decided > 10);
+        QCOMPARE(matching, decided);
+        QVERIFY(recomputed > 0);
+        // The Schedule tab shows the step: boxes not resident there fade.
+        planner->raiseView(QStringLiteral("schedule"));
+        QTRY_VERIFY(integration->showsStep());
+        countColours(&decided, &matching, &recomputed);
+        QVERIFY(matching < decided);
+        planner->raiseView(QStringLiteral("memory"));
+        QTRY_VERIFY(!integration->showsStep());
+        countColours(&decided, &matching, &recomputed);
+        QCOMPARE(matching, decided);
+        // Collapsed groups summarise their members' decisions.
+        QSignalSpy laid(&w, &MainWindow::layoutFinished);
+        const int before = laid.count();
+        w.collapseToDepth(1);
+        QVERIFY(waitForLayout(w, laid, before));
+        int summarised = 0;
+        for (QGraphicsItem *item : w.graphScene()->items()) {
+            if (item->type() != NodeItem::Type || !static_cast<NodeItem *>(item)->isGroup())
+                continue;
+            auto *box = static_cast<NodeItem *>(item);
+            int total = 0;
+            for (const auto &part : box->breakdown())
+                total += part.second;
+            QVERIFY(total <= box->memberCount());
+            if (total > 0) {
+                ++summarised;
+                QVERIFY2(box->toolTip().contains(QStringLiteral("keep:")) ||
+                             box->toolTip().contains(QStringLiteral("recompute:")),
+                         qPrintable(box->toolTip()));
+            }
+        }
+        QVERIFY(summarised > 0);
+        // The toolbar's "Colour by" says so, and switching it back to op types leaves the plan.
+        auto *combo = w.findChild<QComboBox *>(QStringLiteral("colourModeCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->currentText(), QStringLiteral("Plan decision"));
+        combo->setCurrentIndex(combo->findData(int(ColourMode::OpType)));
+        QVERIFY(!integration->colourByPlan());
+        combo->setCurrentIndex(combo->findText(QStringLiteral("Plan decision")));
+        QVERIFY(integration->colourByPlan());
+    }
+
+    void largeModelOpensReadable()
+    {
+        // Expectation: a large model (vit_b_16, ~1800 nodes) opens collapsed to a depth whose
+        // boxes fit the window, framed Netron-like at the graph's top at a legible zoom, and
+        // stays legible after an expand (re-fit, or the same zoom on the opened group).
+        if (!QFileInfo::exists(sharedPath(QStringLiteral("corpus/graph_only/vit_b_16.onnx"))))
+            QSKIP("shared corpus not found");
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(openAndWait(w, sharedPath(QStringLiteral("corpus/graph_only/vit_b_16.onnx"))));
+        QVERIFY(w.graphScene()->collapsedGroupCount() > 0);
+        QVERIFY2(w.graphScene()->boxCount() <= 150,
+                 qPrintable(QString::number(w.graphScene()->boxCount())));
+        QVERIFY2(w.graphView()->scale() >= 0.45,
+                 qPrintable(QString::number(w.graphView()->scale())));
+        const QRectF visible =
+            w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        QVERIFY(visible.top() <= w.graphScene()->sceneRect().top() + 1);
+        // Expand the first collapsed group: one level opens and the zoom stays legible.
+        core::NamespaceId first;
+        for (const auto &it : w.document()->layout()->items)
+            if (it.kind == core::layout::ItemKind::CollapsedGroup) {
+                first = it.ns;
+                break;
+            }
+        QVERIFY(first.valid());
+        QSignalSpy laid(&w, &MainWindow::layoutFinished);
+        const int before = laid.count();
+        w.toggleGroup(first);
+        QVERIFY(waitForLayout(w, laid, before));
+        QVERIFY(w.graphScene()->frameOf(first));
+        QVERIFY(w.graphView()->scale() >= 0.45);
+        const QRectF frame = w.graphScene()->frameOf(first)->boundingRect();
+        const QRectF now =
+            w.graphView()->mapToScene(w.graphView()->viewport()->rect()).boundingRect();
+        QVERIFY(now.intersects(frame)); // the opened group is on screen
+    }
+
+    void sessionSavedFromTheFileMenu()
+    {
+        // Expectation: File > Save Session (Ctrl+S) and Save As, the title names the file with an
+        // unsaved marker, the status bar confirms "Saved", export dialogs suggest a name in the
+        // folder last saved to, and Apply in PyTorch is under File > Export.
+        MainWindow w;
+        w.show();
+        const QString model =
+            remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+        QVERIFY(openAndWait(w, model));
+        QVERIFY(w.windowTitle().startsWith(QStringLiteral("tiny_vit.onnx[*]")));
+        QVERIFY(!w.isWindowModified());
+        auto *save = w.findChild<QAction *>(QStringLiteral("saveSessionAction"));
+        QVERIFY(save);
+        QCOMPARE(save->shortcut(), QKeySequence(QKeySequence::Save));
+        QVERIFY(w.findChild<QAction *>(QStringLiteral("saveSessionAsAction")));
+        auto *exportMenu = w.findChild<QMenu *>(QStringLiteral("exportMenu"));
+        QVERIFY(exportMenu);
+        QVERIFY(exportMenu->actions().contains(
+            w.findChild<QAction *>(QStringLiteral("fileApplyInPyTorch"))));
+        Planner *planner = w.planner();
+        QVERIFY(QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); },
+                                kTimeoutMs));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QTRY_VERIFY(w.isWindowModified()); // a plan the session file does not have yet
+        QTemporaryDir dir;
+        const QString session = dir.filePath(QStringLiteral("study.rematproj"));
+        QVERIFY(w.saveSessionTo(session));
+        QVERIFY(QFileInfo::exists(session));
+        QVERIFY(!w.isWindowModified());
+        QVERIFY2(w.windowTitle().startsWith(QStringLiteral("study.rematproj (tiny_vit.onnx)")),
+                 qPrintable(w.windowTitle()));
+        QVERIFY(w.statusBar()->currentMessage().startsWith(QStringLiteral("Saved ")));
+        // Ctrl+S now saves to the same file without asking.
+        QFile::remove(session);
+        QVERIFY(w.saveSession());
+        QVERIFY(QFileInfo::exists(session));
+        QCOMPARE(w.suggestedPath(QStringLiteral("plan"), QStringLiteral("json")),
+                 QDir(dir.path()).filePath(QStringLiteral("tiny_vit_plan.json")));
+        QCOMPARE(w.suggestedPath(QString(), QStringLiteral("png")),
+                 QDir(dir.path()).filePath(QStringLiteral("tiny_vit.png")));
+        QSettings().remove(QStringLiteral("lastSaveDir"));
+    }
+
+    void helpAndPanelsMenus()
+    {
+        // Expectation: View > Panels brings back a closed dock; Help lists the shortcuts (read
+        // from the menus) and names the library versions in an About box.
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto *panels = w.findChild<QMenu *>(QStringLiteral("panelsMenu"));
+        QVERIFY(panels);
+        auto *inspector = w.findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+        auto *memory = w.findChild<QDockWidget *>(QStringLiteral("plannerMemoryDock"));
+        QVERIFY(inspector && memory);
+        QVERIFY(panels->actions().contains(inspector->toggleViewAction()));
+        QVERIFY(panels->actions().contains(memory->toggleViewAction()));
+        inspector->close();
+        QVERIFY(!inspector->isVisible());
+        inspector->toggleViewAction()->trigger();
+        QVERIFY(inspector->isVisible());
+
+        ShortcutsDialog shortcuts(w.menuBar());
+        QTableWidget *table = shortcuts.table();
+        QStringList rows;
+        for (int r = 0; r < table->rowCount(); ++r)
+            rows << table->item(r, 1)->text() + QStringLiteral("=") + table->item(r, 2)->text();
+        const QString all = rows.join(QLatin1Char('\n'));
+        for (const QKeySequence &k :
+             {QKeySequence(QKeySequence::Save), QKeySequence(QKeySequence::Find),
+              QKeySequence(QKeySequence::Open), QKeySequence(Qt::Key_F5)})
+            QVERIFY2(all.contains(k.toString(QKeySequence::NativeText)), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("Save Session=")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("Solve=")), qPrintable(all)); // the Planner menu
+
+        const QString about = aboutText({QStringLiteral("CUDA test line")});
+        QVERIFY(about.contains(QString::fromLatin1(qVersion())));
+        QVERIFY(about.contains(QStringLiteral("protobuf 3")));
+        QVERIFY(about.contains(QStringLiteral("ONNX 1.")));
+        QVERIFY(about.contains(QStringLiteral("CBC")));
+        QVERIFY(about.contains(QStringLiteral("CUDA test line")));
+    }
+
+    void mainJobScreenshotShowsASolvedPlan()
+    {
+        // Expectation: the main job's screenshot (scripts/run.sh without a display) shows the
+        // bundled model with a solved plan: the graph in the plan's colours, the plan table and
+        // its memory chart, not an empty planner.
+#ifndef REMAT_STUDIO_BINARY
+        QSKIP("remat-studio is not built");
+#else
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("main-window.png"));
+        QProcess studio;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path()); // no user settings
+        studio.setProcessEnvironment(env);
+        studio.start(QStringLiteral(REMAT_STUDIO_BINARY),
+                     {remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
+                      QStringLiteral("--solve"), QStringLiteral("hong-dp"),
+                      QStringLiteral("--collapse-depth"), QStringLiteral("3"),
+                      QStringLiteral("--screenshot"), png});
+        QVERIFY(studio.waitForFinished(120000));
+        QVERIFY2(studio.exitCode() == 0, studio.readAllStandardError().constData());
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        // Pixels in the recompute and keep fills: boxes wear the plan, the legend says so, and
+        // the memory chart's recompute band is orange too.
+        const QRgb recompute = PlanNodeColors::colorFor(PlanDecision::Recompute).rgb();
+        const QRgb keep = PlanNodeColors::colorFor(PlanDecision::Keep).rgb();
+        int orange = 0, blue = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x) {
+                const QRgb p = image.pixel(x, y) | 0xff000000u;
+                orange += p == recompute;
+                blue += p == keep;
+            }
+        QVERIFY2(orange > 3000, qPrintable(QString::number(orange)));
+        QVERIFY2(blue > 300, qPrintable(QString::number(blue)));
+        // An unknown solver is refused with the usable ones named.
+        studio.start(QStringLiteral(REMAT_STUDIO_BINARY),
+                     {remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
+                      QStringLiteral("--solve"), QStringLiteral("no-such-solver"),
+                      QStringLiteral("--screenshot"), png});
+        QVERIFY(studio.waitForFinished(120000));
+        QCOMPARE(studio.exitCode(), 2);
+        QVERIFY(studio.readAllStandardError().contains("hong-dp"));
+#endif
     }
 
     void batchSpinReimports()

@@ -58,6 +58,14 @@ void NodeItem::setFill(const QColor &fill)
     update();
 }
 
+void NodeItem::setBreakdown(std::vector<std::pair<QColor, int>> parts)
+{
+    if (parts == m_breakdown)
+        return;
+    m_breakdown = std::move(parts);
+    update();
+}
+
 void NodeItem::setHighlight(unsigned flags)
 {
     if (flags == m_highlight)
@@ -96,6 +104,22 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         painter->drawRoundedRect(m_rect.translated(3, 3), 5, 5);
     }
     painter->drawRoundedRect(m_rect, 5, 5);
+    if (!m_breakdown.empty()) {
+        // The group's summary: one band per category, as wide as its share of the members.
+        int total = 0;
+        for (const auto &[colour, count] : m_breakdown)
+            total += count;
+        const QRectF bar(m_rect.x() + 4, m_rect.bottom() - 8, m_rect.width() - 8, 5);
+        double x = bar.x();
+        for (const auto &[colour, count] : m_breakdown) {
+            const double w = total > 0 ? bar.width() * count / total : 0;
+            painter->fillRect(QRectF(x, bar.y(), w, bar.height()), colour);
+            x += w;
+        }
+        painter->setPen(QPen(kBorder, 0));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRect(bar);
+    }
     if (lod < 0.4)
         return;
     painter->setPen(QColor(0x15, 0x18, 0x1f));

@@ -43,6 +43,10 @@ public:
     const QColor &fill() const { return m_fill; }
     void setHighlight(unsigned flags);
     unsigned highlight() const { return m_highlight; }
+    /// A collapsed group's members by category (colour, count), drawn as a stacked bar along
+    /// the bottom of the box; empty: no bar.
+    void setBreakdown(std::vector<std::pair<QColor, int>> parts);
+    const std::vector<std::pair<QColor, int>> &breakdown() const { return m_breakdown; }
 
 private:
     int m_layoutIndex;
@@ -51,6 +55,7 @@ private:
     QColor m_fill;
     int m_memberCount;
     unsigned m_highlight = HighlightNone;
+    std::vector<std::pair<QColor, int>> m_breakdown;
 };
 
 /// The frame behind an expanded group's interior, with its name in a header band.

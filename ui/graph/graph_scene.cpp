@@ -7,6 +7,7 @@
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
 #include <QHash>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cctype>
@@ -56,6 +57,18 @@ QString nodeSubtitle(const ir::Graph &g, const layout::GraphLayouter &lay, NodeI
     if (n.name.find('/') != std::string::npos)
         return QString::fromStdString(relativeNamespace(g, lay, node));
     return n.name == n.opType ? QString() : QString::fromStdString(n.name);
+}
+
+/// A shape typed the way people write it ("2x16x128", "2, 16, 128", "2*16*128") in the form the
+/// boxes show ("2×16×128"); other text unchanged. Only separators between digits are read, so
+/// names such as "max" or "box2" stay as typed.
+QString shapeQuery(const QString &text)
+{
+    static const QRegularExpression separator(
+        QStringLiteral("(?<=\\d)\\s*[xX\u00d7,*]\\s*(?=\\d)"));
+    QString out = text;
+    out.replace(separator, QStringLiteral("\u00d7"));
+    return out;
 }
 
 } // namespace
@@ -179,9 +192,7 @@ void GraphScene::rebuild()
             auto *box = new NodeItem(int(i), toQ(it.rect), QString::fromStdString(ns.name),
                                      tr("%1 nodes").arg(members[i].size()),
                                      colours.groupColour(members[i]), int(members[i].size()));
-            box->setToolTip(tr("%1\n%2 nodes (double-click to expand)")
-                                .arg(QString::fromStdString(ns.path))
-                                .arg(members[i].size()));
+            describeGroup(box, it.ns, members[i]);
             addItem(box);
             m_boxes.push_back(box);
             m_boxOfLayoutItem[i] = box;
@@ -254,10 +265,28 @@ void GraphScene::recolour()
             members[size_t(m_layout->itemOfNode[n])].push_back(NodeId(n));
     for (NodeItem *box : m_boxes) {
         const layout::LayoutItem &it = m_layout->items[size_t(box->layoutIndex())];
-        box->setFill(it.kind == layout::ItemKind::Node
-                         ? colours.nodeColour(it.node)
-                         : colours.groupColour(members[size_t(box->layoutIndex())]));
+        if (it.kind == layout::ItemKind::Node) {
+            box->setFill(colours.nodeColour(it.node));
+        } else {
+            box->setFill(colours.groupColour(members[size_t(box->layoutIndex())]));
+            describeGroup(box, it.ns, members[size_t(box->layoutIndex())]);
+        }
     }
+}
+
+void GraphScene::describeGroup(NodeItem *box, NamespaceId ns, const std::vector<NodeId> &members)
+{
+    const std::vector<GroupShare> shares = m_document->colours().groupBreakdown(members);
+    std::vector<std::pair<QColor, int>> bar;
+    QString tip = tr("%1\n%2 nodes (double-click to expand)")
+                      .arg(QString::fromStdString(m_document->graph().ns(ns).path))
+                      .arg(members.size());
+    for (const GroupShare &s : shares) {
+        bar.emplace_back(s.colour, s.count);
+        tip += QStringLiteral("\n  %1: %2").arg(s.label).arg(s.count);
+    }
+    box->setBreakdown(std::move(bar));
+    box->setToolTip(tip);
 }
 
 int GraphScene::nodeItemCount() const
@@ -377,10 +406,12 @@ std::vector<NodeId> GraphScene::search(const QString &text)
     if (!needle.isEmpty() && m_document->hasModel()) {
         const ir::Graph &g = m_document->graph();
         const std::string lower = needle.toLower().toStdString();
+        const std::string shape = shapeQuery(needle).toLower().toStdString();
         auto contains = [&](std::string hay) {
             std::transform(hay.begin(), hay.end(), hay.begin(),
                            [](unsigned char c) { return char(std::tolower(c)); });
-            return hay.find(lower) != std::string::npos;
+            return hay.find(lower) != std::string::npos ||
+                   (shape != lower && hay.find(shape) != std::string::npos);
         };
         for (NodeId n : g.topologicalOrder()) {
             const ir::Node &node = g.node(n);

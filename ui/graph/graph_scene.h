@@ -64,6 +64,9 @@ private:
     void onSelectionChanged();
     void applyHighlights();
     QString subtitleOf(core::NodeId node) const;
+    /// A collapsed group's tooltip and summary bar from the colour mode's breakdown.
+    void describeGroup(NodeItem *box, core::NamespaceId ns,
+                       const std::vector<core::NodeId> &members);
 
     ModelDocument *m_document;
     std::shared_ptr<const core::layout::GraphLayout> m_layout;

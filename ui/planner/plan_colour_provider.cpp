@@ -71,6 +71,22 @@ QColor PlanColourProvider::groupColour(const std::vector<core::NodeId> &members)
     return PlanNodeColors::colorFor(static_cast<PlanDecision>(best)).lighter(115);
 }
 
+std::vector<GroupShare>
+PlanColourProvider::groupBreakdown(const std::vector<core::NodeId> &members) const
+{
+    std::array<int, 5> count{};
+    for (core::NodeId n : members)
+        if (n.valid() && n.index() < m_decision.size())
+            ++count[size_t(m_decision[n.index()])];
+    std::vector<GroupShare> out;
+    for (PlanDecision d :
+         {PlanDecision::Keep, PlanDecision::Recompute, PlanDecision::Offload, PlanDecision::Free})
+        if (count[size_t(d)] > 0)
+            out.push_back({PlanNodeColors::colorFor(d), QString::fromLatin1(planDecisionName(d)),
+                           count[size_t(d)]});
+    return out;
+}
+
 Legend PlanColourProvider::legend() const
 {
     Legend l;

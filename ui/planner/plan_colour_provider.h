@@ -28,6 +28,8 @@ public:
     QColor nodeColour(core::NodeId node) const override;
     QColor groupColour(const std::vector<core::NodeId> &members) const override;
     Legend legend() const override;
+    /// Members per decision (keep, recompute, offload, free), those without one left out.
+    std::vector<GroupShare> groupBreakdown(const std::vector<core::NodeId> &members) const override;
     PlanDecision decision(core::NodeId node) const { return m_decision[node.index()]; }
 
 private:

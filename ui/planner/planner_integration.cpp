@@ -7,9 +7,13 @@
 #include "ui/main_window.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
 #include "ui/planner/set_batch_command.h"
+#include "ui/planner/teaching_view.h"
 
 #include <QAction>
+#include <QComboBox>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMenuBar>
@@ -34,6 +38,15 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     connect(m_colourAction, &QAction::toggled, this, &PlannerIntegration::setColourByPlan);
     window->menuBar()->addMenu(menu);
 
+    // The toolbar's "Colour by" offers the plan too, and shows it while the graph wears it.
+    if ((m_combo = window->findChild<QComboBox *>(QStringLiteral("colourModeCombo")))) {
+        m_combo->addItem(tr("Plan decision"), kPlanColourData);
+        connect(m_combo, &QComboBox::currentIndexChanged, this, [this](int i) {
+            if (!m_syncingCombo)
+                setColourByPlan(m_combo->itemData(i).toInt() == kPlanColourData);
+        });
+    }
+
     ModelDocument *doc = window->document();
     connect(window, &MainWindow::modelShown, this, &PlannerIntegration::followWindowModel);
     connect(doc, &ModelDocument::changed, this, [this, doc](const DocumentChange &c) {
@@ -54,14 +67,51 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
         if (m_colourByPlan)
             recolour();
     });
+    // Per-step residency is the Schedule tab's lesson: the graph shows it only while that tab is
+    // on screen. Elsewhere it shows the plan's decisions. (Each solve resets the teaching view to
+    // step 0, where almost nothing is resident: showing that step always made the graph go
+    // white after Solve.)
+    if (auto *teach = window->findChild<QDockWidget *>(QStringLiteral("plannerTeachingDock"))) {
+        m_showStep = teach->isVisible();
+        connect(teach, &QDockWidget::visibilityChanged, this, [this, teach](bool visible) {
+            // The first time the tab comes up, give it room: the matrices are square and carry
+            // a memory strip, and the bottom docks start short (the graph keeps most height).
+            if (visible && !m_scheduleSized && !teach->isFloating() &&
+                m_window->dockWidgetArea(teach) == Qt::BottomDockWidgetArea) {
+                m_scheduleSized = true;
+                const int want = int(m_window->height() * 0.45);
+                if (teach->height() < want)
+                    m_window->resizeDocks({teach}, {want}, Qt::Vertical);
+            }
+            if (visible == m_showStep)
+                return;
+            m_showStep = visible;
+            if (m_colourByPlan)
+                recolour();
+        });
+    }
     connect(planner, &Planner::stepStateChanged, this, [this] {
-        m_showStep = true;
-        if (m_colourByPlan)
+        if (m_colourByPlan && m_showStep)
             recolour();
     });
-    connect(planner, &Planner::problemChanged, this, [this] {
-        m_showStep = false;
-        m_autoColoured = false;
+    connect(planner, &Planner::problemChanged, this, [this] { m_autoColoured = false; });
+    // The Schedule tab's memory strips: the current plan's curve, with its own budget.
+    connect(planner, &Planner::planUpdated, this, [this] {
+        const core::solvers::Plan *plan = m_planner->document()->currentPlan();
+        m_planner->teachingView()->setMemory(
+            plan ? plan->timeline : core::sim::Timeline{},
+            plan && plan->objective == core::solvers::Objective::MinTime ? plan->budgetBytes : 0);
+    });
+    // While the Schedule tab is up, the graph follows the step: the node it runs scrolls into
+    // view (the zoom stays as the user left it).
+    connect(planner, &Planner::stepSelected, this, [this](int, const QString &nodeName) {
+        if (!m_showStep || nodeName.isEmpty() || !m_window->document()->hasModel())
+            return;
+        const auto node = m_window->document()->graph().findNode(nodeName.toStdString());
+        if (!node)
+            return;
+        if (const NodeItem *item = m_window->graphScene()->itemShowing(*node))
+            m_window->graphView()->ensureVisible(item, 60, 60);
     });
     connect(planner, &Planner::planUpdated, this, [this] {
         // The first plan of a model is shown on the graph; afterwards the user's choice stands.
@@ -90,6 +140,16 @@ void PlannerIntegration::setColourByPlan(bool on)
     m_colourByPlan = on;
     if (m_colourAction && m_colourAction->isChecked() != on)
         m_colourAction->setChecked(on);
+    if (m_combo) {
+        const bool showsPlan = m_combo->currentData().toInt() == kPlanColourData;
+        if (showsPlan != on) {
+            m_syncingCombo = true;
+            m_combo->setCurrentIndex(
+                on ? m_combo->findData(kPlanColourData)
+                   : m_combo->findData(int(m_window->document()->colourMode())));
+            m_syncingCombo = false;
+        }
+    }
     if (on)
         recolour();
     else

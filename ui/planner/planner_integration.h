@@ -9,6 +9,7 @@
 #include <QPointer>
 
 class QAction;
+class QComboBox;
 
 namespace remat::ui {
 
@@ -24,6 +25,9 @@ public:
     /// Colours the graph by the current plan (and the teaching step) instead of the colour mode.
     void setColourByPlan(bool on);
     bool colourByPlan() const { return m_colourByPlan; }
+    /// True while the Schedule tab is on screen: the graph then shows what is resident at the
+    /// teaching step instead of the plan's decisions.
+    bool showsStep() const { return m_showStep; }
 
 private:
     void recolour();
@@ -34,10 +38,14 @@ private:
     MainWindow *m_window;
     Planner *m_planner;
     QAction *m_colourAction = nullptr;
+    QComboBox *m_combo = nullptr; ///< the window's "Colour by" box, with a "Plan decision" entry
+    bool m_syncingCombo = false;
+    static constexpr int kPlanColourData = -1; ///< that entry's data (colour modes are >= 0)
     bool m_colourByPlan = false;
     bool m_showStep = false;
     bool m_syncingToSession = false;
     bool m_autoColoured = false;
+    bool m_scheduleSized = false; ///< the Schedule dock was given room once
 };
 
 } // namespace remat::ui

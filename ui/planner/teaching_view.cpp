@@ -1,6 +1,7 @@
 #include "ui/planner/teaching_view.h"
 
 #include "ui/planner/rs_matrix_view.h"
+#include "ui/planner/stage_memory_view.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -16,7 +17,9 @@
 namespace remat::ui {
 
 namespace {
-QWidget *matrixPane(const QString &title, RsMatrixView *view, QWidget *parent)
+/// A matrix with its memory strip under it (same columns), zoom buttons, in one scroll area.
+QWidget *matrixPane(const QString &title, RsMatrixView *view, StageMemoryView *memory,
+                    QWidget *parent)
 {
     auto *pane = new QWidget(parent);
     auto *layout = new QVBoxLayout(pane);
@@ -28,19 +31,39 @@ QWidget *matrixPane(const QString &title, RsMatrixView *view, QWidget *parent)
     auto *zoomIn = new QPushButton(QStringLiteral("+"), pane);
     zoomOut->setFixedWidth(28);
     zoomIn->setFixedWidth(28);
+    zoomOut->setToolTip(QObject::tr("Zoom out (Ctrl+wheel)"));
+    zoomIn->setToolTip(QObject::tr("Zoom in (Ctrl+wheel)"));
     head->addWidget(zoomOut);
     head->addWidget(zoomIn);
     layout->addLayout(head);
+    auto *content = new QWidget;
+    auto *column = new QVBoxLayout(content);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(2);
+    column->setSizeConstraint(QLayout::SetFixedSize); // follows the matrix's size hint
+    column->addWidget(view);
+    column->addWidget(memory);
     auto *scroll = new QScrollArea(pane);
-    scroll->setWidget(view);
+    scroll->setWidget(content);
     scroll->setWidgetResizable(false);
     scroll->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     layout->addWidget(scroll, 1);
-    QObject::connect(zoomIn, &QPushButton::clicked, view,
-                     [view] { view->setZoom(view->zoom() * 1.5); });
-    QObject::connect(zoomOut, &QPushButton::clicked, view,
-                     [view] { view->setZoom(view->zoom() / 1.5); });
+    QObject::connect(zoomIn, &QPushButton::clicked, view, [view] { view->zoomBy(1.5); });
+    QObject::connect(zoomOut, &QPushButton::clicked, view, [view] { view->zoomBy(1 / 1.5); });
     return pane;
+}
+
+QScrollArea *scrollAreaOf(QWidget *w)
+{
+    for (QWidget *p = w ? w->parentWidget() : nullptr; p; p = p->parentWidget())
+        if (auto *area = qobject_cast<QScrollArea *>(p))
+            return area;
+    return nullptr;
+}
+
+QString swatch(const QColor &c, const QString &label)
+{
+    return QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2").arg(c.name(), label);
 }
 } // namespace
 
@@ -48,45 +71,70 @@ TeachingView::TeachingView(QWidget *parent)
     : QWidget(parent), m_back(new QPushButton(this)), m_play(new QPushButton(this)),
       m_forward(new QPushButton(this)), m_slider(new QSlider(Qt::Horizontal, this)),
       m_speed(new QSpinBox(this)), m_label(new QLabel(this)), m_text(new QTextBrowser(this)),
-      m_r(new RsMatrixView(RsMatrixView::Recompute)), m_s(new RsMatrixView(RsMatrixView::Store))
+      m_r(new RsMatrixView(RsMatrixView::Recompute)), m_s(new RsMatrixView(RsMatrixView::Store)),
+      m_rMemory(new StageMemoryView(m_r)), m_sMemory(new StageMemoryView(m_s)),
+      m_first(new QPushButton(this)), m_last(new QPushButton(this)), m_legend(new QLabel(this))
 {
     qRegisterMetaType<remat::ui::StepState>();
     setObjectName(QStringLiteral("plannerTeaching"));
-    m_back->setIcon(style()->standardIcon(QStyle::SP_MediaSkipBackward));
+    // One step is an arrow; the skip icons (bar and triangles) go to the first and last step.
+    m_first->setIcon(style()->standardIcon(QStyle::SP_MediaSkipBackward));
+    m_first->setToolTip(tr("First step"));
+    m_back->setIcon(style()->standardIcon(QStyle::SP_ArrowLeft));
     m_back->setToolTip(tr("Previous step"));
     m_play->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
     m_play->setToolTip(tr("Play / pause"));
-    m_forward->setIcon(style()->standardIcon(QStyle::SP_MediaSkipForward));
+    m_forward->setIcon(style()->standardIcon(QStyle::SP_ArrowRight));
     m_forward->setToolTip(tr("Next step"));
+    m_last->setIcon(style()->standardIcon(QStyle::SP_MediaSkipForward));
+    m_last->setToolTip(tr("Last step"));
+    m_legend->setObjectName(QStringLiteral("teachingLegend"));
+    m_legend->setTextFormat(Qt::RichText);
+    m_legend->setText(QStringList{swatch(QColor(0x21, 0x21, 0x21), tr("R: first compute")),
+                                  swatch(QColor(0xf4, 0x8f, 0x22), tr("R: recompute")),
+                                  swatch(QColor(0x1a, 0x5f, 0xb4), tr("S: held in memory")),
+                                  swatch(QColor(0xe5, 0x39, 0x35), tr("current stage, peak"))}
+                          .join(QStringLiteral("&nbsp;&nbsp; ")));
+    m_legend->setToolTip(tr("Rows are stages: stage k starts when the k-th op is computed for "
+                            "the first time, and column k is that op. \u2202 marks backward "
+                            "ops. Hover a cell for what it means."));
     m_speed->setRange(1, 500);
     m_speed->setValue(20);
     m_speed->setSuffix(tr(" steps/s"));
     m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_label->setMinimumWidth(200);
-    m_text->setMinimumHeight(60);
+    m_text->setMinimumWidth(160);
 
     auto *controls = new QHBoxLayout;
+    controls->addWidget(m_first);
     controls->addWidget(m_back);
     controls->addWidget(m_play);
     controls->addWidget(m_forward);
+    controls->addWidget(m_last);
     controls->addWidget(m_slider, 1);
     controls->addWidget(m_speed);
 
     auto *matrices = new QSplitter(Qt::Horizontal, this);
-    matrices->addWidget(matrixPane(tr("R: runs in stage"), m_r, matrices));
-    matrices->addWidget(matrixPane(tr("S: stored into stage"), m_s, matrices));
-    auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(matrices);
-    split->addWidget(m_text);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    matrices->addWidget(matrixPane(tr("R: runs in stage"), m_r, m_rMemory, matrices));
+    matrices->addWidget(matrixPane(tr("S: stored into stage"), m_s, m_sMemory, matrices));
+    // The explanation beside the matrices, not under them: the bottom dock is wide and short,
+    // and the matrices (square, with their memory strip) need its height.
+    matrices->addWidget(m_text);
+    matrices->setStretchFactor(0, 2);
+    matrices->setStretchFactor(1, 2);
+    matrices->setStretchFactor(2, 1);
+    QSplitter *split = matrices;
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
     layout->addWidget(m_label);
+    layout->addWidget(m_legend);
     layout->addWidget(split, 1);
 
+    connect(m_first, &QPushButton::clicked, this, [this] { setStep(0); });
+    connect(m_last, &QPushButton::clicked, this,
+            [this] { setStep(int(m_analysis.stepCount()) - 1); });
     connect(m_back, &QPushButton::clicked, this, &TeachingView::stepBack);
     connect(m_forward, &QPushButton::clicked, this, &TeachingView::stepForward);
     connect(m_play, &QPushButton::clicked, this, [this] { isPlaying() ? pause() : play(); });
@@ -99,6 +147,8 @@ TeachingView::TeachingView(QWidget *parent)
         else
             stepForward();
     });
+    for (RsMatrixView *v : {m_r, m_s})
+        connect(v, &RsMatrixView::zoomedByUser, this, [this] { m_fitPending = false; });
     connect(m_r, &RsMatrixView::cellClicked, this,
             [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
     connect(m_s, &RsMatrixView::cellClicked, this,
@@ -118,23 +168,64 @@ void TeachingView::setAnalysis(const PlanAnalysis &analysis)
     m_slider->setRange(0, std::max(0, n - 1));
     m_slider->blockSignals(false);
     const bool any = n > 0;
-    for (QWidget *w : {static_cast<QWidget *>(m_back), static_cast<QWidget *>(m_play),
-                       static_cast<QWidget *>(m_forward), static_cast<QWidget *>(m_slider)})
+    for (QWidget *w : {static_cast<QWidget *>(m_first), static_cast<QWidget *>(m_back),
+                       static_cast<QWidget *>(m_play), static_cast<QWidget *>(m_forward),
+                       static_cast<QWidget *>(m_last), static_cast<QWidget *>(m_slider)})
         w->setEnabled(any);
-    // Fit wide matrices into the pane at first.
-    if (any && analysis.stageCount() > 0) {
-        // Fit the whole matrix in its pane when the pane has a size, else about 360 pixels.
-        double room = 360.0;
-        if (auto *area = qobject_cast<QScrollArea *>(
-                m_r->parentWidget() ? m_r->parentWidget()->parentWidget() : nullptr))
-            if (area->viewport()->height() > 60 && area->viewport()->width() > 60)
-                room = std::min(area->viewport()->height(), area->viewport()->width()) - 4;
-        const double fit = std::clamp(room / analysis.stageCount(), 0.1, 6.0);
-        m_r->setZoom(fit);
-        m_s->setZoom(fit);
-    }
+    // The memory strips belong to the previous plan until setMemory() brings this one's.
+    m_rMemory->setMemory(analysis, {}, 0);
+    m_sMemory->setMemory(analysis, {}, 0);
+    m_fitPending = any && analysis.stageCount() > 0;
+    fitMatrices();
     m_step = -1;
     setStep(any ? std::clamp(m_step, 0, n - 1) : -1);
+}
+
+void TeachingView::setMemory(const core::sim::Timeline &timeline, int64_t budget)
+{
+    m_rMemory->setMemory(m_analysis, timeline, budget);
+    m_sMemory->setMemory(m_analysis, timeline, budget);
+    const int stage = m_step >= 0 ? m_analysis.stageOfStep(m_step) : -1;
+    m_rMemory->setCurrentStage(stage);
+    m_sMemory->setCurrentStage(stage);
+}
+
+void TeachingView::fitMatrices()
+{
+    // Fit the whole matrix in its pane, again on every resize until the user zooms (a plan
+    // solved while the tab was hidden is fitted when it is shown: a hidden pane has no size).
+    // Cells stay between 0.1 and 14 px.
+    if (!m_fitPending)
+        return;
+    QScrollArea *area = scrollAreaOf(m_r);
+    if (!area || !area->isVisible() || area->viewport()->height() < 40 ||
+        area->viewport()->width() < 40)
+        return;
+    const int stages = m_analysis.stageCount();
+    // Room for the axis labels and the memory strip under the matrix.
+    const double w = area->viewport()->width() - 24,
+                 h = std::max(20.0, area->viewport()->height() - 24 - 76.0);
+    double fit = std::clamp(std::min(w, h) / stages, 0.1, 14.0);
+    // With names on the axes the labels take room too: fit again around them.
+    m_r->setZoom(fit);
+    if (m_r->cellOrigin().x() > 30)
+        fit = std::clamp(std::min(w - m_r->cellOrigin().x(), h - m_r->cellOrigin().y()) / stages,
+                         0.1, 14.0);
+    m_r->setZoom(fit);
+    m_s->setZoom(fit);
+}
+
+void TeachingView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    QTimer::singleShot(0, this, &TeachingView::fitMatrices); // after the layout gave sizes
+}
+
+void TeachingView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    if (m_fitPending)
+        QTimer::singleShot(0, this, &TeachingView::fitMatrices); // once the panes have sizes
 }
 
 void TeachingView::setStep(int step)
@@ -157,11 +248,12 @@ void TeachingView::setStep(int step)
     const int stage = m_analysis.stageOfStep(step);
     m_r->setCurrentStage(stage);
     m_s->setCurrentStage(stage);
+    m_rMemory->setCurrentStage(stage);
+    m_sMemory->setCurrentStage(stage);
     // Keep the red row in sight in both panes.
     for (RsMatrixView *v : {m_r, m_s})
-        if (auto *area = qobject_cast<QScrollArea *>(
-                v->parentWidget() ? v->parentWidget()->parentWidget() : nullptr))
-            area->ensureVisible(0, int((stage + 0.5) * v->zoom()), 0,
+        if (QScrollArea *area = scrollAreaOf(v))
+            area->ensureVisible(0, v->cellOrigin().y() + int((stage + 0.5) * v->zoom()), 0,
                                 area->viewport()->height() / 3);
     m_label->setText(
         tr("%1   —   %2, stage %3 of %4, %5 tensors resident")

@@ -5,6 +5,7 @@
 //   TeachingView v;  v.setAnalysis(analysis);  v.setStep(812);
 //   connect(&v, &TeachingView::stepStateChanged, graph, [](const StepState &s) { highlight(s); });
 
+#include "core/sim/timeline.h"
 #include "ui/planner/plan_analysis.h"
 
 #include <QTimer>
@@ -19,6 +20,7 @@ class QTextBrowser;
 namespace remat::ui {
 
 class RsMatrixView;
+class StageMemoryView;
 
 class TeachingView : public QWidget
 {
@@ -33,6 +35,12 @@ public:
     const StepState &state() const { return m_state; }
     RsMatrixView *rView() const { return m_r; }
     RsMatrixView *sView() const { return m_s; }
+    /// The memory strips under the R and S matrices.
+    StageMemoryView *rMemory() const { return m_rMemory; }
+    StageMemoryView *sMemory() const { return m_sMemory; }
+    /// The plan's predicted timeline (and its budget, 0 for none) for the memory strips; call
+    /// after setAnalysis() with the same plan.
+    void setMemory(const core::sim::Timeline &timeline, int64_t budget);
 
 public slots:
     void setStep(int step);
@@ -47,8 +55,13 @@ signals:
     void stepChanged(int step);
     void stepStateChanged(const remat::ui::StepState &state);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void refreshExplanation();
+    void fitMatrices();
 
     PlanAnalysis m_analysis;
     StepState m_state;
@@ -61,6 +74,10 @@ private:
     QLabel *m_label;
     QTextBrowser *m_text;
     RsMatrixView *m_r, *m_s;
+    StageMemoryView *m_rMemory, *m_sMemory;
+    QPushButton *m_first, *m_last;
+    QLabel *m_legend;
+    bool m_fitPending = false;
 };
 
 } // namespace remat::ui

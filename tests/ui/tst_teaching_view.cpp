@@ -1,0 +1,147 @@
+// The Schedule tab (teaching view) in the main window, offscreen, on the bundled tiny_vit solved
+// by hong-dp for the lowest peak. Expected:
+// - the R and S matrices name their axes: one op name per stage, backward ops marked with ∂;
+// - hovering a cell says what it means (first compute on the diagonal, recompute left of it);
+// - a legend names the colours;
+// - under each matrix, the memory per stage: one value per stage, its maximum the plan's peak;
+// - raised for the first time the tab gets room (at least 40% of the window's height) and the
+//   matrix, with its memory strip, fits its pane;
+// - stepping scrolls the graph to the node the step runs.
+#include "common/test_support.h"
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_scene.h"
+#include "ui/graph/graph_view.h"
+#include "ui/main_window.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
+#include "ui/planner/rs_matrix_view.h"
+#include "ui/planner/stage_memory_view.h"
+#include "ui/planner/teaching_view.h"
+#include "ui_test_util.h"
+
+#include <QDockWidget>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QScrollArea>
+#include <QTest>
+#include <QToolTip>
+
+using namespace remat;
+using namespace remat::ui;
+
+class TestTeachingView : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase() { remat::tests::isolateSettings(); }
+
+    void scheduleTabTeaches()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.setInitialCollapseDepth(0);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(remat::tests::openAndWait(
+            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        Planner *planner = w.planner();
+        QVERIFY(
+            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        const core::solvers::Plan *plan = planner->document()->currentPlan();
+        QVERIFY(plan);
+        TeachingView *t = planner->teachingView();
+        const PlanAnalysis &a = t->analysis();
+        const int stages = a.stageCount();
+        QVERIFY(stages > 50);
+
+        // Axes: one name per stage (column k is the op that opens stage k).
+        RsMatrixView *r = t->rView();
+        QCOMPARE(r->opNames().size(), stages);
+        QVERIFY(!r->opNames().front().isEmpty());
+        QVERIFY(r->opNames().back().startsWith(QStringLiteral("\u2202 ")));
+        QCOMPARE(r->opNames().filter(QStringLiteral("\u2202 ")).size() > 0, true);
+
+        // Hover text per cell.
+        QVERIFY(r->cellText(5, 5).contains(QStringLiteral("first time")));
+        int recomputeStage = -1, recomputeColumn = -1;
+        const QRgb orange = qRgb(0xf4, 0x8f, 0x22);
+        for (int k = 0; k < stages && recomputeStage < 0; ++k)
+            for (int j = 0; j < k; ++j)
+                if (r->image().pixel(j, k) == orange) {
+                    recomputeStage = k;
+                    recomputeColumn = j;
+                    break;
+                }
+        QVERIFY(recomputeStage >= 0); // hong-dp recomputes on tiny_vit
+        QVERIFY(r->cellText(recomputeStage, recomputeColumn).contains(QStringLiteral("recompute")));
+        QVERIFY(
+            r->cellText(recomputeStage, recomputeColumn).contains(r->opNames()[recomputeColumn]));
+
+        // The legend names the colours.
+        auto *legend = t->findChild<QLabel *>(QStringLiteral("teachingLegend"));
+        QVERIFY(legend);
+        QVERIFY(legend->text().contains(QStringLiteral("recompute")));
+
+        // Memory per stage under the matrices: its maximum is the plan's peak.
+        const StageMemoryView *memory = t->rMemory();
+        QCOMPARE(int(memory->stageBytes().size()), stages);
+        QVERIFY(memory->peakStage() >= 0);
+        QCOMPARE(memory->stageBytes()[size_t(memory->peakStage())], plan->timeline.peakBytes);
+        QCOMPARE(memory->budget(), int64_t(0)); // lowest peak: no budget line
+
+        // First raise: the tab gets room, the matrix and its strip fit the pane.
+        auto *dock = w.findChild<QDockWidget *>(QStringLiteral("plannerTeachingDock"));
+        QVERIFY(dock);
+        planner->raiseView(QStringLiteral("schedule"));
+        QTRY_VERIFY(dock->height() >= int(w.height() * 0.4));
+        QScrollArea *area = nullptr;
+        for (QWidget *p = r->parentWidget(); p && !area; p = p->parentWidget())
+            area = qobject_cast<QScrollArea *>(p);
+        QVERIFY(area);
+        QTRY_VERIFY2(area->widget()->height() <= area->viewport()->height() &&
+                         area->widget()->width() <= area->viewport()->width(),
+                     qPrintable(QStringLiteral("%1x%2 in %3x%4")
+                                    .arg(area->widget()->width())
+                                    .arg(area->widget()->height())
+                                    .arg(area->viewport()->width())
+                                    .arg(area->viewport()->height())));
+        QVERIFY(r->zoom() >= 0.5); // not shrunk to a speck
+
+        // The tooltip is the cell's text.
+        const QPoint cell = r->cellOrigin() + QPoint(int((recomputeColumn + 0.5) * r->zoom()),
+                                                     int((recomputeStage + 0.5) * r->zoom()));
+        QCOMPARE(r->cellAt(cell), QPoint(recomputeStage, recomputeColumn));
+        QHelpEvent help(QEvent::ToolTip, cell, r->mapToGlobal(cell));
+        QApplication::sendEvent(r, &help);
+        QTRY_COMPARE(QToolTip::text(), r->cellText(recomputeStage, recomputeColumn));
+
+        // Stepping moves the graph to the node the step runs: a late backward step runs a node
+        // from the top of the graph; a mid-forward one a node further down.
+        GraphView *view = w.graphView();
+        auto runningStep = [&](int from) { // the nearest step at or before that runs an op
+            while (from > 0 && a.nodeAtStep(from).isEmpty())
+                --from;
+            return from;
+        };
+        for (const int step :
+             {runningStep(int(a.stepCount()) - 1), runningStep(a.backwardBeginStep() - 1)}) {
+            view->centerOn(w.graphScene()->sceneRect().center().x(),
+                           step > a.backwardBeginStep() ? w.graphScene()->sceneRect().bottom()
+                                                        : w.graphScene()->sceneRect().top());
+            t->setStep(step);
+            const QString node = a.nodeAtStep(step);
+            QVERIFY2(!node.isEmpty(), qPrintable(QString::number(step)));
+            const NodeItem *item =
+                w.graphScene()->itemShowing(*w.document()->graph().findNode(node.toStdString()));
+            QVERIFY(item);
+            const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+            QVERIFY2(visible.intersects(item->sceneBoundingRect()), qPrintable(node));
+        }
+    }
+};
+
+QTEST_MAIN(TestTeachingView)
+#include "tst_teaching_view.moc"
