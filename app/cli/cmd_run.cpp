@@ -279,6 +279,7 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_flag("--check", opts->check, "also run store-all and compare every gradient");
     cmd->add_flag("--json", opts->json, "JSON output");
     addBatchOption(*cmd, opts->input, "batch size (default: as in the file)", BatchCheck::None);
+    addTrainingOptions(*cmd, opts->input);
     cmd->add_option(
            "--cuda-convolution", opts->convolution,
            "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")

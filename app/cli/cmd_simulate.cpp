@@ -48,6 +48,7 @@ Expected<LoadedModel> loadSessionModel(const std::string &model, const io::Sessi
     pipeline::LoadOptions options;
     options.import = session.importSettings;
     options.import.batch = session.batch;
+    options.training = session.training;
     *failed = LoadStage::Import;
     REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> problem,
                            pipeline::loadProblem(model, options));
@@ -205,6 +206,7 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
                      "own when left out)")
         ->required(false);
     addBatchOption(*cmd, opts->input);
+    addTrainingOptions(*cmd, opts->input);
     CLI::Option *plan = cmd->add_option("--plan", opts->plan,
                                         "Plan file to simulate (default: the store-all schedule)");
     cmd->add_option(

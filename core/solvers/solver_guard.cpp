@@ -1,6 +1,7 @@
 // The framework around every solver's own search (Solver::solve): exceptions become a Status,
 // and the plan returned is checked against store-all under the same pins, so no solver hands a
 // user a plan that is worse than doing nothing at all.
+#include "core/sim/simulator.h"
 #include "core/solvers/checkpoint_solvers.h"
 #include "core/solvers/offload_pins.h"
 #include "core/solvers/solver.h"
@@ -144,10 +145,57 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
     return out;
 }
 
+/// The optimizer step after any plan: its update ops read only preloaded tensors and parameter
+/// gradients (resident at the end of every valid schedule), so they run last, in order, before
+/// the End mark.
+void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &graph)
+{
+    std::vector<schedule::Step> tail;
+    for (size_t k = graph.opCount() - graph.optimizerOpCount(); k < graph.opCount(); ++k)
+        tail.push_back({schedule::StepKind::Compute, static_cast<int32_t>(k)});
+    auto at = s.steps.end();
+    if (!s.steps.empty() && s.steps.back().kind == schedule::StepKind::Phase &&
+        s.steps.back().mark() == schedule::PhaseMark::End)
+        at = s.steps.end() - 1;
+    s.steps.insert(at, tail.begin(), tail.end());
+}
+
 } // namespace
+
+Expected<Plan> Solver::solveWithOptimizerStep(const SolveRequest &request) const
+{
+    const training::TrainingGraph &full = *request.graph;
+    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph inner, full.withoutOptimizerStep());
+    cost::Costs innerCosts = *request.costs;
+    innerCosts.opSeconds.resize(inner.opCount());
+    SolveRequest innerRequest = request;
+    innerRequest.graph = &inner;
+    innerRequest.costs = &innerCosts;
+    REMAT_ASSIGN_OR_RETURN(Plan plan, solve(innerRequest));
+    if (plan.schedule.steps.empty())
+        return plan;
+    appendOptimizerStep(plan.schedule, full);
+    REMAT_ASSIGN_OR_RETURN(
+        plan.timeline, sim::simulate(plan.schedule, full, *request.costs, {.recordPoints = false}));
+    const bool answeredPlan = answered(plan.status);
+    if (request.objective == Objective::MinTime && answeredPlan &&
+        plan.timeline.peakBytes > request.budgetBytes) {
+        plan.status = SolveStatus::Infeasible;
+        const std::string why = fmt::format(
+            "infeasible: with the optimizer step the peak is {} (the update at step {}), over the "
+            "budget {}",
+            formatBytes(plan.timeline.peakBytes), plan.timeline.peakStep,
+            formatBytes(request.budgetBytes));
+        plan.note = plan.note.empty() ? why : why + "; " + plan.note;
+    }
+    return plan;
+}
 
 Expected<Plan> Solver::solve(const SolveRequest &request) const
 {
+    if (request.graph && request.costs && request.graph->optimizerOpCount() > 0 &&
+        request.costs->opSeconds.size() == request.graph->opCount())
+        return solveWithOptimizerStep(request);
     const auto begin = std::chrono::steady_clock::now();
     const std::string name = id();
     const Capabilities caps = capabilities();
