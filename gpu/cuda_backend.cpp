@@ -226,6 +226,16 @@ public:
 
     Status prepare(const training::TrainingGraph &graph, const core::ir::Graph *forward) override
     {
+        if (graph.optimizerOpCount() > 0) {
+            const training::Op &first =
+                graph.op(core::OpId(int32_t(graph.opCount() - graph.optimizerOpCount())));
+            return makeError(
+                StatusCode::Unsupported,
+                fmt::format("no cuda kernel for the optimizer step (op '{}', type {}): "
+                            "run it with --backend cpu, or simulate it (remat simulate, "
+                            "solve, fit)",
+                            first.name, first.type));
+        }
         m_hostOps.assign(graph.opCount(), false);
         m_hostCache.clear();
         m_bindings.clear();
