@@ -147,17 +147,43 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
 
 /// The optimizer step after any plan: its update ops read only preloaded tensors and parameter
 /// gradients (resident at the end of every valid schedule), so they run last, in order, before
-/// the End mark.
+/// the End mark. A weight a plan streamed to the host (offload) is prefetched for its update and
+/// freed after it (the copy of the updated weight back to the host is not modelled).
 void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &graph)
 {
-    std::vector<schedule::Step> tail;
-    for (size_t k = graph.opCount() - graph.optimizerOpCount(); k < graph.opCount(); ++k)
-        tail.push_back({schedule::StepKind::Compute, static_cast<int32_t>(k)});
+    const size_t n = graph.tensorCount();
+    const std::vector<unsigned char> onHost = schedule::preloadedOnHost(s, graph);
+    std::vector<unsigned char> resident(n, 0);
+    for (size_t t = 0; t < n; ++t)
+        resident[t] = graph.tensors()[t].preloaded && !onHost[t];
+    for (const schedule::Step &st : s.steps) {
+        if (st.kind == schedule::StepKind::Free)
+            resident[st.tensor().index()] = 0;
+        else if (st.kind == schedule::StepKind::Prefetch)
+            resident[st.tensor().index()] = 1;
+        else if (st.kind == schedule::StepKind::Compute)
+            for (TensorId out : graph.op(st.op()).outputs)
+                resident[out.index()] = 1;
+    }
+    schedule::Schedule tail;
+    for (size_t k = graph.opCount() - graph.optimizerOpCount(); k < graph.opCount(); ++k) {
+        const training::Op &op = graph.op(OpId(static_cast<int32_t>(k)));
+        std::vector<TensorId> streamed;
+        for (TensorId in : op.inputs)
+            if (!resident[in.index()] &&
+                std::find(streamed.begin(), streamed.end(), in) == streamed.end())
+                streamed.push_back(in);
+        for (TensorId t : streamed)
+            tail.prefetch(t);
+        tail.compute(op.id);
+        for (TensorId t : streamed)
+            tail.free(t);
+    }
     auto at = s.steps.end();
     if (!s.steps.empty() && s.steps.back().kind == schedule::StepKind::Phase &&
         s.steps.back().mark() == schedule::PhaseMark::End)
         at = s.steps.end() - 1;
-    s.steps.insert(at, tail.begin(), tail.end());
+    s.steps.insert(at, tail.steps.begin(), tail.steps.end());
 }
 
 } // namespace

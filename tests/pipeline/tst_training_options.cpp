@@ -6,7 +6,8 @@
 //   master), then the gradients, then the weights by 4;
 // - default options leave the graph and every figure as built;
 // - the store-all timeline and every solver's plan hold the optimizer state and end with the
-//   update ops, whose transients are in the peak;
+//   update ops, whose transients are in the peak (the offload solver's streamed weights are
+//   prefetched for their update);
 // - micro-batches keep the gradients resident from the start.
 #include "core/pipeline/problem.h"
 #include "core/sim/simulator.h"
@@ -232,6 +233,30 @@ void TestTrainingOptions::everySolverPlansWithTheOptimizerStep()
         QVERIFY2(sim, sim.status().toString().c_str());
         QCOMPARE(plan->timeline.peakBytes, sim->peakBytes);
         QVERIFY(plan->timeline.peakBytes >= training::modelStateBytes(g).total());
+    }
+    // The offload solver streams weights to the host: each streamed weight is prefetched for its
+    // update (the plan simulates, every update runs).
+    {
+        solvers::SolveRequest r;
+        r.graph = &g;
+        r.costs = p->costs.get();
+        r.objective = solvers::Objective::MinPeak;
+        r.settings["stream-weights"] = "always";
+        auto plan = registry.find("offload")->solve(r);
+        QVERIFY2(plan, plan.status().toString().c_str());
+        auto sim = sim::simulate(plan->schedule, g, *p->costs);
+        QVERIFY2(sim, sim.status().toString().c_str());
+        size_t updates = 0, prefetchedForUpdate = 0;
+        const auto &steps = plan->schedule.steps;
+        for (size_t i = 0; i < steps.size(); ++i) {
+            const bool update = steps[i].kind == schedule::StepKind::Compute &&
+                                g.op(steps[i].op()).phase == training::Phase::Optimizer;
+            updates += update;
+            prefetchedForUpdate +=
+                update && i > 0 && steps[i - 1].kind == schedule::StepKind::Prefetch;
+        }
+        QCOMPARE(updates, g.optimizerOpCount());
+        QVERIFY(prefetchedForUpdate > 0); // the weights were streamed, and come back
     }
     // A budget below the model states cannot be met by any plan: min-time says infeasible.
     solvers::SolveRequest r;
