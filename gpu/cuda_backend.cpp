@@ -226,22 +226,13 @@ public:
 
     Status prepare(const training::TrainingGraph &graph, const core::ir::Graph *forward) override
     {
-        if (graph.optimizerOpCount() > 0) {
-            const training::Op &first =
-                graph.op(core::OpId(int32_t(graph.opCount() - graph.optimizerOpCount())));
-            return makeError(
-                StatusCode::Unsupported,
-                fmt::format("no cuda kernel for the optimizer step (op '{}', type {}): "
-                            "run it with --backend cpu, or simulate it (remat simulate, "
-                            "solve, fit)",
-                            first.name, first.type));
-        }
         m_hostOps.assign(graph.opCount(), false);
         m_hostCache.clear();
         m_bindings.clear();
         m_evaluator = forward ? std::make_unique<core::exec::StaticEvaluator>(*forward) : nullptr;
         for (const training::Op &op : graph.ops()) {
-            const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
+            const bool needsNode = op.type != "Loss" && op.type != "Accumulate" &&
+                                   op.phase != training::Phase::Optimizer;
             if (needsNode && (!forward || !op.source.valid()))
                 return makeError(
                     StatusCode::Unsupported,
