@@ -638,7 +638,6 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
                     REMAT_RETURN_IF_ERROR(d.backend.upload(b, d.preloadedHost[t.index()].data));
             }
         }
-        d.updated = false;
     }
     d.updated = d.graph.optimizerOpCount() > 0;
     return Impl::StepRun(d, sched, options).run();
