@@ -231,7 +231,8 @@ public:
         m_bindings.clear();
         m_evaluator = forward ? std::make_unique<core::exec::StaticEvaluator>(*forward) : nullptr;
         for (const training::Op &op : graph.ops()) {
-            const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
+            const bool needsNode = op.type != "Loss" && op.type != "Accumulate" &&
+                                   op.phase != training::Phase::Optimizer;
             if (needsNode && (!forward || !op.source.valid()))
                 return makeError(
                     StatusCode::Unsupported,

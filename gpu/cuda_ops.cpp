@@ -51,6 +51,7 @@ const OpTable &table()
         addConvOps(k);
         addRecurrentOps(k);
         addLossOps(k);
+        addOptimizerOps(k);
         return k;
     }();
     return t;

@@ -20,6 +20,7 @@ void addBlasOps(OpTable &t);
 void addConvOps(OpTable &t);
 void addRecurrentOps(OpTable &t);
 void addLossOps(OpTable &t);
+void addOptimizerOps(OpTable &t);
 
 using core::exec::normalizeAxis;
 int64_t numelOf(const std::vector<int64_t> &shape);

@@ -1,5 +1,6 @@
 // remat run MODEL [--plan plan.json] [--backend cpu|cuda] [--iters N] [--feed F.npz]
-//            [--dump-gradients F.npz] [--check] [--json] [--batch N] [--seed S]
+//            [--dump-gradients F.npz] [--dump-parameters F.npz] [--check] [--json] [--batch N]
+//            [--seed S] [training options]
 //            [--profile-out P.json] [--profile P.json]
 // Executes a training step (store-all, or a plan's schedule) on a backend: measured peak from the
 // backend's allocator (and the device's own figure on CUDA) beside the simulator's prediction for
@@ -45,6 +46,7 @@ struct RunOptions
     int iters = 1;
     std::string feed;
     std::string dumpGradients;
+    std::string dumpParameters;
     bool check = false;
     bool json = false;
     uint64_t seed = 1234;
@@ -156,6 +158,7 @@ int runRun(const RunOptions &o)
     for (int i = 0; i < iters; ++i) {
         exec::ExecOptions eo;
         eo.downloadGradients = o.check || !o.dumpGradients.empty() || i + 1 == iters;
+        eo.downloadParameters = !o.dumpParameters.empty() && i + 1 == iters;
         eo.observer = profiling ? &recorder : nullptr;
         auto r = executor.run(sched, eo);
         if (!r)
@@ -189,6 +192,9 @@ int runRun(const RunOptions &o)
 
     if (!o.dumpGradients.empty())
         if (Status s = exec::writeNpz(o.dumpGradients, last.gradients); !s.isOk())
+            return fail(s);
+    if (!o.dumpParameters.empty())
+        if (Status s = exec::writeNpz(o.dumpParameters, last.parameters); !s.isOk())
             return fail(s);
     if (profiling) {
         const cost::Profile profile =
@@ -276,9 +282,12 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
                     "npz with the input (named as the graph input) and R (the loss cotangent)");
     cmd->add_option("--dump-gradients", opts->dumpGradients,
                     "write loss, grad_input, grad:<param> to this npz");
+    cmd->add_option("--dump-parameters", opts->dumpParameters,
+                    "write every parameter after the step (updated by --optimizer) to this npz");
     cmd->add_flag("--check", opts->check, "also run store-all and compare every gradient");
     cmd->add_flag("--json", opts->json, "JSON output");
     addBatchOption(*cmd, opts->input, "batch size (default: as in the file)", BatchCheck::None);
+    addTrainingOptions(*cmd, opts->input);
     cmd->add_option(
            "--cuda-convolution", opts->convolution,
            "cuda: convolutions through cudnn (default) or im2col (im2col + cuBLAS, 1-D and 2-D)")

@@ -48,6 +48,7 @@ Expected<LoadedModel> loadSessionModel(const std::string &model, const io::Sessi
     pipeline::LoadOptions options;
     options.import = session.importSettings;
     options.import.batch = session.batch;
+    options.training = session.training;
     *failed = LoadStage::Import;
     REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> problem,
                            pipeline::loadProblem(model, options));
@@ -160,7 +161,13 @@ int runSimulate(const SimulateOptions &o)
             {"peak_by_category", cats},
             {"activation_peak_bytes", t->activationPeakBytes},
             {"weight_bytes", t->weightBytes},
+            {"optimizer_state_bytes", t->optimizerStateBytes},
+            {"master_weight_bytes", t->masterWeightBytes},
             {"weight_grad_bytes", t->weightGradBytes},
+            {"optimizer", training::optimizerName(tg.info().training.optimizer)},
+            {"precision", training::precisionName(tg.info().training.precision)},
+            {"shard", training::shardingName(tg.info().training.shard)},
+            {"ranks", tg.info().training.ranks},
             {"host_peak_bytes", t->hostPeakBytes},
             {"compute_seconds", t->computeSeconds},
             {"recompute_seconds", t->recomputeSeconds},
@@ -205,6 +212,7 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
                      "own when left out)")
         ->required(false);
     addBatchOption(*cmd, opts->input);
+    addTrainingOptions(*cmd, opts->input);
     CLI::Option *plan = cmd->add_option("--plan", opts->plan,
                                         "Plan file to simulate (default: the store-all schedule)");
     cmd->add_option(

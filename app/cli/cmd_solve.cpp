@@ -435,6 +435,7 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_flag("--json", opts->json, "print JSON instead of a table");
     addProfileOption(*cmd, opts->profile);
     addBatchOption(*cmd, opts->input, "batch size (default: the file's)", BatchCheck::None);
+    addTrainingOptions(*cmd, opts->input);
     cmd->callback([opts, &ctx]() { ctx.exitCode = runSolve(*opts); });
 }
 

@@ -1,4 +1,4 @@
-// remat train-graph MODEL [--batch N] [--json]: the training step derived from an ONNX model:
+// remat train-graph MODEL [--batch N] [training options] [--json]: the training step derived from an ONNX model:
 // op counts, parameter and gradient bytes, what store-all keeps for backward (comparable with
 // PyTorch's saved activations), its simulated peaks, and FLOPs.
 #include "commands.h"
@@ -7,6 +7,7 @@
 
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
+#include "core/training/apply_training_options.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
@@ -38,6 +39,8 @@ int runTrainGraph(const TrainGraphOptions &o)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
     const training::TrainingSummary s = training::summarize(tg);
+    const training::TrainingOptions &opts = tg.info().training;
+    const training::ModelStateBytes states = training::modelStateBytes(tg);
     cost::ProfileCostsReport report;
     auto problem = withProfile(loaded->problem, o.profile, &report);
     if (!problem) {
@@ -73,8 +76,19 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"backward_ops", s.backwardOps},
             {"accumulate_ops", s.accumulateOps},
             {"tensors", tg.tensorCount()},
+            {"optimizer_ops", s.optimizerOps},
+            {"optimizer", training::optimizerName(opts.optimizer)},
+            {"precision", training::precisionName(opts.precision)},
+            {"shard", training::shardingName(opts.shard)},
+            {"ranks", opts.ranks},
+            {"micro_batches", opts.microBatches},
+            {"effective_batch", tg.info().batch * opts.microBatches},
+            {"param_count", states.parameterCount},
             {"param_bytes", s.paramBytes},
             {"param_grad_bytes", s.paramGradBytes},
+            {"optimizer_state_bytes", states.optimizerStateBytes},
+            {"master_weight_bytes", states.masterWeightBytes},
+            {"model_state_bytes", states.total()},
             {"buffer_bytes", s.bufferBytes},
             {"input_bytes", s.inputBytes},
             {"saved_for_backward_bytes", s.savedForBackwardBytes},
@@ -100,11 +114,18 @@ int runTrainGraph(const TrainGraphOptions &o)
         "  ops                       %zu forward, %zu loss, %zu backward (%zu accumulate)\n",
         s.forwardOps, s.lossOps, s.backwardOps, s.accumulateOps);
     std::printf("  tensors                   %zu\n", tg.tensorCount());
+    std::printf("  training                  optimizer %s (%zu update ops), precision %s, shard %s "
+                "over %lld ranks, %lld micro-batches\n",
+                training::optimizerName(opts.optimizer), s.optimizerOps,
+                training::precisionName(opts.precision), training::shardingName(opts.shard),
+                (long long)opts.ranks, (long long)opts.microBatches);
     const auto line = [](const char *label, int64_t bytes) {
         std::printf("  %-25s %s (%lld B)\n", label, formatBytes(bytes).c_str(), (long long)bytes);
     };
     line("param_bytes", s.paramBytes);
     line("param_grad_bytes", s.paramGradBytes);
+    line("optimizer_state_bytes", states.optimizerStateBytes);
+    line("master_weight_bytes", states.masterWeightBytes);
     line("buffer_bytes", s.bufferBytes);
     line("saved_for_backward_bytes", s.savedForBackwardBytes);
     line("stored_activation_bytes", s.storedActivationBytes);
@@ -127,6 +148,7 @@ void addTrainGraphCommand(CLI::App &app, CommandContext &ctx)
     CLI::App *cmd = app.add_subcommand("train-graph", "Derive the training step of an ONNX model");
     addModelArgument(*cmd, opts->input);
     addBatchOption(*cmd, opts->input);
+    addTrainingOptions(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->add_flag("--input-grad", opts->inputGradients,
                   "Also compute the gradient of the data input");

@@ -1,4 +1,5 @@
-// remat: the headless pipeline (info, train-graph, solve, simulate, run, export, bench, validate-plan).
+// remat: the headless pipeline (info, train-graph, solve, fit, simulate, run, export, bench,
+// validate-plan).
 #include "commands.h"
 
 #include <cstdio>
@@ -15,6 +16,7 @@ int main(int argc, char **argv)
     remat::app::addSimulateCommand(app, ctx);
     remat::app::addRunCommand(app, ctx);
     remat::app::addSolveCommand(app, ctx);
+    remat::app::addFitCommand(app, ctx);
     remat::app::addBenchCommand(app, ctx);
     remat::app::addExportCommand(app, ctx);
     remat::app::addValidatePlanCommand(app, ctx);

@@ -47,6 +47,43 @@ CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string 
     return o;
 }
 
+void addTrainingOptions(CLI::App &cmd, ModelInput &input)
+{
+    cmd.add_option("--optimizer", input.optimizer,
+                   "Optimizer step after the backward: none (default), sgd, sgd-momentum, adam, "
+                   "adamw, adafactor (its state and update are in the timeline)");
+    cmd.add_option("--precision", input.precision,
+                   "fp32 (default), bf16-mixed, fp16-mixed (half activations and weights, float32 "
+                   "master weights, gradients and optimizer state) or bf16 (all bfloat16)");
+    cmd.add_option("--shard", input.shard,
+                   "Model-state sharding over --ranks: none (default), zero1 (optimizer state), "
+                   "zero2 (+ gradients), zero3 or fsdp (+ parameters, gathered per op)");
+    cmd.add_option("--ranks", input.ranks, "Data-parallel ranks the model states are sharded over")
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--micro-batches", input.microBatches,
+                   "Gradient accumulation steps per optimizer step (the batch is per micro-batch)")
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--lr", input.lr, "Learning rate of the executed update (default 1e-3)");
+    cmd.add_option("--weight-decay", input.weightDecay,
+                   "Weight decay of the update (default: torch's, adamw 1e-2, the others 0)");
+}
+
+Expected<training::TrainingOptions> trainingOptions(const ModelInput &input)
+{
+    training::TrainingOptions o;
+    REMAT_ASSIGN_OR_RETURN(o.optimizer, training::parseOptimizer(input.optimizer));
+    REMAT_ASSIGN_OR_RETURN(o.precision, training::parsePrecision(input.precision));
+    REMAT_ASSIGN_OR_RETURN(o.shard, training::parseSharding(input.shard));
+    o.ranks = input.ranks;
+    o.microBatches = input.microBatches;
+    o.hyper.lr = input.lr;
+    o.hyper.weightDecay = input.weightDecay;
+    if (o.shard != training::Sharding::None && o.ranks == 1)
+        o.shard = training::Sharding::None; // one rank holds everything: nothing is sharded
+    REMAT_RETURN_IF_ERROR(training::validateTrainingOptions(o));
+    return o;
+}
+
 Status applyModelInput(const ModelInput &input, onnx::ImportOptions &options)
 {
     options.batch = input.batch;
@@ -80,6 +117,10 @@ Expected<LoadedModel> loadTrainingModel(const ModelInput &input,
     options.build = build;
     if (Status s = applyModelInput(input, options.import); !s.isOk())
         return failAt(LoadStage::Import, s);
+    Expected<training::TrainingOptions> trainingOpts = trainingOptions(input);
+    if (!trainingOpts)
+        return failAt(LoadStage::Import, trainingOpts.status());
+    options.training = *trainingOpts;
     Expected<std::shared_ptr<const pipeline::Problem>> problem =
         pipeline::loadProblem(input.model, options);
     if (!problem)

@@ -10,6 +10,7 @@
 #include "core/pipeline/problem.h"
 #include "core/training/builder.h"
 #include "core/training/training_graph.h"
+#include "core/training/training_options.h"
 #include "core/util/status.h"
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,11 @@ struct ModelInput
     std::vector<std::string> inputValues; ///< `--input-value NAME=V` (scalar inputs)
     std::vector<std::string> classify;    ///< `--classify NAME=parameter|buffer|input|constant`
     std::string semantics = "training";   ///< `--semantics training|as-exported`
+    /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
+    /// `--micro-batches`, `--lr`, `--weight-decay`.
+    std::string optimizer = "none", precision = "fp32", shard = "none";
+    int64_t ranks = 1, microBatches = 1;
+    double lr = 1e-3, weightDecay = -1;
 };
 
 /// The usual help texts; commands that word them otherwise pass their own.
@@ -50,6 +56,14 @@ CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input,
 /// its own order in --help.
 CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help = kBatchHelp,
                             BatchCheck check = BatchCheck::NonNegative);
+
+/// `--optimizer`, `--precision`, `--shard`, `--ranks`, `--micro-batches`, `--lr` and
+/// `--weight-decay` (commands that simulate or run a training step: train-graph, simulate,
+/// solve, run, fit). Their defaults leave the training graph as built.
+void addTrainingOptions(CLI::App &cmd, ModelInput &input);
+
+/// The input's training options, parsed; errors name the option.
+core::Expected<core::training::TrainingOptions> trainingOptions(const ModelInput &input);
 
 /// The input's batch, shapes, dims and classification overrides added to `options`; a malformed
 /// or repeated setting is an InvalidArgument naming the option.

@@ -28,6 +28,7 @@ const char *phaseName(training::Phase phase)
     case training::Phase::Forward: return "forward";
     case training::Phase::Loss: return "loss";
     case training::Phase::Backward: return "backward";
+    case training::Phase::Optimizer: return "optimizer";
     }
     return "forward";
 }

@@ -75,6 +75,7 @@ struct Executor::Impl
     const training::TrainingGraph &graph;
     const ir::Graph &forward;
     bool prepared = false;
+    bool updated = false; ///< a run's optimizer step changed the preloaded data
     uint64_t seed = 1234;
     std::vector<HostTensor> preloadedHost; // by TensorId (empty when not preloaded)
     std::vector<Buffer> preloadedBuffers;  // by TensorId
@@ -111,6 +112,10 @@ struct Executor::Impl
             c.shape = shape;
             return c;
         };
+        // Optimizer state starts at zero (torch.optim's first step; a momentum buffer of zeros
+        // gives torch's clone of the gradient exactly).
+        if (t.role == TensorRole::OptimizerState)
+            return HostTensor::zeros(t.dtype, shape);
         if (isLossCotangent(graph, t)) {
             const std::string outName =
                 t.source.valid() ? forward.value(t.source).name : std::string();
@@ -178,6 +183,8 @@ const HostTensor *Executor::preloadedData(TensorId tensor) const
 Status Executor::prepare(const ExecInputs &inputs)
 {
     Impl &d = *m_impl;
+    if (std::string why = d.graph.info().training.notExecutableReason(); !why.empty())
+        return makeError(StatusCode::Unsupported, "cannot execute this training step: " + why);
     REMAT_RETURN_IF_ERROR(d.backend.prepare(d.graph, &d.forward));
     d.seed = inputs.seed;
     d.nodes.assign(d.graph.opCount(), nullptr);
@@ -278,6 +285,9 @@ public:
 
         if (options.downloadGradients)
             if (Status s = downloadGradients(); !s.isOk())
+                return fail(s);
+        if (options.downloadParameters)
+            if (Status s = downloadParameters(); !s.isOk())
                 return fail(s);
         result.gradients.set("loss",
                              HostTensor::fromDoubles({}, std::span<const double>(&result.loss, 1)));
@@ -554,6 +564,18 @@ private:
             options.observer->onStepEnd(ev);
     }
 
+    /// The parameters as the step left them (updated by the optimizer step), by value name.
+    Status downloadParameters()
+    {
+        for (const training::Tensor &t : g.tensors()) {
+            if (t.role != TensorRole::Parameter || !buf[t.id.index()].valid() || !t.source.valid())
+                continue;
+            REMAT_ASSIGN_OR_RETURN(HostTensor h, downloadTensor(t.id));
+            result.parameters.set(d.forward.value(t.source).name, std::move(h));
+        }
+        return Status::ok();
+    }
+
     /// The gradients still resident at the end (parameters', and the data input's as "grad_input").
     Status downloadGradients()
     {
@@ -604,6 +626,20 @@ Expected<ExecResult> Executor::run(const schedule::Schedule &sched, const ExecOp
         return makeError(StatusCode::InvalidArgument,
                          "Executor::run before a successful prepare()");
     REMAT_RETURN_IF_ERROR(schedule::validate(sched, d.graph));
+    // The optimizer step updates parameters and state in place: every run starts from the
+    // prepared data again, so each run is the same step (timings repeat, gradients compare).
+    if (d.updated) {
+        for (const training::Op &op : d.graph.ops()) {
+            if (op.phase != Phase::Optimizer)
+                continue;
+            for (TensorId t : op.inputs) {
+                const Buffer b = d.preloadedBuffers[t.index()];
+                if (d.graph.tensor(t).preloaded && b.valid())
+                    REMAT_RETURN_IF_ERROR(d.backend.upload(b, d.preloadedHost[t.index()].data));
+            }
+        }
+    }
+    d.updated = d.graph.optimizerOpCount() > 0;
     return Impl::StepRun(d, sched, options).run();
 }
 

@@ -45,6 +45,9 @@ struct ExecOptions
     bool downloadGradients = true;
     /// Also download the graph output (entry "output").
     bool downloadOutput = false;
+    /// Download every parameter after the step (ExecResult::parameters): the optimizer step's
+    /// updated weights.
+    bool downloadParameters = false;
 };
 
 /// Measured figures of one step.
@@ -59,6 +62,8 @@ struct ExecResult
     double loss = 0;
     /// "grad_input", "grad:<parameter name>" (and "output" on request), in the corpus layout.
     NpzArchive gradients;
+    /// With ExecOptions::downloadParameters: each parameter after the step, by value name.
+    NpzArchive parameters;
 };
 
 class Executor
@@ -72,11 +77,13 @@ public:
 
     /// Asks the backend to refuse unsupported ops (naming the op), builds the host data of every
     /// preloaded tensor (initializers, Constant nodes, feed or seeded random input and R) and
-    /// uploads it. Must succeed before run().
+    /// uploads it. Must succeed before run(). Training options that are simulated only (mixed
+    /// precision, sharding, micro-batches, adafactor) are refused here, saying so.
     Status prepare(const ExecInputs &inputs);
 
     /// Runs one training step. The schedule is validated first. Preloaded tensors stay resident
-    /// between runs; everything the step allocated is released before returning (also on error).
+    /// between runs (those an optimizer step updates are uploaded again before the next run, so
+    /// every run is the same step from the prepared weights and zero optimizer state); everything the step allocated is released before returning (also on error).
     Expected<ExecResult> run(const schedule::Schedule &schedule, const ExecOptions &options = {});
 
     /// The host data a preloaded tensor was given (after prepare()); null if none.

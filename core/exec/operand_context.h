@@ -27,6 +27,8 @@ namespace remat::core::exec {
 ///  - backward kernels: `in` / `out` = the forward inputs / outputs the backward reads,
 ///    `dOut` = gradients of forward outputs, `dIn` = gradients of forward inputs to write.
 ///  - Loss / Accumulate: `in`, `out` in the training op's order.
+///  - optimizer updates ("<Type>Update", Phase::Optimizer): `in` in the op's order {parameter,
+///    gradient, state...}, updated in place; hyperparameters in `training`.
 /// `View` has `data` (null: not present) and `shape`.
 template <typename View> struct OperandContext
 {
@@ -38,6 +40,8 @@ template <typename View> struct OperandContext
     std::vector<std::vector<int64_t>> inShapes, outShapes;
     bool recompute = false;
     uint64_t seed = 0;
+    /// The training options of the graph (optimizer update ops read their hyperparameters).
+    const training::TrainingOptions *training = nullptr;
 
     OperandContext() = default;
     OperandContext(const OperandContext &) = default;
@@ -131,6 +135,7 @@ Status bindCall(OperandContext<View> &ctx, const OperandSlots &b, const OpCall &
     ctx.opName = op.name.empty() ? op.type : op.name;
     ctx.recompute = call.recompute;
     ctx.seed = call.seed;
+    ctx.training = call.graph ? &call.graph->info().training : nullptr;
     ctx.in.assign(size_t(b.inSlots), nullptr);
     ctx.out.assign(size_t(b.outSlots), nullptr);
     ctx.dOut.assign(size_t(b.dOutSlots), nullptr);

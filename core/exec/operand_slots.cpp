@@ -32,8 +32,9 @@ OperandSlots bindOperands(const training::TrainingGraph &graph, const training::
     OperandSlots s;
     s.inputs.resize(op.inputs.size());
     s.outputs.resize(op.outputs.size());
-    const bool plainOp =
-        op.phase == training::Phase::Loss || op.type == "Accumulate" || op.type == "Loss";
+    const bool plainOp = op.phase == training::Phase::Loss ||
+                         op.phase == training::Phase::Optimizer || op.type == "Accumulate" ||
+                         op.type == "Loss";
     for (size_t i = 0; i < op.inputs.size(); ++i) {
         const Operand role = i < op.inputRoles.size() ? op.inputRoles[i] : Operand{};
         Slot &slot = s.inputs[i];

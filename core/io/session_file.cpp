@@ -2,6 +2,7 @@
 
 #include "core/io/import_settings_json.h"
 #include "core/io/plan_file.h"
+#include "core/io/training_options_json.h"
 #include "core/sim/simulator.h"
 #include "core/util/reader_guard.h"
 
@@ -108,10 +109,10 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
     if (textOf(root, "format") != kFormat)
         return bad(path, "not a Remat Studio session");
     const int version = wholeOr(root, "version", -1);
-    if (version != kSessionFormatVersion)
+    if (version < 1 || version > kSessionFormatVersion)
         return makeError(StatusCode::Unsupported,
                          path + ": session format version " + std::to_string(version) +
-                             ", this build reads " + std::to_string(kSessionFormatVersion));
+                             ", this build reads 1 to " + std::to_string(kSessionFormatVersion));
     Session s;
     const json model = memberOr(root, "model", json::value_t::object);
     s.modelPath = textOf(model, "path");
@@ -129,6 +130,10 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
         if (!root.at("import").is_object())
             return bad(path, "\"import\" is not an object");
         REMAT_ASSIGN_OR_RETURN(s.importSettings, importSettingsFromJson(root.at("import"), path));
+    }
+    // Version 2: the training options (absent in version 1: none, float32, unsharded).
+    if (version >= 2 && root.contains("training")) {
+        REMAT_ASSIGN_OR_RETURN(s.training, trainingOptionsFromJson(root.at("training"), path));
     }
     REMAT_ASSIGN_OR_RETURN(s.budgetBytes, integer(path, root, "budget_bytes", 0, 0, kMaxExact));
     // No objective written: a budget asks for the least recompute within it (as `remat solve` does).
@@ -192,7 +197,8 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
                          "plans need their training graph to be saved");
     json root;
     root["format"] = kFormat;
-    root["version"] = kSessionFormatVersion;
+    // Version 1 unless the session has training options (readers of version 1 would drop them).
+    root["version"] = s.training.isDefault() ? 1 : kSessionFormatVersion;
     const fs::path absModel = absoluteClean(s.modelPath);
     const fs::path relModel =
         absModel.empty() ? fs::path()
@@ -202,6 +208,8 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
                      {"sha256", s.modelSha256}};
     root["batch"] = s.batch;
     root["import"] = importSettingsJson(s.importSettings);
+    if (!s.training.isDefault())
+        root["training"] = trainingOptionsJson(s.training);
     root["budget_bytes"] = s.budgetBytes;
     root["objective"] = solvers::objectiveName(s.objective);
     json pins = json::array();

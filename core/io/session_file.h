@@ -31,6 +31,8 @@ struct Session
     /// Free dims, input shapes and values, classification, semantics ("import" in the file;
     /// absent in sessions written before it: the defaults).
     onnx::ImportOptions importSettings;
+    /// Optimizer, precision, sharding, micro-batches ("training", version 2; absent: none).
+    training::TrainingOptions training;
     int64_t budgetBytes = 0;
     solvers::Objective objective = solvers::Objective::MinTime;
     std::map<std::string, solvers::PinKind> pins; ///< by tensor name
@@ -41,7 +43,9 @@ struct Session
     size_t opCount = 0, tensorCount = 0; ///< of the training graph the plans' ids refer to
 };
 
-inline constexpr int kSessionFormatVersion = 1;
+/// The newest version written (2: with "training"); a session without training options is
+/// written as version 1, so older builds still read it. Versions 1 and 2 are read.
+inline constexpr int kSessionFormatVersion = 2;
 
 /// The session as JSON text, for a file at `sessionPath` (the model's path is also written relative
 /// to it). The plans need the training graph they were made on; `graph` also gives the op and

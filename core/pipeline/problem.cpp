@@ -3,6 +3,7 @@
 #include "core/cost/roofline.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
+#include "core/training/apply_training_options.h"
 
 #include <atomic>
 
@@ -71,7 +72,10 @@ loadProblem(const std::string &path, const LoadOptions &options, const StopToken
     p->batch = p->forward->info().batch > 0 ? p->forward->info().batch : options.import.batch;
     if (options.import.progress)
         options.import.progress(0.95, "training graph");
+    REMAT_RETURN_IF_ERROR(training::validateTrainingOptions(options.training));
     Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*p->forward, options.build);
+    if (tg && !options.training.isDefault())
+        tg = training::applyTrainingOptions(*tg, options.training);
     if (!tg) {
         p->trainingStatus = tg.status();
         return std::shared_ptr<const Problem>(std::move(p));

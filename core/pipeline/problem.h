@@ -12,6 +12,7 @@
 #include "core/solvers/solver.h"
 #include "core/training/builder.h"
 #include "core/training/training_graph.h"
+#include "core/training/training_options.h"
 #include "core/util/status.h"
 #include "core/util/stop_token.h"
 
@@ -31,6 +32,9 @@ struct LoadOptions
     /// kept (browsing). Its `stop` is replaced by loadProblem's; its `progress` is called.
     onnx::ImportOptions import;
     training::BuildOptions build;
+    /// Optimizer, precision, sharding, micro-batches, applied to the built training graph
+    /// (training/training_options.h). Default: none of them, the graph as built.
+    training::TrainingOptions training;
 };
 
 /// A loaded model and its training step. Immutable once built: workers share it by pointer.

@@ -24,6 +24,7 @@ struct FlatGraph
     std::vector<int64_t> bytes;
     std::vector<unsigned char> firstCat, recomputeCat, preloaded, requiredAtEnd;
     std::vector<int64_t> workspace;
+    std::vector<unsigned char> optimizerOp; ///< per op: an update op of the optimizer step
 
     explicit FlatGraph(const training::TrainingGraph &g)
     {
@@ -43,6 +44,7 @@ struct FlatGraph
             for (TensorId t : op.outputs)
                 outIds.push_back(t.value);
             workspace.push_back(op.workspaceBytes);
+            optimizerOp.push_back(op.phase == training::Phase::Optimizer ? 1 : 0);
         }
         inBegin.push_back(static_cast<int32_t>(inIds.size()));
         outBegin.push_back(static_cast<int32_t>(outIds.size()));
@@ -64,8 +66,10 @@ struct FlatGraph
             case TensorRole::ParameterGrad: first = again = MemCategory::WeightGrads; break;
             default: break;
             }
+            // Gradient accumulators (micro-batches) are resident from the start, as gradients.
             if (t.preloaded)
-                first = again = MemCategory::Weights;
+                first = again = t.role == TensorRole::ParameterGrad ? MemCategory::WeightGrads
+                                                                    : MemCategory::Weights;
             firstCat[i] = cat(first);
             recomputeCat[i] = cat(again);
         }
@@ -120,13 +124,18 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
             continue;
         }
         state[t] = kResident;
-        curCat[t] = cat(MemCategory::Weights);
-        bytesBy[cat(MemCategory::Weights)] += fg.bytes[t];
+        curCat[t] = fg.firstCat[t];
+        bytesBy[fg.firstCat[t]] += fg.bytes[t];
         inUse += fg.bytes[t];
+        const TensorRole role = graph.tensor(TensorId(t)).role;
+        if (role == TensorRole::OptimizerState)
+            tl.optimizerStateBytes += fg.bytes[t];
+        else if (role == TensorRole::MasterWeight)
+            tl.masterWeightBytes += fg.bytes[t];
         if (observer)
             observer->onTensorResident(TensorId(t), fg.bytes[t]);
     }
-    tl.weightBytes = inUse;
+    tl.weightBytes = bytesBy[cat(MemCategory::Weights)];
     tl.peakBytes = inUse;
     tl.peakByCategory = bytesBy;
     for (size_t i = 0; i < nOps; ++i)
@@ -160,6 +169,7 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
         int64_t workspace = 0;
         double start = computeClock, end = computeClock;
         bool recompute = false;
+        bool update = false; // an optimizer update: its transients are not activations
         switch (step.kind) {
         case StepKind::Compute: {
             if (target < 0 || static_cast<size_t>(target) >= nOps)
@@ -213,6 +223,7 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
             }
             workspace = fg.workspace[target];
             peakDuring = inUse + workspace;
+            update = fg.optimizerOp[target] != 0;
             break;
         }
         case StepKind::Free:
@@ -302,7 +313,8 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
             tl.peakByCategory = bytesBy;
             tl.peakByCategory[kWorkspace] = workspace;
         }
-        const int64_t activation = peakDuring - bytesBy[kWeights] - bytesBy[kWeightGrads];
+        const int64_t activation =
+            update ? 0 : peakDuring - bytesBy[kWeights] - bytesBy[kWeightGrads];
         if (activation > tl.activationPeakBytes)
             tl.activationPeakBytes = activation;
         if (record) {

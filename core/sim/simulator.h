@@ -5,8 +5,12 @@
 // A schedule that does not validate returns the validator's error.
 //
 // Memory model (device bytes; every figure the product shows comes from here):
-// - Preloaded tensors (parameters, buffers, constants, the input) are resident before step 0, in
-//   category Weights, and may not be freed or offloaded.
+// - Preloaded tensors (parameters, buffers, constants, the input, optimizer state and master
+//   weights) are resident before step 0, in category Weights (gradient accumulators of
+//   micro-batches: WeightGrads), and may not be freed or offloaded. Timeline::optimizerStateBytes
+//   and masterWeightBytes say how much of Weights the optimizer state and master weights are.
+// - Update ops of the optimizer step (Phase::Optimizer) update in place: no outputs, their
+//   transient buffers are workspace, not counted in activationPeakBytes.
 // - Compute(op) allocates each output that is not already resident (a recompute of a multi-output
 //   op keeps the outputs still resident). Category: StoredActivations for the first compute of an
 //   Activation / SavedState (or Constant) tensor, RecomputedActivations for a recompute of one,

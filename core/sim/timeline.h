@@ -26,7 +26,9 @@ struct Timeline
     schedule::CategoryBytes peakByCategory{}; ///< categories at the peak
     /// Peak of everything but weights, weight gradients and optimizer state.
     int64_t activationPeakBytes = 0;
-    int64_t weightBytes = 0; ///< parameters, buffers, constants, input
+    int64_t weightBytes = 0; ///< parameters, buffers, constants, input, optimizer state, master
+    int64_t optimizerStateBytes = 0; ///< of weightBytes: optimizer state (resident all step)
+    int64_t masterWeightBytes = 0;   ///< of weightBytes: float32 master weights (mixed precision)
     int64_t weightGradBytes = 0;
     double computeSeconds = 0;    ///< first computes
     double recomputeSeconds = 0;  ///< recomputes

@@ -125,11 +125,19 @@ public:
     /// store-all under the same pins: one that is worse on peak and time, or slower when
     /// store-all fits the budget, is replaced by store-all's plan with a note saying so.
     /// Errors: invalid request, cancellation before any plan exists, an escaped exception.
+    /// A graph with an optimizer step (training_options.h) is solved without its update ops
+    /// (the state they read stays resident, so the solver budgets for it); the updates are then
+    /// appended after the backward and the plan re-simulated on the whole graph: the figures
+    /// include the optimizer step, and a min-time plan whose update goes over the budget is
+    /// infeasible, saying so.
     Expected<Plan> solve(const SolveRequest &request) const;
 
 protected:
     /// The solver's own search, called only through solve().
     virtual Expected<Plan> searchPlan(const SolveRequest &request) const = 0;
+
+private:
+    Expected<Plan> solveWithOptimizerStep(const SolveRequest &request) const;
 };
 
 /// The answered plan in `plans` (not `plan` itself) that beats answered `plan` on peak and time

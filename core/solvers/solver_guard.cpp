@@ -1,6 +1,7 @@
 // The framework around every solver's own search (Solver::solve): exceptions become a Status,
 // and the plan returned is checked against store-all under the same pins, so no solver hands a
 // user a plan that is worse than doing nothing at all.
+#include "core/sim/simulator.h"
 #include "core/solvers/checkpoint_solvers.h"
 #include "core/solvers/offload_pins.h"
 #include "core/solvers/solver.h"
@@ -144,10 +145,83 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
     return out;
 }
 
+/// The optimizer step after any plan: its update ops read only preloaded tensors and parameter
+/// gradients (resident at the end of every valid schedule), so they run last, in order, before
+/// the End mark. A weight a plan streamed to the host (offload) is prefetched for its update and
+/// freed after it (the copy of the updated weight back to the host is not modelled).
+void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &graph)
+{
+    const size_t n = graph.tensorCount();
+    const std::vector<unsigned char> onHost = schedule::preloadedOnHost(s, graph);
+    std::vector<unsigned char> resident(n, 0);
+    for (size_t t = 0; t < n; ++t)
+        resident[t] = graph.tensors()[t].preloaded && !onHost[t];
+    for (const schedule::Step &st : s.steps) {
+        if (st.kind == schedule::StepKind::Free)
+            resident[st.tensor().index()] = 0;
+        else if (st.kind == schedule::StepKind::Prefetch)
+            resident[st.tensor().index()] = 1;
+        else if (st.kind == schedule::StepKind::Compute)
+            for (TensorId out : graph.op(st.op()).outputs)
+                resident[out.index()] = 1;
+    }
+    schedule::Schedule tail;
+    for (size_t k = graph.opCount() - graph.optimizerOpCount(); k < graph.opCount(); ++k) {
+        const training::Op &op = graph.op(OpId(static_cast<int32_t>(k)));
+        std::vector<TensorId> streamed;
+        for (TensorId in : op.inputs)
+            if (!resident[in.index()] &&
+                std::find(streamed.begin(), streamed.end(), in) == streamed.end())
+                streamed.push_back(in);
+        for (TensorId t : streamed)
+            tail.prefetch(t);
+        tail.compute(op.id);
+        for (TensorId t : streamed)
+            tail.free(t);
+    }
+    auto at = s.steps.end();
+    if (!s.steps.empty() && s.steps.back().kind == schedule::StepKind::Phase &&
+        s.steps.back().mark() == schedule::PhaseMark::End)
+        at = s.steps.end() - 1;
+    s.steps.insert(at, tail.steps.begin(), tail.steps.end());
+}
+
 } // namespace
+
+Expected<Plan> Solver::solveWithOptimizerStep(const SolveRequest &request) const
+{
+    const training::TrainingGraph &full = *request.graph;
+    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph inner, full.withoutOptimizerStep());
+    cost::Costs innerCosts = *request.costs;
+    innerCosts.opSeconds.resize(inner.opCount());
+    SolveRequest innerRequest = request;
+    innerRequest.graph = &inner;
+    innerRequest.costs = &innerCosts;
+    REMAT_ASSIGN_OR_RETURN(Plan plan, solve(innerRequest));
+    if (plan.schedule.steps.empty())
+        return plan;
+    appendOptimizerStep(plan.schedule, full);
+    REMAT_ASSIGN_OR_RETURN(
+        plan.timeline, sim::simulate(plan.schedule, full, *request.costs, {.recordPoints = false}));
+    const bool answeredPlan = answered(plan.status);
+    if (request.objective == Objective::MinTime && answeredPlan &&
+        plan.timeline.peakBytes > request.budgetBytes) {
+        plan.status = SolveStatus::Infeasible;
+        const std::string why = fmt::format(
+            "infeasible: with the optimizer step the peak is {} (the update at step {}), over the "
+            "budget {}",
+            formatBytes(plan.timeline.peakBytes), plan.timeline.peakStep,
+            formatBytes(request.budgetBytes));
+        plan.note = plan.note.empty() ? why : why + "; " + plan.note;
+    }
+    return plan;
+}
 
 Expected<Plan> Solver::solve(const SolveRequest &request) const
 {
+    if (request.graph && request.costs && request.graph->optimizerOpCount() > 0 &&
+        request.costs->opSeconds.size() == request.graph->opCount())
+        return solveWithOptimizerStep(request);
     const auto begin = std::chrono::steady_clock::now();
     const std::string name = id();
     const Capabilities caps = capabilities();

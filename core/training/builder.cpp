@@ -769,6 +769,7 @@ TrainingSummary summarize(const TrainingGraph &g)
                 s.forwardMatmulConvFlops += op.flops;
             break;
         case Phase::Loss: ++s.lossOps; break;
+        case Phase::Optimizer: ++s.optimizerOps; break;
         case Phase::Backward:
             ++s.backwardOps;
             s.backwardFlops += op.flops;

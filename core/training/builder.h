@@ -60,7 +60,7 @@ Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph,
 /// Figures of a training graph that do not need a schedule.
 struct TrainingSummary
 {
-    size_t forwardOps = 0, lossOps = 0, backwardOps = 0, accumulateOps = 0;
+    size_t forwardOps = 0, lossOps = 0, backwardOps = 0, accumulateOps = 0, optimizerOps = 0;
     int64_t paramBytes = 0;     ///< Parameter tensors
     int64_t paramGradBytes = 0; ///< final parameter gradients
     int64_t bufferBytes = 0, inputBytes = 0, constantBytes = 0;

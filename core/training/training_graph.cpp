@@ -17,6 +17,8 @@ const char *tensorRoleName(TensorRole role)
     case TensorRole::Loss: return "loss";
     case TensorRole::ActivationGrad: return "activation-grad";
     case TensorRole::ParameterGrad: return "parameter-grad";
+    case TensorRole::OptimizerState: return "optimizer-state";
+    case TensorRole::MasterWeight: return "master-weight";
     }
     return "?";
 }
@@ -29,6 +31,7 @@ int phaseRank(Phase p)
     case Phase::Forward: return 0;
     case Phase::Loss: return 1;
     case Phase::Backward: return 2;
+    case Phase::Optimizer: return 3;
     }
     return 3;
 }
@@ -39,6 +42,7 @@ const char *phaseName(Phase p)
     case Phase::Forward: return "forward";
     case Phase::Loss: return "loss";
     case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
     }
     return "?";
 }
@@ -65,7 +69,7 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
     }
 
     int lastRank = 0;
-    size_t forwardCount = 0, lossCount = 0;
+    size_t forwardCount = 0, lossCount = 0, optimizerCount = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
         Op &op = ops[i];
         if (op.id.value != static_cast<int32_t>(i))
@@ -73,13 +77,15 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
         const int rank = phaseRank(op.phase);
         if (rank < lastRank)
             return bad(fmt::format("op '{}' ({}) comes after a later phase: ops must be forward, "
-                                   "then loss, then backward",
+                                   "then loss, then backward, then optimizer",
                                    op.name, phaseName(op.phase)));
         lastRank = rank;
         if (op.phase == Phase::Forward)
             ++forwardCount;
         else if (op.phase == Phase::Loss)
             ++lossCount;
+        else if (op.phase == Phase::Optimizer)
+            ++optimizerCount;
         if (op.inputRoles.empty())
             op.inputRoles.resize(op.inputs.size());
         if (op.outputRoles.empty())
@@ -145,7 +151,14 @@ Expected<TrainingGraph> TrainingGraph::assemble(TrainingGraphInfo info, std::vec
     g.m_tensors = std::move(tensors);
     g.m_forwardCount = forwardCount;
     g.m_lossCount = lossCount;
+    g.m_optimizerCount = optimizerCount;
     return g;
+}
+
+Expected<TrainingGraph> TrainingGraph::withoutOptimizerStep() const
+{
+    std::vector<Op> ops(m_ops.begin(), m_ops.end() - std::ptrdiff_t(m_optimizerCount));
+    return assemble(m_info, std::move(ops), m_tensors);
 }
 
 const TensorId *TrainingGraph::findTensor(const std::string &name) const

@@ -8,6 +8,7 @@
 
 #include "core/ir/dtype.h"
 #include "core/ir/shape.h"
+#include "core/training/training_options.h"
 #include "core/util/ids.h"
 #include "core/util/status.h"
 
@@ -20,7 +21,9 @@ class Graph;
 
 namespace remat::core::training {
 
-enum class Phase : unsigned char { Forward, Loss, Backward };
+/// Ops are stored in this order. Optimizer: the update ops an optimizer adds after the backward
+/// (training_options.h); solvers plan the graph without them (Solver::solve appends them).
+enum class Phase : unsigned char { Forward, Loss, Backward, Optimizer };
 
 /// What a tensor is to the memory model; the simulator's categories derive from this.
 enum class TensorRole : unsigned char {
@@ -33,7 +36,10 @@ enum class TensorRole : unsigned char {
                     ///< indices, BN mean / inverse std)
     Loss,           ///< the scalar loss and its seed gradient
     ActivationGrad, ///< gradient of an activation or of the input
-    ParameterGrad,  ///< gradient of a parameter: kept until the end of the step
+    ParameterGrad,  ///< gradient of a parameter: kept until the end of the step (preloaded
+                    ///< when it accumulates over micro-batches)
+    OptimizerState, ///< optimizer state (momentum, exp_avg, ...): preloaded, resident
+    MasterWeight,   ///< float32 master copy of a parameter (mixed precision): preloaded
 };
 const char *tensorRoleName(TensorRole role);
 
@@ -92,6 +98,8 @@ struct TrainingGraphInfo
     std::string modelSha256;
     int64_t batch = 0;
     std::string lossDescription; ///< "sum(output * R)"
+    /// Optimizer, precision, sharding, micro-batches (apply_training_options.h); default: none.
+    TrainingOptions training;
 };
 
 class TrainingGraph
@@ -112,7 +120,15 @@ public:
     size_t tensorCount() const { return m_tensors.size(); }
     /// Ops are stored forward first; [0, forwardOpCount) are forward ops.
     size_t forwardOpCount() const { return m_forwardCount; }
-    size_t backwardOpCount() const { return m_ops.size() - m_forwardCount - m_lossCount; }
+    size_t backwardOpCount() const
+    {
+        return m_ops.size() - m_forwardCount - m_lossCount - m_optimizerCount;
+    }
+    /// Update ops of the optimizer step (Phase::Optimizer), stored last; 0 without an optimizer.
+    size_t optimizerOpCount() const { return m_optimizerCount; }
+    /// The same graph without its optimizer step: every op and tensor keeps its id (the update
+    /// ops are the last ops; the state tensors stay, preloaded and unread). What solvers plan on.
+    Expected<TrainingGraph> withoutOptimizerStep() const;
     /// The backward op that differentiates forward op `fwd`, if any.
     OpId backwardOf(OpId fwd) const { return m_backwardOf[fwd.index()]; }
     const TensorId *findTensor(const std::string &name) const;
@@ -124,6 +140,7 @@ private:
     std::vector<OpId> m_backwardOf;
     size_t m_forwardCount = 0;
     size_t m_lossCount = 0;
+    size_t m_optimizerCount = 0;
     std::vector<std::pair<std::string, TensorId>> m_byName; // sorted
 };
 

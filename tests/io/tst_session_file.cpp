@@ -254,7 +254,7 @@ private slots:
                                       << "not a Remat Studio session";
         QTest::newRow("version 99")
             << QByteArray(R"({"format": "remat-studio-session", "version": 99})")
-            << "session format version 99, this build reads 1";
+            << "session format version 99, this build reads 1 to 2";
         QTest::newRow("batch 1e300") << head + R"("batch": 1e300})"
                                      << "\"batch\" must be an integer";
         QTest::newRow("batch -1") << head + R"("batch": -1})"
@@ -277,6 +277,43 @@ private slots:
                                   << "pin of unknown kind 'maybe'";
         QTest::newRow("plan not object") << head + R"("plans": [3]})"
                                          << "a plan is not a JSON object";
+        const QByteArray head2 = R"({"format": "remat-studio-session", "version": 2, )";
+        QTest::newRow("training optimizer") << head2 + R"("training": {"optimizer": "lamb"}})"
+                                            << "unknown value 'lamb'";
+        QTest::newRow("training ranks 0") << head2 + R"("training": {"ranks": 0}})"
+                                          << "\"ranks\" is not a whole number";
+        QTest::newRow("training array") << head2 + R"("training": []})"
+                                        << "not an object";
+    }
+
+    void trainingOptionsRoundTrip()
+    {
+        // Expected: a session with training options is written as version 2 with a "training"
+        // object and reads back the same; one without is still version 1, with no "training".
+        io::Session s;
+        s.modelPath = "/tmp/m.onnx";
+        s.training.optimizer = training::Optimizer::AdamW;
+        s.training.precision = training::Precision::Bf16Mixed;
+        s.training.shard = training::Sharding::Zero2;
+        s.training.ranks = 8;
+        s.training.microBatches = 4;
+        s.training.hyper.lr = 3e-4;
+        auto text = io::formatSession(s, "/tmp/t.rematproj", nullptr);
+        QVERIFY2(text, text.status().toString().c_str());
+        const nlohmann::json j = nlohmann::json::parse(*text);
+        QCOMPARE(j.at("version").get<int>(), 2);
+        QCOMPARE(QString::fromStdString(j.at("training").dump()),
+                 QString(R"({"lr":0.0003,"micro_batches":4,"optimizer":"adamw","precision":)"
+                         R"("bf16-mixed","ranks":8,"shard":"zero2","weight_decay":-1.0})"));
+        auto back = io::parseSession(*text, "/tmp/t.rematproj");
+        QVERIFY2(back, back.status().toString().c_str());
+        QVERIFY(back->training == s.training);
+        io::Session plain;
+        auto plainText = io::formatSession(plain, "/tmp/p.rematproj", nullptr);
+        QVERIFY(plainText);
+        const nlohmann::json pj = nlohmann::json::parse(*plainText);
+        QCOMPARE(pj.at("version").get<int>(), 1);
+        QVERIFY(!pj.contains("training"));
     }
     void malformedSessionsAreRefused()
     {

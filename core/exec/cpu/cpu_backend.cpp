@@ -37,7 +37,8 @@ public:
                 return makeError(
                     StatusCode::Unsupported,
                     fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
-            const bool needsNode = op.type != "Loss" && op.type != "Accumulate";
+            const bool needsNode = op.type != "Loss" && op.type != "Accumulate" &&
+                                   op.phase != training::Phase::Optimizer;
             if (needsNode && (!forward || !op.source.valid()))
                 return makeError(
                     StatusCode::Unsupported,

@@ -31,6 +31,7 @@ const KernelTable &table()
         addConvTransposeKernels(k);
         addRecurrentKernels(k);
         addLossKernels(k);
+        addOptimizerKernels(k);
         return k;
     }();
     return t;

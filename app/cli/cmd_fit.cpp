@@ -1,0 +1,342 @@
+// remat fit MODEL (--memory 24GiB | --device NAME) [--solver ID]... [--compare] [training options]
+//   [--max-batch N] [--time-limit S] [--json]: per solver, the largest batch whose simulated peak
+// fits the memory, and the best plan at it. The model is imported again at every batch tried
+// (core's loadProblem: shapes re-inferred, the training options applied), each batch once for all
+// solvers; the batch is found by doubling, then bisection, assuming the peak grows with the batch.
+#include "commands.h"
+#include "model_loading.h"
+
+#include "core/solvers/registry.h"
+#include "core/util/bytes.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+namespace remat::app {
+
+namespace {
+
+using namespace remat::core;
+
+struct FitOptions
+{
+    ModelInput input;
+    std::string memory;
+    std::string device;
+    std::vector<std::string> solvers;
+    bool compare = false;
+    int64_t maxBatch = 65536;
+    double timeLimit = 10;
+    bool json = false;
+};
+
+/// Memory presets: the usual training GPUs by their memory.
+struct DevicePreset
+{
+    const char *name;
+    int64_t gib;
+    const char *example;
+};
+constexpr DevicePreset kPresets[] = {
+    {"16gb", 16, "V100 16GB, T4, RTX 4080"},
+    {"24gb", 24, "RTX 3090 / 4090, A10, L4"},
+    {"40gb", 40, "A100 40GB"},
+    {"48gb", 48, "A6000, L40S"},
+    {"80gb", 80, "A100 80GB, H100"},
+    {"141gb", 141, "H200"},
+};
+
+std::string presetList()
+{
+    std::string s;
+    for (const DevicePreset &p : kPresets)
+        s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", p.name, p.example);
+    return s;
+}
+
+/// One solver's answer: the largest batch that fits and its plan (batch 0: none fits).
+struct FitRow
+{
+    std::string solver;
+    int64_t batch = 0;
+    std::optional<solvers::Plan> plan;
+    std::shared_ptr<const pipeline::Problem> problem; ///< the problem at `batch`
+    int64_t smallestPeak = 0; ///< batch 0: the peak at batch 1 (how far from fitting)
+    double seconds = 0;
+    int tries = 0;
+    std::string error;
+};
+
+class Fitter
+{
+public:
+    Fitter(const FitOptions &o, int64_t memory) : m_o(o), m_memory(memory) {}
+
+    /// The problem at `batch`, imported once per batch.
+    Expected<std::shared_ptr<const pipeline::Problem>> problemAt(int64_t batch)
+    {
+        if (auto it = m_cache.find(batch); it != m_cache.end())
+            return it->second;
+        ModelInput in = m_o.input;
+        in.batch = batch;
+        LoadStage stage = LoadStage::Import;
+        Expected<LoadedModel> m = loadTrainingModel(in, {}, &stage);
+        if (!m)
+            return m.status().withContext(fmt::format("at batch {}", batch));
+        m_cache.emplace(batch, m->problem);
+        return m->problem;
+    }
+
+    /// The solver's plan at `batch` within the memory (min-time under the memory as the budget,
+    /// min-peak for solvers without that objective); its peak is the simulator's.
+    Expected<solvers::Plan> planAt(const solvers::Solver *s, int64_t batch)
+    {
+        REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> p, problemAt(batch));
+        if (!s)
+            return p->storeAll;
+        solvers::SolveRequest r;
+        r.graph = p->training.get();
+        r.costs = p->costs.get();
+        const bool minTime = s->capabilities().minTime;
+        r.objective = minTime ? solvers::Objective::MinTime : solvers::Objective::MinPeak;
+        r.budgetBytes = m_memory;
+        r.timeLimitSeconds = m_o.timeLimit;
+        return s->solve(r);
+    }
+
+    bool fits(const solvers::Plan &p) const
+    {
+        const bool answered =
+            p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
+        return answered && p.timeline.peakBytes <= m_memory;
+    }
+
+    FitRow fit(const std::string &id, const solvers::Solver *s)
+    {
+        FitRow row;
+        row.solver = id;
+        const auto begin = std::chrono::steady_clock::now();
+        std::map<int64_t, solvers::Plan> fitting;
+        auto tryBatch = [&](int64_t b) -> Expected<bool> {
+            ++row.tries;
+            REMAT_ASSIGN_OR_RETURN(solvers::Plan plan, planAt(s, b));
+            if (b == 1)
+                row.smallestPeak = plan.timeline.peakBytes;
+            const bool ok = fits(plan);
+            if (ok)
+                fitting.insert_or_assign(b, std::move(plan));
+            return ok;
+        };
+        auto run = [&]() -> Status {
+            REMAT_ASSIGN_OR_RETURN(bool one, tryBatch(1));
+            if (!one)
+                return Status::ok();
+            int64_t good = 1, bad = 0;
+            while (bad == 0 && good < m_o.maxBatch) {
+                const int64_t next = std::min(good * 2, m_o.maxBatch);
+                REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(next));
+                (ok ? good : bad) = next;
+            }
+            while (bad > good + 1) {
+                const int64_t mid = good + (bad - good) / 2;
+                REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(mid));
+                (ok ? good : bad) = mid;
+            }
+            row.batch = good;
+            row.plan = std::move(fitting.at(good));
+            REMAT_ASSIGN_OR_RETURN(row.problem, problemAt(good));
+            return Status::ok();
+        };
+        if (Status st = run(); !st.isOk())
+            row.error = st.toString();
+        row.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        return row;
+    }
+
+    size_t imports() const { return m_cache.size(); }
+
+private:
+    const FitOptions &m_o;
+    int64_t m_memory;
+    std::map<int64_t, std::shared_ptr<const pipeline::Problem>> m_cache;
+};
+
+nlohmann::json planJson(const FitRow &r)
+{
+    if (!r.plan)
+        return nullptr;
+    const solvers::Plan &p = *r.plan;
+    nlohmann::json checkpoints = nlohmann::json::array();
+    for (TensorId t : p.checkpoints)
+        checkpoints.push_back(r.problem->training->tensor(t).name);
+    return {{"status", solvers::solveStatusName(p.status)},
+            {"objective", solvers::objectiveName(p.objective)},
+            {"steps", p.schedule.size()},
+            {"recompute_steps", p.timeline.recomputeSteps},
+            {"checkpoints", std::move(checkpoints)},
+            {"note", p.note}};
+}
+
+int runFit(const FitOptions &o)
+{
+    if (o.memory.empty() == o.device.empty()) {
+        std::fprintf(stderr,
+                     "error: give the device memory: --memory 24GiB or --device NAME (%s)\n",
+                     presetList().c_str());
+        return 1;
+    }
+    int64_t memory = 0;
+    if (!o.device.empty()) {
+        for (const DevicePreset &p : kPresets)
+            if (o.device == p.name)
+                memory = p.gib << 30;
+        if (memory == 0) {
+            std::fprintf(stderr, "error: --device %s: unknown preset (known: %s)\n",
+                         o.device.c_str(), presetList().c_str());
+            return 1;
+        }
+    } else {
+        Expected<int64_t> m = parseBytes(o.memory);
+        if (!m || *m <= 0) {
+            std::fprintf(stderr, "error: --memory %s: %s\n", o.memory.c_str(),
+                         m ? "must be more than 0 bytes" : m.status().message().c_str());
+            return 1;
+        }
+        memory = *m;
+    }
+    if (o.input.batch != 0) {
+        std::fprintf(stderr, "error: fit searches the batch: drop --batch\n");
+        return 1;
+    }
+    if (Expected<training::TrainingOptions> t = trainingOptions(o.input); !t) {
+        std::fprintf(stderr, "error: %s\n", t.status().toString().c_str());
+        return 1;
+    }
+
+    const solvers::SolverRegistry registry = solvers::makeRegistry();
+    std::vector<std::pair<std::string, const solvers::Solver *>> chosen;
+    chosen.emplace_back("store-all", nullptr);
+    std::vector<std::string> ids = o.solvers;
+    if (o.compare)
+        for (const auto &s : registry.solvers())
+            if (s->capabilities().speed == solvers::SpeedClass::Interactive &&
+                s->id() != "store-all" && std::find(ids.begin(), ids.end(), s->id()) == ids.end())
+                ids.push_back(s->id());
+    for (const std::string &id : ids) {
+        if (id == "store-all")
+            continue;
+        const solvers::Solver *s = registry.find(id);
+        if (!s) {
+            std::string known;
+            for (const std::string &k : registry.ids())
+                known += (known.empty() ? "" : ", ") + k;
+            std::fprintf(stderr, "error: --solver %s: unknown solver (known: %s)\n", id.c_str(),
+                         known.c_str());
+            return 1;
+        }
+        chosen.emplace_back(id, s);
+    }
+
+    Fitter fitter(o, memory);
+    // A model that cannot be imported or trained fails once, here, not per solver.
+    if (auto first = fitter.problemAt(1); !first) {
+        std::fprintf(stderr, "error: %s\n", first.status().toString().c_str());
+        return 1;
+    }
+    std::vector<FitRow> rows;
+    for (const auto &[id, s] : chosen)
+        rows.push_back(fitter.fit(id, s));
+
+    const training::TrainingOptions opts = *trainingOptions(o.input);
+    if (o.json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const FitRow &r : rows) {
+            const sim::Timeline *t = r.plan ? &r.plan->timeline : nullptr;
+            nlohmann::json j = {
+                {"solver", r.solver},
+                {"batch", r.batch},
+                {"effective_batch", r.batch * opts.microBatches},
+                {"memory_bytes", memory},
+                {"peak_bytes", t ? t->peakBytes : 0},
+                {"recompute_percent", t ? t->tdiPercent() : 0.0},
+                {"step_seconds", t ? t->totalSeconds : 0.0},
+                {"peak_at_batch_1", r.smallestPeak},
+                {"search_seconds", r.seconds},
+                {"batches_tried", r.tries},
+                {"plan", planJson(r)},
+                {"optimizer", training::optimizerName(opts.optimizer)},
+                {"precision", training::precisionName(opts.precision)},
+                {"shard", training::shardingName(opts.shard)},
+                {"ranks", opts.ranks},
+                {"time_source", "estimate"},
+            };
+            if (!r.error.empty())
+                j["error"] = r.error;
+            arr.push_back(std::move(j));
+        }
+        std::printf("%s\n", arr.dump(2).c_str());
+    } else {
+        std::printf("%s on %s: optimizer %s, precision %s, shard %s over %lld ranks, %lld "
+                    "micro-batches (times: estimate)\n",
+                    o.input.model.c_str(), formatBytes(memory).c_str(),
+                    training::optimizerName(opts.optimizer),
+                    training::precisionName(opts.precision), training::shardingName(opts.shard),
+                    (long long)opts.ranks, (long long)opts.microBatches);
+        std::printf("  %-14s %7s %12s %10s %10s %8s\n", "solver", "batch", "peak", "recompute",
+                    "search", "tries");
+        for (const FitRow &r : rows) {
+            if (!r.error.empty()) {
+                std::printf("  %-14s error: %s\n", r.solver.c_str(), r.error.c_str());
+                continue;
+            }
+            if (!r.plan) {
+                std::printf("  %-14s %7s %12s %10s %9.2fs %8d  (batch 1 needs %s)\n",
+                            r.solver.c_str(), "none", "-", "-", r.seconds, r.tries,
+                            formatBytes(r.smallestPeak).c_str());
+                continue;
+            }
+            std::printf("  %-14s %7lld %12s %9.1f%% %9.2fs %8d%s\n", r.solver.c_str(),
+                        (long long)r.batch, formatBytes(r.plan->timeline.peakBytes).c_str(),
+                        r.plan->timeline.tdiPercent(), r.seconds, r.tries,
+                        r.batch >= o.maxBatch ? "  (--max-batch reached)" : "");
+        }
+        std::printf("  %zu batches imported\n", fitter.imports());
+    }
+    for (const FitRow &r : rows)
+        if (!r.error.empty())
+            return 1;
+    return 0;
+}
+
+} // namespace
+
+void addFitCommand(CLI::App &app, CommandContext &ctx)
+{
+    auto opts = std::make_shared<FitOptions>();
+    CLI::App *cmd = app.add_subcommand(
+        "fit", "Find the largest batch whose training step fits the GPU memory, per solver");
+    addModelArgument(*cmd, opts->input);
+    cmd->add_option("--memory", opts->memory, "Device memory, e.g. 24GiB");
+    cmd->add_option("--device", opts->device, "Memory preset: " + presetList());
+    cmd->add_option("--solver", opts->solvers,
+                    "Solver to compare with store-all (repeatable; default: store-all only)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_flag("--compare", opts->compare,
+                  "Every interactive solver (MILP and search solvers only when named)");
+    addBatchOption(*cmd, opts->input, "(not taken: fit searches the batch)");
+    addTrainingOptions(*cmd, opts->input);
+    cmd->add_option("--max-batch", opts->maxBatch, "Largest batch tried (default 65536)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--time-limit", opts->timeLimit, "Seconds per solve (default 10)");
+    cmd->add_flag("--json", opts->json, "One JSON object per solver");
+    cmd->callback([opts, &ctx]() { ctx.exitCode = runFit(*opts); });
+}
+
+} // namespace remat::app

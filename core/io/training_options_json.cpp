@@ -1,0 +1,92 @@
+#include "core/io/training_options_json.h"
+
+#include "core/util/reader_guard.h"
+
+#include <cmath>
+
+namespace remat::core::io {
+
+using nlohmann::json;
+
+json trainingOptionsJson(const training::TrainingOptions &o)
+{
+    return {{"optimizer", training::optimizerName(o.optimizer)},
+            {"precision", training::precisionName(o.precision)},
+            {"shard", training::shardingName(o.shard)},
+            {"ranks", o.ranks},
+            {"micro_batches", o.microBatches},
+            {"lr", o.hyper.lr},
+            {"weight_decay", o.hyper.weightDecay}};
+}
+
+namespace {
+
+Expected<training::TrainingOptions> parse(const json &j, const std::string &what)
+{
+    auto bad = [&](const std::string &m) {
+        return makeError(StatusCode::InvalidArgument, what + ": \"training\": " + m);
+    };
+    if (!j.is_object())
+        return bad("not an object");
+    training::TrainingOptions o;
+    auto text = [&](const char *key, std::string *out) -> Status {
+        auto it = j.find(key);
+        if (it == j.end())
+            return Status::ok();
+        if (!it->is_string())
+            return bad(std::string("\"") + key + "\" is not a string");
+        *out = it->get<std::string>();
+        return Status::ok();
+    };
+    auto whole = [&](const char *key, int64_t *out) -> Status {
+        auto it = j.find(key);
+        if (it == j.end())
+            return Status::ok();
+        const double d = it->is_number() ? it->get<double>() : -1;
+        if (!(d >= 1 && d <= 1048576) || std::floor(d) != d)
+            return bad(std::string("\"") + key + "\" is not a whole number from 1 to 1048576");
+        *out = int64_t(d);
+        return Status::ok();
+    };
+    auto number = [&](const char *key, double *out) -> Status {
+        auto it = j.find(key);
+        if (it == j.end())
+            return Status::ok();
+        if (!it->is_number() || !std::isfinite(it->get<double>()))
+            return bad(std::string("\"") + key + "\" is not a finite number");
+        *out = it->get<double>();
+        return Status::ok();
+    };
+    std::string optimizer = "none", precision = "fp32", shard = "none";
+    REMAT_RETURN_IF_ERROR(text("optimizer", &optimizer));
+    REMAT_RETURN_IF_ERROR(text("precision", &precision));
+    REMAT_RETURN_IF_ERROR(text("shard", &shard));
+    REMAT_RETURN_IF_ERROR(whole("ranks", &o.ranks));
+    REMAT_RETURN_IF_ERROR(whole("micro_batches", &o.microBatches));
+    REMAT_RETURN_IF_ERROR(number("lr", &o.hyper.lr));
+    REMAT_RETURN_IF_ERROR(number("weight_decay", &o.hyper.weightDecay));
+    auto opt = training::parseOptimizer(optimizer);
+    if (!opt)
+        return bad(opt.status().message());
+    auto prec = training::parsePrecision(precision);
+    if (!prec)
+        return bad(prec.status().message());
+    auto sh = training::parseSharding(shard);
+    if (!sh)
+        return bad(sh.status().message());
+    o.optimizer = *opt;
+    o.precision = *prec;
+    o.shard = *sh;
+    if (Status s = training::validateTrainingOptions(o); !s.isOk())
+        return bad(s.message());
+    return o;
+}
+
+} // namespace
+
+Expected<training::TrainingOptions> trainingOptionsFromJson(const json &j, const std::string &what)
+{
+    return guardReader(what, [&] { return parse(j, what); });
+}
+
+} // namespace remat::core::io

@@ -1,0 +1,289 @@
+#include "core/training/apply_training_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace remat::core::training {
+
+namespace {
+
+int64_t shareOf(int64_t bytes, int64_t ranks) { return (bytes + ranks - 1) / ranks; }
+
+bool isHalf(Precision p) { return p != Precision::Fp32; }
+
+ir::DataType halfType(Precision p)
+{
+    return p == Precision::Fp16Mixed ? ir::DataType::Float16 : ir::DataType::BFloat16;
+}
+
+/// Float32 tensor -> the same elements in 2 bytes.
+void toHalf(Tensor &t, Precision p)
+{
+    if (t.dtype != ir::DataType::Float)
+        return;
+    t.dtype = halfType(p);
+    t.bytes = t.bytes / 2;
+}
+
+int64_t elements(const Tensor &t)
+{
+    const int64_t size = ir::elementSize(t.dtype);
+    return size > 0 ? t.bytes / size : 0;
+}
+
+/// Optimizer state tensors of one parameter: name suffix and element count.
+std::vector<std::pair<std::string, int64_t>> stateShapes(Optimizer o, const Tensor &param)
+{
+    const int64_t n = elements(param);
+    switch (o) {
+    case Optimizer::None:
+    case Optimizer::Sgd: return {};
+    case Optimizer::SgdMomentum: return {{"momentum_buffer", n}};
+    case Optimizer::Adam:
+    case Optimizer::AdamW: return {{"exp_avg", n}, {"exp_avg_sq", n}};
+    case Optimizer::Adafactor: {
+        const std::vector<ir::Dim> &d = param.shape.dims;
+        bool known = d.size() >= 2;
+        for (const ir::Dim &x : d)
+            known = known && x.isStatic();
+        if (!known)
+            return {{"exp_avg_sq", n}};
+        const int64_t rows = d[d.size() - 2].value, cols = d.back().value;
+        const int64_t lead = rows > 0 && cols > 0 ? n / (rows * cols) : 0;
+        return {{"exp_avg_sq_row", lead * rows}, {"exp_avg_sq_col", lead * cols}};
+    }
+    }
+    return {};
+}
+
+const char *updateType(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::Sgd: return "SgdUpdate";
+    case Optimizer::SgdMomentum: return "SgdMomentumUpdate";
+    case Optimizer::Adam: return "AdamUpdate";
+    case Optimizer::AdamW: return "AdamWUpdate";
+    case Optimizer::Adafactor: return "AdafactorUpdate";
+    case Optimizer::None: break;
+    }
+    return "";
+}
+
+/// FLOPs per updated element (torch.optim's single-tensor arithmetic).
+double updateFlopsPerElement(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::Sgd: return 2;
+    case Optimizer::SgdMomentum: return 4;
+    case Optimizer::Adam: return 12;
+    case Optimizer::AdamW: return 14;
+    case Optimizer::Adafactor: return 16;
+    case Optimizer::None: break;
+    }
+    return 0;
+}
+
+/// Transient update buffers, in updated elements (see the header).
+int64_t transientCopies(Optimizer o, double weightDecay)
+{
+    switch (o) {
+    case Optimizer::Adam:
+    case Optimizer::AdamW:
+    case Optimizer::Adafactor: return 2;
+    case Optimizer::Sgd:
+    case Optimizer::SgdMomentum: return weightDecay > 0 ? 1 : 0;
+    case Optimizer::None: break;
+    }
+    return 0;
+}
+
+} // namespace
+
+Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
+                                             const TrainingOptions &options)
+{
+    REMAT_RETURN_IF_ERROR(validateTrainingOptions(options));
+    for (const Op &op : graph.ops())
+        if (op.phase == Phase::Optimizer)
+            return makeError(StatusCode::InvalidArgument,
+                             "training options: the graph already has an optimizer step");
+    if (options.isDefault())
+        return graph;
+
+    const TrainingOptions &o = options;
+    const int64_t N = o.shard == Sharding::None ? 1 : o.ranks;
+    const bool mixed = o.precision == Precision::Bf16Mixed || o.precision == Precision::Fp16Mixed;
+    std::vector<Op> ops = graph.ops();
+    std::vector<Tensor> tensors = graph.tensors();
+
+    // The final gradient of each parameter, by the parameter's tensor id.
+    std::vector<TensorId> gradOf(tensors.size());
+    for (const Tensor &t : graph.tensors())
+        if (t.role == TensorRole::Parameter)
+            if (const TensorId *g = graph.findTensor("grad:" + t.name);
+                g && graph.tensor(*g).role == TensorRole::ParameterGrad)
+                gradOf[t.id.index()] = *g;
+
+    // Full (unsharded) float32-or-half sizes, taken before sharding divides them.
+    std::vector<int64_t> fullBytes(tensors.size());
+    // Precision.
+    for (Tensor &t : tensors) {
+        if (!isHalf(o.precision))
+            break;
+        switch (t.role) {
+        case TensorRole::Parameter:
+        case TensorRole::Activation:
+        case TensorRole::SavedState:
+        case TensorRole::ActivationGrad:
+        case TensorRole::Loss: toHalf(t, o.precision); break;
+        case TensorRole::Buffer:
+            if (!mixed)
+                toHalf(t, o.precision);
+            break;
+        case TensorRole::ParameterGrad:
+            if (!mixed)
+                toHalf(t, o.precision);
+            break;
+        default: break;
+        }
+    }
+    for (const Tensor &t : tensors)
+        fullBytes[t.id.index()] = t.bytes;
+
+    // Gradient accumulation and ZeRO-2/3 gradient sharding: the final parameter gradient's
+    // producer holds the full fresh gradient as workspace.
+    const bool accumulate = o.microBatches > 1;
+    const bool shardGrads = N > 1 && (o.shard == Sharding::Zero2 || o.shard == Sharding::Zero3);
+    for (size_t p = 0; p < tensors.size(); ++p) {
+        const TensorId g = gradOf[p];
+        if (!g.valid())
+            continue;
+        Tensor &grad = tensors[g.index()];
+        if (!grad.requiredAtEnd)
+            continue;
+        if (accumulate || shardGrads) {
+            Op &producer = ops[grad.producer.index()];
+            producer.workspaceBytes += fullBytes[g.index()];
+        }
+        if (shardGrads)
+            grad.bytes = shareOf(grad.bytes, N);
+        if (accumulate) {
+            Op &producer = ops[grad.producer.index()];
+            for (size_t k = 0; k < producer.outputs.size(); ++k)
+                if (producer.outputs[k] == g) {
+                    producer.outputs.erase(producer.outputs.begin() + std::ptrdiff_t(k));
+                    producer.outputRoles.erase(producer.outputRoles.begin() + std::ptrdiff_t(k));
+                    break;
+                }
+            grad.preloaded = true;
+        }
+    }
+
+    // ZeRO-3 / FSDP: parameters sharded; an op reading one gathers it for the op's duration.
+    if (N > 1 && o.shard == Sharding::Zero3) {
+        for (Op &op : ops) {
+            std::vector<TensorId> seen;
+            for (TensorId in : op.inputs) {
+                const Tensor &t = tensors[in.index()];
+                if (t.role != TensorRole::Parameter ||
+                    std::find(seen.begin(), seen.end(), in) != seen.end())
+                    continue;
+                seen.push_back(in);
+                op.workspaceBytes += fullBytes[in.index()] - shareOf(fullBytes[in.index()], N);
+            }
+        }
+        for (Tensor &t : tensors)
+            if (t.role == TensorRole::Parameter)
+                t.bytes = shareOf(t.bytes, N);
+    }
+
+    // Master weights, optimizer state and the update ops.
+    const int64_t stateElem = o.precision == Precision::Bf16 ? 2 : 4;
+    const ir::DataType stateType =
+        o.precision == Precision::Bf16 ? ir::DataType::BFloat16 : ir::DataType::Float;
+    const double wd = o.hyper.effectiveWeightDecay(o.optimizer);
+    const size_t paramTensorCount = tensors.size();
+    for (size_t p = 0; p < paramTensorCount; ++p) {
+        if (tensors[p].role != TensorRole::Parameter || !gradOf[p].valid())
+            continue;
+        const Tensor param = tensors[p];
+        Tensor paramForShapes = param;
+        paramForShapes.bytes = fullBytes[p];
+        const int64_t n = elements(paramForShapes);
+        auto addTensor = [&](std::string name, TensorRole role, int64_t count, ir::DataType type,
+                             int64_t elemSize) {
+            Tensor t;
+            t.id = TensorId(int32_t(tensors.size()));
+            t.name = std::move(name);
+            t.role = role;
+            t.dtype = type;
+            t.bytes = shareOf(count * elemSize, N);
+            if (count == n)
+                t.shape = param.shape;
+            t.source = param.source;
+            t.preloaded = true;
+            tensors.push_back(std::move(t));
+            return tensors.back().id;
+        };
+        Op up;
+        up.name = "optimizer/" + param.name;
+        up.type = updateType(o.optimizer);
+        up.phase = Phase::Optimizer;
+        up.source = NodeId();
+        up.inputs = {param.id, gradOf[p]};
+        if (mixed)
+            up.inputs.push_back(addTensor("master:" + param.name, TensorRole::MasterWeight, n,
+                                          ir::DataType::Float, 4));
+        for (const auto &[suffix, count] : stateShapes(o.optimizer, paramForShapes))
+            up.inputs.push_back(addTensor(suffix + ":" + param.name, TensorRole::OptimizerState,
+                                          count, stateType, stateElem));
+        if (o.optimizer == Optimizer::None)
+            continue; // master weights alone (mixed precision without an optimizer step)
+        const int64_t updated = shareOf(n, N);
+        const int64_t mathElem = mixed ? 4 : stateElem;
+        up.flops = updateFlopsPerElement(o.optimizer) * double(updated);
+        for (TensorId t : up.inputs)
+            up.bytesAccessed += 2 * tensors[t.index()].bytes;
+        up.workspaceBytes = transientCopies(o.optimizer, wd) * updated * mathElem;
+        up.inputRoles.assign(up.inputs.size(), Operand{});
+        up.id = OpId(int32_t(ops.size()));
+        ops.push_back(std::move(up));
+    }
+
+    TrainingGraphInfo info = graph.info();
+    info.training = options;
+    auto out = TrainingGraph::assemble(std::move(info), std::move(ops), std::move(tensors));
+    if (!out)
+        return out.status().withContext("training options");
+    return out;
+}
+
+ModelStateBytes modelStateBytes(const TrainingGraph &graph)
+{
+    ModelStateBytes m;
+    for (const Tensor &t : graph.tensors()) {
+        switch (t.role) {
+        case TensorRole::Parameter:
+            m.parameterBytes += t.bytes;
+            if (Expected<int64_t> n = t.shape.numElements();
+                n && !t.shape.dims.empty() && t.shape.isStatic())
+                m.parameterCount += *n;
+            else
+                m.parameterCount += elements(t);
+            break;
+        case TensorRole::ParameterGrad:
+            if (t.requiredAtEnd)
+                m.paramGradBytes += t.bytes;
+            break;
+        case TensorRole::MasterWeight: m.masterWeightBytes += t.bytes; break;
+        case TensorRole::OptimizerState: m.optimizerStateBytes += t.bytes; break;
+        default: break;
+        }
+    }
+    return m;
+}
+
+} // namespace remat::core::training

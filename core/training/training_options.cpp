@@ -1,0 +1,131 @@
+#include "core/training/training_options.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+namespace remat::core::training {
+
+const char *optimizerName(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::None: return "none";
+    case Optimizer::Sgd: return "sgd";
+    case Optimizer::SgdMomentum: return "sgd-momentum";
+    case Optimizer::Adam: return "adam";
+    case Optimizer::AdamW: return "adamw";
+    case Optimizer::Adafactor: return "adafactor";
+    }
+    return "?";
+}
+
+const char *precisionName(Precision p)
+{
+    switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Bf16Mixed: return "bf16-mixed";
+    case Precision::Fp16Mixed: return "fp16-mixed";
+    case Precision::Bf16: return "bf16";
+    }
+    return "?";
+}
+
+const char *shardingName(Sharding s)
+{
+    switch (s) {
+    case Sharding::None: return "none";
+    case Sharding::Zero1: return "zero1";
+    case Sharding::Zero2: return "zero2";
+    case Sharding::Zero3: return "zero3";
+    }
+    return "?";
+}
+
+namespace {
+
+template <typename E, size_t N>
+Expected<E> parseName(const std::string &text, const char *option, const E (&values)[N],
+                      const char *(*name)(E))
+{
+    std::string accepted;
+    for (E v : values) {
+        if (text == name(v))
+            return v;
+        accepted += accepted.empty() ? name(v) : std::string(", ") + name(v);
+    }
+    return makeError(StatusCode::InvalidArgument,
+                     fmt::format("{}: unknown value '{}' (accepted: {})", option, text, accepted));
+}
+
+} // namespace
+
+Expected<Optimizer> parseOptimizer(const std::string &text)
+{
+    static constexpr Optimizer all[] = {Optimizer::None, Optimizer::Sgd,   Optimizer::SgdMomentum,
+                                        Optimizer::Adam, Optimizer::AdamW, Optimizer::Adafactor};
+    return parseName(text, "--optimizer", all, optimizerName);
+}
+
+Expected<Precision> parsePrecision(const std::string &text)
+{
+    static constexpr Precision all[] = {Precision::Fp32, Precision::Bf16Mixed, Precision::Fp16Mixed,
+                                        Precision::Bf16};
+    return parseName(text, "--precision", all, precisionName);
+}
+
+Expected<Sharding> parseSharding(const std::string &text)
+{
+    if (text == "fsdp")
+        return Sharding::Zero3;
+    static constexpr Sharding all[] = {Sharding::None, Sharding::Zero1, Sharding::Zero2,
+                                       Sharding::Zero3};
+    Expected<Sharding> s = parseName(text, "--shard", all, shardingName);
+    if (!s)
+        return makeError(StatusCode::InvalidArgument, s.status().message() + " or fsdp");
+    return s;
+}
+
+bool TrainingOptions::executable() const { return notExecutableReason().empty(); }
+
+std::string TrainingOptions::notExecutableReason() const
+{
+    if (precision != Precision::Fp32)
+        return fmt::format("precision {} is simulated only: the backends execute float32 "
+                           "(run with --precision fp32)",
+                           precisionName(precision));
+    if (shard != Sharding::None && ranks > 1)
+        return fmt::format("{} sharding over {} ranks is simulated only (run with --shard none)",
+                           shardingName(shard), ranks);
+    if (microBatches > 1)
+        return fmt::format("gradient accumulation over {} micro-batches is simulated only (run "
+                           "with --micro-batches 1)",
+                           microBatches);
+    if (optimizer == Optimizer::Adafactor)
+        return "the adafactor update is simulated only: the backends execute sgd, sgd-momentum, "
+               "adam and adamw";
+    return {};
+}
+
+Status validateTrainingOptions(const TrainingOptions &o)
+{
+    auto bad = [](std::string m) { return makeError(StatusCode::InvalidArgument, std::move(m)); };
+    if (o.ranks < 1 || o.ranks > (int64_t(1) << 20))
+        return bad(fmt::format("--ranks {}: give a number of ranks from 1 to 1048576", o.ranks));
+    if (o.microBatches < 1 || o.microBatches > (int64_t(1) << 20))
+        return bad(
+            fmt::format("--micro-batches {}: give a number from 1 to 1048576", o.microBatches));
+    const OptimizerHyper &h = o.hyper;
+    if (!(h.lr >= 0) || !std::isfinite(h.lr))
+        return bad("--lr: the learning rate must be a finite number >= 0");
+    if (!(h.momentum >= 0 && h.momentum < 1) || !(h.beta1 >= 0 && h.beta1 < 1) ||
+        !(h.beta2 >= 0 && h.beta2 < 1))
+        return bad("momentum, beta1 and beta2 must lie in [0, 1)");
+    if (!(h.eps > 0) || !std::isfinite(h.eps))
+        return bad("eps must be a finite number > 0");
+    if (!std::isfinite(h.weightDecay))
+        return bad("--weight-decay must be a finite number (>= 0; < 0: the optimizer's default)");
+    return Status::ok();
+}
+
+} // namespace remat::core::training

@@ -1,0 +1,93 @@
+#pragma once
+// How the model trains, beyond its graph: the optimizer, the precision, gradient accumulation and
+// data-parallel sharding of the model states. Applied to a built training graph, they add the
+// optimizer's state, float32 master weights and one update op per parameter after the backward,
+// and resize what precision and sharding change, so the simulator's timeline holds them all.
+//   TrainingOptions o;  o.optimizer = Optimizer::Adam;  o.precision = Precision::Bf16Mixed;
+//   Expected<TrainingGraph> tg = applyTrainingOptions(*built, o);   // apply_training_options.h
+//   ModelStateBytes m = modelStateBytes(*tg);   // 18 bytes per parameter for bf16-mixed Adam
+//
+// The memory model, per parameter of n elements (P = 4n bytes in float32), on one of N ranks:
+// - Precision: `fp32` keeps everything float32. `bf16-mixed` / `fp16-mixed` (DeepSpeed's and
+//   Megatron's layout): half-precision weights (the compute copies, 2n) and activations, float32
+//   master weights (4n) and optimizer state, float32 parameter gradients (4n: gradients are
+//   accumulated in float32, said explicitly). `bf16`: everything bfloat16, optimizer state too
+//   (torch's state is zeros_like(param)), no master weights. The data input keeps its dtype.
+// - Optimizer state (torch.optim, state in the master dtype): sgd none; sgd-momentum one buffer;
+//   adam / adamw exp_avg and exp_avg_sq; adafactor the factored second moment (a row and a column
+//   vector per matrix, a full one for vectors). `none`: no state and no update ops (the default,
+//   today's figures).
+// - Update ops "<Type>Update" (Phase::Optimizer), one per parameter in parameter order, as
+//   torch.optim's single-tensor path runs them: inputs {parameter, gradient, master weight (mixed),
+//   state...}, updated in place (no outputs). Their transient buffers are the op's workspace:
+//   adam / adamw 2 x the updated elements (exp_avg_sq.sqrt() and its division, alive at once),
+//   adafactor 2 x, sgd / sgd-momentum 1 x with weight decay (grad.add(param, alpha=wd)), else 0.
+// - Sharding over N ranks (per-rank bytes, each tensor's share rounded up): zero1 divides the
+//   optimizer state and master weights by N; zero2 also the parameter gradients (the full
+//   gradient is the producing backward op's workspace until it is reduce-scattered); zero3 /
+//   fsdp also the parameters, and every op that reads a parameter holds its all-gathered copy as
+//   workspace while it runs (forward, recompute and backward: one FSDP unit per op, a lower bound
+//   of per-layer wrapping). The update ops work on the shard.
+// - Gradient accumulation over k micro-batches: the simulated step is the last micro-batch at the
+//   given batch; the parameter gradients are accumulators resident from the start (they hold the
+//   earlier micro-batches' sums), and each backward op's fresh gradient is its workspace until it
+//   is added in (PyTorch's AccumulateGrad). The effective batch is k x batch.
+
+#include "core/util/status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace remat::core::training {
+
+enum class Optimizer : unsigned char { None, Sgd, SgdMomentum, Adam, AdamW, Adafactor };
+enum class Precision : unsigned char { Fp32, Bf16Mixed, Fp16Mixed, Bf16 };
+enum class Sharding : unsigned char { None, Zero1, Zero2, Zero3 };
+
+const char *optimizerName(Optimizer o); ///< "none", "sgd", "sgd-momentum", "adam", ...
+const char *precisionName(Precision p); ///< "fp32", "bf16-mixed", "fp16-mixed", "bf16"
+const char *shardingName(Sharding s);   ///< "none", "zero1", "zero2", "zero3"
+/// Errors name the option and list the accepted values.
+Expected<Optimizer> parseOptimizer(const std::string &text);
+Expected<Precision> parsePrecision(const std::string &text);
+/// "fsdp" is read as zero3.
+Expected<Sharding> parseSharding(const std::string &text);
+
+/// torch.optim's hyperparameters for the update (the executed kernels read them).
+struct OptimizerHyper
+{
+    double lr = 1e-3;
+    double momentum = 0.9; ///< sgd-momentum (dampening 0, no Nesterov)
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    /// < 0: the optimizer's torch default (adamw 1e-2, the others 0).
+    double weightDecay = -1;
+    double effectiveWeightDecay(Optimizer o) const
+    {
+        return weightDecay >= 0 ? weightDecay : (o == Optimizer::AdamW ? 1e-2 : 0.0);
+    }
+    bool operator==(const OptimizerHyper &) const = default;
+};
+
+struct TrainingOptions
+{
+    Optimizer optimizer = Optimizer::None;
+    Precision precision = Precision::Fp32;
+    Sharding shard = Sharding::None;
+    int64_t ranks = 1;        ///< data-parallel ranks the model states are sharded over
+    int64_t microBatches = 1; ///< gradient accumulation steps per optimizer step
+    OptimizerHyper hyper;
+
+    /// No optimizer, float32, no sharding, one micro-batch: the graph is left as built.
+    bool isDefault() const { return *this == TrainingOptions{}; }
+    /// What the CPU backend executes: float32, no sharding, one micro-batch (any optimizer but
+    /// adafactor, which is simulated only).
+    bool executable() const;
+    /// Why not executable(), with the way out; empty when it is.
+    std::string notExecutableReason() const;
+    bool operator==(const TrainingOptions &) const = default;
+};
+
+/// Checks ranks >= 1, micro-batches >= 1 and the hyperparameters; errors name the option.
+Status validateTrainingOptions(const TrainingOptions &options);
+
+} // namespace remat::core::training

@@ -1,0 +1,190 @@
+// The built `remat fit` and `remat train-graph` training options (REMAT_CLI_BINARY) on the corpus
+// MLP with weights. Expected:
+// - `fit --memory 1MiB --solver chen-greedy --json`: one object per solver (store-all first),
+//   each with solver / batch / peak_bytes / recompute_percent / plan; each peak within 1 MiB; and
+//   the batch is the largest that fits: `train-graph --batch B+1` (store-all) peaks over 1 MiB
+//   while `--batch B` matches fit's peak exactly;
+// - the same with `--optimizer adam`: the 16 B per parameter take memory, so the batch is smaller;
+// - a memory below the model states: batch 0, exit 0, the peak at batch 1 reported;
+// - `--device 24gb` is 24 GiB; an unknown preset, a bad memory string, --batch, and an unknown
+//   solver: non-zero exit naming the culprit;
+// - `train-graph --optimizer adam --precision bf16-mixed --json`: the stable keys, 18 B per
+//   parameter, and peak_bytes above the model states.
+#include "common/test_support.h"
+
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTest>
+
+using namespace remat::tests;
+
+namespace {
+
+#ifndef REMAT_CLI_BINARY
+#error "REMAT_CLI_BINARY (the remat executable) must be defined by tests/CMakeLists.txt"
+#endif
+
+struct Run
+{
+    int exitCode = -1;
+    QByteArray out, err;
+};
+
+Run runRemat(const QStringList &args)
+{
+    QProcess p;
+    p.start(QString(REMAT_CLI_BINARY), args);
+    Run r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out";
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QString model() { return sharedPath("corpus/with_weights/mlp.onnx"); }
+
+constexpr qint64 kParams = 6922;
+
+qint64 storeAllPeak(int batch, const QStringList &extra = {})
+{
+    Run r = runRemat(
+        QStringList{"train-graph", model(), "--batch", QString::number(batch), "--json"} + extra);
+    if (r.exitCode != 0)
+        return -1;
+    return QJsonDocument::fromJson(r.out).object().value("peak_bytes").toInteger();
+}
+
+} // namespace
+
+class TstFitCli : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init()
+    {
+        if (!QFileInfo::exists(model()))
+            QSKIP("corpus not found");
+    }
+    void largestBatchThatFits_data();
+    void largestBatchThatFits();
+    void nothingFits();
+    void badArgumentsAreNamed();
+    void trainGraphReportsModelStates();
+};
+
+void TstFitCli::largestBatchThatFits_data()
+{
+    QTest::addColumn<QStringList>("training");
+    QTest::newRow("no optimizer") << QStringList{};
+    QTest::newRow("adam") << QStringList{"--optimizer", "adam"};
+}
+
+void TstFitCli::largestBatchThatFits()
+{
+    QFETCH(QStringList, training);
+    const qint64 memory = 1 << 20;
+    Run r = runRemat(
+        QStringList{"fit", model(), "--memory", "1MiB", "--solver", "chen-greedy", "--json"} +
+        training);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonArray rows = QJsonDocument::fromJson(r.out).array();
+    QCOMPARE(rows.size(), 2);
+    QCOMPARE(rows[0].toObject().value("solver").toString(), QString("store-all"));
+    QCOMPARE(rows[1].toObject().value("solver").toString(), QString("chen-greedy"));
+    for (const QJsonValue &v : rows) {
+        const QJsonObject o = v.toObject();
+        for (const char *key : {"solver", "batch", "peak_bytes", "recompute_percent", "plan"})
+            QVERIFY2(o.contains(key), key);
+        QVERIFY(o.value("batch").toInt() >= 1);
+        QVERIFY(o.value("peak_bytes").toInteger() <= memory);
+        QVERIFY(o.value("plan").isObject());
+    }
+    // Store-all's answer is the largest batch: B fits with fit's figure, B + 1 does not.
+    const QJsonObject sa = rows[0].toObject();
+    const int b = sa.value("batch").toInt();
+    QCOMPARE(storeAllPeak(b, training), sa.value("peak_bytes").toInteger());
+    QVERIFY(storeAllPeak(b + 1, training) > memory);
+    QCOMPARE(sa.value("recompute_percent").toDouble(), 0.0);
+    // A checkpointing solver fits at least as large a batch.
+    QVERIFY(rows[1].toObject().value("batch").toInt() >= b);
+    if (training.isEmpty()) {
+        Run adam = runRemat({"fit", model(), "--memory", "1MiB", "--optimizer", "adam", "--json"});
+        QVERIFY(adam.exitCode == 0);
+        const int withAdam =
+            QJsonDocument::fromJson(adam.out).array()[0].toObject().value("batch").toInt();
+        QVERIFY2(withAdam < b, "Adam's state must take room from the batch");
+    }
+}
+
+void TstFitCli::nothingFits()
+{
+    Run r = runRemat({"fit", model(), "--memory", "64KiB", "--optimizer", "adam", "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(r.out).array()[0].toObject();
+    QCOMPARE(o.value("batch").toInt(), 0);
+    QVERIFY(o.value("peak_at_batch_1").toInteger() > 16 * kParams); // over 64 KiB, said
+    QVERIFY(o.value("plan").isNull());
+}
+
+void TstFitCli::badArgumentsAreNamed()
+{
+    struct Case
+    {
+        QStringList args;
+        const char *says;
+    };
+    const Case cases[] = {
+        {{"fit", model(), "--device", "tpu"}, "--device tpu"},
+        {{"fit", model(), "--memory", "lots"}, "--memory lots"},
+        {{"fit", model()}, "--memory"},
+        {{"fit", model(), "--memory", "1GiB", "--batch", "8"}, "--batch"},
+        {{"fit", model(), "--memory", "1GiB", "--solver", "nope"}, "--solver nope"},
+        {{"fit", model(), "--memory", "1GiB", "--optimizer", "lamb"}, "--optimizer"},
+        {{"train-graph", model(), "--precision", "fp8"}, "--precision"},
+    };
+    for (const Case &c : cases) {
+        Run r = runRemat(c.args);
+        QVERIFY2(r.exitCode != 0, c.args.join(' ').toUtf8().constData());
+        QVERIFY2(r.err.contains(c.says), (c.args.join(' ') + ": " + r.err).toUtf8().constData());
+    }
+    Run r = runRemat({"fit", model(), "--device", "24gb", "--max-batch", "2", "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(r.out).array()[0].toObject();
+    QCOMPARE(o.value("memory_bytes").toInteger(), qint64(24) << 30);
+    QCOMPARE(o.value("batch").toInt(), 2); // capped by --max-batch
+}
+
+void TstFitCli::trainGraphReportsModelStates()
+{
+    Run r = runRemat({"train-graph", model(), "--batch", "4", "--optimizer", "adam", "--precision",
+                      "bf16-mixed", "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o.value("optimizer").toString(), QString("adam"));
+    QCOMPARE(o.value("precision").toString(), QString("bf16-mixed"));
+    QCOMPARE(o.value("shard").toString(), QString("none"));
+    QCOMPARE(o.value("ranks").toInt(), 1);
+    QCOMPARE(o.value("param_bytes").toInteger(), 2 * kParams);
+    QCOMPARE(o.value("param_grad_bytes").toInteger(), 4 * kParams);
+    QCOMPARE(o.value("master_weight_bytes").toInteger(), 4 * kParams);
+    QCOMPARE(o.value("optimizer_state_bytes").toInteger(), 8 * kParams);
+    QVERIFY(o.value("peak_bytes").toInteger() > 18 * kParams);
+    Run plain = runRemat({"train-graph", model(), "--batch", "4", "--json"});
+    const QJsonObject p = QJsonDocument::fromJson(plain.out).object();
+    QCOMPARE(p.value("optimizer").toString(), QString("none"));
+    QCOMPARE(p.value("optimizer_state_bytes").toInteger(), qint64(0));
+    QCOMPARE(p.value("master_weight_bytes").toInteger(), qint64(0));
+}
+
+QTEST_GUILESS_MAIN(TstFitCli)
+#include "tst_fit_cli.moc"
