@@ -748,6 +748,28 @@ Expected<Spec> scatterND(const RuleContext &c)
     return s;
 }
 
+/// Tile (torch's repeat): the backward sums dY over the copies and needs only shapes; PyTorch's
+/// repeat saves nothing but the repeats.
+Expected<Spec> tile(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    if (!s.gradInputs.empty())
+        s.backwardFlops = numel(c.output(0));
+    return s;
+}
+
+/// CumSum: the backward is the reverse scan of dY; torch.cumsum saves nothing.
+Expected<Spec> cumSum(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = numel(c.output(0));
+    if (!s.gradInputs.empty())
+        s.backwardFlops = numel(c.output(0));
+    return s;
+}
+
 bool castDifferentiable(const ir::Node &node, size_t pos)
 {
     return pos == 0 && ir::isFloatingPoint(static_cast<ir::DataType>(node.attrInt("to", 0)));
@@ -828,7 +850,11 @@ void addTensorOps(std::vector<OpDef> &t)
                  .inferShape = inferResize,
                  .differentiable = first,
                  .derive = layoutOnly});
-    t.push_back({.type = "Upsample", .family = OpFamily::DataMovement, .inferShape = inferResize});
+    t.push_back({.type = "Upsample", // Upsample-7 / -9 (deprecated at 10): Resize's kernels
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferResize,
+                 .differentiable = first,
+                 .derive = layoutOnly});
     t.push_back({.type = "Trilu",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 14,
@@ -856,12 +882,18 @@ void addTensorOps(std::vector<OpDef> &t)
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 11,
                  .inferShape = unaryShape});
-    t.push_back({.type = "Tile", .family = OpFamily::DataMovement, .inferShape = inferTile});
+    t.push_back({.type = "Tile",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 6,
+                 .inferShape = inferTile,
+                 .differentiable = first,
+                 .derive = tile});
     t.push_back({.type = "CumSum",
                  .family = OpFamily::Arithmetic,
                  .sinceOpset = 11,
                  .inferShape = unaryShape,
-                 .flops = perOutput});
+                 .differentiable = first,
+                 .derive = cumSum});
 }
 
 } // namespace remat::core::ops
