@@ -314,7 +314,12 @@ void Builder::fuseGroupNorm()
             continue;
         const ValueId x = resolve(split.inputs[0]);
         const ir::Shape &xs = m_g.value(x).shape;
-        if (grouped.shape.rank() < 2 || !grouped.shape.dims[1].isStatic())
+        // [N, G, ...] with G dividing C: groups of whole channels of each sample (not, say, a
+        // batch folded into the channels)
+        if (grouped.shape.rank() < 2 || xs.rank() < 2 || !grouped.shape.dims[1].isStatic() ||
+            !xs.dims[1].isStatic() || grouped.shape.dims[1].value <= 0 ||
+            xs.dims[1].value % grouped.shape.dims[1].value != 0 ||
+            !(grouped.shape.dims[0] == xs.dims[0]))
             continue;
         const ir::Node *merge = soleConsumer(norm.outputs[0]);
         if (!usable(merge, "Reshape") || !(m_g.value(merge->outputs[0]).shape == xs))

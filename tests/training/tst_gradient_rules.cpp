@@ -504,6 +504,33 @@ private slots:
         // keeps m for gw: 96 + 16 + 16 + 96.
         const TrainingGraph unfused = buildOk(s, {.fuseActivations = false});
         QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(224));
+
+        // The same chain over the batch folded into the channels (Reshape to [1, 8, 3]: one
+        // instance norm per sample and channel, not groups of channels) is left as it is.
+        GraphSpec f;
+        f.value("x", {2, 4, 3}, ValueKind::Input);
+        f.value("w", {2, 4, 3}, ValueKind::Parameter);
+        f.value("gw", {4, 1}, ValueKind::Parameter);
+        f.value("gb", {4, 1}, ValueKind::Parameter);
+        f.constant("fold", {1, 8, 3}, DataType::Int64, {3});
+        f.constant("merge", {2, 4, 3}, DataType::Int64, {3});
+        f.constant("ones", std::vector<double>(8, 1.0), DataType::Float, {8});
+        f.constant("zeros", std::vector<double>(8, 0.0), DataType::Float, {8});
+        f.value("h", {2, 4, 3});
+        f.value("r", {1, 8, 3});
+        f.value("n", {1, 8, 3});
+        f.value("m", {2, 4, 3});
+        f.value("sc", {2, 4, 3});
+        f.value("y", {2, 4, 3});
+        f.outputs = {f.find("y")};
+        f.node("Mul", {"x", "w"}, {"h"}, "mul");
+        f.node("Reshape", {"h", "fold"}, {"r"});
+        f.node("InstanceNormalization", {"r", "ones", "zeros"}, {"n"});
+        f.node("Reshape", {"n", "merge"}, {"m"});
+        f.node("Mul", {"m", "gw"}, {"sc"});
+        f.node("Add", {"sc", "gb"}, {"y"}, "gn");
+        const TrainingGraph notFused = buildOk(f);
+        QCOMPARE(opNamed(notFused, "gn")->type, std::string("Add"));
     }
 
     void instanceNormSavesLikeBatchNormPerSample()
