@@ -626,13 +626,19 @@ Status resizeB(OpContext &c)
                    "resize backward");
 }
 
-/// ScatterND (reduction none): slice offsets as the CPU reference computes them.
+/// ScatterND and ScatterElements (reduction none): slice offsets as the CPU reference computes
+/// them (ScatterElements: one-element slices).
 Expected<core::exec::ScatterGeometry>
 scatterGeometry(OpContext &c, const std::vector<int64_t> &dataShape, const DView &indices)
 {
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, c.rt->hostInts(indices));
-    auto g = core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape,
-                                           indices.shape, ids);
+    const bool elements =
+        c.node && (c.node->opType == "ScatterElements" || c.node->opType == "Scatter");
+    auto g = elements
+                 ? core::exec::scatterElementsGeometry(c.attrString("reduction", "none"), dataShape,
+                                                       indices.shape, ids, c.attrInt("axis", 0))
+                 : core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape,
+                                                 indices.shape, ids);
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -673,6 +679,43 @@ Status scatterNDB(OpContext &c)
                                       "scatter backward (data)"));
     }
     return Status::ok();
+}
+
+/// GatherElements: the CPU reference's element map (core/exec/index_maps.h), gathered as
+/// Resize's nearest map is; the backward scatter-adds.
+Expected<const long long *> gatherElementsMap(OpContext &c, const std::vector<int64_t> &dataShape,
+                                              int64_t expected)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "indices"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, c.rt->hostInts(*c.input(1)));
+    auto map =
+        core::exec::elementsAlongAxis(dataShape, c.input(1)->shape, ids, c.attrInt("axis", 0));
+    if (!map)
+        return c.error(map.status().message());
+    if (int64_t(map->size()) != expected)
+        return c.error("output size differs from the indices'");
+    return uploadOffsets(c, *map);
+}
+
+Status gatherElementsF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(const long long *map, gatherElementsMap(c, x->shape, y->numel()));
+    return c.check(gatherByMap(c.rt->stream(), x->data, map, y->data, y->numel(), int(esize(*x))),
+                   "gather elements");
+}
+
+Status gatherElementsB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(const long long *map, gatherElementsMap(c, dx->shape, dy->numel()));
+    REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    return c.check(scatterAddByMap(c.rt->stream(), dy->f(), map, dx->f(), dy->numel()),
+                   "gather elements backward");
 }
 
 Status padF(OpContext &c)
@@ -763,6 +806,12 @@ void addShapeOps(OpTable &t)
     t["UpsampleGrad"] = resizeB;
     t["ScatterND"] = scatterNDF;
     t["ScatterNDGrad"] = scatterNDB;
+    t["ScatterElements"] = scatterNDF;
+    t["ScatterElementsGrad"] = scatterNDB;
+    t["Scatter"] = scatterNDF;
+    t["ScatterGrad"] = scatterNDB;
+    t["GatherElements"] = gatherElementsF;
+    t["GatherElementsGrad"] = gatherElementsB;
     t["TriluGrad"] = triluB;
     t["PadGrad"] = padB;
 }

@@ -260,6 +260,63 @@ Expected<ScanGeometry> cumSumGeometry(const std::vector<int64_t> &shape, int64_t
     return g;
 }
 
+Expected<std::vector<int64_t>> elementsAlongAxis(const std::vector<int64_t> &dataShape,
+                                                 const std::vector<int64_t> &indicesShape,
+                                                 const std::vector<int64_t> &indices, int64_t axis)
+{
+    const auto rank = int64_t(dataShape.size());
+    if (int64_t(indicesShape.size()) != rank || rank == 0)
+        return makeError(StatusCode::InvalidArgument,
+                         "indices must have the data's rank (" + std::to_string(rank) + ")");
+    if (axis < -rank || axis >= rank)
+        return makeError(StatusCode::InvalidArgument, "axis " + std::to_string(axis) +
+                                                          " is outside a rank-" +
+                                                          std::to_string(rank) + " input");
+    if (axis < 0)
+        axis += rank;
+    for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && indicesShape[size_t(d)] > dataShape[size_t(d)])
+            return makeError(StatusCode::InvalidArgument,
+                             "indices dim " + std::to_string(d) + " exceeds the data's");
+    const std::vector<int64_t> ds = rowMajor(dataShape);
+    std::vector<int64_t> map(indices.size()), idx(size_t(rank), 0);
+    const int64_t len = dataShape[size_t(axis)];
+    for (size_t o = 0; o < indices.size(); ++o) {
+        int64_t rem = int64_t(o), off = 0;
+        for (int64_t d = rank; d-- > 0;) {
+            idx[size_t(d)] = rem % indicesShape[size_t(d)];
+            rem /= indicesShape[size_t(d)];
+        }
+        for (int64_t d = 0; d < rank; ++d) {
+            int64_t i = idx[size_t(d)];
+            if (d == axis) {
+                i = indices[o] < 0 ? indices[o] + len : indices[o];
+                if (i < 0 || i >= len)
+                    return makeError(StatusCode::InvalidArgument,
+                                     "index " + std::to_string(indices[o]) +
+                                         " is out of range for a dim of " + std::to_string(len));
+            }
+            off += i * ds[size_t(d)];
+        }
+        map[o] = off;
+    }
+    return map;
+}
+
+Expected<ScatterGeometry> scatterElementsGeometry(const std::string &reduction,
+                                                  const std::vector<int64_t> &dataShape,
+                                                  const std::vector<int64_t> &indicesShape,
+                                                  const std::vector<int64_t> &indices, int64_t axis)
+{
+    if (reduction != "none")
+        return makeError(StatusCode::Unsupported, "ScatterElements with reduction '" + reduction +
+                                                      "' has no kernel (reduction none has)");
+    ScatterGeometry g;
+    REMAT_ASSIGN_OR_RETURN(g.offsets, elementsAlongAxis(dataShape, indicesShape, indices, axis));
+    g.sliceSize = 1;
+    return g;
+}
+
 Expected<ScatterGeometry> scatterNDGeometry(const std::string &reduction,
                                             const std::vector<int64_t> &dataShape,
                                             const std::vector<int64_t> &indicesShape,

@@ -1,5 +1,5 @@
 #pragma once
-// Where Resize (nearest), Pad, Tile, CumSum and ScatterND read and write, shared by every backend (the kernels move
+// Where Resize, Pad, Tile, CumSum, GatherElements, ScatterElements and ScatterND read and write, shared by every backend (the kernels move
 // the elements, the maps are computed once here on the host from the shapes and attributes).
 //   Expected<std::vector<int64_t>> map = nearestResizeMap(attrs, scales, xShape, yShape);
 //   y[o] = x[(*map)[o]]                          (backward: dx[(*map)[o]] += dy[o])
@@ -81,6 +81,13 @@ struct ScanGeometry
 Expected<ScanGeometry> cumSumGeometry(const std::vector<int64_t> &shape, int64_t axis,
                                       bool exclusive, bool reverse);
 
+/// GatherElements / ScatterElements along `axis`: the element offset in data of every element of
+/// the indices (row-major over `indicesShape`, which has data's rank and no larger dim off the
+/// axis). Negative indices count from the end; out of range is an error.
+Expected<std::vector<int64_t>> elementsAlongAxis(const std::vector<int64_t> &dataShape,
+                                                 const std::vector<int64_t> &indicesShape,
+                                                 const std::vector<int64_t> &indices, int64_t axis);
+
 struct ScatterGeometry
 {
     std::vector<int64_t> offsets; ///< element offset in data of each update slice
@@ -89,6 +96,12 @@ struct ScatterGeometry
 
 /// ScatterND (reduction none): where each update slice goes in data. `indices` row-major with
 /// `indicesShape`; negative indices count from the end; out of range is an error.
+/// ScatterElements (reduction none) as one-element slices at elementsAlongAxis's offsets.
+Expected<ScatterGeometry> scatterElementsGeometry(const std::string &reduction,
+                                                  const std::vector<int64_t> &dataShape,
+                                                  const std::vector<int64_t> &indicesShape,
+                                                  const std::vector<int64_t> &indices,
+                                                  int64_t axis);
 Expected<ScatterGeometry> scatterNDGeometry(const std::string &reduction,
                                             const std::vector<int64_t> &dataShape,
                                             const std::vector<int64_t> &indicesShape,

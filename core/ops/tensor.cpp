@@ -611,6 +611,15 @@ Status inferPad(ShapeContext &c)
     return Status::ok();
 }
 
+/// GatherElements: the indices' shape with the data's dtype.
+Status inferGatherElements(ShapeContext &c)
+{
+    const Shape *idx = c.inShape(1);
+    if (idx)
+        c.set(0, c.inType(0), *idx);
+    return Status::ok();
+}
+
 Status inferResize(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -770,6 +779,32 @@ Expected<Spec> cumSum(const RuleContext &c)
     return s;
 }
 
+/// GatherElements (torch.gather): torch 1.13's gather keeps the input and the indices (measured
+/// with saved-tensor hooks; the backward reads only the input's size); the backward scatter-adds.
+Expected<Spec> gatherElements(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        saveInput(s, 1);
+        s.backwardFlops = numel(c.output(0));
+    }
+    return s;
+}
+
+/// ScatterElements with reduction none (torch.scatter): the backward reads the indices only,
+/// as torch's scatter keeps them; other reductions have no rule.
+Expected<Spec> scatterElements(const RuleContext &c)
+{
+    const std::string reduction = c.node->attrString("reduction", "none");
+    if (reduction != "none")
+        return makeError(StatusCode::Unsupported,
+                         "ScatterElements with reduction '" + reduction +
+                             "' has no gradient rule (reduction none has)");
+    return scatterND(c);
+}
+
 bool castDifferentiable(const ir::Node &node, size_t pos)
 {
     return pos == 0 && ir::isFloatingPoint(static_cast<ir::DataType>(node.attrInt("to", 0)));
@@ -881,7 +916,21 @@ void addTensorOps(std::vector<OpDef> &t)
     t.push_back({.type = "ScatterElements",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 11,
-                 .inferShape = unaryShape});
+                 .inferShape = unaryShape,
+                 .differentiable = scatterData,
+                 .derive = scatterElements});
+    t.push_back({.type = "Scatter", // opset 9-10's name of ScatterElements (reduction none)
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = unaryShape,
+                 .differentiable = scatterData,
+                 .derive = scatterElements});
+    t.push_back({.type = "GatherElements",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 11,
+                 .inferShape = inferGatherElements,
+                 .differentiable = first,
+                 .derive = gatherElements});
     t.push_back({.type = "Tile",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 6,

@@ -195,6 +195,22 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                      {attr("exclusive", int64_t(1)), attr("reverse", int64_t(1))},
                                      {randn({3, 4}, 2), ints({1}, {-1})},
                                      {Out{V{3, 4}}}});
+    add("GatherElements axis 0", {"GatherElements",
+                                  {},
+                                  {randn({3, 4}, 1), ints({2, 4}, {0, 2, -1, 0, 2, 2, 1, 0})},
+                                  {Out{V{2, 4}}}});
+    add("GatherElements axis 1 repeated", {"GatherElements",
+                                           {attr("axis", int64_t(1))},
+                                           {randn({2, 5}, 2), ints({2, 3}, {4, 0, 0, 1, -2, 3})},
+                                           {Out{V{2, 3}}}});
+    add("ScatterElements", {"ScatterElements",
+                            {},
+                            {randn({3, 3}, 3), ints({1, 3}, {1, 0, 2}), randn({1, 3}, 4)},
+                            {Out{V{3, 3}}}});
+    add("Scatter-9 axis 1", {"Scatter",
+                             {attr("axis", int64_t(1))},
+                             {randn({2, 4}, 5), ints({2, 2}, {3, -4, 1, 2}), randn({2, 2}, 6)},
+                             {Out{V{2, 4}}}});
     add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
     add("Pad reflect", {"Pad",
                         {attr("mode", std::string("reflect"))},

@@ -446,6 +446,24 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("CumSum", {c, g.constInts("axis2", {-1})}, {4, 3, 12},
                          {attrInt("exclusive", 1), attrInt("reverse", 1)});
          }},
+        {"gather_scatter_elements",
+         [](MiniGraph &g) {
+             // torch.gather along the channels (a repeated index), then torch.scatter of a
+             // parameter into the result (ScatterElements, and opset 9's Scatter)
+             const ValueId ge =
+                 g.op("GatherElements",
+                      {g.input("x", {2, 4, 3}),
+                       g.constInts("idx", {3, 0, 0, 1, 2, 3, -1, 1, 0, 0, 2, 2}, {2, 2, 3})},
+                      {2, 2, 3}, {attrInt("axis", 1)});
+             const ValueId se =
+                 g.op("ScatterElements",
+                      {ge, g.constInts("sidx", {1, 0, 2, 0}, {1, 2, 2}), g.param("upd", {1, 2, 2})},
+                      {2, 2, 3}, {attrInt("axis", 2)});
+             return g.op(
+                 "Scatter",
+                 {se, g.constInts("sidx9", {1, 0, 1}, {1, 1, 3}), g.param("upd9", {1, 1, 3})},
+                 {2, 2, 3}, {attrInt("axis", 0)});
+         }},
         {"pad_wrap",
          [](MiniGraph &g) {
              // opset 19's circular padding, wider than the input on one side

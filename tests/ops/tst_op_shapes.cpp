@@ -135,6 +135,28 @@ private slots:
         QCOMPARE(y->dtype, DataType::Int64);
     }
 
+    void gatherElementsTakesTheIndicesShape()
+    {
+        // GatherElements of float [3, 4] by int64 indices [2, 4]: float [2, 4].
+        OneNode g;
+        g.input({3, 4});
+        g.input({2, 4}, DataType::Int64);
+        auto y = g.infer("GatherElements", 13);
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({2, 4}));
+        QCOMPARE(y->dtype, DataType::Float);
+        // ScatterElements (11+) and its opset-9 name Scatter keep the data's shape.
+        for (const char *op : {"ScatterElements", "Scatter"}) {
+            OneNode s;
+            s.input({3, 3});
+            s.input({1, 3}, DataType::Int64);
+            s.input({1, 3});
+            y = s.infer(op, std::string(op) == "Scatter" ? 9 : 16);
+            QVERIFY2(y, y.status().message().c_str());
+            QCOMPARE(y->shape, Shape::fromStatic({3, 3}));
+        }
+    }
+
     void padWrapPadsLikeEveryMode()
     {
         // Pad-19 mode wrap, pads [1, 4, 0, 2] on [2, 3]: [3, 9] (wider than the input is fine).

@@ -748,13 +748,19 @@ Status triluGrad(KernelContext &c)
     return triluApply(c, *c.outputGrad(0), *c.inputGrad(0));
 }
 
-// ---- ScatterND (reduction none) -----------------------------------------------------------
+// ---- ScatterND, ScatterElements (reduction none), GatherElements ----------------------------
 
+/// ScatterElements is ScatterND with one-element slices at its per-element offsets.
 Expected<ScatterGeometry>
 scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape, const KView &indices)
 {
-    auto g = scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape,
-                               readInts(indices));
+    const bool elements =
+        c.node && (c.node->opType == "ScatterElements" || c.node->opType == "Scatter");
+    auto g = elements
+                 ? scatterElementsGeometry(c.attrString("reduction", "none"), dataShape,
+                                           indices.shape, readInts(indices), c.attrInt("axis", 0))
+                 : scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape,
+                                     readInts(indices));
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -791,6 +797,46 @@ Status scatterNDGrad(KernelContext &c)
         for (int64_t off : g.offsets)
             std::memset(dx->f() + off, 0, bytes);
     }
+    return Status::ok();
+}
+
+Expected<std::vector<int64_t>> gatherElementsMap(const KernelContext &c,
+                                                 const std::vector<int64_t> &dataShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "indices"));
+    const KView &idx = *c.input(1);
+    auto map = elementsAlongAxis(dataShape, idx.shape, readInts(idx), c.attrInt("axis", 0));
+    if (!map)
+        return c.error(map.status().message());
+    return map;
+}
+
+Status gatherElementsForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, gatherElementsMap(c, x->shape));
+    if (int64_t(map.size()) != y->numel())
+        return c.error("output size differs from the indices'");
+    const size_t es = esize(*x);
+    for (size_t o = 0; o < map.size(); ++o)
+        std::memcpy(y->data + o * es, x->data + size_t(map[o]) * es, es);
+    return Status::ok();
+}
+
+/// dData = 0, then dData[map[o]] += dY[o] (repeated indices add up), summed in double.
+Status gatherElementsGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, gatherElementsMap(c, dx->shape));
+    std::vector<double> acc(size_t(dx->numel()), 0.0);
+    for (size_t o = 0; o < map.size(); ++o)
+        acc[size_t(map[o])] += dy->f()[o];
+    for (size_t i = 0; i < acc.size(); ++i)
+        dx->f()[i] = float(acc[i]);
     return Status::ok();
 }
 
@@ -936,6 +982,12 @@ void addShapeKernels(KernelTable &t)
     t["TriluGrad"] = triluGrad;
     t["ScatterND"] = scatterNDForward;
     t["ScatterNDGrad"] = scatterNDGrad;
+    t["ScatterElements"] = scatterNDForward;
+    t["ScatterElementsGrad"] = scatterNDGrad;
+    t["Scatter"] = scatterNDForward;
+    t["ScatterGrad"] = scatterNDGrad;
+    t["GatherElements"] = gatherElementsForward;
+    t["GatherElementsGrad"] = gatherElementsGrad;
     t["Resize"] = resizeForward;
     t["ResizeGrad"] = resizeGrad;
     t["Upsample"] = resizeForward;
