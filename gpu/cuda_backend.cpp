@@ -239,7 +239,7 @@ public:
                     fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
                                 op.name, op.type));
             m_bindings.push_back(core::exec::bindOperands(
-                graph, op, needsNode ? &forward->node(op.source) : nullptr));
+                graph, op, needsNode ? training::attributeNode(op, forward) : nullptr));
             if (findCudaOp(op.type)) {
                 REMAT_RETURN_IF_ERROR(checkAttributes(graph, op, forward));
                 continue;
@@ -698,9 +698,10 @@ private:
     Status checkAttributes(const training::TrainingGraph &, const training::Op &op,
                            const core::ir::Graph *forward)
     {
-        if (!forward || !op.source.valid() || op.source.index() >= forward->nodeCount())
+        const core::ir::Node *attrs = training::attributeNode(op, forward);
+        if (!attrs)
             return Status::ok();
-        const core::ir::Node &node = forward->node(op.source);
+        const core::ir::Node &node = *attrs;
         if ((op.type == "Conv" || op.type == "ConvGrad") && cudnn()) {
             const std::vector<int64_t> pads = node.attrInts("pads");
             for (size_t d = 0; d < pads.size() / 2; ++d)
@@ -712,7 +713,7 @@ private:
         }
         if (op.type == "Pad" || op.type == "PadGrad") {
             const std::string mode = node.attrString("mode", "constant");
-            if (mode != "constant" && mode != "edge" && mode != "reflect")
+            if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
                 return makeError(StatusCode::Unsupported,
                                  fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'",
                                              op.name, op.type, mode));

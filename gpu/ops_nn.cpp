@@ -1,5 +1,6 @@
 // Neural-network ops with their own kernels: BatchNormalization (training mode, saved mean and
-// inverse std at output slots 3 and 4), LayerNormalization, Softmax / LogSoftmax, MaxPool (int64
+// inverse std at output slots 3 and 4), LayerNormalization, GroupNormalization /
+// InstanceNormalization, Softmax / LogSoftmax, MaxPool (int64
 // indices), AveragePool, GlobalAveragePool, and their gradients.
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/indexing.h"
@@ -9,6 +10,7 @@
 
 #include "core/exec/reduce_geometry.h"
 #include "core/ir/graph.h"
+#include "core/ops/group_norm.h"
 
 #include <fmt/format.h>
 
@@ -154,6 +156,56 @@ Status layerNormB(OpContext &c)
                                      dx ? dx->f() : nullptr, dScale ? dScale->f() : nullptr,
                                      dBias ? dBias->f() : nullptr, rows, cols, eps),
                    "layer norm backward");
+}
+
+// ---- GroupNormalization / InstanceNormalization -------------------------------------------
+
+core::Expected<GroupNormShape> gnShape(const OpContext &c, const DView &x, const DView &scale)
+{
+    auto g = core::ops::groupNormGeometry(c.node ? c.node->opType : "GroupNormalization",
+                                          c.attrInt("num_groups", 0), scale.numel(), x.shape);
+    if (!g)
+        return c.error(g.status().message());
+    return GroupNormShape{g->n, g->channels, g->groups, g->spatial, g->scalePerChannel};
+}
+
+Status groupNormF(OpContext &c)
+{
+    DView *x = c.input(0), *scale = c.input(1), *bias = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(scale, "scale"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(bias, "B"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(GroupNormShape g, gnShape(c, *x, *scale));
+    if (bias->numel() != scale->numel())
+        return c.error("B and scale differ in size");
+    DView *mean = c.output(1), *inv = c.output(2);
+    float *m = mean ? mean->f() : nullptr, *is = inv ? inv->f() : nullptr;
+    if (!m || !is) { // statistics nobody keeps (no gradient wanted)
+        REMAT_ASSIGN_OR_RETURN(void *stats, c.rt->scratch(g.n * g.groups * 8));
+        m = static_cast<float *>(stats);
+        is = m + g.n * g.groups;
+    }
+    return c.check(groupNormForward(c.rt->stream(), g, x->f(), scale->f(), bias->f(), y->f(), m, is,
+                                    float(c.attrFloat("epsilon", 1e-5))),
+                   "group norm");
+}
+
+Status groupNormB(OpContext &c)
+{
+    DView *x = c.input(0), *scale = c.input(1), *dy = c.outputGrad(0);
+    DView *mean = c.output(1), *inv = c.output(2);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(scale, "scale"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(mean, "saved mean"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(inv, "saved inverse std"));
+    REMAT_ASSIGN_OR_RETURN(GroupNormShape g, gnShape(c, *x, *scale));
+    DView *dx = c.inputGrad(0), *dScale = c.inputGrad(1), *dBias = c.inputGrad(2);
+    return c.check(groupNormBackward(c.rt->stream(), g, x->f(), scale->f(), dy->f(), mean->f(),
+                                     inv->f(), dx ? dx->f() : nullptr,
+                                     dScale ? dScale->f() : nullptr, dBias ? dBias->f() : nullptr),
+                   "group norm backward");
 }
 
 // ---- Softmax ------------------------------------------------------------------------------
@@ -547,6 +599,10 @@ void addNnOps(OpTable &t)
     t["BatchNormalizationGrad"] = batchNormB;
     t["LayerNormalization"] = layerNormF;
     t["LayerNormalizationGrad"] = layerNormB;
+    t["GroupNormalization"] = groupNormF;
+    t["GroupNormalizationGrad"] = groupNormB;
+    t["InstanceNormalization"] = groupNormF;
+    t["InstanceNormalizationGrad"] = groupNormB;
     t["Softmax"] = softmaxF;
     t["SoftmaxGrad"] = softmaxB;
     t["LogSoftmax"] = logSoftmaxF;

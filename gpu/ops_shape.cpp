@@ -1,5 +1,5 @@
-// Data-movement ops: Reshape family (copies), Transpose, Concat, Split, Slice, Gather, Expand,
-// Pad (constant, edge and reflect) and their gradients. All go through the strided-copy kernel.
+// Data-movement ops: Reshape family (copies), Transpose, Concat, Split, Slice, Gather, Expand, Tile,
+// Pad (constant, edge, reflect and wrap) and their gradients. All go through the strided-copy kernel.
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/indexing.h"
 #include "gpu/ops_internal.h"
@@ -349,6 +349,80 @@ Status expandB(OpContext &c)
     return reduceToShape(c, dy->f(), dy->shape, dx->f(), dx->shape);
 }
 
+/// Tile through its broadcast view (core/exec/index_maps.h tileView), as the CPU reference.
+Expected<core::exec::TileView> tileViewOf(OpContext &c, const std::vector<int64_t> &inShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "repeats"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, c.rt->hostInts(*c.input(1)));
+    auto v = core::exec::tileView(inShape, repeats);
+    if (!v)
+        return c.error(v.status().message());
+    return v;
+}
+
+Status tileF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(core::exec::TileView v, tileViewOf(c, x->shape));
+    if (numelOf(v.expanded) != y->numel())
+        return c.error("output size differs from input size x repeats");
+    return strided(c, v.expanded, x->data, 0, broadcastStrides(v.source, v.expanded), y->data, 0,
+                   contiguousStrides(v.expanded), esize(*x));
+}
+
+Status tileB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dinput"));
+    REMAT_ASSIGN_OR_RETURN(core::exec::TileView v, tileViewOf(c, dx->shape));
+    if (numelOf(v.expanded) != dy->numel())
+        return c.error("output gradient size differs from input size x repeats");
+    return reduceToShape(c, dy->f(), v.expanded, dx->f(), v.source);
+}
+
+/// CumSum (core/exec/index_maps.h ScanGeometry); the backward scans dy the other way.
+Status cumSumRun(OpContext &c, DView *x, DView *y, bool backward)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "axis"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> axis, c.rt->hostInts(*c.input(1)));
+    if (axis.size() != 1)
+        return c.error("axis must hold one value");
+    const bool reverse = c.attrInt("reverse", 0) != 0;
+    auto g = core::exec::cumSumGeometry(x->shape, axis[0], c.attrInt("exclusive", 0) != 0,
+                                        backward ? !reverse : reverse);
+    if (!g)
+        return c.error(g.status().message());
+    int kind;
+    switch (x->dtype) {
+    case core::ir::DataType::Float: kind = 0; break;
+    case core::ir::DataType::Int32: kind = 1; break;
+    case core::ir::DataType::Int64: kind = 2; break;
+    default: return c.unsupported("CumSum of float32, int32 and int64 only");
+    }
+    return c.check(cumSum(c.rt->stream(), x->data, y->data, g->outer, g->len, g->inner,
+                          g->exclusive, g->reverse, kind),
+                   "cumsum");
+}
+
+Status cumSumF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "x"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "y"));
+    return cumSumRun(c, x, y, false);
+}
+
+Status cumSumB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dy"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dx"));
+    return cumSumRun(c, dy, dx, true);
+}
+
 Expected<std::vector<int64_t>> padAmounts(OpContext &c, size_t rank)
 {
     std::vector<int64_t> pads;
@@ -440,22 +514,78 @@ Expected<const long long *> uploadOffsets(OpContext &c, const std::vector<int64_
     return static_cast<const long long *>(dev);
 }
 
-/// Resize (nearest): the source map is the CPU reference's (core/exec/index_maps.h).
+/// Resize / Upsample: the maps are the CPU reference's (core/exec/index_maps.h), as are the
+/// opset forms (scales at input 1 of Resize-10 and Upsample, at 2 from Resize-11).
+Expected<std::vector<double>> resizeScales(OpContext &c, size_t rank)
+{
+    const size_t inputs = c.node ? c.node->inputs.size() : 0;
+    const bool early = (c.node && c.node->opType == "Upsample") || inputs <= 2;
+    std::vector<double> scales;
+    if (const DView *sv = c.input(early ? 1 : 2); sv && sv->numel() == int64_t(rank)) {
+        REMAT_ASSIGN_OR_RETURN(scales, c.rt->hostDoubles(*sv));
+    }
+    return scales;
+}
+
+std::string resizeCoordinates(const OpContext &c)
+{
+    return core::exec::resizeCoordinateMode(c.node ? c.node->opType : "Resize",
+                                            c.node ? c.node->inputs.size() : 0,
+                                            c.attrString("coordinate_transformation_mode", ""));
+}
+
+bool resizeLinear(const OpContext &c)
+{
+    const std::string mode = c.attrString("mode", "nearest");
+    return mode == "linear" || mode == "bilinear";
+}
+
 Expected<std::vector<int64_t>> resizeMap(OpContext &c, const std::vector<int64_t> &inShape,
                                          const std::vector<int64_t> &outShape)
 {
-    const core::exec::NearestResizeAttrs attrs{
-        c.attrString("mode", "nearest"),
-        c.attrString("coordinate_transformation_mode", "half_pixel"),
-        c.attrString("nearest_mode", "round_prefer_floor")};
-    std::vector<double> scales;
-    if (const DView *sv = c.input(2); sv && sv->numel() == int64_t(inShape.size())) {
-        REMAT_ASSIGN_OR_RETURN(scales, c.rt->hostDoubles(*sv));
-    }
+    if (c.attrInt("antialias", 0) != 0)
+        return c.unsupported("antialias (Resize-18)");
+    const core::exec::NearestResizeAttrs attrs{c.attrString("mode", "nearest"),
+                                               resizeCoordinates(c),
+                                               c.attrString("nearest_mode", "round_prefer_floor")};
+    REMAT_ASSIGN_OR_RETURN(std::vector<double> scales, resizeScales(c, inShape.size()));
     auto map = core::exec::nearestResizeMap(attrs, scales, inShape, outShape);
     if (!map)
         return c.error(map.status().message());
     return map;
+}
+
+/// The linear map on the device: offsets then weights in one scratch upload.
+struct DeviceTaps
+{
+    const long long *offsets = nullptr;
+    const float *weights = nullptr;
+    int64_t taps = 1;
+};
+
+Expected<DeviceTaps> linearTaps(OpContext &c, const std::vector<int64_t> &inShape,
+                                const std::vector<int64_t> &outShape)
+{
+    if (c.attrInt("antialias", 0) != 0)
+        return c.unsupported("antialias (Resize-18)");
+    REMAT_ASSIGN_OR_RETURN(std::vector<double> scales, resizeScales(c, inShape.size()));
+    auto m = core::exec::linearResizeMap(resizeCoordinates(c), scales, inShape, outShape);
+    if (!m)
+        return c.error(m.status().message());
+    const int64_t count = int64_t(m->offsets.size());
+    DeviceTaps d;
+    d.taps = m->taps;
+    if (count == 0)
+        return d;
+    REMAT_ASSIGN_OR_RETURN(void *dev, c.rt->scratch(count * 12));
+    auto *offsets = static_cast<long long *>(dev);
+    auto *weights = reinterpret_cast<float *>(offsets + count);
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(offsets, m->offsets.data(), count * 8));
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(weights, m->weights.data(), count * 4));
+    REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "taps upload"));
+    d.offsets = offsets;
+    d.weights = weights;
+    return d;
 }
 
 Status resizeF(OpContext &c)
@@ -463,6 +593,13 @@ Status resizeF(OpContext &c)
     DView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "X"));
     REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    if (resizeLinear(c)) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+        REMAT_ASSIGN_OR_RETURN(DeviceTaps t, linearTaps(c, x->shape, y->shape));
+        return c.check(gatherWeighted(c.rt->stream(), x->f(), t.offsets, t.weights, y->f(),
+                                      y->numel(), t.taps),
+                       "linear resize");
+    }
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, x->shape, y->shape));
     REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, map));
     return c.check(
@@ -475,6 +612,13 @@ Status resizeB(OpContext &c)
     DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    if (resizeLinear(c)) {
+        REMAT_ASSIGN_OR_RETURN(DeviceTaps t, linearTaps(c, dx->shape, dy->shape));
+        REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+        return c.check(scatterWeighted(c.rt->stream(), dy->f(), t.offsets, t.weights, dx->f(),
+                                       dy->numel(), t.taps),
+                       "linear resize backward");
+    }
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, dx->shape, dy->shape));
     REMAT_ASSIGN_OR_RETURN(const long long *dmap, uploadOffsets(c, map));
     REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
@@ -482,13 +626,19 @@ Status resizeB(OpContext &c)
                    "resize backward");
 }
 
-/// ScatterND (reduction none): slice offsets as the CPU reference computes them.
+/// ScatterND and ScatterElements (reduction none): slice offsets as the CPU reference computes
+/// them (ScatterElements: one-element slices).
 Expected<core::exec::ScatterGeometry>
 scatterGeometry(OpContext &c, const std::vector<int64_t> &dataShape, const DView &indices)
 {
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, c.rt->hostInts(indices));
-    auto g = core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape,
-                                           indices.shape, ids);
+    const bool elements =
+        c.node && (c.node->opType == "ScatterElements" || c.node->opType == "Scatter");
+    auto g = elements
+                 ? core::exec::scatterElementsGeometry(c.attrString("reduction", "none"), dataShape,
+                                                       indices.shape, ids, c.attrInt("axis", 0))
+                 : core::exec::scatterNDGeometry(c.attrString("reduction", "none"), dataShape,
+                                                 indices.shape, ids);
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -531,6 +681,43 @@ Status scatterNDB(OpContext &c)
     return Status::ok();
 }
 
+/// GatherElements: the CPU reference's element map (core/exec/index_maps.h), gathered as
+/// Resize's nearest map is; the backward scatter-adds.
+Expected<const long long *> gatherElementsMap(OpContext &c, const std::vector<int64_t> &dataShape,
+                                              int64_t expected)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "indices"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, c.rt->hostInts(*c.input(1)));
+    auto map =
+        core::exec::elementsAlongAxis(dataShape, c.input(1)->shape, ids, c.attrInt("axis", 0));
+    if (!map)
+        return c.error(map.status().message());
+    if (int64_t(map->size()) != expected)
+        return c.error("output size differs from the indices'");
+    return uploadOffsets(c, *map);
+}
+
+Status gatherElementsF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(const long long *map, gatherElementsMap(c, x->shape, y->numel()));
+    return c.check(gatherByMap(c.rt->stream(), x->data, map, y->data, y->numel(), int(esize(*x))),
+                   "gather elements");
+}
+
+Status gatherElementsB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(const long long *map, gatherElementsMap(c, dx->shape, dy->numel()));
+    REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    return c.check(scatterAddByMap(c.rt->stream(), dy->f(), map, dx->f(), dy->numel()),
+                   "gather elements backward");
+}
+
 Status padF(OpContext &c)
 {
     DView *x = c.input(0), *y = c.output(0);
@@ -538,7 +725,7 @@ Status padF(OpContext &c)
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, padAmounts(c, x->shape.size()));
     if (const std::string mode = c.attrString("mode", "constant"); mode != "constant") {
-        // edge / reflect: every output element reads one input element (core/exec/index_maps.h)
+        // edge / reflect / wrap: every output element reads one input element (core/exec/index_maps.h)
         auto map = core::exec::padSourceMap(mode, pads, x->shape, y->shape);
         if (!map)
             return c.unsupported(map.status().message());
@@ -607,12 +794,24 @@ void addShapeOps(OpTable &t)
     t["GatherGrad"] = gatherB;
     t["Expand"] = expandF;
     t["ExpandGrad"] = expandB;
+    t["Tile"] = tileF;
+    t["TileGrad"] = tileB;
+    t["CumSum"] = cumSumF;
+    t["CumSumGrad"] = cumSumB;
     t["Pad"] = padF;
     t["Trilu"] = triluF;
     t["Resize"] = resizeF;
     t["ResizeGrad"] = resizeB;
+    t["Upsample"] = resizeF;
+    t["UpsampleGrad"] = resizeB;
     t["ScatterND"] = scatterNDF;
     t["ScatterNDGrad"] = scatterNDB;
+    t["ScatterElements"] = scatterNDF;
+    t["ScatterElementsGrad"] = scatterNDB;
+    t["Scatter"] = scatterNDF;
+    t["ScatterGrad"] = scatterNDB;
+    t["GatherElements"] = gatherElementsF;
+    t["GatherElementsGrad"] = gatherElementsB;
     t["TriluGrad"] = triluB;
     t["PadGrad"] = padB;
 }

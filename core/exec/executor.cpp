@@ -189,8 +189,7 @@ Status Executor::prepare(const ExecInputs &inputs)
     d.seed = inputs.seed;
     d.nodes.assign(d.graph.opCount(), nullptr);
     for (const training::Op &op : d.graph.ops())
-        if (op.source.valid() && op.source.index() < d.forward.nodeCount())
-            d.nodes[op.id.index()] = &d.forward.node(op.source);
+        d.nodes[op.id.index()] = training::attributeNode(op, &d.forward);
     for (Buffer &b : d.preloadedBuffers)
         if (b.valid())
             REMAT_RETURN_IF_ERROR(d.backend.release(b));

@@ -97,12 +97,103 @@ Expected<std::vector<int64_t>> nearestResizeMap(const NearestResizeAttrs &attrs,
     return combinePerDim(perDim, inShape, outShape);
 }
 
+std::string resizeCoordinateMode(const std::string &opType, size_t inputCount,
+                                 const std::string &attribute)
+{
+    if (!attribute.empty())
+        return attribute;
+    return opType == "Upsample" || inputCount <= 2 ? "asymmetric" : "half_pixel";
+}
+
+Expected<LinearResizeMap> linearResizeMap(const std::string &coordinateMode,
+                                          const std::vector<double> &scales,
+                                          const std::vector<int64_t> &inShape,
+                                          const std::vector<int64_t> &outShape)
+{
+    const std::string &ctm = coordinateMode;
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "align_corners" &&
+        ctm != "asymmetric")
+        return makeError(StatusCode::Unsupported,
+                         "linear Resize with coordinate_transformation_mode '" + ctm +
+                             "' has no kernel (half_pixel, pytorch_half_pixel, align_corners and "
+                             "asymmetric have)");
+    const size_t rank = inShape.size();
+    if (outShape.size() != rank)
+        return makeError(StatusCode::InvalidArgument,
+                         "Resize output rank differs from the input's");
+    // Per dim and output index: the lower source index, the upper one and the upper's weight.
+    struct Tap
+    {
+        int64_t lo, hi;
+        double w;
+    };
+    std::vector<std::vector<Tap>> perDim(rank);
+    std::vector<bool> two(rank, false);
+    LinearResizeMap m;
+    for (size_t d = 0; d < rank; ++d) {
+        const int64_t in = inShape[d], out = outShape[d];
+        if (in <= 0)
+            return makeError(StatusCode::InvalidArgument, "Resize of an empty input");
+        const double scale = scales.size() == rank ? scales[d] : double(out) / double(in);
+        for (int64_t o = 0; o < out; ++o) {
+            double x;
+            if (ctm == "asymmetric")
+                x = double(o) / scale;
+            else if (ctm == "align_corners")
+                x = out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
+            else if (ctm == "pytorch_half_pixel" && out == 1)
+                x = 0.0;
+            else
+                x = (double(o) + 0.5) / scale - 0.5;
+            x = std::clamp(x, 0.0, double(in - 1));
+            const auto lo = int64_t(std::floor(x));
+            const int64_t hi = std::min(lo + 1, in - 1);
+            const double w = hi == lo ? 0.0 : x - double(lo);
+            perDim[d].push_back({lo, hi, w});
+            two[d] = two[d] || w != 0.0;
+        }
+        if (two[d])
+            m.taps *= 2;
+    }
+    const std::vector<int64_t> xs = rowMajor(inShape);
+    int64_t total = 1;
+    for (int64_t d : outShape)
+        total *= d;
+    m.offsets.resize(size_t(total * m.taps));
+    m.weights.resize(size_t(total * m.taps));
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t o = 0; o < total; ++o) {
+        int64_t rem = o;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % outShape[d];
+            rem /= outShape[d];
+        }
+        for (int64_t t = 0; t < m.taps; ++t) {
+            int64_t off = 0, bit = 0;
+            double w = 1;
+            for (size_t d = 0; d < rank; ++d) {
+                const Tap &tap = perDim[d][size_t(idx[d])];
+                if (two[d] && ((t >> bit++) & 1)) {
+                    off += tap.hi * xs[d];
+                    w *= tap.w;
+                } else {
+                    off += tap.lo * xs[d];
+                    w *= two[d] ? 1.0 - tap.w : 1.0;
+                }
+            }
+            m.offsets[size_t(o * m.taps + t)] = off;
+            m.weights[size_t(o * m.taps + t)] = float(w);
+        }
+    }
+    return m;
+}
+
 Expected<std::vector<int64_t>> padSourceMap(const std::string &mode,
                                             const std::vector<int64_t> &pads,
                                             const std::vector<int64_t> &inShape,
                                             const std::vector<int64_t> &outShape)
 {
-    if (mode != "constant" && mode != "edge" && mode != "reflect")
+    if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
         return makeError(StatusCode::Unsupported, "unsupported pad mode '" + mode + "'");
     const size_t rank = inShape.size();
     if (outShape.size() != rank || pads.size() != 2 * rank)
@@ -117,6 +208,8 @@ Expected<std::vector<int64_t>> padSourceMap(const std::string &mode,
                     i = -1;
                 else if (mode == "edge")
                     i = std::clamp<int64_t>(i, 0, n - 1);
+                else if (mode == "wrap") // opset 19: the input repeated periodically
+                    i = ((i % n) + n) % n;
                 else if (n == 1)
                     i = 0;
                 else { // reflect: mirror without repeating the edge
@@ -130,6 +223,98 @@ Expected<std::vector<int64_t>> padSourceMap(const std::string &mode,
         }
     }
     return combinePerDim(perDim, inShape, outShape);
+}
+
+Expected<TileView> tileView(const std::vector<int64_t> &inShape,
+                            const std::vector<int64_t> &repeats)
+{
+    if (repeats.size() != inShape.size())
+        return makeError(StatusCode::InvalidArgument, "Tile: " + std::to_string(repeats.size()) +
+                                                          " repeats for an input of rank " +
+                                                          std::to_string(inShape.size()));
+    TileView v;
+    for (size_t d = 0; d < inShape.size(); ++d) {
+        if (repeats[d] < 0)
+            return makeError(StatusCode::InvalidArgument, "Tile: a negative repeat");
+        v.source.insert(v.source.end(), {1, inShape[d]});
+        v.expanded.insert(v.expanded.end(), {repeats[d], inShape[d]});
+    }
+    return v;
+}
+
+Expected<ScanGeometry> cumSumGeometry(const std::vector<int64_t> &shape, int64_t axis,
+                                      bool exclusive, bool reverse)
+{
+    const auto rank = int64_t(shape.size());
+    if (axis < -rank || axis >= rank || rank == 0)
+        return makeError(StatusCode::InvalidArgument, "CumSum: axis " + std::to_string(axis) +
+                                                          " is outside a rank-" +
+                                                          std::to_string(rank) + " input");
+    if (axis < 0)
+        axis += rank;
+    ScanGeometry g;
+    g.exclusive = exclusive;
+    g.reverse = reverse;
+    for (int64_t d = 0; d < rank; ++d)
+        (d < axis ? g.outer : d == axis ? g.len : g.inner) *= shape[size_t(d)];
+    return g;
+}
+
+Expected<std::vector<int64_t>> elementsAlongAxis(const std::vector<int64_t> &dataShape,
+                                                 const std::vector<int64_t> &indicesShape,
+                                                 const std::vector<int64_t> &indices, int64_t axis)
+{
+    const auto rank = int64_t(dataShape.size());
+    if (int64_t(indicesShape.size()) != rank || rank == 0)
+        return makeError(StatusCode::InvalidArgument,
+                         "indices must have the data's rank (" + std::to_string(rank) + ")");
+    if (axis < -rank || axis >= rank)
+        return makeError(StatusCode::InvalidArgument, "axis " + std::to_string(axis) +
+                                                          " is outside a rank-" +
+                                                          std::to_string(rank) + " input");
+    if (axis < 0)
+        axis += rank;
+    for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && indicesShape[size_t(d)] > dataShape[size_t(d)])
+            return makeError(StatusCode::InvalidArgument,
+                             "indices dim " + std::to_string(d) + " exceeds the data's");
+    const std::vector<int64_t> ds = rowMajor(dataShape);
+    std::vector<int64_t> map(indices.size()), idx(size_t(rank), 0);
+    const int64_t len = dataShape[size_t(axis)];
+    for (size_t o = 0; o < indices.size(); ++o) {
+        int64_t rem = int64_t(o), off = 0;
+        for (int64_t d = rank; d-- > 0;) {
+            idx[size_t(d)] = rem % indicesShape[size_t(d)];
+            rem /= indicesShape[size_t(d)];
+        }
+        for (int64_t d = 0; d < rank; ++d) {
+            int64_t i = idx[size_t(d)];
+            if (d == axis) {
+                i = indices[o] < 0 ? indices[o] + len : indices[o];
+                if (i < 0 || i >= len)
+                    return makeError(StatusCode::InvalidArgument,
+                                     "index " + std::to_string(indices[o]) +
+                                         " is out of range for a dim of " + std::to_string(len));
+            }
+            off += i * ds[size_t(d)];
+        }
+        map[o] = off;
+    }
+    return map;
+}
+
+Expected<ScatterGeometry> scatterElementsGeometry(const std::string &reduction,
+                                                  const std::vector<int64_t> &dataShape,
+                                                  const std::vector<int64_t> &indicesShape,
+                                                  const std::vector<int64_t> &indices, int64_t axis)
+{
+    if (reduction != "none")
+        return makeError(StatusCode::Unsupported, "ScatterElements with reduction '" + reduction +
+                                                      "' has no kernel (reduction none has)");
+    ScatterGeometry g;
+    REMAT_ASSIGN_OR_RETURN(g.offsets, elementsAlongAxis(dataShape, indicesShape, indices, axis));
+    g.sliceSize = 1;
+    return g;
 }
 
 Expected<ScatterGeometry> scatterNDGeometry(const std::string &reduction,

@@ -2,6 +2,7 @@
 // dropout.
 #include "core/ops/conv_transpose_geometry.h"
 #include "core/ops/families.h"
+#include "core/ops/group_norm.h"
 #include "core/ops/shape_context.h"
 
 namespace remat::core::ops {
@@ -370,6 +371,39 @@ Expected<Spec> layerNorm(const RuleContext &c)
     return s;
 }
 
+/// GroupNormalization and InstanceNormalization (core/ops/group_norm.h). PyTorch's group_norm
+/// saves the input, the weight and float32 mean and rstd per (sample, group); instance_norm runs
+/// batch_norm over the input viewed as [1, N*C, ...] and saves the same with one group per
+/// channel, plus its affine weight repeated per sample (N*C floats, not modelled: under 0.1% of
+/// the input it normalises). Both statistics are extras at positions 1 and 2 (neither op has
+/// ONNX outputs there).
+Expected<Spec> groupNorm(const RuleContext &c)
+{
+    const ir::Value *x = c.input(0), *scale = c.input(1);
+    if (!x || !x->shape.isStatic() || !scale || !scale->shape.isStatic())
+        return makeError(StatusCode::InvalidArgument,
+                         std::string(c.node->opType) + " needs static input and scale shapes");
+    auto g = groupNormGeometry(c.node->opType, c.node->attrInt("num_groups", 0), elementsOf(scale),
+                               x->shape.sizes());
+    if (!g)
+        return g.status();
+    Spec s;
+    gradsForAll(c, s);
+    const double n = numel(x);
+    s.forwardFlops = 8 * n;
+    if (s.gradInputs.empty())
+        return s;
+    s.backwardFlops = 12 * n;
+    const ir::Shape stat = ir::Shape::fromStatic({g->n, g->groups});
+    s.extras.push_back({1, "mean", ir::DataType::Float, stat});
+    s.extras.push_back({2, "inv_std_dev", ir::DataType::Float, stat});
+    saveInput(s, 0);
+    saveInput(s, 1);
+    saveOutput(s, 1);
+    saveOutput(s, 2);
+    return s;
+}
+
 Expected<Spec> lrn(const RuleContext &c)
 {
     const double size = double(c.node->attrInt("size", 5));
@@ -527,11 +561,13 @@ void addNnOps(std::vector<OpDef> &t)
                  .family = OpFamily::Normalisation,
                  .sinceOpset = 18,
                  .inferShape = unaryShape,
-                 .flops = fivePerOutput});
+                 .differentiable = firstThree,
+                 .derive = groupNorm});
     t.push_back({.type = "InstanceNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,
-                 .flops = fivePerOutput});
+                 .differentiable = firstThree,
+                 .derive = groupNorm});
     t.push_back({.type = "LpNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,

@@ -15,7 +15,8 @@
 //   its outputs. Extra SavedState outputs a rule appends to the forward op have fixed positions
 //   after the ONNX ones that exist in the op's schema: MaxPool indices 1 (ONNX's own Indices
 //   output), BatchNormalization training mean 3 and inverse std 4 (the opset-9 positions),
-//   LayerNormalization Mean 1 and InvStdDev 2 (its own optional outputs), Dropout mask 1.
+//   LayerNormalization Mean 1 and InvStdDev 2 (its own optional outputs), GroupNormalization and
+//   InstanceNormalization mean 1 and inverse std 2 ([N, groups]), Dropout mask 1.
 //   When the node already has an output at that position it is reused.
 // - What is saved follows PyTorch's autograd (torch 1.13), so store-all memory agrees with it:
 //   Conv / Gemm / MatMul save A when B needs a gradient and B when A does; BatchNormalization in
@@ -26,7 +27,8 @@
 //   is needed); Add / Sub / Neg / Concat / layout ops save nothing; Dropout saves its bool mask (as
 //   CUDA's fused dropout does); Mul saves the other operand of each input that needs a gradient;
 //   Erf, Gelu, Silu, Mish, HardSigmoid, HardSwish, LeakyRelu and Log save X; Max / Min save both operands;
-//   LogSoftmax saves its output; LayerNormalization X, scale, mean, inv std; ReduceMean over
+//   LogSoftmax saves its output; LayerNormalization, GroupNormalization and
+//   InstanceNormalization X, scale, mean, inv std; ReduceMean over
 //   given axes saves X (torch 1.13's mean.dim keeps self), the mean of everything nothing.
 
 #include "core/ir/graph.h"

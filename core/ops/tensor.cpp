@@ -611,6 +611,15 @@ Status inferPad(ShapeContext &c)
     return Status::ok();
 }
 
+/// GatherElements: the indices' shape with the data's dtype.
+Status inferGatherElements(ShapeContext &c)
+{
+    const Shape *idx = c.inShape(1);
+    if (idx)
+        c.set(0, c.inType(0), *idx);
+    return Status::ok();
+}
+
 Status inferResize(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -748,6 +757,54 @@ Expected<Spec> scatterND(const RuleContext &c)
     return s;
 }
 
+/// Tile (torch's repeat): the backward sums dY over the copies and needs only shapes; PyTorch's
+/// repeat saves nothing but the repeats.
+Expected<Spec> tile(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    if (!s.gradInputs.empty())
+        s.backwardFlops = numel(c.output(0));
+    return s;
+}
+
+/// CumSum: the backward is the reverse scan of dY; torch.cumsum saves nothing.
+Expected<Spec> cumSum(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = numel(c.output(0));
+    if (!s.gradInputs.empty())
+        s.backwardFlops = numel(c.output(0));
+    return s;
+}
+
+/// GatherElements (torch.gather): torch 1.13's gather keeps the input and the indices (measured
+/// with saved-tensor hooks; the backward reads only the input's size); the backward scatter-adds.
+Expected<Spec> gatherElements(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        saveInput(s, 1);
+        s.backwardFlops = numel(c.output(0));
+    }
+    return s;
+}
+
+/// ScatterElements with reduction none (torch.scatter): the backward reads the indices only,
+/// as torch's scatter keeps them; other reductions have no rule.
+Expected<Spec> scatterElements(const RuleContext &c)
+{
+    const std::string reduction = c.node->attrString("reduction", "none");
+    if (reduction != "none")
+        return makeError(StatusCode::Unsupported,
+                         "ScatterElements with reduction '" + reduction +
+                             "' has no gradient rule (reduction none has)");
+    return scatterND(c);
+}
+
 bool castDifferentiable(const ir::Node &node, size_t pos)
 {
     return pos == 0 && ir::isFloatingPoint(static_cast<ir::DataType>(node.attrInt("to", 0)));
@@ -828,7 +885,11 @@ void addTensorOps(std::vector<OpDef> &t)
                  .inferShape = inferResize,
                  .differentiable = first,
                  .derive = layoutOnly});
-    t.push_back({.type = "Upsample", .family = OpFamily::DataMovement, .inferShape = inferResize});
+    t.push_back({.type = "Upsample", // Upsample-7 / -9 (deprecated at 10): Resize's kernels
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferResize,
+                 .differentiable = first,
+                 .derive = layoutOnly});
     t.push_back({.type = "Trilu",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 14,
@@ -855,13 +916,33 @@ void addTensorOps(std::vector<OpDef> &t)
     t.push_back({.type = "ScatterElements",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 11,
-                 .inferShape = unaryShape});
-    t.push_back({.type = "Tile", .family = OpFamily::DataMovement, .inferShape = inferTile});
+                 .inferShape = unaryShape,
+                 .differentiable = scatterData,
+                 .derive = scatterElements});
+    t.push_back({.type = "Scatter", // opset 9-10's name of ScatterElements (reduction none)
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = unaryShape,
+                 .differentiable = scatterData,
+                 .derive = scatterElements});
+    t.push_back({.type = "GatherElements",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 11,
+                 .inferShape = inferGatherElements,
+                 .differentiable = first,
+                 .derive = gatherElements});
+    t.push_back({.type = "Tile",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 6,
+                 .inferShape = inferTile,
+                 .differentiable = first,
+                 .derive = tile});
     t.push_back({.type = "CumSum",
                  .family = OpFamily::Arithmetic,
                  .sinceOpset = 11,
                  .inferShape = unaryShape,
-                 .flops = perOutput});
+                 .differentiable = first,
+                 .derive = cumSum});
 }
 
 } // namespace remat::core::ops

@@ -18,6 +18,7 @@ struct WorkNode
 {
     ir::Node node; ///< inputs already resolved through removed aliases
     NodeId source;
+    std::shared_ptr<const ir::Node> fused; ///< `node` when it replaces a pattern (Op::fusedNode)
     const ops::OpDef *rule = nullptr; ///< the op's definition; its gradient rule is rule->derive
     std::vector<bool> inputNeedsGrad, outputHasGrad;
     bool hasBackward = false;
@@ -45,6 +46,9 @@ private:
     void findAliases();
     void fuseGelu();
     void fuseSiluMish();
+    void fuseGroupNorm();
+    /// Whether every value of a constant is `expected` (true for folded data we cannot read).
+    bool constantAll(const ir::Value *v, double expected) const;
     /// The position (0 / 1) of a binary node's operand that is not `known`, or -1.
     int otherInput(const ir::Node &n, ValueId known) const
     {
@@ -265,6 +269,88 @@ void Builder::fuseSiluMish()
     }
 }
 
+bool Builder::constantAll(const ir::Value *v, double expected) const
+{
+    if (!v)
+        return false;
+    if (!v->initializer || !v->initializer->hasData())
+        return true;
+    auto f = v->initializer->toFloats();
+    return f && std::all_of(f->begin(), f->end(),
+                            [&](double d) { return std::abs(d - expected) < 1e-6; });
+}
+
+void Builder::fuseGroupNorm()
+{
+    if (!m_opt.fuseActivations)
+        return;
+    const auto usable = [&](const ir::Node *n, const char *type) {
+        return n && n->opType == type && !m_constNode[n->id.index()] &&
+               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 && !n->outputs.empty() &&
+               n->outputs[0].valid();
+    };
+    // A vector of C values laid out along x's channel axis ([C, 1, 1] against [N, C, H, W]).
+    const auto channelVector = [&](ValueId v, const ir::Shape &x) {
+        const ir::Shape &s = m_g.value(v).shape;
+        if (!s.isStatic() || s.rank() + 1 != x.rank() || x.rank() < 2 || !x.dims[1].isStatic())
+            return false;
+        for (size_t d = 0; d < s.rank(); ++d)
+            if (s.dims[d].value != (d == 0 ? x.dims[1].value : 1))
+                return false;
+        return true;
+    };
+    // torch.onnx's group_norm: Reshape(x, [0, G, -1]) -> InstanceNormalization(., ones, zeros)
+    // -> Reshape(., Shape(x)) -> Mul(., weight[C,1,1]) -> Add(., bias[C,1,1]), every
+    // intermediate read once.
+    for (const ir::Node &norm : m_g.nodes()) {
+        if (!usable(&norm, "InstanceNormalization") || norm.inputs.size() != 3 ||
+            !constantAll(constInput(norm, 1), 1.0) || !constantAll(constInput(norm, 2), 0.0))
+            continue;
+        const ir::Value &grouped = m_g.value(resolve(norm.inputs[0]));
+        if (!grouped.producer.valid())
+            continue;
+        const ir::Node &split = m_g.node(grouped.producer);
+        if (!usable(&split, "Reshape") || soleConsumer(grouped.id) != &norm)
+            continue;
+        const ValueId x = resolve(split.inputs[0]);
+        const ir::Shape &xs = m_g.value(x).shape;
+        // [N, G, ...] with G dividing C: groups of whole channels of each sample (not, say, a
+        // batch folded into the channels)
+        if (grouped.shape.rank() < 2 || xs.rank() < 2 || !grouped.shape.dims[1].isStatic() ||
+            !xs.dims[1].isStatic() || grouped.shape.dims[1].value <= 0 ||
+            xs.dims[1].value % grouped.shape.dims[1].value != 0 ||
+            !(grouped.shape.dims[0] == xs.dims[0]))
+            continue;
+        const ir::Node *merge = soleConsumer(norm.outputs[0]);
+        if (!usable(merge, "Reshape") || !(m_g.value(merge->outputs[0]).shape == xs))
+            continue;
+        const ir::Node *mul = soleConsumer(merge->outputs[0]);
+        if (!usable(mul, "Mul") || otherInput(*mul, merge->outputs[0]) < 0)
+            continue;
+        const ValueId weight = resolve(mul->inputs[size_t(otherInput(*mul, merge->outputs[0]))]);
+        const ir::Node *add = soleConsumer(mul->outputs[0]);
+        if (!usable(add, "Add") || otherInput(*add, mul->outputs[0]) < 0)
+            continue;
+        const ValueId bias = resolve(add->inputs[size_t(otherInput(*add, mul->outputs[0]))]);
+        if (!channelVector(weight, xs) || !channelVector(bias, xs) ||
+            !(m_g.value(add->outputs[0]).shape == xs))
+            continue;
+        ir::Node gn;
+        gn.id = add->id;
+        gn.name = add->name;
+        gn.opType = "GroupNormalization";
+        gn.inputs = {x, weight, bias};
+        gn.outputs = {add->outputs[0]};
+        gn.ns = add->ns;
+        gn.attributes.push_back({"num_groups", grouped.shape.dims[1].value});
+        gn.attributes.push_back({"epsilon", norm.attrFloat("epsilon", 1e-5)});
+        for (const ir::Node *n : {&split, &norm, merge, mul})
+            m_skipNode[n->id.index()] = true;
+        m_fusedAt[add->id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(gn));
+    }
+}
+
 Status Builder::collectWorkNodes()
 {
     for (NodeId id : m_g.topologicalOrder()) {
@@ -275,6 +361,8 @@ Status Builder::collectWorkNodes()
         w.source = id;
         for (ValueId &in : w.node.inputs)
             in = resolve(in);
+        if (m_fusedAt[id.index()] >= 0)
+            w.fused = std::make_shared<const ir::Node>(w.node);
         if (!isDefaultDomain(w.node))
             return makeError(StatusCode::Unsupported,
                              fmt::format("node {}: op domain '{}' has no gradient rules",
@@ -428,6 +516,7 @@ Status Builder::emitForward()
         op.type = n.opType;
         op.phase = Phase::Forward;
         op.source = w.source;
+        op.fusedNode = w.fused;
         op.flops = w.spec.forwardFlops;
         op.workspaceBytes = w.spec.forwardWorkspace;
         for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -576,6 +665,7 @@ Status Builder::emitBackward()
         op.phase = Phase::Backward;
         op.forwardOf = w.forwardOp;
         op.source = w.source;
+        op.fusedNode = w.fused;
         op.flops = w.spec.backwardFlops;
         op.workspaceBytes = w.spec.backwardWorkspace;
         for (int pos : w.spec.savedInputs) {
@@ -631,6 +721,7 @@ Expected<TrainingGraph> Builder::run()
     findAliases();
     fuseGelu();
     fuseSiluMish();
+    fuseGroupNorm();
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
     propagateRequiresGrad();
     REMAT_RETURN_IF_ERROR(planBackward());

@@ -19,6 +19,11 @@
 //   type "Silu", and Mish before opset 18 (Softplus(x) -> Tanh -> Mul(x, .)) one "Mish", the
 //   intermediate read once: PyTorch's silu and mish save only their input, where the pieces
 //   would keep the input and the gate (EfficientNet's, Conformer's and LLaMA's SiLU).
+// - GroupNorm as torch.onnx exports it (Reshape to [N, G, -1] -> InstanceNormalization with
+//   constant ones and zeros -> Reshape back -> Mul by the weight -> Add the bias) becomes one
+//   "GroupNormalization" op with per-channel scale and bias (opset 21's form), as PyTorch's
+//   group_norm runs and saves it: input, weight, mean and rstd, where the pieces would also keep
+//   the normalised tensor for the weight's gradient.
 // - Loss: one op "loss" of type "Loss" (Phase::Loss) computing L = sum(output * R) over every
 //   floating-point graph output, R a preloaded Constant tensor "R:<output>"; it produces the
 //   scalar "loss" and the seed gradient "grad:<output>" (role Loss).
@@ -50,7 +55,8 @@ struct BuildOptions
     bool inputGradients = false;
     /// Fuse torch's erf GELU pattern into one Gelu op (see above).
     bool fuseGelu = true;
-    /// Fuse x * Sigmoid(x) into one Silu op and x * Tanh(Softplus(x)) into one Mish op (see above).
+    /// Fuse x * Sigmoid(x) into one Silu op and x * Tanh(Softplus(x)) into one Mish op, and
+    /// torch's exported GroupNorm into one GroupNormalization op (see above).
     bool fuseActivations = true;
 };
 

@@ -1,5 +1,7 @@
 #include "core/training/training_graph.h"
 
+#include "core/ir/graph.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -169,6 +171,15 @@ const TensorId *TrainingGraph::findTensor(const std::string &name) const
     if (it == m_byName.end() || it->first != name)
         return nullptr;
     return &it->second;
+}
+
+const ir::Node *attributeNode(const Op &op, const ir::Graph *forward)
+{
+    if (op.fusedNode)
+        return op.fusedNode.get();
+    if (!forward || !op.source.valid() || op.source.index() >= forward->nodeCount())
+        return nullptr;
+    return &forward->node(op.source);
 }
 
 } // namespace remat::core::training

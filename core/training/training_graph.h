@@ -12,12 +12,14 @@
 #include "core/util/ids.h"
 #include "core/util/status.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace remat::core::ir {
 class Graph;
-}
+struct Node;
+} // namespace remat::core::ir
 
 namespace remat::core::training {
 
@@ -85,8 +87,11 @@ struct Op
     std::vector<Operand> inputRoles;  ///< same length as inputs
     std::vector<Operand> outputRoles; ///< same length as outputs
     OpId forwardOf;                   ///< backward ops: the forward op they differentiate
-    NodeId source;    ///< the ONNX node (forward op, or the one a backward op derives from)
-    double flops = 0; ///< floating-point operations of one run
+    NodeId source; ///< the ONNX node (forward op, or the one a backward op derives from)
+    /// A fused pattern's synthetic node (GroupNormalization from torch's exported group_norm),
+    /// whose attributes the kernels read instead of `source`'s; null for ONNX nodes.
+    std::shared_ptr<const ir::Node> fusedNode;
+    double flops = 0;           ///< floating-point operations of one run
     int64_t bytesAccessed = 0;  ///< bytes read plus written (for the roofline)
     int64_t workspaceBytes = 0; ///< transient scratch while the op runs
 };
@@ -143,5 +148,9 @@ private:
     size_t m_optimizerCount = 0;
     std::vector<std::pair<std::string, TensorId>> m_byName; // sorted
 };
+
+/// The node whose attributes `op`'s kernels read: its fused node, else its ONNX node in
+/// `forward`; null for Loss / Accumulate and when `forward` lacks the node.
+const ir::Node *attributeNode(const Op &op, const ir::Graph *forward);
 
 } // namespace remat::core::training

@@ -280,6 +280,91 @@ cudaError_t scatterAddByMap(cudaStream_t s, const float *dy, const long long *ma
     return cudaGetLastError();
 }
 
+namespace {
+
+template <typename T, typename Acc>
+__global__ void cumSumKernel(const T *x, T *y, int64_t outer, int64_t len, int64_t inner,
+                             bool exclusive, bool reverse)
+{
+    REMAT_GRID_STRIDE(line, outer * inner)
+    {
+        const int64_t base = (line / inner) * len * inner + line % inner;
+        Acc acc = 0;
+        for (int64_t step = 0; step < len; ++step) {
+            const int64_t at = base + (reverse ? len - 1 - step : step) * inner;
+            const Acc v = Acc(x[at]);
+            if (!exclusive)
+                acc += v;
+            y[at] = T(acc);
+            if (exclusive)
+                acc += v;
+        }
+    }
+}
+
+} // namespace
+
+namespace {
+
+__global__ void gatherWeightedKernel(const float *x, const long long *offsets, const float *weights,
+                                     float *y, int64_t n, int64_t taps)
+{
+    REMAT_GRID_STRIDE(o, n)
+    {
+        float acc = 0.f;
+        for (int64_t t = o * taps; t < (o + 1) * taps; ++t)
+            acc += weights[t] * x[offsets[t]];
+        y[o] = acc;
+    }
+}
+
+__global__ void scatterWeightedKernel(const float *dy, const long long *offsets,
+                                      const float *weights, float *dx, int64_t n, int64_t taps)
+{
+    REMAT_GRID_STRIDE(k, n * taps) atomicAdd(dx + offsets[k], weights[k] * dy[k / taps]);
+}
+
+} // namespace
+
+cudaError_t gatherWeighted(cudaStream_t s, const float *x, const long long *offsets,
+                           const float *weights, float *y, int64_t n, int64_t taps)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    gatherWeightedKernel<<<gridFor(n), kThreads, 0, s>>>(x, offsets, weights, y, n, taps);
+    return cudaGetLastError();
+}
+
+cudaError_t scatterWeighted(cudaStream_t s, const float *dy, const long long *offsets,
+                            const float *weights, float *dx, int64_t n, int64_t taps)
+{
+    if (n * taps <= 0)
+        return cudaSuccess;
+    scatterWeightedKernel<<<gridFor(n * taps), kThreads, 0, s>>>(dy, offsets, weights, dx, n, taps);
+    return cudaGetLastError();
+}
+
+cudaError_t cumSum(cudaStream_t s, const void *x, void *y, int64_t outer, int64_t len,
+                   int64_t inner, bool exclusive, bool reverse, int kind)
+{
+    const int64_t lines = outer * inner;
+    if (lines * len <= 0)
+        return cudaSuccess;
+    if (kind == 0)
+        cumSumKernel<float, double><<<gridFor(lines), kThreads, 0, s>>>(
+            static_cast<const float *>(x), static_cast<float *>(y), outer, len, inner, exclusive,
+            reverse);
+    else if (kind == 1)
+        cumSumKernel<int32_t, long long><<<gridFor(lines), kThreads, 0, s>>>(
+            static_cast<const int32_t *>(x), static_cast<int32_t *>(y), outer, len, inner,
+            exclusive, reverse);
+    else
+        cumSumKernel<long long, long long><<<gridFor(lines), kThreads, 0, s>>>(
+            static_cast<const long long *>(x), static_cast<long long *>(y), outer, len, inner,
+            exclusive, reverse);
+    return cudaGetLastError();
+}
+
 cudaError_t copySlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize,
                        const void *src, void *dst, int elementBytes, bool intoOffsets)
 {

@@ -55,6 +55,20 @@ cudaError_t gatherByMap(cudaStream_t s, const void *x, const long long *map, voi
 cudaError_t scatterAddByMap(cudaStream_t s, const float *dy, const long long *map, float *dx,
                             int64_t n);
 
+/// CumSum over [outer, len, inner] (core/exec/index_maps.h ScanGeometry): one thread per line,
+/// floats summed in double as the CPU reference does. `kind`: 0 float32, 1 int32, 2 int64.
+cudaError_t cumSum(cudaStream_t s, const void *x, void *y, int64_t outer, int64_t len,
+                   int64_t inner, bool exclusive, bool reverse, int kind);
+
+/// Linear Resize (core/exec/index_maps.h LinearResizeMap): y[o] = sum over t < taps of
+/// weights[o * taps + t] * x[offsets[o * taps + t]] for n outputs (float32).
+cudaError_t gatherWeighted(cudaStream_t s, const float *x, const long long *offsets,
+                           const float *weights, float *y, int64_t n, int64_t taps);
+/// Its gradient: dx[offsets[k]] += weights[k] * dy[k / taps] (atomic adds; dx zeroed by the
+/// caller).
+cudaError_t scatterWeighted(cudaStream_t s, const float *dy, const long long *offsets,
+                            const float *weights, float *dx, int64_t n, int64_t taps);
+
 /// ScatterND's slice moves: for slice i < count and t < sliceSize, either
 /// dst[offsets[i] + t] = src[i * sliceSize + t] (intoOffsets) or dst[i * sliceSize + t] =
 /// src[offsets[i] + t]; elements of `elementBytes` bytes.

@@ -307,7 +307,107 @@ unsigned int blocksFor(int64_t rows)
     return static_cast<unsigned int>(rows < 65535 ? (rows < 1 ? 1 : rows) : 65535);
 }
 
+__device__ __forceinline__ int64_t groupScaleIndex(const GroupNormShape &g, int64_t channel)
+{
+    return g.perChannel ? channel : channel / (g.c / g.groups);
+}
+
+__global__ void groupNormApplyKernel(GroupNormShape g, const float *x, const float *scale,
+                                     const float *bias, const float *mean, const float *invStd,
+                                     float *y)
+{
+    const int64_t total = g.n * g.c * g.spatial, cpg = g.c / g.groups;
+    REMAT_GRID_STRIDE(i, total)
+    {
+        const int64_t nc = i / g.spatial, ch = nc % g.c;
+        const int64_t row = (nc / g.c) * g.groups + ch / cpg, e = groupScaleIndex(g, ch);
+        y[i] = (x[i] - mean[row]) * invStd[row] * scale[e] + bias[e];
+    }
+}
+
+// One block per (sample, group) row: the two row sums, then dx.
+__global__ void groupNormInputGradKernel(GroupNormShape g, const float *x, const float *scale,
+                                         const float *dy, const float *mean, const float *invStd,
+                                         float *dx)
+{
+    __shared__ float shared[32];
+    const int64_t cpg = g.c / g.groups, len = cpg * g.spatial;
+    for (int64_t row = blockIdx.x; row < g.n * g.groups; row += gridDim.x) {
+        const int64_t base = row * len, firstChannel = (row % g.groups) * cpg;
+        const float mu = mean[row], is = invStd[row];
+        float sumH = 0.f, sumHX = 0.f;
+        for (int64_t k = threadIdx.x; k < len; k += blockDim.x) {
+            const float h = dy[base + k] * scale[groupScaleIndex(g, firstChannel + k / g.spatial)];
+            sumH += h;
+            sumHX += h * (x[base + k] - mu) * is;
+        }
+        const float meanH = blockSumAll(sumH, shared) / float(len);
+        const float meanHX = blockSumAll(sumHX, shared) / float(len);
+        for (int64_t k = threadIdx.x; k < len; k += blockDim.x) {
+            const float h = dy[base + k] * scale[groupScaleIndex(g, firstChannel + k / g.spatial)];
+            dx[base + k] = is * (h - meanH - (x[base + k] - mu) * is * meanHX);
+        }
+    }
+}
+
+// One block per scale entry: sums over every sample and every element of its channel(s).
+__global__ void groupNormParamGradKernel(GroupNormShape g, const float *x, const float *dy,
+                                         const float *mean, const float *invStd, float *dScale,
+                                         float *dBias)
+{
+    __shared__ float shared[32];
+    const int64_t cpg = g.c / g.groups, perEntry = g.perChannel ? 1 : cpg;
+    const int64_t entries = g.perChannel ? g.c : g.groups, block = perEntry * g.spatial;
+    for (int64_t e = blockIdx.x; e < entries; e += gridDim.x) {
+        float sumG = 0.f, sumGX = 0.f;
+        for (int64_t t = threadIdx.x; t < g.n * block; t += blockDim.x) {
+            const int64_t sample = t / block, r = t % block;
+            const int64_t ch = e * perEntry + r / g.spatial;
+            const int64_t i = (sample * g.c + ch) * g.spatial + r % g.spatial;
+            const int64_t row = sample * g.groups + ch / cpg;
+            sumG += dy[i];
+            sumGX += dy[i] * (x[i] - mean[row]) * invStd[row];
+        }
+        sumG = blockSum(sumG, shared);
+        sumGX = blockSum(sumGX, shared);
+        if (threadIdx.x == 0) {
+            if (dBias)
+                dBias[e] = sumG;
+            if (dScale)
+                dScale[e] = sumGX;
+        }
+    }
+}
+
 } // namespace
+
+cudaError_t groupNormForward(cudaStream_t s, GroupNormShape shape, const float *x,
+                             const float *scale, const float *bias, float *y, float *mean,
+                             float *invStd, float eps)
+{
+    const int64_t n = shape.n * shape.c * shape.spatial;
+    if (n <= 0)
+        return cudaSuccess;
+    const int64_t rows = shape.n * shape.groups, cols = n / rows;
+    rowStatsKernel<<<blocksFor(rows), kThreads, 0, s>>>(x, mean, invStd, rows, cols, eps);
+    groupNormApplyKernel<<<gridFor(n), kThreads, 0, s>>>(shape, x, scale, bias, mean, invStd, y);
+    return cudaGetLastError();
+}
+
+cudaError_t groupNormBackward(cudaStream_t s, GroupNormShape shape, const float *x,
+                              const float *scale, const float *dy, const float *mean,
+                              const float *invStd, float *dx, float *dScale, float *dBias)
+{
+    if (shape.n * shape.c * shape.spatial <= 0)
+        return cudaSuccess;
+    if (dx)
+        groupNormInputGradKernel<<<blocksFor(shape.n * shape.groups), kThreads, 0, s>>>(
+            shape, x, scale, dy, mean, invStd, dx);
+    if (dScale || dBias)
+        groupNormParamGradKernel<<<blocksFor(shape.perChannel ? shape.c : shape.groups), kThreads,
+                                   0, s>>>(shape, x, dy, mean, invStd, dScale, dBias);
+    return cudaGetLastError();
+}
 
 cudaError_t lrnForward(cudaStream_t s, const LrnShape &p, const float *x, float *y)
 {

@@ -1,5 +1,5 @@
 #pragma once
-// Softmax, LayerNorm and BatchNorm (training mode) kernels, float32.
+// Softmax, LayerNorm, GroupNorm / InstanceNorm and BatchNorm (training mode) kernels, float32.
 //   softmaxForward(stream, x, y, outer, axisLen, inner);
 //   layerNormForward(stream, x, scale, bias, y, mean, invStd, rows, cols, eps);
 //   batchNormTrainForward(stream, {...});
@@ -56,6 +56,24 @@ cudaError_t batchNormTrainBackward(cudaStream_t s, BatchNormShape shape, const f
                                    const float *scale, const float *dy, const float *savedMean,
                                    const float *savedInvStd, float *dx, float *dScale, float *dBias,
                                    float eps);
+
+/// GroupNormalization / InstanceNormalization: x is [n, c, spatial], statistics per (sample,
+/// group) row of c / groups * spatial contiguous values; scale / bias per channel, or per group
+/// when !perChannel (GroupNormalization-18).
+struct GroupNormShape
+{
+    int64_t n = 0, c = 0, groups = 1, spatial = 1;
+    bool perChannel = true;
+};
+
+/// y = (x - mean) invStd scale + bias; mean / invStd (n * groups values each) are written.
+cudaError_t groupNormForward(cudaStream_t s, GroupNormShape shape, const float *x,
+                             const float *scale, const float *bias, float *y, float *mean,
+                             float *invStd, float eps);
+/// dx (may be null), dScale and dBias (either may be null) from x, scale, dy and the statistics.
+cudaError_t groupNormBackward(cudaStream_t s, GroupNormShape shape, const float *x,
+                              const float *scale, const float *dy, const float *mean,
+                              const float *invStd, float *dx, float *dScale, float *dBias);
 
 struct LrnShape
 {

@@ -189,6 +189,28 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("Gather",
         {"Gather", {attr("axis", int64_t(1))}, {randn({2, 4}, 1), ints({3}, {3, 0, -1})}, {f23}});
     add("Expand", {"Expand", {}, {randn({3, 1}, 1), ints({3}, {2, 3, 4})}, {Out{V{2, 3, 4}}}});
+    add("Tile", {"Tile", {}, {randn({2, 3}, 1), ints({2}, {2, 3})}, {Out{V{4, 9}}}});
+    add("CumSum", {"CumSum", {}, {randn({2, 4, 2}, 1), ints({}, {1})}, {Out{V{2, 4, 2}}}});
+    add("CumSum exclusive reverse", {"CumSum",
+                                     {attr("exclusive", int64_t(1)), attr("reverse", int64_t(1))},
+                                     {randn({3, 4}, 2), ints({1}, {-1})},
+                                     {Out{V{3, 4}}}});
+    add("GatherElements axis 0", {"GatherElements",
+                                  {},
+                                  {randn({3, 4}, 1), ints({2, 4}, {0, 2, -1, 0, 2, 2, 1, 0})},
+                                  {Out{V{2, 4}}}});
+    add("GatherElements axis 1 repeated", {"GatherElements",
+                                           {attr("axis", int64_t(1))},
+                                           {randn({2, 5}, 2), ints({2, 3}, {4, 0, 0, 1, -2, 3})},
+                                           {Out{V{2, 3}}}});
+    add("ScatterElements", {"ScatterElements",
+                            {},
+                            {randn({3, 3}, 3), ints({1, 3}, {1, 0, 2}), randn({1, 3}, 4)},
+                            {Out{V{3, 3}}}});
+    add("Scatter-9 axis 1", {"Scatter",
+                             {attr("axis", int64_t(1))},
+                             {randn({2, 4}, 5), ints({2, 2}, {3, -4, 1, 2}), randn({2, 2}, 6)},
+                             {Out{V{2, 4}}}});
     add("Pad constant", {"Pad", {}, {randn({2, 3}, 1), ints({4}, {1, 0, 0, 2})}, {Out{V{3, 5}}}});
     add("Pad reflect", {"Pad",
                         {attr("mode", std::string("reflect"))},
@@ -198,6 +220,10 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                      {attr("mode", std::string("edge"))},
                      {randn({2, 3}, 1), ints({4}, {1, 2, 0, 1})},
                      {Out{V{3, 6}}}});
+    add("Pad wrap", {"Pad",
+                     {attr("mode", std::string("wrap"))},
+                     {randn({2, 3}, 1), ints({4}, {1, 4, 0, 2})},
+                     {Out{V{3, 9}}}});
     add("Trilu", {"Trilu", {attr("upper", int64_t(0))}, {randn({3, 3}, 1)}, {Out{V{3, 3}}}});
     add("ScatterND", {"ScatterND",
                       {},
@@ -209,6 +235,33 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                             attr("nearest_mode", std::string("floor"))},
                            {randn({1, 1, 2, 3}, 1), std::nullopt, constant({4}, {1, 1, 2, 2})},
                            {Out{V{1, 1, 4, 6}}}});
+    add("Resize linear half_pixel",
+        {"Resize",
+         {attr("mode", std::string("linear"))},
+         {randn({1, 2, 3, 4}, 1), std::nullopt, constant({4}, {1, 1, 2, 1.5f})},
+         {Out{V{1, 2, 6, 6}}}});
+    add("Resize linear align_corners sizes",
+        {"Resize",
+         {attr("mode", std::string("linear")),
+          attr("coordinate_transformation_mode", std::string("align_corners"))},
+         {randn({1, 1, 3, 2}, 2), std::nullopt, std::nullopt, ints({4}, {1, 1, 5, 3})},
+         {Out{V{1, 1, 5, 3}}}});
+    add("Resize linear pytorch_half_pixel down",
+        {"Resize",
+         {attr("mode", std::string("linear")),
+          attr("coordinate_transformation_mode", std::string("pytorch_half_pixel"))},
+         {randn({1, 1, 5, 6}, 3), std::nullopt, std::nullopt, ints({4}, {1, 1, 1, 4})},
+         {Out{V{1, 1, 1, 4}}}});
+    add("Resize linear asymmetric 3-D",
+        {"Resize",
+         {attr("mode", std::string("linear")),
+          attr("coordinate_transformation_mode", std::string("asymmetric"))},
+         {randn({1, 1, 2, 2, 3}, 4), std::nullopt, constant({5}, {1, 1, 2, 1, 2})},
+         {Out{V{1, 1, 4, 2, 6}}}});
+    add("Upsample-9 linear", {"Upsample",
+                              {attr("mode", std::string("linear"))},
+                              {randn({1, 2, 2, 3}, 5), constant({4}, {1, 1, 2, 2})},
+                              {Out{V{1, 2, 4, 6}}}});
     // matrix products and normalisation
     add("Gemm transB + C", {"Gemm",
                             {attr("transB", int64_t(1)), attr("alpha", 0.7), attr("beta", 1.3)},
@@ -231,6 +284,20 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                {attr("axis", int64_t(-1))},
                                {randn({2, 3, 4}, 1), randn({4}, 2, 0.5, 1.0), randn({4}, 3)},
                                {Out{V{2, 3, 4}}, Out{V{2, 3, 1}}, Out{V{2, 3, 1}}}});
+    add("GroupNormalization per channel",
+        {"GroupNormalization",
+         {attr("num_groups", int64_t(2)), attr("epsilon", 1e-5)},
+         {randn({2, 4, 3}, 1), randn({4}, 2, 0.5, 1.0), randn({4}, 3)},
+         {Out{V{2, 4, 3}}, Out{V{2, 2}}, Out{V{2, 2}}}});
+    add("GroupNormalization-18 per group",
+        {"GroupNormalization",
+         {attr("num_groups", int64_t(3))},
+         {randn({2, 6, 2, 2}, 4), randn({3}, 5, 0.5, 1.0), randn({3}, 6)},
+         {Out{V{2, 6, 2, 2}}, Out{V{2, 3}}, Out{V{2, 3}}}});
+    add("InstanceNormalization", {"InstanceNormalization",
+                                  {attr("epsilon", 1e-3)},
+                                  {randn({2, 3, 2, 3}, 7), randn({3}, 8, 0.5, 1.0), randn({3}, 9)},
+                                  {Out{V{2, 3, 2, 3}}, Out{V{2, 3}}, Out{V{2, 3}}}});
     add("Softmax",
         {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("LogSoftmax",
@@ -283,6 +350,12 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                      {attr("strides", V{2})},
                      {randn({2, 2, 7}, 1), randn({3, 2, 3}, 2), randn({3}, 3)},
                      {Out{V{2, 3, 3}}}});
+    add("Conv 3-D groups/stride/pads/dilation",
+        {"Conv",
+         {attr("group", int64_t(2)), attr("strides", V{2, 1, 1}), attr("pads", V{1, 0, 1, 0, 1, 0}),
+          attr("dilations", V{1, 1, 2})},
+         {randn({1, 2, 4, 3, 3}, 1), randn({2, 1, 2, 2, 2}, 2), randn({2}, 3)},
+         {Out{V{1, 2, 2, 3, 2}}}});
     add("ConvTranspose 2-D groups/stride/pads/output_padding/dilation",
         {"ConvTranspose",
          {attr("group", int64_t(2)), attr("strides", V{2, 1}), attr("pads", V{1, 0, 0, 1}),
@@ -314,6 +387,25 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                    attr("count_include_pad", int64_t(1))},
                                   {randn({1, 1, 3, 3}, 1)},
                                   {Out{V{1, 1, 3, 3}}}});
+    add("MaxPool 1-D", {"MaxPool",
+                        {attr("kernel_shape", V{3}), attr("strides", V{2}), attr("pads", V{1, 1})},
+                        {randn({2, 2, 7}, 1)},
+                        {Out{V{2, 2, 4}}, Out{V{2, 2, 4}, ir::DataType::Int64}}});
+    add("MaxPool 3-D", {"MaxPool",
+                        {attr("kernel_shape", V{2, 2, 2}), attr("strides", V{1, 2, 2}),
+                         attr("pads", V{0, 1, 1, 1, 0, 0})},
+                        {randn({1, 2, 3, 4, 4}, 1)},
+                        {Out{V{1, 2, 3, 2, 2}}, Out{V{1, 2, 3, 2, 2}, ir::DataType::Int64}}});
+    add("AveragePool 1-D", {"AveragePool",
+                            {attr("kernel_shape", V{3}), attr("pads", V{0, 2})},
+                            {randn({1, 2, 6}, 1)},
+                            {Out{V{1, 2, 6}}}});
+    add("AveragePool 3-D count pad",
+        {"AveragePool",
+         {attr("kernel_shape", V{2, 3, 2}), attr("strides", V{1, 1, 2}),
+          attr("pads", V{1, 1, 0, 0, 1, 1}), attr("count_include_pad", int64_t(1))},
+         {randn({1, 1, 3, 3, 4}, 1)},
+         {Out{V{1, 1, 3, 3, 2}}}});
     // recurrent: Y, Y_h (, Y_c), then the saved state the gradient rule appends (core/ops/recurrent.h)
     using Strings = std::vector<std::string>;
     using Floats = std::vector<double>;

@@ -99,7 +99,9 @@ double checkGradient(OpCase cs, int *checked)
         if (!cs.outputs[k] || cs.outputs[k]->dtype != ir::DataType::Float)
             continue;
         if ((cs.type == "BatchNormalization" && k >= 1) ||
-            (cs.type == "LayerNormalization" && k >= 1) || (cs.type == "LSTM" && k >= 3) ||
+            (cs.type == "LayerNormalization" && k >= 1) ||
+            (cs.type == "GroupNormalization" && k >= 1) ||
+            (cs.type == "InstanceNormalization" && k >= 1) || (cs.type == "LSTM" && k >= 3) ||
             ((cs.type == "GRU" || cs.type == "RNN") && k >= 2))
             continue; // saved statistics / recurrent saved state: read by the backward, no R
         weighted[k] = true;

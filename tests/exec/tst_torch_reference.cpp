@@ -7,6 +7,9 @@
 //   recurrent_torch: bidirectional LSTM -> batch-first GRU (linear_before_reset) -> RNN, T 5, B 2
 //   conv_transpose_torch: ConvTranspose 2-D (groups, stride, output_padding), 1-D (dilation), 3-D
 //   reductions_torch: pixel_shuffle (DepthToSpace CRD), torch.norm p=2 / p=1 (ReduceL2 / ReduceL1)
+//   norms_resize_torch: Conv / MaxPool 3-D, GroupNorm (exported as InstanceNormalization, fused
+//     back), InstanceNorm, bilinear interpolate (half_pixel and align_corners), repeat (Tile),
+//     cumsum, Conv / AveragePool 1-D
 #include "exec_test_util.h"
 
 #include <QTest>
@@ -31,6 +34,7 @@ void TestTorchReference::storeAllMatchesPyTorch_data()
     QTest::newRow("recurrent_torch") << "recurrent_torch";
     QTest::newRow("conv_transpose_torch") << "conv_transpose_torch";
     QTest::newRow("reductions_torch") << "reductions_torch";
+    QTest::newRow("norms_resize_torch") << "norms_resize_torch";
 }
 
 void TestTorchReference::storeAllMatchesPyTorch()

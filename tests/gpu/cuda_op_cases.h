@@ -156,6 +156,24 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                          {flat, g.constInts("idx", {5, 1}, {2, 1}), g.param("upd", {2, 6})},
                          {8, 6});
          }},
+        {"resize_linear_upsample",
+         [](MiniGraph &g) {
+             // torchvision's FPN / segmentation heads: bilinear upsampling (half_pixel), then
+             // align_corners sizes, then Upsample-9 (asymmetric)
+             const ValueId a = g.op("Resize",
+                                    {g.input("x", {2, 3, 5, 4}), g.constFloats("roi", {}, {0}),
+                                     g.constFloats("scales", {1.f, 1.f, 2.f, 1.5f}, {4})},
+                                    {2, 3, 10, 6}, {attrString("mode", "linear")});
+             const ValueId b =
+                 g.op("Resize",
+                      {a, g.constFloats("roi2", {}, {0}), g.constFloats("none", {}, {0}),
+                       g.constInts("sizes", {2, 3, 7, 9})},
+                      {2, 3, 7, 9},
+                      {attrString("mode", "linear"),
+                       attrString("coordinate_transformation_mode", "align_corners")});
+             return g.op("Upsample", {b, g.constFloats("up", {1.f, 1.f, 2.f, 2.f}, {4})},
+                         {2, 3, 14, 18}, {attrString("mode", "linear")});
+         }},
         {"log_softmax",
          [](MiniGraph &g) {
              return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)});
@@ -198,6 +216,22 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                          {g.input("x", {2, 5, 8}), g.param("s", {8}), g.param("b", {8})}, {2, 5, 8},
                          {attrInt("axis", -1), attrFloat("epsilon", 1e-5)});
          }},
+        {"group_instance_norm",
+         [](MiniGraph &g) {
+             // GroupNormalization per channel (opset 21) and per group (opset 18), then
+             // InstanceNormalization over a 3-D volume.
+             const ValueId a =
+                 g.op("GroupNormalization",
+                      {g.input("x", {2, 6, 5, 7}), g.param("s", {6}), g.param("b", {6})},
+                      {2, 6, 5, 7}, {attrInt("num_groups", 3), attrFloat("epsilon", 1e-5)});
+             const ValueId b =
+                 g.op("GroupNormalization", {a, g.param("s2", {2}), g.param("b2", {2})},
+                      {2, 6, 5, 7}, {attrInt("num_groups", 2)});
+             const ValueId v =
+                 g.op("Reshape", {b, g.constInts("shape", {2, 6, 5, 7, 1})}, {2, 6, 5, 7, 1});
+             return g.op("InstanceNormalization", {v, g.param("s3", {6}), g.param("b3", {6})},
+                         {2, 6, 5, 7, 1}, {attrFloat("epsilon", 1e-5)});
+         }},
         {"batch_norm_training",
          [](MiniGraph &g) {
              const ValueId m = g.value("rm", {3}, core::ir::ValueKind::Buffer);
@@ -225,6 +259,31 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("Conv", {g.input("x", {2, 3, 11}), g.param("w", {4, 3, 3})}, {2, 4, 6},
                          {attrInts("kernel_shape", {3}), attrInts("strides", {2}),
                           attrInts("pads", {2, 1})});
+         }},
+        {"conv_3d_grouped_strided",
+         [](MiniGraph &g) {
+             // video: 3-D convolution (cuDNN's N-d path), then 3-D max and average pools
+             const ValueId c = g.op(
+                 "Conv",
+                 {g.input("x", {2, 4, 5, 6, 6}), g.param("w", {4, 2, 3, 3, 3}), g.param("b", {4})},
+                 {2, 4, 3, 6, 6},
+                 {attrInts("kernel_shape", {3, 3, 3}), attrInts("strides", {2, 1, 1}),
+                  attrInts("pads", {1, 1, 1, 1, 1, 1}), attrInt("group", 2)});
+             const ValueId m =
+                 g.op("MaxPool", {c}, {2, 4, 2, 3, 3},
+                      {attrInts("kernel_shape", {2, 2, 2}), attrInts("strides", {1, 2, 2})});
+             return g.op("AveragePool", {m}, {2, 4, 2, 3, 3},
+                         {attrInts("kernel_shape", {1, 3, 3}), attrInts("pads", {0, 1, 1, 0, 1, 1}),
+                          attrInt("count_include_pad", 1)});
+         }},
+        {"pool_1d",
+         [](MiniGraph &g) {
+             // audio: 1-D max and average pools
+             const ValueId m = g.op("MaxPool", {g.input("x", {2, 3, 16})}, {2, 3, 8},
+                                    {attrInts("kernel_shape", {3}), attrInts("strides", {2}),
+                                     attrInts("pads", {1, 1})});
+             return g.op("AveragePool", {m}, {2, 3, 4},
+                         {attrInts("kernel_shape", {2}), attrInts("strides", {2})});
          }},
         {"conv_dilated_depthwise",
          [](MiniGraph &g) {
@@ -377,6 +436,39 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                       {2, 3, 11}, {attrString("mode", "reflect")});
              return g.op("Pad", {r, g.constInts("pads2", {0, 1, 1, 0, 0, 2})}, {2, 4, 14},
                          {attrString("mode", "edge")});
+         }},
+        {"tile_cumsum",
+         [](MiniGraph &g) {
+             // repeat(2, 1, 3) and cumsum along the middle, then a reverse exclusive scan
+             const ValueId t = g.op(
+                 "Tile", {g.input("x", {2, 3, 4}), g.constInts("reps", {2, 1, 3})}, {4, 3, 12});
+             const ValueId c = g.op("CumSum", {t, g.constInts("axis", {1})}, {4, 3, 12});
+             return g.op("CumSum", {c, g.constInts("axis2", {-1})}, {4, 3, 12},
+                         {attrInt("exclusive", 1), attrInt("reverse", 1)});
+         }},
+        {"gather_scatter_elements",
+         [](MiniGraph &g) {
+             // torch.gather along the channels (a repeated index), then torch.scatter of a
+             // parameter into the result (ScatterElements, and opset 9's Scatter)
+             const ValueId ge =
+                 g.op("GatherElements",
+                      {g.input("x", {2, 4, 3}),
+                       g.constInts("idx", {3, 0, 0, 1, 2, 3, -1, 1, 0, 0, 2, 2}, {2, 2, 3})},
+                      {2, 2, 3}, {attrInt("axis", 1)});
+             const ValueId se =
+                 g.op("ScatterElements",
+                      {ge, g.constInts("sidx", {1, 0, 2, 0}, {1, 2, 2}), g.param("upd", {1, 2, 2})},
+                      {2, 2, 3}, {attrInt("axis", 2)});
+             return g.op(
+                 "Scatter",
+                 {se, g.constInts("sidx9", {1, 0, 1}, {1, 1, 3}), g.param("upd9", {1, 1, 3})},
+                 {2, 2, 3}, {attrInt("axis", 0)});
+         }},
+        {"pad_wrap",
+         [](MiniGraph &g) {
+             // opset 19's circular padding, wider than the input on one side
+             return g.op("Pad", {g.input("x", {2, 3, 4}), g.constInts("pads", {0, 0, 5, 0, 1, 2})},
+                         {2, 4, 11}, {attrString("mode", "wrap")});
          }},
         {"pad_constant",
          [](MiniGraph &g) {

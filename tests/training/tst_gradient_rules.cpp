@@ -462,6 +462,100 @@ private slots:
         QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(192));
     }
 
+    void groupNormIsFused()
+    {
+        // torch.onnx's nn.GroupNorm(2, 4) on h = x*w [2,4,3]: Reshape(h, [0,2,-1]) -> r [2,2,6]
+        // -> InstanceNormalization(r, ones[2], zeros[2]) -> n -> Reshape(n, [2,4,3]) -> m
+        // -> Mul(m, gw[4,1]) -> Add(., gb[4,1]) -> y. PyTorch's group_norm saves h (96 B) and
+        // float mean and rstd [2,2] (16 B each): 128 bytes. The pieces would also keep m for gw's
+        // gradient (96 B more) and the statistics per InstanceNorm channel.
+        GraphSpec s;
+        s.value("x", {2, 4, 3}, ValueKind::Input);
+        s.value("w", {2, 4, 3}, ValueKind::Parameter);
+        s.value("gw", {4, 1}, ValueKind::Parameter);
+        s.value("gb", {4, 1}, ValueKind::Parameter);
+        s.constant("split", {0, 2, -1}, DataType::Int64, {3});
+        s.constant("merge", {2, 4, 3}, DataType::Int64, {3});
+        s.constant("ones", {1, 1}, DataType::Float, {2});
+        s.constant("zeros", {0, 0}, DataType::Float, {2});
+        s.value("h", {2, 4, 3});
+        s.value("r", {2, 2, 6});
+        s.value("n", {2, 2, 6});
+        s.value("m", {2, 4, 3});
+        s.value("sc", {2, 4, 3});
+        s.value("y", {2, 4, 3});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("Reshape", {"h", "split"}, {"r"});
+        s.node("InstanceNormalization", {"r", "ones", "zeros"}, {"n"}).attributes = {
+            {"epsilon", 1e-5}};
+        s.node("Reshape", {"n", "merge"}, {"m"});
+        s.node("Mul", {"m", "gw"}, {"sc"});
+        s.node("Add", {"sc", "gb"}, {"y"}, "gn");
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(g.forwardOpCount(), size_t(2));
+        const training::Op *gn = opNamed(g, "gn");
+        QCOMPARE(gn->type, std::string("GroupNormalization"));
+        QCOMPARE(names(g, opNamed(g, "gn/grad")->inputs),
+                 (Names{"h", "gw", "y::mean", "y::inv_std_dev", "grad:y"}));
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(128));
+
+        // Unfused, InstanceNormalization keeps h (as the view r) and [2,2] statistics, and the Mul
+        // keeps m for gw: 96 + 16 + 16 + 96.
+        const TrainingGraph unfused = buildOk(s, {.fuseActivations = false});
+        QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(224));
+
+        // The same chain over the batch folded into the channels (Reshape to [1, 8, 3]: one
+        // instance norm per sample and channel, not groups of channels) is left as it is.
+        GraphSpec f;
+        f.value("x", {2, 4, 3}, ValueKind::Input);
+        f.value("w", {2, 4, 3}, ValueKind::Parameter);
+        f.value("gw", {4, 1}, ValueKind::Parameter);
+        f.value("gb", {4, 1}, ValueKind::Parameter);
+        f.constant("fold", {1, 8, 3}, DataType::Int64, {3});
+        f.constant("merge", {2, 4, 3}, DataType::Int64, {3});
+        f.constant("ones", std::vector<double>(8, 1.0), DataType::Float, {8});
+        f.constant("zeros", std::vector<double>(8, 0.0), DataType::Float, {8});
+        f.value("h", {2, 4, 3});
+        f.value("r", {1, 8, 3});
+        f.value("n", {1, 8, 3});
+        f.value("m", {2, 4, 3});
+        f.value("sc", {2, 4, 3});
+        f.value("y", {2, 4, 3});
+        f.outputs = {f.find("y")};
+        f.node("Mul", {"x", "w"}, {"h"}, "mul");
+        f.node("Reshape", {"h", "fold"}, {"r"});
+        f.node("InstanceNormalization", {"r", "ones", "zeros"}, {"n"});
+        f.node("Reshape", {"n", "merge"}, {"m"});
+        f.node("Mul", {"m", "gw"}, {"sc"});
+        f.node("Add", {"sc", "gb"}, {"y"}, "gn");
+        const TrainingGraph notFused = buildOk(f);
+        QCOMPARE(opNamed(notFused, "gn")->type, std::string("Add"));
+    }
+
+    void instanceNormSavesLikeBatchNormPerSample()
+    {
+        // InstanceNormalization(x*w [2,3,4], scale[3], B[3]): torch's instance_norm (batch_norm
+        // over [1, 6, 4]) keeps h (96 B) and float mean and inverse std per (sample, channel):
+        // [2,3] each, 24 B. Backward reads h, the scale and both statistics.
+        GraphSpec s;
+        s.value("x", {2, 3, 4}, ValueKind::Input);
+        s.value("w", {2, 3, 4}, ValueKind::Parameter);
+        s.value("scale", {3}, ValueKind::Parameter);
+        s.value("B", {3}, ValueKind::Parameter);
+        s.value("h", {2, 3, 4});
+        s.value("y", {2, 3, 4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("InstanceNormalization", {"h", "scale", "B"}, {"y"}, "in");
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "in/grad")->inputs),
+                 (Names{"h", "scale", "y::mean", "y::inv_std_dev", "grad:y"}));
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(96 + 24 + 24));
+        QCOMPARE(names(g, opNamed(g, "in/grad")->outputs),
+                 (Names{"grad:h", "grad:scale", "grad:B"}));
+    }
+
     void savedViewsKeepTheirBase()
     {
         // h = x*w [2,8]; a, b = Split(h) [2,4] each; c = Mul(a, w2) saves a (a view of h in

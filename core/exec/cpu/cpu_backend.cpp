@@ -44,7 +44,7 @@ public:
                     StatusCode::Unsupported,
                     fmt::format("op '{}' (type {}) has no ONNX node to take attributes from",
                                 op.name, op.type));
-            const ir::Node *node = needsNode ? &forward->node(op.source) : nullptr;
+            const ir::Node *node = needsNode ? training::attributeNode(op, forward) : nullptr;
             m_bindings.push_back(bindOperands(graph, op, node));
         }
         return Status::ok();

@@ -1,4 +1,4 @@
-// Convolution (im2col + OpenBLAS sgemm; groups, dilations, pads, strides, auto_pad; 1-D and 2-D),
+// Convolution (im2col + OpenBLAS sgemm; groups, dilations, pads, strides, auto_pad; 1-D to 3-D),
 // MaxPool (int64 flat indices output, as ONNX numbers them) and AveragePool, with gradients.
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/window_geometry.h"
@@ -9,21 +9,25 @@
 namespace remat::core::exec::cpu {
 namespace {
 
-/// 2-D window geometry; 1-D inputs are handled as height 1.
+/// 3-D window geometry; 2-D inputs are handled as depth 1, 1-D ones as depth and height 1.
 struct Window
 {
-    int64_t n = 1, c = 1, h = 1, w = 1; // input
-    int64_t oh = 1, ow = 1;             // output spatial
-    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-    int64_t padTop = 0, padLeft = 0;
+    int64_t n = 1, c = 1, d = 1, h = 1, w = 1; // input
+    int64_t od = 1, oh = 1, ow = 1;            // output spatial
+    int64_t kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, dd = 1, dh = 1, dw = 1;
+    int64_t padFront = 0, padTop = 0, padLeft = 0;
+
+    int64_t plane() const { return d * h * w; }
+    int64_t outPlane() const { return od * oh * ow; }
+    int64_t kernelVolume() const { return kd * kh * kw; }
 };
 
 Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x,
                           const std::vector<int64_t> &y, std::vector<int64_t> kernel)
 {
     const size_t spatial = x.size() >= 2 ? x.size() - 2 : 0;
-    if (spatial < 1 || spatial > 2 || y.size() != x.size())
-        return c.error("only 1-D and 2-D windows have a cpu kernel");
+    if (spatial < 1 || spatial > 3 || y.size() != x.size())
+        return c.error("only 1-D, 2-D and 3-D windows have a cpu kernel");
     if (kernel.empty())
         kernel = c.attrInts("kernel_shape");
     auto wa =
@@ -37,86 +41,92 @@ Expected<Window> windowOf(const KernelContext &c, const std::vector<int64_t> &x,
     Window g;
     g.n = x[0];
     g.c = x[1];
-    if (spatial == 2) {
-        g.h = x[2];
-        g.w = x[3];
-        g.oh = y[2];
-        g.ow = y[3];
-        g.kh = a.kernel[0];
-        g.kw = a.kernel[1];
-        g.sh = a.strides[0];
-        g.sw = a.strides[1];
-        g.dh = a.dilations[0];
-        g.dw = a.dilations[1];
-        g.padTop = a.pads[0];
-        g.padLeft = a.pads[1];
-    } else {
-        g.w = x[2];
-        g.ow = y[2];
-        g.kw = a.kernel[0];
-        g.sw = a.strides[0];
-        g.dw = a.dilations[0];
-        g.padLeft = a.pads[0];
+    // Spatial dim k of the input fills the last `spatial` of (depth, height, width).
+    int64_t *in[3] = {&g.d, &g.h, &g.w}, *out[3] = {&g.od, &g.oh, &g.ow};
+    int64_t *k[3] = {&g.kd, &g.kh, &g.kw}, *st[3] = {&g.sd, &g.sh, &g.sw};
+    int64_t *dil[3] = {&g.dd, &g.dh, &g.dw}, *pad[3] = {&g.padFront, &g.padTop, &g.padLeft};
+    for (size_t i = 0; i < spatial; ++i) {
+        const size_t to = 3 - spatial + i;
+        *in[to] = x[2 + i];
+        *out[to] = y[2 + i];
+        *k[to] = a.kernel[i];
+        *st[to] = a.strides[i];
+        *dil[to] = a.dilations[i];
+        *pad[to] = a.pads[i];
     }
     return g;
 }
 
 // ---- Conv ---------------------------------------------------------------------------------
 
-/// col[(c*kh+i)*kw+j][oy*ow+ox] from channels [c0, c0+cg) of one image.
+/// col[((c*kd+a)*kh+i)*kw+j][(oz*oh+oy)*ow+ox] from channels [c0, c0+cg) of one image.
 void im2col(const float *img, const Window &g, int64_t cg, float *col)
 {
-    const int64_t ohw = g.oh * g.ow;
+    const int64_t ohw = g.oh * g.ow, out = g.outPlane();
+    int64_t row = 0;
     for (int64_t ch = 0; ch < cg; ++ch)
-        for (int64_t i = 0; i < g.kh; ++i)
-            for (int64_t j = 0; j < g.kw; ++j) {
-                float *row = col + ((ch * g.kh + i) * g.kw + j) * ohw;
-                const float *plane = img + ch * g.h * g.w;
-                for (int64_t oy = 0; oy < g.oh; ++oy) {
-                    const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
-                    float *out = row + oy * g.ow;
-                    if (iy < 0 || iy >= g.h) {
-                        std::fill(out, out + g.ow, 0.0f);
-                        continue;
+        for (int64_t a = 0; a < g.kd; ++a)
+            for (int64_t i = 0; i < g.kh; ++i)
+                for (int64_t j = 0; j < g.kw; ++j, ++row)
+                    for (int64_t oz = 0; oz < g.od; ++oz) {
+                        float *slab = col + row * out + oz * ohw;
+                        const int64_t iz = oz * g.sd - g.padFront + a * g.dd;
+                        if (iz < 0 || iz >= g.d) {
+                            std::fill(slab, slab + ohw, 0.0f);
+                            continue;
+                        }
+                        const float *plane = img + (ch * g.d + iz) * g.h * g.w;
+                        for (int64_t oy = 0; oy < g.oh; ++oy) {
+                            const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                            float *dst = slab + oy * g.ow;
+                            if (iy < 0 || iy >= g.h) {
+                                std::fill(dst, dst + g.ow, 0.0f);
+                                continue;
+                            }
+                            const float *src = plane + iy * g.w;
+                            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                                const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                                dst[ox] = (ix >= 0 && ix < g.w) ? src[ix] : 0.0f;
+                            }
+                        }
                     }
-                    const float *src = plane + iy * g.w;
-                    for (int64_t ox = 0; ox < g.ow; ++ox) {
-                        const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
-                        out[ox] = (ix >= 0 && ix < g.w) ? src[ix] : 0.0f;
-                    }
-                }
-            }
 }
 
-/// img += col2im(col), in double: up to kh*kw overlapping contributions per pixel are summed
+/// img += col2im(col), in double: up to kd*kh*kw overlapping contributions per pixel are summed
 /// before the one rounding to float32.
 void col2imAdd(const double *col, const Window &g, int64_t cg, double *img)
 {
-    const int64_t ohw = g.oh * g.ow;
+    const int64_t ohw = g.oh * g.ow, out = g.outPlane();
+    int64_t row = 0;
     for (int64_t ch = 0; ch < cg; ++ch)
-        for (int64_t i = 0; i < g.kh; ++i)
-            for (int64_t j = 0; j < g.kw; ++j) {
-                const double *row = col + ((ch * g.kh + i) * g.kw + j) * ohw;
-                double *plane = img + ch * g.h * g.w;
-                for (int64_t oy = 0; oy < g.oh; ++oy) {
-                    const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
-                    if (iy < 0 || iy >= g.h)
-                        continue;
-                    double *dst = plane + iy * g.w;
-                    const double *in = row + oy * g.ow;
-                    for (int64_t ox = 0; ox < g.ow; ++ox) {
-                        const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
-                        if (ix >= 0 && ix < g.w)
-                            dst[ix] += in[ox];
+        for (int64_t a = 0; a < g.kd; ++a)
+            for (int64_t i = 0; i < g.kh; ++i)
+                for (int64_t j = 0; j < g.kw; ++j, ++row)
+                    for (int64_t oz = 0; oz < g.od; ++oz) {
+                        const int64_t iz = oz * g.sd - g.padFront + a * g.dd;
+                        if (iz < 0 || iz >= g.d)
+                            continue;
+                        const double *slab = col + row * out + oz * ohw;
+                        double *plane = img + (ch * g.d + iz) * g.h * g.w;
+                        for (int64_t oy = 0; oy < g.oh; ++oy) {
+                            const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                            if (iy < 0 || iy >= g.h)
+                                continue;
+                            double *dst = plane + iy * g.w;
+                            const double *in = slab + oy * g.ow;
+                            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                                const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                                if (ix >= 0 && ix < g.w)
+                                    dst[ix] += in[ox];
+                            }
+                        }
                     }
-                }
-            }
 }
 
 bool isPointwise(const Window &g)
 {
-    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.padTop == 0 && g.padLeft == 0 &&
-           g.oh == g.h && g.ow == g.w;
+    return g.kernelVolume() == 1 && g.sd == 1 && g.sh == 1 && g.sw == 1 && g.padFront == 0 &&
+           g.padTop == 0 && g.padLeft == 0 && g.od == g.d && g.oh == g.h && g.ow == g.w;
 }
 
 /// Per-thread kernel scratch (im2col columns, double accumulators): working memory of one kernel
@@ -150,7 +160,7 @@ Expected<ConvShape> convShape(const KernelContext &c, const std::vector<int64_t>
         return c.error("channels do not divide into groups");
     s.cg = s.g.c / s.groups;
     s.mg = s.m / s.groups;
-    s.ck = s.cg * s.g.kh * s.g.kw;
+    s.ck = s.cg * s.g.kernelVolume();
     return s;
 }
 
@@ -162,7 +172,7 @@ Status convForward(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
     REMAT_ASSIGN_OR_RETURN(ConvShape s, convShape(c, x->shape, w->shape, y->shape));
     const Window &g = s.g;
-    const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+    const int64_t ohw = g.outPlane(), hw = g.plane();
     const bool pointwise = isPointwise(g);
     std::vector<float> &col = colScratch(pointwise ? 0 : size_t(s.ck * ohw));
     for (int64_t n = 0; n < g.n; ++n)
@@ -197,7 +207,7 @@ Status convGrad(KernelContext &c)
           : (dw ? dw->shape : (c.inShapes.size() > 1 ? c.inShapes[1] : std::vector<int64_t>{}));
     REMAT_ASSIGN_OR_RETURN(ConvShape s, convShape(c, xShape, wShape, dy->shape));
     const Window &g = s.g;
-    const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+    const int64_t ohw = g.outPlane(), hw = g.plane();
     const bool pointwise = isPointwise(g);
     if (dw)
         REMAT_RETURN_IF_ERROR(c.require(x, "X"));
@@ -262,33 +272,40 @@ Status maxPoolForward(KernelContext &c)
     if (c.attrInt("storage_order", 0) != 0)
         return c.error("storage_order 1 has no cpu kernel");
     REMAT_ASSIGN_OR_RETURN(Window g, windowOf(c, x->shape, y->shape, {}));
-    const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+    const int64_t hw = g.plane(), ohw = g.outPlane();
     for (int64_t p = 0; p < g.n * g.c; ++p) {
         const float *plane = x->f() + p * hw;
-        for (int64_t oy = 0; oy < g.oh; ++oy)
-            for (int64_t ox = 0; ox < g.ow; ++ox) {
-                float best = -INFINITY;
-                int64_t arg = -1;
-                for (int64_t i = 0; i < g.kh; ++i) {
-                    const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
-                    if (iy < 0 || iy >= g.h)
-                        continue;
-                    for (int64_t j = 0; j < g.kw; ++j) {
-                        const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
-                        if (ix < 0 || ix >= g.w)
+        int64_t o = p * ohw;
+        for (int64_t oz = 0; oz < g.od; ++oz)
+            for (int64_t oy = 0; oy < g.oh; ++oy)
+                for (int64_t ox = 0; ox < g.ow; ++ox, ++o) {
+                    float best = -INFINITY;
+                    int64_t arg = -1;
+                    for (int64_t a = 0; a < g.kd; ++a) {
+                        const int64_t iz = oz * g.sd - g.padFront + a * g.dd;
+                        if (iz < 0 || iz >= g.d)
                             continue;
-                        const float v = plane[iy * g.w + ix];
-                        if (arg < 0 || v > best || std::isnan(v)) {
-                            best = v;
-                            arg = iy * g.w + ix;
+                        for (int64_t i = 0; i < g.kh; ++i) {
+                            const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                            if (iy < 0 || iy >= g.h)
+                                continue;
+                            for (int64_t j = 0; j < g.kw; ++j) {
+                                const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                                if (ix < 0 || ix >= g.w)
+                                    continue;
+                                const int64_t at = (iz * g.h + iy) * g.w + ix;
+                                const float v = plane[at];
+                                if (arg < 0 || v > best || std::isnan(v)) {
+                                    best = v;
+                                    arg = at;
+                                }
+                            }
                         }
                     }
+                    y->f()[o] = best;
+                    if (ind)
+                        ind->as<int64_t>()[o] = arg < 0 ? -1 : p * hw + arg;
                 }
-                const int64_t o = p * ohw + oy * g.ow + ox;
-                y->f()[o] = best;
-                if (ind)
-                    ind->as<int64_t>()[o] = arg < 0 ? -1 : p * hw + arg;
-            }
     }
     return Status::ok();
 }
@@ -332,44 +349,56 @@ Status maxPoolGrad(KernelContext &c)
 // ---- AveragePool --------------------------------------------------------------------------
 
 /// Calls fn(outIndex, inIndex, divisor) over every (output, window element) pair of one plane.
+/// `padsEnd` holds the end pads of (depth, height, width).
 template <typename Fn>
 void averageWindows(const Window &g, bool countPad, const std::vector<int64_t> &padsEnd, Fn &&fn)
 {
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-            int64_t valid = 0, padded = 0;
-            for (int64_t i = 0; i < g.kh; ++i) {
-                const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
-                for (int64_t j = 0; j < g.kw; ++j) {
-                    const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
-                    const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-                    const bool inPadded = iy < g.h + padsEnd[0] && ix < g.w + padsEnd[1];
-                    valid += in;
-                    padded += inPadded;
+    int64_t o = 0;
+    for (int64_t oz = 0; oz < g.od; ++oz)
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox, ++o) {
+                int64_t valid = 0, padded = 0;
+                for (int64_t a = 0; a < g.kd; ++a) {
+                    const int64_t iz = oz * g.sd - g.padFront + a * g.dd;
+                    for (int64_t i = 0; i < g.kh; ++i) {
+                        const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                        for (int64_t j = 0; j < g.kw; ++j) {
+                            const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                            valid +=
+                                iz >= 0 && iz < g.d && iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+                            padded += iz < g.d + padsEnd[0] && iy < g.h + padsEnd[1] &&
+                                      ix < g.w + padsEnd[2];
+                        }
+                    }
+                }
+                const double divisor = double(countPad ? padded : valid);
+                for (int64_t a = 0; a < g.kd; ++a) {
+                    const int64_t iz = oz * g.sd - g.padFront + a * g.dd;
+                    if (iz < 0 || iz >= g.d)
+                        continue;
+                    for (int64_t i = 0; i < g.kh; ++i) {
+                        const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
+                        if (iy < 0 || iy >= g.h)
+                            continue;
+                        for (int64_t j = 0; j < g.kw; ++j) {
+                            const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
+                            if (ix >= 0 && ix < g.w)
+                                fn(o, (iz * g.h + iy) * g.w + ix, divisor);
+                        }
+                    }
                 }
             }
-            const double divisor = double(countPad ? padded : valid);
-            for (int64_t i = 0; i < g.kh; ++i) {
-                const int64_t iy = oy * g.sh - g.padTop + i * g.dh;
-                if (iy < 0 || iy >= g.h)
-                    continue;
-                for (int64_t j = 0; j < g.kw; ++j) {
-                    const int64_t ix = ox * g.sw - g.padLeft + j * g.dw;
-                    if (ix >= 0 && ix < g.w)
-                        fn(oy * g.ow + ox, iy * g.w + ix, divisor);
-                }
-            }
-        }
 }
 
+/// The end pads of (depth, height, width): 0 where the input has no such dim.
 std::vector<int64_t> endPads(const KernelContext &c, size_t spatial)
 {
     const std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
-    if (spatial == 2 && pads.size() == 4)
-        return {pads[2], pads[3]};
-    if (spatial == 1 && pads.size() == 2)
-        return {0, pads[1]};
-    return {0, 0};
+    std::vector<int64_t> end(3, 0);
+    if (pads.size() == 2 * spatial && spatial <= 3)
+        for (size_t i = 0; i < spatial; ++i)
+            end[3 - spatial + i] = pads[spatial + i];
+    return end;
 }
 
 Status avgPoolForward(KernelContext &c)
@@ -380,7 +409,7 @@ Status avgPoolForward(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(Window g, windowOf(c, x->shape, y->shape, {}));
     const bool countPad = c.attrInt("count_include_pad", 0) != 0;
     const std::vector<int64_t> padsEnd = endPads(c, x->rank() - 2);
-    const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+    const int64_t hw = g.plane(), ohw = g.outPlane();
     std::vector<double> acc(static_cast<size_t>(ohw));
     for (int64_t p = 0; p < g.n * g.c; ++p) {
         std::fill(acc.begin(), acc.end(), 0.0);
@@ -401,7 +430,7 @@ Status avgPoolGrad(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(Window g, windowOf(c, dx->shape, dy->shape, {}));
     const bool countPad = c.attrInt("count_include_pad", 0) != 0;
     const std::vector<int64_t> padsEnd = endPads(c, dx->rank() - 2);
-    const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+    const int64_t hw = g.plane(), ohw = g.outPlane();
     std::vector<double> acc(static_cast<size_t>(hw));
     for (int64_t p = 0; p < g.n * g.c; ++p) {
         std::fill(acc.begin(), acc.end(), 0.0);

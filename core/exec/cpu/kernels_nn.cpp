@@ -1,8 +1,10 @@
 // Matrix products (Gemm, batched broadcasting MatMul through OpenBLAS), normalisation (training-
-// mode BatchNormalization with saved mean / inverse std, LayerNormalization), Softmax, reductions
+// mode BatchNormalization with saved mean / inverse std, LayerNormalization, GroupNormalization and
+// InstanceNormalization), Softmax, reductions
 // and GlobalAveragePool, with their gradients. Statistics accumulate in double.
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/reduce_geometry.h"
+#include "core/ops/group_norm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -505,6 +507,117 @@ Status layerNormGrad(KernelContext &c)
     return Status::ok();
 }
 
+// ---- GroupNormalization / InstanceNormalization ---------------------------------------------
+
+Expected<ops::GroupNormGeometry> groupNormOf(const KernelContext &c, const KView &x,
+                                             const KView &scale)
+{
+    auto g = ops::groupNormGeometry(c.node ? c.node->opType : std::string("GroupNormalization"),
+                                    c.attrInt("num_groups", 0), scale.numel(), x.shape);
+    if (!g)
+        return c.error(g.status().message());
+    return g;
+}
+
+/// Mean and inverse std of one (sample, group) row, in double.
+void groupRowStats(const float *row, int64_t len, double eps, double &mean, double &invStd)
+{
+    double s = 0;
+    for (int64_t j = 0; j < len; ++j)
+        s += row[j];
+    mean = s / double(len);
+    double q = 0;
+    for (int64_t j = 0; j < len; ++j)
+        q += (row[j] - mean) * (row[j] - mean);
+    invStd = 1.0 / std::sqrt(q / double(len) + eps);
+}
+
+Status groupNormForward(KernelContext &c)
+{
+    KView *x = c.input(0), *scale = c.input(1), *bias = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(scale, "scale"));
+    REMAT_RETURN_IF_ERROR(c.require(bias, "B"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_ASSIGN_OR_RETURN(ops::GroupNormGeometry g, groupNormOf(c, *x, *scale));
+    if (bias->numel() != scale->numel())
+        return c.error("B and scale differ in size");
+    const double eps = c.attrFloat("epsilon", 1e-5);
+    const int64_t len = g.rowLength(), cpg = g.channelsPerGroup();
+    KView *savedMean = c.output(1), *savedInv = c.output(2);
+    for (int64_t r = 0; r < g.rows(); ++r) {
+        const float *row = x->f() + r * len;
+        double mu, is;
+        groupRowStats(row, len, eps, mu, is);
+        const int64_t group = r % g.groups;
+        for (int64_t k = 0; k < cpg; ++k) {
+            const int64_t e = g.scaleIndex(group * cpg + k);
+            const double a = double(scale->f()[e]) * is, b = bias->f()[e];
+            const float *in = row + k * g.spatial;
+            float *out = y->f() + r * len + k * g.spatial;
+            for (int64_t j = 0; j < g.spatial; ++j)
+                out[j] = float((in[j] - mu) * a + b);
+        }
+        if (savedMean)
+            savedMean->f()[r] = float(mu);
+        if (savedInv)
+            savedInv->f()[r] = float(is);
+    }
+    return Status::ok();
+}
+
+/// dX = invstd (h - mean(h) - xhat mean(h xhat)) per row, h = dY scale; dScale = sum dY xhat and
+/// dB = sum dY per scale entry. The statistics are recomputed in double from X, as
+/// BatchNormalization's backward does (the saved float32 ones are what PyTorch keeps).
+Status groupNormGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *x = c.input(0), *scale = c.input(1);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(scale, "scale"));
+    REMAT_ASSIGN_OR_RETURN(ops::GroupNormGeometry g, groupNormOf(c, *x, *scale));
+    KView *dx = c.inputGrad(0), *dscale = c.inputGrad(1), *dbias = c.inputGrad(2);
+    const double eps = c.attrFloat("epsilon", 1e-5);
+    const int64_t len = g.rowLength(), cpg = g.channelsPerGroup();
+    std::vector<double> accScale(size_t(scale->numel()), 0.0), accBias(accScale);
+    for (int64_t r = 0; r < g.rows(); ++r) {
+        const float *row = x->f() + r * len, *grow = dy->f() + r * len;
+        double mu, is;
+        groupRowStats(row, len, eps, mu, is);
+        const int64_t group = r % g.groups;
+        double sumH = 0, sumHX = 0;
+        for (int64_t k = 0; k < cpg; ++k) {
+            const int64_t e = g.scaleIndex(group * cpg + k);
+            const double gamma = scale->f()[e];
+            for (int64_t j = k * g.spatial; j < (k + 1) * g.spatial; ++j) {
+                const double xhat = (row[j] - mu) * is;
+                accScale[size_t(e)] += grow[j] * xhat;
+                accBias[size_t(e)] += grow[j];
+                sumH += grow[j] * gamma;
+                sumHX += grow[j] * gamma * xhat;
+            }
+        }
+        if (!dx)
+            continue;
+        const double meanH = sumH / double(len), meanHX = sumHX / double(len);
+        float *out = dx->f() + r * len;
+        for (int64_t k = 0; k < cpg; ++k) {
+            const double gamma = scale->f()[g.scaleIndex(group * cpg + k)];
+            for (int64_t j = k * g.spatial; j < (k + 1) * g.spatial; ++j) {
+                const double xhat = (row[j] - mu) * is;
+                out[j] = float(is * (grow[j] * gamma - meanH - xhat * meanHX));
+            }
+        }
+    }
+    if (dscale)
+        for (size_t e = 0; e < accScale.size(); ++e)
+            dscale->f()[e] = float(accScale[e]);
+    if (dbias)
+        for (size_t e = 0; e < accBias.size(); ++e)
+            dbias->f()[e] = float(accBias[e]);
+    return Status::ok();
+}
+
 // ---- Softmax ------------------------------------------------------------------------------
 
 Status softmaxSplit(const KernelContext &c, const std::vector<int64_t> &shape, int64_t &outer,
@@ -882,6 +995,10 @@ void addNnKernels(KernelTable &t)
     t["BatchNormalizationGrad"] = batchNormGrad;
     t["LayerNormalization"] = layerNormForward;
     t["LayerNormalizationGrad"] = layerNormGrad;
+    t["GroupNormalization"] = groupNormForward;
+    t["GroupNormalizationGrad"] = groupNormGrad;
+    t["InstanceNormalization"] = groupNormForward;
+    t["InstanceNormalizationGrad"] = groupNormGrad;
     t["Softmax"] = softmaxForward<false>;
     t["SoftmaxGrad"] = softmaxGrad<false>;
     t["LogSoftmax"] = softmaxForward<true>;

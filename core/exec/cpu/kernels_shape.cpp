@@ -1,6 +1,7 @@
 // Data-movement kernels (any dtype, moved as bytes): Reshape family, Transpose, Concat, Split,
-// Slice, Gather, Expand, Pad, Trilu, ScatterND, Resize (nearest), the constant producers (Constant,
-// ConstantOfShape, Range, Shape) and their gradients.
+// Slice, Gather, Expand, Tile, Pad, Trilu, ScatterND, Resize / Upsample (nearest moves bytes;
+// linear, float32, weighs two taps per resized dim), the constant producers
+// (Constant, ConstantOfShape, Range, Shape) and their gradients; CumSum (a scan, floats and ints).
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/index_maps.h"
 #include "core/exec/slice_geometry.h"
@@ -440,6 +441,106 @@ Status expandGrad(KernelContext &c)
     return Status::ok();
 }
 
+// ---- Tile ---------------------------------------------------------------------------------
+
+/// Tile through its broadcast view (core/exec/index_maps.h tileView; CUDA uses the same view).
+Expected<TileView> tileViewOf(const KernelContext &c, const std::vector<int64_t> &inShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "repeats"));
+    auto v = tileView(inShape, readInts(*c.input(1)));
+    if (!v)
+        return c.error(v.status().message());
+    return v;
+}
+
+Status tileForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "input"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(TileView v, tileViewOf(c, x->shape));
+    if (numelOf(v.expanded) != y->numel())
+        return c.error("output size differs from input size x repeats");
+    gatherStrided(x->data, 0, broadcastStrides(v.source, v.expanded), y->data, v.expanded,
+                  esize(*x));
+    return Status::ok();
+}
+
+Status tileGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dinput"));
+    REMAT_ASSIGN_OR_RETURN(TileView v, tileViewOf(c, dx->shape));
+    if (numelOf(v.expanded) != dy->numel())
+        return c.error("output gradient size differs from input size x repeats");
+    reduceToShape(dy->f(), v.expanded, dx->f(), v.source);
+    return Status::ok();
+}
+
+// ---- CumSum -------------------------------------------------------------------------------
+
+Expected<ScanGeometry> cumSumOf(const KernelContext &c, const std::vector<int64_t> &shape,
+                                bool backward)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "axis"));
+    const std::vector<int64_t> axis = readInts(*c.input(1));
+    if (axis.size() != 1)
+        return c.error("axis must hold one value");
+    const bool reverse = c.attrInt("reverse", 0) != 0;
+    auto g = cumSumGeometry(shape, axis[0], c.attrInt("exclusive", 0) != 0,
+                            backward ? !reverse : reverse);
+    if (!g)
+        return c.error(g.status().message());
+    return g;
+}
+
+/// One running sum per line (Acc: double for floats, so a recompute is bitwise the same).
+template <typename T, typename Acc> void scan(const T *x, T *y, const ScanGeometry &g)
+{
+    for (int64_t o = 0; o < g.outer; ++o)
+        for (int64_t i = 0; i < g.inner; ++i) {
+            Acc acc = 0;
+            for (int64_t step = 0; step < g.len; ++step) {
+                const int64_t k = g.reverse ? g.len - 1 - step : step;
+                const int64_t at = (o * g.len + k) * g.inner + i;
+                const Acc v = Acc(x[at]);
+                if (!g.exclusive)
+                    acc += v;
+                y[at] = T(acc);
+                if (g.exclusive)
+                    acc += v;
+            }
+        }
+}
+
+Status cumSumForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "x"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "y"));
+    REMAT_ASSIGN_OR_RETURN(ScanGeometry g, cumSumOf(c, x->shape, false));
+    switch (x->dtype) {
+    case DataType::Float: scan<float, double>(x->f(), y->f(), g); break;
+    case DataType::Double: scan<double, double>(x->as<double>(), y->as<double>(), g); break;
+    case DataType::Int64: scan<int64_t, int64_t>(x->as<int64_t>(), y->as<int64_t>(), g); break;
+    case DataType::Int32: scan<int32_t, int64_t>(x->as<int32_t>(), y->as<int32_t>(), g); break;
+    default: return c.error("float32, float64, int32 and int64 only");
+    }
+    return Status::ok();
+}
+
+/// dx = the same scan of dy in the other direction (exclusive stays exclusive).
+Status cumSumGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dy"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dx"));
+    REMAT_ASSIGN_OR_RETURN(ScanGeometry g, cumSumOf(c, dy->shape, true));
+    scan<float, double>(dy->f(), dx->f(), g);
+    return Status::ok();
+}
+
 // ---- Constant producers -------------------------------------------------------------------
 
 Status writeTensorConstant(const KernelContext &c, const ir::TensorConstant &tc, KView &y)
@@ -540,7 +641,7 @@ Status rangeForward(KernelContext &c)
     return Status::ok();
 }
 
-// ---- Pad (constant, edge, reflect) --------------------------------------------------------
+// ---- Pad (constant, edge, reflect, wrap) --------------------------------------------------------
 
 Expected<std::vector<int64_t>> padAmounts(const KernelContext &c, size_t rank)
 {
@@ -647,13 +748,19 @@ Status triluGrad(KernelContext &c)
     return triluApply(c, *c.outputGrad(0), *c.inputGrad(0));
 }
 
-// ---- ScatterND (reduction none) -----------------------------------------------------------
+// ---- ScatterND, ScatterElements (reduction none), GatherElements ----------------------------
 
+/// ScatterElements is ScatterND with one-element slices at its per-element offsets.
 Expected<ScatterGeometry>
 scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape, const KView &indices)
 {
-    auto g = scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape,
-                               readInts(indices));
+    const bool elements =
+        c.node && (c.node->opType == "ScatterElements" || c.node->opType == "Scatter");
+    auto g = elements
+                 ? scatterElementsGeometry(c.attrString("reduction", "none"), dataShape,
+                                           indices.shape, readInts(indices), c.attrInt("axis", 0))
+                 : scatterNDGeometry(c.attrString("reduction", "none"), dataShape, indices.shape,
+                                     readInts(indices));
     if (!g)
         return c.error(g.status().message());
     return g;
@@ -693,23 +800,101 @@ Status scatterNDGrad(KernelContext &c)
     return Status::ok();
 }
 
-// ---- Resize (nearest) ---------------------------------------------------------------------
+Expected<std::vector<int64_t>> gatherElementsMap(const KernelContext &c,
+                                                 const std::vector<int64_t> &dataShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "indices"));
+    const KView &idx = *c.input(1);
+    auto map = elementsAlongAxis(dataShape, idx.shape, readInts(idx), c.attrInt("axis", 0));
+    if (!map)
+        return c.error(map.status().message());
+    return map;
+}
+
+Status gatherElementsForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, gatherElementsMap(c, x->shape));
+    if (int64_t(map.size()) != y->numel())
+        return c.error("output size differs from the indices'");
+    const size_t es = esize(*x);
+    for (size_t o = 0; o < map.size(); ++o)
+        std::memcpy(y->data + o * es, x->data + size_t(map[o]) * es, es);
+    return Status::ok();
+}
+
+/// dData = 0, then dData[map[o]] += dY[o] (repeated indices add up), summed in double.
+Status gatherElementsGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, gatherElementsMap(c, dx->shape));
+    std::vector<double> acc(size_t(dx->numel()), 0.0);
+    for (size_t o = 0; o < map.size(); ++o)
+        acc[size_t(map[o])] += dy->f()[o];
+    for (size_t i = 0; i < acc.size(); ++i)
+        dx->f()[i] = float(acc[i]);
+    return Status::ok();
+}
+
+// ---- Resize / Upsample (nearest, linear) ---------------------------------------------------
+
+/// The node's scales (input 1 of Resize-10 and Upsample-9, input 2 from Resize-11), or empty
+/// when sizes were given instead.
+std::vector<double> resizeScales(const KernelContext &c, size_t rank)
+{
+    const size_t inputs = c.node ? c.node->inputs.size() : 0;
+    const bool early = (c.node && c.node->opType == "Upsample") || inputs <= 2;
+    const KView *sv = c.input(early ? 1 : 2);
+    if (sv && sv->numel() == int64_t(rank))
+        return readDoubles(*sv);
+    return {};
+}
+
+std::string resizeCoordinates(const KernelContext &c)
+{
+    return resizeCoordinateMode(c.node ? c.node->opType : "Resize",
+                                c.node ? c.node->inputs.size() : 0,
+                                c.attrString("coordinate_transformation_mode", ""));
+}
+
+bool resizeLinear(const KernelContext &c)
+{
+    const std::string mode = c.attrString("mode", "nearest");
+    return mode == "linear" || mode == "bilinear"; // "bilinear": Upsample-7's spelling
+}
+
+Status resizeRefusals(const KernelContext &c)
+{
+    if (c.attrInt("antialias", 0) != 0)
+        return c.error("antialias (Resize-18) has no kernel");
+    return Status::ok();
+}
 
 /// Source offset in X of every Y element (nearest neighbour; core/exec/index_maps.h).
 Expected<std::vector<int64_t>> resizeMap(const KernelContext &c,
                                          const std::vector<int64_t> &inShape,
                                          const std::vector<int64_t> &outShape)
 {
-    const NearestResizeAttrs attrs{c.attrString("mode", "nearest"),
-                                   c.attrString("coordinate_transformation_mode", "half_pixel"),
+    const NearestResizeAttrs attrs{c.attrString("mode", "nearest"), resizeCoordinates(c),
                                    c.attrString("nearest_mode", "round_prefer_floor")};
-    std::vector<double> scales;
-    if (c.input(2) && c.input(2)->numel() == int64_t(inShape.size()))
-        scales = readDoubles(*c.input(2));
-    auto map = nearestResizeMap(attrs, scales, inShape, outShape);
+    auto map = nearestResizeMap(attrs, resizeScales(c, inShape.size()), inShape, outShape);
     if (!map)
         return c.error(map.status().message());
     return map;
+}
+
+Expected<LinearResizeMap> linearMap(const KernelContext &c, const std::vector<int64_t> &inShape,
+                                    const std::vector<int64_t> &outShape)
+{
+    auto m =
+        linearResizeMap(resizeCoordinates(c), resizeScales(c, inShape.size()), inShape, outShape);
+    if (!m)
+        return c.error(m.status().message());
+    return m;
 }
 
 Status resizeForward(KernelContext &c)
@@ -717,6 +902,19 @@ Status resizeForward(KernelContext &c)
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "X"));
     REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    REMAT_RETURN_IF_ERROR(resizeRefusals(c));
+    if (resizeLinear(c)) {
+        if (x->dtype != DataType::Float)
+            return c.error("linear Resize of float32 only");
+        REMAT_ASSIGN_OR_RETURN(LinearResizeMap m, linearMap(c, x->shape, y->shape));
+        for (int64_t o = 0; o < y->numel(); ++o) {
+            double acc = 0;
+            for (int64_t t = o * m.taps; t < (o + 1) * m.taps; ++t)
+                acc += double(m.weights[size_t(t)]) * x->f()[m.offsets[size_t(t)]];
+            y->f()[o] = float(acc);
+        }
+        return Status::ok();
+    }
     REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, x->shape, y->shape));
     const size_t es = esize(*x);
     for (size_t o = 0; o < map.size(); ++o)
@@ -729,10 +927,18 @@ Status resizeGrad(KernelContext &c)
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
-    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, dx->shape, dy->shape));
+    REMAT_RETURN_IF_ERROR(resizeRefusals(c));
     std::vector<double> acc(size_t(dx->numel()), 0.0);
-    for (size_t o = 0; o < map.size(); ++o)
-        acc[size_t(map[o])] += dy->f()[o];
+    if (resizeLinear(c)) {
+        REMAT_ASSIGN_OR_RETURN(LinearResizeMap m, linearMap(c, dx->shape, dy->shape));
+        for (int64_t o = 0; o < dy->numel(); ++o)
+            for (int64_t t = o * m.taps; t < (o + 1) * m.taps; ++t)
+                acc[size_t(m.offsets[size_t(t)])] += double(m.weights[size_t(t)]) * dy->f()[o];
+    } else {
+        REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> map, resizeMap(c, dx->shape, dy->shape));
+        for (size_t o = 0; o < map.size(); ++o)
+            acc[size_t(map[o])] += dy->f()[o];
+    }
     for (size_t i = 0; i < acc.size(); ++i)
         dx->f()[i] = float(acc[i]);
     return Status::ok();
@@ -763,6 +969,10 @@ void addShapeKernels(KernelTable &t)
     t["GatherGrad"] = gatherGrad;
     t["Expand"] = expandForward;
     t["ExpandGrad"] = expandGrad;
+    t["Tile"] = tileForward;
+    t["TileGrad"] = tileGrad;
+    t["CumSum"] = cumSumForward;
+    t["CumSumGrad"] = cumSumGrad;
     t["Constant"] = constantForward;
     t["ConstantOfShape"] = constantOfShapeForward;
     t["Range"] = rangeForward;
@@ -772,8 +982,16 @@ void addShapeKernels(KernelTable &t)
     t["TriluGrad"] = triluGrad;
     t["ScatterND"] = scatterNDForward;
     t["ScatterNDGrad"] = scatterNDGrad;
+    t["ScatterElements"] = scatterNDForward;
+    t["ScatterElementsGrad"] = scatterNDGrad;
+    t["Scatter"] = scatterNDForward;
+    t["ScatterGrad"] = scatterNDGrad;
+    t["GatherElements"] = gatherElementsForward;
+    t["GatherElementsGrad"] = gatherElementsGrad;
     t["Resize"] = resizeForward;
     t["ResizeGrad"] = resizeGrad;
+    t["Upsample"] = resizeForward;
+    t["UpsampleGrad"] = resizeGrad;
 }
 
 } // namespace remat::core::exec::cpu

@@ -1,4 +1,4 @@
-"""PyTorch references for the recurrent and transposed-convolution kernels (tests/exec/tst_torch_reference.cpp).
+"""PyTorch references for kernels PyTorch runs through other code paths (tests/exec/tst_torch_reference.cpp).
 
 Each model is exported with torch.onnx (weights as initializers) beside two npz files in the corpus
 format (../shared/corpus/README.md): <name>.npz (float32 run: input, R, output, loss, gradients) and
@@ -56,6 +56,31 @@ class Reductions(torch.nn.Module):
         a = torch.norm(z, p=2, dim=1, keepdim=True)             # ReduceL2 [2, 1, 6, 6]
         b = torch.norm(z, p=1, dim=(2, 3))                      # ReduceL1 [2, 2]
         return a.reshape(2, 36)[:, :2] + b
+
+
+class NormsResize(torch.nn.Module):
+    """Video and audio windows, group / instance norm, bilinear resizes, repeat and cumsum."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv3d = torch.nn.Conv3d(2, 4, 3, stride=(2, 1, 1), padding=1)
+        self.pool3d = torch.nn.MaxPool3d((1, 2, 2))
+        self.gn = torch.nn.GroupNorm(2, 4)
+        self.inorm = torch.nn.InstanceNorm2d(4)
+        self.conv1d = torch.nn.Conv1d(4, 4, 3, padding=1)
+        self.avg1d = torch.nn.AvgPool1d(2)
+        with torch.no_grad():  # distinct values, so each initializer matches one parameter
+            self.gn.weight.uniform_(0.5, 1.5)
+            self.gn.bias.normal_()
+
+    def forward(self, x):                                     # [2, 2, 4, 6, 6]
+        h = self.pool3d(torch.relu(self.conv3d(x)))           # Conv 3-D, MaxPool 3-D [2, 4, 2, 3, 3]
+        g = self.inorm(h.flatten(2, 3))                       # InstanceNormalization [2, 4, 6, 3]
+        u = torch.nn.functional.interpolate(g, scale_factor=2, mode="bilinear", align_corners=False)
+        v = self.gn(u)                                        # GroupNorm (exported as InstanceNorm) [2, 4, 12, 6]
+        w = torch.nn.functional.interpolate(v, size=(5, 7), mode="bilinear", align_corners=True)
+        s = torch.cumsum(w.repeat(1, 1, 1, 2), dim=3)         # Tile, CumSum [2, 4, 5, 14]
+        return self.avg1d(self.conv1d(s.flatten(2)))          # Conv 1-D, AveragePool 1-D [2, 4, 35]
 
 
 def blocks(t, order, n):
@@ -134,6 +159,9 @@ def make(name, model, x):
             if value.dtype != np.float32:
                 continue
             match = [g for v, g in cands if tuple(v.shape) == value.shape and np.allclose(v.float().numpy(), value, atol=1e-6)]
+            if not match:  # a parameter the exporter's constant folding unsqueezed (GroupNorm's weight)
+                match = [g.reshape(value.shape) for v, g in cands
+                         if v.numel() == value.size and np.allclose(v.float().numpy().reshape(value.shape), value, atol=1e-6)]
             if not match:
                 raise SystemExit(f"{name}: initializer {iname} matches no parameter")
             entries[f"grad:{iname}"] = match[0].float().numpy()
@@ -145,3 +173,4 @@ def make(name, model, x):
 make("recurrent_torch", Recurrent(), torch.randn(5, 2, 3))
 make("conv_transpose_torch", Transposed(), torch.randn(2, 4, 3, 3))
 make("reductions_torch", Reductions(), torch.randn(2, 2, 3, 3))
+make("norms_resize_torch", NormsResize(), torch.randn(2, 2, 4, 6, 6))
