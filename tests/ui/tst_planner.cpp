@@ -9,8 +9,15 @@
 #include "ui/planner/planner.h"
 #include "ui/planner/rs_matrix_view.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/set_budget_command.h"
+#include "ui/planner/solver_panel.h"
 #include "ui/planner/teaching_view.h"
 
+#include <QLabel>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QMenuBar>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -58,6 +65,77 @@ private slots:
         // resnet18 at batch 2 keeps activations worth more than half its peak: checkpointing has
         // something to save.
         QVERIFY(m_resnet->storeAll.timeline.activationPeakBytes > 0);
+    }
+
+    // Bug: Redo was bound to Ctrl+Shift+Z and QKeySequence::Redo, the same keys on Linux desktops:
+    // Qt calls that an ambiguous shortcut and Ctrl+Shift+Z did nothing. Every platform Redo key and
+    // Ctrl+Shift+Z is bound once, and each press redoes one step.
+    void redoKeysAreBoundOnceAndWork()
+    {
+        auto planner = makePlanner();
+        QAction *redo = planner->redoAction();
+        QList<QKeySequence> keys = QKeySequence::keyBindings(QKeySequence::Redo);
+        keys << QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z);
+        for (const QKeySequence &k : keys)
+            QVERIFY2(redo->shortcuts().count(k) == 1, qPrintable(k.toString()));
+        QCOMPARE(QSet<QKeySequence>(redo->shortcuts().cbegin(), redo->shortcuts().cend()).size(),
+                 redo->shortcuts().size());
+
+        QMainWindow window;
+        window.menuBar()->addMenu(planner->createMenu(&window));
+        window.show();
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        for (const QKeySequence &k :
+             {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)}) {
+            if (!redo->shortcuts().contains(k))
+                continue;
+            const int64_t before = planner->document()->budgetBytes();
+            const int64_t edited = before + 4096;
+            planner->document()->undoStack()->push(
+                new SetBudgetCommand(planner->document(), edited));
+            QTest::keySequence(&window, QKeySequence(Qt::CTRL | Qt::Key_Z));
+            QCOMPARE(planner->document()->budgetBytes(), before);
+            QTest::keySequence(&window, k);
+            QVERIFY2(planner->document()->budgetBytes() == edited, qPrintable(k.toString()));
+        }
+    }
+
+    // Bug: "'abc' is not a byte count" stayed after a valid budget was typed, and "0" emptied the
+    // field. Typed as a user types: text, then Return.
+    void budgetFieldErrorsClearAndZeroIsRefused()
+    {
+        auto planner = makePlanner();
+        SolverPanel *panel = planner->solverPanel();
+        auto *field = panel->findChild<QLineEdit *>(QStringLiteral("plannerBudgetText"));
+        QVERIFY(field);
+        auto type = [&](const QString &text) {
+            field->selectAll();
+            QTest::keyClicks(field, text);
+            QTest::keyClick(field, Qt::Key_Return);
+        };
+        // Every label of the panel: wherever the message is shown, it must go.
+        auto panelText = [&] {
+            QStringList texts;
+            for (const QLabel *l : panel->findChildren<QLabel *>())
+                if (l->isVisibleTo(panel))
+                    texts << l->text();
+            return texts.join(QLatin1Char('\n'));
+        };
+        type(QStringLiteral("abc"));
+        QVERIFY2(panelText().contains(QStringLiteral("not a byte count")), qPrintable(panelText()));
+        type(QStringLiteral("3 MiB"));
+        QCOMPARE(planner->document()->budgetBytes(), int64_t(3) << 20);
+        QVERIFY2(!panelText().contains(QStringLiteral("not a byte count")),
+                 qPrintable(panelText()));
+        QCOMPARE(panel->budgetErrorText(), QString());
+        type(QStringLiteral("0"));
+        QVERIFY2(!field->text().isEmpty(), "typing 0 emptied the budget field");
+        QCOMPARE(planner->document()->budgetBytes(), int64_t(3) << 20); // refused, not applied
+        QVERIFY(!panel->budgetErrorText().isEmpty());
+        type(QStringLiteral("4 MiB"));
+        QCOMPARE(planner->document()->budgetBytes(), int64_t(4) << 20);
+        QCOMPARE(panel->budgetErrorText(), QString());
     }
 
     void twoSolversGiveTwoRows()

@@ -69,7 +69,13 @@ Planner::Planner(QObject *parent)
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
     m_undo->setShortcut(QKeySequence::Undo);
     m_redo = m_document.undoStack()->createRedoAction(this, tr("&Redo"));
-    m_redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence::Redo});
+    // The platform's Redo keys (Ctrl+Y, Ctrl+Shift+Z, ...), plus Ctrl+Shift+Z where it has none,
+    // each once: a key bound twice is an "ambiguous shortcut" and then does nothing at all.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (const QKeySequence ctrlShiftZ(Qt::CTRL | Qt::SHIFT | Qt::Key_Z);
+        !redoKeys.contains(ctrlShiftZ))
+        redoKeys << ctrlShiftZ;
+    m_redo->setShortcuts(redoKeys);
 
     connect(&m_document, &PlannerDocument::changed, this, &Planner::documentChanged);
     connect(&m_solves, &SolveController::solved, this, &Planner::onSolved);

@@ -36,7 +36,7 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
       m_compare(new QPushButton(tr("Compare all"), this)),
       m_sweep(new QPushButton(tr("Pareto sweep"), this)),
       m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
-      m_message(new QLabel(this))
+      m_message(new QLabel(this)), m_budgetError(new QLabel(this))
 {
     setObjectName(QStringLiteral("plannerSolver"));
     m_objective->addItem(tr("Least recompute within budget"),
@@ -54,6 +54,11 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     m_progress->setVisible(false);
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_budgetText->setObjectName(QStringLiteral("plannerBudgetText"));
+    m_budgetError->setObjectName(QStringLiteral("plannerBudgetError"));
+    m_budgetError->setWordWrap(true);
+    m_budgetError->setStyleSheet(QStringLiteral("color: #c62828;"));
+    m_budgetError->setVisible(false);
 
     auto *budgetRow = new QHBoxLayout;
     budgetRow->addWidget(m_slider, 1);
@@ -62,6 +67,7 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     auto *form = new QFormLayout;
     form->addRow(tr("Objective"), m_objective);
     form->addRow(tr("Budget"), budgetRow);
+    form->addRow(QString(), m_budgetError);
     form->addRow(tr("Solver"), m_solver);
     form->addRow(QString(), m_live);
     auto *buttons = new QHBoxLayout;
@@ -193,8 +199,10 @@ void SolverPanel::dragBudgetTo(int64_t bytes)
 void SolverPanel::documentChanged(PlannerChange change)
 {
     if (change == PlannerChange::Budget || change == PlannerChange::Model ||
-        change == PlannerChange::Batch)
+        change == PlannerChange::Batch) {
+        setBudgetError(QString()); // the budget now in the field is a valid one
         syncBudgetWidgets();
+    }
     if (change == PlannerChange::Objective) {
         const int i = m_objective->findData(int(m_document->objective()));
         if (i >= 0)
@@ -217,15 +225,32 @@ void SolverPanel::syncBudgetWidgets()
 
 void SolverPanel::budgetEdited()
 {
-    const auto parsed = core::parseBytes(m_budgetText->text().trimmed().toStdString());
-    if (!parsed) {
-        showMessage(tr("Budget: %1").arg(QString::fromStdString(parsed.status().message())));
-        syncBudgetWidgets();
+    const QString text = m_budgetText->text().trimmed();
+    const auto parsed = core::parseBytes(text.toStdString());
+    if (!parsed || *parsed <= 0) {
+        // The refused text stays in the field (the user corrects it), with the reason under it.
+        setBudgetError(parsed ? tr("A budget of %1 holds nothing: enter the memory the step may "
+                                   "use, e.g. %2.")
+                                    .arg(text, m_hi > 1
+                                                   ? QString::fromStdString(core::formatBytes(m_hi))
+                                                   : QStringLiteral("6 GiB"))
+                              : QString::fromStdString(parsed.status().message()));
         return;
     }
+    setBudgetError(QString());
     if (*parsed != m_document->budgetBytes())
         m_document->undoStack()->push(new SetBudgetCommand(m_document, *parsed));
+    else
+        syncBudgetWidgets(); // "4096" for 4 KiB: show it as the field writes it
 }
+
+void SolverPanel::setBudgetError(const QString &text)
+{
+    m_budgetError->setText(text.isEmpty() ? QString() : tr("Budget: %1").arg(text));
+    m_budgetError->setVisible(!text.isEmpty());
+}
+
+QString SolverPanel::budgetErrorText() const { return m_budgetError->text(); }
 
 int64_t SolverPanel::sliderToBytes(int v) const
 {

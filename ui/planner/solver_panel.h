@@ -54,6 +54,9 @@ public:
     void setBusy(bool busy);
     void showProgress(const SolveProgressInfo &info);
     void showMessage(const QString &text);
+    /// Why the last typed budget was refused ("'abc' is not a byte count ..."); empty once a
+    /// valid budget was entered.
+    QString budgetErrorText() const;
     /// Moves the slider as a user would (tests, benchmarks): pushes a mergeable budget command.
     void dragBudgetTo(int64_t bytes);
 
@@ -67,6 +70,7 @@ private:
     void documentChanged(PlannerChange change);
     void syncBudgetWidgets();
     void budgetEdited();
+    void setBudgetError(const QString &text);
     int64_t sliderToBytes(int v) const;
     int bytesToSlider(int64_t b) const;
 
@@ -80,6 +84,7 @@ private:
     QPushButton *m_solve, *m_compare, *m_sweep, *m_cancel;
     QProgressBar *m_progress;
     QLabel *m_message;
+    QLabel *m_budgetError; ///< under the budget field while the typed text is refused
     QList<SolverInfo> m_solvers;
     std::function<std::optional<int64_t>()> m_freeMemory;
     int64_t m_lo = 0, m_hi = 0;
