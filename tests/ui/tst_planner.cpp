@@ -138,6 +138,33 @@ private slots:
         QCOMPARE(panel->budgetErrorText(), QString());
     }
 
+    // Bug: solving again with the same solver and inputs added a second row that claimed the
+    // first solve's time. The row that has the plan is selected instead; two requests in flight
+    // at once give one row too.
+    void identicalSolveSelectsTheRowItHas()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        QCOMPARE(planner->document()->currentPlanIndex(), 1);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        QCOMPARE(planner->document()->currentPlanIndex(), 0);
+        QCOMPARE(planner->planTable()->currentIndex().row(), 0);
+
+        auto fresh = makePlanner();
+        fresh->document()->setObjective(core::solvers::Objective::MinPeak);
+        fresh->solve(QStringLiteral("hong-dp"));
+        fresh->solve(QStringLiteral("hong-dp")); // pressed twice before the first returned
+        fresh->waitForIdle();
+        QCOMPARE(fresh->document()->plans().size(), size_t(1));
+    }
+
     void twoSolversGiveTwoRows()
     {
         auto planner = makePlanner();

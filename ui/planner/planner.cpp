@@ -482,8 +482,29 @@ void Planner::solve(const QString &solverId)
     }
     SolveJob job = makeJob(solver);
     const QString key = cacheKey(solverId, job);
+    // The same solver on the same inputs gives the same plan: a row that has it is selected
+    // rather than repeated (with the time it took then), a cached one comes back marked so.
+    const auto &plans = m_document.plans();
+    for (size_t row = 0; row < plans.size(); ++row)
+        if (planCacheKey(plans[row]) == key) {
+            m_document.setCurrentPlanIndex(int(row));
+            solverPanel()->showMessage(
+                tr("%1: plan %2 was solved with these inputs already (in %3 s); selected it.")
+                    .arg(solverId)
+                    .arg(row + 1)
+                    .arg(plans[row].solveSeconds, 0, 'f', 3));
+            return;
+        }
     if (auto it = m_cache.constFind(key); it != m_cache.constEnd()) {
-        m_document.addPlan(*it);
+        Plan cached = *it;
+        cached.note = tr("From this session's cache (first solved in %1 s). ")
+                          .arg(cached.solveSeconds, 0, 'f', 3)
+                          .toStdString() +
+                      cached.note;
+        m_document.addPlan(std::move(cached));
+        solverPanel()->showMessage(tr("%1: the same inputs were solved before; the cached plan "
+                                      "was added.")
+                                       .arg(solverId));
         return;
     }
     solverPanel()->showMessage(tr("Solving with %1...").arg(solverId));
@@ -542,20 +563,38 @@ void Planner::resolveCurrent(bool live)
         m_solves.start(std::move(job));
 }
 
+QString Planner::planCacheKey(const Plan &plan) const
+{
+    SolveJob inputs;
+    inputs.objective = plan.objective;
+    inputs.budgetBytes = plan.budgetBytes;
+    inputs.pins = plan.pins;
+    return cacheKey(qs(plan.solver), inputs);
+}
+
 void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
 {
     if (tag != m_generation)
         return; // solved for a model that is no longer loaded
     // Cache under the inputs the plan was solved for, so undo brings it back at once.
-    SolveJob key;
-    key.objective = plan.objective;
-    key.budgetBytes = plan.budgetBytes;
-    key.pins = plan.pins;
-    m_cache.insert(cacheKey(qs(plan.solver), key), plan);
-    if (replaceIndex >= 0 && replaceIndex < int(m_document.plans().size()))
+    const QString key = planCacheKey(plan);
+    m_cache.insert(key, plan);
+    if (replaceIndex >= 0 && replaceIndex < int(m_document.plans().size())) {
         m_document.replacePlan(replaceIndex, plan);
-    else
-        m_document.addPlan(plan);
+    } else {
+        // Two requests for the same inputs in flight at once (Solve pressed twice): the second
+        // refreshes the first one's row instead of adding another.
+        int same = -1;
+        for (size_t row = 0; row < m_document.plans().size() && same < 0; ++row)
+            if (planCacheKey(m_document.plans()[row]) == key)
+                same = int(row);
+        if (same >= 0) {
+            m_document.replacePlan(same, plan);
+            m_document.setCurrentPlanIndex(same);
+        } else {
+            m_document.addPlan(plan);
+        }
+    }
     solverPanel()->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
                                    .arg(qs(plan.solver),
                                         QLatin1String(core::solvers::solveStatusName(plan.status)),

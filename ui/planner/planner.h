@@ -166,6 +166,8 @@ private:
     SolveJob makeJob(const std::shared_ptr<const core::solvers::Solver> &solver) const;
     std::shared_ptr<const core::solvers::Solver> solverById(const QString &id) const;
     QString cacheKey(const QString &solver, const SolveJob &job) const;
+    /// cacheKey() of the inputs a plan was solved for.
+    QString planCacheKey(const core::solvers::Plan &plan) const;
     std::vector<core::solvers::Pin> resolvedPins() const;
     void onSolved(quint64 id, const core::solvers::Plan &plan, int replaceIndex, quint64 tag);
     void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled,
