@@ -165,6 +165,75 @@ private slots:
         QCOMPARE(fresh->document()->plans().size(), size_t(1));
     }
 
+    // Bug: the Solver dock kept naming the last solve while other plan rows were selected.
+    void solverTextFollowsTheSelectedRow()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        SolverPanel *panel = planner->solverPanel();
+        QVERIFY2(panel->messageText().contains(QStringLiteral("hong-dp")),
+                 qPrintable(panel->messageText()));
+        planner->planTable()->selectRow(0);
+        QVERIFY2(panel->messageText().contains(QStringLiteral("chen-sqrtn")),
+                 qPrintable(panel->messageText()));
+        QVERIFY2(!panel->messageText().contains(QStringLiteral("hong-dp")),
+                 qPrintable(panel->messageText()));
+        planner->planTable()->selectRow(1);
+        QVERIFY2(panel->messageText().contains(QStringLiteral("hong-dp")),
+                 qPrintable(panel->messageText()));
+    }
+
+    // Bug: the memory chart's budget line showed the budget field, not the budget the plan was
+    // solved for: after a new budget is typed (no re-solve yet) and after selecting an older row.
+    void memoryChartShowsThePlansOwnBudget()
+    {
+        auto planner = makePlanner();
+        const auto &sa = m_resnet->storeAll.timeline;
+        const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+        const int64_t first = floor + (sa.peakBytes - floor) * 8 / 10;
+        const int64_t second = floor + (sa.peakBytes - floor) * 9 / 10;
+        planner->document()->setBudgetBytes(first);
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        QCOMPARE(planner->memoryChart()->budgetBytes(), first);
+        planner->document()->undoStack()->push(new SetBudgetCommand(planner->document(), second));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->currentPlan()->budgetBytes, first); // not re-solved
+        QCOMPARE(planner->memoryChart()->budgetBytes(), first);
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        QCOMPARE(planner->memoryChart()->budgetBytes(), second);
+        planner->planTable()->selectRow(0);
+        QCOMPARE(planner->memoryChart()->budgetBytes(), first);
+    }
+
+    // Bug: a run the user stopped was drawn with the red "failed here" marker of an error.
+    void stoppedRunIsNotMarkedFailed()
+    {
+        Planner planner;
+        RunPanel *panel = planner.runPanel();
+        RunSummary stopped;
+        stopped.cancelled = true;
+        stopped.failedStep = 12;
+        stopped.error = QStringLiteral("Cancelled: stopped at step 12");
+        emit planner.runController()->finished(stopped);
+        QVERIFY(!panel->failureMarked());
+        QVERIFY2(panel->statusText().startsWith(QStringLiteral("Stopped")),
+                 qPrintable(panel->statusText()));
+        RunSummary oom;
+        oom.failedStep = 7;
+        oom.error = QStringLiteral("OutOfMemory: step 7 needs 2.00 GiB");
+        emit planner.runController()->finished(oom);
+        QVERIFY(panel->failureMarked());
+        QVERIFY2(panel->statusText().contains(QStringLiteral("at step 7")),
+                 qPrintable(panel->statusText()));
+    }
+
     void twoSolversGiveTwoRows()
     {
         auto planner = makePlanner();

@@ -143,6 +143,7 @@ void MemoryChartView::clearTimelines()
     }
     m_storeAll->clear();
     m_budget->clear();
+    m_budgetBytes = 0;
     m_peak->clear();
     m_cursorLine->clear();
     m_stepCount = 0;
@@ -217,7 +218,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
 
 void MemoryChartView::setBudget(int64_t budgetBytes)
 {
-    if (budgetBytes > 0 && m_stepCount > 0)
+    m_budgetBytes = budgetBytes > 0 && m_stepCount > 0 ? budgetBytes : 0;
+    if (m_budgetBytes > 0)
         m_budget->replace({QPointF(0, double(budgetBytes) / m_unit),
                            QPointF(m_xMax, double(budgetBytes) / m_unit)});
     else

@@ -38,6 +38,8 @@ public:
     void clearTimelines();
     /// Moves the budget line only (the plan is unchanged); <= 0 hides it.
     void setBudget(int64_t budgetBytes);
+    /// The budget the line shows (0: no line).
+    int64_t budgetBytes() const { return m_budgetBytes; }
     void setCursorStep(int step);
     int cursorStep() const { return m_cursor; }
     int stepCount() const { return m_stepCount; }
@@ -69,6 +71,7 @@ private:
     int m_stepCount = 0;
     int m_cursor = -1;
     int m_drawnPoints = 0;
+    int64_t m_budgetBytes = 0;
     double m_xMax = 1;
 };
 

@@ -595,12 +595,23 @@ void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
             m_document.addPlan(plan);
         }
     }
-    solverPanel()->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
-                                   .arg(qs(plan.solver),
-                                        QLatin1String(core::solvers::solveStatusName(plan.status)),
-                                        qs(core::formatBytes(plan.timeline.peakBytes)))
-                                   .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
-                                   .arg(plan.solveSeconds, 0, 'f', 3));
+    // updateCurrentPlanViews() described the current row already; say which one the solve gave.
+    const int row = m_document.currentPlanIndex();
+    if (row < 0 || planCacheKey(m_document.plans()[size_t(row)]) != key)
+        solverPanel()->showMessage(tr("Solved: %1").arg(planSummary(plan, -1)));
+}
+
+QString Planner::planSummary(const Plan &plan, int row) const
+{
+    QString text =
+        tr("%1: %2, peak %3, recompute +%4 % (solved in %5 s)")
+            .arg(qs(plan.solver), QLatin1String(core::solvers::solveStatusName(plan.status)),
+                 qs(core::formatBytes(plan.timeline.peakBytes)))
+            .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
+            .arg(plan.solveSeconds, 0, 'f', 3);
+    if (row >= 0)
+        text = tr("Plan %1 of %2 — %3").arg(row + 1).arg(m_document.plans().size()).arg(text);
+    return text;
 }
 
 void Planner::onFailed(quint64, const QString &solver, const QString &message, bool cancelled,
@@ -636,12 +647,10 @@ void Planner::documentChanged(PlannerChange change)
         break;
     case PlannerChange::Budget:
         if (m_document.objective() == Objective::MinTime) {
+            // The memory chart keeps the current plan's own budget until the re-solved plan
+            // (with the new one) replaces it.
             if (solverPanel()->liveResolve())
                 m_liveTimer.start(); // debounced; the controller keeps only the latest
-            // Until the re-solved plan arrives only the budget line moves.
-            const Plan *plan = m_document.currentPlan();
-            memoryChart()->setBudget(
-                plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
         }
         break;
     case PlannerChange::Pins:
@@ -674,7 +683,8 @@ void Planner::updateCurrentPlanViews()
     const int step = teachingView()->step();
     m_analysis = PlanAnalysis::analyse(m_problem->training, *plan);
     m_colors->setAnalysis(m_analysis);
-    const int64_t budget = plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0;
+    // The budget this plan was solved for (the field may hold another one by now).
+    const int64_t budget = plan->objective == Objective::MinTime ? plan->budgetBytes : 0;
     memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget,
                                 qs(plan->solver));
     teachingView()->setAnalysis(m_analysis);
@@ -682,6 +692,8 @@ void Planner::updateCurrentPlanViews()
         teachingView()->setStep(step);
     paretoChart()->setCurrent(plan->budgetBytes, plan->timeline.tdiPercent());
     runPanel()->setPredicted(plan->timeline);
+    // The Solver dock describes the plan in view, not whichever solve finished last.
+    solverPanel()->showMessage(planSummary(*plan, m_document.currentPlanIndex()));
     if (planTable()->currentIndex().row() != m_document.currentPlanIndex())
         planTable()->selectRow(m_document.currentPlanIndex());
     emit planUpdated();

@@ -168,6 +168,8 @@ private:
     QString cacheKey(const QString &solver, const SolveJob &job) const;
     /// cacheKey() of the inputs a plan was solved for.
     QString planCacheKey(const core::solvers::Plan &plan) const;
+    /// "Plan 2 of 3 — hong-dp: optimal, peak 1.20 GiB, ..." (row < 0: without the row).
+    QString planSummary(const core::solvers::Plan &plan, int row) const;
     std::vector<core::solvers::Pin> resolvedPins() const;
     void onSolved(quint64 id, const core::solvers::Plan &plan, int replaceIndex, quint64 tag);
     void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled,

@@ -176,6 +176,7 @@ void RunPanel::setBackend(const QString &id)
 }
 int RunPanel::measuredPointCount() const { return int(m_memPoints.size()); }
 QString RunPanel::statusText() const { return m_status->text(); }
+bool RunPanel::failureMarked() const { return m_oom->count() > 0; }
 
 void RunPanel::setPredicted(const core::sim::Timeline &t)
 {
@@ -291,16 +292,19 @@ void RunPanel::finished(const RunSummary &summary)
         return;
     }
     if (!summary.ok) {
-        if (summary.failedStep >= 0)
+        // A Stop ends the run where it was; only an error (an OOM, a backend failure) marks the
+        // step that failed.
+        if (summary.failedStep >= 0 && !summary.cancelled)
             m_oom->replace(
                 {QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
-        m_status->setText(summary.cancelled
-                              ? tr("Stopped.")
-                              : tr("Failed%1: %2")
-                                    .arg(summary.failedStep >= 0
-                                             ? tr(" at step %1").arg(summary.failedStep)
-                                             : QString(),
-                                         summary.error));
+        m_status->setText(
+            summary.cancelled
+                ? (summary.failedStep >= 0 ? tr("Stopped at step %1.").arg(summary.failedStep)
+                                           : tr("Stopped."))
+                : tr("Failed%1: %2")
+                      .arg(summary.failedStep >= 0 ? tr(" at step %1").arg(summary.failedStep)
+                                                   : QString(),
+                           summary.error));
     } else {
         m_status->setText(
             tr("Done: %n iteration(s), %1 per step, measured peak %2.", nullptr, summary.iterations)

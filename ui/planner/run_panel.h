@@ -53,6 +53,9 @@ public:
     int measuredPointCount() const;
     const RunSummary &lastSummary() const { return m_summary; }
     QString statusText() const;
+    /// Whether the memory chart marks a failing step ("failed here"): after an error, never
+    /// after the user's Stop.
+    bool failureMarked() const;
 
 public slots:
     void run();

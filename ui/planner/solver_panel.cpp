@@ -188,6 +188,7 @@ void SolverPanel::showProgress(const SolveProgressInfo &info)
 }
 
 void SolverPanel::showMessage(const QString &text) { m_message->setText(text); }
+QString SolverPanel::messageText() const { return m_message->text(); }
 
 void SolverPanel::dragBudgetTo(int64_t bytes)
 {

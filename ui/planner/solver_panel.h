@@ -54,6 +54,8 @@ public:
     void setBusy(bool busy);
     void showProgress(const SolveProgressInfo &info);
     void showMessage(const QString &text);
+    /// The message line's text (the current plan, a solve's progress or result).
+    QString messageText() const;
     /// Why the last typed budget was refused ("'abc' is not a byte count ..."); empty once a
     /// valid budget was entered.
     QString budgetErrorText() const;
