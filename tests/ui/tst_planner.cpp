@@ -12,6 +12,7 @@
 #include "ui/planner/set_budget_command.h"
 #include "ui/planner/solver_panel.h"
 #include "ui/planner/teaching_view.h"
+#include "ui_test_util.h"
 
 #include <QLabel>
 #include <QLineEdit>
@@ -232,6 +233,61 @@ private slots:
         QVERIFY(panel->failureMarked());
         QVERIFY2(panel->statusText().contains(QStringLiteral("at step 7")),
                  qPrintable(panel->statusText()));
+    }
+
+    // Bug: opening another model dropped the solved plans without asking, listed the old model's
+    // pins on the new one, and the Run tab kept "Gradient check passed" and the old measured
+    // curve. In a window, as a user opens a file: asked first (Cancel keeps everything), then a
+    // clean planner for the new model.
+    void openingAnotherModelAsksAndStartsClean()
+    {
+        tests::isolateSettings();
+        const QString mlp = tests::sharedPath("corpus/with_weights/mlp.onnx");
+        const QString vit = tests::sharedPath("corpus/with_weights/tiny_vit.onnx");
+        MainWindow w;
+        Planner *planner = w.planner();
+        planner->setSolvers(Planner::registrySolvers());
+        QVERIFY(tests::openAndWait(w, mlp));
+        QTRY_VERIFY_WITH_TIMEOUT(planner->problem() && !planner->isLoading(), 60000);
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QVERIFY(planner->document()->currentPlan());
+        const QString node = planner->analysis().nodeDecisions().keys().first();
+        QVERIFY(planner->pinNode(node, PinKind::Keep));
+        planner->waitForIdle();
+        planner->runPanel()->setIterations(1);
+        QSignalSpy ran(planner->runPanel(), &RunPanel::runFinished);
+        planner->runPanel()->run();
+        QVERIFY(ran.wait(120000));
+        QVERIFY(!planner->runPanel()->gradientText().isEmpty());
+        QVERIFY(planner->runPanel()->measuredPointCount() > 0);
+
+        QStringList asked;
+        QMessageBox::StandardButton answer = QMessageBox::Cancel;
+        planner->setSaveQuestion([&](QWidget *, const QString &text) {
+            asked << text;
+            return answer;
+        });
+        w.openModel(vit);
+        QCOMPARE(asked.size(), 1);
+        QVERIFY2(asked[0].contains(QStringLiteral("tiny_vit.onnx")), qPrintable(asked[0]));
+        QVERIFY(!w.isBusy()); // cancelled: nothing loads
+        QCOMPARE(planner->document()->plans().size(), size_t(1));
+        QVERIFY(planner->document()->modelPath().endsWith(QStringLiteral("mlp.onnx")));
+
+        answer = QMessageBox::Discard;
+        QVERIFY(tests::openAndWait(w, vit));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            planner->document()->modelPath().endsWith(QStringLiteral("tiny_vit.onnx")), 60000);
+        planner->waitForIdle();
+        QCOMPARE(asked.size(), 2);
+        QVERIFY(planner->document()->plans().empty());
+        QVERIFY(planner->document()->pins().isEmpty());
+        QCOMPARE(planner->pinsWidget()->pinCount(), 0);
+        QCOMPARE(planner->runPanel()->measuredPointCount(), 0);
+        QCOMPARE(planner->runPanel()->gradientText(), QString());
+        QVERIFY(!planner->runPanel()->lastSummary().ok);
     }
 
     void twoSolversGiveTwoRows()

@@ -367,6 +367,10 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
     if (problem && m_profile && problem->costs->timeSource == core::cost::TimeSource::Estimate)
         if (auto p = withProfileCosts(*problem, *m_profile, m_profileDevice.toStdString()))
             problem = std::move(*p);
+    // Another graph (model or batch; not a calibration's new times): the last run measured
+    // something else.
+    if (!problem || !m_problem || problem->training != m_problem->training)
+        runPanel()->clearResults();
     m_problem = std::move(problem);
     runPanel()->setTimeSource(timeSourceText());
     m_tableModel->setGraph(m_problem ? m_problem->training : nullptr);
@@ -413,6 +417,8 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         if (newModel) {
             m_document.undoStack()->clear();
             m_document.clearPlans();
+            m_document.setPins({}); // tensor names of the old model
+            paretoChart()->clearPoints();
             const auto &sa = m_problem->storeAll.timeline;
             const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
             m_document.setBudgetBytes(floor + (sa.peakBytes - floor) * 6 / 10);
@@ -789,14 +795,31 @@ core::Status Planner::openSession(const QString &path)
     return core::Status::ok();
 }
 
-bool Planner::maybeSave(QWidget *parent)
+bool Planner::maybeSaveBeforeOpening(QWidget *parent, const QString &modelPath)
+{
+    if (m_document.modelPath().isEmpty() ||
+        QFileInfo(modelPath).absoluteFilePath() ==
+            QFileInfo(m_document.modelPath()).absoluteFilePath())
+        return true;
+    return maybeSave(
+        parent,
+        tr("Opening %1 starts a new planner session: the %n plan(s) solved for %2 "
+           "and its pins are discarded.",
+           nullptr, int(m_document.plans().size()))
+            .arg(QFileInfo(modelPath).fileName(), QFileInfo(m_document.modelPath()).fileName()));
+}
+
+bool Planner::maybeSave(QWidget *parent, const QString &reason)
 {
     if (!m_document.isModified() || (m_document.plans().empty() && m_document.pins().isEmpty()))
         return true;
+    const QString text = (reason.isEmpty() ? QString() : reason + QLatin1Char(' ')) +
+                         tr("The planner session has unsaved changes. Save them?");
     const auto answer =
-        QMessageBox::warning(parent, tr("Unsaved planner session"),
-                             tr("The planner session has unsaved changes. Save them?"),
-                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+        m_saveQuestion
+            ? m_saveQuestion(parent, text)
+            : QMessageBox::warning(parent, tr("Unsaved planner session"), text,
+                                   QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel)
         return false;
     if (answer == QMessageBox::Discard)

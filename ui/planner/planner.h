@@ -27,6 +27,7 @@
 
 #include <QDockWidget>
 #include <QHash>
+#include <QMessageBox>
 #include <QObject>
 #include <QPointer>
 #include <QTableView>
@@ -136,8 +137,17 @@ public:
     /// Reads the session and loads its model off-thread; sessionOpened() follows.
     core::Status openSession(const QString &path);
     const QString &sessionPath() const { return m_sessionPath; }
-    /// Asks to save unsaved changes; false when the user cancels (the window must stay open).
-    bool maybeSave(QWidget *parent);
+    /// Asks to save unsaved changes; false when the user cancels (the window must stay open, the
+    /// other model must not open). `reason` opens the question ("Opening b.onnx replaces ...").
+    bool maybeSave(QWidget *parent, const QString &reason = QString());
+    /// Asks before opening `modelPath` would discard this session's unsaved plans and pins;
+    /// false when the user cancels. True at once for the session's own model.
+    bool maybeSaveBeforeOpening(QWidget *parent, const QString &modelPath);
+    /// Who answers maybeSave's question: Save, Discard or Cancel (a message box by default;
+    /// tests and scripts answer themselves).
+    using SaveQuestion =
+        std::function<QMessageBox::StandardButton(QWidget *parent, const QString &text)>;
+    void setSaveQuestion(SaveQuestion question) { m_saveQuestion = std::move(question); }
     core::Status exportPlanJson(const QString &path) const;
     core::Status exportTimelineCsv(const QString &path) const;
     /// Export > Apply in PyTorch: the plan JSON at `planPath`, and beside it remat_apply.py and
@@ -199,6 +209,7 @@ private:
     QTimer m_liveTimer;
     std::optional<core::cost::Profile> m_profile; ///< from "Calibrate on this device"
     QString m_profileDevice;
+    SaveQuestion m_saveQuestion;
 
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;

@@ -177,6 +177,26 @@ void RunPanel::setBackend(const QString &id)
 int RunPanel::measuredPointCount() const { return int(m_memPoints.size()); }
 QString RunPanel::statusText() const { return m_status->text(); }
 bool RunPanel::failureMarked() const { return m_oom->count() > 0; }
+QString RunPanel::gradientText() const { return m_gradients->text(); }
+
+void RunPanel::clearResults()
+{
+    if (m_controller->isRunning()) {
+        m_dropRun = true;
+        m_controller->stop();
+    }
+    m_controller->takeSamples();
+    m_memPoints.clear();
+    m_timePoints.clear();
+    for (QLineSeries *s : {m_memMeasured, m_timeMeasured, m_memPredicted, m_timePredicted, m_oom})
+        s->clear();
+    m_summary = RunSummary();
+    m_iteration = 0;
+    m_calibrationGraph.reset();
+    m_calibrationSamples.clear();
+    m_gradients->clear();
+    m_status->setText(tr("Idle."));
+}
 
 void RunPanel::setPredicted(const core::sim::Timeline &t)
 {
@@ -280,6 +300,15 @@ void RunPanel::drain()
 
 void RunPanel::finished(const RunSummary &summary)
 {
+    if (m_dropRun) { // stopped by clearResults(): nothing of it belongs to the model shown now
+        m_dropRun = false;
+        m_drain.stop();
+        m_controller->takeSamples();
+        m_run->setEnabled(true);
+        m_calibrate->setEnabled(true);
+        m_stop->setEnabled(false);
+        return;
+    }
     drain();
     m_drain.stop();
     m_summary = summary;

@@ -56,6 +56,11 @@ public:
     /// Whether the memory chart marks a failing step ("failed here"): after an error, never
     /// after the user's Stop.
     bool failureMarked() const;
+    /// Forgets the last run (measured curves, gradient check, status) and the predicted curves;
+    /// a run under way is stopped and its result dropped. For another model or batch.
+    void clearResults();
+    /// The gradient check's line ("Gradient check passed: ..."), empty before a run.
+    QString gradientText() const;
 
 public slots:
     void run();
@@ -90,6 +95,7 @@ private:
     double m_memMax = 1, m_timeMax = 1e-6;
     int m_stepCount = 1;
     RunSummary m_summary;
+    bool m_dropRun = false; ///< the run under way was for a model no longer loaded
     // The calibration run under way: its graph, schedule and every sample drained.
     std::shared_ptr<const core::training::TrainingGraph> m_calibrationGraph;
     core::schedule::Schedule m_calibrationSchedule;
