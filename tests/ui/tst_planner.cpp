@@ -290,6 +290,34 @@ private slots:
         QVERIFY(!planner->runPanel()->lastSummary().ok);
     }
 
+    // Bug: the Schedule explanation said a tensor "is recomputed ... because no backward op needs
+    // it". A tensor is kept or recomputed for a reader after the forward pass: a backward op, or
+    // a forward op run again in backward; the explanation names it, never "no backward op".
+    void explanationsNameWhoNeedsTheTensor()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        const PlanAnalysis &a = planner->analysis();
+        int recomputed = 0;
+        for (auto it = a.nodeDecisions().cbegin(); it != a.nodeDecisions().cend(); ++it) {
+            if (it.value() != PlanDecision::Recompute && it.value() != PlanDecision::Keep)
+                continue;
+            const QString text = a.explainNode(it.key());
+            const QString first = text.section(QLatin1Char('\n'), 0, 0);
+            QVERIFY2(!first.contains(QStringLiteral("no backward op")), qPrintable(text));
+            if (it.value() == PlanDecision::Recompute) {
+                ++recomputed;
+                QVERIFY2(first.contains(QStringLiteral("because")) ||
+                             first.contains(QStringLiteral("nothing after the forward pass")),
+                         qPrintable(text));
+                QVERIFY2(first.contains(QStringLiteral("computed again")), qPrintable(text));
+            }
+        }
+        QVERIFY(recomputed > 0);
+    }
+
     void twoSolversGiveTwoRows()
     {
         auto planner = makePlanner();
