@@ -82,7 +82,10 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     setRenderHint(QPainter::Antialiasing);
     QChart *c = chart();
     c->setAnimationOptions(QChart::NoAnimation);
-    c->legend()->setAlignment(Qt::AlignBottom);
+    // Eleven entries ("recomputed activations", "store-all total", ...): beside the plot, one a
+    // line, each name whole; under it they would share one line and be cut to "recom...".
+    c->legend()->setAlignment(Qt::AlignRight);
+    c->legend()->setShowToolTips(true);
     c->setMargins(QMargins(4, 4, 4, 4));
     m_x = new QValueAxis(c);
     m_x->setTitleText(tr("schedule step"));

@@ -31,7 +31,8 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     setRenderHint(QPainter::Antialiasing);
     chart()->setAnimationOptions(QChart::NoAnimation);
     chart()->setTitle(tr("Budget versus recompute overhead"));
-    chart()->legend()->setAlignment(Qt::AlignBottom);
+    chart()->legend()->setAlignment(Qt::AlignRight); // a line per solver, names whole
+    chart()->legend()->setShowToolTips(true);
     m_x = new QValueAxis(chart());
     m_x->setTitleText(tr("budget (GiB)"));
     m_y = new QValueAxis(chart());

@@ -328,6 +328,24 @@ bool PlanAnalysis::storedIntoStage(int stage, OpId op) const
     return testBit(m_sBits[size_t(stage)], op.index());
 }
 
+QStringList wrapAtWords(const QString &text, int width)
+{
+    QStringList lines;
+    for (const QString &paragraph : text.split(QLatin1Char('\n'))) {
+        QString line;
+        for (const QString &word : paragraph.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+                lines << line;
+                line.clear();
+            }
+            line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+        }
+        if (!line.isEmpty())
+            lines << line;
+    }
+    return lines;
+}
+
 QString PlanAnalysis::explainTensor(TensorId tid) const
 {
     if (!m_graph || !tid.valid() || tid.index() >= m_graph->tensorCount())

@@ -37,6 +37,9 @@
 #include <QSvgGenerator>
 #include <QTableView>
 
+#include <algorithm>
+#include <cmath>
+
 namespace remat::ui {
 
 using core::solvers::Objective;
@@ -46,6 +49,7 @@ using core::solvers::Plan;
 namespace {
 QString qs(const std::string &s) { return QString::fromStdString(s); }
 constexpr int kSweepBudgets = 20;
+constexpr int kMinChartPngWidth = 1600;
 // Slider moves within one event-loop pass collapse into one solve; the controller drops stale ones.
 constexpr int kLiveDebounceMs = 5;
 } // namespace
@@ -953,7 +957,20 @@ core::Status Planner::exportChart(QWidget *chart, const QString &path) const
                                    (path + QStringLiteral(": could not write")).toStdString());
         return core::Status::ok();
     }
-    if (!chart->grab().save(path))
+    // A PNG for a report or a slide: at least kMinChartPngWidth pixels wide and twice the
+    // screen's pixel ratio, drawn at that resolution (not a screenshot scaled up).
+    const double scale =
+        std::max({2.0 * chart->devicePixelRatioF(), double(kMinChartPngWidth) / size.width(), 1.0});
+    QImage image(QSize(int(std::ceil(size.width() * scale)), int(std::ceil(size.height() * scale))),
+                 QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);
+    image.fill(Qt::white);
+    {
+        QPainter p(&image);
+        p.setRenderHint(QPainter::Antialiasing);
+        chart->render(&p);
+    }
+    if (!image.save(path))
         return core::makeError(
             core::StatusCode::NotFound,
             (path + QStringLiteral(": could not write the image")).toStdString());

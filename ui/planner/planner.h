@@ -156,7 +156,8 @@ public:
     core::Status exportForPyTorch(const QString &planPath, QString *snippetPath = nullptr) const;
     /// The three lines that apply a plan: import, apply_plan, print the report.
     static QString pytorchSnippet(const QString &planPath, const QString &modelPath);
-    /// PNG or SVG by suffix.
+    /// PNG or SVG by suffix. A PNG is drawn at least 1600 px wide (and at twice the screen's
+    /// pixel ratio), so it stays sharp in a report.
     core::Status exportChart(QWidget *chart, const QString &path) const;
 
 signals:

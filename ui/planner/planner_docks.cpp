@@ -13,6 +13,8 @@
 #include <QMainWindow>
 #include <QTableView>
 
+#include <algorithm>
+
 namespace remat::ui {
 
 PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, RunController *runs)
@@ -26,6 +28,17 @@ PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, Run
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->setWordWrap(false);
+    // New rows widen a column to its longest entry (a user's wider column stays): the table
+    // never shows "feasible, domi..." while there is room.
+    QObject::connect(plans, &QAbstractItemModel::modelReset, m_table, [table = m_table.data()] {
+        const QAbstractItemView *view = table; // sizeHintForColumn is public there
+        const int last = table->model()->columnCount() - 1;
+        for (int c = 0; c < last; ++c)
+            table->setColumnWidth(c, std::max({table->columnWidth(c), view->sizeHintForColumn(c),
+                                               table->horizontalHeader()->sectionSizeHint(c)}));
+    });
     m_table->verticalHeader()->setDefaultSectionSize(22);
     m_memoryChart = new MemoryChartView(shelf);
     m_memoryChart->setObjectName(QStringLiteral("plannerMemoryChart"));
