@@ -355,6 +355,41 @@ private slots:
         QVERIFY(qAbs(double(image.height()) / image.width() - 430.0 / 782) < 0.01); // aspect kept
     }
 
+    // Bug: Cancel gave no feedback. After Cancel the panel says "Cancelling" (the button off)
+    // until the job has wound down, then "cancelled", and the planner is idle again; checkmate-lp
+    // (when this build has CBC) ends too.
+    void cancelShowsCancellingUntilTheJobEnds()
+    {
+        auto planner = makePlanner();
+        SolverPanel *panel = planner->solverPanel();
+        planner->sweep();
+        QTest::qWait(50);
+        QVERIFY(planner->solveController()->isBusy());
+        planner->cancel();
+        QVERIFY(panel->isCancelling());
+        QVERIFY2(panel->messageText().contains(QStringLiteral("Cancelling")),
+                 qPrintable(panel->messageText()));
+        planner->waitForIdle();
+        QVERIFY(!planner->solveController()->isBusy());
+        QVERIFY(!panel->isCancelling());
+        QVERIFY2(panel->messageText().contains(QStringLiteral("cancelled")),
+                 qPrintable(panel->messageText()));
+
+        if (planner->usableSolverIds().contains(QStringLiteral("checkmate-lp"))) {
+            const auto &sa = m_resnet->storeAll.timeline;
+            const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+            planner->document()->setBudgetBytes(floor + (sa.peakBytes - floor) * 4 / 10);
+            planner->solve(QStringLiteral("checkmate-lp"));
+            QTest::qWait(200);
+            const bool running = planner->solveController()->isBusy();
+            planner->cancel();
+            QCOMPARE(panel->isCancelling(), running);
+            planner->waitForIdle();
+            QVERIFY(!planner->solveController()->isBusy());
+            QVERIFY(!panel->isCancelling());
+        }
+    }
+
     void twoSolversGiveTwoRows()
     {
         auto planner = makePlanner();

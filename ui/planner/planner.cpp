@@ -517,6 +517,7 @@ void Planner::solve(const QString &solverId)
                                        .arg(solverId));
         return;
     }
+    solverPanel()->jobStarted();
     solverPanel()->showMessage(tr("Solving with %1...").arg(solverId));
     m_solves.start(std::move(job));
 }
@@ -546,10 +547,16 @@ void Planner::sweep()
     solverPanel()->showMessage(tr("Sweeping %1 solvers over %2 budgets...")
                                    .arg(job.solvers.size())
                                    .arg(job.budgets.size()));
+    solverPanel()->jobStarted();
     m_solves.startSweep(std::move(job));
 }
 
-void Planner::cancel() { m_solves.cancelAll(); }
+void Planner::cancel()
+{
+    if (m_solves.isBusy())
+        solverPanel()->setCancelling();
+    m_solves.cancelAll();
+}
 
 void Planner::resolveCurrent(bool live)
 {

@@ -163,14 +163,36 @@ void SolverPanel::setLiveResolve(bool on) { m_live->setChecked(on); }
 
 void SolverPanel::setBusy(bool busy)
 {
-    m_cancel->setEnabled(busy);
+    if (!busy)
+        m_cancelling = false;
+    m_cancel->setEnabled(busy && !m_cancelling);
+    m_cancel->setText(tr("Cancel"));
     m_progress->setVisible(busy);
     if (busy)
         m_progress->setRange(0, 0);
 }
 
+void SolverPanel::jobStarted()
+{
+    m_cancelling = false;
+    setBusy(true);
+}
+
+void SolverPanel::setCancelling()
+{
+    if (!m_cancel->isEnabled() && !m_cancelling)
+        return; // nothing running
+    m_cancelling = true;
+    m_cancel->setEnabled(false);
+    m_cancel->setText(tr("Cancelling..."));
+    m_progress->setRange(0, 0);
+    showMessage(tr("Cancelling: waiting for the solver to stop..."));
+}
+
 void SolverPanel::showProgress(const SolveProgressInfo &info)
 {
+    if (m_cancelling)
+        return; // the solver's last reports must not hide that it is stopping
     if (info.fraction >= 0) {
         m_progress->setRange(0, 1000);
         m_progress->setValue(int(info.fraction * 1000));

@@ -52,6 +52,12 @@ public:
     bool liveResolve() const;
     void setLiveResolve(bool on);
     void setBusy(bool busy);
+    /// After Cancel: "Cancelling..." with the Cancel button off until the jobs have wound down
+    /// (setBusy(false) ends it).
+    void setCancelling();
+    bool isCancelling() const { return m_cancelling; }
+    /// A new solve or sweep starts: busy, and cancellable again even while an older job winds down.
+    void jobStarted();
     void showProgress(const SolveProgressInfo &info);
     void showMessage(const QString &text);
     /// The message line's text (the current plan, a solve's progress or result).
@@ -91,6 +97,7 @@ private:
     std::function<std::optional<int64_t>()> m_freeMemory;
     int64_t m_lo = 0, m_hi = 0;
     bool m_syncing = false;
+    bool m_cancelling = false;
     int m_dragKey = 1;
 };
 
