@@ -5,6 +5,7 @@
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/sim/simulator.h"
 #include "ui/planner/memory_chart_view.h"
+#include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/rs_matrix_view.h"
@@ -388,6 +389,80 @@ private slots:
             QVERIFY(!planner->solveController()->isBusy());
             QVERIFY(!panel->isCancelling());
         }
+    }
+
+    // Bug: the Pareto chart drew the current plan at its budget (not its peak), left checkmate
+    // and offload out of the sweep, and its points could not be clicked. Expected: every
+    // budget-taking solver swept, the current plan at its peak, a click on a point selects
+    // (solves) that solver's plan at that budget.
+    void paretoSweepCoversEverySolverAndPointsSelectPlans()
+    {
+        auto planner = makePlanner();
+        // Two interactive solvers and offload (a search, left out of sweeps before); the MILP
+        // solvers take their time limit per budget, too long for a test.
+        std::vector<std::shared_ptr<const core::solvers::Solver>> solvers;
+        for (const auto &s : Planner::registrySolvers())
+            if (s->id() == "chen-greedy" || s->id() == "hong-dp" || s->id() == "offload")
+                solvers.push_back(s);
+        QCOMPARE(solvers.size(), size_t(3));
+        for (const auto &s : solvers)
+            QCOMPARE(s->capabilities().speed == core::solvers::SpeedClass::Interactive,
+                     s->id() != "offload");
+        planner->setSolvers(solvers);
+        const auto &sa = m_resnet->storeAll.timeline;
+        planner->document()->setBudgetBytes(sa.peakBytes - sa.activationPeakBytes / 10);
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        const core::solvers::Plan current = *planner->document()->currentPlan();
+        QVERIFY(current.timeline.peakBytes < current.budgetBytes); // so peak and budget differ
+        planner->sweep();
+        planner->waitForIdle();
+        ParetoChartView *chart = planner->paretoChart();
+        QStringList budgetSolvers;
+        for (const auto &s : Planner::registrySolvers())
+            if (s->capabilities().minTime &&
+                planner->usableSolverIds().contains(QString::fromStdString(s->id())))
+                budgetSolvers << QString::fromStdString(s->id());
+        for (const QString &id : budgetSolvers)
+            QVERIFY2(chart->pointCount(id) > 0, qPrintable(id));
+        // The current plan's mark: at its peak, not at its budget.
+        QCOMPARE(chart->currentPeakBytes(), current.timeline.peakBytes);
+
+        QMainWindow window;
+        planner->createDocks(&window);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(planner->raiseView(QStringLiteral("pareto")));
+        QTest::qWait(80); // the chart redraws sweep points on a 50 ms timer
+        // A point no other solver's point sits near (solvers often agree on a budget; one
+        // solver's plan may be the same over several budgets, drawn on one spot).
+        ParetoPoint target;
+        const QList<ParetoPoint> all = chart->points();
+        for (const ParetoPoint &p : all) {
+            if (!p.feasible || p.budgetBytes == current.budgetBytes)
+                continue;
+            const QPoint at = *chart->pointPosition(p);
+            bool alone = true;
+            for (const ParetoPoint &q : all)
+                if (q.feasible && q.solver != p.solver)
+                    alone = alone && (*chart->pointPosition(q) - at).manhattanLength() > 24;
+            if (alone)
+                target = p;
+        }
+        QVERIFY2(target.feasible, "every point overlaps another solver's");
+        const std::optional<QPoint> at = chart->pointPosition(target);
+        QVERIFY(at);
+        QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, *at);
+        planner->waitForIdle();
+        const core::solvers::Plan *picked = planner->document()->currentPlan();
+        QCOMPARE(QString::fromStdString(picked->solver), target.solver);
+        QCOMPARE(picked->timeline.peakBytes, target.peakBytes);
+        QCOMPARE(picked->timeline.tdiPercent(), target.overheadPercent);
+        QCOMPARE(planner->document()->budgetBytes(), picked->budgetBytes);
+        QCOMPARE(chart->currentPeakBytes(), picked->timeline.peakBytes);
+        QCOMPARE(planner->document()->plans().size(), size_t(2)); // the first plan kept its row
+        QCOMPARE(planner->document()->plans()[0].budgetBytes, current.budgetBytes);
     }
 
     void twoSolversGiveTwoRows()

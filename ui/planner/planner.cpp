@@ -15,6 +15,8 @@
 #include "ui/planner/plan_node_colors.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/set_budget_command.h"
+#include "ui/planner/set_objective_command.h"
 #include "ui/planner/set_pin_command.h"
 #include "ui/planner/teaching_view.h"
 
@@ -93,6 +95,7 @@ Planner::Planner(QObject *parent)
         if (solverPanel())
             solverPanel()->showMessage(cancelled ? tr("Sweep cancelled.") : tr("Sweep done."));
     });
+    connect(paretoChart(), &ParetoChartView::pointClicked, this, &Planner::showParetoPlan);
     connect(solverPanel(), &SolverPanel::solveRequested, this, &Planner::solve);
     connect(solverPanel(), &SolverPanel::compareAllRequested, this, &Planner::compareAll);
     connect(solverPanel(), &SolverPanel::sweepRequested, this, &Planner::sweep);
@@ -535,11 +538,14 @@ void Planner::sweep()
     SweepJob job;
     job.problem = m_problem;
     job.pins = resolvedPins();
-    for (const QString &id : usableSolverIds()) {
-        auto s = solverById(id);
-        if (s && isFast(*s) && s->capabilities().minTime)
-            job.solvers.push_back(s);
-    }
+    // Every solver that takes a budget: the interactive ones first, then the MILP / LP and
+    // offload searches (each solve capped by the sweep's time limit, all of it cancellable).
+    for (const bool fast : {true, false})
+        for (const QString &id : usableSolverIds()) {
+            auto s = solverById(id);
+            if (s && isFast(*s) == fast && s->capabilities().minTime)
+                job.solvers.push_back(s);
+        }
     const auto &sa = m_problem->storeAll.timeline;
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
     job.budgets = sweepBudgets(floor + (sa.peakBytes - floor) / 20, sa.peakBytes, kSweepBudgets);
@@ -549,6 +555,24 @@ void Planner::sweep()
                                    .arg(job.budgets.size()));
     solverPanel()->jobStarted();
     m_solves.startSweep(std::move(job));
+}
+
+void Planner::showParetoPlan(const ParetoPoint &point)
+{
+    // That solver at that budget: a row that has it is selected, else it is solved (or taken
+    // from the cache) with the budget set as an undoable edit.
+    // The edits must not re-solve the current plan for the new budget (as a slider drag does):
+    // the point's plan is a row of its own.
+    const bool objectiveChanges = m_document.objective() != Objective::MinTime;
+    m_restoring = true;
+    if (objectiveChanges)
+        m_document.undoStack()->push(new SetObjectiveCommand(&m_document, Objective::MinTime));
+    if (m_document.budgetBytes() != point.budgetBytes)
+        m_document.undoStack()->push(new SetBudgetCommand(&m_document, point.budgetBytes));
+    m_restoring = false;
+    if (objectiveChanges)
+        refreshSolverInfos();
+    solve(point.solver);
 }
 
 void Planner::cancel()
@@ -707,7 +731,7 @@ void Planner::updateCurrentPlanViews()
     teachingView()->setAnalysis(m_analysis);
     if (step >= 0)
         teachingView()->setStep(step);
-    paretoChart()->setCurrent(plan->budgetBytes, plan->timeline.tdiPercent());
+    paretoChart()->setCurrent(plan->timeline.peakBytes, plan->timeline.tdiPercent());
     runPanel()->setPredicted(plan->timeline);
     // The Solver dock describes the plan in view, not whichever solve finished last.
     solverPanel()->showMessage(planSummary(*plan, m_document.currentPlanIndex()));

@@ -114,6 +114,9 @@ public:
     void compareAll();
     void sweep();
     void cancel();
+    /// The plan behind a Pareto point: selects the row of that solver at that budget, or solves
+    /// it (the budget becomes the document's, one undo step).
+    void showParetoPlan(const ParetoPoint &point);
     /// Re-solves the current plan's solver with the document's current inputs (cache first).
     void resolveCurrent(bool live = false);
     QStringList usableSolverIds() const;
