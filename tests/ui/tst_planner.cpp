@@ -19,6 +19,7 @@
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QMenuBar>
+#include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTableView>
@@ -463,6 +464,56 @@ private slots:
         QCOMPARE(chart->currentPeakBytes(), picked->timeline.peakBytes);
         QCOMPARE(planner->document()->plans().size(), size_t(2)); // the first plan kept its row
         QCOMPARE(planner->document()->plans()[0].budgetBytes, current.budgetBytes);
+    }
+
+    // Expectation: the first solve succeeds. The bundled model's default budget was below its
+    // weights + gradients, so every solver reported "infeasible". Now: the default is above the
+    // floor (weights + gradients + the largest op's working set) and the in-memory solvers meet
+    // it; an infeasible row explains the floor and "Set to floor" sets the budget to it.
+    void defaultBudgetIsSolvableAndTheFloorIsExplained()
+    {
+        const QString bundled =
+            tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+        auto loaded = loadPlannerProblem(bundled.toStdString(), 0, {});
+        QVERIFY2(loaded.hasValue(), loaded.status().message().c_str());
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        planner.solverPanel()->setLiveResolve(false);
+        planner.setProblem(*loaded);
+        const MemoryFloor floor = memoryFloor(**loaded);
+        QVERIFY(floor.weightBytes > 0 && floor.largestOpBytes > 0);
+        const int64_t budget = planner.document()->budgetBytes();
+        QVERIFY(budget >= floor.total());
+        QVERIFY(budget <= (*loaded)->storeAll.timeline.peakBytes);
+        int feasible = 0;
+        for (const char *id : {"chen-sqrtn", "chen-greedy", "hong-dp"}) {
+            planner.solve(QString::fromLatin1(id));
+            planner.waitForIdle();
+            const core::solvers::Plan *p = planner.document()->currentPlan();
+            if (p->status != core::solvers::SolveStatus::Infeasible &&
+                p->timeline.peakBytes <= budget)
+                ++feasible;
+        }
+        QVERIFY2(feasible >= 2, qPrintable(QString::number(feasible)));
+
+        // Below the floor: infeasible, and the row and the panel say why and what to do.
+        planner.document()->setBudgetBytes(floor.total() / 2);
+        planner.solve(QStringLiteral("chen-greedy"));
+        planner.waitForIdle();
+        const int row = planner.document()->currentPlanIndex();
+        QCOMPARE(planner.document()->currentPlan()->status, core::solvers::SolveStatus::Infeasible);
+        const QString tip = planner.planTableModel()
+                                ->data(planner.planTableModel()->index(row, 0), Qt::ToolTipRole)
+                                .toString();
+        QVERIFY2(tip.contains(QStringLiteral("weights")) && tip.contains(QStringLiteral("floor")),
+                 qPrintable(tip));
+        QVERIFY2(planner.solverPanel()->messageText().contains(QStringLiteral("Set to floor")),
+                 qPrintable(planner.solverPanel()->messageText()));
+        auto *setFloor = planner.solverPanel()->findChild<QPushButton *>(
+            QStringLiteral("plannerSetBudgetToFloor"));
+        QVERIFY(setFloor && !setFloor->isHidden());
+        setFloor->click();
+        QCOMPARE(planner.document()->budgetBytes(), floor.total());
     }
 
     void twoSolversGiveTwoRows()

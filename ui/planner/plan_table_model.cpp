@@ -60,6 +60,14 @@ void PlanTableModel::setGraph(std::shared_ptr<const core::training::TrainingGrap
         emit dataChanged(index(0, Pins), index(rowCount() - 1, Pins));
 }
 
+void PlanTableModel::setFloor(int64_t bytes, const QString &explanation)
+{
+    m_floor = bytes;
+    m_floorExplanation = explanation;
+    if (rowCount() > 0)
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::ToolTipRole});
+}
+
 int PlanTableModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_document->plans().size());
@@ -150,6 +158,16 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         return QBrush(QColor(0xc6, 0x28, 0x28)); // over budget
     } else if (role == Qt::ToolTipRole) {
         QString tip = QString::fromStdString(p.note);
+        if (p.status == core::solvers::SolveStatus::Infeasible && m_floor > 0)
+            tip = (p.budgetBytes < m_floor
+                       ? tr("No plan fits %1: every plan needs at least %2 = %3. \"Set to floor\" "
+                            "in the Solver dock sets the budget to it.\n")
+                             .arg(bytes(p.budgetBytes), bytes(m_floor), m_floorExplanation)
+                       : tr("%1 found no plan within %2 (above the floor %3): a larger budget or "
+                            "another solver may.\n")
+                             .arg(QString::fromStdString(p.solver), bytes(p.budgetBytes),
+                                  bytes(m_floor))) +
+                  tip;
         if (const core::solvers::Plan *by = dominatedBy(size_t(index.row()), m_document->plans()))
             tip = tr("Dominated by %1 (peak %2, recompute %3 %): no worse on peak and time, better "
                      "on one.\n")

@@ -39,6 +39,9 @@ public:
     explicit PlanTableModel(PlannerDocument *document, QObject *parent = nullptr);
     /// The graph pins are named from (their tensor ids are shown without one).
     void setGraph(std::shared_ptr<const core::training::TrainingGraph> graph);
+    /// The model's memory floor and what it is made of: an infeasible row's tooltip explains
+    /// it when the plan's budget is below it.
+    void setFloor(int64_t bytes, const QString &explanation);
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -51,6 +54,8 @@ private:
 
     PlannerDocument *m_document;
     std::shared_ptr<const core::training::TrainingGraph> m_graph;
+    int64_t m_floor = 0;
+    QString m_floorExplanation;
 };
 
 } // namespace remat::ui

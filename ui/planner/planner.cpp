@@ -426,9 +426,7 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
             m_document.clearPlans();
             m_document.setPins({}); // tensor names of the old model
             paretoChart()->clearPoints();
-            const auto &sa = m_problem->storeAll.timeline;
-            const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
-            m_document.setBudgetBytes(floor + (sa.peakBytes - floor) * 6 / 10);
+            m_document.setBudgetBytes(defaultBudget(*m_problem));
         }
         m_restoring = false;
     }
@@ -440,12 +438,36 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
     emit problemChanged();
 }
 
+int64_t Planner::defaultBudget(const PlannerProblem &problem)
+{
+    // 60 % of the way from what no plan can go below to store-all's peak: room for the
+    // in-memory solvers to keep a checkpoint per segment, yet a budget that makes them work.
+    // (From weights alone, as before, the first solve of the bundled model was infeasible.)
+    const auto &sa = problem.storeAll.timeline;
+    const int64_t floor =
+        std::max(memoryFloor(problem).total(), sa.peakBytes - sa.activationPeakBytes);
+    return std::min(sa.peakBytes, floor + (sa.peakBytes - floor) * 6 / 10);
+}
+
+QString Planner::floorExplanation() const
+{
+    if (!m_problem)
+        return {};
+    const MemoryFloor f = memoryFloor(*m_problem);
+    return tr("weights %1 + their gradients %2 + the largest op's working set %3 (%4)")
+        .arg(qs(core::formatBytes(f.weightBytes)), qs(core::formatBytes(f.weightGradBytes)),
+             qs(core::formatBytes(f.largestOpBytes)), qs(f.largestOp));
+}
+
 void Planner::updateBudgetRange()
 {
     if (!m_problem)
         return;
     const auto &sa = m_problem->storeAll.timeline;
     solverPanel()->setBudgetRange(sa.peakBytes - sa.activationPeakBytes, sa.peakBytes);
+    const int64_t floor = memoryFloor(*m_problem).total();
+    solverPanel()->setFloor(floor, floorExplanation());
+    m_tableModel->setFloor(floor, floorExplanation());
 }
 
 // ---- solving ------------------------------------------------------------------------------
@@ -640,6 +662,19 @@ void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
     const int row = m_document.currentPlanIndex();
     if (row < 0 || planCacheKey(m_document.plans()[size_t(row)]) != key)
         solverPanel()->showMessage(tr("Solved: %1").arg(planSummary(plan, -1)));
+    if (plan.status == core::solvers::SolveStatus::Infeasible && m_problem) {
+        const int64_t floor = memoryFloor(*m_problem).total();
+        solverPanel()->showMessage(
+            plan.budgetBytes < floor
+                ? tr("%1: no plan fits %2, below this model's floor %3 = %4. \"Set to floor\" "
+                     "sets the budget to it.")
+                      .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
+                           qs(core::formatBytes(floor)), floorExplanation())
+                : tr("%1 found no plan within %2 (the floor is %3): try a larger budget or "
+                     "another solver.")
+                      .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
+                           qs(core::formatBytes(floor))));
+    }
 }
 
 QString Planner::planSummary(const Plan &plan, int row) const

@@ -88,6 +88,9 @@ public:
     /// Replaces the run panel's backends (the CPU reference is there by default).
     void setBackends(std::vector<BackendChoice> backends);
     static BackendChoice cpuBackendChoice();
+    /// The budget a new model starts with: one the in-memory solvers can meet, above the
+    /// memory floor (memoryFloor) and below store-all's peak.
+    static int64_t defaultBudget(const PlannerProblem &problem);
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
 
     // ---- model ------------------------------------------------------------------------------
@@ -177,6 +180,8 @@ private:
     void refreshSolverInfos();
     void updateCurrentPlanViews();
     void updateBudgetRange();
+    /// "weights 44.6 MiB + their gradients 44.6 MiB + the largest op's working set ..."
+    QString floorExplanation() const;
     SolveJob makeJob(const std::shared_ptr<const core::solvers::Solver> &solver) const;
     std::shared_ptr<const core::solvers::Solver> solverById(const QString &id) const;
     QString cacheKey(const QString &solver, const SolveJob &job) const;

@@ -30,7 +30,8 @@ constexpr int kSliderSteps = 1000;
 SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_objective(new QComboBox(this)),
       m_slider(new QSlider(Qt::Horizontal, this)), m_budgetText(new QLineEdit(this)),
-      m_thisGpu(new QPushButton(tr("This GPU"), this)), m_solver(new QComboBox(this)),
+      m_thisGpu(new QPushButton(tr("This GPU"), this)),
+      m_floor(new QPushButton(tr("Set to floor"), this)), m_solver(new QComboBox(this)),
       m_live(new QCheckBox(tr("Re-solve while dragging"), this)),
       m_solve(new QPushButton(tr("Solve"), this)),
       m_compare(new QPushButton(tr("Compare all"), this)),
@@ -47,6 +48,8 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     m_budgetText->setToolTip(tr("Budget for the whole step's peak: bytes, KiB, MiB, GiB, or GB"));
     m_thisGpu->setToolTip(tr("Use the free memory of this machine's GPU as the budget"));
     m_thisGpu->setVisible(false);
+    m_floor->setObjectName(QStringLiteral("plannerSetBudgetToFloor"));
+    m_floor->setVisible(false);
     m_live->setChecked(true);
     m_live->setToolTip(tr("Fast solvers re-solve as the budget slider moves"));
     m_cancel->setEnabled(false);
@@ -64,6 +67,7 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     budgetRow->addWidget(m_slider, 1);
     budgetRow->addWidget(m_budgetText);
     budgetRow->addWidget(m_thisGpu);
+    budgetRow->addWidget(m_floor);
     auto *form = new QFormLayout;
     form->addRow(tr("Objective"), m_objective);
     form->addRow(tr("Budget"), budgetRow);
@@ -103,6 +107,10 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
             return;
         }
         m_document->undoStack()->push(new SetBudgetCommand(m_document, *free));
+    });
+    connect(m_floor, &QPushButton::clicked, this, [this] {
+        if (m_floorBytes > 0 && m_floorBytes != m_document->budgetBytes())
+            m_document->undoStack()->push(new SetBudgetCommand(m_document, m_floorBytes));
     });
     connect(m_solve, &QPushButton::clicked, this, [this] { emit solveRequested(currentSolver()); });
     connect(m_compare, &QPushButton::clicked, this, &SolverPanel::compareAllRequested);
@@ -150,6 +158,14 @@ void SolverPanel::setBudgetRange(int64_t lowest, int64_t highest)
     m_lo = std::max<int64_t>(0, lowest);
     m_hi = std::max(m_lo + 1, highest);
     syncBudgetWidgets();
+}
+
+void SolverPanel::setFloor(int64_t bytes, const QString &explanation)
+{
+    m_floorBytes = bytes;
+    m_floor->setVisible(bytes > 0);
+    m_floor->setToolTip(tr("Set the budget to %1, the least any plan needs: %2")
+                            .arg(QString::fromStdString(core::formatBytes(bytes)), explanation));
 }
 
 void SolverPanel::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)

@@ -47,6 +47,9 @@ public:
     void setCurrentSolver(const QString &id);
     /// The slider spans [lowest, highest] bytes (e.g. weights .. store-all peak).
     void setBudgetRange(int64_t lowest, int64_t highest);
+    /// The model's memory floor (weights + gradients + largest op's working set) and how it is
+    /// made up: the "Floor" button sets the budget to it; 0 hides the button.
+    void setFloor(int64_t bytes, const QString &explanation);
     /// Shows the "this GPU" button; the provider returns the device's free bytes (nullopt: none).
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
     bool liveResolve() const;
@@ -87,6 +90,8 @@ private:
     QSlider *m_slider;
     QLineEdit *m_budgetText;
     QPushButton *m_thisGpu;
+    QPushButton *m_floor;
+    int64_t m_floorBytes = 0;
     QComboBox *m_solver;
     QCheckBox *m_live;
     QPushButton *m_solve, *m_compare, *m_sweep, *m_cancel;
