@@ -254,7 +254,7 @@ private slots:
                                       << "not a Remat Studio session";
         QTest::newRow("version 99")
             << QByteArray(R"({"format": "remat-studio-session", "version": 99})")
-            << "session format version 99, this build reads 1";
+            << "session format version 99, this build reads 1 to 2";
         QTest::newRow("batch 1e300") << head + R"("batch": 1e300})"
                                      << "\"batch\" must be an integer";
         QTest::newRow("batch -1") << head + R"("batch": -1})"

@@ -15,6 +15,8 @@
 #include "ui/planner/teaching_view.h"
 #include "ui_test_util.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMainWindow>
@@ -721,6 +723,69 @@ private slots:
         const int lines = QString::fromUtf8(csv.readAll()).count(QLatin1Char('\n'));
         QCOMPARE(lines, int(reopened.document()->currentPlan()->schedule.steps.size()) + 1);
         QVERIFY(QImage(dir.filePath(QStringLiteral("m.png"))).width() >= 1600);
+    }
+
+    // Expectation (part): a session keeps the Pareto sweep and the solver choice (format
+    // version 2), and a version-1 file (without them) still opens.
+    void sessionKeepsSweepAndSolverChoice()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("v2.rematproj"));
+        QList<ParetoPoint> swept;
+        {
+            auto planner = makePlanner();
+            std::vector<std::shared_ptr<const core::solvers::Solver>> fast;
+            for (const auto &s : Planner::registrySolvers())
+                if (s->id() == "chen-greedy" || s->id() == "hong-dp")
+                    fast.push_back(s);
+            planner->setSolvers(fast);
+            planner->solve(QStringLiteral("chen-greedy"));
+            planner->sweep();
+            planner->waitForIdle();
+            planner->solverPanel()->setCurrentSolver(QStringLiteral("hong-dp"));
+            swept = planner->paretoChart()->points();
+            QVERIFY(swept.size() >= 2);
+            QVERIFY(planner->saveSession(path).isOk());
+        }
+        auto reopen = [&](const QString &file) {
+            auto planner = std::make_unique<Planner>();
+            planner->setSolvers(Planner::registrySolvers());
+            QSignalSpy opened(planner.get(), &Planner::sessionOpened);
+            if (!planner->openSession(file).isOk() || !opened.wait(120000) ||
+                !opened.first().at(0).toBool())
+                return std::unique_ptr<Planner>();
+            return planner;
+        };
+        auto reopened = reopen(path);
+        QVERIFY(reopened);
+        QCOMPARE(reopened->solverPanel()->currentSolver(), QStringLiteral("hong-dp"));
+        const QList<ParetoPoint> restored = reopened->paretoChart()->points();
+        QCOMPARE(restored.size(), swept.size());
+        for (int i = 0; i < swept.size(); ++i) {
+            QCOMPARE(restored[i].solver, swept[i].solver);
+            QCOMPARE(restored[i].budgetBytes, swept[i].budgetBytes);
+            QCOMPARE(restored[i].peakBytes, swept[i].peakBytes);
+            QCOMPARE(restored[i].overheadPercent, swept[i].overheadPercent);
+            QCOMPARE(restored[i].feasible, swept[i].feasible);
+        }
+        // The same file as version 1 wrote it: no "solver", no "pareto".
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        QCOMPARE(root.value(QStringLiteral("version")).toInt(), 2);
+        root[QStringLiteral("version")] = 1;
+        root.remove(QStringLiteral("solver"));
+        root.remove(QStringLiteral("pareto"));
+        const QString v1 = dir.filePath(QStringLiteral("v1.rematproj"));
+        QFile out(v1);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(root).toJson());
+        out.close();
+        auto old = reopen(v1);
+        QVERIFY(old);
+        QCOMPARE(old->document()->plans().size(), size_t(1));
+        QVERIFY(old->paretoChart()->points().isEmpty());
     }
 
     void cpuRunFeedsLiveChart()

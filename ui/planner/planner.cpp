@@ -408,6 +408,12 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         m_restoring = false;
         updateBudgetRange();
         refreshSolverInfos();
+        if (!s.solver.isEmpty())
+            solverPanel()->setCurrentSolver(s.solver);
+        paretoChart()->clearPoints();
+        for (const core::io::SessionParetoPoint &p : s.pareto)
+            paretoChart()->addPoint(
+                {qs(p.solver), p.budgetBytes, p.peakBytes, p.overheadPercent, p.feasible});
         updateCurrentPlanViews();
         emit problemChanged();
         emit sessionOpened(st.isOk(), st.isOk() ? QString() : qs(st.message()));
@@ -841,7 +847,12 @@ void Planner::selectNode(const QString &nodeName) { teachingView()->explainNode(
 
 core::Status Planner::saveSession(const QString &path)
 {
-    const SessionData s = sessionFromDocument(m_document, m_problem.get());
+    SessionData s = sessionFromDocument(m_document, m_problem.get());
+    // The view's state beside the document's (format version 2).
+    s.solver = solverPanel()->currentSolver();
+    for (const ParetoPoint &p : paretoChart()->points())
+        s.pareto.push_back(
+            {p.solver.toStdString(), p.budgetBytes, p.peakBytes, p.overheadPercent, p.feasible});
     REMAT_RETURN_IF_ERROR(
         writeSessionFile(path, s, m_problem ? m_problem->training.get() : nullptr));
     m_sessionPath = path;
