@@ -137,6 +137,7 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
 }
 
 QString MemoryChartView::placeholderText() const { return m_empty->text(); }
+QString MemoryChartView::memoryUnit() const { return m_y->titleText(); }
 
 void MemoryChartView::clearTimelines()
 {
@@ -167,8 +168,10 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     int64_t top = std::max<int64_t>(plan.peakBytes, budgetBytes);
     if (storeAll)
         top = std::max(top, storeAll->peakBytes);
-    m_unit = top >= (int64_t(1) << 30) ? double(int64_t(1) << 30) : double(int64_t(1) << 20);
-    m_y->setTitleText(m_unit > double(1 << 20) ? tr("GiB") : tr("MiB"));
+    // The unit the tables print the peak in (formatBytes): KiB on a tiny model, not 0.001 MiB.
+    const core::ByteUnit unit = core::byteUnitFor(top);
+    m_unit = unit.bytes;
+    m_y->setTitleText(QLatin1String(unit.name));
     m_yMax = std::max(1e-9, double(top) / m_unit * 1.08);
 
     const std::vector<size_t> pick = pickSteps(pts, kMaxPoints);

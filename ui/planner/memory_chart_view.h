@@ -47,6 +47,8 @@ public:
     int drawnPointCount() const { return m_drawnPoints; }
     /// The hint drawn in place of the axes while there is no plan; empty while a plan is shown.
     QString placeholderText() const;
+    /// The memory axis' unit ("KiB", "MiB", "GiB": by the largest value shown).
+    QString memoryUnit() const;
 
 signals:
     /// The user clicked the chart at this schedule step.

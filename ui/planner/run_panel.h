@@ -61,6 +61,8 @@ public:
     void clearResults();
     /// The gradient check's line ("Gradient check passed: ..."), empty before a run.
     QString gradientText() const;
+    /// The bytes-in-use chart's unit ("KiB", "MiB", ...: the predicted peak's, as tables print it).
+    QString memoryUnit() const;
 
 public slots:
     void run();
@@ -93,6 +95,7 @@ private:
     QTimer m_drain;
     int m_iteration = 0;
     double m_memMax = 1, m_timeMax = 1e-6;
+    double m_memUnit = double(1 << 20); ///< bytes per unit of the bytes-in-use axis
     int m_stepCount = 1;
     RunSummary m_summary;
     bool m_dropRun = false; ///< the run under way was for a model no longer loaded
