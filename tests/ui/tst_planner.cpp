@@ -4,6 +4,7 @@
 
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/sim/simulator.h"
+#include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/plan_table_model.h"
@@ -518,6 +519,55 @@ private slots:
         QCOMPARE(planner.document()->budgetBytes(), floor.total());
     }
 
+    // Expectation: the plans table sorts by any column (rows still select their own plan), marks
+    // the best feasible plan, shows the estimated step time, and Delete removes the selected rows
+    // (one undo step).
+    void plansTableSortsMarksBestAndDeletes()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        for (const char *id : {"chen-sqrtn", "hong-dp", "chen-greedy"})
+            planner->solve(QString::fromLatin1(id));
+        planner->waitForIdle();
+        const auto plans = planner->document()->plans();
+        QCOMPARE(plans.size(), size_t(3));
+        PlanTableModel *model = planner->planTableModel();
+        QCOMPARE(model->headerData(PlanTableModel::StepTime, Qt::Horizontal).toString(),
+                 QStringLiteral("Step time"));
+        QCOMPARE(model->data(model->index(0, PlanTableModel::StepTime), PlanTableModel::SortRole)
+                     .toDouble(),
+                 plans[0].timeline.totalSeconds);
+        // Best: the fastest step of the feasible plans, marked in its status.
+        const int best = model->bestRow();
+        QVERIFY(best >= 0);
+        for (const auto &p : plans)
+            QVERIFY(plans[size_t(best)].timeline.totalSeconds <= p.timeline.totalSeconds);
+        QVERIFY(model->data(model->index(best, PlanTableModel::Status))
+                    .toString()
+                    .contains(QStringLiteral("best")));
+
+        QTableView *table = planner->planTable();
+        table->sortByColumn(PlanTableModel::Peak, Qt::AscendingOrder);
+        size_t lowest = 0;
+        for (size_t i = 1; i < plans.size(); ++i)
+            if (plans[i].timeline.peakBytes < plans[lowest].timeline.peakBytes)
+                lowest = i;
+        table->selectRow(0);
+        QCOMPARE(planner->document()->currentPlan()->timeline.peakBytes,
+                 plans[lowest].timeline.peakBytes);
+        QCOMPARE(planner->document()->currentPlanIndex(), int(lowest));
+
+        // Delete the selected row; undo brings it back.
+        const std::string removed = planner->document()->currentPlan()->solver;
+        planner->deleteSelectedPlans();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        for (const auto &p : planner->document()->plans())
+            QVERIFY(p.solver != removed);
+        planner->document()->undoStack()->undo();
+        QCOMPARE(planner->document()->plans().size(), size_t(3));
+        QCOMPARE(planner->document()->plans()[lowest].solver, removed);
+    }
+
     void twoSolversGiveTwoRows()
     {
         auto planner = makePlanner();
@@ -821,6 +871,15 @@ private slots:
                  int(planner.document()->currentPlan()->schedule.steps.size()));
         // The measured bytes equal the simulator's (same allocation discipline).
         QCOMPARE(s.measuredPeakBytes, planner.document()->currentPlan()->timeline.peakBytes);
+        // One unit system: the run chart, the memory chart and the table's peak agree.
+        const QString unit = QString::fromLatin1(core::byteUnitFor(s.measuredPeakBytes).name);
+        QCOMPARE(panel->memoryUnit(), unit);
+        QCOMPARE(planner.memoryChart()->memoryUnit(), unit);
+        const QString peakCell =
+            planner.planTableModel()
+                ->data(planner.planTableModel()->index(0, PlanTableModel::Peak))
+                .toString();
+        QVERIFY2(peakCell.endsWith(unit), qPrintable(peakCell));
     }
 
     // "Calibrate on this device": store-all runs on the CPU, then the planner's costs are the

@@ -14,6 +14,7 @@
 #include "ui/planner/pins_widget.h"
 #include "ui/planner/plan_node_colors.h"
 #include "ui/planner/plan_table_model.h"
+#include "ui/planner/remove_plan_command.h"
 #include "ui/planner/run_panel.h"
 #include "ui/planner/set_budget_command.h"
 #include "ui/planner/set_objective_command.h"
@@ -103,8 +104,15 @@ Planner::Planner(QObject *parent)
     connect(planTable()->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
                 if (current.isValid())
-                    m_document.setCurrentPlanIndex(current.row());
+                    m_document.setCurrentPlanIndex(m_docks.planIndexOfRow(current.row()));
             });
+    // Delete removes the selected plan rows, one undo step.
+    auto *remove = new QAction(tr("Delete plan"), planTable());
+    remove->setShortcut(QKeySequence::Delete);
+    remove->setShortcutContext(Qt::WidgetShortcut);
+    connect(remove, &QAction::triggered, this, &Planner::deleteSelectedPlans);
+    planTable()->addAction(remove);
+    planTable()->setContextMenuPolicy(Qt::ActionsContextMenu);
     connect(memoryChart(), &MemoryChartView::stepSelected, teachingView(), &TeachingView::setStep);
     connect(teachingView(), &TeachingView::stepChanged, this, [this](int step) {
         if (memoryChart())
@@ -603,6 +611,22 @@ void Planner::showParetoPlan(const ParetoPoint &point)
     solve(point.solver);
 }
 
+void Planner::deleteSelectedPlans()
+{
+    QList<int> plans;
+    for (const QModelIndex &row : planTable()->selectionModel()->selectedRows())
+        plans << m_docks.planIndexOfRow(row.row());
+    plans.removeAll(-1);
+    if (plans.isEmpty())
+        return;
+    // Highest index first: each removal leaves the lower indices as they were.
+    std::sort(plans.begin(), plans.end(), std::greater<int>());
+    m_document.undoStack()->beginMacro(tr("Delete %n plan(s)", nullptr, int(plans.size())));
+    for (int i : plans)
+        m_document.undoStack()->push(new RemovePlanCommand(&m_document, i));
+    m_document.undoStack()->endMacro();
+}
+
 void Planner::cancel()
 {
     if (m_solves.isBusy())
@@ -725,7 +749,7 @@ void Planner::documentChanged(PlannerChange change)
     case PlannerChange::CurrentPlan: updateCurrentPlanViews(); break;
     case PlannerChange::Plans:
         if (m_document.currentPlanIndex() >= 0)
-            planTable()->selectRow(m_document.currentPlanIndex());
+            planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
         break;
     case PlannerChange::Budget:
         if (m_document.objective() == Objective::MinTime) {
@@ -776,8 +800,8 @@ void Planner::updateCurrentPlanViews()
     runPanel()->setPredicted(plan->timeline);
     // The Solver dock describes the plan in view, not whichever solve finished last.
     solverPanel()->showMessage(planSummary(*plan, m_document.currentPlanIndex()));
-    if (planTable()->currentIndex().row() != m_document.currentPlanIndex())
-        planTable()->selectRow(m_document.currentPlanIndex());
+    if (m_docks.planIndexOfRow(planTable()->currentIndex().row()) != m_document.currentPlanIndex())
+        planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
     emit planUpdated();
 }
 

@@ -120,6 +120,8 @@ public:
     /// The plan behind a Pareto point: selects the row of that solver at that budget, or solves
     /// it (the budget becomes the document's, one undo step).
     void showParetoPlan(const ParetoPoint &point);
+    /// Removes the plan rows selected in the table (Delete): one undo step.
+    void deleteSelectedPlans();
     /// Re-solves the current plan's solver with the document's current inputs (cache first).
     void resolveCurrent(bool live = false);
     QStringList usableSolverIds() const;
