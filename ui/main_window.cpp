@@ -393,6 +393,9 @@ void MainWindow::openModel(const QString &path, const core::onnx::ImportOptions 
         reportError(tr("%1: no such file").arg(path));
         return;
     }
+    // Another model replaces the planner session: its unsaved plans are not dropped unasked.
+    if (m_planner && !m_planner->maybeSaveBeforeOpening(this, abs))
+        return;
     m_currentPath = abs;
     m_firstLayoutOfModel = true;
     const int64_t batch = settings.batch > 0

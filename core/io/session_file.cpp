@@ -109,10 +109,11 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
     if (textOf(root, "format") != kFormat)
         return bad(path, "not a Remat Studio session");
     const int version = wholeOr(root, "version", -1);
-    if (version < 1 || version > kSessionFormatVersion)
+    if (version < kOldestSessionFormatVersion || version > kSessionFormatVersion)
         return makeError(StatusCode::Unsupported,
                          path + ": session format version " + std::to_string(version) +
-                             ", this build reads 1 to " + std::to_string(kSessionFormatVersion));
+                             ", this build reads " + std::to_string(kOldestSessionFormatVersion) +
+                             " to " + std::to_string(kSessionFormatVersion));
     Session s;
     const json model = memberOr(root, "model", json::value_t::object);
     s.modelPath = textOf(model, "path");
@@ -166,6 +167,24 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
         s.currentPlan = int(s.planTexts.size()) - 1;
     if (s.currentPlan < -1)
         s.currentPlan = -1;
+    s.solver = textOf(root, "solver");
+    for (const json &point : memberOr(root, "pareto", json::value_t::array)) {
+        if (!point.is_object())
+            return bad(path, "a Pareto point is not a JSON object");
+        SessionParetoPoint p;
+        p.solver = textOf(point, "solver");
+        REMAT_ASSIGN_OR_RETURN(p.budgetBytes,
+                               integer(path, point, "budget_bytes", 0, 0, kMaxExact));
+        REMAT_ASSIGN_OR_RETURN(p.peakBytes, integer(path, point, "peak_bytes", 0, 0, kMaxExact));
+        const auto overhead = point.find("overhead_percent");
+        p.overheadPercent = overhead != point.end() && overhead->is_number() &&
+                                    std::isfinite(overhead->get<double>())
+                                ? overhead->get<double>()
+                                : 0.0;
+        const auto feasible = point.find("feasible");
+        p.feasible = feasible != point.end() && feasible->is_boolean() && feasible->get<bool>();
+        s.pareto.push_back(std::move(p));
+    }
     return s;
 }
 
@@ -198,7 +217,9 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
     json root;
     root["format"] = kFormat;
     // Version 1 unless the session has training options (readers of version 1 would drop them).
-    root["version"] = s.training.isDefault() ? 1 : kSessionFormatVersion;
+    // Version 1 when nothing needs 2, so older builds still read the file.
+    root["version"] =
+        s.training.isDefault() && s.solver.empty() && s.pareto.empty() ? 1 : kSessionFormatVersion;
     const fs::path absModel = absoluteClean(s.modelPath);
     const fs::path relModel =
         absModel.empty() ? fs::path()
@@ -223,6 +244,15 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
         plans.push_back(json::parse(writePlan(p, *graph, ModelIdentity::of(*graph))));
     root["plans"] = plans;
     root["current_plan"] = s.currentPlan;
+    root["solver"] = s.solver;
+    json pareto = json::array();
+    for (const SessionParetoPoint &p : s.pareto)
+        pareto.push_back({{"solver", p.solver},
+                          {"budget_bytes", p.budgetBytes},
+                          {"peak_bytes", p.peakBytes},
+                          {"overhead_percent", p.overheadPercent},
+                          {"feasible", p.feasible}});
+    root["pareto"] = pareto;
     // dump() throws on names that are not UTF-8 unless told to replace them (the importer refuses
     // such names; a writer must not throw whatever it is given).
     return root.dump(4, ' ', false, json::error_handler_t::replace) + "\n";

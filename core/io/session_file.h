@@ -1,7 +1,7 @@
 #pragma once
 // Session files (.rematproj): the model (path and SHA-256), batch, import settings, budget,
 // objective, pins and every plan, each in the plan format (plan_file.h). Versioned JSON
-// ("format": "remat-studio-session", "version": 1); schema: docs/session-format.md. The planner
+// ("format": "remat-studio-session", "version": 2; 1 is read too); schema: docs/session-format.md. The planner
 // saves and reopens sessions (ui/planner/session_file.h adapts this to its types) and
 // `remat simulate --session` re-simulates one's current plan.
 //   REMAT_RETURN_IF_ERROR(io::saveSession("run.rematproj", session, &tg));
@@ -22,6 +22,16 @@
 
 namespace remat::core::io {
 
+/// One point of the planner's Pareto sweep (version 2).
+struct SessionParetoPoint
+{
+    std::string solver;
+    int64_t budgetBytes = 0;
+    int64_t peakBytes = 0;
+    double overheadPercent = 0;
+    bool feasible = false;
+};
+
 struct Session
 {
     std::string
@@ -41,11 +51,15 @@ struct Session
         planTexts;        ///< as read: each plan's JSON, parsed by restoreSessionPlans
     int currentPlan = -1; ///< index into the plans; -1: none
     size_t opCount = 0, tensorCount = 0; ///< of the training graph the plans' ids refer to
+    // Version 2 (absent from version-1 files: empty).
+    std::string solver;                     ///< the solver chosen in the planner
+    std::vector<SessionParetoPoint> pareto; ///< the last Pareto sweep
 };
 
-/// The newest version written (2: with "training"); a session without training options is
-/// written as version 1, so older builds still read it. Versions 1 and 2 are read.
+/// Written as 2 (optional "training", "solver" and "pareto"); version 1 (without them) is still
+/// read.
 inline constexpr int kSessionFormatVersion = 2;
+inline constexpr int kOldestSessionFormatVersion = 1;
 
 /// The session as JSON text, for a file at `sessionPath` (the model's path is also written relative
 /// to it). The plans need the training graph they were made on; `graph` also gives the op and

@@ -27,6 +27,18 @@ std::string formatBytes(int64_t bytes)
     return buf;
 }
 
+ByteUnit byteUnitFor(int64_t largestBytes)
+{
+    static const char *names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    const double magnitude = std::fabs(static_cast<double>(largestBytes));
+    ByteUnit unit;
+    for (int i = 1; i < 5 && magnitude >= unit.bytes * 1024.0; ++i) {
+        unit.bytes *= 1024.0;
+        unit.name = names[i];
+    }
+    return unit;
+}
+
 namespace {
 
 Expected<int64_t> parseBytesUnguarded(std::string_view text)

@@ -3,6 +3,8 @@
 // and the step axis never prints the same step twice, however few steps there are.
 #include "ui/planner/memory_chart_view.h"
 
+#include "core/util/bytes.h"
+
 #include <QChart>
 #include <QGraphicsSimpleTextItem>
 #include <QLegend>
@@ -153,6 +155,26 @@ private slots:
         QVERIFY(!y->isVisible());
         QVERIFY(!v.placeholderText().isEmpty());
         QVERIFY(placeholderItem(v));
+    }
+
+    // One unit system: the memory axis takes the unit the tables print the peak in, KiB for a
+    // small plan (it was "MiB" with values of 0.001), MiB and GiB above.
+    void memoryAxisUnitFollowsMagnitude()
+    {
+        MemoryChartView v;
+        core::sim::Timeline small = rampTimeline(4);
+        for (auto &p : small.points) {
+            p.byCategory[size_t(core::schedule::MemCategory::StoredActivations)] /= 1024;
+            p.bytesInUse /= 1024;
+            p.peakDuringStep /= 1024;
+        }
+        small.peakBytes /= 1024;
+        small.activationPeakBytes /= 1024;
+        v.setTimelines(small, nullptr, 0, QStringLiteral("tiny"));
+        QCOMPARE(v.memoryUnit(), QStringLiteral("KiB"));
+        QVERIFY(QString::fromStdString(core::formatBytes(small.peakBytes)).endsWith("KiB"));
+        v.setTimelines(rampTimeline(8), nullptr, 0, QStringLiteral("ramp"));
+        QCOMPARE(v.memoryUnit(), QStringLiteral("MiB"));
     }
 };
 

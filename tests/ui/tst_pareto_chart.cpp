@@ -53,6 +53,7 @@ private slots:
         QVERIFY(v.chart()->legend()->isVisible());
         QVERIFY(v.placeholderText().isEmpty());
         QVERIFY(x->min() <= 2.0 && x->max() >= 2.0);
+        QCOMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (GiB)"));
         QVERIFY(y->max() >= 30.0);
         QCOMPARE(v.pointCount(QStringLiteral("chen-greedy")), 1);
 
@@ -65,6 +66,28 @@ private slots:
         QVERIFY(v.placeholderText().isEmpty());
         v.setCurrent(-1, 0);
         QVERIFY(!x->isVisible());
+    }
+
+    // Bug: a small model's sweep had GiB ticks of 0.00045. The axis takes the unit of its
+    // largest peak: points of 300..900 KiB read in KiB, with ticks at round values.
+    void smallModelsReadInTheirUnit()
+    {
+        ParetoChartView v;
+        v.resize(700, 320);
+        for (int i = 1; i <= 3; ++i) {
+            ParetoPoint p;
+            p.solver = QStringLiteral("chen-greedy");
+            p.budgetBytes = int64_t(i) * 300 * 1024 + 1000;
+            p.peakBytes = int64_t(i) * 300 * 1024;
+            p.overheadPercent = 40.0 / i;
+            p.feasible = true;
+            v.addPoint(p);
+        }
+        QTRY_COMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (KiB)"));
+        QValueAxis *x = axis(v, Qt::Horizontal);
+        QVERIFY(x->min() <= 300 && x->max() >= 900);
+        QVERIFY(x->max() < 2000); // KiB, not bytes or GiB
+        QCOMPARE(v.points().size(), 3);
     }
 };
 

@@ -4,13 +4,26 @@
 
 #include "core/exec/cpu/cpu_backend.h"
 #include "core/sim/simulator.h"
+#include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
+#include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/rs_matrix_view.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/set_budget_command.h"
+#include "ui/planner/solver_panel.h"
 #include "ui/planner/teaching_view.h"
+#include "ui_test_util.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -58,6 +71,501 @@ private slots:
         // resnet18 at batch 2 keeps activations worth more than half its peak: checkpointing has
         // something to save.
         QVERIFY(m_resnet->storeAll.timeline.activationPeakBytes > 0);
+    }
+
+    // Bug: Redo was bound to Ctrl+Shift+Z and QKeySequence::Redo, the same keys on Linux desktops:
+    // Qt calls that an ambiguous shortcut and Ctrl+Shift+Z did nothing. Every platform Redo key and
+    // Ctrl+Shift+Z is bound once, and each press redoes one step.
+    void redoKeysAreBoundOnceAndWork()
+    {
+        auto planner = makePlanner();
+        QAction *redo = planner->redoAction();
+        QList<QKeySequence> keys = QKeySequence::keyBindings(QKeySequence::Redo);
+        keys << QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z);
+        for (const QKeySequence &k : keys)
+            QVERIFY2(redo->shortcuts().count(k) == 1, qPrintable(k.toString()));
+        QCOMPARE(QSet<QKeySequence>(redo->shortcuts().cbegin(), redo->shortcuts().cend()).size(),
+                 redo->shortcuts().size());
+
+        QMainWindow window;
+        window.menuBar()->addMenu(planner->createMenu(&window));
+        window.show();
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        for (const QKeySequence &k :
+             {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)}) {
+            if (!redo->shortcuts().contains(k))
+                continue;
+            const int64_t before = planner->document()->budgetBytes();
+            const int64_t edited = before + 4096;
+            planner->document()->undoStack()->push(
+                new SetBudgetCommand(planner->document(), edited));
+            QTest::keySequence(&window, QKeySequence(Qt::CTRL | Qt::Key_Z));
+            QCOMPARE(planner->document()->budgetBytes(), before);
+            QTest::keySequence(&window, k);
+            QVERIFY2(planner->document()->budgetBytes() == edited, qPrintable(k.toString()));
+        }
+    }
+
+    // Bug: "'abc' is not a byte count" stayed after a valid budget was typed, and "0" emptied the
+    // field. Typed as a user types: text, then Return.
+    void budgetFieldErrorsClearAndZeroIsRefused()
+    {
+        auto planner = makePlanner();
+        SolverPanel *panel = planner->solverPanel();
+        auto *field = panel->findChild<QLineEdit *>(QStringLiteral("plannerBudgetText"));
+        QVERIFY(field);
+        auto type = [&](const QString &text) {
+            field->selectAll();
+            QTest::keyClicks(field, text);
+            QTest::keyClick(field, Qt::Key_Return);
+        };
+        // Every label of the panel: wherever the message is shown, it must go.
+        auto panelText = [&] {
+            QStringList texts;
+            for (const QLabel *l : panel->findChildren<QLabel *>())
+                if (l->isVisibleTo(panel))
+                    texts << l->text();
+            return texts.join(QLatin1Char('\n'));
+        };
+        type(QStringLiteral("abc"));
+        QVERIFY2(panelText().contains(QStringLiteral("not a byte count")), qPrintable(panelText()));
+        type(QStringLiteral("3 MiB"));
+        QCOMPARE(planner->document()->budgetBytes(), int64_t(3) << 20);
+        QVERIFY2(!panelText().contains(QStringLiteral("not a byte count")),
+                 qPrintable(panelText()));
+        QCOMPARE(panel->budgetErrorText(), QString());
+        type(QStringLiteral("0"));
+        QVERIFY2(!field->text().isEmpty(), "typing 0 emptied the budget field");
+        QCOMPARE(planner->document()->budgetBytes(), int64_t(3) << 20); // refused, not applied
+        QVERIFY(!panel->budgetErrorText().isEmpty());
+        type(QStringLiteral("4 MiB"));
+        QCOMPARE(planner->document()->budgetBytes(), int64_t(4) << 20);
+        QCOMPARE(panel->budgetErrorText(), QString());
+    }
+
+    // Bug: solving again with the same solver and inputs added a second row that claimed the
+    // first solve's time. The row that has the plan is selected instead; two requests in flight
+    // at once give one row too.
+    void identicalSolveSelectsTheRowItHas()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        QCOMPARE(planner->document()->currentPlanIndex(), 1);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        QCOMPARE(planner->document()->currentPlanIndex(), 0);
+        QCOMPARE(planner->planTable()->currentIndex().row(), 0);
+
+        auto fresh = makePlanner();
+        fresh->document()->setObjective(core::solvers::Objective::MinPeak);
+        fresh->solve(QStringLiteral("hong-dp"));
+        fresh->solve(QStringLiteral("hong-dp")); // pressed twice before the first returned
+        fresh->waitForIdle();
+        QCOMPARE(fresh->document()->plans().size(), size_t(1));
+    }
+
+    // Bug: the Solver dock kept naming the last solve while other plan rows were selected.
+    void solverTextFollowsTheSelectedRow()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        SolverPanel *panel = planner->solverPanel();
+        QVERIFY2(panel->messageText().contains(QStringLiteral("hong-dp")),
+                 qPrintable(panel->messageText()));
+        planner->planTable()->selectRow(0);
+        QVERIFY2(panel->messageText().contains(QStringLiteral("chen-sqrtn")),
+                 qPrintable(panel->messageText()));
+        QVERIFY2(!panel->messageText().contains(QStringLiteral("hong-dp")),
+                 qPrintable(panel->messageText()));
+        planner->planTable()->selectRow(1);
+        QVERIFY2(panel->messageText().contains(QStringLiteral("hong-dp")),
+                 qPrintable(panel->messageText()));
+    }
+
+    // Bug: the memory chart's budget line showed the budget field, not the budget the plan was
+    // solved for: after a new budget is typed (no re-solve yet) and after selecting an older row.
+    void memoryChartShowsThePlansOwnBudget()
+    {
+        auto planner = makePlanner();
+        const auto &sa = m_resnet->storeAll.timeline;
+        const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+        const int64_t first = floor + (sa.peakBytes - floor) * 8 / 10;
+        const int64_t second = floor + (sa.peakBytes - floor) * 9 / 10;
+        planner->document()->setBudgetBytes(first);
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        QCOMPARE(planner->memoryChart()->budgetBytes(), first);
+        planner->document()->undoStack()->push(new SetBudgetCommand(planner->document(), second));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->currentPlan()->budgetBytes, first); // not re-solved
+        QCOMPARE(planner->memoryChart()->budgetBytes(), first);
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        QCOMPARE(planner->memoryChart()->budgetBytes(), second);
+        planner->planTable()->selectRow(0);
+        QCOMPARE(planner->memoryChart()->budgetBytes(), first);
+    }
+
+    // Bug: a run the user stopped was drawn with the red "failed here" marker of an error.
+    void stoppedRunIsNotMarkedFailed()
+    {
+        Planner planner;
+        RunPanel *panel = planner.runPanel();
+        RunSummary stopped;
+        stopped.cancelled = true;
+        stopped.failedStep = 12;
+        stopped.error = QStringLiteral("Cancelled: stopped at step 12");
+        emit planner.runController()->finished(stopped);
+        QVERIFY(!panel->failureMarked());
+        QVERIFY2(panel->statusText().startsWith(QStringLiteral("Stopped")),
+                 qPrintable(panel->statusText()));
+        RunSummary oom;
+        oom.failedStep = 7;
+        oom.error = QStringLiteral("OutOfMemory: step 7 needs 2.00 GiB");
+        emit planner.runController()->finished(oom);
+        QVERIFY(panel->failureMarked());
+        QVERIFY2(panel->statusText().contains(QStringLiteral("at step 7")),
+                 qPrintable(panel->statusText()));
+    }
+
+    // Bug: opening another model dropped the solved plans without asking, listed the old model's
+    // pins on the new one, and the Run tab kept "Gradient check passed" and the old measured
+    // curve. In a window, as a user opens a file: asked first (Cancel keeps everything), then a
+    // clean planner for the new model.
+    void openingAnotherModelAsksAndStartsClean()
+    {
+        tests::isolateSettings();
+        const QString mlp = tests::sharedPath("corpus/with_weights/mlp.onnx");
+        const QString vit = tests::sharedPath("corpus/with_weights/tiny_vit.onnx");
+        MainWindow w;
+        Planner *planner = w.planner();
+        planner->setSolvers(Planner::registrySolvers());
+        QVERIFY(tests::openAndWait(w, mlp));
+        QTRY_VERIFY_WITH_TIMEOUT(planner->problem() && !planner->isLoading(), 60000);
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QVERIFY(planner->document()->currentPlan());
+        const QString node = planner->analysis().nodeDecisions().keys().first();
+        QVERIFY(planner->pinNode(node, PinKind::Keep));
+        planner->waitForIdle();
+        planner->runPanel()->setIterations(1);
+        QSignalSpy ran(planner->runPanel(), &RunPanel::runFinished);
+        planner->runPanel()->run();
+        QVERIFY(ran.wait(120000));
+        QVERIFY(!planner->runPanel()->gradientText().isEmpty());
+        QVERIFY(planner->runPanel()->measuredPointCount() > 0);
+
+        QStringList asked;
+        QMessageBox::StandardButton answer = QMessageBox::Cancel;
+        planner->setSaveQuestion([&](QWidget *, const QString &text) {
+            asked << text;
+            return answer;
+        });
+        w.openModel(vit);
+        QCOMPARE(asked.size(), 1);
+        QVERIFY2(asked[0].contains(QStringLiteral("tiny_vit.onnx")), qPrintable(asked[0]));
+        QVERIFY(!w.isBusy()); // cancelled: nothing loads
+        QCOMPARE(planner->document()->plans().size(), size_t(1));
+        QVERIFY(planner->document()->modelPath().endsWith(QStringLiteral("mlp.onnx")));
+
+        answer = QMessageBox::Discard;
+        QVERIFY(tests::openAndWait(w, vit));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            planner->document()->modelPath().endsWith(QStringLiteral("tiny_vit.onnx")), 60000);
+        planner->waitForIdle();
+        QCOMPARE(asked.size(), 2);
+        QVERIFY(planner->document()->plans().empty());
+        QVERIFY(planner->document()->pins().isEmpty());
+        QCOMPARE(planner->pinsWidget()->pinCount(), 0);
+        QCOMPARE(planner->runPanel()->measuredPointCount(), 0);
+        QCOMPARE(planner->runPanel()->gradientText(), QString());
+        QVERIFY(!planner->runPanel()->lastSummary().ok);
+    }
+
+    // Bug: the Schedule explanation said a tensor "is recomputed ... because no backward op needs
+    // it". A tensor is kept or recomputed for a reader after the forward pass: a backward op, or
+    // a forward op run again in backward; the explanation names it, never "no backward op".
+    void explanationsNameWhoNeedsTheTensor()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        const PlanAnalysis &a = planner->analysis();
+        int recomputed = 0;
+        for (auto it = a.nodeDecisions().cbegin(); it != a.nodeDecisions().cend(); ++it) {
+            if (it.value() != PlanDecision::Recompute && it.value() != PlanDecision::Keep)
+                continue;
+            const QString text = a.explainNode(it.key());
+            const QString first = text.section(QLatin1Char('\n'), 0, 0);
+            QVERIFY2(!first.contains(QStringLiteral("no backward op")), qPrintable(text));
+            if (it.value() == PlanDecision::Recompute) {
+                ++recomputed;
+                QVERIFY2(first.contains(QStringLiteral("because")) ||
+                             first.contains(QStringLiteral("nothing after the forward pass")),
+                         qPrintable(text));
+                QVERIFY2(first.contains(QStringLiteral("computed again")), qPrintable(text));
+            }
+        }
+        QVERIFY(recomputed > 0);
+    }
+
+    // Bug: text cut off. The graph menu's explanation ended mid-word (the first 120 characters),
+    // plan table columns stayed narrower than their entries, chart PNGs were 782x430 screenshots.
+    void textIsNotCutOff()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        // Every word of the explanation survives the wrapping, no line is longer than asked
+        // (a single longer word stays whole).
+        const PlanAnalysis &a = planner->analysis();
+        const QString text = a.explainNode(a.nodeDecisions().keys().first());
+        QVERIFY(text.size() > 120);
+        const QStringList lines = wrapAtWords(text, 90);
+        QVERIFY(lines.size() > 1);
+        for (const QString &l : lines)
+            QVERIFY2(l.size() <= 90 || !l.contains(QLatin1Char(' ')), qPrintable(l));
+        QCOMPARE(lines.join(QLatin1Char(' ')).simplified(), QString(text).simplified());
+
+        QTableView *table = planner->planTable();
+        table->resize(1400, 300);
+        for (int c = 0; c + 1 < PlanTableModel::ColumnCount; ++c)
+            QVERIFY2(
+                table->columnWidth(c) >=
+                    static_cast<QAbstractItemView *>(table)->sizeHintForColumn(c),
+                qPrintable(planner->planTableModel()->headerData(c, Qt::Horizontal).toString()));
+
+        QTemporaryDir dir;
+        planner->memoryChart()->resize(782, 430);
+        const QString png = dir.filePath(QStringLiteral("memory.png"));
+        QVERIFY(planner->exportChart(planner->memoryChart(), png).isOk());
+        const QImage image(png);
+        QVERIFY2(image.width() >= 1600, qPrintable(QString::number(image.width())));
+        QVERIFY(qAbs(double(image.height()) / image.width() - 430.0 / 782) < 0.01); // aspect kept
+    }
+
+    // Bug: Cancel gave no feedback. After Cancel the panel says "Cancelling" (the button off)
+    // until the job has wound down, then "cancelled", and the planner is idle again; checkmate-lp
+    // (when this build has CBC) ends too.
+    void cancelShowsCancellingUntilTheJobEnds()
+    {
+        auto planner = makePlanner();
+        SolverPanel *panel = planner->solverPanel();
+        planner->sweep();
+        QTest::qWait(50);
+        QVERIFY(planner->solveController()->isBusy());
+        planner->cancel();
+        QVERIFY(panel->isCancelling());
+        QVERIFY2(panel->messageText().contains(QStringLiteral("Cancelling")),
+                 qPrintable(panel->messageText()));
+        planner->waitForIdle();
+        QVERIFY(!planner->solveController()->isBusy());
+        QVERIFY(!panel->isCancelling());
+        QVERIFY2(panel->messageText().contains(QStringLiteral("cancelled")),
+                 qPrintable(panel->messageText()));
+
+        if (planner->usableSolverIds().contains(QStringLiteral("checkmate-lp"))) {
+            const auto &sa = m_resnet->storeAll.timeline;
+            const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
+            planner->document()->setBudgetBytes(floor + (sa.peakBytes - floor) * 4 / 10);
+            planner->solve(QStringLiteral("checkmate-lp"));
+            QTest::qWait(200);
+            const bool running = planner->solveController()->isBusy();
+            planner->cancel();
+            QCOMPARE(panel->isCancelling(), running);
+            planner->waitForIdle();
+            QVERIFY(!planner->solveController()->isBusy());
+            QVERIFY(!panel->isCancelling());
+        }
+    }
+
+    // Bug: the Pareto chart drew the current plan at its budget (not its peak), left checkmate
+    // and offload out of the sweep, and its points could not be clicked. Expected: every
+    // budget-taking solver swept, the current plan at its peak, a click on a point selects
+    // (solves) that solver's plan at that budget.
+    void paretoSweepCoversEverySolverAndPointsSelectPlans()
+    {
+        auto planner = makePlanner();
+        // Two interactive solvers and offload (a search, left out of sweeps before); the MILP
+        // solvers take their time limit per budget, too long for a test.
+        std::vector<std::shared_ptr<const core::solvers::Solver>> solvers;
+        for (const auto &s : Planner::registrySolvers())
+            if (s->id() == "chen-greedy" || s->id() == "hong-dp" || s->id() == "offload")
+                solvers.push_back(s);
+        QCOMPARE(solvers.size(), size_t(3));
+        for (const auto &s : solvers)
+            QCOMPARE(s->capabilities().speed == core::solvers::SpeedClass::Interactive,
+                     s->id() != "offload");
+        planner->setSolvers(solvers);
+        const auto &sa = m_resnet->storeAll.timeline;
+        planner->document()->setBudgetBytes(sa.peakBytes - sa.activationPeakBytes / 10);
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        const core::solvers::Plan current = *planner->document()->currentPlan();
+        QVERIFY(current.timeline.peakBytes < current.budgetBytes); // so peak and budget differ
+        planner->sweep();
+        planner->waitForIdle();
+        ParetoChartView *chart = planner->paretoChart();
+        QStringList budgetSolvers;
+        for (const auto &s : Planner::registrySolvers())
+            if (s->capabilities().minTime &&
+                planner->usableSolverIds().contains(QString::fromStdString(s->id())))
+                budgetSolvers << QString::fromStdString(s->id());
+        for (const QString &id : budgetSolvers)
+            QVERIFY2(chart->pointCount(id) > 0, qPrintable(id));
+        // The current plan's mark: at its peak, not at its budget.
+        QCOMPARE(chart->currentPeakBytes(), current.timeline.peakBytes);
+
+        QMainWindow window;
+        planner->createDocks(&window);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(planner->raiseView(QStringLiteral("pareto")));
+        QTest::qWait(80); // the chart redraws sweep points on a 50 ms timer
+        // A point no other solver's point sits near (solvers often agree on a budget; one
+        // solver's plan may be the same over several budgets, drawn on one spot).
+        ParetoPoint target;
+        const QList<ParetoPoint> all = chart->points();
+        for (const ParetoPoint &p : all) {
+            if (!p.feasible || p.budgetBytes == current.budgetBytes)
+                continue;
+            const QPoint at = *chart->pointPosition(p);
+            bool alone = true;
+            for (const ParetoPoint &q : all)
+                if (q.feasible && q.solver != p.solver)
+                    alone = alone && (*chart->pointPosition(q) - at).manhattanLength() > 24;
+            if (alone)
+                target = p;
+        }
+        QVERIFY2(target.feasible, "every point overlaps another solver's");
+        const std::optional<QPoint> at = chart->pointPosition(target);
+        QVERIFY(at);
+        QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, *at);
+        planner->waitForIdle();
+        const core::solvers::Plan *picked = planner->document()->currentPlan();
+        QCOMPARE(QString::fromStdString(picked->solver), target.solver);
+        QCOMPARE(picked->timeline.peakBytes, target.peakBytes);
+        QCOMPARE(picked->timeline.tdiPercent(), target.overheadPercent);
+        QCOMPARE(planner->document()->budgetBytes(), picked->budgetBytes);
+        QCOMPARE(chart->currentPeakBytes(), picked->timeline.peakBytes);
+        QCOMPARE(planner->document()->plans().size(), size_t(2)); // the first plan kept its row
+        QCOMPARE(planner->document()->plans()[0].budgetBytes, current.budgetBytes);
+    }
+
+    // Expectation: the first solve succeeds. The bundled model's default budget was below its
+    // weights + gradients, so every solver reported "infeasible". Now: the default is above the
+    // floor (weights + gradients + the largest op's working set) and the in-memory solvers meet
+    // it; an infeasible row explains the floor and "Set to floor" sets the budget to it.
+    void defaultBudgetIsSolvableAndTheFloorIsExplained()
+    {
+        const QString bundled =
+            tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+        auto loaded = loadPlannerProblem(bundled.toStdString(), 0, {});
+        QVERIFY2(loaded.hasValue(), loaded.status().message().c_str());
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        planner.solverPanel()->setLiveResolve(false);
+        planner.setProblem(*loaded);
+        const MemoryFloor floor = memoryFloor(**loaded);
+        QVERIFY(floor.weightBytes > 0 && floor.largestOpBytes > 0);
+        const int64_t budget = planner.document()->budgetBytes();
+        QVERIFY(budget >= floor.total());
+        QVERIFY(budget <= (*loaded)->storeAll.timeline.peakBytes);
+        int feasible = 0;
+        for (const char *id : {"chen-sqrtn", "chen-greedy", "hong-dp"}) {
+            planner.solve(QString::fromLatin1(id));
+            planner.waitForIdle();
+            const core::solvers::Plan *p = planner.document()->currentPlan();
+            if (p->status != core::solvers::SolveStatus::Infeasible &&
+                p->timeline.peakBytes <= budget)
+                ++feasible;
+        }
+        QVERIFY2(feasible >= 2, qPrintable(QString::number(feasible)));
+
+        // Below the floor: infeasible, and the row and the panel say why and what to do.
+        planner.document()->setBudgetBytes(floor.total() / 2);
+        planner.solve(QStringLiteral("chen-greedy"));
+        planner.waitForIdle();
+        const int row = planner.document()->currentPlanIndex();
+        QCOMPARE(planner.document()->currentPlan()->status, core::solvers::SolveStatus::Infeasible);
+        const QString tip = planner.planTableModel()
+                                ->data(planner.planTableModel()->index(row, 0), Qt::ToolTipRole)
+                                .toString();
+        QVERIFY2(tip.contains(QStringLiteral("weights")) && tip.contains(QStringLiteral("floor")),
+                 qPrintable(tip));
+        QVERIFY2(planner.solverPanel()->messageText().contains(QStringLiteral("Set to floor")),
+                 qPrintable(planner.solverPanel()->messageText()));
+        auto *setFloor = planner.solverPanel()->findChild<QPushButton *>(
+            QStringLiteral("plannerSetBudgetToFloor"));
+        QVERIFY(setFloor && !setFloor->isHidden());
+        setFloor->click();
+        QCOMPARE(planner.document()->budgetBytes(), floor.total());
+    }
+
+    // Expectation: the plans table sorts by any column (rows still select their own plan), marks
+    // the best feasible plan, shows the estimated step time, and Delete removes the selected rows
+    // (one undo step).
+    void plansTableSortsMarksBestAndDeletes()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        for (const char *id : {"chen-sqrtn", "hong-dp", "chen-greedy"})
+            planner->solve(QString::fromLatin1(id));
+        planner->waitForIdle();
+        const auto plans = planner->document()->plans();
+        QCOMPARE(plans.size(), size_t(3));
+        PlanTableModel *model = planner->planTableModel();
+        QCOMPARE(model->headerData(PlanTableModel::StepTime, Qt::Horizontal).toString(),
+                 QStringLiteral("Step time"));
+        QCOMPARE(model->data(model->index(0, PlanTableModel::StepTime), PlanTableModel::SortRole)
+                     .toDouble(),
+                 plans[0].timeline.totalSeconds);
+        // Best: the fastest step of the feasible plans, marked in its status.
+        const int best = model->bestRow();
+        QVERIFY(best >= 0);
+        for (const auto &p : plans)
+            QVERIFY(plans[size_t(best)].timeline.totalSeconds <= p.timeline.totalSeconds);
+        QVERIFY(model->data(model->index(best, PlanTableModel::Status))
+                    .toString()
+                    .contains(QStringLiteral("best")));
+
+        QTableView *table = planner->planTable();
+        table->sortByColumn(PlanTableModel::Peak, Qt::AscendingOrder);
+        size_t lowest = 0;
+        for (size_t i = 1; i < plans.size(); ++i)
+            if (plans[i].timeline.peakBytes < plans[lowest].timeline.peakBytes)
+                lowest = i;
+        table->selectRow(0);
+        QCOMPARE(planner->document()->currentPlan()->timeline.peakBytes,
+                 plans[lowest].timeline.peakBytes);
+        QCOMPARE(planner->document()->currentPlanIndex(), int(lowest));
+
+        // Delete the selected row; undo brings it back.
+        const std::string removed = planner->document()->currentPlan()->solver;
+        planner->deleteSelectedPlans();
+        QCOMPARE(planner->document()->plans().size(), size_t(2));
+        for (const auto &p : planner->document()->plans())
+            QVERIFY(p.solver != removed);
+        planner->document()->undoStack()->undo();
+        QCOMPARE(planner->document()->plans().size(), size_t(3));
+        QCOMPARE(planner->document()->plans()[lowest].solver, removed);
     }
 
     void twoSolversGiveTwoRows()
@@ -264,7 +772,70 @@ private slots:
         QVERIFY(csv.open(QIODevice::ReadOnly));
         const int lines = QString::fromUtf8(csv.readAll()).count(QLatin1Char('\n'));
         QCOMPARE(lines, int(reopened.document()->currentPlan()->schedule.steps.size()) + 1);
-        QVERIFY(QImage(dir.filePath(QStringLiteral("m.png"))).width() == 800);
+        QVERIFY(QImage(dir.filePath(QStringLiteral("m.png"))).width() >= 1600);
+    }
+
+    // Expectation (part): a session keeps the Pareto sweep and the solver choice (format
+    // version 2), and a version-1 file (without them) still opens.
+    void sessionKeepsSweepAndSolverChoice()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("v2.rematproj"));
+        QList<ParetoPoint> swept;
+        {
+            auto planner = makePlanner();
+            std::vector<std::shared_ptr<const core::solvers::Solver>> fast;
+            for (const auto &s : Planner::registrySolvers())
+                if (s->id() == "chen-greedy" || s->id() == "hong-dp")
+                    fast.push_back(s);
+            planner->setSolvers(fast);
+            planner->solve(QStringLiteral("chen-greedy"));
+            planner->sweep();
+            planner->waitForIdle();
+            planner->solverPanel()->setCurrentSolver(QStringLiteral("hong-dp"));
+            swept = planner->paretoChart()->points();
+            QVERIFY(swept.size() >= 2);
+            QVERIFY(planner->saveSession(path).isOk());
+        }
+        auto reopen = [&](const QString &file) {
+            auto planner = std::make_unique<Planner>();
+            planner->setSolvers(Planner::registrySolvers());
+            QSignalSpy opened(planner.get(), &Planner::sessionOpened);
+            if (!planner->openSession(file).isOk() || !opened.wait(120000) ||
+                !opened.first().at(0).toBool())
+                return std::unique_ptr<Planner>();
+            return planner;
+        };
+        auto reopened = reopen(path);
+        QVERIFY(reopened);
+        QCOMPARE(reopened->solverPanel()->currentSolver(), QStringLiteral("hong-dp"));
+        const QList<ParetoPoint> restored = reopened->paretoChart()->points();
+        QCOMPARE(restored.size(), swept.size());
+        for (int i = 0; i < swept.size(); ++i) {
+            QCOMPARE(restored[i].solver, swept[i].solver);
+            QCOMPARE(restored[i].budgetBytes, swept[i].budgetBytes);
+            QCOMPARE(restored[i].peakBytes, swept[i].peakBytes);
+            QCOMPARE(restored[i].overheadPercent, swept[i].overheadPercent);
+            QCOMPARE(restored[i].feasible, swept[i].feasible);
+        }
+        // The same file as version 1 wrote it: no "solver", no "pareto".
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        QCOMPARE(root.value(QStringLiteral("version")).toInt(), 2);
+        root[QStringLiteral("version")] = 1;
+        root.remove(QStringLiteral("solver"));
+        root.remove(QStringLiteral("pareto"));
+        const QString v1 = dir.filePath(QStringLiteral("v1.rematproj"));
+        QFile out(v1);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(root).toJson());
+        out.close();
+        auto old = reopen(v1);
+        QVERIFY(old);
+        QCOMPARE(old->document()->plans().size(), size_t(1));
+        QVERIFY(old->paretoChart()->points().isEmpty());
     }
 
     void cpuRunFeedsLiveChart()
@@ -300,6 +871,15 @@ private slots:
                  int(planner.document()->currentPlan()->schedule.steps.size()));
         // The measured bytes equal the simulator's (same allocation discipline).
         QCOMPARE(s.measuredPeakBytes, planner.document()->currentPlan()->timeline.peakBytes);
+        // One unit system: the run chart, the memory chart and the table's peak agree.
+        const QString unit = QString::fromLatin1(core::byteUnitFor(s.measuredPeakBytes).name);
+        QCOMPARE(panel->memoryUnit(), unit);
+        QCOMPARE(planner.memoryChart()->memoryUnit(), unit);
+        const QString peakCell =
+            planner.planTableModel()
+                ->data(planner.planTableModel()->index(0, PlanTableModel::Peak))
+                .toString();
+        QVERIFY2(peakCell.endsWith(unit), qPrintable(peakCell));
     }
 
     // "Calibrate on this device": store-all runs on the CPU, then the planner's costs are the

@@ -44,6 +44,19 @@ private slots:
         QCOMPARE(QString::fromStdString(formatBytes(3LL << 30)), QString("3.00 GiB"));
         QCOMPARE(QString::fromStdString(formatBytes(1536)), QString("1.50 KiB"));
     }
+    // Axes pick the unit formatBytes would print for their largest value.
+    void unitsByMagnitude()
+    {
+        QCOMPARE(QString(byteUnitFor(512).name), QString("B"));
+        QCOMPARE(QString(byteUnitFor(1024).name), QString("KiB"));
+        QCOMPARE(QString(byteUnitFor(500LL << 10).name), QString("KiB"));
+        QCOMPARE(QString(byteUnitFor(3LL << 20).name), QString("MiB"));
+        QCOMPARE(byteUnitFor(3LL << 20).bytes, double(1 << 20));
+        QCOMPARE(QString(byteUnitFor(3LL << 30).name), QString("GiB"));
+        QCOMPARE(QString(byteUnitFor(5LL << 40).name), QString("TiB"));
+        for (int64_t b : {int64_t(1536), int64_t(7) << 20, int64_t(9) << 30})
+            QVERIFY(QString::fromStdString(formatBytes(b)).endsWith(byteUnitFor(b).name));
+    }
     void overflowChecks()
     {
         int64_t out = 0;

@@ -82,7 +82,10 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     setRenderHint(QPainter::Antialiasing);
     QChart *c = chart();
     c->setAnimationOptions(QChart::NoAnimation);
-    c->legend()->setAlignment(Qt::AlignBottom);
+    // Eleven entries ("recomputed activations", "store-all total", ...): beside the plot, one a
+    // line, each name whole; under it they would share one line and be cut to "recom...".
+    c->legend()->setAlignment(Qt::AlignRight);
+    c->legend()->setShowToolTips(true);
     c->setMargins(QMargins(4, 4, 4, 4));
     m_x = new QValueAxis(c);
     m_x->setTitleText(tr("schedule step"));
@@ -134,6 +137,7 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
 }
 
 QString MemoryChartView::placeholderText() const { return m_empty->text(); }
+QString MemoryChartView::memoryUnit() const { return m_y->titleText(); }
 
 void MemoryChartView::clearTimelines()
 {
@@ -143,6 +147,7 @@ void MemoryChartView::clearTimelines()
     }
     m_storeAll->clear();
     m_budget->clear();
+    m_budgetBytes = 0;
     m_peak->clear();
     m_cursorLine->clear();
     m_stepCount = 0;
@@ -163,8 +168,10 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     int64_t top = std::max<int64_t>(plan.peakBytes, budgetBytes);
     if (storeAll)
         top = std::max(top, storeAll->peakBytes);
-    m_unit = top >= (int64_t(1) << 30) ? double(int64_t(1) << 30) : double(int64_t(1) << 20);
-    m_y->setTitleText(m_unit > double(1 << 20) ? tr("GiB") : tr("MiB"));
+    // The unit the tables print the peak in (formatBytes): KiB on a tiny model, not 0.001 MiB.
+    const core::ByteUnit unit = core::byteUnitFor(top);
+    m_unit = unit.bytes;
+    m_y->setTitleText(QLatin1String(unit.name));
     m_yMax = std::max(1e-9, double(top) / m_unit * 1.08);
 
     const std::vector<size_t> pick = pickSteps(pts, kMaxPoints);
@@ -217,7 +224,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
 
 void MemoryChartView::setBudget(int64_t budgetBytes)
 {
-    if (budgetBytes > 0 && m_stepCount > 0)
+    m_budgetBytes = budgetBytes > 0 && m_stepCount > 0 ? budgetBytes : 0;
+    if (m_budgetBytes > 0)
         m_budget->replace({QPointF(0, double(budgetBytes) / m_unit),
                            QPointF(m_xMax, double(budgetBytes) / m_unit)});
     else

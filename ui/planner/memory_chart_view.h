@@ -38,6 +38,8 @@ public:
     void clearTimelines();
     /// Moves the budget line only (the plan is unchanged); <= 0 hides it.
     void setBudget(int64_t budgetBytes);
+    /// The budget the line shows (0: no line).
+    int64_t budgetBytes() const { return m_budgetBytes; }
     void setCursorStep(int step);
     int cursorStep() const { return m_cursor; }
     int stepCount() const { return m_stepCount; }
@@ -45,6 +47,8 @@ public:
     int drawnPointCount() const { return m_drawnPoints; }
     /// The hint drawn in place of the axes while there is no plan; empty while a plan is shown.
     QString placeholderText() const;
+    /// The memory axis' unit ("KiB", "MiB", "GiB": by the largest value shown).
+    QString memoryUnit() const;
 
 signals:
     /// The user clicked the chart at this schedule step.
@@ -69,6 +73,7 @@ private:
     int m_stepCount = 0;
     int m_cursor = -1;
     int m_drawnPoints = 0;
+    int64_t m_budgetBytes = 0;
     double m_xMax = 1;
 };
 

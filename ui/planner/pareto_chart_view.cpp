@@ -2,10 +2,14 @@
 
 #include "ui/planner/chart_empty_state.h"
 
+#include "core/util/bytes.h"
+
 #include <QChart>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QLineF>
 #include <QLineSeries>
+#include <QMouseEvent>
 #include <QScatterSeries>
 #include <QValueAxis>
 
@@ -14,7 +18,7 @@
 namespace remat::ui {
 
 namespace {
-constexpr double kGiB = double(int64_t(1) << 30);
+constexpr double kClickRadiusPx = 10;
 
 QColor solverColor(int i)
 {
@@ -30,10 +34,11 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
 {
     setRenderHint(QPainter::Antialiasing);
     chart()->setAnimationOptions(QChart::NoAnimation);
-    chart()->setTitle(tr("Budget versus recompute overhead"));
-    chart()->legend()->setAlignment(Qt::AlignBottom);
+    chart()->setTitle(tr("Peak memory versus recompute overhead"));
+    chart()->legend()->setAlignment(Qt::AlignRight); // a line per solver, names whole
+    chart()->legend()->setShowToolTips(true);
     m_x = new QValueAxis(chart());
-    m_x->setTitleText(tr("budget (GiB)"));
+    m_x->setTitleText(tr("peak memory (GiB)"));
     m_y = new QValueAxis(chart());
     m_y->setTitleText(tr("recompute overhead (%)"));
     chart()->addAxis(m_x, Qt::AlignBottom);
@@ -66,8 +71,13 @@ void ParetoChartView::clearPoints()
         delete c.dots;
     }
     m_curves.clear();
+    m_order.clear();
     refresh();
 }
+
+QList<ParetoPoint> ParetoChartView::points() const { return m_order; }
+
+QString ParetoChartView::memoryAxisTitle() const { return m_x->titleText(); }
 
 int ParetoChartView::pointCount(const QString &solver) const
 {
@@ -99,41 +109,51 @@ void ParetoChartView::addPoint(const ParetoPoint &point)
         it = m_curves.insert(point.solver, c);
     }
     it->points.append(point);
+    m_order.append(point);
     if (!m_refresh.isActive())
         m_refresh.start();
 }
 
-void ParetoChartView::setCurrent(int64_t budgetBytes, double overheadPercent)
+void ParetoChartView::setCurrent(int64_t peakBytes, double overheadPercent)
 {
-    m_currentBudget = budgetBytes;
+    m_currentPeak = peakBytes;
     m_currentOverhead = overheadPercent;
     refresh();
 }
 
 void ParetoChartView::refresh()
 {
+    // The unit first: the largest peak on the chart decides it.
+    int64_t largest = std::max<int64_t>(0, m_currentPeak);
+    for (const auto &c : m_curves)
+        for (const ParetoPoint &p : c.points)
+            if (p.feasible)
+                largest = std::max(largest, p.peakBytes);
+    const core::ByteUnit unit = core::byteUnitFor(largest);
+    m_unit = unit.bytes;
+    m_x->setTitleText(tr("peak memory (%1)").arg(QLatin1String(unit.name)));
+
     double xMin = 1e300, xMax = 0, yMax = 1;
     for (auto &c : m_curves) {
         QList<ParetoPoint> pts = c.points;
         std::sort(pts.begin(), pts.end(), [](const ParetoPoint &a, const ParetoPoint &b) {
-            return a.budgetBytes < b.budgetBytes;
+            return a.peakBytes < b.peakBytes;
         });
         QList<QPointF> xy;
         for (const ParetoPoint &p : pts) {
             if (!p.feasible)
-                continue;
-            xy.append(QPointF(double(p.budgetBytes) / kGiB, p.overheadPercent));
+                continue; // no plan within that budget: nothing to draw
+            const double x = double(p.peakBytes) / m_unit;
+            xy.append(QPointF(x, p.overheadPercent));
             yMax = std::max(yMax, p.overheadPercent);
-        }
-        for (const ParetoPoint &p : pts) {
-            xMin = std::min(xMin, double(p.budgetBytes) / kGiB);
-            xMax = std::max(xMax, double(p.budgetBytes) / kGiB);
+            xMin = std::min(xMin, x);
+            xMax = std::max(xMax, x);
         }
         c.line->replace(xy);
         c.dots->replace(xy);
     }
-    if (m_currentBudget > 0) {
-        const double x = double(m_currentBudget) / kGiB;
+    if (m_currentPeak > 0) {
+        const double x = double(m_currentPeak) / m_unit;
         m_current->replace({QPointF(x, m_currentOverhead)});
         xMin = std::min(xMin, x);
         xMax = std::max(xMax, x);
@@ -145,10 +165,52 @@ void ParetoChartView::refresh()
         xMin = 0;
         xMax = 1;
     }
-    const double pad = std::max(1e-3, (xMax - xMin) * 0.05);
+    const double pad = std::max((xMax - xMin) * 0.05, xMax * 0.01 + 1e-9);
     m_x->setRange(std::max(0.0, xMin - pad), xMax + pad);
+    m_x->applyNiceNumbers(); // ticks at round values of the unit
     m_y->setRange(0, yMax * 1.1);
-    m_empty->setEmpty(m_curves.isEmpty() && m_currentBudget <= 0);
+    m_y->applyNiceNumbers();
+    m_empty->setEmpty(m_curves.isEmpty() && m_currentPeak <= 0);
+}
+
+std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) const
+{
+    if (!point.feasible || point.peakBytes <= 0)
+        return std::nullopt;
+    const auto it = m_curves.constFind(point.solver);
+    if (it == m_curves.constEnd())
+        return std::nullopt;
+    const QPointF scene = chart()->mapToPosition(
+        QPointF(double(point.peakBytes) / m_unit, point.overheadPercent), it->dots);
+    return mapFromScene(chart()->mapToScene(scene));
+}
+
+void ParetoChartView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton) {
+        if (m_refresh.isActive()) { // points drawn where they are now
+            m_refresh.stop();
+            refresh();
+        }
+        const ParetoPoint *best = nullptr;
+        double bestDistance = kClickRadiusPx;
+        for (const ParetoPoint &p : m_order) {
+            const std::optional<QPoint> at = pointPosition(p);
+            if (!at)
+                continue;
+            const double d = QLineF(QPointF(*at), event->position()).length();
+            if (d <= bestDistance) {
+                bestDistance = d;
+                best = &p;
+            }
+        }
+        if (best) {
+            emit pointClicked(*best);
+            event->accept();
+            return;
+        }
+    }
+    QChartView::mousePressEvent(event);
 }
 
 } // namespace remat::ui

@@ -1,7 +1,10 @@
 #pragma once
-// Budget versus recompute overhead, one curve per solver, filled in as a sweep reports points.
+// Peak memory versus recompute overhead, one curve per solver, filled in as a sweep reports
+// points; the current plan is marked at its own peak. The memory axis takes the unit of its
+// largest value (KiB on a small model, GiB on a large one). Clicking a point asks for its plan.
 //   ParetoChartView v;  connect(&controller, &SolveController::sweepPoint, &v, ...addPoint);
 //   v.clearPoints();  v.addPoint(point);  v.pointCount("chen-greedy");
+//   connect(&v, &ParetoChartView::pointClicked, planner, ...);   // solver + budget of the point
 
 #include "ui/planner/solve_controller.h"
 
@@ -9,6 +12,8 @@
 #include <QHash>
 #include <QList>
 #include <QTimer>
+
+#include <optional>
 
 class QLineSeries;
 class QScatterSeries;
@@ -27,10 +32,26 @@ public:
     void clearPoints();
     void addPoint(const ParetoPoint &point);
     int pointCount(const QString &solver) const;
-    /// Marks the current plan (budget, overhead); a negative budget hides the mark.
-    void setCurrent(int64_t budgetBytes, double overheadPercent);
+    /// Every point added since the last clearPoints(), in the order they came (sessions).
+    QList<ParetoPoint> points() const;
+    /// Marks the current plan at its peak and overhead; a peak <= 0 hides the mark.
+    void setCurrent(int64_t peakBytes, double overheadPercent);
+    /// Where the current plan is marked on the memory axis (-1: not marked).
+    int64_t currentPeakBytes() const { return m_currentPeak; }
+    /// Where a feasible point is drawn, in viewport pixels (tests); nullopt if it is not.
+    std::optional<QPoint> pointPosition(const ParetoPoint &point) const;
+    /// The memory axis' title, with its unit ("peak memory (MiB)").
+    QString memoryAxisTitle() const;
+
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
+
+signals:
+    /// The user clicked a sweep point: the plan of that solver at that budget is wanted.
+    void pointClicked(const remat::ui::ParetoPoint &point);
+
+protected:
+    void mousePressEvent(QMouseEvent *event) override;
 
 private:
     void refresh();
@@ -42,13 +63,15 @@ private:
         QList<ParetoPoint> points;
     };
     QHash<QString, Curve> m_curves;
+    QList<ParetoPoint> m_order; ///< every point in arrival order
     QScatterSeries *m_current = nullptr;
     ChartEmptyState *m_empty = nullptr; ///< no points, no current plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     QTimer m_refresh;
-    int64_t m_currentBudget = -1;
+    int64_t m_currentPeak = -1;
     double m_currentOverhead = 0;
+    double m_unit = 1; ///< bytes per unit of the memory axis
 };
 
 } // namespace remat::ui

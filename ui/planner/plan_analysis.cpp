@@ -328,6 +328,24 @@ bool PlanAnalysis::storedIntoStage(int stage, OpId op) const
     return testBit(m_sBits[size_t(stage)], op.index());
 }
 
+QStringList wrapAtWords(const QString &text, int width)
+{
+    QStringList lines;
+    for (const QString &paragraph : text.split(QLatin1Char('\n'))) {
+        QString line;
+        for (const QString &word : paragraph.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+                lines << line;
+                line.clear();
+            }
+            line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+        }
+        if (!line.isEmpty())
+            lines << line;
+    }
+    return lines;
+}
+
 QString PlanAnalysis::explainTensor(TensorId tid) const
 {
     if (!m_graph || !tid.valid() || tid.index() >= m_graph->tensorCount())
@@ -343,10 +361,20 @@ QString PlanAnalysis::explainTensor(TensorId tid) const
     for (OpId c : t.consumers)
         if (g.op(c).phase == Phase::Backward)
             backwardUsers << qs(g.op(c).name);
-    const QString users =
-        backwardUsers.isEmpty()
-            ? QStringLiteral("no backward op")
-            : QStringLiteral("backward op %1").arg(backwardUsers.join(QStringLiteral(", ")));
+    // Forward ops that run again in backward (recomputed) read it too: that is why a tensor no
+    // backward op reads can still be kept or recomputed.
+    QStringList recomputedUsers;
+    for (OpId c : t.consumers)
+        if (g.op(c).phase == Phase::Forward && m_computeSteps[c.index()].size() > 1)
+            recomputedUsers << qs(g.op(c).name);
+    QString users;
+    if (!backwardUsers.isEmpty())
+        users = QStringLiteral("backward op %1").arg(backwardUsers.join(QStringLiteral(", ")));
+    else if (!recomputedUsers.isEmpty())
+        users = QStringLiteral("the recomputation of %1 (rebuilding what the backward pass reads)")
+                    .arg(recomputedUsers.join(QStringLiteral(", ")));
+    else
+        users = QStringLiteral("no backward op");
     QString pinText;
     if (m_pinned[tid.index()] && m_pinKind[tid.index()])
         pinText =
@@ -359,11 +387,14 @@ QString PlanAnalysis::explainTensor(TensorId tid) const
     case PlanDecision::Keep: {
         const int to = ivs.empty() ? -1 : m_intervals[size_t(ivs.back())].to;
         return QStringLiteral("%1 (%2) is kept: checkpoint chosen by %3, stored from step %4 until "
-                              "step %5, needed by %6.%7")
+                              "step %5%6.%7")
             .arg(name, bytes, m_pinned[tid.index()] ? QStringLiteral("your pin") : m_solver)
             .arg(first)
             .arg(to)
-            .arg(users, pinText);
+            .arg(backwardUsers.isEmpty() && recomputedUsers.isEmpty()
+                     ? QString()
+                     : QStringLiteral(", needed by %1").arg(users),
+                 pinText);
     }
     case PlanDecision::Recompute: {
         QStringList where;
@@ -373,12 +404,22 @@ QString PlanAnalysis::explainTensor(TensorId tid) const
             if (seg >= 0)
                 where << QStringLiteral("step %1 (segment %2)").arg(s).arg(seg + 1);
         }
+        const QString again =
+            where.isEmpty()
+                ? QStringLiteral("computed again in the backward pass")
+                : QStringLiteral("computed again at %1").arg(where.join(QStringLiteral(", ")));
+        // A segment-wise solver re-runs a whole segment; an op in it whose output nothing after
+        // the forward pass reads is recomputed all the same, and the text says so plainly.
+        const QString why = backwardUsers.isEmpty() && recomputedUsers.isEmpty()
+                                ? QStringLiteral(" with the rest of its segment, though nothing "
+                                                 "after the forward pass reads it")
+                                : QStringLiteral(" because %1 needs it").arg(users);
         return QStringLiteral("%1 (%2) is recomputed: computed at step %3, freed at step %4, and "
-                              "computed again at %5 because %6 needs it.%7")
+                              "%5%6.%7")
             .arg(name, bytes)
             .arg(first)
             .arg(firstFree)
-            .arg(where.join(QStringLiteral(", ")), users, pinText);
+            .arg(again, why, pinText);
     }
     case PlanDecision::Offload:
         return QStringLiteral("%1 (%2) is offloaded: copied to host at step %3 and prefetched at "

@@ -32,6 +32,11 @@ enum class PlanDecision : unsigned char {
 };
 const char *planDecisionName(PlanDecision d); ///< "keep", "recompute", ...
 
+/// Splits text into lines of at most `width` characters at spaces (a longer word stays whole on
+/// its own line): for places that show one line each, such as menu entries, without cutting a
+/// word or a sentence short.
+QStringList wrapAtWords(const QString &text, int width);
+
 /// One stretch of time a tensor occupies device memory: allocated at `from`, freed at `to`
 /// (exclusive; the schedule length when never freed).
 struct ResidencyInterval

@@ -60,6 +60,35 @@ void PlanTableModel::setGraph(std::shared_ptr<const core::training::TrainingGrap
         emit dataChanged(index(0, Pins), index(rowCount() - 1, Pins));
 }
 
+void PlanTableModel::setFloor(int64_t bytes, const QString &explanation)
+{
+    m_floor = bytes;
+    m_floorExplanation = explanation;
+    if (rowCount() > 0)
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::ToolTipRole});
+}
+
+int PlanTableModel::bestRow() const
+{
+    const auto &plans = m_document->plans();
+    int best = -1;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const auto &p = plans[i];
+        const bool feasible = p.status != core::solvers::SolveStatus::Infeasible &&
+                              p.status != core::solvers::SolveStatus::Cancelled &&
+                              (p.objective == core::solvers::Objective::MinPeak ||
+                               p.budgetBytes <= 0 || p.timeline.peakBytes <= p.budgetBytes);
+        if (!feasible)
+            continue;
+        const auto &b = best < 0 ? p : plans[size_t(best)];
+        if (best < 0 || p.timeline.totalSeconds < b.timeline.totalSeconds ||
+            (p.timeline.totalSeconds == b.timeline.totalSeconds &&
+             p.timeline.peakBytes < b.timeline.peakBytes))
+            best = int(i);
+    }
+    return best;
+}
+
 int PlanTableModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_document->plans().size());
@@ -82,6 +111,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
     case Peak: return tr("Peak");
     case ActivationPeak: return tr("Activation peak");
     case Overhead: return tr("Recompute");
+    case StepTime: return tr("Step time");
     case SolveTime: return tr("Solve time");
     case Budget: return tr("Budget");
     case Objective: return tr("Objective");
@@ -111,7 +141,9 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         switch (index.column()) {
         case Solver: return QString::fromStdString(p.solver);
         case Status: {
-            const QString status = QString::fromLatin1(core::solvers::solveStatusName(p.status));
+            QString status = QString::fromLatin1(core::solvers::solveStatusName(p.status));
+            if (index.row() == bestRow())
+                status = tr("\u2605 best, %1").arg(status);
             return dominatedBy(size_t(index.row()), m_document->plans())
                        ? tr("%1, dominated").arg(status)
                        : status;
@@ -119,6 +151,9 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Peak: return bytes(t.peakBytes);
         case ActivationPeak: return bytes(t.activationPeakBytes);
         case Overhead: return QStringLiteral("%1 %").arg(t.tdiPercent(), 0, 'f', 1);
+        case StepTime:
+            return t.totalSeconds < 1 ? QStringLiteral("%1 ms").arg(t.totalSeconds * 1e3, 0, 'f', 2)
+                                      : QStringLiteral("%1 s").arg(t.totalSeconds, 0, 'f', 3);
         case SolveTime:
             return p.solveSeconds < 1 ? QStringLiteral("%1 ms").arg(p.solveSeconds * 1e3, 0, 'f', 1)
                                       : QStringLiteral("%1 s").arg(p.solveSeconds, 0, 'f', 2);
@@ -135,6 +170,7 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Peak: return qint64(t.peakBytes);
         case ActivationPeak: return qint64(t.activationPeakBytes);
         case Overhead: return t.tdiPercent();
+        case StepTime: return t.totalSeconds;
         case SolveTime: return p.solveSeconds;
         case Budget: return qint64(p.budgetBytes);
         case Objective: return int(p.objective);
@@ -150,6 +186,18 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         return QBrush(QColor(0xc6, 0x28, 0x28)); // over budget
     } else if (role == Qt::ToolTipRole) {
         QString tip = QString::fromStdString(p.note);
+        if (index.row() == bestRow())
+            tip = tr("Best feasible plan: the fastest estimated step within its budget.\n") + tip;
+        if (p.status == core::solvers::SolveStatus::Infeasible && m_floor > 0)
+            tip = (p.budgetBytes < m_floor
+                       ? tr("No plan fits %1: every plan needs at least %2 = %3. \"Set to floor\" "
+                            "in the Solver dock sets the budget to it.\n")
+                             .arg(bytes(p.budgetBytes), bytes(m_floor), m_floorExplanation)
+                       : tr("%1 found no plan within %2 (above the floor %3): a larger budget or "
+                            "another solver may.\n")
+                             .arg(QString::fromStdString(p.solver), bytes(p.budgetBytes),
+                                  bytes(m_floor))) +
+                  tip;
         if (const core::solvers::Plan *by = dominatedBy(size_t(index.row()), m_document->plans()))
             tip = tr("Dominated by %1 (peak %2, recompute %3 %): no worse on peak and time, better "
                      "on one.\n")

@@ -1,6 +1,7 @@
 #pragma once
 // The plans of a planner session as a table: one row per plan (solver, status, peak, activation
-// peak, recompute overhead, solve time, budget, objective, pins). The current plan's row is bold;
+// peak, recompute overhead, estimated step time, solve time, budget, objective, pins); the best
+// feasible plan is marked. The current plan's row is bold;
 // a plan another plan for the same objective, budget and pins beats on peak and time says so in
 // its status ("feasible, dominated") and names the better one in its tooltip.
 //   PlanTableModel model(&document);  tableView->setModel(&model);
@@ -27,6 +28,7 @@ public:
         Peak,
         ActivationPeak,
         Overhead,
+        StepTime, ///< the simulated training step's time
         SolveTime,
         Budget,
         Objective,
@@ -35,10 +37,16 @@ public:
     };
     /// Raw numbers (bytes, percent, seconds) for sorting and tests.
     static constexpr int SortRole = Qt::UserRole + 1;
+    /// The best feasible plan: the fastest step among plans within their budget (ties: the lower
+    /// peak); marked "best" in its status. -1 when no plan is feasible.
+    int bestRow() const;
 
     explicit PlanTableModel(PlannerDocument *document, QObject *parent = nullptr);
     /// The graph pins are named from (their tensor ids are shown without one).
     void setGraph(std::shared_ptr<const core::training::TrainingGraph> graph);
+    /// The model's memory floor and what it is made of: an infeasible row's tooltip explains
+    /// it when the plan's budget is below it.
+    void setFloor(int64_t bytes, const QString &explanation);
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -51,6 +59,8 @@ private:
 
     PlannerDocument *m_document;
     std::shared_ptr<const core::training::TrainingGraph> m_graph;
+    int64_t m_floor = 0;
+    QString m_floorExplanation;
 };
 
 } // namespace remat::ui

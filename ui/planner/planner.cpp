@@ -14,7 +14,10 @@
 #include "ui/planner/pins_widget.h"
 #include "ui/planner/plan_node_colors.h"
 #include "ui/planner/plan_table_model.h"
+#include "ui/planner/remove_plan_command.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/set_budget_command.h"
+#include "ui/planner/set_objective_command.h"
 #include "ui/planner/set_pin_command.h"
 #include "ui/planner/teaching_view.h"
 
@@ -37,6 +40,9 @@
 #include <QSvgGenerator>
 #include <QTableView>
 
+#include <algorithm>
+#include <cmath>
+
 namespace remat::ui {
 
 using core::solvers::Objective;
@@ -46,6 +52,7 @@ using core::solvers::Plan;
 namespace {
 QString qs(const std::string &s) { return QString::fromStdString(s); }
 constexpr int kSweepBudgets = 20;
+constexpr int kMinChartPngWidth = 1600;
 // Slider moves within one event-loop pass collapse into one solve; the controller drops stale ones.
 constexpr int kLiveDebounceMs = 5;
 } // namespace
@@ -69,7 +76,13 @@ Planner::Planner(QObject *parent)
     m_undo = m_document.undoStack()->createUndoAction(this, tr("&Undo"));
     m_undo->setShortcut(QKeySequence::Undo);
     m_redo = m_document.undoStack()->createRedoAction(this, tr("&Redo"));
-    m_redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence::Redo});
+    // The platform's Redo keys (Ctrl+Y, Ctrl+Shift+Z, ...), plus Ctrl+Shift+Z where it has none,
+    // each once: a key bound twice is an "ambiguous shortcut" and then does nothing at all.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (const QKeySequence ctrlShiftZ(Qt::CTRL | Qt::SHIFT | Qt::Key_Z);
+        !redoKeys.contains(ctrlShiftZ))
+        redoKeys << ctrlShiftZ;
+    m_redo->setShortcuts(redoKeys);
 
     connect(&m_document, &PlannerDocument::changed, this, &Planner::documentChanged);
     connect(&m_solves, &SolveController::solved, this, &Planner::onSolved);
@@ -83,6 +96,7 @@ Planner::Planner(QObject *parent)
         if (solverPanel())
             solverPanel()->showMessage(cancelled ? tr("Sweep cancelled.") : tr("Sweep done."));
     });
+    connect(paretoChart(), &ParetoChartView::pointClicked, this, &Planner::showParetoPlan);
     connect(solverPanel(), &SolverPanel::solveRequested, this, &Planner::solve);
     connect(solverPanel(), &SolverPanel::compareAllRequested, this, &Planner::compareAll);
     connect(solverPanel(), &SolverPanel::sweepRequested, this, &Planner::sweep);
@@ -90,8 +104,15 @@ Planner::Planner(QObject *parent)
     connect(planTable()->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
                 if (current.isValid())
-                    m_document.setCurrentPlanIndex(current.row());
+                    m_document.setCurrentPlanIndex(m_docks.planIndexOfRow(current.row()));
             });
+    // Delete removes the selected plan rows, one undo step.
+    auto *remove = new QAction(tr("Delete plan"), planTable());
+    remove->setShortcut(QKeySequence::Delete);
+    remove->setShortcutContext(Qt::WidgetShortcut);
+    connect(remove, &QAction::triggered, this, &Planner::deleteSelectedPlans);
+    planTable()->addAction(remove);
+    planTable()->setContextMenuPolicy(Qt::ActionsContextMenu);
     connect(memoryChart(), &MemoryChartView::stepSelected, teachingView(), &TeachingView::setStep);
     connect(teachingView(), &TeachingView::stepChanged, this, [this](int step) {
         if (memoryChart())
@@ -361,6 +382,10 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
     if (problem && m_profile && problem->costs->timeSource == core::cost::TimeSource::Estimate)
         if (auto p = withProfileCosts(*problem, *m_profile, m_profileDevice.toStdString()))
             problem = std::move(*p);
+    // Another graph (model or batch; not a calibration's new times): the last run measured
+    // something else.
+    if (!problem || !m_problem || problem->training != m_problem->training)
+        runPanel()->clearResults();
     m_problem = std::move(problem);
     runPanel()->setTimeSource(timeSourceText());
     m_tableModel->setGraph(m_problem ? m_problem->training : nullptr);
@@ -391,6 +416,12 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         m_restoring = false;
         updateBudgetRange();
         refreshSolverInfos();
+        if (!s.solver.isEmpty())
+            solverPanel()->setCurrentSolver(s.solver);
+        paretoChart()->clearPoints();
+        for (const core::io::SessionParetoPoint &p : s.pareto)
+            paretoChart()->addPoint(
+                {qs(p.solver), p.budgetBytes, p.peakBytes, p.overheadPercent, p.feasible});
         updateCurrentPlanViews();
         emit problemChanged();
         emit sessionOpened(st.isOk(), st.isOk() ? QString() : qs(st.message()));
@@ -407,9 +438,9 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         if (newModel) {
             m_document.undoStack()->clear();
             m_document.clearPlans();
-            const auto &sa = m_problem->storeAll.timeline;
-            const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
-            m_document.setBudgetBytes(floor + (sa.peakBytes - floor) * 6 / 10);
+            m_document.setPins({}); // tensor names of the old model
+            paretoChart()->clearPoints();
+            m_document.setBudgetBytes(defaultBudget(*m_problem));
         }
         m_restoring = false;
     }
@@ -421,12 +452,36 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
     emit problemChanged();
 }
 
+int64_t Planner::defaultBudget(const PlannerProblem &problem)
+{
+    // 60 % of the way from what no plan can go below to store-all's peak: room for the
+    // in-memory solvers to keep a checkpoint per segment, yet a budget that makes them work.
+    // (From weights alone, as before, the first solve of the bundled model was infeasible.)
+    const auto &sa = problem.storeAll.timeline;
+    const int64_t floor =
+        std::max(memoryFloor(problem).total(), sa.peakBytes - sa.activationPeakBytes);
+    return std::min(sa.peakBytes, floor + (sa.peakBytes - floor) * 6 / 10);
+}
+
+QString Planner::floorExplanation() const
+{
+    if (!m_problem)
+        return {};
+    const MemoryFloor f = memoryFloor(*m_problem);
+    return tr("weights %1 + their gradients %2 + the largest op's working set %3 (%4)")
+        .arg(qs(core::formatBytes(f.weightBytes)), qs(core::formatBytes(f.weightGradBytes)),
+             qs(core::formatBytes(f.largestOpBytes)), qs(f.largestOp));
+}
+
 void Planner::updateBudgetRange()
 {
     if (!m_problem)
         return;
     const auto &sa = m_problem->storeAll.timeline;
     solverPanel()->setBudgetRange(sa.peakBytes - sa.activationPeakBytes, sa.peakBytes);
+    const int64_t floor = memoryFloor(*m_problem).total();
+    solverPanel()->setFloor(floor, floorExplanation());
+    m_tableModel->setFloor(floor, floorExplanation());
 }
 
 // ---- solving ------------------------------------------------------------------------------
@@ -476,10 +531,32 @@ void Planner::solve(const QString &solverId)
     }
     SolveJob job = makeJob(solver);
     const QString key = cacheKey(solverId, job);
+    // The same solver on the same inputs gives the same plan: a row that has it is selected
+    // rather than repeated (with the time it took then), a cached one comes back marked so.
+    const auto &plans = m_document.plans();
+    for (size_t row = 0; row < plans.size(); ++row)
+        if (planCacheKey(plans[row]) == key) {
+            m_document.setCurrentPlanIndex(int(row));
+            solverPanel()->showMessage(
+                tr("%1: plan %2 was solved with these inputs already (in %3 s); selected it.")
+                    .arg(solverId)
+                    .arg(row + 1)
+                    .arg(plans[row].solveSeconds, 0, 'f', 3));
+            return;
+        }
     if (auto it = m_cache.constFind(key); it != m_cache.constEnd()) {
-        m_document.addPlan(*it);
+        Plan cached = *it;
+        cached.note = tr("From this session's cache (first solved in %1 s). ")
+                          .arg(cached.solveSeconds, 0, 'f', 3)
+                          .toStdString() +
+                      cached.note;
+        m_document.addPlan(std::move(cached));
+        solverPanel()->showMessage(tr("%1: the same inputs were solved before; the cached plan "
+                                      "was added.")
+                                       .arg(solverId));
         return;
     }
+    solverPanel()->jobStarted();
     solverPanel()->showMessage(tr("Solving with %1...").arg(solverId));
     m_solves.start(std::move(job));
 }
@@ -497,11 +574,14 @@ void Planner::sweep()
     SweepJob job;
     job.problem = m_problem;
     job.pins = resolvedPins();
-    for (const QString &id : usableSolverIds()) {
-        auto s = solverById(id);
-        if (s && isFast(*s) && s->capabilities().minTime)
-            job.solvers.push_back(s);
-    }
+    // Every solver that takes a budget: the interactive ones first, then the MILP / LP and
+    // offload searches (each solve capped by the sweep's time limit, all of it cancellable).
+    for (const bool fast : {true, false})
+        for (const QString &id : usableSolverIds()) {
+            auto s = solverById(id);
+            if (s && isFast(*s) == fast && s->capabilities().minTime)
+                job.solvers.push_back(s);
+        }
     const auto &sa = m_problem->storeAll.timeline;
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
     job.budgets = sweepBudgets(floor + (sa.peakBytes - floor) / 20, sa.peakBytes, kSweepBudgets);
@@ -509,10 +589,50 @@ void Planner::sweep()
     solverPanel()->showMessage(tr("Sweeping %1 solvers over %2 budgets...")
                                    .arg(job.solvers.size())
                                    .arg(job.budgets.size()));
+    solverPanel()->jobStarted();
     m_solves.startSweep(std::move(job));
 }
 
-void Planner::cancel() { m_solves.cancelAll(); }
+void Planner::showParetoPlan(const ParetoPoint &point)
+{
+    // That solver at that budget: a row that has it is selected, else it is solved (or taken
+    // from the cache) with the budget set as an undoable edit.
+    // The edits must not re-solve the current plan for the new budget (as a slider drag does):
+    // the point's plan is a row of its own.
+    const bool objectiveChanges = m_document.objective() != Objective::MinTime;
+    m_restoring = true;
+    if (objectiveChanges)
+        m_document.undoStack()->push(new SetObjectiveCommand(&m_document, Objective::MinTime));
+    if (m_document.budgetBytes() != point.budgetBytes)
+        m_document.undoStack()->push(new SetBudgetCommand(&m_document, point.budgetBytes));
+    m_restoring = false;
+    if (objectiveChanges)
+        refreshSolverInfos();
+    solve(point.solver);
+}
+
+void Planner::deleteSelectedPlans()
+{
+    QList<int> plans;
+    for (const QModelIndex &row : planTable()->selectionModel()->selectedRows())
+        plans << m_docks.planIndexOfRow(row.row());
+    plans.removeAll(-1);
+    if (plans.isEmpty())
+        return;
+    // Highest index first: each removal leaves the lower indices as they were.
+    std::sort(plans.begin(), plans.end(), std::greater<int>());
+    m_document.undoStack()->beginMacro(tr("Delete %n plan(s)", nullptr, int(plans.size())));
+    for (int i : plans)
+        m_document.undoStack()->push(new RemovePlanCommand(&m_document, i));
+    m_document.undoStack()->endMacro();
+}
+
+void Planner::cancel()
+{
+    if (m_solves.isBusy())
+        solverPanel()->setCancelling();
+    m_solves.cancelAll();
+}
 
 void Planner::resolveCurrent(bool live)
 {
@@ -536,26 +656,68 @@ void Planner::resolveCurrent(bool live)
         m_solves.start(std::move(job));
 }
 
+QString Planner::planCacheKey(const Plan &plan) const
+{
+    SolveJob inputs;
+    inputs.objective = plan.objective;
+    inputs.budgetBytes = plan.budgetBytes;
+    inputs.pins = plan.pins;
+    return cacheKey(qs(plan.solver), inputs);
+}
+
 void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
 {
     if (tag != m_generation)
         return; // solved for a model that is no longer loaded
     // Cache under the inputs the plan was solved for, so undo brings it back at once.
-    SolveJob key;
-    key.objective = plan.objective;
-    key.budgetBytes = plan.budgetBytes;
-    key.pins = plan.pins;
-    m_cache.insert(cacheKey(qs(plan.solver), key), plan);
-    if (replaceIndex >= 0 && replaceIndex < int(m_document.plans().size()))
+    const QString key = planCacheKey(plan);
+    m_cache.insert(key, plan);
+    if (replaceIndex >= 0 && replaceIndex < int(m_document.plans().size())) {
         m_document.replacePlan(replaceIndex, plan);
-    else
-        m_document.addPlan(plan);
-    solverPanel()->showMessage(tr("%1: %2, peak %3, recompute +%4 % (%5 s)")
-                                   .arg(qs(plan.solver),
-                                        QLatin1String(core::solvers::solveStatusName(plan.status)),
-                                        qs(core::formatBytes(plan.timeline.peakBytes)))
-                                   .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
-                                   .arg(plan.solveSeconds, 0, 'f', 3));
+    } else {
+        // Two requests for the same inputs in flight at once (Solve pressed twice): the second
+        // refreshes the first one's row instead of adding another.
+        int same = -1;
+        for (size_t row = 0; row < m_document.plans().size() && same < 0; ++row)
+            if (planCacheKey(m_document.plans()[row]) == key)
+                same = int(row);
+        if (same >= 0) {
+            m_document.replacePlan(same, plan);
+            m_document.setCurrentPlanIndex(same);
+        } else {
+            m_document.addPlan(plan);
+        }
+    }
+    // updateCurrentPlanViews() described the current row already; say which one the solve gave.
+    const int row = m_document.currentPlanIndex();
+    if (row < 0 || planCacheKey(m_document.plans()[size_t(row)]) != key)
+        solverPanel()->showMessage(tr("Solved: %1").arg(planSummary(plan, -1)));
+    if (plan.status == core::solvers::SolveStatus::Infeasible && m_problem) {
+        const int64_t floor = memoryFloor(*m_problem).total();
+        solverPanel()->showMessage(
+            plan.budgetBytes < floor
+                ? tr("%1: no plan fits %2, below this model's floor %3 = %4. \"Set to floor\" "
+                     "sets the budget to it.")
+                      .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
+                           qs(core::formatBytes(floor)), floorExplanation())
+                : tr("%1 found no plan within %2 (the floor is %3): try a larger budget or "
+                     "another solver.")
+                      .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
+                           qs(core::formatBytes(floor))));
+    }
+}
+
+QString Planner::planSummary(const Plan &plan, int row) const
+{
+    QString text =
+        tr("%1: %2, peak %3, recompute +%4 % (solved in %5 s)")
+            .arg(qs(plan.solver), QLatin1String(core::solvers::solveStatusName(plan.status)),
+                 qs(core::formatBytes(plan.timeline.peakBytes)))
+            .arg(plan.timeline.tdiPercent(), 0, 'f', 1)
+            .arg(plan.solveSeconds, 0, 'f', 3);
+    if (row >= 0)
+        text = tr("Plan %1 of %2 — %3").arg(row + 1).arg(m_document.plans().size()).arg(text);
+    return text;
 }
 
 void Planner::onFailed(quint64, const QString &solver, const QString &message, bool cancelled,
@@ -587,16 +749,14 @@ void Planner::documentChanged(PlannerChange change)
     case PlannerChange::CurrentPlan: updateCurrentPlanViews(); break;
     case PlannerChange::Plans:
         if (m_document.currentPlanIndex() >= 0)
-            planTable()->selectRow(m_document.currentPlanIndex());
+            planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
         break;
     case PlannerChange::Budget:
         if (m_document.objective() == Objective::MinTime) {
+            // The memory chart keeps the current plan's own budget until the re-solved plan
+            // (with the new one) replaces it.
             if (solverPanel()->liveResolve())
                 m_liveTimer.start(); // debounced; the controller keeps only the latest
-            // Until the re-solved plan arrives only the budget line moves.
-            const Plan *plan = m_document.currentPlan();
-            memoryChart()->setBudget(
-                plan && plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0);
         }
         break;
     case PlannerChange::Pins:
@@ -629,16 +789,19 @@ void Planner::updateCurrentPlanViews()
     const int step = teachingView()->step();
     m_analysis = PlanAnalysis::analyse(m_problem->training, *plan);
     m_colors->setAnalysis(m_analysis);
-    const int64_t budget = plan->objective == Objective::MinTime ? m_document.budgetBytes() : 0;
+    // The budget this plan was solved for (the field may hold another one by now).
+    const int64_t budget = plan->objective == Objective::MinTime ? plan->budgetBytes : 0;
     memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget,
                                 qs(plan->solver));
     teachingView()->setAnalysis(m_analysis);
     if (step >= 0)
         teachingView()->setStep(step);
-    paretoChart()->setCurrent(plan->budgetBytes, plan->timeline.tdiPercent());
+    paretoChart()->setCurrent(plan->timeline.peakBytes, plan->timeline.tdiPercent());
     runPanel()->setPredicted(plan->timeline);
-    if (planTable()->currentIndex().row() != m_document.currentPlanIndex())
-        planTable()->selectRow(m_document.currentPlanIndex());
+    // The Solver dock describes the plan in view, not whichever solve finished last.
+    solverPanel()->showMessage(planSummary(*plan, m_document.currentPlanIndex()));
+    if (m_docks.planIndexOfRow(planTable()->currentIndex().row()) != m_document.currentPlanIndex())
+        planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
     emit planUpdated();
 }
 
@@ -708,7 +871,12 @@ void Planner::selectNode(const QString &nodeName) { teachingView()->explainNode(
 
 core::Status Planner::saveSession(const QString &path)
 {
-    const SessionData s = sessionFromDocument(m_document, m_problem.get());
+    SessionData s = sessionFromDocument(m_document, m_problem.get());
+    // The view's state beside the document's (format version 2).
+    s.solver = solverPanel()->currentSolver();
+    for (const ParetoPoint &p : paretoChart()->points())
+        s.pareto.push_back(
+            {p.solver.toStdString(), p.budgetBytes, p.peakBytes, p.overheadPercent, p.feasible});
     REMAT_RETURN_IF_ERROR(
         writeSessionFile(path, s, m_problem ? m_problem->training.get() : nullptr));
     m_sessionPath = path;
@@ -732,14 +900,31 @@ core::Status Planner::openSession(const QString &path)
     return core::Status::ok();
 }
 
-bool Planner::maybeSave(QWidget *parent)
+bool Planner::maybeSaveBeforeOpening(QWidget *parent, const QString &modelPath)
+{
+    if (m_document.modelPath().isEmpty() ||
+        QFileInfo(modelPath).absoluteFilePath() ==
+            QFileInfo(m_document.modelPath()).absoluteFilePath())
+        return true;
+    return maybeSave(
+        parent,
+        tr("Opening %1 starts a new planner session: the %n plan(s) solved for %2 "
+           "and its pins are discarded.",
+           nullptr, int(m_document.plans().size()))
+            .arg(QFileInfo(modelPath).fileName(), QFileInfo(m_document.modelPath()).fileName()));
+}
+
+bool Planner::maybeSave(QWidget *parent, const QString &reason)
 {
     if (!m_document.isModified() || (m_document.plans().empty() && m_document.pins().isEmpty()))
         return true;
+    const QString text = (reason.isEmpty() ? QString() : reason + QLatin1Char(' ')) +
+                         tr("The planner session has unsaved changes. Save them?");
     const auto answer =
-        QMessageBox::warning(parent, tr("Unsaved planner session"),
-                             tr("The planner session has unsaved changes. Save them?"),
-                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+        m_saveQuestion
+            ? m_saveQuestion(parent, text)
+            : QMessageBox::warning(parent, tr("Unsaved planner session"), text,
+                                   QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel)
         return false;
     if (answer == QMessageBox::Discard)
@@ -873,7 +1058,20 @@ core::Status Planner::exportChart(QWidget *chart, const QString &path) const
                                    (path + QStringLiteral(": could not write")).toStdString());
         return core::Status::ok();
     }
-    if (!chart->grab().save(path))
+    // A PNG for a report or a slide: at least kMinChartPngWidth pixels wide and twice the
+    // screen's pixel ratio, drawn at that resolution (not a screenshot scaled up).
+    const double scale =
+        std::max({2.0 * chart->devicePixelRatioF(), double(kMinChartPngWidth) / size.width(), 1.0});
+    QImage image(QSize(int(std::ceil(size.width() * scale)), int(std::ceil(size.height() * scale))),
+                 QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);
+    image.fill(Qt::white);
+    {
+        QPainter p(&image);
+        p.setRenderHint(QPainter::Antialiasing);
+        chart->render(&p);
+    }
+    if (!image.save(path))
         return core::makeError(
             core::StatusCode::NotFound,
             (path + QStringLiteral(": could not write the image")).toStdString());

@@ -27,6 +27,7 @@
 
 #include <QDockWidget>
 #include <QHash>
+#include <QMessageBox>
 #include <QObject>
 #include <QPointer>
 #include <QTableView>
@@ -87,6 +88,9 @@ public:
     /// Replaces the run panel's backends (the CPU reference is there by default).
     void setBackends(std::vector<BackendChoice> backends);
     static BackendChoice cpuBackendChoice();
+    /// The budget a new model starts with: one the in-memory solvers can meet, above the
+    /// memory floor (memoryFloor) and below store-all's peak.
+    static int64_t defaultBudget(const PlannerProblem &problem);
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
 
     // ---- model ------------------------------------------------------------------------------
@@ -113,6 +117,11 @@ public:
     void compareAll();
     void sweep();
     void cancel();
+    /// The plan behind a Pareto point: selects the row of that solver at that budget, or solves
+    /// it (the budget becomes the document's, one undo step).
+    void showParetoPlan(const ParetoPoint &point);
+    /// Removes the plan rows selected in the table (Delete): one undo step.
+    void deleteSelectedPlans();
     /// Re-solves the current plan's solver with the document's current inputs (cache first).
     void resolveCurrent(bool live = false);
     QStringList usableSolverIds() const;
@@ -136,8 +145,17 @@ public:
     /// Reads the session and loads its model off-thread; sessionOpened() follows.
     core::Status openSession(const QString &path);
     const QString &sessionPath() const { return m_sessionPath; }
-    /// Asks to save unsaved changes; false when the user cancels (the window must stay open).
-    bool maybeSave(QWidget *parent);
+    /// Asks to save unsaved changes; false when the user cancels (the window must stay open, the
+    /// other model must not open). `reason` opens the question ("Opening b.onnx replaces ...").
+    bool maybeSave(QWidget *parent, const QString &reason = QString());
+    /// Asks before opening `modelPath` would discard this session's unsaved plans and pins;
+    /// false when the user cancels. True at once for the session's own model.
+    bool maybeSaveBeforeOpening(QWidget *parent, const QString &modelPath);
+    /// Who answers maybeSave's question: Save, Discard or Cancel (a message box by default;
+    /// tests and scripts answer themselves).
+    using SaveQuestion =
+        std::function<QMessageBox::StandardButton(QWidget *parent, const QString &text)>;
+    void setSaveQuestion(SaveQuestion question) { m_saveQuestion = std::move(question); }
     core::Status exportPlanJson(const QString &path) const;
     core::Status exportTimelineCsv(const QString &path) const;
     /// Export > Apply in PyTorch: the plan JSON at `planPath`, and beside it remat_apply.py and
@@ -146,7 +164,8 @@ public:
     core::Status exportForPyTorch(const QString &planPath, QString *snippetPath = nullptr) const;
     /// The three lines that apply a plan: import, apply_plan, print the report.
     static QString pytorchSnippet(const QString &planPath, const QString &modelPath);
-    /// PNG or SVG by suffix.
+    /// PNG or SVG by suffix. A PNG is drawn at least 1600 px wide (and at twice the screen's
+    /// pixel ratio), so it stays sharp in a report.
     core::Status exportChart(QWidget *chart, const QString &path) const;
 
 signals:
@@ -163,9 +182,15 @@ private:
     void refreshSolverInfos();
     void updateCurrentPlanViews();
     void updateBudgetRange();
+    /// "weights 44.6 MiB + their gradients 44.6 MiB + the largest op's working set ..."
+    QString floorExplanation() const;
     SolveJob makeJob(const std::shared_ptr<const core::solvers::Solver> &solver) const;
     std::shared_ptr<const core::solvers::Solver> solverById(const QString &id) const;
     QString cacheKey(const QString &solver, const SolveJob &job) const;
+    /// cacheKey() of the inputs a plan was solved for.
+    QString planCacheKey(const core::solvers::Plan &plan) const;
+    /// "Plan 2 of 3 — hong-dp: optimal, peak 1.20 GiB, ..." (row < 0: without the row).
+    QString planSummary(const core::solvers::Plan &plan, int row) const;
     std::vector<core::solvers::Pin> resolvedPins() const;
     void onSolved(quint64 id, const core::solvers::Plan &plan, int replaceIndex, quint64 tag);
     void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled,
@@ -195,6 +220,7 @@ private:
     QTimer m_liveTimer;
     std::optional<core::cost::Profile> m_profile; ///< from "Calibrate on this device"
     QString m_profileDevice;
+    SaveQuestion m_saveQuestion;
 
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;

@@ -11,7 +11,10 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QMainWindow>
+#include <QSortFilterProxyModel>
 #include <QTableView>
+
+#include <algorithm>
 
 namespace remat::ui {
 
@@ -22,10 +25,28 @@ PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, Run
     m_solverPanel = new SolverPanel(document, shelf);
     m_table = new QTableView(shelf);
     m_table->setObjectName(QStringLiteral("plannerPlans"));
-    m_table->setModel(plans);
+    // Sorted by any column through a proxy (PlanTableModel::SortRole: bytes, seconds, not text);
+    // unsorted, rows are in solve order. Rows map to plans through planIndexOfRow / rowOfPlan.
+    m_sorted = new QSortFilterProxyModel(m_table);
+    m_sorted->setSourceModel(plans);
+    m_sorted->setSortRole(PlanTableModel::SortRole);
+    m_table->setModel(m_sorted);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(-1, Qt::AscendingOrder); // solve order until a header is clicked
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->setWordWrap(false);
+    // New rows widen a column to its longest entry (a user's wider column stays): the table
+    // never shows "feasible, domi..." while there is room.
+    QObject::connect(plans, &QAbstractItemModel::modelReset, m_table, [table = m_table.data()] {
+        const QAbstractItemView *view = table; // sizeHintForColumn is public there
+        const int last = table->model()->columnCount() - 1;
+        for (int c = 0; c < last; ++c)
+            table->setColumnWidth(c, std::max({table->columnWidth(c), view->sizeHintForColumn(c),
+                                               table->horizontalHeader()->sectionSizeHint(c)}));
+    });
     m_table->verticalHeader()->setDefaultSectionSize(22);
     m_memoryChart = new MemoryChartView(shelf);
     m_memoryChart->setObjectName(QStringLiteral("plannerMemoryChart"));
@@ -37,6 +58,20 @@ PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, Run
 }
 
 PlannerDocks::~PlannerDocks() = default;
+
+int PlannerDocks::planIndexOfRow(int row) const
+{
+    if (!m_sorted || row < 0 || row >= m_sorted->rowCount())
+        return -1;
+    return m_sorted->mapToSource(m_sorted->index(row, 0)).row();
+}
+
+int PlannerDocks::rowOfPlan(int planIndex) const
+{
+    if (!m_sorted || planIndex < 0 || planIndex >= m_sorted->sourceModel()->rowCount())
+        return -1;
+    return m_sorted->mapFromSource(m_sorted->sourceModel()->index(planIndex, 0)).row();
+}
 
 QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
 {

@@ -14,6 +14,7 @@
 
 class QDockWidget;
 class QMainWindow;
+class QSortFilterProxyModel;
 class QTableView;
 class QWidget;
 
@@ -46,6 +47,10 @@ public:
     PinsWidget *pins() const { return m_pins; }
     TeachingView *teaching() const { return m_teaching; }
     RunPanel *runPanel() const { return m_runPanel; }
+    /// The plan (document index) shown in table row `row`, and the reverse; -1 when none. The
+    /// table may be sorted by any column.
+    int planIndexOfRow(int row) const;
+    int rowOfPlan(int planIndex) const;
 
     /// Moves the widgets into docks of `window` (right: solver, pins; bottom: plans beside
     /// memory, Pareto, teaching and run as tabs) and returns the docks.
@@ -58,6 +63,7 @@ private:
     std::unique_ptr<QWidget> m_shelf; ///< parent of the widgets until they are docked
     QPointer<SolverPanel> m_solverPanel;
     QPointer<QTableView> m_table;
+    QPointer<QSortFilterProxyModel> m_sorted; ///< between the plan model and the table
     QPointer<MemoryChartView> m_memoryChart;
     QPointer<ParetoChartView> m_paretoChart;
     QPointer<PinsWidget> m_pins;

@@ -112,6 +112,31 @@ void PlannerDocument::replacePlan(int index, core::solvers::Plan plan)
         emit changed(PlannerChange::CurrentPlan);
 }
 
+void PlannerDocument::insertPlan(int index, core::solvers::Plan plan)
+{
+    index = std::clamp(index, 0, int(m_plans.size()));
+    m_plans.insert(m_plans.begin() + index, std::move(plan));
+    if (m_current >= index)
+        ++m_current;
+    if (m_current < 0)
+        m_current = index;
+    m_dirty = true;
+    emit changed(PlannerChange::Plans);
+    emit changed(PlannerChange::CurrentPlan);
+}
+
+void PlannerDocument::removePlan(int index)
+{
+    if (index < 0 || size_t(index) >= m_plans.size())
+        return;
+    m_plans.erase(m_plans.begin() + index);
+    if (m_current > index || m_current >= int(m_plans.size()))
+        --m_current;
+    m_dirty = true;
+    emit changed(PlannerChange::Plans);
+    emit changed(PlannerChange::CurrentPlan);
+}
+
 void PlannerDocument::setCurrentPlanIndex(int index)
 {
     if (index < -1 || index >= int(m_plans.size()) || index == m_current)

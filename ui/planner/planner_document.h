@@ -78,6 +78,10 @@ public:
     /// Appends a plan and makes it current; returns its index.
     int addPlan(core::solvers::Plan plan);
     void replacePlan(int index, core::solvers::Plan plan);
+    /// Puts a plan at `index` (0..size); the current plan stays the same plan.
+    void insertPlan(int index, core::solvers::Plan plan);
+    /// Removes one plan; the current plan stays the same plan, or the one after a removed current.
+    void removePlan(int index);
     void setCurrentPlanIndex(int index);
     void clearPlans();
 

@@ -249,7 +249,9 @@ void PlannerIntegration::showContextMenu(const QPoint &pos)
     const QString overlay = m_planner->nodeOverlay(name);
     if (!overlay.isEmpty()) {
         menu.addSeparator();
-        menu.addAction(overlay.section(QLatin1Char('\n'), 0, 0).left(120))->setEnabled(false);
+        // The whole explanation, a line per menu entry: a cut-off sentence explains nothing.
+        for (const QString &line : wrapAtWords(overlay, 90))
+            menu.addAction(line)->setEnabled(false);
     }
     menu.exec(view->viewport()->mapToGlobal(pos));
 }

@@ -1,5 +1,7 @@
 #include "ui/planner/planner_problem.h"
 
+#include <algorithm>
+
 #include "core/cost/calibrated.h"
 #include "core/cost/roofline.h"
 
@@ -43,6 +45,39 @@ withProfileCosts(const PlannerProblem &problem, const core::cost::Profile &profi
     p->batch = problem.batch;
     p->options = problem.options;
     return std::shared_ptr<const PlannerProblem>(std::move(p));
+}
+
+MemoryFloor memoryFloor(const PlannerProblem &problem)
+{
+    MemoryFloor f;
+    if (!problem.isValid())
+        return f;
+    const auto &tg = *problem.training;
+    const auto &sa = problem.storeAll.timeline;
+    f.weightBytes = sa.weightBytes;
+    f.weightGradBytes = sa.weightGradBytes;
+    using core::training::TensorRole;
+    for (const auto &op : tg.ops()) {
+        int64_t bytes = op.workspaceBytes;
+        // Preloaded tensors and parameter gradients are counted above already.
+        const auto counted = [&](core::TensorId t) {
+            const auto &tensor = tg.tensor(t);
+            return !tensor.preloaded && tensor.role != TensorRole::ParameterGrad ? tensor.bytes
+                                                                                 : int64_t(0);
+        };
+        std::vector<core::TensorId> touched(op.inputs.begin(), op.inputs.end());
+        touched.insert(touched.end(), op.outputs.begin(), op.outputs.end());
+        std::sort(touched.begin(), touched.end(),
+                  [](core::TensorId a, core::TensorId b) { return a.value < b.value; });
+        for (size_t i = 0; i < touched.size(); ++i)
+            if (i == 0 || touched[i].value != touched[i - 1].value) // an input read twice
+                bytes += counted(touched[i]);
+        if (bytes > f.largestOpBytes) {
+            f.largestOpBytes = bytes;
+            f.largestOp = op.name;
+        }
+    }
+    return f;
 }
 
 } // namespace remat::ui

@@ -21,7 +21,6 @@
 namespace remat::ui {
 
 namespace {
-constexpr double kMiB = double(1 << 20);
 
 QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **x, QValueAxis **y,
                       QLineSeries **measured, QLineSeries **predicted, QWidget *parent)
@@ -176,21 +175,47 @@ void RunPanel::setBackend(const QString &id)
 }
 int RunPanel::measuredPointCount() const { return int(m_memPoints.size()); }
 QString RunPanel::statusText() const { return m_status->text(); }
+bool RunPanel::failureMarked() const { return m_oom->count() > 0; }
+QString RunPanel::gradientText() const { return m_gradients->text(); }
+QString RunPanel::memoryUnit() const { return m_memY->titleText(); }
+
+void RunPanel::clearResults()
+{
+    if (m_controller->isRunning()) {
+        m_dropRun = true;
+        m_controller->stop();
+    }
+    m_controller->takeSamples();
+    m_memPoints.clear();
+    m_timePoints.clear();
+    for (QLineSeries *s : {m_memMeasured, m_timeMeasured, m_memPredicted, m_timePredicted, m_oom})
+        s->clear();
+    m_summary = RunSummary();
+    m_iteration = 0;
+    m_calibrationGraph.reset();
+    m_calibrationSamples.clear();
+    m_gradients->clear();
+    m_status->setText(tr("Idle."));
+}
 
 void RunPanel::setPredicted(const core::sim::Timeline &t)
 {
     QList<QPointF> mem, time;
     mem.reserve(qsizetype(t.points.size()));
     double prevEnd = 0;
-    m_memMax = 1;
+    m_memMax = 1e-9;
     m_timeMax = 1e-6;
+    // The unit of the predicted peak, as the planner's tables and charts print it.
+    const core::ByteUnit unit = core::byteUnitFor(t.peakBytes);
+    m_memUnit = unit.bytes;
+    m_memY->setTitleText(QLatin1String(unit.name));
     for (size_t i = 0; i < t.points.size(); ++i) {
         const auto &p = t.points[i];
-        mem.append(QPointF(double(i), double(p.peakDuringStep) / kMiB));
+        mem.append(QPointF(double(i), double(p.peakDuringStep) / m_memUnit));
         const double ms = std::max(0.0, p.endSeconds - prevEnd) * 1e3;
         prevEnd = std::max(prevEnd, p.endSeconds);
         time.append(QPointF(double(i), ms));
-        m_memMax = std::max(m_memMax, double(p.peakDuringStep) / kMiB);
+        m_memMax = std::max(m_memMax, double(p.peakDuringStep) / m_memUnit);
         m_timeMax = std::max(m_timeMax, ms);
     }
     m_stepCount = std::max<int>(1, int(t.points.size()));
@@ -258,10 +283,10 @@ void RunPanel::drain()
             m_memPoints.clear();
             m_timePoints.clear();
         }
-        const double mib = double(s.peakDuringStep) / kMiB, ms = s.seconds * 1e3;
-        m_memPoints.append(QPointF(s.step, mib));
+        const double mem = double(s.peakDuringStep) / m_memUnit, ms = s.seconds * 1e3;
+        m_memPoints.append(QPointF(s.step, mem));
         m_timePoints.append(QPointF(s.step, ms));
-        m_memMax = std::max(m_memMax, mib);
+        m_memMax = std::max(m_memMax, mem);
         m_timeMax = std::max(m_timeMax, ms);
         m_stepCount = std::max(m_stepCount, s.step + 1);
     }
@@ -279,6 +304,15 @@ void RunPanel::drain()
 
 void RunPanel::finished(const RunSummary &summary)
 {
+    if (m_dropRun) { // stopped by clearResults(): nothing of it belongs to the model shown now
+        m_dropRun = false;
+        m_drain.stop();
+        m_controller->takeSamples();
+        m_run->setEnabled(true);
+        m_calibrate->setEnabled(true);
+        m_stop->setEnabled(false);
+        return;
+    }
     drain();
     m_drain.stop();
     m_summary = summary;
@@ -291,16 +325,19 @@ void RunPanel::finished(const RunSummary &summary)
         return;
     }
     if (!summary.ok) {
-        if (summary.failedStep >= 0)
+        // A Stop ends the run where it was; only an error (an OOM, a backend failure) marks the
+        // step that failed.
+        if (summary.failedStep >= 0 && !summary.cancelled)
             m_oom->replace(
                 {QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
-        m_status->setText(summary.cancelled
-                              ? tr("Stopped.")
-                              : tr("Failed%1: %2")
-                                    .arg(summary.failedStep >= 0
-                                             ? tr(" at step %1").arg(summary.failedStep)
-                                             : QString(),
-                                         summary.error));
+        m_status->setText(
+            summary.cancelled
+                ? (summary.failedStep >= 0 ? tr("Stopped at step %1.").arg(summary.failedStep)
+                                           : tr("Stopped."))
+                : tr("Failed%1: %2")
+                      .arg(summary.failedStep >= 0 ? tr(" at step %1").arg(summary.failedStep)
+                                                   : QString(),
+                           summary.error));
     } else {
         m_status->setText(
             tr("Done: %n iteration(s), %1 per step, measured peak %2.", nullptr, summary.iterations)

@@ -53,6 +53,16 @@ public:
     int measuredPointCount() const;
     const RunSummary &lastSummary() const { return m_summary; }
     QString statusText() const;
+    /// Whether the memory chart marks a failing step ("failed here"): after an error, never
+    /// after the user's Stop.
+    bool failureMarked() const;
+    /// Forgets the last run (measured curves, gradient check, status) and the predicted curves;
+    /// a run under way is stopped and its result dropped. For another model or batch.
+    void clearResults();
+    /// The gradient check's line ("Gradient check passed: ..."), empty before a run.
+    QString gradientText() const;
+    /// The bytes-in-use chart's unit ("KiB", "MiB", ...: the predicted peak's, as tables print it).
+    QString memoryUnit() const;
 
 public slots:
     void run();
@@ -85,8 +95,10 @@ private:
     QTimer m_drain;
     int m_iteration = 0;
     double m_memMax = 1, m_timeMax = 1e-6;
+    double m_memUnit = double(1 << 20); ///< bytes per unit of the bytes-in-use axis
     int m_stepCount = 1;
     RunSummary m_summary;
+    bool m_dropRun = false; ///< the run under way was for a model no longer loaded
     // The calibration run under way: its graph, schedule and every sample drained.
     std::shared_ptr<const core::training::TrainingGraph> m_calibrationGraph;
     core::schedule::Schedule m_calibrationSchedule;

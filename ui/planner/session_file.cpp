@@ -29,6 +29,8 @@ core::io::Session toCore(const SessionData &s)
     c.currentPlan = s.currentPlan;
     c.opCount = s.opCount;
     c.tensorCount = s.tensorCount;
+    c.solver = s.solver.toStdString();
+    c.pareto = s.pareto;
     return c;
 }
 
@@ -48,6 +50,8 @@ SessionData fromCore(core::io::Session &&c)
     s.currentPlan = c.currentPlan;
     s.opCount = c.opCount;
     s.tensorCount = c.tensorCount;
+    s.solver = qs(c.solver);
+    s.pareto = std::move(c.pareto);
     return s;
 }
 

@@ -7,6 +7,7 @@
 //   Expected<SessionData> s = readSessionFile("run.rematproj");
 //   Expected<std::vector<Plan>> plans = restorePlans(*s, problem, "run.rematproj");   // after loading the model
 
+#include "core/io/session_file.h"
 #include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
 #include "ui/planner/planner_problem.h"
@@ -38,7 +39,9 @@ struct SessionData
     std::vector<core::solvers::Plan> plans; ///< to write
     std::vector<std::string> planTexts;     ///< as read: plan JSON, parsed by restorePlanFigures
     int currentPlan = -1;
-    size_t opCount = 0, tensorCount = 0; ///< of the training graph the ids refer to
+    size_t opCount = 0, tensorCount = 0;              ///< of the training graph the ids refer to
+    QString solver;                                   ///< the Solver dock's choice
+    std::vector<core::io::SessionParetoPoint> pareto; ///< the last Pareto sweep
 };
 
 /// Defined in session_from_document.cpp (it needs the document, hence QtGui).

@@ -30,13 +30,14 @@ constexpr int kSliderSteps = 1000;
 SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_objective(new QComboBox(this)),
       m_slider(new QSlider(Qt::Horizontal, this)), m_budgetText(new QLineEdit(this)),
-      m_thisGpu(new QPushButton(tr("This GPU"), this)), m_solver(new QComboBox(this)),
+      m_thisGpu(new QPushButton(tr("This GPU"), this)),
+      m_floor(new QPushButton(tr("Set to floor"), this)), m_solver(new QComboBox(this)),
       m_live(new QCheckBox(tr("Re-solve while dragging"), this)),
       m_solve(new QPushButton(tr("Solve"), this)),
       m_compare(new QPushButton(tr("Compare all"), this)),
       m_sweep(new QPushButton(tr("Pareto sweep"), this)),
       m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
-      m_message(new QLabel(this))
+      m_message(new QLabel(this)), m_budgetError(new QLabel(this))
 {
     setObjectName(QStringLiteral("plannerSolver"));
     m_objective->addItem(tr("Least recompute within budget"),
@@ -47,6 +48,8 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     m_budgetText->setToolTip(tr("Budget for the whole step's peak: bytes, KiB, MiB, GiB, or GB"));
     m_thisGpu->setToolTip(tr("Use the free memory of this machine's GPU as the budget"));
     m_thisGpu->setVisible(false);
+    m_floor->setObjectName(QStringLiteral("plannerSetBudgetToFloor"));
+    m_floor->setVisible(false);
     m_live->setChecked(true);
     m_live->setToolTip(tr("Fast solvers re-solve as the budget slider moves"));
     m_cancel->setEnabled(false);
@@ -54,14 +57,21 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     m_progress->setVisible(false);
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_budgetText->setObjectName(QStringLiteral("plannerBudgetText"));
+    m_budgetError->setObjectName(QStringLiteral("plannerBudgetError"));
+    m_budgetError->setWordWrap(true);
+    m_budgetError->setStyleSheet(QStringLiteral("color: #c62828;"));
+    m_budgetError->setVisible(false);
 
     auto *budgetRow = new QHBoxLayout;
     budgetRow->addWidget(m_slider, 1);
     budgetRow->addWidget(m_budgetText);
     budgetRow->addWidget(m_thisGpu);
+    budgetRow->addWidget(m_floor);
     auto *form = new QFormLayout;
     form->addRow(tr("Objective"), m_objective);
     form->addRow(tr("Budget"), budgetRow);
+    form->addRow(QString(), m_budgetError);
     form->addRow(tr("Solver"), m_solver);
     form->addRow(QString(), m_live);
     auto *buttons = new QHBoxLayout;
@@ -97,6 +107,10 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
             return;
         }
         m_document->undoStack()->push(new SetBudgetCommand(m_document, *free));
+    });
+    connect(m_floor, &QPushButton::clicked, this, [this] {
+        if (m_floorBytes > 0 && m_floorBytes != m_document->budgetBytes())
+            m_document->undoStack()->push(new SetBudgetCommand(m_document, m_floorBytes));
     });
     connect(m_solve, &QPushButton::clicked, this, [this] { emit solveRequested(currentSolver()); });
     connect(m_compare, &QPushButton::clicked, this, &SolverPanel::compareAllRequested);
@@ -146,6 +160,14 @@ void SolverPanel::setBudgetRange(int64_t lowest, int64_t highest)
     syncBudgetWidgets();
 }
 
+void SolverPanel::setFloor(int64_t bytes, const QString &explanation)
+{
+    m_floorBytes = bytes;
+    m_floor->setVisible(bytes > 0);
+    m_floor->setToolTip(tr("Set the budget to %1, the least any plan needs: %2")
+                            .arg(QString::fromStdString(core::formatBytes(bytes)), explanation));
+}
+
 void SolverPanel::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)
 {
     m_freeMemory = std::move(provider);
@@ -157,14 +179,36 @@ void SolverPanel::setLiveResolve(bool on) { m_live->setChecked(on); }
 
 void SolverPanel::setBusy(bool busy)
 {
-    m_cancel->setEnabled(busy);
+    if (!busy)
+        m_cancelling = false;
+    m_cancel->setEnabled(busy && !m_cancelling);
+    m_cancel->setText(tr("Cancel"));
     m_progress->setVisible(busy);
     if (busy)
         m_progress->setRange(0, 0);
 }
 
+void SolverPanel::jobStarted()
+{
+    m_cancelling = false;
+    setBusy(true);
+}
+
+void SolverPanel::setCancelling()
+{
+    if (!m_cancel->isEnabled() && !m_cancelling)
+        return; // nothing running
+    m_cancelling = true;
+    m_cancel->setEnabled(false);
+    m_cancel->setText(tr("Cancelling..."));
+    m_progress->setRange(0, 0);
+    showMessage(tr("Cancelling: waiting for the solver to stop..."));
+}
+
 void SolverPanel::showProgress(const SolveProgressInfo &info)
 {
+    if (m_cancelling)
+        return; // the solver's last reports must not hide that it is stopping
     if (info.fraction >= 0) {
         m_progress->setRange(0, 1000);
         m_progress->setValue(int(info.fraction * 1000));
@@ -182,6 +226,7 @@ void SolverPanel::showProgress(const SolveProgressInfo &info)
 }
 
 void SolverPanel::showMessage(const QString &text) { m_message->setText(text); }
+QString SolverPanel::messageText() const { return m_message->text(); }
 
 void SolverPanel::dragBudgetTo(int64_t bytes)
 {
@@ -193,8 +238,10 @@ void SolverPanel::dragBudgetTo(int64_t bytes)
 void SolverPanel::documentChanged(PlannerChange change)
 {
     if (change == PlannerChange::Budget || change == PlannerChange::Model ||
-        change == PlannerChange::Batch)
+        change == PlannerChange::Batch) {
+        setBudgetError(QString()); // the budget now in the field is a valid one
         syncBudgetWidgets();
+    }
     if (change == PlannerChange::Objective) {
         const int i = m_objective->findData(int(m_document->objective()));
         if (i >= 0)
@@ -217,15 +264,32 @@ void SolverPanel::syncBudgetWidgets()
 
 void SolverPanel::budgetEdited()
 {
-    const auto parsed = core::parseBytes(m_budgetText->text().trimmed().toStdString());
-    if (!parsed) {
-        showMessage(tr("Budget: %1").arg(QString::fromStdString(parsed.status().message())));
-        syncBudgetWidgets();
+    const QString text = m_budgetText->text().trimmed();
+    const auto parsed = core::parseBytes(text.toStdString());
+    if (!parsed || *parsed <= 0) {
+        // The refused text stays in the field (the user corrects it), with the reason under it.
+        setBudgetError(parsed ? tr("A budget of %1 holds nothing: enter the memory the step may "
+                                   "use, e.g. %2.")
+                                    .arg(text, m_hi > 1
+                                                   ? QString::fromStdString(core::formatBytes(m_hi))
+                                                   : QStringLiteral("6 GiB"))
+                              : QString::fromStdString(parsed.status().message()));
         return;
     }
+    setBudgetError(QString());
     if (*parsed != m_document->budgetBytes())
         m_document->undoStack()->push(new SetBudgetCommand(m_document, *parsed));
+    else
+        syncBudgetWidgets(); // "4096" for 4 KiB: show it as the field writes it
 }
+
+void SolverPanel::setBudgetError(const QString &text)
+{
+    m_budgetError->setText(text.isEmpty() ? QString() : tr("Budget: %1").arg(text));
+    m_budgetError->setVisible(!text.isEmpty());
+}
+
+QString SolverPanel::budgetErrorText() const { return m_budgetError->text(); }
 
 int64_t SolverPanel::sliderToBytes(int v) const
 {

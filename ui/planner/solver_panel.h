@@ -47,13 +47,27 @@ public:
     void setCurrentSolver(const QString &id);
     /// The slider spans [lowest, highest] bytes (e.g. weights .. store-all peak).
     void setBudgetRange(int64_t lowest, int64_t highest);
+    /// The model's memory floor (weights + gradients + largest op's working set) and how it is
+    /// made up: the "Floor" button sets the budget to it; 0 hides the button.
+    void setFloor(int64_t bytes, const QString &explanation);
     /// Shows the "this GPU" button; the provider returns the device's free bytes (nullopt: none).
     void setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider);
     bool liveResolve() const;
     void setLiveResolve(bool on);
     void setBusy(bool busy);
+    /// After Cancel: "Cancelling..." with the Cancel button off until the jobs have wound down
+    /// (setBusy(false) ends it).
+    void setCancelling();
+    bool isCancelling() const { return m_cancelling; }
+    /// A new solve or sweep starts: busy, and cancellable again even while an older job winds down.
+    void jobStarted();
     void showProgress(const SolveProgressInfo &info);
     void showMessage(const QString &text);
+    /// The message line's text (the current plan, a solve's progress or result).
+    QString messageText() const;
+    /// Why the last typed budget was refused ("'abc' is not a byte count ..."); empty once a
+    /// valid budget was entered.
+    QString budgetErrorText() const;
     /// Moves the slider as a user would (tests, benchmarks): pushes a mergeable budget command.
     void dragBudgetTo(int64_t bytes);
 
@@ -67,6 +81,7 @@ private:
     void documentChanged(PlannerChange change);
     void syncBudgetWidgets();
     void budgetEdited();
+    void setBudgetError(const QString &text);
     int64_t sliderToBytes(int v) const;
     int bytesToSlider(int64_t b) const;
 
@@ -75,15 +90,19 @@ private:
     QSlider *m_slider;
     QLineEdit *m_budgetText;
     QPushButton *m_thisGpu;
+    QPushButton *m_floor;
+    int64_t m_floorBytes = 0;
     QComboBox *m_solver;
     QCheckBox *m_live;
     QPushButton *m_solve, *m_compare, *m_sweep, *m_cancel;
     QProgressBar *m_progress;
     QLabel *m_message;
+    QLabel *m_budgetError; ///< under the budget field while the typed text is refused
     QList<SolverInfo> m_solvers;
     std::function<std::optional<int64_t>()> m_freeMemory;
     int64_t m_lo = 0, m_hi = 0;
     bool m_syncing = false;
+    bool m_cancelling = false;
     int m_dragKey = 1;
 };
 
