@@ -216,7 +216,6 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
                          "plans need their training graph to be saved");
     json root;
     root["format"] = kFormat;
-    // Version 1 unless the session has training options (readers of version 1 would drop them).
     // Version 1 when nothing needs 2, so older builds still read the file.
     root["version"] =
         s.training.isDefault() && s.solver.empty() && s.pareto.empty() ? 1 : kSessionFormatVersion;
