@@ -250,6 +250,18 @@ Expected<Plan> Solver::solve(const SolveRequest &request) const
     if (settingOff("post-check"))
         return plan;
     Plan checked = checkAgainstStoreAll(std::move(*plan), request, name);
+    // The simulator has the last word on the budget: a solver's own memory model (rotor's
+    // discretised slots, a DP's per-stage sums) can under-count, and a min-time answer over its
+    // budget is not an answer.
+    if (request.objective == Objective::MinTime && answered(checked.status) &&
+        checked.timeline.peakBytes > request.budgetBytes) {
+        checked.status = SolveStatus::Infeasible;
+        const std::string why = fmt::format(
+            "infeasible: the plan's simulated peak {} is over the budget {} ({}'s own memory "
+            "model counted less)",
+            formatBytes(checked.timeline.peakBytes), formatBytes(request.budgetBytes), name);
+        checked.note = checked.note.empty() ? why : why + "; " + checked.note;
+    }
     checked.solveSeconds =
         std::max(checked.solveSeconds,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());

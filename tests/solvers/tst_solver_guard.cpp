@@ -43,6 +43,29 @@ private:
     int m_kind;
 };
 
+/// Answers store-all's schedule as "feasible" whatever the budget: a solver whose own memory
+/// model under-counts.
+class OverBudgetSolver final : public Solver
+{
+public:
+    std::string id() const override { return "over-budget"; }
+    std::string title() const override { return "claims feasible"; }
+    std::string description() const override { return "answers store-all, feasible"; }
+    Capabilities capabilities() const override { return {}; }
+
+protected:
+    Expected<Plan> searchPlan(const SolveRequest &request) const override
+    {
+        SolveRequest r = request;
+        r.objective = Objective::MinPeak;
+        REMAT_ASSIGN_OR_RETURN(Plan p, makeRegistry().find("store-all")->solve(r));
+        p.status = SolveStatus::Feasible;
+        p.objective = request.objective;
+        p.budgetBytes = request.budgetBytes;
+        return p;
+    }
+};
+
 double seconds(const sim::Timeline &t) { return t.totalSeconds; }
 
 struct Violation
@@ -125,6 +148,28 @@ private slots:
         QCOMPARE(c.status().code(), StatusCode::Internal);
     }
 
+    void overBudgetAnswerIsInfeasible()
+    {
+        // Expected: a min-time plan the solver calls feasible whose simulated peak is over the
+        // budget (store-all's peak - 1 byte) comes back infeasible, saying why.
+        auto rg = remat::tests::randomTrainingGraph(7, {.forwardOps = 8, .dag = false});
+        SolveRequest r;
+        r.graph = &rg.graph;
+        r.costs = &rg.costs;
+        auto storeAll = makeRegistry().find("store-all")->solve(r);
+        QVERIFY(storeAll);
+        r.objective = Objective::MinTime;
+        r.budgetBytes = storeAll->timeline.peakBytes - 1;
+        auto p = OverBudgetSolver().solve(r);
+        QVERIFY2(p, p.status().toString().c_str());
+        QCOMPARE(p->status, SolveStatus::Infeasible);
+        QVERIFY2(p->note.find("over the budget") != std::string::npos, p->note.c_str());
+        // Within the budget the same answer stands.
+        r.budgetBytes = storeAll->timeline.peakBytes;
+        auto q = OverBudgetSolver().solve(r);
+        QVERIFY(q);
+        QVERIFY(q->status != SolveStatus::Infeasible);
+    }
     void neverWorseThanStoreAll()
     {
         const Violation guarded = worseThanStoreAll(true);
