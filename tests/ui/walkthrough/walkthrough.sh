@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# A walk through Remat Studio as a new user takes it, in a real X session: Xvfb and openbox
+# (Debian packages xvfb, openbox), driven with xdotool, screenshots with ImageMagick's `import`.
+# Not run by CI: a person looks at the screenshots (README.md beside this script says what each
+# should show). Steps: open, browse (search, expand, collapse), solve, compare all solvers, pin
+# from the graph's context menu, undo / redo, step through the schedule, run on the CPU with a
+# Stop, export the plan, save the session, switch models (the app asks first), reopen the session.
+#   tests/ui/walkthrough/walkthrough.sh [BUILD_DIR] [OUT_DIR]
+#   apt-get install xvfb openbox xdotool imagemagick x11-utils
+# Environment: WALK_DISPLAY (default :7), WALK_MODEL (default the bundled tiny_vit),
+# WALK_OTHER_MODEL (the model switched to; default ../shared/corpus/with_weights/mlp.onnx).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")/../../.." && pwd)
+BUILD=${1:-$HERE/build}
+OUT=${2:-$(mktemp -d /tmp/remat-walkthrough.XXXXXX)}
+DISP=${WALK_DISPLAY:-:7}
+MODEL=${WALK_MODEL:-$HERE/resources/models/tiny_vit.onnx}
+OTHER=${WALK_OTHER_MODEL:-$HERE/../shared/corpus/with_weights/mlp.onnx}
+STUDIO=$BUILD/app/remat-studio
+for tool in Xvfb openbox xdotool import; do
+    command -v "$tool" >/dev/null || { echo "walkthrough: $tool not found (apt-get install xvfb openbox xdotool imagemagick)" >&2; exit 2; }
+done
+[ -x "$STUDIO" ] || { echo "walkthrough: $STUDIO not built" >&2; exit 2; }
+mkdir -p "$OUT"
+export DISPLAY=$DISP
+# A fresh settings folder: no remembered window layout, recent files or input shapes.
+export XDG_CONFIG_HOME=$(mktemp -d /tmp/remat-walk-config.XXXXXX)
+Xvfb "$DISP" -screen 0 1600x1000x24 >/dev/null 2>&1 &
+XVFB=$!
+sleep 1
+openbox >/dev/null 2>&1 &
+WM=$!
+cleanup() { kill "${APP:-}" "$WM" "$XVFB" 2>/dev/null; rm -rf "$XDG_CONFIG_HOME"; }
+trap cleanup EXIT
+n=0
+shot() { # name: a screenshot of the whole screen
+    n=$((n + 1))
+    sleep "${2:-0.7}"
+    import -window root "$OUT/$(printf '%02d' $n)-$1.png"
+    echo "walkthrough: $(printf '%02d' $n)-$1.png"
+}
+key() { xdotool key --clearmodifiers "$@"; sleep 0.4; }
+type_text() { xdotool type --delay 20 "$1"; sleep 0.3; }
+# Clicks at a point given as fractions of the main window (the layout is the app's default).
+click_at() { # fx fy [button]
+    local g x y w h
+    g=$(xdotool getwindowgeometry --shell "$WIN")
+    eval "$g"
+    x=$(python3 -c "print(int($X + $1 * $WIDTH))")
+    y=$(python3 -c "print(int($Y + $2 * $HEIGHT))")
+    xdotool mousemove "$x" "$y" click "${3:-1}"
+    sleep 0.5
+}
+# A file dialog is open: type the path and accept.
+answer_dialog() { sleep 1; key ctrl+a; type_text "$1"; key Return; sleep 1; }
+
+"$STUDIO" "$MODEL" >"$OUT/app.log" 2>&1 &
+APP=$!
+WIN=""
+for _ in $(seq 60); do
+    WIN=$(xdotool search --onlyvisible --name "Remat Studio" 2>/dev/null | head -1)
+    [ -n "$WIN" ] && break
+    sleep 0.5
+done
+[ -n "$WIN" ] || { echo "walkthrough: no window (see $OUT/app.log)" >&2; exit 1; }
+xdotool windowmove "$WIN" 0 0 windowsize "$WIN" 1600 1000 windowactivate --sync "$WIN"
+shot open 2
+
+# Browse: search, expand everything, collapse again.
+key ctrl+f; type_text "Softmax"; key Return
+shot search
+key Escape
+key alt+v; key e
+shot expanded 1.5
+key alt+v; key c
+shot collapsed 1.5
+
+# Solve (Planner > Solve) and compare every solver.
+key ctrl+r
+shot solved 3
+key alt+p; key c
+shot compare 20
+
+# Pin from the graph: right-click the middle of the graph, take the menu's first entry.
+click_at 0.35 0.5 3
+shot context-menu
+key Down; key Return
+shot pinned 2
+key ctrl+z
+shot undone 1.5
+key ctrl+shift+z
+shot redone 1.5
+
+# Step through: the Schedule tab (teaching view), then three steps forward.
+click_at "${WALK_SCHEDULE_TAB_X:-0.80}" "${WALK_SCHEDULE_TAB_Y:-0.06}"
+shot schedule 1.5
+for _ in 1 2 3; do key Right; done
+shot stepped
+
+# Run on the CPU, then Stop it.
+click_at "${WALK_RUN_TAB_X:-0.86}" "${WALK_RUN_TAB_Y:-0.06}"
+shot run-tab
+click_at "${WALK_RUN_BUTTON_X:-0.72}" "${WALK_RUN_BUTTON_Y:-0.12}"
+sleep 0.3
+click_at "${WALK_STOP_BUTTON_X:-0.78}" "${WALK_STOP_BUTTON_Y:-0.12}"
+shot run-stopped 2
+
+# Export the plan (File > Export > Plan JSON), save the session (Ctrl+S).
+key alt+f; key e; key j
+answer_dialog "$OUT/plan.json"
+shot exported
+key ctrl+s
+answer_dialog "$OUT/walk.rematproj"
+shot saved
+
+# Switch models: the app asks before the solved plans go.
+key ctrl+o
+answer_dialog "$OTHER"
+shot switch-asks 1.5
+key Return
+shot switched 3
+
+# Reopen the session: the first model, its plans and pins come back.
+key ctrl+shift+o
+answer_dialog "$OUT/walk.rematproj"
+shot session-reopened 4
+ls "$OUT"/plan.json "$OUT"/walk.rematproj 2>/dev/null
+echo "walkthrough: screenshots in $OUT"
