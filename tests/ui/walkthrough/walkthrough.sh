@@ -41,14 +41,10 @@ shot() { # name: a screenshot of the whole screen
 }
 key() { xdotool key --clearmodifiers "$@"; sleep 0.4; }
 type_text() { xdotool type --delay 20 "$1"; sleep 0.3; }
-# Clicks at a point given as fractions of the main window (the layout is the app's default).
-click_at() { # fx fy [button]
-    local g x y w h
-    g=$(xdotool getwindowgeometry --shell "$WIN")
-    eval "$g"
-    x=$(python3 -c "print(int($X + $1 * $WIDTH))")
-    y=$(python3 -c "print(int($Y + $2 * $HEIGHT))")
-    xdotool mousemove "$x" "$y" click "${3:-1}"
+# Clicks at a screen point. The window is placed at 0,0 at 1600x960 with a fresh settings folder,
+# so the default dock layout puts each control at a known place (override with WALK_* variables).
+click_xy() { # x y [button]
+    xdotool mousemove "$1" "$2" click "${3:-1}"
     sleep 0.5
 }
 # A file dialog is open: type the path and accept.
@@ -63,7 +59,7 @@ for _ in $(seq 60); do
     sleep 0.5
 done
 [ -n "$WIN" ] || { echo "walkthrough: no window (see $OUT/app.log)" >&2; exit 1; }
-xdotool windowmove "$WIN" 0 0 windowsize "$WIN" 1600 1000 windowactivate --sync "$WIN"
+xdotool windowmove "$WIN" 0 0 windowsize "$WIN" 1600 960 windowactivate --sync "$WIN"
 shot open 2
 
 # Browse: search, expand everything, collapse again.
@@ -82,7 +78,7 @@ key alt+p; key c
 shot compare 20
 
 # Pin from the graph: right-click the middle of the graph, take the menu's first entry.
-click_at 0.35 0.5 3
+click_xy "${WALK_GRAPH_X:-600}" "${WALK_GRAPH_Y:-420}" 3
 shot context-menu
 key Down; key Return
 shot pinned 2
@@ -92,17 +88,17 @@ key ctrl+shift+z
 shot redone 1.5
 
 # Step through: the Schedule tab (teaching view), then three steps forward.
-click_at "${WALK_SCHEDULE_TAB_X:-0.80}" "${WALK_SCHEDULE_TAB_Y:-0.06}"
+click_xy "${WALK_SCHEDULE_TAB_X:-651}" "${WALK_TABS_Y:-918}"
 shot schedule 1.5
 for _ in 1 2 3; do key Right; done
 shot stepped
 
 # Run on the CPU, then Stop it.
-click_at "${WALK_RUN_TAB_X:-0.86}" "${WALK_RUN_TAB_Y:-0.06}"
+click_xy "${WALK_RUN_TAB_X:-714}" "${WALK_TABS_Y:-918}"
 shot run-tab
-click_at "${WALK_RUN_BUTTON_X:-0.72}" "${WALK_RUN_BUTTON_Y:-0.12}"
+click_xy "${WALK_RUN_BUTTON_X:-760}" "${WALK_RUN_BUTTON_Y:-705}"
 sleep 0.3
-click_at "${WALK_STOP_BUTTON_X:-0.78}" "${WALK_STOP_BUTTON_Y:-0.12}"
+click_xy "${WALK_STOP_BUTTON_X:-846}" "${WALK_RUN_BUTTON_Y:-705}"
 shot run-stopped 2
 
 # Export the plan (File > Export > Plan JSON), save the session (Ctrl+S).
