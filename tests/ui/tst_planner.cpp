@@ -293,6 +293,9 @@ private slots:
         QCOMPARE(planner->runPanel()->measuredPointCount(), 0);
         QCOMPARE(planner->runPanel()->gradientText(), QString());
         QVERIFY(!planner->runPanel()->lastSummary().ok);
+        // The Solver dock no longer describes the old model's plan ("Plan 1 of 1 — ...").
+        QVERIFY2(!planner->solverPanel()->messageText().contains(QStringLiteral("Plan ")),
+                 qPrintable(planner->solverPanel()->messageText()));
     }
 
     // Bug: the Schedule explanation said a tensor "is recomputed ... because no backward op needs

@@ -440,6 +440,7 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
             m_document.clearPlans();
             m_document.setPins({}); // tensor names of the old model
             paretoChart()->clearPoints();
+            solverPanel()->showMessage(QString()); // it described the old model's plan
             m_document.setBudgetBytes(defaultBudget(*m_problem));
         }
         m_restoring = false;
