@@ -12,11 +12,12 @@
 //   parameter, and peak_bytes above the model states.
 #include "common/test_support.h"
 
+#include "common/run_process.h"
+
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTest>
 
 using namespace remat::tests;
@@ -27,27 +28,11 @@ namespace {
 #error "REMAT_CLI_BINARY (the remat executable) must be defined by tests/CMakeLists.txt"
 #endif
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using Run = ProcessRun;
 
 Run runRemat(const QStringList &args)
 {
-    QProcess p;
-    p.start(QString(REMAT_CLI_BINARY), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runProcess(QString(REMAT_CLI_BINARY), args, 120000);
 }
 
 QString model() { return sharedPath("corpus/with_weights/mlp.onnx"); }
