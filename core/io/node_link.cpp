@@ -389,9 +389,12 @@ static Expected<NodeLinkGraph> parseNodeLinkGraphUnguarded(const std::string &te
     training::TrainingGraphInfo info;
     info.modelPath = origin;
     info.lossDescription = "benchmark graph";
-    REMAT_ASSIGN_OR_RETURN(
-        training::TrainingGraph tg,
-        training::TrainingGraph::assemble(info, std::move(ops), std::move(tensors)));
+    // The assembler's checks (phase order, ids) do not know the file: the error names it here.
+    Expected<training::TrainingGraph> assembled =
+        training::TrainingGraph::assemble(info, std::move(ops), std::move(tensors));
+    if (!assembled)
+        return makeError(assembled.status().code(), origin + ": " + assembled.status().message());
+    training::TrainingGraph tg = std::move(*assembled);
 
     NodeLinkGraph result;
     result.name = graphName.empty() ? origin : graphName;
