@@ -9,8 +9,9 @@
 // - a folder without graphs: exit 2 and a message naming the folder.
 #include "common/test_support.h"
 
+#include "common/run_process.h"
+
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -18,27 +19,11 @@ using namespace remat::tests;
 
 namespace {
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using Run = ProcessRun;
 
 Run runRemat(const QStringList &args)
 {
-    QProcess p;
-    p.start(QString(REMAT_CLI_BINARY), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runProcess(QString(REMAT_CLI_BINARY), args, 120000);
 }
 
 /// CSV rows as column name -> text (the note is the last column and may hold commas).

@@ -12,11 +12,12 @@
 // - a missing profile and a malformed one: exit 1, the message names the file.
 #include "common/test_support.h"
 
+#include "common/run_process.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -28,27 +29,11 @@ namespace {
 #error "REMAT_CLI_BINARY (the remat executable) must be defined by tests/CMakeLists.txt"
 #endif
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using Run = ProcessRun;
 
 Run runRemat(const QStringList &args)
 {
-    QProcess p;
-    p.start(QString(REMAT_CLI_BINARY), args);
-    Run r;
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runProcess(QString(REMAT_CLI_BINARY), args, 300000);
 }
 
 QJsonObject json(const Run &r) { return QJsonDocument::fromJson(r.out).object(); }
