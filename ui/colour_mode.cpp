@@ -22,6 +22,24 @@ QString colourModeName(ColourMode mode)
     return {};
 }
 
+QString colourModeId(ColourMode mode)
+{
+    switch (mode) {
+    case ColourMode::OpType: return QStringLiteral("op-type");
+    case ColourMode::ActivationBytes: return QStringLiteral("activation-bytes");
+    case ColourMode::Flops: return QStringLiteral("flops");
+    }
+    return {};
+}
+
+std::optional<ColourMode> colourModeFromId(const QString &id)
+{
+    for (ColourMode m : {ColourMode::OpType, ColourMode::ActivationBytes, ColourMode::Flops})
+        if (colourModeId(m) == id)
+            return m;
+    return std::nullopt;
+}
+
 namespace {
 
 /// The legend's colour of each op family (core/ops says which family an op type is in).

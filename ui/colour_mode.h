@@ -12,6 +12,7 @@
 #include <QVector>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace remat::ui {
@@ -23,6 +24,9 @@ enum class ColourMode {
     // Plan modes (keep / recompute / offload) are added by the planner through the same interface.
 };
 QString colourModeName(ColourMode mode);
+/// A stable id for files ("op-type", "activation-bytes", "flops") and back (nullopt: unknown).
+QString colourModeId(ColourMode mode);
+std::optional<ColourMode> colourModeFromId(const QString &id);
 
 struct LegendEntry
 {

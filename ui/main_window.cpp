@@ -832,7 +832,14 @@ void MainWindow::showSearchHit()
     const NodeId node = m_hits[size_t(m_hitIndex)];
     m_searchBar->setResultText(tr("%1 of %2").arg(m_hitIndex + 1).arg(m_hits.size()));
     m_scene->setCurrentSearchHit(node);
-    // A folded hit: the inspector shows the node itself, the view the box it is folded into.
+    revealNode(node);
+}
+
+void MainWindow::revealNode(NodeId node)
+{
+    if (!m_document->hasModel() || !node.valid() || node.index() >= m_document->graph().nodeCount())
+        return;
+    // A folded node: the inspector shows the node itself, the view the box it is folded into.
     const ir::Graph &g = m_document->graph();
     NodeId shown = node;
     if (const auto lay = m_document->layouter(); lay && lay->isHidden(node)) {

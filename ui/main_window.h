@@ -71,6 +71,9 @@ public:
     /// Expands a collapsed group or collapses an expanded one, then lays out again.
     void toggleGroup(core::NamespaceId ns);
     void setColourMode(ColourMode mode);
+    /// Selects `node` (the inspector shows it) and scrolls it into view, opening the groups that
+    /// hide it (as a search hit is shown).
+    void revealNode(core::NodeId node);
     /// Folds shape arithmetic (nodes computing constants: Constant, Shape, and ops on them) into
     /// their consumers: no boxes, no edges; the inspector lists the values. Re-lays out off the
     /// GUI thread. Default on; the View menu's choice is remembered.

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,44 @@ int wholeOr(const json &o, const char *key, int fallback)
         d != std::floor(d))
         return fallback;
     return int(d);
+}
+
+/// At most kMaxSessionRunPoints of `pts`: the highest value of each bucket, so a curve's peak
+/// survives (the charts decimate the same way).
+template <typename V>
+std::vector<std::pair<int, V>> capPoints(const std::vector<std::pair<int, V>> &pts)
+{
+    const size_t n = pts.size(), cap = kMaxSessionRunPoints;
+    if (n <= cap)
+        return pts;
+    std::vector<std::pair<int, V>> out;
+    out.reserve(cap);
+    for (size_t b = 0; b < cap; ++b) {
+        const size_t lo = b * n / cap, hi = std::max(lo + 1, (b + 1) * n / cap);
+        size_t best = lo;
+        for (size_t i = lo; i < hi && i < n; ++i)
+            if (pts[i].second > pts[best].second)
+                best = i;
+        out.push_back(pts[best]);
+    }
+    return out;
+}
+
+/// `key` of `o` as a finite number; `fallback` when absent, of another type or not finite.
+double finiteOr(const json &o, const char *key, double fallback)
+{
+    auto it = o.find(key);
+    if (it == o.end() || !it->is_number())
+        return fallback;
+    const double d = it->get<double>();
+    return std::isfinite(d) ? d : fallback;
+}
+
+/// `key` of `o` as a bool; false when absent or of another type.
+bool flagOf(const json &o, const char *key)
+{
+    auto it = o.find(key);
+    return it != o.end() && it->is_boolean() && it->get<bool>();
 }
 
 /// A string member's text; empty when absent or of another type.
@@ -185,6 +224,69 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
         p.feasible = feasible != point.end() && feasible->is_boolean() && feasible->get<bool>();
         s.pareto.push_back(std::move(p));
     }
+    // Version 2, optional: what the views showed, and the last run.
+    if (root.contains("view")) {
+        const json &view = root.at("view");
+        if (!view.is_object())
+            return bad(path, "\"view\" is not an object");
+        s.view.colourMode = textOf(view, "colour_mode");
+        s.view.selectedNode = textOf(view, "selected_node");
+        for (const json &i : memberOr(view, "overlaid_plans", json::value_t::array)) {
+            const double d = i.is_number() ? i.get<double>() : -1;
+            // Indices of plans that are not there (a hand-edited file) select nothing.
+            if (d >= 0 && d < double(s.planTexts.size()) && d == std::floor(d))
+                s.view.overlaidPlans.push_back(int(d));
+        }
+    }
+    if (root.contains("run")) {
+        const json &run = root.at("run");
+        if (!run.is_object())
+            return bad(path, "\"run\" is not an object");
+        SessionRun r;
+        r.plan = wholeOr(run, "plan", -1);
+        if (r.plan < -1 || r.plan >= int(s.planTexts.size()))
+            r.plan = -1;
+        r.backend = textOf(run, "backend");
+        r.ok = flagOf(run, "ok");
+        r.cancelled = flagOf(run, "cancelled");
+        r.error = textOf(run, "error");
+        r.failedStep = std::max(-1, wholeOr(run, "failed_step", -1));
+        r.iterations = std::max(0, wholeOr(run, "iterations", 0));
+        REMAT_ASSIGN_OR_RETURN(r.measuredPeakBytes,
+                               integer(path, run, "measured_peak_bytes", 0, 0, kMaxExact));
+        r.stepSeconds = std::max(0.0, finiteOr(run, "step_seconds", 0));
+        r.gradientsChecked = flagOf(run, "gradients_checked");
+        r.gradientsMatch = flagOf(run, "gradients_match");
+        r.maxRelativeError = finiteOr(run, "max_relative_error", 0);
+        r.worstEntry = textOf(run, "worst_entry");
+        // Each curve: [[step, value], ...]; malformed points are refused, not guessed at.
+        const json bytes = memberOr(run, "bytes_in_use", json::value_t::array);
+        const json times = memberOr(run, "step_times", json::value_t::array);
+        if (bytes.size() > kMaxSessionRunPoints || times.size() > kMaxSessionRunPoints)
+            return bad(path, "a run curve has more than " + std::to_string(kMaxSessionRunPoints) +
+                                 " points");
+        for (const json &pt : bytes) {
+            if (!pt.is_array() || pt.size() != 2)
+                return bad(path, "a run's bytes_in_use point is not [step, bytes]");
+            const json o = {{"run step", pt[0]}, {"run bytes", pt[1]}};
+            REMAT_ASSIGN_OR_RETURN(int64_t step, integer(path, o, "run step", -1, 0, kMaxExact));
+            REMAT_ASSIGN_OR_RETURN(int64_t v, integer(path, o, "run bytes", -1, 0, kMaxExact));
+            if (step < 0 || v < 0 || step > std::numeric_limits<int>::max())
+                return bad(path, "a run's bytes_in_use point is not [step, bytes]");
+            r.bytesInUse.emplace_back(int(step), v);
+        }
+        for (const json &pt : times) {
+            if (!pt.is_array() || pt.size() != 2 || !pt[1].is_number())
+                return bad(path, "a run's step_times point is not [step, seconds]");
+            const json o = {{"run step", pt[0]}};
+            REMAT_ASSIGN_OR_RETURN(int64_t step, integer(path, o, "run step", -1, 0, kMaxExact));
+            const double v = pt[1].get<double>();
+            if (step < 0 || step > std::numeric_limits<int>::max() || !std::isfinite(v) || v < 0)
+                return bad(path, "a run's step time is out of range");
+            r.stepTimes.emplace_back(int(step), v);
+        }
+        s.run = std::move(r);
+    }
     return s;
 }
 
@@ -218,7 +320,9 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
     root["format"] = kFormat;
     // Version 1 when nothing needs 2, so older builds still read the file.
     root["version"] =
-        s.training.isDefault() && s.solver.empty() && s.pareto.empty() ? 1 : kSessionFormatVersion;
+        s.training.isDefault() && s.solver.empty() && s.pareto.empty() && s.view.empty() && !s.run
+            ? 1
+            : kSessionFormatVersion;
     const fs::path absModel = absoluteClean(s.modelPath);
     const fs::path relModel =
         absModel.empty() ? fs::path()
@@ -252,6 +356,34 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
                           {"overhead_percent", p.overheadPercent},
                           {"feasible", p.feasible}});
     root["pareto"] = pareto;
+    if (!s.view.empty())
+        root["view"] = {{"colour_mode", s.view.colourMode},
+                        {"selected_node", s.view.selectedNode},
+                        {"overlaid_plans", s.view.overlaidPlans}};
+    if (s.run) {
+        const SessionRun &r = *s.run;
+        json bytes = json::array(), times = json::array();
+        for (const auto &[step, v] : capPoints(r.bytesInUse))
+            bytes.push_back({step, v});
+        for (const auto &[step, v] : capPoints(r.stepTimes))
+            times.push_back({step, std::isfinite(v) ? v : 0.0});
+        root["run"] = {
+            {"plan", r.plan},
+            {"backend", r.backend},
+            {"ok", r.ok},
+            {"cancelled", r.cancelled},
+            {"error", r.error},
+            {"failed_step", r.failedStep},
+            {"iterations", r.iterations},
+            {"measured_peak_bytes", r.measuredPeakBytes},
+            {"step_seconds", std::isfinite(r.stepSeconds) ? r.stepSeconds : 0.0},
+            {"gradients_checked", r.gradientsChecked},
+            {"gradients_match", r.gradientsMatch},
+            {"max_relative_error", std::isfinite(r.maxRelativeError) ? r.maxRelativeError : 0.0},
+            {"worst_entry", r.worstEntry},
+            {"bytes_in_use", bytes},
+            {"step_times", times}};
+    }
     // dump() throws on names that are not UTF-8 unless told to replace them (the importer refuses
     // such names; a writer must not throw whatever it is given).
     return root.dump(4, ' ', false, json::error_handler_t::replace) + "\n";

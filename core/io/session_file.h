@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,43 @@ struct SessionParetoPoint
     double overheadPercent = 0;
     bool feasible = false;
 };
+
+/// What the planner's views showed (version 2, optional: absent or empty fields restore nothing).
+struct SessionView
+{
+    std::string colourMode;   ///< "op-type", "activation-bytes", "flops", "plan"; empty: unsaved
+    std::string selectedNode; ///< the graph's selected node, by name
+    std::vector<int>
+        overlaidPlans; ///< plans selected beside the current one (their curves overlaid)
+    bool empty() const
+    {
+        return colourMode.empty() && selectedNode.empty() && overlaidPlans.empty();
+    }
+};
+
+/// The last run of a plan on a backend (version 2, optional): its outcome and the measured curves
+/// of its last iteration, so a reopened session shows measured beside predicted again.
+struct SessionRun
+{
+    int plan = -1;       ///< index into the plans of the plan that ran; -1: unknown
+    std::string backend; ///< "cpu", "cuda:0"
+    bool ok = false;
+    bool cancelled = false;
+    std::string error;
+    int failedStep = -1;
+    int iterations = 0;
+    int64_t measuredPeakBytes = 0;
+    double stepSeconds = 0;
+    bool gradientsChecked = false;
+    bool gradientsMatch = false;
+    double maxRelativeError = 0;
+    std::string worstEntry;
+    std::vector<std::pair<int, int64_t>> bytesInUse; ///< (step, bytes) of the last iteration
+    std::vector<std::pair<int, double>> stepTimes;   ///< (step, seconds) of the last iteration
+};
+/// At most this many points of each measured curve are kept in a session (the highest of each
+/// bucket, as the charts draw them).
+inline constexpr size_t kMaxSessionRunPoints = 4000;
 
 struct Session
 {
@@ -54,10 +92,12 @@ struct Session
     // Version 2 (absent from version-1 files: empty).
     std::string solver;                     ///< the solver chosen in the planner
     std::vector<SessionParetoPoint> pareto; ///< the last Pareto sweep
+    SessionView view;                       ///< colour mode, selections
+    std::optional<SessionRun> run;          ///< the last run's result
 };
 
-/// Written as 2 (optional "training", "solver" and "pareto"); version 1 (without them) is still
-/// read.
+/// Written as 2 (optional "training", "solver", "pareto", "view" and "run"); version 1 (without
+/// them) is still read.
 inline constexpr int kSessionFormatVersion = 2;
 inline constexpr int kOldestSessionFormatVersion = 1;
 

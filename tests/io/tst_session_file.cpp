@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace remat;
@@ -284,6 +285,22 @@ private slots:
                                           << "\"ranks\" is not a whole number";
         QTest::newRow("training array") << head2 + R"("training": []})"
                                         << "not an object";
+        QTest::newRow("view array") << head2 + R"("view": []})"
+                                    << "\"view\" is not an object";
+        QTest::newRow("run text") << head2 + R"("run": "yes"})"
+                                  << "\"run\" is not an object";
+        QTest::newRow("run point short") << head2 + R"("run": {"bytes_in_use": [[3]]}})"
+                                         << "bytes_in_use point is not [step, bytes]";
+        QTest::newRow("run bytes negative") << head2 + R"("run": {"bytes_in_use": [[0, -5]]}})"
+                                            << "must be an integer";
+        QTest::newRow("run step 1e300") << head2 + R"("run": {"bytes_in_use": [[1e300, 5]]}})"
+                                        << "must be an integer";
+        QTest::newRow("run time text") << head2 + R"("run": {"step_times": [[0, "fast"]]}})"
+                                       << "step_times point is not [step, seconds]";
+        QTest::newRow("run time negative") << head2 + R"("run": {"step_times": [[0, -1.0]]}})"
+                                           << "step time is out of range";
+        QTest::newRow("run peak 1e400") << head2 + R"("run": {"measured_peak_bytes": 1e400}})"
+                                        << "not JSON";
     }
 
     void trainingOptionsRoundTrip()
@@ -315,6 +332,84 @@ private slots:
         QCOMPARE(pj.at("version").get<int>(), 1);
         QVERIFY(!pj.contains("training"));
     }
+    void viewAndRunRoundTrip()
+    {
+        // Expected: the view state and the last run are written as version 2 and read back field
+        // for field; plan indices that are not there are dropped; a curve longer than the cap is
+        // written capped, keeping its highest point; a session without them is still version 1.
+        io::Session s;
+        s.modelPath = "/tmp/m.onnx";
+        s.view.colourMode = "flops";
+        s.view.selectedNode = "/fc1/Gemm";
+        s.view.overlaidPlans = {0, 2};
+        io::SessionRun r;
+        r.plan = 0;
+        r.backend = "cpu";
+        r.ok = true;
+        r.iterations = 3;
+        r.measuredPeakBytes = 871424;
+        r.stepSeconds = 0.0042;
+        r.gradientsChecked = true;
+        r.gradientsMatch = true;
+        r.maxRelativeError = 1.5e-7;
+        r.worstEntry = "fc1.weight";
+        const size_t n = io::kMaxSessionRunPoints * 2 + 7;
+        for (size_t i = 0; i < n; ++i) {
+            r.bytesInUse.emplace_back(int(i), int64_t(1000 + (i * 7919) % 1000));
+            r.stepTimes.emplace_back(int(i), 1e-4 * double(i % 13));
+        }
+        r.bytesInUse[n / 2].second = 5'000'000; // the peak
+        s.run = r;
+        auto text = io::formatSession(s, "/tmp/v.rematproj", nullptr);
+        QVERIFY2(text, text.status().toString().c_str());
+        QCOMPARE(nlohmann::json::parse(*text).at("version").get<int>(), 2);
+        // Three plans in the file (plain objects: they are parsed only against a graph).
+        nlohmann::json j = nlohmann::json::parse(*text);
+        j["plans"] = nlohmann::json::array(
+            {nlohmann::json::object(), nlohmann::json::object(), nlohmann::json::object()});
+        j["view"]["overlaid_plans"] = {0, 2, 7, -1, 1.5};
+        auto back = io::parseSession(j.dump(), "/tmp/v.rematproj");
+        QVERIFY2(back, back.status().toString().c_str());
+        QCOMPARE(back->view.colourMode, s.view.colourMode);
+        QCOMPARE(back->view.selectedNode, s.view.selectedNode);
+        QVERIFY(back->view.overlaidPlans == (std::vector<int>{0, 2}));
+        QVERIFY(back->run);
+        const io::SessionRun &b = *back->run;
+        QCOMPARE(b.plan, 0);
+        QCOMPARE(b.backend, r.backend);
+        QCOMPARE(b.ok, true);
+        QCOMPARE(b.cancelled, false);
+        QCOMPARE(b.iterations, 3);
+        QCOMPARE(b.failedStep, -1);
+        QCOMPARE(b.measuredPeakBytes, r.measuredPeakBytes);
+        QCOMPARE(b.stepSeconds, r.stepSeconds);
+        QCOMPARE(b.gradientsChecked, true);
+        QCOMPARE(b.gradientsMatch, true);
+        QCOMPARE(b.maxRelativeError, r.maxRelativeError);
+        QCOMPARE(b.worstEntry, r.worstEntry);
+        QCOMPARE(b.bytesInUse.size(), io::kMaxSessionRunPoints);
+        QCOMPARE(b.stepTimes.size(), io::kMaxSessionRunPoints);
+        int64_t highest = 0;
+        for (const auto &[step, v] : b.bytesInUse)
+            highest = std::max(highest, v);
+        QCOMPARE(highest, int64_t(5'000'000));
+        for (size_t i = 1; i < b.bytesInUse.size(); ++i)
+            QVERIFY(b.bytesInUse[i].first > b.bytesInUse[i - 1].first);
+        // A run of a plan that is not in the file names none.
+        j["run"]["plan"] = 9;
+        auto noPlan = io::parseSession(j.dump(), "/tmp/v.rematproj");
+        QVERIFY(noPlan && noPlan->run);
+        QCOMPARE(noPlan->run->plan, -1);
+        // Nothing of it: still version 1.
+        io::Session plain;
+        plain.modelPath = "/tmp/m.onnx";
+        auto plainText = io::formatSession(plain, "/tmp/p.rematproj", nullptr);
+        QVERIFY(plainText);
+        const nlohmann::json pj = nlohmann::json::parse(*plainText);
+        QCOMPARE(pj.at("version").get<int>(), 1);
+        QVERIFY(!pj.contains("view") && !pj.contains("run"));
+    }
+
     void malformedSessionsAreRefused()
     {
         QFETCH(QByteArray, text);

@@ -454,6 +454,63 @@ private slots:
         QVERIFY(integration->colourByPlan());
     }
 
+    // Expectation 9 (rest): a session keeps the graph's colour mode and its selected node; a
+    // fresh window opening it shows both again (the node selected once its model is on screen).
+    void sessionKeepsColourModeAndSelection()
+    {
+        const QString model =
+            remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("view.rematproj"));
+        std::string selected;
+        {
+            MainWindow w;
+            w.resize(1400, 900);
+            w.show();
+            QVERIFY(openAndWait(w, model));
+            Planner *planner = w.planner();
+            QVERIFY(QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); },
+                                    kTimeoutMs));
+            planner->document()->setObjective(core::solvers::Objective::MinPeak);
+            planner->solve(QStringLiteral("chen-sqrtn"));
+            planner->waitForIdle();
+            auto *integration = w.findChild<PlannerIntegration *>();
+            QVERIFY(integration && integration->colourByPlan()); // the first plan is shown
+            auto *combo = w.findChild<QComboBox *>(QStringLiteral("colourModeCombo"));
+            combo->setCurrentIndex(combo->findData(int(ColourMode::Flops)));
+            QVERIFY(!integration->colourByPlan());
+            const auto &g = w.document()->graph();
+            const core::NodeId node{g.nodeCount() / 2};
+            selected = g.node(node).name;
+            w.revealNode(node);
+            QCOMPARE(w.document()->selectedNode(), node);
+            QVERIFY(planner->saveSession(path).isOk());
+        }
+        // The window's own remembered choice is op types: only the session can say FLOPs.
+        QSettings().setValue(QStringLiteral("view/colourMode"), 0);
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QSignalSpy opened(w.planner(), &Planner::sessionOpened);
+        QVERIFY(w.planner()->openSession(path).isOk());
+        QVERIFY(opened.wait(kTimeoutMs));
+        QVERIFY(opened.first().at(0).toBool());
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return w.document()->hasModel() && w.document()->selectedNode().valid() &&
+                       !w.planner()->isLoading();
+            },
+            kTimeoutMs));
+        QCOMPARE(w.document()->graph().node(w.document()->selectedNode()).name, selected);
+        QTest::qWait(200); // late signals (the first layout, plan updates) must not undo it
+        auto *integration = w.findChild<PlannerIntegration *>();
+        QVERIFY(!integration->colourByPlan());
+        QVERIFY(w.document()->colourMode() == ColourMode::Flops);
+        auto *combo = w.findChild<QComboBox *>(QStringLiteral("colourModeCombo"));
+        QCOMPARE(combo->currentData().toInt(), int(ColourMode::Flops));
+        QVERIFY(w.planner()->document()->currentPlan());
+    }
+
     void largeModelOpensReadable()
     {
         // Expectation: a large model (vit_b_16, ~1800 nodes) opens collapsed to a depth whose

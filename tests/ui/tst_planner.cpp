@@ -16,10 +16,12 @@
 #include "ui/planner/teaching_view.h"
 #include "ui_test_util.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QMainWindow>
 #include <QMenuBar>
 #include <QPushButton>
@@ -27,6 +29,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QValueAxis>
 #include <QtTest>
 
 using namespace remat;
@@ -571,6 +574,74 @@ private slots:
         QCOMPARE(planner->document()->plans()[lowest].solver, removed);
     }
 
+    // Expectation 3 (rest): selecting several plans overlays their memory curves on the current
+    // one's (a line each, named, in the chart's range); a single selection shows none.
+    void selectedPlansOverlayTheirCurves()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->solve(QStringLiteral("chen-greedy"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->plans().size(), size_t(3));
+        QTableView *table = planner->planTable();
+        table->selectRow(0);
+        MemoryChartView *chart = planner->memoryChart();
+        QVERIFY(chart->overlayNames().isEmpty());
+        QVERIFY(planner->overlaidPlans().isEmpty());
+        // Two more rows added to the selection, as a Ctrl+click does (the clicked row becomes
+        // the current one, the others stay selected).
+        for (int row : {1, 2})
+            table->selectionModel()->setCurrentIndex(table->model()->index(row, 0),
+                                                     QItemSelectionModel::Select |
+                                                         QItemSelectionModel::Rows);
+        const int current = planner->document()->currentPlanIndex();
+        QCOMPARE(planner->overlaidPlans().size(), 2);
+        QVERIFY(!planner->overlaidPlans().contains(current));
+        const QStringList names = chart->overlayNames();
+        QCOMPARE(names.size(), 2);
+        for (int i : planner->overlaidPlans()) {
+            const auto &plan = planner->document()->plans()[size_t(i)];
+            const QString expected =
+                QStringLiteral("plan %1: %2").arg(i + 1).arg(QString::fromStdString(plan.solver));
+            bool found = false;
+            for (const QString &n : names)
+                found = found || n.startsWith(expected);
+            QVERIFY2(found, qPrintable(names.join(QStringLiteral(" | "))));
+        }
+        QVERIFY2(chart->chart()->title().contains(QStringLiteral("2 other plans overlaid")),
+                 qPrintable(chart->chart()->title()));
+        // Each overlay is the plan's own curve, in the axis' unit, and fits the y range.
+        const auto *y = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).first());
+        QVERIFY(y);
+        int64_t highest = m_resnet->storeAll.timeline.peakBytes;
+        for (const auto &p : planner->document()->plans())
+            highest = std::max(highest, p.timeline.peakBytes);
+        const double unit = core::byteUnitFor(highest).bytes;
+        int checked = 0;
+        for (QAbstractSeries *series : chart->chart()->series()) {
+            auto *line = qobject_cast<QLineSeries *>(series);
+            const int at = line ? names.indexOf(line->name()) : -1;
+            if (at < 0)
+                continue;
+            const int plan = line->name().section(QLatin1Char(' '), 1, 1).chopped(1).toInt() - 1;
+            QVERIFY(plan >= 0 && plan < 3);
+            double top = 0;
+            for (const QPointF &p : line->points())
+                top = std::max(top, p.y());
+            QCOMPARE(qRound64(top * unit),
+                     planner->document()->plans()[size_t(plan)].timeline.peakBytes);
+            QVERIFY(top <= y->max());
+            ++checked;
+        }
+        QCOMPARE(checked, 2);
+        // Back to one selected row: no overlay.
+        table->selectRow(0);
+        QVERIFY(chart->overlayNames().isEmpty());
+        QVERIFY(!chart->chart()->title().contains(QStringLiteral("overlaid")));
+    }
+
     void twoSolversGiveTwoRows()
     {
         auto planner = makePlanner();
@@ -883,6 +954,78 @@ private slots:
                 ->data(planner.planTableModel()->index(0, PlanTableModel::Peak))
                 .toString();
         QVERIFY2(peakCell.endsWith(unit), qPrintable(peakCell));
+    }
+
+    // Expectation 9 (rest): a session keeps the last run (its outcome, gradient check and
+    // measured curve) and the plans selected beside the current one.
+    void sessionKeepsRunAndSelection()
+    {
+        const QString mlp = tests::sharedPath("corpus/with_weights/mlp.onnx");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("run.rematproj"));
+        RunSummary ran;
+        int measured = 0;
+        QList<int> overlaid;
+        int current = -1;
+        {
+            Planner planner;
+            planner.setSolvers(Planner::registrySolvers());
+            QSignalSpy loaded(&planner, &Planner::problemChanged);
+            planner.openModel(mlp, 0);
+            QVERIFY(loaded.wait(60000));
+            planner.document()->setObjective(core::solvers::Objective::MinPeak);
+            planner.solve(QStringLiteral("store-all"));
+            planner.solve(QStringLiteral("chen-sqrtn"));
+            planner.waitForIdle();
+            QCOMPARE(planner.document()->plans().size(), size_t(2));
+            current = planner.document()->currentPlanIndex();
+            RunPanel *panel = planner.runPanel();
+            QVERIFY(!panel->sessionRun());
+            QSignalSpy done(panel, &RunPanel::runFinished);
+            panel->run();
+            QVERIFY(done.wait(120000));
+            ran = panel->lastSummary();
+            QVERIFY2(ran.ok && ran.gradientsMatch, qPrintable(ran.error));
+            measured = panel->measuredPointCount();
+            QVERIFY(measured > 0);
+            planner.setOverlaidPlans({1 - current});
+            overlaid = planner.overlaidPlans();
+            QCOMPARE(overlaid, QList<int>{1 - current});
+            QVERIFY(planner.saveSession(path).isOk());
+        }
+        Planner reopened;
+        reopened.setSolvers(Planner::registrySolvers());
+        QSignalSpy opened(&reopened, &Planner::sessionOpened);
+        QVERIFY(reopened.openSession(path).isOk());
+        QVERIFY(opened.wait(60000));
+        QVERIFY(opened.first().at(0).toBool());
+        QCOMPARE(reopened.document()->currentPlanIndex(), current);
+        QCOMPARE(reopened.overlaidPlans(), overlaid);
+        QCOMPARE(reopened.memoryChart()->overlayNames().size(), 1);
+        RunPanel *panel = reopened.runPanel();
+        const RunSummary back = panel->lastSummary();
+        QCOMPARE(back.ok, true);
+        QCOMPARE(back.iterations, ran.iterations);
+        QCOMPARE(back.measuredPeakBytes, ran.measuredPeakBytes);
+        QCOMPARE(back.gradientsMatch, ran.gradientsMatch);
+        QCOMPARE(back.maxRelativeError, ran.maxRelativeError);
+        QCOMPARE(panel->measuredPointCount(), measured);
+        const QString expected =
+            QStringLiteral("Saved run of plan %1: %2 (cpu): Done")
+                .arg(current + 1)
+                .arg(QString::fromStdString(reopened.document()->currentPlan()->solver));
+        QVERIFY2(panel->statusText().startsWith(expected), qPrintable(panel->statusText()));
+        QVERIFY2(panel->gradientText().startsWith(QStringLiteral("Gradient check passed")),
+                 qPrintable(panel->gradientText()));
+        // Saved again, it keeps the run (nothing ran in between).
+        const QString again = dir.filePath(QStringLiteral("again.rematproj"));
+        QVERIFY(reopened.saveSession(again).isOk());
+        QFile f(again);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject run =
+            QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("run")).toObject();
+        QCOMPARE(run.value(QStringLiteral("plan")).toInt(), current);
+        QCOMPARE(run.value(QStringLiteral("bytes_in_use")).toArray().size(), measured);
     }
 
     // "Calibrate on this device": store-all runs on the CPU, then the planner's costs are the

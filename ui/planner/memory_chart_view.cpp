@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace remat::ui {
 
@@ -137,6 +138,32 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
 }
 
 QString MemoryChartView::placeholderText() const { return m_empty->text(); }
+
+QColor MemoryChartView::overlayColor(int i)
+{
+    // Dark, saturated and apart from the category fills: a line must stand out over the areas.
+    static const QColor colors[] = {QColor(0x1b, 0x5e, 0x20), QColor(0x6a, 0x1b, 0x9a),
+                                    QColor(0xbf, 0x36, 0x0c), QColor(0x0d, 0x47, 0xa1),
+                                    QColor(0x88, 0x0e, 0x4f), QColor(0x37, 0x47, 0x4f)};
+    return colors[size_t(std::max(0, i)) % std::size(colors)];
+}
+
+QStringList MemoryChartView::overlayNames() const
+{
+    QStringList names;
+    for (const QLineSeries *s : m_overlays)
+        names << s->name();
+    return names;
+}
+
+void MemoryChartView::clearOverlays()
+{
+    for (QLineSeries *s : m_overlays) {
+        chart()->removeSeries(s);
+        delete s;
+    }
+    m_overlays.clear();
+}
 QString MemoryChartView::memoryUnit() const { return m_y->titleText(); }
 
 void MemoryChartView::clearTimelines()
@@ -145,6 +172,7 @@ void MemoryChartView::clearTimelines()
         m_upper[k]->clear();
         m_lower[k]->clear();
     }
+    clearOverlays();
     m_storeAll->clear();
     m_budget->clear();
     m_budgetBytes = 0;
@@ -161,13 +189,16 @@ void MemoryChartView::clearTimelines()
 
 void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
                                    const core::sim::Timeline *storeAll, int64_t budgetBytes,
-                                   const QString &planName)
+                                   const QString &planName, const QList<MemoryOverlay> &overlays)
 {
     const auto &pts = plan.points;
     m_stepCount = int(pts.size());
     int64_t top = std::max<int64_t>(plan.peakBytes, budgetBytes);
     if (storeAll)
         top = std::max(top, storeAll->peakBytes);
+    for (const MemoryOverlay &o : overlays)
+        if (o.timeline)
+            top = std::max(top, o.timeline->peakBytes);
     // The unit the tables print the peak in (formatBytes): KiB on a tiny model, not 0.001 MiB.
     const core::ByteUnit unit = core::byteUnitFor(top);
     m_unit = unit.bytes;
@@ -201,8 +232,27 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
             sa.append(QPointF(double(i), double(storeAll->points[i].peakDuringStep) / m_unit));
     }
     m_storeAll->replace(sa);
-    const double xMax = std::max<double>(
+    double xMax = std::max<double>(
         1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
+    // Other selected plans: their totals as lines, drawn over the areas (a schedule with more
+    // recomputation is longer: the axis takes the longest).
+    clearOverlays();
+    for (const MemoryOverlay &o : overlays) {
+        if (!o.timeline)
+            continue;
+        auto *line = new QLineSeries(chart());
+        line->setName(o.name);
+        line->setPen(QPen(overlayColor(int(m_overlays.size())), 2.0));
+        QList<QPointF> curve;
+        for (size_t i : pickSteps(o.timeline->points, kMaxPoints))
+            curve.append(QPointF(double(i), double(o.timeline->points[i].peakDuringStep) / m_unit));
+        line->replace(curve);
+        chart()->addSeries(line);
+        line->attachAxis(m_x);
+        line->attachAxis(m_y);
+        m_overlays.append(line);
+        xMax = std::max(xMax, double(o.timeline->points.size()));
+    }
     m_xMax = xMax;
     setBudget(budgetBytes);
     if (!pts.empty())
@@ -213,11 +263,15 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_x->setTickInterval(stepTickInterval(xMax));
     m_y->setRange(0, m_yMax);
     m_empty->setEmpty(false);
-    chart()->setTitle(tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
-                          .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
-                          .arg(plan.peakStep)
-                          .arg(QString::fromStdString(core::formatBytes(plan.activationPeakBytes)))
-                          .arg(plan.tdiPercent(), 0, 'f', 1));
+    QString title = tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
+                        .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
+                        .arg(plan.peakStep)
+                        .arg(QString::fromStdString(core::formatBytes(plan.activationPeakBytes)))
+                        .arg(plan.tdiPercent(), 0, 'f', 1);
+    if (!m_overlays.isEmpty())
+        title += m_overlays.size() == 1 ? tr("; 1 other plan overlaid")
+                                        : tr("; %1 other plans overlaid").arg(m_overlays.size());
+    chart()->setTitle(title);
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
 }

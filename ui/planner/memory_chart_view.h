@@ -1,8 +1,10 @@
 #pragma once
 // Memory over the schedule's steps for one plan, stacked by category (weights at the bottom),
 // with the store-all total beside it, the budget line, the peak marked and a step cursor.
-// Clicking selects a step.
+// Other plans selected beside the current one are overlaid as lines of their totals (each its own
+// colour and legend entry), so their curves compare step by step. Clicking selects a step.
 //   MemoryChartView v;  v.setTimelines(plan.timeline, &storeAll.timeline, budget, "chen-sqrtn");
+//   v.setTimelines(a.timeline, &storeAll.timeline, budget, "chen-sqrtn", {{"plan 2: rotor", &b.timeline}});
 //   connect(&v, &MemoryChartView::stepSelected, teaching, &TeachingView::setStep);
 //   v.setCursorStep(812);
 
@@ -11,6 +13,7 @@
 #include <QChartView>
 #include <QList>
 #include <QPointF>
+#include <QStringList>
 
 #include <array>
 
@@ -23,6 +26,13 @@ namespace remat::ui {
 
 class ChartEmptyState;
 
+/// Another plan's curve drawn over the current one (the pointer is read during the call only).
+struct MemoryOverlay
+{
+    QString name;
+    const core::sim::Timeline *timeline = nullptr;
+};
+
 class MemoryChartView : public QChartView
 {
     Q_OBJECT
@@ -34,7 +44,12 @@ public:
 
     /// `storeAll` may be null; `budgetBytes` <= 0 hides the budget line.
     void setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
-                      int64_t budgetBytes, const QString &planName);
+                      int64_t budgetBytes, const QString &planName,
+                      const QList<MemoryOverlay> &overlays = {});
+    /// The overlaid plans' legend names, in drawing order (tests).
+    QStringList overlayNames() const;
+    /// Colour of the i-th overlaid curve.
+    static QColor overlayColor(int i);
     void clearTimelines();
     /// Moves the budget line only (the plan is unchanged); <= 0 hides it.
     void setBudget(int64_t budgetBytes);
@@ -58,6 +73,8 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
+    void clearOverlays();
+
     QLineSeries *m_upper[7] = {};
     QLineSeries *m_lower[7] = {};
     QAreaSeries *m_area[7] = {};
@@ -65,6 +82,7 @@ private:
     QLineSeries *m_budget = nullptr;
     QLineSeries *m_cursorLine = nullptr;
     QScatterSeries *m_peak = nullptr;
+    QList<QLineSeries *> m_overlays;
     ChartEmptyState *m_empty = nullptr; ///< no plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;

@@ -106,6 +106,11 @@ Planner::Planner(QObject *parent)
                 if (current.isValid())
                     m_document.setCurrentPlanIndex(m_docks.planIndexOfRow(current.row()));
             });
+    // Several rows selected: the memory chart overlays the others' curves on the current one.
+    connect(planTable()->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { updateMemoryChart(); });
+    connect(&m_runs, &RunController::started, this,
+            [this] { m_runPlan = m_document.currentPlanIndex(); });
     // Delete removes the selected plan rows, one undo step.
     auto *remove = new QAction(tr("Delete plan"), planTable());
     remove->setShortcut(QKeySequence::Delete);
@@ -423,7 +428,22 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
             paretoChart()->addPoint(
                 {qs(p.solver), p.budgetBytes, p.peakBytes, p.overheadPercent, p.feasible});
         updateCurrentPlanViews();
+        if (st.isOk())
+            setOverlaidPlans(QList<int>(s.view.overlaidPlans.begin(), s.view.overlaidPlans.end()));
+        if (s.run && st.isOk()) {
+            m_runPlan = s.run->plan;
+            const auto &plans = m_document.plans();
+            runPanel()->restoreRun(
+                *s.run,
+                m_runPlan >= 0 && m_runPlan < int(plans.size())
+                    ? tr("plan %1: %2").arg(m_runPlan + 1).arg(qs(plans[size_t(m_runPlan)].solver))
+                    : QString());
+        }
         emit problemChanged();
+        // After problemChanged: the window's hooks restore the colour mode over the defaults
+        // a new problem brings.
+        if (m_restoreView)
+            m_restoreView(s.view);
         emit sessionOpened(st.isOk(), st.isOk() ? QString() : qs(st.message()));
         return;
     }
@@ -790,10 +810,7 @@ void Planner::updateCurrentPlanViews()
     const int step = teachingView()->step();
     m_analysis = PlanAnalysis::analyse(m_problem->training, *plan);
     m_colors->setAnalysis(m_analysis);
-    // The budget this plan was solved for (the field may hold another one by now).
-    const int64_t budget = plan->objective == Objective::MinTime ? plan->budgetBytes : 0;
-    memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget,
-                                qs(plan->solver));
+    updateMemoryChart();
     teachingView()->setAnalysis(m_analysis);
     if (step >= 0)
         teachingView()->setStep(step);
@@ -804,6 +821,56 @@ void Planner::updateCurrentPlanViews()
     if (m_docks.planIndexOfRow(planTable()->currentIndex().row()) != m_document.currentPlanIndex())
         planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
     emit planUpdated();
+}
+
+void Planner::updateMemoryChart()
+{
+    const Plan *plan = m_document.currentPlan();
+    if (!plan || !m_problem || !memoryChart())
+        return; // updateCurrentPlanViews cleared the chart
+    QList<MemoryOverlay> overlays;
+    const auto &plans = m_document.plans();
+    for (int i : overlaidPlans())
+        overlays.append({tr("plan %1: %2, peak %3")
+                             .arg(i + 1)
+                             .arg(qs(plans[size_t(i)].solver),
+                                  qs(core::formatBytes(plans[size_t(i)].timeline.peakBytes))),
+                         &plans[size_t(i)].timeline});
+    // The budget this plan was solved for (the field may hold another one by now).
+    const int64_t budget = plan->objective == Objective::MinTime ? plan->budgetBytes : 0;
+    memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget,
+                                qs(plan->solver), overlays);
+}
+
+QList<int> Planner::overlaidPlans() const
+{
+    QList<int> out;
+    if (!planTable())
+        return out;
+    const int current = m_document.currentPlanIndex();
+    const int n = int(m_document.plans().size());
+    for (const QModelIndex &row : planTable()->selectionModel()->selectedRows()) {
+        const int i = m_docks.planIndexOfRow(row.row());
+        if (i >= 0 && i < n && i != current)
+            out << i;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void Planner::setOverlaidPlans(const QList<int> &plans)
+{
+    QItemSelectionModel *sel = planTable()->selectionModel();
+    const int n = int(m_document.plans().size());
+    QItemSelection rows;
+    for (int i : plans) {
+        if (i < 0 || i >= n)
+            continue;
+        const int row = m_docks.rowOfPlan(i);
+        if (row >= 0)
+            rows.select(planTable()->model()->index(row, 0), planTable()->model()->index(row, 0));
+    }
+    sel->select(rows, QItemSelectionModel::Select | QItemSelectionModel::Rows);
 }
 
 // ---- pins ---------------------------------------------------------------------------------
@@ -878,6 +945,14 @@ core::Status Planner::saveSession(const QString &path)
     for (const ParetoPoint &p : paretoChart()->points())
         s.pareto.push_back(
             {p.solver.toStdString(), p.budgetBytes, p.peakBytes, p.overheadPercent, p.feasible});
+    for (int i : overlaidPlans())
+        s.view.overlaidPlans.push_back(i);
+    if (m_saveView)
+        m_saveView(s.view);
+    if (std::optional<core::io::SessionRun> run = runPanel()->sessionRun()) {
+        run->plan = m_runPlan >= 0 && m_runPlan < int(m_document.plans().size()) ? m_runPlan : -1;
+        s.run = std::move(run);
+    }
     REMAT_RETURN_IF_ERROR(
         writeSessionFile(path, s, m_problem ? m_problem->training.get() : nullptr));
     m_sessionPath = path;

@@ -140,6 +140,23 @@ public:
     QString nodeOverlay(const QString &nodeName) const;
     void selectNode(const QString &nodeName);
 
+    // ---- several plans ----------------------------------------------------------------------
+    /// Plans selected in the table beside the current one: the memory chart overlays their
+    /// curves. Ascending plan indices.
+    QList<int> overlaidPlans() const;
+    /// Selects these plans beside the current one (a session's selection).
+    void setOverlaidPlans(const QList<int> &plans);
+
+    // ---- view state the window keeps (colour mode, selected node) ----------------------------
+    /// Who fills a session's view state on save (the window's colour mode and selected node)
+    /// and who applies it on open.
+    void setViewStateHooks(std::function<void(core::io::SessionView &)> save,
+                           std::function<void(const core::io::SessionView &)> restore)
+    {
+        m_saveView = std::move(save);
+        m_restoreView = std::move(restore);
+    }
+
     // ---- sessions and exports ---------------------------------------------------------------
     core::Status saveSession(const QString &path);
     /// Reads the session and loads its model off-thread; sessionOpened() follows.
@@ -181,6 +198,8 @@ private:
     void documentChanged(PlannerChange change);
     void refreshSolverInfos();
     void updateCurrentPlanViews();
+    /// The current plan's memory chart, with the other selected plans overlaid.
+    void updateMemoryChart();
     void updateBudgetRange();
     /// "weights 44.6 MiB + their gradients 44.6 MiB + the largest op's working set ..."
     QString floorExplanation() const;
@@ -221,6 +240,9 @@ private:
     std::optional<core::cost::Profile> m_profile; ///< from "Calibrate on this device"
     QString m_profileDevice;
     SaveQuestion m_saveQuestion;
+    std::function<void(core::io::SessionView &)> m_saveView;
+    std::function<void(const core::io::SessionView &)> m_restoreView;
+    int m_runPlan = -1; ///< the plan the last run started with
 
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;

@@ -1,10 +1,12 @@
 #include "ui/planner/planner_integration.h"
 
+#include "ui/colour_mode.h"
 #include "ui/graph/graph_items.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/import_settings.h"
 #include "ui/main_window.h"
+#include "ui/model_document.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
@@ -130,6 +132,27 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     connect(planner, &Planner::problemFailed, this, [this](const QString &message) {
         m_window->statusBar()->showMessage(tr("Planner: %1").arg(message), 8000);
     });
+    // Sessions keep the graph's colour mode and selected node (format version 2, "view").
+    planner->setViewStateHooks(
+        [this](core::io::SessionView &v) {
+            const ModelDocument *d = m_window->document();
+            v.colourMode = m_colourByPlan ? "plan" : colourModeId(d->colourMode()).toStdString();
+            if (d->hasModel() && d->selectedNode().valid())
+                v.selectedNode = d->graph().node(d->selectedNode()).name;
+        },
+        [this](const core::io::SessionView &v) {
+            if (v.colourMode == "plan") {
+                m_autoColoured = true;
+                setColourByPlan(true);
+            } else if (const auto mode = colourModeFromId(QString::fromStdString(v.colourMode))) {
+                m_autoColoured = true; // the saved choice stands over "show the first plan"
+                setColourByPlan(false);
+                m_window->setColourMode(*mode);
+            }
+            m_pendingSelection = QString::fromStdString(v.selectedNode);
+            applyPendingSelection();
+        });
+    connect(window, &MainWindow::modelShown, this, &PlannerIntegration::applyPendingSelection);
     GraphView *view = window->graphView();
     view->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(view, &QWidget::customContextMenuRequested, this, &PlannerIntegration::showContextMenu);
@@ -154,6 +177,19 @@ void PlannerIntegration::setColourByPlan(bool on)
         recolour();
     else
         m_window->document()->setColourOverride(nullptr);
+}
+
+void PlannerIntegration::applyPendingSelection()
+{
+    ModelDocument *doc = m_window->document();
+    if (m_pendingSelection.isEmpty() || !doc->hasModel() || m_planner->isLoading() ||
+        QFileInfo(doc->model().path).absoluteFilePath() !=
+            QFileInfo(m_planner->document()->modelPath()).absoluteFilePath())
+        return; // the session's model is not on screen yet: modelShown comes back here
+    const auto node = doc->graph().findNode(m_pendingSelection.toStdString());
+    m_pendingSelection.clear();
+    if (node)
+        m_window->revealNode(*node);
 }
 
 void PlannerIntegration::recolour()

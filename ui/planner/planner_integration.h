@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QPointer>
+#include <QString>
 
 class QAction;
 class QComboBox;
@@ -34,6 +35,8 @@ private:
     void followWindowModel();
     void syncWindowToSession();
     void showContextMenu(const QPoint &pos);
+    /// Selects the node a reopened session had selected, once its model is on screen.
+    void applyPendingSelection();
 
     MainWindow *m_window;
     Planner *m_planner;
@@ -46,6 +49,7 @@ private:
     bool m_syncingToSession = false;
     bool m_autoColoured = false;
     bool m_scheduleSized = false; ///< the Schedule dock was given room once
+    QString m_pendingSelection;   ///< a session's selected node, until its model is shown
 };
 
 } // namespace remat::ui

@@ -191,6 +191,9 @@ void RunPanel::clearResults()
     for (QLineSeries *s : {m_memMeasured, m_timeMeasured, m_memPredicted, m_timePredicted, m_oom})
         s->clear();
     m_summary = RunSummary();
+    m_hasRun = false;
+    m_lastBytes.clear();
+    m_lastSeconds.clear();
     m_iteration = 0;
     m_calibrationGraph.reset();
     m_calibrationSamples.clear();
@@ -243,8 +246,11 @@ void RunPanel::run()
 void RunPanel::startRun(RunRequest request)
 {
     request.backend = m_backend->currentData().toString();
+    m_runBackend = request.backend;
     m_memPoints.clear();
     m_timePoints.clear();
+    m_lastBytes.clear();
+    m_lastSeconds.clear();
     m_memMeasured->clear();
     m_timeMeasured->clear();
     m_oom->clear();
@@ -282,7 +288,11 @@ void RunPanel::drain()
             m_iteration = s.iteration;
             m_memPoints.clear();
             m_timePoints.clear();
+            m_lastBytes.clear();
+            m_lastSeconds.clear();
         }
+        m_lastBytes.emplace_back(s.step, s.peakDuringStep);
+        m_lastSeconds.emplace_back(s.step, s.seconds);
         const double mem = double(s.peakDuringStep) / m_memUnit, ms = s.seconds * 1e3;
         m_memPoints.append(QPointF(s.step, mem));
         m_timePoints.append(QPointF(s.step, ms));
@@ -324,6 +334,13 @@ void RunPanel::finished(const RunSummary &summary)
         emit runFinished(summary);
         return;
     }
+    m_hasRun = true;
+    showSummary(summary, QString());
+    emit runFinished(summary);
+}
+
+void RunPanel::showSummary(const RunSummary &summary, const QString &prefix)
+{
     if (!summary.ok) {
         // A Stop ends the run where it was; only an error (an OOM, a backend failure) marks the
         // step that failed.
@@ -331,15 +348,17 @@ void RunPanel::finished(const RunSummary &summary)
             m_oom->replace(
                 {QPointF(summary.failedStep, 0), QPointF(summary.failedStep, m_memMax * 1.1)});
         m_status->setText(
-            summary.cancelled
-                ? (summary.failedStep >= 0 ? tr("Stopped at step %1.").arg(summary.failedStep)
-                                           : tr("Stopped."))
-                : tr("Failed%1: %2")
-                      .arg(summary.failedStep >= 0 ? tr(" at step %1").arg(summary.failedStep)
-                                                   : QString(),
-                           summary.error));
+            prefix +
+            (summary.cancelled
+                 ? (summary.failedStep >= 0 ? tr("Stopped at step %1.").arg(summary.failedStep)
+                                            : tr("Stopped."))
+                 : tr("Failed%1: %2")
+                       .arg(summary.failedStep >= 0 ? tr(" at step %1").arg(summary.failedStep)
+                                                    : QString(),
+                            summary.error)));
     } else {
         m_status->setText(
+            prefix +
             tr("Done: %n iteration(s), %1 per step, measured peak %2.", nullptr, summary.iterations)
                 .arg(summary.stepSeconds < 1
                          ? QStringLiteral("%1 ms").arg(summary.stepSeconds * 1e3, 0, 'f', 1)
@@ -356,7 +375,73 @@ void RunPanel::finished(const RunSummary &summary)
         else
             m_gradients->setText(tr("Gradients not compared: %1").arg(summary.error));
     }
-    emit runFinished(summary);
+}
+
+std::optional<core::io::SessionRun> RunPanel::sessionRun() const
+{
+    if (!m_hasRun)
+        return std::nullopt;
+    core::io::SessionRun r;
+    r.backend = m_runBackend.toStdString();
+    r.ok = m_summary.ok;
+    r.cancelled = m_summary.cancelled;
+    r.error = m_summary.error.toStdString();
+    r.failedStep = m_summary.failedStep;
+    r.iterations = m_summary.iterations;
+    r.measuredPeakBytes = m_summary.measuredPeakBytes;
+    r.stepSeconds = m_summary.stepSeconds;
+    r.gradientsChecked = m_summary.gradientsChecked;
+    r.gradientsMatch = m_summary.gradientsMatch;
+    r.maxRelativeError = m_summary.maxRelativeError;
+    r.worstEntry = m_summary.worstEntry.toStdString();
+    r.bytesInUse = m_lastBytes;
+    r.stepTimes = m_lastSeconds;
+    return r;
+}
+
+void RunPanel::restoreRun(const core::io::SessionRun &run, const QString &planLabel)
+{
+    if (m_controller->isRunning())
+        return; // a live run's figures win over a saved one's
+    RunSummary s;
+    s.ok = run.ok;
+    s.cancelled = run.cancelled;
+    s.error = QString::fromStdString(run.error);
+    s.failedStep = run.failedStep;
+    s.iterations = run.iterations;
+    s.measuredPeakBytes = run.measuredPeakBytes;
+    s.stepSeconds = run.stepSeconds;
+    s.gradientsChecked = run.gradientsChecked;
+    s.gradientsMatch = run.gradientsMatch;
+    s.maxRelativeError = run.maxRelativeError;
+    s.worstEntry = QString::fromStdString(run.worstEntry);
+    m_summary = s;
+    m_hasRun = true;
+    m_runBackend = QString::fromStdString(run.backend);
+    m_lastBytes = run.bytesInUse;
+    m_lastSeconds = run.stepTimes;
+    m_memPoints.clear();
+    m_timePoints.clear();
+    for (const auto &[step, bytes] : run.bytesInUse) {
+        m_memPoints.append(QPointF(step, double(bytes) / m_memUnit));
+        m_memMax = std::max(m_memMax, double(bytes) / m_memUnit);
+        m_stepCount = std::max(m_stepCount, step + 1);
+    }
+    for (const auto &[step, seconds] : run.stepTimes) {
+        m_timePoints.append(QPointF(step, seconds * 1e3));
+        m_timeMax = std::max(m_timeMax, seconds * 1e3);
+    }
+    m_memMeasured->replace(m_memPoints);
+    m_timeMeasured->replace(m_timePoints);
+    m_oom->clear(); // showSummary marks a failing step
+    m_gradients->clear();
+    m_memX->setRange(0, m_stepCount);
+    m_timeX->setRange(0, m_stepCount);
+    m_memY->setRange(0, m_memMax * 1.1);
+    m_timeY->setRange(0, m_timeMax * 1.1);
+    const QString where = QString::fromStdString(run.backend);
+    showSummary(s, planLabel.isEmpty() ? tr("Saved run (%1): ").arg(where)
+                                       : tr("Saved run of %1 (%2): ").arg(planLabel, where));
 }
 
 void RunPanel::finishCalibration(const RunSummary &summary)

@@ -12,6 +12,7 @@
 #include "ui/planner/run_controller.h"
 
 #include "core/cost/profile.h"
+#include "core/io/session_file.h"
 #include "core/sim/timeline.h"
 
 #include <QTimer>
@@ -61,6 +62,13 @@ public:
     void clearResults();
     /// The gradient check's line ("Gradient check passed: ..."), empty before a run.
     QString gradientText() const;
+    /// The last run (not a calibration) as a session keeps it: the summary and the last
+    /// iteration's measured curves; nullopt before any run and after clearResults().
+    std::optional<core::io::SessionRun> sessionRun() const;
+    /// Shows a run a session kept: status and gradient lines (marked as restored) and the
+    /// measured curves beside the prediction already set. `planLabel` names the plan that ran
+    /// ("plan 2: chen-sqrtn"), empty when unknown.
+    void restoreRun(const core::io::SessionRun &run, const QString &planLabel);
     /// The bytes-in-use chart's unit ("KiB", "MiB", ...: the predicted peak's, as tables print it).
     QString memoryUnit() const;
 
@@ -81,6 +89,8 @@ private:
     void drain();
     void finished(const RunSummary &summary);
     void finishCalibration(const RunSummary &summary);
+    /// The status and gradient lines for a finished run.
+    void showSummary(const RunSummary &summary, const QString &prefix);
 
     RunController *m_controller;
     std::function<std::optional<RunRequest>()> m_provider, m_calibrationProvider;
@@ -98,6 +108,11 @@ private:
     double m_memUnit = double(1 << 20); ///< bytes per unit of the bytes-in-use axis
     int m_stepCount = 1;
     RunSummary m_summary;
+    /// The last run's backend and its last iteration's raw samples (for sessions).
+    bool m_hasRun = false;
+    QString m_runBackend;
+    std::vector<std::pair<int, int64_t>> m_lastBytes;
+    std::vector<std::pair<int, double>> m_lastSeconds;
     bool m_dropRun = false; ///< the run under way was for a model no longer loaded
     // The calibration run under way: its graph, schedule and every sample drained.
     std::shared_ptr<const core::training::TrainingGraph> m_calibrationGraph;

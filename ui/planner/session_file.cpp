@@ -31,6 +31,8 @@ core::io::Session toCore(const SessionData &s)
     c.tensorCount = s.tensorCount;
     c.solver = s.solver.toStdString();
     c.pareto = s.pareto;
+    c.view = s.view;
+    c.run = s.run;
     return c;
 }
 
@@ -52,6 +54,8 @@ SessionData fromCore(core::io::Session &&c)
     s.tensorCount = c.tensorCount;
     s.solver = qs(c.solver);
     s.pareto = std::move(c.pareto);
+    s.view = std::move(c.view);
+    s.run = std::move(c.run);
     return s;
 }
 

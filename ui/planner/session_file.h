@@ -16,6 +16,7 @@
 #include <QMap>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace remat::ui {
@@ -42,6 +43,8 @@ struct SessionData
     size_t opCount = 0, tensorCount = 0;              ///< of the training graph the ids refer to
     QString solver;                                   ///< the Solver dock's choice
     std::vector<core::io::SessionParetoPoint> pareto; ///< the last Pareto sweep
+    core::io::SessionView view;                       ///< colour mode, selections
+    std::optional<core::io::SessionRun> run;          ///< the last run's result
 };
 
 /// Defined in session_from_document.cpp (it needs the document, hence QtGui).
