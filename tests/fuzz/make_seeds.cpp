@@ -140,6 +140,22 @@ int main(int argc, char **argv)
     s.pins.insert_or_assign(tg.tensors().front().name, solvers::PinKind::Recompute);
     s.plans = {storeAll, *chen};
     s.currentPlan = 1;
+    // Version 2's view state and a run with short measured curves.
+    s.solver = "chen-sqrtn";
+    s.view.colourMode = "plan";
+    s.view.selectedNode = tg.ops().front().name;
+    s.view.overlaidPlans = {0};
+    io::SessionRun run;
+    run.plan = 1;
+    run.backend = "cpu";
+    run.ok = run.gradientsChecked = run.gradientsMatch = true;
+    run.iterations = 2;
+    run.measuredPeakBytes = chen->timeline.peakBytes;
+    for (int i = 0; i < 4; ++i) {
+        run.bytesInUse.emplace_back(i, int64_t(1000 * (i + 1)));
+        run.stepTimes.emplace_back(i, 1e-4 * (i + 1));
+    }
+    s.run = run;
     fs::create_directories(g_out / "session_file");
     const std::string sessionPath = (g_out / "session_file" / "mlp.rematproj").string();
     if (Status w = io::saveSession(sessionPath, s, &tg); !w) {
