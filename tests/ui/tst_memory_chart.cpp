@@ -176,6 +176,35 @@ private slots:
         v.setTimelines(rampTimeline(8), nullptr, 0, QStringLiteral("ramp"));
         QCOMPARE(v.memoryUnit(), QStringLiteral("MiB"));
     }
+
+    // Walkthrough: the memory axis ticked at tenths of 1.08 x the peak ("908.8"); its ticks are
+    // round numbers now, and the peak stays inside the range.
+    void memoryAxisTicksAreRound_data()
+    {
+        QTest::addColumn<int>("steps");
+        for (int steps : {3, 7, 13, 841, 1000})
+            QTest::newRow(qPrintable(QString::number(steps))) << steps;
+    }
+
+    void memoryAxisTicksAreRound()
+    {
+        QFETCH(int, steps);
+        MemoryChartView v;
+        v.setTimelines(rampTimeline(steps), nullptr, 0, QStringLiteral("ramp"));
+        QValueAxis *y = axis(v, Qt::Vertical);
+        QVERIFY(y);
+        QCOMPARE(y->min(), 0.0);
+        QVERIFY(y->max() >= double(steps)); // the peak, in MiB
+        QVERIFY(y->tickCount() >= 2);
+        const double step = (y->max() - y->min()) / (y->tickCount() - 1);
+        const double magnitude = std::pow(10.0, std::floor(std::log10(step)));
+        const double mantissa = step / magnitude;
+        bool round = false;
+        for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+            round = round || std::abs(mantissa - m) < 1e-9;
+        QVERIFY2(round,
+                 qPrintable(QStringLiteral("max %1, %2 ticks").arg(y->max()).arg(y->tickCount())));
+    }
 };
 
 QTEST_MAIN(TestMemoryChart)

@@ -262,6 +262,9 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_x->setRange(0, xMax);
     m_x->setTickInterval(stepTickInterval(xMax));
     m_y->setRange(0, m_yMax);
+    // Round ticks in the unit (0, 200, 400 ... MiB), not tenths of 1.08 x the peak.
+    m_y->applyNiceNumbers();
+    m_yMax = m_y->max();
     m_empty->setEmpty(false);
     QString title = tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
                         .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))

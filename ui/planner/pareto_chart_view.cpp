@@ -170,6 +170,7 @@ void ParetoChartView::refresh()
     m_x->applyNiceNumbers(); // ticks at round values of the unit
     m_y->setRange(0, yMax * 1.1);
     m_y->applyNiceNumbers();
+    m_y->applyNiceNumbers();
     m_empty->setEmpty(m_curves.isEmpty() && m_currentPeak <= 0);
 }
 

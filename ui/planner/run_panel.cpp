@@ -199,6 +199,22 @@ void RunPanel::clearResults()
     m_calibrationSamples.clear();
     m_gradients->clear();
     m_status->setText(tr("Idle."));
+    // Another model's run must not leave its axes behind (the walkthrough saw the old ranges).
+    m_memMax = 1e-9;
+    m_timeMax = 1e-6;
+    m_stepCount = 1;
+    updateAxes();
+}
+
+void RunPanel::updateAxes()
+{
+    m_memX->setRange(0, m_stepCount);
+    m_timeX->setRange(0, m_stepCount);
+    // Round ticks (0, 200, 400 KiB), not a tenth of an odd maximum (908.8).
+    m_memY->setRange(0, m_memMax * 1.05);
+    m_memY->applyNiceNumbers();
+    m_timeY->setRange(0, m_timeMax * 1.05);
+    m_timeY->applyNiceNumbers();
 }
 
 void RunPanel::setPredicted(const core::sim::Timeline &t)
@@ -224,10 +240,7 @@ void RunPanel::setPredicted(const core::sim::Timeline &t)
     m_stepCount = std::max<int>(1, int(t.points.size()));
     m_memPredicted->replace(mem);
     m_timePredicted->replace(time);
-    m_memX->setRange(0, m_stepCount);
-    m_timeX->setRange(0, m_stepCount);
-    m_memY->setRange(0, m_memMax * 1.1);
-    m_timeY->setRange(0, m_timeMax * 1.1);
+    updateAxes();
 }
 
 void RunPanel::run()
@@ -302,10 +315,7 @@ void RunPanel::drain()
     }
     m_memMeasured->replace(m_memPoints);
     m_timeMeasured->replace(m_timePoints);
-    m_memX->setRange(0, m_stepCount);
-    m_timeX->setRange(0, m_stepCount);
-    m_memY->setRange(0, m_memMax * 1.1);
-    m_timeY->setRange(0, m_timeMax * 1.1);
+    updateAxes();
     m_status->setText(tr("Iteration %1, step %2 of %3")
                           .arg(m_iteration + 1)
                           .arg(int(m_memPoints.isEmpty() ? 0 : m_memPoints.back().x()))
@@ -435,10 +445,7 @@ void RunPanel::restoreRun(const core::io::SessionRun &run, const QString &planLa
     m_timeMeasured->replace(m_timePoints);
     m_oom->clear(); // showSummary marks a failing step
     m_gradients->clear();
-    m_memX->setRange(0, m_stepCount);
-    m_timeX->setRange(0, m_stepCount);
-    m_memY->setRange(0, m_memMax * 1.1);
-    m_timeY->setRange(0, m_timeMax * 1.1);
+    updateAxes();
     const QString where = QString::fromStdString(run.backend);
     showSummary(s, planLabel.isEmpty() ? tr("Saved run (%1): ").arg(where)
                                        : tr("Saved run of %1 (%2): ").arg(planLabel, where));

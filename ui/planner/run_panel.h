@@ -87,6 +87,8 @@ signals:
 private:
     void startRun(RunRequest request);
     void drain();
+    /// The axes' ranges from the data's (m_stepCount, m_memMax, m_timeMax), rounded.
+    void updateAxes();
     void finished(const RunSummary &summary);
     void finishCalibration(const RunSummary &summary);
     /// The status and gradient lines for a finished run.

@@ -111,8 +111,13 @@ quint64 SolveController::launch(SolveJob job)
     const quint64 tag = job.tag;
     auto work = [this, job = std::move(job), solverId](JobContext &ctx) -> core::Expected<Plan> {
         auto reportProgress = [&](const core::solvers::SolveProgress &p) {
-            SolveProgressInfo info{solverId, p.fraction,       p.incumbent,
-                                   p.bound,  p.elapsedSeconds, QString::fromStdString(p.message)};
+            SolveProgressInfo info{solverId,
+                                   p.fraction,
+                                   p.incumbent,
+                                   p.bound,
+                                   p.elapsedSeconds,
+                                   QString::fromStdString(p.message),
+                                   job.objective == core::solvers::Objective::MinPeak};
             ctx.postProgress([this, id = ctx.id(), info] { emit progress(id, info); });
         };
         core::Expected<Plan> plan = runJob(job, ctx.stop(), reportProgress);

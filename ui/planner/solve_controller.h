@@ -41,6 +41,9 @@ struct SolveProgressInfo
     QString solver;
     double fraction = -1, incumbent = -1, bound = -1, elapsedSeconds = 0;
     QString message;
+    /// The objective's unit: bytes (min-peak: incumbent and bound are peaks) or seconds
+    /// (min-time: recompute seconds).
+    bool objectiveInBytes = false;
     /// Relative MILP gap in percent, or -1 when there is no incumbent or bound.
     double gapPercent() const;
 };

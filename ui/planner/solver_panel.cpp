@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace remat::ui {
 
@@ -214,10 +215,18 @@ void SolverPanel::showProgress(const SolveProgressInfo &info)
         m_progress->setValue(int(info.fraction * 1000));
     }
     QString text = QStringLiteral("%1: %2 s").arg(info.solver).arg(info.elapsedSeconds, 0, 'f', 1);
+    // In the objective's unit, as the table prints it: a peak in bytes, a recompute time in ms.
+    auto value = [&](double v) {
+        if (info.objectiveInBytes)
+            return QString::fromStdString(core::formatBytes(int64_t(std::llround(v))));
+        return v < 1 ? QStringLiteral("%1 ms").arg(v * 1e3, 0, 'f', 3)
+                     : QStringLiteral("%1 s").arg(v, 0, 'f', 3);
+    };
+    const QString what = info.objectiveInBytes ? tr("peak") : tr("recompute");
     if (info.incumbent >= 0)
-        text += tr(", incumbent %1").arg(info.incumbent, 0, 'g', 6);
+        text += tr(", best %1 %2").arg(what, value(info.incumbent));
     if (info.bound >= 0)
-        text += tr(", bound %1").arg(info.bound, 0, 'g', 6);
+        text += tr(", bound %1").arg(value(info.bound));
     if (info.gapPercent() >= 0)
         text += tr(", gap %1 %").arg(info.gapPercent(), 0, 'f', 2);
     if (!info.message.isEmpty())

@@ -90,27 +90,41 @@ void StageMemoryView::paintEvent(QPaintEvent *)
     QFont small = font();
     small.setPointSizeF(7.5);
     p.setFont(small);
+    // The peak's label at the top, centred on its stage; the budget's beside the axis or on its
+    // line, on the side away from the peak and below the line when it would touch the peak's
+    // label (a budget at the peak put both on one line: "budget"/"peak" overlapped).
+    const QPointF peak(xOf(size_t(m_peakStage)), yOf(m_bytes[size_t(m_peakStage)]));
+    const QString peakText =
+        tr("peak %1 (stage %2)").arg(bytesText(m_bytes[size_t(m_peakStage)])).arg(m_peakStage + 1);
+    const double w = p.fontMetrics().horizontalAdvance(peakText) + 6;
+    const double tx = std::clamp(peak.x() - w / 2, 0.0, std::max(0.0, width() - w));
+    const QRectF peakRect(tx, 0, w, 13);
     if (m_budget > 0) {
         p.setPen(QPen(kRed, 1.2, Qt::DashLine));
         const double y = yOf(m_budget);
         p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
         const QString text = tr("budget %1").arg(bytesText(m_budget));
-        if (left > 80) // beside the axis when the row names leave room, else above the line
-            p.drawText(QRectF(0, y - 8, left - 4, 16), Qt::AlignRight | Qt::AlignVCenter, text);
-        else
-            p.drawText(QRectF(plot.left() + 2, y - 14, plot.width() - 2, 13),
-                       Qt::AlignLeft | Qt::AlignBottom, text); // the peak is named at its x
+        const double bw = p.fontMetrics().horizontalAdvance(text) + 4;
+        QRectF r;
+        Qt::Alignment align;
+        if (left > 80) { // beside the axis when the row names leave room
+            r = QRectF(0, y - 8, left - 4, 16);
+            align = Qt::AlignRight | Qt::AlignVCenter;
+        } else {
+            const bool peakLeft = peak.x() < plot.center().x();
+            r = QRectF(peakLeft ? std::max(plot.left(), plot.right() - bw) : plot.left() + 2,
+                       y - 14, bw, 13);
+            align = Qt::AlignLeft | Qt::AlignBottom;
+        }
+        if (r.intersects(peakRect))
+            r.moveTop(y + 1);
+        p.drawText(r, align, text);
     }
-    const QPointF peak(xOf(size_t(m_peakStage)), yOf(m_bytes[size_t(m_peakStage)]));
     p.setPen(Qt::NoPen);
     p.setBrush(kRed);
     p.drawEllipse(peak, 3.5, 3.5);
     p.setPen(palette().windowText().color());
-    const QString peakText =
-        tr("peak %1 (stage %2)").arg(bytesText(m_bytes[size_t(m_peakStage)])).arg(m_peakStage + 1);
-    const double w = p.fontMetrics().horizontalAdvance(peakText) + 6;
-    const double tx = std::clamp(peak.x() - w / 2, 0.0, std::max(0.0, width() - w));
-    p.drawText(QRectF(tx, 0, w, 13), Qt::AlignCenter, peakText);
+    p.drawText(peakRect, Qt::AlignCenter, peakText);
     if (left > 30)
         p.drawText(QRectF(0, plot.bottom() - 12, left - 4, 12), Qt::AlignRight | Qt::AlignBottom,
                    tr("memory"));

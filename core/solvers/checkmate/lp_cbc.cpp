@@ -208,8 +208,9 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
             pr.elapsedSeconds = elapsed();
             pr.bound = lowerBound;
             pr.incumbent = best.empty() ? -1 : bestEval.recomputeSeconds;
-            pr.message =
-                fmt::format("LP at {:.0f}% of the budget: {:.6g}", 100 * (1 - eps), lp.objective);
+            // The LP's objective is recompute seconds: a lower bound on any rounding's.
+            pr.message = fmt::format("LP at {:.0f}% of the budget: recompute >= {:.3f} ms",
+                                     100 * (1 - eps), lp.objective * 1e3);
             request.progress(pr);
         }
         for (double threshold : thresholds) {
