@@ -8,6 +8,7 @@
 #include <QChart>
 #include <QGraphicsSimpleTextItem>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QSet>
 #include <QTest>
 #include <QValueAxis>
@@ -175,6 +176,37 @@ private slots:
         QVERIFY(QString::fromStdString(core::formatBytes(small.peakBytes)).endsWith("KiB"));
         v.setTimelines(rampTimeline(8), nullptr, 0, QStringLiteral("ramp"));
         QCOMPARE(v.memoryUnit(), QStringLiteral("MiB"));
+    }
+
+    // Walkthrough: with overlaid plans the legend ran out of room; categories a plan never uses
+    // leave it (and come back for a plan that uses them).
+    void unusedCategoriesLeaveTheLegend()
+    {
+        MemoryChartView v;
+        v.resize(900, 400);
+        v.show(); // a marker is visible only on a shown chart
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setTimelines(rampTimeline(5), nullptr, 0, QStringLiteral("ramp"));
+        QTest::qWait(50); // the legend lays its markers out on the next event loop pass
+        auto visibleNames = [&] {
+            QStringList names;
+            for (QLegendMarker *m : v.chart()->legend()->markers())
+                if (m->isVisible())
+                    names << m->label();
+            return names;
+        };
+        QStringList names = visibleNames();
+        QVERIFY2(names.contains(QStringLiteral("stored_activations")), qPrintable(names.join(",")));
+        QVERIFY2(!names.contains(QStringLiteral("offload_in_flight")), qPrintable(names.join(",")));
+        QVERIFY(!names.contains(QStringLiteral("weights")));
+        core::sim::Timeline withWeights = rampTimeline(5);
+        for (auto &p : withWeights.points)
+            p.byCategory[size_t(core::schedule::MemCategory::Weights)] = 1 << 20;
+        v.setTimelines(withWeights, nullptr, 0, QStringLiteral("ramp"));
+        QTest::qWait(50);
+        names = visibleNames();
+        QVERIFY(names.contains(QStringLiteral("weights")));
+        QVERIFY(names.contains(QStringLiteral("stored_activations")));
     }
 
     // Walkthrough: the memory axis ticked at tenths of 1.08 x the peak ("908.8"); its ticks are

@@ -6,6 +6,7 @@
 
 #include <QAreaSeries>
 #include <QChart>
+#include <QFontInfo>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
@@ -95,6 +96,7 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     m_x->setTickAnchor(0);
     m_y = new QValueAxis(c);
     m_y->setTitleText(tr("GiB"));
+    m_y->setLabelFormat(QStringLiteral("%g")); // round ticks print as "400", not "400.0"
     c->addAxis(m_x, Qt::AlignBottom);
     c->addAxis(m_y, Qt::AlignLeft);
     for (size_t k = 0; k < kMemCategoryCount; ++k) {
@@ -206,6 +208,7 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_yMax = std::max(1e-9, double(top) / m_unit * 1.08);
 
     const std::vector<size_t> pick = pickSteps(pts, kMaxPoints);
+    int usedCategories = 0;
     m_drawnPoints = int(pick.size());
     QList<QPointF> upper[kMemCategoryCount];
     QList<QPointF> lower[kMemCategoryCount];
@@ -225,6 +228,14 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     for (size_t k = 0; k < kMemCategoryCount; ++k) {
         m_upper[k]->replace(upper[k]);
         m_lower[k]->replace(lower[k]);
+        // A category this plan never uses (offload on a plan without offload, often workspace)
+        // leaves the legend: beside the plot, eleven entries and the overlaid plans did not fit.
+        bool used = false;
+        for (size_t i : pick)
+            used = used || pts[i].byCategory[k] > 0;
+        usedCategories += used;
+        for (QLegendMarker *m : chart()->legend()->markers(m_area[k]))
+            m->setVisible(used);
     }
     QList<QPointF> sa;
     if (storeAll) {
@@ -250,6 +261,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
         chart()->addSeries(line);
         line->attachAxis(m_x);
         line->attachAxis(m_y);
+        for (QLegendMarker *m : chart()->legend()->markers(line))
+            m->setVisible(false); // named under the title instead
         m_overlays.append(line);
         xMax = std::max(xMax, double(o.timeline->points.size()));
     }
@@ -271,12 +284,24 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
                         .arg(plan.peakStep)
                         .arg(QString::fromStdString(core::formatBytes(plan.activationPeakBytes)))
                         .arg(plan.tdiPercent(), 0, 'f', 1);
-    if (!m_overlays.isEmpty())
+    if (!m_overlays.isEmpty()) {
         title += m_overlays.size() == 1 ? tr("; 1 other plan overlaid")
                                         : tr("; %1 other plans overlaid").arg(m_overlays.size());
+        // The overlays' key under the title, each in its line's colour: the legend beside the
+        // plot has no room left for them in a short dock.
+        QStringList keys;
+        for (const QLineSeries *line : m_overlays)
+            keys << QStringLiteral("<span style=\"color:%1\">&#9473;&#9473; %2</span>")
+                        .arg(line->pen().color().name(), line->name().toHtmlEscaped());
+        title = title.toHtmlEscaped() + QStringLiteral("<br/>") +
+                keys.join(QStringLiteral("&nbsp;&nbsp; "));
+    }
     chart()->setTitle(title);
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
+    // Categories, store-all, budget and peak (the overlaid plans are named under the title).
+    m_legendEntries = usedCategories + 3;
+    fitLegend();
 }
 
 void MemoryChartView::setBudget(int64_t budgetBytes)
@@ -297,6 +322,25 @@ void MemoryChartView::setCursorStep(int step)
         return;
     }
     m_cursorLine->replace({QPointF(step, 0), QPointF(step, m_yMax)});
+}
+
+void MemoryChartView::resizeEvent(QResizeEvent *event)
+{
+    QChartView::resizeEvent(event);
+    fitLegend();
+}
+
+void MemoryChartView::fitLegend()
+{
+    const int entries = m_legendEntries;
+    const QFont base = font();
+    QFont f = base;
+    const double room = std::max(40, height() - 50); // the title and margins aside
+    const double perEntry = room / std::max(1, entries);
+    // A legend line is about twice the font's pixel height (marker, text and spacing).
+    const double pixel = std::clamp(perEntry / 2.0, 7.0, double(QFontInfo(base).pixelSize()));
+    f.setPixelSize(int(pixel));
+    chart()->legend()->setFont(f);
 }
 
 void MemoryChartView::mousePressEvent(QMouseEvent *event)

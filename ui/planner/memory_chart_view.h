@@ -71,9 +71,13 @@ signals:
 
 protected:
     void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     void clearOverlays();
+    /// Shrinks the legend's font until its visible entries fit the chart's height (overlaid
+    /// plans add entries; beside a short dock the last ones were cut off).
+    void fitLegend();
 
     QLineSeries *m_upper[7] = {};
     QLineSeries *m_lower[7] = {};
@@ -93,6 +97,7 @@ private:
     int m_drawnPoints = 0;
     int64_t m_budgetBytes = 0;
     double m_xMax = 1;
+    int m_legendEntries = 0; ///< visible legend entries (fitLegend)
 };
 
 /// Colour of a memory category in every planner chart.

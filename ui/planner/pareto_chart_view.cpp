@@ -41,6 +41,7 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_x->setTitleText(tr("peak memory (GiB)"));
     m_y = new QValueAxis(chart());
     m_y->setTitleText(tr("recompute overhead (%)"));
+    m_y->setLabelFormat(QStringLiteral("%g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     chart()->addAxis(m_y, Qt::AlignLeft);
     m_current = new QScatterSeries(chart());

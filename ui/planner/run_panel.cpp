@@ -35,6 +35,7 @@ QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **
     (*x)->setLabelFormat(QStringLiteral("%d"));
     *y = new QValueAxis(chart);
     (*y)->setTitleText(yTitle);
+    (*y)->setLabelFormat(QStringLiteral("%g")); // round ticks print as "400", not "400.0"
     chart->addAxis(*x, Qt::AlignBottom);
     chart->addAxis(*y, Qt::AlignLeft);
     *predicted = new QLineSeries(chart);
@@ -209,7 +210,9 @@ void RunPanel::clearResults()
 void RunPanel::updateAxes()
 {
     m_memX->setRange(0, m_stepCount);
+    m_memX->applyNiceNumbers(); // steps 0, 100, 200 (it printed 0, 110, 220, 330, 441)
     m_timeX->setRange(0, m_stepCount);
+    m_timeX->applyNiceNumbers();
     // Round ticks (0, 200, 400 KiB), not a tenth of an odd maximum (908.8).
     m_memY->setRange(0, m_memMax * 1.05);
     m_memY->applyNiceNumbers();

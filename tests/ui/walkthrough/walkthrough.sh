@@ -76,9 +76,17 @@ key ctrl+r
 shot solved 3
 key alt+p; key c
 shot compare 20
+# Several plans at once: select feng-huang's row, Ctrl+click chen-sqrtn's and rotor's: the memory
+# chart overlays their curves on the current plan's.
+click_xy "${WALK_ROW_X:-80}" "${WALK_ROW4_Y:-791}"
+for y in "${WALK_ROW2_Y:-747}" "${WALK_ROW7_Y:-857}"; do
+    xdotool keydown ctrl mousemove "${WALK_ROW_X:-80}" "$y" click 1 keyup ctrl
+    sleep 0.5
+done
+shot overlay 1.5
 
 # Pin from the graph: right-click the middle of the graph, take the menu's first entry.
-click_xy "${WALK_GRAPH_X:-600}" "${WALK_GRAPH_Y:-420}" 3
+click_xy "${WALK_GRAPH_X:-599}" "${WALK_GRAPH_Y:-446}" 3
 shot context-menu
 key Down; key Return
 shot pinned 2
@@ -87,18 +95,19 @@ shot undone 1.5
 key ctrl+shift+z
 shot redone 1.5
 
-# Step through: the Schedule tab (teaching view), then three steps forward.
-click_xy "${WALK_SCHEDULE_TAB_X:-651}" "${WALK_TABS_Y:-918}"
+# Step through: the Schedule tab (teaching view), then three steps forward. (Coordinates: the
+# default layout at 1600x960; the graph point is the LayerNormalization box at collapse depth 1.)
+click_xy "${WALK_SCHEDULE_TAB_X:-651}" "${WALK_TABS_Y:-938}"
 shot schedule 1.5
 for _ in 1 2 3; do key Right; done
 shot stepped
 
 # Run on the CPU, then Stop it.
-click_xy "${WALK_RUN_TAB_X:-714}" "${WALK_TABS_Y:-918}"
+click_xy "${WALK_RUN_TAB_X:-714}" "${WALK_TABS_Y:-938}"
 shot run-tab
-click_xy "${WALK_RUN_BUTTON_X:-760}" "${WALK_RUN_BUTTON_Y:-705}"
+click_xy "${WALK_RUN_BUTTON_X:-760}" "${WALK_RUN_BUTTON_Y:-568}"
 sleep 0.3
-click_xy "${WALK_STOP_BUTTON_X:-846}" "${WALK_RUN_BUTTON_Y:-705}"
+click_xy "${WALK_STOP_BUTTON_X:-846}" "${WALK_RUN_BUTTON_Y:-568}"
 shot run-stopped 2
 
 # Export the plan (File > Export > Plan JSON), save the session (Ctrl+S).
