@@ -546,6 +546,83 @@ Status reduceExtremumB(OpContext &c)
         "reduce extremum backward");
 }
 
+/// [outer, n, inner] around `axis` (the CPU reference's AxisSplit).
+Status axisSplit(const OpContext &c, const std::vector<int64_t> &shape, int64_t axis,
+                 int64_t &outer, int64_t &n, int64_t &inner)
+{
+    const int64_t r = int64_t(shape.size());
+    if (axis < 0)
+        axis += r;
+    if (axis < 0 || axis >= r)
+        return c.error("axis out of range");
+    outer = n = inner = 1;
+    for (int64_t d = 0; d < r; ++d)
+        (d < axis ? outer : d == axis ? n : inner) *= shape[size_t(d)];
+    return Status::ok();
+}
+
+/// ArgMax / ArgMin (the CPU reference: core/exec/cpu/kernels_nn.cpp).
+Status argExtremumF(OpContext &c, bool isMax)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    if (y->dtype != core::ir::DataType::Int64)
+        return c.error("the output must be int64");
+    int64_t outer, n, inner;
+    REMAT_RETURN_IF_ERROR(axisSplit(c, x->shape, c.attrInt("axis", 0), outer, n, inner));
+    if (n == 0)
+        return c.error("ArgMax / ArgMin of an empty axis has no index");
+    if (y->numel() != outer * inner)
+        return c.error("output size mismatch");
+    return c.check(argExtremum(c.rt->stream(), isMax, c.attrInt("select_last_index", 0) != 0,
+                               x->f(), static_cast<long long *>(y->data), outer, n, inner),
+                   "arg extremum");
+}
+
+/// TopK (the CPU reference: core/exec/cpu/kernels_nn.cpp): K read on the host.
+Status topKF(OpContext &c)
+{
+    DView *x = c.input(0), *vals = c.output(0), *idx = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(vals, "Values"));
+    int64_t outer, n, inner;
+    REMAT_RETURN_IF_ERROR(axisSplit(c, x->shape, c.attrInt("axis", -1), outer, n, inner));
+    int64_t k = c.attrInt("k", -1);
+    if (DView *kv = c.input(1)) {
+        REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ks, c.rt->hostInts(*kv));
+        if (ks.size() != 1)
+            return c.error("K must hold one value");
+        k = ks[0];
+    }
+    if (k < 0 || k > n)
+        return c.error("K (" + std::to_string(k) + ") is outside 0.." + std::to_string(n));
+    if (vals->numel() != outer * k * inner || (idx && idx->numel() != vals->numel()))
+        return c.error("output size mismatch");
+    if (idx && idx->dtype != core::ir::DataType::Int64)
+        return c.error("Indices must be int64");
+    return c.check(topK(c.rt->stream(), c.attrInt("largest", 1) != 0, x->f(), vals->f(),
+                        idx ? static_cast<long long *>(idx->data) : nullptr, outer, n, inner, k),
+                   "topk");
+}
+
+Status topKB(OpContext &c)
+{
+    DView *dv = c.outputGrad(0), *dx = c.inputGrad(0), *idx = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dv, "dValues"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "Indices"));
+    int64_t outer, n, inner;
+    REMAT_RETURN_IF_ERROR(axisSplit(c, dx->shape, c.attrInt("axis", -1), outer, n, inner));
+    if (dv->numel() != idx->numel() || outer * inner == 0 || dv->numel() % (outer * inner) != 0)
+        return c.error("gradient size mismatch");
+    const int64_t k = dv->numel() / (outer * inner);
+    REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+    return c.check(topKBackward(c.rt->stream(), dv->f(), static_cast<const long long *>(idx->data),
+                                dx->f(), outer, n, inner, k, nullptr),
+                   "topk backward");
+}
+
 Status reduceMeanF(OpContext &c) { return reduceF(c, true); }
 Status reduceSumF(OpContext &c) { return reduceF(c, false); }
 Status reduceMeanB(OpContext &c) { return reduceB(c, true); }
@@ -625,6 +702,10 @@ void addNnOps(OpTable &t)
     t["ReduceSumGrad"] = reduceSumB;
     t["ReduceMax"] = [](OpContext &c) { return reduceExtremumF(c, true); };
     t["ReduceMaxGrad"] = reduceExtremumB;
+    t["ArgMax"] = [](OpContext &c) { return argExtremumF(c, true); };
+    t["ArgMin"] = [](OpContext &c) { return argExtremumF(c, false); };
+    t["TopK"] = topKF;
+    t["TopKGrad"] = topKB;
     t["ReduceMin"] = [](OpContext &c) { return reduceExtremumF(c, false); };
     t["ReduceMinGrad"] = reduceExtremumB;
     t["GlobalAveragePool"] = globalAvgF;

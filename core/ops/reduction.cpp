@@ -1,4 +1,5 @@
-// Reductions (onnx/defs/reduction): Reduce*, ArgMax / ArgMin.
+// Reductions (onnx/defs/reduction): Reduce*, ArgMax / ArgMin; TopK (onnx/defs/math), which
+// reduces an axis to its k largest or smallest.
 #include "core/ops/families.h"
 #include "core/ops/shape_context.h"
 
@@ -68,7 +69,55 @@ Status argMaxShape(ShapeContext &c)
     return Status::ok();
 }
 
+/// TopK: Values (the input's dtype) and Indices (int64), the axis cut to k (opset 1: attribute
+/// `k`; 10 on: a one-element int64 input K).
+Status topKShape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    const int64_t axis = normAxis(c.node.attrInt("axis", -1), int64_t(x->rank()));
+    if (axis < 0 || axis >= int64_t(x->rank()))
+        return c.fail("axis out of range");
+    std::optional<int64_t> k;
+    if (c.node.inputs.size() > 1) {
+        if (auto ks = c.inInts(1); ks && ks->size() == 1)
+            k = (*ks)[0];
+    } else if (c.node.attribute("k")) {
+        k = c.node.attrInt("k", 0);
+    }
+    Shape out = *x;
+    if (k) {
+        if (*k < 0)
+            return c.fail("K is negative");
+        const Dim &n = x->dims[size_t(axis)];
+        if (n.isStatic() && *k > n.value)
+            return c.fail("K (" + std::to_string(*k) + ") is larger than the axis (" +
+                          std::to_string(n.value) + ")");
+        out.dims[size_t(axis)] = Dim(*k);
+    } else {
+        out.dims[size_t(axis)] = Dim(); // unknown until K is
+    }
+    c.set(0, c.inType(0), out);
+    c.set(1, DataType::Int64, out);
+    return Status::ok();
+}
+
 // ---- gradient rules --------------------------------------------------------------------------
+
+/// TopK (torch.topk): the gradient of Values scatters back to where Indices point, the rest is
+/// zero; torch 1.13's topk keeps the indices only (value_selecting_reduction_backward).
+Expected<Spec> topK(const RuleContext &c)
+{
+    Spec s;
+    s.forwardFlops = numel(c.input(0)) * 2; // a selection pass (n log k compares, as a floor)
+    const bool valuesGrad = c.outputHasGrad.empty() || c.outputHasGrad[0];
+    if (valuesGrad && wantGrad(c, s, 0)) {
+        saveOutput(s, 1);
+        s.backwardFlops = numel(c.output(0));
+    }
+    return s;
+}
 
 Expected<Spec> reduceMean(const RuleContext &c)
 {
@@ -157,14 +206,25 @@ void addReductionOps(std::vector<OpDef> &t)
                  .inferShape = reduceShape,
                  .differentiable = first,
                  .derive = reduceSumSquare});
+    // ArgMax / ArgMin: integer results, no gradient; the builder takes them as forward-only ops
+    // (a classifier's accuracy, a tokenizer's argmax inside the step).
     t.push_back({.type = "ArgMax",
                  .family = OpFamily::Pooling,
                  .inferShape = argMaxShape,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
                  .flops = perInput});
     t.push_back({.type = "ArgMin",
                  .family = OpFamily::Pooling,
                  .inferShape = argMaxShape,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
                  .flops = perInput});
+    t.push_back({.type = "TopK",
+                 .family = OpFamily::Pooling,
+                 .inferShape = topKShape,
+                 .differentiable = first,
+                 .derive = topK});
 }
 
 } // namespace remat::core::ops

@@ -456,4 +456,105 @@ cudaError_t reduceExtremumBackward(cudaStream_t s, const NdIter &kept, const NdI
     return cudaGetLastError();
 }
 
+// ---- ArgMax / ArgMin, TopK ------------------------------------------------------------------
+
+__global__ void argExtremumKernel(bool isMax, bool last, const float *x, long long *y,
+                                  int64_t outer, int64_t n, int64_t inner)
+{
+    REMAT_GRID_STRIDE(line, outer * inner)
+    {
+        const int64_t o = line / inner, i = line - o * inner;
+        const float *p = x + o * n * inner + i;
+        int64_t best = 0;
+        for (int64_t j = 1; j < n; ++j) {
+            const float v = p[j * inner], b = p[best * inner];
+            if (isMax ? (v > b || (last && v == b)) : (v < b || (last && v == b)))
+                best = j;
+        }
+        y[line] = best;
+    }
+}
+
+__global__ void topKKernel(bool largest, const float *x, float *values, long long *indices,
+                           int64_t outer, int64_t n, int64_t inner, int64_t k)
+{
+    REMAT_GRID_STRIDE(line, outer * inner)
+    {
+        const int64_t o = line / inner, i = line - o * inner;
+        const float *p = x + o * n * inner + i;
+        float prevV = 0;
+        int64_t prevJ = -1;
+        for (int64_t t = 0; t < k; ++t) {
+            // The next element in (value, index) order after the previous pick.
+            int64_t best = -1;
+            float bestV = 0;
+            for (int64_t j = 0; j < n; ++j) {
+                const float v = p[j * inner];
+                if (prevJ >= 0) {
+                    const bool after = largest ? (v < prevV || (v == prevV && j > prevJ))
+                                               : (v > prevV || (v == prevV && j > prevJ));
+                    if (!after)
+                        continue;
+                }
+                if (best < 0 || (largest ? v > bestV : v < bestV)) {
+                    best = j;
+                    bestV = v;
+                }
+            }
+            const int64_t at = (o * k + t) * inner + i;
+            values[at] = bestV;
+            if (indices)
+                indices[at] = best;
+            prevV = bestV;
+            prevJ = best;
+        }
+    }
+}
+
+__global__ void topKBackwardKernel(const float *dValues, const long long *indices, float *dx,
+                                   int64_t outer, int64_t n, int64_t inner, int64_t k, int *bad)
+{
+    REMAT_GRID_STRIDE(at, outer * k * inner)
+    {
+        const int64_t i = at % inner, o = at / (k * inner);
+        const long long j = indices[at];
+        if (j < 0 || j >= n) {
+            if (bad)
+                *bad = 1;
+            continue;
+        }
+        dx[(o * n + j) * inner + i] = dValues[at];
+    }
+}
+
+cudaError_t argExtremum(cudaStream_t s, bool isMax, bool last, const float *x, long long *y,
+                        int64_t outer, int64_t n, int64_t inner)
+{
+    if (outer * inner <= 0 || n <= 0)
+        return cudaSuccess;
+    argExtremumKernel<<<gridFor(outer * inner), kThreads, 0, s>>>(isMax, last, x, y, outer, n,
+                                                                  inner);
+    return cudaGetLastError();
+}
+
+cudaError_t topK(cudaStream_t s, bool largest, const float *x, float *values, long long *indices,
+                 int64_t outer, int64_t n, int64_t inner, int64_t k)
+{
+    if (outer * inner * k <= 0)
+        return cudaSuccess;
+    topKKernel<<<gridFor(outer * inner), kThreads, 0, s>>>(largest, x, values, indices, outer, n,
+                                                           inner, k);
+    return cudaGetLastError();
+}
+
+cudaError_t topKBackward(cudaStream_t s, const float *dValues, const long long *indices, float *dx,
+                         int64_t outer, int64_t n, int64_t inner, int64_t k, int *bad)
+{
+    if (outer * inner * k <= 0)
+        return cudaSuccess;
+    topKBackwardKernel<<<gridFor(outer * k * inner), kThreads, 0, s>>>(dValues, indices, dx, outer,
+                                                                       n, inner, k, bad);
+    return cudaGetLastError();
+}
+
 } // namespace remat::gpu::kernels

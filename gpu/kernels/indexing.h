@@ -78,4 +78,19 @@ cudaError_t copySlices(cudaStream_t s, const long long *offsets, int64_t count, 
 cudaError_t zeroSlices(cudaStream_t s, const long long *offsets, int64_t count, int64_t sliceSize,
                        float *dst);
 
+/// ArgMax / ArgMin over x [outer, n, inner] along n: y[o, i] = index of the first extremum (the
+/// last with `last`), as the CPU reference picks it. One thread per line.
+cudaError_t argExtremum(cudaStream_t s, bool isMax, bool last, const float *x, long long *y,
+                        int64_t outer, int64_t n, int64_t inner);
+/// TopK along n of x [outer, n, inner]: values and indices [outer, k, inner], largest (smallest)
+/// first, equal values lower index first (the CPU reference's order). One thread per line, k
+/// selection passes (k is small where TopK appears in training graphs).
+cudaError_t topK(cudaStream_t s, bool largest, const float *x, float *values, long long *indices,
+                 int64_t outer, int64_t n, int64_t inner, int64_t k);
+/// Its gradient: dx = 0 except dx[o, indices[o, t, i], i] = dValues[o, t, i] (the indices of a
+/// line are distinct: no atomics). Out-of-range indices are skipped and set *bad (a device int,
+/// may be null) to 1.
+cudaError_t topKBackward(cudaStream_t s, const float *dValues, const long long *indices, float *dx,
+                         int64_t outer, int64_t n, int64_t inner, int64_t k, int *bad);
+
 } // namespace remat::gpu::kernels

@@ -195,6 +195,14 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                      {attr("exclusive", int64_t(1)), attr("reverse", int64_t(1))},
                                      {randn({3, 4}, 2), ints({1}, {-1})},
                                      {Out{V{3, 4}}}});
+    add("TopK largest axis 1", {"TopK",
+                                {attr("axis", int64_t(1))},
+                                {randn({3, 5}, 1), ints({1}, {2})},
+                                {Out{V{3, 2}}, Out{V{3, 2}, ir::DataType::Int64}}});
+    add("TopK smallest axis 0 of 3-D", {"TopK",
+                                        {attr("axis", int64_t(0)), attr("largest", int64_t(0))},
+                                        {randn({4, 2, 3}, 2), ints({1}, {3})},
+                                        {Out{V{3, 2, 3}}, Out{V{3, 2, 3}, ir::DataType::Int64}}});
     add("GatherElements axis 0", {"GatherElements",
                                   {},
                                   {randn({3, 4}, 1), ints({2, 4}, {0, 2, -1, 0, 2, 2, 1, 0})},

@@ -446,6 +446,15 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("CumSum", {c, g.constInts("axis2", {-1})}, {4, 3, 12},
                          {attrInt("exclusive", 1), attrInt("reverse", 1)});
          }},
+        {"topk_argmax",
+         [](MiniGraph &g) {
+             // torch.topk(x, 3, dim=1) of a 3-D input (values on, indices aside), and an argmax
+             // beside it (forward-only, an integer result nothing differentiates)
+             const ValueId x = g.input("x", {2, 6, 3});
+             g.op("ArgMax", {x}, {2, 1, 3}, {attrInt("axis", 1)});
+             return g.op("TopK", {x, g.constInts("k", {3})}, {2, 3, 3}, {attrInt("axis", 1)},
+                         {{{2, 3, 3}, core::ir::DataType::Int64}});
+         }},
         {"gather_scatter_elements",
          [](MiniGraph &g) {
              // torch.gather along the channels (a repeated index), then torch.scatter of a

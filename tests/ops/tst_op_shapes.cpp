@@ -135,6 +135,40 @@ private slots:
         QCOMPARE(y->dtype, DataType::Int64);
     }
 
+    void topKCutsTheAxisToK()
+    {
+        // TopK of float [2, 7, 3] with K = 4 along axis 1: float [2, 4, 3] and int64 [2, 4, 3];
+        // K larger than the axis is refused naming both; an unknown K leaves the axis unknown.
+        OneNode c;
+        c.input({2, 7, 3}, DataType::Float);
+        c.input({1}, DataType::Int64, {4});
+        c.node.attributes = {intAttr("axis", 1)};
+        auto y = c.infer("TopK", 11);
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({2, 4, 3}));
+        QCOMPARE(y->dtype, DataType::Float);
+        OneNode big;
+        big.input({2, 7, 3}, DataType::Float);
+        big.input({1}, DataType::Int64, {9});
+        big.node.attributes = {intAttr("axis", -2)};
+        auto refused = big.infer("TopK", 11);
+        QVERIFY(!refused);
+        QVERIFY2(refused.status().message().find("K (9) is larger than the axis (7)") !=
+                     std::string::npos,
+                 refused.status().message().c_str());
+    }
+
+    void argMaxIsInt64WithoutTheAxis()
+    {
+        OneNode c;
+        c.input({2, 7, 3}, DataType::Float);
+        c.node.attributes = {intAttr("axis", 1), intAttr("keepdims", 0)};
+        auto y = c.infer("ArgMax", 13);
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({2, 3}));
+        QCOMPARE(y->dtype, DataType::Int64);
+    }
+
     void gatherElementsTakesTheIndicesShape()
     {
         // GatherElements of float [3, 4] by int64 indices [2, 4]: float [2, 4].

@@ -814,6 +814,128 @@ Status reduceExtremumGrad(KernelContext &c)
     return Status::ok();
 }
 
+/// [outer, n, inner] around `axis` of `shape` (negative axes count from the end).
+struct AxisSplit
+{
+    int64_t outer = 1, n = 1, inner = 1, axis = 0;
+};
+
+Expected<AxisSplit> axisSplit(KernelContext &c, const std::vector<int64_t> &shape, int64_t axis)
+{
+    const int64_t r = int64_t(shape.size());
+    if (axis < 0)
+        axis += r;
+    if (axis < 0 || axis >= r)
+        return c.error("axis out of range");
+    AxisSplit a;
+    a.axis = axis;
+    for (int64_t d = 0; d < r; ++d)
+        (d < axis ? a.outer : d == axis ? a.n : a.inner) *= shape[size_t(d)];
+    return a;
+}
+
+/// ArgMax / ArgMin: the index of the first extremum along the axis (the last with
+/// select_last_index), as int64. NaN compares as std::max does (never chosen over a number).
+Status argExtremumForward(KernelContext &c, bool isMax)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
+    if (y->dtype != ir::DataType::Int64)
+        return c.error("the output must be int64");
+    REMAT_ASSIGN_OR_RETURN(AxisSplit a, axisSplit(c, x->shape, c.attrInt("axis", 0)));
+    if (a.n == 0)
+        return c.error("ArgMax / ArgMin of an empty axis has no index");
+    if (y->numel() != a.outer * a.inner)
+        return c.error("output size mismatch");
+    const bool last = c.attrInt("select_last_index", 0) != 0;
+    const float *px = x->f();
+    int64_t *py = y->as<int64_t>();
+    for (int64_t o = 0; o < a.outer; ++o)
+        for (int64_t i = 0; i < a.inner; ++i) {
+            const float *p = px + o * a.n * a.inner + i;
+            int64_t best = 0;
+            for (int64_t j = 1; j < a.n; ++j) {
+                const float v = p[j * a.inner], b = p[best * a.inner];
+                if (isMax ? (v > b || (last && v == b)) : (v < b || (last && v == b)))
+                    best = j;
+            }
+            py[o * a.inner + i] = best;
+        }
+    return Status::ok();
+}
+
+/// TopK: per line along the axis, the k largest (smallest) values and their indices, in that
+/// order; equal values keep the lower index first (ONNX's rule; the CUDA kernel selects the same).
+Status topKForward(KernelContext &c)
+{
+    KView *x = c.input(0), *vals = c.output(0), *idx = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(vals, "Values"));
+    REMAT_ASSIGN_OR_RETURN(AxisSplit a, axisSplit(c, x->shape, c.attrInt("axis", -1)));
+    int64_t k = c.attrInt("k", -1);
+    if (KView *kv = c.input(1)) {
+        REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ks, c.hostInts(*kv));
+        if (ks.size() != 1)
+            return c.error("K must hold one value");
+        k = ks[0];
+    }
+    if (k < 0 || k > a.n)
+        return c.error("K (" + std::to_string(k) + ") is outside 0.." + std::to_string(a.n));
+    if (vals->numel() != a.outer * k * a.inner || (idx && idx->numel() != vals->numel()))
+        return c.error("output size mismatch");
+    if (idx && idx->dtype != ir::DataType::Int64)
+        return c.error("Indices must be int64");
+    const bool largest = c.attrInt("largest", 1) != 0;
+    const float *px = x->f();
+    std::vector<int64_t> order(size_t(a.n));
+    for (int64_t o = 0; o < a.outer; ++o)
+        for (int64_t i = 0; i < a.inner; ++i) {
+            const float *p = px + o * a.n * a.inner + i;
+            for (int64_t j = 0; j < a.n; ++j)
+                order[size_t(j)] = j;
+            std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                              [&](int64_t l, int64_t r) {
+                                  const float vl = p[l * a.inner], vr = p[r * a.inner];
+                                  if (vl != vr)
+                                      return largest ? vl > vr : vl < vr;
+                                  return l < r;
+                              });
+            for (int64_t t = 0; t < k; ++t) {
+                const int64_t at = (o * k + t) * a.inner + i;
+                vals->f()[at] = p[order[size_t(t)] * a.inner];
+                if (idx)
+                    idx->as<int64_t>()[at] = order[size_t(t)];
+            }
+        }
+    return Status::ok();
+}
+
+/// dX = 0 but at the indices TopK chose, where it is dValues.
+Status topKGrad(KernelContext &c)
+{
+    KView *dv = c.outputGrad(0), *dx = c.inputGrad(0), *idx = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(dv, "dValues"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
+    REMAT_RETURN_IF_ERROR(c.require(idx, "Indices"));
+    REMAT_ASSIGN_OR_RETURN(AxisSplit a, axisSplit(c, dx->shape, c.attrInt("axis", -1)));
+    if (dv->numel() != idx->numel() || a.outer * a.inner == 0 ||
+        dv->numel() % (a.outer * a.inner) != 0)
+        return c.error("gradient size mismatch");
+    const int64_t k = dv->numel() / (a.outer * a.inner);
+    std::fill(dx->f(), dx->f() + dx->numel(), 0.f);
+    const int64_t *pi = idx->as<int64_t>();
+    for (int64_t o = 0; o < a.outer; ++o)
+        for (int64_t t = 0; t < k; ++t)
+            for (int64_t i = 0; i < a.inner; ++i) {
+                const int64_t at = (o * k + t) * a.inner + i, j = pi[at];
+                if (j < 0 || j >= a.n)
+                    return c.error("an index of TopK's output is out of range");
+                dx->f()[(o * a.n + j) * a.inner + i] += dv->f()[at];
+            }
+    return Status::ok();
+}
+
 /// ReduceSumSquare, ReduceL2 (sqrt of the sum of squares) and ReduceL1 (sum of |x|).
 enum class Norm { SumSquare, L2, L1 };
 
@@ -1009,6 +1131,10 @@ void addNnKernels(KernelTable &t)
     t["ReduceSumGrad"] = reduceSumGrad;
     t["ReduceMax"] = [](KernelContext &c) { return reduceExtremumForward(c, true); };
     t["ReduceMaxGrad"] = reduceExtremumGrad;
+    t["ArgMax"] = [](KernelContext &c) { return argExtremumForward(c, true); };
+    t["ArgMin"] = [](KernelContext &c) { return argExtremumForward(c, false); };
+    t["TopK"] = topKForward;
+    t["TopKGrad"] = topKGrad;
     t["ReduceMin"] = [](KernelContext &c) { return reduceExtremumForward(c, false); };
     t["ReduceMinGrad"] = reduceExtremumGrad;
     t["ReduceSumSquare"] = [](KernelContext &c) { return reduceNormForward(c, Norm::SumSquare); };
