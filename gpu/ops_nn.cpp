@@ -10,9 +10,12 @@
 
 #include "core/exec/reduce_geometry.h"
 #include "core/ir/graph.h"
+#include "core/ops/einsum.h"
 #include "core/ops/group_norm.h"
 
 #include <fmt/format.h>
+
+#include <map>
 
 namespace remat::gpu {
 namespace {
@@ -623,6 +626,120 @@ Status topKB(OpContext &c)
                    "topk backward");
 }
 
+// ---- Einsum (the CPU reference: core/exec/cpu/kernels_nn.cpp; geometry: core/ops/einsum.h) --
+
+Status runEinsum(OpContext &c, const core::ops::EinsumLoop &l,
+                 const std::vector<const float *> &data, float *out)
+{
+    EinsumGeometry g;
+    if (l.outerSize.size() > size_t(kEinsumLetters) || l.innerSize.size() > size_t(kEinsumLetters))
+        return c.unsupported("Einsum with more than 12 indices on one side");
+    if (data.size() > size_t(kEinsumFactors))
+        return c.unsupported("Einsum with more than 3 operands");
+    g.outerRank = int(l.outerSize.size());
+    g.innerRank = int(l.innerSize.size());
+    g.factors = int(data.size());
+    g.outerCount = l.outerCount;
+    g.innerCount = l.innerCount;
+    EinsumFactors f;
+    for (int d = 0; d < g.outerRank; ++d) {
+        g.outerSize[d] = l.outerSize[size_t(d)];
+        g.outStride[d] = l.outStride[size_t(d)];
+    }
+    for (int d = 0; d < g.innerRank; ++d)
+        g.innerSize[d] = l.innerSize[size_t(d)];
+    for (int k = 0; k < g.factors; ++k) {
+        f.data[k] = data[size_t(k)];
+        for (int d = 0; d < g.outerRank; ++d)
+            g.factorOuter[k][d] = l.factorOuter[size_t(k)][size_t(d)];
+        for (int d = 0; d < g.innerRank; ++d)
+            g.factorInner[k][d] = l.factorInner[size_t(k)][size_t(d)];
+    }
+    return c.check(einsumLoop(c.rt->stream(), g, f, out), "einsum");
+}
+
+core::Expected<std::pair<core::ops::EinsumEquation, std::map<char, int64_t>>>
+einsumOf(const OpContext &c, const std::vector<std::vector<int64_t>> &shapes)
+{
+    std::vector<size_t> ranks;
+    for (const auto &s : shapes)
+        ranks.push_back(s.size());
+    auto e = core::ops::parseEinsum(c.node ? c.node->attrString("equation") : std::string(), ranks);
+    if (!e)
+        return c.error(e.status().message());
+    auto size = core::ops::einsumSizes(*e, shapes);
+    if (!size)
+        return c.error(size.status().message());
+    return std::make_pair(std::move(*e), std::move(*size));
+}
+
+Status einsumF(OpContext &c)
+{
+    DView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Output"));
+    const size_t n = c.in.size();
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<const float *> data;
+    for (size_t i = 0; i < n; ++i) {
+        DView *x = c.input(i);
+        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "Inputs"));
+        shapes.push_back(x->shape);
+        data.push_back(x->f());
+    }
+    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
+    const auto &[e, size] = es;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> factors;
+    for (size_t i = 0; i < n; ++i)
+        factors.emplace_back(e.inputs[i], shapes[i]);
+    const core::ops::EinsumLoop l = core::ops::einsumLoop(e, size, e.output, y->shape, factors);
+    if (l.outerCount != y->numel())
+        return c.error("output size mismatch");
+    return runEinsum(c, l, data, y->f());
+}
+
+Status einsumB(OpContext &c)
+{
+    DView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dOutput"));
+    // Every operand's shape: the saved ones', else the forward node's slots', else the gradient's.
+    const size_t n = std::max({c.in.size(), c.inShapes.size(), c.dIn.size()});
+    std::vector<std::vector<int64_t>> shapes(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (DView *x = c.input(i))
+            shapes[i] = x->shape;
+        else if (i < c.inShapes.size() && !c.inShapes[i].empty())
+            shapes[i] = c.inShapes[i];
+        else if (DView *dx = c.inputGrad(i))
+            shapes[i] = dx->shape;
+        else
+            return c.error("Einsum's backward needs every operand's shape");
+    }
+    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
+    const auto &[e, size] = es;
+    for (size_t k = 0; k < n; ++k) {
+        DView *dx = c.inputGrad(k);
+        if (!dx)
+            continue;
+        REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dInputs"));
+        std::vector<std::pair<std::string, std::vector<int64_t>>> factors = {{e.output, dy->shape}};
+        std::vector<const float *> data = {dy->f()};
+        for (size_t m = 0; m < n; ++m) {
+            if (m == k)
+                continue;
+            DView *x = c.input(m);
+            REMAT_RETURN_IF_ERROR(c.requireFloat(x, "Inputs"));
+            factors.emplace_back(e.inputs[m], x->shape);
+            data.push_back(x->f());
+        }
+        const core::ops::EinsumLoop l =
+            core::ops::einsumLoop(e, size, e.inputs[k], dx->shape, factors);
+        if (l.outerCount != dx->numel())
+            return c.error("gradient size mismatch");
+        REMAT_RETURN_IF_ERROR(runEinsum(c, l, data, dx->f()));
+    }
+    return Status::ok();
+}
+
 Status reduceMeanF(OpContext &c) { return reduceF(c, true); }
 Status reduceSumF(OpContext &c) { return reduceF(c, false); }
 Status reduceMeanB(OpContext &c) { return reduceB(c, true); }
@@ -705,6 +822,8 @@ void addNnOps(OpTable &t)
     t["ArgMax"] = [](OpContext &c) { return argExtremumF(c, true); };
     t["ArgMin"] = [](OpContext &c) { return argExtremumF(c, false); };
     t["TopK"] = topKF;
+    t["Einsum"] = einsumF;
+    t["EinsumGrad"] = einsumB;
     t["TopKGrad"] = topKB;
     t["ReduceMin"] = [](OpContext &c) { return reduceExtremumF(c, false); };
     t["ReduceMinGrad"] = reduceExtremumB;

@@ -1,9 +1,12 @@
 // Neural-network ops (onnx/defs/nn): convolution, matrix products, normalisation, pooling,
 // dropout.
 #include "core/ops/conv_transpose_geometry.h"
+#include "core/ops/einsum.h"
 #include "core/ops/families.h"
 #include "core/ops/group_norm.h"
 #include "core/ops/shape_context.h"
+
+#include <map>
 
 namespace remat::core::ops {
 namespace {
@@ -300,6 +303,74 @@ Expected<Spec> matmul(const RuleContext &c)
     return s;
 }
 
+/// Einsum: the output's dims from the letters' sizes (a static size over 1 wins over a 1 that
+/// broadcasts, a symbolic dim is carried as it is).
+Status inferEinsum(ShapeContext &c)
+{
+    std::vector<size_t> ranks;
+    std::vector<const Shape *> shapes;
+    for (size_t i = 0; i < c.node.inputs.size(); ++i) {
+        const Shape *x = c.inShape(i);
+        if (!x || !x->rankKnown)
+            return Status::ok();
+        ranks.push_back(x->rank());
+        shapes.push_back(x);
+    }
+    auto e = parseEinsum(c.node.attrString("equation"), ranks);
+    if (!e)
+        return c.fail(e.status().message());
+    std::map<char, Dim> dim;
+    for (size_t t = 0; t < shapes.size(); ++t)
+        for (size_t d = 0; d < e->inputs[t].size(); ++d) {
+            const char ch = e->inputs[t][d];
+            const Dim &n = shapes[t]->dims[d];
+            auto it = dim.find(ch);
+            if (it == dim.end() || (it->second.isStatic() && it->second.value == 1))
+                dim[ch] = n;
+            else if (n.isStatic() && it->second.isStatic() && n.value != 1 &&
+                     n.value != it->second.value)
+                return c.fail(std::string("index '") + ch + "' has sizes " +
+                              std::to_string(it->second.value) + " and " + std::to_string(n.value));
+        }
+    Shape out;
+    for (char ch : e->output)
+        out.dims.push_back(dim.at(ch));
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
+/// Einsum (torch.einsum): each operand's gradient is an einsum of dY with the other operands,
+/// so each of those is kept (torch contracts through bmm, which keeps both operands, as views).
+Expected<Spec> einsum(const RuleContext &c)
+{
+    std::vector<size_t> ranks;
+    std::vector<std::vector<int64_t>> shapes;
+    for (size_t i = 0; i < c.node->inputs.size(); ++i) {
+        const ir::Value *x = c.input(i);
+        if (!x || !x->shape.isStatic())
+            return makeError(StatusCode::InvalidArgument, "Einsum needs operands of known shape");
+        ranks.push_back(x->shape.rank());
+        shapes.push_back(x->shape.sizes());
+    }
+    REMAT_ASSIGN_OR_RETURN(EinsumEquation e, parseEinsum(c.node->attrString("equation"), ranks));
+    REMAT_ASSIGN_OR_RETURN(auto size, einsumSizes(e, shapes));
+    double work = 1;
+    for (const auto &[ch, n] : size)
+        work *= double(n);
+    const double perTerm = e.inputs.size() > 1 ? double(e.inputs.size()) : 1.0;
+    Spec s;
+    s.forwardFlops = perTerm * work;
+    for (size_t k = 0; k < e.inputs.size(); ++k) {
+        if (!wantGrad(c, s, int(k)))
+            continue;
+        for (size_t m = 0; m < e.inputs.size(); ++m)
+            if (m != k)
+                saveInput(s, int(m));
+        s.backwardFlops += double(e.inputs.size()) * work;
+    }
+    return s;
+}
+
 /// Per-channel float32 statistics [C] of an NC... input.
 ir::Shape channelShape(const ir::Value *x)
 {
@@ -541,6 +612,12 @@ void addNnOps(std::vector<OpDef> &t)
                  .inferShape = inferMatMul,
                  .differentiable = firstTwo,
                  .derive = matmul});
+    t.push_back({.type = "Einsum",
+                 .family = OpFamily::MatrixProduct,
+                 .sinceOpset = 12,
+                 .inferShape = inferEinsum,
+                 .differentiable = [](const ir::Node &, size_t) { return true; },
+                 .derive = einsum});
     t.push_back({.type = "BatchNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = inferBatchNorm,

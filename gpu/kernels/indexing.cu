@@ -557,4 +557,48 @@ cudaError_t topKBackward(cudaStream_t s, const float *dValues, const long long *
     return cudaGetLastError();
 }
 
+// ---- Einsum ------------------------------------------------------------------------------------
+
+__global__ void einsumKernel(EinsumGeometry g, EinsumFactors f, float *out)
+{
+    REMAT_GRID_STRIDE(o, g.outerCount)
+    {
+        int64_t base[kEinsumFactors] = {};
+        int64_t outAt = 0, rest = o;
+        for (int d = g.outerRank - 1; d >= 0; --d) {
+            const int64_t q = rest / g.outerSize[d], r = rest - q * g.outerSize[d];
+            rest = q;
+            outAt += r * g.outStride[d];
+            for (int k = 0; k < g.factors; ++k)
+                base[k] += r * g.factorOuter[k][d];
+        }
+        double acc = 0;
+        for (int64_t i = 0; i < g.innerCount; ++i) {
+            int64_t at[kEinsumFactors];
+            for (int k = 0; k < g.factors; ++k)
+                at[k] = base[k];
+            int64_t r2 = i;
+            for (int d = g.innerRank - 1; d >= 0; --d) {
+                const int64_t q = r2 / g.innerSize[d], r = r2 - q * g.innerSize[d];
+                r2 = q;
+                for (int k = 0; k < g.factors; ++k)
+                    at[k] += r * g.factorInner[k][d];
+            }
+            double p = 1;
+            for (int k = 0; k < g.factors; ++k)
+                p *= double(f.data[k][at[k]]);
+            acc += p;
+        }
+        out[outAt] = float(acc);
+    }
+}
+
+cudaError_t einsumLoop(cudaStream_t s, const EinsumGeometry &g, const EinsumFactors &f, float *out)
+{
+    if (g.outerCount <= 0)
+        return cudaSuccess;
+    einsumKernel<<<gridFor(g.outerCount), kThreads, 0, s>>>(g, f, out);
+    return cudaGetLastError();
+}
+
 } // namespace remat::gpu::kernels

@@ -93,4 +93,24 @@ cudaError_t topK(cudaStream_t s, bool largest, const float *x, float *values, lo
 cudaError_t topKBackward(cudaStream_t s, const float *dValues, const long long *indices, float *dx,
                          int64_t outer, int64_t n, int64_t inner, int64_t k, int *bad);
 
+/// One einsum-shaped computation (core/ops/einsum.h EinsumLoop), at most kEinsumLetters letters
+/// on each side and kEinsumFactors factors: out[outer] = sum over inner of the factors' product,
+/// accumulated in double like the CPU reference. One thread per output element.
+inline constexpr int kEinsumLetters = 12;
+inline constexpr int kEinsumFactors = 4;
+struct EinsumGeometry
+{
+    int outerRank = 0, innerRank = 0, factors = 0;
+    int64_t outerSize[kEinsumLetters] = {}, innerSize[kEinsumLetters] = {};
+    int64_t outStride[kEinsumLetters] = {};
+    int64_t factorOuter[kEinsumFactors][kEinsumLetters] = {};
+    int64_t factorInner[kEinsumFactors][kEinsumLetters] = {};
+    int64_t outerCount = 1, innerCount = 1;
+};
+struct EinsumFactors
+{
+    const float *data[kEinsumFactors] = {};
+};
+cudaError_t einsumLoop(cudaStream_t s, const EinsumGeometry &g, const EinsumFactors &f, float *out);
+
 } // namespace remat::gpu::kernels

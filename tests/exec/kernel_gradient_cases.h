@@ -195,6 +195,26 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                      {attr("exclusive", int64_t(1)), attr("reverse", int64_t(1))},
                                      {randn({3, 4}, 2), ints({1}, {-1})},
                                      {Out{V{3, 4}}}});
+    add("Einsum attention scores", {"Einsum",
+                                    {attr("equation", std::string("bhid,bhjd->bhij"))},
+                                    {randn({2, 2, 3, 4}, 1), randn({2, 2, 5, 4}, 2)},
+                                    {Out{V{2, 2, 3, 5}}}});
+    add("Einsum ellipsis broadcast", {"Einsum",
+                                      {attr("equation", std::string("...ij,jk->...ik"))},
+                                      {randn({2, 3, 4}, 3), randn({4, 2}, 4)},
+                                      {Out{V{2, 3, 2}}}});
+    add("Einsum implicit, sum out", {"Einsum",
+                                     {attr("equation", std::string("ab,bc"))},
+                                     {randn({3, 4}, 5), randn({4, 2}, 6)},
+                                     {Out{V{3, 2}}}});
+    add("Einsum one operand reduce", {"Einsum",
+                                      {attr("equation", std::string("abc->ca"))},
+                                      {randn({2, 3, 4}, 7)},
+                                      {Out{V{4, 2}}}});
+    add("Einsum size-1 broadcast", {"Einsum",
+                                    {attr("equation", std::string("ij,ij->i"))},
+                                    {randn({3, 4}, 8), randn({1, 4}, 9)},
+                                    {Out{V{3}}}});
     add("TopK largest axis 1", {"TopK",
                                 {attr("axis", int64_t(1))},
                                 {randn({3, 5}, 1), ints({1}, {2})},

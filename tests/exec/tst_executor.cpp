@@ -82,7 +82,7 @@ void TestExecutor::npzRejectsGarbage()
 
 void TestExecutor::prepareRefusesOpWithoutKernel()
 {
-    // x (input) -> Einsum -> y: the CPU backend has no Einsum kernel.
+    // x (input) -> DeformConv -> y: the CPU backend has no DeformConv kernel.
     std::vector<training::Tensor> tensors(2);
     tensors[0].id = TensorId(int32_t(0));
     tensors[0].name = "x";
@@ -94,8 +94,8 @@ void TestExecutor::prepareRefusesOpWithoutKernel()
     tensors[1].bytes = 16;
     training::Op op;
     op.id = OpId(int32_t(0));
-    op.name = "/blocks.0/attn/Einsum";
-    op.type = "Einsum";
+    op.name = "/blocks.0/offsets/DeformConv";
+    op.type = "DeformConv";
     op.inputs = {TensorId(int32_t(0))};
     op.outputs = {TensorId(int32_t(1))};
     auto tg = training::TrainingGraph::assemble({}, {op}, tensors);
@@ -105,8 +105,9 @@ void TestExecutor::prepareRefusesOpWithoutKernel()
     // expected: Unsupported, naming the op and its type
     QVERIFY(!s.isOk());
     QCOMPARE(s.code(), StatusCode::Unsupported);
-    QVERIFY2(s.message().find("/blocks.0/attn/Einsum") != std::string::npos, s.message().c_str());
-    QVERIFY(s.message().find("Einsum") != std::string::npos);
+    QVERIFY2(s.message().find("/blocks.0/offsets/DeformConv") != std::string::npos,
+             s.message().c_str());
+    QVERIFY(s.message().find("DeformConv") != std::string::npos);
 }
 
 void TestExecutor::allocatorCountsRequestedBytes()

@@ -446,6 +446,15 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("CumSum", {c, g.constInts("axis2", {-1})}, {4, 3, 12},
                          {attrInt("exclusive", 1), attrInt("reverse", 1)});
          }},
+        {"einsum",
+         [](MiniGraph &g) {
+             // MaxViT-style attention scores and their product with the values
+             const ValueId q = g.input("q", {2, 3, 4, 5});
+             const ValueId s = g.op("Einsum", {q, g.param("k", {2, 3, 6, 5})}, {2, 3, 4, 6},
+                                    {attrString("equation", "bhid,bhjd->bhij")});
+             return g.op("Einsum", {s, g.param("v", {2, 3, 6, 5})}, {2, 3, 4, 5},
+                         {attrString("equation", "...ij,...jd->...id")});
+         }},
         {"topk_argmax",
          [](MiniGraph &g) {
              // torch.topk(x, 3, dim=1) of a 3-D input (values on, indices aside), and an argmax

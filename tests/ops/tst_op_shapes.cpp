@@ -158,6 +158,36 @@ private slots:
                  refused.status().message().c_str());
     }
 
+    void einsumTakesItsLettersSizes()
+    {
+        // bhid,bhjd->bhij of [2,3,5,8] and [2,3,7,8]: [2,3,5,7]; implicit output of "ij,jk":
+        // "ik"; a diagonal is refused by name; mismatched sizes too.
+        auto infer = [](std::vector<std::vector<int64_t>> shapes, const std::string &eq) {
+            OneNode c;
+            for (auto &s : shapes)
+                c.input(s);
+            c.node.attributes = {ir::Attribute{"equation", eq}};
+            return c.infer("Einsum", 13);
+        };
+        auto y = infer({{2, 3, 5, 8}, {2, 3, 7, 8}}, "bhid,bhjd->bhij");
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({2, 3, 5, 7}));
+        y = infer({{4, 5}, {5, 6}}, "ij,jk");
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({4, 6}));
+        y = infer({{2, 9, 4, 5}, {5, 6}}, "...ij,jk->...ik");
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({2, 9, 4, 6}));
+        auto diag = infer({{3, 3}}, "ii->i");
+        QVERIFY(!diag);
+        QVERIFY2(diag.status().message().find("repeats within one operand") != std::string::npos,
+                 diag.status().message().c_str());
+        auto bad = infer({{3, 4}, {5, 2}}, "ij,jk->ik");
+        QVERIFY(!bad);
+        QVERIFY2(bad.status().message().find("'j' has sizes 4 and 5") != std::string::npos,
+                 bad.status().message().c_str());
+    }
+
     void argMaxIsInt64WithoutTheAxis()
     {
         OneNode c;

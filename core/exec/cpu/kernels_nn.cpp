@@ -4,11 +4,13 @@
 // and GlobalAveragePool, with their gradients. Statistics accumulate in double.
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/reduce_geometry.h"
+#include "core/ops/einsum.h"
 #include "core/ops/group_norm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace remat::core::exec::cpu {
 namespace {
@@ -814,6 +816,131 @@ Status reduceExtremumGrad(KernelContext &c)
     return Status::ok();
 }
 
+// ---- Einsum ------------------------------------------------------------------------------------
+
+/// out = sum over the loop's inner letters of the product of the factors (accumulated in double).
+void runEinsumLoop(const ops::EinsumLoop &l, const std::vector<const float *> &factors, float *out)
+{
+    const size_t no = l.outerSize.size(), ni = l.innerSize.size(), nf = factors.size();
+    std::vector<int64_t> oi(no, 0), ii(ni, 0), base(nf);
+    for (int64_t o = 0; o < l.outerCount; ++o) {
+        int64_t outAt = 0;
+        for (size_t f = 0; f < nf; ++f)
+            base[f] = 0;
+        for (size_t d = 0; d < no; ++d) {
+            outAt += oi[d] * l.outStride[d];
+            for (size_t f = 0; f < nf; ++f)
+                base[f] += oi[d] * l.factorOuter[f][d];
+        }
+        double acc = 0;
+        std::fill(ii.begin(), ii.end(), 0);
+        for (int64_t i = 0; i < l.innerCount; ++i) {
+            double p = 1;
+            for (size_t f = 0; f < nf; ++f) {
+                int64_t at = base[f];
+                for (size_t d = 0; d < ni; ++d)
+                    at += ii[d] * l.factorInner[f][d];
+                p *= double(factors[f][at]);
+            }
+            acc += p;
+            for (size_t d = ni; d-- > 0;) { // odometer over the inner letters
+                if (++ii[d] < l.innerSize[d])
+                    break;
+                ii[d] = 0;
+            }
+        }
+        out[outAt] = float(acc);
+        for (size_t d = no; d-- > 0;) {
+            if (++oi[d] < l.outerSize[d])
+                break;
+            oi[d] = 0;
+        }
+    }
+}
+
+/// The equation against the operands' shapes (CPU and CUDA read it the same way).
+Expected<std::pair<ops::EinsumEquation, std::map<char, int64_t>>>
+einsumOf(KernelContext &c, const std::vector<std::vector<int64_t>> &shapes)
+{
+    std::vector<size_t> ranks;
+    for (const auto &s : shapes)
+        ranks.push_back(s.size());
+    auto e = ops::parseEinsum(c.node ? c.node->attrString("equation") : std::string(), ranks);
+    if (!e)
+        return c.error(e.status().message());
+    auto size = ops::einsumSizes(*e, shapes);
+    if (!size)
+        return c.error(size.status().message());
+    return std::make_pair(std::move(*e), std::move(*size));
+}
+
+Status einsumForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "Output"));
+    const size_t n = c.in.size();
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<const float *> data;
+    for (size_t i = 0; i < n; ++i) {
+        KView *x = c.input(i);
+        REMAT_RETURN_IF_ERROR(c.require(x, "Inputs"));
+        shapes.push_back(x->shape);
+        data.push_back(x->f());
+    }
+    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
+    const auto &[e, size] = es;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> factors;
+    for (size_t i = 0; i < n; ++i)
+        factors.emplace_back(e.inputs[i], shapes[i]);
+    const ops::EinsumLoop l = ops::einsumLoop(e, size, e.output, y->shape, factors);
+    if (l.outerCount != y->numel())
+        return c.error("output size mismatch");
+    runEinsumLoop(l, data, y->f());
+    return Status::ok();
+}
+
+/// dX_k = einsum(dY and the other operands -> X_k's letters); a broadcast dim of X_k sums.
+Status einsumGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dOutput"));
+    // Every operand's shape: the saved ones', else the forward node's slots', else the gradient's.
+    const size_t n = std::max({c.in.size(), c.inShapes.size(), c.dIn.size()});
+    std::vector<std::vector<int64_t>> shapes(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (KView *x = c.input(i))
+            shapes[i] = x->shape;
+        else if (i < c.inShapes.size() && !c.inShapes[i].empty())
+            shapes[i] = c.inShapes[i];
+        else if (KView *dx = c.inputGrad(i))
+            shapes[i] = dx->shape;
+        else
+            return c.error("Einsum's backward needs every operand's shape");
+    }
+    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
+    const auto &[e, size] = es;
+    for (size_t k = 0; k < n; ++k) {
+        KView *dx = c.inputGrad(k);
+        if (!dx)
+            continue;
+        std::vector<std::pair<std::string, std::vector<int64_t>>> factors = {{e.output, dy->shape}};
+        std::vector<const float *> data = {dy->f()};
+        for (size_t m = 0; m < n; ++m) {
+            if (m == k)
+                continue;
+            KView *x = c.input(m);
+            REMAT_RETURN_IF_ERROR(c.require(x, "Inputs"));
+            factors.emplace_back(e.inputs[m], x->shape);
+            data.push_back(x->f());
+        }
+        const ops::EinsumLoop l = ops::einsumLoop(e, size, e.inputs[k], dx->shape, factors);
+        if (l.outerCount != dx->numel())
+            return c.error("gradient size mismatch");
+        runEinsumLoop(l, data, dx->f());
+    }
+    return Status::ok();
+}
+
 /// [outer, n, inner] around `axis` of `shape` (negative axes count from the end).
 struct AxisSplit
 {
@@ -1134,6 +1261,8 @@ void addNnKernels(KernelTable &t)
     t["ArgMax"] = [](KernelContext &c) { return argExtremumForward(c, true); };
     t["ArgMin"] = [](KernelContext &c) { return argExtremumForward(c, false); };
     t["TopK"] = topKForward;
+    t["Einsum"] = einsumForward;
+    t["EinsumGrad"] = einsumGrad;
     t["TopKGrad"] = topKGrad;
     t["ReduceMin"] = [](KernelContext &c) { return reduceExtremumForward(c, false); };
     t["ReduceMinGrad"] = reduceExtremumGrad;
