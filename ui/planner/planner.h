@@ -79,6 +79,8 @@ public:
     /// Moves the teaching view to the middle of the backward pass (screenshots, demos).
     void showMidBackward();
     QAction *undoAction() const { return m_undo; }
+    /// "Training..." (Planner menu and the window's toolbar): opens TrainingOptionsDialog.
+    QAction *trainingAction() const { return m_trainingAction; }
     QAction *redoAction() const { return m_redo; }
 
     // ---- configuration (by the app) -------------------------------------------------------
@@ -98,6 +100,10 @@ public:
     /// problem cache when one matches; problemChanged() or problemFailed() follows.
     void openModel(const QString &path, int64_t batch,
                    const core::onnx::ImportOptions &settings = {});
+    /// The optimizer, precision, sharding and micro-batches of the training step: one undo step
+    /// that sets the plans aside (as a batch change does) and rebuilds the problem off the GUI
+    /// thread; problemChanged() follows. Nothing happens when they are the document's already.
+    void setTraining(const core::training::TrainingOptions &training);
     /// Uses a problem built elsewhere (tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
     /// The problems loaded in the window (the explorer's): openModel takes a match from there
@@ -247,6 +253,7 @@ private:
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;
     QAction *m_redo = nullptr;
+    QAction *m_trainingAction = nullptr;
 };
 
 } // namespace remat::ui
