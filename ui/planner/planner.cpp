@@ -9,6 +9,7 @@
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
+#include "ui/planner/fit_dialog.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/pins_widget.h"
@@ -16,6 +17,7 @@
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/remove_plan_command.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/set_batch_command.h"
 #include "ui/planner/set_budget_command.h"
 #include "ui/planner/set_objective_command.h"
 #include "ui/planner/set_pin_command.h"
@@ -178,6 +180,12 @@ QMenu *Planner::createMenu(QWidget *parent)
 {
     auto *menu = new QMenu(tr("&Planner"), parent);
     menu->addAction(m_trainingAction);
+    QAction *fit = menu->addAction(tr("&Largest batch for this GPU..."), this, [this, parent] {
+        if (!openFitDialog(parent))
+            QMessageBox::information(parent, tr("Largest batch"), tr("Open a model first."));
+    });
+    fit->setObjectName(QStringLiteral("plannerFitAction"));
+    fit->setToolTip(tr("Per solver, the largest batch whose training step fits a GPU's memory"));
     menu->addSeparator();
     menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                     [this] { solve(solverPanel()->currentSolver()); });
@@ -288,6 +296,7 @@ void Planner::setBackends(std::vector<BackendChoice> backends)
 
 void Planner::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)
 {
+    m_freeMemory = provider;
     solverPanel()->setFreeMemoryProvider(std::move(provider));
 }
 
@@ -397,6 +406,35 @@ void Planner::openModel(const QString &path, int64_t batch,
                 m_problemCache->add(*result);
             applyLoadedProblem(std::move(*result));
         });
+}
+
+void Planner::setBatch(int64_t batch)
+{
+    if (batch <= 0 || batch == m_document.batch())
+        return;
+    if (m_batchHandler)
+        m_batchHandler(batch);
+    else
+        m_document.undoStack()->push(new SetBatchCommand(&m_document, batch));
+}
+
+FitDialog *Planner::openFitDialog(QWidget *parent)
+{
+    if (m_document.modelPath().isEmpty() || !m_problem)
+        return nullptr;
+    FitDialog::Inputs in;
+    in.modelPath = m_document.modelPath();
+    in.importSettings = m_document.importSettings();
+    in.training = m_document.training();
+    in.currentBatch = m_document.batch();
+    in.solvers = m_solvers;
+    in.preferredSolver = solverPanel()->currentSolver();
+    in.freeMemory = m_freeMemory;
+    auto *dialog = new FitDialog(std::move(in), parent);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &FitDialog::batchApplied, this, [this](qint64 b) { setBatch(b); });
+    dialog->show();
+    return dialog;
 }
 
 void Planner::setTraining(const core::training::TrainingOptions &training)

@@ -40,6 +40,9 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                                   "schedule, only what is resident keeps its colour"));
     connect(m_colourAction, &QAction::toggled, this, &PlannerIntegration::setColourByPlan);
     window->menuBar()->addMenu(menu);
+    // A batch the planner picks (the fit dialog's row) is the window's: the explorer re-imports,
+    // the toolbar shows it, and the planner follows as after a toolbar change (one undo step).
+    planner->setBatchHandler([window](int64_t batch) { window->setBatch(batch); });
     // Training options sit beside the batch and the model inputs: all three rebuild the step.
     if (auto *bar = window->findChild<QToolBar *>(QStringLiteral("explorerToolBar"))) {
         const QList<QAction *> actions = bar->actions();
