@@ -110,6 +110,7 @@ FitDialog::FitDialog(Inputs inputs, QWidget *parent) : QDialog(parent), m_in(std
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     connect(m_table, &QTableWidget::itemSelectionChanged, this, [this] {
@@ -131,7 +132,9 @@ FitDialog::FitDialog(Inputs inputs, QWidget *parent) : QDialog(parent), m_in(std
     auto *memoryRow = new QHBoxLayout;
     memoryRow->addWidget(m_preset, 1);
     memoryRow->addWidget(m_memory, 1);
-    form->addRow(tr("&Memory"), memoryRow);
+    auto *memoryLabel = new QLabel(tr("&Memory"), this);
+    memoryLabel->setBuddy(m_preset); // a layout cannot be a buddy: the "&" showed as text
+    form->addRow(memoryLabel, memoryRow);
     form->addRow(tr("&Solvers"), m_solverList);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_find);
@@ -147,6 +150,7 @@ FitDialog::FitDialog(Inputs inputs, QWidget *parent) : QDialog(parent), m_in(std
     split->addWidget(m_table);
     split->addWidget(m_chart);
     split->setStretchFactor(1, 1);
+    split->setSizes({170, 300}); // room for store-all and four solvers without scrolling
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addLayout(buttons);

@@ -87,7 +87,7 @@ Planner::Planner(QObject *parent)
         !redoKeys.contains(ctrlShiftZ))
         redoKeys << ctrlShiftZ;
     m_redo->setShortcuts(redoKeys);
-    m_trainingAction = new QAction(tr("&Training..."), this);
+    m_trainingAction = new QAction(tr("Tra&ining..."), this);
     m_trainingAction->setObjectName(QStringLiteral("plannerTrainingAction"));
     auto trainingTip = [this] {
         m_trainingAction->setToolTip(
