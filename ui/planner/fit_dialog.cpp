@@ -19,6 +19,7 @@
 #include <QPen>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScatterSeries>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -376,6 +377,17 @@ void FitDialog::updateChart()
         memory->attachAxis(x);
         memory->attachAxis(y);
     }
+    // Batches tried that did not fit (over the memory, or the solver found no plan within it):
+    // hollow markers, so a curve below the line at such a batch does not read as an answer.
+    auto *misses = new QScatterSeries;
+    misses->setName(tr("did not fit"));
+    misses->setMarkerSize(9);
+    misses->setColor(Qt::transparent);
+    misses->setBorderColor(Qt::darkGray);
+    for (const auto &r : m_results)
+        for (const core::pipeline::FitTrial &t : r.trials)
+            if (!t.fits)
+                misses->append(double(t.batch), double(t.peakBytes) / unit.bytes);
     for (const auto &r : m_results) {
         if (r.trials.empty())
             continue;
@@ -383,13 +395,20 @@ void FitDialog::updateChart()
         std::sort(trials.begin(), trials.end(),
                   [](const auto &a, const auto &b) { return a.batch < b.batch; });
         auto *s = new QLineSeries;
-        s->setName(r.batch > 0 ? tr("%1: batch %2").arg(qs(r.solver)).arg(r.batch) : qs(r.solver));
+        s->setName(qs(r.solver)); // the batch is in the table: a legend of names fits
         s->setPointsVisible(true);
         for (const auto &t : trials)
             s->append(double(t.batch), double(t.peakBytes) / unit.bytes);
         chart->addSeries(s);
         s->attachAxis(x);
         s->attachAxis(y);
+    }
+    if (misses->count() > 0) {
+        chart->addSeries(misses);
+        misses->attachAxis(x);
+        misses->attachAxis(y);
+    } else {
+        delete misses;
     }
     chart->legend()->setAlignment(Qt::AlignBottom);
 }
