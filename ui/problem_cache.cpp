@@ -8,7 +8,7 @@ namespace remat::ui {
 
 std::shared_ptr<const core::pipeline::Problem>
 ProblemCache::find(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings,
-                   bool needTraining) const
+                   bool needTraining, const core::training::TrainingOptions &training) const
 {
     const QFileInfo file(path);
     for (const Entry &e : m_entries) {
@@ -17,7 +17,7 @@ ProblemCache::find(const QString &path, int64_t batch, const core::onnx::ImportO
             continue;
         std::shared_ptr<const core::pipeline::Problem> p = e.problem.lock();
         if (!p || (needTraining && !p->isValid()) ||
-            !sameImportSettings(p->options.import, settings))
+            !sameImportSettings(p->options.import, settings) || p->options.training != training)
             continue;
         // Batch 0 asks for the file's own batch: only a problem loaded that way is known to be it.
         if (batch == 0 ? p->options.import.batch == 0 : p->batch == batch)

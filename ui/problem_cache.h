@@ -21,10 +21,11 @@ class ProblemCache
 public:
     /// A problem loaded for `path` with the user's `settings` (batch, stop and progress aside) at
     /// `batch` (0: the file's own), still held elsewhere, its file unchanged since; else null.
-    /// `needTraining`: only one whose training step was built.
-    std::shared_ptr<const core::pipeline::Problem> find(const QString &path, int64_t batch,
-                                                        const core::onnx::ImportOptions &settings,
-                                                        bool needTraining) const;
+    /// `needTraining`: only one whose training step was built. Only a problem built with the
+    /// same `training` options (optimizer, precision, ...) matches.
+    std::shared_ptr<const core::pipeline::Problem>
+    find(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings,
+         bool needTraining, const core::training::TrainingOptions &training = {}) const;
     /// Remembers a problem loaded from a file (one with an empty model path is ignored).
     void add(const std::shared_ptr<const core::pipeline::Problem> &problem);
 

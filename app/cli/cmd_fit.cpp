@@ -1,20 +1,18 @@
 // remat fit MODEL (--memory 24GiB | --device NAME) [--solver ID]... [--compare] [training options]
 //   [--max-batch N] [--time-limit S] [--json]: per solver, the largest batch whose simulated peak
-// fits the memory, and the best plan at it. The model is imported again at every batch tried
-// (core's loadProblem: shapes re-inferred, the training options applied), each batch once for all
-// solvers; the batch is found by doubling, then bisection, assuming the peak grows with the batch.
+// fits the memory, and the best plan at it. The search is core's (core/pipeline/fit.h), shared
+// with the planner's "Largest batch for this GPU" dialog; this file parses and prints.
 #include "commands.h"
 #include "model_loading.h"
 
+#include "core/pipeline/fit.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cstdio>
-#include <map>
 #include <optional>
 
 namespace remat::app {
@@ -35,137 +33,15 @@ struct FitOptions
     bool json = false;
 };
 
-/// Memory presets: the usual training GPUs by their memory.
-struct DevicePreset
-{
-    const char *name;
-    int64_t gib;
-    const char *example;
-};
-constexpr DevicePreset kPresets[] = {
-    {"16gb", 16, "V100 16GB, T4, RTX 4080"},
-    {"24gb", 24, "RTX 3090 / 4090, A10, L4"},
-    {"40gb", 40, "A100 40GB"},
-    {"48gb", 48, "A6000, L40S"},
-    {"80gb", 80, "A100 80GB, H100"},
-    {"141gb", 141, "H200"},
-};
-
 std::string presetList()
 {
     std::string s;
-    for (const DevicePreset &p : kPresets)
+    for (const pipeline::DevicePreset &p : pipeline::devicePresets())
         s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", p.name, p.example);
     return s;
 }
 
-/// One solver's answer: the largest batch that fits and its plan (batch 0: none fits).
-struct FitRow
-{
-    std::string solver;
-    int64_t batch = 0;
-    std::optional<solvers::Plan> plan;
-    std::shared_ptr<const pipeline::Problem> problem; ///< the problem at `batch`
-    int64_t smallestPeak = 0; ///< batch 0: the peak at batch 1 (how far from fitting)
-    double seconds = 0;
-    int tries = 0;
-    std::string error;
-};
-
-class Fitter
-{
-public:
-    Fitter(const FitOptions &o, int64_t memory) : m_o(o), m_memory(memory) {}
-
-    /// The problem at `batch`, imported once per batch.
-    Expected<std::shared_ptr<const pipeline::Problem>> problemAt(int64_t batch)
-    {
-        if (auto it = m_cache.find(batch); it != m_cache.end())
-            return it->second;
-        ModelInput in = m_o.input;
-        in.batch = batch;
-        LoadStage stage = LoadStage::Import;
-        Expected<LoadedModel> m = loadTrainingModel(in, {}, &stage);
-        if (!m)
-            return m.status().withContext(fmt::format("at batch {}", batch));
-        m_cache.emplace(batch, m->problem);
-        return m->problem;
-    }
-
-    /// The solver's plan at `batch` within the memory (min-time under the memory as the budget,
-    /// min-peak for solvers without that objective); its peak is the simulator's.
-    Expected<solvers::Plan> planAt(const solvers::Solver *s, int64_t batch)
-    {
-        REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const pipeline::Problem> p, problemAt(batch));
-        if (!s)
-            return p->storeAll;
-        solvers::SolveRequest r;
-        r.graph = p->training.get();
-        r.costs = p->costs.get();
-        const bool minTime = s->capabilities().minTime;
-        r.objective = minTime ? solvers::Objective::MinTime : solvers::Objective::MinPeak;
-        r.budgetBytes = m_memory;
-        r.timeLimitSeconds = m_o.timeLimit;
-        return s->solve(r);
-    }
-
-    bool fits(const solvers::Plan &p) const
-    {
-        const bool answered =
-            p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
-        return answered && p.timeline.peakBytes <= m_memory;
-    }
-
-    FitRow fit(const std::string &id, const solvers::Solver *s)
-    {
-        FitRow row;
-        row.solver = id;
-        const auto begin = std::chrono::steady_clock::now();
-        std::map<int64_t, solvers::Plan> fitting;
-        auto tryBatch = [&](int64_t b) -> Expected<bool> {
-            ++row.tries;
-            REMAT_ASSIGN_OR_RETURN(solvers::Plan plan, planAt(s, b));
-            if (b == 1)
-                row.smallestPeak = plan.timeline.peakBytes;
-            const bool ok = fits(plan);
-            if (ok)
-                fitting.insert_or_assign(b, std::move(plan));
-            return ok;
-        };
-        auto run = [&]() -> Status {
-            REMAT_ASSIGN_OR_RETURN(bool one, tryBatch(1));
-            if (!one)
-                return Status::ok();
-            int64_t good = 1, bad = 0;
-            while (bad == 0 && good < m_o.maxBatch) {
-                const int64_t next = std::min(good * 2, m_o.maxBatch);
-                REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(next));
-                (ok ? good : bad) = next;
-            }
-            while (bad > good + 1) {
-                const int64_t mid = good + (bad - good) / 2;
-                REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(mid));
-                (ok ? good : bad) = mid;
-            }
-            row.batch = good;
-            row.plan = std::move(fitting.at(good));
-            REMAT_ASSIGN_OR_RETURN(row.problem, problemAt(good));
-            return Status::ok();
-        };
-        if (Status st = run(); !st.isOk())
-            row.error = st.toString();
-        row.seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-        return row;
-    }
-
-    size_t imports() const { return m_cache.size(); }
-
-private:
-    const FitOptions &m_o;
-    int64_t m_memory;
-    std::map<int64_t, std::shared_ptr<const pipeline::Problem>> m_cache;
-};
+using FitRow = pipeline::FitResult;
 
 nlohmann::json planJson(const FitRow &r)
 {
@@ -193,7 +69,7 @@ int runFit(const FitOptions &o)
     }
     int64_t memory = 0;
     if (!o.device.empty()) {
-        for (const DevicePreset &p : kPresets)
+        for (const pipeline::DevicePreset &p : pipeline::devicePresets())
             if (o.device == p.name)
                 memory = p.gib << 30;
         if (memory == 0) {
@@ -243,7 +119,14 @@ int runFit(const FitOptions &o)
         chosen.emplace_back(id, s);
     }
 
-    Fitter fitter(o, memory);
+    pipeline::LoadOptions load;
+    if (Status st = applyModelInput(o.input, load.import); !st.isOk()) {
+        // Worded as before the search moved to core: the first import (batch 1) reported it.
+        std::fprintf(stderr, "error: %s\n", st.withContext("at batch 1").toString().c_str());
+        return 1;
+    }
+    load.training = *trainingOptions(o.input);
+    pipeline::Fitter fitter(o.input.model, load, {memory, o.maxBatch, o.timeLimit});
     // A model that cannot be imported or trained fails once, here, not per solver.
     if (auto first = fitter.problemAt(1); !first) {
         std::fprintf(stderr, "error: %s\n", first.status().toString().c_str());

@@ -9,6 +9,7 @@
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
+#include "ui/planner/fit_dialog.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/pins_widget.h"
@@ -16,10 +17,13 @@
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/remove_plan_command.h"
 #include "ui/planner/run_panel.h"
+#include "ui/planner/set_batch_command.h"
 #include "ui/planner/set_budget_command.h"
 #include "ui/planner/set_objective_command.h"
 #include "ui/planner/set_pin_command.h"
+#include "ui/planner/set_training_command.h"
 #include "ui/planner/teaching_view.h"
+#include "ui/planner/training_options_dialog.h"
 
 #include <QAction>
 #include <QApplication>
@@ -83,6 +87,26 @@ Planner::Planner(QObject *parent)
         !redoKeys.contains(ctrlShiftZ))
         redoKeys << ctrlShiftZ;
     m_redo->setShortcuts(redoKeys);
+    m_trainingAction = new QAction(tr("Tra&ining..."), this);
+    m_trainingAction->setObjectName(QStringLiteral("plannerTrainingAction"));
+    auto trainingTip = [this] {
+        m_trainingAction->setToolTip(
+            tr("Optimizer, precision, sharding and micro-batches of the training step (now: %1)")
+                .arg(trainingSummary(m_document.training())));
+    };
+    trainingTip();
+    // Restores change the options too (while documentChanged ignores them).
+    connect(&m_document, &PlannerDocument::changed, this, [trainingTip](PlannerChange c) {
+        if (c == PlannerChange::Training)
+            trainingTip();
+    });
+    connect(m_trainingAction, &QAction::triggered, this, [this] {
+        auto *parent = qobject_cast<QWidget *>(m_trainingAction->parent());
+        TrainingOptionsDialog dialog(parent ? parent : QApplication::activeWindow());
+        dialog.setOptions(m_document.training());
+        if (dialog.exec() == QDialog::Accepted)
+            setTraining(dialog.options());
+    });
 
     connect(&m_document, &PlannerDocument::changed, this, &Planner::documentChanged);
     connect(&m_solves, &SolveController::solved, this, &Planner::onSolved);
@@ -155,6 +179,14 @@ void Planner::showMidBackward()
 QMenu *Planner::createMenu(QWidget *parent)
 {
     auto *menu = new QMenu(tr("&Planner"), parent);
+    menu->addAction(m_trainingAction);
+    QAction *fit = menu->addAction(tr("&Largest batch for this GPU..."), this, [this, parent] {
+        if (!openFitDialog(parent))
+            QMessageBox::information(parent, tr("Largest batch"), tr("Open a model first."));
+    });
+    fit->setObjectName(QStringLiteral("plannerFitAction"));
+    fit->setToolTip(tr("Per solver, the largest batch whose training step fits a GPU's memory"));
+    menu->addSeparator();
     menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                     [this] { solve(solverPanel()->currentSolver()); });
     menu->addAction(tr("&Compare all solvers"), this, &Planner::compareAll);
@@ -264,6 +296,7 @@ void Planner::setBackends(std::vector<BackendChoice> backends)
 
 void Planner::setFreeMemoryProvider(std::function<std::optional<int64_t>()> provider)
 {
+    m_freeMemory = provider;
     solverPanel()->setFreeMemoryProvider(std::move(provider));
 }
 
@@ -348,13 +381,14 @@ void Planner::openModel(const QString &path, int64_t batch,
     userSettings.stop = {};
     userSettings.progress = {};
     // The explorer loaded it already (the file the window shows, at this batch): take that one.
+    const core::training::TrainingOptions training = m_document.training();
     std::shared_ptr<const PlannerProblem> known =
-        m_problemCache ? m_problemCache->find(path, batch, userSettings, true) : nullptr;
-    auto work = [p = path.toStdString(), batch, userSettings,
+        m_problemCache ? m_problemCache->find(path, batch, userSettings, true, training) : nullptr;
+    auto work = [p = path.toStdString(), batch, userSettings, training,
                  known](JobContext &ctx) -> core::Expected<std::shared_ptr<const PlannerProblem>> {
         if (known)
             return known;
-        return loadPlannerProblem(p, batch, ctx.stop(), userSettings);
+        return loadPlannerProblem(p, batch, ctx.stop(), userSettings, training);
     };
     m_loads.replace(
         std::move(work),
@@ -372,6 +406,42 @@ void Planner::openModel(const QString &path, int64_t batch,
                 m_problemCache->add(*result);
             applyLoadedProblem(std::move(*result));
         });
+}
+
+void Planner::setBatch(int64_t batch)
+{
+    if (batch <= 0 || batch == m_document.batch())
+        return;
+    if (m_batchHandler)
+        m_batchHandler(batch);
+    else
+        m_document.undoStack()->push(new SetBatchCommand(&m_document, batch));
+}
+
+FitDialog *Planner::openFitDialog(QWidget *parent)
+{
+    if (m_document.modelPath().isEmpty() || !m_problem)
+        return nullptr;
+    FitDialog::Inputs in;
+    in.modelPath = m_document.modelPath();
+    in.importSettings = m_document.importSettings();
+    in.training = m_document.training();
+    in.currentBatch = m_document.batch();
+    in.solvers = m_solvers;
+    in.preferredSolver = solverPanel()->currentSolver();
+    in.freeMemory = m_freeMemory;
+    auto *dialog = new FitDialog(std::move(in), parent);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &FitDialog::batchApplied, this, [this](qint64 b) { setBatch(b); });
+    dialog->show();
+    return dialog;
+}
+
+void Planner::setTraining(const core::training::TrainingOptions &training)
+{
+    if (training == m_document.training())
+        return;
+    m_document.undoStack()->push(new SetTrainingCommand(&m_document, training));
 }
 
 void Planner::setProblem(std::shared_ptr<const PlannerProblem> problem)
@@ -410,6 +480,7 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         m_document.undoStack()->clear();
         m_document.setModel(s.modelPath, s.modelSha256);
         m_document.setBatch(s.batch);
+        m_document.setTraining(s.training);
         m_document.setObjective(s.objective);
         m_document.setBudgetBytes(s.budgetBytes);
         m_document.setPins(s.pins);
@@ -453,6 +524,7 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         newModel = m_document.modelPath() != qs(m_problem->modelPath);
         m_document.setModel(qs(m_problem->modelPath), qs(m_problem->modelSha256));
         m_document.setBatch(m_problem->batch > 0 ? m_problem->batch : 1);
+        m_document.setTraining(m_problem->options.training);
         // A batch change keeps the undo history (SetBatchCommand put the plans aside); a new
         // model starts a new history with a budget inside its own range.
         if (newModel) {
@@ -787,8 +859,10 @@ void Planner::documentChanged(PlannerChange change)
         resolveCurrent(false);
         break;
     case PlannerChange::Batch:
-        if (m_problem && m_problem->batch != m_document.batch() &&
-            !m_document.modelPath().isEmpty())
+    case PlannerChange::Training:
+        if (m_problem && !m_document.modelPath().isEmpty() &&
+            (m_problem->batch != m_document.batch() ||
+             m_problem->options.training != m_document.training()))
             openModel(m_document.modelPath(), m_document.batch(), m_document.importSettings());
         break;
     case PlannerChange::Model: break;
@@ -971,6 +1045,10 @@ core::Status Planner::openSession(const QString &path)
     const QString model = s.modelPath;
     const int64_t batch = s.batch;
     const core::onnx::ImportOptions settings = s.importSettings;
+    // openModel builds with the document's training options: the session's, without a reload.
+    m_restoring = true;
+    m_document.setTraining(s.training);
+    m_restoring = false;
     m_pendingSession = std::move(s);
     openModel(model, batch, settings);
     return core::Status::ok();

@@ -44,6 +44,8 @@ class QMenu;
 
 namespace remat::ui {
 
+class FitDialog;
+
 class Planner : public QObject
 {
     Q_OBJECT
@@ -79,6 +81,8 @@ public:
     /// Moves the teaching view to the middle of the backward pass (screenshots, demos).
     void showMidBackward();
     QAction *undoAction() const { return m_undo; }
+    /// "Training..." (Planner menu and the window's toolbar): opens TrainingOptionsDialog.
+    QAction *trainingAction() const { return m_trainingAction; }
     QAction *redoAction() const { return m_redo; }
 
     // ---- configuration (by the app) -------------------------------------------------------
@@ -98,6 +102,22 @@ public:
     /// problem cache when one matches; problemChanged() or problemFailed() follows.
     void openModel(const QString &path, int64_t batch,
                    const core::onnx::ImportOptions &settings = {});
+    /// The optimizer, precision, sharding and micro-batches of the training step: one undo step
+    /// that sets the plans aside (as a batch change does) and rebuilds the problem off the GUI
+    /// thread; problemChanged() follows. Nothing happens when they are the document's already.
+    void setTraining(const core::training::TrainingOptions &training);
+    /// Another batch for the open model: one undo step that sets the plans aside (SetBatchCommand),
+    /// or, when the window set a batch handler, the window re-imports and the planner follows.
+    void setBatch(int64_t batch);
+    /// Who changes the batch for setBatch (the window: its explorer and toolbar follow too).
+    void setBatchHandler(std::function<void(int64_t)> handler)
+    {
+        m_batchHandler = std::move(handler);
+    }
+    /// "Largest batch for this GPU...": a FitDialog (ui/planner/fit_dialog.h) on the open model
+    /// with its import settings and training options, shown (not modal); its applied rows go
+    /// to setBatch. Null without a model.
+    FitDialog *openFitDialog(QWidget *parent);
     /// Uses a problem built elsewhere (tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
     /// The problems loaded in the window (the explorer's): openModel takes a match from there
@@ -247,6 +267,9 @@ private:
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;
     QAction *m_redo = nullptr;
+    QAction *m_trainingAction = nullptr;
+    std::function<std::optional<int64_t>()> m_freeMemory;
+    std::function<void(int64_t)> m_batchHandler;
 };
 
 } // namespace remat::ui

@@ -47,6 +47,14 @@ void PlannerDocument::setBatch(int64_t batch)
     emit changed(PlannerChange::Batch);
 }
 
+void PlannerDocument::setTraining(const core::training::TrainingOptions &training)
+{
+    if (training == m_training)
+        return;
+    m_training = training;
+    emit changed(PlannerChange::Training);
+}
+
 void PlannerDocument::setBudgetBytes(int64_t bytes)
 {
     if (bytes == m_budget)

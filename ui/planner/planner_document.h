@@ -8,6 +8,7 @@
 
 #include "core/onnx/importer.h"
 #include "core/solvers/solver.h"
+#include "core/training/training_options.h"
 
 #include <QMap>
 #include <QMetaType>
@@ -22,8 +23,9 @@
 namespace remat::ui {
 
 enum class PlannerChange : unsigned char {
-    Model, ///< model path / hash (a new problem)
-    Batch, ///< batch size (the problem is rebuilt, plans were replaced)
+    Model,    ///< model path / hash (a new problem)
+    Batch,    ///< batch size (the problem is rebuilt, plans were replaced)
+    Training, ///< optimizer, precision, sharding, micro-batches (rebuilt, plans replaced)
     Budget,
     Objective,
     Pins,
@@ -52,6 +54,9 @@ public:
     {
         m_importSettings = settings;
     }
+    /// Optimizer, precision, sharding and micro-batches the training step is built with; saved
+    /// in sessions ("training").
+    const core::training::TrainingOptions &training() const { return m_training; }
     int64_t budgetBytes() const { return m_budget; }
     core::solvers::Objective objective() const { return m_objective; }
     const PinMap &pins() const { return m_pins; }
@@ -69,6 +74,7 @@ public:
     // ---- setters: called by undo commands and loaders, each emits changed() ----------------
     void setModel(const QString &path, const QString &sha256);
     void setBatch(int64_t batch);
+    void setTraining(const core::training::TrainingOptions &training);
     void setBudgetBytes(int64_t bytes);
     void setObjective(core::solvers::Objective objective);
     /// Sets (or with nullopt clears) one pin.
@@ -93,6 +99,7 @@ private:
     QString m_modelPath, m_modelSha256;
     int64_t m_batch = 1;
     core::onnx::ImportOptions m_importSettings;
+    core::training::TrainingOptions m_training;
     int64_t m_budget = 0;
     core::solvers::Objective m_objective = core::solvers::Objective::MinTime;
     PinMap m_pins;

@@ -20,6 +20,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
+#include <QToolBar>
 
 namespace remat::ui {
 
@@ -39,6 +40,17 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                                   "schedule, only what is resident keeps its colour"));
     connect(m_colourAction, &QAction::toggled, this, &PlannerIntegration::setColourByPlan);
     window->menuBar()->addMenu(menu);
+    // A batch the planner picks (the fit dialog's row) is the window's: the explorer re-imports,
+    // the toolbar shows it, and the planner follows as after a toolbar change (one undo step).
+    planner->setBatchHandler([window](int64_t batch) { window->setBatch(batch); });
+    // Training options sit beside the batch and the model inputs: all three rebuild the step.
+    if (auto *bar = window->findChild<QToolBar *>(QStringLiteral("explorerToolBar"))) {
+        const QList<QAction *> actions = bar->actions();
+        auto *inputs = window->findChild<QAction *>(QStringLiteral("inputsAction"));
+        const qsizetype at = actions.indexOf(inputs);
+        bar->insertAction(at >= 0 && at + 1 < actions.size() ? actions[at + 1] : nullptr,
+                          planner->trainingAction());
+    }
 
     // The toolbar's "Colour by" offers the plan too, and shows it while the graph wears it.
     if ((m_combo = window->findChild<QComboBox *>(QStringLiteral("colourModeCombo")))) {

@@ -9,10 +9,12 @@ namespace remat::ui {
 
 core::Expected<std::shared_ptr<const PlannerProblem>>
 loadPlannerProblem(const std::string &modelPath, int64_t batch, const core::StopToken &stop,
-                   const core::onnx::ImportOptions &settings)
+                   const core::onnx::ImportOptions &settings,
+                   const core::training::TrainingOptions &training)
 {
     core::pipeline::LoadOptions options;
     options.import = settings;
+    options.training = training;
     options.import.progress = {};
     options.import.batch = batch;
     REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const PlannerProblem> p,

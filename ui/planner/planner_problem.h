@@ -20,11 +20,12 @@ namespace remat::ui {
 using PlannerProblem = core::pipeline::Problem;
 
 /// core::pipeline::loadProblem at `batch` with the user's other import `settings` (their batch,
-/// stop and progress are unused), for the planner: a training step that cannot be built is an
-/// error here. Runs on a worker thread.
+/// stop and progress are unused) and `training` options, for the planner: a training step that
+/// cannot be built is an error here. Runs on a worker thread.
 core::Expected<std::shared_ptr<const PlannerProblem>>
 loadPlannerProblem(const std::string &modelPath, int64_t batch, const core::StopToken &stop,
-                   const core::onnx::ImportOptions &settings = {});
+                   const core::onnx::ImportOptions &settings = {},
+                   const core::training::TrainingOptions &training = {});
 
 /// The same problem with op times from a measured profile ("Calibrate on this device"):
 /// cost::profileCosts (the profile's times, scaled to another batch or fitted for another model

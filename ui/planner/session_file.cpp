@@ -20,6 +20,7 @@ core::io::Session toCore(const SessionData &s)
     c.modelSha256 = s.modelSha256.toStdString();
     c.batch = s.batch;
     c.importSettings = s.importSettings;
+    c.training = s.training;
     c.budgetBytes = s.budgetBytes;
     c.objective = s.objective;
     for (auto it = s.pins.cbegin(); it != s.pins.cend(); ++it)
@@ -43,6 +44,7 @@ SessionData fromCore(core::io::Session &&c)
     s.modelSha256 = qs(c.modelSha256);
     s.batch = c.batch;
     s.importSettings = std::move(c.importSettings);
+    s.training = c.training;
     s.budgetBytes = c.budgetBytes;
     s.objective = c.objective;
     for (const auto &[tensor, kind] : c.pins)

@@ -34,6 +34,8 @@ struct SessionData
     /// Free dims, input shapes and values, classification, semantics ("import" in the file;
     /// absent in sessions written before it: the defaults).
     core::onnx::ImportOptions importSettings;
+    /// Optimizer, precision, sharding, micro-batches ("training", version 2; absent: none).
+    core::training::TrainingOptions training;
     int64_t budgetBytes = 0;
     core::solvers::Objective objective = core::solvers::Objective::MinTime;
     PinMap pins;

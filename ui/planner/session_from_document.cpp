@@ -12,6 +12,7 @@ SessionData sessionFromDocument(const PlannerDocument &doc, const PlannerProblem
     s.modelSha256 = doc.modelSha256();
     s.batch = doc.batch();
     s.importSettings = doc.importSettings();
+    s.training = doc.training();
     s.budgetBytes = doc.budgetBytes();
     s.objective = doc.objective();
     s.pins = doc.pins();

@@ -247,7 +247,7 @@ void SolverPanel::dragBudgetTo(int64_t bytes)
 void SolverPanel::documentChanged(PlannerChange change)
 {
     if (change == PlannerChange::Budget || change == PlannerChange::Model ||
-        change == PlannerChange::Batch) {
+        change == PlannerChange::Batch || change == PlannerChange::Training) {
         setBudgetError(QString()); // the budget now in the field is a valid one
         syncBudgetWidgets();
     }

@@ -1,0 +1,210 @@
+// Training options in the planner (issue #19), offscreen, on the corpus MLP (fc 32-64-64-10 with
+// biases: 6,922 parameters) at batch 4. Expected:
+// - Adam with bf16-mixed, set through the Training dialog's widgets, rebuilds the problem off the
+//   GUI thread: the store-all timeline holds the closed-form model states, 18 B per parameter
+//   (weights 2 + float32 master 4 + float32 gradients 4 + exp_avg and exp_avg_sq 8), its peak is
+//   core's loadProblem's for the same options and grows by the 12 B per parameter of master
+//   weights and state, less what bf16 saves on the weights and activations (the same difference
+//   core computes); a store-all solve shows that peak in the memory chart's plan and the table;
+// - the change is one undo step that set the plans aside: undo restores fp32 without an
+//   optimizer, the old peak and the old plan;
+// - a session saved with the options reopens with them (and the same peak);
+// - the dialog reads sharding over one rank as no sharding; the problem cache never hands a
+//   problem built with other training options.
+#include "common/test_support.h"
+
+#include "core/pipeline/problem.h"
+#include "core/training/apply_training_options.h"
+#include "ui/planner/memory_chart_view.h"
+#include "ui/planner/plan_table_model.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/training_options_dialog.h"
+#include "ui/problem_cache.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+using namespace remat;
+using namespace remat::ui;
+using core::training::Optimizer;
+using core::training::Precision;
+using core::training::Sharding;
+using core::training::TrainingOptions;
+
+namespace {
+
+constexpr int64_t kParams = 64 * 32 + 64 + 64 * 64 + 64 + 10 * 64 + 10; // 6,922
+constexpr int64_t kBatch = 4;
+
+QString mlp() { return tests::sharedPath("corpus/with_weights/mlp.onnx"); }
+
+std::shared_ptr<const core::pipeline::Problem> reference(const TrainingOptions &t)
+{
+    core::pipeline::LoadOptions o;
+    o.import.batch = kBatch;
+    o.training = t;
+    auto p = core::pipeline::loadProblem(tests::toStd(mlp()), o);
+    return p && (*p)->isValid() ? *p : nullptr;
+}
+
+bool waitLoaded(Planner &planner, QSignalSpy &spy)
+{
+    const bool ok = spy.count() > 0 || spy.wait(60000);
+    planner.waitForIdle();
+    spy.clear();
+    return ok;
+}
+
+void selectData(QComboBox *combo, int data) { combo->setCurrentIndex(combo->findData(data)); }
+
+} // namespace
+
+class TestPlannerTraining : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init()
+    {
+        if (!QFileInfo::exists(mlp()))
+            QSKIP("shared corpus not found");
+    }
+
+    void adamBf16MixedAddsModelStatesAndIsSaved()
+    {
+        QTemporaryDir dir;
+        const QString session = dir.filePath(QStringLiteral("training.rematproj"));
+        TrainingOptions adam;
+        adam.optimizer = Optimizer::Adam;
+        adam.precision = Precision::Bf16Mixed;
+        const auto refPlain = reference({});
+        const auto refAdam = reference(adam);
+        QVERIFY(refPlain && refAdam);
+
+        int64_t adamPeak = 0;
+        {
+            Planner planner;
+            planner.setSolvers(Planner::registrySolvers());
+            planner.solverPanel()->setLiveResolve(false);
+            QSignalSpy loaded(&planner, &Planner::problemChanged);
+            planner.openModel(mlp(), kBatch);
+            QVERIFY(waitLoaded(planner, loaded));
+            const int64_t plainPeak = planner.problem()->storeAll.timeline.peakBytes;
+            QCOMPARE(plainPeak, refPlain->storeAll.timeline.peakBytes);
+            planner.solve(QStringLiteral("store-all"));
+            planner.waitForIdle();
+            QVERIFY(planner.document()->currentPlan());
+            QCOMPARE(planner.document()->currentPlan()->timeline.peakBytes, plainPeak);
+
+            // The Training action opens the dialog; its widgets choose Adam, bf16-mixed.
+            QTimer::singleShot(0, this, [] {
+                auto *d = qobject_cast<TrainingOptionsDialog *>(QApplication::activeModalWidget());
+                QVERIFY(d);
+                selectData(d->findChild<QComboBox *>(QStringLiteral("trainingOptimizer")),
+                           int(Optimizer::Adam));
+                selectData(d->findChild<QComboBox *>(QStringLiteral("trainingPrecision")),
+                           int(Precision::Bf16Mixed));
+                d->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
+            });
+            planner.trainingAction()->trigger();
+            QVERIFY(waitLoaded(planner, loaded));
+            QCOMPARE(planner.document()->training(), adam);
+            QCOMPARE(planner.problem()->options.training, adam);
+            QVERIFY2(planner.trainingAction()->toolTip().contains(QStringLiteral("bf16-mixed")),
+                     qPrintable(planner.trainingAction()->toolTip()));
+            // The plans of the old step were set aside.
+            QVERIFY(planner.document()->plans().empty());
+
+            const core::sim::Timeline &t = planner.problem()->storeAll.timeline;
+            const auto states = core::training::modelStateBytes(*planner.problem()->training);
+            QCOMPARE(states.parameterCount, kParams);
+            QCOMPARE(states.total(), 18 * kParams);
+            QCOMPARE(t.optimizerStateBytes, 8 * kParams);
+            QCOMPARE(t.masterWeightBytes, 4 * kParams);
+            QCOMPARE(t.weightGradBytes, 4 * kParams);
+            adamPeak = t.peakBytes;
+            QCOMPARE(adamPeak, refAdam->storeAll.timeline.peakBytes);
+            QCOMPARE(adamPeak - plainPeak,
+                     refAdam->storeAll.timeline.peakBytes - refPlain->storeAll.timeline.peakBytes);
+            QVERIFY2(adamPeak > plainPeak,
+                     qPrintable(QStringLiteral("%1 <= %2").arg(adamPeak).arg(plainPeak)));
+
+            // The chart and the table show the new peak once store-all is solved again.
+            planner.solve(QStringLiteral("store-all"));
+            planner.waitForIdle();
+            QVERIFY(planner.document()->currentPlan());
+            QCOMPARE(planner.document()->currentPlan()->timeline.peakBytes, adamPeak);
+            QVERIFY(planner.memoryChart()->stepCount() > 0);
+            QCOMPARE(planner.memoryChart()->stepCount(),
+                     int(planner.document()->currentPlan()->schedule.steps.size()));
+
+            // One undo step: fp32 without an optimizer, its peak and its plan come back.
+            planner.document()->undoStack()->undo(); // solves are not undo steps: the training is
+            QVERIFY(waitLoaded(planner, loaded));
+            QCOMPARE(planner.document()->training(), TrainingOptions{});
+            QCOMPARE(planner.problem()->storeAll.timeline.peakBytes, plainPeak);
+            QCOMPARE(planner.document()->plans().size(), size_t(1));
+            QCOMPARE(planner.document()->currentPlan()->timeline.peakBytes, plainPeak);
+            planner.document()->undoStack()->redo();
+            QVERIFY(waitLoaded(planner, loaded));
+            QCOMPARE(planner.document()->training(), adam);
+            QCOMPARE(planner.problem()->storeAll.timeline.peakBytes, adamPeak);
+
+            const core::Status saved = planner.saveSession(session);
+            QVERIFY2(saved.isOk(), saved.message().c_str());
+        }
+        Planner reopened;
+        reopened.setSolvers(Planner::registrySolvers());
+        QSignalSpy opened(&reopened, &Planner::sessionOpened);
+        const core::Status st = reopened.openSession(session);
+        QVERIFY2(st.isOk(), st.message().c_str());
+        QVERIFY(opened.wait(60000));
+        QVERIFY2(opened.first().first().toBool(), qPrintable(opened.first().last().toString()));
+        QCOMPARE(reopened.document()->training(), adam);
+        QCOMPARE(reopened.problem()->options.training, adam);
+        QCOMPARE(reopened.problem()->storeAll.timeline.peakBytes, adamPeak);
+        QCOMPARE(reopened.document()->plans().size(), size_t(1));
+        QCOMPARE(reopened.document()->currentPlan()->timeline.peakBytes, adamPeak);
+    }
+
+    void dialogReadsOneRankAsNoSharding()
+    {
+        TrainingOptionsDialog d;
+        TrainingOptions z;
+        z.optimizer = Optimizer::AdamW;
+        z.shard = Sharding::Zero2;
+        z.ranks = 8;
+        z.microBatches = 4;
+        z.hyper.lr = 3e-4;
+        d.setOptions(z);
+        QCOMPARE(d.options(), z);
+        auto *ranks = d.findChild<QSpinBox *>(QStringLiteral("trainingRanks"));
+        QVERIFY(ranks->isEnabled());
+        ranks->setValue(1);
+        QCOMPARE(d.options().shard, Sharding::None);
+        QCOMPARE(d.options().ranks, int64_t(1));
+        selectData(d.findChild<QComboBox *>(QStringLiteral("trainingShard")), int(Sharding::None));
+        QVERIFY(!ranks->isEnabled());
+    }
+
+    void cacheKeepsTrainingOptionsApart()
+    {
+        auto plain = reference({});
+        QVERIFY(plain);
+        ProblemCache cache;
+        cache.add(plain);
+        TrainingOptions sgd;
+        sgd.optimizer = Optimizer::Sgd;
+        QCOMPARE(cache.find(mlp(), kBatch, {}, true), plain);
+        QVERIFY(!cache.find(mlp(), kBatch, {}, true, sgd));
+    }
+};
+
+QTEST_MAIN(TestPlannerTraining)
+#include "tst_planner_training.moc"

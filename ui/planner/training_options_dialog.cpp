@@ -1,0 +1,156 @@
+#include "ui/planner/training_options_dialog.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace remat::ui {
+
+using namespace core::training;
+
+namespace {
+
+constexpr Optimizer kOptimizers[] = {Optimizer::None, Optimizer::Sgd,   Optimizer::SgdMomentum,
+                                     Optimizer::Adam, Optimizer::AdamW, Optimizer::Adafactor};
+constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16Mixed, Precision::Fp16Mixed,
+                                     Precision::Bf16};
+constexpr Sharding kShardings[] = {Sharding::None, Sharding::Zero1, Sharding::Zero2,
+                                   Sharding::Zero3};
+
+/// Bytes per parameter element of the optimizer state, in the state's dtype size `s`
+/// (adafactor's factored state is per matrix shape: not a per-parameter figure).
+QString stateText(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::None: return QObject::tr("no optimizer step (the graph as built)");
+    case Optimizer::Sgd: return QObject::tr("SGD: no state");
+    case Optimizer::SgdMomentum: return QObject::tr("SGD with momentum: one buffer per parameter");
+    case Optimizer::Adam:
+    case Optimizer::AdamW: return QObject::tr("exp_avg and exp_avg_sq: two buffers per parameter");
+    case Optimizer::Adafactor:
+        return QObject::tr("Adafactor: a row and a column vector per matrix");
+    }
+    return {};
+}
+
+} // namespace
+
+TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Training options"));
+    setObjectName(QStringLiteral("trainingOptionsDialog"));
+    m_optimizer = new QComboBox(this);
+    m_optimizer->setObjectName(QStringLiteral("trainingOptimizer"));
+    for (Optimizer o : kOptimizers)
+        m_optimizer->addItem(QString::fromLatin1(optimizerName(o)), int(o));
+    m_precision = new QComboBox(this);
+    m_precision->setObjectName(QStringLiteral("trainingPrecision"));
+    for (Precision p : kPrecisions)
+        m_precision->addItem(QString::fromLatin1(precisionName(p)), int(p));
+    m_shard = new QComboBox(this);
+    m_shard->setObjectName(QStringLiteral("trainingShard"));
+    for (Sharding s : kShardings)
+        m_shard->addItem(QString::fromLatin1(shardingName(s)), int(s));
+    m_ranks = new QSpinBox(this);
+    m_ranks->setObjectName(QStringLiteral("trainingRanks"));
+    m_ranks->setRange(1, 65536);
+    m_microBatches = new QSpinBox(this);
+    m_microBatches->setObjectName(QStringLiteral("trainingMicroBatches"));
+    m_microBatches->setRange(1, 65536);
+    m_explanation = new QLabel(this);
+    m_explanation->setObjectName(QStringLiteral("trainingExplanation"));
+    m_explanation->setWordWrap(true);
+    m_explanation->setMinimumWidth(360);
+
+    m_optimizer->setToolTip(tr("The optimizer step after the backward; its state is resident all "
+                               "step and its update ops are in the timeline"));
+    m_precision->setToolTip(
+        tr("bf16-mixed / fp16-mixed: half activations and weights, float32 master weights, "
+           "gradients and optimizer state; bf16: everything bfloat16"));
+    m_shard->setToolTip(tr("ZeRO over the ranks: zero1 shards the optimizer state (and master "
+                           "weights), zero2 also the gradients, zero3 (FSDP) also the weights"));
+    m_microBatches->setToolTip(tr("Gradient accumulation steps per optimizer step: the batch is "
+                                  "per micro-batch, the effective batch is their product"));
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("&Optimizer"), m_optimizer);
+    form->addRow(tr("&Precision"), m_precision);
+    form->addRow(tr("&Sharding"), m_shard);
+    form->addRow(tr("&Ranks"), m_ranks);
+    form->addRow(tr("&Micro-batches"), m_microBatches);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(m_explanation);
+    layout->addWidget(buttons);
+
+    for (QComboBox *c : {m_optimizer, m_precision, m_shard})
+        connect(c, &QComboBox::currentIndexChanged, this,
+                &TrainingOptionsDialog::updateExplanation);
+    for (QSpinBox *s : {m_ranks, m_microBatches})
+        connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsDialog::updateExplanation);
+    setOptions({});
+}
+
+void TrainingOptionsDialog::setOptions(const TrainingOptions &o)
+{
+    m_base = o;
+    m_optimizer->setCurrentIndex(m_optimizer->findData(int(o.optimizer)));
+    m_precision->setCurrentIndex(m_precision->findData(int(o.precision)));
+    m_shard->setCurrentIndex(m_shard->findData(int(o.shard)));
+    m_ranks->setValue(int(std::clamp<int64_t>(o.ranks, 1, m_ranks->maximum())));
+    m_microBatches->setValue(
+        int(std::clamp<int64_t>(o.microBatches, 1, m_microBatches->maximum())));
+    updateExplanation();
+}
+
+TrainingOptions TrainingOptionsDialog::options() const
+{
+    TrainingOptions o = m_base;
+    o.optimizer = Optimizer(m_optimizer->currentData().toInt());
+    o.precision = Precision(m_precision->currentData().toInt());
+    o.shard = Sharding(m_shard->currentData().toInt());
+    o.ranks = m_ranks->value();
+    o.microBatches = m_microBatches->value();
+    if (o.shard == Sharding::None || o.ranks == 1) {
+        o.shard = Sharding::None; // one rank holds everything: nothing is sharded
+        o.ranks = 1;
+    }
+    return o;
+}
+
+void TrainingOptionsDialog::updateExplanation()
+{
+    const TrainingOptions o = options();
+    m_ranks->setEnabled(Sharding(m_shard->currentData().toInt()) != Sharding::None);
+    QStringList lines;
+    lines << stateText(o.optimizer);
+    switch (o.precision) {
+    case Precision::Fp32: lines << tr("float32 weights, gradients and activations"); break;
+    case Precision::Bf16Mixed:
+    case Precision::Fp16Mixed:
+        lines << tr("half-precision weights and activations; float32 master weights, gradients "
+                    "and optimizer state");
+        break;
+    case Precision::Bf16: lines << tr("everything bfloat16, no master weights"); break;
+    }
+    if (o.shard != Sharding::None)
+        lines << tr("per-rank bytes: %1 divided over %2 ranks")
+                     .arg(o.shard == Sharding::Zero1   ? tr("optimizer state and master weights")
+                          : o.shard == Sharding::Zero2 ? tr("state, master weights and gradients")
+                                                       : tr("every model state"))
+                     .arg(o.ranks);
+    else if (Sharding(m_shard->currentData().toInt()) != Sharding::None)
+        lines << tr("one rank: nothing is sharded");
+    if (o.microBatches > 1)
+        lines << tr("gradients accumulate over %1 micro-batches (effective batch: %1 x batch)")
+                     .arg(o.microBatches);
+    m_explanation->setText(lines.join(QLatin1Char('\n')));
+}
+
+} // namespace remat::ui

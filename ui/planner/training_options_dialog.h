@@ -1,0 +1,42 @@
+#pragma once
+// The "Training..." dialog: how the model trains beyond its graph (optimizer, precision,
+// sharding over data-parallel ranks, gradient accumulation), the options `remat` takes as
+// --optimizer, --precision, --shard, --ranks and --micro-batches. The planner applies the
+// answer as one undo step (SetTrainingCommand): the problem is rebuilt off the GUI thread.
+//   TrainingOptionsDialog d(parent);  d.setOptions(doc.training());
+//   if (d.exec() == QDialog::Accepted) planner.setTraining(d.options());
+
+#include "core/training/training_options.h"
+
+#include <QDialog>
+
+class QComboBox;
+class QLabel;
+class QSpinBox;
+
+namespace remat::ui {
+
+class TrainingOptionsDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    explicit TrainingOptionsDialog(QWidget *parent = nullptr);
+
+    void setOptions(const core::training::TrainingOptions &options);
+    /// The options as chosen; sharding over one rank is no sharding (as the CLI reads it). The
+    /// hyperparameters (lr, weight decay) are the ones setOptions gave: they change no byte.
+    core::training::TrainingOptions options() const;
+
+private:
+    void updateExplanation();
+
+    core::training::TrainingOptions m_base;
+    QComboBox *m_optimizer;
+    QComboBox *m_precision;
+    QComboBox *m_shard;
+    QSpinBox *m_ranks;
+    QSpinBox *m_microBatches;
+    QLabel *m_explanation;
+};
+
+} // namespace remat::ui
