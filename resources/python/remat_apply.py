@@ -1829,6 +1829,116 @@ def _value_bytes(graph, v):
     return n * {1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}.get(graph.shapes[v][0], 4)
 
 
+def _saved_by_op(remat, onnx_path):
+    """{forward op: [(value, bytes, dtype)]}: what each op's backward reads (`remat train-graph --json`)."""
+    cmd = [remat, "train-graph", onnx_path, "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
+    return {o["name"]: [(v["name"], int(v["bytes"]), v.get("dtype", "")) for v in o["saved"]]
+            for o in json.loads(r.stdout).get("saved_by_op", [])}
+
+
+def _checkpoint_holding(rows, begin, plan, onnx, saved_by_op, skip=frozenset()):
+    """The plan's recomputed values held as torch.utils.checkpoint (non-reentrant) and the
+    helper's recompute tokens hold them: {value: [(first row, end row), ...]}, the bytes per CSV
+    row and each value's bytes (values in `skip`, weight copies and masks, are left out).
+
+    The simulator (the lowering: core/solvers/lowering.h) recomputes a segment once, at the first
+    backward op that reads any of its values, and holds each until its last backward read. PyTorch
+    holds two groups per segment apart: the values ops inside the segment save (checkpoint
+    holders: all recomputed when the first of the segment's backward nodes unpacks one) and the
+    segment's outputs that ops outside it save (recompute tokens: a separate no-grad run of the
+    segment when the first such op's backward unpacks one). Each group appears at its own first
+    unpack and each value goes at the last backward read within its group, so a segment's output
+    read by the next op's backward is not held beside the segment's inside (vgg16's first MaxPool
+    output beside the two 224x224 ReLU outputs of its block), and a value both groups save is held
+    twice. A segment's inputs (values the plan keeps) stay while any of its holders or tokens
+    lives (torch.utils.checkpoint's recomputation closure and the token's call hold them), where
+    the simulator frees them once the segment is recomputed. Segments: the plan's recomputed
+    forward ops joined through values it does not hold at backward-begin."""
+    states = PlanStates(plan)
+    recomputed = states.recomputed_ops
+    resident = _resident(states, onnx)
+    producer = {o: nd["name"] for nd in onnx.nodes for o in nd["outputs"]}
+    parent = {o: o for o in recomputed}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for nd in onnx.nodes:
+        if nd["name"] not in recomputed:
+            continue
+        for x in nd["inputs"]:
+            p = producer.get(x)
+            if p in recomputed and x not in resident:
+                parent[find(p)] = find(nd["name"])
+    # Backward rows per forward op ("<op>/grad").
+    grad_rows = {}
+    for i, r in enumerate(rows):
+        if i > begin and r["kind"] == "compute" and r["name"].endswith("/grad"):
+            grad_rows.setdefault(r["name"][:-5], []).append(i)
+    free_rows = {}
+    for i, r in enumerate(rows):
+        if i > begin and r["kind"] == "free":
+            free_rows.setdefault(r["name"], []).append(i)
+    # Per (segment, inside?) the values and their savers' backward rows.
+    groups = {}
+    nbytes = {}
+    for saver, saved in saved_by_op.items():
+        rows_of_saver = grad_rows.get(saver)
+        if not rows_of_saver:
+            continue
+        inside = saver in recomputed
+        if inside:  # every backward node of the segment unpacks a holder: the first recomputes
+            g = groups.setdefault((find(saver), True), {"first": rows_of_saver[0], "last": -1, "values": {}})
+            g["first"] = min(g["first"], rows_of_saver[0])
+            g["last"] = max(g["last"], rows_of_saver[-1])
+        for v, b, _dtype in saved:
+            p = producer.get(v)
+            if p not in recomputed or v in resident or v in skip:
+                continue
+            nbytes[v] = b
+            g = groups.setdefault((find(p), inside), {"first": rows_of_saver[0], "last": -1, "values": {}})
+            g["first"] = min(g["first"], rows_of_saver[0])
+            g["last"] = max(g["last"], rows_of_saver[-1])
+            g["values"][v] = max(g["values"].get(v, -1), rows_of_saver[-1])
+    last_read = {}
+    for g in groups.values():
+        for v, last in g["values"].items():
+            last_read[v] = max(last_read.get(v, -1), last)
+    held = {}
+    per_row = [0] * len(rows)
+    for g in groups.values():
+        for v, last in g["values"].items():
+            end = last + 1
+            if last == last_read[v]:  # the overall last read: held until the simulator frees it
+                end = next((f for f in free_rows.get(v, ()) if f > last), end)
+            held.setdefault(v, []).append((g["first"], end))
+            for k in range(g["first"], end):
+                per_row[k] += nbytes[v]
+    # The segments' inputs: held until the last holder or token of the segment goes.
+    until = {}
+    for (root, _inside), g in groups.items():
+        until[root] = max(until.get(root, -1), g["last"] + 1)
+    inputs = {}
+    for nd in onnx.nodes:
+        if nd["name"] in recomputed and find(nd["name"]) in until:
+            for x in nd["inputs"]:
+                if producer.get(x) is not None and x in resident and x not in skip:
+                    inputs[x] = max(inputs.get(x, -1), until[find(nd["name"])])
+    for x, end in inputs.items():
+        freed = next((f for f in free_rows.get(x, ())), None)
+        if freed is None or freed >= end:
+            continue
+        b = _value_bytes(onnx, x)
+        for k in range(freed, end):
+            per_row[k] += b
+    return held, per_row, nbytes
+
+
 def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=False):
     """The simulator's saved figures: stored activations at backward-begin and the peak of
     stored + recomputed activations through backward (from the per-step CSV), plus --json.
@@ -1836,10 +1946,12 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
     ("saved_peak_backward_no_transients"): values recomputed in backward that only forward ops
     read (a BatchNormalization output on its way into an in-place ReLU or an Add), which the
     simulator counts among its recomputed activations and PyTorch never saves; and both figures
-    without the copies of weights (values computed from parameters alone: views in PyTorch),
-    "saved_*_as_pytorch"; with cpu_dropout, where PyTorch on the CPU saves Dropout's mask as
-    float32 noise (CUDA's fused dropout, which the simulator models, a bool mask), those figures
-    count each mask at 4 bytes an element."""
+    as PyTorch counts them ("saved_*_as_pytorch"): without the copies of weights (values computed
+    from parameters alone: views in PyTorch), each recomputed value held as torch.utils.checkpoint
+    and the helper's recompute tokens hold it (_checkpoint_holding: a segment's inside and its
+    outputs that outside ops save are recomputed apart, each when first unpacked), and with
+    cpu_dropout, where PyTorch on the CPU saves Dropout's mask as float32 noise (CUDA's fused
+    dropout, which the simulator models, a bool mask), each mask at 4 bytes an element."""
     import csv
     import tempfile
     remat = remat or _remat_binary()
@@ -1860,14 +1972,20 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
     #   include such a value; the simulator's recomputed activations do.
     # - weight copies: values computed from parameters alone (a Linear weight's Transpose), views
     #   in PyTorch; the simulator counts them among stored (or recomputed) activations.
+    # - recomputed values held otherwise by PyTorch's checkpoint (_checkpoint_holding): the
+    #   simulator's backward instances of those values give way to PyTorch's.
     n = len(rows)
-    transient, weights = [0] * n, [0] * n
+    transient, weights, sim_held, torch_held = [0] * n, [0] * n, [0] * n, [0] * n
+    begin = next((i for i, r in enumerate(rows) if r["kind"] == "phase" and r["name"] == "backward-begin"), n)
     if graph is not None:
         outputs = {nd["name"]: nd["outputs"] for nd in graph.nodes}
         derived = graph.weight_derived()
         # Dropout masks (bool): 3 more bytes an element where PyTorch saves float32 noise.
         masks = {nd["outputs"][1] for nd in graph.nodes if cpu_dropout and nd["op"] == "Dropout" and len(nd["outputs"]) > 1}
-        begin = next((i for i, r in enumerate(rows) if r["kind"] == "phase" and r["name"] == "backward-begin"), n)
+        held, held_bytes = {}, {}
+        if plan_path:  # (weight copies and masks: their own rules above)
+            held, torch_held, held_bytes = _checkpoint_holding(
+                rows, begin, load_plan(plan_path), graph, _saved_by_op(remat, onnx_path), derived | masks)
         born, weight_born, last_compute = {}, {}, ""
         for i, r in enumerate(rows):
             kind, name = r["kind"], r["name"]
@@ -1885,8 +2003,11 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
                         weights[k] += nb
                 elif name in born:
                     start = born.pop(name)
-                    if not (last_compute.endswith("/grad") or last_compute.startswith("grad:") or last_compute == "loss"):
-                        nb = _value_bytes(graph, name)
+                    nb = held_bytes.get(name) or _value_bytes(graph, name)
+                    if name in held:  # PyTorch holds it as _checkpoint_holding says
+                        for k in range(start, i):
+                            sim_held[k] += nb
+                    elif not (last_compute.endswith("/grad") or last_compute.startswith("grad:") or last_compute == "loss"):
                         for k in range(start, i):
                             transient[k] += nb
         for name, i0 in weight_born.items():  # never freed: held to the end
@@ -1902,8 +2023,8 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
         if phase == "backward":
             v = int(row["stored_activations"]) + int(row["recomputed_activations"])
             peak = max(peak, v)
-            peak_saved = max(peak_saved, v - transient[i])
-            peak_pt = max(peak_pt, v - transient[i] - weights[i])
+            peak_saved = max(peak_saved, v - transient[i] - sim_held[i] + torch_held[i])
+            peak_pt = max(peak_pt, v - transient[i] - weights[i] - sim_held[i] + torch_held[i])
     return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak,
             "saved_peak_backward_no_transients": peak_saved,
             # As PyTorch counts: without the weight copies (and, through backward, the transients).
