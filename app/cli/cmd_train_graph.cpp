@@ -29,6 +29,17 @@ struct TrainGraphOptions
     std::string profile;
 };
 
+const char *phaseName(training::Phase phase)
+{
+    switch (phase) {
+    case training::Phase::Forward: return "forward";
+    case training::Phase::Loss: return "loss";
+    case training::Phase::Backward: return "backward";
+    case training::Phase::Optimizer: return "optimizer";
+    }
+    return "?";
+}
+
 int runTrainGraph(const TrainGraphOptions &o)
 {
     training::BuildOptions build;
@@ -68,6 +79,24 @@ int runTrainGraph(const TrainGraphOptions &o)
                             {"saved_bytes", e.bytes},
                             {"saved", std::move(tensors)}});
         }
+        // The training graph itself: every op in order with the tensors it reads and writes, and
+        // every tensor's bytes, for tools that follow its data flow (remat_apply.py models which
+        // backward op reads which recomputed value, as torch.utils.checkpoint holds them).
+        nlohmann::json ops = nlohmann::json::array();
+        for (const training::Op &op : tg.ops()) {
+            nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+            for (TensorId id : op.inputs)
+                inputs.push_back(tg.tensor(id).name);
+            for (TensorId id : op.outputs)
+                outputs.push_back(tg.tensor(id).name);
+            ops.push_back({{"name", op.name},
+                           {"phase", phaseName(op.phase)},
+                           {"inputs", std::move(inputs)},
+                           {"outputs", std::move(outputs)}});
+        }
+        nlohmann::json tensorBytes = nlohmann::json::object();
+        for (const training::Tensor &t : tg.tensors())
+            tensorBytes[t.name] = t.bytes;
         nlohmann::json j = {
             {"model", o.input.model},
             {"batch", tg.info().batch},
@@ -104,6 +133,8 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"store_all_seconds", t->totalSeconds},
             {"cost_model", costs.source},
             {"saved_by_op", std::move(byOp)},
+            {"ops", std::move(ops)},
+            {"tensor_bytes", std::move(tensorBytes)},
         };
         addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());

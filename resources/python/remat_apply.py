@@ -1829,38 +1829,58 @@ def _value_bytes(graph, v):
     return n * {1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}.get(graph.shapes[v][0], 4)
 
 
-def _saved_by_op(remat, onnx_path):
-    """{forward op: [(value, bytes, dtype)]}: what each op's backward reads (`remat train-graph --json`)."""
+def _training_graph(remat, onnx_path):
+    """`remat train-graph --json`: the training graph's ops in order (name, phase, inputs,
+    outputs: tensor names) and each tensor's bytes."""
     cmd = [remat, "train-graph", onnx_path, "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
-    return {o["name"]: [(v["name"], int(v["bytes"]), v.get("dtype", "")) for v in o["saved"]]
-            for o in json.loads(r.stdout).get("saved_by_op", [])}
+    j = json.loads(r.stdout)
+    if "ops" not in j:
+        raise RuntimeError(f"{remat}: `train-graph --json` lists no ops (a remat older than this helper)")
+    return j
 
 
-def _checkpoint_holding(rows, begin, plan, onnx, saved_by_op, skip=frozenset()):
+def _checkpoint_holding(rows, begin, plan, tg, skip=frozenset()):
     """The plan's recomputed values held as torch.utils.checkpoint (non-reentrant) and the
     helper's recompute tokens hold them: {value: [(first row, end row), ...]}, the bytes per CSV
-    row and each value's bytes (values in `skip`, weight copies and masks, are left out).
+    row and each value's bytes. `tg`: the training graph (_training_graph); `skip`: values with
+    rules of their own (weight copies, CPU dropout masks).
 
     The simulator (the lowering: core/solvers/lowering.h) recomputes a segment once, at the first
     backward op that reads any of its values, and holds each until its last backward read. PyTorch
-    holds two groups per segment apart: the values ops inside the segment save (checkpoint
-    holders: all recomputed when the first of the segment's backward nodes unpacks one) and the
-    segment's outputs that ops outside it save (recompute tokens: a separate no-grad run of the
-    segment when the first such op's backward unpacks one). Each group appears at its own first
-    unpack and each value goes at the last backward read within its group, so a segment's output
-    read by the next op's backward is not held beside the segment's inside (vgg16's first MaxPool
-    output beside the two 224x224 ReLU outputs of its block), and a value both groups save is held
-    twice. A segment's inputs (values the plan keeps) stay while any of its holders or tokens
-    lives (torch.utils.checkpoint's recomputation closure and the token's call hold them), where
-    the simulator frees them once the segment is recomputed. Segments: the plan's recomputed
-    forward ops joined through values it does not hold at backward-begin."""
-    states = PlanStates(plan)
-    recomputed = states.recomputed_ops
-    resident = _resident(states, onnx)
-    producer = {o: nd["name"] for nd in onnx.nodes for o in nd["outputs"]}
+    holds two groups per segment apart: the values the backward of ops inside the segment reads
+    (checkpoint holders: all recomputed when the first of the segment's backward nodes unpacks
+    one) and the segment's outputs that the backward of ops outside it reads (recompute tokens:
+    a separate no-grad run of the segment when the first such op's backward unpacks one). Each
+    group appears at its own first unpack and each value goes at the last backward read within
+    its group, so a segment's output read by the next op's backward is not held beside the
+    segment's inside (vgg16's first MaxPool output beside the two 224x224 ReLU outputs of its
+    block), and a value both groups read is held twice. A segment's inputs (values the plan
+    keeps) stay while any of its holders or tokens lives (torch.utils.checkpoint's recomputation
+    closure and the token's call hold them), where the simulator frees them once the segment is
+    recomputed. Segments: the plan's recomputed forward ops joined through the values it does not
+    hold at backward-begin. A backward op "<op>/grad" is <op>'s autograd node."""
+    ops = tg["ops"]
+    nbytes = tg["tensor_bytes"]
+    forward = [o for o in ops if o["phase"] == "forward"]
+    producer = {t: o["name"] for o in forward for t in o["outputs"]}
+    by_name = {o["name"]: o for o in forward}
+    # The plan's forward and recomputed ops, and what it holds at backward-begin.
+    recomputed, resident, phase = set(), set(), "forward"
+    for step in plan.get("schedule", []):
+        if not step or step[0] == "phase":
+            phase = "backward" if step and step[1] == "backward-begin" else phase
+            continue
+        name = step[1] if len(step) > 1 else ""
+        if step[0] == "compute" and name in by_name:
+            if phase == "forward":
+                resident.update(by_name[name]["outputs"])
+            else:
+                recomputed.add(name)
+        elif step[0] == "free" and phase == "forward":
+            resident.discard(name)
     parent = {o: o for o in recomputed}
 
     def find(x):
@@ -1868,43 +1888,37 @@ def _checkpoint_holding(rows, begin, plan, onnx, saved_by_op, skip=frozenset()):
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
-    for nd in onnx.nodes:
-        if nd["name"] not in recomputed:
-            continue
-        for x in nd["inputs"]:
+    for name in recomputed:
+        for x in by_name[name]["inputs"]:
             p = producer.get(x)
             if p in recomputed and x not in resident:
-                parent[find(p)] = find(nd["name"])
-    # Backward rows per forward op ("<op>/grad").
-    grad_rows = {}
-    for i, r in enumerate(rows):
-        if i > begin and r["kind"] == "compute" and r["name"].endswith("/grad"):
-            grad_rows.setdefault(r["name"][:-5], []).append(i)
+                parent[find(p)] = find(name)
+    rows_of = {}
     free_rows = {}
     for i, r in enumerate(rows):
-        if i > begin and r["kind"] == "free":
+        if i > begin and r["kind"] == "compute":
+            rows_of.setdefault(r["name"], []).append(i)
+        elif i > begin and r["kind"] == "free":
             free_rows.setdefault(r["name"], []).append(i)
-    # Per (segment, inside?) the values and their savers' backward rows.
+    # Per (segment, inside?) the first and last backward row of its nodes and, per value, its
+    # last read there.
     groups = {}
-    nbytes = {}
-    for saver, saved in saved_by_op.items():
-        rows_of_saver = grad_rows.get(saver)
-        if not rows_of_saver:
+    for b in ops:
+        if b["phase"] != "backward" or not b["name"].endswith("/grad") or b["name"] not in rows_of:
             continue
-        inside = saver in recomputed
-        if inside:  # every backward node of the segment unpacks a holder: the first recomputes
-            g = groups.setdefault((find(saver), True), {"first": rows_of_saver[0], "last": -1, "values": {}})
-            g["first"] = min(g["first"], rows_of_saver[0])
-            g["last"] = max(g["last"], rows_of_saver[-1])
-        for v, b, _dtype in saved:
-            p = producer.get(v)
+        node = b["name"][:-len("/grad")]
+        first, last = rows_of[b["name"]][0], rows_of[b["name"]][-1]
+        reads = [v for v in b["inputs"] if v in producer]
+        if node in recomputed and reads:  # every holder the node unpacks: the first recomputes
+            g = groups.setdefault((find(node), True), {"first": first, "last": last, "values": {}})
+            g["first"], g["last"] = min(g["first"], first), max(g["last"], last)
+        for v in reads:
+            p = producer[v]
             if p not in recomputed or v in resident or v in skip:
                 continue
-            nbytes[v] = b
-            g = groups.setdefault((find(p), inside), {"first": rows_of_saver[0], "last": -1, "values": {}})
-            g["first"] = min(g["first"], rows_of_saver[0])
-            g["last"] = max(g["last"], rows_of_saver[-1])
-            g["values"][v] = max(g["values"].get(v, -1), rows_of_saver[-1])
+            g = groups.setdefault((find(p), node in recomputed), {"first": first, "last": last, "values": {}})
+            g["first"], g["last"] = min(g["first"], first), max(g["last"], last)
+            g["values"][v] = max(g["values"].get(v, -1), last)
     last_read = {}
     for g in groups.values():
         for v, last in g["values"].items():
@@ -1924,19 +1938,18 @@ def _checkpoint_holding(rows, begin, plan, onnx, saved_by_op, skip=frozenset()):
     for (root, _inside), g in groups.items():
         until[root] = max(until.get(root, -1), g["last"] + 1)
     inputs = {}
-    for nd in onnx.nodes:
-        if nd["name"] in recomputed and find(nd["name"]) in until:
-            for x in nd["inputs"]:
-                if producer.get(x) is not None and x in resident and x not in skip:
-                    inputs[x] = max(inputs.get(x, -1), until[find(nd["name"])])
+    for name in recomputed:
+        if find(name) in until:
+            for x in by_name[name]["inputs"]:
+                if x in producer and x in resident and x not in skip:
+                    inputs[x] = max(inputs.get(x, -1), until[find(name)])
     for x, end in inputs.items():
-        freed = next((f for f in free_rows.get(x, ())), None)
+        freed = next(iter(free_rows.get(x, ())), None)
         if freed is None or freed >= end:
             continue
-        b = _value_bytes(onnx, x)
         for k in range(freed, end):
-            per_row[k] += b
-    return held, per_row, nbytes
+            per_row[k] += nbytes[x]
+    return held, per_row, {v: nbytes[v] for v in held}
 
 
 def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=False):
@@ -1984,8 +1997,10 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
         masks = {nd["outputs"][1] for nd in graph.nodes if cpu_dropout and nd["op"] == "Dropout" and len(nd["outputs"]) > 1}
         held, held_bytes = {}, {}
         if plan_path:  # (weight copies and masks: their own rules above)
-            held, torch_held, held_bytes = _checkpoint_holding(
-                rows, begin, load_plan(plan_path), graph, _saved_by_op(remat, onnx_path), derived | masks)
+            tg = _training_graph(remat, onnx_path)
+            held, torch_held, held_bytes = _checkpoint_holding(rows, begin, load_plan(plan_path), tg, derived | masks)
+            # The training graph's ops: also the outputs ONNX does not name (MaxPool's indices).
+            outputs.update((o["name"], o["outputs"]) for o in tg["ops"])
         born, weight_born, last_compute = {}, {}, ""
         for i, r in enumerate(rows):
             kind, name = r["kind"], r["name"]
