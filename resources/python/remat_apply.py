@@ -1453,11 +1453,36 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
         return len({o in states.recomputed_ops for o in ops}) > 1
     rep["groups_partly_recomputed"] = names(sorted(
         (n for n, m in mapping.items() if len(m["onnx"]) > 1 and partly(m)), key=lambda m: _order(gm)[m]))
-    # The exact differences that change what is kept. (The expected bytes are a static estimate
-    # from one probed run, shown beside each other, not part of this verdict.)
-    rep["faithful"] = not (recomputed_not_planned or kept_not_planned or unmapped_plan_ops or merged_cycles
-                           or rep["groups_partly_recomputed"] or kept_by_application_only)
+    # The exact differences that change what is kept, by the report's key naming them (the
+    # expected bytes are a static estimate from one probed run, shown beside each other, not part
+    # of this verdict). "Not faithful" always comes with at least one of them.
+    rep["not_faithful_because"] = [k for k in FAITHFULNESS_KEYS if rep[k]]
+    rep["faithful"] = not rep["not_faithful_because"]
     return rep
+
+
+# The report's lists of differences from the plan; any non-empty one makes it "not faithful".
+FAITHFULNESS_KEYS = ("plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
+                     "kept_by_application_only", "merged_cycles", "groups_partly_recomputed")
+
+
+def not_faithful_reason(report):
+    """Why an application is not faithful, in one line naming each difference and its first
+    values (the module-wrapping fallback: its reason); "" when it is faithful."""
+    if report.get("faithful"):
+        return ""
+    if report.get("method") != "fx-segments":
+        return report.get("reason") or "not applied with torch.fx segments"
+    keys = report.get("not_faithful_because") or [k for k in FAITHFULNESS_KEYS if report.get(k)]
+    parts = []
+    for k in keys:
+        v = report[k]
+        if isinstance(v, list):
+            more = f" (+{len(v) - 2} more)" if len(v) > 2 else ""
+            parts.append(f"{k}: {', '.join(str(x) for x in v[:2])}{more}")
+        else:
+            parts.append(f"{k}: {v}")
+    return "; ".join(parts) or "unknown (a report without its differences)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1545,6 +1570,8 @@ def summary(report):
         parts.append(f"{r['merged_cycles']} cycles between segments merged")
     if r.get("groups_partly_recomputed"):
         parts.append(f"modules the plan recomputes only in part, kept whole: {r['groups_partly_recomputed'][:3]}")
+    if r.get("kept_by_application_only"):
+        parts.append(f"kept here, neither saved by the plain run nor held by the plan: {r['kept_by_application_only'][:5]}")
     return "; ".join(parts)
 
 
@@ -2147,7 +2174,8 @@ def _print_validation(r):
         row("plan: host (offloaded) peak", p["measured_host_peak"], p["predicted_host_peak"])
     print(f"  gradients: max relative error {r['gradients_max_relative_error']:.3g} ({r['gradients_worst']})")
     if r["report"]:
-        print("  applied: " + summary(r["report"]) + ("" if r["report"]["faithful"] else "  [NOT FAITHFUL]"))
+        print("  applied: " + summary(r["report"]) + ("" if r["report"]["faithful"] else
+                                                      f"  [NOT FAITHFUL: {not_faithful_reason(r['report'])}]"))
 
 
 def main(argv):

@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "resources", "python"))
 import remat_apply  # noqa: E402
+import remat_apply_survey  # noqa: E402
 
 REMAT = os.environ.get("REMAT_CLI") or remat_apply._remat_binary()
 
@@ -166,6 +167,7 @@ class RematApplyTest(unittest.TestCase):
         self.assertEqual(applied.remat_report["method"], "module-wrapping")
         self.assertFalse(applied.remat_report["faithful"])
         self.assertIn("torch.fx cannot trace", applied.remat_report["reason"])
+        self.assertIn("torch.fx cannot trace", remat_apply_survey.applied_cell(applied.remat_report))
         self.assertTrue(any("not faithfully" in str(w.message) for w in caught))
 
     def test_plan_for_another_model_is_refused(self):
@@ -299,6 +301,8 @@ class TinyVitTest(unittest.TestCase):
         rep = applied.remat_report
         self.assertFalse(rep["faithful"])
         self.assertIn("/encoder/layers/encoder_layer_0/self_attention/Transpose_6_output_0", rep["groups_partly_recomputed"])
+        self.assertEqual(rep["not_faithful_because"], ["groups_partly_recomputed"])
+        self.assertIn("NOT faithful: groups_partly_recomputed: ", remat_apply_survey.applied_cell(rep))
         self.assertTrue(any("differs from the plan" in str(w.message) and "self_attention" in str(w.message)
                             for w in caught))
         # The difference shows in the figures too: the attention runs whole in a segment, so PyTorch
@@ -356,6 +360,15 @@ class TinySwinTest(unittest.TestCase):
         rep, p = r["report"], r["plan_applied"]
         self.assertFalse(rep["faithful"])
         self.assertNotEqual(rep["kept_by_application_only"], [])
+        # Not faithful says why, wherever it is printed: the report's own list of differences,
+        # the summary (validate, remat validate-plan) and the survey's table (whose own list of
+        # keys once missed one and printed "NOT faithful: " with no reason).
+        self.assertEqual(rep["not_faithful_because"], ["kept_by_application_only"])
+        self.assertIn("kept here, neither saved by the plain run nor held by the plan", remat_apply.summary(rep))
+        self.assertIn("NOT faithful: kept_by_application_only: ", remat_apply_survey.applied_cell(rep))
+        stale = {k: v for k, v in rep.items() if k != "not_faithful_because"}  # a record from before the list
+        self.assertIn("kept_by_application_only", remat_apply_survey.applied_cell(stale))
+        self.assertNotEqual(remat_apply.not_faithful_reason({"method": "fx-segments", "faithful": False}), "")
         self.assertGreater(p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"], p)
         self.assertFalse(remat_apply.within(r))
 
