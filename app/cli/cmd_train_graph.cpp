@@ -8,6 +8,7 @@
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/training/apply_training_options.h"
+#include "core/training/builder.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
@@ -97,6 +98,12 @@ int runTrainGraph(const TrainGraphOptions &o)
         nlohmann::json tensorBytes = nlohmann::json::object();
         for (const training::Tensor &t : tg.tensors())
             tensorBytes[t.name] = t.bytes;
+        // The values PyTorch makes as views, each with the tensor owning the storage it keeps.
+        nlohmann::json storageBase = nlohmann::json::object();
+        const std::vector<TensorId> bases = training::pytorchStorageBases(tg);
+        for (const training::Tensor &t : tg.tensors())
+            if (bases[t.id.index()] != t.id)
+                storageBase[t.name] = tg.tensor(bases[t.id.index()]).name;
         nlohmann::json j = {
             {"model", o.input.model},
             {"batch", tg.info().batch},
@@ -135,6 +142,7 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"saved_by_op", std::move(byOp)},
             {"ops", std::move(ops)},
             {"tensor_bytes", std::move(tensorBytes)},
+            {"storage_base", std::move(storageBase)},
         };
         addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());

@@ -1979,6 +1979,42 @@ def _checkpoint_holding(rows, begin, plan, tg, skip=frozenset()):
     return held, per_row, {v: nbytes[v] for v in held}
 
 
+def _view_storage(rows, begin, tg, skip=frozenset()):
+    """Per CSV row from backward-begin on, what PyTorch's storages add to the simulator's stored
+    activations: a value PyTorch makes as a view (a chunk, a reshape: train-graph's storage_base)
+    keeps its base's whole storage, once however many views of it are kept, and a view of a
+    parameter or the input keeps nothing counted; the simulator (and its executors) hold each
+    view materialised, at its own size. shufflenet_v2: each stride-1 block's branch saves a
+    chunk of the channel-shuffled input, keeping both halves (+430,592 B under store-all at batch
+    4, 64x64). Values computed again in backward are left as they are; `skip`: values with rules
+    of their own (weight copies, CPU dropout masks)."""
+    out = [0] * len(rows)
+    base_of = tg.get("storage_base", {})
+    if not base_of:
+        return out
+    nbytes = tg["tensor_bytes"]
+    produced = {t for o in tg["ops"] if o["phase"] == "forward" for t in o["outputs"]}
+    forward = {o["name"]: o["outputs"] for o in tg["ops"] if o["phase"] == "forward"}
+    involved = (set(base_of) | set(base_of.values())) - set(skip)
+    live = set()
+    for i, r in enumerate(rows):
+        if r["kind"] == "compute" and i < begin:
+            live.update(t for t in forward.get(r["name"], ()) if t in involved)
+        elif r["kind"] == "free":
+            live.discard(r["name"])
+        if i < begin or not live:
+            continue
+        groups = {}
+        for v in live:
+            groups.setdefault(base_of.get(v, v), []).append(v)
+        for b, members in groups.items():
+            if len(members) == 1 and members[0] == b:
+                continue
+            kept = nbytes[b] if b in produced and b not in skip else 0
+            out[i] += kept - sum(nbytes[v] for v in members)
+    return out
+
+
 def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=False):
     """The simulator's saved figures: stored activations at backward-begin and the peak of
     stored + recomputed activations through backward (from the per-step CSV), plus --json.
@@ -2014,8 +2050,9 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
     #   in PyTorch; the simulator counts them among stored (or recomputed) activations.
     # - recomputed values held otherwise by PyTorch's checkpoint (_checkpoint_holding): the
     #   simulator's backward instances of those values give way to PyTorch's.
+    # - views (_view_storage): stored values PyTorch makes as views count as their base's storage.
     n = len(rows)
-    transient, weights, sim_held, torch_held = [0] * n, [0] * n, [0] * n, [0] * n
+    transient, weights, sim_held, torch_held, views = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
     begin = next((i for i, r in enumerate(rows) if r["kind"] == "phase" and r["name"] == "backward-begin"), n)
     if graph is not None:
         outputs = {nd["name"]: nd["outputs"] for nd in graph.nodes}
@@ -2023,11 +2060,12 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
         # Dropout masks (bool): 3 more bytes an element where PyTorch saves float32 noise.
         masks = {nd["outputs"][1] for nd in graph.nodes if cpu_dropout and nd["op"] == "Dropout" and len(nd["outputs"]) > 1}
         held, held_bytes = {}, {}
+        tg = _training_graph(remat, onnx_path)
+        views = _view_storage(rows, begin, tg, derived | masks)
         if plan_path:  # (weight copies and masks: their own rules above)
-            tg = _training_graph(remat, onnx_path)
             held, torch_held, held_bytes = _checkpoint_holding(rows, begin, load_plan(plan_path), tg, derived | masks)
-            # The training graph's ops: also the outputs ONNX does not name (MaxPool's indices).
-            outputs.update((o["name"], o["outputs"]) for o in tg["ops"])
+        # The training graph's ops: also the outputs ONNX does not name (MaxPool's indices).
+        outputs.update((o["name"], o["outputs"]) for o in tg["ops"])
         born, weight_born, last_compute = {}, {}, ""
         for i, r in enumerate(rows):
             kind, name = r["kind"], r["name"]
@@ -2061,12 +2099,12 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
         if row["kind"] == "phase" and row["name"] == "backward-begin":
             phase = "backward"
             end_fwd = int(row["stored_activations"])
-            end_fwd_pt = end_fwd - weights[i]
+            end_fwd_pt = end_fwd - weights[i] + views[i]
         if phase == "backward":
             v = int(row["stored_activations"]) + int(row["recomputed_activations"])
             peak = max(peak, v)
             peak_saved = max(peak_saved, v - transient[i] - sim_held[i] + torch_held[i])
-            peak_pt = max(peak_pt, v - transient[i] - weights[i] - sim_held[i] + torch_held[i])
+            peak_pt = max(peak_pt, v - transient[i] - weights[i] - sim_held[i] + torch_held[i] + views[i])
     return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak,
             "saved_peak_backward_no_transients": peak_saved,
             # As PyTorch counts: without the weight copies (and, through backward, the transients).
