@@ -140,10 +140,11 @@ class RematApplyTest(unittest.TestCase):
     def test_rotor_at_half_the_activation_peak(self):
         # Rotor recomputes the stem twice (once with the first block, once for its own backward);
         # torch.utils.checkpoint recomputes a segment once and holds its saved values until
-        # backward reaches them: 7.6% above the simulator's saved peak on this net.
-        r = self.check(self.plan("rotor", "--objective", "min-time", "--budget", str(self.rotor_budget)),
-                       peak_tolerance=0.10)
-        self.assertGreaterEqual(r["plan_applied"]["deviation_peak_backward_no_transients"], 0)
+        # backward reaches them: 7.6% above the simulator's saved peak on this net, which the
+        # prediction as PyTorch counts now models (the holders' lifetimes, simulated.__doc__).
+        r = self.check(self.plan("rotor", "--objective", "min-time", "--budget", str(self.rotor_budget)))
+        p = r["plan_applied"]
+        self.assertEqual(p["measured_peak_backward"], p["predicted_peak_backward_as_pytorch"], p)
 
     def test_offload_moves_saved_tensors_to_host(self):
         plan = self.plan("offload")
