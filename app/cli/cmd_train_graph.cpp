@@ -9,6 +9,7 @@
 #include "core/sim/simulator.h"
 #include "core/training/apply_training_options.h"
 #include "core/training/builder.h"
+#include "core/training/storage_bases.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,5 @@
 #include "core/training/builder.h"
+#include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
 #include "core/ops/op_def.h"

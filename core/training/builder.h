@@ -103,9 +103,4 @@ struct TrainingSummary
 
 TrainingSummary summarize(const TrainingGraph &graph);
 
-/// Per tensor id, the tensor whose storage PyTorch keeps when it saves this one: the tensor
-/// itself, or for a value PyTorch makes as a view (the ops savedForBackwardBytes lists above) the
-/// tensor owning its base's storage. summarize() counts saved storages by it.
-std::vector<TensorId> pytorchStorageBases(const TrainingGraph &graph);
-
 } // namespace remat::core::training

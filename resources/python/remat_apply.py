@@ -1405,6 +1405,13 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
     # Values the application keeps that neither the plain run saves nor the plan holds as a
     # checkpoint: a segment input no one else needs kept (the simulator does not count it).
     plan_resident = {value_to_fx[v] for v in _resident(states, onnx) if v in value_to_fx}
+    # And a value the plan holds at backward-begin that runs in a segment and is not kept there:
+    # shufflenet's rotor plan keeps a chunk (ONNX: a Slice output of its own) of a channel shuffle
+    # it recomputes; in PyTorch the chunk is a view whose base the segment recomputes, so the op
+    # reading it saves a recompute token instead.
+    recomputed_not_planned = sorted(set(recomputed_not_planned) | {
+        n for n in plan_resident if n in seg_nodes and n not in applied_kept and n in info and info[n]["storages"]},
+        key=lambda m: _order(gm)[m])
     # (A node with no op of its own, a view or Dropout(p=0), stands for the node owning its storage.)
     def accounted(n):
         if n in plain_kept or n in plan_resident or n.op in ("placeholder", "get_attr"):
