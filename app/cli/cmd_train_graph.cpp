@@ -8,6 +8,8 @@
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/training/apply_training_options.h"
+#include "core/training/builder.h"
+#include "core/training/storage_bases.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
@@ -28,6 +30,17 @@ struct TrainGraphOptions
     bool inputGradients = false;
     std::string profile;
 };
+
+const char *phaseName(training::Phase phase)
+{
+    switch (phase) {
+    case training::Phase::Forward: return "forward";
+    case training::Phase::Loss: return "loss";
+    case training::Phase::Backward: return "backward";
+    case training::Phase::Optimizer: return "optimizer";
+    }
+    return "?";
+}
 
 int runTrainGraph(const TrainGraphOptions &o)
 {
@@ -68,6 +81,30 @@ int runTrainGraph(const TrainGraphOptions &o)
                             {"saved_bytes", e.bytes},
                             {"saved", std::move(tensors)}});
         }
+        // The training graph itself: every op in order with the tensors it reads and writes, and
+        // every tensor's bytes, for tools that follow its data flow (remat_apply.py models which
+        // backward op reads which recomputed value, as torch.utils.checkpoint holds them).
+        nlohmann::json ops = nlohmann::json::array();
+        for (const training::Op &op : tg.ops()) {
+            nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+            for (TensorId id : op.inputs)
+                inputs.push_back(tg.tensor(id).name);
+            for (TensorId id : op.outputs)
+                outputs.push_back(tg.tensor(id).name);
+            ops.push_back({{"name", op.name},
+                           {"phase", phaseName(op.phase)},
+                           {"inputs", std::move(inputs)},
+                           {"outputs", std::move(outputs)}});
+        }
+        nlohmann::json tensorBytes = nlohmann::json::object();
+        for (const training::Tensor &t : tg.tensors())
+            tensorBytes[t.name] = t.bytes;
+        // The values PyTorch makes as views, each with the tensor owning the storage it keeps.
+        nlohmann::json storageBase = nlohmann::json::object();
+        const std::vector<TensorId> bases = training::pytorchStorageBases(tg);
+        for (const training::Tensor &t : tg.tensors())
+            if (bases[t.id.index()] != t.id)
+                storageBase[t.name] = tg.tensor(bases[t.id.index()]).name;
         nlohmann::json j = {
             {"model", o.input.model},
             {"batch", tg.info().batch},
@@ -104,6 +141,9 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"store_all_seconds", t->totalSeconds},
             {"cost_model", costs.source},
             {"saved_by_op", std::move(byOp)},
+            {"ops", std::move(ops)},
+            {"tensor_bytes", std::move(tensorBytes)},
+            {"storage_base", std::move(storageBase)},
         };
         addTimeSourceJson(j, costs, rep);
         std::printf("%s\n", j.dump(2).c_str());

@@ -1,4 +1,5 @@
 #include "core/training/builder.h"
+#include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
 #include "core/ops/op_def.h"
@@ -814,6 +815,25 @@ bool savesAsView(const TrainingGraph &g, const Op &op)
 
 } // namespace
 
+std::vector<TensorId> pytorchStorageBases(const TrainingGraph &g)
+{
+    // PyTorch saves a view (reshape, squeeze, flatten, a slice, a chunk, a selected index, an
+    // expand) as a reference to its base: the base's whole storage stays alive. ONNX materialises
+    // these; follow them back to the tensor that owns the storage. (Transpose is left out: where a
+    // transposed view meets a matrix product, PyTorch copies it to a fresh storage of the same
+    // size.)
+    std::vector<TensorId> root(g.tensorCount());
+    for (size_t i = 0; i < root.size(); ++i)
+        root[i] = TensorId(static_cast<int32_t>(i));
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward || op.inputs.empty() || !savesAsView(g, op))
+            continue;
+        for (TensorId out : op.outputs)
+            root[out.index()] = root[op.inputs[0].index()];
+    }
+    return root;
+}
+
 TrainingSummary summarize(const TrainingGraph &g)
 {
     TrainingSummary s;
@@ -836,20 +856,8 @@ TrainingSummary summarize(const TrainingGraph &g)
             for (TensorId out : op.outputs)
                 weightDerived[out.index()] = true;
     }
-    // PyTorch saves a view (reshape, squeeze, flatten, a slice, a chunk, a selected index, an
-    // expand) as a reference to its base: the base's whole storage stays alive, counted once however
-    // many views of it are saved. ONNX materialises these; follow them back to the tensor that
-    // owns the storage. (Transpose is left out: where a transposed view meets a matrix product,
-    // PyTorch copies it to a fresh storage of the same size.)
-    std::vector<TensorId> root(nt);
-    for (size_t i = 0; i < nt; ++i)
-        root[i] = TensorId(i);
-    for (const Op &op : g.ops()) {
-        if (op.phase != Phase::Forward || op.inputs.empty() || !savesAsView(g, op))
-            continue;
-        for (TensorId out : op.outputs)
-            root[out.index()] = root[op.inputs[0].index()];
-    }
+    // A view saved is its base's whole storage, counted once however many views of it are saved.
+    const std::vector<TensorId> root = pytorchStorageBases(g);
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
         switch (op.phase) {

@@ -1405,6 +1405,13 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
     # Values the application keeps that neither the plain run saves nor the plan holds as a
     # checkpoint: a segment input no one else needs kept (the simulator does not count it).
     plan_resident = {value_to_fx[v] for v in _resident(states, onnx) if v in value_to_fx}
+    # And a value the plan holds at backward-begin that runs in a segment and is not kept there:
+    # shufflenet's rotor plan keeps a chunk (ONNX: a Slice output of its own) of a channel shuffle
+    # it recomputes; in PyTorch the chunk is a view whose base the segment recomputes, so the op
+    # reading it saves a recompute token instead.
+    recomputed_not_planned = sorted(set(recomputed_not_planned) | {
+        n for n in plan_resident if n in seg_nodes and n not in applied_kept and n in info and info[n]["storages"]},
+        key=lambda m: _order(gm)[m])
     # (A node with no op of its own, a view or Dropout(p=0), stands for the node owning its storage.)
     def accounted(n):
         if n in plain_kept or n in plan_resident or n.op in ("placeholder", "get_attr"):
@@ -1453,11 +1460,36 @@ def _report(gm, info, mapping, unmapped, unverified, unmapped_plan_ops, states, 
         return len({o in states.recomputed_ops for o in ops}) > 1
     rep["groups_partly_recomputed"] = names(sorted(
         (n for n, m in mapping.items() if len(m["onnx"]) > 1 and partly(m)), key=lambda m: _order(gm)[m]))
-    # The exact differences that change what is kept. (The expected bytes are a static estimate
-    # from one probed run, shown beside each other, not part of this verdict.)
-    rep["faithful"] = not (recomputed_not_planned or kept_not_planned or unmapped_plan_ops or merged_cycles
-                           or rep["groups_partly_recomputed"] or kept_by_application_only)
+    # The exact differences that change what is kept, by the report's key naming them (the
+    # expected bytes are a static estimate from one probed run, shown beside each other, not part
+    # of this verdict). "Not faithful" always comes with at least one of them.
+    rep["not_faithful_because"] = [k for k in FAITHFULNESS_KEYS if rep[k]]
+    rep["faithful"] = not rep["not_faithful_because"]
     return rep
+
+
+# The report's lists of differences from the plan; any non-empty one makes it "not faithful".
+FAITHFULNESS_KEYS = ("plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
+                     "kept_by_application_only", "merged_cycles", "groups_partly_recomputed")
+
+
+def not_faithful_reason(report):
+    """Why an application is not faithful, in one line naming each difference and its first
+    values (the module-wrapping fallback: its reason); "" when it is faithful."""
+    if report.get("faithful"):
+        return ""
+    if report.get("method") != "fx-segments":
+        return report.get("reason") or "not applied with torch.fx segments"
+    keys = report.get("not_faithful_because") or [k for k in FAITHFULNESS_KEYS if report.get(k)]
+    parts = []
+    for k in keys:
+        v = report[k]
+        if isinstance(v, list):
+            more = f" (+{len(v) - 2} more)" if len(v) > 2 else ""
+            parts.append(f"{k}: {', '.join(str(x) for x in v[:2])}{more}")
+        else:
+            parts.append(f"{k}: {v}")
+    return "; ".join(parts) or "unknown (a report without its differences)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1545,6 +1577,8 @@ def summary(report):
         parts.append(f"{r['merged_cycles']} cycles between segments merged")
     if r.get("groups_partly_recomputed"):
         parts.append(f"modules the plan recomputes only in part, kept whole: {r['groups_partly_recomputed'][:3]}")
+    if r.get("kept_by_application_only"):
+        parts.append(f"kept here, neither saved by the plain run nor held by the plan: {r['kept_by_application_only'][:5]}")
     return "; ".join(parts)
 
 
@@ -1829,6 +1863,165 @@ def _value_bytes(graph, v):
     return n * {1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 16: 2}.get(graph.shapes[v][0], 4)
 
 
+def _training_graph(remat, onnx_path):
+    """`remat train-graph --json`: the training graph's ops in order (name, phase, inputs,
+    outputs: tensor names) and each tensor's bytes."""
+    cmd = [remat, "train-graph", onnx_path, "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
+    j = json.loads(r.stdout)
+    if "ops" not in j:
+        raise RuntimeError(f"{remat}: `train-graph --json` lists no ops (a remat older than this helper)")
+    return j
+
+
+def _checkpoint_holding(rows, begin, plan, tg, skip=frozenset()):
+    """The plan's recomputed values held as torch.utils.checkpoint (non-reentrant) and the
+    helper's recompute tokens hold them: {value: [(first row, end row), ...]}, the bytes per CSV
+    row and each value's bytes. `tg`: the training graph (_training_graph); `skip`: values with
+    rules of their own (weight copies, CPU dropout masks).
+
+    The simulator (the lowering: core/solvers/lowering.h) recomputes a segment once, at the first
+    backward op that reads any of its values, and holds each until its last backward read. PyTorch
+    holds two groups per segment apart: the values the backward of ops inside the segment reads
+    (checkpoint holders: all recomputed when the first of the segment's backward nodes unpacks
+    one) and the segment's outputs that the backward of ops outside it reads (recompute tokens:
+    a separate no-grad run of the segment when the first such op's backward unpacks one). Each
+    group appears at its own first unpack and each value goes at the last backward read within
+    its group, so a segment's output read by the next op's backward is not held beside the
+    segment's inside (vgg16's first MaxPool output beside the two 224x224 ReLU outputs of its
+    block), and a value both groups read is held twice. A segment's inputs (values the plan
+    keeps) stay while any of its holders or tokens lives (torch.utils.checkpoint's recomputation
+    closure and the token's call hold them), where the simulator frees them once the segment is
+    recomputed. Segments: the plan's recomputed forward ops joined through the values it does not
+    hold at backward-begin. A backward op "<op>/grad" is <op>'s autograd node."""
+    ops = tg["ops"]
+    nbytes = tg["tensor_bytes"]
+    forward = [o for o in ops if o["phase"] == "forward"]
+    producer = {t: o["name"] for o in forward for t in o["outputs"]}
+    by_name = {o["name"]: o for o in forward}
+    # The plan's forward and recomputed ops, and what it holds at backward-begin.
+    recomputed, resident, phase = set(), set(), "forward"
+    for step in plan.get("schedule", []):
+        if not step or step[0] == "phase":
+            phase = "backward" if step and step[1] == "backward-begin" else phase
+            continue
+        name = step[1] if len(step) > 1 else ""
+        if step[0] == "compute" and name in by_name:
+            if phase == "forward":
+                resident.update(by_name[name]["outputs"])
+            else:
+                recomputed.add(name)
+        elif step[0] == "free" and phase == "forward":
+            resident.discard(name)
+    parent = {o: o for o in recomputed}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for name in recomputed:
+        for x in by_name[name]["inputs"]:
+            p = producer.get(x)
+            if p in recomputed and x not in resident:
+                parent[find(p)] = find(name)
+    rows_of = {}
+    free_rows = {}
+    for i, r in enumerate(rows):
+        if i > begin and r["kind"] == "compute":
+            rows_of.setdefault(r["name"], []).append(i)
+        elif i > begin and r["kind"] == "free":
+            free_rows.setdefault(r["name"], []).append(i)
+    # Per (segment, inside?) the first and last backward row of its nodes and, per value, its
+    # last read there.
+    groups = {}
+    for b in ops:
+        if b["phase"] != "backward" or not b["name"].endswith("/grad") or b["name"] not in rows_of:
+            continue
+        node = b["name"][:-len("/grad")]
+        first, last = rows_of[b["name"]][0], rows_of[b["name"]][-1]
+        reads = [v for v in b["inputs"] if v in producer]
+        if node in recomputed and reads:  # every holder the node unpacks: the first recomputes
+            g = groups.setdefault((find(node), True), {"first": first, "last": last, "values": {}})
+            g["first"], g["last"] = min(g["first"], first), max(g["last"], last)
+        for v in reads:
+            p = producer[v]
+            if p not in recomputed or v in resident or v in skip:
+                continue
+            g = groups.setdefault((find(p), node in recomputed), {"first": first, "last": last, "values": {}})
+            g["first"], g["last"] = min(g["first"], first), max(g["last"], last)
+            g["values"][v] = max(g["values"].get(v, -1), last)
+    last_read = {}
+    for g in groups.values():
+        for v, last in g["values"].items():
+            last_read[v] = max(last_read.get(v, -1), last)
+    held = {}
+    per_row = [0] * len(rows)
+    for g in groups.values():
+        for v, last in g["values"].items():
+            end = last + 1
+            if last == last_read[v]:  # the overall last read: held until the simulator frees it
+                end = next((f for f in free_rows.get(v, ()) if f > last), end)
+            held.setdefault(v, []).append((g["first"], end))
+            for k in range(g["first"], end):
+                per_row[k] += nbytes[v]
+    # The segments' inputs: held until the last holder or token of the segment goes.
+    until = {}
+    for (root, _inside), g in groups.items():
+        until[root] = max(until.get(root, -1), g["last"] + 1)
+    inputs = {}
+    for name in recomputed:
+        if find(name) in until:
+            for x in by_name[name]["inputs"]:
+                if x in producer and x in resident and x not in skip:
+                    inputs[x] = max(inputs.get(x, -1), until[find(name)])
+    for x, end in inputs.items():
+        freed = next(iter(free_rows.get(x, ())), None)
+        if freed is None or freed >= end:
+            continue
+        for k in range(freed, end):
+            per_row[k] += nbytes[x]
+    return held, per_row, {v: nbytes[v] for v in held}
+
+
+def _view_storage(rows, begin, tg, skip=frozenset()):
+    """Per CSV row from backward-begin on, what PyTorch's storages add to the simulator's stored
+    activations: a value PyTorch makes as a view (a chunk, a reshape: train-graph's storage_base)
+    keeps its base's whole storage, once however many views of it are kept, and a view of a
+    parameter or the input keeps nothing counted; the simulator (and its executors) hold each
+    view materialised, at its own size. shufflenet_v2: each stride-1 block's branch saves a
+    chunk of the channel-shuffled input, keeping both halves (+430,592 B under store-all at batch
+    4, 64x64). Values computed again in backward are left as they are; `skip`: values with rules
+    of their own (weight copies, CPU dropout masks)."""
+    out = [0] * len(rows)
+    base_of = tg.get("storage_base", {})
+    if not base_of:
+        return out
+    nbytes = tg["tensor_bytes"]
+    produced = {t for o in tg["ops"] if o["phase"] == "forward" for t in o["outputs"]}
+    forward = {o["name"]: o["outputs"] for o in tg["ops"] if o["phase"] == "forward"}
+    involved = (set(base_of) | set(base_of.values())) - set(skip)
+    live = set()
+    for i, r in enumerate(rows):
+        if r["kind"] == "compute" and i < begin:
+            live.update(t for t in forward.get(r["name"], ()) if t in involved)
+        elif r["kind"] == "free":
+            live.discard(r["name"])
+        if i < begin or not live:
+            continue
+        groups = {}
+        for v in live:
+            groups.setdefault(base_of.get(v, v), []).append(v)
+        for b, members in groups.items():
+            if len(members) == 1 and members[0] == b:
+                continue
+            kept = nbytes[b] if b in produced and b not in skip else 0
+            out[i] += kept - sum(nbytes[v] for v in members)
+    return out
+
+
 def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=False):
     """The simulator's saved figures: stored activations at backward-begin and the peak of
     stored + recomputed activations through backward (from the per-step CSV), plus --json.
@@ -1836,10 +2029,12 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
     ("saved_peak_backward_no_transients"): values recomputed in backward that only forward ops
     read (a BatchNormalization output on its way into an in-place ReLU or an Add), which the
     simulator counts among its recomputed activations and PyTorch never saves; and both figures
-    without the copies of weights (values computed from parameters alone: views in PyTorch),
-    "saved_*_as_pytorch"; with cpu_dropout, where PyTorch on the CPU saves Dropout's mask as
-    float32 noise (CUDA's fused dropout, which the simulator models, a bool mask), those figures
-    count each mask at 4 bytes an element."""
+    as PyTorch counts them ("saved_*_as_pytorch"): without the copies of weights (values computed
+    from parameters alone: views in PyTorch), each recomputed value held as torch.utils.checkpoint
+    and the helper's recompute tokens hold it (_checkpoint_holding: a segment's inside and its
+    outputs that outside ops save are recomputed apart, each when first unpacked), and with
+    cpu_dropout, where PyTorch on the CPU saves Dropout's mask as float32 noise (CUDA's fused
+    dropout, which the simulator models, a bool mask), each mask at 4 bytes an element."""
     import csv
     import tempfile
     remat = remat or _remat_binary()
@@ -1860,14 +2055,24 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
     #   include such a value; the simulator's recomputed activations do.
     # - weight copies: values computed from parameters alone (a Linear weight's Transpose), views
     #   in PyTorch; the simulator counts them among stored (or recomputed) activations.
+    # - recomputed values held otherwise by PyTorch's checkpoint (_checkpoint_holding): the
+    #   simulator's backward instances of those values give way to PyTorch's.
+    # - views (_view_storage): stored values PyTorch makes as views count as their base's storage.
     n = len(rows)
-    transient, weights = [0] * n, [0] * n
+    transient, weights, sim_held, torch_held, views = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
+    begin = next((i for i, r in enumerate(rows) if r["kind"] == "phase" and r["name"] == "backward-begin"), n)
     if graph is not None:
         outputs = {nd["name"]: nd["outputs"] for nd in graph.nodes}
         derived = graph.weight_derived()
         # Dropout masks (bool): 3 more bytes an element where PyTorch saves float32 noise.
         masks = {nd["outputs"][1] for nd in graph.nodes if cpu_dropout and nd["op"] == "Dropout" and len(nd["outputs"]) > 1}
-        begin = next((i for i, r in enumerate(rows) if r["kind"] == "phase" and r["name"] == "backward-begin"), n)
+        held, held_bytes = {}, {}
+        tg = _training_graph(remat, onnx_path)
+        views = _view_storage(rows, begin, tg, derived | masks)
+        if plan_path:  # (weight copies and masks: their own rules above)
+            held, torch_held, held_bytes = _checkpoint_holding(rows, begin, load_plan(plan_path), tg, derived | masks)
+        # The training graph's ops: also the outputs ONNX does not name (MaxPool's indices).
+        outputs.update((o["name"], o["outputs"]) for o in tg["ops"])
         born, weight_born, last_compute = {}, {}, ""
         for i, r in enumerate(rows):
             kind, name = r["kind"], r["name"]
@@ -1885,8 +2090,11 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
                         weights[k] += nb
                 elif name in born:
                     start = born.pop(name)
-                    if not (last_compute.endswith("/grad") or last_compute.startswith("grad:") or last_compute == "loss"):
-                        nb = _value_bytes(graph, name)
+                    nb = held_bytes.get(name) or _value_bytes(graph, name)
+                    if name in held:  # PyTorch holds it as _checkpoint_holding says
+                        for k in range(start, i):
+                            sim_held[k] += nb
+                    elif not (last_compute.endswith("/grad") or last_compute.startswith("grad:") or last_compute == "loss"):
                         for k in range(start, i):
                             transient[k] += nb
         for name, i0 in weight_born.items():  # never freed: held to the end
@@ -1898,12 +2106,12 @@ def simulated(onnx_path, plan_path=None, remat=None, graph=None, cpu_dropout=Fal
         if row["kind"] == "phase" and row["name"] == "backward-begin":
             phase = "backward"
             end_fwd = int(row["stored_activations"])
-            end_fwd_pt = end_fwd - weights[i]
+            end_fwd_pt = end_fwd - weights[i] + views[i]
         if phase == "backward":
             v = int(row["stored_activations"]) + int(row["recomputed_activations"])
             peak = max(peak, v)
-            peak_saved = max(peak_saved, v - transient[i])
-            peak_pt = max(peak_pt, v - transient[i] - weights[i])
+            peak_saved = max(peak_saved, v - transient[i] - sim_held[i] + torch_held[i])
+            peak_pt = max(peak_pt, v - transient[i] - weights[i] - sim_held[i] + torch_held[i] + views[i])
     return {"saved_end_of_forward": end_fwd, "saved_peak_backward": peak,
             "saved_peak_backward_no_transients": peak_saved,
             # As PyTorch counts: without the weight copies (and, through backward, the transients).
@@ -2011,7 +2219,8 @@ def _print_validation(r):
         row("plan: host (offloaded) peak", p["measured_host_peak"], p["predicted_host_peak"])
     print(f"  gradients: max relative error {r['gradients_max_relative_error']:.3g} ({r['gradients_worst']})")
     if r["report"]:
-        print("  applied: " + summary(r["report"]) + ("" if r["report"]["faithful"] else "  [NOT FAITHFUL]"))
+        print("  applied: " + summary(r["report"]) + ("" if r["report"]["faithful"] else
+                                                      f"  [NOT FAITHFUL: {not_faithful_reason(r['report'])}]"))
 
 
 def main(argv):

@@ -72,6 +72,11 @@ def solve(remat, onnx, solver, out, extra):
         raise RuntimeError(f"{' '.join(cmd)}: {(r.stderr or r.stdout).strip()[-400:]}")
 
 
+def applied_cell(report):
+    """The table's "applied" column: faithful, or NOT faithful with the differences named."""
+    return "faithful" if report.get("faithful") else "NOT faithful: " + remat_apply.not_faithful_reason(report)
+
+
 def print_table(path):
     """One row per plan: PyTorch's saved bytes (end of forward, peak through backward) beside the
     simulator's as PyTorch counts them (and its own figure where that differs), gradients."""
@@ -92,11 +97,7 @@ def print_table(path):
             me, pe = p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"]
             mb, pb = p["measured_peak_backward"], p["predicted_peak_backward_as_pytorch"]
             own = f"{pct(me, p['predicted_end_of_forward'])} / {pct(mb, p['predicted_peak_backward'])}"
-            rep = r.get("report") or {}
-            applied = "faithful" if rep.get("faithful") else "NOT faithful: " + ", ".join(
-                k for k in ("plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
-                            "kept_by_application_only",
-                            "merged_cycles", "groups_partly_recomputed") if rep.get(k))
+            applied = applied_cell(r.get("report") or {})
             grads = f"{'equal' if r['gradients_max_relative_error'] <= 1e-6 else 'DIFFER'} ({r['gradients_max_relative_error']:.1g})"
             print(f"| {name} | {r['solver']}{' (' + r['note'] + ')' if r.get('note') else ''} | {me:,} | {pe:,} | "
                   f"{pct(me, pe)} | {mb:,} | {pb:,} | {pct(mb, pb)} | {own} | {grads} | {applied} |")
@@ -156,7 +157,7 @@ def main(argv):
                     rec.update(r)
                     rec["within_5pct"] = remat_apply.within(r, 0.05)
                     rec["report"] = {k: rep.get(k) for k in (
-                        "method", "faithful", "segments", "segment_nodes", "recomputed_nodes_planned",
+                        "method", "faithful", "not_faithful_because", "segments", "segment_nodes", "recomputed_nodes_planned",
                         "mapped_nodes", "fx_nodes", "onnx_nodes_unmapped", "mapping_unverified",
                         "plan_ops_without_fx_node", "kept_by_plan_but_recomputed", "recomputed_by_plan_but_kept",
                         "kept_by_application_only",

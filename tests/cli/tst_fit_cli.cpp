@@ -9,7 +9,9 @@
 // - `--device 24gb` is 24 GiB; an unknown preset, a bad memory string, --batch, and an unknown
 //   solver: non-zero exit naming the culprit;
 // - `train-graph --optimizer adam --precision bf16-mixed --json`: the stable keys, 18 B per
-//   parameter, and peak_bytes above the model states.
+//   parameter, and peak_bytes above the model states;
+// - `train-graph --json` lists the training graph: one entry per op (forward first, then loss and
+//   backward), each reading and writing tensors named in tensor_bytes (one per tensor).
 #include "common/test_support.h"
 
 #include "common/run_process.h"
@@ -65,6 +67,7 @@ private slots:
     void nothingFits();
     void badArgumentsAreNamed();
     void trainGraphReportsModelStates();
+    void trainGraphListsItsOps();
 };
 
 void TstFitCli::largestBatchThatFits_data()
@@ -169,6 +172,32 @@ void TstFitCli::trainGraphReportsModelStates()
     QCOMPARE(p.value("optimizer").toString(), QString("none"));
     QCOMPARE(p.value("optimizer_state_bytes").toInteger(), qint64(0));
     QCOMPARE(p.value("master_weight_bytes").toInteger(), qint64(0));
+}
+
+void TstFitCli::trainGraphListsItsOps()
+{
+    Run r = runRemat({"train-graph", model(), "--batch", "4", "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    const QJsonArray ops = o.value("ops").toArray();
+    const QJsonObject bytes = o.value("tensor_bytes").toObject();
+    QCOMPARE(qint64(ops.size()), o.value("forward_ops").toInteger() +
+                                     o.value("loss_ops").toInteger() +
+                                     o.value("backward_ops").toInteger());
+    QCOMPARE(qint64(bytes.size()), o.value("tensors").toInteger());
+    const QStringList order{"forward", "loss", "backward"};
+    int phase = 0, backward = 0;
+    for (const QJsonValue &v : ops) {
+        const QJsonObject op = v.toObject();
+        const int at = order.indexOf(op.value("phase").toString());
+        QVERIFY2(at >= phase, qPrintable(op.value("name").toString() + " is out of phase order"));
+        phase = at;
+        backward += at == 2 ? 1 : 0;
+        for (const char *side : {"inputs", "outputs"})
+            for (const QJsonValue &t : op.value(side).toArray())
+                QVERIFY2(bytes.contains(t.toString()), qPrintable(t.toString()));
+    }
+    QCOMPARE(qint64(backward), o.value("backward_ops").toInteger());
 }
 
 QTEST_GUILESS_MAIN(TstFitCli)

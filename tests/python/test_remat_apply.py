@@ -1,4 +1,4 @@
-"""remat_apply (resources/python) on a small hand-written net and a small torchvision ViT, end to
+"""remat_apply (resources/python) on small hand-written nets and a small torchvision ViT, end to
 end: export to ONNX as the corpus does, solve plans with the built `remat`, apply them with
 torch.fx segments, and compare PyTorch's saved bytes with the simulator's (within 5%) and the
 gradients with the plain run's; an application that cannot follow the plan says how.
@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "resources", "python"))
 import remat_apply  # noqa: E402
+import remat_apply_survey  # noqa: E402
 
 REMAT = os.environ.get("REMAT_CLI") or remat_apply._remat_binary()
 
@@ -139,10 +140,11 @@ class RematApplyTest(unittest.TestCase):
     def test_rotor_at_half_the_activation_peak(self):
         # Rotor recomputes the stem twice (once with the first block, once for its own backward);
         # torch.utils.checkpoint recomputes a segment once and holds its saved values until
-        # backward reaches them: 7.6% above the simulator's saved peak on this net.
-        r = self.check(self.plan("rotor", "--objective", "min-time", "--budget", str(self.rotor_budget)),
-                       peak_tolerance=0.10)
-        self.assertGreaterEqual(r["plan_applied"]["deviation_peak_backward_no_transients"], 0)
+        # backward reaches them: 7.6% above the simulator's saved peak on this net, which the
+        # prediction as PyTorch counts now models (the holders' lifetimes, simulated.__doc__).
+        r = self.check(self.plan("rotor", "--objective", "min-time", "--budget", str(self.rotor_budget)))
+        p = r["plan_applied"]
+        self.assertEqual(p["measured_peak_backward"], p["predicted_peak_backward_as_pytorch"], p)
 
     def test_offload_moves_saved_tensors_to_host(self):
         plan = self.plan("offload")
@@ -166,6 +168,7 @@ class RematApplyTest(unittest.TestCase):
         self.assertEqual(applied.remat_report["method"], "module-wrapping")
         self.assertFalse(applied.remat_report["faithful"])
         self.assertIn("torch.fx cannot trace", applied.remat_report["reason"])
+        self.assertIn("torch.fx cannot trace", remat_apply_survey.applied_cell(applied.remat_report))
         self.assertTrue(any("not faithfully" in str(w.message) for w in caught))
 
     def test_plan_for_another_model_is_refused(self):
@@ -176,6 +179,68 @@ class RematApplyTest(unittest.TestCase):
                 step[1] = "/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul"
         with self.assertRaisesRegex(ValueError, "encoder_layer_0"):
             remat_apply.apply_plan(copy.deepcopy(self.model), plan, onnx=self.onnx, inputs=[self.x])
+
+
+class TinyVgg(nn.Module):
+    """Three VGG blocks (two 3x3 convs with in-place ReLU, then MaxPool) and a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        layers = []
+        for i, o in ((3, 8), (8, 16), (16, 32)):
+            layers += [nn.Conv2d(i, o, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(o, o, 3, padding=1),
+                       nn.ReLU(inplace=True), nn.MaxPool2d(2)]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(32 * 4 * 4, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.features(x), 1))
+
+
+@unittest.skipUnless(os.path.isfile(REMAT) and os.access(REMAT, os.X_OK), f"remat CLI not found ({REMAT})")
+class TinyVggTest(unittest.TestCase):
+    """The plans recompute a block and keep the next conv's output, so that conv saves the block's
+    MaxPool output through a recompute token. The simulator recomputes the block once and holds
+    the MaxPool output beside the block's ReLU outputs; PyTorch gets the MaxPool output from the
+    token's own run, dropped after the conv's backward, and the block's inside from its
+    checkpoint when MaxPool's backward first unpacks it (and keeps the block's input until the
+    last of its holders goes). The prediction as PyTorch counts models that: equal here, where
+    the simulator's single recomputation was 5.3% (chen-sqrtn) and 4.6% (feng-huang) above."""
+
+    @classmethod
+    def setUpClass(cls):
+        torch.set_num_threads(1)
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.onnx = os.path.join(cls.dir.name, "vgg.onnx")
+        torch.manual_seed(0)
+        cls.model = TinyVgg().train()
+        torch.manual_seed(1)
+        cls.x = torch.randn(2, 3, 32, 32)
+        from torch.onnx import TrainingMode
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(copy.deepcopy(cls.model), cls.x, cls.onnx, opset_version=17,
+                              training=TrainingMode.TRAINING, do_constant_folding=False,
+                              export_params=False, input_names=["input"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def check(self, solver, *extra):
+        plan = os.path.join(self.dir.name, f"{solver}.json")
+        _remat("solve", self.onnx, "--solver", solver, "--out", plan, *extra)
+        r = remat_apply.validate(self.model, self.onnx, plan, inputs=[self.x], remat=REMAT)
+        rep, p = r["report"], r["plan_applied"]
+        self.assertTrue(rep["faithful"], remat_apply.summary(rep))
+        self.assertLessEqual(r["gradients_max_relative_error"], 1e-6, r["gradients_worst"])
+        self.assertEqual(p["measured_peak_backward"], p["predicted_peak_backward_as_pytorch"], p)
+
+    def test_chen_sqrtn_backward_peak_as_checkpoint_holds_it(self):
+        self.check("chen-sqrtn")
+
+    def test_feng_huang_backward_peak_as_checkpoint_holds_it(self):
+        self.check("feng-huang", "--objective", "min-peak")
 
 
 @unittest.skipUnless(os.path.isfile(REMAT) and os.access(REMAT, os.X_OK), f"remat CLI not found ({REMAT})")
@@ -237,6 +302,8 @@ class TinyVitTest(unittest.TestCase):
         rep = applied.remat_report
         self.assertFalse(rep["faithful"])
         self.assertIn("/encoder/layers/encoder_layer_0/self_attention/Transpose_6_output_0", rep["groups_partly_recomputed"])
+        self.assertEqual(rep["not_faithful_because"], ["groups_partly_recomputed"])
+        self.assertIn("NOT faithful: groups_partly_recomputed: ", remat_apply_survey.applied_cell(rep))
         self.assertTrue(any("differs from the plan" in str(w.message) and "self_attention" in str(w.message)
                             for w in caught))
         # The difference shows in the figures too: the attention runs whole in a segment, so PyTorch
@@ -294,6 +361,15 @@ class TinySwinTest(unittest.TestCase):
         rep, p = r["report"], r["plan_applied"]
         self.assertFalse(rep["faithful"])
         self.assertNotEqual(rep["kept_by_application_only"], [])
+        # Not faithful says why, wherever it is printed: the report's own list of differences,
+        # the summary (validate, remat validate-plan) and the survey's table (whose own list of
+        # keys once missed one and printed "NOT faithful: " with no reason).
+        self.assertEqual(rep["not_faithful_because"], ["kept_by_application_only"])
+        self.assertIn("kept here, neither saved by the plain run nor held by the plan", remat_apply.summary(rep))
+        self.assertIn("NOT faithful: kept_by_application_only: ", remat_apply_survey.applied_cell(rep))
+        stale = {k: v for k, v in rep.items() if k != "not_faithful_because"}  # a record from before the list
+        self.assertIn("kept_by_application_only", remat_apply_survey.applied_cell(stale))
+        self.assertNotEqual(remat_apply.not_faithful_reason({"method": "fx-segments", "faithful": False}), "")
         self.assertGreater(p["measured_end_of_forward"], p["predicted_end_of_forward_as_pytorch"], p)
         self.assertFalse(remat_apply.within(r))
 
