@@ -8,6 +8,7 @@
 #include "gpu/kernels/pooling.h"
 #include "gpu/ops_internal.h"
 
+#include "core/exec/axes.h"
 #include "core/exec/reduce_geometry.h"
 #include "core/ir/graph.h"
 #include "core/ops/einsum.h"
@@ -549,21 +550,6 @@ Status reduceExtremumB(OpContext &c)
         "reduce extremum backward");
 }
 
-/// [outer, n, inner] around `axis` (the CPU reference's AxisSplit).
-Status axisSplit(const OpContext &c, const std::vector<int64_t> &shape, int64_t axis,
-                 int64_t &outer, int64_t &n, int64_t &inner)
-{
-    const int64_t r = int64_t(shape.size());
-    if (axis < 0)
-        axis += r;
-    if (axis < 0 || axis >= r)
-        return c.error("axis out of range");
-    outer = n = inner = 1;
-    for (int64_t d = 0; d < r; ++d)
-        (d < axis ? outer : d == axis ? n : inner) *= shape[size_t(d)];
-    return Status::ok();
-}
-
 /// ArgMax / ArgMin (the CPU reference: core/exec/cpu/kernels_nn.cpp).
 Status argExtremumF(OpContext &c, bool isMax)
 {
@@ -572,8 +558,10 @@ Status argExtremumF(OpContext &c, bool isMax)
     REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
     if (y->dtype != core::ir::DataType::Int64)
         return c.error("the output must be int64");
-    int64_t outer, n, inner;
-    REMAT_RETURN_IF_ERROR(axisSplit(c, x->shape, c.attrInt("axis", 0), outer, n, inner));
+    auto geo = core::exec::gatherGeometry(c.attrInt("axis", 0), x->shape);
+    if (!geo)
+        return c.error(geo.status().message());
+    const int64_t outer = geo->outer, n = geo->dim, inner = geo->inner;
     if (n == 0)
         return c.error("ArgMax / ArgMin of an empty axis has no index");
     if (y->numel() != outer * inner)
@@ -589,8 +577,10 @@ Status topKF(OpContext &c)
     DView *x = c.input(0), *vals = c.output(0), *idx = c.output(1);
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(vals, "Values"));
-    int64_t outer, n, inner;
-    REMAT_RETURN_IF_ERROR(axisSplit(c, x->shape, c.attrInt("axis", -1), outer, n, inner));
+    auto geo = core::exec::gatherGeometry(c.attrInt("axis", -1), x->shape);
+    if (!geo)
+        return c.error(geo.status().message());
+    const int64_t outer = geo->outer, n = geo->dim, inner = geo->inner;
     int64_t k = c.attrInt("k", -1);
     if (DView *kv = c.input(1)) {
         REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ks, c.rt->hostInts(*kv));
@@ -615,8 +605,10 @@ Status topKB(OpContext &c)
     REMAT_RETURN_IF_ERROR(c.requireFloat(dv, "dValues"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
     REMAT_RETURN_IF_ERROR(c.require(idx, "Indices"));
-    int64_t outer, n, inner;
-    REMAT_RETURN_IF_ERROR(axisSplit(c, dx->shape, c.attrInt("axis", -1), outer, n, inner));
+    auto geo = core::exec::gatherGeometry(c.attrInt("axis", -1), dx->shape);
+    if (!geo)
+        return c.error(geo.status().message());
+    const int64_t outer = geo->outer, n = geo->dim, inner = geo->inner;
     if (dv->numel() != idx->numel() || outer * inner == 0 || dv->numel() % (outer * inner) != 0)
         return c.error("gradient size mismatch");
     const int64_t k = dv->numel() / (outer * inner);
@@ -658,21 +650,6 @@ Status runEinsum(OpContext &c, const core::ops::EinsumLoop &l,
     return c.check(einsumLoop(c.rt->stream(), g, f, out), "einsum");
 }
 
-core::Expected<std::pair<core::ops::EinsumEquation, std::map<char, int64_t>>>
-einsumOf(const OpContext &c, const std::vector<std::vector<int64_t>> &shapes)
-{
-    std::vector<size_t> ranks;
-    for (const auto &s : shapes)
-        ranks.push_back(s.size());
-    auto e = core::ops::parseEinsum(c.node ? c.node->attrString("equation") : std::string(), ranks);
-    if (!e)
-        return c.error(e.status().message());
-    auto size = core::ops::einsumSizes(*e, shapes);
-    if (!size)
-        return c.error(size.status().message());
-    return std::make_pair(std::move(*e), std::move(*size));
-}
-
 Status einsumF(OpContext &c)
 {
     DView *y = c.output(0);
@@ -686,12 +663,11 @@ Status einsumF(OpContext &c)
         shapes.push_back(x->shape);
         data.push_back(x->f());
     }
-    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
-    const auto &[e, size] = es;
-    std::vector<std::pair<std::string, std::vector<int64_t>>> factors;
-    for (size_t i = 0; i < n; ++i)
-        factors.emplace_back(e.inputs[i], shapes[i]);
-    const core::ops::EinsumLoop l = core::ops::einsumLoop(e, size, e.output, y->shape, factors);
+    auto r =
+        core::ops::resolveEinsum(c.node ? c.node->attrString("equation") : std::string(), shapes);
+    if (!r)
+        return c.error(r.status().message());
+    const core::ops::EinsumLoop l = core::ops::einsumForwardLoop(*r, y->shape);
     if (l.outerCount != y->numel())
         return c.error("output size mismatch");
     return runEinsum(c, l, data, y->f());
@@ -714,25 +690,24 @@ Status einsumB(OpContext &c)
         else
             return c.error("Einsum's backward needs every operand's shape");
     }
-    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
-    const auto &[e, size] = es;
+    auto r =
+        core::ops::resolveEinsum(c.node ? c.node->attrString("equation") : std::string(), shapes);
+    if (!r)
+        return c.error(r.status().message());
     for (size_t k = 0; k < n; ++k) {
         DView *dx = c.inputGrad(k);
         if (!dx)
             continue;
         REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dInputs"));
-        std::vector<std::pair<std::string, std::vector<int64_t>>> factors = {{e.output, dy->shape}};
         std::vector<const float *> data = {dy->f()};
         for (size_t m = 0; m < n; ++m) {
             if (m == k)
                 continue;
             DView *x = c.input(m);
             REMAT_RETURN_IF_ERROR(c.requireFloat(x, "Inputs"));
-            factors.emplace_back(e.inputs[m], x->shape);
             data.push_back(x->f());
         }
-        const core::ops::EinsumLoop l =
-            core::ops::einsumLoop(e, size, e.inputs[k], dx->shape, factors);
+        const core::ops::EinsumLoop l = core::ops::einsumGradLoop(*r, k, dy->shape);
         if (l.outerCount != dx->numel())
             return c.error("gradient size mismatch");
         REMAT_RETURN_IF_ERROR(runEinsum(c, l, data, dx->f()));

@@ -227,4 +227,44 @@ einsumLoop(const EinsumEquation &e, const std::map<char, int64_t> &size,
     return l;
 }
 
+/// An equation resolved against its operands' shapes: what both backends' kernels start from.
+struct ResolvedEinsum
+{
+    EinsumEquation eq;
+    std::map<char, int64_t> size;
+    std::vector<std::vector<int64_t>> shapes; ///< the operands'
+};
+
+inline Expected<ResolvedEinsum> resolveEinsum(const std::string &equation,
+                                              std::vector<std::vector<int64_t>> shapes)
+{
+    std::vector<size_t> ranks;
+    for (const auto &s : shapes)
+        ranks.push_back(s.size());
+    REMAT_ASSIGN_OR_RETURN(EinsumEquation e, parseEinsum(equation, ranks));
+    REMAT_ASSIGN_OR_RETURN(auto size, einsumSizes(e, shapes));
+    return ResolvedEinsum{std::move(e), std::move(size), std::move(shapes)};
+}
+
+/// The forward's loop: the factors are the operands, in order.
+inline EinsumLoop einsumForwardLoop(const ResolvedEinsum &r, const std::vector<int64_t> &outShape)
+{
+    std::vector<std::pair<std::string, std::vector<int64_t>>> factors;
+    for (size_t i = 0; i < r.shapes.size(); ++i)
+        factors.emplace_back(r.eq.inputs[i], r.shapes[i]);
+    return einsumLoop(r.eq, r.size, r.eq.output, outShape, factors);
+}
+
+/// Operand k's gradient loop (its output has operand k's shape): the factors are dY, then the
+/// other operands in order.
+inline EinsumLoop einsumGradLoop(const ResolvedEinsum &r, size_t k,
+                                 const std::vector<int64_t> &dyShape)
+{
+    std::vector<std::pair<std::string, std::vector<int64_t>>> factors = {{r.eq.output, dyShape}};
+    for (size_t m = 0; m < r.shapes.size(); ++m)
+        if (m != k)
+            factors.emplace_back(r.eq.inputs[m], r.shapes[m]);
+    return einsumLoop(r.eq, r.size, r.eq.inputs[k], r.shapes[k], factors);
+}
+
 } // namespace remat::core::ops

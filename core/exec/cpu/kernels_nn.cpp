@@ -2,6 +2,7 @@
 // mode BatchNormalization with saved mean / inverse std, LayerNormalization, GroupNormalization and
 // InstanceNormalization), Softmax, reductions
 // and GlobalAveragePool, with their gradients. Statistics accumulate in double.
+#include "core/exec/axes.h"
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/reduce_geometry.h"
 #include "core/ops/einsum.h"
@@ -858,22 +859,6 @@ void runEinsumLoop(const ops::EinsumLoop &l, const std::vector<const float *> &f
     }
 }
 
-/// The equation against the operands' shapes (CPU and CUDA read it the same way).
-Expected<std::pair<ops::EinsumEquation, std::map<char, int64_t>>>
-einsumOf(KernelContext &c, const std::vector<std::vector<int64_t>> &shapes)
-{
-    std::vector<size_t> ranks;
-    for (const auto &s : shapes)
-        ranks.push_back(s.size());
-    auto e = ops::parseEinsum(c.node ? c.node->attrString("equation") : std::string(), ranks);
-    if (!e)
-        return c.error(e.status().message());
-    auto size = ops::einsumSizes(*e, shapes);
-    if (!size)
-        return c.error(size.status().message());
-    return std::make_pair(std::move(*e), std::move(*size));
-}
-
 Status einsumForward(KernelContext &c)
 {
     KView *y = c.output(0);
@@ -887,12 +872,10 @@ Status einsumForward(KernelContext &c)
         shapes.push_back(x->shape);
         data.push_back(x->f());
     }
-    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
-    const auto &[e, size] = es;
-    std::vector<std::pair<std::string, std::vector<int64_t>>> factors;
-    for (size_t i = 0; i < n; ++i)
-        factors.emplace_back(e.inputs[i], shapes[i]);
-    const ops::EinsumLoop l = ops::einsumLoop(e, size, e.output, y->shape, factors);
+    auto r = ops::resolveEinsum(c.node ? c.node->attrString("equation") : std::string(), shapes);
+    if (!r)
+        return c.error(r.status().message());
+    const ops::EinsumLoop l = ops::einsumForwardLoop(*r, y->shape);
     if (l.outerCount != y->numel())
         return c.error("output size mismatch");
     runEinsumLoop(l, data, y->f());
@@ -917,48 +900,27 @@ Status einsumGrad(KernelContext &c)
         else
             return c.error("Einsum's backward needs every operand's shape");
     }
-    REMAT_ASSIGN_OR_RETURN(auto es, einsumOf(c, shapes));
-    const auto &[e, size] = es;
+    auto r = ops::resolveEinsum(c.node ? c.node->attrString("equation") : std::string(), shapes);
+    if (!r)
+        return c.error(r.status().message());
     for (size_t k = 0; k < n; ++k) {
         KView *dx = c.inputGrad(k);
         if (!dx)
             continue;
-        std::vector<std::pair<std::string, std::vector<int64_t>>> factors = {{e.output, dy->shape}};
         std::vector<const float *> data = {dy->f()};
         for (size_t m = 0; m < n; ++m) {
             if (m == k)
                 continue;
             KView *x = c.input(m);
             REMAT_RETURN_IF_ERROR(c.require(x, "Inputs"));
-            factors.emplace_back(e.inputs[m], x->shape);
             data.push_back(x->f());
         }
-        const ops::EinsumLoop l = ops::einsumLoop(e, size, e.inputs[k], dx->shape, factors);
+        const ops::EinsumLoop l = ops::einsumGradLoop(*r, k, dy->shape);
         if (l.outerCount != dx->numel())
             return c.error("gradient size mismatch");
         runEinsumLoop(l, data, dx->f());
     }
     return Status::ok();
-}
-
-/// [outer, n, inner] around `axis` of `shape` (negative axes count from the end).
-struct AxisSplit
-{
-    int64_t outer = 1, n = 1, inner = 1, axis = 0;
-};
-
-Expected<AxisSplit> axisSplit(KernelContext &c, const std::vector<int64_t> &shape, int64_t axis)
-{
-    const int64_t r = int64_t(shape.size());
-    if (axis < 0)
-        axis += r;
-    if (axis < 0 || axis >= r)
-        return c.error("axis out of range");
-    AxisSplit a;
-    a.axis = axis;
-    for (int64_t d = 0; d < r; ++d)
-        (d < axis ? a.outer : d == axis ? a.n : a.inner) *= shape[size_t(d)];
-    return a;
 }
 
 /// ArgMax / ArgMin: the index of the first extremum along the axis (the last with
@@ -970,8 +932,11 @@ Status argExtremumForward(KernelContext &c, bool isMax)
     REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
     if (y->dtype != ir::DataType::Int64)
         return c.error("the output must be int64");
-    REMAT_ASSIGN_OR_RETURN(AxisSplit a, axisSplit(c, x->shape, c.attrInt("axis", 0)));
-    if (a.n == 0)
+    auto geo = gatherGeometry(c.attrInt("axis", 0), x->shape);
+    if (!geo)
+        return c.error(geo.status().message());
+    const GatherGeometry &a = *geo; // [outer, dim, inner] around the axis
+    if (a.dim == 0)
         return c.error("ArgMax / ArgMin of an empty axis has no index");
     if (y->numel() != a.outer * a.inner)
         return c.error("output size mismatch");
@@ -980,9 +945,9 @@ Status argExtremumForward(KernelContext &c, bool isMax)
     int64_t *py = y->as<int64_t>();
     for (int64_t o = 0; o < a.outer; ++o)
         for (int64_t i = 0; i < a.inner; ++i) {
-            const float *p = px + o * a.n * a.inner + i;
+            const float *p = px + o * a.dim * a.inner + i;
             int64_t best = 0;
-            for (int64_t j = 1; j < a.n; ++j) {
+            for (int64_t j = 1; j < a.dim; ++j) {
                 const float v = p[j * a.inner], b = p[best * a.inner];
                 if (isMax ? (v > b || (last && v == b)) : (v < b || (last && v == b)))
                     best = j;
@@ -999,7 +964,10 @@ Status topKForward(KernelContext &c)
     KView *x = c.input(0), *vals = c.output(0), *idx = c.output(1);
     REMAT_RETURN_IF_ERROR(c.require(x, "X"));
     REMAT_RETURN_IF_ERROR(c.require(vals, "Values"));
-    REMAT_ASSIGN_OR_RETURN(AxisSplit a, axisSplit(c, x->shape, c.attrInt("axis", -1)));
+    auto geo = gatherGeometry(c.attrInt("axis", -1), x->shape);
+    if (!geo)
+        return c.error(geo.status().message());
+    const GatherGeometry &a = *geo; // [outer, dim, inner] around the axis
     int64_t k = c.attrInt("k", -1);
     if (KView *kv = c.input(1)) {
         REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> ks, c.hostInts(*kv));
@@ -1007,19 +975,19 @@ Status topKForward(KernelContext &c)
             return c.error("K must hold one value");
         k = ks[0];
     }
-    if (k < 0 || k > a.n)
-        return c.error("K (" + std::to_string(k) + ") is outside 0.." + std::to_string(a.n));
+    if (k < 0 || k > a.dim)
+        return c.error("K (" + std::to_string(k) + ") is outside 0.." + std::to_string(a.dim));
     if (vals->numel() != a.outer * k * a.inner || (idx && idx->numel() != vals->numel()))
         return c.error("output size mismatch");
     if (idx && idx->dtype != ir::DataType::Int64)
         return c.error("Indices must be int64");
     const bool largest = c.attrInt("largest", 1) != 0;
     const float *px = x->f();
-    std::vector<int64_t> order(size_t(a.n));
+    std::vector<int64_t> order(size_t(a.dim));
     for (int64_t o = 0; o < a.outer; ++o)
         for (int64_t i = 0; i < a.inner; ++i) {
-            const float *p = px + o * a.n * a.inner + i;
-            for (int64_t j = 0; j < a.n; ++j)
+            const float *p = px + o * a.dim * a.inner + i;
+            for (int64_t j = 0; j < a.dim; ++j)
                 order[size_t(j)] = j;
             std::partial_sort(order.begin(), order.begin() + k, order.end(),
                               [&](int64_t l, int64_t r) {
@@ -1045,7 +1013,10 @@ Status topKGrad(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(dv, "dValues"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
     REMAT_RETURN_IF_ERROR(c.require(idx, "Indices"));
-    REMAT_ASSIGN_OR_RETURN(AxisSplit a, axisSplit(c, dx->shape, c.attrInt("axis", -1)));
+    auto geo = gatherGeometry(c.attrInt("axis", -1), dx->shape);
+    if (!geo)
+        return c.error(geo.status().message());
+    const GatherGeometry &a = *geo; // [outer, dim, inner] around the axis
     if (dv->numel() != idx->numel() || a.outer * a.inner == 0 ||
         dv->numel() % (a.outer * a.inner) != 0)
         return c.error("gradient size mismatch");
@@ -1056,9 +1027,9 @@ Status topKGrad(KernelContext &c)
         for (int64_t t = 0; t < k; ++t)
             for (int64_t i = 0; i < a.inner; ++i) {
                 const int64_t at = (o * k + t) * a.inner + i, j = pi[at];
-                if (j < 0 || j >= a.n)
+                if (j < 0 || j >= a.dim)
                     return c.error("an index of TopK's output is out of range");
-                dx->f()[(o * a.n + j) * a.inner + i] += dv->f()[at];
+                dx->f()[(o * a.dim + j) * a.inner + i] += dv->f()[at];
             }
     return Status::ok();
 }
