@@ -55,18 +55,6 @@ HostTensor randomTensor(ir::DataType dtype, const std::vector<int64_t> &shape, u
     return t.convertedTo(dtype);
 }
 
-MemCategory categoryOf(const training::Tensor &t, bool recompute)
-{
-    if (t.preloaded)
-        return MemCategory::Weights;
-    switch (t.role) {
-    case TensorRole::ParameterGrad: return MemCategory::WeightGrads;
-    case TensorRole::ActivationGrad:
-    case TensorRole::Loss: return MemCategory::ActivationGrads;
-    default: return recompute ? MemCategory::RecomputedActivations : MemCategory::StoredActivations;
-    }
-}
-
 } // namespace
 
 struct Executor::Impl
@@ -235,13 +223,17 @@ public:
         for (const training::Tensor &t : g.tensors())
             if (t.preloaded) {
                 buf[t.id.index()] = d.preloadedBuffers[t.id.index()];
-                cat[t.id.index()] = MemCategory::Weights;
-                bytesByCat[size_t(MemCategory::Weights)] += t.bytes;
+                cat[t.id.index()] = schedule::memCategoryOf(t, false);
+                bytesByCat[size_t(cat[t.id.index()])] += t.bytes;
             }
         REMAT_RETURN_IF_ERROR(stageStreamedWeights());
 
         result.timeline.points.reserve(sched.size());
-        result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)];
+        result.timeline.masterWeightBytes = bytesByCat[size_t(MemCategory::MasterWeights)];
+        result.timeline.optimizerStateBytes = bytesByCat[size_t(MemCategory::OptimizerState)];
+        result.timeline.weightBytes = bytesByCat[size_t(MemCategory::Weights)] +
+                                      result.timeline.masterWeightBytes +
+                                      result.timeline.optimizerStateBytes;
         result.timeline.hostPeakBytes = hostBytes;
         d.backend.resetPeak();
         d.backend.beginStep();
@@ -310,7 +302,7 @@ private:
                 REMAT_RETURN_IF_ERROR(d.backend.release(d.preloadedBuffers[t.id.index()]));
                 d.preloadedBuffers[t.id.index()] = Buffer{};
                 buf[t.id.index()] = Buffer{};
-                bytesByCat[size_t(MemCategory::Weights)] -= t.bytes;
+                bytesByCat[size_t(cat[t.id.index()])] -= t.bytes;
                 const std::vector<std::byte> &data = d.preloadedHost[t.id.index()].data;
                 hostCopy[t.id.index()].assign(data.begin(), data.end());
                 hostBytes += t.bytes;
@@ -419,7 +411,7 @@ private:
                 if (!b)
                     return b.status().withContext(fmt::format("step {} ({})", i, op.name));
                 buf[out.index()] = *b;
-                cat[out.index()] = categoryOf(t, recompute);
+                cat[out.index()] = schedule::memCategoryOf(t, recompute);
                 bytesByCat[size_t(cat[out.index()])] += t.bytes;
                 if (options.observer)
                     options.observer->onTensorResident(out, t.bytes);
@@ -511,8 +503,7 @@ private:
         buf[t.index()] = *b;
         REMAT_RETURN_IF_ERROR(d.backend.prefetchFromHost(*b, hostCopy[t.index()]));
         prefetchPending[t.index()] = 1;
-        cat[t.index()] =
-            g.tensor(t).preloaded ? MemCategory::Weights : MemCategory::StoredActivations;
+        cat[t.index()] = schedule::memCategoryOf(g.tensor(t), false);
         bytesByCat[size_t(MemCategory::OffloadInFlight)] += g.tensor(t).bytes;
         if (options.observer)
             options.observer->onTensorResident(t, g.tensor(t).bytes);
@@ -555,8 +546,10 @@ private:
             result.timeline.peakStep = i;
             result.timeline.peakByCategory = p.byCategory;
         }
-        const int64_t act = p.peakDuringStep - p.byCategory[size_t(MemCategory::Weights)] -
-                            p.byCategory[size_t(MemCategory::WeightGrads)];
+        int64_t act = p.peakDuringStep;
+        for (size_t c = 0; c < schedule::kMemCategoryCount; ++c)
+            if (schedule::isModelStateCategory(static_cast<MemCategory>(c)))
+                act -= p.byCategory[c];
         result.timeline.activationPeakBytes = std::max(result.timeline.activationPeakBytes, act);
         result.timeline.points.push_back(p);
         if (options.observer)

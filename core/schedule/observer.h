@@ -14,7 +14,9 @@ namespace remat::core::schedule {
 /// Memory categories of the timeline, in the order charts stack them.
 enum class MemCategory : unsigned char {
     Weights,               ///< parameters, buffers, constants and the input batch
-    WeightGrads,           ///< parameter gradients
+    MasterWeights,         ///< float32 master copies of the parameters (mixed precision)
+    OptimizerState,        ///< optimizer state (momentum, Adam's exp_avg / exp_avg_sq, ...)
+    WeightGrads,           ///< parameter gradients (and micro-batch gradient accumulators)
     StoredActivations,     ///< activations and saved state from their first compute
     RecomputedActivations, ///< activations and saved state from a recompute
     ActivationGrads,       ///< activation gradients, the loss and its seed
@@ -24,6 +26,13 @@ enum class MemCategory : unsigned char {
 };
 inline constexpr size_t kMemCategoryCount = static_cast<size_t>(MemCategory::Count);
 const char *memCategoryName(MemCategory c);
+/// The category a tensor's bytes count in, from its role: the simulator and the executors both
+/// ask here, so predicted and measured charts stack the same way. `recompute`: the tensor is the
+/// output of a compute that already ran in this iteration.
+MemCategory memCategoryOf(const training::Tensor &t, bool recompute);
+/// The categories that are model state (weights, master weights, optimizer state, parameter
+/// gradients): what is left after them is the activation memory.
+bool isModelStateCategory(MemCategory c);
 using CategoryBytes = std::array<int64_t, kMemCategoryCount>;
 
 struct StepEvent

@@ -35,6 +35,8 @@ const char *memCategoryName(MemCategory c)
 {
     switch (c) {
     case MemCategory::Weights: return "weights";
+    case MemCategory::MasterWeights: return "master_weights";
+    case MemCategory::OptimizerState: return "optimizer_state";
     case MemCategory::WeightGrads: return "weight_grads";
     case MemCategory::StoredActivations: return "stored_activations";
     case MemCategory::RecomputedActivations: return "recomputed_activations";
@@ -44,6 +46,28 @@ const char *memCategoryName(MemCategory c)
     case MemCategory::Count: break;
     }
     return "?";
+}
+
+MemCategory memCategoryOf(const training::Tensor &t, bool recompute)
+{
+    using training::TensorRole;
+    switch (t.role) {
+    case TensorRole::MasterWeight: return MemCategory::MasterWeights;
+    case TensorRole::OptimizerState: return MemCategory::OptimizerState;
+    case TensorRole::ParameterGrad: return MemCategory::WeightGrads;
+    case TensorRole::ActivationGrad:
+    case TensorRole::Loss: return t.preloaded ? MemCategory::Weights : MemCategory::ActivationGrads;
+    default:
+        if (t.preloaded)
+            return MemCategory::Weights;
+        return recompute ? MemCategory::RecomputedActivations : MemCategory::StoredActivations;
+    }
+}
+
+bool isModelStateCategory(MemCategory c)
+{
+    return c == MemCategory::Weights || c == MemCategory::MasterWeights ||
+           c == MemCategory::OptimizerState || c == MemCategory::WeightGrads;
 }
 
 namespace {

@@ -58,18 +58,8 @@ struct FlatGraph
             bytes[i] = t.bytes;
             preloaded[i] = t.preloaded;
             requiredAtEnd[i] = t.requiredAtEnd;
-            MemCategory first = MemCategory::StoredActivations,
-                        again = MemCategory::RecomputedActivations;
-            switch (t.role) {
-            case TensorRole::ActivationGrad:
-            case TensorRole::Loss: first = again = MemCategory::ActivationGrads; break;
-            case TensorRole::ParameterGrad: first = again = MemCategory::WeightGrads; break;
-            default: break;
-            }
-            // Gradient accumulators (micro-batches) are resident from the start, as gradients.
-            if (t.preloaded)
-                first = again = t.role == TensorRole::ParameterGrad ? MemCategory::WeightGrads
-                                                                    : MemCategory::Weights;
+            const MemCategory first = schedule::memCategoryOf(t, false),
+                              again = schedule::memCategoryOf(t, true);
             firstCat[i] = cat(first);
             recomputeCat[i] = cat(again);
         }
@@ -119,7 +109,7 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
             continue;
         if (onHost[t]) {
             state[t] = kHostCopy;
-            curCat[t] = cat(MemCategory::Weights);
+            curCat[t] = fg.firstCat[t];
             hostBytes += fg.bytes[t];
             continue;
         }
@@ -135,7 +125,8 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
         if (observer)
             observer->onTensorResident(TensorId(t), fg.bytes[t]);
     }
-    tl.weightBytes = bytesBy[cat(MemCategory::Weights)];
+    tl.weightBytes = bytesBy[cat(MemCategory::Weights)] + bytesBy[cat(MemCategory::MasterWeights)] +
+                     bytesBy[cat(MemCategory::OptimizerState)];
     tl.peakBytes = inUse;
     tl.peakByCategory = bytesBy;
     for (size_t i = 0; i < nOps; ++i)
@@ -157,7 +148,13 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
     const size_t nSteps = schedule.steps.size();
     constexpr size_t kWorkspace = static_cast<size_t>(MemCategory::Workspace);
     constexpr size_t kWeights = static_cast<size_t>(MemCategory::Weights);
+    constexpr size_t kMaster = static_cast<size_t>(MemCategory::MasterWeights);
+    constexpr size_t kOptState = static_cast<size_t>(MemCategory::OptimizerState);
     constexpr size_t kWeightGrads = static_cast<size_t>(MemCategory::WeightGrads);
+    // Model state: what the activation peak leaves out (schedule::isModelStateCategory).
+    const auto modelStateBytes = [&] {
+        return bytesBy[kWeights] + bytesBy[kMaster] + bytesBy[kOptState] + bytesBy[kWeightGrads];
+    };
     constexpr unsigned char kInFlight = cat(MemCategory::OffloadInFlight);
 
     for (size_t i = 0; i < nSteps; ++i) {
@@ -313,8 +310,7 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
             tl.peakByCategory = bytesBy;
             tl.peakByCategory[kWorkspace] = workspace;
         }
-        const int64_t activation =
-            update ? 0 : peakDuring - bytesBy[kWeights] - bytesBy[kWeightGrads];
+        const int64_t activation = update ? 0 : peakDuring - modelStateBytes();
         if (activation > tl.activationPeakBytes)
             tl.activationPeakBytes = activation;
         if (record) {

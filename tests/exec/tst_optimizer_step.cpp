@@ -85,6 +85,20 @@ void TestOptimizerStep::updatesEqualTorchOptim()
         auto r = ex.run(s, opt);
         QVERIFY2(r, r.status().toString().c_str());
         QCOMPARE(r->measuredPeakBytes, predicted->peakBytes);
+        // The measured chart stacks as the predicted one: step by step, category by category,
+        // optimizer state apart from the weights (its closed form: 0, 1 or 2 floats a weight).
+        QCOMPARE(r->timeline.points.size(), predicted->points.size());
+        for (size_t i = 0; i < r->timeline.points.size(); ++i)
+            QVERIFY2(r->timeline.points[i].byCategory == predicted->points[i].byCategory,
+                     qPrintable(QStringLiteral("categories differ at step %1").arg(i)));
+        const int64_t stateFloats = optimizer == "sgd" ? 0 : optimizer == "sgd-momentum" ? 1 : 2;
+        const int64_t params = training::modelStateBytes(*tg).parameterCount;
+        const auto at = [&](schedule::MemCategory c) {
+            return r->timeline.peakByCategory[size_t(c)];
+        };
+        QCOMPARE(at(schedule::MemCategory::OptimizerState), stateFloats * 4 * params);
+        QCOMPARE(at(schedule::MemCategory::MasterWeights), int64_t(0));
+        QCOMPARE(r->timeline.optimizerStateBytes, stateFloats * 4 * params);
         int compared = 0;
         double worst = 0;
         for (const auto &[name, expected] : ref->entries()) {

@@ -60,6 +60,7 @@ private slots:
     void optimizerStepIsInTheTimeline();
     void everySolverPlansWithTheOptimizerStep();
     void microBatchesKeepGradientsResident();
+    void modelStatesStackInTheirOwnCategories();
     void badOptionsAreRefused();
 };
 
@@ -290,6 +291,46 @@ void TestTrainingOptions::microBatchesKeepGradientsResident()
              training::modelStateBytes(*one->training).total());
     QVERIFY(four->storeAll.timeline.peakBytes >= one->storeAll.timeline.peakBytes);
     QCOMPARE(four->training->info().training.microBatches, int64_t(4));
+}
+
+void TestTrainingOptions::modelStatesStackInTheirOwnCategories()
+{
+    // bf16-mixed Adam: weights 2 B, master weights 4 B and Adam's state 8 B a parameter, each in
+    // its own chart category at every step; the weights' category keeps the rest (input, R).
+    training::TrainingOptions t;
+    t.optimizer = Optimizer::Adam;
+    t.precision = Precision::Bf16Mixed;
+    auto mixed = load(t);
+    auto plain = load({});
+    QVERIFY(mixed && plain);
+    const sim::Timeline &tl = mixed->storeAll.timeline;
+    const auto at = [](const schedule::CategoryBytes &b, schedule::MemCategory c) {
+        return b[size_t(c)];
+    };
+    const int64_t others = plain->storeAll.timeline.weightBytes - 4 * kParams; // input, R
+    QVERIFY(!tl.points.empty());
+    for (const sim::TimelinePoint &p : tl.points) {
+        QCOMPARE(at(p.byCategory, schedule::MemCategory::MasterWeights), 4 * kParams);
+        QCOMPARE(at(p.byCategory, schedule::MemCategory::OptimizerState), 8 * kParams);
+        QVERIFY(at(p.byCategory, schedule::MemCategory::Weights) <= others + 2 * kParams);
+    }
+    QCOMPARE(tl.masterWeightBytes, 4 * kParams);
+    QCOMPARE(tl.optimizerStateBytes, 8 * kParams);
+    QCOMPARE(tl.weightBytes, at(tl.points.front().byCategory, schedule::MemCategory::Weights) +
+                                 4 * kParams + 8 * kParams);
+    // Model state is not activation memory: the activation peak is the fp32 one's at half
+    // precision or less, never the optimizer state's.
+    QVERIFY(tl.activationPeakBytes <= plain->storeAll.timeline.activationPeakBytes);
+    QVERIFY(schedule::isModelStateCategory(schedule::MemCategory::OptimizerState));
+    QVERIFY(schedule::isModelStateCategory(schedule::MemCategory::MasterWeights));
+    QVERIFY(!schedule::isModelStateCategory(schedule::MemCategory::StoredActivations));
+    QCOMPARE(QString(schedule::memCategoryName(schedule::MemCategory::OptimizerState)),
+             QString("optimizer_state"));
+    // Without options neither category holds a byte.
+    for (const sim::TimelinePoint &p : plain->storeAll.timeline.points) {
+        QCOMPARE(at(p.byCategory, schedule::MemCategory::MasterWeights), int64_t(0));
+        QCOMPARE(at(p.byCategory, schedule::MemCategory::OptimizerState), int64_t(0));
+    }
 }
 
 void TestTrainingOptions::badOptionsAreRefused()

@@ -207,6 +207,19 @@ private slots:
         names = visibleNames();
         QVERIFY(names.contains(QStringLiteral("weights")));
         QVERIFY(names.contains(QStringLiteral("stored_activations")));
+        QVERIFY(!names.contains(QStringLiteral("optimizer_state")));
+        // An optimizer's state and mixed precision's master weights are areas of their own.
+        for (auto &p : withWeights.points) {
+            p.byCategory[size_t(core::schedule::MemCategory::OptimizerState)] = 2 << 20;
+            p.byCategory[size_t(core::schedule::MemCategory::MasterWeights)] = 1 << 20;
+        }
+        v.setTimelines(withWeights, nullptr, 0, QStringLiteral("adam"));
+        QTest::qWait(50);
+        names = visibleNames();
+        QVERIFY2(names.contains(QStringLiteral("optimizer_state")), qPrintable(names.join(",")));
+        QVERIFY2(names.contains(QStringLiteral("master_weights")), qPrintable(names.join(",")));
+        QVERIFY(memCategoryColor(int(core::schedule::MemCategory::OptimizerState)) !=
+                memCategoryColor(int(core::schedule::MemCategory::Weights)));
     }
 
     // Walkthrough: the memory axis ticked at tenths of 1.08 x the peak ("908.8"); its ticks are

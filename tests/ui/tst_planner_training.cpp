@@ -18,6 +18,7 @@
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
+#include "ui/planner/planner_problem.h"
 #include "ui/planner/training_options_dialog.h"
 #include "ui/problem_cache.h"
 
@@ -128,6 +129,12 @@ private slots:
             QCOMPARE(t.optimizerStateBytes, 8 * kParams);
             QCOMPARE(t.masterWeightBytes, 4 * kParams);
             QCOMPARE(t.weightGradBytes, 4 * kParams);
+            // The memory floor names the master weights and the optimizer state apart.
+            const MemoryFloor floor = memoryFloor(*planner.problem());
+            QCOMPARE(floor.masterWeightBytes, 4 * kParams);
+            QCOMPARE(floor.optimizerStateBytes, 8 * kParams);
+            QCOMPARE(floor.weightBytes + floor.masterWeightBytes + floor.optimizerStateBytes,
+                     t.weightBytes);
             adamPeak = t.peakBytes;
             QCOMPARE(adamPeak, refAdam->storeAll.timeline.peakBytes);
             QCOMPARE(adamPeak - plainPeak,

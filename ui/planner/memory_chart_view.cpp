@@ -21,12 +21,14 @@
 namespace remat::ui {
 
 using core::schedule::kMemCategoryCount;
-static_assert(kMemCategoryCount == 7, "one area series per memory category");
+static_assert(kMemCategoryCount == 9, "one area series per memory category");
 
 QColor memCategoryColor(int category)
 {
     static const QColor colors[] = {
         QColor(0x90, 0xa4, 0xae), // weights: grey-blue
+        QColor(0x54, 0x6e, 0x7a), // master weights: slate
+        QColor(0xa1, 0x88, 0x7f), // optimizer state: taupe
         QColor(0x80, 0x60, 0xb0), // weight grads: purple
         QColor(0x42, 0x85, 0xf4), // stored activations: blue
         QColor(0xf4, 0x8f, 0x22), // recomputed activations: orange
@@ -34,7 +36,7 @@ QColor memCategoryColor(int category)
         QColor(0x9e, 0x9d, 0x24), // workspace: olive
         QColor(0x26, 0xa6, 0x9a), // offload in flight: teal
     };
-    return colors[std::clamp(category, 0, 6)];
+    return colors[std::clamp(category, 0, int(kMemCategoryCount) - 1)];
 }
 
 namespace {
@@ -84,7 +86,7 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     setRenderHint(QPainter::Antialiasing);
     QChart *c = chart();
     c->setAnimationOptions(QChart::NoAnimation);
-    // Eleven entries ("recomputed activations", "store-all total", ...): beside the plot, one a
+    // Up to thirteen entries ("recomputed activations", "store-all total", ...): beside the plot, one a
     // line, each name whole; under it they would share one line and be cut to "recom...".
     c->legend()->setAlignment(Qt::AlignRight);
     c->legend()->setShowToolTips(true);

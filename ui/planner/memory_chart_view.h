@@ -79,9 +79,9 @@ private:
     /// plans add entries; beside a short dock the last ones were cut off).
     void fitLegend();
 
-    QLineSeries *m_upper[7] = {};
-    QLineSeries *m_lower[7] = {};
-    QAreaSeries *m_area[7] = {};
+    QLineSeries *m_upper[core::schedule::kMemCategoryCount] = {};
+    QLineSeries *m_lower[core::schedule::kMemCategoryCount] = {};
+    QAreaSeries *m_area[core::schedule::kMemCategoryCount] = {};
     QLineSeries *m_storeAll = nullptr;
     QLineSeries *m_budget = nullptr;
     QLineSeries *m_cursorLine = nullptr;

@@ -561,8 +561,13 @@ QString Planner::floorExplanation() const
     if (!m_problem)
         return {};
     const MemoryFloor f = memoryFloor(*m_problem);
-    return tr("weights %1 + their gradients %2 + the largest op's working set %3 (%4)")
-        .arg(qs(core::formatBytes(f.weightBytes)), qs(core::formatBytes(f.weightGradBytes)),
+    QString states = tr("weights %1").arg(qs(core::formatBytes(f.weightBytes)));
+    if (f.masterWeightBytes > 0)
+        states += tr(" + master weights %1").arg(qs(core::formatBytes(f.masterWeightBytes)));
+    if (f.optimizerStateBytes > 0)
+        states += tr(" + optimizer state %1").arg(qs(core::formatBytes(f.optimizerStateBytes)));
+    return tr("%1 + their gradients %2 + the largest op's working set %3 (%4)")
+        .arg(states, qs(core::formatBytes(f.weightGradBytes)),
              qs(core::formatBytes(f.largestOpBytes)), qs(f.largestOp));
 }
 

@@ -56,7 +56,9 @@ MemoryFloor memoryFloor(const PlannerProblem &problem)
         return f;
     const auto &tg = *problem.training;
     const auto &sa = problem.storeAll.timeline;
-    f.weightBytes = sa.weightBytes;
+    f.masterWeightBytes = sa.masterWeightBytes;
+    f.optimizerStateBytes = sa.optimizerStateBytes;
+    f.weightBytes = sa.weightBytes - sa.masterWeightBytes - sa.optimizerStateBytes;
     f.weightGradBytes = sa.weightGradBytes;
     using core::training::TensorRole;
     for (const auto &op : tg.ops()) {

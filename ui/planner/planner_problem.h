@@ -35,14 +35,21 @@ core::Expected<std::shared_ptr<const PlannerProblem>>
 withProfileCosts(const PlannerProblem &problem, const core::cost::Profile &profile,
                  const std::string &origin, std::vector<std::string> *warnings = nullptr);
 
-/// The least memory any plan needs, whatever it recomputes or offloads: the weights and their
-/// gradients (resident all step) plus the largest op's working set (its inputs, outputs and
-/// scratch, all resident while it runs). A budget below it is infeasible for every solver.
+/// The least memory any plan needs, whatever it recomputes or offloads: the model state
+/// (weights, master weights, optimizer state and the weights' gradients, resident all step)
+/// plus the largest op's working set (its inputs, outputs and scratch, all resident while it
+/// runs). A budget below it is infeasible for every solver.
 struct MemoryFloor
 {
-    int64_t weightBytes = 0, weightGradBytes = 0, largestOpBytes = 0;
+    int64_t weightBytes = 0; ///< parameters, buffers, constants, the input batch
+    int64_t masterWeightBytes = 0, optimizerStateBytes = 0;
+    int64_t weightGradBytes = 0, largestOpBytes = 0;
     std::string largestOp; ///< the op with that working set
-    int64_t total() const { return weightBytes + weightGradBytes + largestOpBytes; }
+    int64_t total() const
+    {
+        return weightBytes + masterWeightBytes + optimizerStateBytes + weightGradBytes +
+               largestOpBytes;
+    }
 };
 MemoryFloor memoryFloor(const PlannerProblem &problem);
 
