@@ -9,6 +9,7 @@
 //   update ops, whose transients are in the peak (the offload solver's streamed weights are
 //   prefetched for their update);
 // - micro-batches keep the gradients resident from the start.
+#include "core/pipeline/compare.h"
 #include "core/pipeline/problem.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/registry.h"
@@ -61,6 +62,7 @@ private slots:
     void everySolverPlansWithTheOptimizerStep();
     void microBatchesKeepGradientsResident();
     void modelStatesStackInTheirOwnCategories();
+    void comparisonRowsLineUpTwoSteps();
     void badOptionsAreRefused();
 };
 
@@ -331,6 +333,43 @@ void TestTrainingOptions::modelStatesStackInTheirOwnCategories()
         QCOMPARE(at(p.byCategory, schedule::MemCategory::MasterWeights), int64_t(0));
         QCOMPARE(at(p.byCategory, schedule::MemCategory::OptimizerState), int64_t(0));
     }
+}
+
+void TestTrainingOptions::comparisonRowsLineUpTwoSteps()
+{
+    training::TrainingOptions adam;
+    adam.optimizer = Optimizer::Adam;
+    pipeline::LoadOptions o;
+    o.import.batch = 4;
+    auto a = pipeline::planTrainingStep(mlpPath(), o, nullptr, 0, 10);
+    o.training = adam;
+    auto b = pipeline::planTrainingStep(mlpPath(), o, nullptr, 0, 10);
+    QVERIFY2(a && b, (a ? b : a).status().toString().c_str());
+    QVERIFY(a->plan.timeline.peakBytes == load({})->storeAll.timeline.peakBytes);
+    const auto rows = pipeline::differenceRows(a->plan.timeline, b->plan.timeline);
+    // peak first, then the categories either step holds at its peak, in stacking order, then
+    // model state, activation peak, step time and recompute.
+    QCOMPARE(rows.front().what, std::string("peak"));
+    QCOMPARE(rows.front().delta(), double(b->plan.timeline.peakBytes - a->plan.timeline.peakBytes));
+    QCOMPARE(rows.back().what, std::string("recompute"));
+    QCOMPARE(rows.back().unit, pipeline::FigureUnit::Percent);
+    bool state = false, master = false;
+    for (const auto &r : rows) {
+        state = state || r.what == "optimizer_state at the peak";
+        master = master || r.what == "master_weights at the peak";
+        if (r.what.rfind("model state", 0) == 0)
+            QCOMPARE(r.delta(), double(8 * kParams)); // Adam's two moments, fp32
+    }
+    QVERIFY(state && !master); // no mixed precision: no master weights row
+    // A step against itself differs by nothing.
+    for (const auto &r : pipeline::differenceRows(a->plan.timeline, a->plan.timeline))
+        QCOMPARE(r.delta(), 0.0);
+    // A stopped comparison says so.
+    StopSource stop;
+    stop.requestStop();
+    auto c = pipeline::planTrainingStep(mlpPath(), o, nullptr, 0, 10, stop.token());
+    QVERIFY(!c);
+    QCOMPARE(c.status().code(), StatusCode::Cancelled);
 }
 
 void TestTrainingOptions::badOptionsAreRefused()

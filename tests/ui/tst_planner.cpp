@@ -3,6 +3,7 @@
 #include "common/test_support.h"
 
 #include "core/exec/cpu/cpu_backend.h"
+#include "core/pipeline/compare.h"
 #include "core/sim/simulator.h"
 #include "core/util/bytes.h"
 #include "ui/planner/memory_chart_view.h"
@@ -13,6 +14,7 @@
 #include "ui/planner/run_panel.h"
 #include "ui/planner/set_budget_command.h"
 #include "ui/planner/solver_panel.h"
+#include "ui/planner/step_comparison_view.h"
 #include "ui/planner/teaching_view.h"
 #include "ui_test_util.h"
 
@@ -636,10 +638,36 @@ private slots:
             ++checked;
         }
         QCOMPARE(checked, 2);
-        // Back to one selected row: no overlay.
+        // "Compare selected plans": the current plan against the first other selected one,
+        // with core's difference rows.
+        {
+            QWidget parent;
+            QDialog *d = planner->openPlanComparison(&parent);
+            QVERIFY(d);
+            auto *view = d->findChild<StepComparisonView *>();
+            QVERIFY(view);
+            const auto &plans = planner->document()->plans();
+            const auto expected = core::pipeline::differenceRows(
+                plans[size_t(current)].timeline,
+                plans[size_t(planner->overlaidPlans().front())].timeline);
+            QCOMPARE(view->rows().size(), expected.size());
+            for (size_t i = 0; i < expected.size(); ++i) {
+                QCOMPARE(view->rows()[i].what, expected[i].what);
+                QCOMPARE(view->rows()[i].a, expected[i].a);
+                QCOMPARE(view->rows()[i].b, expected[i].b);
+            }
+            QCOMPARE(view->cellText(0, 1),
+                     figureText(core::pipeline::FigureUnit::Bytes,
+                                double(plans[size_t(current)].timeline.peakBytes)));
+            QCOMPARE(view->chart()->overlayNames().size(), 1);
+            delete d;
+        }
+        // Back to one selected row: no overlay, and nothing to compare.
         table->selectRow(0);
         QVERIFY(chart->overlayNames().isEmpty());
         QVERIFY(!chart->chart()->title().contains(QStringLiteral("overlaid")));
+        QWidget parent;
+        QVERIFY(!planner->openPlanComparison(&parent));
     }
 
     void twoSolversGiveTwoRows()

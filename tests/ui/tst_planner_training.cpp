@@ -13,12 +13,16 @@
 //   problem built with other training options.
 #include "common/test_support.h"
 
+#include "core/pipeline/compare.h"
 #include "core/pipeline/problem.h"
+#include "core/solvers/registry.h"
 #include "core/training/apply_training_options.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_problem.h"
+#include "ui/planner/step_comparison_view.h"
+#include "ui/planner/training_compare_dialog.h"
 #include "ui/planner/training_options_dialog.h"
 #include "ui/problem_cache.h"
 
@@ -178,6 +182,90 @@ private slots:
         QCOMPARE(reopened.problem()->storeAll.timeline.peakBytes, adamPeak);
         QCOMPARE(reopened.document()->plans().size(), size_t(1));
         QCOMPARE(reopened.document()->currentPlan()->timeline.peakBytes, adamPeak);
+    }
+
+    // "Compare training options...": A = the open options (none, fp32), B chosen in its form
+    // (Adam, bf16-mixed); both planned by chen-sqrtn at min-peak. The difference table equals
+    // core's rows for the same two steps, the chart overlays B on A, and B's master weights and
+    // optimizer state are rows that A has at 0.
+    void comparesTwoTrainingOptionSets()
+    {
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        planner.solverPanel()->setLiveResolve(false);
+        QSignalSpy loaded(&planner, &Planner::problemChanged);
+        planner.openModel(mlp(), kBatch);
+        QVERIFY(waitLoaded(planner, loaded));
+        QWidget parent;
+        TrainingCompareDialog *d = planner.openTrainingCompareDialog(&parent);
+        QVERIFY(d);
+        d->setSolver(QStringLiteral("chen-sqrtn"));
+        selectData(d->formB()->optimizerBox(), int(Optimizer::Adam));
+        selectData(d->formB()->precisionBox(), int(Precision::Bf16Mixed));
+        QSignalSpy done(d, &TrainingCompareDialog::finished);
+        d->start();
+        QVERIFY(done.wait(60000));
+        QCOMPARE(done.front().front().toBool(), false);
+        QVERIFY2(d->stepA() && d->stepB(), qPrintable(d->statusText()));
+
+        TrainingOptions adam;
+        adam.optimizer = Optimizer::Adam;
+        adam.precision = Precision::Bf16Mixed;
+        QCOMPARE(d->stepB()->problem->options.training, adam);
+        QCOMPARE(d->stepA()->plan.solver, std::string("chen-sqrtn"));
+        // Core's answer for the same two steps, planned outside the dialog.
+        const core::solvers::SolverRegistry registry = core::solvers::makeRegistry();
+        const core::solvers::Solver *chen = registry.find("chen-sqrtn");
+        core::pipeline::LoadOptions o;
+        o.import.batch = kBatch;
+        auto refA = core::pipeline::planTrainingStep(tests::toStd(mlp()), o, chen, 0, 10);
+        o.training = adam;
+        auto refB = core::pipeline::planTrainingStep(tests::toStd(mlp()), o, chen, 0, 10);
+        QVERIFY(refA && refB);
+        const auto expected =
+            core::pipeline::differenceRows(refA->plan.timeline, refB->plan.timeline);
+        const auto &rows = d->comparison()->rows();
+        QCOMPARE(rows.size(), expected.size());
+        bool sawMaster = false, sawState = false;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            QCOMPARE(rows[i].what, expected[i].what);
+            QCOMPARE(rows[i].a, expected[i].a);
+            QCOMPARE(rows[i].b, expected[i].b);
+            QCOMPARE(d->comparison()->cellText(int(i), 0), QString::fromStdString(rows[i].what));
+            if (rows[i].what == "master_weights at the peak") {
+                sawMaster = true;
+                QCOMPARE(rows[i].a, 0.0);
+                QCOMPARE(rows[i].b, double(4 * kParams));
+            }
+            if (rows[i].what == "optimizer_state at the peak") {
+                sawState = true;
+                QCOMPARE(rows[i].b, double(8 * kParams));
+            }
+        }
+        QVERIFY(sawMaster && sawState);
+        QCOMPARE(rows.front().what, std::string("peak"));
+        QCOMPARE(rows.front().b, double(refB->plan.timeline.peakBytes));
+        QCOMPARE(d->comparison()->cellText(0, 3),
+                 figureText(core::pipeline::FigureUnit::Bytes, rows.front().delta(), true));
+        const QStringList overlays = d->comparison()->chart()->overlayNames();
+        QCOMPARE(overlays.size(), 1);
+        QVERIFY2(overlays.front().contains(QStringLiteral("bf16-mixed")),
+                 qPrintable(overlays.join(",")));
+
+        // Sharding chosen in B's form reaches B's step: ZeRO-1 over 4 ranks keeps a quarter
+        // of the state and master weights per rank.
+        selectData(d->formB()->shardBox(), int(Sharding::Zero1));
+        d->formB()->ranksBox()->setValue(4);
+        done.clear();
+        d->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY(!d->isRunning());
+        QVERIFY(d->stepB());
+        QCOMPARE(d->stepB()->problem->options.training.ranks, int64_t(4));
+        for (const auto &r : d->comparison()->rows())
+            if (r.what == "optimizer_state at the peak")
+                QCOMPARE(r.b, double(8 * kParams / 4));
+        delete d;
     }
 
     void dialogReadsOneRankAsNoSharding()

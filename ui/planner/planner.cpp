@@ -22,12 +22,15 @@
 #include "ui/planner/set_objective_command.h"
 #include "ui/planner/set_pin_command.h"
 #include "ui/planner/set_training_command.h"
+#include "ui/planner/step_comparison_view.h"
 #include "ui/planner/teaching_view.h"
+#include "ui/planner/training_compare_dialog.h"
 #include "ui/planner/training_options_dialog.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QChartView>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -43,6 +46,7 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTableView>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -186,6 +190,22 @@ QMenu *Planner::createMenu(QWidget *parent)
     });
     fit->setObjectName(QStringLiteral("plannerFitAction"));
     fit->setToolTip(tr("Per solver, the largest batch whose training step fits a GPU's memory"));
+    QAction *compareTraining =
+        menu->addAction(tr("Compare training &options..."), this, [this, parent] {
+            if (!openTrainingCompareDialog(parent))
+                QMessageBox::information(parent, tr("Compare training options"),
+                                         tr("Open a model first."));
+        });
+    compareTraining->setObjectName(QStringLiteral("plannerCompareTrainingAction"));
+    compareTraining->setToolTip(tr("The model under two optimizers, precisions or shardings, "
+                                   "side by side: memory curves and a difference table"));
+    QAction *comparePlans = menu->addAction(tr("Compare selec&ted plans"), this, [this, parent] {
+        if (!openPlanComparison(parent))
+            QMessageBox::information(parent, tr("Compare selected plans"),
+                                     tr("Select two plans in the Plans table (click one, "
+                                        "then Ctrl+click the other)."));
+    });
+    comparePlans->setObjectName(QStringLiteral("plannerComparePlansAction"));
     menu->addSeparator();
     menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                     [this] { solve(solverPanel()->currentSolver()); });
@@ -433,6 +453,51 @@ FitDialog *Planner::openFitDialog(QWidget *parent)
     auto *dialog = new FitDialog(std::move(in), parent);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &FitDialog::batchApplied, this, [this](qint64 b) { setBatch(b); });
+    dialog->show();
+    return dialog;
+}
+
+TrainingCompareDialog *Planner::openTrainingCompareDialog(QWidget *parent)
+{
+    if (m_document.modelPath().isEmpty() || !m_problem)
+        return nullptr;
+    TrainingCompareDialog::Inputs in;
+    in.modelPath = m_document.modelPath();
+    in.importSettings = m_document.importSettings();
+    in.importSettings.batch = m_document.batch();
+    in.training = m_document.training();
+    in.solvers = m_solvers;
+    in.preferredSolver = solverPanel()->currentSolver();
+    in.budgetBytes = m_document.budgetBytes();
+    auto *dialog = new TrainingCompareDialog(std::move(in), parent);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+    return dialog;
+}
+
+QDialog *Planner::openPlanComparison(QWidget *parent)
+{
+    const Plan *a = m_document.currentPlan();
+    const QList<int> others = overlaidPlans();
+    if (!a || others.isEmpty())
+        return nullptr;
+    const Plan &b = m_document.plans()[size_t(others.front())];
+    const auto name = [&](int index, const Plan &p) {
+        return tr("plan %1: %2").arg(index + 1).arg(qs(p.solver));
+    };
+    auto *dialog = new QDialog(parent);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setObjectName(QStringLiteral("planComparisonDialog"));
+    dialog->setWindowTitle(tr("Compare plans"));
+    auto *view = new StepComparisonView(dialog);
+    view->setSteps(a->timeline, name(m_document.currentPlanIndex(), *a), b.timeline,
+                   name(others.front(), b));
+    auto *close = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    connect(close, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    auto *layout = new QVBoxLayout(dialog);
+    layout->addWidget(view, 1);
+    layout->addWidget(close);
+    dialog->resize(860, 640);
     dialog->show();
     return dialog;
 }

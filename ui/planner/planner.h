@@ -45,6 +45,7 @@ class QMenu;
 namespace remat::ui {
 
 class FitDialog;
+class TrainingCompareDialog;
 
 class Planner : public QObject
 {
@@ -118,6 +119,14 @@ public:
     /// with its import settings and training options, shown (not modal); its applied rows go
     /// to setBatch. Null without a model.
     FitDialog *openFitDialog(QWidget *parent);
+    /// "Compare training options...": the open model under two option sets side by side
+    /// (ui/planner/training_compare_dialog.h), A starting from the current options, planned by
+    /// the solver panel's solver. Shown, not modal. Null without a model.
+    TrainingCompareDialog *openTrainingCompareDialog(QWidget *parent);
+    /// "Compare selected plans": the current plan (A) and the first other selected plan (B) in
+    /// a StepComparisonView (overlaid curves and the difference table). Null unless two plans
+    /// are selected.
+    QDialog *openPlanComparison(QWidget *parent);
     /// Uses a problem built elsewhere (tests, benchmark graphs).
     void setProblem(std::shared_ptr<const PlannerProblem> problem);
     /// The problems loaded in the window (the explorer's): openModel takes a match from there

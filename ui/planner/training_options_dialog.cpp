@@ -38,10 +38,8 @@ QString stateText(Optimizer o)
 
 } // namespace
 
-TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
+TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
 {
-    setWindowTitle(tr("Training options"));
-    setObjectName(QStringLiteral("trainingOptionsDialog"));
     m_optimizer = new QComboBox(this);
     m_optimizer->setObjectName(QStringLiteral("trainingOptimizer"));
     for (Optimizer o : kOptimizers)
@@ -81,23 +79,32 @@ TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
     form->addRow(tr("&Sharding"), m_shard);
     form->addRow(tr("&Ranks"), m_ranks);
     form->addRow(tr("&Micro-batches"), m_microBatches);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(form);
+    layout->addWidget(m_explanation);
+
+    for (QComboBox *c : {m_optimizer, m_precision, m_shard})
+        connect(c, &QComboBox::currentIndexChanged, this, &TrainingOptionsForm::updateExplanation);
+    for (QSpinBox *s : {m_ranks, m_microBatches})
+        connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsForm::updateExplanation);
+    setOptions({});
+}
+
+TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Training options"));
+    setObjectName(QStringLiteral("trainingOptionsDialog"));
+    m_form = new TrainingOptionsForm(this);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addWidget(m_explanation);
+    layout->addWidget(m_form);
     layout->addWidget(buttons);
-
-    for (QComboBox *c : {m_optimizer, m_precision, m_shard})
-        connect(c, &QComboBox::currentIndexChanged, this,
-                &TrainingOptionsDialog::updateExplanation);
-    for (QSpinBox *s : {m_ranks, m_microBatches})
-        connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsDialog::updateExplanation);
-    setOptions({});
 }
 
-void TrainingOptionsDialog::setOptions(const TrainingOptions &o)
+void TrainingOptionsForm::setOptions(const TrainingOptions &o)
 {
     m_base = o;
     m_optimizer->setCurrentIndex(m_optimizer->findData(int(o.optimizer)));
@@ -109,7 +116,7 @@ void TrainingOptionsDialog::setOptions(const TrainingOptions &o)
     updateExplanation();
 }
 
-TrainingOptions TrainingOptionsDialog::options() const
+TrainingOptions TrainingOptionsForm::options() const
 {
     TrainingOptions o = m_base;
     o.optimizer = Optimizer(m_optimizer->currentData().toInt());
@@ -124,7 +131,7 @@ TrainingOptions TrainingOptionsDialog::options() const
     return o;
 }
 
-void TrainingOptionsDialog::updateExplanation()
+void TrainingOptionsForm::updateExplanation()
 {
     const TrainingOptions o = options();
     m_ranks->setEnabled(Sharding(m_shard->currentData().toInt()) != Sharding::None);
@@ -151,6 +158,7 @@ void TrainingOptionsDialog::updateExplanation()
         lines << tr("gradients accumulate over %1 micro-batches (effective batch: %1 x batch)")
                      .arg(o.microBatches);
     m_explanation->setText(lines.join(QLatin1Char('\n')));
+    emit changed();
 }
 
 } // namespace remat::ui

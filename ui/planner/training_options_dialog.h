@@ -9,6 +9,7 @@
 #include "core/training/training_options.h"
 
 #include <QDialog>
+#include <QWidget>
 
 class QComboBox;
 class QLabel;
@@ -16,16 +17,25 @@ class QSpinBox;
 
 namespace remat::ui {
 
-class TrainingOptionsDialog : public QDialog
+/// The options' fields and a line on what they keep in memory: the dialog's body, and each side
+/// of "Compare training options...".
+class TrainingOptionsForm : public QWidget
 {
     Q_OBJECT
 public:
-    explicit TrainingOptionsDialog(QWidget *parent = nullptr);
+    explicit TrainingOptionsForm(QWidget *parent = nullptr);
 
     void setOptions(const core::training::TrainingOptions &options);
     /// The options as chosen; sharding over one rank is no sharding (as the CLI reads it). The
     /// hyperparameters (lr, weight decay) are the ones setOptions gave: they change no byte.
     core::training::TrainingOptions options() const;
+    QComboBox *optimizerBox() const { return m_optimizer; }
+    QComboBox *precisionBox() const { return m_precision; }
+    QComboBox *shardBox() const { return m_shard; }
+    QSpinBox *ranksBox() const { return m_ranks; }
+
+signals:
+    void changed();
 
 private:
     void updateExplanation();
@@ -37,6 +47,19 @@ private:
     QSpinBox *m_ranks;
     QSpinBox *m_microBatches;
     QLabel *m_explanation;
+};
+
+class TrainingOptionsDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    explicit TrainingOptionsDialog(QWidget *parent = nullptr);
+
+    void setOptions(const core::training::TrainingOptions &options) { m_form->setOptions(options); }
+    core::training::TrainingOptions options() const { return m_form->options(); }
+
+private:
+    TrainingOptionsForm *m_form;
 };
 
 } // namespace remat::ui
