@@ -1,5 +1,7 @@
 #include "ui/main_window.h"
 
+#include "ui/model_pane.h"
+
 #include "ui/help_dialogs.h"
 #include "ui/import_settings.h"
 #include "ui/input_settings_dialog.h"
@@ -35,6 +37,7 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QSvgGenerator>
@@ -53,8 +56,6 @@ using namespace core;
 
 namespace {
 constexpr int kMaxRecent = 10;
-/// Below this view scale box titles (9 pt) are too small to read.
-constexpr double kReadableScale = 0.45;
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
@@ -82,7 +83,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     graphLayout->setContentsMargins(0, 0, 0, 0);
     graphLayout->setSpacing(0);
     graphLayout->addWidget(m_searchBar);
-    graphLayout->addWidget(m_view, 1);
+    m_split = new QSplitter(Qt::Horizontal, this);
+    m_split->setObjectName(QStringLiteral("graphSplit"));
+    m_split->addWidget(m_view);
+    graphLayout->addWidget(m_split, 1);
     graphLayout->addWidget(m_legend);
     auto *placeholder =
         new QLabel(tr("<h2>Remat Studio</h2><p>Open an ONNX model (File &gt; Open, Ctrl+O) "
@@ -198,6 +202,18 @@ void MainWindow::createActions()
     QAction *open = file->addAction(tr("&Open Model..."), this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction *beside = file->addAction(tr("Open &Beside..."), this, [this] {
+        QSettings settings;
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a Model Beside"), settings.value(QStringLiteral("lastDir")).toString(),
+            tr("ONNX models (*.onnx);;All files (*)"));
+        if (!path.isEmpty())
+            openBeside(path);
+    });
+    beside->setObjectName(QStringLiteral("openBesideAction"));
+    beside->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O)); // Ctrl+Shift+O: session
+    beside->setToolTip(tr("A second model beside this one: both graphs side by side and a table "
+                          "of their figures"));
     QAction *reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
     reloadAction->setShortcut(QKeySequence(Qt::Key_F5));
     file->addSeparator();
@@ -369,6 +385,36 @@ void MainWindow::setBusy(bool busy, const QString &what)
         QApplication::restoreOverrideCursor();
 }
 
+ModelPane *MainWindow::openBeside(const QString &path)
+{
+    if (!m_beside) {
+        m_beside = new ModelPane(m_problems, this);
+        m_split->addWidget(m_beside);
+        m_split->setSizes({1, 1});
+        connect(m_beside, &ModelPane::closeRequested, this, &MainWindow::closeBeside);
+        connect(m_beside, &ModelPane::loadFailed, this, &MainWindow::reportError);
+        m_beside->setFoldShapeArithmetic(m_foldShapes);
+        m_beside->setColourMode(m_document->colourMode());
+    }
+    if (m_document->hasModel())
+        m_beside->setReference(m_document->model());
+    // The same batch as the model on the left, so the figures compare like for like.
+    const int64_t batch = m_document->hasModel() ? m_document->model().graph->info().batch : 0;
+    m_beside->openModel(path, std::max<int64_t>(0, batch),
+                        rememberedImportSettings(QFileInfo(path).absoluteFilePath()));
+    m_stack->setCurrentIndex(1);
+    return m_beside;
+}
+
+void MainWindow::closeBeside()
+{
+    if (!m_beside)
+        return;
+    m_beside->hide();
+    m_beside->deleteLater();
+    m_beside = nullptr;
+}
+
 void MainWindow::openDialog()
 {
     QSettings settings;
@@ -494,13 +540,7 @@ void MainWindow::setBatch(int64_t batch)
 std::shared_ptr<layout::GraphLayouter>
 MainWindow::makeLayouter(std::shared_ptr<const ir::Graph> graph) const
 {
-    std::vector<char> hidden;
-    if (m_foldShapes)
-        hidden = layout::foldableNodes(*graph);
-    auto layouter = std::make_shared<layout::GraphLayouter>(
-        graph, layout::GraphLayoutSizes{}, layout::LayeredOptions{}, std::move(hidden));
-    layouter->setSizes(GraphScene::measure(*graph, *layouter));
-    return layouter;
+    return makeExplorerLayouter(std::move(graph), m_foldShapes);
 }
 
 layout::CollapsePolicy MainWindow::collapsePolicy() const
@@ -528,6 +568,8 @@ void MainWindow::setFoldShapeArithmetic(bool on)
     if (on == m_foldShapes)
         return;
     m_foldShapes = on;
+    if (m_beside)
+        m_beside->setFoldShapeArithmetic(on);
     if (!m_document->hasModel())
         return;
     // A new layouter: which nodes exist changes the groups and every interior. Building it is a
@@ -563,6 +605,8 @@ void MainWindow::onLoaded(const LoadedModel &model)
     m_inputsLabel->setText(summary.isEmpty() ? QString()
                                              : QStringLiteral(" ") + summary + QStringLiteral(" "));
     m_stack->setCurrentIndex(1);
+    if (m_beside)
+        m_beside->setReference(model);
     addRecentFile(model.path);
     updateTitle();
     updateSummary();
@@ -671,22 +715,8 @@ void MainWindow::toggleGroup(NamespaceId ns)
     const layout::GraphLayouter *lay = m_document->layouter().get();
     if (!lay)
         return;
-    layout::CollapseSet set = m_document->collapsed();
-    if (set.count(ns)) {
-        // Expand one level (as Model Explorer does): the group's own subgroups come up
-        // collapsed, however deep the collapse depth had left them open.
-        set.erase(ns);
-        const ir::Graph &g = m_document->graph();
-        for (NamespaceId sub : lay->groups()) {
-            NamespaceId up = g.ns(sub).parent;
-            while (up.valid() && !lay->isGroup(up))
-                up = g.ns(up).parent;
-            if (up == ns)
-                set.insert(sub);
-        }
-    } else {
-        set.insert(ns);
-    }
+    layout::CollapseSet set =
+        toggledCollapse(*lay, m_document->graph(), m_document->collapsed(), ns);
     m_document->setCollapsed(std::move(set));
     m_pendingToggle = ns;
     m_refitAfterLayout = true;
@@ -699,6 +729,8 @@ void MainWindow::setColourMode(ColourMode mode)
     if (index >= 0 && index != m_colourMode->currentIndex())
         m_colourMode->setCurrentIndex(index);
     m_document->setColourMode(mode);
+    if (m_beside)
+        m_beside->setColourMode(mode);
 }
 
 QString MainWindow::statusSummary() const { return m_summary->text(); }
@@ -1132,30 +1164,6 @@ void MainWindow::refitAfterCollapse(NamespaceId toggled)
 
 void MainWindow::frameForScreenshot() { frameReadable(); }
 
-void MainWindow::frameReadable()
-{
-    m_view->fitAll();
-    if (m_view->scale() >= kReadableScale || !m_document->layout())
-        return;
-    // Too small to read: show the top of the graph at a legible scale, centred on the first box.
-    m_view->setTransform(QTransform::fromScale(0.8, 0.8));
-    m_view->updateOverview();
-    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
-    const QRectF scene = m_scene->sceneRect();
-    double x = scene.center().x();
-    // Centre on the first node that reads the data input: where the model starts.
-    const auto &g = m_document->graph();
-    for (ValueId in : g.inputs()) {
-        const ir::Value &v = g.value(in);
-        if (v.kind != ir::ValueKind::Input || v.consumers.empty())
-            continue;
-        if (NodeItem *first = m_scene->itemShowing(v.consumers.front())) {
-            x = first->rect().center().x();
-            break;
-        }
-    }
-    m_view->centerOn(QPointF(x, scene.top() + visible.height() / 2));
-    emit m_view->viewportChanged();
-}
+void MainWindow::frameReadable() { frameGraphReadable(*m_view, *m_scene, *m_document); }
 
 } // namespace remat::ui

@@ -19,6 +19,7 @@ class QLabel;
 class QMenu;
 class QProgressBar;
 class QSpinBox;
+class QSplitter;
 class QStackedWidget;
 class QTimer;
 class QToolButton;
@@ -32,6 +33,7 @@ class LayoutRunner;
 class LegendWidget;
 class Minimap;
 class ModelLoader;
+class ModelPane;
 class Planner;
 class ProblemCache;
 class SearchBar;
@@ -60,6 +62,13 @@ public:
     void editInputs();
     /// False for scripted runs (--screenshot): no dialog waits for a user.
     void setInteractive(bool on) { m_interactive = on; }
+    /// File > Open Beside...: `path` in a second graph pane beside the first (ui/model_pane.h),
+    /// at the shown model's batch, with a table of the two models' figures. Replaces the model
+    /// beside, if any.
+    ModelPane *openBeside(const QString &path);
+    /// The pane beside (null when closed).
+    ModelPane *besidePane() const { return m_beside; }
+    void closeBeside();
     /// Re-imports the current file (F5) keeping batch and collapse state.
     void reload();
     /// Re-imports at another batch; every figure updates when it arrives.
@@ -179,6 +188,8 @@ private:
     LegendWidget *m_legend;
     SearchBar *m_searchBar;
     QStackedWidget *m_stack;
+    QSplitter *m_split = nullptr;
+    ModelPane *m_beside = nullptr;
     QLabel *m_summary;
     QLabel *m_phase;
     QLabel *m_layoutInfo;

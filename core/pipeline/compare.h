@@ -20,7 +20,8 @@
 
 namespace remat::core::pipeline {
 
-enum class FigureUnit { Bytes, Seconds, Percent };
+/// How a figure reads: bytes, seconds, a percentage, a plain count, floating-point operations.
+enum class FigureUnit { Bytes, Seconds, Percent, Count, Flops };
 
 /// One line of the difference table: a figure of step A, of step B, and B - A.
 struct DifferenceRow

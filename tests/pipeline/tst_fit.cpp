@@ -107,6 +107,31 @@ private slots:
         QVERIFY(!r.plan);
         QCOMPARE(progressCalls, 0);
     }
+
+    // Cancel in the middle of a search (the user's Cancel while batch 4 is being tried): the
+    // batches tried before it stand, nothing after it is tried, and the answer says cancelled.
+    void stopInTheMiddleOfASearch()
+    {
+        StopSource stop;
+        std::vector<int64_t> announced;
+        pipeline::Fitter fitter(mlpPath(), {}, {kMemory, 65536, 10}, stop.token(),
+                                [&](const std::string &, int64_t batch, int) {
+                                    announced.push_back(batch);
+                                    if (batch == 4)
+                                        stop.requestStop(); // arrives while 4 is imported
+                                });
+        const pipeline::FitResult r = fitter.fit("store-all", nullptr);
+        QVERIFY(r.cancelled);
+        QCOMPARE(announced, (std::vector<int64_t>{1, 2, 4}));
+        QCOMPARE(r.trials.size(), size_t(2)); // 1 and 2 were planned; 4 was stopped
+        QCOMPARE(r.trials[0].batch, int64_t(1));
+        QCOMPARE(r.trials[1].batch, int64_t(2));
+        QVERIFY(!r.error.empty());
+        // The next solver's search on the same fitter does not start.
+        const pipeline::FitResult next = fitter.fit("store-all", nullptr);
+        QVERIFY(next.cancelled);
+        QCOMPARE(announced.size(), size_t(3));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFit)

@@ -9,11 +9,13 @@
 #include "ui/help_dialogs.h"
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
+#include "ui/model_pane.h"
 #include "ui/planner/plan_colour_provider.h"
 #include "ui/planner/plan_node_colors.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
 #include "ui/planner/planner_integration.h"
+#include "ui/planner/step_comparison_view.h"
 #include "ui_test_util.h"
 
 #include <QApplication>
@@ -314,6 +316,86 @@ private slots:
             QVERIFY2(scene->search(QString::fromLatin1(spelling)) == reference, spelling);
         QVERIFY(!scene->search(QStringLiteral("maxpool")).empty());
         QVERIFY(scene->search(QStringLiteral("512x7x8")).empty());
+    }
+
+    // Two models side by side (File > Open Beside...): the second graph is browsable in its own
+    // pane (a real double-click expands a group there, not in the first), follows the window's
+    // colour mode, and a table lines up the two models' figures with core's numbers.
+    void twoModelsSideBySide()
+    {
+        const QString left = sharedPath(QStringLiteral("corpus/graph_only/resnet18.onnx"));
+        const QString right = sharedPath(QStringLiteral("corpus/graph_only/mobilenet_v2.onnx"));
+        if (!QFileInfo::exists(left) || !QFileInfo::exists(right))
+            QSKIP("shared corpus not found");
+        MainWindow w;
+        w.resize(1500, 900);
+        w.setInitialCollapseDepth(1);
+        w.show();
+        QVERIFY(openAndWait(w, left));
+        ModelPane *pane = w.openBeside(right);
+        QVERIFY(pane && w.besidePane() == pane);
+        QSignalSpy shown(pane, &ModelPane::modelShown);
+        QVERIFY(shown.count() > 0 || shown.wait(kTimeoutMs));
+        QVERIFY(QTest::qWaitFor([&] { return !pane->isBusy(); }, kTimeoutMs));
+        QVERIFY(pane->isVisible() && w.graphView()->isVisible());
+        QVERIFY(pane->graphView()->width() > 300 && w.graphView()->width() > 300);
+        const auto &a = w.document()->model();
+        const auto &b = pane->document()->model();
+        QCOMPARE(b.path, right);
+        // Compared at the left model's batch.
+        QCOMPARE(b.graph->info().batch, a.graph->info().batch);
+        QVERIFY(pane->graphScene()->nodeItemCount() > 0);
+        QVERIFY(pane->headerText().contains(QStringLiteral("mobilenet_v2.onnx")));
+
+        const auto &rows = pane->rows();
+        QVERIFY(rows.size() >= 8); // both train: the store-all rows are there too
+        QCOMPARE(pane->comparisonTable()->rowCount(), int(rows.size()));
+        QCOMPARE(rows[0].what, std::string("nodes"));
+        QCOMPARE(rows[0].a, double(a.metrics->summary.nodes));
+        QCOMPARE(rows[0].b, double(b.metrics->summary.nodes));
+        QCOMPARE(rows[1].b, double(b.metrics->summary.parameters));
+        QCOMPARE(rows[2].a, double(a.metrics->summary.parameterBytes));
+        for (const auto &r : rows)
+            if (r.what == "training step peak (store-all)") {
+                QCOMPARE(r.a, double(a.problem->storeAll.timeline.peakBytes));
+                QCOMPARE(r.b, double(b.problem->storeAll.timeline.peakBytes));
+            }
+        QCOMPARE(pane->comparisonTable()->item(0, 3)->text(),
+                 figureText(core::pipeline::FigureUnit::Count, rows[0].delta(), true));
+
+        // A group collapsed in the pane, then a real double-click on its box expands it again;
+        // the left graph is untouched.
+        const auto &g = pane->document()->graph();
+        QSignalSpy laid(pane, &ModelPane::layoutFinished);
+        const core::NamespaceId group = pane->document()->layouter()->groups().front();
+        if (!pane->document()->collapsed().count(group)) {
+            pane->toggleGroup(group);
+            QVERIFY(laid.wait(kTimeoutMs));
+        }
+        QVERIFY(pane->document()->collapsed().count(group));
+        QVERIFY(group.valid());
+        NodeItem *box = nullptr;
+        for (QGraphicsItem *item : pane->graphScene()->items())
+            if (item->type() == NodeItem::Type && static_cast<NodeItem *>(item)->isGroup() &&
+                static_cast<NodeItem *>(item)->toolTip().startsWith(
+                    QString::fromStdString(g.ns(group).path)))
+                box = static_cast<NodeItem *>(item);
+        QVERIFY(box);
+        const auto leftCollapsed = w.document()->collapsed();
+        pane->graphView()->centerOn(box);
+        QTest::mouseDClick(pane->graphView()->viewport(), Qt::LeftButton, {},
+                           pane->graphView()->mapFromScene(box->rect().center()));
+        QVERIFY(laid.wait(kTimeoutMs));
+        QVERIFY(!pane->document()->collapsed().count(group));
+        QVERIFY(w.document()->collapsed() == leftCollapsed);
+
+        // The window's colour mode reaches the pane; Close removes it.
+        w.setColourMode(ColourMode::Flops);
+        QCOMPARE(pane->document()->colourMode(), ColourMode::Flops);
+        QSignalSpy closed(pane, &QObject::destroyed);
+        w.closeBeside();
+        QVERIFY(w.besidePane() == nullptr);
+        QVERIFY(closed.wait(5000));
     }
 
     void doubleClickExpandsOneLevel()

@@ -170,6 +170,38 @@ private slots:
             QVERIFY(!r.cancelled);
     }
 
+    // Cancel in the middle of a search, after its progress has reached the window: the search
+    // stops (the remaining solver is not searched), the dialog says Cancelled, and nothing is
+    // left running.
+    void cancelInTheMiddleOfASearch()
+    {
+        const QString resnet = tests::sharedPath("corpus/graph_only/resnet50.onnx");
+        if (!QFileInfo::exists(resnet))
+            QSKIP("resnet50 not in the corpus");
+        FitDialog::Inputs in;
+        in.modelPath = resnet;
+        in.solvers = Planner::registrySolvers();
+        FitDialog dialog(in);
+        dialog.setMemoryBytes(int64_t(141) << 30);
+        dialog.setCheckedSolvers({QStringLiteral("chen-sqrtn")});
+        QSignalSpy finished(&dialog, &FitDialog::finished);
+        QVERIFY(dialog.start());
+        // store-all's search imports resnet50 at a dozen batches: the first progress line
+        // arrives long before it ends.
+        QVERIFY(QTest::qWaitFor(
+            [&] { return dialog.statusText().contains(QStringLiteral("trying batch")); }, 60000));
+        QVERIFY(dialog.isRunning());
+        dialog.cancel();
+        QVERIFY(finished.count() > 0 || finished.wait(60000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        QVERIFY(!dialog.isRunning());
+        QCOMPARE(dialog.statusText(), QStringLiteral("Cancelled."));
+        // At most store-all's row, marked cancelled; chen-sqrtn never ran.
+        QVERIFY(dialog.results().size() <= 1);
+        for (const auto &r : dialog.results())
+            QCOMPARE(r.solver, std::string("store-all"));
+    }
+
     void badMemoryIsRefusedAndThisGpuLeads()
     {
         FitDialog::Inputs in;

@@ -245,6 +245,8 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
             sa.append(QPointF(double(i), double(storeAll->points[i].peakDuringStep) / m_unit));
     }
     m_storeAll->replace(sa);
+    for (QLegendMarker *m : chart()->legend()->markers(m_storeAll))
+        m->setVisible(!sa.isEmpty()); // a comparison of two steps has no store-all line
     double xMax = std::max<double>(
         1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
     // Other selected plans: their totals as lines, drawn over the areas (a schedule with more
@@ -302,7 +304,7 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
     // Categories, store-all, budget and peak (the overlaid plans are named under the title).
-    m_legendEntries = usedCategories + 3;
+    m_legendEntries = usedCategories + 1 + (sa.isEmpty() ? 0 : 1) + (m_budgetBytes > 0 ? 1 : 0);
     fitLegend();
 }
 
@@ -314,6 +316,8 @@ void MemoryChartView::setBudget(int64_t budgetBytes)
                            QPointF(m_xMax, double(budgetBytes) / m_unit)});
     else
         m_budget->clear();
+    for (QLegendMarker *m : chart()->legend()->markers(m_budget))
+        m->setVisible(m_budgetBytes > 0);
 }
 
 void MemoryChartView::setCursorStep(int step)

@@ -1,10 +1,12 @@
 #include "ui/planner/step_comparison_view.h"
 
 #include "core/util/bytes.h"
+#include "ui/node_metrics.h"
 #include "ui/planner/memory_chart_view.h"
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -31,6 +33,11 @@ QString figureText(FigureUnit unit, double value, bool signedDelta)
         return (value < 0 ? QStringLiteral("-") : sign) + text;
     }
     case FigureUnit::Percent: return sign + QStringLiteral("%1 %").arg(value, 0, 'f', 1);
+    case FigureUnit::Count: return sign + QLocale::system().toString(qint64(std::llround(value)));
+    case FigureUnit::Flops: {
+        const QString text = QString::fromStdString(formatFlops(std::abs(value)));
+        return (value < 0 ? QStringLiteral("-") : sign) + text;
+    }
     }
     return {};
 }
@@ -44,6 +51,7 @@ StepComparisonView::StepComparisonView(QWidget *parent) : QWidget(parent)
     m_table->setObjectName(QStringLiteral("comparisonTable"));
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_caption = new QLabel(this);
     m_caption->setWordWrap(true);

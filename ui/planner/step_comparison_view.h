@@ -43,7 +43,8 @@ private:
     std::vector<core::pipeline::DifferenceRow> m_rows;
 };
 
-/// "12.5 MiB", "3.21 ms", "25.0 %"; a difference gets its sign ("+1.50 GiB", "-0.2 %").
+/// "12.5 MiB", "3.21 ms", "25.0 %", "1,234", "4.1 GFLOP"; a difference gets its sign
+/// ("+1.50 GiB", "-0.2 %").
 QString figureText(core::pipeline::FigureUnit unit, double value, bool signedDelta = false);
 
 } // namespace remat::ui
