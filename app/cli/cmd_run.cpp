@@ -52,6 +52,7 @@ struct RunOptions
     uint64_t seed = 1234;
     std::string convolution = "cudnn";
     std::string profileOut;
+    bool oneBatchProfile = false;
     std::string profile;
 };
 
@@ -196,9 +197,34 @@ int runRun(const RunOptions &o)
     if (!o.dumpParameters.empty())
         if (Status s = exec::writeNpz(o.dumpParameters, last.parameters); !s.isOk())
             return fail(s);
+    std::string secondPoint; // what the profile's second batch gave, for the report
     if (profiling) {
-        const cost::Profile profile =
+        cost::Profile profile =
             recorder.profile({(*backend)->id(), (*backend)->description(), scheduleName});
+        // A second point per op, the same model's store-all step at another batch: with two sizes
+        // an op's time at a third follows its own line (cost::twoPointSeconds).
+        if (!o.oneBatchProfile && tg->info().batch > 0) {
+            ModelInput other = o.input;
+            other.batch = exec::secondProfileBatch(tg->info().batch);
+            Expected<LoadedModel> at = loadTrainingModel(other, build);
+            Expected<cost::Profile> second =
+                at ? exec::profileStoreAll(
+                         **backend, at->training, at->graph, exec::ExecInputs{.seed = o.seed},
+                         std::max(1, iters - 1),
+                         {(*backend)->id(), (*backend)->description(), "store-all"})
+                   : Expected<cost::Profile>(at.status());
+            if (second) {
+                const int n = exec::addSecondPoint(profile, *second);
+                secondPoint = fmt::format("; {} ops also at batch {}", n, other.batch);
+            } else {
+                secondPoint = fmt::format("; no second batch: {}", second.status().message());
+                std::fprintf(stderr,
+                             "warning: the profile times batch %lld only (batch %lld: %s); it "
+                             "scales to other batches through the calibrated model\n",
+                             (long long)tg->info().batch, (long long)other.batch,
+                             second.status().message().c_str());
+            }
+        }
         if (Status s = io::saveProfile(o.profileOut, profile); !s.isOk())
             return fail(s);
     }
@@ -225,6 +251,7 @@ int runRun(const RunOptions &o)
         addTimeSourceJson(j, *timeCosts, rep);
         if (profiling)
             j["profile_out"] = o.profileOut;
+        j["profile_second_point"] = secondPoint.empty() ? std::string() : secondPoint.substr(2);
         if (comparison) {
             j["gradients_match"] = gradientsMatch;
             j["gradients_bitwise_equal"] = comparison->bitwiseEqual;
@@ -250,9 +277,9 @@ int runRun(const RunOptions &o)
         std::printf("  predicted step  %.4f s (times: %s)\n", predicted->totalSeconds,
                     timeSourceText(*timeCosts, rep).c_str());
         if (profiling)
-            std::printf("  profile         %s (%d timed iterations%s)\n", o.profileOut.c_str(),
+            std::printf("  profile         %s (%d timed iterations%s%s)\n", o.profileOut.c_str(),
                         recorder.timedIterations(),
-                        recorder.warmupIterations() ? " after 1 warm-up" : "");
+                        recorder.warmupIterations() ? " after 1 warm-up" : "", secondPoint.c_str());
         std::printf("  loss            %.9g\n", last.loss);
         if (comparison)
             std::printf("  gradients       %s store-all (%s, max rel error %.3g)\n",
@@ -297,6 +324,10 @@ void addRunCommand(CLI::App &app, CommandContext &ctx)
         "--profile-out", opts->profileOut,
         "write each op's measured time (median over the iterations; the first of several is a "
         "warm-up) for `simulate`, `solve`, `train-graph --profile` (use --iters 5 or more)");
+    cmd->add_flag("--profile-one-batch", opts->oneBatchProfile,
+                  "with --profile-out: time only this batch (by default the store-all step is "
+                  "also timed at half the batch, or 2 from 1, so each op's time scales along its "
+                  "own two sizes)");
     addProfileOption(*cmd, opts->profile);
     cmd->callback([opts, &ctx] { ctx.exitCode = runRun(*opts); });
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 namespace remat::core::cost {
@@ -172,6 +173,38 @@ size_t distinctSizes(const std::vector<Sample> &samples)
 
 } // namespace
 
+std::optional<double> twoPointSeconds(const ProfiledOp &p, const OpShape &now,
+                                      const CalibratedModel &model)
+{
+    if (!p.hasSecondPoint())
+        return std::nullopt;
+    // The op's work at a size: its fitted level's proportional part (flops and bytes weighed as
+    // that level's efficiencies weigh them), or its bytes (else flops) without a level.
+    const Efficiency *level = model.valid() ? model.levelFor(now) : nullptr;
+    double perFlop = level ? level->secondsPerFlop : 0, perByte = level ? level->secondsPerByte : 0;
+    if (!(perFlop > 0) && !(perByte > 0)) {
+        perByte = now.bytes > 0 || p.bytes > 0 ? 1.0 : 0.0;
+        perFlop = perByte > 0 ? 0.0 : 1.0;
+    }
+    const auto work = [&](double flops, double bytes) { return flops * perFlop + bytes * perByte; };
+    const double w1 = work(p.flops, p.bytes), w2 = work(p.secondFlops, p.secondBytes);
+    const double w = work(now.flops, now.bytes);
+    const double t1 = p.seconds, t2 = p.secondSeconds;
+    if (!(std::abs(w2 - w1) > 1e-9 * std::max(std::abs(w1), std::abs(w2))))
+        return std::nullopt; // both points at one size: no line through them
+    const double slope = (t2 - t1) / (w2 - w1);
+    if (!(slope >= 0) || !std::isfinite(slope))
+        return std::nullopt; // bigger was faster: noise, not a trend
+    double t = t1 + slope * (w - w1);
+    if (!(t > 0)) {
+        // The line reaches zero above this size (its intercept is not above 0): proportional
+        // to the smaller point instead.
+        const double wMin = w1 < w2 ? w1 : w2, tMin = w1 < w2 ? t1 : t2;
+        t = wMin > 0 && w > 0 ? tMin * w / wMin : tMin;
+    }
+    return std::isfinite(t) ? std::optional<double>(t) : std::nullopt;
+}
+
 CalibratedModel CalibratedModel::fit(const Profile &profile)
 {
     CalibratedModel model;
@@ -279,11 +312,18 @@ Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGra
             origin, profile.modelPath.empty() ? std::string("unnamed") : profile.modelPath,
             profile.modelSha256.substr(0, 12), info.modelSha256.substr(0, 12),
             profile.backend.empty() ? std::string("device") : profile.backend));
-    else if (profile.batch > 0 && info.batch > 0 && profile.batch != info.batch)
+    else if (profile.batch > 0 && info.batch > 0 && profile.batch != info.batch &&
+             profile.secondBatch != info.batch)
         rep.warnings.push_back(
-            fmt::format("{} was measured at batch {}, the model is at batch {}: op times are "
-                        "scaled by the calibrated model",
-                        origin, profile.batch, info.batch));
+            profile.secondBatch > 0
+                ? fmt::format("{} was measured at batches {} and {}, the model is at batch {}: "
+                              "each op's time follows the line through its two measured sizes",
+                              origin, profile.batch, profile.secondBatch, info.batch)
+                : fmt::format("{} was measured at batch {}, the model is at batch {}: op times "
+                              "are scaled by the calibrated model (a profile written by `remat "
+                              "run --profile-out` also times a second batch, which scales "
+                              "better)",
+                              origin, profile.batch, info.batch));
 
     std::unordered_map<std::string, const ProfiledOp *> byName;
     if (sameModel)
@@ -325,6 +365,18 @@ Expected<Costs> profileCosts(const Profile &profile, const training::TrainingGra
             if (sameSize) {
                 seconds = p.seconds;
                 ++rep.measured;
+                continue;
+            }
+            if (p.hasSecondPoint() && p.secondFlops == shape.flops &&
+                p.secondBytes == shape.bytes) {
+                seconds = p.secondSeconds; // measured at this size too
+                ++rep.measured;
+                continue;
+            }
+            if (const std::optional<double> t = twoPointSeconds(p, shape, model)) {
+                seconds = *t;
+                ++rep.scaled;
+                ++rep.twoPoint;
                 continue;
             }
             if (model.valid()) {

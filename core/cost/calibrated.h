@@ -17,6 +17,7 @@
 #include "core/util/status.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,10 +79,18 @@ private:
     std::map<std::string, Efficiency> m_levels;
 };
 
+/// A profiled op's time at the size `now`, on the line through its two measured points (its
+/// size and time at the profile's batch and at Profile::secondBatch), the size measured as its
+/// calibrated level weighs flops and bytes. Nullopt without a second point, when both points
+/// have one size, or when the larger was the faster (noise): the caller scales by the model.
+std::optional<double> twoPointSeconds(const ProfiledOp &p, const OpShape &now,
+                                      const CalibratedModel &model);
+
 struct ProfileCostsReport
 {
     size_t measured = 0;  ///< ops whose time is the profile's own (same model, same size)
     size_t scaled = 0;    ///< profiled ops scaled to their size here (another batch)
+    size_t twoPoint = 0;  ///< of `scaled`: along the line through the op's two measured sizes
     size_t fitted = 0;    ///< ops the profile lacks, timed by the calibrated model
     size_t estimated = 0; ///< ops nothing in the profile can time: the roofline's estimate
     /// The profile's load factor: its median time in ops per step over the sum of the ops'

@@ -26,6 +26,18 @@ struct ProfiledOp
     int samples = 0;             ///< first computes timed
     double recomputeSeconds = 0; ///< median of its recomputes (0 when the schedule has none)
     int recomputeSamples = 0;
+    /// The same op measured again in the model's store-all step at Profile::secondBatch (its
+    /// size then, and the median of its first computes): with two sizes of its own, the op's
+    /// time at a third size follows its own line, not a fitted family's. secondSeconds 0: none.
+    double secondFlops = -1;
+    double secondBytes = -1;
+    double secondSeconds = 0;
+
+    bool hasSecondPoint() const
+    {
+        return secondSeconds > 0 && secondFlops >= 0 && secondBytes >= 0 && flops >= 0 &&
+               bytes >= 0;
+    }
 };
 
 struct Profile
@@ -34,6 +46,9 @@ struct Profile
     std::string modelPath; ///< informational (files move)
     std::string modelSha256;
     int64_t batch = 0;
+    /// The batch of the ops' second points (0: none taken; `remat run --profile-out` takes one at
+    /// half the batch, or 2 from batch 1).
+    int64_t secondBatch = 0;
     std::string backend;  ///< "cpu", "cuda"
     std::string device;   ///< the backend's description
     std::string schedule; ///< "store-all" or the plan's solver

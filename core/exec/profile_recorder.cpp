@@ -1,8 +1,11 @@
 #include "core/exec/profile_recorder.h"
 
 #include "core/cost/calibrated.h"
+#include "core/exec/executor.h"
+#include "core/schedule/store_all.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace remat::core::exec {
 
@@ -85,6 +88,55 @@ cost::Profile ProfileRecorder::profile(const ProfileContext &context) const
         p.ops.push_back(std::move(o));
     }
     return p;
+}
+
+Expected<cost::Profile> profileStoreAll(Backend &backend, const training::TrainingGraph &graph,
+                                        const ir::Graph &forward, const ExecInputs &inputs,
+                                        int iterations, const ProfileContext &context,
+                                        const StopToken &stop)
+{
+    Executor executor(backend, graph, forward);
+    REMAT_RETURN_IF_ERROR(executor.prepare(inputs));
+    const schedule::Schedule s = schedule::storeAllSchedule(graph);
+    ProfileRecorder recorder(graph);
+    for (int i = 0; i <= std::max(1, iterations); ++i) {
+        if (stop.stopRequested())
+            return makeError(StatusCode::Cancelled, "profiling cancelled");
+        ExecOptions o;
+        o.observer = &recorder;
+        o.stop = stop;
+        o.downloadGradients = false;
+        auto r = executor.run(s, o);
+        if (!r)
+            return r.status();
+        if (i == 0)
+            recorder.discardIteration(); // warm-up: caches and the allocator
+        else
+            recorder.commitIteration(r->stepSeconds);
+    }
+    return recorder.profile(context);
+}
+
+int64_t secondProfileBatch(int64_t batch) { return batch > 1 ? batch / 2 : 2; }
+
+int addSecondPoint(cost::Profile &profile, const cost::Profile &other)
+{
+    std::unordered_map<std::string, const cost::ProfiledOp *> byName;
+    for (const cost::ProfiledOp &op : other.ops)
+        byName.emplace(op.name, &op);
+    int added = 0;
+    for (cost::ProfiledOp &op : profile.ops) {
+        auto it = byName.find(op.name);
+        if (it == byName.end() || !(it->second->seconds > 0) || it->second->flops < 0 ||
+            it->second->bytes < 0)
+            continue;
+        op.secondFlops = it->second->flops;
+        op.secondBytes = it->second->bytes;
+        op.secondSeconds = it->second->seconds;
+        ++added;
+    }
+    profile.secondBatch = added > 0 ? other.batch : 0;
+    return added;
 }
 
 } // namespace remat::core::exec

@@ -10,6 +10,8 @@
 #include "core/cost/profile.h"
 #include "core/schedule/observer.h"
 #include "core/training/training_graph.h"
+#include "core/util/status.h"
+#include "core/util/stop_token.h"
 
 #include <string>
 #include <vector>
@@ -63,6 +65,24 @@ private:
     std::vector<double> m_computeSeconds;  ///< per iteration: time in Compute steps
     int m_discarded = 0;
 };
+
+class Backend;
+struct ExecInputs;
+
+/// Times `graph`'s store-all step on `backend` as `remat run --profile-out` does: one warm-up run,
+/// then `iterations` timed ones, into a profile. Inputs from `inputs` (random where it lacks
+/// them). Cancelled (an error) when `stop` fires.
+Expected<cost::Profile> profileStoreAll(Backend &backend, const training::TrainingGraph &graph,
+                                        const ir::Graph &forward, const ExecInputs &inputs,
+                                        int iterations, const ProfileContext &context,
+                                        const StopToken &stop = {});
+
+/// The batch a profile's second point is taken at: half the batch, or 2 for batch 1.
+int64_t secondProfileBatch(int64_t batch);
+
+/// Gives `profile`'s ops their second point from `other` (the same model's store-all profile at
+/// another batch), matched by op name, and sets Profile::secondBatch. Returns how many ops got one.
+int addSecondPoint(cost::Profile &profile, const cost::Profile &other);
 
 /// The median of `v` (mean of the middle two for an even count); 0 for an empty vector.
 double median(std::vector<double> v);

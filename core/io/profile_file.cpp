@@ -144,6 +144,8 @@ Expected<cost::Profile> parseProfileUnguarded(const std::string &text, const std
         REMAT_ASSIGN_OR_RETURN(p.modelPath, r.text(m, "path", "model", false));
         REMAT_ASSIGN_OR_RETURN(p.modelSha256, r.text(m, "sha256", "model", false));
         REMAT_ASSIGN_OR_RETURN(p.batch, r.integer(m, "batch", "model", int64_t(1) << 53));
+        REMAT_ASSIGN_OR_RETURN(p.secondBatch,
+                               r.integer(m, "second_batch", "model", int64_t(1) << 53));
     }
     REMAT_ASSIGN_OR_RETURN(p.backend, r.text(doc, "backend", "profile", false));
     REMAT_ASSIGN_OR_RETURN(p.device, r.text(doc, "device", "profile", false));
@@ -191,6 +193,18 @@ Expected<cost::Profile> parseProfileUnguarded(const std::string &text, const std
                                r.integer(o, "recompute_samples", where, 1 << 30));
         op.samples = int(samples);
         op.recomputeSamples = int(recomputeSamples);
+        if (o.contains("second")) {
+            const json &s2 = o.at("second");
+            const std::string at = where + ".second";
+            if (!s2.is_object())
+                return r.error(at + " must be an object {\"flops\", \"bytes\", \"seconds\"}, not " +
+                               shown(s2));
+            REMAT_ASSIGN_OR_RETURN(op.secondFlops, r.number(s2, "flops", at, true));
+            REMAT_ASSIGN_OR_RETURN(op.secondBytes, r.number(s2, "bytes", at, true));
+            REMAT_ASSIGN_OR_RETURN(op.secondSeconds, r.number(s2, "seconds", at, true));
+            if (!(op.secondSeconds > 0))
+                return r.error(at + ": \"seconds\" must be above 0");
+        }
         p.ops.push_back(std::move(op));
     }
     return p;
@@ -212,6 +226,10 @@ std::string writeProfile(const cost::Profile &p)
             o["recompute_seconds"] = op.recomputeSeconds;
             o["recompute_samples"] = op.recomputeSamples;
         }
+        if (op.hasSecondPoint())
+            o["second"] = {{"flops", op.secondFlops},
+                           {"bytes", op.secondBytes},
+                           {"seconds", op.secondSeconds}};
         ops.push_back(std::move(o));
     }
     json doc = {{"format", kFormat},
@@ -226,6 +244,8 @@ std::string writeProfile(const cost::Profile &p)
                 {"overhead_seconds", p.overheadSeconds},
                 {"compute_seconds", p.computeSeconds},
                 {"ops", std::move(ops)}};
+    if (p.secondBatch > 0)
+        doc["model"]["second_batch"] = p.secondBatch;
     if (p.hostToDeviceBandwidth > 0)
         doc["host_to_device_bandwidth"] = p.hostToDeviceBandwidth;
     if (p.deviceToHostBandwidth > 0)

@@ -2,8 +2,10 @@
 // weights, a profile is taken from store-all runs (the same thing `remat run --profile-out` does),
 // plans are solved with the profile's costs (chen-sqrtn, feng-huang at minimum peak, rotor
 // min-time at half store-all's activation peak) and each schedule's predicted step time (simulator, profile
-// costs) is set beside its measured median; then a profile taken at batch 2 predicts batch 4
-// through the calibrated model. The roofline's estimate is printed beside both.
+// costs) is set beside its measured median; then a profile taken at batch 2 (with each op's second
+// point at batch 1, as `remat run --profile-out` takes it) predicts batch 4, and the same profile
+// without its second points ("2(one)") shows what the calibrated model alone does. The roofline's
+// estimate is printed beside both.
 //   bench_profile [iterations] [models...]      (default 5 timed iterations after 1 warm-up; a
 //   model whose store-all step is short gets up to 101, about half a second of steps)
 // Two phases: store-all profiles (at the model's batch and at batch 2) to solve the plans with,
@@ -191,11 +193,13 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
     auto base = load(m, 0, true);
     auto b2 = load(m, 2, false);
     auto b4 = load(m, 4, false);
-    if (!base || !b2 || !b4) {
+    auto b1 = load(m, 1, false); // the batch-2 profile's second point, as `run --profile-out` takes
+    if (!base || !b2 || !b4 || !b1) {
         std::printf("%-20s skipped: %s\n", m.name.c_str(),
                     (!base ? base.status()
                      : !b2 ? b2.status()
-                           : b4.status())
+                     : !b4 ? b4.status()
+                           : b1.status())
                         .toString()
                         .c_str());
         return;
@@ -229,12 +233,14 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
 
     // Phase 2: every schedule at both batches, interleaved; store-all's runs at the model's
     // batch and at batch 2 are the profiles the predictions use (taken beside what they predict).
-    exec::ProfileRecorder rec(tg), rec2(*b2->tg);
+    exec::ProfileRecorder rec(tg), rec2(*b2->tg), rec1(*b1->tg);
     Sched store2{"store-all", schedule::storeAllSchedule(*b2->tg), {}, 0};
+    Sched store1{"store-all", schedule::storeAllSchedule(*b1->tg), {}, 0};
     std::vector<Job> jobs;
     for (Sched &s : schedules)
         jobs.push_back({base->ex.get(), &s, &s == &schedules.front() ? &rec : nullptr});
     jobs.push_back({b2->ex.get(), &store2, &rec2});
+    jobs.push_back({b1->ex.get(), &store1, &rec1});
     for (Sched &s : at4)
         jobs.push_back({b4->ex.get(), &s, nullptr});
     // Small models step in microseconds to milliseconds, where one preemption is a large share:
@@ -249,12 +255,22 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
     const cost::Profile profile = profileOf(rec, *base);
     cost::ProfileCostsReport rep;
     auto costs = cost::profileCosts(profile, tg, cost::Roofline{}, m.name + " profile", &rep);
-    const cost::Profile p2 = profileOf(rec2, *b2);
-    cost::ProfileCostsReport rep4;
+    // The batch-2 profile as `remat run --profile-out` writes it (each op also at batch 1), and
+    // the same without its second points (one batch: the calibrated model alone scales it).
+    const cost::Profile oneBatch = profileOf(rec2, *b2);
+    cost::Profile p2 = oneBatch;
+    exec::addSecondPoint(p2, profileOf(rec1, *b1));
+    cost::ProfileCostsReport rep4, rep4one;
     auto costs4 = cost::profileCosts(p2, *b4->tg, cost::Roofline{}, m.name + " b2 profile", &rep4);
-    if (!costs || !costs4) {
+    auto costs4one =
+        cost::profileCosts(oneBatch, *b4->tg, cost::Roofline{}, m.name + " b2 one", &rep4one);
+    if (!costs || !costs4 || !costs4one) {
         std::printf("%-20s failed: %s\n", m.name.c_str(),
-                    (!costs ? costs.status() : costs4.status()).toString().c_str());
+                    (!costs    ? costs.status()
+                     : !costs4 ? costs4.status()
+                               : costs4one.status())
+                        .toString()
+                        .c_str());
         return;
     }
     const cost::Costs roofline = cost::rooflineCosts(tg);
@@ -279,11 +295,20 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
             printRow(m.name, "2 -> 4", s, p->totalSeconds, r->totalSeconds,
                      cost::timeSourceName(costs4->timeSource), otherBatch, 20);
     }
+    Tally oneBatchTally; // before the second point: for the comparison only
+    for (const Sched &s : at4) {
+        auto p = sim::simulate(s.schedule, *b4->tg, *costs4one, {.recordPoints = false});
+        auto r = sim::simulate(s.schedule, *b4->tg, roofline4, {.recordPoints = false});
+        if (p && r)
+            printRow(m.name, "2(one)->4", s, p->totalSeconds, r->totalSeconds,
+                     cost::timeSourceName(costs4one->timeSource), oneBatchTally, 20);
+    }
     std::printf("%-20s batch 4 from the batch-2 profile (%.3f ms a step at batch 2): %zu ops "
-                "scaled, %zu fitted, "
-                "%zu measured, %zu estimated, load factor %.3f\n",
-                m.name.c_str(), p2.stepSeconds * 1e3, rep4.scaled, rep4.fitted, rep4.measured,
-                rep4.estimated, rep4.loadFactor);
+                "scaled (%zu along their own two sizes, batches 2 and 1), %zu fitted, "
+                "%zu measured, %zu estimated, load factor %.3f; \"2(one)\": the same profile "
+                "without its batch-1 points\n",
+                m.name.c_str(), p2.stepSeconds * 1e3, rep4.scaled, rep4.twoPoint, rep4.fitted,
+                rep4.measured, rep4.estimated, rep4.loadFactor);
 }
 
 } // namespace

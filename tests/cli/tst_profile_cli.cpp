@@ -16,6 +16,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -74,6 +75,30 @@ private slots:
         QCOMPARE(p["model"].toObject()["sha256"].toString().size(), 64);
         QVERIFY(p["model"].toObject()["batch"].toInt() > 0);
         QVERIFY(p["step_seconds"].toDouble() > 0);
+        // The second point: every op timed again at half the batch (mlp's 4 -> 2), smaller.
+        const int batch = p["model"].toObject()["batch"].toInt();
+        QCOMPARE(p["model"].toObject()["second_batch"].toInt(), batch > 1 ? batch / 2 : 2);
+        int seconds = 0;
+        for (const QJsonValue &v : p["ops"].toArray()) {
+            const QJsonObject o = v.toObject(), second = o["second"].toObject();
+            QVERIFY2(!second.isEmpty(), qPrintable(o["name"].toString()));
+            QVERIFY(second["seconds"].toDouble() > 0);
+            QVERIFY(second["bytes"].toDouble() <= o["bytes"].toDouble());
+            ++seconds;
+        }
+        QVERIFY(seconds > 0);
+        QVERIFY(json(r)["profile_second_point"].toString().contains("also at batch"));
+        // --profile-one-batch: none.
+        const QString one = m_dir.filePath("one.profile.json");
+        QCOMPARE(runRemat({"run", model("mlp"), "--iters", "2", "--profile-out", one,
+                           "--profile-one-batch"})
+                     .exitCode,
+                 0);
+        QFile g(one);
+        QVERIFY(g.open(QIODevice::ReadOnly));
+        const QJsonObject q = QJsonDocument::fromJson(g.readAll()).object();
+        QVERIFY(!q["model"].toObject().contains("second_batch"));
+        QVERIFY(!q["ops"].toArray().first().toObject().contains("second"));
     }
 
     void commandsUseTheProfile()

@@ -16,6 +16,7 @@
 //   relative; the loss, alone in its phase, within 10%).
 #include "core/cost/calibrated.h"
 #include "core/cost/roofline.h"
+#include "core/exec/profile_recorder.h"
 #include "core/onnx/importer.h"
 #include "core/training/builder.h"
 
@@ -247,6 +248,75 @@ private slots:
         const cost::Costs roof = cost::rooflineCosts(g);
         QCOMPARE(c->opSeconds[1], roof.opSeconds[1]);
         QVERIFY(!cost::profileCosts(cost::Profile{}, g, cost::Roofline{}, "empty.json").hasValue());
+    }
+
+    // Each op with its own law (a fixed cost and a slope no family shares: the CPU backend's
+    // small batched MatMuls cost mostly per call): one batch cannot tell the two apart, two
+    // batches can. With a second point per op the batch-4 time is each op's own law exactly;
+    // without it the calibrated model misses.
+    void secondPointFollowsEachOpsOwnLine()
+    {
+        const training::TrainingGraph g1 = sizedGraph(0.5, "abc"), g2 = sizedGraph(1, "abc"),
+                                      g4 = sizedGraph(2, "abc");
+        // op i: fixed (i + 1) * 40 us, plus its bytes at (i + 1) GB/s.
+        auto law = [](size_t i, double bytes) {
+            return double(i + 1) * 40e-6 + bytes / (double(i + 1) * 1e9);
+        };
+        cost::Profile p, second;
+        p.modelSha256 = second.modelSha256 = "abc";
+        p.batch = 2;
+        second.batch = 1;
+        for (const training::Op &o : g2.ops()) {
+            const cost::OpShape s = cost::opShape(g2, o), s1 = cost::opShape(g1, g1.op(o.id));
+            p.ops.push_back(op(o.name, s.type, s.flops, s.bytes, law(o.id.index(), s.bytes),
+                               s.family, s.phase));
+            second.ops.push_back(op(o.name, s1.type, s1.flops, s1.bytes,
+                                    law(o.id.index(), s1.bytes), s1.family, s1.phase));
+        }
+        cost::Profile one = p;
+        QCOMPARE(remat::core::exec::addSecondPoint(p, second), int(g2.opCount()));
+        QCOMPARE(p.secondBatch, int64_t(1));
+        cost::ProfileCostsReport rep, repOne;
+        auto c = cost::profileCosts(p, g4, cost::Roofline{}, "two.json", &rep);
+        auto cOne = cost::profileCosts(one, g4, cost::Roofline{}, "one.json", &repOne);
+        QVERIFY(c && cOne);
+        QCOMPARE(rep.twoPoint, g4.opCount());
+        QCOMPARE(repOne.twoPoint, size_t(0));
+        QVERIFY2(QString::fromStdString(rep.warnings[0]).contains("batches 2 and 1"),
+                 rep.warnings[0].c_str());
+        double worstOne = 0;
+        for (const training::Op &o : g4.ops()) {
+            const double expected = law(o.id.index(), cost::opShape(g4, o).bytes);
+            QVERIFY2(near(c->opSeconds[o.id.index()], expected, 1e-9), o.name.c_str());
+            worstOne = std::max(worstOne, std::abs(cOne->opSeconds[o.id.index()] / expected - 1));
+        }
+        QVERIFY2(worstOne > 0.05, qPrintable(QString::number(worstOne))); // one batch cannot
+
+        // At the second point's own size the op's time is that measurement.
+        auto at1 = cost::profileCosts(p, g1, cost::Roofline{}, "two.json", &rep);
+        QVERIFY(at1);
+        for (const training::Op &o : g1.ops())
+            QCOMPARE(at1->opSeconds[o.id.index()], law(o.id.index(), cost::opShape(g1, o).bytes));
+        QCOMPARE(rep.measured, g1.opCount());
+
+        // Noise (the bigger batch measured faster) or one size twice: no line; the model scales.
+        cost::ProfiledOp noisy = p.ops[0];
+        noisy.secondSeconds = noisy.seconds * 2; // smaller size, slower
+        const cost::CalibratedModel m = cost::CalibratedModel::fit(p);
+        QVERIFY(!cost::twoPointSeconds(noisy, cost::opShape(g4, g4.op(g4.ops()[0].id)), m));
+        cost::ProfiledOp flat = p.ops[0];
+        flat.secondFlops = flat.flops;
+        flat.secondBytes = flat.bytes;
+        QVERIFY(!cost::twoPointSeconds(flat, cost::opShape(g4, g4.ops()[0]), m));
+        // Far below both points the line would cross zero: the time stays positive.
+        cost::ProfiledOp steep = p.ops[0];
+        steep.seconds = 1e-3;
+        steep.secondSeconds = 1e-6; // intercept far below zero
+        cost::OpShape tiny = cost::opShape(g4, g4.ops()[0]);
+        tiny.flops *= 1e-3;
+        tiny.bytes *= 1e-3;
+        const auto t = cost::twoPointSeconds(steep, tiny, m);
+        QVERIFY(t && *t > 0 && *t < 1e-6);
     }
 
     void profileAtBatch2PredictsBatch4()

@@ -96,6 +96,24 @@ private slots:
         QCOMPARE(b.flops, -1.0); // unsized stays unsized
         QCOMPARE(b.bytes, -1.0);
         QCOMPARE(b.recomputeSamples, 0);
+        QVERIFY(!a.hasSecondPoint());
+        QCOMPARE(r->secondBatch, int64_t(0));
+
+        // The second point per op (run --profile-out's other batch) and its batch.
+        cost::Profile two = p;
+        two.secondBatch = 1;
+        two.ops[0].secondFlops = 0.75e9;
+        two.ops[0].secondBytes = 61728;
+        two.ops[0].secondSeconds = 0.007;
+        auto r2 = io::parseProfile(io::writeProfile(two));
+        QVERIFY(r2.hasValue());
+        QCOMPARE(r2->secondBatch, int64_t(1));
+        QVERIFY(r2->ops[0].hasSecondPoint());
+        QCOMPARE(r2->ops[0].secondFlops, 0.75e9);
+        QCOMPARE(r2->ops[0].secondBytes, 61728.0);
+        QCOMPARE(r2->ops[0].secondSeconds, 0.007);
+        QVERIFY(!r2->ops[1].hasSecondPoint());
+        QCOMPARE(io::writeProfile(*r2), io::writeProfile(two));
 
         QTemporaryDir dir;
         const std::string path = dir.filePath("p.json").toStdString();
@@ -145,6 +163,18 @@ private slots:
         expectError(
             R"({"format": "remat-profile", "version": 1, "model": {"batch": 1.5}, "ops": []})",
             "\"batch\" must be an integer");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1, "second": 5}]})",
+            "ops[0].second must be an object");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1, "second": {"flops": 1, "bytes": 1}}]})",
+            "ops[0].second: missing \"seconds\"");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1, "second": {"flops": 1, "bytes": 1, "seconds": 0}}]})",
+            "\"seconds\" must be above 0");
+        expectError(
+            R"({"format": "remat-profile", "version": 1, "ops": [{"name": "a", "seconds": 1, "second": {"flops": -4, "bytes": 1, "seconds": 1}}]})",
+            "\"flops\" must be a finite number");
         expectError(R"({"f1": "fast"})", "op 'f1'");
         auto missing = io::readProfile("/nonexistent/p.json");
         QVERIFY(!missing.hasValue());
