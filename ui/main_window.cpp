@@ -214,11 +214,11 @@ void MainWindow::createActions()
     beside->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O)); // Ctrl+Shift+O: session
     beside->setToolTip(tr("A second model beside this one: both graphs side by side and a table "
                           "of their figures"));
-    QAction *reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
+    QAction *reloadAction = file->addAction(tr("Re&load"), this, &MainWindow::reload);
     reloadAction->setShortcut(QKeySequence(Qt::Key_F5));
     file->addSeparator();
     // The planner session (.rematproj: model, batch, budget, pins, plans) is the user's document.
-    QAction *openSession = file->addAction(tr("Open &Session..."), this, [this] {
+    QAction *openSession = file->addAction(tr("Open Sess&ion..."), this, [this] {
         if (!m_planner->maybeSave(this))
             return;
         const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), lastFolder(),
@@ -276,7 +276,7 @@ void MainWindow::createActions()
     view->addAction(tr("&Collapse Top-Level Groups"), this, [this] { collapseToDepth(1); });
     view->addSeparator();
     m_foldShapes = QSettings().value(QStringLiteral("view/foldShapeArithmetic"), true).toBool();
-    m_foldAction = view->addAction(tr("F&old Shape Arithmetic"));
+    m_foldAction = view->addAction(tr("Fold S&hape Arithmetic"));
     m_foldAction->setObjectName(QStringLiteral("foldShapeArithmeticAction"));
     m_foldAction->setCheckable(true);
     m_foldAction->setChecked(m_foldShapes);

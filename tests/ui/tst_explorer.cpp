@@ -24,6 +24,8 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QLineEdit>
+#include <QMap>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProcess>
@@ -396,6 +398,40 @@ private slots:
         w.closeBeside();
         QVERIFY(w.besidePane() == nullptr);
         QVERIFY(closed.wait(5000));
+    }
+
+    // Keyboard users open a menu item by its underlined letter: within a menu no two items may
+    // share one (Planner had P, a and o twice).
+    void menuMnemonicsAreUnique()
+    {
+        MainWindow w;
+        QList<QMenu *> menus;
+        for (QAction *top : w.menuBar()->actions())
+            if (QMenu *m = top->menu())
+                menus << m;
+        for (qsizetype i = 0; i < menus.size(); ++i) // submenus too
+            for (QAction *a : menus[i]->actions())
+                if (a->menu() && !menus.contains(a->menu()))
+                    menus << a->menu();
+        QVERIFY(menus.size() >= 5);
+        QVERIFY(std::any_of(menus.begin(), menus.end(),
+                            [](QMenu *m) { return m->title() == QStringLiteral("&Planner"); }));
+        for (QMenu *menu : menus) {
+            QMap<QChar, QString> seen;
+            for (QAction *a : menu->actions()) {
+                if (a->isSeparator() || !a->isVisible())
+                    continue;
+                const QString text = a->text();
+                const qsizetype at = text.indexOf(QLatin1Char('&'));
+                if (at < 0 || at + 1 >= text.size() || text[at + 1] == QLatin1Char('&'))
+                    continue;
+                const QChar key = text[at + 1].toLower();
+                QVERIFY2(!seen.contains(key),
+                         qPrintable(QStringLiteral("%1: '%2' and '%3'")
+                                        .arg(menu->title(), seen.value(key), text)));
+                seen.insert(key, text);
+            }
+        }
     }
 
     void doubleClickExpandsOneLevel()

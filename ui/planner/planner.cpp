@@ -191,7 +191,7 @@ QMenu *Planner::createMenu(QWidget *parent)
     fit->setObjectName(QStringLiteral("plannerFitAction"));
     fit->setToolTip(tr("Per solver, the largest batch whose training step fits a GPU's memory"));
     QAction *compareTraining =
-        menu->addAction(tr("Compare training &options..."), this, [this, parent] {
+        menu->addAction(tr("Compare trainin&g options..."), this, [this, parent] {
             if (!openTrainingCompareDialog(parent))
                 QMessageBox::information(parent, tr("Compare training options"),
                                          tr("Open a model first."));
@@ -199,7 +199,7 @@ QMenu *Planner::createMenu(QWidget *parent)
     compareTraining->setObjectName(QStringLiteral("plannerCompareTrainingAction"));
     compareTraining->setToolTip(tr("The model under two optimizers, precisions or shardings, "
                                    "side by side: memory curves and a difference table"));
-    QAction *comparePlans = menu->addAction(tr("Compare selec&ted plans"), this, [this, parent] {
+    QAction *comparePlans = menu->addAction(tr("Compare s&elected plans"), this, [this, parent] {
         if (!openPlanComparison(parent))
             QMessageBox::information(parent, tr("Compare selected plans"),
                                      tr("Select two plans in the Plans table (click one, "
@@ -276,7 +276,7 @@ QMenu *Planner::createMenu(QWidget *parent)
         exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
                  [this](const QString &p) { return exportChart(memoryChart(), p); });
     });
-    menu->addAction(tr("Export P&areto chart..."), this, [=, this] {
+    menu->addAction(tr("Export Pareto c&hart..."), this, [=, this] {
         exportTo(tr("Export chart"), tr("Images (*.png *.svg)"),
                  [this](const QString &p) { return exportChart(paretoChart(), p); });
     });

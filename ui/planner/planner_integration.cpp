@@ -34,7 +34,7 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     planner->createDocks(window);
     QMenu *menu = planner->createMenu(window);
     menu->addSeparator();
-    m_colourAction = menu->addAction(tr("Colour graph by &plan"));
+    m_colourAction = menu->addAction(tr("Colour graph &by plan"));
     m_colourAction->setCheckable(true);
     m_colourAction->setToolTip(tr("Keep / recompute / offload per node; while stepping through the "
                                   "schedule, only what is resident keeps its colour"));
