@@ -1088,6 +1088,25 @@ private slots:
         QVERIFY(t.hasValue());
         QCOMPARE(plan->timeline.totalSeconds, t->totalSeconds);
         QVERIFY(plan->timeline.totalSeconds != before); // measured, not the roofline's
+
+        // Then, off the GUI thread, the store-all step at half the batch: every op gets its
+        // second point (as `remat run --profile-out` takes it) and the label names both batches.
+        const int64_t batch = planner.problem()->batch;
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return planner.calibrationProfile() &&
+                       planner.calibrationProfile()->secondBatch > 0;
+            },
+            120000));
+        const core::cost::Profile &p = *planner.calibrationProfile();
+        QCOMPARE(p.secondBatch, batch > 1 ? batch / 2 : int64_t(2));
+        QVERIFY(std::all_of(p.ops.begin(), p.ops.end(),
+                            [](const core::cost::ProfiledOp &o) { return o.hasSecondPoint(); }));
+        QVERIFY2(panel->timeSourceText().contains(
+                     QStringLiteral("batches %1 and %2").arg(batch).arg(p.secondBatch)),
+                 qPrintable(panel->timeSourceText()));
+        // Still this batch's own times: the profile's, not a scaled guess.
+        QCOMPARE(planner.problem()->costs->timeSource, core::cost::TimeSource::Profile);
     }
 
     void cancelledSolveLeavesPlannerUsable()

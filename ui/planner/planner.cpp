@@ -2,6 +2,8 @@
 
 #include "core/cost/calibrated.h"
 #include "core/exec/cpu/cpu_backend.h"
+#include "core/exec/executor.h"
+#include "core/exec/profile_recorder.h"
 #include "core/io/plan_file.h"
 #include "core/io/timeline_csv.h"
 #include "core/sim/simulator.h"
@@ -78,6 +80,8 @@ Planner::Planner(QObject *parent)
                 if (core::Status s = useProfile(p, device); !s.isOk())
                     runPanel()->setTimeSource(
                         tr("Times: estimate (calibration not used: %1)").arg(qs(s.message())));
+                else
+                    timeSecondBatch(p, device);
             });
     setBackends({cpuBackendChoice()});
 
@@ -1324,6 +1328,47 @@ core::Status Planner::useProfile(const core::cost::Profile &profile, const QStri
     return core::Status::ok();
 }
 
+void Planner::timeSecondBatch(const core::cost::Profile &profile, const QString &device)
+{
+    if (!m_problem || profile.batch <= 0 || profile.secondBatch > 0)
+        return;
+    // The backend the calibration ran on, by the label the Run panel showed.
+    std::optional<BackendChoice> choice;
+    for (const BackendChoice &b : m_runs.backends())
+        if (b.label == device || b.id == device)
+            choice = b;
+    if (!choice)
+        return;
+    core::pipeline::LoadOptions options = m_problem->options;
+    options.import.batch = core::exec::secondProfileBatch(profile.batch);
+    options.import.stop = {};
+    options.import.progress = {};
+    const std::string path = m_problem->modelPath;
+    auto work = [path, options, backend = *choice, device = device.toStdString()](
+                    JobContext &ctx) -> core::Expected<core::cost::Profile> {
+        REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const core::pipeline::Problem> p,
+                               core::pipeline::loadProblem(path, options, ctx.stop()));
+        if (!p->isValid() || !p->forward)
+            return core::makeError(core::StatusCode::Unsupported,
+                                   "no training step at batch " +
+                                       std::to_string(options.import.batch));
+        REMAT_ASSIGN_OR_RETURN(std::unique_ptr<core::exec::Backend> b, backend.create());
+        return core::exec::profileStoreAll(*b, *p->training, *p->forward, {}, 5,
+                                           {backend.id.toStdString(), device, "store-all"},
+                                           ctx.stop());
+    };
+    m_secondPoint.replace(
+        std::move(work), [this, device, batch = profile.batch, sha = profile.modelSha256](
+                             quint64, core::Expected<core::cost::Profile> second) {
+            // Only onto the calibration it was taken for (a newer one, or another model, drops it).
+            if (!second || !m_profile || m_profile->batch != batch || m_profile->modelSha256 != sha)
+                return;
+            core::cost::Profile merged = *m_profile;
+            if (core::exec::addSecondPoint(merged, *second) > 0)
+                (void)useProfile(merged, device);
+        });
+}
+
 QString Planner::timeSourceText() const
 {
     if (!m_problem || !m_problem->costs)
@@ -1331,8 +1376,13 @@ QString Planner::timeSourceText() const
     const core::cost::TimeSource source = m_problem->costs->timeSource;
     if (source == core::cost::TimeSource::Estimate)
         return tr("Times: estimate (roofline)");
+    const QString where = m_profile && m_profile->secondBatch > 0 ? tr("%1, batches %2 and %3")
+                                                                        .arg(m_profileDevice)
+                                                                        .arg(m_profile->batch)
+                                                                        .arg(m_profile->secondBatch)
+                                                                  : m_profileDevice;
     return tr("Times: %1 (measured on %2)")
-        .arg(QString::fromLatin1(core::cost::timeSourceName(source)), m_profileDevice);
+        .arg(QString::fromLatin1(core::cost::timeSourceName(source)), where);
 }
 
 std::optional<RunRequest> Planner::makeCalibrationRequest() const

@@ -137,6 +137,11 @@ public:
     /// device"; also for models and batches loaded later, through the calibrated model): the
     /// problem's costs are rebuilt, store-all and every plan re-simulated.
     core::Status useProfile(const core::cost::Profile &profile, const QString &device);
+    /// The profile in use (null before a calibration). After "Calibrate on this device" its ops
+    /// gain a second point: the store-all step timed again at half the batch (or 2 from 1) off
+    /// the GUI thread, as `remat run --profile-out` does, so another batch scales along each op's
+    /// own two sizes (secondBatch > 0 once it is in; a failure leaves the one-batch profile).
+    const std::optional<core::cost::Profile> &calibrationProfile() const { return m_profile; }
     /// "Times: estimate (roofline)", "Times: profile (CPU reference)", ... as the Run panel shows.
     QString timeSourceText() const;
 
@@ -267,6 +272,9 @@ private:
     QString m_sessionPath;
     QTimer m_liveTimer;
     std::optional<core::cost::Profile> m_profile; ///< from "Calibrate on this device"
+    /// The calibration's second batch (calibrationProfile); a new calibration drops it.
+    BackgroundJob<core::cost::Profile> m_secondPoint{"timing a second batch"};
+    void timeSecondBatch(const core::cost::Profile &profile, const QString &device);
     QString m_profileDevice;
     SaveQuestion m_saveQuestion;
     std::function<void(core::io::SessionView &)> m_saveView;
