@@ -268,6 +268,37 @@ private slots:
         delete d;
     }
 
+    // Walkthrough: after a change of training options the budget stayed where it was, below the
+    // new step's floor (every solver infeasible, the slider pinned at its end). Such a budget
+    // moves to the default and the solver panel says so; one still inside the range stays.
+    void budgetOutsideTheNewRangeMoves()
+    {
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        planner.solverPanel()->setLiveResolve(false);
+        QSignalSpy loaded(&planner, &Planner::problemChanged);
+        planner.openModel(mlp(), kBatch);
+        QVERIFY(waitLoaded(planner, loaded));
+        const int64_t plainFloor = memoryFloor(*planner.problem()).total();
+        planner.document()->setBudgetBytes(plainFloor + 1);
+        TrainingOptions adam;
+        adam.optimizer = Optimizer::Adam;
+        planner.setTraining(adam);
+        QVERIFY(waitLoaded(planner, loaded));
+        const int64_t adamFloor = memoryFloor(*planner.problem()).total();
+        QVERIFY(adamFloor > plainFloor + 1); // Adam's state lifts the floor over the old budget
+        QCOMPARE(planner.document()->budgetBytes(), Planner::defaultBudget(*planner.problem()));
+        QVERIFY2(planner.solverPanel()->messageText().contains(QStringLiteral("below")),
+                 qPrintable(planner.solverPanel()->messageText()));
+        // Inside the new range: kept as the user set it.
+        const int64_t inside = (adamFloor + planner.problem()->storeAll.timeline.peakBytes) / 2;
+        planner.document()->setBudgetBytes(inside);
+        adam.optimizer = Optimizer::AdamW; // the same bytes
+        planner.setTraining(adam);
+        QVERIFY(waitLoaded(planner, loaded));
+        QCOMPARE(planner.document()->budgetBytes(), inside);
+    }
+
     void dialogReadsOneRankAsNoSharding()
     {
         TrainingOptionsDialog d;

@@ -603,6 +603,24 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
             paretoChart()->clearPoints();
             solverPanel()->showMessage(QString()); // it described the old model's plan
             m_document.setBudgetBytes(defaultBudget(*m_problem));
+        } else if (m_problem->isValid()) {
+            // Another batch or training options: a budget the user set stays while it still
+            // means something; one below this step's floor (every plan infeasible) or above its
+            // store-all peak (nothing to plan) moves to the default, saying so.
+            const int64_t budget = m_document.budgetBytes();
+            const int64_t floor = memoryFloor(*m_problem).total();
+            const int64_t top = m_problem->storeAll.timeline.peakBytes;
+            if (budget > 0 && (budget < floor || budget > top)) {
+                const int64_t moved = defaultBudget(*m_problem);
+                m_document.setBudgetBytes(moved);
+                solverPanel()->showMessage(
+                    tr("The budget %1 is %2 this step's %3 %4: set to %5.")
+                        .arg(qs(core::formatBytes(budget)),
+                             budget < floor ? tr("below") : tr("above"),
+                             budget < floor ? tr("floor") : tr("store-all peak"),
+                             qs(core::formatBytes(budget < floor ? floor : top)),
+                             qs(core::formatBytes(moved))));
+            }
         }
         m_restoring = false;
     }
