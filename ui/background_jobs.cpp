@@ -58,6 +58,8 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
             // The explorer browses any valid file: values whose shape cannot be inferred stay
             // unknown, and what blocks the training step is shown instead of refusing the file.
             options.import.allowUnknownShapes = true;
+            // If / Loop / Scan boxes expand into their subgraphs like namespace groups.
+            options.import.expandSubgraphs = true;
             REMAT_ASSIGN_OR_RETURN(problem, pipeline::loadProblem(file, options, ctx.stop()));
         }
         Outcome out;

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -85,6 +86,7 @@ private:
     Status fixInputValue(ir::Value &v, double value) const;
     Status classify(const ir::Graph &first);
     Expected<int> inlineDecidedIfs(const ir::Graph &first);
+    int expandControlFlow(std::set<std::string> &done);
     void resetState();
     void applySemantics();
     std::string undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const;
@@ -507,8 +509,25 @@ const ::onnx::GraphProto *branchOf(const ::onnx::NodeProto &ifNode, bool thenBra
     return nullptr;
 }
 
-/// Renames the inputs of `node` (and of the nodes of its subgraphs, which may read the
-/// enclosing scope) that `rename` maps.
+void renameInputs(::onnx::NodeProto &node,
+                  const std::unordered_map<std::string, std::string> &rename);
+
+/// Renames what a subgraph reads from the enclosing scope: its nodes' inputs and its outputs
+/// (a branch may return an enclosing value as it is, Silero's `else { h }`).
+void renameScopeReads(::onnx::GraphProto &g,
+                      const std::unordered_map<std::string, std::string> &rename)
+{
+    for (auto &n : *g.mutable_node())
+        renameInputs(n, rename);
+    for (auto &o : *g.mutable_output()) {
+        auto it = rename.find(o.name());
+        if (it != rename.end())
+            o.set_name(it->second);
+    }
+}
+
+/// Renames the inputs of `node` (and what its subgraphs read from the enclosing scope) that
+/// `rename` maps.
 void renameInputs(::onnx::NodeProto &node,
                   const std::unordered_map<std::string, std::string> &rename)
 {
@@ -519,11 +538,9 @@ void renameInputs(::onnx::NodeProto &node,
     }
     for (auto &a : *node.mutable_attribute()) {
         if (a.has_g())
-            for (auto &n : *a.mutable_g()->mutable_node())
-                renameInputs(n, rename);
+            renameScopeReads(*a.mutable_g(), rename);
         for (auto &g : *a.mutable_graphs())
-            for (auto &n : *g.mutable_node())
-                renameInputs(n, rename);
+            renameScopeReads(g, rename);
     }
 }
 
@@ -612,6 +629,114 @@ Expected<int> Importer::inlineDecidedIfs(const ir::Graph &first)
     }
     g->mutable_node()->Swap(&nodes);
     return int(decided.size());
+}
+
+namespace {
+
+bool isControlFlow(const ::onnx::NodeProto &n)
+{
+    return (n.domain().empty() || n.domain() == "ai.onnx") &&
+           (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+}
+
+/// The group path of a control-flow node: its name without the leading '/', else op and index.
+std::string groupPathOf(const ::onnx::NodeProto &n, int index)
+{
+    std::string path = n.name();
+    while (!path.empty() && path.front() == '/')
+        path.erase(path.begin());
+    while (!path.empty() && path.back() == '/')
+        path.pop_back();
+    return path.empty() ? n.op_type() + "_" + std::to_string(index) : path;
+}
+
+/// Appends `node` to `out`; a control-flow node not yet in `done` is preceded by the nodes of
+/// its subgraphs, renamed under its group, and then reads their outputs (display edges). A
+/// control-flow node inside a subgraph is copied as it is: the next import round inlines it
+/// when it is decided (a shape check), else expands it in turn.
+void appendExpanded(const ::onnx::NodeProto &node, int index, ::onnx::GraphProto &g,
+                    google::protobuf::RepeatedPtrField<::onnx::NodeProto> &out,
+                    std::set<std::string> &done)
+{
+    if (!isControlFlow(node) || done.count(node.name())) {
+        *out.Add() = node;
+        return;
+    }
+    const std::string group = groupPathOf(node, index);
+    ::onnx::NodeProto self = node;
+    const std::string last = group.substr(group.rfind('/') + 1);
+    self.set_name(group + "/" + last); // inside its own group, beside its branches
+    done.insert(self.name());
+    for (const auto &a : node.attribute()) {
+        if (!a.has_g())
+            continue;
+        const ::onnx::GraphProto &body = a.g();
+        const std::string prefix = group + "/" + a.name() + "/";
+        std::unordered_map<std::string, std::string> rename;
+        // A Loop / Scan body's formal inputs stand for the node's inputs in the same order
+        // (Loop: iteration count, condition, carried values; Scan: states, scanned inputs).
+        // A scanned input's body input is one slice of it (another rank): left out.
+        int mapped = body.input_size();
+        if (node.op_type() == "Scan")
+            for (const auto &sa : node.attribute())
+                if (sa.name() == "num_scan_inputs")
+                    mapped -= int(sa.i());
+        for (int k = 0; k < body.input_size(); ++k)
+            rename[body.input(k).name()] =
+                k < mapped && k < node.input_size() ? node.input(k) : std::string();
+        for (const auto &t : body.initializer())
+            rename[t.name()] = prefix + t.name();
+        for (const auto &n : body.node())
+            for (const std::string &o : n.output())
+                if (!o.empty())
+                    rename[o] = prefix + o;
+        for (const auto &t : body.initializer()) {
+            auto *copy = g.add_initializer();
+            *copy = t;
+            copy->set_name(rename[t.name()]);
+        }
+        for (const auto &vi : body.value_info()) {
+            auto found = rename.find(vi.name());
+            if (found == rename.end() || found->second.empty())
+                continue;
+            auto *copy = g.add_value_info();
+            *copy = vi;
+            copy->set_name(found->second);
+        }
+        int k = 0;
+        for (const auto &n : body.node()) {
+            ::onnx::NodeProto copy = n;
+            renameInputs(copy, rename);
+            for (std::string &o : *copy.mutable_output())
+                if (!o.empty())
+                    o = rename[o];
+            std::string local = n.name();
+            while (!local.empty() && local.front() == '/')
+                local.erase(local.begin());
+            copy.set_name(prefix + (local.empty() ? n.op_type() + "_" + std::to_string(k) : local));
+            *out.Add() = std::move(copy);
+            ++k;
+        }
+        for (const auto &o : body.output()) {
+            auto found = rename.find(o.name());
+            self.add_input(found == rename.end() ? o.name() : found->second);
+        }
+    }
+    *out.Add() = std::move(self);
+}
+
+} // namespace
+
+int Importer::expandControlFlow(std::set<std::string> &done)
+{
+    ::onnx::GraphProto *g = m_model->mutable_graph();
+    google::protobuf::RepeatedPtrField<::onnx::NodeProto> nodes;
+    const size_t before = done.size();
+    for (int i = 0; i < g->node_size(); ++i)
+        appendExpanded(g->node(i), i, *g, nodes, done);
+    if (done.size() > before)
+        g->mutable_node()->Swap(&nodes);
+    return int(done.size() - before);
 }
 
 std::string Importer::undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const
@@ -1289,6 +1414,10 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
     // gave) is replaced by its taken branch and the graph read again, until none is left that
     // can be decided; the bound only guards against a file that keeps producing Ifs.
     constexpr int kMaxIfRounds = 64;
+    bool expanded = false;
+    int controlFlow = 0;
+    std::vector<std::string> blockers, controlFlowNames;
+    std::set<std::string> expandedNodes; // control-flow nodes shown with their subgraphs
     for (int round = 0;; ++round) {
         resetState();
         progress(0.2, "building");
@@ -1308,8 +1437,33 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
         }
         REMAT_RETURN_IF_ERROR(foldConstantOfShape(*first));
         REMAT_RETURN_IF_ERROR(finalizeShapes(*first));
+        if (m_options.expandSubgraphs && round < kMaxIfRounds) {
+            if (!expanded) {
+                // What blocks training is decided on the graph without the display nodes.
+                blockers = m_info.trainingBlockers;
+                for (const ir::Node &n : first->nodes())
+                    if (n.opType == "If" || n.opType == "Loop" || n.opType == "Scan")
+                        controlFlowNames.push_back(n.opType + " '" + n.name + "'");
+            }
+            expanded = true;
+            if (expandControlFlow(expandedNodes) > 0) {
+                controlFlow = int(controlFlowNames.size());
+                m_info.trainingBlockers.clear();
+                m_unknownValues = 0;
+                continue;
+            }
+        }
         applySemantics();
         break;
+    }
+    if (controlFlow > 0) {
+        m_info.trainingBlockers = blockers;
+        if (m_info.trainingBlockers.empty())
+            m_info.trainingBlockers.push_back(
+                controlFlowNames.front() +
+                " is not decided at import and cannot be trained through (an If trains when "
+                "its condition is known: give the scalar input it depends on with "
+                "--input-value NAME=V)");
     }
     m_info.batch = m_batch > 0 ? m_batch : m_fileBatch;
 
@@ -1425,9 +1579,17 @@ Expected<ir::Graph> importModelFromBytes(const std::string &bytes, const std::st
     // ValidationError / InferenceError): the boundary rule in docs/readers.md.
     const std::string where = path.empty() ? std::string("model") : path;
     return guardReader(where, [&]() -> Expected<ir::Graph> {
-        Importer importer(path, options);
-        REMAT_ASSIGN_OR_RETURN(ir::Graph g, importer.run(bytes));
-        REMAT_RETURN_IF_ERROR(checkNamesAreUtf8(g, where));
+        Expected<ir::Graph> g = Importer(path, options).run(bytes);
+        if (!g && options.expandSubgraphs && g.status().code() != StatusCode::Cancelled) {
+            // The display nodes are a convenience: a body whose shapes do not work out at the
+            // given settings must not cost the user the file. Open it without them.
+            ImportOptions plain = options;
+            plain.expandSubgraphs = false;
+            g = Importer(path, plain).run(bytes);
+        }
+        if (!g)
+            return g.status();
+        REMAT_RETURN_IF_ERROR(checkNamesAreUtf8(*g, where));
         return g;
     });
 }

@@ -50,6 +50,13 @@ struct ImportOptions
     /// undecided If, an op nothing can infer) is kept unknown instead of failing the import; the
     /// first such problem, worded as the error would be, goes to ModelInfo::trainingBlockers.
     bool allowUnknownShapes = false;
+    /// Browsing in the explorer: each If / Loop / Scan left in the graph (an If not decided at
+    /// import) gets the nodes of its subgraphs as display nodes, named under the node's own
+    /// group (`IF/then_branch/...`, `IF/else_branch/...`, `LOOP/body/...`), with the If moved
+    /// into that group and fed by its branches' outputs; a body's formal inputs read the node's
+    /// inputs. Such a graph never trains: its training blockers are those of the graph without
+    /// the display nodes (an undecided If or a Loop always leaves one).
+    bool expandSubgraphs = false;
     /// Refuse files larger than this (bytes), before parsing.
     int64_t maxFileBytes = int64_t(4) << 30;
     StopToken stop;

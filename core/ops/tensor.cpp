@@ -352,10 +352,20 @@ Status inferSplit(ShapeContext &c)
     if (split.size() != nOut)
         return c.fail("split has " + std::to_string(split.size()) + " sizes for " +
                       std::to_string(nOut) + " outputs");
+    // A constant input splits into constants: tf2onnx writes a Pad's pads as the Concat of a
+    // constant's Split pieces (M-LSD), and Pad's shape needs their values.
+    const ConstTensor *src = c.inConst(0);
+    std::vector<int64_t> perm(x->rank()), step(x->rank(), 1), first(x->rank(), 0);
+    for (size_t d = 0; d < perm.size(); ++d)
+        perm[d] = int64_t(d);
     for (size_t i = 0; i < nOut; ++i) {
         Shape o = *x;
         o.dims[size_t(axis)] = Dim(split[i]);
-        c.set(i, c.inType(0), o);
+        std::shared_ptr<ConstTensor> k;
+        if (src && x->isStatic() && split[i] >= 0)
+            k = gatherConst(*src, x->sizes(), o.sizes(), perm, first, step);
+        first[size_t(axis)] += split[i];
+        c.set(i, c.inType(0), o, k);
     }
     return Status::ok();
 }

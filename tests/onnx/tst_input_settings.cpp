@@ -443,6 +443,101 @@ private slots:
         EXPECT_ERROR_WITH(ox::addInputValue(none, "sr=abc"), "not a finite number");
     }
 
+    void undecidedControlFlowIsBrowsable()
+    {
+        // The explorer's import (expandSubgraphs): an If left undecided keeps its node, moved
+        // into its own group "If" beside its branches' nodes (then_branch / else_branch); an If
+        // nested in a branch is inlined when its condition is known (here a constant), as at
+        // the top level.
+        Files f;
+        const std::string path = f.write("vad.onnx", sampleRateModel());
+        ox::ImportOptions browse;
+        browse.allowUnknownShapes = true;
+        browse.expandSubgraphs = true;
+        auto g = ox::importModel(path, browse);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        auto node = [&](const char *name) { return g->findNode(name); };
+        QVERIFY(node("If/If"));
+        QCOMPARE(g->node(*node("If/If")).opType, std::string("If"));
+        QVERIFY(node("If/then_branch/then/Relu"));
+        QVERIFY(node("If/else_branch/else/Sigmoid"));
+        QVERIFY(!node("If/then_branch/then/If/If")); // decided: inlined, not a box
+        int ifs = 0;
+        for (const ir::Node &n : g->nodes()) {
+            ifs += n.opType == "If";
+            if (n.opType != "Neg")
+                continue;
+            // The nested then branch reads the enclosing branch's h.
+            QVERIFY2(n.name.rfind("If/then_branch/", 0) == 0, n.name.c_str());
+            QCOMPARE(g->value(n.inputs[0]).name, std::string("If/then_branch/h"));
+        }
+        QCOMPARE(ifs, 1);
+        // The If reads its condition, then each branch's outputs (the display edges).
+        const ir::Node &ifNode = g->node(*node("If/If"));
+        QCOMPARE(int(ifNode.inputs.size()), 3);
+        QCOMPARE(g->value(ifNode.inputs[1]).name, std::string("If/then_branch/h2"));
+        QCOMPARE(g->value(ifNode.inputs[2]).name, std::string("If/else_branch/s"));
+        bool thenGroup = false;
+        for (const ir::Namespace &ns : g->namespaces())
+            thenGroup = thenGroup || ns.path == "If/then_branch";
+        QVERIFY(thenGroup);
+        // What blocks training is the If itself, named as the file names it, with the way out.
+        QVERIFY(!g->info().trainingBlockers.empty());
+        QVERIFY2(has(g->info().trainingBlockers.front(), "'/If'") &&
+                     has(g->info().trainingBlockers.front(), "--input-value sr=V"),
+                 g->info().trainingBlockers.front().c_str());
+        // Decided (sr given): inlined as before, no display nodes.
+        QVERIFY(ox::addInputValue(browse, "sr=16000").isOk());
+        g = ox::importModel(path, browse);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QVERIFY(g->info().trainingBlockers.empty());
+        const auto ops = opTypes(*g);
+        QVERIFY(std::find(ops.begin(), ops.end(), "If") == ops.end());
+        QVERIFY(std::find(ops.begin(), ops.end(), "Sigmoid") == ops.end());
+
+        // A Loop: v = Loop(M, cond, v0) with body (i, c, v) { v2 = Add(v, v) }: the body's
+        // formal inputs read the Loop's inputs, and training is blocked naming the Loop.
+        auto m = baseModel();
+        auto *lg = m.mutable_graph();
+        addInput(lg, "v0", {2, 3});
+        addInt64Constant(lg, "M", 4);
+        auto *t = addNode(lg, "/true", "Constant", {}, {"go"});
+        auto *ta = t->add_attribute();
+        ta->set_name("value");
+        ta->set_type(::onnx::AttributeProto::TENSOR);
+        ta->mutable_t()->set_data_type(::onnx::TensorProto::BOOL);
+        ta->mutable_t()->add_int32_data(1);
+        auto *loop = addNode(lg, "/Loop", "Loop", {"M", "go", "v0"}, {"vN"});
+        auto *body = addBranch(loop, "body");
+        body->add_input()->set_name("i");
+        body->add_input()->set_name("c");
+        body->add_input()->set_name("v");
+        addNode(body, "/Add", "Add", {"v", "v"}, {"v2"});
+        addNode(body, "/Id", "Identity", {"c"}, {"c2"});
+        body->add_output()->set_name("c2");
+        body->add_output()->set_name("v2");
+        lg->add_output()->set_name("vN");
+        const std::string loopPath = f.write("loop.onnx", m);
+        ox::ImportOptions browseLoop;
+        browseLoop.allowUnknownShapes = true;
+        browseLoop.expandSubgraphs = true;
+        g = ox::importModel(loopPath, browseLoop);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QVERIFY(node("Loop/Loop"));
+        QVERIFY(node("Loop/body/Add"));
+        const ir::Node &add = g->node(*node("Loop/body/Add"));
+        QCOMPARE(g->value(add.inputs[0]).name, std::string("v0"));
+        QCOMPARE(g->value(add.outputs[0]).shape, ir::Shape::fromStatic({2, 3}));
+        QVERIFY(!g->info().trainingBlockers.empty());
+        QVERIFY2(has(g->info().trainingBlockers.front(), "Loop"),
+                 g->info().trainingBlockers.front().c_str());
+        // Without expandSubgraphs (remat info) the same file has no display nodes.
+        browseLoop.expandSubgraphs = false;
+        g = ox::importModel(loopPath, browseLoop);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QVERIFY(!node("Loop/body/Add"));
+    }
+
     void inferenceBatchNormIsStudiedInTrainingMode()
     {
         // x[2,3,4,4] -> BatchNormalization (no training_mode: inference) -> y

@@ -36,23 +36,35 @@ struct OneNode
     /// The inferred output (dtype, shape) at `opset`, or the error.
     Expected<onnx::InferredValue> infer(const std::string &op, int64_t opset = 17)
     {
-        ir::Value out;
-        out.id = ValueId(values.size());
-        out.name = "out";
-        out.shape = Shape::unknownRank();
+        REMAT_ASSIGN_OR_RETURN(auto outs, inferAll(op, opset, 1));
+        return outs[0];
+    }
+
+    /// The node with `outputs` outputs: each inferred output, or the error.
+    Expected<std::vector<onnx::InferredValue>> inferAll(const std::string &op, int64_t opset,
+                                                        size_t outputs)
+    {
         std::vector<ir::Value> all = values;
-        all.push_back(out);
+        node.outputs.clear();
+        for (size_t k = 0; k < outputs; ++k) {
+            ir::Value out;
+            out.id = ValueId(all.size());
+            out.name = "out" + std::to_string(k);
+            out.shape = Shape::unknownRank();
+            node.outputs.push_back(out.id);
+            all.push_back(out);
+        }
         node.id = NodeId(0);
         node.name = "n";
         node.opType = op;
-        node.outputs = {out.id};
         std::vector<ValueId> inputs;
         for (const ir::Value &v : values)
             if (v.kind == ir::ValueKind::Input)
                 inputs.push_back(v.id);
         ir::ModelInfo info;
         info.opsetVersion = opset;
-        REMAT_ASSIGN_OR_RETURN(ir::Graph g, ir::Graph::build(info, {node}, all, inputs, {out.id}));
+        REMAT_ASSIGN_OR_RETURN(ir::Graph g,
+                               ir::Graph::build(info, {node}, all, inputs, node.outputs));
         std::vector<onnx::InferredValue> vals(g.valueCount());
         for (size_t i = 0; i < values.size(); ++i) {
             vals[i].dtype = values[i].dtype;
@@ -66,7 +78,10 @@ struct OneNode
             }
         }
         REMAT_RETURN_IF_ERROR(onnx::inferShapes(g, opset, vals));
-        return vals[out.id.index()];
+        std::vector<onnx::InferredValue> outs;
+        for (ValueId o : node.outputs)
+            outs.push_back(vals[o.index()]);
+        return outs;
     }
 };
 
@@ -231,6 +246,38 @@ private slots:
         auto y = p.infer("Pad", 19);
         QVERIFY2(y, y.status().message().c_str());
         QCOMPARE(y->shape, Shape::fromStatic({3, 9}));
+    }
+
+    void splitOfAConstantKeepsTheData()
+    {
+        // tf2onnx (M-LSD) builds Pad's pads as Concat(Split(const [0 0 0 0 0 1 1 0])): each
+        // piece must stay a constant. Split-11 split [3, 1, 4] -> [0 0 0], [0], [0 1 1 0];
+        // Split-13 takes the sizes as an input.
+        for (int64_t opset : {11, 13}) {
+            OneNode p;
+            p.input({8}, DataType::Int64, {0, 0, 0, 0, 0, 1, 1, 0});
+            if (opset >= 13)
+                p.input({3}, DataType::Int64, {3, 1, 4});
+            else
+                p.node.attributes = {{"split", std::vector<int64_t>{3, 1, 4}}};
+            auto y = p.inferAll("Split", opset, 3);
+            QVERIFY2(y, y.status().message().c_str());
+            const std::vector<std::vector<int64_t>> expected = {{0, 0, 0}, {0}, {0, 1, 1, 0}};
+            for (size_t k = 0; k < 3; ++k) {
+                QCOMPARE((*y)[k].shape, Shape::fromStatic({int64_t(expected[k].size())}));
+                QVERIFY((*y)[k].constant);
+                QCOMPARE((*y)[k].constant->ints, expected[k]);
+            }
+        }
+        // A 2-D constant split on axis 1: [[1 2 3] [4 5 6]] -> [[1] [4]], [[2 3] [5 6]].
+        OneNode q;
+        q.input({2, 3}, DataType::Int64, {1, 2, 3, 4, 5, 6});
+        q.node.attributes = {{"axis", int64_t(1)}, {"split", std::vector<int64_t>{1, 2}}};
+        auto z = q.inferAll("Split", 11, 2);
+        QVERIFY2(z, z.status().message().c_str());
+        QVERIFY((*z)[0].constant && (*z)[1].constant);
+        QCOMPARE((*z)[0].constant->ints, (std::vector<int64_t>{1, 4}));
+        QCOMPARE((*z)[1].constant->ints, (std::vector<int64_t>{2, 3, 5, 6}));
     }
 
     void groupNormRuleRefusesBadGroups()
