@@ -272,24 +272,10 @@ void ModelPane::updateTable()
     if (m_reference && m_document->hasModel())
         m_rows = modelDifferenceRows(*m_reference, m_document->model());
     m_table->setVisible(!m_rows.empty());
-    m_table->setRowCount(int(m_rows.size()));
     const QString nameA = m_reference ? QFileInfo(m_reference->path).fileName() : tr("left");
     const QString nameB =
         m_document->hasModel() ? QFileInfo(m_document->model().path).fileName() : tr("beside");
-    m_table->setHorizontalHeaderLabels({tr("figure"), nameA, nameB, tr("difference")});
-    for (size_t i = 0; i < m_rows.size(); ++i) {
-        const DifferenceRow &r = m_rows[i];
-        const QString texts[] = {QString::fromStdString(r.what), figureText(r.unit, r.a),
-                                 figureText(r.unit, r.b), figureText(r.unit, r.delta(), true)};
-        for (int c = 0; c < 4; ++c) {
-            auto *item = new QTableWidgetItem(texts[c]);
-            if (c > 0)
-                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(int(i), c, item);
-        }
-    }
-    m_table->resizeColumnsToContents();
-    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    fillDifferenceTable(*m_table, m_rows, nameA, nameB, tr("difference"));
 }
 
 } // namespace remat::ui

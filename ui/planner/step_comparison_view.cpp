@@ -80,21 +80,7 @@ void StepComparisonView::setSteps(const core::sim::Timeline &a, const QString &n
                                   const core::sim::Timeline &b, const QString &nameB)
 {
     m_rows = core::pipeline::differenceRows(a, b);
-    m_table->setHorizontalHeaderLabels({tr("figure"), nameA, nameB, tr("B - A")});
-    m_table->setRowCount(int(m_rows.size()));
-    for (size_t i = 0; i < m_rows.size(); ++i) {
-        const auto &r = m_rows[i];
-        const QString texts[] = {QString::fromStdString(r.what), figureText(r.unit, r.a),
-                                 figureText(r.unit, r.b), figureText(r.unit, r.delta(), true)};
-        for (int c = 0; c < 4; ++c) {
-            auto *item = new QTableWidgetItem(texts[c]);
-            if (c > 0)
-                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(int(i), c, item);
-        }
-    }
-    m_table->resizeColumnsToContents();
-    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    fillDifferenceTable(*m_table, m_rows, nameA, nameB, tr("B - A"));
     // A stacked by category, B's total as a line over it: where the two differ shows step by
     // step (the steps differ in number when the options add update ops; each curve keeps its own).
     m_chart->setTimelines(a, nullptr, 0, nameA, {{nameB, &b}});
@@ -103,6 +89,27 @@ void StepComparisonView::setSteps(const core::sim::Timeline &a, const QString &n
             .arg(nameA, nameB, figureText(FigureUnit::Bytes, double(a.peakBytes)),
                  figureText(FigureUnit::Bytes, double(b.peakBytes)),
                  figureText(FigureUnit::Bytes, double(b.peakBytes - a.peakBytes), true)));
+}
+
+void fillDifferenceTable(QTableWidget &table,
+                         const std::vector<core::pipeline::DifferenceRow> &rows,
+                         const QString &nameA, const QString &nameB, const QString &deltaName)
+{
+    table.setHorizontalHeaderLabels({QObject::tr("figure"), nameA, nameB, deltaName});
+    table.setRowCount(int(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto &r = rows[i];
+        const QString texts[] = {QString::fromStdString(r.what), figureText(r.unit, r.a),
+                                 figureText(r.unit, r.b), figureText(r.unit, r.delta(), true)};
+        for (int c = 0; c < 4; ++c) {
+            auto *item = new QTableWidgetItem(texts[c]);
+            if (c > 0)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            table.setItem(int(i), c, item);
+        }
+    }
+    table.resizeColumnsToContents();
+    table.horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
 }
 
 QString StepComparisonView::cellText(int row, int column) const

@@ -43,6 +43,11 @@ private:
     std::vector<core::pipeline::DifferenceRow> m_rows;
 };
 
+/// Fills a four-column table (figure, A, B, difference) with `rows`, numbers right-aligned.
+void fillDifferenceTable(QTableWidget &table,
+                         const std::vector<core::pipeline::DifferenceRow> &rows,
+                         const QString &nameA, const QString &nameB, const QString &deltaName);
+
 /// "12.5 MiB", "3.21 ms", "25.0 %", "1,234", "4.1 GFLOP"; a difference gets its sign
 /// ("+1.50 GiB", "-0.2 %").
 QString figureText(core::pipeline::FigureUnit unit, double value, bool signedDelta = false);
