@@ -534,17 +534,16 @@ std::string resizeCoordinates(const OpContext &c)
                                             c.attrString("coordinate_transformation_mode", ""));
 }
 
+/// Linear and cubic are gathers with weights; nearest (which ignores antialias) a plain gather.
 bool resizeLinear(const OpContext &c)
 {
     const std::string mode = c.attrString("mode", "nearest");
-    return mode == "linear" || mode == "bilinear";
+    return mode == "linear" || mode == "bilinear" || mode == "cubic";
 }
 
 Expected<std::vector<int64_t>> resizeMap(OpContext &c, const std::vector<int64_t> &inShape,
                                          const std::vector<int64_t> &outShape)
 {
-    if (c.attrInt("antialias", 0) != 0)
-        return c.unsupported("antialias (Resize-18)");
     const core::exec::NearestResizeAttrs attrs{c.attrString("mode", "nearest"),
                                                resizeCoordinates(c),
                                                c.attrString("nearest_mode", "round_prefer_floor")};
@@ -555,7 +554,7 @@ Expected<std::vector<int64_t>> resizeMap(OpContext &c, const std::vector<int64_t
     return map;
 }
 
-/// The linear map on the device: offsets then weights in one scratch upload.
+/// The linear / cubic map on the device: offsets then weights in one scratch upload.
 struct DeviceTaps
 {
     const long long *offsets = nullptr;
@@ -566,10 +565,14 @@ struct DeviceTaps
 Expected<DeviceTaps> linearTaps(OpContext &c, const std::vector<int64_t> &inShape,
                                 const std::vector<int64_t> &outShape)
 {
-    if (c.attrInt("antialias", 0) != 0)
-        return c.unsupported("antialias (Resize-18)");
     REMAT_ASSIGN_OR_RETURN(std::vector<double> scales, resizeScales(c, inShape.size()));
-    auto m = core::exec::linearResizeMap(resizeCoordinates(c), scales, inShape, outShape);
+    core::exec::ResizeFilter filter;
+    filter.mode = c.attrString("mode", "linear");
+    filter.coordinateMode = resizeCoordinates(c);
+    filter.cubicCoeffA = c.attrFloat("cubic_coeff_a", -0.75);
+    filter.excludeOutside = c.attrInt("exclude_outside", 0) != 0;
+    filter.antialias = c.attrInt("antialias", 0) != 0;
+    auto m = core::exec::weightedResizeMap(filter, scales, inShape, outShape);
     if (!m)
         return c.error(m.status().message());
     const int64_t count = int64_t(m->offsets.size());

@@ -188,6 +188,146 @@ Expected<LinearResizeMap> linearResizeMap(const std::string &coordinateMode,
     return m;
 }
 
+namespace {
+
+/// Keys' cubic convolution kernel with parameter a (ONNX's cubic_coeff_a).
+double cubicKernel(double t, double a)
+{
+    t = std::abs(t);
+    if (t <= 1)
+        return ((a + 2) * t - (a + 3)) * t * t + 1;
+    if (t < 2)
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    return 0;
+}
+
+} // namespace
+
+Expected<LinearResizeMap> weightedResizeMap(const ResizeFilter &filter,
+                                            const std::vector<double> &scales,
+                                            const std::vector<int64_t> &inShape,
+                                            const std::vector<int64_t> &outShape)
+{
+    const bool cubic = filter.mode == "cubic";
+    if (!cubic && filter.mode != "linear" && filter.mode != "bilinear")
+        return makeError(StatusCode::Unsupported,
+                         "Resize mode '" + filter.mode + "' has no weighted kernel");
+    if (!cubic && !filter.antialias && !filter.excludeOutside)
+        return linearResizeMap(filter.coordinateMode, scales, inShape, outShape);
+    const std::string &ctm = filter.coordinateMode;
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "align_corners" &&
+        ctm != "asymmetric")
+        return makeError(StatusCode::Unsupported,
+                         filter.mode + " Resize with coordinate_transformation_mode '" + ctm +
+                             "' has no kernel (half_pixel, pytorch_half_pixel, align_corners and "
+                             "asymmetric have)");
+    const size_t rank = inShape.size();
+    if (outShape.size() != rank)
+        return makeError(StatusCode::InvalidArgument,
+                         "Resize output rank differs from the input's");
+    const double radius = cubic ? 2.0 : 1.0;
+    // Per dim and output index: the taps (input index, weight), equal indices merged, zero
+    // weights dropped; a dim's tap count is its longest list (shorter ones padded with zeros).
+    using Taps = std::vector<std::pair<int64_t, double>>;
+    std::vector<std::vector<Taps>> perDim(rank);
+    std::vector<int64_t> count(rank, 1);
+    for (size_t d = 0; d < rank; ++d) {
+        const int64_t in = inShape[d], out = outShape[d];
+        if (in <= 0)
+            return makeError(StatusCode::InvalidArgument, "Resize of an empty input");
+        const double scale = scales.size() == rank ? scales[d] : double(out) / double(in);
+        if (!(scale > 0) || !std::isfinite(scale))
+            return makeError(StatusCode::InvalidArgument, "Resize scale must be positive");
+        const double f = filter.antialias ? std::min(scale, 1.0) : 1.0;
+        const auto start = int64_t(std::floor(-radius / f)) + 1;
+        const int64_t width = 2 - 2 * start;
+        if (width > 4096)
+            return makeError(StatusCode::InvalidArgument,
+                             "antialiased Resize averages more than 4096 inputs per output");
+        perDim[d].resize(size_t(out));
+        for (int64_t o = 0; o < out; ++o) {
+            double x;
+            if (ctm == "asymmetric")
+                x = double(o) / scale;
+            else if (ctm == "align_corners")
+                x = out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
+            else if (ctm == "pytorch_half_pixel" && out == 1)
+                x = 0.0;
+            else
+                x = (double(o) + 0.5) / scale - 0.5;
+            const auto base = int64_t(std::floor(x));
+            Taps raw;
+            double sum = 0;
+            for (int64_t k = 0; k < width; ++k) {
+                const int64_t i = base + start + k;
+                const double t = (double(i) - x) * f;
+                double w =
+                    cubic ? cubicKernel(t, filter.cubicCoeffA) : std::max(0.0, 1 - std::abs(t));
+                if (filter.excludeOutside && (i < 0 || i >= in))
+                    w = 0;
+                sum += w;
+                raw.push_back({std::clamp<int64_t>(i, 0, in - 1), w});
+            }
+            // Antialias weights are normalised (ONNX divides by their sum); excluded taps
+            // renormalise the rest.
+            const bool normalise = filter.antialias || filter.excludeOutside;
+            Taps &taps = perDim[d][size_t(o)];
+            for (const auto &[i, w] : raw) {
+                const double wn = normalise && sum != 0 ? w / sum : w;
+                if (wn == 0)
+                    continue;
+                auto it = std::find_if(taps.begin(), taps.end(),
+                                       [i = i](const auto &p) { return p.first == i; });
+                if (it != taps.end())
+                    it->second += wn;
+                else
+                    taps.push_back({i, wn});
+            }
+            if (taps.empty())
+                taps.push_back({std::clamp<int64_t>(base, 0, in - 1), 0.0});
+            count[d] = std::max<int64_t>(count[d], int64_t(taps.size()));
+        }
+    }
+    LinearResizeMap m;
+    for (int64_t c : count)
+        m.taps *= c;
+    const std::vector<int64_t> xs = rowMajor(inShape);
+    int64_t total = 1;
+    for (int64_t d : outShape)
+        total *= d;
+    if (total > 0 && m.taps > (int64_t(1) << 31) / total)
+        return makeError(StatusCode::InvalidArgument, "Resize filter too large for its output");
+    m.offsets.assign(size_t(total * m.taps), 0);
+    m.weights.assign(size_t(total * m.taps), 0.0f);
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t o = 0; o < total; ++o) {
+        int64_t rem = o;
+        for (size_t d = rank; d-- > 0;) {
+            idx[d] = rem % outShape[d];
+            rem /= outShape[d];
+        }
+        for (int64_t t = 0; t < m.taps; ++t) {
+            int64_t off = 0, digit = t;
+            double w = 1;
+            for (size_t d = rank; d-- > 0;) {
+                const Taps &taps = perDim[d][size_t(idx[d])];
+                const int64_t k = digit % count[d];
+                digit /= count[d];
+                if (k >= int64_t(taps.size())) {
+                    w = 0;
+                    off += taps.front().first * xs[d];
+                } else {
+                    off += taps[size_t(k)].first * xs[d];
+                    w *= taps[size_t(k)].second;
+                }
+            }
+            m.offsets[size_t(o * m.taps + t)] = off;
+            m.weights[size_t(o * m.taps + t)] = float(w);
+        }
+    }
+    return m;
+}
+
 Expected<std::vector<int64_t>> padSourceMap(const std::string &mode,
                                             const std::vector<int64_t> &pads,
                                             const std::vector<int64_t> &inShape,

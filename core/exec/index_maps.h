@@ -46,6 +46,29 @@ Expected<LinearResizeMap> linearResizeMap(const std::string &coordinateMode,
                                           const std::vector<int64_t> &inShape,
                                           const std::vector<int64_t> &outShape);
 
+/// Resize in mode "linear" or "cubic", optionally with Resize-18's antialias, as ONNX defines
+/// them: along each dim, output o reads the input at x = the coordinate mode's source of o (not
+/// clamped), from the taps floor(x) + k around it with weights filter((tap - x) * f), where the
+/// filter is the triangle (linear) or Keys' cubic with `cubicCoeffA` (cubic), and f = min(scale,
+/// 1) with antialias when downscaling (the filter widens to cover every input it averages;
+/// weights then normalised to sum 1), else 1. A tap outside the input reads the edge element,
+/// or with `excludeOutside` gets weight 0 and the rest are normalised. PyTorch's bicubic is
+/// cubic with a = -0.75; its antialiased bilinear / bicubic (a = -0.5) exclude outside taps.
+/// Plain linear (no antialias) is linearResizeMap's, unchanged. The result is the same gather
+/// with weights: `taps` per output element (dims with a single tap cost none).
+struct ResizeFilter
+{
+    std::string mode = "linear";               ///< "linear" (or "bilinear") or "cubic"
+    std::string coordinateMode = "half_pixel"; ///< coordinate_transformation_mode
+    double cubicCoeffA = -0.75;
+    bool excludeOutside = false;
+    bool antialias = false;
+};
+Expected<LinearResizeMap> weightedResizeMap(const ResizeFilter &filter,
+                                            const std::vector<double> &scales,
+                                            const std::vector<int64_t> &inShape,
+                                            const std::vector<int64_t> &outShape);
+
 /// The coordinate_transformation_mode a Resize / Upsample node uses: Resize-10 and Upsample (two
 /// inputs, no such attribute) are asymmetric; Resize-11 and later default to half_pixel.
 std::string resizeCoordinateMode(const std::string &opType, size_t inputCount,

@@ -286,6 +286,34 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
           attr("coordinate_transformation_mode", std::string("asymmetric"))},
          {randn({1, 1, 2, 2, 3}, 4), std::nullopt, constant({5}, {1, 1, 2, 1, 2})},
          {Out{V{1, 1, 4, 2, 6}}}});
+    add("Resize cubic half_pixel up",
+        {"Resize",
+         {attr("mode", std::string("cubic"))},
+         {randn({1, 2, 3, 4}, 6), std::nullopt, constant({4}, {1, 1, 2, 1.5f})},
+         {Out{V{1, 2, 6, 6}}}});
+    add("Resize cubic align_corners sizes a=-0.5",
+        {"Resize",
+         {attr("mode", std::string("cubic")), attr("cubic_coeff_a", -0.5),
+          attr("coordinate_transformation_mode", std::string("align_corners"))},
+         {randn({1, 1, 4, 3}, 7), std::nullopt, std::nullopt, ints({4}, {1, 1, 7, 2})},
+         {Out{V{1, 1, 7, 2}}}});
+    add("Resize cubic pytorch_half_pixel exclude_outside",
+        {"Resize",
+         {attr("mode", std::string("cubic")), attr("exclude_outside", int64_t(1)),
+          attr("coordinate_transformation_mode", std::string("pytorch_half_pixel"))},
+         {randn({1, 1, 5, 4}, 8), std::nullopt, std::nullopt, ints({4}, {1, 1, 3, 6})},
+         {Out{V{1, 1, 3, 6}}}});
+    add("Resize-18 linear antialias down",
+        {"Resize",
+         {attr("mode", std::string("linear")), attr("antialias", int64_t(1))},
+         {randn({1, 1, 8, 7}, 9), std::nullopt, std::nullopt, ints({4}, {1, 1, 3, 2})},
+         {Out{V{1, 1, 3, 2}}}});
+    add("Resize-18 cubic antialias down exclude_outside",
+        {"Resize",
+         {attr("mode", std::string("cubic")), attr("antialias", int64_t(1)),
+          attr("cubic_coeff_a", -0.5), attr("exclude_outside", int64_t(1))},
+         {randn({1, 2, 9, 5}, 10), std::nullopt, std::nullopt, ints({4}, {1, 2, 4, 3})},
+         {Out{V{1, 2, 4, 3}}}});
     add("Upsample-9 linear", {"Upsample",
                               {attr("mode", std::string("linear"))},
                               {randn({1, 2, 2, 3}, 5), constant({4}, {1, 1, 2, 2})},

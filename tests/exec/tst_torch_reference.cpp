@@ -10,6 +10,9 @@
 //   norms_resize_torch: Conv / MaxPool 3-D, GroupNorm (exported as InstanceNormalization, fused
 //     back), InstanceNorm, bilinear interpolate (half_pixel and align_corners), repeat (Tile),
 //     cumsum, Conv / AveragePool 1-D
+//   resize_cubic_torch: bicubic interpolate x2 (half_pixel) and to a size (align_corners)
+//   resize_antialias_torch: antialiased bicubic and bilinear (Resize-18 antialias, exclude_outside,
+//     a = -0.5 for bicubic), each shrinking one dim and growing the other
 #include "exec_test_util.h"
 
 #include <QTest>
@@ -35,6 +38,8 @@ void TestTorchReference::storeAllMatchesPyTorch_data()
     QTest::newRow("conv_transpose_torch") << "conv_transpose_torch";
     QTest::newRow("reductions_torch") << "reductions_torch";
     QTest::newRow("norms_resize_torch") << "norms_resize_torch";
+    QTest::newRow("resize_cubic_torch") << "resize_cubic_torch";
+    QTest::newRow("resize_antialias_torch") << "resize_antialias_torch";
 }
 
 void TestTorchReference::storeAllMatchesPyTorch()

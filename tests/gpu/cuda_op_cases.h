@@ -174,6 +174,29 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("Upsample", {b, g.constFloats("up", {1.f, 1.f, 2.f, 2.f}, {4})},
                          {2, 3, 14, 18}, {attrString("mode", "linear")});
          }},
+        {"resize_cubic_antialias",
+         [](MiniGraph &g) {
+             // torchvision's bicubic (a -0.75, half_pixel), then Resize-18's antialiased cubic
+             // (a -0.5, exclude_outside) and linear shrinking one dim and growing the other
+             const ValueId a = g.op(
+                 "Resize",
+                 {g.input("x", {2, 3, 5, 4}), g.constFloats("roi", {}, {0}),
+                  g.constFloats("scales", {1.f, 1.f, 2.f, 1.5f}, {4})},
+                 {2, 3, 10, 6}, {attrString("mode", "cubic"), attrFloat("cubic_coeff_a", -0.75)});
+             const ValueId b =
+                 g.op("Resize",
+                      {a, g.constFloats("roi2", {}, {0}), g.constFloats("none", {}, {0}),
+                       g.constInts("sizes", {2, 3, 4, 9})},
+                      {2, 3, 4, 9},
+                      {attrString("mode", "cubic"), attrFloat("cubic_coeff_a", -0.5),
+                       attrInt("antialias", 1), attrInt("exclude_outside", 1)});
+             return g.op("Resize",
+                         {b, g.constFloats("roi3", {}, {0}), g.constFloats("none3", {}, {0}),
+                          g.constInts("sizes3", {2, 3, 3, 4})},
+                         {2, 3, 3, 4},
+                         {attrString("mode", "linear"), attrInt("antialias", 1),
+                          attrString("coordinate_transformation_mode", "align_corners")});
+         }},
         {"log_softmax",
          [](MiniGraph &g) {
              return g.op("LogSoftmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", 1)});

@@ -421,6 +421,25 @@ private slots:
         QCOMPARE(g->value(*g->findValue("sr")).kind, ir::ValueKind::Constant);
         for (ValueId in : g->inputs())
             QVERIFY(g->value(in).name != "sr"); // a constant now, not an input to feed
+        // The nested If's else branch returns the enclosing branch's h as it is: with its
+        // condition false, inlining renames that output too (y = Relu(x), no Neg).
+        {
+            auto m = sampleRateModel();
+            for (auto &n : *m.mutable_graph()->mutable_node())
+                if (n.op_type() == "If")
+                    for (auto &a : *n.mutable_attribute())
+                        if (a.name() == "then_branch")
+                            for (auto &bn : *a.mutable_g()->mutable_node())
+                                if (bn.op_type() == "Constant")
+                                    bn.mutable_attribute(0)->mutable_t()->set_int32_data(0, 0);
+            const std::string noPath = f.write("vad_no.onnx", m);
+            auto gn = ox::importModel(noPath, at16k);
+            QVERIFY2(gn.hasValue(), gn.status().message().c_str());
+            const auto opsNo = opTypes(*gn);
+            QVERIFY(std::find(opsNo.begin(), opsNo.end(), "Neg") == opsNo.end());
+            QVERIFY(std::find(opsNo.begin(), opsNo.end(), "Relu") != opsNo.end());
+            QCOMPARE(outputShape(*gn), ir::Shape::fromStatic({2, 8}));
+        }
         // sr = 8000: the else branch.
         ox::ImportOptions at8k;
         QVERIFY(ox::addInputValue(at8k, "sr=8000").isOk());

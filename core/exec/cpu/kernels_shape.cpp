@@ -840,7 +840,7 @@ Status gatherElementsGrad(KernelContext &c)
     return Status::ok();
 }
 
-// ---- Resize / Upsample (nearest, linear) ---------------------------------------------------
+// ---- Resize / Upsample (nearest, linear, cubic, antialias) ----------------------------------
 
 /// The node's scales (input 1 of Resize-10 and Upsample-9, input 2 from Resize-11), or empty
 /// when sizes were given instead.
@@ -861,17 +861,11 @@ std::string resizeCoordinates(const KernelContext &c)
                                 c.attrString("coordinate_transformation_mode", ""));
 }
 
+/// Linear and cubic are gathers with weights; nearest (which ignores antialias) a plain gather.
 bool resizeLinear(const KernelContext &c)
 {
     const std::string mode = c.attrString("mode", "nearest");
-    return mode == "linear" || mode == "bilinear"; // "bilinear": Upsample-7's spelling
-}
-
-Status resizeRefusals(const KernelContext &c)
-{
-    if (c.attrInt("antialias", 0) != 0)
-        return c.error("antialias (Resize-18) has no kernel");
-    return Status::ok();
+    return mode == "linear" || mode == "bilinear" || mode == "cubic"; // "bilinear": Upsample-7
 }
 
 /// Source offset in X of every Y element (nearest neighbour; core/exec/index_maps.h).
@@ -890,8 +884,13 @@ Expected<std::vector<int64_t>> resizeMap(const KernelContext &c,
 Expected<LinearResizeMap> linearMap(const KernelContext &c, const std::vector<int64_t> &inShape,
                                     const std::vector<int64_t> &outShape)
 {
-    auto m =
-        linearResizeMap(resizeCoordinates(c), resizeScales(c, inShape.size()), inShape, outShape);
+    ResizeFilter filter;
+    filter.mode = c.attrString("mode", "linear");
+    filter.coordinateMode = resizeCoordinates(c);
+    filter.cubicCoeffA = c.attrFloat("cubic_coeff_a", -0.75);
+    filter.excludeOutside = c.attrInt("exclude_outside", 0) != 0;
+    filter.antialias = c.attrInt("antialias", 0) != 0;
+    auto m = weightedResizeMap(filter, resizeScales(c, inShape.size()), inShape, outShape);
     if (!m)
         return c.error(m.status().message());
     return m;
@@ -902,10 +901,9 @@ Status resizeForward(KernelContext &c)
     KView *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(x, "X"));
     REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
-    REMAT_RETURN_IF_ERROR(resizeRefusals(c));
     if (resizeLinear(c)) {
         if (x->dtype != DataType::Float)
-            return c.error("linear Resize of float32 only");
+            return c.error("linear and cubic Resize of float32 only");
         REMAT_ASSIGN_OR_RETURN(LinearResizeMap m, linearMap(c, x->shape, y->shape));
         for (int64_t o = 0; o < y->numel(); ++o) {
             double acc = 0;
@@ -927,7 +925,6 @@ Status resizeGrad(KernelContext &c)
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
-    REMAT_RETURN_IF_ERROR(resizeRefusals(c));
     std::vector<double> acc(size_t(dx->numel()), 0.0);
     if (resizeLinear(c)) {
         REMAT_ASSIGN_OR_RETURN(LinearResizeMap m, linearMap(c, dx->shape, dy->shape));

@@ -83,6 +83,55 @@ class NormsResize(torch.nn.Module):
         return self.avg1d(self.conv1d(s.flatten(2)))          # Conv 1-D, AveragePool 1-D [2, 4, 35]
 
 
+class ResizeCubic(torch.nn.Module):
+    """Bicubic interpolate (align_corners False and True), or with antialias=True bicubic and
+    bilinear that shrink one dim and grow the other. torch 1.13 cannot export antialias: the
+    model is exported with plain interpolation (`export_plain`) and its Resize nodes are then
+    given ONNX's antialias form (opset 18): antialias=1, exclude_outside=1 (torch leaves taps
+    outside the input out and renormalises) and, for bicubic, cubic_coeff_a=-0.5 (torch's
+    antialiased bicubic uses PIL's a = -0.5; plain bicubic uses -0.75)."""
+
+    def __init__(self, antialias):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(2, 3, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(3, 2, 3, padding=1)
+        self.antialias = antialias
+        self.export_plain = False
+
+    def forward(self, x):                                     # [2, 2, 6, 7]
+        aa = self.antialias and not self.export_plain
+        y = self.c1(x)
+        if not self.antialias:
+            u = torch.nn.functional.interpolate(y, scale_factor=2, mode="bicubic", align_corners=False)
+            v = self.c2(u)                                    # [2, 2, 12, 14]
+            return torch.nn.functional.interpolate(v, size=(5, 9), mode="bicubic", align_corners=True)
+        u = torch.nn.functional.interpolate(y, size=(3, 10), mode="bicubic", align_corners=False,
+                                            antialias=aa)
+        v = self.c2(u)                                        # [2, 2, 3, 10]
+        return torch.nn.functional.interpolate(v, size=(2, 4), mode="bilinear", align_corners=False,
+                                               antialias=aa)
+
+
+def to_antialias(onnx_model):
+    """The exported plain Resize nodes in ONNX's antialias form (see ResizeCubic)."""
+    for op in onnx_model.opset_import:
+        if op.domain in ("", "ai.onnx"):
+            op.version = 18
+    for node in onnx_model.graph.node:
+        if node.op_type != "Resize":
+            continue
+        attrs = {a.name: a for a in node.attribute}
+        mode = attrs["mode"].s.decode()
+        for name in ("antialias", "exclude_outside", "cubic_coeff_a"):
+            if name in attrs:
+                node.attribute.remove(attrs[name])
+        node.attribute.append(onnx.helper.make_attribute("antialias", 1))
+        node.attribute.append(onnx.helper.make_attribute("exclude_outside", 1))
+        if mode == "cubic":
+            node.attribute.append(onnx.helper.make_attribute("cubic_coeff_a", -0.5))
+    return onnx_model
+
+
 def blocks(t, order, n):
     parts = t.chunk(n, 0)
     return torch.cat([parts[i] for i in order], 0)
@@ -137,11 +186,17 @@ def run(model, x, r):
     return y.detach(), loss.detach(), xi.grad
 
 
-def make(name, model, x):
+def make(name, model, x, patch=None):
     model.train()
     buf = io.BytesIO()
+    if patch:
+        model.export_plain = True
     torch.onnx.export(model, x, buf, opset_version=14, input_names=["input"], output_names=["output"])
+    if patch:
+        model.export_plain = False
     onnx_model = onnx.load_from_string(buf.getvalue())
+    if patch:
+        onnx_model = patch(onnx_model)
     onnx.save(onnx_model, f"{name}.onnx")
     inits = {i.name: onnx.numpy_helper.to_array(i) for i in onnx_model.graph.initializer}
     with torch.no_grad():
@@ -174,3 +229,5 @@ make("recurrent_torch", Recurrent(), torch.randn(5, 2, 3))
 make("conv_transpose_torch", Transposed(), torch.randn(2, 4, 3, 3))
 make("reductions_torch", Reductions(), torch.randn(2, 2, 3, 3))
 make("norms_resize_torch", NormsResize(), torch.randn(2, 2, 4, 6, 6))
+make("resize_cubic_torch", ResizeCubic(False), torch.randn(2, 2, 6, 7))
+make("resize_antialias_torch", ResizeCubic(True), torch.randn(2, 2, 6, 7), patch=to_antialias)
