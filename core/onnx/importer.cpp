@@ -739,6 +739,21 @@ int Importer::expandControlFlow(std::set<std::string> &done)
     return int(done.size() - before);
 }
 
+/// Why a value out of a loop or a tensor sequence has no shape, and the way out.
+static std::string loopAdvice(const ir::Node &n)
+{
+    const bool loop = n.opType == "Loop" || n.opType == "Scan";
+    const bool sequence = n.opType.rfind("Sequence", 0) == 0 || n.opType == "ConcatFromSequence" ||
+                          n.opType == "SplitToSequence";
+    if (!loop && !sequence)
+        return {};
+    return std::string("; ") + (loop ? "a " + n.opType : std::string("a tensor sequence")) +
+           " is not unrolled by this importer, so the model opens for browsing (remat info, the "
+           "explorer) but its training step cannot be built; an export whose loop runs a fixed "
+           "number of times written out (in PyTorch: split or chunk by Python ints rather than by "
+           "tensors) has no Loop";
+}
+
 std::string Importer::undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const
 {
     // Walk the condition back to the graph inputs it depends on: a scalar one can be given a
@@ -1206,7 +1221,7 @@ Status Importer::finalizeShapes(const ir::Graph &first)
                     fail(StatusCode::InvalidArgument,
                          "cannot determine the shape of " + label + ": got " + v.shape.toString() +
                              (n.opType == "If" ? undecidedIfAdvice(first, n) : std::string()) +
-                             freeDimAdvice())));
+                             loopAdvice(n) + freeDimAdvice())));
                 continue;
             }
             if (v.dtype == DataType::Undefined)

@@ -555,6 +555,16 @@ private slots:
         g = ox::importModel(loopPath, browseLoop);
         QVERIFY2(g.hasValue(), g.status().message().c_str());
         QVERIFY(!node("Loop/body/Add"));
+        // Its training blocker (and a strict import's error) names the Loop and the way out,
+        // as torchvision's mvit_v1_b needs (its Loop builds a tensor sequence).
+        QVERIFY(!g->info().trainingBlockers.empty());
+        QVERIFY2(has(g->info().trainingBlockers.front(), "a Loop is not unrolled") &&
+                     has(g->info().trainingBlockers.front(), "Python ints"),
+                 g->info().trainingBlockers.front().c_str());
+        auto strict = ox::importModel(loopPath);
+        QVERIFY(!strict.hasValue());
+        QVERIFY2(has(strict.status().message(), "a Loop is not unrolled"),
+                 strict.status().message().c_str());
     }
 
     void inferenceBatchNormIsStudiedInTrainingMode()
