@@ -97,8 +97,8 @@ void InspectorPanel::showModel()
     QString h = QString::fromUtf8(kStyle);
     h += tr("<h3>Model</h3><table>");
     h += tr("<tr><td class=k>file</td><td>%1</td></tr>").arg(m.path.toHtmlEscaped());
-    h += tr("<tr><td class=k>producer</td><td>%1 %2, opset %3</td></tr>")
-             .arg(esc(info.producerName), esc(info.producerVersion))
+    h += tr("<tr><td class=k>producer</td><td>%1, opset %2</td></tr>")
+             .arg(esc(ir::producerLabel(info)))
              .arg(info.opsetVersion);
     h += tr("<tr><td class=k>batch</td><td>%1</td></tr>")
              .arg(s.batch > 0 ? QString::number(s.batch) : tr("as in the file"));

@@ -116,9 +116,8 @@ int runInfo(const InfoOptions &o)
                            v["shape"].dump());
     };
     std::printf("%s\n", info.path.c_str());
-    std::printf("  producer     %s %s, IR %lld, opset %lld\n", info.producerName.c_str(),
-                info.producerVersion.c_str(), (long long)info.irVersion,
-                (long long)info.opsetVersion);
+    std::printf("  producer     %s, IR %lld, opset %lld\n", ir::producerLabel(info).c_str(),
+                (long long)info.irVersion, (long long)info.opsetVersion);
     std::printf("  sha256       %s\n", info.sha256.c_str());
     std::printf("  batch        %lld\n", (long long)info.batch);
     std::printf("  semantics    %s\n", o.input.semantics.c_str());

@@ -330,4 +330,18 @@ Status Graph::reclassify(const std::string &valueName, ValueKind kind)
     return Status::ok();
 }
 
+std::string producerLabel(const ModelInfo &info)
+{
+    const auto blank = [](const std::string &t) {
+        return t.find_first_not_of(" \t\r\n") == std::string::npos;
+    };
+    if (blank(info.producerName) && blank(info.producerVersion))
+        return "not named";
+    if (blank(info.producerVersion))
+        return info.producerName;
+    if (blank(info.producerName))
+        return info.producerVersion;
+    return info.producerName + " " + info.producerVersion;
+}
+
 } // namespace remat::core::ir

@@ -98,6 +98,10 @@ struct ModelInfo
     std::vector<std::string> trainingBlockers;
 };
 
+/// Who wrote the file, for people: "pytorch 1.13.0", "spox" (no version), "not named" (neither:
+/// paddle2onnx leaves both empty).
+std::string producerLabel(const ModelInfo &info);
+
 class Graph
 {
 public:

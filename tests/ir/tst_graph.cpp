@@ -38,6 +38,20 @@ class TestGraph : public QObject
 {
     Q_OBJECT
 private slots:
+    // The inspector and `remat info` printed ", opset 9" (paddle2onnx names no producer) and
+    // "spox , opset 16" (no version).
+    void producerLabelLeavesNoGaps()
+    {
+        ir::ModelInfo info;
+        QCOMPARE(ir::producerLabel(info), std::string("not named"));
+        info.producerName = "spox";
+        QCOMPARE(ir::producerLabel(info), std::string("spox"));
+        info.producerVersion = "0.9";
+        QCOMPARE(ir::producerLabel(info), std::string("spox 0.9"));
+        info.producerName = " ";
+        QCOMPARE(ir::producerLabel(info), std::string("0.9"));
+    }
+
     void buildsOrderAndNamespaces()
     {
         // x -> /layer1/conv/Conv -> a -> /layer1/relu/Relu -> b ; nodes listed in reverse order.

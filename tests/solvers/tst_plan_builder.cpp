@@ -47,7 +47,7 @@ private slots:
             probe.graph = &rg.graph;
             probe.costs = &rg.costs;
             PlanBuilder pp("probe", probe);
-            QVERIFY(pp.init().ok());
+            QVERIFY(pp.init().isOk());
             int64_t hi = 0;
             for (const auto &keep : sets) {
                 auto t = pp.offerCheckpoints(keep, 0);
@@ -64,7 +64,7 @@ private slots:
                     r.budgetBytes = variant == 0 ? lo - 1 : variant == 1 ? (lo + hi) / 2 : hi;
                 }
                 PlanBuilder one("one", r), batch("batch", r);
-                QVERIFY(one.init().ok() && batch.init().ok());
+                QVERIFY(one.init().isOk() && batch.init().isOk());
                 for (size_t k = 0; k < sets.size(); ++k)
                     QVERIFY(one.offerCheckpoints(sets[k], objectives[k]).hasValue());
                 auto done = batch.offerCheckpointSets(sets, objectives);
