@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 namespace remat::core::solvers {
@@ -85,7 +86,9 @@ public:
                "alive across it). Walks the cuts accumulating the bytes each stage produces and "
                "keeps a cut once more than b bytes have accumulated since the last one. b is "
                "swept over about 64 values: min-peak returns the lowest simulated peak, min-time "
-               "the least recompute whose simulated peak fits the budget.";
+               "the least recompute whose simulated peak fits the budget. The best sweep "
+               "plan's cuts are then improved by a local search (drop, add or move one cut "
+               "at a time, every candidate simulated, at most four per cut).";
     }
     Capabilities capabilities() const override
     {
@@ -112,6 +115,9 @@ public:
         if (smallest == INT64_MAX)
             smallest = 1;
         std::set<std::vector<int>> seen;
+        std::optional<std::vector<int>> bestCuts;   // the cuts of the builder's best plan
+        std::optional<std::vector<int>> lowestCuts; // the cuts of the lowest simulated peak
+        int64_t lowestPeak = INT64_MAX;
         const int steps = 64;
         bool complete = true;
         for (int i = 0; i <= steps; ++i) {
@@ -135,6 +141,23 @@ public:
                 continue;
             auto t = pb.offerCheckpoints(keepFromBoundaries(view, chosen), b);
             REMAT_RETURN_IF_ERROR(t.status());
+            if (pb.bestTimeline() && pb.bestTimeline()->peakBytes == t->peakBytes &&
+                pb.bestTimeline()->recomputeSeconds == t->recomputeSeconds)
+                bestCuts = chosen;
+            if (t->peakBytes < lowestPeak) {
+                lowestPeak = t->peakBytes;
+                lowestCuts = chosen;
+            }
+        }
+        if (!bestCuts) // min-time with nothing under the budget yet: start from the lowest peak
+            bestCuts = lowestCuts;
+        // Then a local search from the sweep's best cuts (chain_support.h refineCuts), at most
+        // four candidates per cut.
+        if (complete && bestCuts) {
+            bool stopped = false;
+            REMAT_RETURN_IF_ERROR(
+                refineCuts(pb, view, cp, *bestCuts, 4 * static_cast<int>(n), &stopped).status());
+            complete = !stopped;
         }
         return pb.finish(SolveStatus::Feasible, complete);
     }
