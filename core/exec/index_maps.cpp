@@ -6,6 +6,20 @@
 namespace remat::core::exec {
 namespace {
 
+/// Where output index `o` samples the input along one dim, by the coordinate transformation mode
+/// (asymmetric, align_corners, pytorch_half_pixel; anything else is half_pixel): the linear and
+/// the weighted (cubic, antialias) maps share it.
+double sourceCoordinate(const std::string &ctm, int64_t o, int64_t in, int64_t out, double scale)
+{
+    if (ctm == "asymmetric")
+        return double(o) / scale;
+    if (ctm == "align_corners")
+        return out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
+    if (ctm == "pytorch_half_pixel" && out == 1)
+        return 0.0;
+    return (double(o) + 0.5) / scale - 0.5;
+}
+
 Expected<std::vector<int64_t>> nearestSourceIndex(const NearestResizeAttrs &a, int64_t inSize,
                                                   int64_t outSize, double scale)
 {
@@ -136,15 +150,7 @@ Expected<LinearResizeMap> linearResizeMap(const std::string &coordinateMode,
             return makeError(StatusCode::InvalidArgument, "Resize of an empty input");
         const double scale = scales.size() == rank ? scales[d] : double(out) / double(in);
         for (int64_t o = 0; o < out; ++o) {
-            double x;
-            if (ctm == "asymmetric")
-                x = double(o) / scale;
-            else if (ctm == "align_corners")
-                x = out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
-            else if (ctm == "pytorch_half_pixel" && out == 1)
-                x = 0.0;
-            else
-                x = (double(o) + 0.5) / scale - 0.5;
+            double x = sourceCoordinate(ctm, o, in, out, scale);
             x = std::clamp(x, 0.0, double(in - 1));
             const auto lo = int64_t(std::floor(x));
             const int64_t hi = std::min(lo + 1, in - 1);
@@ -246,15 +252,7 @@ Expected<LinearResizeMap> weightedResizeMap(const ResizeFilter &filter,
                              "antialiased Resize averages more than 4096 inputs per output");
         perDim[d].resize(size_t(out));
         for (int64_t o = 0; o < out; ++o) {
-            double x;
-            if (ctm == "asymmetric")
-                x = double(o) / scale;
-            else if (ctm == "align_corners")
-                x = out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
-            else if (ctm == "pytorch_half_pixel" && out == 1)
-                x = 0.0;
-            else
-                x = (double(o) + 0.5) / scale - 0.5;
+            const double x = sourceCoordinate(ctm, o, in, out, scale);
             const auto base = int64_t(std::floor(x));
             Taps raw;
             double sum = 0;
