@@ -513,7 +513,8 @@ Status im2colGeometry(const OpContext &c, const std::vector<int64_t> &x,
                       Im2colGeometry &g)
 {
     if (x.size() < 3 || x.size() > 4 || wt.size() != x.size() || y.size() != x.size())
-        return c.unsupported("im2col convolution handles 1-D and 2-D only");
+        return c.unsupported("im2col convolution handles 1-D and 2-D only; a 3-D one needs cuDNN "
+                             "(remat run --cuda-convolution cudnn, or --backend cpu)");
     const size_t sp = x.size() - 2;
     REMAT_ASSIGN_OR_RETURN(const core::exec::WindowAttributes a,
                            windowOf(c, x, std::vector<int64_t>(wt.begin() + 2, wt.end())));

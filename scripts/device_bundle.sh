@@ -4,6 +4,9 @@
 # gpu-labelled tests, bench_gpu), stripped; the shared libraries ldd lists outside the CUDA toolkit
 # and the C runtime; the corpus files the checks read; and device-bundle/check.sh, which runs them.
 # Usage: bash scripts/device_bundle.sh [build-dir]      (build it first: scripts/build.sh)
+#        REMAT_BUNDLE_MODELS="mlp tiny_vit" bash scripts/device_bundle.sh ...   packs only those corpus
+#        models with weights (the tree that travels is capped at 64 MiB; mobilenet_v2_b2_64 alone
+#        is about 30 MiB of it)
 #        then on the GPU machine: bash device-bundle/check.sh OUTDIR
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,12 +14,14 @@ build="${1:-$root/build}"
 shared="${REMAT_SHARED_DIR:-$root/../shared}"
 out="$root/device-bundle"
 
-cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models bench_gpu -j"$(nproc)"
+cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models gpu_tst_cuda_optimizer bench_gpu \
+    bench_profile -j"$(nproc)"
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/shared/corpus/with_weights" "$out/shared/corpus/graph_only"
 bins=("$build/app/remat" "$build/tests/gpu_tst_cuda_ops" "$build/tests/gpu_tst_cuda_models"
-      "$build/tests/bench/bench_gpu")
+      "$build/tests/gpu_tst_cuda_optimizer" "$build/tests/bench/bench_gpu"
+      "$build/tests/bench/bench_profile")
 for b in "${bins[@]}"; do
     strip --strip-debug -o "$out/bin/$(basename "$b")" "$b"
 done
@@ -25,17 +30,18 @@ done
 for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/usr/local/cuda|libcuda\.so|/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+)\.so' |
     while read -r lib; do cp -L "$lib" "$out/lib/"; done
-cp "$shared"/corpus/with_weights/*.onnx "$shared"/corpus/with_weights/*.f64.npz "$out/shared/corpus/with_weights/"
-# The feeds without the PyTorch float32 gradients the checks do not read (see device_feed.py).
-for f in "$shared"/corpus/with_weights/*.npz; do
-    [[ "$f" == *.f64.npz ]] && continue
-    python3 "$root/scripts/device_feed.py" "$f" "${f%.npz}.f64.npz" "$out/shared/corpus/with_weights/$(basename "$f")"
+ww="$shared/corpus/with_weights"
+models="${REMAT_BUNDLE_MODELS:-$(cd "$ww" && ls *.onnx | sed 's/\.onnx$//' | tr '\n' ' ')}"
+for m in $models; do
+    cp "$ww/$m.onnx" "$ww/$m.f64.npz" "$out/shared/corpus/with_weights/"
+    # The feed without the PyTorch float32 gradients the checks do not read (see device_feed.py).
+    python3 "$root/scripts/device_feed.py" "$ww/$m.npz" "$ww/$m.f64.npz" "$out/shared/corpus/with_weights/$m.npz"
 done
 cp "$shared"/corpus/graph_only/*.onnx "$out/shared/corpus/graph_only/"
 cp "$shared"/corpus/*.json "$out/shared/corpus/"
 cp "$root/scripts/device_check.sh" "$out/check.sh"
 # The tree that travels is capped at 64 MiB: send one compressed archive.
-tar -C "$root" -cf - device-bundle | xz -T0 -3 > "$root/device-bundle.tar.xz.tmp"
+tar -C "$root" -cf - device-bundle | xz -T0 -9 > "$root/device-bundle.tar.xz.tmp"
 rm -rf "$out"
 mkdir -p "$out"
 mv "$root/device-bundle.tar.xz.tmp" "$out/bundle.tar.xz"

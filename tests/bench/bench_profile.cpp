@@ -1,4 +1,4 @@
-// Measured time on the CPU backend: is a profile's prediction true? For every corpus model with
+// Measured time on the CPU backend (or CUDA, --backend cuda): is a profile's prediction true? For every corpus model with
 // weights, a profile is taken from store-all runs (the same thing `remat run --profile-out` does),
 // plans are solved with the profile's costs (chen-sqrtn, feng-huang at minimum peak, rotor
 // min-time at half store-all's activation peak) and each schedule's predicted step time (simulator, profile
@@ -8,6 +8,13 @@
 // estimate is printed beside both.
 //   bench_profile [iterations] [models...]      (default 5 timed iterations after 1 warm-up; a
 //   model whose store-all step is short gets up to 101, about half a second of steps)
+//   bench_profile [iterations] --backend cuda --batch 32 --model resnet50.onnx ...
+//       any backend, base batch B (default: the file's) and model files (no feed: random data);
+//       with --batch B the other profile is taken at B/2 (second points at B/4) and predicts B,
+//       as `remat run --batch B/2 --profile-out` would for a step at B. Profile and plans run in
+//       one process, interleaved, so what differs from one process to the next (which cores the
+//       host thread gets, whose launch-and-wait latency is in every synchronous op's time: ±8%
+//       between processes on an H200 machine) is the same for both.
 // Two phases: store-all profiles (at the model's batch and at batch 2) to solve the plans with,
 // then every schedule at both batches interleaved round-robin, store-all's runs recording the
 // profiles the predictions use, so a change of load on a shared machine hits the profile and
@@ -26,8 +33,14 @@
 #include "core/sim/simulator.h"
 #include "core/solvers/registry.h"
 #include "core/training/builder.h"
+#ifdef REMAT_HAVE_CUDA
+#include "gpu/cuda_backend.h"
+#endif
+
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +57,25 @@ struct Model
 {
     std::string name, onnx, feed;
 };
+
+/// What the command line chose: the backend, and the batches (base 0: the file's; a profile at
+/// `low` (second points at `lowSecond`) predicts `high`).
+struct Setup
+{
+    std::string backend = "cpu";
+    int64_t base = 0, low = 2, lowSecond = 1, high = 4;
+} g_setup;
+
+Expected<std::unique_ptr<exec::Backend>> makeBackend()
+{
+    if (g_setup.backend == "cpu")
+        return exec::makeCpuBackend();
+#ifdef REMAT_HAVE_CUDA
+    if (g_setup.backend == "cuda")
+        return remat::gpu::makeCudaBackend(remat::gpu::CudaBackendOptions{});
+#endif
+    return makeError(StatusCode::Unsupported, "backend " + g_setup.backend + " not in this build");
+}
 
 struct Sched
 {
@@ -71,7 +103,7 @@ Expected<Loaded> load(const Model &m, int64_t batch, bool feed)
     l.graph = std::make_unique<ir::Graph>(std::move(g));
     REMAT_ASSIGN_OR_RETURN(training::TrainingGraph tg, training::buildTrainingGraph(*l.graph));
     l.tg = std::make_unique<training::TrainingGraph>(std::move(tg));
-    l.backend = exec::makeCpuBackend();
+    REMAT_ASSIGN_OR_RETURN(l.backend, makeBackend());
     l.ex = std::make_unique<exec::Executor>(*l.backend, *l.tg, *l.graph);
     exec::ExecInputs in;
     if (feed && !m.feed.empty())
@@ -199,10 +231,11 @@ void header()
 
 void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBatch)
 {
-    auto base = load(m, 0, true);
-    auto b2 = load(m, 2, false);
-    auto b4 = load(m, 4, false);
-    auto b1 = load(m, 1, false); // the batch-2 profile's second point, as `run --profile-out` takes
+    auto base = load(m, g_setup.base, true);
+    auto b2 = load(m, g_setup.low, false);
+    auto b4 = load(m, g_setup.high, false);
+    auto b1 = load(m, g_setup.lowSecond, false); // the low profile's second point, as `run
+                                                 // --profile-out` takes it
     if (!base || !b2 || !b4 || !b1) {
         std::printf("%-20s skipped: %s\n", m.name.c_str(),
                     (!base ? base.status()
@@ -215,7 +248,7 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
     }
     const training::TrainingGraph &tg = *base->tg;
     auto profileOf = [](const exec::ProfileRecorder &rec, const Loaded &l) {
-        return rec.profile({"cpu", l.backend->description(), "store-all"});
+        return rec.profile({g_setup.backend, l.backend->description(), "store-all"});
     };
 
     // Phase 1: store-all profiles at the model's batch and at batch 2, to solve the plans with
@@ -297,11 +330,13 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
                 profile.overheadSeconds * 1e3, profile.stepSeconds * 1e3, rep.loadFactor);
 
     const cost::Costs roofline4 = cost::rooflineCosts(*b4->tg);
+    const std::string lowHigh = fmt::format("{} -> {}", g_setup.low, g_setup.high);
+    const std::string oneHigh = fmt::format("{}(one)->{}", g_setup.low, g_setup.high);
     for (const Sched &s : at4) {
         auto p = sim::simulate(s.schedule, *b4->tg, *costs4, {.recordPoints = false});
         auto r = sim::simulate(s.schedule, *b4->tg, roofline4, {.recordPoints = false});
         if (p && r)
-            printRow(m.name, "2 -> 4", s, p->totalSeconds, r->totalSeconds,
+            printRow(m.name, lowHigh, s, p->totalSeconds, r->totalSeconds,
                      cost::timeSourceName(costs4->timeSource), otherBatch, 20);
     }
     Tally oneBatchTally; // before the second point: for the comparison only
@@ -309,51 +344,82 @@ void benchModel(const Model &m, int iterations, Tally &sameBatch, Tally &otherBa
         auto p = sim::simulate(s.schedule, *b4->tg, *costs4one, {.recordPoints = false});
         auto r = sim::simulate(s.schedule, *b4->tg, roofline4, {.recordPoints = false});
         if (p && r)
-            printRow(m.name, "2(one)->4", s, p->totalSeconds, r->totalSeconds,
+            printRow(m.name, oneHigh, s, p->totalSeconds, r->totalSeconds,
                      cost::timeSourceName(costs4one->timeSource), oneBatchTally, 20);
     }
-    std::printf("%-20s batch 4 from the batch-2 profile (%.3f ms a step at batch 2): %zu ops "
-                "scaled (%zu along their own two sizes, batches 2 and 1), %zu fitted, "
-                "%zu measured, %zu estimated, load factor %.3f; \"2(one)\": the same profile "
-                "without its batch-1 points\n",
-                m.name.c_str(), p2.stepSeconds * 1e3, rep4.scaled, rep4.twoPoint, rep4.fitted,
-                rep4.measured, rep4.estimated, rep4.loadFactor);
+    std::printf("%-20s batch %lld from the batch-%lld profile (%.3f ms a step at batch %lld): %zu "
+                "ops scaled (%zu along their own two sizes, batches %lld and %lld), %zu fitted, "
+                "%zu measured, %zu estimated, load factor %.3f; \"%s\": the same profile "
+                "without its batch-%lld points\n",
+                m.name.c_str(), (long long)g_setup.high, (long long)g_setup.low,
+                p2.stepSeconds * 1e3, (long long)g_setup.low, rep4.scaled, rep4.twoPoint,
+                (long long)g_setup.low, (long long)g_setup.lowSecond, rep4.fitted, rep4.measured,
+                rep4.estimated, rep4.loadFactor, oneHigh.c_str(), (long long)g_setup.lowSecond);
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-    const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+    int iterations = 5;
+    std::vector<std::string> names;
+    std::vector<Model> extra;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--backend" && i + 1 < argc) {
+            g_setup.backend = argv[++i];
+        } else if (a == "--batch" && i + 1 < argc) {
+            g_setup.base = g_setup.high = std::max<int64_t>(1, std::atoll(argv[++i]));
+            g_setup.low = std::max<int64_t>(1, g_setup.high / 2);
+            g_setup.lowSecond = std::max<int64_t>(1, g_setup.low / 2);
+        } else if (a == "--model" && i + 1 < argc) {
+            const std::filesystem::path path = argv[++i];
+            extra.push_back({path.stem().string(), path.string(), ""});
+        } else if (i == 1 && std::isdigit(static_cast<unsigned char>(a[0]))) {
+            iterations = std::max(1, std::atoi(a.c_str()));
+        } else {
+            names.push_back(a);
+        }
+    }
     const std::string corpus = std::string(REMAT_SHARED_DIR) + "/corpus/with_weights/";
     std::vector<Model> models;
-    for (const auto &e : std::filesystem::directory_iterator(corpus))
-        if (e.path().extension() == ".onnx") {
-            const std::string stem = e.path().stem().string();
-            const std::filesystem::path feed = e.path().parent_path() / (stem + ".npz");
-            models.push_back(
-                {stem, e.path().string(), std::filesystem::exists(feed) ? feed.string() : ""});
-        }
-    std::sort(models.begin(), models.end(),
-              [](const Model &a, const Model &b) { return a.name < b.name; });
-    if (argc > 2) {
+    if (extra.empty() || !names.empty()) {
+        std::error_code ec;
+        for (const auto &e : std::filesystem::directory_iterator(corpus, ec))
+            if (e.path().extension() == ".onnx") {
+                const std::string stem = e.path().stem().string();
+                const std::filesystem::path feed = e.path().parent_path() / (stem + ".npz");
+                models.push_back(
+                    {stem, e.path().string(), std::filesystem::exists(feed) ? feed.string() : ""});
+            }
+        std::sort(models.begin(), models.end(),
+                  [](const Model &a, const Model &b) { return a.name < b.name; });
+    }
+    if (!names.empty()) {
         std::vector<Model> chosen;
-        for (int i = 2; i < argc; ++i)
+        for (const std::string &n : names)
             for (const Model &m : models)
-                if (m.name == argv[i])
+                if (m.name == n)
                     chosen.push_back(m);
         models = chosen;
     }
-    std::printf("CPU reference backend: predicted (simulator, profile costs) vs measured step "
-                "time, median of %d "
+    models.insert(models.end(), extra.begin(), extra.end());
+    auto probe = makeBackend();
+    if (!probe) {
+        std::printf("%s\n", probe.status().toString().c_str());
+        return 0;
+    }
+    std::printf("%s: predicted (simulator, profile costs) vs measured step time, median of %d "
                 "steps after 1 warm-up\n",
-                iterations);
+                (*probe)->description().c_str(), iterations);
+    probe->reset();
     header();
     Tally same, other;
     for (const Model &m : models)
         benchModel(m, iterations, same, other);
-    std::printf("same batch: %d of %d within 10%% (worst %.1f%%); batch 2 -> 4: %d of %d within "
-                "20%% (worst %.1f%%)\n",
-                same.within, same.rows, same.worst, other.within, other.rows, other.worst);
+    std::printf("same batch: %d of %d within 10%% (worst %.1f%%); batch %lld -> %lld: %d of %d "
+                "within 20%% (worst %.1f%%)\n",
+                same.within, same.rows, same.worst, (long long)g_setup.low, (long long)g_setup.high,
+                other.within, other.rows, other.worst);
     return 0;
 }

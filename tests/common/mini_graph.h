@@ -72,6 +72,15 @@ public:
         return id;
     }
 
+    /// A node with one int64 output of `shape` (ArgMax, ArgMin).
+    ValueId opInt64(const std::string &type, std::vector<ValueId> inputs,
+                    std::vector<int64_t> shape, std::vector<core::ir::Attribute> attrs = {})
+    {
+        const ValueId y = op(type, std::move(inputs), shape, std::move(attrs));
+        m_values[y.index()].dtype = core::ir::DataType::Int64;
+        return y;
+    }
+
     /// A node with one bool output of `shape` (comparisons).
     ValueId opBool(const std::string &type, std::vector<ValueId> inputs, std::vector<int64_t> shape)
     {

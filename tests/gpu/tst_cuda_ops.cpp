@@ -219,6 +219,13 @@ void TestCudaOps::opMatchesCpu()
         gpu::CudaBackendOptions o;
         o.useCudnn = false;
         auto im2col = compareBackends(*graph, true, o);
+        if (std::string(all[size_t(index)].first).find("3d") != std::string::npos) {
+            // expected: the im2col path is 1-D and 2-D only, and says so naming the op
+            QVERIFY(!im2col);
+            QCOMPARE(im2col.status().code(), core::StatusCode::Unsupported);
+            QVERIFY(im2col.status().message().find("1-D and 2-D") != std::string::npos);
+            return;
+        }
         QVERIFY2(im2col, im2col.status().toString().c_str());
         std::printf("%-28s im2col path: max rel diff %.2e (%s)\n", all[size_t(index)].first,
                     im2col->worst, im2col->worstEntry.c_str());
