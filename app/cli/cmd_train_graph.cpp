@@ -51,7 +51,7 @@ int runTrainGraph(const TrainGraphOptions &o)
     if (!loaded)
         return reportLoadError(o.input, loaded.status(), failed);
     const training::TrainingGraph &tg = loaded->training;
-    const training::TrainingSummary s = training::summarize(tg);
+    const training::TrainingSummary s = training::summarize(tg, &loaded->graph);
     const training::TrainingOptions &opts = tg.info().training;
     const training::ModelStateBytes states = training::modelStateBytes(tg);
     cost::ProfileCostsReport report;
@@ -101,7 +101,7 @@ int runTrainGraph(const TrainGraphOptions &o)
             tensorBytes[t.name] = t.bytes;
         // The values PyTorch makes as views, each with the tensor owning the storage it keeps.
         nlohmann::json storageBase = nlohmann::json::object();
-        const std::vector<TensorId> bases = training::pytorchStorageBases(tg);
+        const std::vector<TensorId> bases = training::pytorchStorageBases(tg, &loaded->graph);
         for (const training::Tensor &t : tg.tensors())
             if (bases[t.id.index()] != t.id)
                 storageBase[t.name] = tg.tensor(bases[t.id.index()]).name;

@@ -21,7 +21,8 @@ bool contains(std::string_view s, std::string_view part)
 bool isPassThrough(const std::string &op)
 {
     return op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Transpose" ||
-           op == "Identity" || op == "Cast" || op == "Expand" || op == "Flatten" || op == "Slice";
+           op == "Identity" || op == "Cast" || op == "Expand" || op == "Flatten" || op == "Slice" ||
+           op == "Split" || op == "Tile";
 }
 
 /// Ops (and slots) through which no gradient can reach a value: comparisons and conditions.
@@ -122,6 +123,17 @@ bool nameLooksLikeParameter(const std::string &name)
            contains(name, "layer_scale") || name.substr(name.rfind('.') + 1).rfind("gamma", 0) == 0;
 }
 
+bool looksLikeStateDictKey(const std::string &name)
+{
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot + 1 >= name.size() || name.rfind("onnx::", 0) == 0 ||
+        name.rfind("input", 0) == 0 || contains(name, "/") || contains(name, ":"))
+        return false;
+    // every dotted component an identifier or a layer index, the last one an identifier
+    const char last = name[dot + 1];
+    return std::isalpha(static_cast<unsigned char>(last)) || last == '_';
+}
+
 bool nameLooksLikeBuffer(const std::string &name)
 {
     return contains(name, "running_mean") || contains(name, "running_var") ||
@@ -146,6 +158,11 @@ ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitiali
                        ? ir::ValueKind::Buffer
                        : ir::ValueKind::Input;
         if (use.weightSlot || nameLooksLikeParameter(v.name))
+            return ir::ValueKind::Parameter;
+        // A graph input named by a state_dict key (export_params=False: "pos_encoding.spatial_pos",
+        // "blocks.0.attn.rel_pos_h") beside a computed operand is a learned tensor whatever its
+        // name; torch's own names ("input.1", "x.3", "onnx::Add_5") are data.
+        if (!hasInitializer && use.operandSlot && looksLikeStateDictKey(v.name))
             return ir::ValueKind::Parameter;
         // An initializer beside a computed operand is a learned tensor (a bias, a positional
         // table); a graph input there is more likely data (a mask), so it needs a name or slot.

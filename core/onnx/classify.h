@@ -30,6 +30,9 @@ SlotUse slotUse(const ir::Graph &graph, ValueId value);
 
 /// PyTorch / Caffe2 naming: ".weight", ".bias", "cls_token", "pos_embedding", "_w_0" ...
 bool nameLooksLikeParameter(const std::string &name);
+/// A dotted module path with an identifier last ("blocks.0.attn.rel_pos_h"), as torch names
+/// the graph inputs of parameters exported with export_params=False.
+bool looksLikeStateDictKey(const std::string &name);
 /// "running_mean", "running_var", "num_batches_tracked".
 bool nameLooksLikeBuffer(const std::string &name);
 

@@ -1,6 +1,7 @@
 #include "importer.h"
 
 #include "classify.h"
+#include "control_flow.h"
 #include "input_spec.h"
 #include "shape_inference.h"
 #include "tensor_sources.h"
@@ -9,6 +10,7 @@
 #include "core/util/reader_guard.h"
 #include "core/util/sha256.h"
 
+#include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -86,10 +88,12 @@ private:
     Status fixInputValue(ir::Value &v, double value) const;
     Status classify(const ir::Graph &first);
     Expected<int> inlineDecidedIfs(const ir::Graph &first);
+    Expected<int> writeOutControlFlow();
     int expandControlFlow(std::set<std::string> &done);
     void resetState();
     void applySemantics();
     std::string undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const;
+    std::string loopAdvice(const ir::Node &n) const;
     static bool isConstantNode(const ir::Node &n);
     Status promoteConstantWeights(const ir::Graph &first);
     Status applyInputSettings();
@@ -120,6 +124,10 @@ private:
     bool m_batchChanged = false;
     bool m_shapesChanged = false; ///< a declared static input dim was changed
     int64_t m_unknownValues = 0;  ///< browsing: values left without a shape or type
+    /// Kept across rounds (the ModelProto they rewrote is too): what writeOutControlFlow did, and
+    /// why it left the last Loop or sequence it could not write out.
+    std::vector<std::string> m_controlFlowNotes, m_controlFlowRefusals;
+    int m_loopsUnrolled = 0;
 };
 
 ValueId Importer::valueFor(const std::string &name)
@@ -502,46 +510,7 @@ namespace {
 
 const ::onnx::GraphProto *branchOf(const ::onnx::NodeProto &ifNode, bool thenBranch)
 {
-    const char *name = thenBranch ? "then_branch" : "else_branch";
-    for (const auto &a : ifNode.attribute())
-        if (a.name() == name && a.has_g())
-            return &a.g();
-    return nullptr;
-}
-
-void renameInputs(::onnx::NodeProto &node,
-                  const std::unordered_map<std::string, std::string> &rename);
-
-/// Renames what a subgraph reads from the enclosing scope: its nodes' inputs and its outputs
-/// (a branch may return an enclosing value as it is, Silero's `else { h }`).
-void renameScopeReads(::onnx::GraphProto &g,
-                      const std::unordered_map<std::string, std::string> &rename)
-{
-    for (auto &n : *g.mutable_node())
-        renameInputs(n, rename);
-    for (auto &o : *g.mutable_output()) {
-        auto it = rename.find(o.name());
-        if (it != rename.end())
-            o.set_name(it->second);
-    }
-}
-
-/// Renames the inputs of `node` (and what its subgraphs read from the enclosing scope) that
-/// `rename` maps.
-void renameInputs(::onnx::NodeProto &node,
-                  const std::unordered_map<std::string, std::string> &rename)
-{
-    for (std::string &in : *node.mutable_input()) {
-        auto it = rename.find(in);
-        if (it != rename.end())
-            in = it->second;
-    }
-    for (auto &a : *node.mutable_attribute()) {
-        if (a.has_g())
-            renameScopeReads(*a.mutable_g(), rename);
-        for (auto &g : *a.mutable_graphs())
-            renameScopeReads(g, rename);
-    }
+    return subgraphOf(ifNode, thenBranch ? "then_branch" : "else_branch");
 }
 
 } // namespace
@@ -629,6 +598,34 @@ Expected<int> Importer::inlineDecidedIfs(const ir::Graph &first)
     }
     g->mutable_node()->Swap(&nodes);
     return int(decided.size());
+}
+
+Expected<int> Importer::writeOutControlFlow()
+{
+    const InferredLookup known = [this](const std::string &name) -> const ops::InferredValue * {
+        auto it = m_byName.find(name);
+        if (it == m_byName.end() || it->second.index() >= m_inferred.size())
+            return nullptr;
+        return &m_inferred[it->second.index()];
+    };
+    std::vector<std::string> notes;
+    REMAT_ASSIGN_OR_RETURN(int loops, unrollCountedLoops(*m_model, int(m_info.opsetVersion), known,
+                                                         ControlFlowLimits{}, notes));
+    if (loops > 0) {
+        m_controlFlowNotes.push_back(fmt::format("{} Loop{} unrolled (trip count known at import)",
+                                                 loops, loops == 1 ? "" : "s"));
+        m_loopsUnrolled += loops;
+        return loops;
+    }
+    REMAT_ASSIGN_OR_RETURN(
+        int seqs, resolveTensorSequences(*m_model, int(m_info.opsetVersion), known, notes));
+    if (seqs > 0) {
+        m_controlFlowNotes.push_back(fmt::format(
+            "{} tensor-sequence op{} written out as lists of tensors", seqs, seqs == 1 ? "" : "s"));
+        return seqs;
+    }
+    m_controlFlowRefusals = std::move(notes);
+    return 0;
 }
 
 namespace {
@@ -740,18 +737,25 @@ int Importer::expandControlFlow(std::set<std::string> &done)
 }
 
 /// Why a value out of a loop or a tensor sequence has no shape, and the way out.
-static std::string loopAdvice(const ir::Node &n)
+std::string Importer::loopAdvice(const ir::Node &n) const
 {
     const bool loop = n.opType == "Loop" || n.opType == "Scan";
     const bool sequence = n.opType.rfind("Sequence", 0) == 0 || n.opType == "ConcatFromSequence" ||
                           n.opType == "SplitToSequence";
     if (!loop && !sequence)
         return {};
+    std::string why;
+    for (const std::string &r : m_controlFlowRefusals)
+        if (r.find("'" + n.name + "'") != std::string::npos)
+            why = r;
+    if (why.empty() && !m_controlFlowRefusals.empty())
+        why = m_controlFlowRefusals.front();
     return std::string("; ") + (loop ? "a " + n.opType : std::string("a tensor sequence")) +
-           " is not unrolled by this importer, so the model opens for browsing (remat info, the "
-           "explorer) but its training step cannot be built; an export whose loop runs a fixed "
-           "number of times written out (in PyTorch: split or chunk by Python ints rather than by "
-           "tensors) has no Loop";
+           " is not unrolled" + (why.empty() ? std::string() : " (" + why + ")") +
+           ", so the model opens for browsing (remat info, the explorer) but its training step "
+           "cannot be built; a Loop is written out when its trip count is known at import (give "
+           "the scalar input it depends on with --input-value NAME=V), or export with the loop "
+           "written out (in PyTorch: split or chunk by Python ints rather than by tensors)";
 }
 
 std::string Importer::undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const
@@ -1449,6 +1453,12 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
             REMAT_ASSIGN_OR_RETURN(int inlined, inlineDecidedIfs(*first));
             if (inlined > 0)
                 continue;
+            // (not once the display nodes are in: a displayed Loop reads its body's outputs)
+            if (!expanded) {
+                REMAT_ASSIGN_OR_RETURN(int written, writeOutControlFlow());
+                if (written > 0)
+                    continue;
+            }
         }
         REMAT_RETURN_IF_ERROR(foldConstantOfShape(*first));
         REMAT_RETURN_IF_ERROR(finalizeShapes(*first));
@@ -1481,6 +1491,8 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
                 "--input-value NAME=V)");
     }
     m_info.batch = m_batch > 0 ? m_batch : m_fileBatch;
+    for (const std::string &note : m_controlFlowNotes)
+        m_info.importNotes.push_back(note);
 
     progress(0.9, "building");
     for (ir::Value &v : m_values) {

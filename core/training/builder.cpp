@@ -3,10 +3,12 @@
 
 #include "core/ir/constant_nodes.h"
 #include "core/ops/op_def.h"
+#include "core/ops/shape_context.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 
 namespace remat::core::training {
 
@@ -815,26 +817,260 @@ bool savesAsView(const TrainingGraph &g, const Op &op)
 
 } // namespace
 
-std::vector<TensorId> pytorchStorageBases(const TrainingGraph &g)
+namespace {
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &dims)
 {
-    // PyTorch saves a view (reshape, squeeze, flatten, a slice, a chunk, a selected index, an
-    // expand) as a reference to its base: the base's whole storage stays alive. ONNX materialises
-    // these; follow them back to the tensor that owns the storage. (Transpose is left out: where a
-    // transposed view meets a matrix product, PyTorch copies it to a fresh storage of the same
-    // size.)
-    std::vector<TensorId> root(g.tensorCount());
-    for (size_t i = 0; i < root.size(); ++i)
-        root[i] = TensorId(static_cast<int32_t>(i));
-    for (const Op &op : g.ops()) {
-        if (op.phase != Phase::Forward || op.inputs.empty() || !savesAsView(g, op))
-            continue;
-        for (TensorId out : op.outputs)
-            root[out.index()] = root[op.inputs[0].index()];
-    }
-    return root;
+    std::vector<int64_t> st(dims.size(), 1);
+    for (size_t d = dims.size(); d-- > 1;)
+        st[d - 1] = st[d] * std::max<int64_t>(1, dims[d]);
+    return st;
 }
 
-TrainingSummary summarize(const TrainingGraph &g)
+/// The strides a view of `shape` (with `strides`) as `target` has, when a view can be made: the
+/// rule torch's view / reshape follow (a run of dims merges or splits only where it is laid out
+/// contiguously in the storage); nullopt when reshape has to copy.
+std::optional<std::vector<int64_t>> viewStrides(const std::vector<int64_t> &shape,
+                                                const std::vector<int64_t> &strides,
+                                                const std::vector<int64_t> &target)
+{
+    int64_t numel = 1;
+    for (int64_t d : shape)
+        numel *= d;
+    if (numel == 0 || shape.empty())
+        return contiguousStrides(target);
+    std::vector<int64_t> out(target.size(), 1);
+    int64_t viewD = int64_t(target.size()) - 1;
+    int64_t chunkBase = strides.back(), tensorNumel = 1, viewNumel = 1;
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+        tensorNumel *= shape[size_t(d)];
+        if (d == 0 ||
+            (shape[size_t(d - 1)] != 1 && strides[size_t(d - 1)] != tensorNumel * chunkBase)) {
+            while (viewD >= 0 && (viewNumel < tensorNumel || target[size_t(viewD)] == 1)) {
+                out[size_t(viewD)] = viewNumel * chunkBase;
+                viewNumel *= target[size_t(viewD)];
+                --viewD;
+            }
+            if (viewNumel != tensorNumel)
+                return std::nullopt;
+            if (d > 0) {
+                chunkBase = strides[size_t(d - 1)];
+                tensorNumel = viewNumel = 1;
+            }
+        }
+    }
+    if (viewD != -1)
+        return std::nullopt;
+    return out;
+}
+
+/// Per tensor: the tensor owning its storage in PyTorch and its strides in that storage (in
+/// elements), and which MatMul inputs PyTorch copies before the product (torch.matmul reshapes
+/// its operands to a batch of matrices, a view only where their strides allow; bmm then saves
+/// the copy).
+struct TorchLayout
+{
+    std::vector<TensorId> root;
+    std::vector<std::vector<int64_t>> strides;
+    std::vector<bool> copiedForMatmul;
+};
+
+std::vector<int64_t> dimsOf(const Tensor &t)
+{
+    std::vector<int64_t> d;
+    for (const ir::Dim &x : t.shape.dims)
+        d.push_back(std::max<int64_t>(0, x.value));
+    return d;
+}
+
+/// The Slice steps of `node` by axis (1 where not known), for `rank` dims.
+std::vector<int64_t> sliceSteps(const ir::Node *node, const ir::Graph *forward, size_t rank)
+{
+    std::vector<int64_t> steps(rank, 1);
+    if (!node || !forward || node->inputs.size() < 5 || !node->inputs[4].valid())
+        return steps;
+    auto constInts = [&](size_t i) -> std::optional<std::vector<int64_t>> {
+        if (i >= node->inputs.size() || !node->inputs[i].valid())
+            return std::nullopt;
+        const ir::Value &v = forward->value(node->inputs[i]);
+        if (!v.initializer)
+            return std::nullopt;
+        auto c = ops::constTensorFrom(*v.initializer);
+        if (!c || !c->isInteger())
+            return std::nullopt;
+        return c->ints;
+    };
+    const auto st = constInts(4);
+    if (!st)
+        return steps;
+    std::vector<int64_t> axes;
+    if (auto a = constInts(3))
+        axes = *a;
+    else
+        for (size_t k = 0; k < st->size(); ++k)
+            axes.push_back(int64_t(k));
+    for (size_t k = 0; k < axes.size() && k < st->size(); ++k) {
+        int64_t ax = axes[k] < 0 ? axes[k] + int64_t(rank) : axes[k];
+        if (ax >= 0 && ax < int64_t(rank))
+            steps[size_t(ax)] = (*st)[k];
+    }
+    return steps;
+}
+
+TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
+{
+    TorchLayout L;
+    const size_t nt = g.tensorCount();
+    L.root.resize(nt);
+    L.strides.resize(nt);
+    L.copiedForMatmul.assign(nt, false);
+    for (size_t i = 0; i < nt; ++i) {
+        L.root[i] = TensorId(static_cast<int32_t>(i));
+        L.strides[i] = contiguousStrides(dimsOf(g.tensor(TensorId(static_cast<int32_t>(i)))));
+    }
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward || op.inputs.empty())
+            continue;
+        const TensorId in = op.inputs[0];
+        const std::vector<int64_t> inDims = dimsOf(g.tensor(in));
+        const std::vector<int64_t> &inStrides = L.strides[in.index()];
+        const ir::Node *node = attributeNode(op, forward);
+        auto viewAs = [&](TensorId out, std::vector<int64_t> strides) {
+            L.root[out.index()] = L.root[in.index()];
+            L.strides[out.index()] = std::move(strides);
+        };
+        const std::string &t = op.type;
+        if (forward && (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" ||
+                        t == "Identity")) {
+            // torch's reshape / flatten: a view where the strides allow one, else a copy
+            // (squeeze, unsqueeze and identity always allow one).
+            for (TensorId out : op.outputs)
+                if (auto st = viewStrides(inDims, inStrides, dimsOf(g.tensor(out))))
+                    viewAs(out, *st);
+            continue;
+        }
+        if (forward && t == "Transpose" && node && !op.outputs.empty()) {
+            std::vector<int64_t> perm = node->attrInts("perm", {});
+            if (perm.empty())
+                for (size_t d = inDims.size(); d-- > 0;)
+                    perm.push_back(int64_t(d));
+            if (perm.size() != inDims.size())
+                continue;
+            std::vector<int64_t> st;
+            for (int64_t p : perm)
+                st.push_back(inStrides[size_t(p)]);
+            viewAs(op.outputs[0], st);
+            continue;
+        }
+        if (forward && (t == "Slice" || t == "Split") && !op.outputs.empty()) {
+            std::vector<int64_t> st = inStrides;
+            if (t == "Slice") {
+                const std::vector<int64_t> steps = sliceSteps(node, forward, st.size());
+                for (size_t d = 0; d < st.size(); ++d)
+                    st[d] *= steps[d] < 0 ? -steps[d] : steps[d];
+            }
+            for (TensorId out : op.outputs)
+                viewAs(out, st);
+            continue;
+        }
+        if (forward && t == "Expand" && !op.outputs.empty()) {
+            const std::vector<int64_t> outDims = dimsOf(g.tensor(op.outputs[0]));
+            std::vector<int64_t> st(outDims.size(), 0);
+            const size_t lead = outDims.size() - std::min(outDims.size(), inDims.size());
+            for (size_t d = lead; d < outDims.size(); ++d) {
+                const size_t k = d - lead;
+                st[d] = inDims[k] == outDims[d] ? inStrides[k] : 0;
+            }
+            viewAs(op.outputs[0], st);
+            continue;
+        }
+        if (forward && t == "Gather" && op.inputs.size() == 2 &&
+            g.tensor(op.inputs[1]).shape.rank() == 0 && node && !op.outputs.empty()) {
+            // x[:, i]: a select drops the axis from the strides
+            int64_t axis = node->attrInt("axis", 0);
+            if (axis < 0)
+                axis += int64_t(inDims.size());
+            std::vector<int64_t> st = inStrides;
+            if (axis >= 0 && axis < int64_t(st.size()))
+                st.erase(st.begin() + axis);
+            viewAs(op.outputs[0], st);
+            continue;
+        }
+        if (savesAsView(g, op)) {
+            // without the forward graph's attributes (or the GLU gate, the exporter's zero pad):
+            // the first input's storage, laid out as the output is
+            for (TensorId out : op.outputs)
+                L.root[out.index()] = L.root[in.index()];
+            continue;
+        }
+    }
+    if (!forward)
+        return L;
+    // torch.matmul: a batched product reshapes each operand to [batch, rows, cols], a product with
+    // a matrix folds the other operand's leading dims into its rows; bmm / mm save what they get,
+    // a copy where the reshape could not be a view.
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward || op.type != "Einsum")
+            continue;
+        // torch.einsum permutes and reshapes every operand into a batched product: an operand
+        // not laid out contiguously is copied there (a contiguous one is reshaped as a view).
+        for (TensorId in : op.inputs)
+            if (L.strides[in.index()] != contiguousStrides(dimsOf(g.tensor(in))))
+                L.copiedForMatmul[in.index()] = true;
+    }
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward || op.type != "MatMul" || op.inputs.size() != 2 ||
+            op.outputs.empty())
+            continue;
+        const std::vector<int64_t> a = dimsOf(g.tensor(op.inputs[0])),
+                                   b = dimsOf(g.tensor(op.inputs[1]));
+        if (a.size() < 2 || b.size() < 2)
+            continue;
+        auto needsCopy = [&](TensorId id, const std::vector<int64_t> &dims,
+                             const std::vector<int64_t> &target) {
+            if (dims == target)
+                return false;
+            return !viewStrides(dims, L.strides[id.index()], target).has_value();
+        };
+        auto product = [](const std::vector<int64_t> &d, size_t until) {
+            int64_t p = 1;
+            for (size_t k = 0; k < until; ++k)
+                p *= d[k];
+            return p;
+        };
+        if (a.size() >= 3 && b.size() == 2) {
+            const std::vector<int64_t> folded{product(a, a.size() - 1), a.back()};
+            if (needsCopy(op.inputs[0], a, folded))
+                L.copiedForMatmul[op.inputs[0].index()] = true;
+            continue;
+        }
+        const std::vector<int64_t> &out = dimsOf(g.tensor(op.outputs[0]));
+        const int64_t batch = product(out, out.size() - 2);
+        for (int k = 0; k < 2; ++k) {
+            const std::vector<int64_t> &d = k == 0 ? a : b;
+            if (d.size() < 3)
+                continue;
+            // an operand broadcast over the batch is expanded first: stride 0, never a view
+            if (product(d, d.size() - 2) != batch) {
+                L.copiedForMatmul[op.inputs[size_t(k)].index()] = true;
+                continue;
+            }
+            const std::vector<int64_t> target{batch, d[d.size() - 2], d.back()};
+            if (needsCopy(op.inputs[size_t(k)], d, target))
+                L.copiedForMatmul[op.inputs[size_t(k)].index()] = true;
+        }
+    }
+    return L;
+}
+
+} // namespace
+
+std::vector<TensorId> pytorchStorageBases(const TrainingGraph &g, const ir::Graph *forward)
+{
+    return torchLayout(g, forward).root;
+}
+
+TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
 {
     TrainingSummary s;
     const size_t nt = g.tensorCount();
@@ -856,8 +1092,19 @@ TrainingSummary summarize(const TrainingGraph &g)
             for (TensorId out : op.outputs)
                 weightDerived[out.index()] = true;
     }
-    // A view saved is its base's whole storage, counted once however many views of it are saved.
-    const std::vector<TensorId> root = pytorchStorageBases(g);
+    // A view saved is its base's whole storage, counted once however many views of it are saved;
+    // what a matrix product saves is a copy of its own where torch.matmul had to make one.
+    const TorchLayout layout = torchLayout(g, forward);
+    const std::vector<TensorId> &root = layout.root;
+    auto storageOf = [&](const Op &reader, TensorId in) {
+        if (layout.copiedForMatmul[in.index()] && reader.forwardOf.valid() &&
+            (g.op(reader.forwardOf).type == "MatMul" || g.op(reader.forwardOf).type == "Einsum")) {
+            const Op &mm = g.op(reader.forwardOf);
+            if (std::find(mm.inputs.begin(), mm.inputs.end(), in) != mm.inputs.end())
+                return in;
+        }
+        return root[in.index()];
+    };
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
         switch (op.phase) {
@@ -876,16 +1123,17 @@ TrainingSummary summarize(const TrainingGraph &g)
                 ++s.accumulateOps;
             for (TensorId in : op.inputs) {
                 const Tensor &t = g.tensor(in);
-                if (counted[in.index()] || t.preloaded || !t.producer.valid() ||
-                    g.op(t.producer).phase != Phase::Forward)
+                if (t.preloaded || !t.producer.valid() || g.op(t.producer).phase != Phase::Forward)
                     continue;
-                counted[in.index()] = true;
-                if (weightDerived[in.index()]) {
-                    s.savedWeightDerivedBytes += t.bytes;
-                    continue;
+                if (!counted[in.index()]) {
+                    counted[in.index()] = true;
+                    (weightDerived[in.index()] ? s.savedWeightDerivedBytes
+                                               : s.storedActivationBytes) += t.bytes;
                 }
-                s.storedActivationBytes += t.bytes;
-                const TensorId base = root[in.index()];
+                if (weightDerived[in.index()])
+                    continue;
+                // per reader: a matrix product may keep a copy where another op keeps the view
+                const TensorId base = storageOf(op, in);
                 const Tensor &b = g.tensor(base);
                 if (countedStorage[base.index()] || b.preloaded || weightDerived[base.index()])
                     continue; // a view of a counted storage, or of a parameter / buffer / the input
@@ -906,7 +1154,7 @@ TrainingSummary summarize(const TrainingGraph &g)
             continue;
         TrainingSummary::OpSaved entry{OpId(i), 0, {}};
         for (TensorId in : g.op(bwd).inputs) {
-            const TensorId base = root[in.index()];
+            const TensorId base = storageOf(g.op(bwd), in);
             if (!counted[in.index()] || weightDerived[in.index()] ||
                 !countedStorage[base.index()] || attributed[base.index()])
                 continue;

@@ -101,6 +101,10 @@ struct TrainingSummary
     std::vector<OpSaved> savedByForwardOp;
 };
 
-TrainingSummary summarize(const TrainingGraph &graph);
+/// With `forward` (the graph the training graph was built from) views follow torch's stride rules
+/// (a reshape of a transposed view is a view only where the strides allow, a matrix product
+/// keeps a copy of an operand it had to reshape by copying); without it, the shape-only rule: a
+/// reshape is a view, a transpose starts a storage of its own.
+TrainingSummary summarize(const TrainingGraph &graph, const ir::Graph *forward = nullptr);
 
 } // namespace remat::core::training

@@ -45,6 +45,60 @@ inline ::onnx::NodeProto *addNode(::onnx::GraphProto *g, const std::string &name
     return n;
 }
 
+/// One input dim: a number, a named free dim ("H") or an unnamed free dim ("").
+struct D
+{
+    D(int64_t v) : value(v) {}
+    D(const char *s) : symbol(s) {}
+    int64_t value = -1;
+    std::string symbol;
+};
+
+inline void addFloatInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dims)
+{
+    auto *vi = g->add_input();
+    vi->set_name(name);
+    auto *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::FLOAT);
+    auto *sh = tt->mutable_shape();
+    for (const D &d : dims) {
+        auto *p = sh->add_dim();
+        if (d.value >= 0)
+            p->set_dim_value(d.value);
+        else if (!d.symbol.empty())
+            p->set_dim_param(d.symbol);
+    }
+}
+
+/// An int64 scalar graph input (a sample rate, a trip count).
+inline void addScalarInput(::onnx::GraphProto *g, const std::string &name)
+{
+    auto *vi = g->add_input();
+    vi->set_name(name);
+    auto *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::INT64);
+    tt->mutable_shape();
+}
+
+inline void addInt64Constant(::onnx::GraphProto *g, const std::string &out, int64_t value)
+{
+    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
+    auto *a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+    a->mutable_t()->add_int64_data(value);
+}
+
+inline ::onnx::GraphProto *addBranch(::onnx::NodeProto *ifNode, const char *name)
+{
+    auto *a = ifNode->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(name);
+    return a->mutable_g();
+}
+
 /// Files in a temporary folder that lives as long as this object.
 class Files
 {

@@ -22,31 +22,6 @@ namespace ox = remat::core::onnx;
 
 namespace {
 
-/// One input dim: a number, a named free dim ("H") or an unnamed free dim ("").
-struct D
-{
-    D(int64_t v) : value(v) {}
-    D(const char *s) : symbol(s) {}
-    int64_t value = -1;
-    std::string symbol;
-};
-
-void addInput(::onnx::GraphProto *g, const std::string &name, std::vector<D> dims)
-{
-    auto *vi = g->add_input();
-    vi->set_name(name);
-    auto *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(::onnx::TensorProto::FLOAT);
-    auto *sh = tt->mutable_shape();
-    for (const D &d : dims) {
-        auto *p = sh->add_dim();
-        if (d.value >= 0)
-            p->set_dim_value(d.value);
-        else if (!d.symbol.empty())
-            p->set_dim_param(d.symbol);
-    }
-}
-
 /// A Constant node holding a float tensor of `dims` filled with 0.25.
 void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims)
 {
@@ -70,39 +45,10 @@ void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int6
 {
     auto m = baseModel();
     auto *g = m.mutable_graph();
-    addInput(g, "x", std::move(dims));
+    addFloatInput(g, "x", std::move(dims));
     addNode(g, "/relu/Relu", "Relu", {"x"}, {"y"});
     g->add_output()->set_name("y");
     return m;
-}
-
-/// An int64 scalar graph input (a sample rate).
-void addScalarInput(::onnx::GraphProto *g, const std::string &name)
-{
-    auto *vi = g->add_input();
-    vi->set_name(name);
-    auto *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(::onnx::TensorProto::INT64);
-    tt->mutable_shape();
-}
-
-void addInt64Constant(::onnx::GraphProto *g, const std::string &out, int64_t value)
-{
-    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
-    auto *a = n->add_attribute();
-    a->set_name("value");
-    a->set_type(::onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
-    a->mutable_t()->add_int64_data(value);
-}
-
-::onnx::GraphProto *addBranch(::onnx::NodeProto *ifNode, const char *name)
-{
-    auto *a = ifNode->add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::GRAPH);
-    a->mutable_g()->set_name(name);
-    return a->mutable_g();
 }
 
 /// Silero VAD's shape: y = If(Equal(sr, 16000)) then { h = Relu(x); If(true) { Neg(h) } }
@@ -111,7 +57,7 @@ void addInt64Constant(::onnx::GraphProto *g, const std::string &out, int64_t val
 {
     auto m = baseModel();
     auto *g = m.mutable_graph();
-    addInput(g, "x", {2, 8});
+    addFloatInput(g, "x", {2, 8});
     addScalarInput(g, "sr");
     addInt64Constant(g, "k16000", 16000);
     addNode(g, "/Equal", "Equal", {"sr", "k16000"}, {"is16k"});
@@ -271,8 +217,8 @@ private slots:
         Files f;
         auto m = baseModel();
         auto *g = m.mutable_graph();
-        addInput(g, "x", {"batch", 8});
-        addInput(g, "state", {2, "batch", 4});
+        addFloatInput(g, "x", {"batch", 8});
+        addFloatInput(g, "state", {2, "batch", 4});
         addNode(g, "/a/Relu", "Relu", {"x"}, {"y"});
         addNode(g, "/b/Relu", "Relu", {"state"}, {"s"});
         g->add_output()->set_name("y");
@@ -344,7 +290,7 @@ private slots:
         Files f;
         auto m = baseModel();
         auto *g = m.mutable_graph();
-        addInput(g, "x", {2, 4});
+        addFloatInput(g, "x", {2, 4});
         addConstant(g, "W", {4, 3});
         addConstant(g, "b", {3});
         addConstant(g, "half", {});
@@ -514,12 +460,13 @@ private slots:
         QVERIFY(std::find(ops.begin(), ops.end(), "If") == ops.end());
         QVERIFY(std::find(ops.begin(), ops.end(), "Sigmoid") == ops.end());
 
-        // A Loop: v = Loop(M, cond, v0) with body (i, c, v) { v2 = Add(v, v) }: the body's
-        // formal inputs read the Loop's inputs, and training is blocked naming the Loop.
+        // A Loop: v = Loop(M, cond, v0) with body (i, c, v) { v2 = Add(v, v) }, its trip count
+        // M a graph input: not known at import, so the body's formal inputs read the Loop's
+        // inputs in the explorer and training is blocked naming the Loop and the way out.
         auto m = baseModel();
         auto *lg = m.mutable_graph();
-        addInput(lg, "v0", {2, 3});
-        addInt64Constant(lg, "M", 4);
+        addFloatInput(lg, "v0", {2, 3});
+        addScalarInput(lg, "M");
         auto *t = addNode(lg, "/true", "Constant", {}, {"go"});
         auto *ta = t->add_attribute();
         ta->set_name("value");
@@ -555,16 +502,27 @@ private slots:
         g = ox::importModel(loopPath, browseLoop);
         QVERIFY2(g.hasValue(), g.status().message().c_str());
         QVERIFY(!node("Loop/body/Add"));
-        // Its training blocker (and a strict import's error) names the Loop and the way out,
-        // as torchvision's mvit_v1_b needs (its Loop builds a tensor sequence).
+        // Its training blocker (and a strict import's error) names the Loop, why, and the ways
+        // out: the scalar input's value, or an export that writes the loop out.
         QVERIFY(!g->info().trainingBlockers.empty());
         QVERIFY2(has(g->info().trainingBlockers.front(), "a Loop is not unrolled") &&
+                     has(g->info().trainingBlockers.front(), "trip count 'M' is not known") &&
+                     has(g->info().trainingBlockers.front(), "--input-value") &&
                      has(g->info().trainingBlockers.front(), "Python ints"),
                  g->info().trainingBlockers.front().c_str());
         auto strict = ox::importModel(loopPath);
         QVERIFY(!strict.hasValue());
         QVERIFY2(has(strict.status().message(), "a Loop is not unrolled"),
                  strict.status().message().c_str());
+        // Given M, the Loop is written out: three Adds, trainable.
+        ox::ImportOptions given;
+        QVERIFY(ox::addInputValue(given, "M=3").isOk());
+        auto unrolled = ox::importModel(loopPath, given);
+        QVERIFY2(unrolled.hasValue(), unrolled.status().message().c_str());
+        const auto unrolledOps = opTypes(*unrolled);
+        QCOMPARE(std::count(unrolledOps.begin(), unrolledOps.end(), "Add"), 3);
+        QVERIFY(std::find(unrolledOps.begin(), unrolledOps.end(), "Loop") == unrolledOps.end());
+        QVERIFY(unrolled->info().trainingBlockers.empty());
     }
 
     void inferenceBatchNormIsStudiedInTrainingMode()
@@ -573,7 +531,7 @@ private slots:
         Files f;
         auto m = baseModel();
         auto *g = m.mutable_graph();
-        addInput(g, "x", {2, 3, 4, 4});
+        addFloatInput(g, "x", {2, 3, 4, 4});
         for (const char *name : {"scale", "bias", "mean", "var"}) {
             auto *t = g->add_initializer();
             t->set_name(name);
@@ -610,7 +568,7 @@ private slots:
         Files f;
         auto m = baseModel();
         auto *g = m.mutable_graph();
-        addInput(g, "x", {1, 576});
+        addFloatInput(g, "x", {1, 576});
         addInts(g, "p", {4}, {0, 64, 0, 0}); // (left, right) for the last dim, then the first
         addInts(g, "pairs", {2}, {-1, 2});
         addInts(g, "s0", {1}, {-1});
@@ -639,8 +597,8 @@ private slots:
         Files f;
         auto m = baseModel();
         auto *g = m.mutable_graph();
-        addInput(g, "x", {2, 3});
-        addInput(g, "y", {4, 3});
+        addFloatInput(g, "x", {2, 3});
+        addFloatInput(g, "y", {4, 3});
         addNode(g, "/bad/Add", "Add", {"x", "y"}, {"z"});
         g->add_output()->set_name("z");
         EXPECT_ERROR_WITH(importStatus(f.write("bad_broadcast.onnx", m), {}), "/bad/Add",
@@ -654,7 +612,7 @@ private slots:
         Files f;
         auto m = baseModel();
         auto *g = m.mutable_graph();
-        addInput(g, "x", {1, 58});
+        addFloatInput(g, "x", {1, 58});
         addInts(g, "w", {1}, {7});
         addInts(g, "n", {1}, {58});
         addInts(g, "neg", {1}, {-3});

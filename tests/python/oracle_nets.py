@@ -6,7 +6,8 @@ ones: GPT-2 (learned positions, fused qkv, causal mask, tanh GELU written out as
 LLaMA (RMSNorm, rotary embeddings, SwiGLU, no biases), BERT (post-norm, erf GELU, padding mask),
 T5 (pre-RMSNorm without mean, relative position bias, encoder-decoder with cross-attention),
 U-Net (ConvTranspose up-sampling, skip concatenation), MLP-Mixer, Conformer (macaron FFN with
-SiLU, convolution module with GLU, depthwise conv and BatchNorm)."""
+SiLU, convolution module with GLU, depthwise conv and BatchNorm), MViT-style token pooling
+(torch.tensor_split, exported as a Loop over a tensor sequence)."""
 
 import math
 
@@ -475,3 +476,33 @@ class Conformer(nn.Module):
         B, C, T, Fr = x.shape
         x = self.proj(x.permute(0, 2, 1, 3).reshape(B, T, C * Fr))
         return self.head(self.blocks(x))
+
+
+class TokenPool(nn.Module):
+    """MViT-style pooling attention: the class token is cut off with torch.tensor_split, which
+    torch exports as a Loop building a tensor sequence (SequenceEmpty / SequenceInsert /
+    SequenceAt); the rest is pooled by a depthwise convolution and put back beside it."""
+    example_input_specs = ["2x17x32"]  # a class token and 4x4 patch tokens
+
+    def __init__(self, d=32, side=4, classes=10):
+        super().__init__()
+        self.side = side
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * d)
+        self.pool = nn.Conv2d(d, d, 3, stride=2, padding=1, groups=d, bias=False)
+        self.norm = nn.LayerNorm(d)
+        self.out = nn.Linear(d, classes)
+
+    def pool_tokens(self, t):
+        B, N, C = t.shape
+        cls, rest = torch.tensor_split(t, (1,), dim=1)
+        rest = rest.transpose(1, 2).reshape(B, C, self.side, self.side)
+        rest = self.pool(rest).flatten(2).transpose(1, 2)
+        return torch.cat([cls, self.norm(rest)], dim=1)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        k, v = self.kv(x).chunk(2, dim=-1)
+        k, v = self.pool_tokens(k), self.pool_tokens(v)
+        att = torch.softmax(self.q(x) @ k.transpose(1, 2) / C ** 0.5, dim=-1)
+        return self.out((att @ v).mean(1))

@@ -46,6 +46,8 @@ SAMPLE = {
     f"{NETS}:MLPMixer": (None, "MLP-Mixer: token mixing through transposes", 1.0),
     f"{NETS}:Conformer": (None, "Conformer: macaron SiLU feed-forward, GLU, BatchNorm1d, nn.MultiheadAttention",
                           1.0),
+    f"{NETS}:TokenPool": (None, "MViT pooling: tensor_split exported as a Loop over a tensor sequence (unrolled)",
+                          1.0),
 }
 
 

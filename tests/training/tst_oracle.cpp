@@ -65,7 +65,7 @@ private slots:
         QVERIFY2(g.hasValue(), g.status().message().c_str());
         auto tg = training::buildTrainingGraph(*g);
         QVERIFY2(tg.hasValue(), tg.status().message().c_str());
-        const training::TrainingSummary s = training::summarize(*tg);
+        const training::TrainingSummary s = training::summarize(*tg, &*g);
 
         const int64_t expectedSaved = o.value("saved_activation_bytes").toInteger();
         const double diff =
