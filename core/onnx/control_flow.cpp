@@ -429,6 +429,8 @@ Expected<int> resolveTensorSequences(::onnx::ModelProto &model, int opset,
             *nodes.Add() = n;
             continue;
         }
+        if (n.output_size() < 1 || n.output(0).empty())
+            return refuse(n, "has no output");
         ++replaced;
         const std::string name = n.name().empty() ? type + "_" + n.output(0) : n.name();
         auto listOf = [&](int input) -> const std::vector<std::string> * {

@@ -267,6 +267,63 @@ private slots:
             QCOMPARE(d, 2.0);
     }
 
+    void hostileControlFlowIsRefusedClearly()
+    {
+        // A Loop of 10^12 iterations is not written out (the node budget), and says so; a
+        // sequence op without an output, and a Loop whose body does not match its inputs, are
+        // errors naming the node, never a crash.
+        Files f;
+        {
+            auto m = baseModel();
+            auto *g = m.mutable_graph();
+            addFloatInput(g, "x", {2});
+            addInt64Constant(g, "M", int64_t(1) << 40);
+            addBoolConstant(g, "go", true);
+            auto *loop = addNode(g, "/Huge", "Loop", {"M", "go", "x"}, {"vN"});
+            auto *body = addBranch(loop, "body");
+            body->add_input()->set_name("i");
+            body->add_input()->set_name("c");
+            body->add_input()->set_name("v");
+            addNode(body, "/add", "Add", {"v", "v"}, {"v2"});
+            addNode(body, "/keep", "Identity", {"c"}, {"c2"});
+            body->add_output()->set_name("c2");
+            body->add_output()->set_name("v2");
+            g->add_output()->set_name("vN");
+            auto r = ox::importModel(f.write("huge.onnx", m));
+            QVERIFY(!r.hasValue());
+            QVERIFY2(has(r.status().message(), "iterations of 2 nodes would pass"),
+                     r.status().message().c_str());
+        }
+        {
+            auto m = baseModel();
+            auto *g = m.mutable_graph();
+            addFloatInput(g, "x", {2});
+            addNode(g, "/empty", "SequenceEmpty", {}, {});
+            addNode(g, "/relu", "Relu", {"x"}, {"y"});
+            g->add_output()->set_name("y");
+            auto r = ox::importModel(f.write("no_output.onnx", m));
+            if (!r.hasValue())
+                QVERIFY2(!r.status().message().empty(), "an error without a message");
+        }
+        {
+            auto m = baseModel();
+            auto *g = m.mutable_graph();
+            addFloatInput(g, "x", {2});
+            addInt64Constant(g, "M", 2);
+            addBoolConstant(g, "go", true);
+            auto *loop = addNode(g, "/Bad", "Loop", {"M", "go", "x"}, {"vN"});
+            auto *body = addBranch(loop, "body");
+            body->add_input()->set_name("i");
+            addNode(body, "/keep", "Identity", {"i"}, {"c2"});
+            body->add_output()->set_name("c2");
+            g->add_output()->set_name("vN");
+            auto r = ox::importModel(f.write("bad_body.onnx", m));
+            QVERIFY(!r.hasValue());
+            QVERIFY2(has(r.status().message(), "/Bad") && has(r.status().message(), "body"),
+                     r.status().message().c_str());
+        }
+    }
+
     void sequenceAtAnUnknownPositionStays()
     {
         // SequenceAt by a position that is a graph input: nothing is written out, and the
