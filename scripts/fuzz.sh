@@ -55,7 +55,8 @@ copy_seed() { # harness file...
     done
 }
 copy_seed onnx "$SHARED_DIR/corpus/with_weights/mlp.onnx" "$SHARED_DIR/corpus/graph_only/vgg16.onnx" \
-    "$SHARED_DIR/corpus/graph_only/resnet18.onnx" tests/data/exec/resnet18_b2_64.onnx
+    "$SHARED_DIR/corpus/graph_only/resnet18.onnx" tests/data/exec/resnet18_b2_64.onnx \
+    tests/data/onnx/tensor_split_loop.onnx
 copy_seed npz "$SHARED_DIR/corpus/with_weights/mlp.npz"
 copy_seed node_link "$SHARED_DIR/benchmarks/remat-graphs/VGG16_256_224x224_train.json" \
     "$SHARED_DIR/benchmarks/remat-graphs/random_layered_n100_w0.27_nlv0.75_ed0.2_scd0.14.json"

@@ -267,6 +267,26 @@ private slots:
             QCOMPARE(d, 2.0);
     }
 
+    void torchTensorSplitExportTrains()
+    {
+        // A real export (tests/data/onnx/README.md): torch.tensor_split as two Loops over tensor
+        // sequences. Written out, nothing of them is left, the parameters are the module's
+        // (q 1056, kv 2112, pool 320 with its bias, norm 64, out 330: 3882 floats), and it
+        // trains.
+        auto g = ox::importModel(toStd(sourceDir()) + "/tests/data/onnx/tensor_split_loop.onnx");
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        for (const std::string &op : opTypes(*g))
+            QVERIFY2(op != "Loop" && op.find("Sequence") == std::string::npos, op.c_str());
+        int64_t params = 0;
+        for (const ir::Value &v : g->values())
+            if (v.kind == ir::ValueKind::Parameter)
+                if (auto b = v.bytes())
+                    params += *b;
+        QCOMPARE(params, int64_t(3882 * 4));
+        auto tg = training::buildTrainingGraph(*g);
+        QVERIFY2(tg.hasValue(), tg.status().message().c_str());
+    }
+
     void hostileControlFlowIsRefusedClearly()
     {
         // A Loop of 10^12 iterations is not written out (the node budget), and says so; a
