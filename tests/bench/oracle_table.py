@@ -45,7 +45,8 @@ SPECIAL = {
     "mvit_v1_b": (["2x3x16x224x224"], {}, "16x224x224: fixed positional sizes"),
     "mvit_v2_s": (["1x3x16x224x224"], {}, "batch 1 (batch 2 did not fit 23 GiB under torch's CPU autograd), 16x224x224: fixed relative-position sizes"),
 }
-HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conformer", "TokenPool"]
+HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conformer", "TokenPool",
+        "SpatialReduction"]
 
 
 def all_models():

@@ -7,7 +7,8 @@ LLaMA (RMSNorm, rotary embeddings, SwiGLU, no biases), BERT (post-norm, erf GELU
 T5 (pre-RMSNorm without mean, relative position bias, encoder-decoder with cross-attention),
 U-Net (ConvTranspose up-sampling, skip concatenation), MLP-Mixer, Conformer (macaron FFN with
 SiLU, convolution module with GLU, depthwise conv and BatchNorm), MViT-style token pooling
-(torch.tensor_split, exported as a Loop over a tensor sequence)."""
+(torch.tensor_split, exported as a Loop over a tensor sequence), PVT / Segformer spatial-reduction
+attention (views by permute and reshape that a convolution saves as they are)."""
 
 import math
 
@@ -506,3 +507,33 @@ class TokenPool(nn.Module):
         k, v = self.pool_tokens(k), self.pool_tokens(v)
         att = torch.softmax(self.q(x) @ k.transpose(1, 2) / C ** 0.5, dim=-1)
         return self.out((att @ v).mean(1))
+
+
+class SpatialReduction(nn.Module):
+    """PVT / Segformer efficient self-attention: keys and values from a copy of the tokens
+    reduced by a strided convolution, reached by `permute(...).reshape(...)` with no
+    `.contiguous()` (a view torch's convolution saves as it is), then LayerNorm."""
+    example_input_specs = ["2x64x32"]  # 8x8 tokens of width 32
+
+    def __init__(self, d=32, side=8, ratio=2, heads=2, classes=10):
+        super().__init__()
+        self.side, self.heads = side, heads
+        self.norm1 = nn.LayerNorm(d)
+        self.q = nn.Linear(d, d)
+        self.sr = nn.Conv2d(d, d, ratio, stride=ratio)
+        self.norm_sr = nn.LayerNorm(d)
+        self.kv = nn.Linear(d, 2 * d)
+        self.proj = nn.Linear(d, d)
+        self.out = nn.Linear(d, classes)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        h = self.norm1(x)
+        q = self.q(h).reshape(B, N, self.heads, C // self.heads).permute(0, 2, 1, 3)
+        r = h.permute(0, 2, 1).reshape(B, C, self.side, self.side)
+        r = self.norm_sr(self.sr(r).reshape(B, C, -1).permute(0, 2, 1))
+        kv = self.kv(r).reshape(B, -1, 2, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        k, v = kv[0], kv[1]
+        att = torch.softmax(q @ k.transpose(-2, -1) * (C // self.heads) ** -0.5, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, N, C)
+        return self.out((x + self.proj(y)).mean(1))

@@ -48,6 +48,8 @@ SAMPLE = {
                           1.0),
     f"{NETS}:TokenPool": (None, "MViT pooling: tensor_split exported as a Loop over a tensor sequence (unrolled)",
                           1.0),
+    f"{NETS}:SpatialReduction": (None, "PVT / Segformer attention: permute-reshape views into a strided conv",
+                                 1.0),
 }
 
 
