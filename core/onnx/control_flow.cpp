@@ -44,6 +44,35 @@ void renameInputs(::onnx::NodeProto &node,
     }
 }
 
+void copySubgraphNodes(const ::onnx::GraphProto &sub,
+                       const std::unordered_map<std::string, std::string> &rename,
+                       const std::string &prefix, ::onnx::GraphProto &g,
+                       google::protobuf::RepeatedPtrField<::onnx::NodeProto> &nodes)
+{
+    std::unordered_set<std::string> produced;
+    for (const auto &n : sub.node())
+        for (const std::string &out : n.output())
+            if (!out.empty())
+                produced.insert(out);
+    for (const auto &vi : sub.value_info()) {
+        auto found = rename.find(vi.name());
+        if (found == rename.end() || !produced.count(vi.name()))
+            continue;
+        auto *copy = g.add_value_info();
+        *copy = vi;
+        copy->set_name(found->second);
+    }
+    for (const auto &n : sub.node()) {
+        ::onnx::NodeProto *copy = nodes.Add();
+        *copy = n;
+        renameInputs(*copy, rename);
+        for (std::string &out : *copy->mutable_output())
+            if (auto found = rename.find(out); !out.empty() && found != rename.end())
+                out = found->second;
+        copy->set_name(prefix + (n.name().empty() ? n.op_type() : n.name()));
+    }
+}
+
 namespace {
 
 std::string labelOf(const ::onnx::NodeProto &n)
@@ -330,23 +359,7 @@ Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const Inf
                 rename[body->input(1).name()] = truth;
             for (int k = 0; k < carried; ++k)
                 rename[body->input(2 + k).name()] = current[size_t(k)];
-            for (const auto &vi : body->value_info()) {
-                auto found = rename.find(vi.name());
-                if (found == rename.end() || found->second.rfind(prefix, 0) != 0)
-                    continue;
-                auto *copy = g->add_value_info();
-                *copy = vi;
-                copy->set_name(found->second);
-            }
-            for (const auto &n : body->node()) {
-                ::onnx::NodeProto *copy = nodes.Add();
-                *copy = n;
-                renameInputs(*copy, rename);
-                for (std::string &out : *copy->mutable_output())
-                    if (!out.empty())
-                        out = rename[out];
-                copy->set_name(prefix + (n.name().empty() ? n.op_type() : n.name()));
-            }
+            copySubgraphNodes(*body, rename, prefix, *g, nodes);
             auto resolve = [&](const std::string &name) {
                 auto found = rename.find(name);
                 return found == rename.end() ? name : found->second;

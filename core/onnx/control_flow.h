@@ -34,6 +34,14 @@ void renameScopeReads(::onnx::GraphProto &g,
 /// The graph attribute `name` of `node`, or null.
 const ::onnx::GraphProto *subgraphOf(const ::onnx::NodeProto &node, const char *name);
 
+/// Copies the nodes of `sub` (an If branch, one iteration of a Loop body) into `nodes`: inputs
+/// and outputs renamed by `rename` (which maps every output), each node named `prefix` + its name
+/// (or its op type), and the value_info of what they produce added to `g` under the new names.
+void copySubgraphNodes(const ::onnx::GraphProto &sub,
+                       const std::unordered_map<std::string, std::string> &rename,
+                       const std::string &prefix, ::onnx::GraphProto &g,
+                       google::protobuf::RepeatedPtrField<::onnx::NodeProto> &nodes);
+
 struct ControlFlowLimits
 {
     /// The unrolled graph may hold at most this many nodes (a Loop that would exceed it stays).

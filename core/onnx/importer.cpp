@@ -564,24 +564,7 @@ Expected<int> Importer::inlineDecidedIfs(const ir::Graph &first)
             *copy = t;
             copy->set_name(rename[t.name()]);
         }
-        for (const auto &vi : branch->value_info()) {
-            auto found = rename.find(vi.name());
-            if (found == rename.end())
-                continue;
-            auto *copy = g->add_value_info();
-            *copy = vi;
-            copy->set_name(found->second);
-        }
-        for (const auto &n : branch->node()) {
-            ::onnx::NodeProto *copy = nodes.Add();
-            *copy = n;
-            renameInputs(*copy, rename);
-            for (std::string &out : *copy->mutable_output())
-                if (!out.empty())
-                    out = rename[out];
-            if (!copy->name().empty())
-                copy->set_name(prefix + copy->name());
-        }
+        copySubgraphNodes(*branch, rename, prefix, *g, nodes);
         // The If's outputs keep their names (the rest of the graph reads them): an Identity
         // from each branch output, which the training builder removes like any Identity.
         for (int k = 0; k < ifNode.output_size(); ++k) {
