@@ -65,7 +65,13 @@ void visit(const ir::Graph &g, ValueId value, SlotUse &use, int depth)
             if (!isComparison(op, slot) && !(isPassThrough(op) && slot == 0))
                 use.onlyComparisons = false;
             use.used = true;
-            if (isPassThrough(op) && slot == 0) {
+            // x[:, i], a Gather by one constant index, is a select (an unrolled Scan's step), not
+            // an embedding lookup: its input is whatever it was.
+            const bool select = op == "Gather" && slot == 0 && n.inputs.size() == 2 &&
+                                n.inputs[1].valid() && g.value(n.inputs[1]).initializer &&
+                                g.value(n.inputs[1]).shape.rankKnown &&
+                                g.value(n.inputs[1]).shape.rank() == 0;
+            if ((isPassThrough(op) && slot == 0) || select) {
                 if (depth < 6)
                     for (ValueId out : n.outputs)
                         if (out.valid())

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <unordered_set>
@@ -255,6 +256,148 @@ bool conditionStaysTrue(const ::onnx::GraphProto &body, const InferredLookup &kn
     return false;
 }
 
+std::vector<int64_t> intsAttribute(const ::onnx::NodeProto &n, const char *name)
+{
+    for (const auto &a : n.attribute())
+        if (a.name() == name)
+            return {a.ints().begin(), a.ints().end()};
+    return {};
+}
+
+/// A Scan (opset 9 on) whose scanned inputs have a static length along their axes, written out:
+/// each step slices every scanned input at its position (a Gather by a constant index, the
+/// other end first for a reversed direction), runs the body on the states, and the scan
+/// outputs are stacked along their axes. Appends the Scan itself to `nodes` when it stays.
+Expected<bool> unrollScan(const ::onnx::NodeProto &scan, int index, int opset,
+                          const InferredLookup &known, const ControlFlowLimits &limits,
+                          int64_t &total, ::onnx::GraphProto &g,
+                          google::protobuf::RepeatedPtrField<::onnx::NodeProto> &nodes,
+                          std::vector<std::string> &notes)
+{
+    auto keep = [&](const std::string &why) {
+        notes.push_back(labelOf(scan) + " is not unrolled: " + why);
+        *nodes.Add() = scan;
+        return false;
+    };
+    const ::onnx::GraphProto *body = subgraphOf(scan, "body");
+    if (!body)
+        return makeError(StatusCode::ParseError, labelOf(scan) + " has no body graph");
+    const int scanned = int(intAttribute(scan, "num_scan_inputs", -1));
+    const int states = scan.input_size() - scanned;
+    const int scanOutputs = body->output_size() - states;
+    if (scanned < 1 || states < 0 || body->input_size() != scan.input_size() || scanOutputs < 0 ||
+        scan.output_size() > body->output_size())
+        return makeError(StatusCode::ParseError,
+                         fmt::format("{} has {} inputs ({} scanned) and {} outputs but its body {} "
+                                     "inputs and {} outputs (ONNX: the body takes every state and "
+                                     "one slice of every scanned input)",
+                                     labelOf(scan), scan.input_size(), scanned, scan.output_size(),
+                                     body->input_size(), body->output_size()));
+    std::vector<int64_t> inAxes = intsAttribute(scan, "scan_input_axes"),
+                         inDirs = intsAttribute(scan, "scan_input_directions"),
+                         outAxes = intsAttribute(scan, "scan_output_axes"),
+                         outDirs = intsAttribute(scan, "scan_output_directions");
+    inAxes.resize(size_t(scanned), 0);
+    inDirs.resize(size_t(scanned), 0);
+    outAxes.resize(size_t(scanOutputs), 0);
+    outDirs.resize(size_t(scanOutputs), 0);
+    int64_t length = -1;
+    for (int j = 0; j < scanned; ++j) {
+        const ops::InferredValue *x = known(scan.input(states + j));
+        if (!x || !x->shape.rankKnown)
+            return keep("the shape of its scanned input '" + scan.input(states + j) +
+                        "' is not known at import");
+        const int64_t rank = int64_t(x->shape.dims.size());
+        int64_t &axis = inAxes[size_t(j)];
+        if (axis < 0)
+            axis += rank;
+        if (axis < 0 || axis >= rank || !x->shape.dims[size_t(axis)].isStatic())
+            return keep("the length of its scanned input '" + scan.input(states + j) +
+                        "' is not known at import");
+        const int64_t n = x->shape.dims[size_t(axis)].value;
+        if (length >= 0 && n != length)
+            return makeError(
+                StatusCode::InvalidArgument,
+                fmt::format("{} scans inputs of lengths {} and {}", labelOf(scan), length, n));
+        length = n;
+    }
+    if (length == 0 && scanOutputs > 0)
+        return keep("it scans nothing and has scan outputs (empty tensors)");
+    if (total + length * body->node_size() > limits.maxNodes)
+        return keep(fmt::format("{} iterations of {} nodes would pass {} nodes", length,
+                                body->node_size(), limits.maxNodes));
+    total += length * body->node_size();
+
+    std::string base = scan.name();
+    while (!base.empty() && base.back() == '/')
+        base.pop_back();
+    if (base.empty())
+        base = "Scan_" + std::to_string(index);
+    std::unordered_map<std::string, std::string> shared;
+    for (const auto &t : body->initializer()) {
+        auto *copy = g.add_initializer();
+        *copy = t;
+        copy->set_name(base + "/body/" + t.name());
+        shared[t.name()] = copy->name();
+    }
+    std::vector<std::string> current(scan.input().begin(), scan.input().begin() + states);
+    std::vector<std::vector<std::string>> parts(static_cast<size_t>(scanOutputs));
+    for (int64_t it = 0; it < length; ++it) {
+        const std::string prefix = base + "/iter" + std::to_string(it) + "/";
+        std::unordered_map<std::string, std::string> rename = shared;
+        for (const auto &n : body->node())
+            for (const std::string &out : n.output())
+                if (!out.empty())
+                    rename[out] = prefix + out;
+        for (int k = 0; k < states; ++k)
+            rename[body->input(k).name()] = current[size_t(k)];
+        for (int j = 0; j < scanned; ++j) {
+            const int64_t at = inDirs[size_t(j)] != 0 ? length - 1 - it : it;
+            const std::string slice = fmt::format("{}slice{}", prefix, j);
+            *nodes.Add() = constantNode(slice + "_index", slice + "_index",
+                                        ::onnx::TensorProto::INT64, {at}, {});
+            ::onnx::NodeProto gather =
+                plainNode("Gather", slice, {scan.input(states + j), slice + "_index"}, {slice});
+            addIntAttribute(gather, "axis", inAxes[size_t(j)]);
+            *nodes.Add() = std::move(gather);
+            rename[body->input(states + j).name()] = slice;
+        }
+        copySubgraphNodes(*body, rename, prefix, g, nodes);
+        auto resolve = [&](const std::string &name) {
+            auto found = rename.find(name);
+            return found == rename.end() ? name : found->second;
+        };
+        for (int k = 0; k < states; ++k)
+            current[size_t(k)] = resolve(body->output(k).name());
+        for (int o = 0; o < scanOutputs; ++o)
+            parts[size_t(o)].push_back(resolve(body->output(states + o).name()));
+    }
+    for (int k = 0; k < states && k < scan.output_size(); ++k)
+        if (!scan.output(k).empty())
+            *nodes.Add() = plainNode("Identity", base + "/final_" + std::to_string(k),
+                                     {current[size_t(k)]}, {scan.output(k)});
+    for (int o = 0; o < scanOutputs && states + o < scan.output_size(); ++o) {
+        const std::string &out = scan.output(states + o);
+        if (out.empty())
+            continue;
+        std::vector<std::string> order = parts[size_t(o)];
+        if (outDirs[size_t(o)] != 0)
+            std::reverse(order.begin(), order.end());
+        const int64_t axis = outAxes[size_t(o)];
+        std::vector<std::string> stacked;
+        for (size_t p = 0; p < order.size(); ++p) {
+            const std::string name = fmt::format("{}/scan{}/part{}", base, o, p);
+            addAxisOp(nodes, "Unsqueeze", name, order[p], name + "_out", axis, opset);
+            stacked.push_back(name + "_out");
+        }
+        ::onnx::NodeProto concat =
+            plainNode("Concat", fmt::format("{}/scan{}", base, o), stacked, {out});
+        addIntAttribute(concat, "axis", axis);
+        *nodes.Add() = std::move(concat);
+    }
+    return true;
+}
+
 } // namespace
 
 Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const InferredLookup &known,
@@ -266,6 +409,13 @@ Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const Inf
     google::protobuf::RepeatedPtrField<::onnx::NodeProto> nodes;
     for (int i = 0; i < g->node_size(); ++i) {
         const ::onnx::NodeProto &loop = g->node(i);
+        if (loop.op_type() == "Scan" && isDefaultDomain(loop) && opset >= 9) {
+            REMAT_ASSIGN_OR_RETURN(const bool done, unrollScan(loop, i, opset, known, limits, total,
+                                                               *g, nodes, notes));
+            if (done)
+                ++unrolled;
+            continue;
+        }
         if (loop.op_type() != "Loop" || !isDefaultDomain(loop)) {
             *nodes.Add() = loop;
             continue;

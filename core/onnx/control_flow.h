@@ -4,6 +4,7 @@
 // - a Loop whose trip count is known at import (a constant, a static shape, or a scalar input
 //   the user gave) and whose condition stays true becomes its body repeated, each iteration's
 //   names prefixed "<loop>/iter<i>/", its iteration number a constant, its scan outputs stacked;
+//   so does a Scan over inputs of a static length (each step a Gather of every scanned input);
 // - tensor sequences whose every position is known (SequenceEmpty / Construct / Insert / Erase /
 //   At / Length, ConcatFromSequence, SplitToSequence) become lists of tensors: SequenceAt an
 //   Identity of the element, ConcatFromSequence a Concat, SplitToSequence a Split.
@@ -48,7 +49,8 @@ struct ControlFlowLimits
     int64_t maxNodes = 400000;
 };
 
-/// Replaces every top-level Loop that runs a number of times known at import by its iterations.
+/// Replaces every top-level Loop that runs a number of times known at import, and every Scan
+/// (opset 9 on) over inputs of a static length, by its iterations.
 /// Returns how many were unrolled; `notes` gets one line per Loop left as it is, saying why.
 Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const InferredLookup &known,
                                  const ControlFlowLimits &limits, std::vector<std::string> &notes);

@@ -595,8 +595,9 @@ Expected<int> Importer::writeOutControlFlow()
     REMAT_ASSIGN_OR_RETURN(int loops, unrollCountedLoops(*m_model, int(m_info.opsetVersion), known,
                                                          ControlFlowLimits{}, notes));
     if (loops > 0) {
-        m_controlFlowNotes.push_back(fmt::format("{} Loop{} unrolled (trip count known at import)",
-                                                 loops, loops == 1 ? "" : "s"));
+        m_controlFlowNotes.push_back(
+            fmt::format("{} Loop / Scan node{} unrolled (trip count known at import)", loops,
+                        loops == 1 ? "" : "s"));
         m_loopsUnrolled += loops;
         return loops;
     }

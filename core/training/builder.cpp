@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <optional>
+#include <set>
 
 namespace remat::core::training {
 
@@ -873,6 +874,8 @@ struct TorchLayout
     std::vector<TensorId> root;
     std::vector<std::vector<int64_t>> strides;
     std::vector<bool> copiedForMatmul;
+    /// How many copies: torch's CPU RNN layers project the whole sequence once per direction.
+    std::vector<int> copies;
 };
 
 std::vector<int64_t> dimsOf(const Tensor &t)
@@ -924,6 +927,7 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     L.root.resize(nt);
     L.strides.resize(nt);
     L.copiedForMatmul.assign(nt, false);
+    L.copies.assign(nt, 1);
     for (size_t i = 0; i < nt; ++i) {
         L.root[i] = TensorId(static_cast<int32_t>(i));
         L.strides[i] = contiguousStrides(dimsOf(g.tensor(TensorId(static_cast<int32_t>(i)))));
@@ -1009,6 +1013,22 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     // torch.matmul: a batched product reshapes each operand to [batch, rows, cols], a product with
     // a matrix folds the other operand's leading dims into its rows; bmm / mm save what they get,
     // a copy where the reshape could not be a view.
+    for (const Op &op : g.ops()) {
+        if (op.phase != Phase::Forward ||
+            (op.type != "GRU" && op.type != "LSTM" && op.type != "RNN") || op.inputs.empty())
+            continue;
+        // torch's RNN layers (ATen's CPU path) project the whole sequence X[T, B, I] at once per
+        // direction (linear on X reshaped to [T * B, I]): the product keeps a copy where that
+        // reshape cannot be a view (batch_first: the exporter's transposed X), one per direction.
+        const TensorId x = op.inputs[0];
+        const std::vector<int64_t> d = dimsOf(g.tensor(x));
+        if (d.size() != 3 || viewStrides(d, L.strides[x.index()], {d[0] * d[1], d[2]}))
+            continue;
+        const ir::Node *node = attributeNode(op, forward);
+        L.copiedForMatmul[x.index()] = true;
+        L.copies[x.index()] =
+            node && node->attrString("direction", "forward") == "bidirectional" ? 2 : 1;
+    }
     for (const Op &op : g.ops()) {
         if (op.phase != Phase::Forward || op.type != "Einsum")
             continue;
@@ -1097,13 +1117,19 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     const TorchLayout layout = torchLayout(g, forward);
     const std::vector<TensorId> &root = layout.root;
     auto storageOf = [&](const Op &reader, TensorId in) {
+        static const std::set<std::string> kCopying = {"MatMul", "Einsum", "GRU", "LSTM", "RNN"};
         if (layout.copiedForMatmul[in.index()] && reader.forwardOf.valid() &&
-            (g.op(reader.forwardOf).type == "MatMul" || g.op(reader.forwardOf).type == "Einsum")) {
+            kCopying.count(g.op(reader.forwardOf).type)) {
             const Op &mm = g.op(reader.forwardOf);
             if (std::find(mm.inputs.begin(), mm.inputs.end(), in) != mm.inputs.end())
                 return in;
         }
         return root[in.index()];
+    };
+    // A storage's bytes: a copy torch made (see storageOf) once per copy.
+    auto storageBytes = [&](TensorId key) {
+        const bool copy = layout.copiedForMatmul[key.index()] && root[key.index()] != key;
+        return g.tensor(key).bytes * (copy ? layout.copies[key.index()] : 1);
     };
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
@@ -1138,9 +1164,10 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 if (countedStorage[base.index()] || b.preloaded || weightDerived[base.index()])
                     continue; // a view of a counted storage, or of a parameter / buffer / the input
                 countedStorage[base.index()] = true;
-                s.savedForBackwardBytes += b.bytes;
+                const int64_t kept = storageBytes(base);
+                s.savedForBackwardBytes += kept;
                 ++s.savedForBackwardTensors;
-                s.savedForBackwardBytesByDtype[ir::dataTypeName(b.dtype)] += b.bytes;
+                s.savedForBackwardBytesByDtype[ir::dataTypeName(b.dtype)] += kept;
             }
             break;
         }
@@ -1159,7 +1186,7 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 !countedStorage[base.index()] || attributed[base.index()])
                 continue;
             attributed[base.index()] = true;
-            entry.bytes += g.tensor(base).bytes;
+            entry.bytes += storageBytes(base);
             entry.tensors.push_back(base);
         }
         if (!entry.tensors.empty())

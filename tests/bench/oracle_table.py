@@ -46,7 +46,7 @@ SPECIAL = {
     "mvit_v2_s": (["1x3x16x224x224"], {}, "batch 1 (batch 2 did not fit 23 GiB under torch's CPU autograd), 16x224x224: fixed relative-position sizes"),
 }
 HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conformer", "TokenPool",
-        "SpatialReduction"]
+        "SpatialReduction", "GRUClassifier", "LSTMTagger"]
 
 
 def all_models():

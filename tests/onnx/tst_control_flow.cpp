@@ -156,9 +156,10 @@ private slots:
         QCOMPARE(countOf(ops, "Loop"), 0L);
         QCOMPARE(countOf(ops, "Mul"), 4L);
         QCOMPARE(countOf(ops, "Concat"), 1L); // the stacked scan output
-        QVERIFY(std::any_of(
-            imported->info().importNotes.begin(), imported->info().importNotes.end(),
-            [](const std::string &n) { return n.find("1 Loop unrolled") != std::string::npos; }));
+        QVERIFY(std::any_of(imported->info().importNotes.begin(),
+                            imported->info().importNotes.end(), [](const std::string &n) {
+                                return n.find("1 Loop / Scan node unrolled") != std::string::npos;
+                            }));
         // Iteration names carry the Loop's name and the iteration (the explorer groups them).
         bool named = false;
         for (const ir::Node &n : imported->nodes())
@@ -173,6 +174,54 @@ private slots:
         QCOMPARE(s.gradInput.size(), size_t(6));
         for (double d : s.gradInput)
             QCOMPARE(d, 28.0);
+    }
+
+    void scanIsWrittenOut()
+    {
+        // (sN, ys) = Scan(s0 = 0, xs[4, 3]) { s, x: s2 = s + x; out: s2 } (a running sum);
+        // out = sN + ReduceSum(ys over the steps). With xs = 1: states 1, 2, 3, 4, so
+        // out = 4 + 10 = 14 per element; d out / d x_t = 1 + (4 - t): 5, 4, 3, 2.
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addFloatInput(g, "xs", {4, 3});
+        auto *zero = addNode(g, "/zero", "Constant", {}, {"s0"});
+        auto *za = zero->add_attribute();
+        za->set_name("value");
+        za->set_type(::onnx::AttributeProto::TENSOR);
+        za->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+        za->mutable_t()->add_dims(3);
+        for (int k = 0; k < 3; ++k)
+            za->mutable_t()->add_float_data(0.f);
+        auto *scan = addNode(g, "/Scan", "Scan", {"s0", "xs"}, {"sN", "ys"});
+        auto *n = scan->add_attribute();
+        n->set_name("num_scan_inputs");
+        n->set_type(::onnx::AttributeProto::INT);
+        n->set_i(1);
+        auto *body = addBranch(scan, "body");
+        body->add_input()->set_name("s");
+        body->add_input()->set_name("x");
+        addNode(body, "/add", "Add", {"s", "x"}, {"s2"});
+        body->add_output()->set_name("s2");
+        body->add_output()->set_name("s2");
+        addInts(g, "axes0", {0});
+        auto *sum = addNode(g, "/sum", "ReduceSum", {"ys", "axes0"}, {"total"});
+        auto *kd = sum->add_attribute();
+        kd->set_name("keepdims");
+        kd->set_type(::onnx::AttributeProto::INT);
+        kd->set_i(0);
+        addNode(g, "/out", "Add", {"sN", "total"}, {"out"});
+        g->add_output()->set_name("out");
+        auto imported = ox::importModel(f.write("scan.onnx", m));
+        QVERIFY2(imported.hasValue(), imported.status().message().c_str());
+        const auto ops = opTypes(*imported);
+        QCOMPARE(countOf(ops, "Scan"), 0L);
+        QCOMPARE(countOf(ops, "Gather"), 4L);
+        const Step s = runOnes(*imported, "xs", {4, 3}, {3});
+        QCOMPARE(s.loss, 14.0 * 3);
+        QCOMPARE(s.gradInput.size(), size_t(12));
+        for (size_t i = 0; i < s.gradInput.size(); ++i)
+            QCOMPARE(s.gradInput[i], double(5 - int(i / 3)));
     }
 
     void loopThatDecidesToStopStays()

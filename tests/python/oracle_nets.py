@@ -8,7 +8,8 @@ T5 (pre-RMSNorm without mean, relative position bias, encoder-decoder with cross
 U-Net (ConvTranspose up-sampling, skip concatenation), MLP-Mixer, Conformer (macaron FFN with
 SiLU, convolution module with GLU, depthwise conv and BatchNorm), MViT-style token pooling
 (torch.tensor_split, exported as a Loop over a tensor sequence), PVT / Segformer spatial-reduction
-attention (views by permute and reshape that a convolution saves as they are)."""
+attention (views by permute and reshape that a convolution saves as they are), a bidirectional
+GRU and a two-layer LSTM."""
 
 import math
 
@@ -537,3 +538,36 @@ class SpatialReduction(nn.Module):
         att = torch.softmax(q @ k.transpose(-2, -1) * (C // self.heads) ** -0.5, dim=-1)
         y = (att @ v).transpose(1, 2).reshape(B, N, C)
         return self.out((x + self.proj(y)).mean(1))
+
+
+# ---- recurrent -------------------------------------------------------------------------------
+class GRUClassifier(nn.Module):
+    """A bidirectional GRU over batch-first features (torch's CPU path projects the whole
+    sequence once per direction, through a copy of the time-major input), then the last step."""
+    example_input_specs = ["2x50x40"]
+
+    def __init__(self, feats=40, hidden=64, classes=10):
+        super().__init__()
+        self.emb = nn.Linear(feats, hidden)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True, bidirectional=True)
+        self.out = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.gru(torch.relu(self.emb(x)))
+        return self.out(y[:, -1])
+
+
+class LSTMTagger(nn.Module):
+    """A two-layer LSTM over time-major token embeddings (no batch_first: the input projection
+    reads a view), tagging every step."""
+    example_input_specs = ["24x2:int64:256"]
+
+    def __init__(self, vocab=256, d=48, hidden=64, tags=12):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.lstm = nn.LSTM(d, hidden, num_layers=2)
+        self.out = nn.Linear(hidden, tags)
+
+    def forward(self, idx):
+        y, _ = self.lstm(self.emb(idx))
+        return self.out(torch.tanh(y))

@@ -50,6 +50,9 @@ SAMPLE = {
                           1.0),
     f"{NETS}:SpatialReduction": (None, "PVT / Segformer attention: permute-reshape views into a strided conv",
                                  1.0),
+    f"{NETS}:GRUClassifier": (None, "bidirectional batch-first GRU (exported weight reordering, per-direction "
+                                    "input copies)", 1.0),
+    f"{NETS}:LSTMTagger": (None, "two-layer time-major LSTM over embeddings", 1.0),
 }
 
 
