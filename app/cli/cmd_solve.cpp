@@ -284,11 +284,15 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                          {"sweep_budgets", n},
                          {"frontier", list}};
         if (chain)
-            j["chain_dp"] = {
-                {"stages", chain->stages},           {"one_op_per_stage", chain->opChain},
-                {"slots", chain->slotCount},         {"slot_bytes", chain->slotBytes},
-                {"breakpoints", chain->breakpoints}, {"plans_simulated", chain->candidates.size()},
-                {"seconds", chain->seconds},         {"complete", chain->complete}};
+            j["chain_dp"] = {{"stages", chain->stages},
+                             {"one_op_per_stage", chain->opChain},
+                             {"slots", chain->slotCount},
+                             {"slot_bytes", chain->slotBytes},
+                             {"breakpoints", chain->breakpoints},
+                             {"plans_simulated", chain->candidates.size()},
+                             {"seconds", chain->seconds},
+                             {"complete", chain->complete},
+                             {"non_dominated_alone", chain->points.size()}};
         else
             j["chain_dp"] = {{"skipped", chainSkipped}};
         j["time_source"] = cost::timeSourceName(costs.timeSource);
@@ -300,11 +304,11 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                cost::timeSourceName(costs.timeSource));
     if (chain)
         fmt::print("chain DP: {} stages{}, {} slots of {} ({} breakpoints, {} plans simulated, "
-                   "{:.0f} ms){}\n",
+                   "{} non-dominated among them, {:.0f} ms){}\n",
                    chain->stages, chain->opChain ? " (one op each)" : " (blocks kept whole)",
                    chain->slotCount, formatBytes(int64_t(std::ceil(chain->slotBytes))),
-                   chain->breakpoints, chain->candidates.size(), chain->seconds * 1e3,
-                   chain->complete ? "" : "; stopped by the time limit");
+                   chain->breakpoints, chain->candidates.size(), chain->points.size(),
+                   chain->seconds * 1e3, chain->complete ? "" : "; stopped by the time limit");
     else
         fmt::print("chain DP skipped: {}\n", chainSkipped);
     fmt::print("sweep: every min-time solver at {} budgets\n", n);
