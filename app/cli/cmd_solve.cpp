@@ -10,6 +10,7 @@
 #include "core/io/plan_file.h"
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
+#include "core/solvers/chain_frontier.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 #if __has_include("core/io/node_link.h")
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -44,6 +46,7 @@ struct SolveOptions
     bool compare = false;
     bool pareto = false;
     int paretoPoints = 12;
+    int paretoSlots = 2000;
     std::string profile;
 };
 
@@ -124,11 +127,15 @@ nlohmann::json planJson(const solvers::Plan &p, const training::TrainingGraph &t
             {"checkpoints", ck}};
 }
 
-/// The budget-versus-recompute frontier: every min-time solver at budgets from the lowest peak
-/// any solver reaches to store-all's peak; per budget the least recompute found, and the best
-/// proven lower bound (checkmate-milp's, in its fixed-order model). A point is "exact" where the
-/// bound meets the plan, "bounded" where a bound exists, "found" otherwise; dominated points
-/// (another budget's plan no worse on peak and recompute) are dropped.
+/// The budget-versus-recompute frontier, from two sources merged:
+/// - chain-dp: rotor's DP table read at every memory (solvers/chain_frontier.h), each
+///   breakpoint's plan simulated: optimal in the DP's chain model (memory in slots), not proven
+///   against the simulator;
+/// - sweep: every min-time solver at --pareto-points budgets from the lowest peak any solver
+///   reaches to store-all's peak, with the best proven lower bound (checkmate-milp's, in its
+///   fixed-order model): "exact" where the bound meets the plan, "bounded" where a bound
+///   exists, "not proven" otherwise.
+/// A point another point beats on peak and recompute is dropped; every figure is simulated.
 int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const cost::Costs &costs,
               const std::vector<solvers::Pin> &pins, const sim::Timeline &storeAll,
               const solvers::SolverRegistry &registry)
@@ -147,7 +154,43 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         return p.status == solvers::SolveStatus::Optimal ||
                p.status == solvers::SolveStatus::Feasible;
     };
+    struct Point
+    {
+        std::string provenance; ///< "chain-dp" or "sweep"
+        std::string solver;
+        int64_t budget = 0;       ///< the sweep's budget; chain-dp: the plan's own peak
+        sim::Timeline timeline;   ///< the simulator's figures
+        double boundSeconds = -1; ///< proven lower bound on recompute seconds (-1: none)
+        int memorySlots = -1;     ///< chain-dp: the DP memory the plan was read at
+    };
+    std::vector<Point> points;
+
+    // The chain DP: one table, every memory.
+    std::optional<solvers::ChainFrontier> chain;
+    std::string chainSkipped;
+    {
+        solvers::SolveRequest r;
+        r.graph = &tg;
+        r.costs = &costs;
+        r.pins = pins;
+        r.timeLimitSeconds = o.timeLimit;
+        solvers::ChainFrontierOptions co;
+        co.slotCount = o.paretoSlots;
+        auto f = solvers::chainFrontier(r, co);
+        if (f) {
+            for (const solvers::FrontierPoint &p : f->candidates)
+                points.push_back({"chain-dp", p.source == "store-all" ? "store-all" : "rotor",
+                                  p.timeline.peakBytes, p.timeline,
+                                  p.source == "store-all" ? 0 : -1, p.memorySlots});
+            chain = std::move(*f);
+        } else {
+            chainSkipped = f.status().message();
+        }
+    }
+
     int64_t lowest = storeAll.peakBytes;
+    for (const Point &p : points)
+        lowest = std::min(lowest, p.timeline.peakBytes);
     for (const auto &s : registry.solvers()) {
         if (!s->capabilities().minPeak || s->id() == "offload")
             continue;
@@ -155,17 +198,12 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         if (p && answered(*p))
             lowest = std::min(lowest, p->timeline.peakBytes);
     }
-    struct Point
-    {
-        int64_t budget = 0;
-        std::optional<solvers::Plan> plan;
-        double boundSeconds = -1; ///< proven lower bound on recompute seconds (-1: none)
-    };
-    std::vector<Point> points;
     const int n = std::max(2, o.paretoPoints);
     for (int k = 0; k < n; ++k) {
         Point pt;
+        pt.provenance = "sweep";
         pt.budget = lowest + (storeAll.peakBytes - lowest) * k / (n - 1);
+        std::optional<solvers::Plan> best;
         for (const auto &s : registry.solvers()) {
             if (!s->capabilities().minTime || s->id() == "offload")
                 continue;
@@ -178,71 +216,118 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                 pt.boundSeconds = std::max(pt.boundSeconds, p->bound);
             if (!answered(*p) || p->timeline.peakBytes > pt.budget)
                 continue;
-            if (!pt.plan || p->timeline.recomputeSeconds < pt.plan->timeline.recomputeSeconds ||
-                (p->timeline.recomputeSeconds == pt.plan->timeline.recomputeSeconds &&
-                 p->timeline.peakBytes < pt.plan->timeline.peakBytes))
-                pt.plan = std::move(*p);
+            if (!best || p->timeline.recomputeSeconds < best->timeline.recomputeSeconds ||
+                (p->timeline.recomputeSeconds == best->timeline.recomputeSeconds &&
+                 p->timeline.peakBytes < best->timeline.peakBytes))
+                best = std::move(*p);
         }
+        if (!best)
+            continue;
+        pt.solver = best->solver;
+        pt.timeline = best->timeline;
+        if (best->solver == "store-all" && best->timeline.recomputeSeconds == 0)
+            pt.boundSeconds = 0;
         points.push_back(std::move(pt));
     }
-    // Drop points another point's plan dominates (equal plans keep the smallest budget).
+    // Drop points another point beats on peak and recompute (of equal points, the first: the
+    // chain DP's, then the sweep's by budget).
     std::vector<const Point *> frontier;
-    for (const Point &a : points) {
-        if (!a.plan)
-            continue;
+    for (size_t i = 0; i < points.size(); ++i) {
+        const sim::Timeline &a = points[i].timeline;
         bool dominated = false;
-        for (const Point &b : points)
-            if (&a != &b && b.plan && b.plan->timeline.peakBytes <= a.plan->timeline.peakBytes &&
-                b.plan->timeline.recomputeSeconds <= a.plan->timeline.recomputeSeconds &&
-                (b.plan->timeline.peakBytes < a.plan->timeline.peakBytes ||
-                 b.plan->timeline.recomputeSeconds < a.plan->timeline.recomputeSeconds ||
-                 b.budget < a.budget))
-                dominated = true;
+        for (size_t j = 0; j < points.size() && !dominated; ++j) {
+            const sim::Timeline &b = points[j].timeline;
+            const double tol = 1e-9 * std::max(a.recomputeSeconds, b.recomputeSeconds);
+            const bool noWorse =
+                b.peakBytes <= a.peakBytes && b.recomputeSeconds <= a.recomputeSeconds + tol;
+            const bool better =
+                b.peakBytes < a.peakBytes || b.recomputeSeconds < a.recomputeSeconds - tol;
+            dominated = i != j && noWorse && (better || j < i);
+        }
         if (!dominated)
-            frontier.push_back(&a);
+            frontier.push_back(&points[i]);
     }
+    std::sort(frontier.begin(), frontier.end(), [](const Point *a, const Point *b) {
+        return a->timeline.peakBytes < b->timeline.peakBytes;
+    });
     const double oneCompute = storeAll.oneComputeSeconds > 0 ? storeAll.oneComputeSeconds : 1;
     auto kindOf = [&](const Point &p) {
         if (p.boundSeconds < 0)
-            return std::string("found");
-        return p.plan->timeline.recomputeSeconds <= p.boundSeconds * (1 + 1e-6) + 1e-15
+            return std::string("not proven");
+        return p.timeline.recomputeSeconds <= p.boundSeconds * (1 + 1e-6) + 1e-15
                    ? std::string("exact")
                    : std::string("bounded");
+    };
+    auto gapPercent = [&](const Point &p) {
+        return p.boundSeconds >= 0
+                   ? 100.0 * (p.timeline.recomputeSeconds - p.boundSeconds) / oneCompute
+                   : -1.0;
     };
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const Point *p : frontier)
-            list.push_back({{"budget_bytes", p->budget},
-                            {"solver", p->plan->solver},
-                            {"peak_bytes", p->plan->timeline.peakBytes},
-                            {"tdi_percent", p->plan->timeline.tdiPercent()},
+            list.push_back({{"provenance", p->provenance},
+                            {"solver", p->solver},
+                            {"budget_bytes", p->budget},
+                            {"memory_slots", p->memorySlots},
+                            {"peak_bytes", p->timeline.peakBytes},
+                            {"activation_peak_bytes", p->timeline.activationPeakBytes},
+                            {"recompute_time", p->timeline.recomputeSeconds},
+                            {"tdi_percent", p->timeline.tdiPercent()},
                             {"lower_bound_tdi_percent",
                              p->boundSeconds >= 0 ? 100.0 * p->boundSeconds / oneCompute : -1.0},
-                            {"kind", kindOf(*p)}});
+                            {"gap_tdi_percent", gapPercent(*p)},
+                            {"kind", kindOf(*p)},
+                            {"simulated", true}});
         nlohmann::json j{{"store_all_peak_bytes", storeAll.peakBytes},
                          {"lowest_peak_bytes", lowest},
+                         {"sweep_budgets", n},
                          {"frontier", list}};
+        if (chain)
+            j["chain_dp"] = {{"stages", chain->stages},
+                             {"one_op_per_stage", chain->opChain},
+                             {"slots", chain->slotCount},
+                             {"slot_bytes", chain->slotBytes},
+                             {"breakpoints", chain->breakpoints},
+                             {"plans_simulated", chain->candidates.size()},
+                             {"seconds", chain->seconds},
+                             {"complete", chain->complete},
+                             {"non_dominated_alone", chain->points.size()}};
+        else
+            j["chain_dp"] = {{"skipped", chainSkipped}};
         j["time_source"] = cost::timeSourceName(costs.timeSource);
         std::printf("%s\n", j.dump(1).c_str());
         return frontier.empty() ? 1 : 0;
     }
-    fmt::print(
-        "{}: Pareto frontier, {} budgets from the lowest peak {} to store-all's {} (times: {})\n",
-        o.input.model, n, formatBytes(lowest), formatBytes(storeAll.peakBytes),
-        cost::timeSourceName(costs.timeSource));
-    fmt::print("{:>12} {:<15} {:>12} {:>11} {:>13} {:<8}\n", "budget", "best solver", "peak",
-               "recompute %", "lower bound %", "kind");
+    fmt::print("{}: Pareto frontier, lowest peak {} to store-all's {} (times: {})\n", o.input.model,
+               formatBytes(lowest), formatBytes(storeAll.peakBytes),
+               cost::timeSourceName(costs.timeSource));
+    if (chain)
+        fmt::print("chain DP: {} stages{}, {} slots of {} ({} breakpoints, {} plans simulated, "
+                   "{} non-dominated among them, {:.0f} ms){}\n",
+                   chain->stages, chain->opChain ? " (one op each)" : " (blocks kept whole)",
+                   chain->slotCount, formatBytes(int64_t(std::ceil(chain->slotBytes))),
+                   chain->breakpoints, chain->candidates.size(), chain->points.size(),
+                   chain->seconds * 1e3, chain->complete ? "" : "; stopped by the time limit");
+    else
+        fmt::print("chain DP skipped: {}\n", chainSkipped);
+    fmt::print("sweep: every min-time solver at {} budgets\n", n);
+    fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11} {:>13} {:<10}\n", "peak", "source", "solver",
+               "budget", "recompute %", "lower bound %", "kind");
     for (const Point *p : frontier)
-        fmt::print("{:>12} {:<15} {:>12} {:>11.2f} {:>13} {:<8}\n", formatBytes(p->budget),
-                   p->plan->solver, formatBytes(p->plan->timeline.peakBytes),
-                   p->plan->timeline.tdiPercent(),
+        fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11.2f} {:>13} {:<10}\n",
+                   formatBytes(p->timeline.peakBytes), p->provenance, p->solver,
+                   p->provenance == "sweep" ? formatBytes(p->budget) : std::string("-"),
+                   p->timeline.tdiPercent(),
                    p->boundSeconds >= 0
                        ? fmt::format("{:.2f}", 100.0 * p->boundSeconds / oneCompute)
                        : std::string("-"),
                    kindOf(*p));
-    fmt::print(
-        "kind: exact = a proven lower bound (checkmate-milp, fixed op order) meets the plan; "
-        "bounded = the bound is below it; found = no bound\n");
+    fmt::print("every figure is the simulator's. chain-dp: the least DP time at each memory of "
+               "rotor's chain model (memory rounded up to slots; --pareto-slots for finer); "
+               "sweep: the best min-time plan at a budget. kind: exact = a proven lower bound "
+               "(checkmate-milp, fixed op order) meets the plan; bounded = the bound is below it; "
+               "not proven = no bound\n");
     return frontier.empty() ? 1 : 0;
 }
 
@@ -418,10 +503,15 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_flag("--compare", opts->compare, "run every solver and print one table");
     cmd->add_flag(
         "--pareto", opts->pareto,
-        "budget vs recompute frontier: every min-time solver at --pareto-points budgets "
-        "from the lowest peak to store-all, with proven lower bounds where CBC gives them");
+        "budget vs recompute frontier: rotor's DP read at every memory (every breakpoint's "
+        "plan simulated), merged with every min-time solver at --pareto-points budgets from "
+        "the lowest peak to store-all, with proven lower bounds where CBC gives them");
     cmd->add_option("--pareto-points", opts->paretoPoints,
                     "budgets in the --pareto sweep (default 12)");
+    cmd->add_option("--pareto-slots", opts->paretoSlots,
+                    "memory slots of the --pareto chain DP (default 2000; more is finer, capped "
+                    "at 60 M table entries)")
+        ->check(CLI::Range(10, 1000000));
     cmd->add_option(
         "--objective", opts->objective,
         "min-peak or min-time (default: min-time when a budget is given, else min-peak)");

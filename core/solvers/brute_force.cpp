@@ -3,6 +3,8 @@
 #include "core/sim/simulator.h"
 #include "core/solvers/lowering.h"
 
+#include <algorithm>
+
 namespace remat::core::solvers {
 
 Expected<BruteForceResult> bruteForceCheckpoints(const training::TrainingGraph &graph,
@@ -31,6 +33,7 @@ Expected<BruteForceResult> bruteForceCheckpoints(const training::TrainingGraph &
     so.validate = true;
     const uint64_t sets = uint64_t(1) << units.size();
     std::vector<TensorId> keep;
+    std::vector<BruteForceBest> all;
     for (uint64_t mask = 0; mask < sets; ++mask) {
         keep.clear();
         for (size_t u = 0; u < units.size(); ++u)
@@ -55,7 +58,18 @@ Expected<BruteForceResult> bruteForceCheckpoints(const training::TrainingGraph &
                  t.peakBytes < mt.timeline.peakBytes))
                 mt = {true, kept, t};
         }
+        if (options.frontier)
+            all.push_back({true, kept, t});
     }
+    std::stable_sort(all.begin(), all.end(), [](const BruteForceBest &a, const BruteForceBest &b) {
+        if (a.timeline.peakBytes != b.timeline.peakBytes)
+            return a.timeline.peakBytes < b.timeline.peakBytes;
+        return a.timeline.recomputeSeconds < b.timeline.recomputeSeconds;
+    });
+    for (BruteForceBest &b : all)
+        if (r.frontier.empty() ||
+            b.timeline.recomputeSeconds < r.frontier.back().timeline.recomputeSeconds)
+            r.frontier.push_back(std::move(b));
     return r;
 }
 

@@ -19,6 +19,7 @@ struct BruteForceOptions
     int64_t budgetBytes = 0; ///< for the min-time optimum (0: not searched)
     size_t maxUnits = 16;    ///< refuse graphs with more keep units (2^units sets)
     std::vector<Pin> pins;
+    bool frontier = false; ///< also collect the (peak, recompute) Pareto frontier
 };
 
 struct BruteForceBest
@@ -32,7 +33,10 @@ struct BruteForceResult
 {
     BruteForceBest minPeak; ///< lowest peak; ties: least compute time
     BruteForceBest minTime; ///< least recompute time with peak <= budget; ties: lower peak
-    size_t units = 0;       ///< keep units: forward ops with outputs something reads
+    /// With BruteForceOptions::frontier: the sets no other set beats on both peak and recompute
+    /// (no worse on both, better on one), ascending peak; of equal sets, the first found.
+    std::vector<BruteForceBest> frontier;
+    size_t units = 0; ///< keep units: forward ops with outputs something reads
     size_t evaluated = 0;
 };
 

@@ -13,6 +13,12 @@ std::unique_ptr<Solver> makeStoreAllSolver();
 /// store-all's plan for `request` (its pins honoured), without the framework's guard: the
 /// baseline the guard checks every other solver's plan against.
 Expected<Plan> storeAllPlan(const SolveRequest &request);
+/// Appends the graph's optimizer step to a plan of the graph without it: its update ops read
+/// only preloaded tensors and parameter gradients (resident at the end of every valid schedule),
+/// so they run last, in order, before the End mark. A weight a plan streamed to the host
+/// (offload) is prefetched for its update and freed after it (the copy of the updated weight
+/// back to the host is not modelled). Solver::solve and the chain frontier use it.
+void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &graph);
 std::unique_ptr<Solver> makeChenSqrtnSolver();
 std::unique_ptr<Solver> makeChenGreedySolver();
 std::unique_ptr<Solver> makeRevolveSolver();

@@ -145,10 +145,8 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
     return out;
 }
 
-/// The optimizer step after any plan: its update ops read only preloaded tensors and parameter
-/// gradients (resident at the end of every valid schedule), so they run last, in order, before
-/// the End mark. A weight a plan streamed to the host (offload) is prefetched for its update and
-/// freed after it (the copy of the updated weight back to the host is not modelled).
+} // namespace
+
 void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &graph)
 {
     const size_t n = graph.tensorCount();
@@ -185,8 +183,6 @@ void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &g
         at = s.steps.end() - 1;
     s.steps.insert(at, tail.steps.begin(), tail.steps.end());
 }
-
-} // namespace
 
 Expected<Plan> Solver::solveWithOptimizerStep(const SolveRequest &request) const
 {

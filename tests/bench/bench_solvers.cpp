@@ -7,12 +7,15 @@
 // issue-16 cut targets for --target-model files (ResNet-152 and DenseNet-201 at batch 16,
 // exported as ../shared/corpus/README.md describes): the best activation cut among plans with at
 // most 35% recompute, min-peak plans and min-time plans over a budget sweep refined by a
-// per-solver bisection on the budget, against 86% / 91%.
+// per-solver bisection on the budget, against 86% / 91%; a second row adds the plans of the chain
+// frontier on activation memory (rotor's DP at every memory, chain_frontier.h, 2000 and 5000
+// slots), scored by the same rule.
 // Solve times are the median of --repeat runs (default 5; one run when a solve takes over 1 s).
 // Usage: bench_solvers [--quick] [--no-cbc] [--cbc-seconds S] [--repeat N]
 //                      [--target-model PATH[:BATCH]]... [model ...]
 #include "core/cost/roofline.h"
 #include "core/onnx/importer.h"
+#include "core/solvers/chain_frontier.h"
 #include "core/solvers/registry.h"
 #include "core/training/builder.h"
 #include "core/util/bytes.h"
@@ -191,8 +194,8 @@ int main(int argc, char **argv)
             "and min-time plans at 10 budgets between the lowest peak and store-all, then a "
             "per-solver budget bisection towards the 35% cap)\n\n");
         fmt::print(
-            "| model | batch | best solver | objective | act. peak | act. cut | TDI % | target | "
-            "met |\n|---|---|---|---|---|---|---|---|---|\n");
+            "| model | batch | plans from | best | objective | act. peak | act. cut | TDI % | "
+            "target | met |\n|---|---|---|---|---|---|---|---|---|---|\n");
     }
     for (const auto &[path, batch] : targetModels) {
         auto l = load(path, batch);
@@ -258,21 +261,56 @@ int main(int argc, char **argv)
                 }
             }
         }
-        if (!best) {
-            fmt::print("| {} | {} | none at <= 35% | | | | | {:.0f}% | no |\n", path, batch,
-                       target);
-            continue;
+        auto printRow = [&](const std::optional<solvers::Plan> &b, const std::string &source) {
+            if (!b) {
+                fmt::print("| {} | {} | {} | none at <= 35% | | | | | {:.0f}% | no |\n", path,
+                           batch, source, target);
+                return;
+            }
+            const double cut = 100.0 * (1 - double(b->timeline.activationPeakBytes) / base);
+            fmt::print(
+                "| {} | {} | {} | {} | {} | {} | {:.1f}% | {:.1f} | {:.0f}% | {} |\n", path, batch,
+                source, b->solver, solvers::objectiveName(b->objective),
+                formatBytes(b->timeline.activationPeakBytes), cut, b->timeline.tdiPercent(), target,
+                target > 0 ? (cut >= target ? "yes"
+                                            : "no, short by " +
+                                                  fmt::format("{:.1f}", target - cut) + " points")
+                           : "-");
+        };
+        printRow(best, "solvers");
+        // The chain frontier on activation memory: every DP breakpoint's plan, simulated (its
+        // own best row, then merged with the solvers').
+        std::optional<solvers::Plan> frontierBest;
+        for (int slotCount : {2000, 5000}) {
+            solvers::SolveRequest r;
+            r.graph = &l->graph;
+            r.costs = &l->costs;
+            r.timeLimitSeconds = 120;
+            const auto t0 = std::chrono::steady_clock::now();
+            auto f = solvers::chainFrontier(
+                r, {.slotCount = slotCount, .memory = solvers::FrontierMemory::Activation});
+            if (!f) {
+                fmt::print("| {} | {} | chain frontier: {} |\n", path, batch,
+                           f.status().toString());
+                continue;
+            }
+            for (const solvers::FrontierPoint &c : f->candidates) {
+                solvers::Plan p;
+                p.solver = fmt::format(
+                    "chain-dp ({} slots, {} plans, {:.2f} s)", f->slotCount, f->candidates.size(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                p.status = solvers::SolveStatus::Feasible;
+                p.objective = solvers::Objective::MinTime;
+                p.timeline = c.timeline;
+                if (p.timeline.tdiPercent() <= 35.0 &&
+                    (!frontierBest ||
+                     p.timeline.activationPeakBytes < frontierBest->timeline.activationPeakBytes))
+                    frontierBest = p;
+                consider(std::move(p));
+            }
         }
-        const double cut = 100.0 * (1 - double(best->timeline.activationPeakBytes) / base);
-        fmt::print("| {} | {} | {} | {} | {} | {:.1f}% | {:.1f} | {:.0f}% | {} |\n", path, batch,
-                   best->solver, solvers::objectiveName(best->objective),
-                   formatBytes(best->timeline.activationPeakBytes), cut,
-                   best->timeline.tdiPercent(), target,
-                   target > 0
-                       ? (cut >= target
-                              ? "yes"
-                              : "no, short by " + fmt::format("{:.1f}", target - cut) + " points")
-                       : "-");
+        printRow(frontierBest, "chain frontier alone");
+        printRow(best, "solvers + chain frontier");
         std::fflush(stdout);
     }
     if (quick)

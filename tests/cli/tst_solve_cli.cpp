@@ -18,6 +18,11 @@
 // - `--pareto --pareto-points 4 --json`: a frontier of points with peaks within their budgets,
 //   recompute falling as the budget grows, every lower bound at or below its plan's recompute,
 //   and store-all's peak (0% recompute) the last point.
+// - `--pareto --json` on the corpus MLP (a plain chain, batch 4096): the chain DP ran (one op per
+//   stage, its slots and slot size stated), every point simulated and labelled (chain-dp or
+//   sweep; exact, bounded or not proven), peaks strictly rising and recompute strictly falling,
+//   no lower bound above its plan, store-all's peak last at 0%, and rotor asked for each point's
+//   peak as its budget finds no plan with less recompute; --pareto-slots 5 is refused.
 #include "common/test_support.h"
 
 #include <QElapsedTimer>
@@ -255,6 +260,54 @@ private slots:
         }
         QCOMPARE(lastTdi, 0.0);
         QCOMPARE(lastBudget, o.value("store_all_peak_bytes").toDouble());
+    }
+
+    void paretoChainDp()
+    {
+        const QString mlp = sharedPath("corpus/with_weights/mlp.onnx");
+        if (!QFileInfo::exists(mlp))
+            QSKIP("corpus mlp not found");
+        const Run r = runRemat({"solve", mlp, "--batch", "4096", "--pareto", "--pareto-points", "3",
+                                "--time-limit", "2", "--json"},
+                               120000);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        const QJsonObject dp = o.value("chain_dp").toObject();
+        QVERIFY2(dp.value("one_op_per_stage").toBool(), r.out.constData());
+        QCOMPARE(dp.value("slots").toInt(), 2000);
+        QVERIFY(dp.value("slot_bytes").toDouble() > 0);
+        QVERIFY(dp.value("breakpoints").toInt() >= 1);
+        const QJsonArray f = o.value("frontier").toArray();
+        QVERIFY2(f.size() >= 2, r.out.constData());
+        double lastPeak = -1, lastTdi = 1e300;
+        for (const QJsonValue &v : f) {
+            const QJsonObject p = v.toObject();
+            QVERIFY(p.value("simulated").toBool());
+            const QString prov = p.value("provenance").toString();
+            QVERIFY2(prov == "chain-dp" || prov == "sweep", qPrintable(prov));
+            const QString kind = p.value("kind").toString();
+            QVERIFY2(kind == "exact" || kind == "bounded" || kind == "not proven",
+                     qPrintable(kind));
+            const double peak = p.value("peak_bytes").toDouble();
+            const double tdi = p.value("tdi_percent").toDouble();
+            QVERIFY(peak > lastPeak);
+            QVERIFY(tdi < lastTdi);
+            QVERIFY(p.value("lower_bound_tdi_percent").toDouble() <= tdi + 1e-6);
+            QCOMPARE(kind == "not proven", p.value("lower_bound_tdi_percent").toDouble() < 0);
+            // Rotor with this peak as its budget finds nothing better.
+            const Run q = runRemat({"solve", mlp, "--batch", "4096", "--solver", "rotor",
+                                    "--budget", QString::number(qint64(peak)), "--json"});
+            const QJsonObject plan = QJsonDocument::fromJson(q.out).object();
+            if (q.exitCode == 0 && plan.value("status").toString() != "infeasible")
+                QVERIFY2(plan.value("tdi_percent").toDouble() >= tdi - 1e-6, q.out.constData());
+            lastPeak = peak;
+            lastTdi = tdi;
+        }
+        QCOMPARE(lastTdi, 0.0);
+        QCOMPARE(lastPeak, o.value("store_all_peak_bytes").toDouble());
+        const Run bad = runRemat({"solve", mlp, "--pareto", "--pareto-slots", "5"});
+        QVERIFY(bad.exitCode != 0);
+        QVERIFY2(bad.err.contains("pareto-slots"), bad.err.constData());
     }
 
     void infeasibleBudget()

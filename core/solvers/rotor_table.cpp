@@ -1,0 +1,246 @@
+#include "core/solvers/rotor_table.h"
+
+#include "core/training/training_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+namespace remat::core::solvers {
+namespace {
+
+constexpr float kInf = RotorTable::kInfinity;
+
+// The DP's inner loops, vectorised: -O2 (the project's release level) does not vectorise loops
+// whose trip count is unknown, and these take nearly all of the solver's time.
+#if defined(__GNUC__) && !defined(__clang__)
+#define REMAT_ROTOR_VECTORISE [[gnu::optimize("tree-loop-vectorize", "vect-cost-model=dynamic")]]
+#else
+#define REMAT_ROTOR_VECTORISE
+#endif
+
+/// best[m] = min(best[m], a + right[m - shift] + left[m]) for m in [from, to].
+REMAT_ROTOR_VECTORISE void minPlus(float *__restrict best, const float *__restrict right,
+                                   const float *__restrict left, float a, int shift, int from,
+                                   int to)
+{
+    for (int m = from; m <= to; ++m)
+        best[m] = std::min(best[m], a + right[m - shift] + left[m]);
+}
+
+/// best[m] = min(best[m], here + rest[m - shift]) where self[m] is finite, m in [from, to].
+REMAT_ROTOR_VECTORISE void minKeepTape(float *__restrict best, const float *__restrict self,
+                                       const float *__restrict rest, float here, int shift,
+                                       int from, int to)
+{
+    for (int m = from; m <= to; ++m) {
+        const float v = self[m] < kInf ? here + rest[m - shift] : kInf;
+        best[m] = std::min(best[m], v);
+    }
+}
+
+} // namespace
+
+RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const StageOps &ops,
+                      int slots, int maxSlots, double maxEntries)
+{
+    const int L = static_cast<int>(view.stageCount());
+    // Bytes per stage, then slots.
+    std::vector<double> cw(L + 1, 0), cbw(L + 1, 0), ft(L, 0), bt(L, 0);
+    const auto &g = facts.graph();
+    for (int k = 1; k < L; ++k)
+        cw[k] = double(view.boundaryBytes[k - 1]);
+    {
+        // The network output: what the loss reads.
+        double out = 0;
+        for (OpId l : ops.loss)
+            for (TensorId t : g.op(l).inputs)
+                if (facts.isForwardTensor(t))
+                    out += double(g.tensor(t).bytes);
+        cw[L] = out;
+    }
+    double total = 0;
+    for (int k = 0; k < L; ++k) {
+        cbw[k + 1] = double(view.tapeBytes[k]) + cw[k + 1];
+        ft[k] = double(view.largestBytes[k]);
+        bt[k] = 2.0 * double(view.largestBytes[k]);
+        total += cw[k + 1] + cbw[k + 1];
+    }
+    if (L > 0)
+        total += 2.0 * *std::max_element(bt.begin(), bt.end());
+    slots = std::clamp(slots, 10, std::max(10, maxSlots));
+    // Keep the table within maxEntries entries.
+    const double pairs = double(L) * (L + 1) / 2;
+    slots = int(std::max(10.0, std::min(double(slots), maxEntries / std::max(1.0, pairs))));
+    const double unit = std::max(1.0, total / slots);
+    auto toSlots = [&](double b) { return int(std::ceil(b / unit)); };
+    RotorChain c;
+    c.L = L;
+    c.slotCount = slots;
+    c.unit = unit;
+    c.totalBytes = total;
+    for (int k = 0; k <= L; ++k) {
+        c.cw.push_back(toSlots(cw[k]));
+        c.cbw.push_back(toSlots(cbw[k]));
+    }
+    for (int k = 0; k < L; ++k) {
+        c.fwdTmp.push_back(toSlots(ft[k]));
+        c.bwdTmp.push_back(toSlots(bt[k]));
+        c.fw.push_back(view.forwardSeconds[k]);
+        c.bw.push_back(view.backwardSeconds[k]);
+    }
+    return c;
+}
+
+FloatTable::FloatTable(size_t count, float fill) : m_count(count)
+{
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t bytes = std::max<size_t>(1, count * sizeof(float));
+    if (bytes >= kHuge) {
+        const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+        m_data.reset(static_cast<float *>(std::aligned_alloc(kHuge, rounded)));
+#ifdef __linux__
+        if (m_data)
+            madvise(m_data.get(), rounded, MADV_HUGEPAGE);
+#endif
+    }
+    if (!m_data)
+        m_data.reset(static_cast<float *>(std::malloc(bytes)));
+    if (!m_data)
+        throw std::bad_alloc();
+    std::fill(m_data.get(), m_data.get() + count, fill);
+}
+
+void FloatTable::Free::operator()(float *p) const { std::free(p); }
+
+RotorTable::RotorTable(const RotorChain &c)
+    : m_c(c), m_opt(size_t(c.slotCount + 1) * (size_t(c.L) * (c.L + 1) / 2), kInf)
+{
+}
+
+/// Row of pair (i, j), i <= j, packed by length d = j - i; a row holds every memory m, so the DP
+/// streams over contiguous memory for a fixed pair.
+size_t RotorTable::row(int i, int j) const
+{
+    const int d = j - i;
+    const size_t before = size_t(d) * m_c.L - size_t(d) * (d - 1) / 2;
+    return (before + i) * size_t(m_c.slotCount + 1);
+}
+
+/// The choice behind opt(m, i, j) for i < j: 0 keeps stage i's tape, k > i keeps x_k; -1 none.
+/// Not stored: re-evaluated in the table's order (the first strictly better choice wins), with
+/// the same float expressions, so it names the value the table holds.
+int RotorTable::what(int m, int i, int j) const
+{
+    const RotorChain &c = m_c;
+    float best = kInf;
+    int choice = -1;
+    if (m >= c.cbw[i + 1] && opt(m, i, i) < kInf) {
+        const float v = float(c.fw[i] + c.bw[i]) + opt(m - c.cbw[i + 1], i + 1, j);
+        if (v < best) {
+            best = v;
+            choice = 0;
+        }
+    }
+    double ahead = 0;
+    for (int k = i + 1; k <= j; ++k) {
+        ahead += c.fw[k - 1];
+        if (m < c.cw[k])
+            continue;
+        const float v = float(ahead) + opt(m - c.cw[k], k, j) + opt(m, i, k - 1);
+        if (v < best) {
+            best = v;
+            choice = k;
+        }
+    }
+    return choice;
+}
+
+bool RotorTable::compute(const StopToken &stop)
+{
+    const RotorChain &c = m_c;
+    const int slots = c.slotCount;
+    for (int i = 0; i < c.L; ++i) {
+        const int need = c.cw[i + 1] + c.cbw[i + 1] + std::max(c.fwdTmp[i], c.bwdTmp[i]);
+        float *o = &m_opt.data()[row(i, i)];
+        for (int m = std::max(0, need); m <= slots; ++m)
+            o[m] = float(c.fw[i] + c.bw[i]);
+    }
+    for (int d = 1; d < c.L; ++d) {
+        if (stop.stopRequested())
+            return false;
+        for (int i = 0; i + d < c.L; ++i) {
+            const int j = i + d;
+            int mmin = c.cw[j + 1] + c.cw[i + 1] + c.fwdTmp[i];
+            for (int k = i + 1; k < j; ++k)
+                mmin = std::max(mmin, c.cw[j + 1] + c.cw[k] + c.cw[k + 1] + c.fwdTmp[k]);
+            mmin = std::max(mmin, 0);
+            if (mmin > slots)
+                continue;
+            float *__restrict best = &m_opt.data()[row(i, j)];
+            // Keep the tape of stage i, solve i+1..j, then stage i's backward (infinite where
+            // stage i alone does not fit: its own row is infinite there).
+            {
+                const float *self = &m_opt.data()[row(i, i)];
+                const float *rest = &m_opt.data()[row(i + 1, j)];
+                const float here = float(c.fw[i] + c.bw[i]);
+                const int shift = c.cbw[i + 1];
+                minKeepTape(best, self, rest, here, shift, std::max(mmin, shift), slots);
+            }
+            // Keep only stage i's input, run forward to k, keep x_k, solve k..j, redo i..k-1.
+            double ahead = 0;
+            for (int k = i + 1; k <= j; ++k) {
+                ahead += c.fw[k - 1];
+                const float a = float(ahead);
+                const float *__restrict right = &m_opt.data()[row(k, j)];
+                const float *__restrict left = &m_opt.data()[row(i, k - 1)];
+                const int shift = c.cw[k];
+                minPlus(best, right, left, a, shift, std::max(mmin, shift), slots);
+            }
+        }
+    }
+    return true;
+}
+
+std::vector<OpId> RotorTable::sequence(int m, const StageOps &ops) const
+{
+    std::vector<OpId> seq;
+    bool lossDone = false;
+    struct Task
+    {
+        int kind, m, i, j;
+    }; // kind 0: solve, 1: backward of stage i
+    std::vector<Task> stack{{0, m, 0, m_c.L - 1}};
+    while (!stack.empty()) {
+        const Task t = stack.back();
+        stack.pop_back();
+        if (t.kind == 1) {
+            appendBackward(ops, t.i, &seq);
+            continue;
+        }
+        if (t.i == t.j) {
+            appendForward(ops, t.i, &seq, &lossDone);
+            appendBackward(ops, t.i, &seq);
+            continue;
+        }
+        const int choice = what(t.m, t.i, t.j);
+        if (choice <= 0) {
+            appendForward(ops, t.i, &seq, &lossDone);
+            stack.push_back({1, 0, t.i, t.i});
+            stack.push_back({0, t.m - m_c.cbw[t.i + 1], t.i + 1, t.j});
+        } else {
+            for (int a = t.i; a < choice; ++a)
+                appendForward(ops, a, &seq, &lossDone);
+            stack.push_back({0, t.m, t.i, choice - 1});
+            stack.push_back({0, t.m - m_c.cw[choice], choice, t.j});
+        }
+    }
+    return seq;
+}
+
+} // namespace remat::core::solvers

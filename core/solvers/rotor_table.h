@@ -1,0 +1,82 @@
+#pragma once
+// Rotor's dynamic program (Beaumont et al., ACM TOMS 2024) on the chain of articulation points,
+// shared by the rotor solver and the chain frontier (chain_frontier.h).
+//   RotorChain c = rotorChain(view, facts, ops, 500);
+//   RotorTable t(c);  t.compute(stop);
+//   t.opt(m, 0, c.L - 1);  t.sequence(m, ops);   // least time and its op order at memory m
+
+#include "core/solvers/chain_support.h"
+#include "core/util/stop_token.h"
+
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace remat::core::solvers {
+
+/// Stage parameters in memory slots and seconds.
+struct RotorChain
+{
+    int L = 0;
+    std::vector<int> cw;  ///< size L+1: input of stage k (x_k), x_L the output
+    std::vector<int> cbw; ///< size L+1: cbw[k+1] = tape of stage k, its output included
+    std::vector<int> fwdTmp, bwdTmp;
+    std::vector<double> fw, bw;
+    int slotCount = 0;     ///< memories 0..slotCount
+    double unit = 1;       ///< bytes per slot; every byte count is rounded up to whole slots
+    double totalBytes = 0; ///< the memory slots span: every input and tape, plus transients
+};
+
+/// The chain's stages in slots: at most `slots` slots (clamped to [10, maxSlots]) and at most
+/// `maxEntries` table entries. Costs come from the view (its stage seconds).
+RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const StageOps &ops,
+                      int slotCount, int maxSlots = 5000, double maxEntries = 6e7);
+
+/// A float array for the DP table on transparent huge pages where the OS offers them: the
+/// table is touched once, entirely, and with 4 KiB pages first-touch faults cost more than the
+/// DP itself on virtual machines (measured: 30-100 ms for an 8 MiB table here, 0.3 ms on huge
+/// pages). Throws std::bad_alloc (the solver guard turns it into a Status).
+class FloatTable
+{
+public:
+    FloatTable(size_t count, float fill);
+    float *data() { return m_data.get(); }
+    const float *data() const { return m_data.get(); }
+    size_t size() const { return m_count; }
+
+private:
+    struct Free
+    {
+        void operator()(float *p) const;
+    };
+    std::unique_ptr<float, Free> m_data;
+    size_t m_count;
+};
+
+/// opt(m, i, j): the least forward + backward time of stages i..j with m memory slots, x_i kept
+/// (infinite where nothing fits). Non-increasing in m: every rule that fits at m fits at m+1.
+class RotorTable
+{
+public:
+    explicit RotorTable(const RotorChain &c);
+    float opt(int m, int i, int j) const
+    {
+        return m < 0 ? kInfinity : m_opt.data()[row(i, j) + size_t(m)];
+    }
+    /// Fills the table; false when `stop` fired.
+    bool compute(const StopToken &stop);
+    /// The op sequence of the optimal strategy for (m, 0, L-1).
+    std::vector<OpId> sequence(int m, const StageOps &ops) const;
+
+    static constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+private:
+    size_t row(int i, int j) const;
+    int what(int m, int i, int j) const;
+
+    const RotorChain &m_c;
+    FloatTable m_opt;
+};
+
+} // namespace remat::core::solvers
