@@ -98,30 +98,27 @@ std::optional<int64_t> scalarOf(const ::onnx::TensorProto &t)
         return t.int64_data(0);
     if (t.int32_data_size() == 1)
         return t.int32_data(0);
+    // raw_data: little-endian, as ONNX stores it (and this machine reads it)
     const std::string &raw = t.raw_data();
-    switch (t.data_type()) {
-    case ::onnx::TensorProto::INT64:
-        if (raw.size() == 8) {
-            int64_t v;
-            std::memcpy(&v, raw.data(), 8);
-            return v;
-        }
-        break;
-    case ::onnx::TensorProto::INT32:
-        if (raw.size() == 4) {
-            int32_t v;
-            std::memcpy(&v, raw.data(), 4);
-            return v;
-        }
-        break;
-    case ::onnx::TensorProto::BOOL:
-    case ::onnx::TensorProto::UINT8:
-        if (raw.size() == 1)
-            return int64_t(static_cast<unsigned char>(raw[0]));
-        break;
-    default: break;
+    const size_t width =
+        t.data_type() == ::onnx::TensorProto::INT64   ? 8
+        : t.data_type() == ::onnx::TensorProto::INT32 ? 4
+        : t.data_type() == ::onnx::TensorProto::BOOL || t.data_type() == ::onnx::TensorProto::UINT8
+            ? 1
+            : 0;
+    if (width == 0 || raw.size() != width)
+        return std::nullopt;
+    if (width == 8) {
+        int64_t v;
+        std::memcpy(&v, raw.data(), 8);
+        return v;
     }
-    return std::nullopt;
+    if (width == 4) {
+        int32_t v;
+        std::memcpy(&v, raw.data(), 4);
+        return v;
+    }
+    return int64_t(static_cast<unsigned char>(raw[0]));
 }
 
 /// The value of a one-element integer tensor the importer inferred, by name.

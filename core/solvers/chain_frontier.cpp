@@ -128,13 +128,8 @@ Expected<ChainFrontier> chainFrontier(const SolveRequest &request,
             request.costs->opSeconds.size() == request.graph->opCount()) {
             // As Solver::solve: the update ops run after any plan, on state every plan keeps.
             const training::TrainingGraph &full = *request.graph;
-            REMAT_ASSIGN_OR_RETURN(training::TrainingGraph inner, full.withoutOptimizerStep());
-            cost::Costs innerCosts = *request.costs;
-            innerCosts.opSeconds.resize(inner.opCount());
-            SolveRequest innerRequest = request;
-            innerRequest.graph = &inner;
-            innerRequest.costs = &innerCosts;
-            REMAT_ASSIGN_OR_RETURN(f, frontierCandidates(innerRequest, options));
+            REMAT_ASSIGN_OR_RETURN(const WithoutOptimizerStep inner, withoutOptimizerStep(request));
+            REMAT_ASSIGN_OR_RETURN(f, frontierCandidates(inner.request(request), options));
             for (FrontierPoint &p : f.candidates) {
                 appendOptimizerStep(p.schedule, full);
                 REMAT_ASSIGN_OR_RETURN(p.timeline,

@@ -19,6 +19,22 @@ Expected<Plan> storeAllPlan(const SolveRequest &request);
 /// (offload) is prefetched for its update and freed after it (the copy of the updated weight
 /// back to the host is not modelled). Solver::solve and the chain frontier use it.
 void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &graph);
+/// A request's graph without its optimizer step, and the costs of the ops before it: what a
+/// solver plans before appendOptimizerStep adds the updates back.
+struct WithoutOptimizerStep
+{
+    training::TrainingGraph graph;
+    cost::Costs costs;
+    /// `outer` reading this graph and these costs (valid while this object lives).
+    SolveRequest request(const SolveRequest &outer) const
+    {
+        SolveRequest r = outer;
+        r.graph = &graph;
+        r.costs = &costs;
+        return r;
+    }
+};
+Expected<WithoutOptimizerStep> withoutOptimizerStep(const SolveRequest &request);
 std::unique_ptr<Solver> makeChenSqrtnSolver();
 std::unique_ptr<Solver> makeChenGreedySolver();
 std::unique_ptr<Solver> makeRevolveSolver();

@@ -184,16 +184,19 @@ void appendOptimizerStep(schedule::Schedule &s, const training::TrainingGraph &g
     s.steps.insert(at, tail.steps.begin(), tail.steps.end());
 }
 
+Expected<WithoutOptimizerStep> withoutOptimizerStep(const SolveRequest &request)
+{
+    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph inner, request.graph->withoutOptimizerStep());
+    cost::Costs costs = *request.costs;
+    costs.opSeconds.resize(inner.opCount());
+    return WithoutOptimizerStep{std::move(inner), std::move(costs)};
+}
+
 Expected<Plan> Solver::solveWithOptimizerStep(const SolveRequest &request) const
 {
     const training::TrainingGraph &full = *request.graph;
-    REMAT_ASSIGN_OR_RETURN(training::TrainingGraph inner, full.withoutOptimizerStep());
-    cost::Costs innerCosts = *request.costs;
-    innerCosts.opSeconds.resize(inner.opCount());
-    SolveRequest innerRequest = request;
-    innerRequest.graph = &inner;
-    innerRequest.costs = &innerCosts;
-    REMAT_ASSIGN_OR_RETURN(Plan plan, solve(innerRequest));
+    REMAT_ASSIGN_OR_RETURN(const WithoutOptimizerStep inner, withoutOptimizerStep(request));
+    REMAT_ASSIGN_OR_RETURN(Plan plan, solve(inner.request(request)));
     if (plan.schedule.steps.empty())
         return plan;
     appendOptimizerStep(plan.schedule, full);
