@@ -253,6 +253,39 @@ bool conditionStaysTrue(const ::onnx::GraphProto &body, const InferredLookup &kn
     return false;
 }
 
+/// Adds `body`'s initializers to `g` once, renamed under `base`/body/, for every iteration to
+/// share; returns the renames.
+std::unordered_map<std::string, std::string>
+shareInitializers(const ::onnx::GraphProto &body, const std::string &base, ::onnx::GraphProto &g)
+{
+    std::unordered_map<std::string, std::string> shared;
+    for (const auto &t : body.initializer()) {
+        auto *copy = g.add_initializer();
+        *copy = t;
+        copy->set_name(base + "/body/" + t.name());
+        shared[t.name()] = copy->name();
+    }
+    return shared;
+}
+
+/// Stacks one value per iteration into `out` along a new `axis` (Unsqueeze each, Concat), as a
+/// Loop's or a Scan's scan output `index`.
+void stackIterations(google::protobuf::RepeatedPtrField<::onnx::NodeProto> &nodes,
+                     const std::string &base, int index, const std::vector<std::string> &parts,
+                     const std::string &out, int64_t axis, int opset)
+{
+    std::vector<std::string> stacked;
+    for (size_t p = 0; p < parts.size(); ++p) {
+        const std::string name = fmt::format("{}/scan{}/part{}", base, index, p);
+        addAxisOp(nodes, "Unsqueeze", name, parts[p], name + "_out", axis, opset);
+        stacked.push_back(name + "_out");
+    }
+    ::onnx::NodeProto concat =
+        plainNode("Concat", fmt::format("{}/scan{}", base, index), stacked, {out});
+    addIntAttribute(concat, "axis", axis);
+    *nodes.Add() = std::move(concat);
+}
+
 std::vector<int64_t> intsAttribute(const ::onnx::NodeProto &n, const char *name)
 {
     for (const auto &a : n.attribute())
@@ -330,13 +363,7 @@ Expected<bool> unrollScan(const ::onnx::NodeProto &scan, int index, int opset,
         base.pop_back();
     if (base.empty())
         base = "Scan_" + std::to_string(index);
-    std::unordered_map<std::string, std::string> shared;
-    for (const auto &t : body->initializer()) {
-        auto *copy = g.add_initializer();
-        *copy = t;
-        copy->set_name(base + "/body/" + t.name());
-        shared[t.name()] = copy->name();
-    }
+    const std::unordered_map<std::string, std::string> shared = shareInitializers(*body, base, g);
     std::vector<std::string> current(scan.input().begin(), scan.input().begin() + states);
     std::vector<std::vector<std::string>> parts(static_cast<size_t>(scanOutputs));
     for (int64_t it = 0; it < length; ++it) {
@@ -380,17 +407,7 @@ Expected<bool> unrollScan(const ::onnx::NodeProto &scan, int index, int opset,
         std::vector<std::string> order = parts[size_t(o)];
         if (outDirs[size_t(o)] != 0)
             std::reverse(order.begin(), order.end());
-        const int64_t axis = outAxes[size_t(o)];
-        std::vector<std::string> stacked;
-        for (size_t p = 0; p < order.size(); ++p) {
-            const std::string name = fmt::format("{}/scan{}/part{}", base, o, p);
-            addAxisOp(nodes, "Unsqueeze", name, order[p], name + "_out", axis, opset);
-            stacked.push_back(name + "_out");
-        }
-        ::onnx::NodeProto concat =
-            plainNode("Concat", fmt::format("{}/scan{}", base, o), stacked, {out});
-        addIntAttribute(concat, "axis", axis);
-        *nodes.Add() = std::move(concat);
+        stackIterations(nodes, base, o, order, out, outAxes[size_t(o)], opset);
     }
     return true;
 }
@@ -475,14 +492,8 @@ Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const Inf
         total += runs * body->node_size();
 
         const std::string base = loop.name().empty() ? "Loop_" + std::to_string(i) : loop.name();
-        // The body's initializers once, shared by every iteration.
-        std::unordered_map<std::string, std::string> shared;
-        for (const auto &t : body->initializer()) {
-            auto *copy = g->add_initializer();
-            *copy = t;
-            copy->set_name(base + "/body/" + t.name());
-            shared[t.name()] = copy->name();
-        }
+        const std::unordered_map<std::string, std::string> shared =
+            shareInitializers(*body, base, *g);
         const std::string truth = base + "/condition";
         *nodes.Add() = constantNode(truth, truth, ::onnx::TensorProto::BOOL, {1}, {});
         std::vector<std::string> current;
@@ -525,17 +536,7 @@ Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const Inf
             const std::string &out = loop.output(carried + s);
             if (out.empty())
                 continue;
-            std::vector<std::string> stacked;
-            for (size_t p = 0; p < scanParts[size_t(s)].size(); ++p) {
-                const std::string name = fmt::format("{}/scan{}/part{}", base, s, p);
-                addAxisOp(nodes, "Unsqueeze", name, scanParts[size_t(s)][p], name + "_out", 0,
-                          opset);
-                stacked.push_back(name + "_out");
-            }
-            ::onnx::NodeProto concat =
-                plainNode("Concat", fmt::format("{}/scan{}", base, s), stacked, {out});
-            addIntAttribute(concat, "axis", 0);
-            *nodes.Add() = std::move(concat);
+            stackIterations(nodes, base, s, scanParts[size_t(s)], out, 0, opset);
         }
         ++unrolled;
     }
