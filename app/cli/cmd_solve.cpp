@@ -181,7 +181,7 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
             for (const solvers::FrontierPoint &p : f->candidates)
                 points.push_back({"chain-dp", p.source == "store-all" ? "store-all" : "rotor",
                                   p.timeline.peakBytes, p.timeline,
-                                  p.source == "store-all" ? 0 : -1, p.memorySlots});
+                                  p.source == "store-all" ? 0.0 : -1.0, p.memorySlots});
             chain = std::move(*f);
         } else {
             chainSkipped = f.status().message();

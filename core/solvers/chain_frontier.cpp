@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <new>
+#include <unordered_set>
 
 namespace remat::core::solvers {
 
@@ -37,7 +39,19 @@ bool oneDataOpPerStage(const ChainView &view, const GraphFacts &facts)
     return true;
 }
 
-/// The candidates of a graph without an optimizer step (points left empty).
+/// FNV-1a over the op ids: equal sequences, equal hashes (a collision would only skip a plan).
+uint64_t sequenceHash(const std::vector<OpId> &sequence)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (OpId op : sequence) {
+        h ^= uint64_t(op.index());
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/// The candidates of a graph without an optimizer step (points left empty): store-all, then
+/// the DP's breakpoints for each chain view and transient model in turn.
 Expected<ChainFrontier> frontierCandidates(const SolveRequest &request,
                                            const ChainFrontierOptions &options)
 {
@@ -49,46 +63,70 @@ Expected<ChainFrontier> frontierCandidates(const SolveRequest &request,
         return makeError(StatusCode::Unsupported,
                          "chain frontier: pins are not supported (rotor's DP has no pins); drop "
                          "them, or solve one budget with pins (remat solve --solver ID --pin ...)");
-    const ChainView view = pb.facts().chainView(r.costs);
-    REMAT_RETURN_IF_ERROR(requireChain(view, "chain frontier"));
-    const StageOps ops = stageOps(view, pb.facts());
-    const RotorChain chain = rotorChain(view, pb.facts(), ops, options.slotCount, 1'000'000);
     ChainFrontier f;
-    f.stages = view.stageCount();
-    f.opChain = view.kind == ChainKind::Articulation && oneDataOpPerStage(view, pb.facts());
-    f.slotCount = chain.slotCount;
-    f.slotBytes = chain.unit;
-
     REMAT_ASSIGN_OR_RETURN(Plan storeAll, storeAllPlan(r));
     f.candidates.push_back({"store-all", -1, 0, std::move(storeAll.schedule), storeAll.timeline});
 
-    const double tableStart = pb.elapsed();
-    RotorTable table(chain);
-    if (!table.compute(r.stop))
-        return makeError(StatusCode::Cancelled, "chain frontier: cancelled");
-    f.tableSeconds = pb.elapsed() - tableStart;
-    const int last = chain.L - 1;
-    float previous = RotorTable::kInfinity;
-    std::vector<OpId> previousSequence;
-    for (int m = 0; m <= chain.slotCount; ++m) {
-        const float time = table.opt(m, 0, last);
-        if (!(time < previous))
-            continue;
-        previous = time;
-        ++f.breakpoints;
-        if (pb.cancelled())
-            return makeError(StatusCode::Cancelled, "chain frontier: cancelled");
-        if (pb.timedOut()) {
-            f.complete = false;
-            break;
+    std::vector<ChainKind> kinds{ChainKind::Articulation};
+    if (options.linearized)
+        kinds.push_back(ChainKind::Linearized);
+    std::vector<RotorTransients> transients{RotorTransients::Estimate};
+    if (options.tapeOptions > 1)
+        transients.push_back(RotorTransients::Walked);
+    std::unordered_set<uint64_t> seen; // hashes of the sequences already simulated
+    std::vector<int32_t> firstCuts;
+    bool first = true;
+    for (ChainKind kind : kinds) {
+        const ChainView view = pb.facts().chainView(r.costs, kind);
+        REMAT_RETURN_IF_ERROR(requireChain(view, "chain frontier"));
+        if (!first && view.stageBegin == firstCuts)
+            continue; // the linearized view cut where the articulation points are
+        firstCuts = view.stageBegin;
+        StageOps ops = stageOps(view, pb.facts());
+        addStageOptions(ops, view, pb.facts(), r.costs, options.tapeOptions);
+        for (RotorTransients model : transients) {
+            const RotorChain chain =
+                rotorChain(view, pb.facts(), ops, options.slotCount, 1'000'000, 6e7, model);
+            if (first) {
+                f.stages = view.stageCount();
+                f.opChain = kind == ChainKind::Articulation && oneDataOpPerStage(view, pb.facts());
+                f.slotCount = chain.slotCount;
+                f.slotBytes = chain.unit;
+            }
+            first = false;
+            ++f.tables;
+            const double tableStart = pb.elapsed();
+            RotorTable table(chain);
+            if (!table.compute(r.stop))
+                return makeError(StatusCode::Cancelled, "chain frontier: cancelled");
+            f.tableSeconds += pb.elapsed() - tableStart;
+            const std::string source =
+                std::string("rotor-dp (") +
+                (kind == ChainKind::Articulation ? "articulation" : "linearized") + " chain, " +
+                (model == RotorTransients::Estimate ? "estimated" : "walked") + " transients)";
+            const int last = chain.L - 1;
+            float previous = RotorTable::kInfinity;
+            for (int m = 0; m <= chain.slotCount; ++m) {
+                const float time = table.opt(m, 0, last);
+                if (!(time < previous))
+                    continue;
+                previous = time;
+                ++f.breakpoints;
+                if (pb.cancelled())
+                    return makeError(StatusCode::Cancelled, "chain frontier: cancelled");
+                if (pb.timedOut()) {
+                    f.complete = false;
+                    break;
+                }
+                const std::vector<OpId> sequence = table.sequence(m, ops);
+                if (!seen.insert(sequenceHash(sequence)).second)
+                    continue; // the same plan from another memory, view or model
+                REMAT_ASSIGN_OR_RETURN(schedule::Schedule sched,
+                                       scheduleFromSequence(pb.graph(), sequence));
+                REMAT_ASSIGN_OR_RETURN(sim::Timeline t, pb.simulate(sched));
+                f.candidates.push_back({source, m, double(time), std::move(sched), t});
+            }
         }
-        std::vector<OpId> sequence = table.sequence(m, ops);
-        if (sequence == previousSequence)
-            continue; // a cheaper float sum of the same plan
-        REMAT_ASSIGN_OR_RETURN(schedule::Schedule s, scheduleFromSequence(pb.graph(), sequence));
-        REMAT_ASSIGN_OR_RETURN(sim::Timeline t, pb.simulate(s));
-        f.candidates.push_back({"rotor-dp", m, double(time), std::move(s), t});
-        previousSequence = std::move(sequence);
     }
     return f;
 }

@@ -24,11 +24,20 @@ struct ChainFrontierOptions
 {
     int slotCount = 2000; ///< memory slots of the DP (more: finer, a larger table)
     FrontierMemory memory = FrontierMemory::Total;
+    /// Tape options per stage (addStageOptions): 1 is plain rotor, more lets a stage keep part
+    /// of its tape and recompute the rest in its backward (Rockmate). With more than one, the
+    /// DP is also solved with walked transients (RotorTransients), and both plans' sets kept.
+    int tapeOptions = 8;
+    /// Also solve on the linearized chain (ChainKind::Linearized: DenseNet's layers, where the
+    /// articulation chain sees only whole dense blocks) when it cuts differently.
+    bool linearized = true;
 };
 
 struct FrontierPoint
 {
-    std::string source;   ///< "rotor-dp" (the DP's plan at memorySlots) or "store-all"
+    /// "store-all", or "rotor-dp (<view> chain, <model> transients)": the DP's plan at
+    /// memorySlots on that chain view with that transient model
+    std::string source;
     int memorySlots = -1; ///< the DP memory the plan was read at (-1: store-all)
     double dpSeconds = 0; ///< the DP's forward + backward time there (its own cost model)
     schedule::Schedule schedule;
@@ -43,22 +52,23 @@ struct ChainFrontier
     /// Every plan simulated, dominated ones too: store-all first, then the DP's breakpoints by
     /// ascending memory.
     std::vector<FrontierPoint> candidates;
-    size_t stages = 0;
+    size_t stages = 0; ///< of the articulation chain (stages, opChain, slot figures: its table)
     /// Every stage holds one data op (a plain chain): the DP ranges over every multi-level
     /// strategy of the chain, so its frontier is exact up to the slot size. Otherwise stages
     /// are blocks kept or recomputed whole, and the frontier is exact only over such plans.
     bool opChain = false;
     int slotCount = 0;      ///< memory slots used (the request may be capped by the table size)
     double slotBytes = 0;   ///< bytes per slot: every byte count is rounded up to whole slots
-    size_t breakpoints = 0; ///< memories at which the DP's least time drops
+    size_t breakpoints = 0; ///< memories at which a DP's least time drops, over every table
+    int tables = 0;         ///< DP tables solved (chain views x transient models)
     double tableSeconds = 0, seconds = 0;
     bool complete = true; ///< false: the time limit stopped the walk over the memories
 };
 
 /// The frontier for `request` (graph, costs, stop token, time limit; objective and budget are
-/// not read). The DP table is filled once; the plan at each memory where its least time drops
-/// is lowered, simulated (validated) and kept when no other plan is as good on both peak and
-/// recompute. A graph with an optimizer step is solved without it and the step appended to
+/// not read). Each DP table (chain view x transient model) is filled once; the plan at each
+/// memory where its least time drops is lowered, simulated (validated) and kept when no other
+/// plan is as good on both peak and recompute. A graph with an optimizer step is solved without it and the step appended to
 /// every plan, as Solver::solve does. Errors: pins (the DP does not take them), no forward
 /// ops, a table too large for host memory, cancellation.
 Expected<ChainFrontier> chainFrontier(const SolveRequest &request,

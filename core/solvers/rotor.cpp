@@ -1,6 +1,8 @@
 // Rotor (Beaumont, Eyraud-Dubois, Herrmann, Joly, Shilova; ACM TOMS 2024): optimal checkpointing
 // for heterogeneous chains. A DP over (memory, i, j) where each stage is run keeping nothing,
-// keeping its input (a checkpoint) or keeping its whole tape, on the chain of articulation points.
+// keeping its input (a checkpoint) or keeping its tape, on the chain of articulation points; a
+// kept tape may be one of the stage's tape options (Rockmate, Zhao et al. ICML 2023: part of the
+// tape kept, the rest recomputed in the stage's backward; chain_support.h addStageOptions).
 #include "core/solvers/chain_support.h"
 #include "core/solvers/checkpoint_solvers.h"
 #include "core/solvers/plan_builder.h"
@@ -25,9 +27,13 @@ public:
     {
         return "Dynamic program over (memory, i, j) on the chain of articulation points: each "
                "stage is run keeping nothing, keeping its input (a checkpoint that later stages "
-               "are recomputed from) or keeping its whole tape, with per-stage forward and "
+               "are recomputed from) or keeping its tape, with per-stage forward and "
                "backward times, input, tape and transient bytes; checkpoints may be created "
-               "during backward (multi-level). Memory is discretised into at most 500 slots "
+               "during backward (multi-level). A kept tape may be one of up to 8 tape options "
+               "per stage (setting \"tape-options\"; 1 is plain rotor): as in Rockmate, part "
+               "of the tape is kept and the rest recomputed just before the stage's backward "
+               "reads it (a ResNet block keeps its convolutions' outputs and recomputes "
+               "BatchNormalization and ReLU). Memory is discretised into at most 500 slots "
                "(setting \"slots\"). min-peak: the smallest feasible memory and a few above it "
                "are simulated and the lowest true peak returned; min-time: the largest memory "
                "whose plan's simulated peak fits the budget (the DP's least time there). Pins "
@@ -49,7 +55,11 @@ public:
             return makeError(StatusCode::Unsupported, id() + ": pins are not supported");
         const ChainView view = pb.facts().chainView(request.costs);
         REMAT_RETURN_IF_ERROR(requireChain(view, id()));
-        const StageOps ops = stageOps(view, pb.facts());
+        StageOps ops = stageOps(view, pb.facts());
+        int tapeOptions = 8;
+        if (auto it = request.settings.find("tape-options"); it != request.settings.end())
+            tapeOptions = std::max(1, std::atoi(it->second.c_str()));
+        addStageOptions(ops, view, pb.facts(), request.costs, tapeOptions);
 
         const int L = static_cast<int>(view.stageCount());
         int requestedSlots = 500;
@@ -68,6 +78,7 @@ public:
                    " memory slots of " + std::to_string(int64_t(unit)) + " bytes; table " +
                    std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
         pb.setSetting("slots", std::to_string(slots));
+        pb.setSetting("tape-options", std::to_string(tapeOptions));
         int mMin = -1;
         for (int m = 0; m <= slots; ++m)
             if (table.opt(m, 0, L - 1) < kInf) {

@@ -33,21 +33,18 @@ REMAT_ROTOR_VECTORISE void minPlus(float *__restrict best, const float *__restri
         best[m] = std::min(best[m], a + right[m - shift] + left[m]);
 }
 
-/// best[m] = min(best[m], here + rest[m - shift]) where self[m] is finite, m in [from, to].
-REMAT_ROTOR_VECTORISE void minKeepTape(float *__restrict best, const float *__restrict self,
-                                       const float *__restrict rest, float here, int shift,
-                                       int from, int to)
+/// best[m] = min(best[m], here + rest[m - shift]) for m in [from, to].
+REMAT_ROTOR_VECTORISE void minKeepTape(float *__restrict best, const float *__restrict rest,
+                                       float here, int shift, int from, int to)
 {
-    for (int m = from; m <= to; ++m) {
-        const float v = self[m] < kInf ? here + rest[m - shift] : kInf;
-        best[m] = std::min(best[m], v);
-    }
+    for (int m = from; m <= to; ++m)
+        best[m] = std::min(best[m], here + rest[m - shift]);
 }
 
 } // namespace
 
 RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const StageOps &ops,
-                      int slots, int maxSlots, double maxEntries)
+                      int slots, int maxSlots, double maxEntries, RotorTransients transients)
 {
     const int L = static_cast<int>(view.stageCount());
     // Bytes per stage, then slots.
@@ -93,6 +90,23 @@ RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const Stag
         c.bwdTmp.push_back(toSlots(bt[k]));
         c.fw.push_back(view.forwardSeconds[k]);
         c.bw.push_back(view.backwardSeconds[k]);
+        c.options.push_back({{c.cbw[size_t(k) + 1], c.bwdTmp.back(), 0.0}});
+        if (size_t(k) >= ops.options.size())
+            continue;
+        for (size_t o = 0; o < ops.options[size_t(k)].size(); ++o) {
+            const StageOption &so = ops.options[size_t(k)][o];
+            const int tape = toSlots(double(so.tapeBytes) + cw[size_t(k) + 1]);
+            int transient = toSlots(bt[size_t(k)] + double(so.recomputedPeakBytes));
+            if (transients == RotorTransients::Walked) {
+                // What the walked backward's peak leaves above the output's gradient and tape.
+                const int peak = toSlots(double(so.backwardPeakBytes));
+                transient = std::max(0, peak - c.cw[size_t(k) + 1] - tape);
+            }
+            if (o == 0)
+                c.options.back()[0].bwdTmp = transient;
+            else
+                c.options.back().push_back({tape, transient, so.recomputeSeconds});
+        }
     }
     return c;
 }
@@ -132,19 +146,45 @@ size_t RotorTable::row(int i, int j) const
     return (before + i) * size_t(m_c.slotCount + 1);
 }
 
-/// The choice behind opt(m, i, j) for i < j: 0 keeps stage i's tape, k > i keeps x_k; -1 none.
-/// Not stored: re-evaluated in the table's order (the first strictly better choice wins), with
-/// the same float expressions, so it names the value the table holds.
-int RotorTable::what(int m, int i, int j) const
+int RotorTable::leafNeed(int i, const RotorChain::TapeOption &o) const
+{
+    return m_c.cw[size_t(i) + 1] + o.cbw + std::max(m_c.fwdTmp[size_t(i)], o.bwdTmp);
+}
+
+int RotorTable::leafOption(int m, int i) const
+{
+    const auto &opts = m_c.options[size_t(i)];
+    int choice = -1;
+    float best = kInf;
+    for (size_t o = 0; o < opts.size(); ++o) {
+        if (m < leafNeed(i, opts[o]))
+            continue;
+        const float v = float(m_c.fw[size_t(i)] + m_c.bw[size_t(i)] + opts[o].extra);
+        if (v < best) {
+            best = v;
+            choice = int(o);
+        }
+    }
+    return choice;
+}
+
+/// The choice behind opt(m, i, j) for i < j. Not stored: re-evaluated in the table's order (the
+/// first strictly better choice wins), with the same float expressions, so it names the value
+/// the table holds.
+RotorTable::Choice RotorTable::what(int m, int i, int j) const
 {
     const RotorChain &c = m_c;
     float best = kInf;
-    int choice = -1;
-    if (m >= c.cbw[i + 1] && opt(m, i, i) < kInf) {
-        const float v = float(c.fw[i] + c.bw[i]) + opt(m - c.cbw[i + 1], i + 1, j);
+    Choice choice;
+    const auto &opts = c.options[size_t(i)];
+    for (size_t o = 0; o < opts.size(); ++o) {
+        if (m < opts[o].cbw || m < leafNeed(i, opts[o]))
+            continue;
+        const float here = float(c.fw[i] + c.bw[i] + opts[o].extra);
+        const float v = here + opt(m - opts[o].cbw, i + 1, j);
         if (v < best) {
             best = v;
-            choice = 0;
+            choice = {-1, int(o)};
         }
     }
     double ahead = 0;
@@ -155,7 +195,7 @@ int RotorTable::what(int m, int i, int j) const
         const float v = float(ahead) + opt(m - c.cw[k], k, j) + opt(m, i, k - 1);
         if (v < best) {
             best = v;
-            choice = k;
+            choice = {k, -1};
         }
     }
     return choice;
@@ -166,10 +206,12 @@ bool RotorTable::compute(const StopToken &stop)
     const RotorChain &c = m_c;
     const int slots = c.slotCount;
     for (int i = 0; i < c.L; ++i) {
-        const int need = c.cw[i + 1] + c.cbw[i + 1] + std::max(c.fwdTmp[i], c.bwdTmp[i]);
         float *o = &m_opt.data()[row(i, i)];
-        for (int m = std::max(0, need); m <= slots; ++m)
-            o[m] = float(c.fw[i] + c.bw[i]);
+        for (const RotorChain::TapeOption &t : c.options[size_t(i)]) {
+            const float v = float(c.fw[i] + c.bw[i] + t.extra);
+            for (int m = std::max(0, leafNeed(i, t)); m <= slots; ++m)
+                o[m] = std::min(o[m], v);
+        }
     }
     for (int d = 1; d < c.L; ++d) {
         if (stop.stopRequested())
@@ -183,14 +225,13 @@ bool RotorTable::compute(const StopToken &stop)
             if (mmin > slots)
                 continue;
             float *__restrict best = &m_opt.data()[row(i, j)];
-            // Keep the tape of stage i, solve i+1..j, then stage i's backward (infinite where
-            // stage i alone does not fit: its own row is infinite there).
-            {
-                const float *self = &m_opt.data()[row(i, i)];
+            // Keep the tape of stage i (or one of its options), solve i+1..j, then stage i's
+            // backward (where stage i alone fits with that option).
+            for (const RotorChain::TapeOption &t : c.options[size_t(i)]) {
                 const float *rest = &m_opt.data()[row(i + 1, j)];
-                const float here = float(c.fw[i] + c.bw[i]);
-                const int shift = c.cbw[i + 1];
-                minKeepTape(best, self, rest, here, shift, std::max(mmin, shift), slots);
+                const float here = float(c.fw[i] + c.bw[i] + t.extra);
+                minKeepTape(best, rest, here, t.cbw, std::max({mmin, t.cbw, leafNeed(i, t)}),
+                            slots);
             }
             // Keep only stage i's input, run forward to k, keep x_k, solve k..j, redo i..k-1.
             double ahead = 0;
@@ -213,31 +254,32 @@ std::vector<OpId> RotorTable::sequence(int m, const StageOps &ops) const
     bool lossDone = false;
     struct Task
     {
-        int kind, m, i, j;
-    }; // kind 0: solve, 1: backward of stage i
+        int kind, m, i, j, option = 0;
+    }; // kind 0: solve, 1: backward of stage i with its tape option
     std::vector<Task> stack{{0, m, 0, m_c.L - 1}};
     while (!stack.empty()) {
         const Task t = stack.back();
         stack.pop_back();
         if (t.kind == 1) {
-            appendBackward(ops, t.i, &seq);
+            appendBackward(ops, t.i, &seq, t.option);
             continue;
         }
         if (t.i == t.j) {
             appendForward(ops, t.i, &seq, &lossDone);
-            appendBackward(ops, t.i, &seq);
+            appendBackward(ops, t.i, &seq, std::max(0, leafOption(t.m, t.i)));
             continue;
         }
-        const int choice = what(t.m, t.i, t.j);
-        if (choice <= 0) {
+        const Choice choice = what(t.m, t.i, t.j);
+        if (choice.checkpoint < 0) {
+            const int o = std::max(0, choice.option);
             appendForward(ops, t.i, &seq, &lossDone);
-            stack.push_back({1, 0, t.i, t.i});
-            stack.push_back({0, t.m - m_c.cbw[t.i + 1], t.i + 1, t.j});
+            stack.push_back({1, 0, t.i, t.i, o});
+            stack.push_back({0, t.m - m_c.options[size_t(t.i)][size_t(o)].cbw, t.i + 1, t.j});
         } else {
-            for (int a = t.i; a < choice; ++a)
+            for (int a = t.i; a < choice.checkpoint; ++a)
                 appendForward(ops, a, &seq, &lossDone);
-            stack.push_back({0, t.m, t.i, choice - 1});
-            stack.push_back({0, t.m - m_c.cw[choice], choice, t.j});
+            stack.push_back({0, t.m, t.i, choice.checkpoint - 1});
+            stack.push_back({0, t.m - m_c.cw[choice.checkpoint], choice.checkpoint, t.j});
         }
     }
     return seq;

@@ -23,15 +23,32 @@ struct RotorChain
     std::vector<int> cbw; ///< size L+1: cbw[k+1] = tape of stage k, its output included
     std::vector<int> fwdTmp, bwdTmp;
     std::vector<double> fw, bw;
+    /// A way to keep a stage's tape (StageOption in slots): tape with the output, the backward's
+    /// transient, and the recompute it adds to the backward.
+    struct TapeOption
+    {
+        int cbw = 0, bwdTmp = 0;
+        double extra = 0;
+    };
+    /// Per stage, options[k][0] = {cbw[k+1], bwdTmp[k], 0}; more when StageOps has options.
+    std::vector<std::vector<TapeOption>> options;
     int slotCount = 0;     ///< memories 0..slotCount
     double unit = 1;       ///< bytes per slot; every byte count is rounded up to whole slots
     double totalBytes = 0; ///< the memory slots span: every input and tape, plus transients
 };
 
+/// How a stage's transient bytes (above its tape and output) are counted: rotor's estimate (a
+/// forward op's largest output, twice that in backward, plus an option's recomputed bytes), or
+/// the peak of the stage's backward walked op by op (StageOption::backwardPeakBytes; needs
+/// options). Neither is the simulator's: the chain frontier solves with both.
+enum class RotorTransients : unsigned char { Estimate, Walked };
+
 /// The chain's stages in slots: at most `slots` slots (clamped to [10, maxSlots]) and at most
-/// `maxEntries` table entries. Costs come from the view (its stage seconds).
+/// `maxEntries` table entries. Costs come from the view (its stage seconds); the stages' tape
+/// options from ops.options (addStageOptions), the whole tape alone when it is empty.
 RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const StageOps &ops,
-                      int slotCount, int maxSlots = 5000, double maxEntries = 6e7);
+                      int slotCount, int maxSlots = 5000, double maxEntries = 6e7,
+                      RotorTransients transients = RotorTransients::Estimate);
 
 /// A float array for the DP table on transparent huge pages where the OS offers them: the
 /// table is touched once, entirely, and with 4 KiB pages first-touch faults cost more than the
@@ -56,6 +73,8 @@ private:
 
 /// opt(m, i, j): the least forward + backward time of stages i..j with m memory slots, x_i kept
 /// (infinite where nothing fits). Non-increasing in m: every rule that fits at m fits at m+1.
+/// Rotor's rules, with Rockmate's extension: a stage whose tape is kept (or that runs alone)
+/// may keep any of its tape options, paying the option's recompute in its backward.
 class RotorTable
 {
 public:
@@ -73,7 +92,15 @@ public:
 
 private:
     size_t row(int i, int j) const;
-    int what(int m, int i, int j) const;
+    struct Choice
+    {
+        int checkpoint = -1; ///< > i: keep x_k; -1: keep stage i's tape (option below)
+        int option = -1;     ///< the tape option; -1 with checkpoint -1: nothing fits
+    };
+    Choice what(int m, int i, int j) const;
+    /// The cheapest tape option of stage i alone at m (-1: none fits).
+    int leafOption(int m, int i) const;
+    int leafNeed(int i, const RotorChain::TapeOption &o) const;
 
     const RotorChain &m_c;
     FloatTable m_opt;

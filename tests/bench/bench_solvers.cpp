@@ -8,8 +8,9 @@
 // exported as ../shared/corpus/README.md describes): the best activation cut among plans with at
 // most 35% recompute, min-peak plans and min-time plans over a budget sweep refined by a
 // per-solver bisection on the budget, against 86% / 91%; a second row adds the plans of the chain
-// frontier on activation memory (rotor's DP at every memory, chain_frontier.h, 2000 and 5000
-// slots), scored by the same rule.
+// frontier on activation memory (rotor's DP with per-stage tape options at every memory, on the
+// articulation and the linearized chain, chain_frontier.h, 2000 and 5000 slots), scored by the
+// same rule.
 // Solve times are the median of --repeat runs (default 5; one run when a solve takes over 1 s).
 // Usage: bench_solvers [--quick] [--no-cbc] [--cbc-seconds S] [--repeat N]
 //                      [--target-model PATH[:BATCH]]... [model ...]

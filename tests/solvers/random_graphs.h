@@ -16,9 +16,21 @@
 
 namespace remat::tests {
 
+/// A forward op of a fixed graph (RandomGraphOptions::fixed).
+struct ForwardSpec
+{
+    enum Rule { ConvLike, ReluLike, AddLike, BnLike } rule = ConvLike;
+    int skipFrom = -1; ///< a second input: value index (0 the input, i + 1 op i's output)
+    int64_t bytes = 100;
+    int seconds = 1;
+};
+
 struct RandomGraphOptions
 {
     int forwardOps = 8;
+    /// When not empty: these forward ops (forwardOps, dag and savedState are not read; BN-like
+    /// ops save 2 bytes of statistics); backward times stay random.
+    std::vector<ForwardSpec> fixed{};
     bool dag = true;        ///< skip connections and multi-input ops; false: a plain chain
     bool savedState = true; ///< some ops also output saved state (BN statistics, pool indices)
     core::training::TrainingGraphInfo info{}; ///< recorded in the graph (plan-file identity tests)
@@ -79,29 +91,36 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
     };
     std::vector<Fwd> fwd;
     std::vector<TensorId> values{x};
-    for (int i = 0; i < o.forwardOps; ++i) {
+    const int forwardOps = o.fixed.empty() ? o.forwardOps : int(o.fixed.size());
+    for (int i = 0; i < forwardOps; ++i) {
+        const ForwardSpec *spec = o.fixed.empty() ? nullptr : &o.fixed[size_t(i)];
         Fwd f;
-        f.rule = static_cast<Rule>(uni(0, 3));
-        if (!o.savedState && f.rule == BnLike)
+        f.rule = spec ? static_cast<Rule>(spec->rule) : static_cast<Rule>(uni(0, 3));
+        if (!spec && !o.savedState && f.rule == BnLike)
             f.rule = ConvLike;
         f.inputs.push_back(values.back());
-        if (o.dag && values.size() > 2 && uni(0, 2) == 0) {
+        if (spec && spec->skipFrom >= 0 && values[size_t(spec->skipFrom)] != f.inputs[0])
+            f.inputs.push_back(values[size_t(spec->skipFrom)]);
+        if (!spec && o.dag && values.size() > 2 && uni(0, 2) == 0) {
             const TensorId extra = values[uni(0, int(values.size()) - 2)];
             if (extra != f.inputs[0])
                 f.inputs.push_back(extra);
         }
         if (f.rule == ConvLike || f.rule == BnLike)
             f.param = addTensor("w" + std::to_string(i), TensorRole::Parameter, uni(1, 20), true);
-        f.out = addTensor("a" + std::to_string(i), TensorRole::Activation, uni(10, 500));
+        f.out = addTensor("a" + std::to_string(i), TensorRole::Activation,
+                          spec ? spec->bytes : uni(10, 500));
         if (f.rule == BnLike)
-            f.saved = addTensor("s" + std::to_string(i), TensorRole::SavedState, uni(1, 60));
+            f.saved =
+                addTensor("s" + std::to_string(i), TensorRole::SavedState, spec ? 2 : uni(1, 60));
         std::vector<TensorId> in = f.inputs;
         if (f.param.valid())
             in.push_back(f.param);
         std::vector<TensorId> out{f.out};
         if (f.saved.valid())
             out.push_back(f.saved);
-        f.op = addOp("f" + std::to_string(i), Phase::Forward, in, out, uni(1, 10));
+        f.op = addOp("f" + std::to_string(i), Phase::Forward, in, out,
+                     spec ? spec->seconds : uni(1, 10));
         values.push_back(f.out);
         fwd.push_back(f);
     }
@@ -118,7 +137,7 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
     std::vector<std::vector<TensorId>> partials(tensors.size());
     std::vector<TensorId> gradOf(tensors.size());
     gradOf[values.back().index()] = seedGrad;
-    for (int i = o.forwardOps - 1; i >= 0; --i) {
+    for (int i = forwardOps - 1; i >= 0; --i) {
         const Fwd &f = fwd[i];
         const TensorId gOut = gradOf[f.out.index()];
         if (!gOut.valid())
@@ -174,6 +193,25 @@ inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &
     rg.costs.opSeconds = seconds;
     rg.costs.source = "random";
     return rg;
+}
+
+/// `blocks` residual blocks: conv, bn, relu, conv, bn, add (the block input), relu; 100 bytes
+/// per activation, a conv 10 time units and the other ops 1.
+inline RandomGraph residualBlocks(int blocks, uint32_t seed = 1)
+{
+    RandomGraphOptions o;
+    using R = ForwardSpec;
+    for (int b = 0; b < blocks; ++b) {
+        const int input = int(o.fixed.size()); // value index of the block's input
+        o.fixed.push_back({R::ConvLike, -1, 100, 10});
+        o.fixed.push_back({R::BnLike, -1, 100, 1});
+        o.fixed.push_back({R::ReluLike, -1, 100, 1});
+        o.fixed.push_back({R::ConvLike, -1, 100, 10});
+        o.fixed.push_back({R::BnLike, -1, 100, 1});
+        o.fixed.push_back({R::AddLike, input, 100, 1});
+        o.fixed.push_back({R::ReluLike, -1, 100, 1});
+    }
+    return randomTrainingGraph(seed, o);
 }
 
 /// The solvers these tests cover (the MILP and offload solvers have their own tests).
