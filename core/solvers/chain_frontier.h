@@ -27,7 +27,7 @@ struct ChainFrontierOptions
     /// Tape options per stage (addStageOptions): 1 is plain rotor, more lets a stage keep part
     /// of its tape and recompute the rest in its backward (Rockmate). With more than one, the
     /// DP is also solved with walked transients (RotorTransients), and both plans' sets kept.
-    int tapeOptions = 8;
+    int tapeOptions = 16;
     /// Also solve on the linearized chain (ChainKind::Linearized: DenseNet's layers, where the
     /// articulation chain sees only whole dense blocks) when it cuts differently.
     bool linearized = true;

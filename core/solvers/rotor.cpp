@@ -33,7 +33,9 @@ public:
                "per stage (setting \"tape-options\"; 1 is plain rotor): as in Rockmate, part "
                "of the tape is kept and the rest recomputed just before the stage's backward "
                "reads it (a ResNet block keeps its convolutions' outputs and recomputes "
-               "BatchNormalization and ReLU). Memory is discretised into at most 500 slots "
+               "BatchNormalization and ReLU). Solved on the chain of articulation points and, "
+               "where it cuts elsewhere, on the linearized chain (DenseNet's layers), the best "
+               "simulated plan of both returned. Memory is discretised into at most 500 slots "
                "(setting \"slots\"). min-peak: the smallest feasible memory and a few above it "
                "are simulated and the lowest true peak returned; min-time: the largest memory "
                "whose plan's simulated peak fits the budget (the DP's least time there). Pins "
@@ -53,77 +55,97 @@ public:
         REMAT_RETURN_IF_ERROR(pb.init());
         if (!request.pins.empty())
             return makeError(StatusCode::Unsupported, id() + ": pins are not supported");
-        const ChainView view = pb.facts().chainView(request.costs);
-        REMAT_RETURN_IF_ERROR(requireChain(view, id()));
-        StageOps ops = stageOps(view, pb.facts());
         int tapeOptions = 8;
         if (auto it = request.settings.find("tape-options"); it != request.settings.end())
             tapeOptions = std::max(1, std::atoi(it->second.c_str()));
-        addStageOptions(ops, view, pb.facts(), request.costs, tapeOptions);
-
-        const int L = static_cast<int>(view.stageCount());
         int requestedSlots = 500;
         if (auto it = request.settings.find("slots"); it != request.settings.end())
             requestedSlots = std::atoi(it->second.c_str());
-        const RotorChain c = rotorChain(view, pb.facts(), ops, requestedSlots);
-        const int slots = c.slotCount;
-        const double unit = c.unit;
-        const auto &g = pb.graph();
-        const double tableStart = pb.elapsed();
-        RotorTable table(c);
-        if (!table.compute(request.stop))
-            return makeError(StatusCode::Cancelled, id() + ": cancelled");
         pb.setObjectiveName("DP time of forward + backward with recomputation (seconds)");
-        pb.addNote("chain of " + std::to_string(L) + " stages, " + std::to_string(slots) +
-                   " memory slots of " + std::to_string(int64_t(unit)) + " bytes; table " +
-                   std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
-        pb.setSetting("slots", std::to_string(slots));
         pb.setSetting("tape-options", std::to_string(tapeOptions));
-        int mMin = -1;
-        for (int m = 0; m <= slots; ++m)
-            if (table.opt(m, 0, L - 1) < kInf) {
-                mMin = m;
+        const auto &g = pb.graph();
+        bool complete = true, anyFits = false;
+        std::vector<int32_t> firstCuts;
+        // The articulation chain, then the linearized one where it cuts elsewhere (DenseNet's
+        // layers inside a dense block); the builder keeps the best plan of both.
+        for (ChainKind kind : {ChainKind::Articulation, ChainKind::Linearized}) {
+            const ChainView view = pb.facts().chainView(request.costs, kind);
+            REMAT_RETURN_IF_ERROR(requireChain(view, id()));
+            if (kind == ChainKind::Linearized &&
+                (view.stageBegin == firstCuts || !complete || pb.shouldStop(-1, "second chain")))
+                break;
+            firstCuts = view.stageBegin;
+            StageOps ops = stageOps(view, pb.facts());
+            addStageOptions(ops, view, pb.facts(), request.costs, tapeOptions);
+            const int L = static_cast<int>(view.stageCount());
+            const RotorChain c = rotorChain(view, pb.facts(), ops, requestedSlots);
+            // The DP's work grows as L^3 x slots (2e9 steps take about a second here).
+            const double work = double(L) * L * L / 6 * c.slotCount;
+            if (kind == ChainKind::Linearized && work > 2e9) {
+                pb.addNote("linearized chain of " + std::to_string(L) +
+                           " stages left out (its table would take seconds)");
                 break;
             }
-        if (mMin < 0)
-            return makeError(StatusCode::Infeasible, id() + ": no strategy within the slot range");
-        auto offerAt = [&](int m) -> Expected<sim::Timeline> {
-            auto sched = scheduleFromSequence(g, table.sequence(m, ops));
-            if (!sched)
-                return sched.status();
-            return pb.offerSchedule(std::move(*sched), table.opt(m, 0, L - 1));
-        };
-        bool complete = true;
-        if (request.objective == Objective::MinPeak) {
-            for (int i = 0; i < 12; ++i) {
-                const int m = std::min(slots, mMin + int(std::lround(std::pow(1.6, i))) - 1);
-                if (i > 0 && pb.shouldStop(double(i) / 12, "memory sweep")) {
-                    complete = false;
+            const int slots = c.slotCount;
+            const double tableStart = pb.elapsed();
+            RotorTable table(c);
+            if (!table.compute(request.stop))
+                return makeError(StatusCode::Cancelled, id() + ": cancelled");
+            pb.addNote(
+                std::string(kind == ChainKind::Articulation ? "articulation" : "linearized") +
+                " chain of " + std::to_string(L) + " stages, " + std::to_string(slots) +
+                " memory slots of " + std::to_string(int64_t(c.unit)) + " bytes; table " +
+                std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
+            if (kind == ChainKind::Articulation)
+                pb.setSetting("slots", std::to_string(slots));
+            int mMin = -1;
+            for (int m = 0; m <= slots; ++m)
+                if (table.opt(m, 0, L - 1) < kInf) {
+                    mMin = m;
                     break;
                 }
-                REMAT_RETURN_IF_ERROR(offerAt(m).status());
-                if (m == slots)
-                    break;
-            }
-        } else {
-            // Largest memory whose simulated plan fits: bisection on slots.
-            int lo = mMin, hi = slots;
-            REMAT_RETURN_IF_ERROR(offerAt(lo).status());
-            while (lo < hi) {
-                if (pb.shouldStop(-1, "budget search")) {
-                    complete = false;
-                    break;
+            if (mMin < 0)
+                continue;
+            anyFits = true;
+            auto offerAt = [&](int m) -> Expected<sim::Timeline> {
+                auto sched = scheduleFromSequence(g, table.sequence(m, ops));
+                if (!sched)
+                    return sched.status();
+                return pb.offerSchedule(std::move(*sched), table.opt(m, 0, L - 1));
+            };
+            if (request.objective == Objective::MinPeak) {
+                for (int i = 0; i < 12; ++i) {
+                    const int m = std::min(slots, mMin + int(std::lround(std::pow(1.6, i))) - 1);
+                    if (i > 0 && pb.shouldStop(double(i) / 12, "memory sweep")) {
+                        complete = false;
+                        break;
+                    }
+                    REMAT_RETURN_IF_ERROR(offerAt(m).status());
+                    if (m == slots)
+                        break;
                 }
-                const int mid = (lo + hi + 1) / 2;
-                auto t = offerAt(mid);
-                if (!t)
-                    return t.status();
-                if (t->peakBytes <= request.budgetBytes)
-                    lo = mid;
-                else
-                    hi = mid - 1;
+            } else {
+                // Largest memory whose simulated plan fits: bisection on slots.
+                int lo = mMin, hi = slots;
+                REMAT_RETURN_IF_ERROR(offerAt(lo).status());
+                while (lo < hi) {
+                    if (pb.shouldStop(-1, "budget search")) {
+                        complete = false;
+                        break;
+                    }
+                    const int mid = (lo + hi + 1) / 2;
+                    auto t = offerAt(mid);
+                    if (!t)
+                        return t.status();
+                    if (t->peakBytes <= request.budgetBytes)
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
             }
         }
+        if (!anyFits)
+            return makeError(StatusCode::Infeasible, id() + ": no strategy within the slot range");
         return pb.finish(SolveStatus::Feasible, complete);
     }
 };
