@@ -128,6 +128,10 @@ public:
                         m_outputBytes += m_g.tensor(t).bytes;
         m_inS.assign(m_local.size(), 0);
         m_readsByS.assign(m_g.tensorCount(), 0);
+        m_lastRead.assign(m_g.tensorCount(), -1);
+        m_inSequence.assign(m_g.opCount(), 0);
+        m_counted.assign(m_g.tensorCount(), 0);
+        m_seen.assign(m_local.size(), 0);
         reset();
     }
 
@@ -143,6 +147,8 @@ public:
             for (;;) {
                 double bestScore = 0;
                 std::vector<size_t> bestMove;
+                if (m_work > kWorkPerStage)
+                    break; // a stage of thousands of ops: the options found so far
                 for (size_t x = 0; x < m_local.size(); ++x) {
                     if (m_inS[x] || !m_local[x].droppable)
                         continue;
@@ -230,52 +236,57 @@ private:
     std::vector<size_t> closure(size_t x) const
     {
         std::vector<size_t> move{x}, stack{x};
-        std::vector<char> seen(m_local.size(), 0);
+        std::vector<char> &seen = m_seen; // cleared again below
         seen[x] = 1;
-        while (!stack.empty()) {
+        bool pinned = false;
+        while (!stack.empty() && !pinned) {
             const size_t y = stack.back();
             stack.pop_back();
             for (TensorId u : m_g.op(m_local[y].id).inputs) {
                 const long p = localOf(u);
                 if (p < 0 || !interior(u) || m_inS[size_t(p)] || seen[size_t(p)] || inTape(u))
                     continue;
-                if (!m_local[size_t(p)].droppable)
-                    return {};
+                if (!m_local[size_t(p)].droppable) {
+                    pinned = true;
+                    break;
+                }
                 seen[size_t(p)] = 1;
                 move.push_back(size_t(p));
                 stack.push_back(size_t(p));
             }
         }
+        for (size_t y : move)
+            seen[y] = 0;
+        if (pinned)
+            move.clear();
         return move;
     }
     /// The tape with `move` added to S (S itself unchanged).
     int64_t tapeWith(const std::vector<size_t> &move) const
     {
-        std::vector<TensorId> touched;
+        m_work += move.size();
+        std::vector<size_t> ops = move;
+        std::sort(ops.begin(), ops.end());
+        std::vector<TensorId> reads, touched;
         for (size_t y : move) {
             const training::Op &op = m_g.op(m_local[y].id);
+            reads.insert(reads.end(), op.inputs.begin(), op.inputs.end());
             touched.insert(touched.end(), op.outputs.begin(), op.outputs.end());
-            touched.insert(touched.end(), op.inputs.begin(), op.inputs.end());
         }
+        std::sort(reads.begin(), reads.end());
+        touched.insert(touched.end(), reads.begin(), reads.end());
         std::sort(touched.begin(), touched.end());
         touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-        std::vector<char> inMove(m_local.size(), 0);
-        for (size_t y : move)
-            inMove[y] = 1;
         int64_t tape = m_tape;
         for (TensorId t : touched) {
             if (!interior(t))
                 continue;
             const size_t p = size_t(localOf(t));
-            const bool before = inTape(t);
-            int extraReads = 0;
-            for (size_t y : move)
-                for (TensorId u : m_g.op(m_local[y].id).inputs)
-                    extraReads += u == t ? 1 : 0;
+            const auto [lo, hi] = std::equal_range(reads.begin(), reads.end(), t);
             const bool after =
-                !m_inS[p] && !inMove[p] &&
-                (m_facts.neededByBackward(t) || m_readsByS[t.index()] + extraReads > 0);
-            tape += (after ? 1 : 0) * m_g.tensor(t).bytes - (before ? 1 : 0) * m_g.tensor(t).bytes;
+                !m_inS[p] && !std::binary_search(ops.begin(), ops.end(), p) &&
+                (m_facts.neededByBackward(t) || m_readsByS[t.index()] + int(hi - lo) > 0);
+            tape += ((after ? 1 : 0) - (inTape(t) ? 1 : 0)) * m_g.tensor(t).bytes;
         }
         return tape;
     }
@@ -334,10 +345,7 @@ private:
         }
         // Recomputed bytes alive at once: from the recompute to its last read in the sequence.
         std::vector<int64_t> delta(o.backward.size() + 1, 0);
-        std::vector<long> lastRead(m_g.tensorCount(), -1);
-        for (size_t s = 0; s < o.backward.size(); ++s)
-            for (TensorId u : m_g.op(o.backward[s]).inputs)
-                lastRead[u.index()] = long(s);
+        const LastReads lastRead(*this, o.backward);
         for (size_t s = 0; s < o.backward.size(); ++s) {
             const long p = long(o.backward[s].index()) - m_begin;
             if (p < 0 || size_t(p) >= m_local.size() ||
@@ -361,17 +369,17 @@ private:
     /// StageOption::backwardPeakBytes of a backward sequence with the current S.
     int64_t backwardPeak(const std::vector<OpId> &seq) const
     {
-        std::vector<long> lastRead(m_g.tensorCount(), -1);
-        for (size_t s = 0; s < seq.size(); ++s)
-            for (TensorId u : m_g.op(seq[s]).inputs)
-                lastRead[u.index()] = long(s);
+        const LastReads lastRead(*this, seq);
         // Resident at the start: the tape, the output boundary and its gradient.
         int64_t now = m_tape + 2 * m_outputBytes, peak = now;
-        std::vector<char> counted(m_g.tensorCount(), 0);
+        std::vector<char> &counted = m_counted;
+        std::vector<TensorId> touched;
         for (const Local &l : m_local)
             for (TensorId t : m_g.op(l.id).outputs)
-                if (inTape(t))
+                if (inTape(t)) {
                     counted[t.index()] = 1;
+                    touched.push_back(t);
+                }
         auto tracked = [&](TensorId t) {
             const training::Tensor &tt = m_g.tensor(t);
             return tt.role != training::TensorRole::ParameterGrad && !tt.preloaded &&
@@ -382,6 +390,7 @@ private:
             for (TensorId t : op.outputs)
                 if (tracked(t) && !counted[t.index()]) {
                     counted[t.index()] = 1;
+                    touched.push_back(t);
                     now += m_g.tensor(t).bytes;
                 }
             peak = std::max(peak, now);
@@ -402,17 +411,51 @@ private:
                 const training::Tensor &tu = m_g.tensor(u);
                 if (counted[u.index()] && tu.role == training::TensorRole::ActivationGrad &&
                     lastRead[u.index()] == long(s) && tu.producer.valid() &&
-                    std::find(seq.begin(), seq.end(), tu.producer) != seq.end() &&
-                    std::all_of(tu.consumers.begin(), tu.consumers.end(), [&](OpId c) {
-                        return std::find(seq.begin(), seq.end(), c) != seq.end();
-                    })) {
+                    lastRead.inSequence(tu.producer) &&
+                    std::all_of(tu.consumers.begin(), tu.consumers.end(),
+                                [&](OpId c) { return lastRead.inSequence(c); })) {
                     counted[u.index()] = 0;
                     now -= tu.bytes;
                 }
             }
         }
+        for (TensorId t : touched)
+            counted[t.index()] = 0;
         return peak;
     }
+
+    /// Each tensor's last read in a sequence (-1: none) and which ops the sequence holds, on
+    /// scratch arrays of the search that are cleared again when it goes out of scope (a stage's
+    /// walk asks this once per option; arrays over the whole graph each time would cost more
+    /// than the walk on graphs of thousands of ops).
+    class LastReads
+    {
+    public:
+        LastReads(const StageOptionSearch &s, const std::vector<OpId> &seq) : m_s(s), m_seq(seq)
+        {
+            for (size_t k = 0; k < seq.size(); ++k) {
+                m_s.m_inSequence[seq[k].index()] = 1;
+                for (TensorId u : m_s.m_g.op(seq[k]).inputs)
+                    m_s.m_lastRead[u.index()] = long(k);
+            }
+        }
+        ~LastReads()
+        {
+            for (OpId op : m_seq) {
+                m_s.m_inSequence[op.index()] = 0;
+                for (TensorId u : m_s.m_g.op(op).inputs)
+                    m_s.m_lastRead[u.index()] = -1;
+            }
+        }
+        LastReads(const LastReads &) = delete;
+        LastReads &operator=(const LastReads &) = delete;
+        long operator[](size_t tensor) const { return m_s.m_lastRead[tensor]; }
+        bool inSequence(OpId op) const { return m_s.m_inSequence[op.index()] != 0; }
+
+    private:
+        const StageOptionSearch &m_s;
+        const std::vector<OpId> &m_seq;
+    };
 
     const GraphFacts &m_facts;
     const training::TrainingGraph &m_g;
@@ -425,6 +468,13 @@ private:
     int64_t m_tape = 0;
     int64_t m_outputBytes = 0;
     std::vector<TensorId> m_acrossEnd; ///< the stage's tensors alive across its end (few)
+    // Scratch over the whole graph, all clear between uses (LastReads, backwardPeak).
+    mutable std::vector<long> m_lastRead;
+    mutable std::vector<char> m_inSequence, m_counted, m_seen;
+    /// Ops the walks have evaluated in candidate moves; past kWorkPerStage a walk stops (about
+    /// a tenth of a second).
+    mutable size_t m_work = 0;
+    static constexpr size_t kWorkPerStage = size_t(1) << 23;
 };
 
 } // namespace
