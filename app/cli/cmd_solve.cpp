@@ -158,10 +158,11 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     {
         std::string provenance; ///< "chain-dp" or "sweep"
         std::string solver;
-        int64_t budget = 0;       ///< the sweep's budget; chain-dp: the plan's own peak
-        sim::Timeline timeline;   ///< the simulator's figures
-        double boundSeconds = -1; ///< proven lower bound on recompute seconds (-1: none)
-        int memorySlots = -1;     ///< chain-dp: the DP memory the plan was read at
+        int64_t budget = 0;         ///< the sweep's budget; chain-dp: the plan's own peak
+        sim::Timeline timeline;     ///< the simulator's figures
+        double boundSeconds = -1;   ///< proven lower bound on recompute seconds (-1: none)
+        int memorySlots = -1;       ///< chain-dp: the DP memory the plan was read at
+        bool exactOverSets = false; ///< from a plain chain's exact DP that held (chain_frontier.h)
     };
     std::vector<Point> points;
 
@@ -178,10 +179,16 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         co.slotCount = o.paretoSlots;
         auto f = solvers::chainFrontier(r, co);
         if (f) {
-            for (const solvers::FrontierPoint &p : f->candidates)
-                points.push_back({"chain-dp", p.source == "store-all" ? "store-all" : "rotor",
+            for (const solvers::FrontierPoint &p : f->candidates) {
+                const bool exactDp = p.source == "exact chain DP";
+                points.push_back({"chain-dp",
+                                  p.source == "store-all" ? "store-all"
+                                  : exactDp               ? "exact-dp"
+                                                          : "rotor",
                                   p.timeline.peakBytes, p.timeline,
-                                  p.source == "store-all" ? 0.0 : -1.0, p.memorySlots});
+                                  p.source == "store-all" ? 0.0 : -1.0, p.memorySlots,
+                                  exactDp && f->exactOverCheckpointSets});
+            }
             chain = std::move(*f);
         } else {
             chainSkipped = f.status().message();
@@ -252,6 +259,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     });
     const double oneCompute = storeAll.oneComputeSeconds > 0 ? storeAll.oneComputeSeconds : 1;
     auto kindOf = [&](const Point &p) {
+        if (p.exactOverSets)
+            return std::string("exact-sets");
         if (p.boundSeconds < 0)
             return std::string("not proven");
         return p.timeline.recomputeSeconds <= p.boundSeconds * (1 + 1e-6) + 1e-15
@@ -292,6 +301,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                              {"plans_simulated", chain->candidates.size()},
                              {"seconds", chain->seconds},
                              {"complete", chain->complete},
+                             {"exact_over_checkpoint_sets", chain->exactOverCheckpointSets},
+                             {"exact_dp_mismatches", chain->exactMismatches},
                              {"non_dominated_alone", chain->points.size()}};
         else
             j["chain_dp"] = {{"skipped", chainSkipped}};
@@ -308,7 +319,14 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                    chain->stages, chain->opChain ? " (one op each)" : " (blocks kept whole)",
                    chain->slotCount, formatBytes(int64_t(std::ceil(chain->slotBytes))),
                    chain->breakpoints, chain->candidates.size(), chain->points.size(),
-                   chain->seconds * 1e3, chain->complete ? "" : "; stopped by the time limit");
+                   chain->seconds * 1e3,
+                   std::string(chain->complete ? "" : "; stopped by the time limit") +
+                       (chain->exactOverCheckpointSets ? "; exact over checkpoint sets"
+                        : chain->exactMismatches > 0
+                            ? fmt::format("; the exact DP's figures differed from the "
+                                          "simulator's on {} plans",
+                                          chain->exactMismatches)
+                            : std::string()));
     else
         fmt::print("chain DP skipped: {}\n", chainSkipped);
     fmt::print("sweep: every min-time solver at {} budgets\n", n);
@@ -326,8 +344,9 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     fmt::print("every figure is the simulator's. chain-dp: the least DP time at each memory of "
                "rotor's chain model (memory rounded up to slots; --pareto-slots for finer); "
                "sweep: the best min-time plan at a budget. kind: exact = a proven lower bound "
-               "(checkmate-milp, fixed op order) meets the plan; bounded = the bound is below it; "
-               "not proven = no bound\n");
+               "(checkmate-milp, fixed op order) meets the plan; exact-sets = a plain chain's "
+               "exact DP (no checkpoint set, each dropped run recomputed once, has a lower peak "
+               "at no more recompute); bounded = the bound is below it; not proven = no bound\n");
     return frontier.empty() ? 1 : 0;
 }
 

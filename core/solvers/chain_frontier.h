@@ -31,12 +31,17 @@ struct ChainFrontierOptions
     /// Also solve on the linearized chain (ChainKind::Linearized: DenseNet's layers, where the
     /// articulation chain sees only whole dense blocks) when it cuts differently.
     bool linearized = true;
+    /// A plain chain (one data op per stage) of at most this many stages also gets the exact
+    /// frontier over checkpoint sets (a DP over kept positions; about stages^2 / 2
+    /// simulations).
+    int exactChainStages = 120;
 };
 
 struct FrontierPoint
 {
-    /// "store-all", or "rotor-dp (<view> chain, <model> transients)": the DP's plan at
-    /// memorySlots on that chain view with that transient model
+    /// "store-all", "exact chain DP" (a plain chain's checkpoint-set DP), or "rotor-dp (<view>
+    /// chain, <model> transients)": the DP's plan at memorySlots on that chain view with that
+    /// transient model
     std::string source;
     int memorySlots = -1; ///< the DP memory the plan was read at (-1: store-all)
     double dpSeconds = 0; ///< the DP's forward + backward time there (its own cost model)
@@ -63,6 +68,11 @@ struct ChainFrontier
     int tables = 0;         ///< DP tables solved (chain views x transient models)
     double tableSeconds = 0, seconds = 0;
     bool complete = true; ///< false: the time limit stopped the walk over the memories
+    /// A plain chain's exact DP ran and every plan it returned simulated to the DP's figures:
+    /// no checkpoint set (each dropped run recomputed once, lowering.h) has a lower peak at
+    /// equal or less recompute than the points. Rotor's multi-level plans are beside them.
+    bool exactOverCheckpointSets = false;
+    int exactMismatches = 0; ///< the exact DP's plans whose simulated figures differed from it
 };
 
 /// The frontier for `request` (graph, costs, stop token, time limit; objective and budget are

@@ -277,6 +277,8 @@ private slots:
         QCOMPARE(dp.value("slots").toInt(), 2000);
         QVERIFY(dp.value("slot_bytes").toDouble() > 0);
         QVERIFY(dp.value("breakpoints").toInt() >= 1);
+        QVERIFY2(dp.value("exact_over_checkpoint_sets").toBool(), r.out.constData());
+        QCOMPARE(dp.value("exact_dp_mismatches").toInt(), 0);
         const QJsonArray f = o.value("frontier").toArray();
         QVERIFY2(f.size() >= 2, r.out.constData());
         double lastPeak = -1, lastTdi = 1e300;
@@ -286,14 +288,19 @@ private slots:
             const QString prov = p.value("provenance").toString();
             QVERIFY2(prov == "chain-dp" || prov == "sweep", qPrintable(prov));
             const QString kind = p.value("kind").toString();
-            QVERIFY2(kind == "exact" || kind == "bounded" || kind == "not proven",
+            QVERIFY2(kind == "exact" || kind == "bounded" || kind == "not proven" ||
+                         kind == "exact-sets",
                      qPrintable(kind));
+            // The mlp is a plain chain: its exact DP's points carry the exact-sets kind.
+            QCOMPARE(kind == "exact-sets", p.value("solver").toString() == "exact-dp" &&
+                                               dp.value("exact_over_checkpoint_sets").toBool());
             const double peak = p.value("peak_bytes").toDouble();
             const double tdi = p.value("tdi_percent").toDouble();
             QVERIFY(peak > lastPeak);
             QVERIFY(tdi < lastTdi);
             QVERIFY(p.value("lower_bound_tdi_percent").toDouble() <= tdi + 1e-6);
-            QCOMPARE(kind == "not proven", p.value("lower_bound_tdi_percent").toDouble() < 0);
+            if (kind != "exact-sets")
+                QCOMPARE(kind == "not proven", p.value("lower_bound_tdi_percent").toDouble() < 0);
             // Rotor with this peak as its budget finds nothing better.
             const Run q = runRemat({"solve", mlp, "--batch", "4096", "--solver", "rotor",
                                     "--budget", QString::number(qint64(peak)), "--json"});
