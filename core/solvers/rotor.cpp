@@ -78,14 +78,20 @@ public:
             StageOps ops = stageOps(view, pb.facts());
             addStageOptions(ops, view, pb.facts(), request.costs, tapeOptions);
             const int L = static_cast<int>(view.stageCount());
-            const RotorChain c = rotorChain(view, pb.facts(), ops, requestedSlots);
-            // The DP's work grows as L^3 x slots (2e9 steps take about a second here).
-            const double work = double(L) * L * L / 6 * c.slotCount;
-            if (kind == ChainKind::Linearized && work > 2e9) {
-                pb.addNote("linearized chain of " + std::to_string(L) +
-                           " stages left out (its table would take seconds)");
-                break;
+            // The DP's work grows as L^3 / 6 x slots (1e9 steps take about half a second
+            // here): the linearized chain gets fewer slots to stay within that, or is left out
+            // below 100 slots, so rotor stays an interactive solver.
+            const double cube = double(L) * L * L / 6;
+            int slotsHere = requestedSlots;
+            if (kind == ChainKind::Linearized && cube * requestedSlots > 1e9) {
+                slotsHere = int(1e9 / cube);
+                if (slotsHere < 100) {
+                    pb.addNote("linearized chain of " + std::to_string(L) +
+                               " stages left out (its table would take seconds)");
+                    break;
+                }
             }
+            const RotorChain c = rotorChain(view, pb.facts(), ops, slotsHere);
             const int slots = c.slotCount;
             const double tableStart = pb.elapsed();
             RotorTable table(c);
