@@ -176,16 +176,24 @@ public:
                 all.push_back(current());
             }
         }
-        // Ascending tape; keep an option only if it recomputes less than every smaller tape.
-        std::stable_sort(all.begin(), all.end(), [](const StageOption &a, const StageOption &b) {
+        // The whole tape first, always (rotorChain and appendBackward read option 0 as it);
+        // then, by ascending tape, an option only if it recomputes less than every smaller
+        // tape, and only below the whole tape.
+        const StageOption whole = all.front();
+        std::vector<StageOption> rest;
+        for (StageOption &o : all)
+            if (!o.recompute.empty() && o.tapeBytes < whole.tapeBytes)
+                rest.push_back(std::move(o));
+        std::stable_sort(rest.begin(), rest.end(), [](const StageOption &a, const StageOption &b) {
             return a.tapeBytes != b.tapeBytes ? a.tapeBytes < b.tapeBytes
                                               : a.recomputeSeconds < b.recomputeSeconds;
         });
         std::vector<StageOption> kept;
-        for (StageOption &o : all)
+        for (StageOption &o : rest)
             if (kept.empty() || o.recomputeSeconds < kept.back().recomputeSeconds)
                 kept.push_back(std::move(o));
-        std::reverse(kept.begin(), kept.end()); // the whole tape (no recompute) first
+        kept.push_back(whole);
+        std::reverse(kept.begin(), kept.end());
         if (maxOptions >= 2 && kept.size() > size_t(maxOptions)) {
             std::vector<StageOption> thin;
             const size_t n = kept.size();
@@ -323,7 +331,6 @@ private:
         }
         std::vector<char> done(m_local.size(), 0);
         // Emits y after the dropped producers of its inputs (forward order within the stage).
-        std::vector<size_t> order;
         auto ensure = [&](size_t y, auto &&self) -> void {
             if (done[y])
                 return;
