@@ -43,16 +43,19 @@ bool oneDataOpPerStage(const ChainView &view, const GraphFacts &facts)
     return true;
 }
 
-/// The exact frontier over checkpoint sets of a plain chain (one data op per stage), as the
-/// lowering runs them (lowering.h: every dropped run of boundaries recomputed once).
-/// Positions 0..L-2 are the boundaries, L-1 the network output, L the end; a plan keeps some
-/// positions. The peak of a plan decomposes: at stage i's forward, the kept boundaries before
-/// i-1 plus what the stage holds itself; in the backward of the stages between two kept
-/// positions c < d, the kept boundaries before c plus what that segment holds. Both local terms
-/// are read off simulations (every boundary kept; every boundary but those between c and d
-/// kept), so the DP over (last kept position, bytes kept before it) with (peak, recompute)
-/// labels is exact when the decomposition holds; every plan it returns is simulated, and the
-/// frontier is called exact only when each simulated figure equals the DP's.
+/// The exact frontier over checkpoint sets of an articulation chain, as the lowering runs them
+/// (lowering.h). Positions 0..L-2 are the boundaries, L-1 the network output, L the end. A plan
+/// keeps some positions; a stage between two kept positions keeps the interior tensors of one
+/// of its tape options (StageOption: the outputs of the ops it does not recompute); a run of
+/// dropped positions drops the interiors of its stages too (the run is recomputed whole). On a
+/// plain chain (one data op per stage) that is every checkpoint set.
+/// The peak decomposes: at a stage's forward and in the backward of a stage or of a dropped run,
+/// what is resident from before (kept positions and the tapes of earlier stages) plus what that
+/// stage or run holds itself; the local terms are read off simulations (one per option index,
+/// every position kept; one per dropped run), so the DP over (last kept position, bytes
+/// resident before it) with (peak, recompute) labels is exact when the decomposition holds.
+/// Every plan it returns is simulated, and it is called exact only when each simulated figure
+/// equals the DP's.
 struct ExactChainResult
 {
     std::vector<FrontierPoint> points;
@@ -61,7 +64,7 @@ struct ExactChainResult
 };
 
 Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &view,
-                                              FrontierMemory memory)
+                                              const StageOps &ops, FrontierMemory memory)
 {
     const GraphFacts &facts = pb.facts();
     const training::TrainingGraph &g = pb.graph();
@@ -69,6 +72,7 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
     ExactChainResult out;
     if (L < 2)
         return out;
+    constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
     // The positions' tensors: boundaries, then the network output.
     std::vector<std::vector<TensorId>> sets(view.boundarySets.begin(), view.boundarySets.end());
     sets.emplace_back();
@@ -77,19 +81,65 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
             if (facts.isForwardTensor(t))
                 sets.back().push_back(t);
     const int P = L; // positions 0..L-1
-    // Bytes a kept position holds through the backward: its tensors (siblings joined) that
-    // backward reads.
-    // A kept position that starts a dropped run is also the run's recompute source: the rest
-    // of its tensors stay until that recompute (sourceOnly).
+    // A kept position holds, through the backward, its tensors (siblings joined) that backward
+    // reads; when it starts a dropped run or a stage option recomputes from it, the rest of
+    // them too, until that recompute (sourceOnly).
     std::vector<int64_t> kept(P, 0), sourceOnly(P, 0);
+    std::vector<std::vector<char>> inPosition(P);
     for (int k = 0; k < P; ++k) {
         REMAT_ASSIGN_OR_RETURN(std::vector<char> mask, keepMask(facts, sets[size_t(k)], {}));
         for (TensorId t : maskToList(mask))
             (facts.neededByBackward(t) ? kept : sourceOnly)[size_t(k)] += g.tensor(t).bytes;
+        inPosition[size_t(k)] = std::move(mask);
     }
-    std::vector<int64_t> keptBefore(P + 1, 0); // sum of kept[k] for k < i
-    for (int k = 0; k < P; ++k)
-        keptBefore[size_t(k) + 1] = keptBefore[size_t(k)] + kept[size_t(k)];
+    // Stage options: the interior tensors each keeps, its tape, whether it recomputes from the
+    // stage input's source-only tensors.
+    struct Option
+    {
+        std::vector<TensorId> keep;
+        int64_t tape = 0;
+        bool readsSource = false;
+    };
+    std::vector<std::vector<Option>> options(static_cast<size_t>(L));
+    size_t maxOptions = 1;
+    for (int i = 0; i < L; ++i) {
+        const size_t count =
+            size_t(i) < ops.options.size() ? std::max<size_t>(1, ops.options[size_t(i)].size()) : 1;
+        maxOptions = std::max(maxOptions, count);
+        for (size_t o = 0; o < count; ++o) {
+            Option opt;
+            std::vector<char> dropped(size_t(view.stageBegin[size_t(i) + 1]) + 1, 0);
+            if (o > 0)
+                for (OpId r : ops.options[size_t(i)][o].recompute)
+                    dropped[r.index()] = 1;
+            for (int32_t op = view.stageBegin[size_t(i)]; op < view.stageBegin[size_t(i) + 1];
+                 ++op) {
+                for (TensorId t : g.op(OpId(op)).outputs) {
+                    const bool boundary = i < P && inPosition[size_t(i)][t.index()];
+                    if (!facts.isForwardTensor(t) || boundary)
+                        continue;
+                    if (!dropped[size_t(op)])
+                        opt.keep.push_back(t);
+                }
+                if (dropped[size_t(op)] && i > 0)
+                    for (TensorId u : g.op(OpId(op)).inputs)
+                        opt.readsSource =
+                            opt.readsSource ||
+                            (inPosition[size_t(i) - 1][u.index()] && !facts.neededByBackward(u));
+            }
+            // Resident after the forward: kept interior tensors backward reads, or that a
+            // dropped op recomputes from (the lowering keeps both; siblings of the output are
+            // the output position's).
+            for (TensorId t : opt.keep) {
+                bool source = false;
+                for (OpId c : g.tensor(t).consumers)
+                    source = source || (c.index() < dropped.size() && dropped[c.index()]);
+                if (facts.neededByBackward(t) || source)
+                    opt.tape += g.tensor(t).bytes;
+            }
+            options[size_t(i)].push_back(std::move(opt));
+        }
+    }
     auto stepBytes = [&](const sim::TimelinePoint &pt) {
         if (memory == FrontierMemory::Total)
             return pt.peakDuringStep;
@@ -99,18 +149,25 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
                pt.byCategory[static_cast<size_t>(schedule::MemCategory::OptimizerState)] -
                pt.byCategory[static_cast<size_t>(schedule::MemCategory::WeightGrads)];
     };
-    // Simulates the plan keeping every position but those strictly between c and d.
     struct Windows
     {
         std::vector<int64_t> forward;  ///< per stage: most bytes while its forward runs
         std::vector<int64_t> backward; ///< per stage: most bytes in its backward window
-        double recompute = 0;
+        std::vector<double> recompute; ///< per stage: recompute seconds in its backward window
     };
-    auto windows = [&](int c, int d) -> Expected<Windows> {
+    // Simulates keeping positions (keepPosition) and, per stage, the interior of an option
+    // (-1: none).
+    auto windows = [&](const std::vector<char> &keepPosition,
+                       const std::vector<int> &stageOption) -> Expected<Windows> {
         std::vector<TensorId> keep;
         for (int k = 0; k < P; ++k)
-            if (k <= c || k >= d)
+            if (keepPosition[size_t(k)])
                 keep.insert(keep.end(), sets[size_t(k)].begin(), sets[size_t(k)].end());
+        for (int i = 0; i < L; ++i)
+            if (stageOption[size_t(i)] >= 0) {
+                const auto &k = options[size_t(i)][size_t(stageOption[size_t(i)])].keep;
+                keep.insert(keep.end(), k.begin(), k.end());
+            }
         REMAT_ASSIGN_OR_RETURN(schedule::Schedule sched, lowerCheckpointSet(facts, keep, {}));
         REMAT_ASSIGN_OR_RETURN(
             sim::Timeline t,
@@ -118,23 +175,20 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
         Windows w;
         w.forward.assign(size_t(L), 0);
         w.backward.assign(size_t(L), 0);
-        w.recompute = t.recomputeSeconds;
+        w.recompute.assign(size_t(L), 0.0);
         // Forward: the stage of the latest first compute; from the first loss or backward op
         // on, each step belongs to the backward window of the next backward op's stage.
         const auto &steps = sched.steps;
-        std::vector<int> owner(steps.size(), -1);
-        std::vector<char> isBackward(steps.size(), 0);
-        int stage = 0;
+        std::vector<int> owner(steps.size(), 0);
+        std::vector<char> late(steps.size(), 0), computed(g.opCount(), 0);
         size_t firstLate = steps.size();
-        for (size_t s = 0; s < steps.size(); ++s) {
-            if (steps[s].kind != schedule::StepKind::Compute)
-                continue;
-            const int32_t op = static_cast<int32_t>(steps[s].op().index());
-            if (op >= facts.forwardOps()) {
+        for (size_t s = 0; s < steps.size(); ++s)
+            if (steps[s].kind == schedule::StepKind::Compute &&
+                int32_t(steps[s].op().index()) >= facts.forwardOps()) {
                 firstLate = s;
                 break;
             }
-        }
+        int stage = 0;
         for (size_t s = 0; s < firstLate; ++s) {
             if (steps[s].kind == schedule::StepKind::Compute)
                 stage = std::max(0, view.stageOfOp[steps[s].op().index()]);
@@ -142,54 +196,112 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
         }
         int next = L - 1;
         for (size_t s = steps.size(); s-- > firstLate;) {
-            if (steps[s].kind == schedule::StepKind::Compute) {
-                const int32_t op = static_cast<int32_t>(steps[s].op().index());
-                if (op >= facts.lossEnd())
-                    next = std::max(0, view.stageOfOp[size_t(op)]);
-            }
+            if (steps[s].kind == schedule::StepKind::Compute &&
+                int32_t(steps[s].op().index()) >= facts.lossEnd())
+                next = std::max(0, view.stageOfOp[steps[s].op().index()]);
             owner[s] = next;
-            isBackward[s] = 1;
+            late[s] = 1;
         }
+        const auto &seconds = pb.request().costs->opSeconds;
         for (size_t s = 0; s < steps.size(); ++s) {
-            auto &slot = isBackward[s] ? w.backward : w.forward;
+            auto &slot = late[s] ? w.backward : w.forward;
             slot[size_t(owner[s])] = std::max(slot[size_t(owner[s])], stepBytes(t.points[s]));
+            if (steps[s].kind != schedule::StepKind::Compute)
+                continue;
+            const size_t op = steps[s].op().index();
+            if (computed[op] && op < seconds.size())
+                w.recompute[size_t(owner[s])] += seconds[op];
+            computed[op] = 1;
         }
         return w;
     };
-    REMAT_ASSIGN_OR_RETURN(const Windows all, windows(P, P)); // every position kept
-    // Forward: stage i holds its own bytes above the kept positions before i-1.
-    std::vector<int64_t> fwdLocal(size_t(L), 0);
-    for (int i = 0; i < L; ++i)
-        fwdLocal[size_t(i)] = all.forward[size_t(i)] - keptBefore[size_t(std::max(0, i - 1))];
-    // Segments: kept c (-1: the input) and d (P: the end).
+    // Adjacent stages (both positions kept), per stage and option: local forward and backward
+    // bytes above what is resident from before, and the option's recompute.
+    std::vector<std::vector<int64_t>> adjFwd(static_cast<size_t>(L)),
+        adjBwd(static_cast<size_t>(L));
+    std::vector<std::vector<double>> adjRec(static_cast<size_t>(L));
+    for (int i = 0; i < L; ++i) {
+        adjFwd[size_t(i)].assign(options[size_t(i)].size(), kNone);
+        adjBwd[size_t(i)].assign(options[size_t(i)].size(), kNone);
+        adjRec[size_t(i)].assign(options[size_t(i)].size(), 0.0);
+    }
+    const std::vector<char> allPositions(size_t(P), 1);
+    for (size_t j = 0; j < maxOptions; ++j) {
+        if (pb.cancelled())
+            return makeError(StatusCode::Cancelled, "chain frontier: cancelled");
+        std::vector<int> pick(static_cast<size_t>(L), 0);
+        for (int i = 0; i < L; ++i)
+            pick[size_t(i)] = int(std::min(j, options[size_t(i)].size() - 1));
+        REMAT_ASSIGN_OR_RETURN(const Windows w, windows(allPositions, pick));
+        int64_t before = 0; // resident from positions <= i-2 and stages < i
+        for (int i = 0; i < L; ++i) {
+            const size_t o = size_t(pick[size_t(i)]);
+            if (i >= 2) {
+                const int k = i - 2;
+                before += kept[size_t(k)] +
+                          (options[size_t(k) + 1][size_t(pick[size_t(k) + 1])].readsSource
+                               ? sourceOnly[size_t(k)]
+                               : 0);
+            }
+            if (i >= 1)
+                before += options[size_t(i) - 1][size_t(pick[size_t(i) - 1])].tape;
+            adjFwd[size_t(i)][o] = w.forward[size_t(i)] - before;
+            adjBwd[size_t(i)][o] = w.backward[size_t(i)] - before;
+            adjRec[size_t(i)][o] = w.recompute[size_t(i)];
+        }
+    }
+    // Dropped runs: kept c and d (c = -1: the input, d = P: the end), d >= c + 2.
     const int S = P + 2;
     auto at = [&](int c, int d) { return size_t(c + 1) * S + size_t(d + 1); };
-    std::vector<int64_t> segLocal(size_t(S) * S, 0);
-    std::vector<double> segRecompute(size_t(S) * S, 0);
+    std::vector<int64_t> runBwd(size_t(S) * S, kNone), runFwdFirst(size_t(S) * S, kNone),
+        runFwdRest(size_t(S) * S, kNone);
+    std::vector<double> runRec(size_t(S) * S, 0.0);
     for (int c = -1; c < P; ++c)
-        for (int d = c + 1; d <= P; ++d) {
+        for (int d = c + 2; d <= P; ++d) {
             if (pb.cancelled())
                 return makeError(StatusCode::Cancelled, "chain frontier: cancelled");
-            REMAT_ASSIGN_OR_RETURN(const Windows w, d == c + 1 ? Windows(all) : windows(c, d));
-            int64_t most = std::numeric_limits<int64_t>::min();
-            for (int st = c + 1; st <= std::min(d, L - 1); ++st)
-                most = std::max(most, w.backward[size_t(st)]);
-            segLocal[at(c, d)] = most == std::numeric_limits<int64_t>::min()
-                                     ? most
-                                     : most - keptBefore[size_t(std::max(0, c))];
-            segRecompute[at(c, d)] = w.recompute;
+            std::vector<char> keepPosition(size_t(P), 0);
+            std::vector<int> pick(size_t(L), 0);
+            for (int k = 0; k < P; ++k)
+                keepPosition[size_t(k)] = k <= c || k >= d;
+            for (int i = c + 1; i <= std::min(d, L - 1); ++i)
+                pick[size_t(i)] = -1;
+            REMAT_ASSIGN_OR_RETURN(const Windows w, windows(keepPosition, pick));
+            // Resident from before the run: positions < c and the (whole) tapes of stages <= c.
+            int64_t before = 0;
+            for (int k = 0; k < c; ++k)
+                before += kept[size_t(k)];
+            for (int i = 0; i <= c; ++i)
+                before += options[size_t(i)][0].tape;
+            const int64_t own = c >= 0 ? kept[size_t(c)] + sourceOnly[size_t(c)] : 0;
+            int64_t bwd = kNone, first = kNone, rest = kNone;
+            double rec = 0;
+            for (int i = c + 1; i <= std::min(d, L - 1); ++i) {
+                bwd = std::max(bwd, w.backward[size_t(i)] - before);
+                if (i == c + 1)
+                    first = w.forward[size_t(i)] - before;
+                else
+                    rest = std::max(rest, w.forward[size_t(i)] - before - own);
+                rec += w.recompute[size_t(i)];
+            }
+            runBwd[at(c, d)] = bwd;
+            runFwdFirst[at(c, d)] = first;
+            runFwdRest[at(c, d)] = rest;
+            runRec[at(c, d)] = rec;
         }
-    // Labels at each kept position: bytes kept before it, peak so far, recompute so far.
+    // Labels at each kept position: bytes resident from before it (kept positions before it,
+    // tapes of the stages up to it), peak so far, recompute so far.
     struct Label
     {
         int64_t before, peak;
         double recompute;
-        int parent, parentIndex;
+        int parent, parentIndex, option; ///< option: of stage `position` (-1: in a run)
     };
     constexpr size_t kMaxLabels = 20000;
     std::vector<std::vector<Label>> labels(size_t(P) + 2);
-    labels[0].push_back({0, 0, 0.0, -2, -1}); // position -1: the input
+    labels[0].push_back({0, 0, 0.0, -2, -1, -1}); // position -1: the input
     bool capped = false;
+    auto add = [](int64_t a, int64_t b) { return b == kNone ? kNone : a + b; };
     for (int c = -1; c < P; ++c) {
         auto &here = labels[size_t(c + 1)];
         // Non-dominated on (before, peak, recompute).
@@ -198,43 +310,52 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
                    std::tie(b.before, b.peak, b.recompute);
         });
         std::map<int64_t, double> stair; // peak -> least recompute at that peak or below
-        std::vector<Label> kept2;
+        std::vector<Label> front;
         for (const Label &l : here) {
             auto it = stair.upper_bound(l.peak);
             if (it != stair.begin() && std::prev(it)->second <= l.recompute)
                 continue;
-            kept2.push_back(l);
+            front.push_back(l);
             auto pos = stair.lower_bound(l.peak);
             while (pos != stair.end() && pos->second >= l.recompute)
                 pos = stair.erase(pos);
             stair[l.peak] = l.recompute;
         }
-        if (kept2.size() > kMaxLabels) {
+        if (front.size() > kMaxLabels) {
             capped = true;
-            kept2.resize(kMaxLabels);
+            front.resize(kMaxLabels);
         }
-        here = std::move(kept2);
-        for (int d = c + 1; d <= P; ++d) {
-            const int64_t own =
-                c >= 0 ? kept[size_t(c)] + (d > c + 1 ? sourceOnly[size_t(c)] : 0) : 0;
-            // Forward of stages c+1..min(d, L-1): stage c+1 above `before`, later ones above
-            // `before` + own (the positions between c and d are dropped).
-            int64_t fwdFirst = std::numeric_limits<int64_t>::min(), fwdRest = fwdFirst;
-            for (int st = c + 1; st <= std::min(d, L - 1); ++st)
-                (st == c + 1 ? fwdFirst : fwdRest) =
-                    std::max(st == c + 1 ? fwdFirst : fwdRest, fwdLocal[size_t(st)]);
-            const int64_t seg = segLocal[at(c, d)];
-            for (size_t li = 0; li < here.size(); ++li) {
-                const Label &l = here[li];
+        here = std::move(front);
+        for (size_t li = 0; li < here.size(); ++li) {
+            const Label &l = here[li];
+            // The next stage between two kept positions, with each of its options.
+            if (c + 1 < P) {
+                const int i = c + 1;
+                for (size_t o = 0; o < options[size_t(i)].size(); ++o) {
+                    if (adjFwd[size_t(i)][o] == kNone)
+                        continue;
+                    const int64_t own =
+                        c >= 0 ? kept[size_t(c)] +
+                                     (options[size_t(i)][o].readsSource ? sourceOnly[size_t(c)] : 0)
+                               : 0;
+                    int64_t peak = std::max(l.peak, l.before + adjFwd[size_t(i)][o]);
+                    peak = std::max(peak, l.before + adjBwd[size_t(i)][o]);
+                    labels[size_t(i) + 1].push_back({l.before + own + options[size_t(i)][o].tape,
+                                                     peak, l.recompute + adjRec[size_t(i)][o], c,
+                                                     int(li), int(o)});
+                }
+            } else { // c = P - 1: the output kept, nothing after it
+                labels[size_t(P) + 1].push_back({l.before, l.peak, l.recompute, c, int(li), -1});
+            }
+            // A dropped run to each later kept position (or the end).
+            for (int d = c + 2; d <= P; ++d) {
+                const int64_t own = c >= 0 ? kept[size_t(c)] + sourceOnly[size_t(c)] : 0;
                 int64_t peak = l.peak;
-                if (fwdFirst != std::numeric_limits<int64_t>::min())
-                    peak = std::max(peak, l.before + fwdFirst);
-                if (fwdRest != std::numeric_limits<int64_t>::min())
-                    peak = std::max(peak, l.before + own + fwdRest);
-                if (seg != std::numeric_limits<int64_t>::min())
-                    peak = std::max(peak, l.before + seg);
-                labels[size_t(d + 1)].push_back(
-                    {l.before + own, peak, l.recompute + segRecompute[at(c, d)], c, int(li)});
+                peak = std::max(peak, add(l.before, runFwdFirst[at(c, d)]));
+                peak = std::max(peak, add(l.before + own, runFwdRest[at(c, d)]));
+                peak = std::max(peak, add(l.before, runBwd[at(c, d)]));
+                labels[size_t(d) + 1].push_back(
+                    {l.before + own, peak, l.recompute + runRec[at(c, d)], c, int(li), -1});
             }
         }
     }
@@ -250,9 +371,23 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
             continue;
         best = e.recompute;
         std::vector<TensorId> keep;
-        for (int pos = e.parent, idx = e.parentIndex; pos >= 0;) {
-            keep.insert(keep.end(), sets[size_t(pos)].begin(), sets[size_t(pos)].end());
+        // Walk back: each label names its position, the option of the stage it ends, and its
+        // parent.
+        int position = P, option = e.option;
+        for (int pos = e.parent, idx = e.parentIndex;;) {
+            if (position < P && position >= 0) {
+                keep.insert(keep.end(), sets[size_t(position)].begin(),
+                            sets[size_t(position)].end());
+                if (option >= 0) {
+                    const auto &k = options[size_t(position)][size_t(option)].keep;
+                    keep.insert(keep.end(), k.begin(), k.end());
+                }
+            }
+            if (pos < 0)
+                break;
             const Label &l = labels[size_t(pos + 1)][size_t(idx)];
+            position = pos;
+            option = l.option;
             pos = l.parent;
             idx = l.parentIndex;
         }
@@ -312,17 +447,19 @@ Expected<ChainFrontier> frontierCandidates(const SolveRequest &request,
         if (!first && view.stageBegin == firstCuts)
             continue; // the linearized view cut where the articulation points are
         firstCuts = view.stageBegin;
-        if (kind == ChainKind::Articulation && oneDataOpPerStage(view, pb.facts()) &&
+        StageOps ops = stageOps(view, pb.facts());
+        addStageOptions(ops, view, pb.facts(), r.costs, options.tapeOptions);
+        if (kind == ChainKind::Articulation &&
             view.stageCount() <= size_t(options.exactChainStages)) {
             REMAT_ASSIGN_OR_RETURN(ExactChainResult exact,
-                                   exactChainFrontier(pb, view, options.memory));
-            f.exactOverCheckpointSets = exact.exact;
+                                   exactChainFrontier(pb, view, ops, options.memory));
+            // Every checkpoint set only on a plain chain; on blocks, over kept positions with
+            // the stages' tape options.
+            f.exactOverCheckpointSets = exact.exact && oneDataOpPerStage(view, pb.facts());
             f.exactMismatches = exact.mismatches;
             for (FrontierPoint &p : exact.points)
                 f.candidates.push_back(std::move(p));
         }
-        StageOps ops = stageOps(view, pb.facts());
-        addStageOptions(ops, view, pb.facts(), r.costs, options.tapeOptions);
         for (RotorTransients model : transients) {
             const RotorChain chain =
                 rotorChain(view, pb.facts(), ops, options.slotCount, 1'000'000, 6e7, model);

@@ -31,10 +31,11 @@ struct ChainFrontierOptions
     /// Also solve on the linearized chain (ChainKind::Linearized: DenseNet's layers, where the
     /// articulation chain sees only whole dense blocks) when it cuts differently.
     bool linearized = true;
-    /// A plain chain (one data op per stage) of at most this many stages also gets the exact
-    /// frontier over checkpoint sets (a DP over kept positions; about stages^2 / 2
-    /// simulations).
-    int exactChainStages = 120;
+    /// An articulation chain of at most this many stages also gets an exact DP over kept
+    /// positions, each stage between two kept positions keeping one of its tape options and
+    /// each dropped run recomputed whole (about stages^2 / 2 simulations); on a plain chain
+    /// (one data op per stage) that is every checkpoint set.
+    int exactChainStages = 80;
 };
 
 struct FrontierPoint
@@ -72,7 +73,9 @@ struct ChainFrontier
     /// no checkpoint set (each dropped run recomputed once, lowering.h) has a lower peak at
     /// equal or less recompute than the points. Rotor's multi-level plans are beside them.
     bool exactOverCheckpointSets = false;
-    int exactMismatches = 0; ///< the exact DP's plans whose simulated figures differed from it
+    /// The exact DP's plans whose simulated figures differed from it (on any articulation chain
+    /// it ran on; 0 means its decomposition of the peak held on every plan it returned).
+    int exactMismatches = 0;
 };
 
 /// The frontier for `request` (graph, costs, stop token, time limit; objective and budget are

@@ -67,6 +67,10 @@ private slots:
             QCOMPARE(f->candidates.front().source, std::string("store-all"));
             if (!dag)
                 QVERIFY2(f->opChain, ("seed " + std::to_string(seed)).c_str());
+            // The exact DP over kept positions and tape options: its decomposition of the peak
+            // holds on every plan it returned, blocks (DAGs) included.
+            QVERIFY2(f->exactMismatches == 0, ("seed " + std::to_string(seed)).c_str());
+            QCOMPARE(f->exactOverCheckpointSets, f->opChain);
             const sim::Timeline &storeAll = f->candidates.front().timeline;
             for (size_t i = 0; i < f->points.size(); ++i) {
                 const FrontierPoint &p = f->points[i];
