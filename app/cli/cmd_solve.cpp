@@ -47,6 +47,7 @@ struct SolveOptions
     bool pareto = false;
     int paretoPoints = 12;
     int paretoSlots = 2000;
+    int paretoRows = 40;
     std::string profile;
 };
 
@@ -332,7 +333,20 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     fmt::print("sweep: every min-time solver at {} budgets\n", n);
     fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11} {:>13} {:<10}\n", "peak", "source", "solver",
                "budget", "recompute %", "lower bound %", "kind");
-    for (const Point *p : frontier)
+    // With options the chain DP's frontier runs to hundreds of points: the table shows every
+    // sweep point and the first, the last and evenly spread chain-DP points up to the limit.
+    std::vector<const Point *> shown = frontier;
+    if (o.paretoRows > 0 && frontier.size() > size_t(o.paretoRows)) {
+        shown.clear();
+        const size_t n = frontier.size(), rows = std::max<size_t>(2, size_t(o.paretoRows));
+        std::vector<char> pick(n, 0);
+        for (size_t k = 0; k < rows; ++k)
+            pick[(k * (n - 1) + (rows - 1) / 2) / (rows - 1)] = 1;
+        for (size_t i = 0; i < n; ++i)
+            if (pick[i] || frontier[i]->provenance == "sweep")
+                shown.push_back(frontier[i]);
+    }
+    for (const Point *p : shown)
         fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11.2f} {:>13} {:<10}\n",
                    formatBytes(p->timeline.peakBytes), p->provenance, p->solver,
                    p->provenance == "sweep" ? formatBytes(p->budget) : std::string("-"),
@@ -341,6 +355,10 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                        ? fmt::format("{:.2f}", 100.0 * p->boundSeconds / oneCompute)
                        : std::string("-"),
                    kindOf(*p));
+    if (shown.size() < frontier.size())
+        fmt::print("{} of the {} frontier points shown (--pareto-rows 0 prints all; --json has "
+                   "all)\n",
+                   shown.size(), frontier.size());
     fmt::print("every figure is the simulator's. chain-dp: the least DP time at each memory of "
                "rotor's chain model (memory rounded up to slots; --pareto-slots for finer); "
                "sweep: the best min-time plan at a budget. kind: exact = a proven lower bound "
@@ -527,6 +545,10 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
         "the lowest peak to store-all, with proven lower bounds where CBC gives them");
     cmd->add_option("--pareto-points", opts->paretoPoints,
                     "budgets in the --pareto sweep (default 12)");
+    cmd->add_option("--pareto-rows", opts->paretoRows,
+                    "most rows the --pareto table prints (default 40: every sweep point and "
+                    "chain-DP points evenly spread by peak; 0 prints all; --json has all)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--pareto-slots", opts->paretoSlots,
                     "memory slots of the --pareto chain DP (default 2000; more is finer, capped "
                     "at 60 M table entries)")

@@ -281,6 +281,21 @@ private slots:
         QCOMPARE(dp.value("exact_dp_mismatches").toInt(), 0);
         const QJsonArray f = o.value("frontier").toArray();
         QVERIFY2(f.size() >= 2, r.out.constData());
+        {
+            // The text table keeps at most --pareto-rows rows (plus sweep points) and says so.
+            int sweeps = 0;
+            for (const QJsonValue &v : f)
+                sweeps += v.toObject().value("provenance").toString() == "sweep" ? 1 : 0;
+            const Run t = runRemat({"solve", mlp, "--batch", "4096", "--pareto", "--pareto-points",
+                                    "3", "--time-limit", "2", "--pareto-rows", "2"},
+                                   120000);
+            QVERIFY2(t.exitCode == 0, t.err.constData());
+            const QString text = QString::fromUtf8(t.out);
+            const int rows = int(text.count(" chain-dp ") + text.count(" sweep "));
+            QVERIFY2(rows <= 2 + sweeps, t.out.constData());
+            QCOMPARE(text.contains(QString("of the %1 frontier points shown").arg(f.size())),
+                     rows < f.size());
+        }
         double lastPeak = -1, lastTdi = 1e300;
         for (const QJsonValue &v : f) {
             const QJsonObject p = v.toObject();
