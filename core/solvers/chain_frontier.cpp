@@ -460,9 +460,13 @@ Expected<ChainFrontier> frontierCandidates(const SolveRequest &request,
             for (FrontierPoint &p : exact.points)
                 f.candidates.push_back(std::move(p));
         }
-        for (RotorTransients model : transients) {
-            const RotorChain chain =
-                rotorChain(view, pb.facts(), ops, options.slotCount, 1'000'000, 6e7, model);
+        for (int variant = 0; variant < 2 * int(transients.size()); ++variant) {
+            const RotorTransients model = transients[size_t(variant) / 2];
+            const bool freeInputs = variant % 2 == 1;
+            if (freeInputs && kind != ChainKind::Articulation)
+                continue; // only articulation boundaries are single values a stage can free
+            const RotorChain chain = rotorChain(view, pb.facts(), ops, options.slotCount, 1'000'000,
+                                                6e7, model, freeInputs);
             if (first) {
                 f.stages = view.stageCount();
                 f.opChain = kind == ChainKind::Articulation && oneDataOpPerStage(view, pb.facts());
@@ -479,7 +483,8 @@ Expected<ChainFrontier> frontierCandidates(const SolveRequest &request,
             const std::string source =
                 std::string("rotor-dp (") +
                 (kind == ChainKind::Articulation ? "articulation" : "linearized") + " chain, " +
-                (model == RotorTransients::Estimate ? "estimated" : "walked") + " transients)";
+                (model == RotorTransients::Estimate ? "estimated" : "walked") + " transients" +
+                (freeInputs ? ", inputs freed" : "") + ")";
             const int last = chain.L - 1;
             float previous = RotorTable::kInfinity;
             for (int m = 0; m <= chain.slotCount; ++m) {

@@ -40,9 +40,9 @@ struct ChainFrontierOptions
 
 struct FrontierPoint
 {
-    /// "store-all", "exact chain DP" (a plain chain's checkpoint-set DP), or "rotor-dp (<view>
-    /// chain, <model> transients)": the DP's plan at memorySlots on that chain view with that
-    /// transient model
+    /// "store-all", "exact chain DP" (the DP over kept positions), or "rotor-dp (<view> chain,
+    /// <model> transients[, inputs freed])": the DP's plan at memorySlots on that chain view with
+    /// that transient model (and RotorChain's freeInputs)
     std::string source;
     int memorySlots = -1; ///< the DP memory the plan was read at (-1: store-all)
     double dpSeconds = 0; ///< the DP's forward + backward time there (its own cost model)
@@ -66,7 +66,7 @@ struct ChainFrontier
     int slotCount = 0;      ///< memory slots used (the request may be capped by the table size)
     double slotBytes = 0;   ///< bytes per slot: every byte count is rounded up to whole slots
     size_t breakpoints = 0; ///< memories at which a DP's least time drops, over every table
-    int tables = 0;         ///< DP tables solved (chain views x transient models)
+    int tables = 0; ///< DP tables solved (chain views x transient models x inputs freed or not)
     double tableSeconds = 0, seconds = 0;
     bool complete = true; ///< false: the time limit stopped the walk over the memories
     /// A plain chain's exact DP ran and every plan it returned simulated to the DP's figures:

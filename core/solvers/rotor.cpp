@@ -33,9 +33,11 @@ public:
                "per stage (setting \"tape-options\"; 1 is plain rotor): as in Rockmate, part "
                "of the tape is kept and the rest recomputed just before the stage's backward "
                "reads it (a ResNet block keeps its convolutions' outputs and recomputes "
-               "BatchNormalization and ReLU). Solved on the chain of articulation points and, "
-               "where it cuts elsewhere, on the linearized chain (DenseNet's layers), the best "
-               "simulated plan of both returned. Memory is discretised into at most 500 slots "
+               "BatchNormalization and ReLU). Solved on the chain of articulation points (once "
+               "as rotor counts memory, once letting a stage whose input nothing reads after its "
+               "forward give that input's memory back, as after a residual Add) and, where it "
+               "cuts elsewhere, on the linearized chain (DenseNet's layers); the best simulated "
+               "plan of all returned. Memory is discretised into at most 500 slots "
                "(setting \"slots\"). min-peak: the smallest feasible memory and a few above it "
                "are simulated and the lowest true peak returned; min-time: the largest memory "
                "whose plan's simulated peak fits the budget (the DP's least time there). Pins "
@@ -66,13 +68,17 @@ public:
         const auto &g = pb.graph();
         bool complete = true, anyFits = false;
         std::vector<int32_t> firstCuts;
-        // The articulation chain, then the linearized one where it cuts elsewhere (DenseNet's
-        // layers inside a dense block); the builder keeps the best plan of both.
-        for (ChainKind kind : {ChainKind::Articulation, ChainKind::Linearized}) {
+        // The articulation chain with and without freed inputs (rotor_table.h), then the
+        // linearized one where it cuts elsewhere (DenseNet's layers inside a dense block); the
+        // builder keeps the best simulated plan of all.
+        for (int pass = 0; pass < 3; ++pass) {
+            const ChainKind kind = pass < 2 ? ChainKind::Articulation : ChainKind::Linearized;
+            const bool freeInputs = pass == 1;
             const ChainView view = pb.facts().chainView(request.costs, kind);
             REMAT_RETURN_IF_ERROR(requireChain(view, id()));
-            if (kind == ChainKind::Linearized &&
-                (view.stageBegin == firstCuts || !complete || pb.shouldStop(-1, "second chain")))
+            if (pass > 0 && (!complete || pb.shouldStop(-1, "another chain model")))
+                break;
+            if (kind == ChainKind::Linearized && view.stageBegin == firstCuts)
                 break;
             firstCuts = view.stageBegin;
             StageOps ops = stageOps(view, pb.facts());
@@ -91,19 +97,25 @@ public:
                     break;
                 }
             }
-            const RotorChain c = rotorChain(view, pb.facts(), ops, slotsHere);
+            const RotorChain c = rotorChain(view, pb.facts(), ops, slotsHere, 5000, 6e7,
+                                            RotorTransients::Estimate, freeInputs);
             const int slots = c.slotCount;
             const double tableStart = pb.elapsed();
             RotorTable table(c);
             if (!table.compute(request.stop))
                 return makeError(StatusCode::Cancelled, id() + ": cancelled");
-            pb.addNote(
-                std::string(kind == ChainKind::Articulation ? "articulation" : "linearized") +
-                " chain of " + std::to_string(L) + " stages, " + std::to_string(slots) +
-                " memory slots of " + std::to_string(int64_t(c.unit)) + " bytes; table " +
-                std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
-            if (kind == ChainKind::Articulation)
-                pb.setSetting("slots", std::to_string(slots));
+            if (freeInputs) {
+                pb.addNote("again with inputs freed: table " +
+                           std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
+            } else {
+                pb.addNote(
+                    std::string(kind == ChainKind::Articulation ? "articulation" : "linearized") +
+                    " chain of " + std::to_string(L) + " stages, " + std::to_string(slots) +
+                    " memory slots of " + std::to_string(int64_t(c.unit)) + " bytes; table " +
+                    std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
+                if (kind == ChainKind::Articulation)
+                    pb.setSetting("slots", std::to_string(slots));
+            }
             int mMin = -1;
             for (int m = 0; m <= slots; ++m)
                 if (table.opt(m, 0, L - 1) < kInf) {

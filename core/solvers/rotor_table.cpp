@@ -44,7 +44,8 @@ REMAT_ROTOR_VECTORISE void minKeepTape(float *__restrict best, const float *__re
 } // namespace
 
 RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const StageOps &ops,
-                      int slots, int maxSlots, double maxEntries, RotorTransients transients)
+                      int slots, int maxSlots, double maxEntries, RotorTransients transients,
+                      bool freeInputs)
 {
     const int L = static_cast<int>(view.stageCount());
     // Bytes per stage, then slots.
@@ -91,6 +92,21 @@ RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const Stag
         c.fw.push_back(view.forwardSeconds[k]);
         c.bw.push_back(view.backwardSeconds[k]);
         c.options.push_back({{c.cbw[size_t(k) + 1], c.bwdTmp.back(), 0.0}});
+        // Whether a backward sequence reads the stage's input (boundary k - 1).
+        auto readsInput = [&](const std::vector<OpId> &seq) {
+            if (k == 0)
+                return true;
+            for (OpId op : seq)
+                for (TensorId t : g.op(op).inputs)
+                    for (TensorId b : view.boundarySets[size_t(k) - 1])
+                        if (t == b)
+                            return true;
+            return false;
+        };
+        const bool outputRead = k > 0 && view.backwardNeedsOutput[size_t(k) - 1];
+        const bool mayFree =
+            freeInputs && view.kind == ChainKind::Articulation && k > 0 && !outputRead;
+        c.options.back()[0].freesInput = mayFree && !readsInput(ops.backward[size_t(k)]);
         if (size_t(k) >= ops.options.size())
             continue;
         for (size_t o = 0; o < ops.options[size_t(k)].size(); ++o) {
@@ -105,7 +121,8 @@ RotorChain rotorChain(const ChainView &view, const GraphFacts &facts, const Stag
             if (o == 0)
                 c.options.back()[0].bwdTmp = transient;
             else
-                c.options.back().push_back({tape, transient, so.recomputeSeconds});
+                c.options.back().push_back(
+                    {tape, transient, so.recomputeSeconds, mayFree && !readsInput(so.backward)});
         }
     }
     return c;
@@ -178,10 +195,11 @@ RotorTable::Choice RotorTable::what(int m, int i, int j) const
     Choice choice;
     const auto &opts = c.options[size_t(i)];
     for (size_t o = 0; o < opts.size(); ++o) {
-        if (m < opts[o].cbw || m < leafNeed(i, opts[o]))
+        const int shift = opts[o].shift(c.cw[size_t(i)]);
+        if (m < opts[o].cbw || m < shift || m < leafNeed(i, opts[o]))
             continue;
         const float here = float(c.fw[i] + c.bw[i] + opts[o].extra);
-        const float v = here + opt(m - opts[o].cbw, i + 1, j);
+        const float v = here + opt(m - shift, i + 1, j);
         if (v < best) {
             best = v;
             choice = {-1, int(o)};
@@ -230,7 +248,8 @@ bool RotorTable::compute(const StopToken &stop)
             for (const RotorChain::TapeOption &t : c.options[size_t(i)]) {
                 const float *rest = &m_opt.data()[row(i + 1, j)];
                 const float here = float(c.fw[i] + c.bw[i] + t.extra);
-                minKeepTape(best, rest, here, t.cbw, std::max({mmin, t.cbw, leafNeed(i, t)}),
+                const int shift = t.shift(c.cw[size_t(i)]);
+                minKeepTape(best, rest, here, shift, std::max({mmin, t.cbw, shift, leafNeed(i, t)}),
                             slots);
             }
             // Keep only stage i's input, run forward to k, keep x_k, solve k..j, redo i..k-1.
@@ -274,7 +293,8 @@ std::vector<OpId> RotorTable::sequence(int m, const StageOps &ops) const
             const int o = std::max(0, choice.option);
             appendForward(ops, t.i, &seq, &lossDone);
             stack.push_back({1, 0, t.i, t.i, o});
-            stack.push_back({0, t.m - m_c.options[size_t(t.i)][size_t(o)].cbw, t.i + 1, t.j});
+            const RotorChain::TapeOption &tape = m_c.options[size_t(t.i)][size_t(o)];
+            stack.push_back({0, t.m - tape.shift(m_c.cw[size_t(t.i)]), t.i + 1, t.j});
         } else {
             for (int a = t.i; a < choice.checkpoint; ++a)
                 appendForward(ops, a, &seq, &lossDone);
