@@ -268,6 +268,21 @@ shareInitializers(const ::onnx::GraphProto &body, const std::string &base, ::onn
     return shared;
 }
 
+/// One iteration's renames: the shared initializers, and every value the body computes under
+/// `prefix` (the caller adds the iteration's inputs).
+std::unordered_map<std::string, std::string>
+iterationRenames(const ::onnx::GraphProto &body,
+                 const std::unordered_map<std::string, std::string> &shared,
+                 const std::string &prefix)
+{
+    std::unordered_map<std::string, std::string> rename = shared;
+    for (const auto &n : body.node())
+        for (const std::string &out : n.output())
+            if (!out.empty())
+                rename[out] = prefix + out;
+    return rename;
+}
+
 /// Stacks one value per iteration into `out` along a new `axis` (Unsqueeze each, Concat), as a
 /// Loop's or a Scan's scan output `index`.
 void stackIterations(google::protobuf::RepeatedPtrField<::onnx::NodeProto> &nodes,
@@ -368,11 +383,8 @@ Expected<bool> unrollScan(const ::onnx::NodeProto &scan, int index, int opset,
     std::vector<std::vector<std::string>> parts(static_cast<size_t>(scanOutputs));
     for (int64_t it = 0; it < length; ++it) {
         const std::string prefix = base + "/iter" + std::to_string(it) + "/";
-        std::unordered_map<std::string, std::string> rename = shared;
-        for (const auto &n : body->node())
-            for (const std::string &out : n.output())
-                if (!out.empty())
-                    rename[out] = prefix + out;
+        std::unordered_map<std::string, std::string> rename =
+            iterationRenames(*body, shared, prefix);
         for (int k = 0; k < states; ++k)
             rename[body->input(k).name()] = current[size_t(k)];
         for (int j = 0; j < scanned; ++j) {
@@ -502,11 +514,8 @@ Expected<int> unrollCountedLoops(::onnx::ModelProto &model, int opset, const Inf
         std::vector<std::vector<std::string>> scanParts(static_cast<size_t>(scans));
         for (int64_t it = 0; it < runs; ++it) {
             const std::string prefix = base + "/iter" + std::to_string(it) + "/";
-            std::unordered_map<std::string, std::string> rename = shared;
-            for (const auto &n : body->node())
-                for (const std::string &out : n.output())
-                    if (!out.empty())
-                        rename[out] = prefix + out;
+            std::unordered_map<std::string, std::string> rename =
+                iterationRenames(*body, shared, prefix);
             if (!body->input(0).name().empty()) {
                 const std::string iteration = prefix + "iteration";
                 *nodes.Add() =

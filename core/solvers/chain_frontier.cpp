@@ -143,11 +143,11 @@ Expected<ExactChainResult> exactChainFrontier(PlanBuilder &pb, const ChainView &
     auto stepBytes = [&](const sim::TimelinePoint &pt) {
         if (memory == FrontierMemory::Total)
             return pt.peakDuringStep;
-        return pt.peakDuringStep -
-               pt.byCategory[static_cast<size_t>(schedule::MemCategory::Weights)] -
-               pt.byCategory[static_cast<size_t>(schedule::MemCategory::MasterWeights)] -
-               pt.byCategory[static_cast<size_t>(schedule::MemCategory::OptimizerState)] -
-               pt.byCategory[static_cast<size_t>(schedule::MemCategory::WeightGrads)];
+        int64_t bytes = pt.peakDuringStep; // less model state, as activationPeakBytes counts
+        for (size_t c = 0; c < schedule::kMemCategoryCount; ++c)
+            if (schedule::isModelStateCategory(static_cast<schedule::MemCategory>(c)))
+                bytes -= pt.byCategory[c];
+        return bytes;
     };
     struct Windows
     {

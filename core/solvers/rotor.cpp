@@ -68,21 +68,25 @@ public:
         const auto &g = pb.graph();
         bool complete = true, anyFits = false;
         std::vector<int32_t> firstCuts;
+        ChainView view;
+        StageOps ops;
         // The articulation chain with and without freed inputs (rotor_table.h), then the
         // linearized one where it cuts elsewhere (DenseNet's layers inside a dense block); the
         // builder keeps the best simulated plan of all.
         for (int pass = 0; pass < 3; ++pass) {
             const ChainKind kind = pass < 2 ? ChainKind::Articulation : ChainKind::Linearized;
             const bool freeInputs = pass == 1;
-            const ChainView view = pb.facts().chainView(request.costs, kind);
-            REMAT_RETURN_IF_ERROR(requireChain(view, id()));
             if (pass > 0 && (!complete || pb.shouldStop(-1, "another chain model")))
                 break;
-            if (kind == ChainKind::Linearized && view.stageBegin == firstCuts)
-                break;
-            firstCuts = view.stageBegin;
-            StageOps ops = stageOps(view, pb.facts());
-            addStageOptions(ops, view, pb.facts(), request.costs, tapeOptions);
+            if (pass != 1) { // the second pass reuses the articulation chain and its options
+                view = pb.facts().chainView(request.costs, kind);
+                REMAT_RETURN_IF_ERROR(requireChain(view, id()));
+                if (kind == ChainKind::Linearized && view.stageBegin == firstCuts)
+                    break;
+                firstCuts = view.stageBegin;
+                ops = stageOps(view, pb.facts());
+                addStageOptions(ops, view, pb.facts(), request.costs, tapeOptions);
+            }
             const int L = static_cast<int>(view.stageCount());
             // The DP's work grows as L^3 / 6 x slots (1e9 steps take about half a second
             // here): the linearized chain gets fewer slots to stay within that, or is left out
