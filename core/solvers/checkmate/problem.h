@@ -131,6 +131,14 @@ std::vector<int> retainWhereItFits(const Problem &p, const std::vector<int> &seq
 std::vector<int> improveEvictedSet(const Problem &p, const std::vector<int> &seq,
                                    int64_t budgetBytes, double seconds, const StopToken &stop);
 
+/// Simulated annealing over which ops each stage recomputes (Checkmate's R; values live from
+/// their run to their last read), from `seq` (first runs in op order), scored by recompute time
+/// plus a penalty on bytes over the budget, for `seconds`. Returns the cheapest in-budget plan
+/// found, or `seq` when nothing cheaper fits. Skipped (returns `seq`) when some op carries a
+/// recompute pin.
+std::vector<int> annealRecomputes(const Problem &p, const std::vector<int> &seq,
+                                  int64_t budgetBytes, double seconds, const StopToken &stop);
+
 /// The sequence that keeps every block from its first run to its last use except the `evicted`
 /// ones, which are recomputed where needed (pins applied through solveR).
 std::vector<int> sequenceForEvicted(const Problem &p, const std::vector<char> &evicted);
