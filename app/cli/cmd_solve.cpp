@@ -162,6 +162,7 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         int64_t budget = 0;         ///< the sweep's budget; chain-dp: the plan's own peak
         sim::Timeline timeline;     ///< the simulator's figures
         double boundSeconds = -1;   ///< proven lower bound on recompute seconds (-1: none)
+        int64_t boundBudget = -1;   ///< the budget that bound was proven at (>= the peak)
         int memorySlots = -1;       ///< chain-dp: the DP memory the plan was read at
         bool exactOverSets = false; ///< from a plain chain's exact DP that held (chain_frontier.h)
     };
@@ -187,8 +188,9 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                                   : exactDp               ? "exact-dp"
                                                           : "rotor",
                                   p.timeline.peakBytes, p.timeline,
-                                  p.source == "store-all" ? 0.0 : -1.0, p.memorySlots,
-                                  exactDp && f->exactOverCheckpointSets});
+                                  p.source == "store-all" ? 0.0 : -1.0,
+                                  p.source == "store-all" ? p.timeline.peakBytes : -1,
+                                  p.memorySlots, exactDp && f->exactOverCheckpointSets});
             }
             chain = std::move(*f);
         } else {
@@ -235,8 +237,20 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         pt.timeline = best->timeline;
         if (best->solver == "store-all" && best->timeline.recomputeSeconds == 0)
             pt.boundSeconds = 0;
+        if (pt.boundSeconds >= 0)
+            pt.boundBudget = pt.budget;
         points.push_back(std::move(pt));
     }
+    // The least recompute never rises as the budget grows, so a bound proven at budget B holds
+    // for every plan peaking at or below B: each point (the chain DP's hundreds included) takes
+    // the best bound of the sweep budgets at or above its peak.
+    for (Point &p : points)
+        for (const Point &q : points)
+            if (q.provenance == "sweep" && q.boundBudget >= p.timeline.peakBytes &&
+                q.boundSeconds > p.boundSeconds) {
+                p.boundSeconds = q.boundSeconds;
+                p.boundBudget = q.boundBudget;
+            }
     // Drop points another point beats on peak and recompute (of equal points, the first: the
     // chain DP's, then the sweep's by budget).
     std::vector<const Point *> frontier;
@@ -287,6 +301,7 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                             {"lower_bound_tdi_percent",
                              p->boundSeconds >= 0 ? 100.0 * p->boundSeconds / oneCompute : -1.0},
                             {"gap_tdi_percent", gapPercent(*p)},
+                            {"bound_budget_bytes", p->boundBudget},
                             {"kind", kindOf(*p)},
                             {"simulated", true}});
         nlohmann::json j{{"store_all_peak_bytes", storeAll.peakBytes},
@@ -364,7 +379,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                "sweep: the best min-time plan at a budget. kind: exact = a proven lower bound "
                "(checkmate-milp, fixed op order) meets the plan; exact-sets = a plain chain's "
                "exact DP (no checkpoint set, each dropped run recomputed once, has a lower peak "
-               "at no more recompute); bounded = the bound is below it; not proven = no bound\n");
+               "at no more recompute); bounded = the bound is below it (a bound proven at a "
+               "budget also holds for every lower peak); not proven = no bound\n");
     return frontier.empty() ? 1 : 0;
 }
 

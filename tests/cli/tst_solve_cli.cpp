@@ -260,6 +260,22 @@ private slots:
         }
         QCOMPARE(lastTdi, 0.0);
         QCOMPARE(lastBudget, o.value("store_all_peak_bytes").toDouble());
+        // A bound proven at a sweep budget covers every point peaking at or below it: each
+        // point's bound is at least the best such bound, and names a budget >= its peak.
+        for (const QJsonValue &v : f) {
+            const QJsonObject p = v.toObject();
+            double best = -1;
+            for (const QJsonValue &w : f) {
+                const QJsonObject q = w.toObject();
+                if (q.value("provenance").toString() == "sweep" &&
+                    q.value("bound_budget_bytes").toDouble() >= p.value("peak_bytes").toDouble())
+                    best = std::max(best, q.value("lower_bound_tdi_percent").toDouble());
+            }
+            QVERIFY(p.value("lower_bound_tdi_percent").toDouble() >= best - 1e-9);
+            if (p.value("lower_bound_tdi_percent").toDouble() >= 0)
+                QVERIFY(p.value("bound_budget_bytes").toDouble() >=
+                        p.value("peak_bytes").toDouble());
+        }
     }
 
     void paretoChainDp()
