@@ -17,6 +17,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -103,6 +104,43 @@ double stagePlanOptimum(const checkmate::Problem &p, int64_t budget)
     }
     auto it = dp.find(0u);
     return it == dp.end() ? inf : it->second;
+}
+
+using LocalSearch =
+    std::function<std::vector<int>(const checkmate::Problem &, const std::vector<int> &, int64_t)>;
+
+/// On 12 random DAGs at two budgets (shares of the way from the lowest peak to store-all's):
+/// `start` turns the greedy's plan into a start, `search` improves it, and the result must fit
+/// the budget (the simulator's peak, equal to evaluate's) and recompute no more than the start.
+/// Counts the plans compared and those strictly improved.
+void checkLocalSearch(const LocalSearch &start, const LocalSearch &search, double lowShare,
+                      double highShare, int &improved, int &compared)
+{
+    for (uint32_t seed = 1; seed <= 12; ++seed) {
+        auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(9));
+        auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+        QVERIFY(p.hasValue());
+        const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+        const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+        for (double share : {lowShare, highShare}) {
+            const int64_t budget = low + int64_t(share * double(high - low));
+            const std::vector<int> greedy = checkmate::greedyPlan(*p, budget, 1, {});
+            if (greedy.empty())
+                continue;
+            const std::vector<int> from = start(*p, greedy, budget);
+            const checkmate::Evaluation s = checkmate::evaluate(*p, from);
+            const std::vector<int> better = search(*p, from, budget);
+            const checkmate::Evaluation e = checkmate::evaluate(*p, better);
+            auto t =
+                sim::simulate(checkmate::lowerSequence(*p, rg.graph, better), rg.graph, rg.costs);
+            QVERIFY2(t.hasValue(), t.status().toString().c_str());
+            QCOMPARE(t->peakBytes, e.peakBytes);
+            QVERIFY(e.peakBytes <= budget);
+            QVERIFY(e.recomputeSeconds <= s.recomputeSeconds + 1e-12);
+            improved += e.recomputeSeconds < s.recomputeSeconds * (1 - 1e-9);
+            ++compared;
+        }
+    }
 }
 
 SolveRequest minTime(const remat::tests::RandomGraph &rg, int64_t budget)
@@ -356,31 +394,16 @@ private slots:
         // (checked by the simulator, which must agree with evaluate) and never recomputes more
         // than the greedy; on some of these graphs it recomputes strictly less.
         int improved = 0, compared = 0;
-        for (uint32_t seed = 1; seed <= 12; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(9));
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
-            for (int64_t budget : {low + (high - low) / 3, low + 2 * (high - low) / 3}) {
-                const std::vector<int> greedy = checkmate::greedyPlan(*p, budget, 1, {});
-                if (greedy.empty())
-                    continue;
-                const checkmate::Evaluation g = checkmate::evaluate(*p, greedy);
-                const std::vector<int> better =
-                    checkmate::improveEvictedSet(*p, greedy, budget, 0.2, {});
-                const checkmate::Evaluation e = checkmate::evaluate(*p, better);
-                auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, better), rg.graph,
-                                       rg.costs);
-                QVERIFY2(t.hasValue(), t.status().toString().c_str());
-                QCOMPARE(t->peakBytes, e.peakBytes);
-                QVERIFY(e.peakBytes <= budget);
-                QVERIFY(e.recomputeSeconds <= g.recomputeSeconds + 1e-12);
-                improved += e.recomputeSeconds < g.recomputeSeconds * (1 - 1e-9);
-                ++compared;
-            }
-        }
+        checkLocalSearch(
+            [](const checkmate::Problem &, const std::vector<int> &greedy, int64_t) {
+                return greedy;
+            },
+            [](const checkmate::Problem &p, const std::vector<int> &start, int64_t budget) {
+                return checkmate::improveEvictedSet(p, start, budget, 0.2, {});
+            },
+            1.0 / 3, 2.0 / 3, improved, compared);
+        if (QTest::currentTestFailed())
+            return;
         QVERIFY(compared >= 10);
         QVERIFY(improved >= 1);
     }
@@ -393,33 +416,16 @@ private slots:
         // also places recomputes before the stage that reads them, which the eviction search
         // never does). A recompute pin makes it return its start unchanged.
         int improved = 0, compared = 0;
-        for (uint32_t seed = 1; seed <= 12; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(9));
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
-            for (int64_t budget : {low + (high - low) / 4, low + (high - low) / 2}) {
-                const std::vector<int> greedy = checkmate::greedyPlan(*p, budget, 1, {});
-                if (greedy.empty())
-                    continue;
-                const std::vector<int> start =
-                    checkmate::improveEvictedSet(*p, greedy, budget, 0.1, {});
-                const checkmate::Evaluation s = checkmate::evaluate(*p, start);
-                const std::vector<int> annealed =
-                    checkmate::annealRecomputes(*p, start, budget, 0.3, {});
-                const checkmate::Evaluation e = checkmate::evaluate(*p, annealed);
-                auto t = sim::simulate(checkmate::lowerSequence(*p, rg.graph, annealed), rg.graph,
-                                       rg.costs);
-                QVERIFY2(t.hasValue(), t.status().toString().c_str());
-                QCOMPARE(t->peakBytes, e.peakBytes);
-                QVERIFY(e.peakBytes <= budget);
-                QVERIFY(e.recomputeSeconds <= s.recomputeSeconds + 1e-12);
-                improved += e.recomputeSeconds < s.recomputeSeconds * (1 - 1e-9);
-                ++compared;
-            }
-        }
+        checkLocalSearch(
+            [](const checkmate::Problem &p, const std::vector<int> &greedy, int64_t budget) {
+                return checkmate::improveEvictedSet(p, greedy, budget, 0.1, {});
+            },
+            [](const checkmate::Problem &p, const std::vector<int> &start, int64_t budget) {
+                return checkmate::annealRecomputes(p, start, budget, 0.3, {});
+            },
+            0.25, 0.5, improved, compared);
+        if (QTest::currentTestFailed())
+            return;
         QVERIFY(compared >= 10);
         QVERIFY2(improved >= 1,
                  qPrintable(QString("improved on %1 of %2").arg(improved).arg(compared)));
