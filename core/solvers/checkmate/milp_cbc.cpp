@@ -458,6 +458,15 @@ private:
                       std::max(0.0, 0.9 * m_request.timeLimitSeconds - elapsed())}));
         const bool meetsBound = m_warmEval.recomputeSeconds <= m_frontier.bound * (1 + 1e-9);
         if (annealSeconds > 0 && !meetsBound && !m_request.stop.stopRequested()) {
+            if (m_request.progress) {
+                SolveProgress pr;
+                pr.elapsedSeconds = elapsed();
+                pr.incumbent = m_warmEval.recomputeSeconds;
+                pr.bound = m_frontier.bound;
+                pr.message =
+                    fmt::format("annealing over the recomputes (up to {:.0f} s)", annealSeconds);
+                m_request.progress(pr);
+            }
             std::vector<int> annealed = checkmate::annealRecomputes(
                 m_p, m_warmSeq, m_request.budgetBytes, annealSeconds, m_request.stop);
             const checkmate::Evaluation e = checkmate::evaluate(m_p, annealed);
