@@ -4,7 +4,8 @@
 // plan in this form: a recompute of op i in stage t > i reads values whose ops first ran in
 // earlier stages. So the search moves freely (add, drop or shift one recompute) and scores a
 // plan by its recompute time plus a penalty on the bytes over the budget, summed over the
-// sequence; the penalty weight rises while the plan stays over the budget.
+// sequence; the penalty weight rises while the plan stays over the budget and falls while it
+// stays within it. Chains of cooling cycles, each cycle from the best plan so far.
 //
 // The eviction search (greedy.cpp) only recomputes a value just before the op that reads it;
 // this search also finds recomputes placed earlier, where the value's inputs are still live,

@@ -16,7 +16,9 @@ namespace remat::core::solvers {
 /// frontier relaxation's plans; "none"), "max-columns" (above this no CBC: the warm start with the
 /// frontier bound, default 150000), "cbc" (extra CBC options, default "-preprocess off
 /// -heuristicsOnOff off"), "incumbent" ("cutoff" default, "mipstart"), "frontier-plans" ("on"),
-/// "frontier-milp" ("on"), "frontier-milp-columns" (200000), "frontier-lp" ("dual", "primal").
+/// "frontier-milp" ("on"), "frontier-milp-columns" (200000), "frontier-lp" ("dual", "primal"),
+/// "eviction-search" ("on"), "eviction-search-seconds" and "anneal-seconds" (unset: a share of
+/// the time limit; 0 turns the annealing over recomputes off).
 /// Returns nullptr when the build has no CBC.
 std::unique_ptr<Solver> makeCheckmateMilpSolver();
 

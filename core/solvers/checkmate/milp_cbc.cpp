@@ -252,7 +252,7 @@ struct MilpSettings
     double directColumns = 12000;
     std::string cbcOptions = kDefaultCbcOptions; ///< "cbc"
     bool incumbentCutoff = true;                 ///< "incumbent" is "cutoff" (else CBC's MIP start)
-    /// "anneal-seconds"; unset: a share of the time limit (see localSearch); 0: off.
+    /// "anneal-seconds"; unset: a share of the time limit (see anneal); 0: off.
     std::optional<double> annealSeconds;
 
     static MilpSettings parse(const SolveRequest &request)
