@@ -27,15 +27,18 @@ using Clock = std::chrono::steady_clock;
 class Annealer
 {
 public:
-    Annealer(const Problem &p, int64_t budget) : m_p(p), m_budget(budget)
+    Annealer(const Problem &p, int64_t budget) : m_p(p), m_budget(budget), m_memory(p)
     {
-        m_slot.assign(size_t(p.values), 0);
-        for (int k = 0; k < p.n; ++k)
-            for (size_t j = 0; j < p.outputs[k].size(); ++j)
-                m_slot[size_t(p.outputs[k][j])] = int(j);
+        double costSum = 0, byteSum = 0;
         for (int i = 0; i < p.n; ++i)
-            if (p.recomputable[i] && !p.users[i].empty() && p.lastUse[i] > i)
+            if (p.recomputable[i] && !p.users[i].empty() && p.lastUse[i] > i) {
                 m_candidates.push_back(i);
+                costSum += p.cost[size_t(i)];
+                byteSum += double(p.blockBytes[size_t(i)]);
+            }
+        // Penalty weight: seconds per byte over, about the cost of recomputing a byte.
+        m_meanCost = std::max(1e-12, costSum / double(std::max<size_t>(1, m_candidates.size())));
+        m_lambda = byteSum > 0 ? costSum / byteSum : 1.0;
     }
 
     bool usable() const { return !m_candidates.empty(); }
@@ -62,18 +65,6 @@ public:
         return rec;
     }
 
-    Matrix rOf(const std::vector<int> &seq) const
-    {
-        Matrix r(m_p.n);
-        const std::vector<std::vector<int>> rec = fromSequence(seq);
-        for (int t = 0; t < m_p.n; ++t) {
-            r.at(t, t) = 1;
-            for (int i : rec[size_t(t)])
-                r.at(t, i) = 1;
-        }
-        return r;
-    }
-
     std::vector<int> sequence(const std::vector<std::vector<int>> &rec) const
     {
         std::vector<int> seq;
@@ -96,53 +87,21 @@ public:
     {
         const Problem &p = m_p;
         m_seq.clear();
-        m_first.clear();
         Score s;
         m_stageStart.resize(size_t(p.n) + 1);
         for (int t = 0; t < p.n; ++t) {
             m_stageStart[size_t(t)] = int(m_seq.size());
             for (int i : rec[size_t(t)]) {
                 m_seq.push_back(i);
-                m_first.push_back(0);
                 s.cost += p.cost[size_t(i)];
             }
             m_seq.push_back(t);
-            m_first.push_back(1);
         }
         m_stageStart[size_t(p.n)] = int(m_seq.size());
-        const size_t q = m_seq.size();
-        m_start.resize(q + 1);
-        m_start[0] = 0;
-        for (size_t r = 0; r < q; ++r)
-            m_start[r + 1] = m_start[r] + int(p.outputs[size_t(m_seq[r])].size());
-        m_last.assign(size_t(m_start[q]), -1);
-        m_current.assign(size_t(p.n), -1);
-        for (size_t r = 0; r < q; ++r) {
-            for (int v : p.inputs[size_t(m_seq[r])]) {
-                const int at = m_current[size_t(p.producer[size_t(v)])];
-                m_last[size_t(m_start[size_t(at)] + m_slot[size_t(v)])] = int(r);
-            }
-            m_current[size_t(m_seq[r])] = int(r);
-        }
-        m_freed.assign(q, 0);
-        for (size_t r = 0; r < q; ++r) {
-            const auto &outs = p.outputs[size_t(m_seq[r])];
-            for (size_t j = 0; j < outs.size(); ++j) {
-                const int last = m_last[size_t(m_start[r]) + j];
-                m_freed[last >= 0 ? size_t(last) : r] += p.valueBytes[size_t(outs[j])];
-            }
-        }
-        int64_t mem = p.constantBytes;
-        s.peak = mem;
-        for (size_t r = 0; r < q; ++r) {
-            const int k = m_seq[r];
-            mem += p.blockBytes[size_t(k)] + (m_first[r] ? p.stickyBytes[size_t(k)] : 0);
-            const int64_t here = mem + p.transientBytes[size_t(k)];
-            s.peak = std::max(s.peak, here);
-            if (here > m_budget)
-                s.overflow += double(here - m_budget);
-            mem -= m_freed[r];
-        }
+        m_memory.read(m_seq); // every recompute of op i comes after its first run in stage i
+        const SequenceMemory::Walk w = m_memory.walk(m_seq, m_budget);
+        s.peak = w.peakBytes;
+        s.overflow = w.overBudget;
         return s;
     }
 
@@ -167,7 +126,7 @@ public:
                 }
             if (run < 0)
                 continue;
-            const int last = m_last[size_t(m_start[size_t(run)] + m_slot[size_t(v)])];
+            const int last = m_memory.lastRead(size_t(run), v);
             if (last < at)
                 out.push_back(u);
         }
@@ -207,15 +166,8 @@ public:
         std::vector<std::vector<int>> best = cur;
         Score bestScore = curScore;
         const bool startFits = curScore.peak <= m_budget;
-        // Penalty weight: seconds per byte over, about the cost of recomputing a byte.
-        double costSum = 0, byteSum = 0;
-        for (int i : m_candidates) {
-            costSum += p.cost[size_t(i)];
-            byteSum += double(p.blockBytes[size_t(i)]);
-        }
-        const double meanCost = std::max(1e-12, costSum / double(m_candidates.size()));
-        double lambda = byteSum > 0 ? costSum / byteSum : 1.0;
-        const double t0 = 0.3 * meanCost, t1 = 0.002 * meanCost;
+        double lambda = m_lambda;
+        const double t0 = 0.3 * m_meanCost, t1 = 0.002 * m_meanCost;
         const double lambdaFloor = lambda / 100;
         // Cycles of cooling from t0 to t1, each from the best plan so far: about 1000 moves per
         // candidate op, fewer when the time limit would not hold kCycles of them.
@@ -302,7 +254,7 @@ public:
             temperature = t0 * std::pow(t1 / t0, double(inCycle) / double(cycleLength));
             ++inCycle;
             ++iterations;
-            // One move on a copy of the touched stages only.
+            // One move, made in place and undone when rejected.
             const int kind = runs.empty() ? 1 : int(random(10));
             int ta = -1, ia = -1, tb = -1, ib = -1; // removed (ta, ia), added (tb, ib)
             if (kind < 3) {                         // drop a recompute
@@ -328,7 +280,7 @@ public:
                 ib = m_candidates[random(m_candidates.size())];
                 tb = stageFor(ib);
             }
-            // Adds bring the recompute cascade of inputs that are no longer live (half the time).
+            // A share of the adds bring the recompute cascade of inputs no longer live there.
             cascade.clear();
             if (ib >= 0 && uniform() < kCascadeShare) {
                 if (stale) {
@@ -414,9 +366,9 @@ private:
     static constexpr int kChains = 8;
     const Problem &m_p;
     int64_t m_budget;
-    std::vector<int> m_slot, m_candidates, m_seq, m_start, m_last, m_current, m_stageStart;
-    std::vector<char> m_first;
-    std::vector<int64_t> m_freed;
+    SequenceMemory m_memory;
+    double m_meanCost = 1, m_lambda = 1;
+    std::vector<int> m_candidates, m_seq, m_stageStart;
 };
 
 } // namespace
@@ -431,7 +383,7 @@ std::vector<int> annealRecomputes(const Problem &p, const std::vector<int> &seq,
     if (!a.usable() || seconds <= 0)
         return seq;
     // Through R again: drops recomputes nobody reads before the op runs again.
-    std::vector<int> out = sequenceFromR(p, a.rOf(a.run(seq, seconds, stop)));
+    std::vector<int> out = sequenceFromR(p, stagePlanFromSequence(p, a.run(seq, seconds, stop)).r);
     const Evaluation before = evaluate(p, seq), after = evaluate(p, out);
     if (after.peakBytes > budgetBytes ||
         (before.peakBytes <= budgetBytes && after.recomputeSeconds >= before.recomputeSeconds))

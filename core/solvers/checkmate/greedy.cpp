@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 class Sequencer
 {
 public:
-    explicit Sequencer(const Problem &p) : m_p(p)
+    explicit Sequencer(const Problem &p) : m_p(p), m_memory(p)
     {
         const bool hasBackward = p.firstNonForward < p.n;
         for (int v = 0; v < p.values; ++v) {
@@ -28,10 +28,6 @@ public:
             if (hasBackward && p.recomputePinned[i] && i < p.firstNonForward && p.recomputable[i])
                 m_holes.push_back(v);
         }
-        m_slot.assign(size_t(p.values), 0);
-        for (int k = 0; k < p.n; ++k)
-            for (size_t j = 0; j < p.outputs[k].size(); ++j)
-                m_slot[p.outputs[k][j]] = int(j);
         m_gapStart.assign(size_t(p.n) + 1, 0);
         for (int k = 0; k < p.n; ++k)
             m_gapStart[k + 1] = m_gapStart[k] + std::max<int>(1, int(p.users[k].size()));
@@ -148,50 +144,17 @@ public:
     /// >= limit): the greedy only asks "does it fit" or "is it lower".
     int64_t peak(const std::vector<int> &seq, int64_t limit)
     {
-        const Problem &p = m_p;
-        const size_t q = seq.size();
-        m_start.resize(q + 1);
-        m_start[0] = 0;
-        for (size_t i = 0; i < q; ++i)
-            m_start[i + 1] = m_start[i] + int(p.outputs[seq[i]].size());
-        m_last.assign(size_t(m_start[q]), -1);
-        m_current.assign(size_t(p.n), -1);
-        for (size_t i = 0; i < q; ++i) {
-            for (int v : p.inputs[seq[i]]) {
-                const int at = m_current[p.producer[v]];
-                if (at < 0)
-                    return std::numeric_limits<int64_t>::max();
-                m_last[size_t(m_start[at] + m_slot[v])] = static_cast<int>(i);
-            }
-            m_current[seq[i]] = static_cast<int>(i);
-        }
-        m_freed.assign(q, 0);
-        for (size_t i = 0; i < q; ++i) {
-            const auto &outs = p.outputs[seq[i]];
-            for (size_t j = 0; j < outs.size(); ++j) {
-                const int last = m_last[size_t(m_start[i]) + j];
-                m_freed[last >= 0 ? size_t(last) : i] += p.valueBytes[outs[j]];
-            }
-        }
-        m_ran.assign(size_t(p.n), 0);
-        int64_t mem = p.constantBytes, highest = mem;
-        for (size_t i = 0; i < q && highest < limit; ++i) {
-            const int k = seq[i];
-            mem += p.blockBytes[k] + (m_ran[k] ? 0 : p.stickyBytes[k]);
-            m_ran[k] = 1;
-            highest = std::max(highest, mem + p.transientBytes[k]);
-            mem -= m_freed[i];
-        }
-        return highest;
+        if (!m_memory.read(seq))
+            return std::numeric_limits<int64_t>::max();
+        return m_memory.walk(seq, std::numeric_limits<int64_t>::max(), limit).peakBytes;
     }
 
 private:
     const Problem &m_p;
-    std::vector<int> m_holes, m_retainedTo, m_gapStart, m_stages, m_mark, m_heap, m_slot, m_start,
-        m_last, m_current;
-    std::vector<int64_t> m_freed;
+    SequenceMemory m_memory;
+    std::vector<int> m_holes, m_retainedTo, m_gapStart, m_stages, m_mark, m_heap;
     std::vector<std::pair<int, int>> m_runs;
-    std::vector<char> m_pending, m_ran;
+    std::vector<char> m_pending;
 };
 
 /// Per position up to `at`: does some value of that run get read after `at` (before the op

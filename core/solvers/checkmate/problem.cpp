@@ -195,42 +195,6 @@ std::vector<int> sequenceFromR(const Problem &p, const Matrix &r)
     return seq;
 }
 
-namespace {
-
-/// Per run (position) and output value: the last later position reading that value before the
-/// op runs again (-1: unread). Indexed by start[pos] + j for the op's j-th value. Empty when some
-/// op reads a value that was never computed.
-struct Reads
-{
-    std::vector<int> start, last;
-};
-
-Reads lastReads(const Problem &p, const std::vector<int> &seq)
-{
-    Reads r;
-    r.start.resize(seq.size() + 1, 0);
-    for (size_t q = 0; q < seq.size(); ++q)
-        r.start[q + 1] = r.start[q] + int(p.outputs[seq[q]].size());
-    r.last.assign(size_t(r.start.back()), -1);
-    std::vector<int> current(p.n, -1);
-    std::vector<int> slot(p.values, 0); // index of value v among its producer's outputs
-    for (int k = 0; k < p.n; ++k)
-        for (size_t j = 0; j < p.outputs[k].size(); ++j)
-            slot[p.outputs[k][j]] = int(j);
-    for (size_t q = 0; q < seq.size(); ++q) {
-        for (int v : p.inputs[seq[q]]) {
-            const int at = current[p.producer[v]];
-            if (at < 0)
-                return {};
-            r.last[size_t(r.start[at] + slot[v])] = static_cast<int>(q);
-        }
-        current[seq[q]] = static_cast<int>(q);
-    }
-    return r;
-}
-
-} // namespace
-
 StagePlan stagePlanFromSequence(const Problem &p, const std::vector<int> &seq)
 {
     StagePlan plan{Matrix(p.n), Matrix(p.n, p.values)};
@@ -242,54 +206,98 @@ StagePlan stagePlanFromSequence(const Problem &p, const std::vector<int> &seq)
         if (seq[q] == stage)
             ++stage;
     }
-    Reads reads = lastReads(p, seq);
-    if (reads.start.empty())
+    SequenceMemory reads(p);
+    if (!reads.read(seq))
         return plan;
-    for (size_t q = 0; q < seq.size(); ++q) {
-        const auto &outs = p.outputs[seq[q]];
-        for (size_t j = 0; j < outs.size(); ++j) {
-            const int last = reads.last[size_t(reads.start[q]) + j];
+    for (size_t q = 0; q < seq.size(); ++q)
+        for (int v : p.outputs[seq[q]]) {
+            const int last = reads.lastRead(q, v);
             if (last >= 0)
                 for (int t = stageOf[q] + 1; t <= stageOf[last]; ++t)
-                    plan.s.at(t, outs[j]) = 1;
+                    plan.s.at(t, v) = 1;
         }
-    }
     return plan;
+}
+
+SequenceMemory::SequenceMemory(const Problem &p) : m_p(p)
+{
+    m_slot.assign(size_t(p.values), 0); // index of value v among its producer's outputs
+    for (int k = 0; k < p.n; ++k)
+        for (size_t j = 0; j < p.outputs[k].size(); ++j)
+            m_slot[size_t(p.outputs[k][j])] = int(j);
+}
+
+bool SequenceMemory::read(const std::vector<int> &seq)
+{
+    const Problem &p = m_p;
+    const size_t q = seq.size();
+    m_start.resize(q + 1);
+    m_start[0] = 0;
+    for (size_t r = 0; r < q; ++r)
+        m_start[r + 1] = m_start[r] + int(p.outputs[size_t(seq[r])].size());
+    m_last.assign(size_t(m_start[q]), -1);
+    m_current.assign(size_t(p.n), -1);
+    for (size_t r = 0; r < q; ++r) {
+        for (int v : p.inputs[size_t(seq[r])]) {
+            const int at = m_current[size_t(p.producer[size_t(v)])];
+            if (at < 0)
+                return false;
+            m_last[size_t(m_start[size_t(at)] + m_slot[size_t(v)])] = int(r);
+        }
+        m_current[size_t(seq[r])] = int(r);
+    }
+    return true;
+}
+
+SequenceMemory::Walk SequenceMemory::walk(const std::vector<int> &seq, int64_t budget,
+                                          int64_t limit)
+{
+    const Problem &p = m_p;
+    const size_t q = seq.size();
+    m_freed.assign(q, 0);
+    for (size_t r = 0; r < q; ++r)
+        for (int v : p.outputs[size_t(seq[r])]) {
+            const int last = lastRead(r, v);
+            m_freed[last >= 0 ? size_t(last) : r] += p.valueBytes[size_t(v)];
+        }
+    m_ran.assign(size_t(p.n), 0);
+    Walk w;
+    int64_t mem = p.constantBytes;
+    w.peakBytes = mem;
+    for (size_t r = 0; r < q && w.peakBytes < limit; ++r) {
+        const int k = seq[r];
+        mem += p.blockBytes[size_t(k)] + (m_ran[size_t(k)] ? 0 : p.stickyBytes[size_t(k)]);
+        m_ran[size_t(k)] = 1;
+        const int64_t here = mem + p.transientBytes[size_t(k)];
+        if (here > w.peakBytes) {
+            w.peakBytes = here;
+            w.peakPosition = int(r);
+        }
+        if (here > budget)
+            w.overBudget += double(here - budget);
+        mem -= m_freed[r];
+    }
+    return w;
 }
 
 Evaluation evaluate(const Problem &p, const std::vector<int> &seq)
 {
     Evaluation e;
-    Reads reads = lastReads(p, seq);
-    if (reads.start.empty() && !seq.empty()) {
+    SequenceMemory memory(p);
+    if (!memory.read(seq)) {
         e.peakBytes = std::numeric_limits<int64_t>::max();
         return e;
     }
-    std::vector<int64_t> freedAt(seq.size(), 0);
-    for (size_t q = 0; q < seq.size(); ++q) {
-        const auto &outs = p.outputs[seq[q]];
-        for (size_t j = 0; j < outs.size(); ++j) {
-            const int last = reads.last[size_t(reads.start[q]) + j];
-            freedAt[last >= 0 ? size_t(last) : q] += p.valueBytes[outs[j]];
-        }
-    }
+    const SequenceMemory::Walk w = memory.walk(seq);
+    e.peakBytes = w.peakBytes;
+    e.peakPosition = w.peakPosition;
     std::vector<char> ran(p.n, 0);
-    int64_t mem = p.constantBytes;
-    e.peakBytes = mem;
-    for (size_t q = 0; q < seq.size(); ++q) {
-        const int k = seq[q];
-        const int64_t sticky = ran[k] ? 0 : p.stickyBytes[k];
+    for (int k : seq) {
         if (ran[k]) {
             e.recomputeSeconds += p.cost[k];
             ++e.recomputes;
         }
         ran[k] = 1;
-        mem += p.blockBytes[k] + sticky;
-        if (mem + p.transientBytes[k] > e.peakBytes) {
-            e.peakBytes = mem + p.transientBytes[k];
-            e.peakPosition = static_cast<int>(q);
-        }
-        mem -= freedAt[q];
     }
     return e;
 }
@@ -298,15 +306,14 @@ schedule::Schedule lowerSequence(const Problem &p, const training::TrainingGraph
                                  const std::vector<int> &seq)
 {
     schedule::Schedule s;
-    Reads reads = lastReads(p, seq);
+    SequenceMemory reads(p);
+    const bool readable = reads.read(seq);
     std::vector<std::vector<int>> freedAt(seq.size()); // values
-    for (size_t q = 0; q < seq.size() && !reads.start.empty(); ++q) {
-        const auto &outs = p.outputs[seq[q]];
-        for (size_t j = 0; j < outs.size(); ++j) {
-            const int last = reads.last[size_t(reads.start[q]) + j];
-            freedAt[last >= 0 ? size_t(last) : q].push_back(outs[j]);
+    for (size_t q = 0; q < seq.size() && readable; ++q)
+        for (int v : p.outputs[seq[q]]) {
+            const int last = reads.lastRead(q, v);
+            freedAt[last >= 0 ? size_t(last) : q].push_back(v);
         }
-    }
     s.phase(schedule::PhaseMark::ForwardBegin);
     bool backwardMarked = false;
     std::vector<char> ran(p.n, 0);

@@ -12,6 +12,7 @@
 #include "core/training/training_graph.h"
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace remat::core::solvers::checkmate {
@@ -95,6 +96,41 @@ struct Evaluation
     double recomputeSeconds = 0;
     size_t recomputes = 0;
     int peakPosition = -1; ///< the run at which the peak happens (-1: before any)
+};
+
+/// The liveness sweep behind evaluate(), lowerSequence() and the local searches, with buffers
+/// kept between calls (the greedy and the annealing score millions of sequences):
+///   SequenceMemory m(p);
+///   if (m.read(seq)) { int64_t peak = m.walk(seq).peakBytes; int q2 = m.lastRead(q, v); }
+class SequenceMemory
+{
+public:
+    explicit SequenceMemory(const Problem &p);
+
+    /// Finds which run last reads each value of each run of `seq` (before the op runs again).
+    /// False when some run reads an op that has not run before it.
+    bool read(const std::vector<int> &seq);
+
+    /// After read(): the run that last reads value `v` of run `q` (-1: nobody reads it).
+    int lastRead(size_t q, int v) const { return m_last[size_t(m_start[q] + m_slot[size_t(v)])]; }
+
+    struct Walk
+    {
+        int64_t peakBytes = 0;
+        int peakPosition = -1; ///< the run the peak happens at (-1: before any)
+        double overBudget = 0; ///< bytes above the budget, summed over the runs
+    };
+    /// After read(seq): memory run by run (preloaded bytes, sticky outputs from an op's first
+    /// run, each value freed after its last read, transients while their op runs). Stops once
+    /// the peak reaches `limit` (the peak is then some value >= limit).
+    Walk walk(const std::vector<int> &seq, int64_t budget = std::numeric_limits<int64_t>::max(),
+              int64_t limit = std::numeric_limits<int64_t>::max());
+
+private:
+    const Problem &m_p;
+    std::vector<int> m_slot, m_start, m_last, m_current;
+    std::vector<int64_t> m_freed;
+    std::vector<char> m_ran;
 };
 
 /// Peak and recompute time of a compute sequence under liveness freeing: the simulator's figures
