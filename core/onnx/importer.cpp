@@ -15,6 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -96,6 +97,7 @@ private:
     std::string loopAdvice(const ir::Node &n) const;
     static bool isConstantNode(const ir::Node &n);
     Status promoteConstantWeights(const ir::Graph &first);
+    void classifyTorchStateDict(const ir::Graph &first);
     Status applyInputSettings();
     Status inferAll(const ir::Graph &first);
     std::string freeDimAdvice() const;
@@ -850,6 +852,7 @@ Status Importer::classify(const ir::Graph &first)
             continue; // a value the user fixed: a constant, whatever it feeds
         v.kind = classifyValue(first, ValueId(i), m_isInitializer[i]);
     }
+    classifyTorchStateDict(first);
     m_dropNode.assign(m_nodes.size(), false);
     REMAT_RETURN_IF_ERROR(promoteConstantWeights(first));
     for (const auto &[name, kind] : m_options.kindOverrides) {
@@ -874,6 +877,103 @@ bool Importer::isConstantNode(const ir::Node &n)
 {
     return n.opType == "Constant" && (n.domain.empty() || n.domain == "ai.onnx") &&
            n.outputs.size() == 1 && n.outputs[0].valid();
+}
+
+namespace {
+
+/// A Python attribute name ("latents", "A_log", "w2"): what torch calls a parameter registered on
+/// the model itself, with no module path before it.
+bool isIdentifier(const std::string &name)
+{
+    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+/// Names people give their data, whatever else they look like.
+bool nameLooksLikeData(const std::string &name)
+{
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    for (const char *part : {"input", "mask", "ids", "label", "target", "onnx::"})
+        if (lower.find(part) != std::string::npos)
+            return true;
+    return false;
+}
+
+} // namespace
+
+void Importer::classifyTorchStateDict(const ir::Graph &first)
+{
+    // torch.onnx.export lists the graph inputs as the forward()'s arguments, then the state_dict
+    // entries the graph reads (export_params=False), or stores those entries as initializers.
+    // The state_dict's first entries are the tensors registered on the model itself, named by a
+    // bare attribute ("latents", "pos", "A_log", "gamma"), which neither a weight slot nor a
+    // dotted module path gives away, and which may reach the graph only through arithmetic
+    // (relu(w) / w.sum(), -exp(A_log)). In a PyTorch file such a float tensor on a path that can
+    // carry a gradient is a parameter; the arguments before it are data. A name people give data
+    // ("mask", "input_ids", "labels"), or a tensor shaped like the batch, stays data.
+    if (m_model->producer_name() != "pytorch")
+        return;
+    const auto overridden = [&](const ir::Value &v) {
+        return m_options.kindOverrides.count(v.name) || m_options.inputValues.count(v.name);
+    };
+    const auto learned = [&](ValueId id) {
+        const SlotUse use = slotUse(first, id);
+        return use.used && !use.onlyComparisons && !use.onlyShapeSlots && !use.statSlot;
+    };
+    // Initializers: every float one named by the state_dict is a parameter when it can learn.
+    for (size_t i = 0; i < m_values.size(); ++i) {
+        ir::Value &v = m_values[i];
+        if (m_isInitializer[i] && v.kind == ValueKind::Constant && ir::isFloatingPoint(v.dtype) &&
+            !overridden(v) && (isIdentifier(v.name) || looksLikeStateDictKey(v.name)) &&
+            !nameLooksLikeBuffer(v.name) && learned(ValueId(i)))
+            v.kind = ValueKind::Parameter;
+    }
+    // Graph inputs: the data arguments come first; the first top-level tensor ends them.
+    const std::vector<ValueId> &inputs = first.inputs();
+    if (inputs.size() < 2)
+        return;
+    const ir::Shape &data0 = m_values[inputs[0].index()].shape;
+    const int64_t batch =
+        data0.rank() > 0 && data0.dims[0].isStatic() ? data0.dims[0].value : int64_t(-1);
+    // The forward()'s arguments as torch names them ("input", "input0", "onnx::Gather_0") or as
+    // people do ("input_ids", "attention_mask") are data, however they are read: x.index_select
+    // reads its input as an embedding table would.
+    for (ValueId id : inputs) {
+        ir::Value &v = m_values[id.index()];
+        if (v.kind == ValueKind::Parameter && !m_isInitializer[id.index()] && !overridden(v) &&
+            nameLooksLikeData(v.name) && !looksLikeStateDictKey(v.name) &&
+            !nameLooksLikeParameter(v.name))
+            v.kind = ValueKind::Input;
+    }
+    bool stateDict = false;
+    for (size_t k = 1; k < inputs.size(); ++k) {
+        ir::Value &v = m_values[inputs[k].index()];
+        if (m_isInitializer[inputs[k].index()] || overridden(v))
+            continue;
+        if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer) {
+            stateDict = true; // a dotted key or a weight slot: the state_dict has begun
+            continue;
+        }
+        if (v.kind != ValueKind::Input || !ir::isFloatingPoint(v.dtype))
+            continue;
+        if (stateDict) {
+            if (learned(inputs[k]))
+                v.kind = ValueKind::Parameter;
+            continue;
+        }
+        const bool batchShaped = batch > 0 && v.shape.rank() > 0 && v.shape.dims[0].isStatic() &&
+                                 v.shape.dims[0].value == batch;
+        if (isIdentifier(v.name) && !nameLooksLikeData(v.name) && !batchShaped &&
+            learned(inputs[k])) {
+            v.kind = ValueKind::Parameter;
+            stateDict = true;
+        }
+    }
 }
 
 Status Importer::promoteConstantWeights(const ir::Graph &first)

@@ -40,6 +40,22 @@ void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int6
         t->add_float_data(0.25f);
 }
 
+/// An int64 Constant node (indices, axes).
+void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims,
+                    std::vector<int64_t> values)
+{
+    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
+    auto *a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    auto *t = a->mutable_t();
+    t->set_data_type(::onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+        t->add_dims(d);
+    for (int64_t v : values)
+        t->add_int64_data(v);
+}
+
 /// x[N, 3, H, W] -> Relu -> y
 ::onnx::ModelProto imageModel(std::vector<D> dims = {"N", 3, "H", "W"})
 {
@@ -330,6 +346,60 @@ private slots:
         ox::ImportOptions activation;
         QVERIFY(ox::addClassification(activation, "xw=parameter").isOk());
         EXPECT_ERROR_WITH(importStatus(path, activation), "'xw'", "computed by a node");
+    }
+
+    void torchTopLevelTensorsAreParameters()
+    {
+        // torch.onnx.export(export_params=False): the forward()'s arguments, then the state_dict.
+        // A Perceiver's latents and BiFPN-style fusion weights are registered on the model
+        // itself (no module path) and reach the graph through Unsqueeze / Expand or Relu; the
+        // first argument read as x.index_select reads an embedding table; a second argument
+        // named "mask" is data, as is a timestep vector shaped like the batch.
+        Files f;
+        auto m = baseModel();
+        m.set_producer_name("pytorch");
+        auto *g = m.mutable_graph();
+        addFloatInput(g, "input0", {4, 8});
+        addFloatInput(g, "mask", {4, 8});
+        addFloatInput(g, "t", {4});
+        addFloatInput(g, "latents", {1, 8});
+        addFloatInput(g, "w", {2});
+        addFloatInput(g, "lin.weight", {8, 8});
+        addFloatInput(g, "scale", {8});
+        addIntConstant(g, "idx", {4}, {0, 2, 1, 3});
+        addIntConstant(g, "zero", {}, {0});
+        addIntConstant(g, "one", {1}, {1});
+        addNode(g, "/Gather", "Gather", {"input0", "idx"}, {"rows"});
+        addNode(g, "/Add", "Add", {"rows", "latents"}, {"a"});
+        addNode(g, "/Relu", "Relu", {"w"}, {"wr"});
+        addNode(g, "/ReduceSum", "ReduceSum", {"wr"}, {"ws"});
+        addNode(g, "/Div", "Div", {"wr", "ws"}, {"wn"});
+        addNode(g, "/Gather_1", "Gather", {"wn", "zero"}, {"wn0"});
+        addNode(g, "/Mul", "Mul", {"a", "wn0"}, {"b"});
+        addNode(g, "/Add_1", "Add", {"b", "mask"}, {"c"});
+        addNode(g, "/Unsqueeze", "Unsqueeze", {"t", "one"}, {"tu"});
+        addNode(g, "/Mul_1", "Mul", {"c", "tu"}, {"d"});
+        addNode(g, "/lin/MatMul", "MatMul", {"d", "lin.weight"}, {"e"});
+        addNode(g, "/Mul_2", "Mul", {"e", "scale"}, {"y"});
+        g->add_output()->set_name("y");
+        const std::string path = f.write("torch_top_level.onnx", m);
+        auto r = ox::importModel(path);
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        const auto kind = [&](const char *name) { return r->value(*r->findValue(name)).kind; };
+        QCOMPARE(kind("input0"), ir::ValueKind::Input);
+        QCOMPARE(kind("mask"), ir::ValueKind::Input);
+        QCOMPARE(kind("t"), ir::ValueKind::Input);
+        QCOMPARE(kind("latents"), ir::ValueKind::Parameter);
+        QCOMPARE(kind("w"), ir::ValueKind::Parameter);
+        QCOMPARE(kind("lin.weight"), ir::ValueKind::Parameter);
+        QCOMPARE(kind("scale"), ir::ValueKind::Parameter);
+        // Another exporter's file keeps the old reading: a bare name beside data is data.
+        m.set_producer_name("test");
+        const std::string other = f.write("other_top_level.onnx", m);
+        r = ox::importModel(other);
+        QVERIFY2(r.hasValue(), r.status().message().c_str());
+        QCOMPARE(kind("latents"), ir::ValueKind::Input);
+        QCOMPARE(kind("w"), ir::ValueKind::Input);
     }
 
     void initializerWithDimsButNoDataIsRefused()
