@@ -659,6 +659,12 @@ Status scatterNDF(OpContext &c)
         return c.error("updates size does not match the indices");
     REMAT_RETURN_IF_ERROR(copyDevice(c, y->data, x->data, x->numel() * int64_t(esize(*x))));
     REMAT_ASSIGN_OR_RETURN(const long long *off, uploadOffsets(c, g.offsets));
+    if (c.attrString("reduction", "none") == "add") { // torch.scatter_add: repeats add up
+        REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
+        return c.check(
+            scatterAddByMap(c.rt->stream(), upd->f(), off, y->f(), int64_t(g.offsets.size())),
+            "scatter add");
+    }
     return c.check(copySlices(c.rt->stream(), off, int64_t(g.offsets.size()), g.sliceSize,
                               upd->data, y->data, int(esize(*y)), true),
                    "scatter");
@@ -678,8 +684,10 @@ Status scatterNDB(OpContext &c)
             "scatter backward (updates)"));
     if (DView *dx = c.inputGrad(0)) {
         REMAT_RETURN_IF_ERROR(copyDevice(c, dx->data, dy->data, dy->numel() * 4));
-        REMAT_RETURN_IF_ERROR(c.check(zeroSlices(c.rt->stream(), off, count, g.sliceSize, dx->f()),
-                                      "scatter backward (data)"));
+        if (c.attrString("reduction", "none") != "add")
+            REMAT_RETURN_IF_ERROR(
+                c.check(zeroSlices(c.rt->stream(), off, count, g.sliceSize, dx->f()),
+                        "scatter backward (data)"));
     }
     return Status::ok();
 }

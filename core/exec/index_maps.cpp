@@ -446,9 +446,9 @@ Expected<ScatterGeometry> scatterElementsGeometry(const std::string &reduction,
                                                   const std::vector<int64_t> &indicesShape,
                                                   const std::vector<int64_t> &indices, int64_t axis)
 {
-    if (reduction != "none")
+    if (reduction != "none" && reduction != "add")
         return makeError(StatusCode::Unsupported, "ScatterElements with reduction '" + reduction +
-                                                      "' has no kernel (reduction none has)");
+                                                      "' has no kernel (none and add have)");
     ScatterGeometry g;
     REMAT_ASSIGN_OR_RETURN(g.offsets, elementsAlongAxis(dataShape, indicesShape, indices, axis));
     g.sliceSize = 1;

@@ -803,15 +803,18 @@ Expected<Spec> gatherElements(const RuleContext &c)
     return s;
 }
 
-/// ScatterElements with reduction none (torch.scatter): the backward reads the indices only,
-/// as torch's scatter keeps them; other reductions have no rule.
+/// ScatterElements with reduction none (torch.scatter) or add (torch.scatter_add, index_add):
+/// the backward reads the indices only, as torch keeps them (add passes the whole gradient to
+/// the data, none zeroes the overwritten elements); mul / max / min have no rule.
 Expected<Spec> scatterElements(const RuleContext &c)
 {
     const std::string reduction = c.node->attrString("reduction", "none");
-    if (reduction != "none")
+    if (reduction != "none" && reduction != "add")
         return makeError(StatusCode::Unsupported,
                          "ScatterElements with reduction '" + reduction +
-                             "' has no gradient rule (reduction none has)");
+                             "' has no gradient rule (none and add have); export the model with "
+                             "the scatter written as a sum of one-hot products, or classify its "
+                             "inputs as constants");
     return scatterND(c);
 }
 

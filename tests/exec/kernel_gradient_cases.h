@@ -235,6 +235,11 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                             {},
                             {randn({3, 3}, 3), ints({1, 3}, {1, 0, 2}), randn({1, 3}, 4)},
                             {Out{V{3, 3}}}});
+    add("ScatterElements add, repeated",
+        {"ScatterElements",
+         {attr("reduction", std::string("add"))},
+         {randn({3, 3}, 3), ints({2, 3}, {1, 0, 1, 1, 2, 1}), randn({2, 3}, 4)},
+         {Out{V{3, 3}}}});
     add("Scatter-9 axis 1", {"Scatter",
                              {attr("axis", int64_t(1))},
                              {randn({2, 4}, 5), ints({2, 2}, {3, -4, 1, 2}), randn({2, 2}, 6)},
@@ -367,7 +372,12 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
     add("ReduceMax", {"ReduceMax",
                       {attr("axes", V{1}), attr("keepdims", int64_t(1))},
                       {randn({2, 3, 2}, 4)},
-                      {Out{V{2, 1, 2}}}});
+                      {Out{V{2, 1, 2}}, Out{V{2, 1, 2}, ir::DataType::Int64}}});
+    add("ReduceMin one axis (opset 18), indices",
+        {"ReduceMin",
+         {attr("keepdims", int64_t(0))},
+         {randn({2, 3, 4}, 7), ints({1}, {-1})},
+         {Out{V{2, 3}}, Out{V{2, 3}, ir::DataType::Int64}}});
     add("ReduceMin", {"ReduceMin",
                       {attr("axes", V{0, 2}), attr("keepdims", int64_t(0))},
                       {randn({2, 3, 2}, 5)},

@@ -504,10 +504,15 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                  g.op("ScatterElements",
                       {ge, g.constInts("sidx", {1, 0, 2, 0}, {1, 2, 2}), g.param("upd", {1, 2, 2})},
                       {2, 2, 3}, {attrInt("axis", 2)});
-             return g.op(
-                 "Scatter",
-                 {se, g.constInts("sidx9", {1, 0, 1}, {1, 1, 3}), g.param("upd9", {1, 1, 3})},
-                 {2, 2, 3}, {attrInt("axis", 0)});
+             const ValueId s9 =
+                 g.op("Scatter",
+                      {se, g.constInts("sidx9", {1, 0, 1}, {1, 1, 3}), g.param("upd9", {1, 1, 3})},
+                      {2, 2, 3}, {attrInt("axis", 0)});
+             // torch.scatter_add with a repeated index (message passing into a node twice)
+             return g.op("ScatterElements",
+                         {s9, g.constInts("aidx", {0, 0, 1, 1, 1, 0}, {1, 2, 3}),
+                          g.param("addupd", {1, 2, 3})},
+                         {2, 2, 3}, {attrInt("axis", 1), attrString("reduction", "add")});
          }},
         {"pad_wrap",
          [](MiniGraph &g) {

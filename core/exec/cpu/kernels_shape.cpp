@@ -766,6 +766,9 @@ scatterGeometry(const KernelContext &c, const std::vector<int64_t> &dataShape, c
     return g;
 }
 
+/// ScatterElements with reduction "add" (the geometry refuses it for ScatterND).
+bool scatterAdds(const KernelContext &c) { return c.attrString("reduction", "none") == "add"; }
+
 Status scatterNDForward(KernelContext &c)
 {
     KView *x = c.input(0), *idx = c.input(1), *upd = c.input(2), *y = c.output(0);
@@ -775,6 +778,13 @@ Status scatterNDForward(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
     REMAT_ASSIGN_OR_RETURN(ScatterGeometry g, scatterGeometry(c, x->shape, *idx));
     copyBytes(*x, *y);
+    if (scatterAdds(c)) { // torch.scatter_add / index_add: repeated indices add up
+        if (y->dtype != ir::DataType::Float)
+            return c.error("ScatterElements with reduction 'add' runs on float32 data only");
+        for (size_t i = 0; i < g.offsets.size(); ++i)
+            y->f()[g.offsets[i]] += upd->f()[i];
+        return Status::ok();
+    }
     const size_t es = esize(*y);
     for (size_t i = 0; i < g.offsets.size(); ++i)
         std::memcpy(y->data + size_t(g.offsets[i]) * es, upd->data + i * size_t(g.sliceSize) * es,
@@ -794,8 +804,9 @@ Status scatterNDGrad(KernelContext &c)
             std::memcpy(du->f() + i * size_t(g.sliceSize), dy->f() + g.offsets[i], bytes);
     if (KView *dx = c.inputGrad(0)) {
         copyBytes(*dy, *dx);
-        for (int64_t off : g.offsets)
-            std::memset(dx->f() + off, 0, bytes);
+        if (!scatterAdds(c)) // an assigned element's old value reaches nothing
+            for (int64_t off : g.offsets)
+                std::memset(dx->f() + off, 0, bytes);
     }
     return Status::ok();
 }
