@@ -527,12 +527,44 @@ Status reduceExtremumF(OpContext &c, bool isMax)
         return c.error("reducing an empty tensor has no extremum");
     NdIter keptIt, redIt;
     REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
-    return c.check(reduceExtremum(c.rt->stream(), isMax, keptIt, redIt, x->f(), y->f()),
-                   "reduce extremum");
+    REMAT_RETURN_IF_ERROR(c.check(
+        reduceExtremum(c.rt->stream(), isMax, keptIt, redIt, x->f(), y->f()), "reduce extremum"));
+    DView *idx = c.output(1);
+    if (!idx)
+        return Status::ok();
+    // torch.max(x, dim): the index of the first extremum along the axis, as the CPU reference
+    if (idx->dtype != core::ir::DataType::Int64)
+        return c.error("the indices must be int64");
+    auto split = core::exec::singleAxisSplit(x->shape, kept);
+    if (!split)
+        return c.error(split.status().message());
+    return c.check(argExtremum(c.rt->stream(), isMax, false, x->f(),
+                               static_cast<long long *>(idx->data), split->outer, split->n,
+                               split->inner),
+                   "reduce extremum indices");
 }
 
 Status reduceExtremumB(OpContext &c)
 {
+    if (DView *idx = c.output(1)) {
+        // torch.max(x, dim)'s backward: each gradient to its index (TopK's scatter with k = 1)
+        DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+        REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dreduced"));
+        REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+        std::vector<int64_t> kept;
+        int64_t count;
+        REMAT_RETURN_IF_ERROR(reduceShape(c, dx->shape, kept, count));
+        auto split = core::exec::singleAxisSplit(dx->shape, kept);
+        if (!split)
+            return c.error(split.status().message());
+        if (dy->numel() != split->outer * split->inner || idx->numel() != dy->numel())
+            return c.error("output gradient size mismatch");
+        REMAT_RETURN_IF_ERROR(zeroDevice(c, dx->data, dx->numel() * 4));
+        return c.check(topKBackward(c.rt->stream(), dy->f(),
+                                    static_cast<const long long *>(idx->data), dx->f(),
+                                    split->outer, split->n, split->inner, 1, nullptr),
+                       "reduce extremum backward (indices)");
+    }
     DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dreduced"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));

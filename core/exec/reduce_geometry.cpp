@@ -33,4 +33,30 @@ Expected<ReduceGeometry> reduceGeometry(const std::vector<int64_t> &dataShape,
     return g;
 }
 
+Expected<AxisSplit> singleAxisSplit(const std::vector<int64_t> &dataShape,
+                                    const std::vector<int64_t> &keptShape)
+{
+    if (dataShape.size() != keptShape.size())
+        return makeError(StatusCode::InvalidArgument, "reduced shape has another rank");
+    AxisSplit s;
+    int axis = -1;
+    for (size_t d = 0; d < dataShape.size(); ++d) {
+        if (dataShape[d] == keptShape[d])
+            continue;
+        if (axis >= 0)
+            return makeError(StatusCode::InvalidArgument,
+                             "indices of a maximum run along one axis; this reduces several");
+        axis = int(d);
+    }
+    for (size_t d = 0; d < dataShape.size(); ++d) {
+        if (axis < 0 || int(d) < axis)
+            s.outer *= dataShape[d];
+        else if (int(d) == axis)
+            s.n = dataShape[d];
+        else
+            s.inner *= dataShape[d];
+    }
+    return s;
+}
+
 } // namespace remat::core::exec

@@ -26,4 +26,14 @@ struct ReduceGeometry
                                                       const std::vector<int64_t> &axes,
                                                       bool keepDims, bool noopWithEmptyAxes);
 
+/// A reduction over one axis as [outer, n, inner] (torch.max(x, dim)'s indices run along n).
+struct AxisSplit
+{
+    int64_t outer = 1, n = 1, inner = 1;
+};
+/// From the input shape and its kept shape (1 on reduced axes); an error when more than one
+/// axis of size above 1 is reduced. Reducing only axes of size 1 is n = 1.
+[[nodiscard]] Expected<AxisSplit> singleAxisSplit(const std::vector<int64_t> &dataShape,
+                                                  const std::vector<int64_t> &keptShape);
+
 } // namespace remat::core::exec

@@ -6,6 +6,7 @@
 #include "core/ops/op_def.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace remat::core::ops::rules {
 
@@ -96,17 +97,44 @@ inline Expected<Spec> reduction(const RuleContext &c)
     return s;
 }
 
+/// The one axis a Reduce* node reduces (attribute before opset 18, constant input after), if it
+/// reduces exactly one.
+inline std::optional<int64_t> singleReducedAxis(const RuleContext &c)
+{
+    std::vector<int64_t> axes;
+    if (c.node->attribute("axes")) {
+        axes = c.node->attrInts("axes");
+    } else if (const ir::TensorConstant *k = c.constantInput(1)) {
+        auto v = k->toInt64s();
+        if (!v)
+            return std::nullopt;
+        axes = *v;
+    }
+    if (axes.size() != 1)
+        return std::nullopt;
+    return axes[0];
+}
+
 inline Expected<Spec> reduceExtremum(const RuleContext &c)
 {
-    // ReduceMax / ReduceMin (torch.amax / amin): the gradient goes to the elements equal to the
-    // result, shared evenly among ties; the backward compares the input with the output, so
-    // both are saved (as autograd's amax saves self and result).
+    // ReduceMax / ReduceMin over one axis is torch.max(x, dim) / min (torch.onnx drops the
+    // unused indices output): autograd keeps only the int64 indices, and the backward puts each
+    // gradient at its index. Over several axes or all of them (torch.amax, x.max()) the gradient
+    // goes to the elements equal to the result, shared evenly among ties: the backward compares
+    // the input with the output, so both are saved (as autograd's amax saves self and result).
     Spec s = *reduction(c);
-    if (!s.gradInputs.empty()) {
-        saveInput(s, 0);
-        saveOutput(s, 0);
-        s.backwardFlops = 3 * numel(c.input(0));
+    if (s.gradInputs.empty())
+        return s;
+    const ir::Value *y = c.output(0);
+    if (singleReducedAxis(c) && y && y->shape.rankKnown) {
+        s.extras.push_back({1, "indices", ir::DataType::Int64, y->shape});
+        s.savedOutputs.push_back(1);
+        s.backwardFlops = numel(c.input(0));
+        return s;
     }
+    saveInput(s, 0);
+    saveOutput(s, 0);
+    s.backwardFlops = 3 * numel(c.input(0));
     return s;
 }
 

@@ -781,6 +781,28 @@ Status reduceExtremumForward(KernelContext &c, bool isMax)
         return c.error("output size mismatch");
     if (g.count == 0)
         return c.error("reducing an empty tensor has no extremum");
+    if (KView *idx = c.output(1)) {
+        // torch.max(x, dim): the value and the index of the first extremum along the axis
+        REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+        auto split = singleAxisSplit(x->shape, g.keptShape);
+        if (!split)
+            return c.error(split.status().message());
+        const float *px = x->f();
+        float *py = y->f();
+        auto *pi = static_cast<int64_t *>(static_cast<void *>(idx->data));
+        for (int64_t o = 0; o < split->outer; ++o)
+            for (int64_t i = 0; i < split->inner; ++i) {
+                const float *line = px + o * split->n * split->inner + i;
+                int64_t best = 0;
+                for (int64_t k = 1; k < split->n; ++k)
+                    if (isMax ? line[k * split->inner] > line[best * split->inner]
+                              : line[k * split->inner] < line[best * split->inner])
+                        best = k;
+                py[o * split->inner + i] = line[best * split->inner];
+                pi[o * split->inner + i] = best;
+            }
+        return Status::ok();
+    }
     const float init =
         isMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     std::fill(y->f(), y->f() + y->numel(), init);
@@ -796,6 +818,29 @@ Status reduceExtremumForward(KernelContext &c, bool isMax)
 /// dx[o] = dy[j] / ties[j] where x[o] equals the result y[j], else 0 (torch.amax's rule).
 Status reduceExtremumGrad(KernelContext &c)
 {
+    if (KView *idx = c.output(1)) {
+        // torch.max(x, dim)'s backward: each gradient to its index
+        KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+        REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
+        REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+        REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, dx->shape));
+        auto split = singleAxisSplit(dx->shape, g.keptShape);
+        if (!split)
+            return c.error(split.status().message());
+        if (dy->numel() != split->outer * split->inner || idx->numel() != dy->numel())
+            return c.error("output gradient size mismatch");
+        const auto *pi = static_cast<const int64_t *>(static_cast<const void *>(idx->data));
+        float *pd = dx->f();
+        std::fill(pd, pd + dx->numel(), 0.f);
+        for (int64_t o = 0; o < split->outer; ++o)
+            for (int64_t i = 0; i < split->inner; ++i) {
+                const int64_t k = pi[o * split->inner + i];
+                if (k < 0 || k >= split->n)
+                    return c.error("index out of range");
+                pd[(o * split->n + k) * split->inner + i] = dy->f()[o * split->inner + i];
+            }
+        return Status::ok();
+    }
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
