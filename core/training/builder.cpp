@@ -49,6 +49,7 @@ private:
     void classifyConstants();
     void findAliases();
     void fuseGelu();
+    void fuseGeluTanh();
     void fuseSiluMish();
     void fuseGroupNorm();
     /// Whether every value of a constant is `expected` (true for folded data we cannot read).
@@ -217,6 +218,81 @@ void Builder::fuseGelu()
         m_skipNode[add->id.index()] = m_skipNode[mulX->id.index()] = true;
         m_fusedAt[half->id.index()] = int(m_fused.size());
         m_fused.push_back(std::move(gelu));
+    }
+}
+
+void Builder::fuseGeluTanh()
+{
+    if (!m_opt.fuseGelu)
+        return;
+    // torch.onnx's gelu(approximate="tanh") below opset 20 writes the formula out:
+    // Mul(x, Mul(x, x)) -> Mul(0.044715, .) -> Add(x, .) -> Mul(sqrt(2/pi), .) -> Tanh ->
+    // Add(1, .) -> Mul(x, .) -> Mul(0.5, .). PyTorch's GeluBackward keeps x alone. The cube as two
+    // Muls marks the exporter's form: GELU written out in Python (minGPT's NewGELU) uses Pow, and
+    // autograd keeps its intermediates, so that form is left as it is.
+    const auto usable = [&](const ir::Node *n, const char *type) {
+        return n && n->opType == type && !m_constNode[n->id.index()] &&
+               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
+               n->inputs.size() == 2 && n->outputs.size() == 1 && n->outputs[0].valid();
+    };
+    const auto producerOf = [&](ValueId v) -> const ir::Node * {
+        const ir::Value &val = m_g.value(resolve(v));
+        return val.producer.valid() ? &m_g.node(val.producer) : nullptr;
+    };
+    // The non-constant operand of a binary node whose other operand is the constant `c`.
+    const auto besideConstant = [&](const ir::Node &n, double c) -> ValueId {
+        for (size_t k = 0; k < 2; ++k)
+            if (constInput(n, k) && constantNear(constInput(n, k), c) && !constInput(n, 1 - k))
+                return resolve(n.inputs[1 - k]);
+        return ValueId();
+    };
+    for (const ir::Node &tanh : m_g.nodes()) {
+        if (tanh.opType != "Tanh" || m_constNode[tanh.id.index()] || m_skipNode[tanh.id.index()] ||
+            tanh.inputs.size() != 1 || tanh.outputs.size() != 1)
+            continue;
+        const ir::Node *scaled = producerOf(tanh.inputs[0]);
+        if (!usable(scaled, "Mul") || soleConsumer(scaled->outputs[0]) != &tanh)
+            continue;
+        const ValueId inner = besideConstant(*scaled, std::sqrt(2.0 / M_PI));
+        const ir::Node *add = inner.valid() ? producerOf(inner) : nullptr;
+        if (!usable(add, "Add") || soleConsumer(add->outputs[0]) != scaled)
+            continue;
+        // Add(x, Mul(kappa, Mul(x, Mul(x, x)))), the operands in either order
+        ValueId x;
+        const ir::Node *kappa = nullptr, *cube = nullptr, *square = nullptr;
+        for (size_t k = 0; k < 2 && !x.valid(); ++k) {
+            const ir::Node *kap = producerOf(add->inputs[k]);
+            if (!usable(kap, "Mul") || soleConsumer(kap->outputs[0]) != add)
+                continue;
+            const ValueId c = besideConstant(*kap, 0.044715);
+            const ir::Node *cu = c.valid() ? producerOf(c) : nullptr;
+            if (!usable(cu, "Mul") || soleConsumer(cu->outputs[0]) != kap)
+                continue;
+            const ValueId candidate = resolve(add->inputs[1 - k]);
+            const int sq = otherInput(*cu, candidate);
+            const ir::Node *sqn = sq >= 0 ? producerOf(cu->inputs[size_t(sq)]) : nullptr;
+            if (!usable(sqn, "Mul") || soleConsumer(sqn->outputs[0]) != cu ||
+                resolve(sqn->inputs[0]) != candidate || resolve(sqn->inputs[1]) != candidate)
+                continue;
+            x = candidate;
+            kappa = kap;
+            cube = cu;
+            square = sqn;
+        }
+        if (!x.valid())
+            continue;
+        const ir::Node *plusOne = soleConsumer(tanh.outputs[0]);
+        if (!usable(plusOne, "Add") || besideConstant(*plusOne, 1.0) != resolve(tanh.outputs[0]))
+            continue;
+        const ir::Node *mulX = soleConsumer(plusOne->outputs[0]);
+        if (!usable(mulX, "Mul") || otherInput(*mulX, plusOne->outputs[0]) < 0 ||
+            resolve(mulX->inputs[size_t(otherInput(*mulX, plusOne->outputs[0]))]) != x)
+            continue;
+        const ir::Node *half = soleConsumer(mulX->outputs[0]);
+        if (!usable(half, "Mul") || besideConstant(*half, 0.5) != resolve(mulX->outputs[0]))
+            continue;
+        fuse(*half, "Gelu", x, {square, cube, kappa, add, scaled, &tanh, plusOne, mulX});
+        m_fused.back().attributes.push_back({"approximate", std::string("tanh")});
     }
 }
 
@@ -724,6 +800,7 @@ Expected<TrainingGraph> Builder::run()
     classifyConstants();
     findAliases();
     fuseGelu();
+    fuseGeluTanh();
     fuseSiluMish();
     fuseGroupNorm();
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
@@ -1094,10 +1171,17 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
 {
     TrainingSummary s;
     const size_t nt = g.tensorCount();
-    // Computed from preloaded tensors alone (weight layout ops): parameter views in PyTorch.
+    // Laid out from parameters alone by views and the exporter's re-arrangements (a transposed
+    // Linear weight, an RNN's gates reordered by Slice and Concat): the parameter itself in
+    // PyTorch, which saves nothing new for it. Arithmetic on parameters (weight standardisation,
+    // weight norm, relu(w) / sum, exp(A_log), a modulated kernel) makes a new tensor every step,
+    // which autograd saves like any activation.
+    static const std::set<std::string> kWeightLayout = {
+        "Transpose", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Slice",
+        "Split",     "Concat",  "Identity",  "Expand",  "Gather",  "Cast"};
     std::vector<bool> weightDerived(nt, false);
     for (const Op &op : g.ops()) {
-        if (op.phase != Phase::Forward)
+        if (op.phase != Phase::Forward || !kWeightLayout.count(op.type))
             continue;
         bool fromWeights = !op.inputs.empty();
         bool readsParameter = false;
@@ -1131,6 +1215,12 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         const bool copy = layout.copiedForMatmul[key.index()] && root[key.index()] != key;
         return g.tensor(key).bytes * (copy ? layout.copies[key.index()] : 1);
     };
+    // Each product makes its own copy: the decoder layers of nn.Transformer each copy the memory
+    // they project (torch.matmul reshapes a transposed operand per call).
+    auto ownCopy = [&](TensorId base, TensorId in) {
+        return base == in && layout.copiedForMatmul[in.index()] && root[in.index()] != in;
+    };
+    std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
         switch (op.phase) {
@@ -1161,9 +1251,14 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 // per reader: a matrix product may keep a copy where another op keeps the view
                 const TensorId base = storageOf(op, in);
                 const Tensor &b = g.tensor(base);
-                if (countedStorage[base.index()] || b.preloaded || weightDerived[base.index()])
-                    continue; // a view of a counted storage, or of a parameter / buffer / the input
-                countedStorage[base.index()] = true;
+                if (ownCopy(base, in)) {
+                    if (!countedCopies.insert({op.forwardOf.index(), in.index()}).second)
+                        continue;
+                } else {
+                    if (countedStorage[base.index()] || b.preloaded || weightDerived[base.index()])
+                        continue; // a view of a counted storage, or of a parameter / buffer / input
+                    countedStorage[base.index()] = true;
+                }
                 const int64_t kept = storageBytes(base);
                 s.savedForBackwardBytes += kept;
                 ++s.savedForBackwardTensors;
@@ -1182,10 +1277,17 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         TrainingSummary::OpSaved entry{OpId(i), 0, {}};
         for (TensorId in : g.op(bwd).inputs) {
             const TensorId base = storageOf(g.op(bwd), in);
-            if (!counted[in.index()] || weightDerived[in.index()] ||
-                !countedStorage[base.index()] || attributed[base.index()])
+            if (!counted[in.index()] || weightDerived[in.index()])
                 continue;
-            attributed[base.index()] = true;
+            if (ownCopy(base, in)) {
+                const std::pair<size_t, size_t> key{i, in.index()};
+                if (!countedCopies.count(key) || !attributedCopies.insert(key).second)
+                    continue;
+            } else {
+                if (!countedStorage[base.index()] || attributed[base.index()])
+                    continue;
+                attributed[base.index()] = true;
+            }
             entry.bytes += storageBytes(base);
             entry.tensors.push_back(base);
         }

@@ -618,6 +618,103 @@ private slots:
         QCOMPARE(names(g, opNamed(g, "mean_all/grad")->inputs), (Names{"grad:t"}));
     }
 
+    void reduceMaxOverOneAxisKeepsIndices()
+    {
+        // torch.max(h, dim)[0] (PointNet's global feature): autograd keeps int64 indices of the
+        // result's shape, not h; torch.amax over two axes keeps h and the result.
+        GraphSpec s;
+        s.value("x", {2, 4, 8}, ValueKind::Input);
+        s.value("w", {2, 4, 8}, ValueKind::Parameter);
+        s.value("h", {2, 4, 8});
+        s.value("m", {2, 4});
+        s.value("a", {4});
+        s.outputs = {s.find("m"), s.find("a")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("ReduceMax", {"h"}, {"m"}, "max_dim").attributes = {
+            {"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t(0)}};
+        s.node("ReduceMax", {"h"}, {"a"}, "amax").attributes = {
+            {"axes", std::vector<int64_t>{0, 2}}, {"keepdims", int64_t(0)}};
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "max_dim/grad")->inputs), (Names{"m::indices", "grad:m"}));
+        QCOMPARE(names(g, opNamed(g, "amax/grad")->inputs), (Names{"h", "a", "grad:a"}));
+        const training::Tensor &idx = g.tensor(opNamed(g, "max_dim/grad")->inputs[0]);
+        QCOMPARE(idx.dtype, DataType::Int64);
+        QCOMPARE(idx.bytes, int64_t(2 * 4 * 8));
+    }
+
+    void exporterTanhGeluIsFused()
+    {
+        // torch.onnx's gelu(approximate="tanh") below opset 20: Mul(h, Mul(h, h)) ->
+        // Mul(0.044715, .) -> Add(h, .) -> Mul(sqrt(2/pi), .) -> Tanh -> Add(1, .) -> Mul(h, .) ->
+        // Mul(0.5, .): one Gelu(approximate=tanh) keeping h, as GeluBackward does. The same
+        // formula with Pow for the cube (GELU written out in Python) is left alone.
+        for (const bool pow : {false, true}) {
+            GraphSpec s;
+            s.value("x", {2, 8}, ValueKind::Input);
+            s.value("w", {2, 8}, ValueKind::Parameter);
+            s.constant("kappa", {0.044715});
+            s.constant("beta", {0.7978845608});
+            s.constant("one", {1.0});
+            s.constant("half", {0.5});
+            s.constant("three", {3.0});
+            for (const char *n : {"h", "sq", "cube", "k", "a", "i", "t", "o", "m", "y"})
+                s.value(n, {2, 8});
+            s.outputs = {s.find("y")};
+            s.node("Mul", {"x", "w"}, {"h"}, "mul");
+            if (pow) {
+                s.node("Pow", {"h", "three"}, {"cube"});
+            } else {
+                s.node("Mul", {"h", "h"}, {"sq"});
+                s.node("Mul", {"h", "sq"}, {"cube"});
+            }
+            s.node("Mul", {"kappa", "cube"}, {"k"});
+            s.node("Add", {"h", "k"}, {"a"});
+            s.node("Mul", {"beta", "a"}, {"i"});
+            s.node("Tanh", {"i"}, {"t"});
+            s.node("Add", {"one", "t"}, {"o"});
+            s.node("Mul", {"h", "o"}, {"m"});
+            s.node("Mul", {"half", "m"}, {"y"}, "gelu");
+            const TrainingGraph g = buildOk(s);
+            if (pow) {
+                QVERIFY(g.forwardOpCount() > 2);
+                continue;
+            }
+            QCOMPARE(g.forwardOpCount(), size_t(2));
+            const training::Op *gelu = opNamed(g, "gelu");
+            QCOMPARE(gelu->type, std::string("Gelu"));
+            QCOMPARE(gelu->fusedNode->attrString("approximate", ""), std::string("tanh"));
+            QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(64)); // h only
+        }
+    }
+
+    void arithmeticOnWeightsIsSaved()
+    {
+        // Weight standardisation and the like: Ws = W * 0.5 is computed every step, a new tensor
+        // the product keeps (64 bytes); Transpose(V) is a view of V that PyTorch never copies.
+        GraphSpec s;
+        s.value("x", {2, 4}, ValueKind::Input);
+        s.value("P", {2, 4}, ValueKind::Parameter);
+        s.value("W", {4, 4}, ValueKind::Parameter);
+        s.value("V", {4, 4}, ValueKind::Parameter);
+        s.constant("scale", {0.5});
+        for (const char *n : {"Vt", "Ws"})
+            s.value(n, {4, 4});
+        for (const char *n : {"h1", "h", "y"})
+            s.value(n, {2, 4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "P"}, {"h1"}, "mul");
+        s.node("Transpose", {"V"}, {"Vt"}, "vt").attributes = {
+            {"perm", std::vector<int64_t>{1, 0}}};
+        s.node("Mul", {"W", "scale"}, {"Ws"}, "scaled");
+        s.node("MatMul", {"h1", "Ws"}, {"h"}, "mm1");
+        s.node("MatMul", {"h", "Vt"}, {"y"}, "mm2");
+        const TrainingGraph g = buildOk(s);
+        const training::TrainingSummary sum = training::summarize(g);
+        // mm1 keeps h1 (32) and Ws (64); mm2 keeps h (32) and Vt (V's view: not counted).
+        QCOMPARE(sum.savedForBackwardBytes, int64_t(32 + 64 + 32));
+        QCOMPARE(sum.savedWeightDerivedBytes, int64_t(64)); // Vt
+    }
+
     void layerNormSoftmaxMatMul()
     {
         // q = LN(x) [2,4,8]; s = MatMul(q, kT[2,8,4]) -> [2,4,4]; p = Softmax(s); y = MatMul(p, v)
