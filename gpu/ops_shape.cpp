@@ -2,9 +2,11 @@
 // Pad (constant, edge, reflect and wrap) and their gradients. All go through the strided-copy kernel.
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/indexing.h"
+#include "gpu/kernels/normalization.h"
 #include "gpu/ops_internal.h"
 
 #include "core/exec/index_maps.h"
+#include "core/exec/loss_terms.h"
 #include "core/exec/slice_geometry.h"
 #include "core/ops/space_depth.h"
 
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace remat::gpu {
 namespace {
@@ -514,6 +517,101 @@ Expected<const long long *> uploadOffsets(OpContext &c, const std::vector<int64_
     return static_cast<const long long *>(dev);
 }
 
+/// Copies host floats to device scratch (valid until the op returns).
+Expected<const float *> uploadFloats(OpContext &c, const std::vector<double> &host)
+{
+    if (host.empty())
+        return static_cast<const float *>(nullptr);
+    const std::vector<float> f(host.begin(), host.end());
+    const int64_t bytes = int64_t(f.size()) * 4;
+    REMAT_ASSIGN_OR_RETURN(void *dev, c.rt->scratch(bytes));
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(dev, f.data(), bytes));
+    REMAT_RETURN_IF_ERROR(c.check(cudaStreamSynchronize(c.rt->stream()), "upload"));
+    return static_cast<const float *>(dev);
+}
+
+// ---- SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss (core/exec/loss_terms.h) ---------------
+
+Expected<core::exec::LossTerms> lossTermsOf(OpContext &c, const std::vector<int64_t> &scoresShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "labels"));
+    REMAT_ASSIGN_OR_RETURN(std::vector<int64_t> labels, c.rt->hostInts(*c.input(1)));
+    std::optional<std::vector<double>> weights;
+    if (const DView *w = c.input(2)) {
+        REMAT_ASSIGN_OR_RETURN(weights, c.rt->hostDoubles(*w));
+    }
+    std::optional<int64_t> ignore;
+    if (c.hasAttr("ignore_index"))
+        ignore = c.attrInt("ignore_index", 0);
+    auto t = core::exec::lossTerms(scoresShape, labels, weights ? &*weights : nullptr, ignore,
+                                   c.attrString("reduction", "mean"));
+    if (!t)
+        return c.error(t.status().message());
+    return t;
+}
+
+/// The log-probabilities (SCE: log_softmax into output 1 or scratch), then each sample's
+/// weighted pick summed (mean / sum: one weighted gather of every pick) or kept (none).
+Status lossF(OpContext &c, bool softmax)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "scores"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "loss"));
+    REMAT_ASSIGN_OR_RETURN(core::exec::LossTerms t, lossTermsOf(c, x->shape));
+    const float *logp = x->f();
+    if (softmax) {
+        float *dst = nullptr;
+        if (DView *lp = c.output(1)) {
+            REMAT_RETURN_IF_ERROR(c.requireFloat(lp, "log_prob"));
+            dst = lp->f();
+        } else {
+            REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(x->numel() * 4));
+            dst = static_cast<float *>(tmp);
+        }
+        REMAT_RETURN_IF_ERROR(
+            c.check(softmaxForward(c.rt->stream(), x->f(), dst, t.outer, t.classes, t.inner, true),
+                    "log_softmax"));
+        logp = dst;
+    }
+    const bool none = t.reduction == core::exec::LossTerms::Reduction::None;
+    const int64_t count = int64_t(t.offset.size());
+    if (y->numel() != (none ? count : 1))
+        return c.error("loss size mismatch");
+    std::vector<double> coef(t.weight.size());
+    for (size_t k = 0; k < coef.size(); ++k)
+        coef[k] = -t.weight[k] /
+                  (t.reduction == core::exec::LossTerms::Reduction::Mean ? t.weightSum : 1.0);
+    REMAT_ASSIGN_OR_RETURN(const long long *off, uploadOffsets(c, t.offset));
+    REMAT_ASSIGN_OR_RETURN(const float *w, uploadFloats(c, coef));
+    if (count == 0)
+        return zeroDevice(c, y->data, y->numel() * 4);
+    return c.check(none ? gatherWeighted(c.rt->stream(), logp, off, w, y->f(), count, 1)
+                        : gatherWeighted(c.rt->stream(), logp, off, w, y->f(), 1, count),
+                   "loss");
+}
+
+Status lossB(OpContext &c, bool softmax)
+{
+    DView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dloss"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dscores"));
+    REMAT_ASSIGN_OR_RETURN(core::exec::LossTerms t, lossTermsOf(c, dx->shape));
+    REMAT_ASSIGN_OR_RETURN(std::vector<double> dyHost, c.rt->hostDoubles(*dy));
+    const float *logp = nullptr;
+    if (softmax) {
+        REMAT_RETURN_IF_ERROR(c.requireFloat(c.output(1), "log_prob"));
+        logp = c.output(1)->f();
+    }
+    REMAT_ASSIGN_OR_RETURN(const long long *labels, uploadOffsets(c, t.label));
+    REMAT_ASSIGN_OR_RETURN(const float *scale,
+                           uploadFloats(c, core::exec::perSampleGradient(t, dyHost)));
+    if (t.label.empty())
+        return zeroDevice(c, dx->data, dx->numel() * 4);
+    return c.check(
+        lossBackward(c.rt->stream(), logp, labels, scale, dx->f(), t.outer, t.classes, t.inner),
+        "loss backward");
+}
+
 /// Resize / Upsample: the maps are the CPU reference's (core/exec/index_maps.h), as are the
 /// opset forms (scales at input 1 of Resize-10 and Upsample, at 2 from Resize-11).
 Expected<std::vector<double>> resizeScales(OpContext &c, size_t rank)
@@ -817,6 +915,10 @@ void addShapeOps(OpTable &t)
     t["UpsampleGrad"] = resizeB;
     t["ScatterND"] = scatterNDF;
     t["ScatterNDGrad"] = scatterNDB;
+    t["SoftmaxCrossEntropyLoss"] = [](OpContext &c) { return lossF(c, true); };
+    t["SoftmaxCrossEntropyLossGrad"] = [](OpContext &c) { return lossB(c, true); };
+    t["NegativeLogLikelihoodLoss"] = [](OpContext &c) { return lossF(c, false); };
+    t["NegativeLogLikelihoodLossGrad"] = [](OpContext &c) { return lossB(c, false); };
     t["ScatterElements"] = scatterNDF;
     t["ScatterElementsGrad"] = scatterNDB;
     t["Scatter"] = scatterNDF;

@@ -200,6 +200,25 @@ Status dropoutShape(ShapeContext &c)
     return Status::ok();
 }
 
+/// SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss: scores [N, C, d...], labels [N, d...];
+/// the loss is a scalar, or [N, d...] with reduction none; SoftmaxCrossEntropyLoss's optional
+/// log_prob is shaped like the scores.
+Status lossShape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x || !x->rankKnown || x->rank() < 2)
+        return Status::ok();
+    Shape out = Shape::fromStatic({});
+    if (c.node.attrString("reduction", "mean") == "none") {
+        out = *x;
+        out.dims.erase(out.dims.begin() + 1);
+    }
+    c.set(0, c.inType(0), out);
+    if (c.node.opType == "SoftmaxCrossEntropyLoss")
+        c.set(1, c.inType(0), *x);
+    return Status::ok();
+}
+
 /// ConvTranspose: W is [C, M/group, k...]; every input element feeds M/group * prod(k) MACs.
 double convTransposeFlops(const RuleContext &c)
 {
@@ -494,6 +513,47 @@ Expected<Spec> softmax(const RuleContext &c)
     return s;
 }
 
+/// SoftmaxCrossEntropyLoss (F.cross_entropy): log_softmax keeps its result and nll_loss keeps
+/// that same tensor, the labels and the class weights; the backward is softmax minus the one-hot
+/// label, so the log-probabilities (ONNX's own optional output 1) are what it reads.
+Expected<Spec> softmaxCrossEntropy(const RuleContext &c)
+{
+    if (c.outputHasGrad.size() > 1 && c.outputHasGrad[1])
+        return makeError(StatusCode::Unsupported,
+                         "the log_prob output of SoftmaxCrossEntropyLoss feeds the loss, and only "
+                         "the loss output has a gradient rule; export the model with "
+                         "F.log_softmax and F.nll_loss written out");
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = 6 * numel(c.input(0));
+    if (s.gradInputs.empty())
+        return s;
+    s.extras.push_back({1, "log_prob", c.input(0)->dtype, c.input(0)->shape});
+    saveOutput(s, 1);
+    saveInput(s, 1);
+    if (c.input(2))
+        saveInput(s, 2);
+    s.backwardFlops = 3 * numel(c.input(0));
+    return s;
+}
+
+/// NegativeLogLikelihoodLoss (F.nll_loss): autograd keeps the input (only its shape is read),
+/// the labels and the class weights; the gradient is minus the weight at each label.
+Expected<Spec> negativeLogLikelihood(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = 2 * numel(c.output(0));
+    if (s.gradInputs.empty())
+        return s;
+    saveInput(s, 0);
+    saveInput(s, 1);
+    if (c.input(2))
+        saveInput(s, 2);
+    s.backwardFlops = numel(c.input(0));
+    return s;
+}
+
 double kernelVolume(const RuleContext &c)
 {
     double k = 1;
@@ -663,6 +723,18 @@ void addNnOps(std::vector<OpDef> &t)
                  .inferShape = unaryShape,
                  .differentiable = first,
                  .derive = softmax});
+    t.push_back({.type = "SoftmaxCrossEntropyLoss",
+                 .family = OpFamily::Activation,
+                 .sinceOpset = 12,
+                 .inferShape = lossShape,
+                 .differentiable = first,
+                 .derive = softmaxCrossEntropy});
+    t.push_back({.type = "NegativeLogLikelihoodLoss",
+                 .family = OpFamily::Activation,
+                 .sinceOpset = 12,
+                 .inferShape = lossShape,
+                 .differentiable = first,
+                 .derive = negativeLogLikelihood});
     t.push_back({.type = "Hardmax",
                  .family = OpFamily::Activation,
                  .inferShape = unaryShape,

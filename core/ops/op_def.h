@@ -16,7 +16,8 @@
 //   after the ONNX ones that exist in the op's schema: MaxPool indices 1 (ONNX's own Indices
 //   output), BatchNormalization training mean 3 and inverse std 4 (the opset-9 positions),
 //   LayerNormalization Mean 1 and InvStdDev 2 (its own optional outputs), ReduceMax / ReduceMin
-//   over one axis int64 indices 1 (torch.max(x, dim)'s), GroupNormalization and
+//   over one axis int64 indices 1 (torch.max(x, dim)'s), SoftmaxCrossEntropyLoss log_prob 1
+//   (its own optional output), GroupNormalization and
 //   InstanceNormalization mean 1 and inverse std 2 ([N, groups]), Dropout mask 1.
 //   When the node already has an output at that position it is reused.
 // - What is saved follows PyTorch's autograd (torch 1.13), so store-all memory agrees with it:

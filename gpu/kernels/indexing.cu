@@ -326,6 +326,32 @@ __global__ void scatterWeightedKernel(const float *dy, const long long *offsets,
 
 } // namespace
 
+namespace {
+__global__ void lossBackwardKernel(const float *logp, const long long *labels, const float *scale,
+                                   float *dx, int64_t outer, int64_t classes, int64_t inner)
+{
+    REMAT_GRID_STRIDE(e, outer * classes * inner)
+    {
+        const int64_t i = e % inner, c = (e / inner) % classes, o = e / (inner * classes);
+        const int64_t k = o * inner + i;
+        const float hot = labels[k] == c ? 1.f : 0.f;
+        dx[e] = scale[k] * ((logp ? expf(logp[e]) : 0.f) - hot);
+    }
+}
+} // namespace
+
+cudaError_t lossBackward(cudaStream_t s, const float *logp, const long long *labels,
+                         const float *scale, float *dx, int64_t outer, int64_t classes,
+                         int64_t inner)
+{
+    const int64_t n = outer * classes * inner;
+    if (n <= 0)
+        return cudaSuccess;
+    lossBackwardKernel<<<gridFor(n), kThreads, 0, s>>>(logp, labels, scale, dx, outer, classes,
+                                                       inner);
+    return cudaGetLastError();
+}
+
 cudaError_t gatherWeighted(cudaStream_t s, const float *x, const long long *offsets,
                            const float *weights, float *y, int64_t n, int64_t taps)
 {

@@ -69,6 +69,13 @@ cudaError_t gatherWeighted(cudaStream_t s, const float *x, const long long *offs
 cudaError_t scatterWeighted(cudaStream_t s, const float *dy, const long long *offsets,
                             const float *weights, float *dx, int64_t n, int64_t taps);
 
+/// SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss backward over scores [outer, classes,
+/// inner]: dx = scale[o, i] * ((logp ? exp(logp) : 0) - (c == labels[o, i])); labels of -1
+/// (ignored) match no class.
+cudaError_t lossBackward(cudaStream_t s, const float *logp, const long long *labels,
+                         const float *scale, float *dx, int64_t outer, int64_t classes,
+                         int64_t inner);
+
 /// ScatterND's slice moves: for slice i < count and t < sliceSize, either
 /// dst[offsets[i] + t] = src[i * sliceSize + t] (intoOffsets) or dst[i * sliceSize + t] =
 /// src[offsets[i] + t]; elements of `elementBytes` bytes.

@@ -363,6 +363,25 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
         {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("LogSoftmax",
         {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
+    add("SoftmaxCrossEntropyLoss mean", {"SoftmaxCrossEntropyLoss",
+                                         {},
+                                         {randn({3, 5}, 1), ints({3}, {4, 0, 2})},
+                                         {Out{V{}}, Out{V{3, 5}}}});
+    add("SoftmaxCrossEntropyLoss none, weights, ignore, [N,C,d]",
+        {"SoftmaxCrossEntropyLoss",
+         {attr("reduction", std::string("none")), attr("ignore_index", int64_t(1))},
+         {randn({2, 4, 3}, 2), ints({2, 3}, {0, 1, 3, 2, 2, 1}),
+          constant({4}, {0.5f, 2.f, 1.f, 1.5f})},
+         {Out{V{2, 3}}, Out{V{2, 4, 3}}}});
+    add("SoftmaxCrossEntropyLoss sum", {"SoftmaxCrossEntropyLoss",
+                                        {attr("reduction", std::string("sum"))},
+                                        {randn({4, 3}, 3), ints({4}, {2, 2, 0, 1})},
+                                        {Out{V{}}, Out{V{4, 3}}}});
+    add("NegativeLogLikelihoodLoss mean, weights, ignore",
+        {"NegativeLogLikelihoodLoss",
+         {attr("ignore_index", int64_t(-100))},
+         {randn({4, 3}, 4), ints({4}, {2, -100, 0, 1}), constant({3}, {1.f, 0.25f, 3.f})},
+         {Out{V{}}}});
     add("ReduceMean", {"ReduceMean",
                        {attr("axes", V{1}), attr("keepdims", int64_t(0))},
                        {randn({2, 3, 2}, 1)},

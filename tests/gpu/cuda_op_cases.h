@@ -225,6 +225,22 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                  {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
                  {5, 7});
          }},
+        {"cross_entropy_nll",
+         [](MiniGraph &g) {
+             // F.cross_entropy over [N, C, d] with an ignored label, then F.nll_loss of a
+             // log_softmax (mean with class weights): both losses summed
+             const ValueId sce =
+                 g.op("SoftmaxCrossEntropyLoss",
+                      {g.input("x", {3, 5, 2}), g.constInts("labels", {4, 0, -1, 2, 1, 4}, {3, 2})},
+                      {}, {attrInt("ignore_index", -1)});
+             const ValueId lp =
+                 g.op("LogSoftmax", {g.input("z", {4, 6})}, {4, 6}, {attrInt("axis", 1)});
+             const ValueId nll = g.op("NegativeLogLikelihoodLoss",
+                                      {lp, g.constInts("t", {5, 0, 3, 3}, {4}),
+                                       g.constFloats("w", {1, 2, 0.5f, 1, 1, 3}, {6})},
+                                      {});
+             return g.op("Add", {sce, nll}, {});
+         }},
         {"softmax_last",
          [](MiniGraph &g) {
              return g.op("Softmax", {g.input("x", {3, 4, 7})}, {3, 4, 7}, {attrInt("axis", -1)});

@@ -4,6 +4,7 @@
 // and GlobalAveragePool, with their gradients. Statistics accumulate in double.
 #include "core/exec/axes.h"
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/loss_terms.h"
 #include "core/exec/reduce_geometry.h"
 #include "core/ops/einsum.h"
 #include "core/ops/group_norm.h"
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 namespace remat::core::exec::cpu {
 namespace {
@@ -664,6 +666,86 @@ void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t
         }
 }
 
+// ---- SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss (core/exec/loss_terms.h) ---------------
+
+Expected<LossTerms> lossTermsOf(const KernelContext &c, const std::vector<int64_t> &scoresShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "labels"));
+    std::optional<std::vector<double>> weights;
+    if (const KView *w = c.input(2))
+        weights = readDoubles(*w);
+    std::optional<int64_t> ignore;
+    if (c.hasAttr("ignore_index"))
+        ignore = c.attrInt("ignore_index", 0);
+    auto t = lossTerms(scoresShape, readInts(*c.input(1)), weights ? &*weights : nullptr, ignore,
+                       c.attrString("reduction", "mean"));
+    if (!t)
+        return c.error(t.status().message());
+    return t;
+}
+
+/// loss_i = -w_i logp[label_i]; none: per sample, sum: their sum, mean: over the weights' sum.
+Status lossForward(KernelContext &c, bool softmax)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "scores"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "loss"));
+    REMAT_ASSIGN_OR_RETURN(LossTerms t, lossTermsOf(c, x->shape));
+    const float *logp = x->f();
+    std::vector<float> local;
+    if (softmax) {
+        KView *lp = c.output(1);
+        if (lp && lp->numel() != x->numel())
+            return c.error("log_prob size differs from the scores'");
+        float *dst = lp ? lp->f() : (local.resize(size_t(x->numel())), local.data());
+        softmaxInto(x->f(), dst, t.outer, t.classes, t.inner, true);
+        logp = dst;
+    }
+    const bool none = t.reduction == LossTerms::Reduction::None;
+    if (y->numel() != (none ? int64_t(t.offset.size()) : 1))
+        return c.error("loss size mismatch");
+    double total = 0;
+    for (size_t k = 0; k < t.offset.size(); ++k) {
+        const double l = t.weight[k] == 0 ? 0.0 : -t.weight[k] * double(logp[t.offset[k]]);
+        if (none)
+            y->f()[k] = float(l);
+        total += l;
+    }
+    if (!none)
+        y->f()[0] = float(t.reduction == LossTerms::Reduction::Mean ? total / t.weightSum : total);
+    return Status::ok();
+}
+
+/// SCE: dscores = g_i (exp(logp) - one-hot); NLL: dx = -g_i at the label, with g_i the
+/// weighted per-sample gradient.
+Status lossGrad(KernelContext &c, bool softmax)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dloss"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dscores"));
+    REMAT_ASSIGN_OR_RETURN(LossTerms t, lossTermsOf(c, dx->shape));
+    const std::vector<double> g = perSampleGradient(t, readDoubles(*dy));
+    float *pd = dx->f();
+    if (softmax) {
+        const KView *lp = c.output(1);
+        REMAT_RETURN_IF_ERROR(c.require(lp, "log_prob"));
+        for (int64_t o = 0; o < t.outer; ++o)
+            for (int64_t cl = 0; cl < t.classes; ++cl)
+                for (int64_t i = 0; i < t.inner; ++i) {
+                    const int64_t e = (o * t.classes + cl) * t.inner + i;
+                    const size_t k = size_t(o * t.inner + i);
+                    pd[e] = float(g[k] *
+                                  (std::exp(double(lp->f()[e])) - (t.label[k] == cl ? 1.0 : 0.0)));
+                }
+        return Status::ok();
+    }
+    std::fill(pd, pd + dx->numel(), 0.f);
+    for (size_t k = 0; k < t.offset.size(); ++k)
+        if (t.label[k] >= 0)
+            pd[t.offset[k]] = float(-g[k]);
+    return Status::ok();
+}
+
 template <bool log> Status softmaxForward(KernelContext &c)
 {
     KView *x = c.input(0), *y = c.output(0);
@@ -1267,6 +1349,10 @@ void addNnKernels(KernelTable &t)
     t["Softmax"] = softmaxForward<false>;
     t["SoftmaxGrad"] = softmaxGrad<false>;
     t["LogSoftmax"] = softmaxForward<true>;
+    t["SoftmaxCrossEntropyLoss"] = [](KernelContext &c) { return lossForward(c, true); };
+    t["SoftmaxCrossEntropyLossGrad"] = [](KernelContext &c) { return lossGrad(c, true); };
+    t["NegativeLogLikelihoodLoss"] = [](KernelContext &c) { return lossForward(c, false); };
+    t["NegativeLogLikelihoodLossGrad"] = [](KernelContext &c) { return lossGrad(c, false); };
     t["LogSoftmaxGrad"] = softmaxGrad<true>;
     t["ReduceMean"] = reduceMeanForward;
     t["ReduceMeanGrad"] = reduceMeanGrad;
