@@ -7,6 +7,7 @@
 
 #include "core/exec/index_maps.h"
 #include "core/exec/loss_terms.h"
+#include "core/exec/random_like.h"
 #include "core/exec/slice_geometry.h"
 #include "core/ops/space_depth.h"
 
@@ -517,6 +518,21 @@ Expected<const long long *> uploadOffsets(OpContext &c, const std::vector<int64_
     return static_cast<const long long *>(dev);
 }
 
+/// RandomNormalLike / RandomUniformLike: drawn on the host with the CPU reference's generator
+/// from the per-op seed (as Dropout's mask), so both backends and every recompute agree.
+Status randomLikeF(OpContext &c, bool normal)
+{
+    DView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "output"));
+    const std::vector<float> v =
+        normal ? core::exec::randomLike(c.seed, y->numel(), true, c.attrFloat("mean", 0.0),
+                                        c.attrFloat("scale", 1.0))
+               : core::exec::randomLike(c.seed, y->numel(), false, c.attrFloat("low", 0.0),
+                                        c.attrFloat("high", 1.0));
+    REMAT_RETURN_IF_ERROR(c.rt->uploadAsync(y->data, v.data(), y->numel() * 4));
+    return c.check(cudaStreamSynchronize(c.rt->stream()), "random values upload");
+}
+
 /// Copies host floats to device scratch (valid until the op returns).
 Expected<const float *> uploadFloats(OpContext &c, const std::vector<double> &host)
 {
@@ -915,6 +931,8 @@ void addShapeOps(OpTable &t)
     t["UpsampleGrad"] = resizeB;
     t["ScatterND"] = scatterNDF;
     t["ScatterNDGrad"] = scatterNDB;
+    t["RandomNormalLike"] = [](OpContext &c) { return randomLikeF(c, true); };
+    t["RandomUniformLike"] = [](OpContext &c) { return randomLikeF(c, false); };
     t["SoftmaxCrossEntropyLoss"] = [](OpContext &c) { return lossF(c, true); };
     t["SoftmaxCrossEntropyLossGrad"] = [](OpContext &c) { return lossB(c, true); };
     t["NegativeLogLikelihoodLoss"] = [](OpContext &c) { return lossF(c, false); };

@@ -67,6 +67,18 @@ Status inferShape(ShapeContext &c)
     return Status::ok();
 }
 
+/// RandomNormalLike / RandomUniformLike: the input's shape, the dtype attribute's type (else the
+/// input's).
+Status inferRandomLike(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    if (!x)
+        return Status::ok();
+    const ir::Attribute *dtype = c.node.attribute("dtype");
+    c.set(0, dtype ? static_cast<DataType>(c.node.attrInt("dtype", 1)) : c.inType(0), *x);
+    return Status::ok();
+}
+
 Status inferConstantOfShape(ShapeContext &c)
 {
     auto dims = c.inInts(0);
@@ -162,6 +174,17 @@ void addControlOps(std::vector<OpDef> &t)
                  .derive = noGradient,
                  .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
                              "keep shape arithmetic there"});
+    // Random values shaped like the input: no gradient reaches the input (only its shape is read)
+    t.push_back({.type = "RandomNormalLike",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferRandomLike,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient});
+    t.push_back({.type = "RandomUniformLike",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferRandomLike,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient});
     t.push_back({.type = "Shape",
                  .family = OpFamily::DataMovement,
                  .inferShape = inferShape,

@@ -225,6 +225,19 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                  {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
                  {5, 7});
          }},
+        {"reparameterisation",
+         [](MiniGraph &g) {
+             // a VAE's z = mu + exp(logvar / 2) * randn_like(mu), plus uniform noise
+             const ValueId mu = g.input("mu", {3, 4});
+             const ValueId half =
+                 g.op("Mul", {g.input("logvar", {3, 4}), g.constFloats("h", {0.5f})}, {3, 4});
+             const ValueId eps = g.op("RandomNormalLike", {mu}, {3, 4});
+             const ValueId u = g.op("RandomUniformLike", {mu}, {3, 4},
+                                    {attrFloat("low", -1.0), attrFloat("high", 1.0)});
+             const ValueId z =
+                 g.op("Add", {mu, g.op("Mul", {g.op("Exp", {half}, {3, 4}), eps}, {3, 4})}, {3, 4});
+             return g.op("Mul", {z, u}, {3, 4});
+         }},
         {"cross_entropy_nll",
          [](MiniGraph &g) {
              // F.cross_entropy over [N, C, d] with an ignored label, then F.nll_loss of a

@@ -4,6 +4,7 @@
 // (Constant, ConstantOfShape, Range, Shape) and their gradients; CumSum (a scan, floats and ints).
 #include "core/exec/cpu/kernel_util.h"
 #include "core/exec/index_maps.h"
+#include "core/exec/random_like.h"
 #include "core/exec/slice_geometry.h"
 #include "core/ops/space_depth.h"
 
@@ -600,6 +601,22 @@ Status fillDouble(const KernelContext &c, KView &y, double v)
     return Status::ok();
 }
 
+/// RandomNormalLike / RandomUniformLike (core/exec/random_like.h): float32 output.
+Status randomLikeForward(KernelContext &c, bool normal)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    if (y->dtype != DataType::Float)
+        return c.error("random values of a type other than float32 have no kernel");
+    const std::vector<float> v =
+        normal ? randomLike(c.seed, y->numel(), true, c.attrFloat("mean", 0.0),
+                            c.attrFloat("scale", 1.0))
+               : randomLike(c.seed, y->numel(), false, c.attrFloat("low", 0.0),
+                            c.attrFloat("high", 1.0));
+    std::copy(v.begin(), v.end(), y->f());
+    return Status::ok();
+}
+
 Status constantOfShapeForward(KernelContext &c)
 {
     KView *y = c.output(0);
@@ -983,6 +1000,8 @@ void addShapeKernels(KernelTable &t)
     t["CumSumGrad"] = cumSumGrad;
     t["Constant"] = constantForward;
     t["ConstantOfShape"] = constantOfShapeForward;
+    t["RandomNormalLike"] = [](KernelContext &c) { return randomLikeForward(c, true); };
+    t["RandomUniformLike"] = [](KernelContext &c) { return randomLikeForward(c, false); };
     t["Range"] = rangeForward;
     t["Pad"] = padForward;
     t["PadGrad"] = padGrad;
