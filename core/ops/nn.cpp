@@ -232,6 +232,17 @@ double convTransposeFlops(const RuleContext &c)
 }
 
 // ---- gradient rules --------------------------------------------------------------------------
+/// torch's ConvolutionBackward keeps the input and the weight whenever the node exists, unlike
+/// mm, which keeps only what the wanted gradients read: a frozen conv weight still keeps the
+/// activation it reads, and a modulated kernel (StyleGAN2) is kept even when the image is data.
+void keepInputAndWeight(Spec &s)
+{
+    if (s.gradInputs.empty())
+        return;
+    saveInput(s, 0);
+    saveInput(s, 1);
+}
+
 Expected<Spec> conv(const RuleContext &c)
 {
     const ir::Value *w = c.input(1);
@@ -252,11 +263,12 @@ Expected<Spec> conv(const RuleContext &c)
     }
     if (wantGrad(c, s, 2))
         s.backwardFlops += numel(y);
+    keepInputAndWeight(s);
     return s;
 }
 
 /// ConvTranspose: PyTorch's conv_transpose saves the input and the weight (convolution_backward
-/// reads both); as for Conv, X is kept when W needs a gradient and W when X does.
+/// reads both), whichever needs a gradient, as for Conv.
 Expected<Spec> convTranspose(const RuleContext &c)
 {
     const ir::Value *w = c.input(1);
@@ -276,6 +288,7 @@ Expected<Spec> convTranspose(const RuleContext &c)
     }
     if (wantGrad(c, s, 2))
         s.backwardFlops += numel(c.output(0));
+    keepInputAndWeight(s);
     return s;
 }
 

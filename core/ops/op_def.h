@@ -21,7 +21,8 @@
 //   InstanceNormalization mean 1 and inverse std 2 ([N, groups]), Dropout mask 1.
 //   When the node already has an output at that position it is reused.
 // - What is saved follows PyTorch's autograd (torch 1.13), so store-all memory agrees with it:
-//   Conv / Gemm / MatMul save A when B needs a gradient and B when A does; BatchNormalization in
+//   Gemm / MatMul save A when B needs a gradient and B when A does, Conv / ConvTranspose both
+//   whenever any gradient is wanted (torch's convolution node keeps both); BatchNormalization in
 //   training mode saves X, scale, mean and inverse std; Relu, Sigmoid, Tanh, Sqrt, Exp and Softmax
 //   save their output; Clip saves its input (torchvision 0.14's ReLU6 is not in place: hardtanh
 //   keeps its input, and the next conv keeps the result); MaxPool saves X and int64 indices;

@@ -238,11 +238,12 @@ private slots:
         QCOMPARE(conv->flops, 27648.0);
         const training::Op *convGrad = opNamed(g, "conv/grad");
         QCOMPARE(convGrad->type, std::string("ConvGrad"));
-        QCOMPARE(names(g, convGrad->inputs), (Names{"x", "grad:c"})); // dW = x (*) dc
+        // dW = x (*) dc; W is kept too, as torch's convolution node keeps both
+        QCOMPARE(names(g, convGrad->inputs), (Names{"x", "W", "grad:c"}));
         QCOMPARE(names(g, convGrad->outputs), (Names{"grad:W"}));
         QCOMPARE(convGrad->flops, 27648.0);
         QCOMPARE(int(convGrad->inputRoles[0].kind), int(Operand::Kind::FwdInput));
-        QCOMPARE(int(convGrad->inputRoles[1].kind), int(Operand::Kind::OutputGrad));
+        QCOMPARE(int(convGrad->inputRoles[2].kind), int(Operand::Kind::OutputGrad));
 
         // BN appends mean and inverse std ([4] float32) at positions 3 and 4.
         const training::Op *bn = opNamed(g, "bn");
