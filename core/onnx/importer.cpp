@@ -950,13 +950,28 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
             !nameLooksLikeParameter(v.name))
             v.kind = ValueKind::Input;
     }
+    const auto topLevel = [&](size_t k) {
+        const ir::Value &v = m_values[inputs[k].index()];
+        return !m_isInitializer[inputs[k].index()] && !overridden(v) &&
+               v.kind == ValueKind::Input && ir::isFloatingPoint(v.dtype) && isIdentifier(v.name) &&
+               !nameLooksLikeData(v.name) && learned(inputs[k]);
+    };
+    // Where the state_dict begins, the bare names just before it are the model's own tensors
+    // too, even when shaped like the batch (two fusion weights at batch 2): walk back to the
+    // first that is not.
+    const auto begin = [&](size_t k) {
+        for (size_t j = k; j-- > 1 && topLevel(j);)
+            m_values[inputs[j].index()].kind = ValueKind::Parameter;
+    };
     bool stateDict = false;
     for (size_t k = 1; k < inputs.size(); ++k) {
         ir::Value &v = m_values[inputs[k].index()];
         if (m_isInitializer[inputs[k].index()] || overridden(v))
             continue;
         if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer) {
-            stateDict = true; // a dotted key or a weight slot: the state_dict has begun
+            if (!stateDict) // a dotted key or a weight slot: the state_dict has begun
+                begin(k);
+            stateDict = true;
             continue;
         }
         if (v.kind != ValueKind::Input || !ir::isFloatingPoint(v.dtype))
@@ -968,9 +983,9 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
         }
         const bool batchShaped = batch > 0 && v.shape.rank() > 0 && v.shape.dims[0].isStatic() &&
                                  v.shape.dims[0].value == batch;
-        if (isIdentifier(v.name) && !nameLooksLikeData(v.name) && !batchShaped &&
-            learned(inputs[k])) {
+        if (topLevel(k) && !batchShaped) {
             v.kind = ValueKind::Parameter;
+            begin(k);
             stateDict = true;
         }
     }

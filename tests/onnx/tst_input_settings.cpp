@@ -352,18 +352,19 @@ private slots:
     {
         // torch.onnx.export(export_params=False): the forward()'s arguments, then the state_dict.
         // A Perceiver's latents and BiFPN-style fusion weights are registered on the model
-        // itself (no module path) and reach the graph through Unsqueeze / Expand or Relu; the
-        // first argument read as x.index_select reads an embedding table; a second argument
-        // named "mask" is data, as is a timestep vector shaped like the batch.
+        // itself (no module path) and reach the graph through Unsqueeze / Expand or Relu, the
+        // fusion weights shaped like the batch (4) but just before the latents; the first
+        // argument read as x.index_select reads an embedding table; an argument named "mask"
+        // is data, as is a timestep vector shaped like the batch before it.
         Files f;
         auto m = baseModel();
         m.set_producer_name("pytorch");
         auto *g = m.mutable_graph();
         addFloatInput(g, "input0", {4, 8});
-        addFloatInput(g, "mask", {4, 8});
         addFloatInput(g, "t", {4});
+        addFloatInput(g, "mask", {4, 8});
+        addFloatInput(g, "w", {4});
         addFloatInput(g, "latents", {1, 8});
-        addFloatInput(g, "w", {2});
         addFloatInput(g, "lin.weight", {8, 8});
         addFloatInput(g, "scale", {8});
         addIntConstant(g, "idx", {4}, {0, 2, 1, 3});
