@@ -27,7 +27,8 @@
 //   save their output; Clip saves its input (torchvision 0.14's ReLU6 is not in place: hardtanh
 //   keeps its input, and the next conv keeps the result); MaxPool saves X and int64 indices;
 //   AveragePool and GlobalAveragePool save X (PyTorch's pooling keeps `self`, though only its shape
-//   is needed); Add / Sub / Neg / Concat / layout ops save nothing; Dropout saves its bool mask (as
+//   is needed); Add / Sub / Neg / Concat / layout ops save nothing (Pad in reflect or edge mode
+//   saves X, as ReflectionPad2d / ReplicationPad2d do); Dropout saves its bool mask (as
 //   CUDA's fused dropout does); Mul saves the other operand of each input that needs a gradient;
 //   Erf, Gelu, Silu, Mish, HardSigmoid, HardSwish, LeakyRelu and Log save X; Max / Min save both operands;
 //   LogSoftmax saves its output; LayerNormalization, GroupNormalization and

@@ -803,6 +803,17 @@ Expected<Spec> gatherElements(const RuleContext &c)
     return s;
 }
 
+/// Pad: torch's constant pad keeps nothing; reflection and replication padding
+/// (ReflectionPad2d, ReplicationPad2d: ONNX modes reflect and edge) keep their input.
+Expected<Spec> pad(const RuleContext &c)
+{
+    Spec s = *layoutOnly(c);
+    const std::string mode = c.node->attrString("mode", "constant");
+    if (!s.gradInputs.empty() && (mode == "reflect" || mode == "edge"))
+        saveInput(s, 0);
+    return s;
+}
+
 /// ScatterElements with reduction none (torch.scatter) or add (torch.scatter_add, index_add):
 /// the backward reads the indices only, as torch keeps them (add passes the whole gradient to
 /// the data, none zeroes the overwritten elements); mul / max / min have no rule.
@@ -891,7 +902,7 @@ void addTensorOps(std::vector<OpDef> &t)
                  .family = OpFamily::DataMovement,
                  .inferShape = inferPad,
                  .differentiable = first,
-                 .derive = layoutOnly});
+                 .derive = pad});
     t.push_back({.type = "Resize",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 10,

@@ -997,6 +997,72 @@ std::vector<int64_t> sliceSteps(const ir::Node *node, const ir::Graph *forward, 
     return steps;
 }
 
+/// Element-wise ops: torch runs them through TensorIterator, whose output takes the memory
+/// order of its inputs (a permuted operand gives a permuted result).
+bool isElementwise(const std::string &t)
+{
+    static const std::set<std::string> kTypes = {"Add",         "Sub",       "Mul",
+                                                 "Div",         "Pow",       "Max",
+                                                 "Min",         "Mod",       "Where",
+                                                 "Relu",        "LeakyRelu", "Elu",
+                                                 "Selu",        "Celu",      "Sigmoid",
+                                                 "Tanh",        "Exp",       "Log",
+                                                 "Neg",         "Abs",       "Sqrt",
+                                                 "Reciprocal",  "Erf",       "Gelu",
+                                                 "Silu",        "Mish",      "Softplus",
+                                                 "Softsign",    "Clip",      "Sign",
+                                                 "Floor",       "Ceil",      "Round",
+                                                 "Sin",         "Cos",       "PRelu",
+                                                 "HardSigmoid", "HardSwish", "ThresholdedRelu",
+                                                 "Cast",        "Dropout"};
+    return kTypes.count(t) > 0;
+}
+
+/// TensorIterator's output strides for `outDims` from its operands' strides: dims ordered,
+/// innermost first, by insertion sort where the first operand not broadcast on both dims
+/// decides (larger stride outer; equal strides: the larger dim outer), then laid out densely.
+std::vector<int64_t> elementwiseStrides(const std::vector<int64_t> &outDims,
+                                        const std::vector<std::vector<int64_t>> &operandStrides)
+{
+    const size_t r = outDims.size();
+    std::vector<size_t> perm(r);
+    for (size_t i = 0; i < r; ++i)
+        perm[i] = r - 1 - i;
+    const auto shouldSwap = [&](size_t d0, size_t d1) {
+        for (const std::vector<int64_t> &st : operandStrides) {
+            const int64_t s0 = st[d0], s1 = st[d1];
+            if (s0 == 0 || s1 == 0)
+                continue;
+            if (s0 < s1)
+                return -1;
+            if (s0 > s1)
+                return 1;
+            if (outDims[d0] > outDims[d1])
+                return 1;
+        }
+        return 0;
+    };
+    for (size_t i = 1; i < r; ++i) {
+        size_t d1 = i;
+        for (size_t d0 = i; d0-- > 0;) {
+            const int c = shouldSwap(perm[d0], perm[d1]);
+            if (c > 0) {
+                std::swap(perm[d0], perm[d1]);
+                d1 = d0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    }
+    std::vector<int64_t> strides(r, 0);
+    int64_t step = 1;
+    for (size_t d : perm) {
+        strides[d] = step;
+        step *= std::max<int64_t>(1, outDims[d]);
+    }
+    return strides;
+}
+
 TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
 {
     TorchLayout L;
@@ -1082,6 +1148,28 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
             // the first input's storage, laid out as the output is
             for (TensorId out : op.outputs)
                 L.root[out.index()] = L.root[in.index()];
+            continue;
+        }
+        if (forward && isElementwise(t) && !op.outputs.empty()) {
+            // a new tensor in its inputs' memory order: each operand's strides in the output's
+            // dims (0 where broadcast)
+            const std::vector<int64_t> outDims = dimsOf(g.tensor(op.outputs[0]));
+            std::vector<std::vector<int64_t>> operands;
+            for (TensorId x : op.inputs) {
+                const std::vector<int64_t> d = dimsOf(g.tensor(x));
+                if (d.size() > outDims.size())
+                    continue;
+                std::vector<int64_t> st(outDims.size(), 0);
+                const size_t lead = outDims.size() - d.size();
+                for (size_t k = 0; k < d.size(); ++k)
+                    st[lead + k] =
+                        d[k] == outDims[lead + k] && d[k] != 1 ? L.strides[x.index()][k] : 0;
+                operands.push_back(std::move(st));
+            }
+            const std::vector<int64_t> st = elementwiseStrides(outDims, operands);
+            for (TensorId out : op.outputs)
+                if (dimsOf(g.tensor(out)) == outDims)
+                    L.strides[out.index()] = st;
             continue;
         }
     }
@@ -1210,16 +1298,20 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         }
         return root[in.index()];
     };
-    // A storage's bytes: a copy torch made (see storageOf) once per copy.
+    // A copy torch made (see storageOf): of a view, or of a tensor laid out in another order
+    // (an element-wise result of a permuted operand).
+    auto isCopy = [&](TensorId key) {
+        return layout.copiedForMatmul[key.index()] &&
+               (root[key.index()] != key ||
+                layout.strides[key.index()] != contiguousStrides(dimsOf(g.tensor(key))));
+    };
+    // A storage's bytes: a copy once per copy.
     auto storageBytes = [&](TensorId key) {
-        const bool copy = layout.copiedForMatmul[key.index()] && root[key.index()] != key;
-        return g.tensor(key).bytes * (copy ? layout.copies[key.index()] : 1);
+        return g.tensor(key).bytes * (isCopy(key) ? layout.copies[key.index()] : 1);
     };
     // Each product makes its own copy: the decoder layers of nn.Transformer each copy the memory
     // they project (torch.matmul reshapes a transposed operand per call).
-    auto ownCopy = [&](TensorId base, TensorId in) {
-        return base == in && layout.copiedForMatmul[in.index()] && root[in.index()] != in;
-    };
+    auto ownCopy = [&](TensorId base, TensorId in) { return base == in && isCopy(in); };
     std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
