@@ -142,12 +142,13 @@ bool looksLikeStateDictKey(const std::string &name)
 
 bool nameLooksLikeBuffer(const std::string &name)
 {
-    // and the fixed tables people register: a sinusoidal "pe", NeRF's "freq_bands", "inv_freq"
+    // and the fixed tables people register: a sinusoidal "pe", NeRF's "freq_bands", "inv_freq",
+    // ALiBi's distance bias
     const std::string_view last = std::string_view(name).substr(name.rfind('.') + 1);
     return contains(name, "running_mean") || contains(name, "running_var") ||
            contains(name, "num_batches_tracked") || endsWith(name, "_rm_0") ||
            endsWith(name, "_riv_0") || last == "pe" || contains(last, "freq") ||
-           contains(last, "sinusoid");
+           contains(last, "sinusoid") || contains(last, "alibi");
 }
 
 ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitializer)

@@ -953,6 +953,9 @@ struct TorchLayout
     std::vector<bool> copiedForMatmul;
     /// How many copies: torch's CPU RNN layers project the whole sequence once per direction.
     std::vector<int> copies;
+    /// How much larger than the tensor its copy is: an operand broadcast over a product's batch
+    /// is expanded to the whole batch before it is copied.
+    std::vector<int64_t> expansion;
 };
 
 std::vector<int64_t> dimsOf(const Tensor &t)
@@ -1071,6 +1074,7 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     L.strides.resize(nt);
     L.copiedForMatmul.assign(nt, false);
     L.copies.assign(nt, 1);
+    L.expansion.assign(nt, 1);
     for (size_t i = 0; i < nt; ++i) {
         L.root[i] = TensorId(static_cast<int32_t>(i));
         L.strides[i] = contiguousStrides(dimsOf(g.tensor(TensorId(static_cast<int32_t>(i)))));
@@ -1237,7 +1241,10 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
                 continue;
             // an operand broadcast over the batch is expanded first: stride 0, never a view
             if (product(d, d.size() - 2) != batch) {
-                L.copiedForMatmul[op.inputs[size_t(k)].index()] = true;
+                const TensorId x = op.inputs[size_t(k)];
+                L.copiedForMatmul[x.index()] = true;
+                const int64_t own = std::max<int64_t>(1, product(d, d.size() - 2));
+                L.expansion[x.index()] = std::max(L.expansion[x.index()], batch / own);
                 continue;
             }
             const std::vector<int64_t> target{batch, d[d.size() - 2], d.back()};
@@ -1302,12 +1309,13 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     // (an element-wise result of a permuted operand).
     auto isCopy = [&](TensorId key) {
         return layout.copiedForMatmul[key.index()] &&
-               (root[key.index()] != key ||
+               (root[key.index()] != key || layout.expansion[key.index()] > 1 ||
                 layout.strides[key.index()] != contiguousStrides(dimsOf(g.tensor(key))));
     };
-    // A storage's bytes: a copy once per copy.
+    // A storage's bytes: a copy once per copy, expanded over the batch it was broadcast to.
     auto storageBytes = [&](TensorId key) {
-        return g.tensor(key).bytes * (isCopy(key) ? layout.copies[key.index()] : 1);
+        return g.tensor(key).bytes *
+               (isCopy(key) ? layout.copies[key.index()] * layout.expansion[key.index()] : 1);
     };
     // Each product makes its own copy: the decoder layers of nn.Transformer each copy the memory
     // they project (torch.matmul reshapes a transposed operand per call).

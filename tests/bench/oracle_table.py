@@ -46,7 +46,14 @@ SPECIAL = {
     "mvit_v2_s": (["1x3x16x224x224"], {}, "batch 1 (batch 2 did not fit 23 GiB under torch's CPU autograd), 16x224x224: fixed relative-position sizes"),
 }
 HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conformer", "TokenPool",
-        "SpatialReduction", "GRUClassifier", "LSTMTagger"]
+        "SpatialReduction", "GRUClassifier", "LSTMTagger",
+        # session 12
+        "WaveNet", "ESPCN", "YoloLite", "DenseMoE", "GQA", "Wav2VecFeat", "VAE", "HRNetLite",
+        "TorchTransformer", "CLIPLike", "ResNetGNWS", "Perceiver", "ActivationZoo", "PointNet", "GCN",
+        "DLRM", "NeRF", "CharCNN", "ModConv", "AttentionGateUNet", "BiFPNFuse", "MobileViTBlock",
+        "ConvNeXtV2GRN", "SSMScan", "Involution", "CBAMNet", "STN", "DETRLite", "StyleTransfer",
+        "PixelUnshuffleNet", "NFNetLite", "EmbeddingBagNet", "RelShiftAttention", "BilinearNet",
+        "CumsumNet", "LayerScaleViT"]
 
 
 def all_models():

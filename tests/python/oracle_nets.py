@@ -571,3 +571,831 @@ class LSTMTagger(nn.Module):
     def forward(self, idx):
         y, _ = self.lstm(self.emb(idx))
         return self.out(torch.tanh(y))
+
+
+# ---- Session 12: architectures the builder had never seen -----------------------------------
+# Audio (WaveNet's gated dilated convolutions, wav2vec 2.0's GroupNorm / weight-normed positional
+# convolution), super-resolution (PixelShuffle), detection (YOLOv5's Conv-BN-SiLU, C3, SPPF,
+# nearest up-sampling), routing (a dense top-2 mixture of experts), grouped-query attention,
+# torch's own nn.Transformer / MultiheadAttention / TransformerEncoderLayer with tied embeddings,
+# generative models (a VAE with reparameterisation, StyleGAN2's modulated convolution),
+# contrastive learning with the loss in the graph (CLIP), weight standardisation, Perceiver's
+# latents, sixteen activations, PointNet's global max, message passing by scatter_add, DLRM's
+# pairwise interactions, NeRF's positional encoding, a text CNN with its loss, an attention-gated
+# U-Net, BiFPN's normalised fusion weights, MobileViT's unfolding, ConvNeXt-V2's GRN, a
+# Mamba-like selective scan, and involution (F.unfold).
+
+class WaveNet(nn.Module):
+    example_input_specs = ["2x1x256"]
+
+    def __init__(self, ch=32, layers=6):
+        super().__init__()
+        self.inp = nn.Conv1d(1, ch, 1)
+        self.filt = nn.ModuleList([nn.Conv1d(ch, ch, 2, dilation=2 ** i) for i in range(layers)])
+        self.gate = nn.ModuleList([nn.Conv1d(ch, ch, 2, dilation=2 ** i) for i in range(layers)])
+        self.res = nn.ModuleList([nn.Conv1d(ch, ch, 1) for _ in range(layers - 1)])
+        self.skip = nn.ModuleList([nn.Conv1d(ch, ch, 1) for _ in range(layers)])
+        self.out = nn.Sequential(nn.ReLU(), nn.Conv1d(ch, ch, 1), nn.ReLU(), nn.Conv1d(ch, 256, 1))
+
+    def forward(self, x):
+        x = self.inp(x)
+        skips = 0
+        for i, (f, g, s) in enumerate(zip(self.filt, self.gate, self.skip)):
+            xp = F.pad(x, (2 ** i, 0))
+            z = torch.tanh(f(xp)) * torch.sigmoid(g(xp))
+            skips = skips + s(z)
+            if i < len(self.res):
+                x = x + self.res[i](z)
+        return F.log_softmax(self.out(skips), dim=1)
+
+
+class ESPCN(nn.Module):
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, r=3):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 64, 5, padding=2), nn.Tanh(), nn.Conv2d(64, 32, 3, padding=1), nn.Tanh(),
+                                  nn.Conv2d(32, 3 * r * r, 3, padding=1), nn.PixelShuffle(r), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def cbs(i, o, k=1, s=1):
+    return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o), nn.SiLU())
+
+
+class C3(nn.Module):
+    def __init__(self, c, n=1):
+        super().__init__()
+        self.cv1, self.cv2, self.cv3 = cbs(c, c // 2), cbs(c, c // 2), cbs(c, c)
+        self.m = nn.Sequential(*[nn.Sequential(cbs(c // 2, c // 2), cbs(c // 2, c // 2, 3)) for _ in range(n)])
+
+    def forward(self, x):
+        a = self.cv1(x)
+        return self.cv3(torch.cat((a + self.m(a), self.cv2(x)), 1))
+
+
+class SPPF(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cv1, self.cv2 = cbs(c, c // 2), cbs(c * 2, c)
+        self.m = nn.MaxPool2d(5, 1, 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
+
+
+class YoloLite(nn.Module):
+    """YOLOv5-style: Conv-BN-SiLU, C3 blocks, SPPF, nearest up-sampling, PAN concatenations."""
+    example_input_specs = ["2x3x64x64"]
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 6, 2, 2, bias=False), nn.BatchNorm2d(16), nn.SiLU())
+        self.d1, self.c1 = cbs(16, 32, 3, 2), C3(32)
+        self.d2, self.c2 = cbs(32, 64, 3, 2), C3(64)
+        self.d3, self.c3, self.sppf = cbs(64, 128, 3, 2), C3(128), SPPF(128)
+        self.lat = cbs(128, 64)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.c4 = C3(128)
+        self.head = nn.Conv2d(128, 3 * 85, 1)
+
+    def forward(self, x):
+        x = self.c1(self.d1(self.stem(x)))
+        p3 = self.c2(self.d2(x))
+        p4 = self.sppf(self.c3(self.d3(p3)))
+        y = self.c4(torch.cat((self.up(self.lat(p4)), p3), 1))
+        out = self.head(y)
+        b, _, h, w = out.shape
+        return out.view(b, 3, 85, h, w).permute(0, 1, 3, 4, 2).contiguous()
+
+
+class DenseMoE(nn.Module):
+    """Top-2 mixture of experts computed densely (Switch/Mixtral routing weights by scatter)."""
+    example_input_specs = ["2x16x64"]
+
+    def __init__(self, d=64, experts=4, hidden=128):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.router = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.ModuleList([nn.Linear(d, hidden) for _ in range(experts)])
+        self.w2 = nn.ModuleList([nn.Linear(hidden, d) for _ in range(experts)])
+
+    def forward(self, x):
+        h = self.norm(x)
+        logits = self.router(h)
+        top, idx = torch.topk(logits, 2, dim=-1)
+        weights = torch.zeros_like(logits).scatter(-1, idx, F.softmax(top, dim=-1))
+        out = x
+        for e, (a, b) in enumerate(zip(self.w1, self.w2)):
+            out = out + weights[..., e:e + 1] * b(F.gelu(a(h)))
+        return out
+
+
+class GQA(nn.Module):
+    """LLaMA-2/3 grouped-query attention: fewer k/v heads, repeated by expand + reshape."""
+    example_input_specs = ["2x16x64"]
+
+    def __init__(self, d=64, heads=8, kv_heads=2):
+        super().__init__()
+        self.h, self.kvh, self.hd = heads, kv_heads, d // heads
+        self.q = nn.Linear(d, d, bias=False)
+        self.kv = nn.Linear(d, 2 * kv_heads * self.hd, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.h, self.hd).transpose(1, 2)
+        k, v = self.kv(x).view(B, T, 2, self.kvh, self.hd).unbind(2)
+        rep = self.h // self.kvh
+        k = k.transpose(1, 2)[:, :, None].expand(B, self.kvh, rep, T, self.hd).reshape(B, self.h, T, self.hd)
+        v = v.transpose(1, 2).repeat_interleave(rep, dim=1)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        return self.o((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class Wav2VecFeat(nn.Module):
+    """wav2vec 2.0: conv feature encoder with GroupNorm and GELU, LayerNorm over features, a
+    weight-normed grouped positional convolution, a torch TransformerEncoderLayer."""
+    example_input_specs = ["2x1600"]
+
+    def __init__(self, c=64):
+        super().__init__()
+        convs = [nn.Sequential(nn.Conv1d(1, c, 10, 5, bias=False), nn.GroupNorm(c, c), nn.GELU())]
+        for k, s in ((3, 2), (3, 2), (2, 2)):
+            convs.append(nn.Sequential(nn.Conv1d(c, c, k, s, bias=False), nn.GELU()))
+        self.convs = nn.Sequential(*convs)
+        self.ln = nn.LayerNorm(c)
+        self.proj = nn.Linear(c, c)
+        self.pos = nn.utils.weight_norm(nn.Conv1d(c, c, 16, padding=8, groups=4), name="weight", dim=2)
+        self.enc = nn.TransformerEncoderLayer(c, 4, 128, dropout=0.1, activation="gelu", batch_first=True,
+                                              norm_first=True)
+
+    def forward(self, wav):
+        x = self.convs(wav.unsqueeze(1)).transpose(1, 2)
+        x = self.proj(self.ln(x))
+        p = self.pos(x.transpose(1, 2))[:, :, :-1]
+        x = x + F.gelu(p).transpose(1, 2)
+        return self.enc(x)
+
+
+class VAE(nn.Module):
+    example_input_specs = ["2x1x28x28"]
+
+    def __init__(self, z=16):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(1, 32, 4, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(32, 64, 4, 2, 1),
+                                 nn.BatchNorm2d(64), nn.LeakyReLU(0.2), nn.Flatten())
+        self.mu, self.logvar = nn.Linear(64 * 49, z), nn.Linear(64 * 49, z)
+        self.dec_in = nn.Linear(z, 64 * 49)
+        self.dec = nn.Sequential(nn.ReLU(), nn.ConvTranspose2d(64, 32, 4, 2, 1), nn.ELU(),
+                                 nn.ConvTranspose2d(32, 1, 4, 2, 1))
+
+    def forward(self, x):
+        h = self.enc(x)
+        mu, logvar = self.mu(h), self.logvar(h)
+        zz = mu + torch.exp(0.5 * logvar) * torch.randn_like(mu)
+        recon = torch.sigmoid(self.dec(self.dec_in(zz).view(-1, 64, 7, 7)))
+        kl = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        bce = ((recon - x.clamp(0, 1)) ** 2).sum()
+        return bce + kl
+
+
+class HRNetLite(nn.Module):
+    example_input_specs = ["2x3x64x64"]
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.hi = nn.Sequential(nn.Conv2d(c, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.down = nn.Sequential(nn.Conv2d(c, 2 * c, 3, 2, 1), nn.BatchNorm2d(2 * c), nn.ReLU(inplace=True))
+        self.lo = nn.Sequential(nn.Conv2d(2 * c, 2 * c, 3, 1, 1), nn.BatchNorm2d(2 * c), nn.ReLU(inplace=True))
+        self.lo2hi = nn.Sequential(nn.Conv2d(2 * c, c, 1), nn.BatchNorm2d(c))
+        self.hi2lo = nn.Sequential(nn.Conv2d(c, 2 * c, 3, 2, 1), nn.BatchNorm2d(2 * c))
+        self.head = nn.Conv2d(3 * c, 17, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        h, l = self.hi(x), self.lo(self.down(x))
+        h2 = F.relu(h + F.interpolate(self.lo2hi(l), size=h.shape[-2:], mode="bilinear", align_corners=False))
+        l2 = F.relu(l + self.hi2lo(h))
+        cat = torch.cat((h2, F.interpolate(l2, scale_factor=2.0, mode="bilinear", align_corners=True)), 1)
+        return self.head(cat)
+
+
+class TorchTransformer(nn.Module):
+    """nn.Transformer (post-norm encoder-decoder, ReLU), embedding with tied output projection."""
+    example_input_specs = ["2x12:int64:100", "2x10:int64:100"]
+
+    def __init__(self, vocab=100, d=64):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.zeros(1, 16, d))
+        self.tf = nn.Transformer(d, 4, 2, 2, 128, dropout=0.1, batch_first=True)
+        self.out = nn.Linear(d, vocab, bias=False)
+        self.out.weight = self.emb.weight
+
+    def forward(self, src, tgt):
+        s = self.emb(src) * 8.0 + self.pos[:, : src.shape[1]]
+        t = self.emb(tgt) * 8.0 + self.pos[:, : tgt.shape[1]]
+        mask = self.tf.generate_square_subsequent_mask(tgt.shape[1])
+        return self.out(self.tf(s, t, tgt_mask=mask))
+
+
+class CLIPLike(nn.Module):
+    example_input_specs = ["4x3x32x32", "4x8:int64:50"]
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.img = nn.Sequential(nn.Conv2d(3, 16, 4, 4), nn.Flatten(2))
+        self.img_attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        self.img_proj = nn.Linear(16, d)
+        self.tok = nn.Embedding(50, d)
+        self.txt = nn.TransformerEncoderLayer(d, 2, 64, dropout=0.0, batch_first=True)
+        self.logit_scale = nn.Parameter(torch.ones([]) * math.log(1 / 0.07))
+
+    def forward(self, image, text):
+        x = self.img(image).transpose(1, 2)
+        x, _ = self.img_attn(x, x, x)
+        i = F.normalize(self.img_proj(x.mean(1)), dim=-1)
+        t = self.txt(self.tok(text))
+        t = F.normalize(t[torch.arange(t.shape[0]), text.argmax(-1)], dim=-1)
+        logits = self.logit_scale.exp() * i @ t.t()
+        labels = torch.arange(logits.shape[0])
+        return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
+
+
+class WSConv(nn.Conv2d):
+    def forward(self, x):
+        w = self.weight
+        w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+        return F.conv2d(x, w, self.bias, self.stride, self.padding)
+
+
+class ResNetGNWS(nn.Module):
+    """BiT-style: weight-standardised convolutions, GroupNorm, pre-activation blocks."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=64):
+        super().__init__()
+        self.stem = WSConv(3, c, 3, 1, 1, bias=False)
+        self.blocks = nn.ModuleList([nn.ModuleDict({"gn1": nn.GroupNorm(32, c), "c1": WSConv(c, c, 3, 1, 1, bias=False),
+                                                    "gn2": nn.GroupNorm(32, c), "c2": WSConv(c, c, 3, 1, 1, bias=False)})
+                                     for _ in range(2)])
+        self.fc = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            y = b["c1"](F.relu(b["gn1"](x)))
+            x = x + b["c2"](F.relu(b["gn2"](y)))
+        return self.fc(x.mean((2, 3)))
+
+
+class Perceiver(nn.Module):
+    example_input_specs = ["2x64x32"]
+
+    def __init__(self, d=32, latents=16):
+        super().__init__()
+        self.latents = nn.Parameter(torch.randn(latents, d))
+        self.ln_q, self.ln_kv = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.cross = nn.MultiheadAttention(d, 1, batch_first=True)
+        self.selfattn = nn.TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True, norm_first=True)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        q = self.latents.unsqueeze(0).expand(x.shape[0], -1, -1)
+        kv = self.ln_kv(x)
+        z = q + self.cross(self.ln_q(q), kv, kv, need_weights=False)[0]
+        z = self.selfattn(z)
+        return self.head(z.mean(1))
+
+
+class ActivationZoo(nn.Module):
+    example_input_specs = ["8x64"]
+
+    def __init__(self, d=64):
+        super().__init__()
+        acts = [nn.PReLU(), nn.ELU(), nn.SELU(), nn.Softplus(), nn.Mish(), nn.LeakyReLU(0.1), nn.Hardtanh(),
+                nn.LogSigmoid(), nn.CELU(), nn.Softsign(), nn.Hardsigmoid(), nn.ReLU6(), nn.Tanhshrink(),
+                nn.GELU(approximate="tanh"), nn.Hardswish(), nn.SiLU()]
+        layers = []
+        for a in acts:
+            layers += [nn.Linear(d, d), a]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class PointNet(nn.Module):
+    example_input_specs = ["2x3x128"]
+
+    def __init__(self):
+        super().__init__()
+        self.tnet = nn.Sequential(nn.Conv1d(3, 64, 1), nn.BatchNorm1d(64), nn.ReLU(), nn.Conv1d(64, 128, 1),
+                                  nn.BatchNorm1d(128), nn.ReLU())
+        self.tfc = nn.Linear(128, 9)
+        self.feat = nn.Sequential(nn.Conv1d(3, 64, 1), nn.BatchNorm1d(64), nn.ReLU(), nn.Conv1d(64, 256, 1),
+                                  nn.BatchNorm1d(256))
+        self.cls = nn.Sequential(nn.Linear(256, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.3),
+                                 nn.Linear(128, 10))
+
+    def forward(self, x):
+        t = torch.max(self.tnet(x), 2)[0]
+        m = self.tfc(t).view(-1, 3, 3) + torch.eye(3)
+        x = torch.bmm(x.transpose(2, 1), m).transpose(2, 1)
+        g = torch.max(self.feat(x), 2, keepdim=True)[0].view(-1, 256)
+        return F.log_softmax(self.cls(g), dim=1)
+
+
+class GCN(nn.Module):
+    """Message passing with gather / scatter_add over an edge list, a GIN-style MLP."""
+    example_input_specs = ["20x16", "2x60:int64:20"]
+
+    def __init__(self, d=16, h=32):
+        super().__init__()
+        self.l1 = nn.Sequential(nn.Linear(d, h), nn.ReLU(), nn.Linear(h, h))
+        self.l2 = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, h))
+        self.eps = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x, edges):
+        src, dst = edges[0], edges[1]
+        for layer in (self.l1, self.l2):
+            msg = x.index_select(0, src)
+            agg = torch.zeros(x.shape[0], x.shape[1]).scatter_add(0, dst.unsqueeze(1).expand(-1, x.shape[1]), msg)
+            x = F.relu(layer((1 + self.eps) * x + agg))
+        return x.sum(0)
+
+
+class DLRM(nn.Module):
+    example_input_specs = ["8x13", "8x4:int64:100"]
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.bot = nn.Sequential(nn.Linear(13, 64), nn.ReLU(), nn.Linear(64, d), nn.ReLU())
+        self.emb = nn.ModuleList([nn.Embedding(100, d) for _ in range(4)])
+        n = 5
+        li, lj = torch.tril_indices(n, n, -1)
+        self.register_buffer("li", li)
+        self.register_buffer("lj", lj)
+        self.top = nn.Sequential(nn.Linear(d + n * (n - 1) // 2, 64), nn.ReLU(), nn.Linear(64, 1))
+
+    def forward(self, dense, sparse):
+        x = self.bot(dense)
+        ly = [e(sparse[:, i]) for i, e in enumerate(self.emb)]
+        t = torch.stack([x] + ly, dim=1)
+        z = torch.bmm(t, t.transpose(1, 2))
+        zf = z[:, self.li, self.lj]
+        return torch.sigmoid(self.top(torch.cat([x, zf], 1)))
+
+
+class NeRF(nn.Module):
+    example_input_specs = ["256x3"]
+
+    def __init__(self, freqs=6, w=64):
+        super().__init__()
+        self.register_buffer("freq_bands", 2.0 ** torch.arange(freqs))
+        din = 3 + 3 * 2 * freqs
+        self.a = nn.Sequential(nn.Linear(din, w), nn.ReLU(), nn.Linear(w, w), nn.ReLU())
+        self.b = nn.Sequential(nn.Linear(w + din, w), nn.ReLU(), nn.Linear(w, 4))
+
+    def forward(self, p):
+        xf = (p[..., None] * self.freq_bands).flatten(-2)
+        enc = torch.cat([p, torch.sin(xf), torch.cos(xf)], -1)
+        h = self.a(enc)
+        out = self.b(torch.cat([h, enc], -1))
+        return torch.cat([torch.sigmoid(out[..., :3]), F.relu(out[..., 3:])], -1)
+
+
+class CharCNN(nn.Module):
+    example_input_specs = ["4x64:int64:70", "4:int64:5"]
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(70, 32, padding_idx=0)
+        self.convs = nn.ModuleList([nn.Conv1d(32, 48, k) for k in (3, 4, 5)])
+        self.fc = nn.Linear(144, 5)
+
+    def forward(self, x, y):
+        e = self.emb(x).transpose(1, 2)
+        h = torch.cat([F.relu(c(e)).max(dim=2)[0] for c in self.convs], 1)
+        return F.nll_loss(F.log_softmax(self.fc(F.dropout(h, 0.5, self.training)), 1), y)
+
+
+class ModConv(nn.Module):
+    """StyleGAN2 modulated convolution: per-sample weights, demodulation, grouped conv by batch."""
+    example_input_specs = ["2x32x16x16", "2x64"]
+
+    def __init__(self, cin=32, cout=32, wdim=64):
+        super().__init__()
+        self.affine = nn.Linear(wdim, cin)
+        self.weight = nn.Parameter(torch.randn(cout, cin, 3, 3))
+        self.affine2 = nn.Linear(wdim, cout)
+        self.weight2 = nn.Parameter(torch.randn(cout, cout, 3, 3))
+        self.noise_strength = nn.Parameter(torch.zeros([]))
+
+    def modconv(self, x, style, weight):
+        B, C, H, W = x.shape
+        w = weight[None] * style[:, None, :, None, None]
+        d = torch.rsqrt(w.pow(2).sum([2, 3, 4]) + 1e-8)
+        w = w * d[:, :, None, None, None]
+        out = F.conv2d(x.reshape(1, B * C, H, W), w.reshape(-1, C, 3, 3), padding=1, groups=B)
+        return out.reshape(B, -1, H, W)
+
+    def forward(self, x, wlat):
+        x = self.modconv(x, self.affine(wlat) + 1, self.weight)
+        x = F.leaky_relu(x + self.noise_strength * torch.randn_like(x[:, :1]), 0.2) * math.sqrt(2)
+        return self.modconv(x, self.affine2(wlat) + 1, self.weight2)
+
+
+class AttentionGateUNet(nn.Module):
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.e1 = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.e2 = nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(c, 2 * c, 3, padding=1), nn.BatchNorm2d(2 * c),
+                                nn.ReLU(inplace=True))
+        self.wg, self.wx, self.psi = nn.Conv2d(2 * c, c, 1), nn.Conv2d(c, c, 1, stride=2), nn.Conv2d(c, 1, 1)
+        self.up = nn.ConvTranspose2d(2 * c, c, 2, 2)
+        self.d1 = nn.Sequential(nn.Conv2d(2 * c, c, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(c, 1, 1))
+
+    def forward(self, x):
+        s = self.e1(x)
+        g = self.e2(s)
+        a = torch.sigmoid(self.psi(F.relu(self.wg(g) + self.wx(s))))
+        a = F.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False)
+        return self.d1(torch.cat([s * a, self.up(g)], 1))
+
+
+class BiFPNFuse(nn.Module):
+    example_input_specs = ["2x32x32x32"]
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2d(c, c, 3, 2, 1), nn.BatchNorm2d(c))
+        self.w = nn.Parameter(torch.ones(2))
+        self.w2 = nn.Parameter(torch.ones(3))
+        self.dw = nn.Sequential(nn.Conv2d(c, c, 3, 1, 1, groups=c, bias=False), nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+        self.dw2 = nn.Sequential(nn.Conv2d(c, c, 3, 1, 1, groups=c, bias=False), nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+
+    def forward(self, p3):
+        p4 = self.down(p3)
+        w = F.relu(self.w)
+        w = w / (w.sum() + 1e-4)
+        td = self.dw(F.silu(w[0] * p3 + w[1] * F.interpolate(p4, scale_factor=2.0, mode="nearest")))
+        w2 = F.relu(self.w2)
+        w2 = w2 / (w2.sum() + 1e-4)
+        out = self.dw2(F.silu(w2[0] * p4 + w2[1] * F.max_pool2d(td, 3, 2, 1) + w2[2] * self.down(p3)))
+        return td.mean() + out.mean()
+
+
+class MobileViTBlock(nn.Module):
+    example_input_specs = ["2x32x16x16"]
+
+    def __init__(self, c=32, d=48, p=2):
+        super().__init__()
+        self.p = p
+        self.local = nn.Sequential(nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.SiLU(),
+                                   nn.Conv2d(c, d, 1, bias=False))
+        self.tf = nn.TransformerEncoderLayer(d, 4, 2 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                             norm_first=True)
+        self.proj = nn.Sequential(nn.Conv2d(d, c, 1, bias=False), nn.BatchNorm2d(c), nn.SiLU())
+        self.fuse = nn.Sequential(nn.Conv2d(2 * c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.SiLU())
+
+    def forward(self, x):
+        y = self.local(x)
+        B, D, H, W = y.shape
+        p = self.p
+        y = y.reshape(B * D * (H // p), p, W // p, p).transpose(1, 2)
+        y = y.reshape(B, D, (H // p) * (W // p), p * p).transpose(1, 3).reshape(B * p * p, -1, D)
+        y = self.tf(y)
+        y = y.contiguous().view(B, p * p, (H // p) * (W // p), D).transpose(1, 3)
+        y = y.reshape(B * D * (H // p), W // p, p, p).transpose(1, 2).reshape(B, D, H, W)
+        return self.fuse(torch.cat((x, self.proj(y)), 1))
+
+
+class ConvNeXtV2GRN(nn.Module):
+    example_input_specs = ["2x32x16x16"]
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.norm = nn.LayerNorm(c, eps=1e-6)
+        self.pw1 = nn.Linear(c, 4 * c)
+        self.gamma = nn.Parameter(torch.zeros(1, 1, 1, 4 * c))
+        self.beta = nn.Parameter(torch.zeros(1, 1, 1, 4 * c))
+        self.pw2 = nn.Linear(4 * c, c)
+
+    def forward(self, x):
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = F.gelu(self.pw1(self.norm(y)))
+        gx = torch.norm(y, p=2, dim=(1, 2), keepdim=True)
+        nx = gx / (gx.mean(dim=-1, keepdim=True) + 1e-6)
+        y = self.gamma * (y * nx) + self.beta + y
+        return x + self.pw2(y).permute(0, 3, 1, 2)
+
+
+class SSMScan(nn.Module):
+    """A Mamba-like selective scan written as a Python loop over time (8 steps), input-dependent
+    decay by softplus / exp, gated by SiLU."""
+    example_input_specs = ["2x8x32"]
+
+    def __init__(self, d=32, n=8):
+        super().__init__()
+        self.in_proj = nn.Linear(d, 2 * d)
+        self.conv = nn.Conv1d(d, d, 4, padding=3, groups=d)
+        self.x_proj = nn.Linear(d, 2 * n + d)
+        self.A_log = nn.Parameter(torch.log(torch.arange(1, n + 1).float()).repeat(d, 1))
+        self.D = nn.Parameter(torch.ones(d))
+        self.out = nn.Linear(d, d)
+        self.n = n
+
+    def forward(self, x):
+        B, L, D = x.shape
+        xz = self.in_proj(x)
+        u, z = xz.chunk(2, dim=-1)
+        u = F.silu(self.conv(u.transpose(1, 2))[..., :L]).transpose(1, 2)
+        dbc = self.x_proj(u)
+        dt, Bm, Cm = dbc.split([D, self.n, self.n], dim=-1)
+        dt = F.softplus(dt)
+        A = -torch.exp(self.A_log)
+        h = torch.zeros(B, D, self.n)
+        ys = []
+        for t in range(L):
+            dA = torch.exp(dt[:, t, :, None] * A)
+            h = dA * h + dt[:, t, :, None] * Bm[:, t, None, :] * u[:, t, :, None]
+            ys.append((h * Cm[:, t, None, :]).sum(-1))
+        y = torch.stack(ys, 1) + u * self.D
+        return self.out(y * F.silu(z))
+
+
+class Involution(nn.Module):
+    """F.unfold (im2col) and a per-pixel kernel, as involution / local attention use."""
+    example_input_specs = ["2x16x16x16"]
+
+    def __init__(self, c=16, k=3):
+        super().__init__()
+        self.k = k
+        self.reduce = nn.Sequential(nn.Conv2d(c, c // 4, 1), nn.BatchNorm2d(c // 4), nn.ReLU())
+        self.span = nn.Conv2d(c // 4, k * k * 4, 1)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        kern = self.span(self.reduce(x)).view(B, 4, 1, self.k * self.k, H, W)
+        cols = F.unfold(x, self.k, padding=1).view(B, 4, C // 4, self.k * self.k, H, W)
+        return (kern * cols).sum(3).view(B, C, H, W)
+
+
+# Second batch: CBAM (adaptive max and average pooling, channel max), a spatial transformer
+# (affine_grid / grid_sample: torch 1.13 cannot export them), DETR's decoder with learned queries,
+# a style-transfer net (reflection padding, InstanceNorm), PixelUnshuffle, NFNet's scaled
+# weight-standardised convs (F.batch_norm on the weight), EmbeddingBag (exported as a Loop that
+# decides in its body), Transformer-XL's relative shift with an ALiBi bias, nn.Bilinear (not
+# exportable), running sums, and a timm-style ViT block with LayerScale.
+
+class CBAMNet(nn.Module):
+    """CBAM: channel attention from avg- and max-pooled descriptors through a shared MLP, spatial
+    attention from the channel mean and max."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=32, r=8):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.avg, self.max = nn.AdaptiveAvgPool2d(1), nn.AdaptiveMaxPool2d(1)
+        self.mlp = nn.Sequential(nn.Conv2d(c, c // r, 1, bias=False), nn.ReLU(inplace=True),
+                                 nn.Conv2d(c // r, c, 1, bias=False))
+        self.spatial = nn.Conv2d(2, 1, 7, padding=3, bias=False)
+        self.head = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = x * torch.sigmoid(self.mlp(self.avg(x)) + self.mlp(self.max(x)))
+        s = torch.cat([x.mean(1, keepdim=True), x.max(1, keepdim=True)[0]], 1)
+        x = x * torch.sigmoid(self.spatial(s))
+        return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class STN(nn.Module):
+    """Spatial transformer: a localisation net predicts an affine grid, grid_sample warps."""
+    example_input_specs = ["2x1x28x28"]
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 8, 7), nn.MaxPool2d(2), nn.ReLU(), nn.Conv2d(8, 10, 5),
+                                 nn.MaxPool2d(2), nn.ReLU())
+        self.fc = nn.Sequential(nn.Linear(10 * 3 * 3, 32), nn.ReLU(), nn.Linear(32, 6))
+        self.cls = nn.Sequential(nn.Conv2d(1, 16, 5), nn.ReLU(), nn.Flatten(), nn.Linear(16 * 24 * 24, 10))
+
+    def forward(self, x):
+        theta = self.fc(self.loc(x).flatten(1)).view(-1, 2, 3)
+        grid = F.affine_grid(theta, list(x.size()), align_corners=False)
+        return self.cls(F.grid_sample(x, grid, align_corners=False))
+
+
+class DETRLite(nn.Module):
+    """DETR's decoder: learned object queries (an nn.Embedding's weight repeated over the batch),
+    nn.TransformerDecoder over a flattened CNN feature map with sine positions, box / class heads."""
+    example_input_specs = ["2x3x64x64"]
+
+    def __init__(self, d=32, queries=10):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Conv2d(3, d, 4, 4), nn.ReLU(), nn.Conv2d(d, d, 2, 2), nn.ReLU())
+        self.query_embed = nn.Embedding(queries, d)
+        self.row_embed = nn.Parameter(torch.rand(50, d // 2))
+        self.col_embed = nn.Parameter(torch.rand(50, d // 2))
+        layer = nn.TransformerDecoderLayer(d, 4, 64, dropout=0.1)
+        self.decoder = nn.TransformerDecoder(layer, 2)
+        self.cls = nn.Linear(d, 11)
+        self.box = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 4))
+
+    def forward(self, x):
+        f = self.backbone(x)
+        B, C, H, W = f.shape
+        pos = torch.cat([self.col_embed[:W].unsqueeze(0).repeat(H, 1, 1),
+                         self.row_embed[:H].unsqueeze(1).repeat(1, W, 1)], -1).flatten(0, 1).unsqueeze(1)
+        memory = f.flatten(2).permute(2, 0, 1) + pos
+        q = self.query_embed.weight.unsqueeze(1).repeat(1, B, 1)
+        h = self.decoder(q, memory)
+        return self.cls(h), self.box(h).sigmoid()
+
+
+class StyleTransfer(nn.Module):
+    """Johnson et al.: reflection padding, InstanceNorm2d(affine), residual blocks, nearest
+    up-sampling."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=16):
+        super().__init__()
+
+        def conv(i, o, k, s=1):
+            return nn.Sequential(nn.ReflectionPad2d(k // 2), nn.Conv2d(i, o, k, s), nn.InstanceNorm2d(o, affine=True),
+                                 nn.ReLU())
+
+        self.down = nn.Sequential(conv(3, c, 9), conv(c, 2 * c, 3, 2))
+        self.res = nn.ModuleList([nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(2 * c, 2 * c, 3),
+                                                nn.InstanceNorm2d(2 * c, affine=True), nn.ReLU(),
+                                                nn.ReflectionPad2d(1), nn.Conv2d(2 * c, 2 * c, 3),
+                                                nn.InstanceNorm2d(2 * c, affine=True)) for _ in range(2)])
+        self.up = nn.Sequential(nn.Upsample(scale_factor=2, mode="nearest"), conv(2 * c, c, 3))
+        self.out = nn.Sequential(nn.ReflectionPad2d(4), nn.Conv2d(c, 3, 9))
+
+    def forward(self, x):
+        y = self.down(x)
+        for r in self.res:
+            y = y + r(y)
+        return torch.tanh(self.out(self.up(y)))
+
+
+class PixelUnshuffleNet(nn.Module):
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.PixelUnshuffle(2), nn.Conv2d(12, 32, 3, padding=1), nn.PReLU(32),
+                                  nn.Conv2d(32, 48, 3, padding=1), nn.PixelShuffle(4), nn.Conv2d(3, 3, 3, padding=1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class ScaledStdConv(nn.Conv2d):
+    """NFNet / timm's ScaledStdConv2d: weight standardisation by F.batch_norm on the weight."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.gain = nn.Parameter(torch.ones(self.out_channels, 1, 1, 1))
+        self.scale = self.weight[0].numel() ** -0.5
+
+    def forward(self, x):
+        w = F.batch_norm(self.weight.reshape(1, self.out_channels, -1), None, None,
+                         weight=(self.gain * self.scale).view(-1), training=True, momentum=0., eps=1e-6)
+        return F.conv2d(x, w.reshape_as(self.weight), self.bias, self.stride, self.padding)
+
+
+class NFNetLite(nn.Module):
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.stem = ScaledStdConv(3, c, 3, padding=1)
+        self.blocks = nn.ModuleList([nn.ModuleList([ScaledStdConv(c, c, 3, padding=1), ScaledStdConv(c, c, 3, padding=1)])
+                                     for _ in range(2)])
+        self.skipinit = nn.Parameter(torch.zeros(2))
+        self.head = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for i, (a, b) in enumerate(self.blocks):
+            y = b(F.gelu(a(F.gelu(x) * 1.7)) * 1.7)
+            x = x + y * self.skipinit[i] * 0.2
+        return self.head(x.mean((2, 3)))
+
+
+class EmbeddingBagNet(nn.Module):
+    example_input_specs = ["4x6:int64:100"]
+
+    def __init__(self):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(100, 16, mode="mean")
+        self.fc = nn.Linear(16, 2)
+
+    def forward(self, ids):
+        return self.fc(self.bag(ids))
+
+
+class RelShiftAttention(nn.Module):
+    """Transformer-XL's relative shift (pad, reshape, slice) with ALiBi-style distance bias."""
+    example_input_specs = ["2x8x32"]
+
+    def __init__(self, d=32, h=4, T=8):
+        super().__init__()
+        self.h, self.hd = h, d // h
+        self.qkv = nn.Linear(d, 3 * d)
+        self.r = nn.Linear(d, d, bias=False)
+        self.u = nn.Parameter(torch.zeros(h, d // h))
+        self.pos = nn.Parameter(torch.randn(T, d))
+        self.norm = nn.LayerNorm(d)
+        self.o = nn.Linear(d, d)
+        self.register_buffer("alibi", -torch.arange(T).float().view(1, 1, 1, T) * 0.5)
+
+    def rel_shift(self, x):
+        B, H, T, S = x.shape
+        x = F.pad(x, (1, 0))
+        return x.view(B, H, S + 1, T)[:, :, 1:].view(B, H, T, S)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(B, T, 3, self.h, self.hd).permute(2, 0, 3, 1, 4)
+        r = self.r(self.pos).view(T, self.h, self.hd).transpose(0, 1)
+        ac = (q + self.u[None, :, None]) @ k.transpose(-1, -2)
+        bd = self.rel_shift(q @ r.transpose(-1, -2).unsqueeze(0))
+        att = F.softmax((ac + bd) / math.sqrt(self.hd) + self.alibi, -1)
+        return x + self.o((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class BilinearNet(nn.Module):
+    example_input_specs = ["4x16", "4x8"]
+
+    def __init__(self):
+        super().__init__()
+        self.bil = nn.Bilinear(16, 8, 12)
+        self.fc = nn.Linear(12, 3)
+
+    def forward(self, a, b):
+        return self.fc(torch.tanh(self.bil(a, b)))
+
+
+class CumsumNet(nn.Module):
+    """Cumulative sums: a running-average feature and an exclusive product as exp(cumsum(log))
+    (stick-breaking, NeRF's transmittance; torch 1.13 cannot export cumprod)."""
+    example_input_specs = ["2x16x8"]
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.alpha = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.proj(x))
+        avg = torch.cumsum(h, 1) / torch.arange(1, 17).view(1, 16, 1)
+        a = torch.sigmoid(self.alpha(h)).squeeze(-1)
+        trans = torch.exp(torch.cumsum(torch.log(torch.cat([torch.ones(2, 1), 1 - a + 1e-10], 1)), 1))[:, :-1]
+        w = a * trans
+        return (w.unsqueeze(-1) * avg).sum(1)
+
+
+class LayerScaleViT(nn.Module):
+    """A ViT block the timm way: conv patch embedding, cls token and positions as parameters,
+    DropPath off, LayerScale, qkv with bias, F.gelu, a head on the token mean."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, d=48, heads=3):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 8, 8)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.pos_embed = nn.Parameter(torch.zeros(1, 17, d))
+        self.n1, self.n2 = nn.LayerNorm(d, eps=1e-6), nn.LayerNorm(d, eps=1e-6)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ls1, self.ls2 = nn.Parameter(1e-5 * torch.ones(d)), nn.Parameter(1e-5 * torch.ones(d))
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.heads = heads
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1) + self.pos_embed
+        B, N, C = x.shape
+        qkv = self.qkv(self.n1(x)).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        att = (q @ k.transpose(-2, -1) * (C // self.heads) ** -0.5).softmax(-1)
+        x = x + self.ls1 * self.proj((att @ v).transpose(1, 2).reshape(B, N, C))
+        x = x + self.ls2 * self.fc2(F.gelu(self.fc1(self.n2(x))))
+        return self.head(x[:, 1:].mean(1))
