@@ -53,7 +53,8 @@ HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conf
         "DLRM", "NeRF", "CharCNN", "ModConv", "AttentionGateUNet", "BiFPNFuse", "MobileViTBlock",
         "ConvNeXtV2GRN", "SSMScan", "Involution", "CBAMNet", "STN", "DETRLite", "StyleTransfer",
         "PixelUnshuffleNet", "NFNetLite", "EmbeddingBagNet", "RelShiftAttention", "BilinearNet",
-        "CumsumNet", "LayerScaleViT"]
+        "CumsumNet", "LayerScaleViT", "DiffusionUNet", "SNDiscriminator", "GATLayer", "FocalDetector",
+        "KANLayer", "Hourglass"]
 
 
 def all_models():

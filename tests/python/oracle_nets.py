@@ -1399,3 +1399,179 @@ class LayerScaleViT(nn.Module):
         x = x + self.ls1 * self.proj((att @ v).transpose(1, 2).reshape(B, N, C))
         x = x + self.ls2 * self.fc2(F.gelu(self.fc1(self.n2(x))))
         return self.head(x[:, 1:].mean(1))
+
+
+# Third batch: a DDPM U-Net (float timesteps, GroupNorm / SiLU ResBlocks, einsum attention), a GAN
+# discriminator with spectral norm (torch 1.13 cannot export its power iteration), graph
+# attention over a dense adjacency, focal loss written out, a Kolmogorov-Arnold layer (its grid
+# is a buffer registered on the model itself, which an export without weights cannot tell from
+# a parameter), and a stacked hourglass.
+
+def timestep_embedding(t, dim):
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000) * torch.arange(half, dtype=torch.float32) / half)
+    args = t[:, None].float() * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+
+class ResBlockT(nn.Module):
+    def __init__(self, cin, cout, tdim):
+        super().__init__()
+        self.n1, self.c1 = nn.GroupNorm(8, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.t = nn.Linear(tdim, cout)
+        self.n2, self.c2 = nn.GroupNorm(8, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, temb):
+        h = self.c1(F.silu(self.n1(x)))
+        h = h + self.t(F.silu(temb))[:, :, None, None]
+        h = self.c2(F.dropout(F.silu(self.n2(h)), 0.1, self.training))
+        return self.skip(x) + h
+
+
+class AttnBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = nn.GroupNorm(8, c)
+        self.qkv = nn.Conv2d(c, 3 * c, 1)
+        self.proj = nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(B, 3, C, H * W).unbind(1)
+        w = torch.softmax(torch.einsum("bci,bcj->bij", q, k) * C ** -0.5, -1)
+        h = torch.einsum("bij,bcj->bci", w, v).reshape(B, C, H, W)
+        return x + self.proj(h)
+
+
+class DiffusionUNet(nn.Module):
+    """DDPM's U-Net: sinusoidal timestep embedding (float timesteps), ResBlocks with GroupNorm /
+    SiLU and a time projection, self-attention at the low resolution, strided-conv down, nearest
+    up, skip concatenations."""
+    example_input_specs = ["2x3x16x16", "2"]
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.temb = nn.Sequential(nn.Linear(c, 4 * c), nn.SiLU(), nn.Linear(4 * c, 4 * c))
+        self.inp = nn.Conv2d(3, c, 3, padding=1)
+        self.d1 = ResBlockT(c, c, 4 * c)
+        self.down = nn.Conv2d(c, c, 3, 2, 1)
+        self.d2 = ResBlockT(c, 2 * c, 4 * c)
+        self.mid_attn = AttnBlock(2 * c)
+        self.mid = ResBlockT(2 * c, 2 * c, 4 * c)
+        self.u2 = ResBlockT(4 * c, c, 4 * c)
+        self.up = nn.Conv2d(c, c, 3, padding=1)
+        self.u1 = ResBlockT(2 * c, c, 4 * c)
+        self.out = nn.Sequential(nn.GroupNorm(8, c), nn.SiLU(), nn.Conv2d(c, 3, 3, padding=1))
+        self.c = c
+
+    def forward(self, x, t):
+        temb = self.temb(timestep_embedding(t, self.c))
+        h0 = self.inp(x)
+        h1 = self.d1(h0, temb)
+        h2 = self.d2(self.down(h1), temb)
+        m = self.mid(self.mid_attn(h2), temb)
+        u = self.u2(torch.cat([m, h2], 1), temb)
+        u = self.up(F.interpolate(u, scale_factor=2.0, mode="nearest"))
+        u = self.u1(torch.cat([u, h1], 1), temb)
+        return self.out(u)
+
+
+class SNDiscriminator(nn.Module):
+    """A GAN discriminator with spectral normalisation (power iteration in training mode)."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=32):
+        super().__init__()
+        sn = nn.utils.spectral_norm
+        self.net = nn.Sequential(sn(nn.Conv2d(3, c, 4, 2, 1)), nn.LeakyReLU(0.2), sn(nn.Conv2d(c, 2 * c, 4, 2, 1)),
+                                 nn.LeakyReLU(0.2), sn(nn.Conv2d(2 * c, 4 * c, 4, 2, 1)), nn.LeakyReLU(0.2))
+        self.fc = sn(nn.Linear(4 * c * 16, 1))
+
+    def forward(self, x):
+        return self.fc(self.net(x).flatten(1))
+
+
+class GATLayer(nn.Module):
+    """Graph attention over a dense adjacency: LeakyReLU scores, masked softmax, multi-head."""
+    example_input_specs = ["12x16", "12x12:bool"]
+
+    def __init__(self, din=16, dout=8, heads=4):
+        super().__init__()
+        self.W = nn.Linear(din, heads * dout, bias=False)
+        self.a_src = nn.Parameter(torch.randn(heads, dout) * 0.1)
+        self.a_dst = nn.Parameter(torch.randn(heads, dout) * 0.1)
+        self.heads, self.dout = heads, dout
+        self.out = nn.Linear(heads * dout, 3)
+
+    def forward(self, x, adj):
+        N = x.shape[0]
+        h = self.W(x).view(N, self.heads, self.dout)
+        e = (h * self.a_src).sum(-1).t().unsqueeze(2) + (h * self.a_dst).sum(-1).t().unsqueeze(1)
+        e = F.leaky_relu(e, 0.2).masked_fill(~adj.unsqueeze(0), float("-inf"))
+        att = torch.softmax(e, -1)
+        out = torch.einsum("hij,jhd->ihd", att, h).reshape(N, -1)
+        return self.out(F.elu(out))
+
+
+class FocalDetector(nn.Module):
+    """A dense classifier head trained with focal loss (BCE-with-logits written out, pow of 1-p)."""
+    example_input_specs = ["2x8x16x16"]
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 5, 3, padding=1))
+        self.register_buffer("target", (torch.rand(2, 5, 16, 16) > 0.9).float())
+
+    def forward(self, x):
+        logits = self.head(x)
+        p = torch.sigmoid(logits)
+        ce = F.softplus(logits) - logits * self.target
+        pt = p * self.target + (1 - p) * (1 - self.target)
+        return (ce * (1 - pt) ** 2).mean()
+
+
+class KANLayer(nn.Module):
+    """A Kolmogorov-Arnold layer: Gaussian radial basis of each input, combined by einsum, plus a
+    SiLU base path."""
+    example_input_specs = ["16x6"]
+
+    def __init__(self, din=6, dout=5, grid=8):
+        super().__init__()
+        self.register_buffer("grid", torch.linspace(-2, 2, grid))
+        self.coef = nn.Parameter(torch.randn(din, dout, grid) * 0.1)
+        self.base = nn.Linear(din, dout)
+
+    def forward(self, x):
+        basis = torch.exp(-((x[..., None] - self.grid) / 0.5) ** 2)
+        return torch.einsum("bik,iok->bo", basis, self.coef) + self.base(F.silu(x))
+
+
+class Hourglass(nn.Module):
+    """Stacked-hourglass style: max-pool down, recursive residual branches, nearest up-sampling
+    added to the skip, intermediate supervision heads."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, c=16, depth=3):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU())
+        self.skips = nn.ModuleList([nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU())
+                                    for _ in range(depth)])
+        self.downs = nn.ModuleList([nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU())
+                                    for _ in range(depth)])
+        self.head1, self.head2 = nn.Conv2d(c, 4, 1), nn.Conv2d(c, 4, 1)
+        self.remap = nn.Conv2d(4, c, 1)
+
+    def hg(self, x, d):
+        skip = self.skips[d](x)
+        y = self.downs[d](F.max_pool2d(x, 2))
+        if d + 1 < len(self.downs):
+            y = self.hg(y, d + 1)
+        return skip + F.interpolate(y, scale_factor=2, mode="nearest")
+
+    def forward(self, x):
+        x = self.stem(x)
+        y1 = self.hg(x, 0)
+        h1 = self.head1(y1)
+        y2 = self.hg(x + y1 + self.remap(h1), 0)
+        return h1, self.head2(y2)

@@ -53,6 +53,21 @@ SAMPLE = {
     f"{NETS}:GRUClassifier": (None, "bidirectional batch-first GRU (exported weight reordering, per-direction "
                                     "input copies)", 1.0),
     f"{NETS}:LSTMTagger": (None, "two-layer time-major LSTM over embeddings", 1.0),
+    # session 12: architectures found wrong by measuring ones the builder had never seen
+    f"{NETS}:Perceiver": (None, "tensors registered on the model itself (latents), nn.MultiheadAttention", 1.0),
+    f"{NETS}:BiFPNFuse": (None, "relu-normalised fusion weights shaped like the batch, nearest up-sampling", 1.0),
+    f"{NETS}:SSMScan": (None, "selective scan: -exp(A_log) computed from a parameter, softplus, a time loop", 1.0),
+    f"{NETS}:TorchTransformer": (None, "nn.Transformer: each decoder layer copies the memory, tied embeddings", 1.0),
+    f"{NETS}:DETRLite": (None, "a permuted feature map plus positions: element-wise results keep the order", 1.0),
+    f"{NETS}:RelShiftAttention": (None, "relative shift, an operand broadcast over the product's batch", 1.0),
+    f"{NETS}:PointNet": (None, "torch.max(x, dim): int64 indices only", 1.0),
+    f"{NETS}:GCN": (None, "message passing by index_select and scatter_add", 1.0),
+    f"{NETS}:CharCNN": (None, "F.cross_entropy in the graph (SoftmaxCrossEntropyLoss), max over time", 1.0),
+    f"{NETS}:VAE": (None, "reparameterisation by randn_like, ConvTranspose, the loss in the graph", 1.0),
+    f"{NETS}:ModConv": (None, "StyleGAN2 modulated conv: a computed kernel the convolution keeps", 1.0),
+    f"{NETS}:StyleTransfer": (None, "reflection padding keeps its input, InstanceNorm2d(affine)", 1.0),
+    f"{NETS}:NFNetLite": (None, "weight standardisation by F.batch_norm on the weight", 1.0),
+    f"{NETS}:DiffusionUNet": (None, "DDPM U-Net: timestep embedding, GroupNorm / SiLU, einsum attention", 1.0),
 }
 
 
