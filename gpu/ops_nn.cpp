@@ -265,6 +265,57 @@ Status softmaxBwd(OpContext &c, bool log)
 Status softmaxF(OpContext &c) { return softmaxFwd(c, false); }
 Status softmaxB(OpContext &c) { return softmaxBwd(c, false); }
 Status logSoftmaxF(OpContext &c) { return softmaxFwd(c, true); }
+
+// ---- WeightNorm (the CPU reference: core/exec/cpu/kernels_nn.cpp) ----------------------------
+
+Status weightNormF(OpContext &c)
+{
+    DView *v = c.input(0), *g = c.input(1), *w = c.output(0), *norm = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(v, "v"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(g, "g"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "w"));
+    auto s = core::exec::keptAxisSplit(v->shape, c.attrInt("axis", 0));
+    if (!s)
+        return c.error(s.status().message());
+    if (g->numel() != s->n || (norm && norm->numel() != s->n))
+        return c.error("g and the norm need one value per kept index");
+    float *pn = norm ? norm->f() : nullptr;
+    if (!pn) {
+        REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(s->n * 4));
+        pn = static_cast<float *>(tmp);
+    }
+    return c.check(
+        weightNormForward(c.rt->stream(), v->f(), g->f(), w->f(), pn, s->outer, s->n, s->inner),
+        "weight norm");
+}
+
+Status weightNormB(OpContext &c)
+{
+    DView *v = c.input(0), *g = c.input(1), *dw = c.outputGrad(0), *norm = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(v, "v"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(g, "g"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dw, "dw"));
+    auto s = core::exec::keptAxisSplit(v->shape, c.attrInt("axis", 0));
+    if (!s)
+        return c.error(s.status().message());
+    REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(s->n * 8));
+    float *scratch = static_cast<float *>(tmp);
+    const float *pn = norm ? norm->f() : nullptr;
+    if (!pn) { // recompute the norms into the scratch's second half
+        float *n = scratch + s->n;
+        REMAT_ASSIGN_OR_RETURN(void *wtmp, c.rt->scratch(v->numel() * 4));
+        REMAT_RETURN_IF_ERROR(
+            c.check(weightNormForward(c.rt->stream(), v->f(), g->f(), static_cast<float *>(wtmp), n,
+                                      s->outer, s->n, s->inner),
+                    "weight norm (recomputed norms)"));
+        pn = n;
+    }
+    DView *dv = c.inputGrad(0), *dg = c.inputGrad(1);
+    return c.check(weightNormBackward(c.rt->stream(), v->f(), g->f(), pn, dw->f(),
+                                      dv ? dv->f() : nullptr, dg ? dg->f() : nullptr, scratch,
+                                      s->outer, s->n, s->inner),
+                   "weight norm backward");
+}
 Status logSoftmaxB(OpContext &c) { return softmaxBwd(c, true); }
 
 // ---- pooling ------------------------------------------------------------------------------
@@ -807,6 +858,8 @@ void addNnOps(OpTable &t)
     t["Softmax"] = softmaxF;
     t["SoftmaxGrad"] = softmaxB;
     t["LogSoftmax"] = logSoftmaxF;
+    t["WeightNorm"] = weightNormF;
+    t["WeightNormGrad"] = weightNormB;
     t["LogSoftmaxGrad"] = logSoftmaxB;
     t["MaxPool"] = maxPoolF;
     t["MaxPoolGrad"] = maxPoolB;

@@ -33,6 +33,27 @@ Expected<ReduceGeometry> reduceGeometry(const std::vector<int64_t> &dataShape,
     return g;
 }
 
+Expected<AxisSplit> keptAxisSplit(const std::vector<int64_t> &shape, int64_t axis)
+{
+    AxisSplit s;
+    if (axis < 0) {
+        for (int64_t d : shape)
+            s.outer *= d;
+        return s;
+    }
+    if (axis >= int64_t(shape.size()))
+        return makeError(StatusCode::InvalidArgument, "weight norm axis out of range");
+    for (size_t d = 0; d < shape.size(); ++d) {
+        if (int64_t(d) < axis)
+            s.outer *= shape[d];
+        else if (int64_t(d) == axis)
+            s.n = shape[d];
+        else
+            s.inner *= shape[d];
+    }
+    return s;
+}
+
 Expected<AxisSplit> singleAxisSplit(const std::vector<int64_t> &dataShape,
                                     const std::vector<int64_t> &keptShape)
 {

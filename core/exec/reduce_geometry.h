@@ -35,5 +35,8 @@ struct AxisSplit
 /// axis of size above 1 is reduced. Reducing only axes of size 1 is n = 1.
 [[nodiscard]] Expected<AxisSplit> singleAxisSplit(const std::vector<int64_t> &dataShape,
                                                   const std::vector<int64_t> &keptShape);
+/// WeightNorm's layout: v as [outer, n, inner] around the one axis its norm keeps (n values);
+/// axis < 0: one norm of everything (n = 1).
+[[nodiscard]] Expected<AxisSplit> keptAxisSplit(const std::vector<int64_t> &shape, int64_t axis);
 
 } // namespace remat::core::exec

@@ -567,6 +567,24 @@ Expected<Spec> negativeLogLikelihood(const RuleContext &c)
     return s;
 }
 
+/// WeightNorm (torch.nn.utils.weight_norm: w = g v / ||v||, the norm over every axis but one;
+/// not an ONNX op: the builder fuses torch's ReduceL2 / Div / Mul export into it): autograd keeps
+/// v, g and the norms (_weight_norm_interface's second output), recomputing v / ||v||.
+Expected<Spec> weightNorm(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    s.forwardFlops = 3 * numel(c.input(0));
+    if (s.gradInputs.empty() || !c.input(1))
+        return s;
+    saveInput(s, 0);
+    saveInput(s, 1);
+    s.extras.push_back({1, "norm", c.input(0)->dtype, c.input(1)->shape});
+    saveOutput(s, 1);
+    s.backwardFlops = 5 * numel(c.input(0));
+    return s;
+}
+
 double kernelVolume(const RuleContext &c)
 {
     double k = 1;
@@ -713,6 +731,11 @@ void addNnOps(std::vector<OpDef> &t)
                  .inferShape = unaryShape,
                  .differentiable = firstThree,
                  .derive = groupNorm});
+    t.push_back({.type = "WeightNorm",
+                 .family = OpFamily::Normalisation,
+                 .inferShape = unaryShape,
+                 .differentiable = firstTwo,
+                 .derive = weightNorm});
     t.push_back({.type = "InstanceNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,

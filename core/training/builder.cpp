@@ -52,6 +52,7 @@ private:
     void fuseGeluTanh();
     void fuseSiluMish();
     void fuseGroupNorm();
+    void fuseWeightNorm();
     /// Whether every value of a constant is `expected` (true for folded data we cannot read).
     bool constantAll(const ir::Value *v, double expected) const;
     /// The position (0 / 1) of a binary node's operand that is not `known`, or -1.
@@ -431,6 +432,73 @@ void Builder::fuseGroupNorm()
     }
 }
 
+void Builder::fuseWeightNorm()
+{
+    if (!m_opt.fuseActivations)
+        return;
+    // torch.nn.utils.weight_norm exported: ReduceL2(v, every axis but one, keepdims) -> Div(v, .)
+    // -> Mul(., g), each intermediate read once: one WeightNorm(v, g) keeping v, g and the norms,
+    // as _weight_norm_interface does (the quotient v / ||v|| is recomputed, not kept).
+    for (const ir::Node &r : m_g.nodes()) {
+        if (r.opType != "ReduceL2" || m_constNode[r.id.index()] || m_skipNode[r.id.index()] ||
+            r.inputs.empty() || !r.inputs[0].valid() || r.outputs.size() != 1 ||
+            r.attrInt("keepdims", 1) != 1)
+            continue;
+        const ValueId v = resolve(r.inputs[0]);
+        const ir::Shape &vs = m_g.value(v).shape;
+        if (!vs.isStatic())
+            continue;
+        std::vector<int64_t> axes = r.attrInts("axes");
+        if (r.inputs.size() > 1 && r.inputs[1].valid()) {
+            const ir::Value *k = constInput(r, 1);
+            if (!k || !k->initializer || !k->initializer->hasData())
+                continue;
+            auto a = k->initializer->toInt64s();
+            if (!a)
+                continue;
+            axes = *a;
+        }
+        std::vector<bool> reduced(vs.rank(), axes.empty());
+        for (int64_t a : axes) {
+            const int64_t d = a < 0 ? a + int64_t(vs.rank()) : a;
+            if (d >= 0 && d < int64_t(vs.rank()))
+                reduced[size_t(d)] = true;
+        }
+        int64_t axis = -1, kept = 0;
+        for (size_t d = 0; d < reduced.size(); ++d)
+            if (!reduced[d]) {
+                axis = int64_t(d);
+                ++kept;
+            }
+        if (kept > 1)
+            continue;
+        const ir::Node *div = soleConsumer(r.outputs[0]);
+        if (!div || div->opType != "Div" || m_skipNode[div->id.index()] ||
+            div->inputs.size() != 2 || resolve(div->inputs[0]) != v ||
+            resolve(div->inputs[1]) != resolve(r.outputs[0]))
+            continue;
+        const ir::Node *mul = soleConsumer(div->outputs[0]);
+        if (!mul || mul->opType != "Mul" || m_skipNode[mul->id.index()] ||
+            m_fusedAt[mul->id.index()] >= 0 || otherInput(*mul, div->outputs[0]) < 0)
+            continue;
+        const ValueId g = resolve(mul->inputs[size_t(otherInput(*mul, div->outputs[0]))]);
+        if (!(m_g.value(g).shape == m_g.value(r.outputs[0]).shape) ||
+            !(m_g.value(mul->outputs[0]).shape == vs))
+            continue;
+        ir::Node wn;
+        wn.id = mul->id;
+        wn.name = mul->name;
+        wn.opType = "WeightNorm";
+        wn.inputs = {v, g};
+        wn.outputs = {mul->outputs[0]};
+        wn.ns = mul->ns;
+        wn.attributes.push_back({"axis", axis});
+        m_skipNode[r.id.index()] = m_skipNode[div->id.index()] = true;
+        m_fusedAt[mul->id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(wn));
+    }
+}
+
 Status Builder::collectWorkNodes()
 {
     for (NodeId id : m_g.topologicalOrder()) {
@@ -803,6 +871,7 @@ Expected<TrainingGraph> Builder::run()
     fuseGeluTanh();
     fuseSiluMish();
     fuseGroupNorm();
+    fuseWeightNorm();
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
     propagateRequiresGrad();
     REMAT_RETURN_IF_ERROR(planBackward());

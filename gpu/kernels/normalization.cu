@@ -521,4 +521,82 @@ cudaError_t batchNormTrainBackward(cudaStream_t s, BatchNormShape shape, const f
     return cudaGetLastError();
 }
 
+namespace {
+__global__ void weightNormNormKernel(const float *v, float *norm, int64_t outer, int64_t n,
+                                     int64_t inner)
+{
+    REMAT_GRID_STRIDE(k, n)
+    {
+        double acc = 0;
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                const double x = v[(o * n + k) * inner + i];
+                acc += x * x;
+            }
+        norm[k] = float(sqrt(acc));
+    }
+}
+
+__global__ void weightNormApplyKernel(const float *v, const float *g, const float *norm, float *w,
+                                      int64_t outer, int64_t n, int64_t inner)
+{
+    REMAT_GRID_STRIDE(e, outer * n * inner)
+    {
+        const int64_t k = (e / inner) % n;
+        w[e] = g[k] * v[e] / norm[k];
+    }
+}
+
+__global__ void weightNormDgKernel(const float *v, const float *norm, const float *dw, float *dg,
+                                   int64_t outer, int64_t n, int64_t inner)
+{
+    REMAT_GRID_STRIDE(k, n)
+    {
+        double acc = 0;
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                const int64_t e = (o * n + k) * inner + i;
+                acc += double(dw[e]) * double(v[e]);
+            }
+        dg[k] = float(acc / double(norm[k]));
+    }
+}
+
+__global__ void weightNormDvKernel(const float *v, const float *g, const float *norm,
+                                   const float *dw, const float *dg, float *dv, int64_t outer,
+                                   int64_t n, int64_t inner)
+{
+    REMAT_GRID_STRIDE(e, outer * n * inner)
+    {
+        const int64_t k = (e / inner) % n;
+        dv[e] = g[k] / norm[k] * (dw[e] - v[e] * dg[k] / norm[k]);
+    }
+}
+} // namespace
+
+cudaError_t weightNormForward(cudaStream_t s, const float *v, const float *g, float *w, float *norm,
+                              int64_t outer, int64_t n, int64_t inner)
+{
+    if (n <= 0 || outer * inner <= 0)
+        return cudaSuccess;
+    weightNormNormKernel<<<gridFor(n), kThreads, 0, s>>>(v, norm, outer, n, inner);
+    weightNormApplyKernel<<<gridFor(outer * n * inner), kThreads, 0, s>>>(v, g, norm, w, outer, n,
+                                                                          inner);
+    return cudaGetLastError();
+}
+
+cudaError_t weightNormBackward(cudaStream_t s, const float *v, const float *g, const float *norm,
+                               const float *dw, float *dv, float *dg, float *scratch, int64_t outer,
+                               int64_t n, int64_t inner)
+{
+    if (n <= 0 || outer * inner <= 0)
+        return cudaSuccess;
+    float *dgOut = dg ? dg : scratch;
+    weightNormDgKernel<<<gridFor(n), kThreads, 0, s>>>(v, norm, dw, dgOut, outer, n, inner);
+    if (dv)
+        weightNormDvKernel<<<gridFor(outer * n * inner), kThreads, 0, s>>>(v, g, norm, dw, dgOut,
+                                                                           dv, outer, n, inner);
+    return cudaGetLastError();
+}
+
 } // namespace remat::gpu::kernels

@@ -19,6 +19,15 @@ cudaError_t softmaxForward(cudaStream_t s, const float *x, float *y, int64_t out
 cudaError_t softmaxBackward(cudaStream_t s, const float *y, const float *dy, float *dx,
                             int64_t outer, int64_t axisLen, int64_t inner, bool log = false);
 
+/// WeightNorm over v [outer, n, inner]: norm[k] = ||v[:, k, :]||, w = g[k] v / norm[k].
+cudaError_t weightNormForward(cudaStream_t s, const float *v, const float *g, float *w, float *norm,
+                              int64_t outer, int64_t n, int64_t inner);
+/// dg[k] = sum(dw v)[k] / norm[k] (dg may be null), dv = g[k] / norm[k] (dw - v dg[k] / norm[k])
+/// (dv may be null); `scratch` holds n floats.
+cudaError_t weightNormBackward(cudaStream_t s, const float *v, const float *g, const float *norm,
+                               const float *dw, float *dv, float *dg, float *scratch, int64_t outer,
+                               int64_t n, int64_t inner);
+
 /// Normalises each of `rows` rows of `cols` values; scale/bias have `cols` values (bias may be
 /// null); mean/invStd (may be null) receive one value per row.
 cudaError_t layerNormForward(cudaStream_t s, const float *x, const float *scale, const float *bias,

@@ -363,6 +363,18 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
         {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("LogSoftmax",
         {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
+    add("WeightNorm axis 0", {"WeightNorm",
+                              {attr("axis", int64_t(0))},
+                              {randn({3, 2, 2}, 1), randn({3, 1, 1}, 2)},
+                              {Out{V{3, 2, 2}}, Out{V{3, 1, 1}}}});
+    add("WeightNorm axis 2", {"WeightNorm",
+                              {attr("axis", int64_t(2))},
+                              {randn({2, 3, 4}, 3), randn({1, 1, 4}, 4)},
+                              {Out{V{2, 3, 4}}, Out{V{1, 1, 4}}}});
+    add("WeightNorm of everything", {"WeightNorm",
+                                     {attr("axis", int64_t(-1))},
+                                     {randn({2, 5}, 5), randn({1, 1}, 6)},
+                                     {Out{V{2, 5}}, Out{V{1, 1}}}});
     add("SoftmaxCrossEntropyLoss mean", {"SoftmaxCrossEntropyLoss",
                                          {},
                                          {randn({3, 5}, 1), ints({3}, {4, 0, 2})},

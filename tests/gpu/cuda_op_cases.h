@@ -225,6 +225,18 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                  {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
                  {5, 7});
          }},
+        {"weight_norm_conv",
+         [](MiniGraph &g) {
+             // torch.nn.utils.weight_norm(Conv1d, dim=0) exported: ReduceL2 / Div / Mul, which the
+             // builder fuses into WeightNorm
+             const ValueId v = g.param("v", {4, 3, 3});
+             const ValueId n = g.op("ReduceL2", {v}, {4, 1, 1},
+                                    {attrInts("axes", {1, 2}), attrInt("keepdims", 1)});
+             const ValueId w =
+                 g.op("Mul", {g.op("Div", {v, n}, {4, 3, 3}), g.param("g", {4, 1, 1})}, {4, 3, 3});
+             return g.op("Conv", {g.input("x", {2, 3, 9}), w}, {2, 4, 7},
+                         {attrInts("kernel_shape", {3})});
+         }},
         {"reparameterisation",
          [](MiniGraph &g) {
              // a VAE's z = mu + exp(logvar / 2) * randn_like(mu), plus uniform noise

@@ -688,6 +688,39 @@ private slots:
         }
     }
 
+    void weightNormIsFused()
+    {
+        // torch.nn.utils.weight_norm(dim=0) exported: n = ReduceL2(v, axes 1, keepdims) ->
+        // Div(v, n) -> Mul(., g): one WeightNorm keeping v, g and the norms (16 bytes), not the
+        // quotient v / n (64 bytes); the MatMul then keeps w.
+        GraphSpec s;
+        s.value("x", {2, 4}, ValueKind::Input);
+        s.value("v", {4, 4}, ValueKind::Parameter);
+        s.value("g", {4, 1}, ValueKind::Parameter);
+        s.value("n", {4, 1});
+        s.value("u", {4, 4});
+        s.value("w", {4, 4});
+        s.value("h", {2, 4});
+        s.value("y", {2, 4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "x"}, {"h"}, "sq");
+        s.node("ReduceL2", {"v"}, {"n"}, "norm").attributes = {{"axes", std::vector<int64_t>{1}},
+                                                               {"keepdims", int64_t(1)}};
+        s.node("Div", {"v", "n"}, {"u"}, "div");
+        s.node("Mul", {"u", "g"}, {"w"}, "wn");
+        s.node("MatMul", {"h", "w"}, {"y"}, "mm");
+        const TrainingGraph g = buildOk(s);
+        const training::Op *wn = opNamed(g, "wn");
+        QCOMPARE(wn->type, std::string("WeightNorm"));
+        QCOMPARE(wn->fusedNode->attrInt("axis", -9), int64_t(0));
+        QCOMPARE(names(g, opNamed(g, "wn/grad")->inputs), (Names{"v", "g", "w::norm", "grad:w"}));
+        // the norms (16) and h (32, kept by the MatMul for w's gradient); unfused, the quotient
+        // (64) would be kept too
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(16 + 32));
+        const TrainingGraph unfused = buildOk(s, {.fuseActivations = false});
+        QCOMPARE(training::summarize(unfused).savedForBackwardBytes, int64_t(16 + 32 + 64));
+    }
+
     void arithmeticOnWeightsIsSaved()
     {
         // Weight standardisation and the like: Ws = W * 0.5 is computed every step, a new tensor

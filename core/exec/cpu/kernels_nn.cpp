@@ -666,6 +666,76 @@ void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t
         }
 }
 
+// ---- WeightNorm (w = g v / ||v||, the norm over every axis but `axis`) ---------------------------
+
+Status weightNormForward(KernelContext &c)
+{
+    KView *v = c.input(0), *g = c.input(1), *w = c.output(0), *norm = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(v, "v"));
+    REMAT_RETURN_IF_ERROR(c.require(g, "g"));
+    REMAT_RETURN_IF_ERROR(c.require(w, "w"));
+    REMAT_ASSIGN_OR_RETURN(AxisSplit s, keptAxisSplit(v->shape, c.attrInt("axis", 0)));
+    if (g->numel() != s.n || (norm && norm->numel() != s.n))
+        return c.error("g and the norm need one value per kept index");
+    std::vector<double> n(size_t(s.n), 0.0);
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t k = 0; k < s.n; ++k)
+            for (int64_t i = 0; i < s.inner; ++i) {
+                const double x = v->f()[(o * s.n + k) * s.inner + i];
+                n[size_t(k)] += x * x;
+            }
+    for (double &x : n)
+        x = std::sqrt(x);
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t k = 0; k < s.n; ++k)
+            for (int64_t i = 0; i < s.inner; ++i) {
+                const int64_t e = (o * s.n + k) * s.inner + i;
+                w->f()[e] = float(double(g->f()[k]) * double(v->f()[e]) / n[size_t(k)]);
+            }
+    if (norm)
+        for (int64_t k = 0; k < s.n; ++k)
+            norm->f()[k] = float(n[size_t(k)]);
+    return Status::ok();
+}
+
+/// dg = sum(dw v) / n; dv = g / n (dw - v dg / n), per kept index.
+Status weightNormGrad(KernelContext &c)
+{
+    KView *v = c.input(0), *g = c.input(1), *dw = c.outputGrad(0), *norm = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.require(v, "v"));
+    REMAT_RETURN_IF_ERROR(c.require(g, "g"));
+    REMAT_RETURN_IF_ERROR(c.require(dw, "dw"));
+    REMAT_ASSIGN_OR_RETURN(AxisSplit s, keptAxisSplit(v->shape, c.attrInt("axis", 0)));
+    std::vector<double> n(size_t(s.n), 0.0), dg(size_t(s.n), 0.0);
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t k = 0; k < s.n; ++k)
+            for (int64_t i = 0; i < s.inner; ++i) {
+                const int64_t e = (o * s.n + k) * s.inner + i;
+                const double x = v->f()[e];
+                if (!norm)
+                    n[size_t(k)] += x * x;
+                dg[size_t(k)] += double(dw->f()[e]) * x;
+            }
+    for (int64_t k = 0; k < s.n; ++k) {
+        n[size_t(k)] = norm ? double(norm->f()[k]) : std::sqrt(n[size_t(k)]);
+        dg[size_t(k)] /= n[size_t(k)];
+    }
+    if (KView *dgo = c.inputGrad(1))
+        for (int64_t k = 0; k < s.n; ++k)
+            dgo->f()[k] = float(dg[size_t(k)]);
+    if (KView *dv = c.inputGrad(0))
+        for (int64_t o = 0; o < s.outer; ++o)
+            for (int64_t k = 0; k < s.n; ++k)
+                for (int64_t i = 0; i < s.inner; ++i) {
+                    const int64_t e = (o * s.n + k) * s.inner + i;
+                    const double nk = n[size_t(k)];
+                    dv->f()[e] =
+                        float(double(g->f()[k]) / nk *
+                              (double(dw->f()[e]) - double(v->f()[e]) * dg[size_t(k)] / nk));
+                }
+    return Status::ok();
+}
+
 // ---- SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss (core/exec/loss_terms.h) ---------------
 
 Expected<LossTerms> lossTermsOf(const KernelContext &c, const std::vector<int64_t> &scoresShape)
@@ -1349,6 +1419,8 @@ void addNnKernels(KernelTable &t)
     t["Softmax"] = softmaxForward<false>;
     t["SoftmaxGrad"] = softmaxGrad<false>;
     t["LogSoftmax"] = softmaxForward<true>;
+    t["WeightNorm"] = weightNormForward;
+    t["WeightNormGrad"] = weightNormGrad;
     t["SoftmaxCrossEntropyLoss"] = [](KernelContext &c) { return lossForward(c, true); };
     t["SoftmaxCrossEntropyLossGrad"] = [](KernelContext &c) { return lossGrad(c, true); };
     t["NegativeLogLikelihoodLoss"] = [](KernelContext &c) { return lossForward(c, false); };
