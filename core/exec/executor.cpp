@@ -47,6 +47,16 @@ bool isLossCotangent(const training::TrainingGraph &g, const training::Tensor &t
 HostTensor randomTensor(ir::DataType dtype, const std::vector<int64_t> &shape, uint64_t seed,
                         double scale, double mean = 0.0)
 {
+    if (!ir::isFloatingPoint(dtype) && dtype != ir::DataType::Bool) {
+        // integer data with no values given (token ids, class labels): 0 or 1, valid as an index
+        // into any table and as a label of any loss with two classes or more
+        HostTensor t = HostTensor::zeros(ir::DataType::Int64, shape);
+        std::mt19937_64 rng(seed);
+        std::vector<int64_t> v(size_t(t.numElements()));
+        for (int64_t &x : v)
+            x = int64_t(rng() & 1);
+        return HostTensor::fromInt64s(shape, v).convertedTo(dtype);
+    }
     HostTensor t = HostTensor::zeros(ir::DataType::Float, shape);
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> dist(0.0f, 1.0f);
