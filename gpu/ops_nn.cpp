@@ -567,6 +567,36 @@ Status extremumIters(OpContext &c, const std::vector<int64_t> &x, const std::vec
     return Status::ok();
 }
 
+/// Variance (the CPU reference: core/exec/cpu/kernels_nn.cpp): one thread per result.
+Status varianceF(OpContext &c)
+{
+    DView *x = c.input(0), *y = c.output(0);
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceForwardShape(c, x, y, kept, count));
+    NdIter keptIt, redIt;
+    REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
+    return c.check(variance(c.rt->stream(), keptIt, redIt, x->f(), y->f(),
+                            double(count - c.attrInt("correction", 1))),
+                   "variance");
+}
+
+Status varianceB(OpContext &c)
+{
+    DView *x = c.input(0), *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dvariance"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "ddata"));
+    std::vector<int64_t> kept;
+    int64_t count;
+    REMAT_RETURN_IF_ERROR(reduceShape(c, x->shape, kept, count));
+    NdIter keptIt, redIt;
+    REMAT_RETURN_IF_ERROR(extremumIters(c, x->shape, kept, keptIt, redIt));
+    return c.check(varianceBackward(c.rt->stream(), keptIt, redIt, x->f(), dy->f(), dx->f(),
+                                    double(count - c.attrInt("correction", 1))),
+                   "variance backward");
+}
+
 /// ReduceMax / ReduceMin (the CPU reference: core/exec/cpu/kernels_nn.cpp).
 Status reduceExtremumF(OpContext &c, bool isMax)
 {
@@ -859,6 +889,8 @@ void addNnOps(OpTable &t)
     t["SoftmaxGrad"] = softmaxB;
     t["LogSoftmax"] = logSoftmaxF;
     t["WeightNorm"] = weightNormF;
+    t["Variance"] = varianceF;
+    t["VarianceGrad"] = varianceB;
     t["WeightNormGrad"] = weightNormB;
     t["LogSoftmaxGrad"] = logSoftmaxB;
     t["MaxPool"] = maxPoolF;

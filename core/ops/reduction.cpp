@@ -119,6 +119,19 @@ Expected<Spec> topK(const RuleContext &c)
     return s;
 }
 
+/// Variance (torch.var / torch.std: not an ONNX op; the builder fuses torch's export, the mean,
+/// the squared deviation, its mean and the correction, into it): VarBackward keeps its input.
+Expected<Spec> variance(const RuleContext &c)
+{
+    Spec s = *rules::reduction(c);
+    s.forwardFlops = 4 * numel(c.input(0));
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 0);
+        s.backwardFlops = 4 * numel(c.input(0));
+    }
+    return s;
+}
+
 Expected<Spec> reduceMean(const RuleContext &c)
 {
     // torch 1.13's mean over given dims (MeanBackward1: x.mean(-1), RMSNorm's variance, adaptive
@@ -169,6 +182,11 @@ void addReductionOps(std::vector<OpDef> &t)
                  .inferShape = reduceShape,
                  .differentiable = first,
                  .derive = reduceMean});
+    t.push_back({.type = "Variance",
+                 .family = OpFamily::Pooling,
+                 .inferShape = reduceShape,
+                 .differentiable = first,
+                 .derive = variance});
     t.push_back({.type = "ReduceMax",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,

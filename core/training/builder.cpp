@@ -53,6 +53,7 @@ private:
     void fuseSiluMish();
     void fuseGroupNorm();
     void fuseWeightNorm();
+    void fuseVariance();
     /// Whether every value of a constant is `expected` (true for folded data we cannot read).
     bool constantAll(const ir::Value *v, double expected) const;
     /// The position (0 / 1) of a binary node's operand that is not `known`, or -1.
@@ -499,6 +500,99 @@ void Builder::fuseWeightNorm()
     }
 }
 
+void Builder::fuseVariance()
+{
+    if (!m_opt.fuseActivations)
+        return;
+    // torch.var / torch.std (weight standardisation, hand-written norms) exported: m =
+    // ReduceMean(x, A, keepdims) -> d = Sub(x, m) -> Mul(d, d) -> ReduceMean(., A) [-> Mul(., N)
+    // -> Div(., N - 1)]: one Variance(x) keeping x alone, as VarBackward does (StdBackward's
+    // result is the Sqrt after it, which keeps its output).
+    const auto axesOf = [&](const ir::Node &n) -> std::optional<std::vector<int64_t>> {
+        if (n.inputs.size() > 1 && n.inputs[1].valid()) {
+            const ir::Value *k = constInput(n, 1);
+            if (!k || !k->initializer || !k->initializer->hasData())
+                return std::nullopt;
+            auto a = k->initializer->toInt64s();
+            return a ? std::optional(*a) : std::nullopt;
+        }
+        return n.attrInts("axes");
+    };
+    const auto only = [&](ValueId v, const ir::Node *n) {
+        const ir::Value &val = m_g.value(v);
+        return !val.isGraphOutput && !val.consumers.empty() &&
+               std::all_of(val.consumers.begin(), val.consumers.end(),
+                           [&](NodeId c) { return c == n->id; });
+    };
+    const auto usable = [&](const ir::Node *n, const char *type) {
+        return n && n->opType == type && !m_constNode[n->id.index()] &&
+               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
+               n->outputs.size() == 1 && n->outputs[0].valid();
+    };
+    for (const ir::Node &sq : m_g.nodes()) {
+        if (!usable(&sq, "Mul") || sq.inputs.size() != 2 ||
+            resolve(sq.inputs[0]) != resolve(sq.inputs[1]))
+            continue;
+        const ValueId d = resolve(sq.inputs[0]);
+        const ir::Node *diff =
+            m_g.value(d).producer.valid() ? &m_g.node(m_g.value(d).producer) : nullptr;
+        if (!usable(diff, "Sub") || !only(d, &sq))
+            continue;
+        const ValueId x = resolve(diff->inputs[0]);
+        const ValueId m = resolve(diff->inputs[1]);
+        const ir::Node *mean =
+            m_g.value(m).producer.valid() ? &m_g.node(m_g.value(m).producer) : nullptr;
+        if (!usable(mean, "ReduceMean") || resolve(mean->inputs[0]) != x || !only(m, diff) ||
+            mean->attrInt("keepdims", 1) != 1)
+            continue;
+        const ir::Node *var = soleConsumer(sq.outputs[0]);
+        if (!usable(var, "ReduceMean"))
+            continue;
+        const auto a1 = axesOf(*mean), a2 = axesOf(*var);
+        if (!a1 || !a2 || *a1 != *a2 || a1->empty())
+            continue;
+        // the correction: Mul by the count, then Div by the count less the correction
+        const ir::Node *last = var;
+        int64_t correction = 0;
+        const ir::Node *mulN = soleConsumer(var->outputs[0]);
+        if (usable(mulN, "Mul") && otherInput(*mulN, var->outputs[0]) >= 0 &&
+            constInput(*mulN, size_t(otherInput(*mulN, var->outputs[0])))) {
+            const ir::Node *divN = soleConsumer(mulN->outputs[0]);
+            if (usable(divN, "Div") && resolve(divN->inputs[0]) == resolve(mulN->outputs[0]) &&
+                constInput(*divN, 1)) {
+                correction = 1;
+                const ir::Value *n = constInput(*mulN, size_t(otherInput(*mulN, var->outputs[0])));
+                const ir::Value *nm = constInput(*divN, 1);
+                if (n->initializer && n->initializer->hasData() && nm->initializer &&
+                    nm->initializer->hasData()) {
+                    auto a = n->initializer->toFloats();
+                    auto b = nm->initializer->toFloats();
+                    if (a && b && a->size() == 1 && b->size() == 1)
+                        correction = int64_t(std::lround((*a)[0] - (*b)[0]));
+                }
+                last = divN;
+            }
+        }
+        ir::Node v;
+        v.id = last->id;
+        v.name = last->name;
+        v.opType = "Variance";
+        v.inputs = {x};
+        v.outputs = {last->outputs[0]};
+        v.ns = last->ns;
+        v.attributes.push_back({"axes", *a1});
+        v.attributes.push_back({"keepdims", var->attrInt("keepdims", 1)});
+        v.attributes.push_back({"correction", correction});
+        for (const ir::Node *n : {mean, diff, static_cast<const ir::Node *>(&sq), var})
+            if (n != last)
+                m_skipNode[n->id.index()] = true;
+        if (last != var)
+            m_skipNode[mulN->id.index()] = true;
+        m_fusedAt[last->id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(v));
+    }
+}
+
 Status Builder::collectWorkNodes()
 {
     for (NodeId id : m_g.topologicalOrder()) {
@@ -872,6 +966,7 @@ Expected<TrainingGraph> Builder::run()
     fuseSiluMish();
     fuseGroupNorm();
     fuseWeightNorm();
+    fuseVariance();
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
     propagateRequiresGrad();
     REMAT_RETURN_IF_ERROR(planBackward());

@@ -340,6 +340,63 @@ __global__ void lossBackwardKernel(const float *logp, const long long *labels, c
 }
 } // namespace
 
+namespace {
+__global__ void varianceKernel(NdIter kept, NdIter red, const float *x, float *y, double denom,
+                               const float *dy, float *dx)
+{
+    const int64_t nRed = red.count();
+    REMAT_GRID_STRIDE(k, kept.count())
+    {
+        int64_t ko[1];
+        offsetsOf<1>(kept, k, ko);
+        double mean = 0;
+        for (int64_t j = 0; j < nRed; ++j) {
+            int64_t ro[1];
+            offsetsOf<1>(red, j, ro);
+            mean += x[ko[0] + ro[0]];
+        }
+        mean /= double(nRed > 0 ? nRed : 1);
+        if (dx) { // backward
+            for (int64_t j = 0; j < nRed; ++j) {
+                int64_t ro[1];
+                offsetsOf<1>(red, j, ro);
+                const int64_t o = ko[0] + ro[0];
+                dx[o] = float(double(dy[k]) * 2.0 * (double(x[o]) - mean) / denom);
+            }
+            continue;
+        }
+        double sq = 0;
+        for (int64_t j = 0; j < nRed; ++j) {
+            int64_t ro[1];
+            offsetsOf<1>(red, j, ro);
+            const double d = double(x[ko[0] + ro[0]]) - mean;
+            sq += d * d;
+        }
+        y[k] = float(sq / denom);
+    }
+}
+} // namespace
+
+cudaError_t variance(cudaStream_t s, const NdIter &kept, const NdIter &reduced, const float *x,
+                     float *y, double denom)
+{
+    if (kept.count() <= 0)
+        return cudaSuccess;
+    varianceKernel<<<gridFor(kept.count()), kThreads, 0, s>>>(kept, reduced, x, y, denom, nullptr,
+                                                              nullptr);
+    return cudaGetLastError();
+}
+
+cudaError_t varianceBackward(cudaStream_t s, const NdIter &kept, const NdIter &reduced,
+                             const float *x, const float *dy, float *dx, double denom)
+{
+    if (kept.count() <= 0)
+        return cudaSuccess;
+    varianceKernel<<<gridFor(kept.count()), kThreads, 0, s>>>(kept, reduced, x, nullptr, denom, dy,
+                                                              dx);
+    return cudaGetLastError();
+}
+
 cudaError_t lossBackward(cudaStream_t s, const float *logp, const long long *labels,
                          const float *scale, float *dx, int64_t outer, int64_t classes,
                          int64_t inner)

@@ -69,6 +69,13 @@ cudaError_t gatherWeighted(cudaStream_t s, const float *x, const long long *offs
 cudaError_t scatterWeighted(cudaStream_t s, const float *dy, const long long *offsets,
                             const float *weights, float *dx, int64_t n, int64_t taps);
 
+/// Variance over the `reduced` elements of each `kept` one: y = sum((x - mean)^2) / denom.
+cudaError_t variance(cudaStream_t s, const NdIter &kept, const NdIter &reduced, const float *x,
+                     float *y, double denom);
+/// Its gradient: dx = dy 2 (x - mean) / denom (the mean recomputed).
+cudaError_t varianceBackward(cudaStream_t s, const NdIter &kept, const NdIter &reduced,
+                             const float *x, const float *dy, float *dx, double denom);
+
 /// SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss backward over scores [outer, classes,
 /// inner]: dx = scale[o, i] * ((logp ? exp(logp) : 0) - (c == labels[o, i])); labels of -1
 /// (ignored) match no class.

@@ -363,6 +363,16 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
         {"Softmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
     add("LogSoftmax",
         {"LogSoftmax", {attr("axis", int64_t(1))}, {randn({2, 4, 2}, 1)}, {Out{V{2, 4, 2}}}});
+    add("Variance unbiased, axes 1 2",
+        {"Variance",
+         {attr("axes", V{1, 2}), attr("keepdims", int64_t(1)), attr("correction", int64_t(1))},
+         {randn({2, 3, 4}, 1)},
+         {Out{V{2, 1, 1}}}});
+    add("Variance biased, axis 0",
+        {"Variance",
+         {attr("axes", V{0}), attr("keepdims", int64_t(0)), attr("correction", int64_t(0))},
+         {randn({3, 5}, 2)},
+         {Out{V{5}}}});
     add("WeightNorm axis 0", {"WeightNorm",
                               {attr("axis", int64_t(0))},
                               {randn({3, 2, 2}, 1), randn({3, 1, 1}, 2)},

@@ -225,6 +225,25 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
                  {g.input("x", {5, 7}), g.constFloats("lo", {-0.5f}), g.constFloats("hi", {0.5f})},
                  {5, 7});
          }},
+        {"weight_standardisation",
+         [](MiniGraph &g) {
+             // (W - W.mean(dims)) / W.std(dims) as torch.onnx writes std out: ReduceMean, Sub,
+             // Mul, ReduceMean, the correction (Mul by N, Div by N - 1), Sqrt; the builder fuses
+             // the variance
+             const ValueId w = g.param("w", {4, 3, 3});
+             const std::vector<int64_t> axes{1, 2};
+             const ValueId m1 = g.op("ReduceMean", {w}, {4, 1, 1}, {attrInts("axes", axes)});
+             const ValueId m2 = g.op("ReduceMean", {w}, {4, 1, 1}, {attrInts("axes", axes)});
+             const ValueId d = g.op("Sub", {w, m2}, {4, 3, 3});
+             const ValueId sq = g.op("Mul", {d, d}, {4, 3, 3});
+             const ValueId v = g.op("ReduceMean", {sq}, {4, 1, 1}, {attrInts("axes", axes)});
+             const ValueId vn = g.op("Mul", {v, g.constFloats("n", {9.f})}, {4, 1, 1});
+             const ValueId vu = g.op("Div", {vn, g.constFloats("n1", {8.f})}, {4, 1, 1});
+             const ValueId sd = g.op("Sqrt", {vu}, {4, 1, 1});
+             const ValueId ws = g.op("Div", {g.op("Sub", {w, m1}, {4, 3, 3}), sd}, {4, 3, 3});
+             return g.op("Conv", {g.input("x", {2, 3, 9}), ws}, {2, 4, 7},
+                         {attrInts("kernel_shape", {3})});
+         }},
         {"weight_norm_conv",
          [](MiniGraph &g) {
              // torch.nn.utils.weight_norm(Conv1d, dim=0) exported: ReduceL2 / Div / Mul, which the

@@ -688,6 +688,43 @@ private slots:
         }
     }
 
+    void varianceIsFused()
+    {
+        // torch.std(v, 1, keepdim=True) exported: m = ReduceMean(v) -> d = Sub(v, m) -> Mul(d, d)
+        // -> ReduceMean -> Mul(., 4) -> Div(., 3) -> Sqrt: a Variance keeping v (a parameter:
+        // nothing counted) and the Sqrt keeping its output (16 bytes), as StdBackward keeps
+        // self and result; unfused, d (64) and its square (64) would be kept too.
+        GraphSpec s;
+        s.value("x", {2, 4}, ValueKind::Input);
+        s.value("v", {4, 4}, ValueKind::Parameter);
+        s.constant("n", {4.0});
+        s.constant("n1", {3.0});
+        for (const char *n : {"m", "var", "vn", "vu", "sd"})
+            s.value(n, {4, 1});
+        for (const char *n : {"d", "sq", "w"})
+            s.value(n, {4, 4});
+        s.value("y", {2, 4});
+        s.outputs = {s.find("y")};
+        const auto axis1 = std::vector<ir::Attribute>{{"axes", std::vector<int64_t>{1}}};
+        s.node("ReduceMean", {"v"}, {"m"}, "mean").attributes = axis1;
+        s.node("Sub", {"v", "m"}, {"d"}, "sub");
+        s.node("Mul", {"d", "d"}, {"sq"}, "sq");
+        s.node("ReduceMean", {"sq"}, {"var"}, "var").attributes = axis1;
+        s.node("Mul", {"var", "n"}, {"vn"}, "times_n");
+        s.node("Div", {"vn", "n1"}, {"vu"}, "unbiased");
+        s.node("Sqrt", {"vu"}, {"sd"}, "std");
+        s.node("Div", {"v", "sd"}, {"w"}, "ws");
+        s.node("MatMul", {"x", "w"}, {"y"}, "mm");
+        const TrainingGraph g = buildOk(s);
+        const training::Op *var = opNamed(g, "unbiased");
+        QCOMPARE(var->type, std::string("Variance"));
+        QCOMPARE(var->fusedNode->attrInt("correction", -1), int64_t(1));
+        QCOMPARE(names(g, opNamed(g, "unbiased/grad")->inputs), (Names{"v", "grad:vu"}));
+        const int64_t fused = training::summarize(g).savedForBackwardBytes;
+        const TrainingGraph unfused = buildOk(s, {.fuseActivations = false});
+        QCOMPARE(training::summarize(unfused).savedForBackwardBytes - fused, int64_t(64 + 64));
+    }
+
     void weightNormIsFused()
     {
         // torch.nn.utils.weight_norm(dim=0) exported: n = ReduceL2(v, axes 1, keepdims) ->

@@ -922,6 +922,52 @@ Status reduceGrad(KernelContext &c, bool mean)
     return Status::ok();
 }
 
+/// Variance over the reduced axes: sum((x - mean)^2) / (count - correction).
+Status varianceForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "variance"));
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != y->numel())
+        return c.error("output size mismatch");
+    const double denom = double(g.count - c.attrInt("correction", 1));
+    const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
+    std::vector<double> mean(size_t(y->numel()), 0.0), sq(size_t(y->numel()), 0.0);
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) { mean[size_t(j)] += x->f()[o]; });
+    for (double &m : mean)
+        m /= double(std::max<int64_t>(1, g.count));
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) {
+        const double d = x->f()[o] - mean[size_t(j)];
+        sq[size_t(j)] += d * d;
+    });
+    for (int64_t j = 0; j < y->numel(); ++j)
+        y->f()[j] = float(sq[size_t(j)] / denom);
+    return Status::ok();
+}
+
+/// dx = dy 2 (x - mean) / (count - correction), the mean recomputed from x.
+Status varianceGrad(KernelContext &c)
+{
+    KView *x = c.input(0), *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dvariance"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
+    if (numelOf(g.keptShape) != dy->numel())
+        return c.error("output gradient size mismatch");
+    const double denom = double(g.count - c.attrInt("correction", 1));
+    const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
+    std::vector<double> mean(size_t(dy->numel()), 0.0);
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) { mean[size_t(j)] += x->f()[o]; });
+    for (double &m : mean)
+        m /= double(std::max<int64_t>(1, g.count));
+    bc.forEach2([&](int64_t o, int64_t, int64_t j) {
+        dx->f()[o] = float(double(dy->f()[j]) * 2.0 * (x->f()[o] - mean[size_t(j)]) / denom);
+    });
+    return Status::ok();
+}
+
 /// ReduceMax / ReduceMin: out[j] = max (min) of the x[o] that reduce to j.
 Status reduceExtremumForward(KernelContext &c, bool isMax)
 {
@@ -1419,6 +1465,8 @@ void addNnKernels(KernelTable &t)
     t["Softmax"] = softmaxForward<false>;
     t["SoftmaxGrad"] = softmaxGrad<false>;
     t["LogSoftmax"] = softmaxForward<true>;
+    t["Variance"] = varianceForward;
+    t["VarianceGrad"] = varianceGrad;
     t["WeightNorm"] = weightNormForward;
     t["WeightNormGrad"] = weightNormGrad;
     t["SoftmaxCrossEntropyLoss"] = [](KernelContext &c) { return lossForward(c, true); };
