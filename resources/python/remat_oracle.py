@@ -175,11 +175,33 @@ def _fused_dropout(input, p=0.5, training=True, inplace=False):
 
 
 _PLAIN_DROPOUT = torch.nn.functional.dropout if torch else None
+_PLAIN_LOGSIGMOID = torch.nn.functional.logsigmoid if torch else None
+
+
+class _LogSigmoidCUDA(torch.autograd.Function if torch else object):
+    """log_sigmoid as PyTorch runs it on CUDA: log_sigmoid_forward's buffer is empty there and the
+    backward recomputes from the input, so autograd keeps the input alone; the CPU path also keeps
+    a buffer the size of the input."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _PLAIN_LOGSIGMOID(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * torch.sigmoid(-x)
+
+
+def _cuda_logsigmoid(input):
+    return _LogSigmoidCUDA.apply(input) if input.requires_grad else _PLAIN_LOGSIGMOID(input)
 
 
 def measure(model, inputs, cuda_dropout=True):
     """PyTorch's saved tensors for one training step of `model(*inputs)` (see the module doc).
-    cuda_dropout: measure Dropout as CUDA runs it (a bool mask) rather than as the CPU does."""
+    cuda_dropout: measure Dropout (a bool mask) and log_sigmoid (no buffer) as CUDA runs them
+    rather than as the CPU does."""
     params = {}
     for p in model.parameters():
         key, nbytes = _storage_key(p)
@@ -222,6 +244,7 @@ def measure(model, inputs, cuda_dropout=True):
     plain_dropout = torch.nn.functional.dropout
     if cuda_dropout:
         torch.nn.functional.dropout = _fused_dropout
+        torch.nn.functional.logsigmoid = _cuda_logsigmoid
     try:
         with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
             out = model(*inputs)
@@ -249,6 +272,7 @@ def measure(model, inputs, cuda_dropout=True):
         torch.autograd.backward(outs, grads)
     finally:
         torch.nn.functional.dropout = plain_dropout
+        torch.nn.functional.logsigmoid = _PLAIN_LOGSIGMOID
         for h in handles:
             h.remove()
 
