@@ -760,13 +760,13 @@ void addNnOps(std::vector<OpDef> &t)
                  .differentiable = first,
                  .derive = softmax});
     t.push_back({.type = "SoftmaxCrossEntropyLoss",
-                 .family = OpFamily::Activation,
+                 .family = OpFamily::Other,
                  .sinceOpset = 12,
                  .inferShape = lossShape,
                  .differentiable = first,
                  .derive = softmaxCrossEntropy});
     t.push_back({.type = "NegativeLogLikelihoodLoss",
-                 .family = OpFamily::Activation,
+                 .family = OpFamily::Other,
                  .sinceOpset = 12,
                  .inferShape = lossShape,
                  .differentiable = first,
