@@ -268,17 +268,26 @@ Status logSoftmaxF(OpContext &c) { return softmaxFwd(c, true); }
 
 // ---- WeightNorm (the CPU reference: core/exec/cpu/kernels_nn.cpp) ----------------------------
 
-Status weightNormF(OpContext &c)
+/// v, g and the layout of v around the kept axis: the preamble of both kernels.
+core::Expected<core::exec::AxisSplit> weightNormSplit(OpContext &c)
 {
-    DView *v = c.input(0), *g = c.input(1), *w = c.output(0), *norm = c.output(1);
+    const DView *v = c.input(0), *g = c.input(1), *norm = c.output(1);
     REMAT_RETURN_IF_ERROR(c.requireFloat(v, "v"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(g, "g"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "w"));
     auto s = core::exec::keptAxisSplit(v->shape, c.attrInt("axis", 0));
     if (!s)
         return c.error(s.status().message());
     if (g->numel() != s->n || (norm && norm->numel() != s->n))
         return c.error("g and the norm need one value per kept index");
+    return s;
+}
+
+Status weightNormF(OpContext &c)
+{
+    DView *v = c.input(0), *g = c.input(1), *w = c.output(0), *norm = c.output(1);
+    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "w"));
+    REMAT_ASSIGN_OR_RETURN(const core::exec::AxisSplit split, weightNormSplit(c));
+    const core::exec::AxisSplit *s = &split;
     float *pn = norm ? norm->f() : nullptr;
     if (!pn) {
         REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(s->n * 4));
@@ -292,12 +301,9 @@ Status weightNormF(OpContext &c)
 Status weightNormB(OpContext &c)
 {
     DView *v = c.input(0), *g = c.input(1), *dw = c.outputGrad(0), *norm = c.output(1);
-    REMAT_RETURN_IF_ERROR(c.requireFloat(v, "v"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(g, "g"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(dw, "dw"));
-    auto s = core::exec::keptAxisSplit(v->shape, c.attrInt("axis", 0));
-    if (!s)
-        return c.error(s.status().message());
+    REMAT_ASSIGN_OR_RETURN(const core::exec::AxisSplit split, weightNormSplit(c));
+    const core::exec::AxisSplit *s = &split;
     REMAT_ASSIGN_OR_RETURN(void *tmp, c.rt->scratch(s->n * 8));
     float *scratch = static_cast<float *>(tmp);
     const float *pn = norm ? norm->f() : nullptr;

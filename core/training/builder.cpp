@@ -106,6 +106,19 @@ private:
         return &m_g.node(val.consumers[0]);
     }
     bool constantNear(const ir::Value *v, double expected) const;
+    /// A node a fusion may take: of `type`, not folded, not already skipped or fused, one output.
+    bool fusable(const ir::Node *n, const char *type) const
+    {
+        return n && n->opType == type && !m_constNode[n->id.index()] &&
+               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
+               n->outputs.size() == 1 && n->outputs[0].valid();
+    }
+    /// The node computing a value (through removed aliases), or null for inputs and weights.
+    const ir::Node *producerOf(ValueId v) const
+    {
+        const ir::Value &val = m_g.value(resolve(v));
+        return val.producer.valid() ? &m_g.node(val.producer) : nullptr;
+    }
 
     const ir::Graph &m_g;
     BuildOptions m_opt;
@@ -233,13 +246,7 @@ void Builder::fuseGeluTanh()
     // Muls marks the exporter's form: GELU written out in Python (minGPT's NewGELU) uses Pow, and
     // autograd keeps its intermediates, so that form is left as it is.
     const auto usable = [&](const ir::Node *n, const char *type) {
-        return n && n->opType == type && !m_constNode[n->id.index()] &&
-               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
-               n->inputs.size() == 2 && n->outputs.size() == 1 && n->outputs[0].valid();
-    };
-    const auto producerOf = [&](ValueId v) -> const ir::Node * {
-        const ir::Value &val = m_g.value(resolve(v));
-        return val.producer.valid() ? &m_g.node(val.producer) : nullptr;
+        return fusable(n, type) && n->inputs.size() == 2;
     };
     // The non-constant operand of a binary node whose other operand is the constant `c`.
     const auto besideConstant = [&](const ir::Node &n, double c) -> ValueId {
@@ -318,11 +325,7 @@ void Builder::fuseSiluMish()
 {
     if (!m_opt.fuseActivations)
         return;
-    const auto usable = [&](const ir::Node *n, const char *type) {
-        return n && n->opType == type && !m_constNode[n->id.index()] &&
-               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
-               n->outputs.size() == 1 && n->outputs[0].valid();
-    };
+    const auto usable = [&](const ir::Node *n, const char *type) { return fusable(n, type); };
     // Mul(x, f(x)) with f's output read once: SiLU = x * Sigmoid(x), Mish = x * Tanh(Softplus(x)).
     for (const ir::Node &first : m_g.nodes()) {
         if ((first.opType != "Sigmoid" && first.opType != "Softplus") ||
@@ -524,24 +527,18 @@ void Builder::fuseVariance()
                std::all_of(val.consumers.begin(), val.consumers.end(),
                            [&](NodeId c) { return c == n->id; });
     };
-    const auto usable = [&](const ir::Node *n, const char *type) {
-        return n && n->opType == type && !m_constNode[n->id.index()] &&
-               !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
-               n->outputs.size() == 1 && n->outputs[0].valid();
-    };
+    const auto usable = [&](const ir::Node *n, const char *type) { return fusable(n, type); };
     for (const ir::Node &sq : m_g.nodes()) {
         if (!usable(&sq, "Mul") || sq.inputs.size() != 2 ||
             resolve(sq.inputs[0]) != resolve(sq.inputs[1]))
             continue;
         const ValueId d = resolve(sq.inputs[0]);
-        const ir::Node *diff =
-            m_g.value(d).producer.valid() ? &m_g.node(m_g.value(d).producer) : nullptr;
+        const ir::Node *diff = producerOf(d);
         if (!usable(diff, "Sub") || !only(d, &sq))
             continue;
         const ValueId x = resolve(diff->inputs[0]);
         const ValueId m = resolve(diff->inputs[1]);
-        const ir::Node *mean =
-            m_g.value(m).producer.valid() ? &m_g.node(m_g.value(m).producer) : nullptr;
+        const ir::Node *mean = producerOf(m);
         if (!usable(mean, "ReduceMean") || resolve(mean->inputs[0]) != x || !only(m, diff) ||
             mean->attrInt("keepdims", 1) != 1)
             continue;

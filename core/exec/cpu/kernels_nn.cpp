@@ -668,6 +668,21 @@ void softmaxInto(const float *px, float *py, int64_t outer, int64_t dim, int64_t
 
 // ---- WeightNorm (w = g v / ||v||, the norm over every axis but `axis`) ---------------------------
 
+/// ||v[:, k, :]|| for each kept index k of v laid out as [outer, n, inner].
+std::vector<double> keptNorms(const KView &v, const AxisSplit &s)
+{
+    std::vector<double> n(size_t(s.n), 0.0);
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t k = 0; k < s.n; ++k)
+            for (int64_t i = 0; i < s.inner; ++i) {
+                const double x = v.f()[(o * s.n + k) * s.inner + i];
+                n[size_t(k)] += x * x;
+            }
+    for (double &x : n)
+        x = std::sqrt(x);
+    return n;
+}
+
 Status weightNormForward(KernelContext &c)
 {
     KView *v = c.input(0), *g = c.input(1), *w = c.output(0), *norm = c.output(1);
@@ -677,15 +692,7 @@ Status weightNormForward(KernelContext &c)
     REMAT_ASSIGN_OR_RETURN(AxisSplit s, keptAxisSplit(v->shape, c.attrInt("axis", 0)));
     if (g->numel() != s.n || (norm && norm->numel() != s.n))
         return c.error("g and the norm need one value per kept index");
-    std::vector<double> n(size_t(s.n), 0.0);
-    for (int64_t o = 0; o < s.outer; ++o)
-        for (int64_t k = 0; k < s.n; ++k)
-            for (int64_t i = 0; i < s.inner; ++i) {
-                const double x = v->f()[(o * s.n + k) * s.inner + i];
-                n[size_t(k)] += x * x;
-            }
-    for (double &x : n)
-        x = std::sqrt(x);
+    const std::vector<double> n = keptNorms(*v, s);
     for (int64_t o = 0; o < s.outer; ++o)
         for (int64_t k = 0; k < s.n; ++k)
             for (int64_t i = 0; i < s.inner; ++i) {
@@ -706,20 +713,17 @@ Status weightNormGrad(KernelContext &c)
     REMAT_RETURN_IF_ERROR(c.require(g, "g"));
     REMAT_RETURN_IF_ERROR(c.require(dw, "dw"));
     REMAT_ASSIGN_OR_RETURN(AxisSplit s, keptAxisSplit(v->shape, c.attrInt("axis", 0)));
-    std::vector<double> n(size_t(s.n), 0.0), dg(size_t(s.n), 0.0);
+    std::vector<double> n =
+        norm ? std::vector<double>(norm->f(), norm->f() + s.n) : keptNorms(*v, s);
+    std::vector<double> dg(size_t(s.n), 0.0);
     for (int64_t o = 0; o < s.outer; ++o)
         for (int64_t k = 0; k < s.n; ++k)
             for (int64_t i = 0; i < s.inner; ++i) {
                 const int64_t e = (o * s.n + k) * s.inner + i;
-                const double x = v->f()[e];
-                if (!norm)
-                    n[size_t(k)] += x * x;
-                dg[size_t(k)] += double(dw->f()[e]) * x;
+                dg[size_t(k)] += double(dw->f()[e]) * double(v->f()[e]);
             }
-    for (int64_t k = 0; k < s.n; ++k) {
-        n[size_t(k)] = norm ? double(norm->f()[k]) : std::sqrt(n[size_t(k)]);
+    for (int64_t k = 0; k < s.n; ++k)
         dg[size_t(k)] /= n[size_t(k)];
-    }
     if (KView *dgo = c.inputGrad(1))
         for (int64_t k = 0; k < s.n; ++k)
             dgo->f()[k] = float(dg[size_t(k)]);
@@ -922,6 +926,18 @@ Status reduceGrad(KernelContext &c, bool mean)
     return Status::ok();
 }
 
+/// The mean of the x that reduce to each kept element.
+std::vector<double> keptMeans(const KView &x, const ReduceGeometry &g, int64_t kept)
+{
+    std::vector<double> mean(size_t(kept), 0.0);
+    keptBroadcast(x.shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
+        mean[size_t(j)] += x.f()[o];
+    });
+    for (double &m : mean)
+        m /= double(std::max<int64_t>(1, g.count));
+    return mean;
+}
+
 /// Variance over the reduced axes: sum((x - mean)^2) / (count - correction).
 Status varianceForward(KernelContext &c)
 {
@@ -932,12 +948,9 @@ Status varianceForward(KernelContext &c)
     if (numelOf(g.keptShape) != y->numel())
         return c.error("output size mismatch");
     const double denom = double(g.count - c.attrInt("correction", 1));
-    const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
-    std::vector<double> mean(size_t(y->numel()), 0.0), sq(size_t(y->numel()), 0.0);
-    bc.forEach2([&](int64_t o, int64_t, int64_t j) { mean[size_t(j)] += x->f()[o]; });
-    for (double &m : mean)
-        m /= double(std::max<int64_t>(1, g.count));
-    bc.forEach2([&](int64_t o, int64_t, int64_t j) {
+    const std::vector<double> mean = keptMeans(*x, g, y->numel());
+    std::vector<double> sq(size_t(y->numel()), 0.0);
+    keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
         const double d = x->f()[o] - mean[size_t(j)];
         sq[size_t(j)] += d * d;
     });
@@ -957,12 +970,8 @@ Status varianceGrad(KernelContext &c)
     if (numelOf(g.keptShape) != dy->numel())
         return c.error("output gradient size mismatch");
     const double denom = double(g.count - c.attrInt("correction", 1));
-    const Broadcast bc = keptBroadcast(x->shape, g.keptShape);
-    std::vector<double> mean(size_t(dy->numel()), 0.0);
-    bc.forEach2([&](int64_t o, int64_t, int64_t j) { mean[size_t(j)] += x->f()[o]; });
-    for (double &m : mean)
-        m /= double(std::max<int64_t>(1, g.count));
-    bc.forEach2([&](int64_t o, int64_t, int64_t j) {
+    const std::vector<double> mean = keptMeans(*x, g, dy->numel());
+    keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
         dx->f()[o] = float(double(dy->f()[j]) * 2.0 * (x->f()[o] - mean[size_t(j)]) / denom);
     });
     return Status::ok();
