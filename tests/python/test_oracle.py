@@ -68,6 +68,7 @@ SAMPLE = {
     f"{NETS}:StyleTransfer": (None, "reflection padding keeps its input, InstanceNorm2d(affine)", 1.0),
     f"{NETS}:NFNetLite": (None, "weight standardisation by F.batch_norm on the weight", 1.0),
     f"{NETS}:DiffusionUNet": (None, "DDPM U-Net: timestep embedding, GroupNorm / SiLU, einsum attention", 1.0),
+    f"{NETS}:ActivationZoo": (None, "16 activations: torch.onnx's written-out tanh GELU, log_sigmoid as on CUDA", 1.0),
 }
 
 

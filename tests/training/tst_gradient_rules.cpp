@@ -862,6 +862,27 @@ private slots:
         QCOMPARE(opNamed(g, "avg")->flops, 8.0 * 4); // |y| x kernel volume
     }
 
+    void reflectionPadKeepsItsInput()
+    {
+        // ReflectionPad2d / ReplicationPad2d keep their input (torch 1.13's backward reads it);
+        // a constant pad keeps nothing.
+        for (const char *mode : {"reflect", "edge", "constant"}) {
+            GraphSpec s;
+            s.value("x", {1, 2, 4, 4}, ValueKind::Input);
+            s.value("w", {1, 2, 4, 4}, ValueKind::Parameter);
+            s.constant("pads", {0, 0, 1, 1, 0, 0, 1, 1}, DataType::Int64, {8});
+            s.value("xw", {1, 2, 4, 4});
+            s.value("y", {1, 2, 6, 6});
+            s.outputs = {s.find("y")};
+            s.node("Mul", {"x", "w"}, {"xw"}, "mul");
+            s.node("Pad", {"xw", "pads"}, {"y"}, "pad").attributes = {{"mode", std::string(mode)}};
+            const TrainingGraph g = buildOk(s);
+            const Names expected =
+                std::string(mode) == "constant" ? Names{"grad:y"} : Names{"xw", "grad:y"};
+            QCOMPARE(names(g, opNamed(g, "pad/grad")->inputs), expected);
+        }
+    }
+
     void unknownOpIsAnError()
     {
         GraphSpec s;
