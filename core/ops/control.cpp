@@ -67,8 +67,8 @@ Status inferShape(ShapeContext &c)
     return Status::ok();
 }
 
-/// RandomNormalLike / RandomUniformLike: the input's shape, the dtype attribute's type (else the
-/// input's).
+/// RandomNormalLike / RandomUniformLike / EyeLike: the input's shape, the dtype attribute's type
+/// (else the input's).
 Status inferRandomLike(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -175,6 +175,15 @@ void addControlOps(std::vector<OpDef> &t)
                  .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
                              "keep shape arithmetic there"});
     // Random values shaped like the input: no gradient reaches the input (only its shape is read)
+    // torch.eye / torch.diagonal: ones on the k-th diagonal of a matrix shaped like the input
+    t.push_back({.type = "EyeLike",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = inferRandomLike,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient,
+                 .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
+                             "keep shape arithmetic there"});
     t.push_back({.type = "RandomNormalLike",
                  .family = OpFamily::DataMovement,
                  .inferShape = inferRandomLike,

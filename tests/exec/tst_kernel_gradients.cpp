@@ -193,6 +193,7 @@ private slots:
     void backwardMatchesFiniteDifferences_data();
     void backwardMatchesFiniteDifferences();
     void dropoutReplaysItsMask();
+    void generatorsWriteWhatTheySay();
     void everyGradientRuleHasKernels();
 };
 
@@ -234,6 +235,34 @@ void TestKernelGradients::dropoutReplaysItsMask()
         kept += v != std::byte{0};
     // expected: about half of 64 kept, scaled by 2
     QVERIFY(kept > 16 && kept < 48);
+}
+
+void TestKernelGradients::generatorsWriteWhatTheySay()
+{
+    // EyeLike k = 1 on [3, 4]: ones at (0,1), (1,2), (2,3); RandomNormalLike replays its values
+    // (the same per-op seed: a recompute) and draws a standard normal.
+    ir::Node eye;
+    eye.opType = "EyeLike";
+    eye.attributes = {{"k", int64_t(1)}};
+    std::vector<std::optional<In>> in = {randn({3, 4}, 1)};
+    std::vector<HostTensor> y;
+    QVERIFY(runForward(eye, in, y, {Out{{3, 4}}}).isOk());
+    const std::vector<float> expected = {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    QCOMPARE(std::vector<float>(y[0].floats().begin(), y[0].floats().end()), expected);
+    ir::Node noise;
+    noise.opType = "RandomNormalLike";
+    std::vector<std::optional<In>> like = {randn({4096}, 2)};
+    std::vector<HostTensor> a, b;
+    QVERIFY(runForward(noise, like, a, {Out{{4096}}}).isOk());
+    QVERIFY(runForward(noise, like, b, {Out{{4096}}}).isOk());
+    QCOMPARE(a[0].data, b[0].data);
+    double sum = 0, sq = 0;
+    for (float v : a[0].floats()) {
+        sum += v;
+        sq += double(v) * v;
+    }
+    QVERIFY(std::abs(sum / 4096) < 0.1);
+    QVERIFY(std::abs(sq / 4096 - 1.0) < 0.1);
 }
 
 void TestKernelGradients::everyGradientRuleHasKernels()

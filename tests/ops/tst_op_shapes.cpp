@@ -236,6 +236,26 @@ private slots:
         }
     }
 
+    void generatorsKeepTheInputsShape()
+    {
+        // EyeLike (torch.eye, torch.diagonal), RandomNormalLike / RandomUniformLike (randn_like):
+        // the input's shape; the dtype attribute, else the input's type.
+        for (const char *op : {"EyeLike", "RandomNormalLike", "RandomUniformLike"}) {
+            OneNode g;
+            g.input({4, 6}, DataType::Int64);
+            g.node.attributes = {{"dtype", int64_t(DataType::Float)}};
+            auto y = g.infer(op, 17);
+            QVERIFY2(y, y.status().message().c_str());
+            QCOMPARE(y->shape, Shape::fromStatic({4, 6}));
+            QCOMPARE(y->dtype, DataType::Float);
+            OneNode h;
+            h.input({3, 3});
+            y = h.infer(op, 17);
+            QVERIFY2(y, y.status().message().c_str());
+            QCOMPARE(y->dtype, DataType::Float);
+        }
+    }
+
     void padWrapPadsLikeEveryMode()
     {
         // Pad-19 mode wrap, pads [1, 4, 0, 2] on [2, 3]: [3, 9] (wider than the input is fine).

@@ -638,6 +638,32 @@ Status constantOfShapeForward(KernelContext &c)
     return fillDouble(c, *y, v);
 }
 
+/// EyeLike: ones where column - row == k, zeros elsewhere, of a 2-D output.
+Status eyeLikeForward(KernelContext &c)
+{
+    KView *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    if (y->shape.size() != 2)
+        return c.error("EyeLike needs a 2-D input");
+    const int64_t rows = y->shape[0], cols = y->shape[1], k = c.attrInt("k", 0);
+    REMAT_RETURN_IF_ERROR(fillDouble(c, *y, 0.0));
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t col = r + k;
+        if (col < 0 || col >= cols)
+            continue;
+        const int64_t i = r * cols + col;
+        switch (y->dtype) {
+        case DataType::Float: y->f()[i] = 1.f; break;
+        case DataType::Double: y->as<double>()[i] = 1.0; break;
+        case DataType::Int64: y->as<int64_t>()[i] = 1; break;
+        case DataType::Int32: y->as<int32_t>()[i] = 1; break;
+        case DataType::Bool: y->as<bool>()[i] = true; break;
+        default: return c.error("unsupported dtype");
+        }
+    }
+    return Status::ok();
+}
+
 Status rangeForward(KernelContext &c)
 {
     KView *y = c.output(0);
@@ -1003,6 +1029,7 @@ void addShapeKernels(KernelTable &t)
     t["RandomNormalLike"] = [](KernelContext &c) { return randomLikeForward(c, true); };
     t["RandomUniformLike"] = [](KernelContext &c) { return randomLikeForward(c, false); };
     t["Range"] = rangeForward;
+    t["EyeLike"] = eyeLikeForward;
     t["Pad"] = padForward;
     t["PadGrad"] = padGrad;
     t["Trilu"] = triluForward;
