@@ -1,5 +1,6 @@
 #include "classify.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string_view>
 
@@ -138,6 +139,29 @@ bool looksLikeStateDictKey(const std::string &name)
     // every dotted component an identifier or a layer index, the last one an identifier
     const char last = name[dot + 1];
     return std::isalpha(static_cast<unsigned char>(last)) || last == '_';
+}
+
+/// A Python attribute name ("latents", "A_log", "w2"): what torch calls a parameter registered on
+/// the model itself, with no module path before it.
+bool isIdentifier(const std::string &name)
+{
+    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+/// Names people give their data, whatever else they look like.
+bool nameLooksLikeData(const std::string &name)
+{
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    for (const char *part : {"input", "mask", "ids", "label", "target", "onnx::"})
+        if (lower.find(part) != std::string::npos)
+            return true;
+    return false;
 }
 
 bool nameLooksLikeBuffer(const std::string &name)

@@ -33,6 +33,11 @@ bool nameLooksLikeParameter(const std::string &name);
 /// A dotted module path with an identifier last ("blocks.0.attn.rel_pos_h"), as torch names
 /// the graph inputs of parameters exported with export_params=False.
 bool looksLikeStateDictKey(const std::string &name);
+/// A Python attribute name ("latents", "A_log", "w2"): what torch calls a tensor registered on the
+/// model itself, with no module path before it.
+bool isIdentifier(const std::string &name);
+/// Names people give their data: "input*", "*mask*", "*ids*", "label*", "target*", "onnx::*".
+bool nameLooksLikeData(const std::string &name);
 /// "running_mean", "running_var", "num_batches_tracked".
 bool nameLooksLikeBuffer(const std::string &name);
 

@@ -879,33 +879,6 @@ bool Importer::isConstantNode(const ir::Node &n)
            n.outputs.size() == 1 && n.outputs[0].valid();
 }
 
-namespace {
-
-/// A Python attribute name ("latents", "A_log", "w2"): what torch calls a parameter registered on
-/// the model itself, with no module path before it.
-bool isIdentifier(const std::string &name)
-{
-    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
-        return false;
-    return std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    });
-}
-
-/// Names people give their data, whatever else they look like.
-bool nameLooksLikeData(const std::string &name)
-{
-    std::string lower(name);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    for (const char *part : {"input", "mask", "ids", "label", "target", "onnx::"})
-        if (lower.find(part) != std::string::npos)
-            return true;
-    return false;
-}
-
-} // namespace
-
 void Importer::classifyTorchStateDict(const ir::Graph &first)
 {
     // torch.onnx.export lists the graph inputs as the forward()'s arguments, then the state_dict

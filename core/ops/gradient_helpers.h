@@ -101,18 +101,10 @@ inline Expected<Spec> reduction(const RuleContext &c)
 /// reduces exactly one.
 inline std::optional<int64_t> singleReducedAxis(const RuleContext &c)
 {
-    std::vector<int64_t> axes;
-    if (c.node->attribute("axes")) {
-        axes = c.node->attrInts("axes");
-    } else if (const ir::TensorConstant *k = c.constantInput(1)) {
-        auto v = k->toInt64s();
-        if (!v)
-            return std::nullopt;
-        axes = *v;
-    }
-    if (axes.size() != 1)
+    const auto axes = reduceAxes(*c.node, c.constantInput(1));
+    if (!axes || axes->size() != 1)
         return std::nullopt;
-    return axes[0];
+    return (*axes)[0];
 }
 
 inline Expected<Spec> reduceExtremum(const RuleContext &c)

@@ -38,6 +38,7 @@
 #include "core/ir/graph.h"
 #include "core/util/status.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,12 @@ const OpDef *findOp(const std::string &type, int64_t opset = 0);
 /// Conv / Gemm / MatMul, a few per element for element-wise ops, 0 for data movement and for
 /// unknown ops. The figure the training graph's cost model uses for the same node.
 double forwardFlops(const ir::Graph &graph, const ir::Node &node);
+
+/// The axes a Reduce* node names: its attribute (before opset 18) or its input 1 (from 18), given
+/// as `axesInput` (null when absent or not a constant); nullopt when that input is there but its
+/// values are not known. Empty: every axis.
+std::optional<std::vector<int64_t>> reduceAxes(const ir::Node &node,
+                                               const ir::TensorConstant *axesInput);
 
 /// Whether a Dropout node drops anything (training mode on, ratio > 0). When it does not, it is the
 /// identity, as in PyTorch (which returns its input): the builder removes it.

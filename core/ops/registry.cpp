@@ -31,6 +31,17 @@ const ir::TensorConstant *RuleContext::constantInput(size_t pos) const
     return v->initializer.get();
 }
 
+std::optional<std::vector<int64_t>> reduceAxes(const ir::Node &node,
+                                               const ir::TensorConstant *axesInput)
+{
+    if (node.inputs.size() < 2 || !node.inputs[1].valid())
+        return node.attrInts("axes");
+    if (!axesInput || !axesInput->hasData())
+        return std::nullopt;
+    auto axes = axesInput->toInt64s();
+    return axes ? std::optional(*axes) : std::nullopt;
+}
+
 const char *familyName(OpFamily family)
 {
     switch (family) {

@@ -2,6 +2,7 @@
 #include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
+#include "core/ops/elementwise_math.h"
 #include "core/ops/op_def.h"
 #include "core/ops/shape_context.h"
 
@@ -112,6 +113,12 @@ private:
         return n && n->opType == type && !m_constNode[n->id.index()] &&
                !m_skipNode[n->id.index()] && m_fusedAt[n->id.index()] < 0 &&
                n->outputs.size() == 1 && n->outputs[0].valid();
+    }
+    /// The axes a Reduce* node names (ops::reduceAxes), nullopt when its axes input is not known.
+    std::optional<std::vector<int64_t>> axesOf(const ir::Node &n) const
+    {
+        const ir::Value *k = constInput(n, 1);
+        return ops::reduceAxes(n, k ? k->initializer.get() : nullptr);
     }
     /// The node computing a value (through removed aliases), or null for inputs and weights.
     const ir::Node *producerOf(ValueId v) const
@@ -452,16 +459,10 @@ void Builder::fuseWeightNorm()
         const ir::Shape &vs = m_g.value(v).shape;
         if (!vs.isStatic())
             continue;
-        std::vector<int64_t> axes = r.attrInts("axes");
-        if (r.inputs.size() > 1 && r.inputs[1].valid()) {
-            const ir::Value *k = constInput(r, 1);
-            if (!k || !k->initializer || !k->initializer->hasData())
-                continue;
-            auto a = k->initializer->toInt64s();
-            if (!a)
-                continue;
-            axes = *a;
-        }
+        const std::optional<std::vector<int64_t>> given = axesOf(r);
+        if (!given)
+            continue;
+        const std::vector<int64_t> &axes = *given;
         std::vector<bool> reduced(vs.rank(), axes.empty());
         for (int64_t a : axes) {
             const int64_t d = a < 0 ? a + int64_t(vs.rank()) : a;
@@ -511,16 +512,6 @@ void Builder::fuseVariance()
     // ReduceMean(x, A, keepdims) -> d = Sub(x, m) -> Mul(d, d) -> ReduceMean(., A) [-> Mul(., N)
     // -> Div(., N - 1)]: one Variance(x) keeping x alone, as VarBackward does (StdBackward's
     // result is the Sqrt after it, which keeps its output).
-    const auto axesOf = [&](const ir::Node &n) -> std::optional<std::vector<int64_t>> {
-        if (n.inputs.size() > 1 && n.inputs[1].valid()) {
-            const ir::Value *k = constInput(n, 1);
-            if (!k || !k->initializer || !k->initializer->hasData())
-                return std::nullopt;
-            auto a = k->initializer->toInt64s();
-            return a ? std::optional(*a) : std::nullopt;
-        }
-        return n.attrInts("axes");
-    };
     const auto only = [&](ValueId v, const ir::Node *n) {
         const ir::Value &val = m_g.value(v);
         return !val.isGraphOutput && !val.consumers.empty() &&
@@ -1165,20 +1156,18 @@ std::vector<int64_t> sliceSteps(const ir::Node *node, const ir::Graph *forward, 
 /// order of its inputs (a permuted operand gives a permuted result).
 bool isElementwise(const std::string &t)
 {
-    static const std::set<std::string> kTypes = {"Add",         "Sub",       "Mul",
-                                                 "Div",         "Pow",       "Max",
-                                                 "Min",         "Mod",       "Where",
-                                                 "Relu",        "LeakyRelu", "Elu",
-                                                 "Selu",        "Celu",      "Sigmoid",
-                                                 "Tanh",        "Exp",       "Log",
-                                                 "Neg",         "Abs",       "Sqrt",
-                                                 "Reciprocal",  "Erf",       "Gelu",
-                                                 "Silu",        "Mish",      "Softplus",
-                                                 "Softsign",    "Clip",      "Sign",
-                                                 "Floor",       "Ceil",      "Round",
-                                                 "Sin",         "Cos",       "PRelu",
-                                                 "HardSigmoid", "HardSwish", "ThresholdedRelu",
-                                                 "Cast",        "Dropout"};
+    // the shared element-wise table's rows (core/ops/elementwise_math.h), and the element-wise
+    // ops with rules of their own
+    static const std::set<std::string> kTypes = [] {
+        std::set<std::string> k = {"Where", "Cast", "Dropout", "Sign", "Floor", "Ceil", "Round"};
+#define REMAT_UNARY_NAME(Name, CpuT, GradT, Family, Since) k.insert(#Name);
+        REMAT_EW_UNARY_OPS(REMAT_UNARY_NAME)
+#undef REMAT_UNARY_NAME
+#define REMAT_BINARY_NAME(Name, HostT) k.insert(#Name);
+        REMAT_EW_BINARY_OPS(REMAT_BINARY_NAME)
+#undef REMAT_BINARY_NAME
+        return k;
+    }();
     return kTypes.count(t) > 0;
 }
 
