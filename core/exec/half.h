@@ -58,9 +58,9 @@ inline uint16_t floatToHalfBits(float f)
         // below 2^-14: a float16 subnormal (or zero); the value in units of 2^-24, rounded
         if (a < 0x33000000u) // below 2^-25: rounds to zero (2^-25 itself ties to even zero)
             return sign;
-        const uint32_t exp = a >> 23;                // 102 .. 112
+        const uint32_t exp = a >> 23;                      // 102 .. 112
         const uint32_t mant = (a & 0x7FFFFFu) | 0x800000u; // 24 significant bits
-        const uint32_t shift = 126 - exp;            // value = mant * 2^(exp-150); units 2^-24
+        const uint32_t shift = 126 - exp; // value = mant * 2^(exp-150); units 2^-24
         const uint32_t q = mant >> shift;
         const uint32_t rem = mant & ((1u << shift) - 1u);
         const uint32_t half = 1u << (shift - 1);
