@@ -29,6 +29,13 @@ public:
     void widen(cpu::KView &view, Kind kind)
     {
         const int64_t n = view.numel();
+        // an operand passed twice (x * x) shares one copy, so an in-place update is not undone
+        for (const Copy &c : m_copies)
+            if (c.storage == view.data && c.kind == kind && c.n == n && c.dtype == view.dtype) {
+                view.data = reinterpret_cast<std::byte *>(c.data.get());
+                view.dtype = ir::DataType::Float;
+                return;
+            }
         Copy c{std::make_unique_for_overwrite<float[]>(size_t(std::max<int64_t>(n, 1))), view.data,
                view.dtype, n, kind};
         if (kind != Output) // an output is written whole by its kernel
