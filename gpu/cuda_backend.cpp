@@ -230,6 +230,17 @@ public:
         m_hostCache.clear();
         m_bindings.clear();
         m_evaluator = forward ? std::make_unique<core::exec::StaticEvaluator>(*forward) : nullptr;
+        // Half tensors (float16 / bfloat16) have no cuda kernels yet: refused before anything
+        // runs, with the backend that executes them.
+        for (const training::Tensor &t : graph.tensors())
+            if (t.dtype == DataType::Float16 || t.dtype == DataType::BFloat16)
+                return makeError(
+                    StatusCode::Unsupported,
+                    fmt::format("the cuda backend executes float32 tensors only: tensor '{}' is {} "
+                                "(precision {}); run it with --backend cpu (the CPU reference "
+                                "executes float16 and bfloat16) or with --precision fp32",
+                                t.name, core::ir::dataTypeName(t.dtype),
+                                training::precisionName(graph.info().training.precision)));
         for (const training::Op &op : graph.ops()) {
             const bool needsNode = op.type != "Loss" && op.type != "Accumulate" &&
                                    op.phase != training::Phase::Optimizer;

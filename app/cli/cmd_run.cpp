@@ -150,6 +150,7 @@ int runRun(const RunOptions &o)
     std::vector<double> stepSeconds;
     exec::ExecResult last;
     int64_t measuredPeak = 0;
+    int64_t scratchPeak = 0; // the backend's scratch outside the byte count
     std::optional<int64_t> devicePeak;
     // With --profile-out, the first of two or more iterations warms caches and the allocator up
     // and is not timed into the profile.
@@ -172,6 +173,7 @@ int runRun(const RunOptions &o)
         }
         stepSeconds.push_back(r->stepSeconds);
         measuredPeak = std::max(measuredPeak, r->measuredPeakBytes);
+        scratchPeak = std::max(scratchPeak, r->scratchPeakBytes);
         if (r->devicePeakBytes)
             devicePeak = std::max(devicePeak.value_or(0), *r->devicePeakBytes);
         last = std::move(*r);
@@ -241,6 +243,7 @@ int runRun(const RunOptions &o)
             {"device_peak_bytes",
              devicePeak ? nlohmann::json(*devicePeak) : nlohmann::json(nullptr)},
             {"predicted_peak_bytes", predicted->peakBytes},
+            {"backend_scratch_peak_bytes", scratchPeak},
             {"peak_matches_prediction", measuredPeak == predicted->peakBytes},
             {"step_seconds", stepSeconds},
             {"median_step_seconds", medianStep},
@@ -267,6 +270,10 @@ int runRun(const RunOptions &o)
                     measuredPeak == predicted->peakBytes ? "  = predicted" : "");
         std::printf("  predicted peak  %s (%lld B)\n", formatBytes(predicted->peakBytes).c_str(),
                     (long long)predicted->peakBytes);
+        if (scratchPeak > 0)
+            std::printf("  kernel scratch  %s (%lld B, float32 copies of one op's half operands: "
+                        "the backend's, outside the modelled memory)\n",
+                        formatBytes(scratchPeak).c_str(), (long long)scratchPeak);
         if (devicePeak)
             std::printf("  device peak     %s (%lld B, the device's own figure)\n",
                         formatBytes(*devicePeak).c_str(), (long long)*devicePeak);

@@ -112,6 +112,10 @@ struct MemoryStats
     /// Memory the backend holds privately, outside the byte count (kernel scratch beyond the
     /// declared workspace, released blocks kept for reuse).
     int64_t privateScratchBytes = 0;
+    /// The most kernel scratch one op call held since the last resetPeak(), outside the byte
+    /// count: the CPU reference's float32 copies of float16 / bfloat16 operands (its kernels
+    /// compute in float32). An implementation detail of the backend, not modelled memory.
+    int64_t scratchPeakBytes = 0;
 };
 
 class Backend

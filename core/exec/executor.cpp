@@ -99,7 +99,16 @@ struct Executor::Impl
         const std::vector<int64_t> shape =
             t.shape.isStatic() ? t.shape.sizes() : std::vector<int64_t>{};
         const int64_t elems = t.shape.isStatic() ? *t.shape.numElements() : 0;
-        const uint64_t tensorSeed = mix(in.seed ^ mix(uint64_t(t.id.value) + 1));
+        // A master weight takes its parameter's values (seeded from the parameter's id): the
+        // half parameter is then the master's rounding, as a mixed-precision trainer starts.
+        TensorId seedId = t.id;
+        if (t.role == TensorRole::MasterWeight && t.source.valid())
+            for (const training::Tensor &p : graph.tensors())
+                if (p.role == TensorRole::Parameter && p.source == t.source) {
+                    seedId = p.id;
+                    break;
+                }
+        const uint64_t tensorSeed = mix(in.seed ^ mix(uint64_t(seedId.value) + 1));
         auto fromFeed = [&](const HostTensor &f, const std::string &key) -> Expected<HostTensor> {
             if (f.numElements() != elems)
                 return makeError(
@@ -283,6 +292,7 @@ public:
         const MemoryStats stats = d.backend.memoryStats();
         result.measuredPeakBytes = stats.peakBytes;
         result.devicePeakBytes = stats.devicePeakBytes;
+        result.scratchPeakBytes = stats.scratchPeakBytes;
 
         if (options.downloadGradients)
             if (Status s = downloadGradients(); !s.isOk())

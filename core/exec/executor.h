@@ -58,7 +58,11 @@ struct ExecResult
     sim::Timeline timeline;
     int64_t measuredPeakBytes = 0;          ///< allocator peak during the step
     std::optional<int64_t> devicePeakBytes; ///< the device's own figure (CUDA), else nullopt
-    double stepSeconds = 0;                 ///< wall time of the whole step
+    /// The backend's kernel scratch outside the byte count (MemoryStats::scratchPeakBytes): on
+    /// the CPU reference, the float32 copies of one op's float16 / bfloat16 operands. Not part of
+    /// the modelled memory and not in measuredPeakBytes; reported beside it.
+    int64_t scratchPeakBytes = 0;
+    double stepSeconds = 0; ///< wall time of the whole step
     double loss = 0;
     /// "grad_input", "grad:<parameter name>" (and "output" on request), in the corpus layout.
     NpzArchive gradients;
@@ -77,8 +81,9 @@ public:
 
     /// Asks the backend to refuse unsupported ops (naming the op), builds the host data of every
     /// preloaded tensor (initializers, Constant nodes, feed or seeded random input and R) and
-    /// uploads it. Must succeed before run(). Training options that are simulated only (mixed
-    /// precision, sharding, micro-batches, adafactor) are refused here, saying so.
+    /// uploads it. Must succeed before run(). Training options that are simulated only
+    /// (sharding, micro-batches, adafactor) are refused here, saying so; half-precision tensors
+    /// run where the backend's prepare() accepts them (the CPU reference does).
     Status prepare(const ExecInputs &inputs);
 
     /// Runs one training step. The schedule is validated first. Preloaded tensors stay resident

@@ -1,5 +1,7 @@
 #include "core/exec/host_tensor.h"
 
+#include "core/exec/half.h"
+
 #include <cstring>
 
 namespace remat::core::exec {
@@ -88,6 +90,13 @@ std::vector<double> HostTensor::toDoubles() const
         case DataType::Bool:
         case DataType::UInt8: out[i] = double(static_cast<uint8_t>(p[i])); break;
         case DataType::Int8: out[i] = double(static_cast<int8_t>(p[i])); break;
+        case DataType::Float16:
+        case DataType::BFloat16: {
+            uint16_t h;
+            std::memcpy(&h, p + i * 2, 2);
+            out[i] = halfOfToFloat(dtype, h);
+            break;
+        }
         default: break;
         }
     }
@@ -121,6 +130,14 @@ HostTensor HostTensor::convertedTo(DataType target) const
         }
         case DataType::Bool: p[i] = std::byte(v[i] != 0 ? 1 : 0); break;
         case DataType::UInt8: p[i] = std::byte(uint8_t(v[i])); break;
+        case DataType::Float16:
+        case DataType::BFloat16: {
+            // from float32 data: the one rounding of c10's float -> half conversion
+            const uint16_t h = dtype == DataType::Float ? floatToHalfOf(target, float(v[i]))
+                                                        : doubleToHalfOf(target, v[i]);
+            std::memcpy(p + i * 2, &h, 2);
+            break;
+        }
         default: break;
         }
     }

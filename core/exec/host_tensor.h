@@ -29,9 +29,10 @@ struct HostTensor
 
     std::span<float> floats();
     std::span<const float> floats() const;
-    /// Any numeric dtype converted to double (bool as 0/1).
+    /// Any numeric dtype converted to double (bool as 0/1; float16 / bfloat16 exactly).
     std::vector<double> toDoubles() const;
-    /// Converts to `dtype` (numeric types); same shape.
+    /// Converts to `dtype` (numeric types); same shape. To float16 / bfloat16: rounded to nearest
+    /// even (core/exec/half.h).
     HostTensor convertedTo(ir::DataType dtype) const;
 };
 

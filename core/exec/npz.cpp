@@ -73,6 +73,8 @@ Expected<DataType> dtypeOfDescr(const std::string &descr, const std::string &nam
         return DataType::Float;
     if (descr == "<f8")
         return DataType::Double;
+    if (descr == "<f2")
+        return DataType::Float16;
     if (descr == "<i8")
         return DataType::Int64;
     if (descr == "<i4")
@@ -92,6 +94,7 @@ Expected<std::string> descrOf(DataType t)
     switch (t) {
     case DataType::Float: return std::string("<f4");
     case DataType::Double: return std::string("<f8");
+    case DataType::Float16: return std::string("<f2");
     case DataType::Int64: return std::string("<i8");
     case DataType::Int32: return std::string("<i4");
     case DataType::Bool: return std::string("|b1");
@@ -329,7 +332,11 @@ Status writeNpz(const std::string &path, const NpzArchive &archive)
 {
     std::string out, central;
     uint32_t count = 0;
-    for (const auto &[name, tensor] : archive.entries()) {
+    for (const auto &[name, stored] : archive.entries()) {
+        // numpy has no bfloat16: such an entry is written as float32 (exact)
+        const HostTensor widened =
+            stored.dtype == DataType::BFloat16 ? stored.convertedTo(DataType::Float) : HostTensor{};
+        const HostTensor &tensor = stored.dtype == DataType::BFloat16 ? widened : stored;
         REMAT_RETURN_IF_ERROR(descrOf(tensor.dtype).status());
         const std::string entryName = name + ".npy";
         const std::string data = serializeNpy(tensor);

@@ -3,7 +3,8 @@
 //   Expected<NpzArchive> a = readNpz("mlp.npz");   const HostTensor *x = a->find("input");
 //   NpzArchive out;  out.set("loss", HostTensor::fromDoubles({}, {&loss, 1}));
 //   REMAT_RETURN_IF_ERROR(writeNpz("grads.npz", out));
-// Supported dtypes: float32, float64, int64, int32, bool (little-endian, C order). Compressed
+// Supported dtypes: float32, float64, float16, int64, int32, bool (little-endian, C order); a
+// bfloat16 tensor is written as float32 (numpy has no bfloat16; the widening is exact). Compressed
 // entries (np.savez_compressed) are refused with a clear message.
 
 #include "core/exec/host_tensor.h"

@@ -86,14 +86,13 @@ Expected<Sharding> parseSharding(const std::string &text)
     return s;
 }
 
+// Every precision executes: the CPU reference stores float16 / bfloat16 tensors in 2 bytes and
+// computes in float32 (core/exec/half.h); a backend without half kernels (CUDA) refuses such a
+// graph in its prepare(), by tensor dtype.
 bool TrainingOptions::executable() const { return notExecutableReason().empty(); }
 
 std::string TrainingOptions::notExecutableReason() const
 {
-    if (precision != Precision::Fp32)
-        return fmt::format("precision {} is simulated only: the backends execute float32 "
-                           "(run with --precision fp32)",
-                           precisionName(precision));
     if (shard != Sharding::None && ranks > 1)
         return fmt::format("{} sharding over {} ranks is simulated only (run with --shard none)",
                            shardingName(shard), ranks);

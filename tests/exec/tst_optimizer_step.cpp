@@ -3,8 +3,9 @@
 // transients included) and the updated weights equal torch.optim's step on the same gradients
 // within 1e-6 (tests/data/exec/optimizer_torch.npz, made by make_optimizer_references.py from the
 // gradients this backend computes; the test first checks they are still these gradients). A run
-// repeats the same step (the weights and state are restored), and what is simulated only (mixed
-// precision, sharding, micro-batches, adafactor) is refused before anything runs, saying so.
+// repeats the same step (the weights and state are restored), and what is simulated only
+// (sharding, micro-batches, adafactor) is refused before anything runs, saying so. Half precision
+// runs: tst_half_precision.
 #include "exec_test_util.h"
 
 #include "core/training/apply_training_options.h"
@@ -135,9 +136,6 @@ void TestOptimizerStep::simulatedOnlyOptionsAreRefused_data()
     QTest::addColumn<int>("microBatches");
     QTest::addColumn<QString>("optimizer");
     QTest::addColumn<QString>("says");
-    QTest::newRow("bf16-mixed") << "bf16-mixed"
-                                << "none" << 1 << "adam"
-                                << "--precision fp32";
     QTest::newRow("zero2") << "fp32"
                            << "zero2" << 1 << "adam"
                            << "--shard none";

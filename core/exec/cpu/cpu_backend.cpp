@@ -1,6 +1,7 @@
 #include "core/exec/cpu/cpu_backend.h"
 
 #include "core/exec/cpu/kernel.h"
+#include "core/exec/half.h"
 #include "core/exec/operand_context.h"
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,13 +18,64 @@ namespace remat::core::exec {
 
 namespace {
 
+/// The float32 copies of one op call's half operands: widen() points a view at a float32 copy,
+/// narrow() rounds what the kernel wrote back into the 2-byte storage.
+class HalfScratch
+{
+public:
+    enum Kind { Input, Output, Constant };
+    int64_t bytes = 0; ///< float32 bytes held
+
+    void widen(cpu::KView &view, Kind kind)
+    {
+        const int64_t n = view.numel();
+        // an operand passed twice (x * x) shares one copy, so an in-place update is not undone
+        for (const Copy &c : m_copies)
+            if (c.storage == view.data && c.kind == kind && c.n == n && c.dtype == view.dtype) {
+                view.data = reinterpret_cast<std::byte *>(c.data.get());
+                view.dtype = ir::DataType::Float;
+                return;
+            }
+        Copy c{std::make_unique_for_overwrite<float[]>(size_t(std::max<int64_t>(n, 1))), view.data,
+               view.dtype, n, kind};
+        if (kind != Output) // an output is written whole by its kernel
+            widenToFloat(view.dtype, view.data, c.data.get(), n);
+        view.data = reinterpret_cast<std::byte *>(c.data.get());
+        view.dtype = ir::DataType::Float;
+        bytes += n * int64_t(sizeof(float));
+        m_copies.push_back(std::move(c));
+    }
+
+    void narrow()
+    {
+        for (const Copy &c : m_copies) {
+            if (c.kind == Output)
+                narrowFromFloat(c.dtype, c.data.get(), c.storage, c.n);
+            else if (c.kind == Input)
+                narrowChangedFromFloat(c.dtype, c.data.get(), c.storage, c.n);
+        }
+    }
+
+private:
+    struct Copy
+    {
+        std::unique_ptr<float[]> data;
+        std::byte *storage;
+        ir::DataType dtype;
+        int64_t n;
+        Kind kind;
+    };
+    std::vector<Copy> m_copies;
+};
+
 class CpuBackend final : public Backend
 {
 public:
     std::string id() const override { return "cpu"; }
     std::string description() const override
     {
-        return "CPU reference (float32 tensors, double accumulation, OpenBLAS)";
+        return "CPU reference (float32 math on float32 / float16 / bfloat16 tensors, double "
+               "accumulation, OpenBLAS)";
     }
 
     Status prepare(const training::TrainingGraph &graph, const ir::Graph *forward) override
@@ -149,30 +202,47 @@ public:
         if (!fn)
             return makeError(StatusCode::Unsupported,
                              fmt::format("no cpu kernel for op '{}' (type {})", op.name, op.type));
+        // Half operands (float16, bfloat16) are stored in 2 bytes, as the simulator counts them;
+        // the kernels compute in float32 on widened copies (PyTorch's CPU kernels also accumulate
+        // half data in float32). The copies are this backend's scratch, outside the byte count.
+        const bool widen = !cpu::takesHalfOperands(op.type);
+        HalfScratch scratch;
+        auto isOutput = [&](const TensorArg &arg) {
+            return !call.outputs.empty() && &arg >= call.outputs.data() &&
+                   &arg < call.outputs.data() + call.outputs.size();
+        };
         cpu::KernelContext ctx;
         std::vector<cpu::KView> views, constViews;
-        REMAT_RETURN_IF_ERROR(bindCall(ctx, m_bindings[op.id.index()], call, views,
-                                       [&](const TensorArg &arg, cpu::KView &view) -> Status {
-                                           Storage *s = slotOf(arg.buffer);
-                                           if (!s)
-                                               return makeError(
-                                                   StatusCode::Internal,
-                                                   fmt::format("{}: operand '{}' is not resident",
-                                                               op.name.empty() ? op.type : op.name,
-                                                               tensorName(arg.tensor)));
-                                           view = cpu::KView{s->data.get(), arg.dtype, arg.shape};
-                                           return Status::ok();
-                                       }));
+        REMAT_RETURN_IF_ERROR(bindCall(
+            ctx, m_bindings[op.id.index()], call, views,
+            [&](const TensorArg &arg, cpu::KView &view) -> Status {
+                Storage *s = slotOf(arg.buffer);
+                if (!s)
+                    return makeError(StatusCode::Internal,
+                                     fmt::format("{}: operand '{}' is not resident",
+                                                 op.name.empty() ? op.type : op.name,
+                                                 tensorName(arg.tensor)));
+                view = cpu::KView{s->data.get(), arg.dtype, arg.shape};
+                if (widen && isHalfType(arg.dtype))
+                    scratch.widen(view, isOutput(arg) ? HalfScratch::Output : HalfScratch::Input);
+                return Status::ok();
+            }));
         // Constant operands the training graph did not pass: read from the model, in place.
         REMAT_RETURN_IF_ERROR(fillStaticOperands(
             ctx, call, m_evaluator.get(), constViews,
-            [](const HostTensor &t, cpu::KView &view) -> Status {
+            [&](const HostTensor &t, cpu::KView &view) -> Status {
                 view = cpu::KView{const_cast<std::byte *>(t.data.data()), t.dtype, t.shape};
+                if (widen && isHalfType(t.dtype))
+                    scratch.widen(view, HalfScratch::Constant);
                 return Status::ok();
             }));
+        m_scratchPeak = std::max(m_scratchPeak, scratch.bytes);
         Status s = (*fn)(ctx);
         if (!s.isOk())
             return s.withContext(fmt::format("cpu kernel {}", op.type));
+        // Outputs are rounded to their dtype; an input a kernel updated in place (an optimizer
+        // step's parameter and state) is written back where its rounded value changed.
+        scratch.narrow();
         return Status::ok();
     }
 
@@ -182,11 +252,16 @@ public:
         m.bytesInUse = m_inUse;
         m.peakBytes = m_peak;
         m.liveBuffers = m_live;
-        m.privateScratchBytes = m_cached;
+        m.privateScratchBytes = m_cached + m_scratchPeak;
+        m.scratchPeakBytes = m_scratchPeak;
         return m;
     }
 
-    void resetPeak() override { m_peak = m_inUse; }
+    void resetPeak() override
+    {
+        m_peak = m_inUse;
+        m_scratchPeak = 0;
+    }
 
 private:
     struct Storage
@@ -219,6 +294,7 @@ private:
     static constexpr int64_t kMaxCachedBytes = int64_t(4) << 30;
     std::multimap<int64_t, std::unique_ptr<std::byte[]>> m_cache; // released blocks by size
     int64_t m_cached = 0;
+    int64_t m_scratchPeak = 0; ///< float32 copies of half operands, most at once in one call
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "core/exec/cpu/kernel.h"
 
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/half.h"
 #include "core/ir/graph.h"
 
 #include <cblas.h>
@@ -38,6 +39,11 @@ const KernelTable &table()
 }
 
 } // namespace
+
+bool takesHalfOperands(const std::string &opType)
+{
+    return opType == "Cast" || opType == "CastGrad";
+}
 
 const KernelFn *findCpuKernel(const std::string &opType)
 {
@@ -141,6 +147,10 @@ std::vector<int64_t> readInts(const KView &v)
         case ir::DataType::Bool: out[i] = v.as<bool>()[i] ? 1 : 0; break;
         case ir::DataType::UInt8: out[i] = v.as<uint8_t>()[i]; break;
         case ir::DataType::Int8: out[i] = v.as<int8_t>()[i]; break;
+        case ir::DataType::Float16:
+        case ir::DataType::BFloat16:
+            out[i] = static_cast<int64_t>(halfOfToFloat(v.dtype, v.as<uint16_t>()[i]));
+            break;
         default: out[i] = 0; break;
         }
     }
@@ -159,6 +169,8 @@ std::vector<double> readDoubles(const KView &v)
         case ir::DataType::Bool: out[i] = v.as<bool>()[i] ? 1 : 0; break;
         case ir::DataType::UInt8: out[i] = v.as<uint8_t>()[i]; break;
         case ir::DataType::Int8: out[i] = v.as<int8_t>()[i]; break;
+        case ir::DataType::Float16:
+        case ir::DataType::BFloat16: out[i] = halfOfToFloat(v.dtype, v.as<uint16_t>()[i]); break;
         default: out[i] = 0; break;
         }
     }

@@ -3,8 +3,9 @@
 // working on host memory with operands already matched to the ONNX slots they stand for.
 //   KernelContext ctx;  ctx.node = &node;  ctx.in = {&x, &w};  ctx.out = {&y};
 //   const KernelFn *fn = findCpuKernel("Conv");  Status s = (*fn)(ctx);
-// Float tensors are float32; reductions accumulate in double so results do not depend on the
-// schedule (a recompute gives bitwise the same values as the first compute).
+// Float tensors are float32 (half tensors reach them widened, see takesHalfOperands); reductions
+// accumulate in double so results do not depend on the schedule (a recompute gives bitwise the
+// same values as the first compute).
 
 #include "core/exec/operand_context.h"
 #include "core/ir/dtype.h"
@@ -52,6 +53,10 @@ using KernelFn = Status (*)(KernelContext &);
 
 /// The kernel for an op type, or null.
 const KernelFn *findCpuKernel(const std::string &opType);
+/// True for the op types whose kernels read and write float16 / bfloat16 operands themselves
+/// (Cast, CastGrad: one rounding from the source dtype). Every other kernel sees float32: the
+/// backend widens half operands into float32 copies and rounds the outputs back.
+bool takesHalfOperands(const std::string &opType);
 /// Every op type with a kernel, sorted (for messages and docs).
 std::vector<std::string> cpuKernelTypes();
 

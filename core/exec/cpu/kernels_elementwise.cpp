@@ -3,11 +3,13 @@
 // for the host, plus Cast, Dropout, Where, Sum and the binary gradients (broadcast dims summed
 // back in double).
 #include "core/exec/cpu/kernel_util.h"
+#include "core/exec/half.h"
 #include "core/ops/elementwise_math.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <type_traits>
 
 namespace remat::core::exec::cpu {
 namespace {
@@ -388,6 +390,16 @@ template <typename Src> void castFrom(const Src *src, KView &y)
         for (int64_t i = 0; i < n; ++i)
             y.as<uint8_t>()[i] = static_cast<uint8_t>(src[i]);
         break;
+    case DataType::Float16:
+    case DataType::BFloat16:
+        // one correct rounding to nearest even (core/exec/half.h), from float32 or wider
+        for (int64_t i = 0; i < n; ++i) {
+            if constexpr (std::is_same_v<Src, float>)
+                y.as<uint16_t>()[i] = floatToHalfOf(y.dtype, src[i]);
+            else
+                y.as<uint16_t>()[i] = doubleToHalfOf(y.dtype, static_cast<double>(src[i]));
+        }
+        break;
     default: break;
     }
 }
@@ -395,7 +407,8 @@ template <typename Src> void castFrom(const Src *src, KView &y)
 bool castable(DataType t)
 {
     return t == DataType::Float || t == DataType::Double || t == DataType::Int64 ||
-           t == DataType::Int32 || t == DataType::Bool || t == DataType::UInt8;
+           t == DataType::Int32 || t == DataType::Bool || t == DataType::UInt8 ||
+           t == DataType::Float16 || t == DataType::BFloat16;
 }
 
 Status castView(const KernelContext &c, const KView &x, KView &y)
@@ -410,6 +423,14 @@ Status castView(const KernelContext &c, const KView &x, KView &y)
     case DataType::Int32: castFrom(x.as<int32_t>(), y); break;
     case DataType::Bool: castFrom(x.as<bool>(), y); break;
     case DataType::UInt8: castFrom(x.as<uint8_t>(), y); break;
+    case DataType::Float16:
+    case DataType::BFloat16: {
+        // widening is exact: through float32
+        std::vector<float> wide(size_t(x.numel()));
+        widenToFloat(x.dtype, x.data, wide.data(), x.numel());
+        castFrom(wide.data(), y);
+        break;
+    }
     default: break;
     }
     return Status::ok();
