@@ -168,8 +168,17 @@ void RunPanel::refreshBackends()
 
 int RunPanel::iterations() const { return m_iterations->value(); }
 void RunPanel::setIterations(int n) { m_iterations->setValue(n); }
+void RunPanel::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_controller->discoverBackends())
+        refreshBackends();
+}
+
 void RunPanel::setBackend(const QString &id)
 {
+    if (m_backend->findData(id) < 0 && m_controller->discoverBackends())
+        refreshBackends();
     const int i = m_backend->findData(id);
     if (i >= 0)
         m_backend->setCurrentIndex(i);

@@ -84,6 +84,10 @@ signals:
     /// `device`: the backend's label, for the time-source label.
     void calibrated(const remat::core::cost::Profile &profile, const QString &device);
 
+protected:
+    /// The first show lists the devices (the controller's pending discovery).
+    void showEvent(QShowEvent *event) override;
+
 private:
     void startRun(RunRequest request);
     void drain();
