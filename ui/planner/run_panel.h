@@ -85,8 +85,9 @@ signals:
     void calibrated(const remat::core::cost::Profile &profile, const QString &device);
 
 protected:
-    /// The first show lists the devices (the controller's pending discovery).
-    void showEvent(QShowEvent *event) override;
+    /// The backend list's first click, key or focus lists the devices (the controller's pending
+    /// discovery), before its popup opens.
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void startRun(RunRequest request);
