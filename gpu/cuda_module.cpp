@@ -29,10 +29,7 @@ public:
 #endif
         return s;
     }
-    std::vector<core::exec::DeviceInfo> listDevices() const override
-    {
-        return gpu::listDevices();
-    }
+    std::vector<core::exec::DeviceInfo> listDevices() const override { return gpu::listDevices(); }
     core::Expected<std::unique_ptr<core::exec::Backend>>
     makeBackend(const core::exec::DeviceBackendOptions &options) const override
     {

@@ -49,7 +49,8 @@ public:
     virtual std::vector<DeviceInfo> listDevices() const = 0;
     /// A backend on options.device. Unsupported without a device ("no CUDA device: ..."),
     /// DeviceError when it cannot be initialised.
-    virtual Expected<std::unique_ptr<Backend>> makeBackend(const DeviceBackendOptions &options) const = 0;
+    virtual Expected<std::unique_ptr<Backend>>
+    makeBackend(const DeviceBackendOptions &options) const = 0;
     /// Op types with a kernel on this device (forward and "<Type>Grad"), sorted.
     virtual std::vector<std::string> kernelTypes() const = 0;
 };

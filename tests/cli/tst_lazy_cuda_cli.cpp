@@ -46,8 +46,9 @@ Run runRemat(const QStringList &args, const QMap<QString, QString> &env = {})
     r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
     r.out = p.readAllStandardOutput();
     r.err = p.readAllStandardError();
-    static const QRegularExpression file(QStringLiteral("file=(\\S+)\\s+\\[\\d+\\];\\s+needed by|"
-                                                        "file=(\\S+)\\s+\\[\\d+\\];\\s+dynamically"));
+    static const QRegularExpression file(
+        QStringLiteral("file=(\\S+)\\s+\\[\\d+\\];\\s+needed by|"
+                       "file=(\\S+)\\s+\\[\\d+\\];\\s+dynamically"));
     for (const QString &line : QString::fromLocal8Bit(r.err).split(QLatin1Char('\n'))) {
         const QRegularExpressionMatch m = file.match(line);
         if (m.hasMatch())
@@ -98,8 +99,8 @@ private slots:
 
     void cudaRunOpensTheModule()
     {
-        const Run r = runRemat({QStringLiteral("run"), sample(), QStringLiteral("--backend"),
-                                QStringLiteral("cuda")});
+        const Run r = runRemat(
+            {QStringLiteral("run"), sample(), QStringLiteral("--backend"), QStringLiteral("cuda")});
         const QString err = QString::fromLocal8Bit(r.err);
         if (!moduleBuilt()) {
             QCOMPARE(r.exitCode, 1);
