@@ -3,7 +3,10 @@
 # (/usr/bin/time -v) of `remat --help`, `remat info` on ViT-B/16 and a Feng & Huang solve of
 # ResNet-152 at batch 16; with --studio also remat-studio's open-to-first-frame on the sample and
 # DenseNet-201 (offscreen, REMAT_TIME_FIRST_FRAME). Prints a Markdown table (tests/bench/startup.md).
-#   bash tests/bench/startup.sh [--bin build/app] [--runs 5] [--models DIR] [--studio]
+#   bash tests/bench/startup.sh [--bin build/app] [--runs 5] [--models DIR] [--studio] [--eager-cuda]
+# --eager-cuda preloads libcudart, libcublas(Lt) and libcudnn into each measured process, as a
+# build that links the CUDA backend into the executables did (the "before" of issue 35 for
+# remat-studio, whose old binary has no first-frame timer).
 # DIR holds resnet152_b16.onnx and densenet201_b16.onnx (exported as ../shared/corpus/README.md
 # says: torchvision, training mode, opset 17, batch 16); rows whose model is missing are skipped.
 set -euo pipefail
@@ -12,6 +15,7 @@ BIN=build/app
 RUNS=5
 MODELS=""
 STUDIO=0
+PRE=()
 SHARED="${REMAT_SHARED_DIR:-$(cd .. && pwd)/shared}"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -19,6 +23,10 @@ while [ $# -gt 0 ]; do
     --runs) RUNS="$2"; shift 2 ;;
     --models) MODELS="$2"; shift 2 ;;
     --studio) STUDIO=1; shift ;;
+    --eager-cuda)
+        cudalib=/usr/local/cuda/lib64
+        PRE=(env "LD_PRELOAD=$cudalib/libcudart.so $cudalib/libcublas.so $cudalib/libcublasLt.so $cudalib/libcudnn.so")
+        shift ;;
     *) echo "usage: $0 [--bin DIR] [--runs N] [--models DIR] [--studio]" >&2; exit 2 ;;
     esac
 done
@@ -29,30 +37,35 @@ trap 'rm -rf "$TMP"' EXIT
 # median of the numbers on stdin
 median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-# row LABEL TARGET_MS TARGET_MIB CMD...: runs CMD RUNS times, prints "| label | ms | MiB | target |"
+# measure CMD...: one run; prints "wall_ms cpu_ms maxrss_kib" (wait4's rusage, as /usr/bin/time -v
+# reads it; the CPU time says what the wall time is on an idle machine when the cores are shared).
+measure() {
+    /usr/bin/python3 -c '
+import resource, subprocess, sys, time
+r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+t0 = time.perf_counter()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = (time.perf_counter() - t0) * 1000
+r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000
+print(f"{wall:.1f} {cpu:.1f} {r1.ru_maxrss}")' "$@"
+}
+
+# row LABEL TARGET_MS TARGET_MIB CMD...: runs CMD RUNS times (after one warm-up run), prints
+# "| label | wall ms | cpu ms | MiB | target |" with the medians.
 row() {
     local label="$1" tms="$2" tmib="$3"
     shift 3
-    : >"$TMP/ms"
-    : >"$TMP/kb"
-    "$@" >/dev/null 2>&1 || { echo "| $label | failed: $* | | |"; return; }  # warm the page cache
-    for _ in $(seq "$RUNS"); do
-        # /usr/bin/time prints wall time in 10 ms steps: the clock is read here instead.
-        local t0=$EPOCHREALTIME
-        /usr/bin/time -v -o "$TMP/t" "$@" >/dev/null 2>&1
-        local t1=$EPOCHREALTIME
-        echo "($t1 - $t0) * 1000" | bc -l | xargs printf '%.1f\n' >>"$TMP/ms"
-        awk -F': ' '/Maximum resident set size/ {print $2}' "$TMP/t" >>"$TMP/kb"
-    done
-    local ms kb
-    ms=$(median <"$TMP/ms")
-    kb=$(median <"$TMP/kb")
-    printf '| %s | %s | %.1f | <= %s ms%s |\n' "$label" "$ms" "$(echo "$kb / 1024" | bc -l)" "$tms" \
-        "${tmib:+, <= $tmib MiB}"
+    "${PRE[@]}" "$@" >/dev/null 2>&1 || { echo "| $label | failed: $* | | | |"; return; }
+    : >"$TMP/m"
+    for _ in $(seq "$RUNS"); do measure "${PRE[@]}" "$@" >>"$TMP/m"; done
+    printf '| %s | %s | %s | %.1f | <= %s ms%s |\n' "$label" "$(cut -d' ' -f1 "$TMP/m" | median)" \
+        "$(cut -d' ' -f2 "$TMP/m" | median)" "$(echo "$(cut -d' ' -f3 "$TMP/m" | median) / 1024" | bc -l)" \
+        "$tms" "${tmib:+, <= $tmib MiB}"
 }
 
-echo "| process | wall ms (median of $RUNS) | peak RSS MiB | target |"
-echo "|---|---|---|---|"
+echo "| process | wall ms | CPU ms | peak RSS MiB | target |"
+echo "|---|---|---|---|---|"
 row "remat --help" 20 30 "$BIN/remat" --help
 VIT="$SHARED/corpus/graph_only/vit_b_16.onnx"
 if [ -f "$VIT" ]; then row "remat info vit_b_16" 60 "" "$BIN/remat" info "$VIT"; fi
@@ -66,20 +79,17 @@ fi
 frame_row() {
     local label="$1" target="$2" model="$3"
     : >"$TMP/ms"
-    : >"$TMP/kb"
     for i in $(seq $((RUNS + 1))); do
         local t0=$EPOCHREALTIME
-        QT_QPA_PLATFORM=offscreen REMAT_TIME_FIRST_FRAME=exit /usr/bin/time -v -o "$TMP/t" \
-            "$BIN/remat-studio" "$model" >"$TMP/out" 2>/dev/null || true
+        QT_QPA_PLATFORM=offscreen REMAT_TIME_FIRST_FRAME=exit "${PRE[@]}" "$BIN/remat-studio" \
+            "$model" >"$TMP/out" 2>/dev/null || true
         local at
         at=$(sed -n 's/^first frame: .* at \([0-9]*\) us$/\1/p' "$TMP/out")
-        [ -n "$at" ] || { echo "| $label | no first frame (see $BIN/remat-studio $model) | | |"; return; }
-        [ "$i" = 1 ] && continue  # the first run warms the page cache and Qt's caches
+        [ -n "$at" ] || { echo "| $label | no first frame ($BIN/remat-studio $model) | | | |"; return; }
+        [ "$i" = 1 ] && continue # the first run warms the page cache and Qt's caches
         echo "($at - ${t0/./}) / 1000" | bc -l | xargs printf '%.1f\n' >>"$TMP/ms"
-        awk -F': ' '/Maximum resident set size/ {print $2}' "$TMP/t" >>"$TMP/kb"
     done
-    printf '| %s | %s | %.1f | <= %s ms |\n' "$label" "$(median <"$TMP/ms")" \
-        "$(echo "$(median <"$TMP/kb") / 1024" | bc -l)" "$target"
+    printf '| %s | %s | | | <= %s ms |\n' "$label" "$(median <"$TMP/ms")" "$target"
 }
 if [ "$STUDIO" = 1 ] && [ -x "$BIN/remat-studio" ]; then
     frame_row "remat-studio tiny_vit.onnx, first frame" 300 resources/models/tiny_vit.onnx
