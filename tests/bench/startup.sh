@@ -75,21 +75,30 @@ if [ -n "$MODELS" ] && [ -f "$MODELS/resnet152_b16.onnx" ]; then
 fi
 
 # remat-studio: launch to the first paint of the opened model's graph (REMAT_TIME_FIRST_FRAME=exit
-# prints the wall clock of that paint, then quits), offscreen, median of RUNS.
+# prints the wall clock of that paint, then quits), offscreen, median of RUNS; the CPU time and
+# peak RSS are the whole process's, which ends right after that frame.
 frame_row() {
     local label="$1" target="$2" model="$3"
-    : >"$TMP/ms"
+    : >"$TMP/m"
     for i in $(seq $((RUNS + 1))); do
-        local t0=$EPOCHREALTIME
-        QT_QPA_PLATFORM=offscreen REMAT_TIME_FIRST_FRAME=exit "${PRE[@]}" "$BIN/remat-studio" \
-            "$model" >"$TMP/out" 2>/dev/null || true
-        local at
-        at=$(sed -n 's/^first frame: .* at \([0-9]*\) us$/\1/p' "$TMP/out")
-        [ -n "$at" ] || { echo "| $label | no first frame ($BIN/remat-studio $model) | | | |"; return; }
-        [ "$i" = 1 ] && continue # the first run warms the page cache and Qt's caches
-        echo "($at - ${t0/./}) / 1000" | bc -l | xargs printf '%.1f\n' >>"$TMP/ms"
+        # prints "open-to-first-frame_ms cpu_ms maxrss_kib"; the process exits after that frame
+        QT_QPA_PLATFORM=offscreen REMAT_TIME_FIRST_FRAME=exit /usr/bin/python3 -c '
+import re, resource, subprocess, sys, time
+t0 = time.time()
+r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+m = re.search(r"^first frame: .* at (\d+) us$", p.stdout, re.M)
+if not m:
+    sys.exit(1)
+cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000
+print(f"{int(m.group(1)) / 1000 - t0 * 1000:.1f} {cpu:.1f} {r1.ru_maxrss}")' \
+            "${PRE[@]}" "$BIN/remat-studio" "$model" >"$TMP/one" ||
+            { echo "| $label | no first frame ($BIN/remat-studio $model) | | | |"; return; }
+        [ "$i" = 1 ] || cat "$TMP/one" >>"$TMP/m" # the first run warms the page cache
     done
-    printf '| %s | %s | | | <= %s ms |\n' "$label" "$(median <"$TMP/ms")" "$target"
+    printf '| %s | %s | %s | %.1f | <= %s ms |\n' "$label" "$(cut -d' ' -f1 "$TMP/m" | median)" \
+        "$(cut -d' ' -f2 "$TMP/m" | median)" "$(echo "$(cut -d' ' -f3 "$TMP/m" | median) / 1024" | bc -l)" "$target"
 }
 if [ "$STUDIO" = 1 ] && [ -x "$BIN/remat-studio" ]; then
     frame_row "remat-studio tiny_vit.onnx, first frame" 300 resources/models/tiny_vit.onnx
