@@ -4,8 +4,8 @@
 //   one backend (the CPU reference);
 // - the first click on the backend list runs the discovery, before its popup opens: its backend is
 //   listed second; a second click does not run it again;
-// - a session naming a backend not listed yet (RunPanel::setBackend) runs the discovery first and
-//   selects it.
+// - selecting a backend by an id not listed yet (RunPanel::setBackend) runs the discovery first
+//   and selects it; an id already listed does not run it.
 #include "ui/planner/planner.h"
 #include "ui/planner/run_panel.h"
 
@@ -66,7 +66,7 @@ private slots:
         QCOMPARE(calls, 1);
     }
 
-    void aSessionsBackendIsDiscoveredWhenNamed()
+    void anUnlistedIdIsDiscoveredWhenSelected()
     {
         Planner planner;
         int calls = 0;
