@@ -21,14 +21,16 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/shared/corpus/with_weights" "$out/shared/corpus/graph_only"
 bins=("$build/app/remat" "$build/tests/gpu_tst_cuda_ops" "$build/tests/gpu_tst_cuda_models"
       "$build/tests/gpu_tst_cuda_optimizer" "$build/tests/bench/bench_gpu"
-      "$build/tests/bench/bench_profile")
+      "$build/tests/bench/bench_profile" "$build/app/libremat_cuda.so")
 for b in "${bins[@]}"; do
     strip --strip-debug -o "$out/bin/$(basename "$b")" "$b"
 done
+# The CUDA module (libremat_cuda.so) stays in bin/ beside remat, where it looks for it; the gpu
+# tests link it and find it through check.sh's LD_LIBRARY_PATH.
 # Libraries: everything ldd resolves except the CUDA toolkit's (the device has its own), the driver
 # and the C runtime, whose newer versions there stay compatible.
 for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \// {print $3}' | sort -u |
-    grep -v -E '/usr/local/cuda|libcuda\.so|/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+)\.so' |
+    grep -v -E '/usr/local/cuda|libcuda\.so|libremat_cuda\.so|/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+)\.so' |
     while read -r lib; do cp -L "$lib" "$out/lib/"; done
 ww="$shared/corpus/with_weights"
 models="${REMAT_BUNDLE_MODELS:-$(cd "$ww" && ls *.onnx | sed 's/\.onnx$//' | tr '\n' ' ')}"

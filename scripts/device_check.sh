@@ -26,7 +26,7 @@ bin="$here/bin"
 export REMAT_SHARED_DIR="$here/shared"
 export REMAT_SOURCE_DIR="${REMAT_SOURCE_DIR:-$here/..}"  # tests/data (the optimizer test's torch.optim reference)
 cudnn="$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null || true)"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${cudnn}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$here/lib:$here/bin:/usr/local/cuda/lib64:${cudnn}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 models=(mlp tiny_vit mobilenet_v2_b2_64)
 ww="$REMAT_SHARED_DIR/corpus/with_weights"
 

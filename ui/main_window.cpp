@@ -1086,8 +1086,12 @@ void MainWindow::createDockMenuAndHelp()
     keys->setObjectName(QStringLiteral("shortcutsAction"));
     keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
     help->addSeparator();
-    QAction *about = help->addAction(tr("&About Remat Studio"), this,
-                                     [this] { showAboutBox(this, m_aboutExtras); });
+    QAction *about = help->addAction(tr("&About Remat Studio"), this, [this] {
+        QStringList extras = m_aboutExtras;
+        if (m_aboutExtrasProvider)
+            extras << m_aboutExtrasProvider();
+        showAboutBox(this, extras);
+    });
     about->setObjectName(QStringLiteral("aboutAction"));
     help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }

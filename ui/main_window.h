@@ -11,6 +11,7 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 
 class QAction;
@@ -118,6 +119,12 @@ public:
     QString suggestedPath(const QString &what, const QString &suffix) const;
     /// Lines the About box adds after the libraries (the app's CUDA runtime and devices).
     void setAboutExtras(const QStringList &lines) { m_aboutExtras = lines; }
+    /// More lines, computed each time the About box opens (listing CUDA devices opens the CUDA
+    /// module, which a session that never asks should not load).
+    void setAboutExtrasProvider(std::function<QStringList()> provider)
+    {
+        m_aboutExtrasProvider = std::move(provider);
+    }
     /// Loading or laying out in the background.
     bool isBusy() const;
     QString statusSummary() const;
@@ -206,6 +213,7 @@ private:
     QMenu *m_exportMenu = nullptr;
     QAction *m_saveAction = nullptr;
     QStringList m_aboutExtras;
+    std::function<QStringList()> m_aboutExtrasProvider;
     Planner *m_planner = nullptr;
     QTimer *m_batchTimer;
     QString m_currentPath;

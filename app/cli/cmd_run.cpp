@@ -12,6 +12,7 @@
 
 #include "core/cost/roofline.h"
 #include "core/exec/cpu/cpu_backend.h"
+#include "core/exec/device_module.h"
 #include "core/exec/executor.h"
 #include "core/exec/npz.h"
 #include "core/exec/profile_recorder.h"
@@ -21,10 +22,6 @@
 #include "core/sim/simulator.h"
 #include "core/training/builder.h"
 #include "core/util/bytes.h"
-
-#ifdef REMAT_HAVE_CUDA
-#include "gpu/cuda_backend.h"
-#endif
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -62,15 +59,11 @@ Expected<std::unique_ptr<exec::Backend>> makeBackend(const std::string &id,
     if (id == "cpu")
         return exec::makeCpuBackend();
     if (id == "cuda") {
-#ifdef REMAT_HAVE_CUDA
-        gpu::CudaBackendOptions o;
+        // The CUDA backend's library is opened here, the first time a run asks for it.
+        REMAT_ASSIGN_OR_RETURN(const exec::DeviceModule *cuda, exec::loadCudaModule());
+        exec::DeviceBackendOptions o;
         o.useCudnn = convolution == "cudnn";
-        return gpu::makeCudaBackend(o);
-#else
-        (void)convolution;
-        return makeError(StatusCode::Unsupported, "this build has no CUDA backend (configure with "
-                                                  "the CUDA toolkit to use --backend cuda)");
-#endif
+        return cuda->makeBackend(o);
     }
     return makeError(StatusCode::InvalidArgument,
                      fmt::format("unknown backend '{}' (cpu, cuda)", id));

@@ -3,27 +3,75 @@
 //                [--classify NAME=KIND] [--semantics training|as-exported] [--collapse-depth N] [--fold on|off]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000] [--solve SOLVER]   (offscreen works)
 //   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
+#include "core/exec/device_module.h"
 #include "core/onnx/input_spec.h"
+#include "core/util/bytes.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/search_bar.h"
 #include "ui/main_window.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
-#ifdef REMAT_HAVE_CUDA
-#include "core/util/bytes.h"
-#include "gpu/cuda_backend.h"
-#include "gpu/cuda_devices.h"
-#endif
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QEvent>
 #include <QImage>
 #include <QTimer>
 
 #include <cstdio>
+#include <ctime>
+#include <optional>
+#include <vector>
+
+namespace {
+
+/// Microseconds on the wall clock (CLOCK_REALTIME), comparable with a launcher's own clock.
+long long wallMicros()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/// REMAT_TIME_FIRST_FRAME=1 (or =exit): when the graph of the first model opened is first painted,
+/// prints "first frame: <ms since main> ms, at <wall-clock us>" (tests/bench/startup.sh subtracts
+/// its launch time for open-to-first-frame); "exit" then quits.
+class FirstFrameTimer : public QObject
+{
+public:
+    FirstFrameTimer(long long mainMicros, bool quit, QObject *parent)
+        : QObject(parent), m_mainMicros(mainMicros), m_quit(quit)
+    {
+    }
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::Paint && !m_done) {
+            m_done = true;
+            watched->removeEventFilter(this);
+            // After this paint is done: the frame is what the user sees.
+            QTimer::singleShot(0, this, [this] {
+                const long long now = wallMicros();
+                std::printf("first frame: %.1f ms since main, at %lld us\n",
+                            double(now - m_mainMicros) / 1000.0, now);
+                std::fflush(stdout);
+                if (m_quit)
+                    QApplication::exit(0);
+            });
+        }
+        return false;
+    }
+
+private:
+    long long m_mainMicros;
+    bool m_quit;
+    bool m_done = false;
+};
+
+} // namespace
 
 int main(int argc, char **argv)
 {
+    const long long mainMicros = wallMicros();
     // QGuiApplication claims "-session" (X11 session management) and drops it from argv: take our
     // --session FILE out before it sees the arguments.
     QString sessionArg;
@@ -169,41 +217,66 @@ int main(int argc, char **argv)
     };
 
     remat::ui::MainWindow window;
-#ifdef REMAT_HAVE_CUDA
+    if (const QByteArray timing = qgetenv("REMAT_TIME_FIRST_FRAME"); !timing.isEmpty()) {
+        auto *timer = new FirstFrameTimer(mainMicros, timing == "exit", &app);
+        QObject::connect(
+            &window, &remat::ui::MainWindow::modelShown, timer,
+            [timer, viewport = window.graphView()->viewport()] {
+                viewport->installEventFilter(timer);
+                viewport->update();
+            },
+            Qt::SingleShotConnection);
+    }
     // The app composes: each CUDA device becomes a run backend, and the first one's free memory
-    // fills the planner's "This GPU" budget (the ui library never links CUDA).
-    QStringList cudaAbout{
-        QStringLiteral("CUDA toolkit %1 (this build)").arg(QStringLiteral(REMAT_CUDA_VERSION))};
-    for (const remat::gpu::DeviceInfo &d : remat::gpu::listDevices())
-        cudaAbout << QStringLiteral("cuda:%1 %2 (sm_%3%4, %5)")
+    // fills the planner's "This GPU" budget (the ui library never links CUDA). Devices are listed
+    // when first asked for (the Run panel shows, a session names a device, the About box opens):
+    // that opens the CUDA module, which a session that never asks does not map.
+    window.setAboutExtrasProvider([] {
+        namespace exec = remat::core::exec;
+        const remat::core::Expected<const exec::DeviceModule *> cuda = exec::loadCudaModule();
+        if (!cuda)
+            return QStringList{QString::fromStdString(cuda.status().message())};
+        QStringList lines{QString::fromStdString((*cuda)->description())};
+        for (const exec::DeviceInfo &d : (*cuda)->listDevices())
+            lines << QStringLiteral("cuda:%1 %2 (sm_%3%4, %5)")
                          .arg(d.index)
                          .arg(QString::fromStdString(d.name))
                          .arg(d.computeMajor)
                          .arg(d.computeMinor)
                          .arg(QString::fromStdString(remat::core::formatBytes(d.totalBytes)));
-    if (cudaAbout.size() == 1)
-        cudaAbout << QStringLiteral("no CUDA device found: runs use the CPU backend");
-    window.setAboutExtras(cudaAbout);
-    if (const std::vector<remat::gpu::DeviceInfo> devices = remat::gpu::listDevices();
-        !devices.empty()) {
-        std::vector<remat::ui::BackendChoice> backends{remat::ui::Planner::cpuBackendChoice()};
-        for (const remat::gpu::DeviceInfo &d : devices)
+        if (lines.size() == 1)
+            lines << QStringLiteral("no CUDA device found: runs use the CPU backend");
+        return lines;
+    });
+    window.planner()->runController()->setBackendDiscovery([planner = window.planner()] {
+        namespace exec = remat::core::exec;
+        std::vector<remat::ui::BackendChoice> backends;
+        const remat::core::Expected<const exec::DeviceModule *> cuda = exec::loadCudaModule();
+        if (!cuda)
+            return backends;
+        const exec::DeviceModule *module = *cuda;
+        const std::vector<exec::DeviceInfo> devices = module->listDevices();
+        for (const exec::DeviceInfo &d : devices)
             backends.push_back(
                 {QStringLiteral("cuda:%1").arg(d.index),
                  QStringLiteral("%1 (cuda:%2, %3 free)")
                      .arg(QString::fromStdString(d.name))
                      .arg(d.index)
                      .arg(QString::fromStdString(remat::core::formatBytes(d.freeBytes))),
-                 [index = d.index] { return remat::gpu::makeCudaBackend(index); }});
-        window.planner()->setBackends(std::move(backends));
-        window.planner()->setFreeMemoryProvider([]() -> std::optional<int64_t> {
-            const std::vector<remat::gpu::DeviceInfo> now = remat::gpu::listDevices();
-            if (now.empty())
-                return std::nullopt;
-            return now.front().freeBytes;
-        });
-    }
-#endif
+                 [module, index = d.index] {
+                     exec::DeviceBackendOptions o;
+                     o.device = index;
+                     return module->makeBackend(o);
+                 }});
+        if (!devices.empty())
+            planner->setFreeMemoryProvider([module]() -> std::optional<int64_t> {
+                const std::vector<exec::DeviceInfo> now = module->listDevices();
+                if (now.empty())
+                    return std::nullopt;
+                return now.front().freeBytes;
+            });
+        return backends;
+    });
     if (parser.isSet(depth))
         window.setInitialCollapseDepth(parser.value(depth).toInt());
     if (parser.isSet(fold)) {

@@ -60,6 +60,20 @@ void RunController::setBackends(std::vector<BackendChoice> backends)
     m_backends = std::move(backends);
 }
 
+void RunController::setBackendDiscovery(std::function<std::vector<BackendChoice>()> discover)
+{
+    m_discover = std::move(discover);
+}
+
+bool RunController::discoverBackends()
+{
+    if (!m_discover)
+        return false;
+    const std::vector<BackendChoice> found = std::exchange(m_discover, nullptr)();
+    m_backends.insert(m_backends.end(), found.begin(), found.end());
+    return !found.empty();
+}
+
 void RunController::stop() { m_job.stopAll(); }
 
 std::vector<RunSample> RunController::takeSamples()
@@ -74,10 +88,15 @@ bool RunController::start(RunRequest request)
 {
     if (isRunning() || !request.problem || !request.problem->forward || !request.problem->training)
         return false;
-    const BackendChoice *choice = nullptr;
-    for (const auto &b : m_backends)
-        if (b.id == request.backend)
-            choice = &b;
+    auto find = [&]() -> const BackendChoice * {
+        for (const auto &b : m_backends)
+            if (b.id == request.backend)
+                return &b;
+        return nullptr;
+    };
+    const BackendChoice *choice = find();
+    if (!choice && discoverBackends())
+        choice = find();
     if (!choice)
         return false;
     {

@@ -77,6 +77,11 @@ public:
 
     void setBackends(std::vector<BackendChoice> backends);
     const std::vector<BackendChoice> &backends() const { return m_backends; }
+    /// Devices found only when first asked for (listing CUDA devices opens the CUDA module): the
+    /// first discoverBackends() call runs `discover` once and appends its choices.
+    void setBackendDiscovery(std::function<std::vector<BackendChoice>()> discover);
+    /// Runs the pending discovery; true when it added choices.
+    bool discoverBackends();
 
     bool start(RunRequest request);
     void stop();
@@ -96,6 +101,7 @@ private:
                            JobContext &ctx);
 
     std::vector<BackendChoice> m_backends;
+    std::function<std::vector<BackendChoice>()> m_discover;
     QMutex m_mutex;
     std::vector<RunSample> m_buffer;
     BackgroundJob<RunSummary> m_job{

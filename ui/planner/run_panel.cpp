@@ -6,6 +6,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -62,6 +63,7 @@ RunPanel::RunPanel(RunController *controller, QWidget *parent)
       m_calibrate(new QPushButton(tr("Calibrate on this device"), this)),
       m_status(new QLabel(this)), m_gradients(new QLabel(this)), m_timeSource(new QLabel(this))
 {
+    m_backend->installEventFilter(this);
     m_calibrate->setObjectName(QStringLiteral("plannerCalibrate"));
     m_calibrate->setToolTip(
         tr("Run store-all on the selected backend and time every plan with each op's "
@@ -168,8 +170,21 @@ void RunPanel::refreshBackends()
 
 int RunPanel::iterations() const { return m_iterations->value(); }
 void RunPanel::setIterations(int n) { m_iterations->setValue(n); }
+bool RunPanel::eventFilter(QObject *watched, QEvent *event)
+{
+    // The device list is filled the first time the user reaches for it (before the popup opens).
+    if (watched == m_backend &&
+        (event->type() == QEvent::MouseButtonPress || event->type() == QEvent::KeyPress ||
+         event->type() == QEvent::FocusIn) &&
+        m_controller->discoverBackends())
+        refreshBackends();
+    return QWidget::eventFilter(watched, event);
+}
+
 void RunPanel::setBackend(const QString &id)
 {
+    if (m_backend->findData(id) < 0 && m_controller->discoverBackends())
+        refreshBackends();
     const int i = m_backend->findData(id);
     if (i >= 0)
         m_backend->setCurrentIndex(i);

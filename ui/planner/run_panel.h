@@ -84,6 +84,11 @@ signals:
     /// `device`: the backend's label, for the time-source label.
     void calibrated(const remat::core::cost::Profile &profile, const QString &device);
 
+protected:
+    /// The backend list's first click, key or focus lists the devices (the controller's pending
+    /// discovery), before its popup opens.
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     void startRun(RunRequest request);
     void drain();
