@@ -10,6 +10,7 @@
 #include "ui/planner/planner_document.h"
 #include "ui/planner/solver_panel.h"
 
+#include <QTableView>
 #include <QtTest>
 
 using namespace remat;
@@ -17,6 +18,18 @@ using core::solvers::Objective;
 using core::solvers::Plan;
 
 namespace {
+
+/// With REMAT_SCREENSHOT_DIR set, saves the widget as NAME.png there (to look at by eye).
+void screenshot(QWidget &w, const char *name, QSize size)
+{
+    const QString dir = qEnvironmentVariable("REMAT_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    w.resize(size);
+    w.show();
+    QCoreApplication::processEvents();
+    QVERIFY(w.grab().save(dir + "/" + name + ".png"));
+}
 
 /// A min-peak plan with the given peak (MiB) and step (s); store-all's step is 1 s.
 Plan plan(const char *solver, int64_t peakMiB, double stepSeconds, double recomputeSeconds)
@@ -56,8 +69,9 @@ private slots:
                  QStringLiteral("+1600.0 %"));
         QCOMPARE(model.data(model.index(1, ui::PlanTableModel::Overhead)).toString(),
                  QStringLiteral("0.0 %"));
-        QCOMPARE(model.data(model.index(1, ui::PlanTableModel::TimeOverhead),
-                            ui::PlanTableModel::SortRole)
+        QCOMPARE(model
+                     .data(model.index(1, ui::PlanTableModel::TimeOverhead),
+                           ui::PlanTableModel::SortRole)
                      .toDouble(),
                  1600.0);
         const auto status = [&](int row) {
@@ -69,6 +83,10 @@ private slots:
         const QString tip =
             model.data(model.index(2, ui::PlanTableModel::Status), Qt::ToolTipRole).toString();
         QVERIFY2(tip.contains(QStringLiteral("Dominated by greedy")), qPrintable(tip));
+        QTableView view;
+        view.setModel(&model);
+        view.resizeColumnsToContents();
+        screenshot(view, "plans-table", {1100, 200});
     }
 
     void lowestPeakWithinIsOneUndoableEditSavedInSessions()
@@ -87,6 +105,7 @@ private slots:
         QCOMPARE(panel.objectiveText(), QStringLiteral("Least recompute within budget"));
         doc.undoStack()->redo();
         QCOMPARE(doc.maxOverheadPercent(), 35.0);
+        screenshot(panel, "objective-box", {420, 300});
 
         // Saved and read back (core's session format: "max_overhead_percent").
         core::io::Session s;
@@ -102,8 +121,8 @@ private slots:
         QCOMPARE(back->maxOverheadPercent, 35.0);
         // A session without it (older files) has no limit.
         s.maxOverheadPercent = -1;
-        auto plain = core::io::parseSession(*core::io::formatSession(s, "/tmp/s.rematproj", nullptr),
-                                            "/tmp/s.rematproj");
+        auto plain = core::io::parseSession(
+            *core::io::formatSession(s, "/tmp/s.rematproj", nullptr), "/tmp/s.rematproj");
         QVERIFY(plain);
         QCOMPARE(plain->maxOverheadPercent, -1.0);
     }
@@ -115,8 +134,8 @@ private slots:
         // Store-all 100 MiB at 0%; (60, +10), (40, +25), (30, +60), (28, +300): hull slopes in
         // percent per percent 0.25, 0.75, 3.5, 120; N = 1: the knee is (40 MiB, +25%).
         const int64_t MiB = 1 << 20;
-        for (auto [peak, over] : {std::pair{100, 0.0}, {60, 10.0}, {40, 25.0}, {30, 60.0},
-                                  {28, 300.0}})
+        for (auto [peak, over] :
+             {std::pair{100, 0.0}, {60, 10.0}, {40, 25.0}, {30, 60.0}, {28, 300.0}})
             chart.addPoint({QStringLiteral("rotor"), peak * MiB, peak * MiB, over, true});
         chart.setCurrent(28 * MiB, 300.0); // a min-peak answer at the far end
         QVERIFY(chart.knee().has_value());
@@ -126,6 +145,7 @@ private slots:
                  qPrintable(chart.currentLabel()));
         QVERIFY2(chart.currentLabel().contains(QStringLiteral("knee at 40.0 MiB")),
                  qPrintable(chart.currentLabel()));
+        screenshot(chart, "pareto-knee", {900, 450});
         chart.setCurrent(40 * MiB, 25.0); // the knee itself: no flag
         QCOMPARE(chart.currentLabel(), QStringLiteral("current plan"));
     }
