@@ -11,7 +11,9 @@ std::optional<size_t> frontierKnee(const std::vector<CostPoint> &points, int64_t
     if (points.empty() || storeAllPeakBytes <= 0 || storeAllStepSeconds <= 0)
         return std::nullopt;
     // In percent of store-all: x = memory, y = time.
-    const auto x = [&](size_t i) { return 100.0 * double(points[i].peakBytes) / double(storeAllPeakBytes); };
+    const auto x = [&](size_t i) {
+        return 100.0 * double(points[i].peakBytes) / double(storeAllPeakBytes);
+    };
     const auto y = [&](size_t i) { return 100.0 * points[i].stepSeconds / storeAllStepSeconds; };
     std::vector<size_t> order(points.size());
     std::iota(order.begin(), order.end(), size_t(0));

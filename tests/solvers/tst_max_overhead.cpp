@@ -120,8 +120,7 @@ private slots:
                         ++refused;
                         QCOMPARE(p->status, SolveStatus::Infeasible);
                         QVERIFY2(!s->capabilities().minTime, where.c_str());
-                        QVERIFY2(p->note.find("cannot honour") != std::string::npos,
-                                 where.c_str());
+                        QVERIFY2(p->note.find("cannot honour") != std::string::npos, where.c_str());
                     }
                 }
             }
