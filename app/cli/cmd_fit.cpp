@@ -30,6 +30,7 @@ struct FitOptions
     bool compare = false;
     int64_t maxBatch = 65536;
     double timeLimit = 10;
+    double maxOverhead = -1; ///< --max-overhead P (percent); < 0: none
     bool json = false;
 };
 
@@ -126,7 +127,7 @@ int runFit(const FitOptions &o)
         return 1;
     }
     load.training = *trainingOptions(o.input);
-    pipeline::Fitter fitter(o.input.model, load, {memory, o.maxBatch, o.timeLimit});
+    pipeline::Fitter fitter(o.input.model, load, {memory, o.maxBatch, o.timeLimit, o.maxOverhead});
     // A model that cannot be imported or trained fails once, here, not per solver.
     if (auto first = fitter.problemAt(1); !first) {
         std::fprintf(stderr, "error: %s\n", first.status().toString().c_str());
@@ -149,6 +150,8 @@ int runFit(const FitOptions &o)
                 {"peak_bytes", t ? t->peakBytes : 0},
                 {"recompute_percent", t ? t->tdiPercent() : 0.0},
                 {"step_seconds", t ? t->totalSeconds : 0.0},
+                {"time_overhead_percent", r.plan ? solvers::timeOverheadPercent(*r.plan) : 0.0},
+                {"max_overhead_percent", o.maxOverhead},
                 {"peak_at_batch_1", r.smallestPeak},
                 {"search_seconds", r.seconds},
                 {"batches_tried", r.tries},
@@ -171,23 +174,27 @@ int runFit(const FitOptions &o)
                     training::optimizerName(opts.optimizer),
                     training::precisionName(opts.precision), training::shardingName(opts.shard),
                     (long long)opts.ranks, (long long)opts.microBatches);
-        std::printf("  %-14s %7s %12s %10s %10s %8s\n", "solver", "batch", "peak", "recompute",
-                    "search", "tries");
+        if (o.maxOverhead >= 0)
+            std::printf("  a plan fits only when its step is at most %g%% slower than "
+                        "store-all's at the same batch\n",
+                        o.maxOverhead);
+        std::printf("  %-14s %7s %12s %10s %8s %10s %8s\n", "solver", "batch", "peak", "recompute",
+                    "time %", "search", "tries");
         for (const FitRow &r : rows) {
             if (!r.error.empty()) {
                 std::printf("  %-14s error: %s\n", r.solver.c_str(), r.error.c_str());
                 continue;
             }
             if (!r.plan) {
-                std::printf("  %-14s %7s %12s %10s %9.2fs %8d  (batch 1 needs %s)\n",
-                            r.solver.c_str(), "none", "-", "-", r.seconds, r.tries,
+                std::printf("  %-14s %7s %12s %10s %8s %9.2fs %8d  (batch 1 needs %s)\n",
+                            r.solver.c_str(), "none", "-", "-", "-", r.seconds, r.tries,
                             formatBytes(r.smallestPeak).c_str());
                 continue;
             }
-            std::printf("  %-14s %7lld %12s %9.1f%% %9.2fs %8d%s\n", r.solver.c_str(),
+            std::printf("  %-14s %7lld %12s %9.1f%% %+7.1f%% %9.2fs %8d%s\n", r.solver.c_str(),
                         (long long)r.batch, formatBytes(r.plan->timeline.peakBytes).c_str(),
-                        r.plan->timeline.tdiPercent(), r.seconds, r.tries,
-                        r.batch >= o.maxBatch ? "  (--max-batch reached)" : "");
+                        r.plan->timeline.tdiPercent(), solvers::timeOverheadPercent(*r.plan),
+                        r.seconds, r.tries, r.batch >= o.maxBatch ? "  (--max-batch reached)" : "");
         }
         std::printf("  %zu batches imported\n", fitter.imports());
     }
@@ -218,6 +225,10 @@ void addFitCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--max-batch", opts->maxBatch, "Largest batch tried (default 65536)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--time-limit", opts->timeLimit, "Seconds per solve (default 10)");
+    cmd->add_option("--max-overhead", opts->maxOverhead,
+                    "A plan fits only when its simulated step is at most P percent slower than "
+                    "store-all's at the same batch (e.g. 35)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--json", opts->json, "One JSON object per solver");
     cmd->callback([opts, &ctx]() { ctx.exitCode = runFit(*opts); });
 }

@@ -2,6 +2,8 @@
 //   [--pin keep:VALUE] [--pin recompute:VALUE] [--time-limit S] [--out plan.json] [--json]
 //   [--batch N]
 // remat solve MODEL --compare [--json]: every solver, one table.
+// remat solve MODEL --objective min-peak --max-overhead P: the lowest peak within P% of
+//   store-all's step time.
 // MODEL is an ONNX file, or a benchmark node-link .json graph.
 #include "commands.h"
 #include "model_loading.h"
@@ -11,6 +13,7 @@
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/chain_frontier.h"
+#include "core/solvers/frontier_knee.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
 #if __has_include("core/io/node_link.h")
@@ -24,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 namespace remat::app {
@@ -39,7 +43,9 @@ struct SolveOptions
     std::string objective; ///< empty: min-time when a budget is given, else min-peak
     std::string budget;
     double budgetRatio = 0;
+    double maxOverhead = -1; ///< --max-overhead P (percent); < 0: none
     std::vector<std::string> pins;
+    std::vector<std::string> settings; ///< --setting KEY=VALUE, solver-specific knobs
     double timeLimit = 60;
     std::string out;
     bool json = false;
@@ -79,6 +85,67 @@ loadSolveProblem(const SolveOptions &o, cost::ProfileCostsReport *report)
     return withProfile(m.problem, o.profile, report);
 }
 
+Expected<std::map<std::string, std::string>> parseSettings(const std::vector<std::string> &texts)
+{
+    std::map<std::string, std::string> out;
+    for (const std::string &t : texts) {
+        const size_t eq = t.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return makeError(StatusCode::InvalidArgument,
+                             "--setting '" + t + "': expected KEY=VALUE, e.g. stream=off");
+        out[t.substr(0, eq)] = t.substr(eq + 1);
+    }
+    return out;
+}
+
+bool answeredPlan(const solvers::Plan &p)
+{
+    return p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
+}
+
+/// An answered plan within its request's --max-overhead (every plan when there is none).
+bool honoursMaxOverhead(const solvers::Plan &p)
+{
+    return answeredPlan(p) && solvers::withinMaxOverhead(p);
+}
+
+/// "far end" notes for a compare table: every answered plan more than
+/// kFarEndOverheadPercent slower than store-all, with the knee of the table's plans (store-all
+/// among them) beside it. Returns the notes by plan index (empty: not flagged).
+std::vector<std::string> farEndNotes(const std::vector<solvers::Plan> &plans,
+                                     const sim::Timeline &storeAll)
+{
+    std::vector<std::string> notes(plans.size());
+    std::vector<solvers::CostPoint> pts{{storeAll.peakBytes, solvers::stepSeconds(storeAll)}};
+    std::vector<const solvers::Plan *> of{nullptr};
+    for (const solvers::Plan &p : plans)
+        if (answeredPlan(p)) {
+            pts.push_back({p.timeline.peakBytes, solvers::stepSeconds(p.timeline)});
+            of.push_back(&p);
+        }
+    const std::optional<size_t> knee =
+        solvers::frontierKnee(pts, storeAll.peakBytes, solvers::stepSeconds(storeAll));
+    if (!knee)
+        return notes;
+    const std::string kneeText =
+        of[*knee] ? fmt::format("{} at peak {}, {:+.1f}% time", of[*knee]->solver,
+                                formatBytes(pts[*knee].peakBytes),
+                                solvers::timeOverheadPercent(of[*knee]->timeline,
+                                                             solvers::stepSeconds(storeAll)))
+                  : std::string("store-all itself");
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const solvers::Plan &p = plans[i];
+        const double over =
+            solvers::timeOverheadPercent(p.timeline, solvers::stepSeconds(storeAll));
+        if (answeredPlan(p) && over > solvers::kFarEndOverheadPercent && of[*knee] != &p)
+            notes[i] = fmt::format(
+                "far end of the frontier ({:+.0f}% time); the knee of these plans: {} (past it "
+                "1% less memory costs more than {:g}% more time)",
+                over, kneeText, solvers::kKneeTimePerMemory);
+    }
+    return notes;
+}
+
 Expected<std::vector<solvers::Pin>> parsePins(const std::vector<std::string> &texts,
                                               const training::TrainingGraph &tg)
 {
@@ -111,21 +178,30 @@ nlohmann::json planJson(const solvers::Plan &p, const training::TrainingGraph &t
     nlohmann::json ck = nlohmann::json::array();
     for (TensorId t : p.checkpoints)
         ck.push_back(tg.tensor(t).name);
-    return {{"solver", p.solver},
-            {"status", solvers::solveStatusName(p.status)},
-            {"objective", solvers::objectiveName(p.objective)},
-            {"budget_bytes", p.budgetBytes},
-            {"peak_bytes", p.timeline.peakBytes},
-            {"activation_peak_bytes", p.timeline.activationPeakBytes},
-            {"compute_time", p.timeline.computeSeconds},
-            {"recompute_time", p.timeline.recomputeSeconds},
-            {"tdi_percent", p.timeline.tdiPercent()},
-            {"solver_objective", p.solverObjective},
-            {"solver_objective_name", p.solverObjectiveName},
-            {"bound", p.bound},
-            {"solve_seconds", p.solveSeconds},
-            {"note", p.note},
-            {"checkpoints", ck}};
+    nlohmann::json j{{"solver", p.solver},
+                     {"status", solvers::solveStatusName(p.status)},
+                     {"objective", solvers::objectiveName(p.objective)},
+                     {"budget_bytes", p.budgetBytes},
+                     {"peak_bytes", p.timeline.peakBytes},
+                     {"activation_peak_bytes", p.timeline.activationPeakBytes},
+                     {"compute_time", p.timeline.computeSeconds},
+                     {"recompute_time", p.timeline.recomputeSeconds},
+                     {"tdi_percent", p.timeline.tdiPercent()},
+                     {"copy_time", p.timeline.copySeconds},
+                     {"step_seconds", solvers::stepSeconds(p.timeline)},
+                     {"store_all_step_seconds", p.baselineStepSeconds},
+                     {"time_overhead_percent", solvers::timeOverheadPercent(p)},
+                     {"solver_objective", p.solverObjective},
+                     {"solver_objective_name", p.solverObjectiveName},
+                     {"bound", p.bound},
+                     {"solve_seconds", p.solveSeconds},
+                     {"note", p.note},
+                     {"checkpoints", ck}};
+    if (p.maxOverheadPercent >= 0) {
+        j["max_overhead_percent"] = p.maxOverheadPercent;
+        j["honours_max_overhead"] = honoursMaxOverhead(p);
+    }
+    return j;
 }
 
 /// The budget-versus-recompute frontier, from two sources merged:
@@ -226,9 +302,10 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                 pt.boundSeconds = std::max(pt.boundSeconds, p->bound);
             if (!answered(*p) || p->timeline.peakBytes > pt.budget)
                 continue;
-            if (!best || p->timeline.recomputeSeconds < best->timeline.recomputeSeconds ||
-                (p->timeline.recomputeSeconds == best->timeline.recomputeSeconds &&
-                 p->timeline.peakBytes < best->timeline.peakBytes))
+            // The fastest simulated step under the budget (copy stalls count, not only recompute).
+            const double t = solvers::stepSeconds(p->timeline);
+            const double bt = best ? solvers::stepSeconds(best->timeline) : 0;
+            if (!best || t < bt || (t == bt && p->timeline.peakBytes < best->timeline.peakBytes))
                 best = std::move(*p);
         }
         if (!best)
@@ -251,19 +328,19 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                 p.boundSeconds = q.boundSeconds;
                 p.boundBudget = q.boundBudget;
             }
-    // Drop points another point beats on peak and recompute (of equal points, the first: the
+    // Drop points another point beats on peak and step time (of equal points, the first: the
     // chain DP's, then the sweep's by budget).
     std::vector<const Point *> frontier;
     for (size_t i = 0; i < points.size(); ++i) {
-        const sim::Timeline &a = points[i].timeline;
+        const double ta = solvers::stepSeconds(points[i].timeline);
+        const int64_t pa = points[i].timeline.peakBytes;
         bool dominated = false;
         for (size_t j = 0; j < points.size() && !dominated; ++j) {
-            const sim::Timeline &b = points[j].timeline;
-            const double tol = 1e-9 * std::max(a.recomputeSeconds, b.recomputeSeconds);
-            const bool noWorse =
-                b.peakBytes <= a.peakBytes && b.recomputeSeconds <= a.recomputeSeconds + tol;
-            const bool better =
-                b.peakBytes < a.peakBytes || b.recomputeSeconds < a.recomputeSeconds - tol;
+            const double tb = solvers::stepSeconds(points[j].timeline);
+            const int64_t pb = points[j].timeline.peakBytes;
+            const double tol = 1e-9 * std::max(ta, tb);
+            const bool noWorse = pb <= pa && tb <= ta + tol;
+            const bool better = pb < pa || tb < ta - tol;
             dominated = i != j && noWorse && (better || j < i);
         }
         if (!dominated)
@@ -272,6 +349,18 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     std::sort(frontier.begin(), frontier.end(), [](const Point *a, const Point *b) {
         return a->timeline.peakBytes < b->timeline.peakBytes;
     });
+    const double baseStep = solvers::stepSeconds(storeAll);
+    auto overheadOf = [&](const Point &p) {
+        return solvers::timeOverheadPercent(p.timeline, baseStep);
+    };
+    const Point *knee = nullptr;
+    {
+        std::vector<solvers::CostPoint> pts;
+        for (const Point *p : frontier)
+            pts.push_back({p->timeline.peakBytes, solvers::stepSeconds(p->timeline)});
+        if (auto k = solvers::frontierKnee(pts, storeAll.peakBytes, baseStep))
+            knee = frontier[*k];
+    }
     const double oneCompute = storeAll.oneComputeSeconds > 0 ? storeAll.oneComputeSeconds : 1;
     auto kindOf = [&](const Point &p) {
         if (p.exactOverSets)
@@ -298,6 +387,9 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                             {"activation_peak_bytes", p->timeline.activationPeakBytes},
                             {"recompute_time", p->timeline.recomputeSeconds},
                             {"tdi_percent", p->timeline.tdiPercent()},
+                            {"step_seconds", solvers::stepSeconds(p->timeline)},
+                            {"time_overhead_percent", overheadOf(*p)},
+                            {"knee", p == knee},
                             {"lower_bound_tdi_percent",
                              p->boundSeconds >= 0 ? 100.0 * p->boundSeconds / oneCompute : -1.0},
                             {"gap_tdi_percent", gapPercent(*p)},
@@ -305,6 +397,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
                             {"kind", kindOf(*p)},
                             {"simulated", true}});
         nlohmann::json j{{"store_all_peak_bytes", storeAll.peakBytes},
+                         {"store_all_step_seconds", baseStep},
+                         {"knee_time_per_memory", solvers::kKneeTimePerMemory},
                          {"lowest_peak_bytes", lowest},
                          {"sweep_budgets", n},
                          {"frontier", list}};
@@ -346,8 +440,8 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
     else
         fmt::print("chain DP skipped: {}\n", chainSkipped);
     fmt::print("sweep: every min-time solver at {} budgets\n", n);
-    fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11} {:>13} {:<10}\n", "peak", "source", "solver",
-               "budget", "recompute %", "lower bound %", "kind");
+    fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11} {:>8} {:>13} {:<10}\n", "peak", "source",
+               "solver", "budget", "recompute %", "time %", "lower bound %", "kind");
     // With options the chain DP's frontier runs to hundreds of points: the table shows every
     // sweep point and the first, the last and evenly spread chain-DP points up to the limit.
     std::vector<const Point *> shown = frontier;
@@ -358,25 +452,32 @@ int runPareto(const SolveOptions &o, const training::TrainingGraph &tg, const co
         for (size_t k = 0; k < rows; ++k)
             pick[(k * (n - 1) + (rows - 1) / 2) / (rows - 1)] = 1;
         for (size_t i = 0; i < n; ++i)
-            if (pick[i] || frontier[i]->provenance == "sweep")
+            if (pick[i] || frontier[i]->provenance == "sweep" || frontier[i] == knee)
                 shown.push_back(frontier[i]);
     }
     for (const Point *p : shown)
-        fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11.2f} {:>13} {:<10}\n",
+        fmt::print("{:>12} {:<9} {:<15} {:>12} {:>11.2f} {:>8} {:>13} {:<10}{}\n",
                    formatBytes(p->timeline.peakBytes), p->provenance, p->solver,
                    p->provenance == "sweep" ? formatBytes(p->budget) : std::string("-"),
-                   p->timeline.tdiPercent(),
+                   p->timeline.tdiPercent(), fmt::format("{:+.1f}", overheadOf(*p)),
                    p->boundSeconds >= 0
                        ? fmt::format("{:.2f}", 100.0 * p->boundSeconds / oneCompute)
                        : std::string("-"),
-                   kindOf(*p));
+                   kindOf(*p), p == knee ? "  <- knee" : "");
+    if (knee)
+        fmt::print("knee: {} at {} ({:+.1f}% time): past it 1% less memory costs more than {:g}% "
+                   "more time (on the frontier's lower convex hull, in percent of store-all's "
+                   "peak and step)\n",
+                   knee->solver, formatBytes(knee->timeline.peakBytes), overheadOf(*knee),
+                   solvers::kKneeTimePerMemory);
     if (shown.size() < frontier.size())
         fmt::print("{} of the {} frontier points shown (--pareto-rows 0 prints all; --json has "
                    "all)\n",
                    shown.size(), frontier.size());
     fmt::print("every figure is the simulator's. chain-dp: the least DP time at each memory of "
                "rotor's chain model (memory rounded up to slots; --pareto-slots for finer); "
-               "sweep: the best min-time plan at a budget. kind: exact = a proven lower bound "
+               "sweep: the fastest min-time plan at a budget; time % is the simulated step over "
+               "store-all's (the cost points are compared on). kind: exact = a proven lower bound "
                "(checkmate-milp, fixed op order) meets the plan; exact-sets = a plain chain's "
                "exact DP (no checkpoint set, each dropped run recomputed once, has a lower peak "
                "at no more recompute); bounded = the bound is below it (a bound proven at a "
@@ -401,6 +502,9 @@ int runSolve(const SolveOptions &o)
     auto pins = parsePins(o.pins, tg);
     if (!pins)
         return fail(pins.status());
+    Expected<std::map<std::string, std::string>> settings = parseSettings(o.settings);
+    if (!settings)
+        return fail(settings.status());
 
     int64_t budget = 0;
     const sim::Timeline *storeAll = &problem.storeAll.timeline;
@@ -417,15 +521,26 @@ int runSolve(const SolveOptions &o)
     const bool budgetGiven = !o.budget.empty() || o.budgetRatio > 0;
     std::string objectiveSource = "--objective";
     if (o.objective.empty())
-        objectiveSource = budgetGiven ? "default: a budget was given" : "default: no budget given";
-    auto objective = solvers::parseObjective(!o.objective.empty() ? o.objective
-                                             : budgetGiven        ? "min-time"
-                                                                  : "min-peak");
+        objectiveSource = o.maxOverhead >= 0 ? "default: --max-overhead was given"
+                          : budgetGiven      ? "default: a budget was given"
+                                             : "default: no budget given";
+    auto objective = solvers::parseObjective(!o.objective.empty()               ? o.objective
+                                             : budgetGiven && o.maxOverhead < 0 ? "min-time"
+                                                                                : "min-peak");
     if (!objective)
         return fail(objective.status());
     if (*objective == solvers::Objective::MinTime && budget <= 0)
         return fail(makeError(StatusCode::InvalidArgument,
                               "min-time needs --budget BYTES or --budget-ratio R"));
+    if (o.maxOverhead >= 0 && *objective != solvers::Objective::MinPeak)
+        return fail(makeError(StatusCode::InvalidArgument,
+                              "--max-overhead P asks for the lowest peak within P% of store-all's "
+                              "step time: use it with --objective min-peak (min-time under a "
+                              "budget already gives the fastest plan)"));
+    if (o.maxOverhead >= 0 && o.pareto)
+        return fail(makeError(StatusCode::InvalidArgument,
+                              "--max-overhead does not apply to --pareto (the frontier has every "
+                              "overhead); read the row at or under P% there"));
 
     const solvers::SolverRegistry registry = solvers::makeRegistry();
     if (o.pareto)
@@ -462,6 +577,8 @@ int runSolve(const SolveOptions &o)
         r.costs = problem.costs.get();
         r.objective = *objective;
         r.budgetBytes = budget;
+        r.maxOverheadPercent = o.maxOverhead;
+        r.settings = *settings;
         r.pins = *pins;
         r.timeLimitSeconds = o.timeLimit;
         auto plan = s->solve(r);
@@ -477,13 +594,24 @@ int runSolve(const SolveOptions &o)
         plans.push_back(std::move(*plan));
     }
 
-    // A compare says which plans another solver's plan beats on peak and time.
+    // A compare says which plans another solver's plan beats on peak and time, and which
+    // min-peak answers lie at the frontier's far end (with the knee beside them).
+    std::vector<std::string> farEnd;
     if (o.compare) {
         solvers::flagDominatedPlans(plans);
+        if (*objective == solvers::Objective::MinPeak) {
+            farEnd = farEndNotes(plans, *storeAll);
+            for (size_t i = 0; i < plans.size(); ++i)
+                if (!farEnd[i].empty())
+                    plans[i].note =
+                        plans[i].note.empty() ? farEnd[i] : farEnd[i] + "; " + plans[i].note;
+        }
         size_t k = 0;
         for (nlohmann::json &e : list)
-            if (!e.contains("error") && k < plans.size())
+            if (!e.contains("error") && k < plans.size()) {
+                e["far_end"] = !farEnd.empty() && !farEnd[k].empty();
                 e["note"] = plans[k++].note;
+            }
     }
 
     if (!o.out.empty() && !plans.empty()) {
@@ -499,6 +627,8 @@ int runSolve(const SolveOptions &o)
             e["objective"] = solvers::objectiveName(*objective);
             e["objective_source"] = objectiveSource;
             e["budget_bytes"] = budget;
+            if (o.maxOverhead >= 0)
+                e["max_overhead_percent"] = o.maxOverhead;
             e["pins"] = o.pins;
             addTimeSourceJson(e, *problem.costs, o.profile.empty() ? nullptr : &report);
         }
@@ -511,20 +641,50 @@ int runSolve(const SolveOptions &o)
             "{}: {} forward ops, store-all peak {} (activations {}), objective {} ({}){}{}\n",
             o.input.model, tg.forwardOpCount(), formatBytes(storeAll->peakBytes),
             formatBytes(storeAll->activationPeakBytes), solvers::objectiveName(*objective),
-            objectiveSource, budget > 0 ? ", budget " + formatBytes(budget) : std::string(),
+            objectiveSource,
+            (budget > 0 ? ", budget " + formatBytes(budget) : std::string()) +
+                (o.maxOverhead >= 0
+                     ? fmt::format(", at most {:g}% slower than store-all", o.maxOverhead)
+                     : std::string()),
             pinText.empty() ? std::string() : ", pins " + pinText);
         fmt::print("times: {}, store-all step {:.4g} s\n",
                    timeSourceText(*problem.costs, o.profile.empty() ? nullptr : &report),
                    storeAll->totalSeconds);
-        fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11} {:>10}\n", "solver", "status", "peak",
-                   "activation peak", "recompute %", "solve ms");
-        for (const solvers::Plan &p : plans)
-            fmt::print("{:<15} {:<11} {:>12} {:>14} {:>11.1f} {:>10.1f}\n", p.solver,
-                       solvers::solveStatusName(p.status), formatBytes(p.timeline.peakBytes),
-                       formatBytes(p.timeline.activationPeakBytes), p.timeline.tdiPercent(),
-                       p.solveSeconds * 1e3);
+        // The step time is the cost: recompute is part of it, copies not hidden under compute
+        // the rest (an offload plan recomputes nothing and may be the slowest).
+        fmt::print("{:<15} {:<11} {:>12} {:>15} {:>11} {:>10} {:>8} {:>10}\n", "solver", "status",
+                   "peak", "activation peak", "recompute %", "step s", "time %", "solve ms");
+        for (size_t i = 0; i < plans.size(); ++i) {
+            const solvers::Plan &p = plans[i];
+            fmt::print(
+                "{:<15} {:<11} {:>12} {:>15} {:>11.1f} {:>10.4g} {:>8} {:>10.1f}{}\n", p.solver,
+                solvers::solveStatusName(p.status), formatBytes(p.timeline.peakBytes),
+                formatBytes(p.timeline.activationPeakBytes), p.timeline.tdiPercent(),
+                solvers::stepSeconds(p.timeline),
+                fmt::format("{:+.1f}", solvers::timeOverheadPercent(p)), p.solveSeconds * 1e3,
+                !farEnd.empty() && !farEnd[i].empty() ? "  far end" : "");
+        }
         for (const auto &[id, e] : errors)
             fmt::print("{:<15} error: {}\n", id, e);
+        if (o.compare && o.maxOverhead >= 0) {
+            std::string refused;
+            for (const solvers::Plan &p : plans)
+                if (!honoursMaxOverhead(p))
+                    refused += (refused.empty() ? "" : ", ") + p.solver;
+            for (const auto &[id, e] : errors)
+                refused += (refused.empty() ? "" : ", ") + id;
+            const solvers::Plan *best = nullptr;
+            for (const solvers::Plan &p : plans)
+                if (honoursMaxOverhead(p) &&
+                    (!best || p.timeline.peakBytes < best->timeline.peakBytes))
+                    best = &p;
+            if (best)
+                fmt::print("lowest peak within {:g}%: {} ({}, {:+.1f}% time)\n", o.maxOverhead,
+                           best->solver, formatBytes(best->timeline.peakBytes),
+                           solvers::timeOverheadPercent(*best));
+            if (!refused.empty())
+                fmt::print("could not honour --max-overhead {:g}: {}\n", o.maxOverhead, refused);
+        }
         if (o.compare)
             for (const solvers::Plan &p : plans)
                 if (!p.note.empty())
@@ -575,9 +735,17 @@ void addSolveCommand(CLI::App &app, CommandContext &ctx)
     auto *budget = cmd->add_option("--budget", opts->budget, "device budget, e.g. 6GiB, 512MiB");
     cmd->add_option("--budget-ratio", opts->budgetRatio, "budget as a fraction of store-all's peak")
         ->excludes(budget);
+    cmd->add_option("--max-overhead", opts->maxOverhead,
+                    "with --objective min-peak: the lowest peak whose simulated step time is at "
+                    "most P percent over store-all's (e.g. 35)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--pin", opts->pins,
                     "keep:VALUE, recompute:VALUE or offload:VALUE (repeatable)");
     cmd->add_option("--time-limit", opts->timeLimit, "seconds per solver (default 60)");
+    cmd->add_option("--setting", opts->settings,
+                    "KEY=VALUE solver knob (repeatable): rotor's slots, tape-options, "
+                    "frontier-slots; stream=off keeps --max-overhead answers from streaming kept "
+                    "tensors to the host");
     cmd->add_option("--out", opts->out, "write the plan (remat-plan JSON)");
     cmd->add_flag("--json", opts->json, "print JSON instead of a table");
     addProfileOption(*cmd, opts->profile);

@@ -237,6 +237,12 @@ std::string writePlan(const Plan &plan, const training::TrainingGraph &graph,
         }
     }
     j["figures"] = figures(plan.timeline);
+    // The one cost compared everywhere: the simulated step and its overhead over store-all's.
+    j["figures"]["step_seconds"] = solvers::stepSeconds(plan.timeline);
+    j["figures"]["store_all_step_seconds"] = plan.baselineStepSeconds;
+    j["figures"]["time_overhead_percent"] = solvers::timeOverheadPercent(plan);
+    if (plan.maxOverheadPercent >= 0)
+        j["solver"]["max_overhead_percent"] = plan.maxOverheadPercent;
     // One step per line: plans are read and diffed by people.
     j["schedule"] = "@schedule@";
     // dump() throws on names that are not UTF-8; the importer refuses those, and a writer must
@@ -355,6 +361,8 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
     REMAT_ASSIGN_OR_RETURN(plan.bound, r.optional(sv, "bound", -1.0, "solver"));
     REMAT_ASSIGN_OR_RETURN(plan.solveSeconds, r.optional(sv, "solve_seconds", 0.0, "solver"));
     REMAT_ASSIGN_OR_RETURN(plan.note, r.optional(sv, "note", std::string(), "solver"));
+    REMAT_ASSIGN_OR_RETURN(plan.maxOverheadPercent,
+                           r.optional(sv, "max_overhead_percent", -1.0, "solver"));
 
     // Pins.
     if (j.contains("pins")) {
@@ -447,6 +455,8 @@ Expected<Plan> parsePlanUnguarded(const std::string &text, const training::Train
         REMAT_ASSIGN_OR_RETURN(t.totalSeconds, r.optional(f, "total_seconds", 0.0, w));
         REMAT_ASSIGN_OR_RETURN(t.oneComputeSeconds, r.optional(f, "one_compute_seconds", 0.0, w));
         REMAT_ASSIGN_OR_RETURN(t.hostPeakBytes, r.optional(f, "host_peak_bytes", int64_t(0), w));
+        REMAT_ASSIGN_OR_RETURN(plan.baselineStepSeconds,
+                               r.optional(f, "store_all_step_seconds", 0.0, w));
         REMAT_ASSIGN_OR_RETURN(t.computeSteps, r.optional(f, "compute_steps", size_t(0), w));
         REMAT_ASSIGN_OR_RETURN(t.recomputeSteps, r.optional(f, "recompute_steps", size_t(0), w));
     }

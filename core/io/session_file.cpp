@@ -184,6 +184,12 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
     if (!objective)
         return bad(path, objective.status().message());
     s.objective = *objective;
+    if (root.contains("max_overhead_percent")) {
+        const json &m = root.at("max_overhead_percent");
+        if (!m.is_number() || !std::isfinite(m.get<double>()))
+            return bad(path, "\"max_overhead_percent\" is not a number");
+        s.maxOverheadPercent = m.get<double>() < 0 ? -1 : m.get<double>();
+    }
     for (const json &pin : memberOr(root, "pins", json::value_t::array)) {
         const std::string kindText = textOf(pin, "kind");
         const auto kind = solvers::parsePinKind(kindText);
@@ -336,6 +342,8 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
         root["training"] = trainingOptionsJson(s.training);
     root["budget_bytes"] = s.budgetBytes;
     root["objective"] = solvers::objectiveName(s.objective);
+    if (s.objective == solvers::Objective::MinPeak && s.maxOverheadPercent >= 0)
+        root["max_overhead_percent"] = s.maxOverheadPercent;
     json pins = json::array();
     for (const auto &[tensor, kind] : s.pins)
         pins.push_back({{"tensor", tensor}, {"kind", solvers::pinKindName(kind)}});

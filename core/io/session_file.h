@@ -83,6 +83,9 @@ struct Session
     training::TrainingOptions training;
     int64_t budgetBytes = 0;
     solvers::Objective objective = solvers::Objective::MinTime;
+    /// min-peak within this many percent of store-all's step ("max_overhead_percent"; absent
+    /// or negative: no limit).
+    double maxOverheadPercent = -1;
     std::map<std::string, solvers::PinKind> pins; ///< by tensor name
     std::vector<solvers::Plan> plans;             ///< to write
     std::vector<std::string>

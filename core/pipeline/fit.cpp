@@ -60,6 +60,8 @@ Expected<solvers::Plan> Fitter::planAt(const solvers::Solver *s, int64_t batch)
     const bool minTime = s->capabilities().minTime;
     r.objective = minTime ? solvers::Objective::MinTime : solvers::Objective::MinPeak;
     r.budgetBytes = m_settings.memoryBytes;
+    if (!minTime)
+        r.maxOverheadPercent = m_settings.maxOverheadPercent;
     r.timeLimitSeconds = m_settings.timeLimitSeconds;
     r.stop = m_stop;
     Expected<solvers::Plan> plan = s->solve(r);
@@ -72,7 +74,10 @@ bool Fitter::fits(const solvers::Plan &p) const
 {
     const bool answered =
         p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
-    return answered && p.timeline.peakBytes <= m_settings.memoryBytes;
+    const bool fast =
+        m_settings.maxOverheadPercent < 0 ||
+        solvers::timeOverheadPercent(p) <= m_settings.maxOverheadPercent * (1 + 1e-9) + 1e-9;
+    return answered && fast && p.timeline.peakBytes <= m_settings.memoryBytes;
 }
 
 FitResult Fitter::fit(const std::string &id, const solvers::Solver *s)

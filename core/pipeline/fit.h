@@ -38,6 +38,9 @@ struct FitSettings
     int64_t memoryBytes = 0;      ///< the device memory a plan's simulated peak must stay within
     int64_t maxBatch = 65536;     ///< the largest batch tried
     double timeLimitSeconds = 10; ///< per solve
+    /// A plan fits only if its simulated step is at most this many percent over store-all's at
+    /// the same batch (`--max-overhead P`); negative: no limit.
+    double maxOverheadPercent = -1;
 };
 
 /// One batch tried for one solver: its plan's simulated peak and whether it fit.
@@ -78,9 +81,11 @@ public:
     /// cannot be built is an error ("at batch N").
     Expected<std::shared_ptr<const Problem>> problemAt(int64_t batch);
     /// The solver's plan at `batch` within the memory (min-time under the memory as the
-    /// budget, min-peak for solvers without that objective); null `solver`: store-all.
+    /// budget: the fastest plan that fits; min-peak for solvers without that objective, within
+    /// the settings' max overhead when one is set); null `solver`: store-all.
     Expected<solvers::Plan> planAt(const solvers::Solver *solver, int64_t batch);
-    /// Whether the plan answered and its simulated peak is within the memory.
+    /// Whether the plan answered, its simulated peak is within the memory and its step within
+    /// the max overhead.
     bool fits(const solvers::Plan &plan) const;
     /// The search for one solver (null: store-all, named `id`).
     FitResult fit(const std::string &id, const solvers::Solver *solver);

@@ -44,6 +44,7 @@ Status completeProblem(Problem &p)
     REMAT_ASSIGN_OR_RETURN(p.storeAll.timeline,
                            sim::simulate(p.storeAll.schedule, *p.training, *p.costs));
     p.storeAll.budgetBytes = p.storeAll.timeline.peakBytes;
+    p.storeAll.baselineStepSeconds = solvers::stepSeconds(p.storeAll.timeline);
     indexNodes(p);
     return Status::ok();
 }

@@ -2,6 +2,8 @@
 
 #include "core/sim/simulator.h"
 
+#include "core/util/bytes.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -137,6 +139,64 @@ Expected<Plan> streamOffloadPins(Plan plan, const SolveRequest &request)
         plan.note = plan.note.empty() ? text : text + "; " + plan.note;
     }
     return plan;
+}
+
+Plan streamKeptTensors(Plan plan, const SolveRequest &request, double limitSeconds,
+                       size_t maxCandidates)
+{
+    if (!request.pins.empty() || !request.graph || !request.costs)
+        return plan;
+    const training::TrainingGraph &g = *request.graph;
+    const std::vector<schedule::Step> &steps = plan.schedule.steps;
+    std::vector<unsigned char> resident(g.tensorCount(), 0);
+    for (const schedule::Step &s : steps) {
+        if (s.kind == schedule::StepKind::Offload || s.kind == schedule::StepKind::Prefetch)
+            return plan; // a plan that already streams: left as it is
+        if (s.kind == schedule::StepKind::Phase && s.mark() == schedule::PhaseMark::BackwardBegin)
+            break;
+        if (s.kind == schedule::StepKind::Compute)
+            for (TensorId out : g.op(s.op()).outputs)
+                resident[out.index()] = 1;
+        else if (s.kind == schedule::StepKind::Free)
+            resident[s.tensor().index()] = 0;
+    }
+    std::vector<TensorId> candidates;
+    for (size_t t = 0; t < resident.size(); ++t)
+        if (resident[t] && !g.tensors()[t].preloaded && g.tensors()[t].bytes > 0)
+            candidates.push_back(TensorId(static_cast<int32_t>(t)));
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](TensorId a, TensorId b) { return g.tensor(a).bytes > g.tensor(b).bytes; });
+    if (candidates.size() > maxCandidates) // each try is a simulation of the whole step
+        candidates.resize(maxCandidates);
+    SolveRequest r = request;
+    Plan best = plan;
+    int64_t streamedBytes = 0;
+    size_t streamed = 0;
+    for (TensorId t : candidates) {
+        if (request.stop.stopRequested())
+            break;
+        r.pins.push_back({t, PinKind::Offload});
+        Expected<Plan> p = streamOffloadPins(plan, r);
+        if (p && p->timeline.peakBytes < best.timeline.peakBytes &&
+            stepSeconds(p->timeline) <= limitSeconds * (1 + 1e-9)) {
+            best = std::move(*p);
+            streamedBytes += g.tensor(t).bytes;
+            ++streamed;
+        } else {
+            r.pins.pop_back();
+        }
+    }
+    if (streamed == 0)
+        return plan;
+    best.pins = request.pins;
+    best.note =
+        fmt::format("then {} kept tensors ({}) streamed to the host under compute: peak "
+                    "{} -> {}, step {:.4g} -> {:.4g} s",
+                    streamed, formatBytes(streamedBytes), formatBytes(plan.timeline.peakBytes),
+                    formatBytes(best.timeline.peakBytes), stepSeconds(plan.timeline),
+                    stepSeconds(best.timeline)) +
+        (plan.note.empty() ? std::string() : "; " + plan.note);
+    return best;
 }
 
 } // namespace remat::core::solvers

@@ -22,6 +22,14 @@ SolveRequest offloadPinsAsKeep(const SolveRequest &request);
 /// and re-simulates it. Fails (FailedPrecondition-like InvalidArgument naming the tensor) when a
 /// pinned tensor is not resident from its forward reads to its backward reads in the plan.
 Expected<Plan> streamOffloadPins(Plan plan, const SolveRequest &request);
+/// `plan` with kept tensors streamed to the host (offloaded after their last forward read,
+/// prefetched ahead of their next read, as streamOffloadPins does) while each one lowers the
+/// simulated peak and the step stays within `limitSeconds`: a copy hidden under compute costs
+/// no time, one that is not is paid for in the step. Greedy, largest first, over at most
+/// `maxCandidates` tensors resident when the backward begins. A plan that already has copies, or
+/// a request with pins, comes back as it is; so does one where no tensor helps.
+Plan streamKeptTensors(Plan plan, const SolveRequest &request, double limitSeconds,
+                       size_t maxCandidates = 64);
 /// "keep pin on conv1_out" for the first pin of `kind` (any kind when nullopt) in `request`.
 std::string describeFirstPin(const SolveRequest &request, std::optional<PinKind> kind);
 

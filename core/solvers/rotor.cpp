@@ -3,15 +3,20 @@
 // keeping its input (a checkpoint) or keeping its tape, on the chain of articulation points; a
 // kept tape may be one of the stage's tape options (Rockmate, Zhao et al. ICML 2023: part of the
 // tape kept, the rest recomputed in the stage's backward; chain_support.h addStageOptions).
+#include "core/solvers/chain_frontier.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/checkpoint_solvers.h"
+#include "core/solvers/offload_pins.h"
 #include "core/solvers/plan_builder.h"
 #include "core/solvers/rotor_table.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 namespace remat::core::solvers {
 namespace {
@@ -49,14 +54,99 @@ public:
         c.anyDag = false;
         c.pins = false;
         c.optimalForItsModel = false;
+        c.maxOverhead = true; // the DP's table at every memory: withinOverhead()
         return c;
     }
-    Expected<Plan> searchPlan(const SolveRequest &request) const override
+    /// Min-peak within the request's max overhead: the DP's table read at every memory (the
+    /// chain frontier, chain_frontier.h: articulation and linearized chains, tape options, the
+    /// exact DP on short chains, every breakpoint's plan simulated), the lowest simulated peak
+    /// whose simulated step is within the limit. Store-all is among the candidates, so there is
+    /// always an answer.
+    Expected<Plan> withinOverhead(const SolveRequest &request) const
     {
         PlanBuilder pb(id(), request);
         REMAT_RETURN_IF_ERROR(pb.init());
+        SolveRequest bare = request;
+        bare.maxOverheadPercent = -1;
+        REMAT_ASSIGN_OR_RETURN(const Plan base, storeAllPlan(bare));
+        const double limit = stepSeconds(base.timeline) * (1 + request.maxOverheadPercent / 100);
+        ChainFrontierOptions co;
+        co.slotCount = 2000;
+        if (auto it = request.settings.find("frontier-slots"); it != request.settings.end())
+            co.slotCount = std::max(10, std::atoi(it->second.c_str()));
+        co.memory = FrontierMemory::Total;
+        REMAT_ASSIGN_OR_RETURN(const ChainFrontier f, chainFrontier(bare, co));
+        std::vector<const FrontierPoint *> within;
+        for (const FrontierPoint &p : f.candidates)
+            if (stepSeconds(p.timeline) <= limit * (1 + 1e-9))
+                within.push_back(&p);
+        if (within.empty())
+            return makeError(StatusCode::Infeasible,
+                             id() + ": no plan of the chain frontier within the limit");
+        std::stable_sort(within.begin(), within.end(),
+                         [](const FrontierPoint *a, const FrontierPoint *b) {
+                             if (a->timeline.peakBytes != b->timeline.peakBytes)
+                                 return a->timeline.peakBytes < b->timeline.peakBytes;
+                             return stepSeconds(a->timeline) < stepSeconds(b->timeline);
+                         });
+        const FrontierPoint *best = within.front();
+        // A plan a little higher with time to spare may end lower once kept tensors are
+        // streamed to the host (offload_pins.h: copies cost the step what compute does not
+        // hide): the lowest-peak plan within P, P - 2, ..., P - 14 percent is tried.
+        std::optional<Plan> streamed;
+        std::vector<const FrontierPoint *> spared;
+        const double baseStep = stepSeconds(base.timeline);
+        for (int k = 0; k < 8; ++k) {
+            const double cap =
+                baseStep * (1 + std::max(0.0, request.maxOverheadPercent - 2 * k) / 100);
+            for (const FrontierPoint *p : within) // ascending peak: the first under the cap
+                if (stepSeconds(p->timeline) <= cap * (1 + 1e-9)) {
+                    if (std::find(spared.begin(), spared.end(), p) == spared.end())
+                        spared.push_back(p);
+                    break;
+                }
+        }
+        if (auto it = request.settings.find("stream");
+            it == request.settings.end() || it->second != "off")
+            for (const FrontierPoint *candidate : spared) {
+                if (pb.shouldStop(-1, "streaming"))
+                    break;
+                Plan p;
+                p.schedule = candidate->schedule;
+                p.timeline = candidate->timeline;
+                Plan s = streamKeptTensors(std::move(p), bare, limit, 32);
+                const int64_t bar =
+                    streamed ? streamed->timeline.peakBytes : best->timeline.peakBytes;
+                if (s.timeline.peakBytes < bar && s.timeline.copySeconds > 0)
+                    streamed = std::move(s);
+            }
+        pb.setObjectiveName("DP time of forward + backward with recomputation (seconds)");
+        pb.addNote(fmt::format("lowest peak within {:g}% slower: the DP read at every memory "
+                               "({} slots, {} plans simulated, {} breakpoints), {}",
+                               request.maxOverheadPercent, f.slotCount, f.candidates.size(),
+                               f.breakpoints, best->source));
+        if (streamed) {
+            pb.addNote(streamed->note);
+            pb.setObjectiveName("the simulated step (seconds), a frontier plan then streamed");
+            REMAT_RETURN_IF_ERROR(
+                pb.offerSchedule(streamed->schedule, stepSeconds(streamed->timeline)).status());
+        } else {
+            REMAT_RETURN_IF_ERROR(pb.offerSchedule(best->schedule, best->dpSeconds).status());
+        }
+        // A walk the time limit cut short still answers: the best of the memories walked.
+        if (!f.complete)
+            pb.addNote("the frontier walk stopped at the time limit: the lowest peak among the "
+                       "memories walked");
+        return pb.finish(SolveStatus::Feasible);
+    }
+    Expected<Plan> searchPlan(const SolveRequest &request) const override
+    {
         if (!request.pins.empty())
             return makeError(StatusCode::Unsupported, id() + ": pins are not supported");
+        if (request.objective == Objective::MinPeak && request.maxOverheadPercent >= 0)
+            return withinOverhead(request);
+        PlanBuilder pb(id(), request);
+        REMAT_RETURN_IF_ERROR(pb.init());
         int tapeOptions = 8;
         if (auto it = request.settings.find("tape-options"); it != request.settings.end())
             tapeOptions = std::max(1, std::atoi(it->second.c_str()));

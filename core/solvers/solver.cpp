@@ -29,6 +29,20 @@ Expected<Objective> parseObjective(const std::string &text)
                      "unknown objective '" + text + "' (expected min-peak or min-time)");
 }
 
+double timeOverheadPercent(const sim::Timeline &t, double baselineStepSeconds)
+{
+    return baselineStepSeconds > 0 ? 100.0 * (stepSeconds(t) / baselineStepSeconds - 1.0) : 0.0;
+}
+
+bool withinMaxOverhead(const Plan &p)
+{
+    if (p.maxOverheadPercent < 0 || p.baselineStepSeconds <= 0)
+        return true;
+    // A relative tolerance: store-all itself (0%) must pass a 0% limit whatever the rounding.
+    return stepSeconds(p.timeline) <=
+           p.baselineStepSeconds * (1.0 + p.maxOverheadPercent / 100.0) * (1 + 1e-9);
+}
+
 const char *pinKindName(PinKind k)
 {
     switch (k) {

@@ -63,6 +63,10 @@ struct SolveRequest
     const cost::Costs *costs = nullptr;
     Objective objective = Objective::MinPeak;
     int64_t budgetBytes = 0; ///< device bytes, total peak (MinTime); ignored by MinPeak
+    /// MinPeak only: the lowest peak whose simulated step time is at most this many percent
+    /// over store-all's (`--max-overhead P`); negative: no limit. Solver::solve honours it for
+    /// every solver (budget bisection over min-time plans, or a filter); see solve().
+    double maxOverheadPercent = -1;
     std::vector<Pin> pins;
     double timeLimitSeconds = 60;
     StopToken stop;
@@ -76,6 +80,10 @@ struct Plan
     SolveStatus status = SolveStatus::Feasible;
     Objective objective = Objective::MinPeak;
     int64_t budgetBytes = 0;
+    double maxOverheadPercent = -1; ///< the request's limit (-1: none)
+    /// Store-all's simulated step on the same graph (no pins, optimizer step included): the
+    /// reference of timeOverheadPercent(). 0: not known (a plan not made by Solver::solve).
+    double baselineStepSeconds = 0;
     schedule::Schedule schedule;
     /// Checkpoint-set solvers: the forward tensors kept across the forward/backward boundary.
     std::vector<TensorId> checkpoints;
@@ -104,6 +112,9 @@ struct Capabilities
     bool offloadPins = false;        ///< offload pins (most checkpoint solvers refuse them)
     bool optimalForItsModel = false; ///< claims optimality (checked against brute force)
     bool needsCbc = false;
+    /// Honours SolveRequest::maxOverheadPercent in its own search (a time constraint);
+    /// otherwise Solver::solve bisects the budget over its min-time plans, or filters.
+    bool maxOverhead = false;
     SpeedClass speed = SpeedClass::Interactive;
 };
 
@@ -130,6 +141,12 @@ public:
     /// appended after the backward and the plan re-simulated on the whole graph: the figures
     /// include the optimizer step, and a min-time plan whose update goes over the budget is
     /// infeasible, saying so.
+    /// Every plan carries store-all's simulated step (baselineStepSeconds). A min-peak request
+    /// with maxOverheadPercent >= 0 for a solver without Capabilities::maxOverhead is answered
+    /// as the lowest peak within the limit: the solver's min-peak plan when it is within; else,
+    /// for a solver with min-time, a bisection of the budget between that plan's peak and
+    /// store-all's over its min-time plans (each simulated; the lowest-peak plan within the
+    /// limit kept, store-all at worst); else infeasible, saying it cannot honour the limit.
     Expected<Plan> solve(const SolveRequest &request) const;
 
 protected:
@@ -138,7 +155,21 @@ protected:
 
 private:
     Expected<Plan> solveWithOptimizerStep(const SolveRequest &request) const;
+    Expected<Plan> solveUnlimited(const SolveRequest &request) const;
+    Expected<Plan> solveWithinOverhead(const SolveRequest &request) const;
 };
+
+/// The one cost every table, chart, dominance check and time objective reads: the simulated
+/// step (compute, recompute, and copy-lane time not hidden under compute).
+inline double stepSeconds(const sim::Timeline &t) { return t.totalSeconds; }
+/// The step's time over store-all's, in percent (0 when the baseline is not known).
+double timeOverheadPercent(const sim::Timeline &t, double baselineStepSeconds);
+inline double timeOverheadPercent(const Plan &p)
+{
+    return timeOverheadPercent(p.timeline, p.baselineStepSeconds);
+}
+/// Whether `p` honours its request's max-overhead limit (true when there is none).
+bool withinMaxOverhead(const Plan &p);
 
 /// The answered plan in `plans` (not `plan` itself) that beats answered `plan` on peak and time
 /// (no worse on both, better on one), the strongest such; nullptr when none does.

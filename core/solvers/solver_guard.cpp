@@ -13,13 +13,11 @@
 #include <chrono>
 #include <exception>
 #include <new>
+#include <optional>
 
 namespace remat::core::solvers {
 
 namespace {
-
-/// The time a user waits for the step: the simulated makespan (copy stalls included).
-double stepSeconds(const sim::Timeline &t) { return t.totalSeconds; }
 
 bool answered(SolveStatus s) { return s == SolveStatus::Optimal || s == SolveStatus::Feasible; }
 
@@ -33,10 +31,18 @@ bool dominates(const sim::Timeline &a, const sim::Timeline &b)
     return noWorse && better;
 }
 
-std::string figures(const sim::Timeline &t)
+/// Peak, step time and, with a baseline, the time overhead, then recompute: the step time is
+/// the cost, recompute only part of it (an offload plan recomputes nothing and may be slowest).
+std::string figures(const sim::Timeline &t, double baselineStepSeconds)
 {
-    return fmt::format("peak {}, {:.1f}% recompute", formatBytes(t.peakBytes), t.tdiPercent());
+    const std::string overhead =
+        baselineStepSeconds > 0
+            ? fmt::format(" ({:+.1f}% time)", timeOverheadPercent(t, baselineStepSeconds))
+            : std::string();
+    return fmt::format("peak {}, step {:.4g} s{}, {:.1f}% recompute", formatBytes(t.peakBytes),
+                       stepSeconds(t), overhead, t.tdiPercent());
 }
+std::string figures(const Plan &p) { return figures(p.timeline, p.baselineStepSeconds); }
 
 template <typename Search> Expected<Plan> runGuarded(const std::string &id, Search &&search)
 {
@@ -105,6 +111,8 @@ Plan checkAgainstStoreAll(Plan plan, const SolveRequest &request, const std::str
     if (!base)
         return plan;
     const sim::Timeline &b = base->timeline;
+    const double ref = stepSeconds(b);
+    const auto figures = [ref](const sim::Timeline &t) { return solvers::figures(t, ref); };
     const bool minTime = request.objective == Objective::MinTime;
     const bool baseFits = !minTime || b.peakBytes <= request.budgetBytes;
     std::string why;
@@ -216,7 +224,170 @@ Expected<Plan> Solver::solveWithOptimizerStep(const SolveRequest &request) const
     return plan;
 }
 
+namespace {
+
+/// Store-all's plan for `request` without pins or limits: the reference of every overhead.
+Expected<Plan> plainStoreAll(const SolveRequest &request)
+{
+    SolveRequest bare = request;
+    bare.pins.clear();
+    bare.objective = Objective::MinPeak;
+    bare.budgetBytes = 0;
+    bare.maxOverheadPercent = -1;
+    bare.progress = {};
+    return makeStoreAllSolver()->solve(bare);
+}
+
+} // namespace
+
 Expected<Plan> Solver::solve(const SolveRequest &request) const
+{
+    if (!request.graph || !request.costs)
+        return solveUnlimited(request);
+    const bool within = request.objective == Objective::MinPeak && request.maxOverheadPercent >= 0;
+    Expected<Plan> solved = within && !capabilities().maxOverhead ? solveWithinOverhead(request)
+                                                                  : solveUnlimited(request);
+    if (!solved)
+        return solved;
+    Plan plan = std::move(*solved);
+    plan.maxOverheadPercent = within ? request.maxOverheadPercent : -1;
+    if (plan.baselineStepSeconds <= 0) {
+        if (id() == "store-all" && request.pins.empty()) {
+            plan.baselineStepSeconds = stepSeconds(plan.timeline);
+        } else if (Expected<Plan> base = plainStoreAll(request)) {
+            plan.baselineStepSeconds = stepSeconds(base->timeline);
+        }
+    }
+    const auto setting = request.settings.find("stream");
+    if (within && answered(plan.status) && plan.baselineStepSeconds > 0 && request.pins.empty() &&
+        id() != "store-all" && (setting == request.settings.end() || setting->second != "off")) {
+        const auto begin = std::chrono::steady_clock::now();
+        const double limit = plan.baselineStepSeconds * (1 + request.maxOverheadPercent / 100);
+        plan = streamKeptTensors(std::move(plan), request, limit);
+        plan.solveSeconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    }
+    if (!withinMaxOverhead(plan) && answered(plan.status)) {
+        // A solver that claims the limit (its own time constraint) and misses it in the
+        // simulator: the simulator has the last word, as on the budget.
+        plan.status = SolveStatus::Infeasible;
+        const std::string why = fmt::format(
+            "infeasible: the plan's simulated step is {:.1f}% over store-all's, over the limit "
+            "{:g}%",
+            timeOverheadPercent(plan), request.maxOverheadPercent);
+        plan.note = plan.note.empty() ? why : why + "; " + plan.note;
+    }
+    return plan;
+}
+
+Expected<Plan> Solver::solveWithinOverhead(const SolveRequest &request) const
+{
+    const auto begin = std::chrono::steady_clock::now();
+    const double limitPercent = request.maxOverheadPercent;
+    const std::string name = id();
+    REMAT_ASSIGN_OR_RETURN(const Plan base, plainStoreAll(request));
+    const double baseStep = stepSeconds(base.timeline);
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    };
+    const auto finish = [&](Plan p, std::string how) {
+        p.objective = Objective::MinPeak;
+        p.budgetBytes = 0;
+        p.maxOverheadPercent = limitPercent;
+        p.baselineStepSeconds = baseStep;
+        p.solveSeconds = elapsed();
+        if (!how.empty())
+            p.note = p.note.empty() ? how : how + "; " + p.note;
+        return p;
+    };
+    SolveRequest plain = request;
+    plain.maxOverheadPercent = -1;
+    REMAT_ASSIGN_OR_RETURN(Plan lowest, solve(plain));
+    if (request.stop.stopRequested() || lowest.status == SolveStatus::Cancelled)
+        return finish(std::move(lowest), "cancelled");
+    lowest.baselineStepSeconds = baseStep;
+    lowest.maxOverheadPercent = limitPercent;
+    if (answered(lowest.status) && withinMaxOverhead(lowest))
+        return finish(std::move(lowest),
+                      fmt::format("within {:g}% slower: its lowest-peak plan is {:+.1f}%",
+                                  limitPercent, timeOverheadPercent(lowest)));
+    if (!capabilities().minTime) {
+        const std::string why = fmt::format(
+            "infeasible: cannot honour --max-overhead {:g}: its lowest-peak plan ({}) is over "
+            "the limit and it has no min-time objective to trade memory for time",
+            limitPercent, figures(lowest));
+        lowest.status = SolveStatus::Infeasible;
+        return finish(std::move(lowest), why);
+    }
+    // The least step time under a budget falls as the budget grows (monotone in an exact
+    // solver's model, nearly so in a heuristic's): bisect for the smallest budget whose
+    // min-time plan is within the limit. Every plan is simulated; the lowest-peak plan within
+    // the limit is kept whatever the order it came in. At store-all's peak the guard returns
+    // store-all (0%) at worst, so there is always an answer.
+    int64_t lo = answered(lowest.status) ? lowest.timeline.peakBytes : 0;
+    int64_t hi = base.timeline.peakBytes;
+    std::optional<Plan> best;
+    int solves = 0;
+    const auto tryBudget = [&](int64_t budget) -> Expected<bool> {
+        SolveRequest r = plain;
+        r.objective = Objective::MinTime;
+        r.budgetBytes = budget;
+        const double left = request.timeLimitSeconds - elapsed();
+        r.timeLimitSeconds = std::max(1.0, std::min(request.timeLimitSeconds, left / 4));
+        r.progress = {};
+        ++solves;
+        REMAT_ASSIGN_OR_RETURN(Plan p, solve(r));
+        p.baselineStepSeconds = baseStep;
+        p.maxOverheadPercent = limitPercent;
+        const bool ok =
+            answered(p.status) && p.timeline.peakBytes <= budget && withinMaxOverhead(p);
+        if (ok) {
+            if (!best || p.timeline.peakBytes < best->timeline.peakBytes ||
+                (p.timeline.peakBytes == best->timeline.peakBytes &&
+                 stepSeconds(p.timeline) < stepSeconds(best->timeline)))
+                best = std::move(p);
+        }
+        return ok;
+    };
+    REMAT_ASSIGN_OR_RETURN(bool atTop, tryBudget(hi));
+    if (atTop && best)
+        hi = std::min(hi, best->timeline.peakBytes);
+    const int64_t resolution = std::max<int64_t>(1, base.timeline.peakBytes / 1000);
+    while (hi - lo > resolution && solves < 40 && !request.stop.stopRequested() &&
+           elapsed() < request.timeLimitSeconds) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        REMAT_ASSIGN_OR_RETURN(bool ok, tryBudget(mid));
+        if (ok)
+            hi = std::min(mid, best->timeline.peakBytes);
+        else
+            lo = mid;
+        if (request.progress) {
+            SolveProgress pr;
+            pr.elapsedSeconds = elapsed();
+            pr.incumbent = best ? double(best->timeline.peakBytes) : -1;
+            pr.message =
+                fmt::format("budget bisection within {:g}%: {} solves", limitPercent, solves);
+            request.progress(pr);
+        }
+    }
+    if (!best) {
+        const std::string why =
+            fmt::format("infeasible: no plan within --max-overhead {:g} (its lowest-peak plan: {})",
+                        limitPercent, figures(lowest));
+        lowest.status = SolveStatus::Infeasible;
+        return finish(std::move(lowest), why);
+    }
+    Plan out = std::move(*best);
+    out.status = SolveStatus::Feasible;
+    out.solver = name;
+    std::string how = fmt::format("lowest peak within {:g}% slower: budget bisection over {} "
+                                  "min-time plans ({:+.1f}%; its lowest-peak plan is {:+.1f}%)",
+                                  limitPercent, solves, timeOverheadPercent(out.timeline, baseStep),
+                                  timeOverheadPercent(lowest));
+    return finish(std::move(out), std::move(how));
+}
+
+Expected<Plan> Solver::solveUnlimited(const SolveRequest &request) const
 {
     if (request.graph && request.costs && request.graph->optimizerOpCount() > 0 &&
         request.costs->opSeconds.size() == request.graph->opCount())
@@ -285,7 +456,7 @@ size_t flagDominatedPlans(std::vector<Plan> &plans)
     for (const Plan &p : plans) {
         const Plan *by = dominatingPlan(p, plans);
         notes.push_back(by ? fmt::format("dominated by {} ({} against {})", by->solver,
-                                         figures(by->timeline), figures(p.timeline))
+                                         figures(*by), figures(p))
                            : std::string());
     }
     size_t flagged = 0;

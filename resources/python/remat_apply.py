@@ -902,17 +902,57 @@ class _Recorder:
 
 class PlannedModule(torch.nn.Module):
     """Runs a traced model with the plan's segments under torch.utils.checkpoint (non-reentrant)
-    and the plan's offloaded values saved in host memory. Shares parameters with the model."""
+    and the plan's offloaded values saved in host memory. Shares parameters with the model, under
+    the model's own names: its children, parameters and buffers are registered here as they are on
+    the model (no `model.` prefix), so a state_dict saved from either loads into the other, as
+    with the plain model. The model and the traced graph are held unregistered (`model`)."""
 
     def __init__(self, model, gm, segments, order, offload_nodes, report):
         super().__init__()
-        self.model = model
-        self._gm = gm
+        # Unregistered: registering them would prefix every name with `model.` / `_gm.`.
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_gm", gm)
+        for name, child in model.named_children():
+            self.add_module(name, child)
+        self._adopt_tensors()
+        self.training = model.training
         self._modules_by_name = dict(gm.named_modules())
         self._segments = segments          # list of {"nodes": [...], "inputs": [...], "outputs": [...]}
         self._order = order                # list of ("node", n) / ("segment", i)
         self._offload_nodes = offload_nodes
         self.remat_report = report
+
+    @property
+    def model(self):
+        """The model the plan was applied to (its modules and tensors are this module's)."""
+        return self._model
+
+    def _adopt_tensors(self):
+        """The model's own (top-level) parameters and buffers, registered under their names."""
+        m = self._model
+        non_persistent = getattr(m, "_non_persistent_buffers_set", set())
+        for name, p in m.named_parameters(recurse=False):
+            self._parameters[name] = p
+        for name, b in m.named_buffers(recurse=False):
+            self._buffers[name] = b
+            if name in non_persistent:
+                self._non_persistent_buffers_set.add(name)
+            else:
+                self._non_persistent_buffers_set.discard(name)
+
+    def _apply(self, fn, *args, **kwargs):
+        # .to() / .cuda() / .half(): the model (whose top-level buffers are replaced, not changed
+        # in place) and the traced graph (its own attribute copies), then the names again.
+        self._model._apply(fn, *args, **kwargs)
+        self._gm._apply(fn, *args, **kwargs)
+        self._adopt_tensors()
+        return self
+
+    def train(self, mode=True):
+        super().train(mode)
+        self._model.train(mode)
+        self._gm.train(mode)
+        return self
 
     def _run_segment(self, seg, *vals):
         env = dict(zip(seg["inputs"], vals))
@@ -1831,9 +1871,7 @@ def measure(model, inputs, grad_output=None, seed=1):
 def max_relative_error(g0, g1):
     worst, name = 0.0, ""
     for k, a in g0.items():
-        b = g1.get(k.replace("model.", "", 1) if k not in g1 else k)
-        if b is None:
-            b = g1.get("model." + k)
+        b = g1.get(k)
         if b is None:
             return float("inf"), k
         err = ((a - b).abs().max() / a.abs().max().clamp_min(1e-12)).item()
@@ -2148,7 +2186,7 @@ def validate(model, onnx_path, plan_path, inputs=None, remat=None):
     base = measure(plain, inputs)
     planned = apply_plan(copy.deepcopy(model), plan_path, onnx=onnx_path, inputs=inputs, quiet=True)
     got = measure(planned, inputs)
-    err, worst = max_relative_error(base["gradients"], {k.replace("model.", "", 1): v for k, v in got["gradients"].items()})
+    err, worst = max_relative_error(base["gradients"], got["gradients"])
     shaped = getattr(planned, "onnx_graph", None)
     if shaped is None:
         _fill_shapes(graph, model, inputs)

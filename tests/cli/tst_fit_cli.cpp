@@ -65,6 +65,7 @@ private slots:
     void largestBatchThatFits_data();
     void largestBatchThatFits();
     void nothingFits();
+    void maxOverheadLimitsTheBatch();
     void badArgumentsAreNamed();
     void trainGraphReportsModelStates();
     void trainGraphListsItsOps();
@@ -112,6 +113,27 @@ void TstFitCli::largestBatchThatFits()
             QJsonDocument::fromJson(adam.out).array()[0].toObject().value("batch").toInt();
         QVERIFY2(withAdam < b, "Adam's state must take room from the batch");
     }
+}
+
+void TstFitCli::maxOverheadLimitsTheBatch()
+{
+    // --max-overhead P: a plan fits only when its step is at most P% slower than store-all's at
+    // the same batch. P = 0 allows no recompute: where chen-greedy fits a larger batch than
+    // store-all by recomputing, the limit takes it back.
+    Run free = runRemat({"fit", model(), "--memory", "1MiB", "--solver", "chen-greedy", "--json"});
+    Run zero = runRemat({"fit", model(), "--memory", "1MiB", "--solver", "chen-greedy",
+                         "--max-overhead", "0", "--json"});
+    QVERIFY2(free.exitCode == 0 && zero.exitCode == 0, zero.err.constData());
+    const QJsonArray a = QJsonDocument::fromJson(free.out).array();
+    const QJsonArray z = QJsonDocument::fromJson(zero.out).array();
+    const int storeAll = a[0].toObject().value("batch").toInt();
+    const int greedy = a[1].toObject().value("batch").toInt();
+    const int greedyZero = z[1].toObject().value("batch").toInt();
+    QVERIFY2(greedyZero <= greedy, qPrintable(QString::number(greedyZero)));
+    QVERIFY(z[1].toObject().value("time_overhead_percent").toDouble() <= 1e-6);
+    if (greedy > storeAll) // the larger batch was bought with recompute
+        QVERIFY2(greedyZero < greedy, qPrintable(QString("%1 %2").arg(greedyZero).arg(greedy)));
+    QCOMPARE(z[1].toObject().value("max_overhead_percent").toDouble(), 0.0);
 }
 
 void TstFitCli::nothingFits()

@@ -470,7 +470,7 @@ private slots:
         const core::solvers::Plan *picked = planner->document()->currentPlan();
         QCOMPARE(QString::fromStdString(picked->solver), target.solver);
         QCOMPARE(picked->timeline.peakBytes, target.peakBytes);
-        QCOMPARE(picked->timeline.tdiPercent(), target.overheadPercent);
+        QCOMPARE(core::solvers::timeOverheadPercent(*picked), target.overheadPercent);
         QCOMPARE(planner->document()->budgetBytes(), picked->budgetBytes);
         QCOMPARE(chart->currentPeakBytes(), picked->timeline.peakBytes);
         QCOMPARE(planner->document()->plans().size(), size_t(2)); // the first plan kept its row

@@ -1,5 +1,7 @@
 #include "ui/planner/pareto_chart_view.h"
 
+#include "core/solvers/frontier_knee.h"
+
 #include "ui/planner/chart_empty_state.h"
 
 #include "core/util/bytes.h"
@@ -34,13 +36,13 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
 {
     setRenderHint(QPainter::Antialiasing);
     chart()->setAnimationOptions(QChart::NoAnimation);
-    chart()->setTitle(tr("Peak memory versus recompute overhead"));
+    chart()->setTitle(tr("Peak memory versus step time"));
     chart()->legend()->setAlignment(Qt::AlignRight); // a line per solver, names whole
     chart()->legend()->setShowToolTips(true);
     m_x = new QValueAxis(chart());
     m_x->setTitleText(tr("peak memory (GiB)"));
     m_y = new QValueAxis(chart());
-    m_y->setTitleText(tr("recompute overhead (%)"));
+    m_y->setTitleText(tr("time overhead over store-all (%)"));
     m_y->setLabelFormat(QStringLiteral("%g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     chart()->addAxis(m_y, Qt::AlignLeft);
@@ -52,6 +54,15 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     chart()->addSeries(m_current);
     m_current->attachAxis(m_x);
     m_current->attachAxis(m_y);
+    m_kneeMark = new QScatterSeries(chart());
+    m_kneeMark->setName(tr("knee: past it 1% less memory costs > %1% more time")
+                            .arg(core::solvers::kKneeTimePerMemory));
+    m_kneeMark->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+    m_kneeMark->setMarkerSize(14);
+    m_kneeMark->setColor(QColor(0xc6, 0x28, 0x28));
+    chart()->addSeries(m_kneeMark);
+    m_kneeMark->attachAxis(m_x);
+    m_kneeMark->attachAxis(m_y);
     m_empty = new ChartEmptyState(
         chart(), tr("Run a Pareto sweep to compare the solvers across budgets"), this);
     // Sweep points arrive one by one; redraw at most every 50 ms.
@@ -79,6 +90,10 @@ void ParetoChartView::clearPoints()
 QList<ParetoPoint> ParetoChartView::points() const { return m_order; }
 
 QString ParetoChartView::memoryAxisTitle() const { return m_x->titleText(); }
+
+QString ParetoChartView::timeAxisTitle() const { return m_y->titleText(); }
+
+QString ParetoChartView::currentLabel() const { return m_current->name(); }
 
 int ParetoChartView::pointCount(const QString &solver) const
 {
@@ -153,6 +168,34 @@ void ParetoChartView::refresh()
         c.line->replace(xy);
         c.dots->replace(xy);
     }
+    // The knee over every feasible point (the current plan's too), in percent of the largest
+    // peak and of store-all's step (overheads are already in its percent).
+    std::vector<core::solvers::CostPoint> costs;
+    std::vector<ParetoPoint> of;
+    for (const ParetoPoint &p : m_order)
+        if (p.feasible && p.peakBytes > 0) {
+            costs.push_back({p.peakBytes, 1.0 + p.overheadPercent / 100.0});
+            of.push_back(p);
+        }
+    if (m_currentPeak > 0) {
+        costs.push_back({m_currentPeak, 1.0 + m_currentOverhead / 100.0});
+        of.push_back({tr("current plan"), 0, m_currentPeak, m_currentOverhead, true});
+    }
+    const std::optional<size_t> knee = core::solvers::frontierKnee(costs, largest, 1.0);
+    m_knee = knee ? std::optional<ParetoPoint>(of[*knee]) : std::nullopt;
+    if (m_knee && of.size() > 1)
+        m_kneeMark->replace({QPointF(double(m_knee->peakBytes) / m_unit, m_knee->overheadPercent)});
+    else
+        m_kneeMark->clear();
+    const bool farEnd = m_currentPeak > 0 &&
+                        m_currentOverhead > core::solvers::kFarEndOverheadPercent && m_knee &&
+                        m_knee->peakBytes != m_currentPeak;
+    m_current->setName(farEnd ? tr("current plan: far end (+%1% time); knee at %2 %3, +%4%")
+                                    .arg(m_currentOverhead, 0, 'f', 0)
+                                    .arg(double(m_knee->peakBytes) / m_unit, 0, 'f', 1)
+                                    .arg(QLatin1String(unit.name))
+                                    .arg(m_knee->overheadPercent, 0, 'f', 1)
+                              : tr("current plan"));
     if (m_currentPeak > 0) {
         const double x = double(m_currentPeak) / m_unit;
         m_current->replace({QPointF(x, m_currentOverhead)});

@@ -1,7 +1,9 @@
 #pragma once
-// Peak memory versus recompute overhead, one curve per solver, filled in as a sweep reports
+// Peak memory versus time overhead (the simulated step over store-all's), one curve per solver, filled in as a sweep reports
 // points; the current plan is marked at its own peak. The memory axis takes the unit of its
 // largest value (KiB on a small model, GiB on a large one). Clicking a point asks for its plan.
+// The knee of the points is marked (core/solvers/frontier_knee.h: past it 1% less memory costs
+// more than N% more time), and a current plan more than 100% slower is labelled "far end".
 //   ParetoChartView v;  connect(&controller, &SolveController::sweepPoint, &v, ...addPoint);
 //   v.clearPoints();  v.addPoint(point);  v.pointCount("chen-greedy");
 //   connect(&v, &ParetoChartView::pointClicked, planner, ...);   // solver + budget of the point
@@ -42,6 +44,13 @@ public:
     std::optional<QPoint> pointPosition(const ParetoPoint &point) const;
     /// The memory axis' title, with its unit ("peak memory (MiB)").
     QString memoryAxisTitle() const;
+    /// The time axis' title ("time overhead over store-all (%)").
+    QString timeAxisTitle() const;
+    /// The knee of the feasible points (memory in percent of the largest peak on the chart,
+    /// which a sweep's top budget makes store-all's; time as drawn); nullopt with no points.
+    std::optional<ParetoPoint> knee() const { return m_knee; }
+    /// The current plan's legend entry ("current plan", or "current plan: far end ...").
+    QString currentLabel() const;
 
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
@@ -65,6 +74,8 @@ private:
     QHash<QString, Curve> m_curves;
     QList<ParetoPoint> m_order; ///< every point in arrival order
     QScatterSeries *m_current = nullptr;
+    QScatterSeries *m_kneeMark = nullptr;
+    std::optional<ParetoPoint> m_knee;
     ChartEmptyState *m_empty = nullptr; ///< no points, no current plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;

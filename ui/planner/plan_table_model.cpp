@@ -17,6 +17,7 @@ namespace {
 bool sameProblem(const core::solvers::Plan &a, const core::solvers::Plan &b)
 {
     return a.objective == b.objective && a.pins == b.pins &&
+           a.maxOverheadPercent == b.maxOverheadPercent &&
            (a.objective == core::solvers::Objective::MinPeak || a.budgetBytes == b.budgetBytes);
 }
 
@@ -111,6 +112,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
     case Peak: return tr("Peak");
     case ActivationPeak: return tr("Activation peak");
     case Overhead: return tr("Recompute");
+    case TimeOverhead: return tr("Time overhead");
     case StepTime: return tr("Step time");
     case SolveTime: return tr("Solve time");
     case Budget: return tr("Budget");
@@ -151,6 +153,12 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Peak: return bytes(t.peakBytes);
         case ActivationPeak: return bytes(t.activationPeakBytes);
         case Overhead: return QStringLiteral("%1 %").arg(t.tdiPercent(), 0, 'f', 1);
+        case TimeOverhead:
+            return p.baselineStepSeconds > 0
+                       ? QStringLiteral("%1%2 %")
+                             .arg(core::solvers::timeOverheadPercent(p) >= 0 ? "+" : "")
+                             .arg(core::solvers::timeOverheadPercent(p), 0, 'f', 1)
+                       : QStringLiteral("-");
         case StepTime:
             return t.totalSeconds < 1 ? QStringLiteral("%1 ms").arg(t.totalSeconds * 1e3, 0, 'f', 2)
                                       : QStringLiteral("%1 s").arg(t.totalSeconds, 0, 'f', 3);
@@ -158,6 +166,8 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
             return p.solveSeconds < 1 ? QStringLiteral("%1 ms").arg(p.solveSeconds * 1e3, 0, 'f', 1)
                                       : QStringLiteral("%1 s").arg(p.solveSeconds, 0, 'f', 2);
         case Budget:
+            if (p.objective == core::solvers::Objective::MinPeak && p.maxOverheadPercent >= 0)
+                return tr("min peak, ≤ %1 % slower").arg(p.maxOverheadPercent);
             return p.objective == core::solvers::Objective::MinPeak ? tr("min peak")
                                                                     : bytes(p.budgetBytes);
         case Objective: return QString::fromLatin1(core::solvers::objectiveName(p.objective));
@@ -170,6 +180,7 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Peak: return qint64(t.peakBytes);
         case ActivationPeak: return qint64(t.activationPeakBytes);
         case Overhead: return t.tdiPercent();
+        case TimeOverhead: return core::solvers::timeOverheadPercent(p);
         case StepTime: return t.totalSeconds;
         case SolveTime: return p.solveSeconds;
         case Budget: return qint64(p.budgetBytes);
@@ -199,9 +210,10 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
                                   bytes(m_floor))) +
                   tip;
         if (const core::solvers::Plan *by = dominatedBy(size_t(index.row()), m_document->plans()))
-            tip = tr("Dominated by %1 (peak %2, recompute %3 %): no worse on peak and time, better "
-                     "on one.\n")
+            tip = tr("Dominated by %1 (peak %2, step %3 % over store-all's, recompute %4 %): no "
+                     "worse on peak and step time, better on one.\n")
                       .arg(QString::fromStdString(by->solver), bytes(by->timeline.peakBytes))
+                      .arg(core::solvers::timeOverheadPercent(*by), 0, 'f', 1)
                       .arg(by->timeline.tdiPercent(), 0, 'f', 1) +
                   tip;
         if (!p.solverObjectiveName.empty())

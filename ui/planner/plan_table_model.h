@@ -1,6 +1,6 @@
 #pragma once
 // The plans of a planner session as a table: one row per plan (solver, status, peak, activation
-// peak, recompute overhead, estimated step time, solve time, budget, objective, pins); the best
+// peak, recompute overhead, time overhead over store-all's step, estimated step time, solve time, budget, objective, pins); the best
 // feasible plan is marked. The current plan's row is bold;
 // a plan another plan for the same objective, budget and pins beats on peak and time says so in
 // its status ("feasible, dominated") and names the better one in its tooltip.
@@ -27,8 +27,9 @@ public:
         Status,
         Peak,
         ActivationPeak,
-        Overhead,
-        StepTime, ///< the simulated training step's time
+        Overhead,     ///< recompute, in percent of one forward + backward
+        TimeOverhead, ///< the simulated step over store-all's, in percent: the cost compared on
+        StepTime,     ///< the simulated training step's time
         SolveTime,
         Budget,
         Objective,

@@ -551,6 +551,7 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
         m_document.setBatch(s.batch);
         m_document.setTraining(s.training);
         m_document.setObjective(s.objective);
+        m_document.setMaxOverheadPercent(s.maxOverheadPercent);
         m_document.setBudgetBytes(s.budgetBytes);
         m_document.setPins(s.pins);
         if (st.isOk())
@@ -690,6 +691,8 @@ SolveJob Planner::makeJob(const std::shared_ptr<const core::solvers::Solver> &so
     job.problem = m_problem;
     job.objective = m_document.objective();
     job.budgetBytes = m_document.budgetBytes();
+    if (job.objective == Objective::MinPeak)
+        job.maxOverheadPercent = m_document.maxOverheadPercent();
     job.pins = resolvedPins();
     job.tag = m_generation;
     return job;
@@ -701,6 +704,8 @@ QString Planner::cacheKey(const QString &solver, const SolveJob &job) const
         solver + QLatin1Char('|') + QLatin1String(core::solvers::objectiveName(job.objective));
     if (job.objective == Objective::MinTime)
         key += QLatin1Char('|') + QString::number(job.budgetBytes);
+    if (job.maxOverheadPercent >= 0)
+        key += QStringLiteral("|within %1").arg(job.maxOverheadPercent);
     for (const auto &p : job.pins)
         key += QStringLiteral("|%1:%2").arg(p.tensor.value).arg(int(p.kind));
     return key;
@@ -980,7 +985,7 @@ void Planner::updateCurrentPlanViews()
     teachingView()->setAnalysis(m_analysis);
     if (step >= 0)
         teachingView()->setStep(step);
-    paretoChart()->setCurrent(plan->timeline.peakBytes, plan->timeline.tdiPercent());
+    paretoChart()->setCurrent(plan->timeline.peakBytes, core::solvers::timeOverheadPercent(*plan));
     runPanel()->setPredicted(plan->timeline);
     // The Solver dock describes the plan in view, not whichever solve finished last.
     solverPanel()->showMessage(planSummary(*plan, m_document.currentPlanIndex()));

@@ -71,6 +71,16 @@ void PlannerDocument::setObjective(core::solvers::Objective objective)
     emit changed(PlannerChange::Objective);
 }
 
+void PlannerDocument::setMaxOverheadPercent(double percent)
+{
+    if (percent < 0)
+        percent = -1;
+    if (percent == m_maxOverhead)
+        return;
+    m_maxOverhead = percent;
+    emit changed(PlannerChange::Objective);
+}
+
 void PlannerDocument::setPin(const QString &tensor, std::optional<core::solvers::PinKind> kind)
 {
     if (pin(tensor) == kind)

@@ -59,6 +59,9 @@ public:
     const core::training::TrainingOptions &training() const { return m_training; }
     int64_t budgetBytes() const { return m_budget; }
     core::solvers::Objective objective() const { return m_objective; }
+    /// With the min-peak objective: the lowest peak within this many percent of store-all's
+    /// step time ("Lowest peak within X% slower"); negative: no limit. Saved in sessions.
+    double maxOverheadPercent() const { return m_maxOverhead; }
     const PinMap &pins() const { return m_pins; }
     std::optional<core::solvers::PinKind> pin(const QString &tensor) const;
 
@@ -77,6 +80,8 @@ public:
     void setTraining(const core::training::TrainingOptions &training);
     void setBudgetBytes(int64_t bytes);
     void setObjective(core::solvers::Objective objective);
+    /// Emits PlannerChange::Objective when it changes.
+    void setMaxOverheadPercent(double percent);
     /// Sets (or with nullopt clears) one pin.
     void setPin(const QString &tensor, std::optional<core::solvers::PinKind> kind);
     void setPins(const PinMap &pins);
@@ -102,6 +107,7 @@ private:
     core::training::TrainingOptions m_training;
     int64_t m_budget = 0;
     core::solvers::Objective m_objective = core::solvers::Objective::MinTime;
+    double m_maxOverhead = -1;
     PinMap m_pins;
     std::vector<core::solvers::Plan> m_plans;
     int m_current = -1;

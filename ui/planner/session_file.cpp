@@ -23,6 +23,7 @@ core::io::Session toCore(const SessionData &s)
     c.training = s.training;
     c.budgetBytes = s.budgetBytes;
     c.objective = s.objective;
+    c.maxOverheadPercent = s.maxOverheadPercent;
     for (auto it = s.pins.cbegin(); it != s.pins.cend(); ++it)
         c.pins.insert_or_assign(it.key().toStdString(), it.value());
     c.plans = s.plans;
@@ -47,6 +48,7 @@ SessionData fromCore(core::io::Session &&c)
     s.training = c.training;
     s.budgetBytes = c.budgetBytes;
     s.objective = c.objective;
+    s.maxOverheadPercent = c.maxOverheadPercent;
     for (const auto &[tensor, kind] : c.pins)
         s.pins.insert(qs(tensor), kind);
     s.plans = std::move(c.plans);

@@ -38,6 +38,7 @@ struct SessionData
     core::training::TrainingOptions training;
     int64_t budgetBytes = 0;
     core::solvers::Objective objective = core::solvers::Objective::MinTime;
+    double maxOverheadPercent = -1; ///< "Lowest peak within X% slower" (-1: none)
     PinMap pins;
     std::vector<core::solvers::Plan> plans; ///< to write
     std::vector<std::string> planTexts;     ///< as read: plan JSON, parsed by restorePlanFigures

@@ -15,6 +15,7 @@ SessionData sessionFromDocument(const PlannerDocument &doc, const PlannerProblem
     s.training = doc.training();
     s.budgetBytes = doc.budgetBytes();
     s.objective = doc.objective();
+    s.maxOverheadPercent = doc.maxOverheadPercent();
     s.pins = doc.pins();
     s.plans = doc.plans();
     s.currentPlan = doc.currentPlanIndex();

@@ -59,6 +59,7 @@ runJob(const SolveJob &job, const core::StopToken &stop,
     request.costs = job.problem->costs.get();
     request.objective = job.objective;
     request.budgetBytes = job.budgetBytes;
+    request.maxOverheadPercent = job.maxOverheadPercent;
     request.pins = job.pins;
     request.timeLimitSeconds = job.timeLimitSeconds;
     request.stop = stop;
@@ -161,7 +162,7 @@ quint64 SolveController::startSweep(SweepJob job)
                 if (plan && plan->status != core::solvers::SolveStatus::Infeasible &&
                     plan->status != core::solvers::SolveStatus::Cancelled) {
                     point.peakBytes = plan->timeline.peakBytes;
-                    point.overheadPercent = plan->timeline.tdiPercent();
+                    point.overheadPercent = core::solvers::timeOverheadPercent(*plan);
                     point.feasible = plan->timeline.peakBytes <= budget;
                 }
                 ctx.post([this, id = ctx.id(), point] { emit sweepPoint(id, point); });

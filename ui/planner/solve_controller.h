@@ -28,6 +28,7 @@ struct SolveJob
     std::shared_ptr<const PlannerProblem> problem;
     core::solvers::Objective objective = core::solvers::Objective::MinTime;
     int64_t budgetBytes = 0;
+    double maxOverheadPercent = -1; ///< min-peak within this % of store-all's step (-1: none)
     std::vector<core::solvers::Pin> pins;
     double timeLimitSeconds = 60;
     std::map<std::string, std::string> settings;
@@ -54,7 +55,7 @@ struct ParetoPoint
     QString solver;
     int64_t budgetBytes = 0;
     int64_t peakBytes = 0;
-    double overheadPercent = 0;
+    double overheadPercent = 0; ///< the simulated step over store-all's, in percent
     bool feasible = false;
 };
 

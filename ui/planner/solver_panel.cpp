@@ -8,6 +8,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -26,12 +27,14 @@ namespace remat::ui {
 
 namespace {
 constexpr int kSliderSteps = 1000;
-}
+/// The objective box's item for min-peak within the max overhead (the others hold an Objective).
+constexpr int kLowestPeakWithin = 100;
+} // namespace
 
 SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_objective(new QComboBox(this)),
-      m_slider(new QSlider(Qt::Horizontal, this)), m_budgetText(new QLineEdit(this)),
-      m_thisGpu(new QPushButton(tr("This GPU"), this)),
+      m_maxOverhead(new QDoubleSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
+      m_budgetText(new QLineEdit(this)), m_thisGpu(new QPushButton(tr("This GPU"), this)),
       m_floor(new QPushButton(tr("Set to floor"), this)), m_solver(new QComboBox(this)),
       m_live(new QCheckBox(tr("Re-solve while dragging"), this)),
       m_solve(new QPushButton(tr("Solve"), this)),
@@ -44,6 +47,17 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     m_objective->addItem(tr("Least recompute within budget"),
                          int(core::solvers::Objective::MinTime));
     m_objective->addItem(tr("Lowest peak memory"), int(core::solvers::Objective::MinPeak));
+    m_objective->addItem(tr("Lowest peak within X% slower"), kLowestPeakWithin);
+    m_objective->setObjectName(QStringLiteral("plannerObjective"));
+    m_maxOverhead->setObjectName(QStringLiteral("plannerMaxOverhead"));
+    m_maxOverhead->setRange(0, 100000);
+    m_maxOverhead->setDecimals(0);
+    m_maxOverhead->setValue(35);
+    m_maxOverhead->setSuffix(tr(" % slower"));
+    m_maxOverhead->setToolTip(
+        tr("X: the simulated step may be at most this much slower than store-all's (compute, "
+           "recompute and copies not hidden under compute)"));
+    m_maxOverhead->setEnabled(false);
     m_slider->setRange(0, kSliderSteps);
     m_budgetText->setPlaceholderText(tr("e.g. 6 GiB"));
     m_budgetText->setToolTip(tr("Budget for the whole step's peak: bytes, KiB, MiB, GiB, or GB"));
@@ -71,6 +85,7 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     budgetRow->addWidget(m_floor);
     auto *form = new QFormLayout;
     form->addRow(tr("Objective"), m_objective);
+    form->addRow(tr("X"), m_maxOverhead);
     form->addRow(tr("Budget"), budgetRow);
     form->addRow(QString(), m_budgetError);
     form->addRow(tr("Solver"), m_solver);
@@ -87,11 +102,8 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     layout->addWidget(m_message);
     layout->addStretch();
 
-    connect(m_objective, &QComboBox::activated, this, [this] {
-        const auto o = static_cast<core::solvers::Objective>(m_objective->currentData().toInt());
-        if (o != m_document->objective())
-            m_document->undoStack()->push(new SetObjectiveCommand(m_document, o));
-    });
+    connect(m_objective, &QComboBox::activated, this, &SolverPanel::objectiveChosen);
+    connect(m_maxOverhead, &QDoubleSpinBox::editingFinished, this, &SolverPanel::objectiveChosen);
     connect(m_slider, &QSlider::valueChanged, this, [this](int v) {
         if (m_syncing)
             return;
@@ -252,12 +264,43 @@ void SolverPanel::documentChanged(PlannerChange change)
         syncBudgetWidgets();
     }
     if (change == PlannerChange::Objective) {
-        const int i = m_objective->findData(int(m_document->objective()));
+        const bool within = m_document->objective() == core::solvers::Objective::MinPeak &&
+                            m_document->maxOverheadPercent() >= 0;
+        const int i =
+            m_objective->findData(within ? kLowestPeakWithin : int(m_document->objective()));
+        m_syncing = true;
         if (i >= 0)
             m_objective->setCurrentIndex(i);
+        if (within)
+            m_maxOverhead->setValue(m_document->maxOverheadPercent());
+        m_maxOverhead->setEnabled(within);
+        m_syncing = false;
         syncBudgetWidgets();
     }
 }
+
+void SolverPanel::objectiveChosen()
+{
+    if (m_syncing)
+        return;
+    const int data = m_objective->currentData().toInt();
+    const bool within = data == kLowestPeakWithin;
+    const auto o =
+        within ? core::solvers::Objective::MinPeak : static_cast<core::solvers::Objective>(data);
+    const double overhead = within ? m_maxOverhead->value() : -1;
+    m_maxOverhead->setEnabled(within);
+    if (o != m_document->objective() || overhead != m_document->maxOverheadPercent())
+        m_document->undoStack()->push(new SetObjectiveCommand(m_document, o, overhead));
+}
+
+void SolverPanel::chooseLowestPeakWithin(double percent)
+{
+    m_maxOverhead->setValue(percent);
+    m_objective->setCurrentIndex(m_objective->findData(kLowestPeakWithin));
+    objectiveChosen();
+}
+
+QString SolverPanel::objectiveText() const { return m_objective->currentText(); }
 
 void SolverPanel::syncBudgetWidgets()
 {

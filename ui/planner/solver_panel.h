@@ -15,6 +15,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -70,6 +71,10 @@ public:
     QString budgetErrorText() const;
     /// Moves the slider as a user would (tests, benchmarks): pushes a mergeable budget command.
     void dragBudgetTo(int64_t bytes);
+    /// Picks "Lowest peak within X% slower" with X = `percent`, as a user would (tests).
+    void chooseLowestPeakWithin(double percent);
+    /// The objective box's current text.
+    QString objectiveText() const;
 
 signals:
     void solveRequested(const QString &solverId);
@@ -80,6 +85,7 @@ signals:
 private:
     void documentChanged(PlannerChange change);
     void syncBudgetWidgets();
+    void objectiveChosen();
     void budgetEdited();
     void setBudgetError(const QString &text);
     int64_t sliderToBytes(int v) const;
@@ -87,6 +93,7 @@ private:
 
     PlannerDocument *m_document;
     QComboBox *m_objective;
+    QDoubleSpinBox *m_maxOverhead; ///< X of "Lowest peak within X% slower"
     QSlider *m_slider;
     QLineEdit *m_budgetText;
     QPushButton *m_thisGpu;
