@@ -157,6 +157,7 @@ int runFit(const FitOptions &o)
                 {"precision", training::precisionName(opts.precision)},
                 {"shard", training::shardingName(opts.shard)},
                 {"ranks", opts.ranks},
+                {"attention", training::attentionName(opts.attention)},
                 {"time_source", "estimate"},
             };
             if (!r.error.empty())
@@ -166,11 +167,12 @@ int runFit(const FitOptions &o)
         std::printf("%s\n", arr.dump(2).c_str());
     } else {
         std::printf("%s on %s: optimizer %s, precision %s, shard %s over %lld ranks, %lld "
-                    "micro-batches (times: estimate)\n",
+                    "micro-batches, attention %s (times: estimate)\n",
                     o.input.model.c_str(), formatBytes(memory).c_str(),
                     training::optimizerName(opts.optimizer),
                     training::precisionName(opts.precision), training::shardingName(opts.shard),
-                    (long long)opts.ranks, (long long)opts.microBatches);
+                    (long long)opts.ranks, (long long)opts.microBatches,
+                    training::attentionName(opts.attention));
         std::printf("  %-14s %7s %12s %10s %10s %8s\n", "solver", "batch", "peak", "recompute",
                     "search", "tries");
         for (const FitRow &r : rows) {

@@ -32,6 +32,7 @@ const KernelTable &table()
         addRecurrentKernels(k);
         addLossKernels(k);
         addOptimizerKernels(k);
+        addAttentionKernels(k);
         return k;
     }();
     return t;
