@@ -10,14 +10,17 @@ using nlohmann::json;
 
 json trainingOptionsJson(const training::TrainingOptions &o)
 {
-    return {{"optimizer", training::optimizerName(o.optimizer)},
-            {"precision", training::precisionName(o.precision)},
-            {"shard", training::shardingName(o.shard)},
-            {"ranks", o.ranks},
-            {"micro_batches", o.microBatches},
-            {"lr", o.hyper.lr},
-            {"weight_decay", o.hyper.weightDecay},
-            {"attention", training::attentionName(o.attention)}};
+    json j = {{"optimizer", training::optimizerName(o.optimizer)},
+              {"precision", training::precisionName(o.precision)},
+              {"shard", training::shardingName(o.shard)},
+              {"ranks", o.ranks},
+              {"micro_batches", o.microBatches},
+              {"lr", o.hyper.lr},
+              {"weight_decay", o.hyper.weightDecay}};
+    // written when not the default, so sessions saved before --attention read and write the same
+    if (o.attention != training::Attention::Eager)
+        j["attention"] = training::attentionName(o.attention);
+    return j;
 }
 
 namespace {

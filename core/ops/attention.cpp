@@ -76,8 +76,7 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
     if (g.values.size() != g.ops.size())
         return bad(node, "logit_ops and logit_values differ in length");
     for (size_t k = 0; k < 5; ++k)
-        g.has[k] = k < shapes.size() && !shapes[k].empty() && k < node.inputs.size() &&
-                   node.inputs[k].valid();
+        g.has[k] = k < shapes.size() && !shapes[k].empty(); // absent inputs: no shape
     if (!g.has[0] || !g.has[1] || !g.has[2])
         return bad(node, "needs Q, K and V of known rank >= 2");
     const auto &q = shapes[0], &k = shapes[1], &v = shapes[2];

@@ -56,7 +56,7 @@ private:
     void fuseGroupNorm();
     void fuseWeightNorm();
     void fuseVariance();
-    void fuseAttention();
+    Status fuseAttention();
     /// Whether every value of a constant is `expected` (true for folded data we cannot read).
     bool constantAll(const ir::Value *v, double expected) const;
     /// The position (0 / 1) of a binary node's operand that is not `known`, or -1.
@@ -587,10 +587,8 @@ void Builder::fuseVariance()
     }
 }
 
-void Builder::fuseAttention()
+Status Builder::fuseAttention()
 {
-    if (m_opt.attention != Attention::Sdpa)
-        return;
     fusions::FusionView view{
         .graph = m_g,
         .resolve = [this](ValueId v) { return resolve(v); },
@@ -606,6 +604,14 @@ void Builder::fuseAttention()
                        m_alias[n.outputs[0].index()].valid();
             },
     };
+    REMAT_ASSIGN_OR_RETURN(std::vector<fusions::FusedPattern> nodes, fusions::attentionNodes(view));
+    for (fusions::FusedPattern &p : nodes) {
+        m_fusedAt[p.node.id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(p.node));
+        m_fusedPatterns.push_back(std::move(p.description));
+    }
+    if (m_opt.attention != Attention::Sdpa)
+        return Status::ok();
     fusions::FusionResult r = fusions::fuseAttention(view);
     for (fusions::FusedPattern &p : r.fused) {
         for (NodeId n : p.absorbed)
@@ -615,6 +621,7 @@ void Builder::fuseAttention()
         m_fusedPatterns.push_back(std::move(p.description));
     }
     m_notFused = std::move(r.notFused);
+    return Status::ok();
 }
 
 Status Builder::collectWorkNodes()
@@ -991,7 +998,7 @@ Expected<TrainingGraph> Builder::run()
     fuseGroupNorm();
     fuseWeightNorm();
     fuseVariance();
-    fuseAttention();
+    REMAT_RETURN_IF_ERROR(fuseAttention());
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
     propagateRequiresGrad();
     REMAT_RETURN_IF_ERROR(planBackward());

@@ -210,6 +210,32 @@ private slots:
         QVERIFY2(b3.tg.info().notFused.size() <= 1, "a classifier head is at most a near miss");
     }
 
+    /// ONNX's Attention node (opset 23), 4-D and plain, trains as the fused op in any mode; a
+    /// causal flag (not modelled yet) is an error naming the node and the attribute.
+    void onnxAttentionNodeTrains()
+    {
+        MiniGraph m;
+        const auto q = m.input("q", {1, 2, 4, 8});
+        const auto w = m.param("w", {1, 2, 4, 8});
+        const auto qw = m.op("Mul", {q, w}, {1, 2, 4, 8});
+        const auto y = m.op("Attention", {qw, qw, qw}, {1, 2, 4, 8});
+        auto g = m.build({y});
+        QVERIFY2(g, g.status().toString().c_str());
+        const Built eager = build(*g, training::Attention::Eager);
+        QCOMPARE(countOps(eager.tg, ops::kAttentionOp), size_t(1));
+        QCOMPARE(eager.tg.info().fusedPatterns.size(), size_t(1));
+
+        MiniGraph c;
+        const auto q2 = c.param("q", {1, 2, 4, 8});
+        const auto y2 = c.op("Attention", {q2, q2, q2}, {1, 2, 4, 8}, {attrInt("is_causal", 1)});
+        auto g2 = c.build({y2});
+        QVERIFY(g2);
+        auto tg = training::buildTrainingGraph(*g2, {});
+        QVERIFY(!tg);
+        QVERIFY2(tg.status().message().find("is_causal") != std::string::npos,
+                 tg.status().message().c_str());
+    }
+
     /// Eager is the default and leaves the graph as written.
     void eagerIsTheDefault()
     {

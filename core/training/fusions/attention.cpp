@@ -434,4 +434,56 @@ private:
 
 FusionResult fuseAttention(const FusionView &view) { return AttentionMatcher(view).run(); }
 
+Expected<std::vector<FusedPattern>> attentionNodes(const FusionView &view)
+{
+    std::vector<FusedPattern> out;
+    for (const ir::Node &n : view.graph.nodes()) {
+        const bool onnx = (n.domain.empty() || n.domain == "ai.onnx") && n.opType == "Attention";
+        const bool ms = n.domain == "com.microsoft" &&
+                        (n.opType == "MultiHeadAttention" || n.opType == "GroupQueryAttention");
+        if (!(onnx || ms) || !view.available(n))
+            continue;
+        const auto refuse = [&](const std::string &why) {
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("attention node {}: {}; the file opens (shapes) but its "
+                                         "training step is not derived",
+                                         label(n), why));
+        };
+        if (ms)
+            return refuse(fmt::format("{}.{} has no gradient rule (onnxruntime's inference op)",
+                                      n.domain, n.opType));
+        // ONNX Attention (opset 23): the plain 4-D form trains as the fused op
+        const auto present = [&](size_t k) { return k < n.inputs.size() && n.inputs[k].valid(); };
+        if (present(3) || present(4) || present(5))
+            return refuse("an attn_mask or past key / value input is not supported");
+        for (size_t k = 1; k < n.outputs.size(); ++k)
+            if (n.outputs[k].valid() && !view.graph.value(n.outputs[k]).consumers.empty())
+                return refuse("present_key / present_value / qk_matmul_output are not supported");
+        if (n.attrInt("is_causal", 0) != 0 || n.attrFloat("softcap", 0.0) != 0.0 ||
+            n.attrInt("qk_matmul_output_mode", 0) != 0)
+            return refuse("is_causal, softcap and qk_matmul_output_mode must be 0");
+        const ir::Shape &q = view.graph.value(view.resolve(n.inputs[0])).shape;
+        if (q.rank() != 4 || !q.isStatic())
+            return refuse("only 4-D Q, K, V [batch, heads, sequence, head size] are supported");
+        ir::Node fused;
+        fused.id = n.id;
+        fused.name = n.name;
+        fused.opType = ops::kAttentionOp;
+        fused.ns = n.ns;
+        fused.inputs = {view.resolve(n.inputs[0]), view.resolve(n.inputs[1]),
+                        view.resolve(n.inputs[2])};
+        fused.outputs = {n.outputs[0]};
+        const double scale = n.attrFloat("scale", 1.0 / std::sqrt(double(q.dims[3].value)));
+        fused.attributes.push_back({"k_transposed", int64_t(0)});
+        fused.attributes.push_back({"logit_ops", std::vector<int64_t>{int64_t(LogitOp::Scale)}});
+        fused.attributes.push_back({"logit_values", std::vector<double>{scale}});
+        fused.attributes.push_back({"dropout", 0.0});
+        FusedPattern p;
+        p.description = fmt::format("ONNX Attention {} -> {}", label(n), ops::kAttentionOp);
+        p.node = std::move(fused);
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
 } // namespace remat::core::training::fusions

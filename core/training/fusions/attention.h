@@ -20,9 +20,16 @@
 // reason (the probabilities read elsewhere, a scale that is not a constant, ...).
 
 #include "core/training/fusions/fusion.h"
+#include "core/util/status.h"
 
 namespace remat::core::training::fusions {
 
 FusionResult fuseAttention(const FusionView &view);
+
+/// ONNX's own Attention nodes (opset 23) in their plain form (4-D Q, K, V; no mask, past or
+/// causal flag): each as one ScaledDotProductAttention op, in any --attention mode (the file
+/// already says "fused"). Other forms, and onnxruntime's com.microsoft MultiHeadAttention /
+/// GroupQueryAttention, are an Unsupported error naming the node and what is missing.
+Expected<std::vector<FusedPattern>> attentionNodes(const FusionView &view);
 
 } // namespace remat::core::training::fusions
