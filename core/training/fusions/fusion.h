@@ -60,9 +60,9 @@ struct FusionView
 
 struct FusedPattern
 {
-    ir::Node node;                 ///< the replacement (id and outputs: the last node's)
-    std::vector<NodeId> absorbed;  ///< the pattern's other nodes, removed from the step
-    std::string description;       ///< "attention '/h.0/attn/MatMul' .. '/h.0/attn/MatMul_1' ..."
+    ir::Node node;                ///< the replacement (id and outputs: the last node's)
+    std::vector<NodeId> absorbed; ///< the pattern's other nodes, removed from the step
+    std::string description;      ///< "attention '/h.0/attn/MatMul' .. '/h.0/attn/MatMul_1' ..."
 };
 
 struct FusionResult
