@@ -6,6 +6,7 @@
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
 #include "core/ir/graph.h"
+#include "core/ops/attention.h"
 #include "core/ops/op_def.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/cuda_ops.h"
@@ -259,6 +260,12 @@ public:
                 m_hostOps[op.id.index()] = true;
                 continue;
             }
+            if (op.type.rfind(core::ops::kAttentionOp, 0) == 0)
+                return makeError(StatusCode::Unsupported,
+                                 fmt::format("op '{}': the fused attention of --attention sdpa has "
+                                             "no CUDA kernel yet; run it with --backend cpu, or "
+                                             "on CUDA with --attention eager",
+                                             op.name));
             return makeError(StatusCode::Unsupported,
                              fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
         }

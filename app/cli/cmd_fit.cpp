@@ -160,6 +160,7 @@ int runFit(const FitOptions &o)
                 {"precision", training::precisionName(opts.precision)},
                 {"shard", training::shardingName(opts.shard)},
                 {"ranks", opts.ranks},
+                {"attention", training::attentionName(opts.attention)},
                 {"time_source", "estimate"},
             };
             if (!r.error.empty())
@@ -169,11 +170,12 @@ int runFit(const FitOptions &o)
         std::printf("%s\n", arr.dump(2).c_str());
     } else {
         std::printf("%s on %s: optimizer %s, precision %s, shard %s over %lld ranks, %lld "
-                    "micro-batches (times: estimate)\n",
+                    "micro-batches, attention %s (times: estimate)\n",
                     o.input.model.c_str(), formatBytes(memory).c_str(),
                     training::optimizerName(opts.optimizer),
                     training::precisionName(opts.precision), training::shardingName(opts.shard),
-                    (long long)opts.ranks, (long long)opts.microBatches);
+                    (long long)opts.ranks, (long long)opts.microBatches,
+                    training::attentionName(opts.attention));
         if (o.maxOverhead >= 0)
             std::printf("  a plan fits only when its step is at most %g%% slower than "
                         "store-all's at the same batch\n",

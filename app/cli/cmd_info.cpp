@@ -5,6 +5,7 @@
 #include "model_loading.h"
 
 #include "core/onnx/importer.h"
+#include "core/training/builder.h"
 #include "core/util/bytes.h"
 
 #include <fmt/format.h>
@@ -82,6 +83,24 @@ int runInfo(const InfoOptions &o)
     for (ValueId id : g->outputs())
         outputs.push_back(valueJson(g->value(id)));
     const ir::ModelInfo &info = g->info();
+    // With --attention sdpa: what the training builder fuses, and what it almost fused and why.
+    std::vector<std::string> fused, notFused;
+    Expected<training::Attention> attention = training::parseAttention(o.input.attention);
+    if (!attention) {
+        std::fprintf(stderr, "error: %s\n", attention.status().toString().c_str());
+        return 1;
+    }
+    if (*attention == training::Attention::Sdpa && info.trainingBlockers.empty()) {
+        training::BuildOptions build;
+        build.attention = *attention;
+        auto tg = training::buildTrainingGraph(*g, build);
+        if (tg) {
+            fused = tg->info().fusedPatterns;
+            notFused = tg->info().notFused;
+        } else {
+            notFused.push_back("no training step: " + tg.status().toString());
+        }
+    }
 
     if (o.json) {
         nlohmann::json j;
@@ -108,6 +127,10 @@ int runInfo(const InfoOptions &o)
         j["import_notes"] = info.importNotes;
         j["training_blockers"] = info.trainingBlockers;
         j["unknown_shapes"] = unknownShapes;
+        if (*attention == training::Attention::Sdpa) {
+            j["attention_fused"] = fused;
+            j["attention_not_fused"] = notFused;
+        }
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
@@ -142,6 +165,13 @@ int runInfo(const InfoOptions &o)
         std::printf("  input        %s\n", shapeText(v).c_str());
     for (const auto &v : outputs)
         std::printf("  output       %s\n", shapeText(v).c_str());
+    if (*attention == training::Attention::Sdpa) {
+        std::printf("  attention    %zu fused by --attention sdpa\n", fused.size());
+        for (const std::string &f : fused)
+            std::printf("    %s\n", f.c_str());
+        for (const std::string &f : notFused)
+            std::printf("    %s\n", f.c_str());
+    }
     std::printf("  op types\n");
     for (const auto &[op, count] : opTypes)
         std::printf("    %-24s %lld\n", op.c_str(), (long long)count);
@@ -157,6 +187,10 @@ void addInfoCommand(CLI::App &app, CommandContext &ctx)
     addModelArgument(*cmd, opts->input);
     addBatchOption(*cmd, opts->input);
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
+    cmd->add_option("--attention", opts->input.attention,
+                    "sdpa: also list the attention patterns --attention sdpa fuses, and those it "
+                    "almost fused with the reason (default eager: not listed)")
+        ->check(CLI::IsMember({"eager", "sdpa"}));
     cmd->callback([opts, &ctx] { ctx.exitCode = runInfo(*opts); });
 }
 

@@ -100,6 +100,7 @@ int runRun(const RunOptions &o)
             // maybe solved on a graph with the input gradient
             training::BuildOptions withInput = build;
             withInput.inputGradients = true;
+            withInput.attention = tg->info().training.attention;
             auto tg2 = training::buildTrainingGraph(graph, withInput);
             Expected<solvers::Plan> plan2 = plan.status();
             if (tg2) {

@@ -119,6 +119,9 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"shard", training::shardingName(opts.shard)},
             {"ranks", opts.ranks},
             {"micro_batches", opts.microBatches},
+            {"attention", training::attentionName(tg.info().training.attention)},
+            {"attention_fused", tg.info().fusedPatterns},
+            {"attention_not_fused", tg.info().notFused},
             {"effective_batch", tg.info().batch * opts.microBatches},
             {"param_count", states.parameterCount},
             {"param_bytes", s.paramBytes},
@@ -159,6 +162,11 @@ int runTrainGraph(const TrainGraphOptions &o)
                 training::optimizerName(opts.optimizer), s.optimizerOps,
                 training::precisionName(opts.precision), training::shardingName(opts.shard),
                 (long long)opts.ranks, (long long)opts.microBatches);
+    std::printf("  attention                 %s (%zu patterns fused)\n",
+                training::attentionName(tg.info().training.attention),
+                tg.info().fusedPatterns.size());
+    for (const std::string &n : tg.info().notFused)
+        std::printf("    %s\n", n.c_str());
     const auto line = [](const char *label, int64_t bytes) {
         std::printf("  %-25s %s (%lld B)\n", label, formatBytes(bytes).c_str(), (long long)bytes);
     };

@@ -15,6 +15,7 @@ void addBenchCommand(CLI::App &app, CommandContext &ctx);
 void addExportCommand(CLI::App &app, CommandContext &ctx);
 void addFitCommand(CLI::App &app, CommandContext &ctx);
 void addInfoCommand(CLI::App &app, CommandContext &ctx);
+void addMakeDecoderCommand(CLI::App &app, CommandContext &ctx);
 void addRunCommand(CLI::App &app, CommandContext &ctx);
 void addSimulateCommand(CLI::App &app, CommandContext &ctx);
 void addSolveCommand(CLI::App &app, CommandContext &ctx);

@@ -20,6 +20,7 @@ int main(int argc, char **argv)
     remat::app::addBenchCommand(app, ctx);
     remat::app::addExportCommand(app, ctx);
     remat::app::addValidatePlanCommand(app, ctx);
+    remat::app::addMakeDecoderCommand(app, ctx);
     (void)ctx;
     try {
         app.parse(argc, argv);

@@ -66,6 +66,11 @@ void addTrainingOptions(CLI::App &cmd, ModelInput &input)
     cmd.add_option("--lr", input.lr, "Learning rate of the executed update (default 1e-3)");
     cmd.add_option("--weight-decay", input.weightDecay,
                    "Weight decay of the update (default: torch's, adamw 1e-2, the others 0)");
+    cmd.add_option("--attention", input.attention,
+                   "eager (default: attention as the file writes it, the S x S scores kept) or "
+                   "sdpa (each attention pattern fused as F.scaled_dot_product_attention's "
+                   "flash / memory-efficient kernels run it: Q, K, V, output and log-sum-exp "
+                   "kept)");
 }
 
 Expected<training::TrainingOptions> trainingOptions(const ModelInput &input)
@@ -74,6 +79,7 @@ Expected<training::TrainingOptions> trainingOptions(const ModelInput &input)
     REMAT_ASSIGN_OR_RETURN(o.optimizer, training::parseOptimizer(input.optimizer));
     REMAT_ASSIGN_OR_RETURN(o.precision, training::parsePrecision(input.precision));
     REMAT_ASSIGN_OR_RETURN(o.shard, training::parseSharding(input.shard));
+    REMAT_ASSIGN_OR_RETURN(o.attention, training::parseAttention(input.attention));
     o.ranks = input.ranks;
     o.microBatches = input.microBatches;
     o.hyper.lr = input.lr;

@@ -33,8 +33,8 @@ struct ModelInput
     std::vector<std::string> classify;    ///< `--classify NAME=parameter|buffer|input|constant`
     std::string semantics = "training";   ///< `--semantics training|as-exported`
     /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
-    /// `--micro-batches`, `--lr`, `--weight-decay`.
-    std::string optimizer = "none", precision = "fp32", shard = "none";
+    /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`.
+    std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager";
     int64_t ranks = 1, microBatches = 1;
     double lr = 1e-3, weightDecay = -1;
 };
@@ -57,8 +57,8 @@ CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input,
 CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help = kBatchHelp,
                             BatchCheck check = BatchCheck::NonNegative);
 
-/// `--optimizer`, `--precision`, `--shard`, `--ranks`, `--micro-batches`, `--lr` and
-/// `--weight-decay` (commands that simulate or run a training step: train-graph, simulate,
+/// `--optimizer`, `--precision`, `--shard`, `--ranks`, `--micro-batches`, `--lr`,
+/// `--weight-decay` and `--attention` (commands that simulate or run a training step: train-graph, simulate,
 /// solve, run, fit). Their defaults leave the training graph as built.
 void addTrainingOptions(CLI::App &cmd, ModelInput &input);
 

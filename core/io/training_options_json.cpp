@@ -10,13 +10,17 @@ using nlohmann::json;
 
 json trainingOptionsJson(const training::TrainingOptions &o)
 {
-    return {{"optimizer", training::optimizerName(o.optimizer)},
-            {"precision", training::precisionName(o.precision)},
-            {"shard", training::shardingName(o.shard)},
-            {"ranks", o.ranks},
-            {"micro_batches", o.microBatches},
-            {"lr", o.hyper.lr},
-            {"weight_decay", o.hyper.weightDecay}};
+    json j = {{"optimizer", training::optimizerName(o.optimizer)},
+              {"precision", training::precisionName(o.precision)},
+              {"shard", training::shardingName(o.shard)},
+              {"ranks", o.ranks},
+              {"micro_batches", o.microBatches},
+              {"lr", o.hyper.lr},
+              {"weight_decay", o.hyper.weightDecay}};
+    // written when not the default, so sessions saved before --attention read and write the same
+    if (o.attention != training::Attention::Eager)
+        j["attention"] = training::attentionName(o.attention);
+    return j;
 }
 
 namespace {
@@ -57,10 +61,11 @@ Expected<training::TrainingOptions> parse(const json &j, const std::string &what
         *out = it->get<double>();
         return Status::ok();
     };
-    std::string optimizer = "none", precision = "fp32", shard = "none";
+    std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager";
     REMAT_RETURN_IF_ERROR(text("optimizer", &optimizer));
     REMAT_RETURN_IF_ERROR(text("precision", &precision));
     REMAT_RETURN_IF_ERROR(text("shard", &shard));
+    REMAT_RETURN_IF_ERROR(text("attention", &attention));
     REMAT_RETURN_IF_ERROR(whole("ranks", &o.ranks));
     REMAT_RETURN_IF_ERROR(whole("micro_batches", &o.microBatches));
     REMAT_RETURN_IF_ERROR(number("lr", &o.hyper.lr));
@@ -74,6 +79,10 @@ Expected<training::TrainingOptions> parse(const json &j, const std::string &what
     auto sh = training::parseSharding(shard);
     if (!sh)
         return bad(sh.status().message());
+    auto att = training::parseAttention(attention);
+    if (!att)
+        return bad(att.status().message());
+    o.attention = *att;
     o.optimizer = *opt;
     o.precision = *prec;
     o.shard = *sh;

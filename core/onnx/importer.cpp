@@ -975,7 +975,9 @@ Status Importer::promoteConstantWeights(const ir::Graph &first)
     // torch.onnx.export writes every nn.Parameter as an initializer or (export_params=False) a
     // graph input: its Constant nodes are tensor constants and non-persistent buffers (rotary
     // tables, causal masks), never weights.
-    const bool fromPyTorch = m_model->producer_name() == "pytorch";
+    // `remat make-decoder` (core/onnx/decoder_model.h) writes its files by the same convention.
+    const bool fromPyTorch =
+        m_model->producer_name() == "pytorch" || m_model->producer_name() == "remat make-decoder";
     for (const ir::Node &n : first.nodes()) {
         if (!isConstantNode(n))
             continue;

@@ -14,6 +14,7 @@ void addTensorOps(std::vector<OpDef> &table);
 void addReductionOps(std::vector<OpDef> &table);
 void addControlOps(std::vector<OpDef> &table);
 void addRecurrentOps(std::vector<OpDef> &table);
+void addAttentionOps(std::vector<OpDef> &table);
 
 /// The output has the input's dtype and shape (constant-folded for Identity, Neg, Abs, Floor,
 /// Ceil, Sqrt on shape data): unary math, activations, and ops such as Softmax or Trilu.

@@ -70,6 +70,7 @@ std::vector<OpDef> makeTable()
     addReductionOps(t);
     addControlOps(t);
     addRecurrentOps(t);
+    addAttentionOps(t);
     std::sort(t.begin(), t.end(),
               [](const OpDef &a, const OpDef &b) { return std::strcmp(a.type, b.type) < 0; });
     return t;

@@ -74,7 +74,9 @@ loadProblem(const std::string &path, const LoadOptions &options, const StopToken
     if (options.import.progress)
         options.import.progress(0.95, "training graph");
     REMAT_RETURN_IF_ERROR(training::validateTrainingOptions(options.training));
-    Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*p->forward, options.build);
+    training::BuildOptions build = options.build;
+    build.attention = options.training.attention; // how attention trains is a training option
+    Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*p->forward, build);
     if (tg && !options.training.isDefault())
         tg = training::applyTrainingOptions(*tg, options.training);
     if (!tg) {

@@ -110,7 +110,9 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
         if (op.phase == Phase::Optimizer)
             return makeError(StatusCode::InvalidArgument,
                              "training options: the graph already has an optimizer step");
-    if (options.isDefault())
+    TrainingOptions asBuilt = options;
+    asBuilt.attention = graph.info().training.attention; // the builder's choice, already made
+    if (asBuilt.isDefault())
         return graph;
 
     const TrainingOptions &o = options;
@@ -255,6 +257,7 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
 
     TrainingGraphInfo info = graph.info();
     info.training = options;
+    info.training.attention = graph.info().training.attention;
     auto out = TrainingGraph::assemble(std::move(info), std::move(ops), std::move(tensors));
     if (!out)
         return out.status().withContext("training options");

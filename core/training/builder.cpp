@@ -1,4 +1,5 @@
 #include "core/training/builder.h"
+#include "core/training/fusions/attention.h"
 #include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
@@ -55,6 +56,7 @@ private:
     void fuseGroupNorm();
     void fuseWeightNorm();
     void fuseVariance();
+    Status fuseAttention();
     /// Whether every value of a constant is `expected` (true for folded data we cannot read).
     bool constantAll(const ir::Value *v, double expected) const;
     /// The position (0 / 1) of a binary node's operand that is not `known`, or -1.
@@ -142,6 +144,7 @@ private:
     std::vector<Tensor> m_tensors;
     std::vector<int32_t> m_tensorOf; // ValueId -> TensorId value
     std::vector<Op> m_pendingAccumulates;
+    std::vector<std::string> m_fusedPatterns, m_notFused;
 };
 
 void Builder::classifyConstants()
@@ -170,7 +173,10 @@ void Builder::findAliases()
         if (m_constNode[n.id.index()] || !isDefaultDomain(n) || n.inputs.empty() ||
             !n.inputs[0].valid() || n.outputs.empty() || !n.outputs[0].valid())
             continue;
-        bool identity = n.opType == "Identity";
+        // x.to(x.dtype) / softmax(dtype=float32) on float32: PyTorch returns x itself
+        bool identity =
+            n.opType == "Identity" ||
+            (n.opType == "Cast" && m_g.value(n.inputs[0]).dtype == m_g.value(n.outputs[0]).dtype);
         if (n.opType == "Dropout" && !ops::dropoutDrops(m_g, n)) {
             // The mask output must be unused for the node to vanish.
             identity = n.outputs.size() < 2 || !n.outputs[1].valid() ||
@@ -581,6 +587,43 @@ void Builder::fuseVariance()
     }
 }
 
+Status Builder::fuseAttention()
+{
+    fusions::FusionView view{
+        .graph = m_g,
+        .resolve = [this](ValueId v) { return resolve(v); },
+        .available =
+            [this](const ir::Node &n) {
+                return !m_constNode[n.id.index()] && !m_skipNode[n.id.index()] &&
+                       m_fusedAt[n.id.index()] < 0;
+            },
+        .isConstant = [this](ValueId v) { return bool(m_constVal[v.index()]); },
+        .isAlias =
+            [this](const ir::Node &n) {
+                return m_skipNode[n.id.index()] && !n.outputs.empty() && n.outputs[0].valid() &&
+                       m_alias[n.outputs[0].index()].valid();
+            },
+    };
+    REMAT_ASSIGN_OR_RETURN(std::vector<fusions::FusedPattern> nodes, fusions::attentionNodes(view));
+    for (fusions::FusedPattern &p : nodes) {
+        m_fusedAt[p.node.id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(p.node));
+        m_fusedPatterns.push_back(std::move(p.description));
+    }
+    if (m_opt.attention != Attention::Sdpa)
+        return Status::ok();
+    fusions::FusionResult r = fusions::fuseAttention(view);
+    for (fusions::FusedPattern &p : r.fused) {
+        for (NodeId n : p.absorbed)
+            m_skipNode[n.index()] = true;
+        m_fusedAt[p.node.id.index()] = int(m_fused.size());
+        m_fused.push_back(std::move(p.node));
+        m_fusedPatterns.push_back(std::move(p.description));
+    }
+    m_notFused = std::move(r.notFused);
+    return Status::ok();
+}
+
 Status Builder::collectWorkNodes()
 {
     for (NodeId id : m_g.topologicalOrder()) {
@@ -955,6 +998,7 @@ Expected<TrainingGraph> Builder::run()
     fuseGroupNorm();
     fuseWeightNorm();
     fuseVariance();
+    REMAT_RETURN_IF_ERROR(fuseAttention());
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
     propagateRequiresGrad();
     REMAT_RETURN_IF_ERROR(planBackward());
@@ -979,6 +1023,9 @@ Expected<TrainingGraph> Builder::run()
         }
     }
     info.lossDescription = "sum(output * R)";
+    info.training.attention = m_opt.attention;
+    info.fusedPatterns = std::move(m_fusedPatterns);
+    info.notFused = std::move(m_notFused);
     auto tg = TrainingGraph::assemble(std::move(info), std::move(m_ops), std::move(m_tensors));
     if (!tg)
         return tg.status().withContext("training graph");

@@ -19,6 +19,11 @@
 //   type "Silu", and Mish before opset 18 (Softplus(x) -> Tanh -> Mul(x, .)) one "Mish", the
 //   intermediate read once: PyTorch's silu and mish save only their input, where the pieces
 //   would keep the input and the gate (EfficientNet's, Conformer's and LLaMA's SiLU).
+// - With BuildOptions::attention = Attention::Sdpa, every attention pattern (MatMul(Q, K^T) ->
+//   scale / bias / mask -> Softmax -> Dropout -> MatMul(., V)) becomes one
+//   "ScaledDotProductAttention" op, as F.scaled_dot_product_attention runs it
+//   (core/training/fusions/attention.h). TrainingGraphInfo::fusedPatterns lists what was fused,
+//   notFused the patterns that almost matched, with the reason.
 // - GroupNorm as torch.onnx exports it (Reshape to [N, G, -1] -> InstanceNormalization with
 //   constant ones and zeros -> Reshape back -> Mul by the weight -> Add the bias) becomes one
 //   "GroupNormalization" op with per-channel scale and bias (opset 21's form), as PyTorch's
@@ -40,6 +45,7 @@
 
 #include "core/ir/graph.h"
 #include "core/training/training_graph.h"
+#include "core/training/training_options.h"
 #include "core/util/status.h"
 
 #include <cstdint>
@@ -58,6 +64,9 @@ struct BuildOptions
     /// Fuse x * Sigmoid(x) into one Silu op and x * Tanh(Softplus(x)) into one Mish op, and
     /// torch's exported GroupNorm into one GroupNormalization op (see above).
     bool fuseActivations = true;
+    /// Eager: attention as the file writes it; Sdpa: fused (see above). Recorded in the graph's
+    /// TrainingGraphInfo::training.attention.
+    Attention attention = Attention::Eager;
 };
 
 Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph,

@@ -105,6 +105,9 @@ struct TrainingGraphInfo
     std::string lossDescription; ///< "sum(output * R)"
     /// Optimizer, precision, sharding, micro-batches (apply_training_options.h); default: none.
     TrainingOptions training;
+    /// What the builder's optional fusions (--attention sdpa) replaced, one line per pattern, and
+    /// the patterns that almost matched, each with why it was not fused.
+    std::vector<std::string> fusedPatterns, notFused;
 };
 
 class TrainingGraph

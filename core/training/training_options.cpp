@@ -42,6 +42,15 @@ const char *shardingName(Sharding s)
     return "?";
 }
 
+const char *attentionName(Attention a)
+{
+    switch (a) {
+    case Attention::Eager: return "eager";
+    case Attention::Sdpa: return "sdpa";
+    }
+    return "?";
+}
+
 namespace {
 
 template <typename E, size_t N>
@@ -84,6 +93,12 @@ Expected<Sharding> parseSharding(const std::string &text)
     if (!s)
         return makeError(StatusCode::InvalidArgument, s.status().message() + " or fsdp");
     return s;
+}
+
+Expected<Attention> parseAttention(const std::string &text)
+{
+    static constexpr Attention all[] = {Attention::Eager, Attention::Sdpa};
+    return parseName(text, "--attention", all, attentionName);
 }
 
 // Every precision executes: the CPU reference stores float16 / bfloat16 tensors in 2 bytes and

@@ -5,6 +5,7 @@
 // and resize what precision and sharding change, so the simulator's timeline holds them all.
 //   TrainingOptions o;  o.optimizer = Optimizer::Adam;  o.precision = Precision::Bf16Mixed;
 //   Expected<TrainingGraph> tg = applyTrainingOptions(*built, o);   // apply_training_options.h
+//   (o.attention is read by the builder instead: buildTrainingGraph(g, {.attention = o.attention}))
 //   ModelStateBytes m = modelStateBytes(*tg);   // 18 bytes per parameter for bf16-mixed Adam
 //
 // The memory model, per parameter of n elements (P = 4n bytes in float32), on one of N ranks:
@@ -32,6 +33,11 @@
 //   given batch; the parameter gradients are accumulators resident from the start (they hold the
 //   earlier micro-batches' sums), and each backward op's fresh gradient is its workspace until it
 //   is added in (PyTorch's AccumulateGrad). The effective batch is k x batch.
+// - Attention: `eager` reads attention as the file writes it (MatMul, Softmax, MatMul: the S x S
+//   scores and probabilities are kept, as PyTorch's eager attention keeps them); `sdpa` trains it
+//   as F.scaled_dot_product_attention's flash / memory-efficient kernels do: the builder fuses
+//   each attention pattern into one op that keeps Q, K, V, the output, a float32 log-sum-exp per
+//   query row and the dropout RNG state (core/training/fusions/attention.h).
 
 #include "core/util/status.h"
 
@@ -43,15 +49,18 @@ namespace remat::core::training {
 enum class Optimizer : unsigned char { None, Sgd, SgdMomentum, Adam, AdamW, Adafactor };
 enum class Precision : unsigned char { Fp32, Bf16Mixed, Fp16Mixed, Bf16 };
 enum class Sharding : unsigned char { None, Zero1, Zero2, Zero3 };
+enum class Attention : unsigned char { Eager, Sdpa };
 
 const char *optimizerName(Optimizer o); ///< "none", "sgd", "sgd-momentum", "adam", ...
 const char *precisionName(Precision p); ///< "fp32", "bf16-mixed", "fp16-mixed", "bf16"
 const char *shardingName(Sharding s);   ///< "none", "zero1", "zero2", "zero3"
+const char *attentionName(Attention a); ///< "eager", "sdpa"
 /// Errors name the option and list the accepted values.
 Expected<Optimizer> parseOptimizer(const std::string &text);
 Expected<Precision> parsePrecision(const std::string &text);
 /// "fsdp" is read as zero3.
 Expected<Sharding> parseSharding(const std::string &text);
+Expected<Attention> parseAttention(const std::string &text);
 
 /// torch.optim's hyperparameters for the update (the executed kernels read them).
 struct OptimizerHyper
@@ -75,9 +84,12 @@ struct TrainingOptions
     Sharding shard = Sharding::None;
     int64_t ranks = 1;        ///< data-parallel ranks the model states are sharded over
     int64_t microBatches = 1; ///< gradient accumulation steps per optimizer step
+    /// How attention runs (see above); applied by the builder, not by applyTrainingOptions.
+    Attention attention = Attention::Eager;
     OptimizerHyper hyper;
 
-    /// No optimizer, float32, no sharding, one micro-batch: the graph is left as built.
+    /// No optimizer, float32, no sharding, one micro-batch, eager attention: the graph is left as
+    /// built.
     bool isDefault() const { return *this == TrainingOptions{}; }
     /// What the CPU backend executes: float32, no sharding, one micro-batch (any optimizer but
     /// adafactor, which is simulated only).

@@ -385,6 +385,23 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                      {attr("axis", int64_t(-1))},
                                      {randn({2, 5}, 5), randn({1, 1}, 6)},
                                      {Out{V{2, 5}}, Out{V{1, 1}}}});
+    // the fused attention of --attention sdpa (core/ops/attention.h): grouped-query heads, a scale,
+    // a learned bias and a causal-style mask; K^T given as the file's MatMul read it, dropout
+    add("ScaledDotProductAttention grouped, scale, bias, mask",
+        {"ScaledDotProductAttention",
+         {attr("k_transposed", int64_t(0)), attr("logit_ops", V{1, 2, 3}),
+          attr("logit_values", std::vector<double>{0.5, 0.0, -1e4}), attr("dropout", 0.0)},
+         {randn({1, 4, 3, 2}, 1), randn({1, 2, 5, 2}, 2), randn({1, 2, 5, 3}, 3),
+          randn({1, 1, 3, 5}, 4, 0.5),
+          bools({3, 5}, {true, true, true, false, false, true, true, true, true, false, true, true,
+                         true, true, true})},
+         {Out{V{1, 4, 3, 3}}, Out{V{1, 4, 3}}}});
+    add("ScaledDotProductAttention K transposed, dropout",
+        {"ScaledDotProductAttention",
+         {attr("k_transposed", int64_t(1)), attr("logit_ops", V{1}),
+          attr("logit_values", std::vector<double>{0.7}), attr("dropout", 0.3)},
+         {randn({2, 3, 4}, 5), randn({2, 4, 3}, 6), randn({2, 3, 2}, 7)},
+         {Out{V{2, 3, 2}}, Out{V{2, 3}}, Out{V{2}, ir::DataType::Int64}}});
     add("SoftmaxCrossEntropyLoss mean", {"SoftmaxCrossEntropyLoss",
                                          {},
                                          {randn({3, 5}, 1), ints({3}, {4, 0, 2})},

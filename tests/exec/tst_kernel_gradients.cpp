@@ -103,7 +103,9 @@ double checkGradient(OpCase cs, int *checked)
             (cs.type == "GroupNormalization" && k >= 1) ||
             (cs.type == "InstanceNormalization" && k >= 1) || (cs.type == "LSTM" && k >= 3) ||
             ((cs.type == "GRU" || cs.type == "RNN") && k >= 2) ||
-            ((cs.type == "SoftmaxCrossEntropyLoss" || cs.type == "WeightNorm") && k >= 1))
+            ((cs.type == "SoftmaxCrossEntropyLoss" || cs.type == "WeightNorm" ||
+              cs.type == "ScaledDotProductAttention") &&
+             k >= 1))
             continue; // saved statistics / recurrent saved state: read by the backward, no R
         weighted[k] = true;
         r[k] = randn(cs.outputs[k]->shape, 1000 + k).t;

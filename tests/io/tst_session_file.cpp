@@ -325,6 +325,15 @@ private slots:
         auto back = io::parseSession(*text, "/tmp/t.rematproj");
         QVERIFY2(back, back.status().toString().c_str());
         QVERIFY(back->training == s.training);
+        // --attention sdpa is written ("attention": "sdpa") and read back
+        s.training.attention = training::Attention::Sdpa;
+        auto sdpaText = io::formatSession(s, "/tmp/t.rematproj", nullptr);
+        QVERIFY(sdpaText);
+        QCOMPARE(nlohmann::json::parse(*sdpaText).at("training").at("attention").get<std::string>(),
+                 std::string("sdpa"));
+        auto sdpaBack = io::parseSession(*sdpaText, "/tmp/t.rematproj");
+        QVERIFY2(sdpaBack, sdpaBack.status().toString().c_str());
+        QVERIFY(sdpaBack->training == s.training);
         io::Session plain;
         auto plainText = io::formatSession(plain, "/tmp/p.rematproj", nullptr);
         QVERIFY(plainText);

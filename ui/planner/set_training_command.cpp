@@ -21,6 +21,9 @@ QString trainingSummary(const core::training::TrainingOptions &t)
     if (t.microBatches > 1)
         parts << QCoreApplication::translate("SetTrainingCommand", "%1 micro-batches")
                      .arg(t.microBatches);
+    if (t.attention != Attention::Eager)
+        parts << QCoreApplication::translate("SetTrainingCommand", "%1 attention")
+                     .arg(QString::fromLatin1(attentionName(t.attention)));
     return parts.join(QStringLiteral(", "));
 }
 

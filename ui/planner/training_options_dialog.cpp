@@ -52,6 +52,13 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     m_shard->setObjectName(QStringLiteral("trainingShard"));
     for (Sharding s : kShardings)
         m_shard->addItem(QString::fromLatin1(shardingName(s)), int(s));
+    m_attention = new QComboBox(this);
+    m_attention->setObjectName(QStringLiteral("trainingAttention"));
+    for (Attention a : {Attention::Eager, Attention::Sdpa})
+        m_attention->addItem(QString::fromLatin1(attentionName(a)), int(a));
+    m_attention->setToolTip(
+        tr("eager: attention as the file writes it (the S x S scores kept); sdpa: fused as "
+           "F.scaled_dot_product_attention runs it (Q, K, V, output and log-sum-exp kept)"));
     m_ranks = new QSpinBox(this);
     m_ranks->setObjectName(QStringLiteral("trainingRanks"));
     m_ranks->setRange(1, 65536);
@@ -79,12 +86,13 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     form->addRow(tr("&Sharding"), m_shard);
     form->addRow(tr("&Ranks"), m_ranks);
     form->addRow(tr("&Micro-batches"), m_microBatches);
+    form->addRow(tr("&Attention"), m_attention);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
     layout->addWidget(m_explanation);
 
-    for (QComboBox *c : {m_optimizer, m_precision, m_shard})
+    for (QComboBox *c : {m_optimizer, m_precision, m_shard, m_attention})
         connect(c, &QComboBox::currentIndexChanged, this, &TrainingOptionsForm::updateExplanation);
     for (QSpinBox *s : {m_ranks, m_microBatches})
         connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsForm::updateExplanation);
@@ -110,6 +118,7 @@ void TrainingOptionsForm::setOptions(const TrainingOptions &o)
     m_optimizer->setCurrentIndex(m_optimizer->findData(int(o.optimizer)));
     m_precision->setCurrentIndex(m_precision->findData(int(o.precision)));
     m_shard->setCurrentIndex(m_shard->findData(int(o.shard)));
+    m_attention->setCurrentIndex(m_attention->findData(int(o.attention)));
     m_ranks->setValue(int(std::clamp<int64_t>(o.ranks, 1, m_ranks->maximum())));
     m_microBatches->setValue(
         int(std::clamp<int64_t>(o.microBatches, 1, m_microBatches->maximum())));
@@ -122,6 +131,7 @@ TrainingOptions TrainingOptionsForm::options() const
     o.optimizer = Optimizer(m_optimizer->currentData().toInt());
     o.precision = Precision(m_precision->currentData().toInt());
     o.shard = Sharding(m_shard->currentData().toInt());
+    o.attention = Attention(m_attention->currentData().toInt());
     o.ranks = m_ranks->value();
     o.microBatches = m_microBatches->value();
     if (o.shard == Sharding::None || o.ranks == 1) {

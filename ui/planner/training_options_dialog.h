@@ -32,6 +32,7 @@ public:
     QComboBox *optimizerBox() const { return m_optimizer; }
     QComboBox *precisionBox() const { return m_precision; }
     QComboBox *shardBox() const { return m_shard; }
+    QComboBox *attentionBox() const { return m_attention; }
     QSpinBox *ranksBox() const { return m_ranks; }
 
 signals:
@@ -44,6 +45,7 @@ private:
     QComboBox *m_optimizer;
     QComboBox *m_precision;
     QComboBox *m_shard;
+    QComboBox *m_attention;
     QSpinBox *m_ranks;
     QSpinBox *m_microBatches;
     QLabel *m_explanation;

@@ -33,6 +33,7 @@ const KernelTable &table()
         addRecurrentKernels(k);
         addLossKernels(k);
         addOptimizerKernels(k);
+        addAttentionKernels(k);
         return k;
     }();
     return t;

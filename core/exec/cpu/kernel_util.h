@@ -25,6 +25,7 @@ void addConvTransposeKernels(KernelTable &table);
 void addRecurrentKernels(KernelTable &table);
 void addLossKernels(KernelTable &table);
 void addOptimizerKernels(KernelTable &table);
+void addAttentionKernels(KernelTable &table);
 
 /// Numpy broadcasting of up to a few inputs to one output shape; strides are 0 on broadcast dims.
 struct Broadcast

@@ -1,0 +1,69 @@
+#pragma once
+// ScaledDotProductAttention: not an ONNX op, the op the builder fuses an attention pattern into
+// with --attention sdpa (core/training/fusions/attention.h), as F.scaled_dot_product_attention's
+// flash / memory-efficient kernels run it. Its node is described once here and read by the shape
+// rule, the gradient rule and the kernels.
+//   Expected<AttentionGeometry> g = attentionGeometry(node, {q, k, v, bias, mask shapes});
+//   g->outShape();  g->batches;  g->sq;  g->sk;
+//
+// Inputs: 0 Q [..., Sq, D]; 1 K [..., Sk, D] (k_transposed = 1: K^T [..., D, Sk], the layout the
+// file's MatMul read); 2 V [..., Sk, Dv]; 3 optional additive bias and 4 optional boolean mask,
+// each broadcastable to [..., Sq, Sk]. The leading dims of every input divide the output's
+// (broadcasting, and grouped-query attention: K / V with fewer heads, each serving consecutive
+// query heads, as transformers' repeat_kv lays them out).
+// Attributes: `logit_ops` (ints) and `logit_values` (floats, one per op): what the file does to
+// Q K^T before the Softmax, in order: 1 multiply by the value, 2 add the bias, 3 where the mask
+// is true keep, else the value, 4 where the mask is false keep, else the value. `dropout`: the
+// ratio of the Dropout after the Softmax (0: none).
+// Outputs: 0 the attention output [..., Sq, Dv]; saved state 1 the float32 log-sum-exp of each
+// query row [..., Sq] (flash attention's softmax_lse), 2 the dropout RNG state (int64 [2]: seed
+// and offset, philox_seed / philox_offset) when dropout > 0.
+
+#include "core/ir/graph.h"
+#include "core/util/status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace remat::core::ops {
+
+inline constexpr const char *kAttentionOp = "ScaledDotProductAttention";
+/// onnxruntime's contrib ops, in the table under their domain-qualified names (shape rules only:
+/// files holding them open; the builder turns neither into a training op).
+inline constexpr const char *kMsMultiHeadAttention = "com.microsoft.MultiHeadAttention";
+inline constexpr const char *kMsGroupQueryAttention = "com.microsoft.GroupQueryAttention";
+
+enum class LogitOp : int64_t { Scale = 1, AddBias = 2, MaskKeepTrue = 3, MaskKeepFalse = 4 };
+
+/// The sizes of one attention call, from its node and its inputs' static shapes.
+struct AttentionGeometry
+{
+    std::vector<int64_t> lead; ///< the output's leading dims (batch, heads, ...)
+    int64_t batches = 1;       ///< their product
+    int64_t sq = 0, sk = 0, d = 0, dv = 0;
+    bool kTransposed = false;
+    /// Per input 0..4: its leading dims padded on the left with 1 to lead's rank; for the bias and
+    /// the mask, their [Sq, Sk] dims' sizes (1 or the full size) are `biasRows` / `biasCols`.
+    std::vector<int64_t> leadOf[5];
+    int64_t rowsOf[5] = {}, colsOf[5] = {};
+    bool has[5] = {};
+    std::vector<LogitOp> ops;
+    std::vector<double> values;
+    double dropout = 0;
+
+    std::vector<int64_t> outShape() const;
+    std::vector<int64_t> lseShape() const;
+    /// Offset (in [..., rows, cols] matrices) of input `k`'s matrix for output batch `b`.
+    int64_t matrixOf(int k, int64_t b) const;
+    /// Q K^T and P V, the forward's two products (2 x MACs), and the five of the backward (the
+    /// scores recomputed, dV, dP, dQ, dK): flash attention's FLOPs.
+    double forwardFlops() const;
+    double backwardFlops() const;
+};
+
+/// `shapes`: the static shapes of the node's inputs (absent ones empty). Errors name the node and
+/// the mismatch.
+Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
+                                              const std::vector<std::vector<int64_t>> &shapes);
+
+} // namespace remat::core::ops
