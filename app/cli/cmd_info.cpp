@@ -69,7 +69,8 @@ int runInfo(const InfoOptions &o)
                                 {"bytes", bytesOf(v)}};
             if (!v.kindReason.empty()) {
                 t["reason"] = v.kindReason;
-                if (v.kind != ir::ValueKind::Parameter)
+                if (v.kind != ir::ValueKind::Parameter &&
+                    v.kindReason.find("running statistic") == std::string::npos)
                     reasoned.push_back(v.name + ": " + ir::valueKindName(v.kind) + ", " +
                                        v.kindReason);
             }

@@ -883,8 +883,7 @@ Status Importer::classify(const ir::Graph &first)
         const ir::Value &v = m_values[it->second.index()];
         const bool fromConstantNode = v.producer.valid() && isConstantNode(first.node(v.producer));
         if (!m_isInitializer[it->second.index()] && !fromConstantNode &&
-            !(v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
-              v.kind == ValueKind::Buffer))
+            !(v.kind == ValueKind::Input || ir::isModelState(v.kind)))
             return fail(StatusCode::InvalidArgument,
                         "classification override names '" + name +
                             "', which is computed by a node (only graph inputs, "
@@ -929,7 +928,9 @@ void Importer::noteExportMetadata()
     std::vector<std::string> guesses;
     size_t count = 0;
     for (const ir::Value &v : m_values) {
-        if (v.kind != ValueKind::Buffer || v.kindReason.empty() || givenKind(v.name))
+        // (a BatchNormalization's running statistics are no guess)
+        if (v.kind != ValueKind::Buffer || v.kindReason.empty() || givenKind(v.name) ||
+            v.kindReason.find("running statistic") != std::string::npos)
             continue;
         if (count++ < 6)
             guesses.push_back("'" + v.name + "' (" + v.kindReason + ")");
@@ -980,6 +981,18 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
             !nameLooksLikeBuffer(v.name) && learned(ValueId(i)))
             v.kind = ValueKind::Parameter;
     }
+    // With remat_export's metadata the state_dict's graph inputs are named: every other graph
+    // input is a forward() argument, whatever it looks like.
+    if (!m_meta.kinds.empty()) {
+        for (ValueId id : first.inputs()) {
+            ir::Value &v = m_values[id.index()];
+            if (!m_isInitializer[id.index()] && !overridden(v) && ir::isModelState(v.kind)) {
+                v.kind = ValueKind::Input;
+                v.kindReason = "not in the export's metadata: a forward() argument";
+            }
+        }
+        return;
+    }
     // Graph inputs: the data arguments come first; the first top-level tensor ends them.
     const std::vector<ValueId> &inputs = first.inputs();
     if (inputs.size() < 2)
@@ -1015,7 +1028,7 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
         ir::Value &v = m_values[inputs[k].index()];
         if (m_isInitializer[inputs[k].index()] || overridden(v))
             continue;
-        if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer) {
+        if (ir::isModelState(v.kind)) {
             if (!stateDict) // a dotted key or a weight slot: the state_dict has begun
                 begin(k);
             stateDict = true;
@@ -1128,8 +1141,7 @@ void Importer::onnxFallback(const ir::Graph &first)
         }
         if (!iv.known())
             continue;
-        if (v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
-            v.kind == ValueKind::Buffer)
+        if (v.kind == ValueKind::Input || ir::isModelState(v.kind))
             setType(g->add_input(), v, iv);
         else if (v.producer.valid() && iv.shape.isStatic())
             setType(g->add_value_info(), v, iv);

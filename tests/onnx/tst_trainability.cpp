@@ -2,6 +2,7 @@
 // metadata (remat_export.py), and the guesses for buffers a weightless export shows as graph
 // inputs. Each model is built here with the ONNX protobuf API; what the training step keeps is
 // written beside it, as autograd keeps it (checked against PyTorch in tests/python).
+#include "core/onnx/classify.h"
 #include "core/onnx/export_metadata.h"
 #include "core/onnx/importer.h"
 #include "core/onnx/input_spec.h"

@@ -242,12 +242,13 @@ class PixelCNN(nn.Module):
 
 # ---- a mel front end: DFT and filter-bank buffers in a submodule ------------------------------------
 class MelFrontEnd(nn.Module):
-    """Framing by unfold, a Hann window, a real DFT as two matrix products, power, a mel filter bank,
-    log: every table a buffer of this submodule."""
+    """Framing, a Hann window, a real DFT as two matrix products, power, a mel filter bank, log:
+    every table a buffer of this submodule. Frames do not overlap (a reshape): torch 1.13 exports
+    `unfold` on the last dim with the frame axis last, a graph no ONNX runtime can run."""
 
-    def __init__(self, n_fft=64, hop=32, mels=16):
+    def __init__(self, n_fft=64, mels=16):
         super().__init__()
-        self.n_fft, self.hop = n_fft, hop
+        self.n_fft = n_fft
         n = torch.arange(n_fft, dtype=torch.float32)
         k = torch.arange(n_fft // 2 + 1, dtype=torch.float32)
         ang = 2 * math.pi * k[:, None] * n[None, :] / n_fft
@@ -258,7 +259,7 @@ class MelFrontEnd(nn.Module):
         self.register_buffer("mel_filterbank", fb / fb.sum(0, keepdim=True))
 
     def forward(self, wav):
-        frames = wav.unfold(-1, self.n_fft, self.hop) * self.window      # B x T x n_fft
+        frames = wav.reshape(wav.shape[0], -1, self.n_fft) * self.window  # B x T x n_fft
         re, im = frames @ self.dft_real, frames @ self.dft_imag
         power = re * re + im * im
         return torch.log(power @ self.mel_filterbank + 1e-6)               # B x T x mels
