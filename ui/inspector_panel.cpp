@@ -82,6 +82,31 @@ void InspectorPanel::onLinkClicked(const QUrl &url)
         emit kindChangeRequested(name, ir::ValueKind::Buffer);
 }
 
+void InspectorPanel::onDocumentChanged(const DocumentChange &change)
+{
+    // A new layout can turn the selected node's group box into the node itself (search opens
+    // groups), so it refreshes too.
+    if (change.kind == DocumentChangeKind::SelectionChanged ||
+        change.kind == DocumentChangeKind::ModelReplaced ||
+        change.kind == DocumentChangeKind::LayoutChanged) {
+        if (!m_document->hasModel())
+            return;
+        const NodeId n = m_document->selectedNode();
+        const auto layout = m_document->layout();
+        if (n.valid() && layout && n.index() < layout->itemOfNode.size()) {
+            const int item = layout->itemOfNode[n.index()];
+            if (item >= 0 && layout->items[size_t(item)].kind == layout::ItemKind::CollapsedGroup) {
+                showGroup(layout->items[size_t(item)].ns);
+                return;
+            }
+        }
+        if (n.valid())
+            showNode(n);
+        else
+            showModel();
+    }
+}
+
 QString InspectorPanel::valueRow(ValueId id) const
 {
     if (!id.valid())
