@@ -26,6 +26,12 @@ Expected<std::vector<Pattern>> compile(const ImportOptions &options)
                              std::string(option) +
                                  " needs a regular expression (an empty one would match every "
                                  "parameter)");
+        // std::regex compiles and matches recursively: a bound keeps a hostile session file
+        // from exhausting the stack (a parameter name is far shorter than this)
+        if (text.size() > 1000)
+            return makeError(StatusCode::InvalidArgument, std::string(option) + " pattern has " +
+                                                              std::to_string(text.size()) +
+                                                              " characters, more than 1000");
         try {
             out.push_back({option, text, std::regex(text, std::regex::ECMAScript), 0});
         } catch (const std::regex_error &e) {
@@ -45,6 +51,8 @@ Expected<std::vector<Pattern>> compile(const ImportOptions &options)
 
 bool searches(const std::regex &re, const std::string &name)
 {
+    if (name.size() > 4096)
+        return false; // not a parameter name anyone writes a pattern for; bounds the recursion
     try {
         return std::regex_search(name, re);
     } catch (const std::regex_error &) {

@@ -224,6 +224,10 @@ private slots:
         QVERIFY(has(s.message(), "not a valid regular expression"));
         QVERIFY(o.freezePatterns.empty());
         QVERIFY(!ox::addTrainablePattern(o, "").isOk());
+        // a pattern long enough to exhaust std::regex's recursion is refused before compiling
+        s = ox::addFreezePattern(o, std::string(5000, '('));
+        QVERIFY(!s.isOk());
+        QVERIFY2(has(s.message(), "more than 1000"), s.message().c_str());
         // a pattern that matches no parameter: the error lists real names
         ox::ImportOptions none;
         QVERIFY(ox::addTrainablePattern(none, "^fc\\.").isOk());
