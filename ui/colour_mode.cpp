@@ -18,6 +18,7 @@ QString colourModeName(ColourMode mode)
     case ColourMode::OpType: return QObject::tr("Op type");
     case ColourMode::ActivationBytes: return QObject::tr("Activation bytes");
     case ColourMode::Flops: return QObject::tr("FLOPs");
+    case ColourMode::Trainability: return QObject::tr("Trainable / frozen");
     }
     return {};
 }
@@ -28,13 +29,14 @@ QString colourModeId(ColourMode mode)
     case ColourMode::OpType: return QStringLiteral("op-type");
     case ColourMode::ActivationBytes: return QStringLiteral("activation-bytes");
     case ColourMode::Flops: return QStringLiteral("flops");
+    case ColourMode::Trainability: return QStringLiteral("trainable");
     }
     return {};
 }
 
 std::optional<ColourMode> colourModeFromId(const QString &id)
 {
-    for (ColourMode m : {ColourMode::OpType, ColourMode::ActivationBytes, ColourMode::Flops})
+    for (ColourMode m : kColourModes)
         if (colourModeId(m) == id)
             return m;
     return std::nullopt;
@@ -89,6 +91,79 @@ public:
     }
 
 private:
+    std::shared_ptr<const ir::Graph> m_graph;
+};
+
+/// By the weights a node reads directly: a trainable one, only frozen ones, only buffers, none.
+class TrainabilityProvider final : public NodeColourProvider
+{
+public:
+    enum Category { Trainable, Frozen, Buffer, None, Count };
+
+    explicit TrainabilityProvider(std::shared_ptr<const ir::Graph> g) : m_graph(std::move(g)) {}
+    QColor nodeColour(NodeId node) const override { return colour(category(node)); }
+    QColor groupColour(const std::vector<NodeId> &members) const override
+    {
+        Category best = None;
+        for (NodeId n : members)
+            best = std::min(best, category(n));
+        return colour(best).lighter(115);
+    }
+    std::vector<GroupShare> groupBreakdown(const std::vector<NodeId> &members) const override
+    {
+        int counts[Count] = {};
+        for (NodeId n : members)
+            ++counts[category(n)];
+        std::vector<GroupShare> out;
+        for (int c = 0; c < Count; ++c)
+            if (counts[c] > 0)
+                out.push_back({colour(Category(c)), label(Category(c)), counts[c]});
+        return out;
+    }
+    Legend legend() const override
+    {
+        Legend l;
+        l.title = QObject::tr("Weights read");
+        for (int c = 0; c < Count; ++c)
+            l.entries.push_back({colour(Category(c)), label(Category(c))});
+        return l;
+    }
+
+private:
+    Category category(NodeId id) const
+    {
+        Category best = None;
+        for (ValueId in : m_graph->node(id).inputs) {
+            if (!in.valid())
+                continue;
+            switch (m_graph->value(in).kind) {
+            case ir::ValueKind::Parameter: return Trainable;
+            case ir::ValueKind::Frozen: best = std::min(best, Frozen); break;
+            case ir::ValueKind::Buffer: best = std::min(best, Buffer); break;
+            default: break;
+            }
+        }
+        return best;
+    }
+    static QColor colour(Category c)
+    {
+        switch (c) {
+        case Trainable: return QColor(0xe0, 0x82, 0x6f);
+        case Frozen: return QColor(0x6f, 0x9f, 0xd8);
+        case Buffer: return QColor(0xb8, 0xa8, 0xd8);
+        default: return QColor(0xe4, 0xe4, 0xe4);
+        }
+    }
+    static QString label(Category c)
+    {
+        switch (c) {
+        case Trainable: return QObject::tr("reads a trainable weight");
+        case Frozen: return QObject::tr("reads frozen weights only");
+        case Buffer: return QObject::tr("reads buffers only");
+        default: return QObject::tr("no weights");
+        }
+    }
+
     std::shared_ptr<const ir::Graph> m_graph;
 };
 
@@ -190,6 +265,8 @@ std::unique_ptr<NodeColourProvider> makeColourProvider(ColourMode mode,
 {
     if (mode == ColourMode::OpType)
         return std::make_unique<OpTypeProvider>(std::move(graph));
+    if (mode == ColourMode::Trainability)
+        return std::make_unique<TrainabilityProvider>(std::move(graph));
     return std::make_unique<HeatProvider>(mode, std::move(metrics));
 }
 

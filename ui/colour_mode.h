@@ -21,10 +21,15 @@ enum class ColourMode {
     OpType,          ///< categorical, by op family
     ActivationBytes, ///< heat scale of each node's output bytes (log)
     Flops,           ///< heat scale of each node's forward FLOPs (log)
+    Trainability,    ///< what weights a node reads: trainable, frozen only, buffers, none
     // Plan modes (keep / recompute / offload) are added by the planner through the same interface.
 };
 QString colourModeName(ColourMode mode);
-/// A stable id for files ("op-type", "activation-bytes", "flops") and back (nullopt: unknown).
+/// Every mode, in menu order.
+inline constexpr ColourMode kColourModes[] = {ColourMode::OpType, ColourMode::ActivationBytes,
+                                              ColourMode::Flops, ColourMode::Trainability};
+/// A stable id for files ("op-type", "activation-bytes", "flops", "trainable") and back
+/// (nullopt: unknown).
 QString colourModeId(ColourMode mode);
 std::optional<ColourMode> colourModeFromId(const QString &id);
 

@@ -20,6 +20,7 @@ bool sameImportSettings(const ox::ImportOptions &a, const ox::ImportOptions &b)
 {
     return a.dimValues == b.dimValues && a.inputShapes == b.inputShapes &&
            a.inputValues == b.inputValues && a.kindOverrides == b.kindOverrides &&
+           a.freezePatterns == b.freezePatterns && a.trainablePatterns == b.trainablePatterns &&
            a.semantics == b.semantics;
 }
 
@@ -55,6 +56,10 @@ QString importSettingsSummary(const ox::ImportOptions &s)
         parts << QStringLiteral("%1=%2").arg(qs(name)).arg(v);
     if (!s.kindOverrides.empty())
         parts << QStringLiteral("%1 reclassified").arg(s.kindOverrides.size());
+    for (const std::string &p : s.freezePatterns)
+        parts << QStringLiteral("freeze %1").arg(qs(p));
+    for (const std::string &p : s.trainablePatterns)
+        parts << QStringLiteral("trainable %1").arg(qs(p));
     if (s.semantics == ox::Semantics::AsExported)
         parts << QStringLiteral("as exported");
     return parts.join(QLatin1Char(' '));

@@ -5,6 +5,7 @@
 
 #include <QStringList>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <map>
@@ -44,12 +45,42 @@ InspectorPanel::InspectorPanel(ModelDocument *document, QWidget *parent)
     layout->setContentsMargins(4, 4, 4, 4);
     m_text = new QTextBrowser(this);
     m_text->setOpenLinks(false);
+    connect(m_text, &QTextBrowser::anchorClicked, this, &InspectorPanel::onLinkClicked);
     layout->addWidget(m_text);
     connect(document, &ModelDocument::changed, this, &InspectorPanel::onDocumentChanged);
     m_text->setHtml(tr("<i>Open a model, then select a node or an edge.</i>"));
 }
 
 QString InspectorPanel::html() const { return m_text->toHtml(); }
+
+QString InspectorPanel::kindLabel(ir::ValueKind kind)
+{
+    return kind == ir::ValueKind::Parameter ? tr("trainable")
+                                            : QString::fromUtf8(ir::valueKindName(kind));
+}
+
+void InspectorPanel::onLinkClicked(const QUrl &url)
+{
+    // remat-kind:KIND/NAME (showValue writes them)
+    const QString text = url.toString(QUrl::FullyEncoded);
+    const QString prefix = QStringLiteral("remat-kind:");
+    if (!text.startsWith(prefix))
+        return;
+    const QString rest = text.mid(prefix.size());
+    const qsizetype slash = rest.indexOf(QLatin1Char('/'));
+    if (slash <= 0)
+        return;
+    const QString kind = rest.left(slash);
+    const QString name = QUrl::fromPercentEncoding(rest.mid(slash + 1).toLatin1());
+    if (name.isEmpty())
+        return;
+    if (kind == QLatin1String("parameter"))
+        emit kindChangeRequested(name, ir::ValueKind::Parameter);
+    else if (kind == QLatin1String("frozen"))
+        emit kindChangeRequested(name, ir::ValueKind::Frozen);
+    else if (kind == QLatin1String("buffer"))
+        emit kindChangeRequested(name, ir::ValueKind::Buffer);
+}
 
 void InspectorPanel::onDocumentChanged(const DocumentChange &change)
 {
@@ -86,7 +117,7 @@ QString InspectorPanel::valueRow(ValueId id) const
     return QStringLiteral("<tr><td><b>%1</b></td><td>%2</td><td>%3</td><td class=k>%4</td></tr>"
                           "<tr><td colspan=4 class=k style='padding-bottom:4px'>%5</td></tr>")
         .arg(esc(shapeLabel(v.shape)), esc(ir::dataTypeName(v.dtype)), bytesText(b ? *b : -1),
-             QString::fromUtf8(ir::valueKindName(v.kind)), esc(v.name));
+             kindLabel(v.kind), esc(v.name));
 }
 
 void InspectorPanel::showModel()
@@ -106,6 +137,8 @@ void InspectorPanel::showModel()
     h += tr("<tr><td class=k>parameters</td><td>%1 (%2)</td></tr>")
              .arg(s.parameters)
              .arg(bytesText(s.parameterBytes));
+    if (s.frozenBytes > 0)
+        h += tr("<tr><td class=k>frozen</td><td>%1</td></tr>").arg(bytesText(s.frozenBytes));
     h += tr("<tr><td class=k>buffers</td><td>%1</td></tr>").arg(bytesText(s.bufferBytes));
     h += tr("<tr><td class=k>activations</td><td>%1 (every node output)</td></tr>")
              .arg(bytesText(s.activationBytes));
@@ -287,8 +320,30 @@ void InspectorPanel::showValue(ValueId id)
     h += tr("<tr><td class=k>shape</td><td>%1</td></tr>").arg(esc(shapeLabel(v.shape)));
     h += tr("<tr><td class=k>dtype</td><td>%1</td></tr>").arg(esc(ir::dataTypeName(v.dtype)));
     h += tr("<tr><td class=k>bytes</td><td>%1</td></tr>").arg(bytesText(b ? *b : -1));
-    h += tr("<tr><td class=k>kind</td><td>%1</td></tr>")
-             .arg(QString::fromUtf8(ir::valueKindName(v.kind)));
+    h += tr("<tr><td class=k>kind</td><td>%1</td></tr>").arg(kindLabel(v.kind));
+    if (!v.kindReason.empty())
+        h += tr("<tr><td class=k>why</td><td>%1</td></tr>").arg(esc(v.kindReason));
+    if (ir::isModelState(v.kind) && !v.producer.valid()) {
+        // What the user may make of it: the same rule as --classify NAME=parameter|frozen|buffer.
+        QStringList links;
+        const std::pair<ir::ValueKind, const char *> choices[] = {
+            {ir::ValueKind::Parameter, "parameter"},
+            {ir::ValueKind::Frozen, "frozen"},
+            {ir::ValueKind::Buffer, "buffer"}};
+        for (const auto &[kind, key] : choices) {
+            if (kind == v.kind)
+                continue;
+            // remat-kind:KIND/NAME, the name percent-encoded (ONNX names hold '/', ':', ...)
+            const QString href =
+                QStringLiteral("remat-kind:%1/%2")
+                    .arg(QString::fromLatin1(key), QString::fromLatin1(QUrl::toPercentEncoding(
+                                                       QString::fromStdString(v.name))));
+            links << QStringLiteral("<a href=\"%1\">%2</a>")
+                         .arg(href.toHtmlEscaped(), kindLabel(kind));
+        }
+        h += tr("<tr><td class=k>make it</td><td>%1</td></tr>")
+                 .arg(links.join(QStringLiteral(" · ")));
+    }
     if (v.producer.valid())
         h += tr("<tr><td class=k>producer</td><td>%1 (%2)</td></tr>")
                  .arg(esc(g.node(v.producer).name), esc(g.node(v.producer).opType));

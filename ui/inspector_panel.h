@@ -5,6 +5,9 @@
 // folded, a node's folded inputs are listed by name with their values ("shape = [2, 16, 4, 16]").
 //   InspectorPanel panel(&document);   // follows the document's selection
 //   panel.showValue(valueId);          // an edge was clicked
+// A weight (graph input or initializer) shows whether it trains: trainable / frozen / buffer,
+// with the reason of any guess, and links that ask for another kind (kindChangeRequested; the
+// main window re-imports with that --classify override).
 
 #include "ui/model_document.h"
 
@@ -27,7 +30,15 @@ public:
     /// The HTML shown now (for tests).
     QString html() const;
 
+    /// "trainable", "frozen", "buffer", ... as the inspector names a value's kind.
+    static QString kindLabel(core::ir::ValueKind kind);
+
+signals:
+    /// The user asked for `valueName` to be of `kind` (Parameter, Frozen or Buffer).
+    void kindChangeRequested(const QString &valueName, core::ir::ValueKind kind);
+
 private:
+    void onLinkClicked(const QUrl &url);
     void onDocumentChanged(const DocumentChange &change);
     QString valueRow(core::ValueId v) const;
 

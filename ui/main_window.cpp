@@ -344,7 +344,7 @@ void MainWindow::createToolBar()
     bar->addWidget(new QLabel(tr(" Colour by "), this));
     m_colourMode = new QComboBox(this);
     m_colourMode->setObjectName(QStringLiteral("colourModeCombo"));
-    for (ColourMode m : {ColourMode::OpType, ColourMode::ActivationBytes, ColourMode::Flops})
+    for (ColourMode m : kColourModes)
         m_colourMode->addItem(colourModeName(m), int(m));
     bar->addWidget(m_colourMode);
     connect(m_colourMode, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -358,6 +358,14 @@ void MainWindow::createToolBar()
 void MainWindow::createDocks()
 {
     m_inspector = new InspectorPanel(m_document, this);
+    // Trainable / frozen / buffer, as the user decides it in the inspector: a --classify
+    // override of the import settings (remembered per file and kept in sessions), re-imported.
+    connect(m_inspector, &InspectorPanel::kindChangeRequested, this,
+            [this](const QString &name, core::ir::ValueKind kind) {
+                core::onnx::ImportOptions s = importSettings();
+                s.kindOverrides[name.toStdString()] = kind;
+                setImportSettings(s);
+            });
     auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
     inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
     inspectorDock->setWidget(m_inspector);

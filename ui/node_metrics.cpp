@@ -37,13 +37,15 @@ ModelMetrics computeMetrics(const ir::Graph &g)
         m.summary.forwardFlops += m.nodeFlops[n.id.index()];
     }
     for (const ir::Value &v : g.values()) {
-        if (v.kind != ir::ValueKind::Parameter && v.kind != ir::ValueKind::Buffer)
+        if (!ir::isModelState(v.kind))
             continue;
         auto b = v.bytes();
         auto e = v.shape.numElements();
         if (v.kind == ir::ValueKind::Parameter) {
             m.summary.parameterBytes += b ? *b : 0;
             m.summary.parameters += e ? *e : 0;
+        } else if (v.kind == ir::ValueKind::Frozen) {
+            m.summary.frozenBytes += b ? *b : 0;
         } else {
             m.summary.bufferBytes += b ? *b : 0;
         }

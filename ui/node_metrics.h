@@ -16,6 +16,7 @@ struct ModelSummary
     int64_t nodes = 0;
     int64_t parameters = 0; ///< trainable elements
     int64_t parameterBytes = 0;
+    int64_t frozenBytes = 0; ///< weights that do not train (ir::ValueKind::Frozen)
     int64_t bufferBytes = 0;
     int64_t activationBytes = 0; ///< sum of every node output (what store-all would keep, at most)
     double forwardFlops = 0;

@@ -56,10 +56,31 @@ int runInfo(const InfoOptions &o)
         auto b = v.shape.isStatic() ? v.bytes() : Expected<int64_t>(int64_t(0));
         return b ? *b : 0;
     };
-    int64_t params = 0, paramBytes = 0, paramElements = 0, buffers = 0, bufferBytes = 0,
-            unknownShapes = 0;
+    int64_t params = 0, paramBytes = 0, paramElements = 0, buffers = 0, bufferBytes = 0, frozen = 0,
+            frozenBytes = 0, unknownShapes = 0;
+    // The model's tensors and why each has its kind: trainable, frozen or buffer.
+    nlohmann::json modelState = nlohmann::json::array();
+    std::vector<std::string> reasoned;
     for (const ir::Value &v : g->values()) {
-        if (v.kind == ir::ValueKind::Parameter) {
+        if (ir::isModelState(v.kind)) {
+            nlohmann::json t = {{"name", v.name},
+                                {"kind", v.kind == ir::ValueKind::Parameter
+                                             ? "trainable"
+                                             : ir::valueKindName(v.kind)},
+                                {"bytes", bytesOf(v)}};
+            if (!v.kindReason.empty()) {
+                t["reason"] = v.kindReason;
+                if (v.kind != ir::ValueKind::Parameter &&
+                    v.kindReason.find("running statistic") == std::string::npos)
+                    reasoned.push_back(v.name + ": " + ir::valueKindName(v.kind) + ", " +
+                                       v.kindReason);
+            }
+            modelState.push_back(std::move(t));
+        }
+        if (v.kind == ir::ValueKind::Frozen) {
+            ++frozen;
+            frozenBytes += bytesOf(v);
+        } else if (v.kind == ir::ValueKind::Parameter) {
             ++params;
             paramBytes += bytesOf(v);
             auto n = v.shape.isStatic() ? v.shape.numElements() : Expected<int64_t>(int64_t(0));
@@ -119,6 +140,9 @@ int runInfo(const InfoOptions &o)
         j["param_bytes"] = paramBytes;
         j["buffers"] = buffers;
         j["buffer_bytes"] = bufferBytes;
+        j["frozen_params"] = frozen;
+        j["frozen_param_bytes"] = frozenBytes;
+        j["model_state"] = modelState;
         j["inputs"] = inputs;
         j["outputs"] = outputs;
         j["activation_bytes"] = activationBytes;
@@ -155,8 +179,17 @@ int runInfo(const InfoOptions &o)
     std::printf("  values       %zu\n", g->valueCount());
     std::printf("  parameters   %lld tensors, %lld elements, %s\n", (long long)params,
                 (long long)paramElements, formatBytes(paramBytes).c_str());
+    if (frozen > 0)
+        std::printf("  frozen       %lld tensors, %s (weights that do not train)\n",
+                    (long long)frozen, formatBytes(frozenBytes).c_str());
     std::printf("  buffers      %lld tensors, %s\n", (long long)buffers,
                 formatBytes(bufferBytes).c_str());
+    const size_t shownReasons = std::min<size_t>(reasoned.size(), 12);
+    for (size_t i = 0; i < shownReasons; ++i)
+        std::printf("  kind         %s\n", reasoned[i].c_str());
+    if (reasoned.size() > shownReasons)
+        std::printf("  kind         ... %zu more (--json lists every tensor)\n",
+                    reasoned.size() - shownReasons);
     std::printf(
         "  activations  %s (all node outputs, forward%s)\n", formatBytes(activationBytes).c_str(),
         unknownShapes ? fmt::format("; {} of unknown size not counted", unknownShapes).c_str()

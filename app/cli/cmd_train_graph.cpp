@@ -125,6 +125,8 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"effective_batch", tg.info().batch * opts.microBatches},
             {"param_count", states.parameterCount},
             {"param_bytes", s.paramBytes},
+            {"trainable_param_bytes", s.paramBytes},
+            {"frozen_param_bytes", s.frozenParamBytes},
             {"param_grad_bytes", s.paramGradBytes},
             {"optimizer_state_bytes", states.optimizerStateBytes},
             {"master_weight_bytes", states.masterWeightBytes},
@@ -171,6 +173,8 @@ int runTrainGraph(const TrainGraphOptions &o)
         std::printf("  %-25s %s (%lld B)\n", label, formatBytes(bytes).c_str(), (long long)bytes);
     };
     line("param_bytes", s.paramBytes);
+    if (s.frozenParamBytes > 0)
+        line("frozen_param_bytes", s.frozenParamBytes);
     line("param_grad_bytes", s.paramGradBytes);
     line("optimizer_state_bytes", states.optimizerStateBytes);
     line("master_weight_bytes", states.masterWeightBytes);

@@ -36,7 +36,18 @@ CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string 
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd.add_option("--classify", input.classify,
-                   "Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)")
+                   "Override a value's kind: NAME=parameter|frozen|buffer|input|constant "
+                   "(repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--freeze", input.freeze,
+                   "Freeze the parameters whose name contains a match of REGEX (ECMAScript; no "
+                   "gradient, no optimizer state; repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--trainable", input.trainable,
+                   "Train only the parameters whose name contains a match of REGEX (ECMAScript; "
+                   "every other parameter is frozen; repeatable), e.g. '^fc\\.' or 'lora_'")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd.add_option(
@@ -102,6 +113,10 @@ Status applyModelInput(const ModelInput &input, onnx::ImportOptions &options)
         REMAT_RETURN_IF_ERROR(onnx::addInputValue(options, spec));
     for (const std::string &spec : input.classify)
         REMAT_RETURN_IF_ERROR(onnx::addClassification(options, spec));
+    for (const std::string &pattern : input.freeze)
+        REMAT_RETURN_IF_ERROR(onnx::addFreezePattern(options, pattern));
+    for (const std::string &pattern : input.trainable)
+        REMAT_RETURN_IF_ERROR(onnx::addTrainablePattern(options, pattern));
     return Status::ok();
 }
 

@@ -30,8 +30,10 @@ struct ModelInput
     std::vector<std::string> inputShapes; ///< `--input-shape NAME=D0xD1x...`
     std::vector<std::string> dims;        ///< `--dim NAME=VALUE`
     std::vector<std::string> inputValues; ///< `--input-value NAME=V` (scalar inputs)
-    std::vector<std::string> classify;    ///< `--classify NAME=parameter|buffer|input|constant`
-    std::string semantics = "training";   ///< `--semantics training|as-exported`
+    std::vector<std::string> classify; ///< `--classify NAME=parameter|frozen|buffer|input|constant`
+    std::vector<std::string> freeze;   ///< `--freeze REGEX` (repeatable)
+    std::vector<std::string> trainable; ///< `--trainable REGEX` (repeatable)
+    std::string semantics = "training"; ///< `--semantics training|as-exported`
     /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
     /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`.
     std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager";
@@ -52,7 +54,8 @@ enum class BatchCheck : unsigned char {
 CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input,
                               const std::string &help = kModelHelp);
 /// `--batch N`, then the other import settings every model command takes: `--input-shape`,
-/// `--dim`, `--input-value` and `--classify` (repeatable), and `--semantics`. Separate from addModelArgument so each command keeps
+/// `--dim`, `--input-value`, `--classify`, `--freeze` and `--trainable` (repeatable), and
+/// `--semantics`. Separate from addModelArgument so each command keeps
 /// its own order in --help.
 CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help = kBatchHelp,
                             BatchCheck check = BatchCheck::NonNegative);

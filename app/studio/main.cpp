@@ -1,6 +1,7 @@
 // remat-studio: the desktop application. Composition only.
 //   remat-studio [MODEL] [--batch N] [--input-shape NAME=DxD..] [--dim NAME=V] [--input-value NAME=V]
-//                [--classify NAME=KIND] [--semantics training|as-exported] [--collapse-depth N] [--fold on|off]
+//                [--classify NAME=KIND] [--freeze REGEX] [--trainable REGEX]
+//                [--semantics training|as-exported] [--collapse-depth N] [--fold on|off]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000] [--solve SOLVER]   (offscreen works)
 //   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
 #include "core/exec/device_module.h"
@@ -166,12 +167,21 @@ int main(int argc, char **argv)
     QCommandLineOption classify(
         QStringLiteral("classify"),
         QStringLiteral(
-            "Override a value's kind: NAME=parameter|buffer|input|constant (repeatable)."),
+            "Override a value's kind: NAME=parameter|frozen|buffer|input|constant (repeatable)."),
         QStringLiteral("spec"));
+    QCommandLineOption freeze(QStringLiteral("freeze"),
+                              QStringLiteral("Freeze the parameters whose name matches REGEX "
+                                             "(ECMAScript; repeatable)."),
+                              QStringLiteral("regex"));
+    QCommandLineOption trainable(QStringLiteral("trainable"),
+                                 QStringLiteral("Train only the parameters whose name matches "
+                                                "REGEX, freezing the others (repeatable)."),
+                                 QStringLiteral("regex"));
     QCommandLineOption semantics(QStringLiteral("semantics"),
                                  QStringLiteral("training (default) or as-exported."),
                                  QStringLiteral("mode"));
-    parser.addOptions({batchOpt, inputShape, dim, inputValue, classify, semantics});
+    parser.addOptions(
+        {batchOpt, inputShape, dim, inputValue, classify, freeze, trainable, semantics});
     parser.process(app);
 
     remat::core::onnx::ImportOptions importSettings;
@@ -189,6 +199,8 @@ int main(int argc, char **argv)
         each(dim, remat::core::onnx::addDimValue);
         each(inputValue, remat::core::onnx::addInputValue);
         each(classify, remat::core::onnx::addClassification);
+        each(freeze, remat::core::onnx::addFreezePattern);
+        each(trainable, remat::core::onnx::addTrainablePattern);
         if (st.isOk() && parser.isSet(semantics)) {
             importSettingsGiven = true;
             auto sem = remat::core::onnx::parseSemantics(parser.value(semantics).toStdString());

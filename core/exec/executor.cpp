@@ -151,7 +151,8 @@ struct Executor::Impl
         // No data in the file: seeded values of a sensible scale.
         switch (v.kind) {
         case ir::ValueKind::Input: return randomTensor(t.dtype, shape, tensorSeed, 1.0);
-        case ir::ValueKind::Parameter: {
+        case ir::ValueKind::Parameter:
+        case ir::ValueKind::Frozen: {
             const double fanIn =
                 shape.size() >= 2 ? double(elems / std::max<int64_t>(shape[0], 1)) : 1.0;
             if (shape.size() <= 1 && v.name.find("weight") != std::string::npos)

@@ -186,7 +186,8 @@ Status fillStaticOperands(OperandContext<View> &ctx, const OpCall &call, StaticE
     for (size_t k = 0; k < node.inputs.size() && k < ctx.in.size(); ++k) {
         if (ctx.in[k] || !node.inputs[k].valid() || !evaluator->isStatic(node.inputs[k]))
             continue;
-        if (call.forward->value(node.inputs[k]).kind == ir::ValueKind::Parameter)
+        if (const ir::ValueKind kind = call.forward->value(node.inputs[k]).kind;
+            kind == ir::ValueKind::Parameter || kind == ir::ValueKind::Frozen)
             continue;
         auto t = evaluator->evaluate(node.inputs[k]);
         if (!t)

@@ -14,6 +14,7 @@ const char *kindName(ir::ValueKind k)
     switch (k) {
     case ir::ValueKind::Parameter: return "parameter";
     case ir::ValueKind::Buffer: return "buffer";
+    case ir::ValueKind::Frozen: return "frozen";
     case ir::ValueKind::Input: return "input";
     case ir::ValueKind::Constant: return "constant";
     case ir::ValueKind::Intermediate: break;
@@ -61,6 +62,27 @@ Expected<onnx::ImportOptions> parseImportSettings(const json &j, const std::stri
     for (const auto &[name, v] : member(j, "classify").items())
         if (Status st = onnx::addClassification(s, name + "=" + text(v)); !st.isOk())
             return bad(st.message());
+    // "freeze" / "trainable": arrays of regular expressions (--freeze / --trainable)
+    const auto patterns = [&](const char *key, auto add) -> Status {
+        if (!j.is_object() || !j.contains(key))
+            return Status::ok();
+        const json &list = j.at(key);
+        if (!list.is_array())
+            return bad(std::string(key) + " is not an array of regular expressions");
+        for (const json &p : list) {
+            if (!p.is_string())
+                return bad(std::string(key) + " holds an entry that is not a string");
+            if (Status st = add(s, p.get<std::string>()); !st.isOk())
+                return bad(st.message());
+        }
+        return Status::ok();
+    };
+    REMAT_RETURN_IF_ERROR(patterns("freeze", [](onnx::ImportOptions &o, const std::string &p) {
+        return onnx::addFreezePattern(o, p);
+    }));
+    REMAT_RETURN_IF_ERROR(patterns("trainable", [](onnx::ImportOptions &o, const std::string &p) {
+        return onnx::addTrainablePattern(o, p);
+    }));
     if (j.is_object() && j.contains("semantics")) {
         auto sem = onnx::parseSemantics(text(j.at("semantics")));
         if (!sem)
@@ -93,6 +115,10 @@ json importSettingsJson(const onnx::ImportOptions &s)
         out["input_values"] = values;
     if (!classify.empty())
         out["classify"] = classify;
+    if (!s.freezePatterns.empty())
+        out["freeze"] = s.freezePatterns;
+    if (!s.trainablePatterns.empty())
+        out["trainable"] = s.trainablePatterns;
     out["semantics"] = onnx::semanticsName(s.semantics);
     return out;
 }

@@ -15,7 +15,7 @@
 namespace remat::core::io {
 
 /// {"dims": {...}, "input_shapes": {"x": "1x3x224x224"}, "input_values": {...}, "classify": {...},
-///  "semantics": "training"}: empty members are left out, "semantics" is always written. The
+///  "freeze": ["^encoder\\."], "trainable": ["lora_"], "semantics": "training"}: empty members are left out, "semantics" is always written. The
 /// batch, stop token and progress callback are not settings of the file and are not written.
 nlohmann::json importSettingsJson(const onnx::ImportOptions &settings);
 

@@ -15,6 +15,7 @@ const char *valueKindName(ValueKind kind)
     case ValueKind::Buffer: return "buffer";
     case ValueKind::Constant: return "constant";
     case ValueKind::Intermediate: return "activation";
+    case ValueKind::Frozen: return "frozen";
     }
     return "?";
 }

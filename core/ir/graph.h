@@ -19,15 +19,27 @@
 
 namespace remat::core::ir {
 
-/// What a value is to training. Parameters get gradients; buffers and constants do not.
+/// What a value is to training. Parameters get gradients; frozen weights, buffers and constants
+/// do not. `Parameter` means a TRAINABLE weight (requires_grad): everything that gives a weight a
+/// gradient, optimizer state, a master copy or a ZeRO shard, or treats it as a trainable leaf
+/// (autocast's weight-cast cache), tests `kind == Parameter` and nothing else. A weight the user
+/// froze (`--freeze` / `--trainable`, or the export's metadata saying requires_grad False) is
+/// `Frozen`: resident like a buffer and treated as one by the training graph (one rule: "not a
+/// Parameter, so no gradient"), but counted as frozen parameter bytes in summaries.
 enum class ValueKind : unsigned char {
     Input,        ///< a data input of the graph (the batch)
     Parameter,    ///< a trainable weight (initializer, or a graph input named like one)
-    Buffer,       ///< non-trainable state: BN running statistics, integer tables
+    Buffer,       ///< non-trainable state: BN running statistics, integer tables, masks
     Constant,     ///< a constant tensor (initializer used as data, Constant node output)
     Intermediate, ///< produced by a node
+    Frozen,       ///< a weight that does not train (requires_grad False): no gradient, no state
 };
 const char *valueKindName(ValueKind kind);
+/// Parameter, Frozen or Buffer: a tensor of the model's state_dict, resident for the whole step.
+inline bool isModelState(ValueKind kind)
+{
+    return kind == ValueKind::Parameter || kind == ValueKind::Frozen || kind == ValueKind::Buffer;
+}
 
 struct Value
 {
@@ -41,6 +53,10 @@ struct Value
     bool isGraphOutput = false;
     /// Initializer / constant data (metadata always, bytes lazily). Null for activations.
     std::shared_ptr<const TensorConstant> initializer;
+    /// Why a graph input or initializer has its kind, for people ("named like a BN statistic",
+    /// "frozen by --trainable 'lora_'", "the export's metadata: a buffer"); empty when the
+    /// classification is the plain default (a weight slot, the data argument).
+    std::string kindReason;
 
     /// Bytes of this value; an error when the shape is not static or overflows.
     Expected<int64_t> bytes() const;

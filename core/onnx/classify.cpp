@@ -112,6 +112,27 @@ void visit(const ir::Graph &g, ValueId value, SlotUse &use, int depth)
 
 } // namespace
 
+/// `value` is read only by Mul nodes whose other operand is a leaf named like a weight
+/// (PixelCNN's `self.weight * self.mask`), and is not named like a weight itself.
+bool onlyMultipliedOntoWeight(const ir::Graph &g, ValueId value)
+{
+    const ir::Value &v = g.value(value);
+    if (v.consumers.empty() || nameLooksLikeParameter(v.name))
+        return false;
+    for (NodeId nid : v.consumers) {
+        const ir::Node &n = g.node(nid);
+        if (n.opType != "Mul" || n.inputs.size() != 2)
+            return false;
+        const ValueId other = n.inputs[0] == value ? n.inputs[1] : n.inputs[0];
+        if (!other.valid() || other == value)
+            return false;
+        const ir::Value &o = g.value(other);
+        if (o.producer.valid() || !nameLooksLikeParameter(o.name))
+            return false;
+    }
+    return true;
+}
+
 SlotUse slotUse(const ir::Graph &graph, ValueId value)
 {
     SlotUse use;
@@ -164,23 +185,47 @@ bool nameLooksLikeData(const std::string &name)
     return false;
 }
 
-bool nameLooksLikeBuffer(const std::string &name)
+const char *bufferNameReason(const std::string &name)
 {
-    // and the fixed tables people register: a sinusoidal "pe", NeRF's "freq_bands", "inv_freq",
-    // ALiBi's distance bias
     const std::string_view last = std::string_view(name).substr(name.rfind('.') + 1);
-    return contains(name, "running_mean") || contains(name, "running_var") ||
-           contains(name, "num_batches_tracked") || endsWith(name, "_rm_0") ||
-           endsWith(name, "_riv_0") || last == "pe" || contains(last, "freq") ||
-           contains(last, "sinusoid") || contains(last, "alibi");
+    if (contains(name, "running_mean") || contains(name, "running_var") ||
+        contains(name, "num_batches_tracked") || endsWith(name, "_rm_0") ||
+        endsWith(name, "_riv_0"))
+        return "named like a normalisation's running statistic";
+    // the fixed tables people register: a sinusoidal "pe", NeRF's "freq_bands", "inv_freq",
+    // ALiBi's distance bias, a mel front end's DFT matrix, filter bank and window
+    if (last == "pe" || contains(last, "freq") || contains(last, "sinusoid") ||
+        contains(last, "alibi"))
+        return "named like a fixed table (pe, *freq*, *sinusoid*, *alibi*)";
+    std::string lower(last);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    if (contains(lower, "dft") || contains(lower, "filterbank") || contains(lower, "fbank") ||
+        contains(lower, "mel_basis") || lower == "window" || endsWith(lower, "_window"))
+        return "named like a signal-processing table (*dft*, *filterbank*, *fbank*, window)";
+    // a submodule's registered mask (PixelCNN's "conv.mask"); a learned "mask_token" is not one,
+    // and a bare "mask" is the forward()'s argument
+    if (name.find('.') != std::string::npos && contains(lower, "mask") && !contains(lower, "token"))
+        return "a submodule's tensor named like a mask";
+    return nullptr;
 }
 
-ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitializer)
+bool nameLooksLikeBuffer(const std::string &name) { return bufferNameReason(name) != nullptr; }
+
+ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitializer,
+                            std::string *reason)
 {
     const ir::Value &v = graph.value(id);
     const SlotUse use = slotUse(graph, id);
-    if (nameLooksLikeBuffer(v.name) || use.statSlot)
-        return ir::ValueKind::Buffer;
+    const auto because = [&](const char *why, ir::ValueKind kind) {
+        if (reason)
+            *reason = why;
+        return kind;
+    };
+    if (use.statSlot)
+        return because("a BatchNormalization running statistic", ir::ValueKind::Buffer);
+    if (const char *why = bufferNameReason(v.name))
+        return because(why, ir::ValueKind::Buffer);
     if (ir::isFloatingPoint(v.dtype)) {
         // Read only by comparisons (minGPT's causal mask, registered as "attn.bias"): no gradient
         // can reach it, whatever its name.
@@ -189,8 +234,13 @@ ir::ValueKind classifyValue(const ir::Graph &graph, ValueId id, bool hasInitiali
         if (use.used && use.onlyComparisons)
             return hasInitializer ||
                            (v.name.find('.') != std::string::npos && v.name.rfind("input", 0) != 0)
-                       ? ir::ValueKind::Buffer
+                       ? because("read only by comparisons or as a condition: no gradient "
+                                 "reaches it",
+                                 ir::ValueKind::Buffer)
                        : ir::ValueKind::Input;
+        if ((hasInitializer || looksLikeStateDictKey(v.name)) &&
+            onlyMultipliedOntoWeight(graph, id))
+            return because("only multiplied onto a weight (a mask)", ir::ValueKind::Buffer);
         if (use.weightSlot || nameLooksLikeParameter(v.name))
             return ir::ValueKind::Parameter;
         // A graph input named by a state_dict key (export_params=False: "pos_encoding.spatial_pos",

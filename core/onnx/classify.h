@@ -38,10 +38,17 @@ bool looksLikeStateDictKey(const std::string &name);
 bool isIdentifier(const std::string &name);
 /// Names people give their data: "input*", "*mask*", "*ids*", "label*", "target*", "onnx::*".
 bool nameLooksLikeData(const std::string &name);
-/// "running_mean", "running_var", "num_batches_tracked".
+/// "running_mean", "running_var", "num_batches_tracked", fixed tables ("pe", "*freq*", "*dft*",
+/// "*filterbank*", "window") and a submodule's "*mask*".
 bool nameLooksLikeBuffer(const std::string &name);
+/// Why nameLooksLikeBuffer says so, for people; null when it does not.
+const char *bufferNameReason(const std::string &name);
+/// Read only by Mul with a leaf named like a weight, itself not so named: a mask on a weight.
+bool onlyMultipliedOntoWeight(const ir::Graph &graph, ValueId value);
 
-/// The kind of a graph input (hasInitializer false) or initializer (true) without overrides.
-ir::ValueKind classifyValue(const ir::Graph &graph, ValueId value, bool hasInitializer);
+/// The kind of a graph input (hasInitializer false) or initializer (true) without overrides;
+/// `reason` (when given) gets why a guess is not the plain default (a buffer by name or use).
+ir::ValueKind classifyValue(const ir::Graph &graph, ValueId value, bool hasInitializer,
+                            std::string *reason = nullptr);
 
 } // namespace remat::core::onnx

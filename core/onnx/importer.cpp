@@ -2,9 +2,11 @@
 
 #include "classify.h"
 #include "control_flow.h"
+#include "export_metadata.h"
 #include "input_spec.h"
 #include "shape_inference.h"
 #include "tensor_sources.h"
+#include "trainability.h"
 
 #include "core/util/bytes.h"
 #include "core/util/reader_guard.h"
@@ -130,6 +132,18 @@ private:
     /// why it left the last Loop or sequence it could not write out.
     std::vector<std::string> m_controlFlowNotes, m_controlFlowRefusals;
     int m_loopsUnrolled = 0;
+    /// remat_export.py's metadata_props, when the file has them (export_metadata.h).
+    ExportMetadata m_meta;
+    /// The kind the user or the export's metadata gives `name` (the user's first), or null.
+    const ValueKind *givenKind(const std::string &name) const
+    {
+        if (auto it = m_options.kindOverrides.find(name); it != m_options.kindOverrides.end())
+            return &it->second;
+        if (auto it = m_meta.kinds.find(name); it != m_meta.kinds.end())
+            return &it->second;
+        return nullptr;
+    }
+    void noteExportMetadata();
 };
 
 ValueId Importer::valueFor(const std::string &name)
@@ -846,11 +860,17 @@ Status Importer::classify(const ir::Graph &first)
                                 "' is a graph input with no data in the file, so it cannot be a "
                                 "constant; classify it as parameter, buffer or input");
             v.kind = over->second;
+            v.kindReason = "classified by the user (--classify)";
             continue;
         }
         if (m_options.inputValues.count(v.name))
             continue; // a value the user fixed: a constant, whatever it feeds
-        v.kind = classifyValue(first, ValueId(i), m_isInitializer[i]);
+        if (auto meta = m_meta.kinds.find(v.name); meta != m_meta.kinds.end()) {
+            v.kind = meta->second;
+            v.kindReason = "the export's metadata (remat_export.py)";
+            continue;
+        }
+        v.kind = classifyValue(first, ValueId(i), m_isInitializer[i], &v.kindReason);
     }
     classifyTorchStateDict(first);
     m_dropNode.assign(m_nodes.size(), false);
@@ -863,14 +883,69 @@ Status Importer::classify(const ir::Graph &first)
         const ir::Value &v = m_values[it->second.index()];
         const bool fromConstantNode = v.producer.valid() && isConstantNode(first.node(v.producer));
         if (!m_isInitializer[it->second.index()] && !fromConstantNode &&
-            !(v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
-              v.kind == ValueKind::Buffer))
+            !(v.kind == ValueKind::Input || ir::isModelState(v.kind)))
             return fail(StatusCode::InvalidArgument,
                         "classification override names '" + name +
                             "', which is computed by a node (only graph inputs, "
                             "initializers and Constant nodes can be classified)");
     }
     return Status::ok();
+}
+
+void Importer::noteExportMetadata()
+{
+    std::vector<std::string> &notes = m_info.importNotes;
+    if (m_meta.present) {
+        for (const std::string &w : m_meta.warnings)
+            notes.push_back("export metadata: " + w);
+        size_t unknown = 0, used = 0;
+        std::string example;
+        for (const auto &[name, kind] : m_meta.kinds) {
+            auto it = m_byName.find(name);
+            const bool known =
+                it != m_byName.end() && (ir::isModelState(m_values[it->second.index()].kind) ||
+                                         m_isInitializer[it->second.index()] ||
+                                         m_values[it->second.index()].kind == ValueKind::Input);
+            if (known) {
+                ++used;
+                continue;
+            }
+            if (unknown++ == 0)
+                example = name;
+        }
+        if (unknown > 0)
+            notes.push_back(fmt::format(
+                "export metadata: {} name(s) are not graph inputs or initializers of this file "
+                "(first '{}'): ignored",
+                unknown, example.substr(0, 80)));
+        notes.push_back(
+            fmt::format("export metadata (remat_export.py) classified {} tensors", used));
+        return;
+    }
+    if (m_info.producerName != "pytorch")
+        return;
+    // No metadata: say which tensors were guessed to be buffers, and why.
+    std::vector<std::string> guesses;
+    size_t count = 0;
+    for (const ir::Value &v : m_values) {
+        // (a BatchNormalization's running statistics are no guess)
+        if (v.kind != ValueKind::Buffer || v.kindReason.empty() || givenKind(v.name) ||
+            v.kindReason.find("running statistic") != std::string::npos)
+            continue;
+        if (count++ < 6)
+            guesses.push_back("'" + v.name + "' (" + v.kindReason + ")");
+    }
+    std::string text = "this PyTorch file carries no remat_export metadata: which tensors are "
+                       "buffers or frozen weights is guessed from names and uses (export with "
+                       "resources/python/remat_export.py for exact figures)";
+    if (count > 0) {
+        text += fmt::format("; {} guessed buffer(s): ", count);
+        for (size_t i = 0; i < guesses.size(); ++i)
+            text += (i ? ", " : "") + guesses[i];
+        if (count > guesses.size())
+            text += ", ...";
+    }
+    notes.push_back(text);
 }
 
 bool Importer::isConstantNode(const ir::Node &n)
@@ -892,7 +967,7 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
     if (m_model->producer_name() != "pytorch")
         return;
     const auto overridden = [&](const ir::Value &v) {
-        return m_options.kindOverrides.count(v.name) || m_options.inputValues.count(v.name);
+        return givenKind(v.name) || m_options.inputValues.count(v.name);
     };
     const auto learned = [&](ValueId id) {
         const SlotUse use = slotUse(first, id);
@@ -905,6 +980,18 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
             !overridden(v) && (isIdentifier(v.name) || looksLikeStateDictKey(v.name)) &&
             !nameLooksLikeBuffer(v.name) && learned(ValueId(i)))
             v.kind = ValueKind::Parameter;
+    }
+    // With remat_export's metadata the state_dict's graph inputs are named: every other graph
+    // input is a forward() argument, whatever it looks like.
+    if (!m_meta.kinds.empty()) {
+        for (ValueId id : first.inputs()) {
+            ir::Value &v = m_values[id.index()];
+            if (!m_isInitializer[id.index()] && !overridden(v) && ir::isModelState(v.kind)) {
+                v.kind = ValueKind::Input;
+                v.kindReason = "not in the export's metadata: a forward() argument";
+            }
+        }
+        return;
     }
     // Graph inputs: the data arguments come first; the first top-level tensor ends them.
     const std::vector<ValueId> &inputs = first.inputs();
@@ -941,7 +1028,7 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
         ir::Value &v = m_values[inputs[k].index()];
         if (m_isInitializer[inputs[k].index()] || overridden(v))
             continue;
-        if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer) {
+        if (ir::isModelState(v.kind)) {
             if (!stateDict) // a dotted key or a weight slot: the state_dict has begun
                 begin(k);
             stateDict = true;
@@ -986,9 +1073,8 @@ Status Importer::promoteConstantWeights(const ir::Graph &first)
         if (!v.initializer || v.isGraphOutput)
             continue;
         ValueKind kind = ValueKind::Constant;
-        auto over = m_options.kindOverrides.find(v.name);
-        if (over != m_options.kindOverrides.end()) {
-            kind = over->second;
+        if (const ValueKind *given = givenKind(v.name)) {
+            kind = *given;
             if (kind == ValueKind::Input || kind == ValueKind::Intermediate)
                 return fail(StatusCode::InvalidArgument,
                             "'" + v.name +
@@ -1057,8 +1143,7 @@ void Importer::onnxFallback(const ir::Graph &first)
         }
         if (!iv.known())
             continue;
-        if (v.kind == ValueKind::Input || v.kind == ValueKind::Parameter ||
-            v.kind == ValueKind::Buffer)
+        if (v.kind == ValueKind::Input || ir::isModelState(v.kind))
             setType(g->add_input(), v, iv);
         else if (v.producer.valid() && iv.shape.isStatic())
             setType(g->add_value_info(), v, iv);
@@ -1402,9 +1487,8 @@ Status Importer::foldConstantOfShape(const ir::Graph &first)
             kind = ValueKind::Parameter;
         else
             continue;
-        auto over = m_options.kindOverrides.find(out.name);
-        if (over != m_options.kindOverrides.end())
-            kind = over->second;
+        if (const ValueKind *given = givenKind(out.name))
+            kind = *given;
         auto tc = std::make_shared<ir::TensorConstant>();
         tc->name = out.name;
         tc->dtype = iv.dtype;
@@ -1490,6 +1574,12 @@ Expected<ModelSignature> Importer::signature(const std::string &bytes)
 Expected<ir::Graph> Importer::run(const std::string &bytes)
 {
     REMAT_RETURN_IF_ERROR(parse(bytes));
+    if (m_options.readExportMetadata) {
+        std::vector<std::pair<std::string, std::string>> props;
+        for (const auto &p : m_model->metadata_props())
+            props.emplace_back(p.key(), p.value());
+        m_meta = parseExportMetadata(props);
+    }
 
     m_info.path = m_path;
     m_info.producerName = m_model->producer_name();
@@ -1567,6 +1657,12 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
     m_info.batch = m_batch > 0 ? m_batch : m_fileBatch;
     for (const std::string &note : m_controlFlowNotes)
         m_info.importNotes.push_back(note);
+    noteExportMetadata();
+    if (Status s = applyTrainability(m_values, m_options, m_info.importNotes); !s.isOk()) {
+        if (!m_options.allowUnknownShapes)
+            return fail(s.code(), s.message());
+        m_info.trainingBlockers.push_back(s.message()); // browsing: the graph still opens
+    }
 
     progress(0.9, "building");
     for (ir::Value &v : m_values) {

@@ -43,6 +43,17 @@ struct ImportOptions
     /// User overrides of the parameter / buffer / input / constant classification, by value name
     /// (graph inputs, initializers and the outputs of Constant nodes).
     std::map<std::string, ir::ValueKind> kindOverrides;
+    /// `--freeze REGEX` (repeatable): a parameter whose name (as the file names it) contains a
+    /// match of any of these ECMAScript regular expressions is frozen (ir::ValueKind::Frozen).
+    std::vector<std::string> freezePatterns;
+    /// `--trainable REGEX` (repeatable): when any is given, every parameter whose name matches
+    /// none of them is frozen. A name given in kindOverrides keeps its kind either way. A pattern
+    /// that matches no parameter, an invalid one, or a set that leaves nothing to train is an
+    /// error (browsing: a training blocker). See core/onnx/trainability.h.
+    std::vector<std::string> trainablePatterns;
+    /// Read the export's `remat.*` metadata_props (resources/python/remat_export.py: which graph
+    /// inputs are buffers, which parameters are frozen); off only to measure without it.
+    bool readExportMetadata = true;
     /// Training (the default) models BatchNormalization nodes exported for inference in training
     /// mode, as the network trains; the change is listed in ModelInfo::importNotes.
     Semantics semantics = Semantics::Training;

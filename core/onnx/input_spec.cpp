@@ -1,5 +1,7 @@
 #include "input_spec.h"
 
+#include "trainability.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -156,19 +158,21 @@ Expected<ir::ValueKind> parseValueKind(std::string_view text)
         return ir::ValueKind::Parameter;
     if (t == "buffer")
         return ir::ValueKind::Buffer;
+    if (t == "frozen")
+        return ir::ValueKind::Frozen;
     if (t == "input")
         return ir::ValueKind::Input;
     if (t == "constant")
         return ir::ValueKind::Constant;
     return makeError(StatusCode::InvalidArgument,
                      "'" + std::string(text) +
-                         "' is not one of parameter, buffer, input, constant");
+                         "' is not one of parameter, frozen, buffer, input, constant");
 }
 
 Status addClassification(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(auto parts,
-                           splitSpec(spec, "--classify", "NAME=parameter|buffer|input|constant"));
+    REMAT_ASSIGN_OR_RETURN(
+        auto parts, splitSpec(spec, "--classify", "NAME=parameter|frozen|buffer|input|constant"));
     auto &[name, rest] = parts;
     if (options.kindOverrides.count(name))
         return makeError(StatusCode::InvalidArgument, "--classify gives '" + name + "' twice");
@@ -177,6 +181,24 @@ Status addClassification(ImportOptions &options, std::string_view spec)
         return kind.status().withContext("--classify " + name);
     options.kindOverrides.emplace(name, *kind);
     return Status::ok();
+}
+
+Status addFreezePattern(ImportOptions &options, std::string_view pattern)
+{
+    options.freezePatterns.emplace_back(pattern);
+    Status s = checkTrainabilityPatterns(options);
+    if (!s.isOk())
+        options.freezePatterns.pop_back();
+    return s;
+}
+
+Status addTrainablePattern(ImportOptions &options, std::string_view pattern)
+{
+    options.trainablePatterns.emplace_back(pattern);
+    Status s = checkTrainabilityPatterns(options);
+    if (!s.isOk())
+        options.trainablePatterns.pop_back();
+    return s;
 }
 
 Expected<Semantics> parseSemantics(std::string_view text)

@@ -31,14 +31,19 @@ Status addInputShape(ImportOptions &options, std::string_view spec);
 Status addDimValue(ImportOptions &options, std::string_view spec);
 /// `NAME=VALUE`: fixes scalar graph input NAME to the number VALUE. Refuses a name given twice.
 Status addInputValue(ImportOptions &options, std::string_view spec);
-/// `NAME=KIND` with KIND one of parameter, buffer, input, constant. Refuses a name given twice.
+/// `NAME=KIND` with KIND one of parameter, frozen, buffer, input, constant. Refuses a name given
+/// twice.
 Status addClassification(ImportOptions &options, std::string_view spec);
+/// `--freeze REGEX` / `--trainable REGEX` (core/onnx/trainability.h): refuses an invalid
+/// ECMAScript expression, naming it; whether it matches a parameter is checked at import.
+Status addFreezePattern(ImportOptions &options, std::string_view pattern);
+Status addTrainablePattern(ImportOptions &options, std::string_view pattern);
 
 /// "training" or "as-exported".
 Expected<Semantics> parseSemantics(std::string_view text);
 const char *semanticsName(Semantics semantics);
 
-/// "parameter", "buffer", "input", "constant".
+/// "parameter", "frozen", "buffer", "input", "constant".
 Expected<ir::ValueKind> parseValueKind(std::string_view text);
 
 /// A value to suggest for a free dim, from its name as exporters spell it (batch, N -> 1;

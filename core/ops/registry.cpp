@@ -26,7 +26,7 @@ const ir::TensorConstant *RuleContext::constantInput(size_t pos) const
 {
     const ir::Value *v = input(pos);
     if (!v || !v->initializer || v->kind == ir::ValueKind::Parameter ||
-        v->kind == ir::ValueKind::Input)
+        v->kind == ir::ValueKind::Frozen || v->kind == ir::ValueKind::Input)
         return nullptr;
     return v->initializer.get();
 }

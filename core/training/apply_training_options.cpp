@@ -137,6 +137,7 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
             break;
         switch (t.role) {
         case TensorRole::Parameter:
+        case TensorRole::Frozen: // no master copy: a frozen weight is held in the half type
         case TensorRole::Activation:
         case TensorRole::SavedState:
         case TensorRole::ActivationGrad:

@@ -746,6 +746,7 @@ TensorId Builder::newTensor(std::string name, TensorRole role, ir::DataType dtyp
     switch (role) {
     case TensorRole::Parameter:
     case TensorRole::Buffer:
+    case TensorRole::Frozen:
     case TensorRole::Input:
     case TensorRole::Constant: t.preloaded = true; break;
     default: break;
@@ -769,6 +770,7 @@ Expected<TensorId> Builder::tensorFor(ValueId vid)
         switch (v.kind) {
         case ValueKind::Parameter: role = TensorRole::Parameter; break;
         case ValueKind::Buffer: role = TensorRole::Buffer; break;
+        case ValueKind::Frozen: role = TensorRole::Frozen; break;
         case ValueKind::Input: role = TensorRole::Input; break;
         case ValueKind::Constant: role = TensorRole::Constant; break;
         case ValueKind::Intermediate: role = TensorRole::Activation; break;
@@ -1481,8 +1483,8 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
             const Tensor &t = g.tensor(in);
             fromWeights = fromWeights &&
                           (t.preloaded ? t.role != TensorRole::Input : weightDerived[in.index()]);
-            readsParameter =
-                readsParameter || t.role == TensorRole::Parameter || weightDerived[in.index()];
+            readsParameter = readsParameter || t.role == TensorRole::Parameter ||
+                             t.role == TensorRole::Frozen || weightDerived[in.index()];
         }
         if (fromWeights && readsParameter)
             for (TensorId out : op.outputs)
@@ -1595,6 +1597,7 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         switch (t.role) {
         case TensorRole::Parameter: s.paramBytes += t.bytes; break;
         case TensorRole::Buffer: s.bufferBytes += t.bytes; break;
+        case TensorRole::Frozen: s.frozenParamBytes += t.bytes; break;
         case TensorRole::Input: s.inputBytes += t.bytes; break;
         case TensorRole::Constant: s.constantBytes += t.bytes; break;
         case TensorRole::ParameterGrad:

@@ -76,8 +76,9 @@ Expected<TrainingGraph> buildTrainingGraph(const ir::Graph &graph,
 struct TrainingSummary
 {
     size_t forwardOps = 0, lossOps = 0, backwardOps = 0, accumulateOps = 0, optimizerOps = 0;
-    int64_t paramBytes = 0;     ///< Parameter tensors
-    int64_t paramGradBytes = 0; ///< final parameter gradients
+    int64_t paramBytes = 0;       ///< Parameter tensors: the trainable weights
+    int64_t frozenParamBytes = 0; ///< frozen weights (resident, no gradient, no state)
+    int64_t paramGradBytes = 0;   ///< final parameter gradients
     int64_t bufferBytes = 0, inputBytes = 0, constantBytes = 0;
     /// Forward tensors a backward op reads (each once), excluding parameters, buffers, constants,
     /// the input and weight-derived tensors, counted as PyTorch keeps them: a tensor PyTorch makes

@@ -12,6 +12,7 @@ const char *tensorRoleName(TensorRole role)
     switch (role) {
     case TensorRole::Parameter: return "parameter";
     case TensorRole::Buffer: return "buffer";
+    case TensorRole::Frozen: return "frozen";
     case TensorRole::Input: return "input";
     case TensorRole::Constant: return "constant";
     case TensorRole::Activation: return "activation";

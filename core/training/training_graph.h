@@ -31,6 +31,8 @@ enum class Phase : unsigned char { Forward, Loss, Backward, Optimizer };
 enum class TensorRole : unsigned char {
     Parameter,      ///< trainable weight: preloaded, resident for the whole step
     Buffer,         ///< non-trainable state (BN running stats): preloaded, resident
+    Frozen,         ///< a weight that does not train (ir::ValueKind::Frozen): preloaded,
+                    ///< resident, no gradient, no optimizer state, no master copy, no shard
     Input,          ///< the batch: preloaded
     Constant,       ///< folded constants an op reads (shape tensors, tables): preloaded
     Activation,     ///< a forward output

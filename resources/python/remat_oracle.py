@@ -1,6 +1,7 @@
 """What PyTorch's autograd saves for backward, beside what Remat Studio's memory model says.
 
     python3 remat_oracle.py check MODEL [--input SPEC ...] [--kwargs JSON] [--out DIR] [--remat BIN]
+                                  [--freeze REGEX ...] [--trainable REGEX ...] [--metadata]
     python3 remat_oracle.py measure MODEL [--input SPEC ...] --onnx model.onnx --oracle oracle.json
     python3 remat_oracle.py compare model.onnx oracle.json [--remat BIN] [--all]
 
@@ -20,6 +21,14 @@ node names carry the module path; each PyTorch node is attributed to the innermo
 when it saved) and prints the modules whose saved bytes differ, with both sides' ops. `check` does
 both. Exit status: 0 when saved activation bytes agree within --tolerance percent (default 1) and
 parameter bytes are equal, 1 when they do not, 2 on errors.
+
+Fine-tuning: `--freeze REGEX` sets requires_grad_(False) on every parameter whose name (as
+named_parameters() gives it, which is the ONNX input's name) contains a match (re.search), and
+`--trainable REGEX` on every parameter matching none of the --trainable patterns, before measuring;
+the same flags go to `remat train-graph` (kept in oracle.json, so `compare` passes them too). Use
+patterns that mean the same in Python's `re` and ECMAScript (plain text, ^, $, ., \., [], |).
+`--metadata` exports with remat_export.py instead (metadata_props say which inputs are buffers and
+which parameters are frozen), so the importer need not guess.
 """
 
 import argparse
@@ -311,8 +320,15 @@ def measure(model, inputs, cuda_dropout=True):
         if rec["key"] not in counted:
             counted.add(rec["key"])
             totals[kind(rec["key"], rec)] += rec["bytes"]
+    trainable = {}
+    for p in model.parameters():
+        if p.requires_grad:
+            key, nbytes = _storage_key(p)
+            trainable[key] = nbytes
     return {
         "param_bytes": sum(params.values()),
+        "trainable_param_bytes": sum(trainable.values()),
+        "frozen_param_bytes": sum(params.values()) - sum(trainable.values()),
         "param_count": sum(p.numel() for p in {id(p): p for p in model.parameters()}.values()),
         "buffer_bytes": sum(buffers.values()),
         "saved_param_bytes": totals["parameter"],
@@ -324,6 +340,23 @@ def measure(model, inputs, cuda_dropout=True):
     }
 
 
+def apply_trainability(model, freeze=None, trainable=None):
+    """requires_grad_(False) on the parameters --freeze / --trainable name; returns the frozen names."""
+    frozen = []
+    for name, p in model.named_parameters():
+        off = any(re.search(r, name) for r in (freeze or []))
+        if trainable:
+            off = off or not any(re.search(r, name) for r in trainable)
+        if off:
+            p.requires_grad_(False)
+            frozen.append(name)
+    for option, patterns in (("--freeze", freeze), ("--trainable", trainable)):
+        for r in patterns or []:
+            if not any(re.search(r, n) for n, _ in model.named_parameters()):
+                raise SystemExit(f"error: {option} '{r}' matches no parameter")
+    return frozen
+
+
 def export(model, inputs, path, input_names):
     from torch.onnx import TrainingMode
     with warnings.catch_warnings():
@@ -332,8 +365,9 @@ def export(model, inputs, path, input_names):
                           do_constant_folding=False, export_params=False, input_names=input_names)
 
 
-def measure_and_export(spec, input_specs, onnx_path, kwargs=None):
+def measure_and_export(spec, input_specs, onnx_path, kwargs=None, freeze=None, trainable=None, metadata=False):
     model, default, label = load_model(spec, kwargs)
+    frozen = apply_trainability(model, freeze, trainable)
     input_specs = input_specs or default
     if not input_specs:
         raise SystemExit(f"error: {spec}: give the input shape (--input 2x3x64x64; one per forward() argument)")
@@ -342,8 +376,14 @@ def measure_and_export(spec, input_specs, onnx_path, kwargs=None):
     oracle = measure(model, inputs)
     names = ["input"] if len(inputs) == 1 else [f"input{i}" for i in range(len(inputs))]
     oracle.update({"model": label, "spec": spec, "inputs": input_specs, "input_names": names,
-                   "torch": torch.__version__})
-    export(model, inputs, onnx_path, names)
+                   "torch": torch.__version__, "freeze": list(freeze or []), "trainable": list(trainable or []),
+                   "frozen_params": len(frozen), "metadata": bool(metadata)})
+    if metadata:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import remat_export
+        remat_export.export(model, tuple(inputs), onnx_path, input_names=names)
+    else:
+        export(model, inputs, onnx_path, names)
     oracle["onnx_file"] = os.path.basename(onnx_path)
     return oracle
 
@@ -360,8 +400,11 @@ def remat_binary(explicit=None):
     return shutil.which("remat") or "remat"
 
 
-def train_graph(onnx_path, remat=None):
+def train_graph(onnx_path, remat=None, oracle=None):
     cmd = [remat_binary(remat), "train-graph", onnx_path, "--json"]
+    for option in ("freeze", "trainable"):
+        for r in (oracle or {}).get(option) or []:
+            cmd += [f"--{option}", r]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip() or r.stdout.strip()).splitlines()[-1] if (r.stderr or r.stdout) else "failed"
@@ -386,9 +429,17 @@ def compare(oracle, ours, tolerance=1.0, show_all=False, out=sys.stdout):
     theirs_bytes = oracle["saved_activation_bytes"]
     ours_bytes = ours["saved_for_backward_bytes"]
     diff = 100.0 * (ours_bytes - theirs_bytes) / theirs_bytes if theirs_bytes else 0.0
-    params_equal = ours["param_bytes"] == oracle["param_bytes"]
+    # param_bytes: every parameter; ours splits them into trainable and frozen
+    our_params = ours["param_bytes"] + ours.get("frozen_param_bytes", 0)
+    params_equal = our_params == oracle["param_bytes"]
+    if "trainable_param_bytes" in oracle:
+        params_equal = params_equal and ours["param_bytes"] == oracle["trainable_param_bytes"]
+    frozen = ""
+    if oracle.get("frozen_param_bytes"):
+        frozen = (f" (frozen: PyTorch {oracle['frozen_param_bytes']} B, ours "
+                  f"{ours.get('frozen_param_bytes', 0)} B)")
     print(f"{oracle.get('model', '')}: saved activations PyTorch {theirs_bytes} B, ours {ours_bytes} B "
-          f"({diff:+.2f}%); parameters PyTorch {oracle['param_bytes']} B, ours {ours['param_bytes']} B"
+          f"({diff:+.2f}%); parameters PyTorch {oracle['param_bytes']} B, ours {our_params} B{frozen}"
           f"{'' if params_equal else ' (DIFFER)'}", file=out)
     per_module = {}
     for n in oracle["autograd_nodes"]:
@@ -424,7 +475,9 @@ def write_summary(path, oracle=None, ours=None, diff=None, params_equal=None, mo
         row.update({"inputs": oracle.get("inputs"), "torch_saved_activation_bytes": oracle["saved_activation_bytes"],
                     "torch_param_bytes": oracle["param_bytes"]})
     if ours:
-        row.update({"ours_saved_bytes": ours["saved_for_backward_bytes"], "ours_param_bytes": ours["param_bytes"],
+        row.update({"ours_saved_bytes": ours["saved_for_backward_bytes"],
+                    "ours_param_bytes": ours["param_bytes"] + ours.get("frozen_param_bytes", 0),
+                    "ours_frozen_param_bytes": ours.get("frozen_param_bytes", 0),
                     "diff_percent": diff, "params_equal": params_equal})
     with open(path, "w") as f:
         json.dump(row, f)
@@ -438,6 +491,12 @@ def main(argv=None):
         p.add_argument("model")
         p.add_argument("--input", action="append", default=None, help="input spec, one per forward() argument")
         p.add_argument("--kwargs", default=None, help="JSON keyword arguments for the model's constructor")
+        p.add_argument("--freeze", action="append", default=None,
+                       help="requires_grad_(False) on parameters whose name matches REGEX (repeatable)")
+        p.add_argument("--trainable", action="append", default=None,
+                       help="train only parameters whose name matches REGEX (repeatable)")
+        p.add_argument("--metadata", action="store_true",
+                       help="export with remat_export.py (metadata: buffers, frozen parameters)")
         if name == "check":
             p.add_argument("--out", default=None, help="keep model.onnx and oracle.json in this folder")
         else:
@@ -461,7 +520,7 @@ def main(argv=None):
     kwargs = json.loads(a.kwargs) if getattr(a, "kwargs", None) else None
 
     if a.cmd == "measure":
-        oracle = measure_and_export(a.model, a.input, a.onnx, kwargs)
+        oracle = measure_and_export(a.model, a.input, a.onnx, kwargs, a.freeze, a.trainable, a.metadata)
         with open(a.oracle, "w") as f:
             json.dump(oracle, f, indent=1)
         print(f"{oracle['model']}: saved activations {oracle['saved_activation_bytes']} B, "
@@ -473,7 +532,8 @@ def main(argv=None):
             os.makedirs(folder, exist_ok=True)
             onnx_path = os.path.join(folder, "model.onnx")
             try:
-                oracle = measure_and_export(a.model, a.input, onnx_path, kwargs)
+                oracle = measure_and_export(a.model, a.input, onnx_path, kwargs, a.freeze, a.trainable,
+                                            a.metadata)
             except Exception as e:  # an export torch cannot do: said, with the model's name
                 msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                 print(f"error: {a.model}: PyTorch could not run or export it: {msg}", file=sys.stderr)
@@ -485,7 +545,7 @@ def main(argv=None):
             onnx_path = a.onnx
             with open(a.oracle) as f:
                 oracle = json.load(f)
-        ours, err = train_graph(onnx_path, a.remat)
+        ours, err = train_graph(onnx_path, a.remat, oracle)
         if ours is None:
             print(f"error: remat train-graph {onnx_path}: {err}", file=sys.stderr)
             write_summary(a.summary, oracle=oracle, error=f"remat: {err}")

@@ -491,6 +491,41 @@ private slots:
         QCOMPARE(QString::fromStdString(io::importSettingsJson({}).dump()),
                  QString(R"({"semantics":"training"})"));
     }
+
+    void trainabilityRoundTrip()
+    {
+        // Which weights train: --freeze / --trainable patterns and a frozen override.
+        onnx::ImportOptions o;
+        o.freezePatterns = {"^encoder\\."};
+        o.trainablePatterns = {"lora_", "^head"};
+        o.kindOverrides = {{"blocks.0.w", ir::ValueKind::Frozen}};
+        const nlohmann::json j = io::importSettingsJson(o);
+        // Expected: {"classify": {"blocks.0.w": "frozen"}, "freeze": ["^encoder\\."],
+        //            "semantics": "training", "trainable": ["lora_", "^head"]}
+        QCOMPARE(QString::fromStdString(j.dump()),
+                 QString("{\"classify\":{\"blocks.0.w\":\"frozen\"},\"freeze\":[\"^encoder\\\\.\"],"
+                         "\"semantics\":\"training\",\"trainable\":[\"lora_\",\"^head\"]}"));
+        auto back = io::importSettingsFromJson(j, "settings");
+        QVERIFY2(back, back.status().toString().c_str());
+        QVERIFY(back->freezePatterns == o.freezePatterns);
+        QVERIFY(back->trainablePatterns == o.trainablePatterns);
+        QVERIFY(back->kindOverrides == o.kindOverrides);
+        // An invalid expression or a non-string entry is refused, naming the setting.
+        nlohmann::json invalid = nlohmann::json::object();
+        invalid["freeze"] = nlohmann::json::array({"enc.(w"});
+        auto bad = io::importSettingsFromJson(invalid, "run.rematproj: import");
+        QVERIFY(!bad);
+        QVERIFY(QString::fromStdString(bad.status().message()).contains("--freeze 'enc.(w'"));
+        nlohmann::json number = nlohmann::json::object();
+        number["trainable"] = nlohmann::json::array({3});
+        bad = io::importSettingsFromJson(number, "s");
+        QVERIFY(!bad);
+        QVERIFY(QString::fromStdString(bad.status().message()).contains("trainable"));
+        nlohmann::json text = nlohmann::json::object();
+        text["trainable"] = "lora_";
+        bad = io::importSettingsFromJson(text, "s");
+        QVERIFY(!bad);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstSessionFile)

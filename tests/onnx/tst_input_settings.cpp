@@ -187,7 +187,7 @@ private slots:
         QCOMPARE(opt.kindOverrides.at("w"), ir::ValueKind::Constant);
         EXPECT_ERROR_WITH(ox::addClassification(opt, "w=buffer"), "twice");
         EXPECT_ERROR_WITH(ox::addClassification(opt, "v=weights"),
-                          "parameter, buffer, input, constant");
+                          "parameter, frozen, buffer, input, constant");
         QCOMPARE(ox::suggestDimValue("height"), int64_t(224));
         QCOMPARE(ox::suggestDimValue("batch_size"), int64_t(1));
         QCOMPARE(ox::suggestDimValue("sequence"), int64_t(128));

@@ -24,9 +24,11 @@ except ImportError:  # pragma: no cover
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "oracle_nets.py")
+FINETUNE = os.path.join(HERE, "finetune_nets.py")
 REMAT = os.environ.get("REMAT_CLI")
 
-# model: (inputs (None: the model's default), what it covers, allowed |difference| in percent)
+# model: (inputs (None: the model's default), what it covers, allowed |difference| in percent
+#         [, oracle flags: --freeze / --trainable REGEX, --metadata])
 SAMPLE = {
     "resnet18": (None, "Conv, BatchNorm, in-place ReLU, MaxPool indices, residual Add, Flatten view", 1.0),
     "squeezenet1_1": (None, "Concat of branches, Dropout mask, in-place ReLU", 1.0),
@@ -69,13 +71,20 @@ SAMPLE = {
     f"{NETS}:NFNetLite": (None, "weight standardisation by F.batch_norm on the weight", 1.0),
     f"{NETS}:DiffusionUNet": (None, "DDPM U-Net: timestep embedding, GroupNorm / SiLU, einsum attention", 1.0),
     f"{NETS}:ActivationZoo": (None, "16 activations: torch.onnx's written-out tanh GELU, log_sigmoid as on CUDA", 1.0),
+    # fine-tuning: frozen weights keep nothing for their own gradient, ops before the first
+    # trainable weight run no backward, a LoRA adapter keeps its own small inputs
+    f"{FINETUNE}:LoRATransformer": (None, "LoRA (--trainable lora_): frozen base projections keep their weight, "
+                                          "adapters their inputs", 1.0, ["--trainable", "lora_"]),
+    f"{FINETUNE}:ResNetLite": (None, "half-frozen CNN (--freeze): no backward before layer2", 1.0,
+                               ["--freeze", r"^(stem|layer1)\."]),
+    f"{FINETUNE}:PixelCNN": (None, "remat_export metadata: the masked convs' masks are buffers", 1.0, ["--metadata"]),
 }
 
 
-def check(model, inputs):
+def check(model, inputs, flags=()):
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "summary.json")
-        cmd = [sys.executable, ORACLE, "check", model, "--summary", summary, "--out", tmp]
+        cmd = [sys.executable, ORACLE, "check", model, "--summary", summary, "--out", tmp, *flags]
         for s in inputs or []:
             cmd += ["--input", s]
         if REMAT:
@@ -92,12 +101,12 @@ class OracleSample(unittest.TestCase):
     def test_sample(self):
         wanted = os.environ.get("REMAT_ORACLE_MODELS")
         failures = []
-        for model, (inputs, covers, tolerance) in SAMPLE.items():
+        for model, (inputs, covers, tolerance, *flags) in SAMPLE.items():
             name = model.rsplit(":", 1)[-1]
             if wanted and name not in wanted.split(","):
                 continue
             with self.subTest(model=name):
-                row, report = check(model, inputs)
+                row, report = check(model, inputs, flags[0] if flags else ())
                 self.assertIsNone(row.get("error"), f"{name}: {row.get('error')}")
                 print(f"{name:20} PyTorch {row['torch_saved_activation_bytes']:>10} B  ours {row['ours_saved_bytes']:>10} B"
                       f"  {row['diff_percent']:+.3f}%  params {'equal' if row['params_equal'] else 'DIFFER'}  ({covers})",

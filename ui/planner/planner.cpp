@@ -112,8 +112,18 @@ Planner::Planner(QObject *parent)
         auto *parent = qobject_cast<QWidget *>(m_trainingAction->parent());
         TrainingOptionsDialog dialog(parent ? parent : QApplication::activeWindow());
         dialog.setOptions(m_document.training());
-        if (dialog.exec() == QDialog::Accepted)
-            setTraining(dialog.options());
+        const core::onnx::ImportOptions current = m_document.importSettings();
+        dialog.setPatterns(current.freezePatterns, current.trainablePatterns);
+        if (dialog.exec() != QDialog::Accepted)
+            return;
+        setTraining(dialog.options());
+        if (dialog.freezePatterns() != current.freezePatterns ||
+            dialog.trainablePatterns() != current.trainablePatterns) {
+            core::onnx::ImportOptions next = current;
+            next.freezePatterns = dialog.freezePatterns();
+            next.trainablePatterns = dialog.trainablePatterns();
+            emit importSettingsRequested(next);
+        }
     });
 
     connect(&m_document, &PlannerDocument::changed, this, &Planner::documentChanged);

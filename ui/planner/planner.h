@@ -227,6 +227,9 @@ signals:
     void stepSelected(int step, const QString &nodeName);
     void stepStateChanged(const remat::ui::StepState &state);
     void solveFailed(const QString &solver, const QString &message);
+    /// The Training dialog changed which weights train (--freeze / --trainable): the model is
+    /// re-imported with these settings (the explorer's window does it; the planner follows).
+    void importSettingsRequested(const core::onnx::ImportOptions &settings);
 
 private:
     void documentChanged(PlannerChange change);

@@ -63,6 +63,7 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
 
     ModelDocument *doc = window->document();
     connect(window, &MainWindow::modelShown, this, &PlannerIntegration::followWindowModel);
+    connect(planner, &Planner::importSettingsRequested, window, &MainWindow::setImportSettings);
     connect(doc, &ModelDocument::changed, this, [this, doc](const DocumentChange &c) {
         if (c.kind == DocumentChangeKind::SelectionChanged && doc->hasModel() &&
             doc->selectedNode().valid())

@@ -1,9 +1,12 @@
 #include "ui/planner/training_options_dialog.h"
 
+#include "core/onnx/trainability.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -104,12 +107,86 @@ TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
     setWindowTitle(tr("Training options"));
     setObjectName(QStringLiteral("trainingOptionsDialog"));
     m_form = new TrainingOptionsForm(this);
+    // Which weights train: the model's --freeze / --trainable, re-imported when changed.
+    m_freeze = new QLineEdit(this);
+    m_freeze->setObjectName(QStringLiteral("freezePatterns"));
+    m_freeze->setPlaceholderText(tr("none (e.g. ^encoder\\. ^embed)"));
+    m_freeze->setToolTip(tr("Parameters whose name contains a match of any of these regular "
+                            "expressions (ECMAScript, separated by spaces) are frozen: no "
+                            "gradient, no optimizer state (--freeze)"));
+    m_trainable = new QLineEdit(this);
+    m_trainable->setObjectName(QStringLiteral("trainablePatterns"));
+    m_trainable->setPlaceholderText(tr("every parameter (e.g. ^fc\\. or lora_)"));
+    m_trainable->setToolTip(tr("When given, only the parameters matching one of these regular "
+                               "expressions train; every other one is frozen (--trainable)"));
+    m_patternError = new QLabel(this);
+    m_patternError->setWordWrap(true);
+    m_patternError->setStyleSheet(QStringLiteral("color:#b00020"));
+    m_patternError->hide();
+    auto *weights = new QFormLayout;
+    weights->addRow(tr("Freeze:"), m_freeze);
+    weights->addRow(tr("Train only:"), m_trainable);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::accepted, this, &TrainingOptionsDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_form);
+    layout->addLayout(weights);
+    layout->addWidget(m_patternError);
     layout->addWidget(buttons);
+}
+
+namespace {
+
+QString joined(const std::vector<std::string> &patterns)
+{
+    QStringList out;
+    for (const std::string &p : patterns)
+        out << QString::fromStdString(p);
+    return out.join(QLatin1Char(' '));
+}
+
+std::vector<std::string> split(const QString &text)
+{
+    std::vector<std::string> out;
+    for (const QString &p : text.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+        out.push_back(p.toStdString());
+    return out;
+}
+
+} // namespace
+
+void TrainingOptionsDialog::setPatterns(const std::vector<std::string> &freeze,
+                                        const std::vector<std::string> &trainable)
+{
+    m_freeze->setText(joined(freeze));
+    m_trainable->setText(joined(trainable));
+}
+
+std::vector<std::string> TrainingOptionsDialog::freezePatterns() const
+{
+    return split(m_freeze->text());
+}
+
+std::vector<std::string> TrainingOptionsDialog::trainablePatterns() const
+{
+    return split(m_trainable->text());
+}
+
+void TrainingOptionsDialog::accept()
+{
+    // Whether a pattern matches any parameter is the import's to say (the model re-imports);
+    // an expression that does not compile is refused here, nothing lost.
+    core::onnx::ImportOptions check;
+    check.freezePatterns = freezePatterns();
+    check.trainablePatterns = trainablePatterns();
+    if (core::Status s = core::onnx::checkTrainabilityPatterns(check); !s.isOk()) {
+        m_patternError->setText(QString::fromStdString(s.message()));
+        m_patternError->show();
+        return;
+    }
+    m_patternError->hide();
+    QDialog::accept();
 }
 
 void TrainingOptionsForm::setOptions(const TrainingOptions &o)

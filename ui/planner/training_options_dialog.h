@@ -8,11 +8,15 @@
 
 #include "core/training/training_options.h"
 
+#include <string>
+#include <vector>
+
 #include <QDialog>
 #include <QWidget>
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 namespace remat::ui {
@@ -60,8 +64,22 @@ public:
     void setOptions(const core::training::TrainingOptions &options) { m_form->setOptions(options); }
     core::training::TrainingOptions options() const { return m_form->options(); }
 
+    /// Which weights train (`--freeze` / `--trainable`, import settings of the model): regular
+    /// expressions separated by spaces in two fields. accept() refuses an invalid one, naming it.
+    void setPatterns(const std::vector<std::string> &freeze,
+                     const std::vector<std::string> &trainable);
+    std::vector<std::string> freezePatterns() const;
+    std::vector<std::string> trainablePatterns() const;
+    QLineEdit *freezeEdit() const { return m_freeze; }
+    QLineEdit *trainableEdit() const { return m_trainable; }
+
+    void accept() override;
+
 private:
     TrainingOptionsForm *m_form;
+    QLineEdit *m_freeze;
+    QLineEdit *m_trainable;
+    QLabel *m_patternError;
 };
 
 } // namespace remat::ui
