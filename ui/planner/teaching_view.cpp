@@ -149,10 +149,16 @@ TeachingView::TeachingView(QWidget *parent)
     });
     for (RsMatrixView *v : {m_r, m_s})
         connect(v, &RsMatrixView::zoomedByUser, this, [this] { m_fitPending = false; });
-    connect(m_r, &RsMatrixView::cellClicked, this,
-            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
-    connect(m_s, &RsMatrixView::cellClicked, this,
-            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
+    // A click on a matrix hands the keys to the stepper: the arrow keys step on from there
+    // (they did nothing: the matrices take no keys).
+    connect(m_r, &RsMatrixView::cellClicked, this, [this](int stage, int) {
+        setStep(m_analysis.stageStartStep(stage));
+        m_slider->setFocus(Qt::MouseFocusReason);
+    });
+    connect(m_s, &RsMatrixView::cellClicked, this, [this](int stage, int) {
+        setStep(m_analysis.stageStartStep(stage));
+        m_slider->setFocus(Qt::MouseFocusReason);
+    });
     m_timer.setInterval(1000 / m_speed->value());
     setAnalysis(PlanAnalysis());
 }
