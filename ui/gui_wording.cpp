@@ -19,8 +19,7 @@ QString guiWording(const QString &message)
     static const QRegularExpression dimRun(
         QStringLiteral(R"(--dim [\w.:/-]+=(?:N|\d+)(?: --dim [\w.:/-]+=(?:N|\d+))+)"));
     static const QRegularExpression dimName(QStringLiteral(R"(--dim ([\w.:/-]+)=)"));
-    for (QRegularExpressionMatch run = dimRun.match(out); run.hasMatch();
-         run = dimRun.match(out)) {
+    for (QRegularExpressionMatch run = dimRun.match(out); run.hasMatch(); run = dimRun.match(out)) {
         QStringList names;
         for (auto it = dimName.globalMatch(run.captured(0)); it.hasNext();)
             names << it.next().captured(1);

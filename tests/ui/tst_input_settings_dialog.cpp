@@ -142,8 +142,8 @@ private slots:
         QVERIFY(!w.findChild<InputSettingsDialog *>());
         QVERIFY(!w.document()->model().training);
         // Said in the window's terms (the dialog's field), not as the CLI's --dim flag.
-        QVERIFY2(w.document()->model().trainingError.contains(
-                     QStringLiteral("dim p2o.DynamicDimension.1 in Inputs...")),
+        QVERIFY2(w.document()->model().trainingError.contains(QStringLiteral(
+                     "p2o.DynamicDimension.1 and p2o.DynamicDimension.2 in Inputs...")),
                  qPrintable(w.document()->model().trainingError));
         QVERIFY(!w.document()->model().trainingError.contains(QStringLiteral("--dim")));
         QVERIFY(w.document()->graph().nodeCount() > 100);

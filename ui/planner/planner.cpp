@@ -222,7 +222,7 @@ QMenu *Planner::createMenu(QWidget *parent)
     all->setToolTip(tr("Every solver on these inputs; MILP, LP and the offload searches stop "
                        "after %1 s (their rows say so)")
                         .arg(kCompareAllSeconds));
-    QAction *allLong = menu->addAction(tr("Compare all solvers, &letting MILP and LP run"), this,
+    QAction *allLong = menu->addAction(tr("Compare all solvers, MILP and LP at &full time"), this,
                                        [this] { compareAllWithin(0); });
     allLong->setObjectName(QStringLiteral("plannerCompareAllFullAction"));
     allLong->setToolTip(tr("Every solver, the slow ones each to its own time limit (minutes on "

@@ -103,6 +103,7 @@ TeachingView::TeachingView(QWidget *parent)
     m_speed->setSuffix(tr(" steps/s"));
     m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_label->setMinimumWidth(200);
+    m_label->setWordWrap(true); // a narrow dock wraps the status line instead of cutting it
     m_text->setMinimumWidth(160);
 
     auto *controls = new QHBoxLayout;
@@ -261,12 +262,14 @@ void TeachingView::setStep(int step)
         if (QScrollArea *area = scrollAreaOf(v))
             area->ensureVisible(0, v->cellOrigin().y() + int((stage + 0.5) * v->zoom()), 0,
                                 area->viewport()->height() / 3);
+    const size_t resident = m_state.resident.size();
     m_label->setText(
-        tr("%1   —   %2, stage %3 of %4, %5 tensors resident")
+        tr("%1   —   %2, stage %3 of %4, %5 resident")
             .arg(m_state.description, m_state.backward ? tr("backward") : tr("forward"))
             .arg(stage + 1)
             .arg(m_analysis.stageCount())
-            .arg(m_state.resident.size()));
+            .arg(resident == 1 ? tr("1 tensor") : tr("%1 tensors").arg(resident)));
+    m_label->setToolTip(m_label->text()); // the whole line, when the dock is narrow
     refreshExplanation();
     emit stepChanged(step);
     emit stepStateChanged(m_state);

@@ -5,7 +5,8 @@
 # more; open mlp answering Save (a.rematproj keeps tiny_vit, mlp opens untitled); solve mlp,
 # Ctrl+S asks for a file (b.rematproj); open a file that needs its input sizes and cancel the
 # Model Inputs dialog (no old plan stays: empty Plans table, Solve says why); open tiny_vit
-# again, solve, open Silero VAD (its If waits for a sample rate: no training step) and Discard.
+# again, solve, save as c.rematproj, open Silero VAD (its If waits for a sample rate: no
+# training step) and cancel its Model Inputs dialog.
 #   tests/ui/walkthrough/lost_work.sh [BUILD_DIR] [OUT_DIR]
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -93,16 +94,18 @@ answer_dialog "$MODEL"
 sleep 3
 key ctrl+r
 sleep 3
+key ctrl+s # untitled again: a Save dialog
+answer_dialog "$OUT/c.rematproj"
+shot c-saved 1
 key ctrl+o
 answer_dialog "$UNTRAINABLE"
-shot untrainable-asks 1.5
-key alt+d # Discard
 shot untrainable-dialog 4
-key Escape # its Model Inputs dialog (the sample rate), if it asks
+key Escape # its Model Inputs dialog (the sample rate)
 shot untrainable-opened 2
 key ctrl+r
 shot untrainable-solve 2
 
-grep -o '"model"[^,]*' "$OUT/a.rematproj" | head -1 | sed 's/^/lost_work: a.rematproj /'
-grep -o '"model"[^,]*' "$OUT/b.rematproj" | head -1 | sed 's/^/lost_work: b.rematproj /'
+grep -o '"path": *"[^"]*onnx"' "$OUT/a.rematproj" | head -1 | sed 's/^/lost_work: a.rematproj /'
+grep -o '"path": *"[^"]*onnx"' "$OUT/b.rematproj" | head -1 | sed 's/^/lost_work: b.rematproj /'
+grep -o '"path": *"[^"]*onnx"' "$OUT/c.rematproj" | head -1 | sed 's/^/lost_work: c.rematproj /'
 echo "lost_work: screenshots in $OUT"
