@@ -505,13 +505,17 @@ private slots:
         QVERIFY(action->shortcuts().contains(QKeySequence(Qt::SHIFT | Qt::Key_F10)));
         QVERIFY(action->shortcuts().contains(QKeySequence(Qt::Key_Menu)));
         QStringList seen;
-        QTimer::singleShot(300, [&] {
+        // Polls until the menu is up (a loaded machine shows it late), then takes Always keep.
+        QTimer poll;
+        poll.setInterval(100);
+        connect(&poll, &QTimer::timeout, [&] {
             auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget());
             for (QWidget *top : QApplication::topLevelWidgets())
                 if (!menu && top->isVisible())
                     menu = qobject_cast<QMenu *>(top);
             if (!menu)
                 return;
+            poll.stop();
             for (QAction *a : menu->actions()) {
                 seen << a->text();
                 if (a->text() == QStringLiteral("Always keep"))
@@ -519,6 +523,7 @@ private slots:
             }
             menu->close();
         });
+        poll.start();
         action->trigger();
         QVERIFY2(seen.contains(QStringLiteral("Always keep")), qPrintable(seen.join("|")));
         QCOMPARE(w.planner()->document()->pin(w.planner()->pinTensorOfNode(name)),
