@@ -479,6 +479,8 @@ void Planner::openModel(const QString &path, int64_t batch,
             if (generation != m_generation)
                 return; // setProblem replaced this one
             if (!result) {
+                // "Session: ..." in the status bar only when a session was being opened.
+                const bool wasSession = m_pendingSession.has_value();
                 m_pendingSession.reset();
                 const QString msg = guiWording(qs(result.status().toString()));
                 if (!m_problem)
@@ -486,7 +488,8 @@ void Planner::openModel(const QString &path, int64_t batch,
                         tr("No training step to plan for %1: %2")
                             .arg(QFileInfo(m_document.modelPath()).fileName(), msg));
                 emit problemFailed(msg);
-                emit sessionOpened(false, msg);
+                if (wasSession)
+                    emit sessionOpened(false, msg);
                 return;
             }
             if (m_problemCache)
