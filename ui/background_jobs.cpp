@@ -1,6 +1,7 @@
 #include "ui/background_jobs.h"
 
 #include "core/onnx/importer.h"
+#include "ui/gui_wording.h"
 
 #include <QElapsedTimer>
 
@@ -35,7 +36,8 @@ bool opensInputs(const onnx::ModelSignature &sig, const onnx::ImportOptions &set
 
 } // namespace
 
-void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOptions &settings)
+void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOptions &settings,
+                       const training::TrainingOptions &training)
 {
     onnx::ImportOptions userSettings = settings;
     userSettings.stop = {};
@@ -43,14 +45,15 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
     // Loaded already (the planner's session, or this file at this batch a moment ago): only the
     // metrics are computed again.
     std::shared_ptr<const pipeline::Problem> known =
-        m_cache ? m_cache->find(path, batch, userSettings, false) : nullptr;
-    auto work = [this, file = path.toStdString(), batch, userSettings, known,
-                 path](JobContext &ctx) -> Expected<Outcome> {
+        m_cache ? m_cache->find(path, batch, userSettings, false, training) : nullptr;
+    auto work = [this, file = path.toStdString(), batch, userSettings, known, path,
+                 training](JobContext &ctx) -> Expected<Outcome> {
         std::shared_ptr<const pipeline::Problem> problem = known;
         if (!problem) {
             pipeline::LoadOptions options;
             options.import = userSettings;
             options.import.batch = batch;
+            options.training = training;
             options.import.progress = [this, &ctx](double f, const std::string &phase) {
                 ctx.postProgress(
                     [this, f, text = QString::fromStdString(phase)] { emit progress(f, text); });
@@ -84,7 +87,8 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
         out.model.metrics = std::make_shared<const ModelMetrics>(computeMetrics(graph));
         out.model.training = problem->training;
         if (!problem->training)
-            out.model.trainingError = QString::fromStdString(problem->trainingStatus.toString());
+            out.model.trainingError =
+                guiWording(QString::fromStdString(problem->trainingStatus.toString()));
         if (ctx.stop().stopRequested())
             return makeError(StatusCode::Cancelled, "Cancelled: loading stopped");
         return out;
@@ -98,9 +102,10 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
             m_cache->add(out->model.problem);
         emit loaded(out->model);
         if (out->signature)
-            emit inputsNeeded(
-                path, QString::fromStdString(out->model.graph->info().trainingBlockers.front()),
-                *out->signature, userSettings);
+            emit inputsNeeded(path,
+                              guiWording(QString::fromStdString(
+                                  out->model.graph->info().trainingBlockers.front())),
+                              *out->signature, userSettings);
     });
 }
 

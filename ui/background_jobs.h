@@ -27,7 +27,10 @@ public:
 
     /// Loads `path` at `batch` (0: the file's batch) with the user's other import `settings`
     /// (their batch is ignored) and computes its metrics on a worker.
-    void load(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {});
+    /// `training`: the optimizer, precision, ... of the training step built (the beside pane
+    /// uses the planner's, so its figures compare with the planner's step).
+    void load(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings = {},
+              const core::training::TrainingOptions &training = {});
     void cancel();
     bool busy() const { return m_job.busy(); }
 

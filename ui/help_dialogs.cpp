@@ -61,7 +61,12 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent) : QDial
     rows.append({tr("Graph"), tr("Zoom"), tr("Wheel")});
     rows.append({tr("Graph"), tr("Scroll"), tr("Shift+Wheel, drag")});
     rows.append({tr("Graph"), tr("Expand / collapse a group"), tr("Double-click")});
+    rows.append({tr("Graph"), tr("Pin menu of the selected node"), tr("Shift+F10, Menu")});
     rows.append({tr("Find bar"), tr("Previous match"), tr("Shift+Enter")});
+    // The Schedule tab's stepper (its slider has the keys after a click on it or a matrix).
+    rows.append({tr("Schedule"), tr("Previous / next step"), tr("Left / Right")});
+    rows.append({tr("Schedule"), tr("Ten steps back / on"), tr("Page Up / Page Down")});
+    rows.append({tr("Schedule"), tr("First / last step"), tr("Home / End")});
     rows.append({tr("Find bar"), tr("Close"), tr("Esc")});
     m_table = new QTableWidget(int(rows.size()), 3, this);
     m_table->setHorizontalHeaderLabels({tr("Menu"), tr("Action"), tr("Keys")});

@@ -1,5 +1,7 @@
 #include "ui/input_settings_dialog.h"
 
+#include "ui/gui_wording.h"
+
 #include "core/onnx/input_spec.h"
 
 #include <QComboBox>
@@ -32,7 +34,7 @@ bool isScalar(const core::ir::Shape &shape)
 InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
                                          const ox::ImportOptions &current, const QString &problem,
                                          QWidget *parent)
-    : QDialog(parent), m_current(current), m_result(current)
+    : QDialog(parent), m_current(current), m_result(current), m_signature(signature)
 {
     setWindowTitle(tr("Model Inputs"));
     setObjectName(QStringLiteral("inputSettingsDialog"));
@@ -52,12 +54,26 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     }
     auto *form = new QFormLayout;
     layout->addLayout(form);
+    // Sizes the names do not suggest (paddle2onnx's "p2o.DynamicDimension.2") come from where
+    // the dim sits: the last two dims of an image input [N, C, H, W] (C given) are its height
+    // and width, 224 as the torchvision models take, not 1 (a 1x1 image is no model to study).
+    std::map<std::string, int64_t> byPlace;
+    for (const ox::DeclaredInput &in : signature.inputs) {
+        const auto &d = in.shape.dims;
+        if (d.size() == 4 && d[1].isStatic() && d[1].value >= 1 && d[1].value <= 4)
+            for (size_t i = 2; i < 4; ++i)
+                if (!d[i].isStatic() && !d[i].symbol.empty())
+                    byPlace.emplace(d[i].symbol, 224);
+    }
     for (const std::string &name : signature.freeDimNames) {
         auto *spin = new QSpinBox(this);
         spin->setObjectName(QStringLiteral("dim:") + qs(name));
         spin->setRange(1, 1 << 30);
         auto it = current.dimValues.find(name);
-        spin->setValue(int(it != current.dimValues.end() ? it->second : ox::suggestDimValue(name)));
+        int64_t suggested = ox::suggestDimValue(name);
+        if (suggested == 1 && byPlace.count(name))
+            suggested = byPlace[name];
+        spin->setValue(int(it != current.dimValues.end() ? it->second : suggested));
         spin->setToolTip(
             tr("Every input dim named '%1' takes this value (remat --dim %1=N)").arg(qs(name)));
         form->addRow(tr("dim %1").arg(qs(name)), spin);
@@ -159,12 +175,50 @@ void InputSettingsDialog::accept()
         if (st.isOk() && !edit->text().trimmed().isEmpty())
             st = ox::addInputValue(s, name + "=" + edit->text().trimmed().toStdString());
     if (!st.isOk()) {
-        m_error->setText(qs(st.message()));
+        m_error->setText(guiWording(qs(st.message())));
+        m_error->show();
+        return;
+    }
+    // A size of 1 where the file leaves one open imports a degenerate model silently: say so
+    // once; Import again keeps it.
+    if (const QStringList degenerate = degenerateInputs(s);
+        !degenerate.isEmpty() && !m_warnedDegenerate) {
+        m_warnedDegenerate = true;
+        m_error->setText(tr("%1: an open size set to 1 (a 1x1 image, a one-sample clip) gives a "
+                            "degenerate model. Give the size the model takes (e.g. 224 for an "
+                            "image's height and width), or press Import again to keep 1.")
+                             .arg(degenerate.join(QStringLiteral(", "))));
         m_error->show();
         return;
     }
     m_result = std::move(s);
     QDialog::accept();
+}
+
+QStringList InputSettingsDialog::degenerateInputs(const ox::ImportOptions &settings) const
+{
+    QStringList out;
+    for (const ox::DeclaredInput &in : m_signature.inputs) {
+        if (isScalar(in.shape))
+            continue;
+        std::vector<int64_t> dims;
+        bool openOne = false;
+        const auto whole = settings.inputShapes.find(in.name);
+        for (size_t i = 0; i < in.shape.dims.size(); ++i) {
+            const core::ir::Dim &d = in.shape.dims[i];
+            int64_t v = d.isStatic() ? d.value : 0;
+            if (whole != settings.inputShapes.end() && i < whole->second.size())
+                v = whole->second[i];
+            else if (!d.isStatic())
+                if (auto it = settings.dimValues.find(d.symbol); it != settings.dimValues.end())
+                    v = it->second;
+            dims.push_back(v);
+            openOne = openOne || (i > 0 && !d.isStatic() && v == 1);
+        }
+        if (openOne)
+            out << QStringLiteral("%1: %2").arg(qs(in.name), qs(ox::formatDims(dims)));
+    }
+    return out;
 }
 
 } // namespace remat::ui

@@ -47,6 +47,12 @@ private:
     std::map<std::string, QLineEdit *> m_values;
     QComboBox *m_semantics = nullptr;
     QLabel *m_error = nullptr;
+    core::onnx::ModelSignature m_signature;
+    /// Import pressed once with a size of 1 where the file leaves a size open (a 1x1 image, a
+    /// one-sample clip): the warning is shown, the next Import goes ahead.
+    bool m_warnedDegenerate = false;
+    /// "x: 1x3x1x1" for each input whose open sizes (past the batch) the fields set to 1.
+    QStringList degenerateInputs(const core::onnx::ImportOptions &settings) const;
 };
 
 } // namespace remat::ui

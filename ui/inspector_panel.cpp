@@ -1,5 +1,7 @@
 #include "ui/inspector_panel.h"
 
+#include "ui/gui_wording.h"
+
 #include "core/util/bytes.h"
 #include "ui/node_metrics.h"
 
@@ -150,7 +152,8 @@ void InspectorPanel::showModel()
              .arg(m.settings.semantics == core::onnx::Semantics::Training ? tr("training step")
                                                                           : tr("as exported"));
     for (const std::string &note : info.importNotes)
-        h += tr("<tr><td class=k>note</td><td>%1</td></tr>").arg(esc(note));
+        h += tr("<tr><td class=k>note</td><td>%1</td></tr>")
+                 .arg(guiWording(QString::fromStdString(note)).toHtmlEscaped());
     if (!m.trainingError.isEmpty())
         h += tr("<tr><td class=k>training graph</td><td>not built: %1</td></tr>")
                  .arg(m.trainingError.toHtmlEscaped());

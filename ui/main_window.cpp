@@ -2,6 +2,7 @@
 
 #include "ui/model_pane.h"
 
+#include "ui/gui_wording.h"
 #include "ui/help_dialogs.h"
 #include "ui/import_settings.h"
 #include "ui/input_settings_dialog.h"
@@ -103,12 +104,26 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createDocks();
     m_planner = new Planner(this);
     new PlannerIntegration(this, m_planner);
+    // Undo and Redo where every editor has them (the Planner menu keeps them too).
+    if (auto *edit = menuBar()->findChild<QMenu *>(QStringLiteral("editMenu"))) {
+        QAction *first = edit->actions().value(0);
+        edit->insertAction(first, m_planner->undoAction());
+        edit->insertAction(first, m_planner->redoAction());
+        edit->insertSeparator(first);
+    }
     createPlannerExports();
     createDockMenuAndHelp();
     connect(m_planner->document(), &PlannerDocument::changed, this, &MainWindow::updateTitle);
     connect(m_planner->document()->undoStack(), &QUndoStack::indexChanged, this,
             &MainWindow::updateTitle);
     connect(m_planner, &Planner::sessionOpened, this, &MainWindow::updateTitle);
+    // The beside pane's training-step figures follow the planner's options and step.
+    connect(m_planner, &Planner::problemChanged, this, [this] {
+        if (!m_beside)
+            return;
+        m_beside->setTraining(m_planner->document()->training());
+        m_beside->setReference(besideReference());
+    });
     // The right column holds four docks once the planner's are in: it runs down to the status
     // bar (the bottom docks stop beside it) and the inspector gets the most of it (split evenly
     // above the bottom docks, it showed three lines of the model's facts).
@@ -253,6 +268,7 @@ void MainWindow::createActions()
     quit->setShortcut(QKeySequence::Quit);
 
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    edit->setObjectName(QStringLiteral("editMenu"));
     QAction *findAction = edit->addAction(tr("&Find..."), this, &MainWindow::find);
     findAction->setShortcut(QKeySequence::Find);
     QAction *nextAction = edit->addAction(tr("Find &Next"), this, &MainWindow::findNext);
@@ -310,6 +326,9 @@ void MainWindow::createToolBar()
     // Keys reach it only after a click: focus passed along the chain (a closed find bar, a
     // closed dialog) must not turn the next arrow key into a re-import.
     m_batch->setFocusPolicy(Qt::ClickFocus);
+    // A typed batch is one edit, applied when editing finishes (Enter, focus leaves): typing
+    // "-3" or "9999" re-imported at every intermediate value, each its own undo step.
+    m_batch->setKeyboardTracking(false);
     m_batch->setToolTip(
         tr("Batch size: the model is re-imported and every shape, byte and FLOP figure updates"));
     bar->addWidget(m_batch);
@@ -404,14 +423,36 @@ ModelPane *MainWindow::openBeside(const QString &path)
         m_beside->setFoldShapeArithmetic(m_foldShapes);
         m_beside->setColourMode(m_document->colourMode());
     }
-    if (m_document->hasModel())
-        m_beside->setReference(m_document->model());
+    // The planner's training options on both sides: the left's figures are the planner's step.
+    m_beside->setTraining(m_planner->document()->training());
+    m_beside->setReference(besideReference());
     // The same batch as the model on the left, so the figures compare like for like.
     const int64_t batch = m_document->hasModel() ? m_document->model().graph->info().batch : 0;
     m_beside->openModel(path, std::max<int64_t>(0, batch),
                         rememberedImportSettings(QFileInfo(path).absoluteFilePath()));
     m_stack->setCurrentIndex(1);
     return m_beside;
+}
+
+std::optional<LoadedModel> MainWindow::besideReference() const
+{
+    if (!m_document->hasModel())
+        return std::nullopt;
+    LoadedModel reference = m_document->model();
+    // The explorer builds its step with the default options; the planner's problem (same file,
+    // batch and inputs) has the user's optimizer and precision. Without it, no step figures.
+    const std::shared_ptr<const PlannerProblem> &p = m_planner->problem();
+    if (p && reference.problem && p->forward == reference.problem->forward)
+        reference.problem = p;
+    else if (p && reference.problem &&
+             QFileInfo(QString::fromStdString(p->modelPath)).absoluteFilePath() ==
+                 QFileInfo(reference.path).absoluteFilePath() &&
+             p->forward && reference.graph &&
+             p->forward->info().batch == reference.graph->info().batch)
+        reference.problem = p;
+    else if (m_planner->document()->training() != core::training::TrainingOptions{})
+        reference.problem.reset();
+    return reference;
 }
 
 void MainWindow::closeBeside()
@@ -447,6 +488,16 @@ void MainWindow::openModel(const QString &path, const core::onnx::ImportOptions 
         reportError(tr("%1: no such file").arg(path));
         return;
     }
+    // A file that is not a model is refused before the unsaved-session question: answering it
+    // for nothing (and perhaps saving) was the wrong order. Only parsed here when the question
+    // would come; otherwise the load says what is wrong.
+    if (m_planner && m_planner->wouldAskBeforeOpening(abs))
+        if (auto sig = core::onnx::readModelSignature(abs.toStdString()); !sig) {
+            reportError(tr("%1 cannot be opened: %2 (nothing was changed)")
+                            .arg(QFileInfo(abs).fileName(),
+                                 QString::fromStdString(sig.status().message())));
+            return;
+        }
     // Another model replaces the planner session: its unsaved plans are not dropped unasked.
     if (m_planner && !m_planner->maybeSaveBeforeOpening(this, abs))
         return;
@@ -601,6 +652,11 @@ void MainWindow::onLoaded(const LoadedModel &model)
     const int depth = m_initialDepth >= 0 ? m_initialDepth
                                           : layout::autoCollapseDepth(*layouter, collapsePolicy());
     const bool sameFile = m_document->hasModel() && m_document->model().path == model.path;
+    // Another file is a new, untitled planner session from the moment it is on screen: the old
+    // model's plans, pins and session file must not stay live beside it (the user agreed to
+    // discard them when asked), nor colour its graph, whether or not its training step builds.
+    if (m_planner)
+        m_planner->startNewSession(model.path);
     m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
     m_document->setLayouter(layouter);
     m_updatingControls = true;
@@ -614,7 +670,7 @@ void MainWindow::onLoaded(const LoadedModel &model)
                                              : QStringLiteral(" ") + summary + QStringLiteral(" "));
     m_stack->setCurrentIndex(1);
     if (m_beside)
-        m_beside->setReference(model);
+        m_beside->setReference(besideReference());
     addRecentFile(model.path);
     updateTitle();
     updateSummary();
@@ -762,8 +818,10 @@ void MainWindow::updateSummary()
     m_summary->setText(text);
 }
 
-void MainWindow::reportError(const QString &message)
+void MainWindow::reportError(const QString &text)
 {
+    // Core's advice names CLI flags; here it names the dialog field instead.
+    const QString message = guiWording(text);
     emit errorOccurred(message);
     // Non-modal for the event loop (open(), not exec()): tests and scripted runs can observe and
     // close it, and the window stays usable behind it.
@@ -1013,8 +1071,13 @@ void MainWindow::createPlannerExports()
     auto add = [this](const QString &text, const QString &what, const QString &suffix,
                       const QString &filter, std::function<core::Status(const QString &)> write) {
         QAction *a = m_exportMenu->addAction(text, this, [=, this] {
-            const QString path =
-                QFileDialog::getSaveFileName(this, text, suggestedPath(what, suffix), filter);
+            // The dialog's title is the menu text without its mnemonic ("Plan &JSON...").
+            QString title = text;
+            title.remove(QLatin1Char('&'));
+            if (title.endsWith(QLatin1String("...")))
+                title.chop(3);
+            const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title),
+                                                              suggestedPath(what, suffix), filter);
             if (path.isEmpty())
                 return;
             rememberFolder(path);

@@ -70,6 +70,9 @@ public:
     /// The pane beside (null when closed).
     ModelPane *besidePane() const { return m_beside; }
     void closeBeside();
+    /// The shown model as the beside pane's table compares it: with the planner's training step
+    /// (its optimizer, precision, ...) when the planner has this model's problem.
+    std::optional<LoadedModel> besideReference() const;
     /// Re-imports the current file (F5) keeping batch and collapse state.
     void reload();
     /// Re-imports at another batch; every figure updates when it arrives.

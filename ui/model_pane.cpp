@@ -7,6 +7,7 @@
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/node_metrics.h"
+#include "ui/planner/set_training_command.h"
 #include "ui/planner/step_comparison_view.h"
 
 #include <QFileInfo>
@@ -186,7 +187,20 @@ void ModelPane::openModel(const QString &path, int64_t batch,
     m_firstLayout = true;
     m_status = tr("loading %1...").arg(QFileInfo(path).fileName());
     updateHeader();
-    m_loader->load(path, batch, settings);
+    m_loader->load(path, batch, settings, m_training);
+}
+
+void ModelPane::setTraining(const core::training::TrainingOptions &training)
+{
+    if (training == m_training)
+        return;
+    m_training = training;
+    if (m_document->hasModel()) {
+        const LoadedModel &m = m_document->model();
+        m_firstLayout = false; // the same graph: keep the view where the user left it
+        m_loader->load(m.path, m.requestedBatch, m.settings, m_training);
+    }
+    updateHeader();
 }
 
 void ModelPane::onLoaded(const LoadedModel &model)
@@ -251,6 +265,8 @@ void ModelPane::updateHeader()
                    .arg(QFileInfo(m.path).fileName().toHtmlEscaped())
                    .arg(s.batch > 0 ? QString::number(s.batch) : tr("as in file"))
                    .arg(s.nodes);
+        // The training-step figures below are for these options (the planner's).
+        text += tr(", training %1").arg(trainingSummary(m_training).toHtmlEscaped());
         const core::NodeId sel = m_document->selectedNode();
         if (sel.valid()) {
             const auto &node = m_document->graph().node(sel);

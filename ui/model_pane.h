@@ -65,6 +65,11 @@ public:
 
     /// Loads off the GUI thread at `batch` (0: the file's), then lays out.
     void openModel(const QString &path, int64_t batch, const core::onnx::ImportOptions &settings);
+    /// The training options (optimizer, precision, ...) the pane's training step is built with:
+    /// the planner's, so the table's training-step figures compare with the planner's (the
+    /// header names them). Reloads the model shown when they change.
+    void setTraining(const core::training::TrainingOptions &training);
+    const core::training::TrainingOptions &training() const { return m_training; }
     /// The main window's model, which the table compares with (null: none).
     void setReference(std::optional<LoadedModel> reference);
     void setColourMode(ColourMode mode);
@@ -102,6 +107,7 @@ private:
     QToolButton *m_close;
     QTableWidget *m_table;
     std::optional<LoadedModel> m_reference;
+    core::training::TrainingOptions m_training;
     std::vector<core::pipeline::DifferenceRow> m_rows;
     bool m_foldShapes = true;
     bool m_firstLayout = true;

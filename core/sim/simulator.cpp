@@ -122,6 +122,8 @@ Expected<Timeline> simulate(const schedule::Schedule &schedule,
             tl.optimizerStateBytes += fg.bytes[t];
         else if (role == TensorRole::MasterWeight)
             tl.masterWeightBytes += fg.bytes[t];
+        else if (role == TensorRole::Input)
+            tl.inputBytes += fg.bytes[t];
         if (observer)
             observer->onTensorResident(TensorId(t), fg.bytes[t]);
     }

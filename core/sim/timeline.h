@@ -29,6 +29,8 @@ struct Timeline
     int64_t weightBytes = 0; ///< parameters, buffers, constants, input, optimizer state, master
     int64_t optimizerStateBytes = 0; ///< of weightBytes: optimizer state (resident all step)
     int64_t masterWeightBytes = 0;   ///< of weightBytes: float32 master weights (mixed precision)
+    int64_t inputBytes =
+        0; ///< of weightBytes (category Weights): the input batch, resident all step
     int64_t weightGradBytes = 0;
     double computeSeconds = 0;    ///< first computes
     double recomputeSeconds = 0;  ///< recomputes

@@ -141,10 +141,37 @@ private slots:
         QCOMPARE(failed.count(), 0);
         QVERIFY(!w.findChild<InputSettingsDialog *>());
         QVERIFY(!w.document()->model().training);
-        QVERIFY2(w.document()->model().trainingError.contains(
-                     QStringLiteral("--dim p2o.DynamicDimension.1=")),
+        // Said in the window's terms (the dialog's field), not as the CLI's --dim flag.
+        QVERIFY2(w.document()->model().trainingError.contains(QStringLiteral(
+                     "p2o.DynamicDimension.1 and p2o.DynamicDimension.2 in Inputs...")),
                  qPrintable(w.document()->model().trainingError));
+        QVERIFY(!w.document()->model().trainingError.contains(QStringLiteral("--dim")));
         QVERIFY(w.document()->graph().nodeCount() > 100);
+    }
+
+    // Issue #37 item 14: sizes the names do not suggest come from where the dim sits (H and W
+    // of [N, 3, H, W] start at 224, not 1), and Import with an open size at 1 warns once.
+    void imageSizesProposedAndOneByOneWarned()
+    {
+        QSettings().clear();
+        MainWindow w;
+        w.openModel(clsModel());
+        InputSettingsDialog *d = waitForDialog(w);
+        QVERIFY(d);
+        QCOMPARE(d->dimField(QString::fromLatin1(kH))->value(), 224);
+        QCOMPARE(d->dimField(QString::fromLatin1(kW))->value(), 224);
+        QCOMPARE(d->dimField(QString::fromLatin1(kN))->value(), 1);
+        d->dimField(QString::fromLatin1(kH))->setValue(1);
+        d->dimField(QString::fromLatin1(kW))->setValue(1);
+        d->accept();
+        QVERIFY(d->isVisible() || d->result() != QDialog::Accepted);
+        auto *error = d->findChild<QLabel *>(QStringLiteral("inputSettingsError"));
+        QVERIFY(error && error->text().contains(QStringLiteral("degenerate")));
+        QVERIFY2(error->text().contains(QStringLiteral("1x3x1x1")), qPrintable(error->text()));
+        QSignalSpy finished(d, &QDialog::finished);
+        d->accept(); // the second Import keeps 1x1
+        QCOMPARE(finished.count(), 1);
+        QCOMPARE(finished.front().front().toInt(), int(QDialog::Accepted));
     }
 
     void sessionsKeepTheSettings()

@@ -296,6 +296,7 @@ bool FitDialog::applyRow(int row)
     if (row < 0 || row >= int(m_results.size()) || m_results[size_t(row)].batch <= 0)
         return false;
     emit batchApplied(qint64(m_results[size_t(row)].batch));
+    emit rowApplied(qint64(m_results[size_t(row)].batch), qint64(m_searchedMemory));
     return true;
 }
 

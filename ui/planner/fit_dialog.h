@@ -5,7 +5,7 @@
 // progress and Cancel; the answer is a table per solver and a chart of the peak at every batch
 // tried; a row can be applied (the model opens at that batch).
 //   FitDialog d(inputs, parent);  d.setMemoryBytes(24_GiB);  d.setCheckedSolvers({"chen-sqrtn"});
-//   d.start();  connect(&d, &FitDialog::batchApplied, planner, &Planner::setBatch);
+//   d.start();  connect(&d, &FitDialog::rowApplied, planner, [](qint64 b, qint64 m) { ... });
 
 #include "core/onnx/importer.h"
 #include "core/pipeline/fit.h"
@@ -71,6 +71,9 @@ public:
 
 signals:
     void batchApplied(qint64 batch);
+    /// With batchApplied: the row's batch and the memory it was searched for (the budget the
+    /// planner takes with the batch).
+    void rowApplied(qint64 batch, qint64 memoryBytes);
     /// The search ended: all rows in, cancelled, or failed.
     void finished(bool cancelled);
 

@@ -11,6 +11,7 @@
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
+#include "ui/gui_wording.h"
 #include "ui/planner/fit_dialog.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
@@ -41,6 +42,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMainWindow>
 #include <QMenu>
 #include <QMessageBox>
@@ -91,9 +93,12 @@ Planner::Planner(QObject *parent)
     // The platform's Redo keys (Ctrl+Y, Ctrl+Shift+Z, ...), plus Ctrl+Shift+Z where it has none,
     // each once: a key bound twice is an "ambiguous shortcut" and then does nothing at all.
     QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
-    if (const QKeySequence ctrlShiftZ(Qt::CTRL | Qt::SHIFT | Qt::Key_Z);
-        !redoKeys.contains(ctrlShiftZ))
-        redoKeys << ctrlShiftZ;
+    // Ctrl+Y too where the platform binds only Ctrl+Shift+Z (Linux desktops): users of every
+    // other editor press it.
+    for (const QKeySequence key :
+         {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)})
+        if (!redoKeys.contains(key))
+            redoKeys << key;
     m_redo->setShortcuts(redoKeys);
     m_trainingAction = new QAction(tr("Tra&ining..."), this);
     m_trainingAction->setObjectName(QStringLiteral("plannerTrainingAction"));
@@ -223,7 +228,15 @@ QMenu *Planner::createMenu(QWidget *parent)
     menu->addSeparator();
     menu->addAction(tr("&Solve"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                     [this] { solve(solverPanel()->currentSolver()); });
-    menu->addAction(tr("&Compare all solvers"), this, &Planner::compareAll);
+    QAction *all = menu->addAction(tr("&Compare all solvers"), this, &Planner::compareAll);
+    all->setToolTip(tr("Every solver on these inputs; MILP, LP and the offload searches stop "
+                       "after %1 s (their rows say so)")
+                        .arg(kCompareAllSeconds));
+    QAction *allLong = menu->addAction(tr("Compare all solvers, MILP and LP at &full time"), this,
+                                       [this] { compareAllWithin(0); });
+    allLong->setObjectName(QStringLiteral("plannerCompareAllFullAction"));
+    allLong->setToolTip(tr("Every solver, the slow ones each to its own time limit (minutes on "
+                           "large models)"));
     menu->addAction(tr("&Pareto sweep"), this, &Planner::sweep);
     menu->addAction(tr("Ca&ncel solves"), this, &Planner::cancel);
     menu->addSeparator();
@@ -405,9 +418,55 @@ std::shared_ptr<const core::solvers::Solver> Planner::solverById(const QString &
 
 // ---- model --------------------------------------------------------------------------------
 
+void Planner::startNewSession(const QString &modelPath)
+{
+    const QString abs = QFileInfo(modelPath).absoluteFilePath();
+    if (m_pendingSession && QFileInfo(m_pendingSession->modelPath).absoluteFilePath() == abs)
+        return; // the session being opened loads this model
+    if (!m_document.modelPath().isEmpty() &&
+        QFileInfo(m_document.modelPath()).absoluteFilePath() == abs)
+        return;
+    ++m_generation; // solves and loads for the old model are dropped when they arrive
+    m_solves.cancelAll();
+    m_loads.stopAll();
+    m_pendingSession.reset();
+    m_sessionPath.clear();
+    m_problem.reset();
+    m_cache.clear();
+    m_runPlan = -1;
+    m_freshSession = true;
+    m_restoring = true;
+    m_document.undoStack()->clear();
+    m_document.clearPlans();
+    m_document.setPins({});
+    // A new session starts with the default training options: carried over from the last
+    // model they changed its figures unseen. Said in the Solver dock; the status bar shows them.
+    const core::training::TrainingOptions before = m_document.modelPath().isEmpty()
+                                                       ? core::training::TrainingOptions{}
+                                                       : m_document.training();
+    if (!m_document.modelPath().isEmpty())
+        m_document.setTraining({});
+    m_document.setModel(abs, QString());
+    m_restoring = false;
+    m_document.markSaved();
+    m_tableModel->setGraph(nullptr);
+    runPanel()->clearResults();
+    paretoChart()->clearPoints();
+    refreshSolverInfos();
+    updateCurrentPlanViews();
+    solverPanel()->showMessage(
+        before == core::training::TrainingOptions{}
+            ? tr("Loading the training step of %1...").arg(QFileInfo(abs).fileName())
+            : tr("Loading the training step of %1 with the default training options (%2; the "
+                 "last model had %3: Planner > Training... sets them)...")
+                  .arg(QFileInfo(abs).fileName(), trainingSummary({}), trainingSummary(before)));
+}
+
 void Planner::openModel(const QString &path, int64_t batch,
                         const core::onnx::ImportOptions &settings)
 {
+    // Another model: the old one's plans must not stay live while this one loads or fails.
+    startNewSession(path);
     m_document.setImportSettings(settings);
     m_solves.cancelAll();
     const quint64 generation = ++m_generation;
@@ -430,10 +489,17 @@ void Planner::openModel(const QString &path, int64_t batch,
             if (generation != m_generation)
                 return; // setProblem replaced this one
             if (!result) {
+                // "Session: ..." in the status bar only when a session was being opened.
+                const bool wasSession = m_pendingSession.has_value();
                 m_pendingSession.reset();
-                const QString msg = qs(result.status().toString());
+                const QString msg = guiWording(qs(result.status().toString()));
+                if (!m_problem)
+                    solverPanel()->showMessage(
+                        tr("No training step to plan for %1: %2")
+                            .arg(QFileInfo(m_document.modelPath()).fileName(), msg));
                 emit problemFailed(msg);
-                emit sessionOpened(false, msg);
+                if (wasSession)
+                    emit sessionOpened(false, msg);
                 return;
             }
             if (m_problemCache)
@@ -442,14 +508,31 @@ void Planner::openModel(const QString &path, int64_t batch,
         });
 }
 
-void Planner::setBatch(int64_t batch)
+void Planner::setBatch(int64_t batch) { setBatch(batch, 0); }
+
+void Planner::setBatch(int64_t batch, int64_t budgetBytes)
 {
-    if (batch <= 0 || batch == m_document.batch())
+    if (batch <= 0)
         return;
-    if (m_batchHandler)
+    if (batch == m_document.batch()) {
+        if (budgetBytes > 0 && budgetBytes != m_document.budgetBytes())
+            m_document.undoStack()->push(new SetBudgetCommand(&m_document, budgetBytes));
+        return;
+    }
+    if (m_batchHandler) {
+        m_pendingBudgetBatch = budgetBytes > 0 ? batch : 0;
+        m_pendingBudget = budgetBytes;
         m_batchHandler(batch);
-    else
-        m_document.undoStack()->push(new SetBatchCommand(&m_document, batch));
+    } else {
+        m_document.undoStack()->push(new SetBatchCommand(&m_document, batch, budgetBytes));
+    }
+}
+
+void Planner::pushBatchChange(int64_t batch)
+{
+    const int64_t budget = m_pendingBudgetBatch == batch ? m_pendingBudget : 0;
+    m_pendingBudgetBatch = m_pendingBudget = 0;
+    m_document.undoStack()->push(new SetBatchCommand(&m_document, batch, budget));
 }
 
 FitDialog *Planner::openFitDialog(QWidget *parent)
@@ -466,7 +549,10 @@ FitDialog *Planner::openFitDialog(QWidget *parent)
     in.freeMemory = m_freeMemory;
     auto *dialog = new FitDialog(std::move(in), parent);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &FitDialog::batchApplied, this, [this](qint64 b) { setBatch(b); });
+    // The row's batch with the memory searched as the budget: "Open at this batch" plans
+    // under 24 GiB when 24 GiB was asked for.
+    connect(dialog, &FitDialog::rowApplied, this,
+            [this](qint64 b, qint64 memory) { setBatch(b, memory); });
     dialog->show();
     return dialog;
 }
@@ -509,6 +595,28 @@ QDialog *Planner::openPlanComparison(QWidget *parent)
     auto *close = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
     connect(close, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
     auto *layout = new QVBoxLayout(dialog);
+    // The comparison is of two plans: with more selected, say which two and which are left out
+    // (three rows compared two without a word).
+    auto *note = new QLabel(dialog);
+    note->setObjectName(QStringLiteral("planComparisonNote"));
+    note->setWordWrap(true);
+    if (others.size() > 1) {
+        QStringList left;
+        for (qsizetype i = 1; i < others.size(); ++i)
+            left << QString::number(others[i] + 1);
+        note->setText(tr("%1 plans are selected; a comparison is of two: A is plan %2 (the "
+                         "current row), B plan %3. Left out: plan %4. To compare another pair, "
+                         "click one row and Ctrl+click the other.")
+                          .arg(others.size() + 1)
+                          .arg(m_document.currentPlanIndex() + 1)
+                          .arg(others.front() + 1)
+                          .arg(left.join(QStringLiteral(", "))));
+    } else {
+        note->setText(tr("A is plan %1 (the current row), B plan %2.")
+                          .arg(m_document.currentPlanIndex() + 1)
+                          .arg(others.front() + 1));
+    }
+    layout->addWidget(note);
     layout->addWidget(view, 1);
     layout->addWidget(close);
     dialog->resize(860, 640);
@@ -601,7 +709,8 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
     bool newModel = false;
     if (m_problem) {
         m_restoring = true;
-        newModel = m_document.modelPath() != qs(m_problem->modelPath);
+        newModel = m_freshSession || m_document.modelPath() != qs(m_problem->modelPath);
+        m_freshSession = false;
         m_document.setModel(qs(m_problem->modelPath), qs(m_problem->modelSha256));
         m_document.setBatch(m_problem->batch > 0 ? m_problem->batch : 1);
         m_document.setTraining(m_problem->options.training);
@@ -659,14 +768,21 @@ QString Planner::floorExplanation() const
     if (!m_problem)
         return {};
     const MemoryFloor f = memoryFloor(*m_problem);
-    QString states = tr("weights %1").arg(qs(core::formatBytes(f.weightBytes)));
+    QString states = tr("weights and the input batch %1").arg(qs(core::formatBytes(f.weightBytes)));
     if (f.masterWeightBytes > 0)
         states += tr(" + master weights %1").arg(qs(core::formatBytes(f.masterWeightBytes)));
     if (f.optimizerStateBytes > 0)
         states += tr(" + optimizer state %1").arg(qs(core::formatBytes(f.optimizerStateBytes)));
-    return tr("%1 + their gradients %2 + the largest op's working set %3 (%4)")
-        .arg(states, qs(core::formatBytes(f.weightGradBytes)),
-             qs(core::formatBytes(f.largestOpBytes)), qs(f.largestOp));
+    if (f.accumulatorBytes > 0)
+        states += tr(" + gradient accumulators %1").arg(qs(core::formatBytes(f.accumulatorBytes)));
+    // Whichever of the two is larger is the floor's last term: they need not coexist.
+    const QString grads = tr("the gradients %1 (all resident at the step's end)")
+                              .arg(qs(core::formatBytes(f.weightGradBytes)));
+    const QString op = tr("the largest op's working set %1 (%2)")
+                           .arg(qs(core::formatBytes(f.largestOpBytes)), qs(f.largestOp));
+    return tr("%1 + the larger of %2 and %3")
+        .arg(states, f.weightGradBytes >= f.largestOpBytes ? grads : op,
+             f.weightGradBytes >= f.largestOpBytes ? op : grads);
 }
 
 void Planner::updateBudgetRange()
@@ -721,12 +837,19 @@ QString Planner::cacheKey(const QString &solver, const SolveJob &job) const
     return key;
 }
 
-void Planner::solve(const QString &solverId)
+void Planner::solve(const QString &solverId) { solveWithin(solverId, 0); }
+
+void Planner::solveWithin(const QString &solverId, double limitSeconds)
 {
     auto solver = solverById(solverId);
     if (!solver || !m_problem) {
-        solverPanel()->showMessage(m_problem ? tr("Unknown solver %1").arg(solverId)
-                                             : tr("Open a model first."));
+        solverPanel()->showMessage(
+            m_problem ? tr("Unknown solver %1").arg(solverId)
+            : m_document.modelPath().isEmpty()
+                ? tr("Open a model first.")
+                : tr("%1 has no training step to plan yet (see the status bar: give its input "
+                     "sizes with Inputs... in the toolbar, or open another model).")
+                      .arg(QFileInfo(m_document.modelPath()).fileName()));
         return;
     }
     SolveJob job = makeJob(solver);
@@ -735,7 +858,9 @@ void Planner::solve(const QString &solverId)
     // rather than repeated (with the time it took then), a cached one comes back marked so.
     const auto &plans = m_document.plans();
     for (size_t row = 0; row < plans.size(); ++row)
-        if (planCacheKey(plans[row]) == key) {
+        // A plan cut short by Compare all's limit is no answer for a solve of its own.
+        if (planCacheKey(plans[row]) == key &&
+            (limitSeconds > 0 || plans[row].status != core::solvers::SolveStatus::TimedOut)) {
             m_document.setCurrentPlanIndex(int(row));
             solverPanel()->showMessage(
                 tr("%1: plan %2 was solved with these inputs already (in %3 s); selected it.")
@@ -758,13 +883,29 @@ void Planner::solve(const QString &solverId)
     }
     solverPanel()->jobStarted();
     solverPanel()->showMessage(tr("Solving with %1...").arg(solverId));
-    m_solves.start(std::move(job));
+    if (limitSeconds > 0 && limitSeconds < job.timeLimitSeconds) {
+        job.timeLimitSeconds = limitSeconds;
+        m_limitedJobs.insert(m_solves.start(std::move(job)), limitSeconds);
+    } else {
+        m_solves.start(std::move(job));
+    }
 }
 
-void Planner::compareAll()
+void Planner::compareAll() { compareAllWithin(kCompareAllSeconds); }
+
+void Planner::compareAllWithin(double slowLimitSeconds)
 {
-    for (const QString &id : usableSolverIds())
-        solve(id);
+    // The interactive solvers first: their rows come in while the slow ones still run.
+    QStringList slow;
+    for (const QString &id : usableSolverIds()) {
+        const auto s = solverById(id);
+        if (s && isFast(*s))
+            solve(id);
+        else
+            slow << id;
+    }
+    for (const QString &id : slow)
+        solveWithin(id, slowLimitSeconds);
 }
 
 void Planner::sweep()
@@ -865,13 +1006,30 @@ QString Planner::planCacheKey(const Plan &plan) const
     return cacheKey(qs(plan.solver), inputs);
 }
 
-void Planner::onSolved(quint64, const Plan &plan, int replaceIndex, quint64 tag)
+void Planner::onSolved(quint64 id, const Plan &solved, int replaceIndex, quint64 tag)
 {
+    const double limit = m_limitedJobs.take(id);
     if (tag != m_generation)
         return; // solved for a model that is no longer loaded
-    // Cache under the inputs the plan was solved for, so undo brings it back at once.
+    Plan plan = solved;
+    // Cut short by Compare all's limit: the row says so (status and note) and how to go on.
+    const bool cutShort =
+        limit > 0 &&
+        (plan.status == core::solvers::SolveStatus::TimedOut ||
+         (plan.status == core::solvers::SolveStatus::Feasible && plan.solveSeconds >= limit * 0.9));
+    if (cutShort) {
+        plan.status = core::solvers::SolveStatus::TimedOut;
+        plan.note = tr("Stopped at Compare all's %1 s limit (its best plan so far). Solve it "
+                       "alone to let it run to its own limit. ")
+                        .arg(limit, 0, 'g', 3)
+                        .toStdString() +
+                    plan.note;
+    }
+    // Cache under the inputs the plan was solved for, so undo brings it back at once (a plan
+    // cut short is not the solver's answer).
     const QString key = planCacheKey(plan);
-    m_cache.insert(key, plan);
+    if (!cutShort)
+        m_cache.insert(key, plan);
     if (replaceIndex >= 0 && replaceIndex < int(m_document.plans().size())) {
         m_document.replacePlan(replaceIndex, plan);
     } else {
@@ -920,9 +1078,10 @@ QString Planner::planSummary(const Plan &plan, int row) const
     return text;
 }
 
-void Planner::onFailed(quint64, const QString &solver, const QString &message, bool cancelled,
+void Planner::onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled,
                        quint64 tag)
 {
+    m_limitedJobs.remove(id);
     if (tag != m_generation)
         return;
     solverPanel()->showMessage(cancelled ? tr("%1: cancelled.").arg(solver)
@@ -1159,6 +1318,14 @@ core::Status Planner::openSession(const QString &path)
     m_pendingSession = std::move(s);
     openModel(model, batch, settings);
     return core::Status::ok();
+}
+
+bool Planner::wouldAskBeforeOpening(const QString &modelPath) const
+{
+    return !m_document.modelPath().isEmpty() &&
+           QFileInfo(modelPath).absoluteFilePath() !=
+               QFileInfo(m_document.modelPath()).absoluteFilePath() &&
+           m_document.isModified() && (!m_document.plans().empty() || !m_document.pins().isEmpty());
 }
 
 bool Planner::maybeSaveBeforeOpening(QWidget *parent, const QString &modelPath)

@@ -103,6 +103,13 @@ public:
     /// problem cache when one matches; problemChanged() or problemFailed() follows.
     void openModel(const QString &path, int64_t batch,
                    const core::onnx::ImportOptions &settings = {});
+    /// Another model replaces the session (File > Open, a dropped file, a recent file): an
+    /// untitled session of `modelPath` (Save asks for a file), without the old model's problem,
+    /// plans, pins, Pareto points, run results and undo history, at once, so nothing of the old
+    /// model stays live while the new one loads, waits for its input sizes or has no training
+    /// step. Nothing happens for the session's own model or the one a session being opened is
+    /// loading.
+    void startNewSession(const QString &modelPath);
     /// The optimizer, precision, sharding and micro-batches of the training step: one undo step
     /// that sets the plans aside (as a batch change does) and rebuilds the problem off the GUI
     /// thread; problemChanged() follows. Nothing happens when they are the document's already.
@@ -110,6 +117,12 @@ public:
     /// Another batch for the open model: one undo step that sets the plans aside (SetBatchCommand),
     /// or, when the window set a batch handler, the window re-imports and the planner follows.
     void setBatch(int64_t batch);
+    /// The same with the budget to plan under at that batch (the Largest batch dialog's memory),
+    /// in the same undo step.
+    void setBatch(int64_t batch, int64_t budgetBytes);
+    /// The undo step of a batch change the window made (a re-import at another batch): with the
+    /// budget setBatch(batch, budget) asked for at that batch.
+    void pushBatchChange(int64_t batch);
     /// Who changes the batch for setBatch (the window: its explorer and toolbar follow too).
     void setBatchHandler(std::function<void(int64_t)> handler)
     {
@@ -148,7 +161,13 @@ public:
     // ---- solving ----------------------------------------------------------------------------
     /// Solves with the document's objective, budget and pins; appends a row.
     void solve(const QString &solverId);
+    /// Every usable solver on the current inputs, the interactive ones first: each row appears
+    /// as its solver finishes. The slow ones (MILP, LP, offload searches) stop at
+    /// kCompareAllSeconds, their rows saying so, so a comparison takes seconds, not minutes;
+    /// compareAllWithin(0) lets them run to their own limit.
     void compareAll();
+    void compareAllWithin(double slowLimitSeconds);
+    static constexpr double kCompareAllSeconds = 3.0;
     void sweep();
     void cancel();
     /// The plan behind a Pareto point: selects the row of that solver at that budget, or solves
@@ -202,6 +221,9 @@ public:
     /// Asks before opening `modelPath` would discard this session's unsaved plans and pins;
     /// false when the user cancels. True at once for the session's own model.
     bool maybeSaveBeforeOpening(QWidget *parent, const QString &modelPath);
+    /// Whether opening `modelPath` would ask maybeSaveBeforeOpening's question (unsaved plans or
+    /// pins of another model).
+    bool wouldAskBeforeOpening(const QString &modelPath) const;
     /// Who answers maybeSave's question: Save, Discard or Cancel (a message box by default;
     /// tests and scripts answer themselves).
     using SaveQuestion =
@@ -248,6 +270,9 @@ private:
     /// "Plan 2 of 3 — hong-dp: optimal, peak 1.20 GiB, ..." (row < 0: without the row).
     QString planSummary(const core::solvers::Plan &plan, int row) const;
     std::vector<core::solvers::Pin> resolvedPins() const;
+    /// solve() with a time limit for a slow solver (0: the job's default).
+    void solveWithin(const QString &solverId, double limitSeconds);
+    QHash<quint64, double> m_limitedJobs; ///< job id -> Compare all's time limit
     void onSolved(quint64 id, const core::solvers::Plan &plan, int replaceIndex, quint64 tag);
     void onFailed(quint64 id, const QString &solver, const QString &message, bool cancelled,
                   quint64 tag);
@@ -283,6 +308,11 @@ private:
     std::function<void(core::io::SessionView &)> m_saveView;
     std::function<void(const core::io::SessionView &)> m_restoreView;
     int m_runPlan = -1; ///< the plan the last run started with
+    bool m_freshSession = false;
+    int64_t
+        m_pendingBudgetBatch = 0,
+        m_pendingBudget =
+            0; ///< setBatch(batch, budget) via the window ///< startNewSession ran: the next problem starts the session
 
     PlannerDocks m_docks; ///< after the document, the run controller and the table model
     QAction *m_undo = nullptr;

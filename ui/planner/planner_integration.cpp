@@ -11,16 +11,19 @@
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
 #include "ui/planner/set_batch_command.h"
+#include "ui/planner/set_training_command.h"
 #include "ui/planner/teaching_view.h"
 
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QUndoStack>
 
 namespace remat::ui {
 
@@ -77,6 +80,40 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
         if (c.kind == DocumentChangeKind::ModelReplaced && doc->hasModel() &&
             doc->model().path == m_window->property("shownPath").toString())
             followWindowModel();
+    });
+    // The training options in force, always on screen (they change every figure): a click
+    // opens the Training dialog.
+    auto *training = new QLabel(window);
+    training->setObjectName(QStringLiteral("trainingStatusLabel"));
+    training->setToolTip(tr("Optimizer, precision, sharding and micro-batches of the training "
+                            "step every figure is for (click to change)"));
+    auto showTraining = [training, planner] {
+        training->setText(
+            tr("<a href=\"training\">Training: %1</a>")
+                .arg(trainingSummary(planner->document()->training()).toHtmlEscaped()));
+    };
+    showTraining();
+    connect(training, &QLabel::linkActivated, planner->trainingAction(), &QAction::trigger);
+    connect(planner->document(), &PlannerDocument::changed, training,
+            [showTraining](PlannerChange c) {
+                if (c == PlannerChange::Training)
+                    showTraining();
+            });
+    window->statusBar()->addPermanentWidget(training);
+    // Undo / redo of a batch change moves the planner's batch: the explorer (graph shapes,
+    // inspector, toolbar, status bar) follows, so every view shows the batch the plans are for.
+    // (After each undo, redo or push; a push of the window's own re-import finds them equal.)
+    connect(planner->document()->undoStack(), &QUndoStack::indexChanged, this, [this] {
+        if (m_syncingToSession)
+            return;
+        const ModelDocument *d = m_window->document();
+        const PlannerDocument *pd = m_planner->document();
+        if (!d->hasModel() || pd->modelPath().isEmpty() ||
+            QFileInfo(d->model().path).absoluteFilePath() !=
+                QFileInfo(pd->modelPath()).absoluteFilePath())
+            return;
+        if (std::max<int64_t>(1, d->graph().info().batch) != pd->batch())
+            m_window->setBatch(pd->batch());
     });
     connect(planner->nodeColors(), &PlanNodeColors::decisionsChanged, this, [this] {
         if (m_colourByPlan)
@@ -169,6 +206,12 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     GraphView *view = window->graphView();
     view->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(view, &QWidget::customContextMenuRequested, this, &PlannerIntegration::showContextMenu);
+    auto *keyMenu = new QAction(tr("Pin menu of the selected node"), view);
+    keyMenu->setObjectName(QStringLiteral("pinMenuAction"));
+    keyMenu->setShortcuts({QKeySequence(Qt::SHIFT | Qt::Key_F10), QKeySequence(Qt::Key_Menu)});
+    keyMenu->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(keyMenu, &QAction::triggered, this, &PlannerIntegration::showSelectionMenu);
+    view->addAction(keyMenu);
 }
 
 void PlannerIntegration::setColourByPlan(bool on)
@@ -237,12 +280,18 @@ void PlannerIntegration::followWindowModel()
     const bool otherSettings = !sameImportSettings(doc->model().settings, pd->importSettings());
     if (m_planner->isLoading() && !otherSettings)
         return;
-    if (otherSettings ||
+    // The window started a new session for a new file (Planner::startNewSession: its path is
+    // the document's already) with no problem yet: it is loaded now.
+    const auto &problem = m_planner->problem();
+    const bool noProblem =
+        !problem || QFileInfo(QString::fromStdString(problem->modelPath)).absoluteFilePath() !=
+                        QFileInfo(path).absoluteFilePath();
+    if (otherSettings || noProblem ||
         QFileInfo(path).absoluteFilePath() != QFileInfo(pd->modelPath()).absoluteFilePath() ||
         !sameImportSettings(doc->model().settings, pd->importSettings()))
         m_planner->openModel(path, batch, doc->model().settings);
     else if (batch != pd->batch())
-        pd->undoStack()->push(new SetBatchCommand(pd, batch)); // plans set aside, undoable
+        m_planner->pushBatchChange(batch); // plans set aside, undoable
 }
 
 void PlannerIntegration::syncWindowToSession()
@@ -277,13 +326,36 @@ void PlannerIntegration::showContextMenu(const QPoint &pos)
             item = static_cast<const NodeItem *>(it);
             break;
         }
-    if (!item || item->isGroup())
+    // Nothing under the pointer (the Menu key, or empty space): the selected node's menu.
+    if (!item) {
+        showSelectionMenu();
+        return;
+    }
+    if (item->isGroup())
         return;
     const auto &items = doc->layout()->items;
     if (item->layoutIndex() < 0 || size_t(item->layoutIndex()) >= items.size())
         return;
-    const core::NodeId node = items[size_t(item->layoutIndex())].node;
-    if (!node.valid())
+    showPinMenu(items[size_t(item->layoutIndex())].node, pos);
+}
+
+void PlannerIntegration::showSelectionMenu()
+{
+    const ModelDocument *doc = m_window->document();
+    if (!doc->hasModel() || !doc->layout() || !doc->selectedNode().valid())
+        return;
+    GraphView *view = m_window->graphView();
+    const NodeItem *item = m_window->graphScene()->itemShowing(doc->selectedNode());
+    const QPoint pos = item ? view->mapFromScene(item->sceneBoundingRect().center())
+                            : view->viewport()->rect().center();
+    showPinMenu(doc->selectedNode(), pos);
+}
+
+void PlannerIntegration::showPinMenu(core::NodeId node, const QPoint &pos)
+{
+    GraphView *view = m_window->graphView();
+    const ModelDocument *doc = m_window->document();
+    if (!node.valid() || !doc->hasModel())
         return;
     const QString name = QString::fromStdString(doc->graph().node(node).name);
     QMenu menu(view);

@@ -5,6 +5,10 @@
 //   auto *planner = new Planner(window);
 //   new PlannerIntegration(window, planner);   // parented to the window
 
+#ifndef Q_MOC_RUN // moc cannot parse <concepts>; it needs no core type here
+#include "core/util/ids.h"
+#endif
+
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -35,6 +39,10 @@ private:
     void followWindowModel();
     void syncWindowToSession();
     void showContextMenu(const QPoint &pos);
+    /// The pin menu of the selected node, at its box (Shift+F10, the Menu key): pinning from
+    /// the keyboard.
+    void showSelectionMenu();
+    void showPinMenu(core::NodeId node, const QPoint &viewportPos);
     /// Selects the node a reopened session had selected, once its model is on screen.
     void applyPendingSelection();
 

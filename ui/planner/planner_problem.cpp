@@ -59,15 +59,19 @@ MemoryFloor memoryFloor(const PlannerProblem &problem)
     f.masterWeightBytes = sa.masterWeightBytes;
     f.optimizerStateBytes = sa.optimizerStateBytes;
     f.weightBytes = sa.weightBytes - sa.masterWeightBytes - sa.optimizerStateBytes;
-    f.weightGradBytes = sa.weightGradBytes;
     using core::training::TensorRole;
+    for (const auto &t : tg.tensors())
+        if (t.role == TensorRole::ParameterGrad && t.preloaded)
+            f.accumulatorBytes += t.bytes;
+    // Required at the step's end, so resident together then in every plan (the simulator's
+    // figure; accumulators count in the same category).
+    f.weightGradBytes = std::max<int64_t>(0, sa.weightGradBytes - f.accumulatorBytes);
     for (const auto &op : tg.ops()) {
         int64_t bytes = op.workspaceBytes;
-        // Preloaded tensors and parameter gradients are counted above already.
+        // Preloaded tensors are counted above already; a gradient the op writes is not.
         const auto counted = [&](core::TensorId t) {
             const auto &tensor = tg.tensor(t);
-            return !tensor.preloaded && tensor.role != TensorRole::ParameterGrad ? tensor.bytes
-                                                                                 : int64_t(0);
+            return !tensor.preloaded ? tensor.bytes : int64_t(0);
         };
         std::vector<core::TensorId> touched(op.inputs.begin(), op.inputs.end());
         touched.insert(touched.end(), op.outputs.begin(), op.outputs.end());

@@ -11,6 +11,7 @@
 #include "core/util/status.h"
 #include "core/util/stop_token.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,20 +37,25 @@ withProfileCosts(const PlannerProblem &problem, const core::cost::Profile &profi
                  const std::string &origin, std::vector<std::string> *warnings = nullptr);
 
 /// The least memory any plan needs, whatever it recomputes or offloads: the model state
-/// (weights, master weights, optimizer state and the weights' gradients, resident all step)
-/// plus the largest op's working set (its inputs, outputs and scratch, all resident while it
-/// runs). A budget below it is infeasible for every solver.
+/// resident all step (weights, the input batch, master weights, optimizer state, micro-batch
+/// gradient accumulators) plus the larger of two things no plan avoids: the weights' gradients,
+/// all resident at the step's end, and the largest op's working set (its inputs, outputs and
+/// scratch, all resident while it runs). A true lower bound: a budget below it is infeasible
+/// for every solver. (Adding the gradients to the largest op's working set, as before, was not:
+/// the largest op may run in the forward pass, before any gradient exists.)
 struct MemoryFloor
 {
     int64_t weightBytes = 0; ///< parameters, buffers, constants, the input batch
     int64_t masterWeightBytes = 0, optimizerStateBytes = 0;
-    int64_t weightGradBytes = 0, largestOpBytes = 0;
+    int64_t accumulatorBytes = 0; ///< gradient accumulators of micro-batches (resident all step)
+    int64_t weightGradBytes = 0;  ///< the step's own parameter gradients
+    int64_t largestOpBytes = 0;
     std::string largestOp; ///< the op with that working set
-    int64_t total() const
+    int64_t residentBytes() const
     {
-        return weightBytes + masterWeightBytes + optimizerStateBytes + weightGradBytes +
-               largestOpBytes;
+        return weightBytes + masterWeightBytes + optimizerStateBytes + accumulatorBytes;
     }
+    int64_t total() const { return residentBytes() + std::max(weightGradBytes, largestOpBytes); }
 };
 MemoryFloor memoryFloor(const PlannerProblem &problem);
 

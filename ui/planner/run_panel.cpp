@@ -1,5 +1,7 @@
 #include "ui/planner/run_panel.h"
 
+#include "ui/planner/chart_empty_state.h"
+
 #include "core/exec/profile_recorder.h"
 #include "core/util/bytes.h"
 
@@ -52,7 +54,22 @@ QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **
     }
     auto *view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
+    // Nothing to plot yet: a hint instead of axes over an arbitrary range ("2e-09").
+    auto *empty = new ChartEmptyState(
+        chart, QObject::tr("Select a plan and press Run: the predicted and measured curves"), view);
+    empty->setObjectName(QStringLiteral("runChartEmptyState"));
+    empty->setEmpty(true);
     return view;
+}
+
+/// Shows `view`'s hint while `series` are all empty.
+void showEmptyState(QChartView *view, std::initializer_list<const QLineSeries *> series)
+{
+    bool empty = true;
+    for (const QLineSeries *s : series)
+        empty = empty && s->count() == 0;
+    if (auto *state = view->findChild<ChartEmptyState *>(QStringLiteral("runChartEmptyState")))
+        state->setEmpty(empty);
 }
 } // namespace
 
@@ -224,6 +241,8 @@ void RunPanel::clearResults()
 
 void RunPanel::updateAxes()
 {
+    showEmptyState(m_memoryView, {m_memMeasured, m_memPredicted});
+    showEmptyState(m_timeView, {m_timeMeasured, m_timePredicted});
     m_memX->setRange(0, m_stepCount);
     m_memX->applyNiceNumbers(); // steps 0, 100, 200 (it printed 0, 110, 220, 330, 441)
     m_timeX->setRange(0, m_stepCount);

@@ -6,8 +6,9 @@
 
 namespace remat::ui {
 
-SetBatchCommand::SetBatchCommand(PlannerDocument *document, int64_t batch, QUndoCommand *parent)
-    : QUndoCommand(parent), m_document(document), m_batch(batch)
+SetBatchCommand::SetBatchCommand(PlannerDocument *document, int64_t batch, int64_t budgetBytes,
+                                 QUndoCommand *parent)
+    : QUndoCommand(parent), m_document(document), m_batch(batch), m_budget(budgetBytes)
 {
     setText(QCoreApplication::translate("SetBatchCommand", "Set batch to %1").arg(batch));
 }
@@ -19,6 +20,11 @@ void SetBatchCommand::swap()
     const int oldCurrent = m_document->currentPlanIndex();
     // Plans first, so listeners of the batch change see a consistent document.
     m_document->setPlans(std::move(m_plans), m_current);
+    if (m_budget > 0) {
+        const int64_t oldBudget = m_document->budgetBytes();
+        m_document->setBudgetBytes(m_budget);
+        m_budget = oldBudget;
+    }
     m_document->setBatch(m_batch);
     m_batch = oldBatch;
     m_plans = std::move(oldPlans);

@@ -103,6 +103,7 @@ TeachingView::TeachingView(QWidget *parent)
     m_speed->setSuffix(tr(" steps/s"));
     m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_label->setMinimumWidth(200);
+    m_label->setWordWrap(true); // a narrow dock wraps the status line instead of cutting it
     m_text->setMinimumWidth(160);
 
     auto *controls = new QHBoxLayout;
@@ -149,10 +150,16 @@ TeachingView::TeachingView(QWidget *parent)
     });
     for (RsMatrixView *v : {m_r, m_s})
         connect(v, &RsMatrixView::zoomedByUser, this, [this] { m_fitPending = false; });
-    connect(m_r, &RsMatrixView::cellClicked, this,
-            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
-    connect(m_s, &RsMatrixView::cellClicked, this,
-            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
+    // A click on a matrix hands the keys to the stepper: the arrow keys step on from there
+    // (they did nothing: the matrices take no keys).
+    connect(m_r, &RsMatrixView::cellClicked, this, [this](int stage, int) {
+        setStep(m_analysis.stageStartStep(stage));
+        m_slider->setFocus(Qt::MouseFocusReason);
+    });
+    connect(m_s, &RsMatrixView::cellClicked, this, [this](int stage, int) {
+        setStep(m_analysis.stageStartStep(stage));
+        m_slider->setFocus(Qt::MouseFocusReason);
+    });
     m_timer.setInterval(1000 / m_speed->value());
     setAnalysis(PlanAnalysis());
 }
@@ -255,12 +262,14 @@ void TeachingView::setStep(int step)
         if (QScrollArea *area = scrollAreaOf(v))
             area->ensureVisible(0, v->cellOrigin().y() + int((stage + 0.5) * v->zoom()), 0,
                                 area->viewport()->height() / 3);
+    const size_t resident = m_state.resident.size();
     m_label->setText(
-        tr("%1   —   %2, stage %3 of %4, %5 tensors resident")
+        tr("%1   —   %2, stage %3 of %4, %5 resident")
             .arg(m_state.description, m_state.backward ? tr("backward") : tr("forward"))
             .arg(stage + 1)
             .arg(m_analysis.stageCount())
-            .arg(m_state.resident.size()));
+            .arg(resident == 1 ? tr("1 tensor") : tr("%1 tensors").arg(resident)));
+    m_label->setToolTip(m_label->text()); // the whole line, when the dock is narrow
     refreshExplanation();
     emit stepChanged(step);
     emit stepStateChanged(m_state);
