@@ -33,8 +33,8 @@ struct ModelInput
     std::vector<std::string> classify;    ///< `--classify NAME=parameter|buffer|input|constant`
     std::string semantics = "training";   ///< `--semantics training|as-exported`
     /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
-    /// `--micro-batches`, `--lr`, `--weight-decay`.
-    std::string optimizer = "none", precision = "fp32", shard = "none";
+    /// `--micro-batches`, `--lr`, `--weight-decay`, `--autocast-device` (empty: not given).
+    std::string optimizer = "none", precision = "32-true", shard = "none", autocastDevice;
     int64_t ranks = 1, microBatches = 1;
     double lr = 1e-3, weightDecay = -1;
 };

@@ -75,7 +75,7 @@ loadProblem(const std::string &path, const LoadOptions &options, const StopToken
     REMAT_RETURN_IF_ERROR(training::validateTrainingOptions(options.training));
     Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*p->forward, options.build);
     if (tg && !options.training.isDefault())
-        tg = training::applyTrainingOptions(*tg, options.training);
+        tg = training::applyTrainingOptions(*tg, options.training, p->forward.get());
     if (!tg) {
         p->trainingStatus = tg.status();
         return std::shared_ptr<const Problem>(std::move(p));

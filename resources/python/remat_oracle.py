@@ -198,10 +198,15 @@ def _cuda_logsigmoid(input):
     return _LogSigmoidCUDA.apply(input) if input.requires_grad else _PLAIN_LOGSIGMOID(input)
 
 
-def measure(model, inputs, cuda_dropout=True):
+AUTOCAST_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+PRECISION_OF = {"bf16": "bf16-mixed", "fp16": "16-mixed"}  # the remat --precision of each
+
+
+def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
     """PyTorch's saved tensors for one training step of `model(*inputs)` (see the module doc).
     cuda_dropout: measure Dropout (a bool mask) and log_sigmoid (no buffer) as CUDA runs them
-    rather than as the CPU does."""
+    rather than as the CPU does. autocast: None (float32), "bf16" or "fp16": the forward runs
+    under torch.autocast(device, dtype), the backward outside it, as the autocast docs say."""
     params = {}
     for p in model.parameters():
         key, nbytes = _storage_key(p)
@@ -246,8 +251,11 @@ def measure(model, inputs, cuda_dropout=True):
         torch.nn.functional.dropout = _fused_dropout
         torch.nn.functional.logsigmoid = _cuda_logsigmoid
     try:
+        amp = (torch.autocast(device, dtype=getattr(torch, AUTOCAST_DTYPES[autocast])) if autocast
+               else contextlib.nullcontext())
         with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
-            out = model(*inputs)
+            with amp:
+                out = model(*inputs)
             outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
                     if torch.is_tensor(o) and o.requires_grad]
             # Every autograd node reachable from the outputs, and which records it saved
@@ -268,7 +276,8 @@ def measure(model, inputs, cuda_dropout=True):
                 if unpacked:
                     nodes.append((min(unpacked), node.name(), sorted(set(unpacked))))
                 stack.extend(fn for fn, _ in node.next_functions)
-        grads = [torch.randn(o.shape, generator=torch.Generator().manual_seed(1), dtype=o.dtype) for o in outs]
+        grads = [torch.randn(o.shape, generator=torch.Generator().manual_seed(1), dtype=o.dtype).to(o.device)
+                 for o in outs]
         torch.autograd.backward(outs, grads)
     finally:
         torch.nn.functional.dropout = plain_dropout
@@ -332,17 +341,24 @@ def export(model, inputs, path, input_names):
                           do_constant_folding=False, export_params=False, input_names=input_names)
 
 
-def measure_and_export(spec, input_specs, onnx_path, kwargs=None):
+def measure_and_export(spec, input_specs, onnx_path, kwargs=None, autocast=None, device="cpu"):
     model, default, label = load_model(spec, kwargs)
     input_specs = input_specs or default
     if not input_specs:
         raise SystemExit(f"error: {spec}: give the input shape (--input 2x3x64x64; one per forward() argument)")
     gen = torch.Generator().manual_seed(0)
     inputs = [make_input(s, gen) for s in input_specs]
-    oracle = measure(model, inputs)
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("error: --device cuda: this PyTorch sees no CUDA device (measure with --device cpu)")
+        model_dev, inputs_dev = model.cuda(), [t.cuda() for t in inputs]
+        oracle = measure(model_dev, inputs_dev, autocast=autocast, device=device)
+        model, inputs = model.cpu(), [t.cpu() for t in inputs]
+    else:
+        oracle = measure(model, inputs, autocast=autocast, device=device)
     names = ["input"] if len(inputs) == 1 else [f"input{i}" for i in range(len(inputs))]
     oracle.update({"model": label, "spec": spec, "inputs": input_specs, "input_names": names,
-                   "torch": torch.__version__})
+                   "torch": torch.__version__, "autocast": autocast, "device": device})
     export(model, inputs, onnx_path, names)
     oracle["onnx_file"] = os.path.basename(onnx_path)
     return oracle
@@ -360,8 +376,10 @@ def remat_binary(explicit=None):
     return shutil.which("remat") or "remat"
 
 
-def train_graph(onnx_path, remat=None):
+def train_graph(onnx_path, remat=None, autocast=None, device="cpu"):
     cmd = [remat_binary(remat), "train-graph", onnx_path, "--json"]
+    if autocast:
+        cmd += ["--precision", PRECISION_OF[autocast], "--autocast-device", device]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip() or r.stdout.strip()).splitlines()[-1] if (r.stderr or r.stdout) else "failed"
@@ -438,6 +456,11 @@ def main(argv=None):
         p.add_argument("model")
         p.add_argument("--input", action="append", default=None, help="input spec, one per forward() argument")
         p.add_argument("--kwargs", default=None, help="JSON keyword arguments for the model's constructor")
+        p.add_argument("--autocast", choices=sorted(AUTOCAST_DTYPES), default=None,
+                       help="measure the forward under torch.autocast with this dtype (compared with "
+                            "remat --precision bf16-mixed / 16-mixed)")
+        p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                       help="where PyTorch runs the measurement, and remat's --autocast-device")
         if name == "check":
             p.add_argument("--out", default=None, help="keep model.onnx and oracle.json in this folder")
         else:
@@ -461,7 +484,7 @@ def main(argv=None):
     kwargs = json.loads(a.kwargs) if getattr(a, "kwargs", None) else None
 
     if a.cmd == "measure":
-        oracle = measure_and_export(a.model, a.input, a.onnx, kwargs)
+        oracle = measure_and_export(a.model, a.input, a.onnx, kwargs, a.autocast, a.device)
         with open(a.oracle, "w") as f:
             json.dump(oracle, f, indent=1)
         print(f"{oracle['model']}: saved activations {oracle['saved_activation_bytes']} B, "
@@ -473,7 +496,7 @@ def main(argv=None):
             os.makedirs(folder, exist_ok=True)
             onnx_path = os.path.join(folder, "model.onnx")
             try:
-                oracle = measure_and_export(a.model, a.input, onnx_path, kwargs)
+                oracle = measure_and_export(a.model, a.input, onnx_path, kwargs, a.autocast, a.device)
             except Exception as e:  # an export torch cannot do: said, with the model's name
                 msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                 print(f"error: {a.model}: PyTorch could not run or export it: {msg}", file=sys.stderr)
@@ -485,7 +508,7 @@ def main(argv=None):
             onnx_path = a.onnx
             with open(a.oracle) as f:
                 oracle = json.load(f)
-        ours, err = train_graph(onnx_path, a.remat)
+        ours, err = train_graph(onnx_path, a.remat, oracle.get("autocast"), oracle.get("device", "cpu"))
         if ours is None:
             print(f"error: remat train-graph {onnx_path}: {err}", file=sys.stderr)
             write_summary(a.summary, oracle=oracle, error=f"remat: {err}")

@@ -31,6 +31,7 @@ public:
     core::training::TrainingOptions options() const;
     QComboBox *optimizerBox() const { return m_optimizer; }
     QComboBox *precisionBox() const { return m_precision; }
+    QComboBox *autocastDeviceBox() const { return m_autocastDevice; }
     QComboBox *shardBox() const { return m_shard; }
     QSpinBox *ranksBox() const { return m_ranks; }
 
@@ -43,6 +44,7 @@ private:
     core::training::TrainingOptions m_base;
     QComboBox *m_optimizer;
     QComboBox *m_precision;
+    QComboBox *m_autocastDevice;
     QComboBox *m_shard;
     QSpinBox *m_ranks;
     QSpinBox *m_microBatches;
