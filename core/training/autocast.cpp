@@ -129,10 +129,51 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         }
     }
 
+    // Computed from no data input: weights, buffers, constants and what the forward derives from
+    // them alone (a mask built from constants, a bias's layout).
+    std::vector<char> dataFree(tensors.size(), 0);
+    for (const Tensor &t : tensors)
+        dataFree[t.id.index()] = t.preloaded && t.role != TensorRole::Input;
+    for (size_t i = 0; i < fwdCount; ++i) {
+        const Op &op = g.op(OpId(int32_t(i)));
+        bool all = !op.inputs.empty();
+        for (TensorId in : op.inputs)
+            all = all && dataFree[in.index()];
+        for (TensorId out : op.outputs)
+            dataFree[out.index()] = all;
+    }
+    std::vector<AutocastPolicy> policyOf(fwdCount, AutocastPolicy::Fallthrough);
+    const auto producerType = [&](TensorId t) -> std::string {
+        const OpId p = tensors[t.index()].producer;
+        return p.valid() && p.index() < fwdCount ? g.op(p).type : std::string();
+    };
+    const auto lowerProduct = [&](TensorId t) {
+        const OpId p = tensors[t.index()].producer;
+        const std::string type = producerType(t);
+        return (type == "MatMul" || type == "Gemm") &&
+               policyOf[p.index()] == AutocastPolicy::LowerPrecision;
+    };
+    // A lower-precision product, or one scaled by a zero-dim constant (baddbmm's alpha).
+    const auto isHalfProduct = [&](TensorId t) {
+        if (lowerProduct(t))
+            return true;
+        if (producerType(t) != "Mul")
+            return false;
+        const Op &mul = g.op(tensors[t.index()].producer);
+        if (mul.inputs.size() != 2)
+            return false;
+        for (size_t k = 0; k < 2; ++k) {
+            const Tensor &other = tensors[mul.inputs[1 - k].index()];
+            if (lowerProduct(mul.inputs[k]) && other.role == TensorRole::Constant &&
+                other.shape.rank() == 0)
+                return true;
+        }
+        return false;
+    };
+
     // 1. Each forward op's policy, the casts it needs and its outputs' dtypes, in forward order
     //    (an op reads the dtypes its producers were given).
     std::vector<std::vector<PlannedCast>> casts(fwdCount);
-    std::vector<AutocastPolicy> policyOf(fwdCount, AutocastPolicy::Fallthrough);
     for (size_t i = 0; i < fwdCount; ++i) {
         const Op &op = g.op(OpId(int32_t(i)));
         if (op.type == "Cast")
@@ -142,19 +183,14 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         const size_t rank = op.inputs.empty() ? 0 : tensors[op.inputs[0].index()].shape.rank();
         AutocastPolicy policy =
             def ? ops::autocastPolicy(*def, node, rank, o.device) : AutocastPolicy::Fallthrough;
-        // torch's exporter writes linear(x, W, b) on a batch of matrices as MatMul then Add(b):
-        // one lower-precision op in PyTorch, so the Add runs with the product, the bias cast.
+        // torch's exporter writes linear(x, W, b) on a batch of matrices as MatMul then Add(b),
+        // and baddbmm(mask, q, k) (nn.MultiheadAttention's masked scores) as MatMul, Mul by alpha,
+        // Add of the mask times beta: one lower-precision op in PyTorch each, so the Add runs with
+        // the product and its other operand (computed from no input) is cast.
         if (policy == AutocastPolicy::Fallthrough && op.type == "Add" && op.inputs.size() == 2) {
-            for (size_t a = 0; a < 2; ++a) {
-                const Tensor &product = tensors[op.inputs[a].index()];
-                const TensorId bias = op.inputs[1 - a];
-                if (product.producer.valid() && product.producer.index() < fwdCount &&
-                    policyOf[product.producer.index()] == AutocastPolicy::LowerPrecision &&
-                    (g.op(product.producer).type == "MatMul" ||
-                     g.op(product.producer).type == "Gemm") &&
-                    weight[bias.index()])
+            for (size_t a = 0; a < 2; ++a)
+                if (isHalfProduct(op.inputs[a]) && dataFree[op.inputs[1 - a].index()])
                     policy = AutocastPolicy::LowerPrecision;
-            }
         }
         policyOf[i] = policy;
 
@@ -194,8 +230,8 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
                 if (tensors[in.index()].dtype == target)
                     continue;
                 // cached_cast: only lower-precision casts of float32 trainable leaves are cached.
-                const bool cached = target == half && tensors[in.index()].dtype ==
-                                                          ir::DataType::Float &&
+                const bool cached = target == half &&
+                                    tensors[in.index()].dtype == ir::DataType::Float &&
                                     trainable[in.index()];
                 casts[i].push_back({k, target, cached});
             }
@@ -211,7 +247,7 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
     std::vector<Op> ops;
     ops.reserve(g.opCount() + 2 * fwdCount);
     std::vector<OpId> newId(g.opCount());
-    std::map<std::pair<int32_t, int>, CastRecord> cache; // (tensor, dtype) -> cached copy
+    std::map<std::pair<int32_t, int>, CastRecord> cache;     // (tensor, dtype) -> cached copy
     std::vector<std::map<int, CastRecord>> castAt(fwdCount); // forward op -> ONNX position
     std::map<int32_t, int> gradCopies;                       // copy -> gradients named so far
     std::set<std::string> names;                             // of the copies
@@ -231,9 +267,9 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
             } else {
                 const Tensor source = tensors[src.index()];
                 Tensor copy;
-                copy.name = pc.cached ? fmt::format("{}::{}", source.name, shortName(pc.to))
-                                      : fmt::format("{}::{}@{}", source.name, shortName(pc.to),
-                                                    op.name);
+                copy.name = pc.cached
+                                ? fmt::format("{}::{}", source.name, shortName(pc.to))
+                                : fmt::format("{}::{}@{}", source.name, shortName(pc.to), op.name);
                 if (!names.insert(copy.name).second) // the same tensor at two positions
                     copy.name += fmt::format("#{}", op.inputRoles[pc.input].index);
                 copy.role = weight[src.index()] && pc.to == half ? TensorRole::WeightCast
@@ -306,8 +342,7 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
                 const Tensor copy = tensors[c->second.copy.index()];
                 const int n = gradCopies[copy.id.value]++;
                 Tensor grad;
-                grad.name =
-                    n == 0 ? "grad:" + copy.name : fmt::format("grad:{}#{}", copy.name, n);
+                grad.name = n == 0 ? "grad:" + copy.name : fmt::format("grad:{}#{}", copy.name, n);
                 grad.role = TensorRole::ActivationGrad;
                 grad.dtype = copy.dtype;
                 grad.shape = copy.shape;

@@ -78,7 +78,7 @@ AUTOCAST_SAMPLE = {
     "resnet18": (None, "conv / BatchNorm in bfloat16, the input and every conv weight cast once", 1.0),
     f"{NETS}:GPT2": (None, "float32 residual stream by promotion, cached weight casts the matmuls keep", 1.0),
     f"{NETS}:LoRAGPT": (None, "LoRA adapters (lora_A / lora_B) beside frozen-shaped base linears", 1.0),
-    f"{NETS}:MixedCNN": (None, "ConvTranspose on torch 1.13's CPU fp32 list, depthwise conv, ReLU6", 1.0),
+    f"{NETS}:MixedCNN": (None, "ConvTranspose on torch 1.13's CPU fp32 list, depthwise conv, SiLU", 1.0),
 }
 
 

@@ -66,6 +66,109 @@ class TstAutocast : public QObject
     Q_OBJECT
 
 private slots:
+    void policyRowsFollowTorchLists_data()
+    {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<QString>("mode"); // Pad's mode / Scatter's reduction, else empty
+        QTest::addColumn<QString>("cuda");
+        QTest::addColumn<QString>("cpu");
+        // autocast_mode.cpp, torch 1.13 (CPU rows also measured with torch 1.13 on the CPU)
+        QTest::newRow("conv") << "Conv" << 4 << ""
+                              << "lower"
+                              << "lower";
+        QTest::newRow("conv_transpose") << "ConvTranspose" << 4 << ""
+                                        << "lower"
+                                        << "fp32";
+        QTest::newRow("matmul") << "MatMul" << 3 << ""
+                                << "lower"
+                                << "lower";
+        QTest::newRow("addmm") << "Gemm" << 2 << ""
+                               << "lower"
+                               << "lower";
+        QTest::newRow("einsum (bmm)") << "Einsum" << 3 << ""
+                                      << "lower"
+                                      << "lower";
+        QTest::newRow("lstm") << "LSTM" << 3 << ""
+                              << "lower"
+                              << "fp32";
+        QTest::newRow("prelu") << "PRelu" << 4 << ""
+                               << "lower"
+                               << "fp32";
+        QTest::newRow("softmax") << "Softmax" << 3 << ""
+                                 << "fp32"
+                                 << "fallthrough";
+        QTest::newRow("log_softmax") << "LogSoftmax" << 3 << ""
+                                     << "fp32"
+                                     << "fallthrough";
+        QTest::newRow("layer_norm") << "LayerNormalization" << 3 << ""
+                                    << "fp32"
+                                    << "fallthrough";
+        QTest::newRow("group_norm") << "GroupNormalization" << 4 << ""
+                                    << "fp32"
+                                    << "fallthrough";
+        QTest::newRow("batch_norm") << "BatchNormalization" << 4 << ""
+                                    << "fallthrough"
+                                    << "fallthrough";
+        QTest::newRow("exp") << "Exp" << 2 << ""
+                             << "fp32"
+                             << "fallthrough";
+        QTest::newRow("pow") << "Pow" << 2 << ""
+                             << "fp32"
+                             << "fallthrough";
+        QTest::newRow("sum") << "ReduceSum" << 2 << ""
+                             << "fp32"
+                             << "fallthrough";
+        QTest::newRow("prod") << "ReduceProd" << 2 << ""
+                              << "fp32"
+                              << "fp32";
+        QTest::newRow("cross_entropy") << "SoftmaxCrossEntropyLoss" << 2 << ""
+                                       << "fp32"
+                                       << "fp32";
+        QTest::newRow("relu") << "Relu" << 4 << ""
+                              << "fallthrough"
+                              << "fallthrough";
+        QTest::newRow("add") << "Add" << 4 << ""
+                             << "fallthrough"
+                             << "fallthrough";
+        QTest::newRow("max_pool2d") << "MaxPool" << 4 << ""
+                                    << "fallthrough"
+                                    << "fallthrough";
+        QTest::newRow("max_pool3d") << "MaxPool" << 5 << ""
+                                    << "fallthrough"
+                                    << "fp32";
+        QTest::newRow("constant pad") << "Pad" << 4 << "constant"
+                                      << "fallthrough"
+                                      << "fallthrough";
+        QTest::newRow("reflection_pad") << "Pad" << 4 << "reflect"
+                                        << "fallthrough"
+                                        << "fp32";
+        QTest::newRow("scatter_add") << "ScatterElements" << 2 << "add"
+                                     << "promote"
+                                     << "fallthrough";
+    }
+
+    void policyRowsFollowTorchLists()
+    {
+        QFETCH(QString, type);
+        QFETCH(int, rank);
+        QFETCH(QString, mode);
+        QFETCH(QString, cuda);
+        QFETCH(QString, cpu);
+        const ops::OpDef *def = ops::findOp(type.toStdString());
+        QVERIFY(def);
+        ir::Node node;
+        node.opType = type.toStdString();
+        if (!mode.isEmpty())
+            node.attributes.push_back({type == "Pad" ? "mode" : "reduction", mode.toStdString()});
+        QCOMPARE(QString(ops::autocastPolicyName(
+                     ops::autocastPolicy(*def, &node, size_t(rank), ops::AutocastDevice::Cuda))),
+                 cuda);
+        QCOMPARE(QString(ops::autocastPolicyName(
+                     ops::autocastPolicy(*def, &node, size_t(rank), ops::AutocastDevice::Cpu))),
+                 cpu);
+    }
+
     void convReluOnCpu()
     {
         // x[2,3,8,8] -> Conv(W[4,3,3,3], b[4]) -> c[2,4,6,6] -> Relu -> r
