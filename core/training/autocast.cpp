@@ -194,10 +194,15 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         }
         policyOf[i] = policy;
 
-        std::vector<size_t> floating; // inputs autocast may cast
-        for (size_t k = 0; k < op.inputs.size(); ++k)
-            if (eligible(tensors[op.inputs[k].index()].dtype))
+        // The operands autocast may cast and promotion reads: floating-point data inputs, not an
+        // op's float configuration (Resize's scales, a Pad's constant): its differentiable ones.
+        std::vector<size_t> floating;
+        for (size_t k = 0; k < op.inputs.size(); ++k) {
+            const bool data = !def || !def->differentiable || !node ||
+                              def->differentiable(*node, size_t(op.inputRoles[k].index));
+            if (data && eligible(tensors[op.inputs[k].index()].dtype))
                 floating.push_back(k);
+        }
         if (floating.empty())
             continue;
         ir::DataType target = half;

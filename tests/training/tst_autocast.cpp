@@ -290,6 +290,22 @@ private slots:
         QCOMPARE(named(g, "grad:/Mul2_y").dtype, ir::DataType::BFloat16);
     }
 
+    void configurationInputsDoNotPromote()
+    {
+        // x[1,2,4,4] -> Conv(W[2,2,1,1]) -> c (bf16) -> Resize(scales = float32 [1,1,2,2]) -> r:
+        // the scales configure the op (no gradient, not data): r stays bfloat16, as
+        // upsample_nearest2d returns it (YOLO's up-sampled lateral was cast twice, +1.6%).
+        MiniGraph m;
+        const ValueId x = m.input("x", {1, 2, 4, 4});
+        const ValueId c = m.op("Conv", {x, m.param("W", {2, 2, 1, 1})}, {1, 2, 4, 4});
+        const ValueId scales = m.constFloats("scales", {1, 1, 2, 2});
+        const ValueId r = m.op("Resize", {c, ValueId(), scales}, {1, 2, 8, 8},
+                               {{"mode", std::string("nearest")}});
+        const TrainingGraph g = autocast(m, {r}, ops::AutocastDevice::Cpu);
+        QCOMPARE(named(g, "/Resize1_y").dtype, ir::DataType::BFloat16);
+        QCOMPARE(countOps(g, "Cast"), 2); // x and W, not the scales
+    }
+
     void castsAreOnnxCasts()
     {
         // The executors run the casts as ONNX Cast nodes: attribute `to` is the target dtype.
