@@ -185,9 +185,9 @@ private slots:
     }
 
     // "Compare training options...": A = the open options (none, fp32), B chosen in its form
-    // (Adam, bf16-mixed); both planned by chen-sqrtn at min-peak. The difference table equals
-    // core's rows for the same two steps, the chart overlays B on A, and B's master weights and
-    // optimizer state are rows that A has at 0.
+    // (Adam, bf16-master: the master-weight layout); both planned by chen-sqrtn at min-peak. The
+    // difference table equals core's rows for the same two steps, the chart overlays B on A, and
+    // B's master weights and optimizer state are rows that A has at 0.
     void comparesTwoTrainingOptionSets()
     {
         Planner planner;
@@ -201,7 +201,7 @@ private slots:
         QVERIFY(d);
         d->setSolver(QStringLiteral("chen-sqrtn"));
         selectData(d->formB()->optimizerBox(), int(Optimizer::Adam));
-        selectData(d->formB()->precisionBox(), int(Precision::Bf16Mixed));
+        selectData(d->formB()->precisionBox(), int(Precision::Bf16Master));
         QSignalSpy done(d, &TrainingCompareDialog::finished);
         d->start();
         QVERIFY(done.wait(60000));
@@ -210,7 +210,7 @@ private slots:
 
         TrainingOptions adam;
         adam.optimizer = Optimizer::Adam;
-        adam.precision = Precision::Bf16Mixed;
+        adam.precision = Precision::Bf16Master;
         QCOMPARE(d->stepB()->problem->options.training, adam);
         QCOMPARE(d->stepA()->plan.solver, std::string("chen-sqrtn"));
         // Core's answer for the same two steps, planned outside the dialog.
@@ -249,7 +249,7 @@ private slots:
                  figureText(core::pipeline::FigureUnit::Bytes, rows.front().delta(), true));
         const QStringList overlays = d->comparison()->chart()->overlayNames();
         QCOMPARE(overlays.size(), 1);
-        QVERIFY2(overlays.front().contains(QStringLiteral("bf16-mixed")),
+        QVERIFY2(overlays.front().contains(QStringLiteral("bf16-master")),
                  qPrintable(overlays.join(",")));
 
         // Sharding chosen in B's form reaches B's step: ZeRO-1 over 4 ranks keeps a quarter
