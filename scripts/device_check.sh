@@ -72,7 +72,8 @@ if has truth; then
         done
         TAIL_LINES=2 step "truth-$m-adam" 90 "$bin/remat" run "$g" --backend cuda --batch 32 --iters 3 --optimizer adam --json
         cp "$out/truth-$m-adam.log" "$t.adam.json"
-        for p in fp32 bf16-mixed; do
+        # bf16-master: torch_step_reference's bf16-mixed layout; bf16-mixed: its autocast-bf16
+        for p in fp32 bf16-master bf16-mixed; do
             "$bin/remat" simulate "$g" --batch 32 --optimizer adam --precision "$p" --json >"$t.sim-adam-$p.json" 2>&1
         done
         "$bin/remat" simulate "$g" --batch 32 --json >"$t.sim-none-fp32.json" 2>&1

@@ -74,12 +74,13 @@ def torch_table(d, m):
     store = load(f"{d}/truth-{m}.storeall.json")
     adam = load(f"{d}/truth-{m}.adam.json")
     configs = [("none", "fp32", "none-fp32", store), ("adam", "fp32", "adam-fp32", adam),
-               ("adam", "bf16-mixed", "adam-bf16-mixed", None),
-               ("adam", "autocast-bf16", "adam-fp32", None)]
+               ("adam", "bf16-mixed", "adam-bf16-master", None),
+               ("adam", "autocast-bf16", "adam-bf16-mixed", None)]
     for opt, prec, ours_key, measured in configs:
         t = load(f"{d}/torch-{m}-{opt}-{prec}.json")
         sim = load(f"{d}/truth-{m}.sim-{ours_key}.json")
-        label = f"{opt} {prec}" + (" (ours: fp32)" if prec == "autocast-bf16" else "")
+        label = f"{opt} {prec}" + {"autocast-bf16": " (ours: bf16-mixed)",
+                                   "bf16-mixed": " (ours: bf16-master)"}.get(prec, "")
         tp = t.get("max_memory_allocated_bytes") if t else None
         sp = sim.get("peak_bytes") if sim else None
         mp = measured.get("measured_peak_bytes") if measured else None
@@ -88,7 +89,7 @@ def torch_table(d, m):
                     f"{ms(measured.get('median_step_seconds') if measured else None)} | "
                     f"{ms(t.get('median_step_seconds') if t else None)} |")
     for opt, prec, ours_key in [("none", "fp32", "none-fp32"), ("adam", "fp32", "adam-fp32"),
-                                ("adam", "bf16-mixed", "adam-bf16-mixed")]:
+                                ("adam", "bf16-mixed", "adam-bf16-master")]:
         t = load(f"{d}/torch-{m}-{opt}-{prec}-math.json")
         sim = load(f"{d}/truth-{m}.sim-{ours_key}.json")
         if not t or "max_memory_allocated_bytes" not in t:

@@ -16,11 +16,11 @@ The report also says what the libraries keep allocated between steps (cuBLAS / c
 workspaces): memory in use before the step beyond parameters, buffers, input, kept gradients and
 optimizer state. The simulator leaves it out, as it leaves out cuDNN's workspaces.
 - fp32: the model in float32; TF32 off unless --tf32 (the CUDA backend computes plain float32).
-- bf16-mixed: what `--precision bf16-mixed` models (Megatron / DeepSpeed style): bfloat16 weights
+- bf16-mixed: what `--precision bf16-master` models (Megatron / DeepSpeed style): bfloat16 weights
   and activations, a float32 master copy of every weight, float32 gradients (each bfloat16
   gradient is added into the master's as soon as autograd finishes it) and float32 optimizer state.
-- autocast-bf16: torch.autocast(bfloat16) over float32 weights, the common PyTorch recipe; it is
-  not what bf16-mixed models (weights stay float32, autocast caches bfloat16 copies per step)."""
+- autocast-bf16: torch.autocast(bfloat16) over float32 weights, the common PyTorch recipe: what
+  `--precision bf16-mixed` models (weights stay float32, autocast caches bfloat16 copies per step)."""
 import argparse
 import gc
 import json

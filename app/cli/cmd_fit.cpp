@@ -158,6 +158,9 @@ int runFit(const FitOptions &o)
                 {"plan", planJson(r)},
                 {"optimizer", training::optimizerName(opts.optimizer)},
                 {"precision", training::precisionName(opts.precision)},
+                {"autocast_device", training::isAutocast(opts.precision)
+                                        ? training::autocastDeviceName(opts.autocastDevice)
+                                        : ""},
                 {"shard", training::shardingName(opts.shard)},
                 {"ranks", opts.ranks},
                 {"attention", training::attentionName(opts.attention)},

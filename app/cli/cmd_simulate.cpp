@@ -166,6 +166,10 @@ int runSimulate(const SimulateOptions &o)
             {"weight_grad_bytes", t->weightGradBytes},
             {"optimizer", training::optimizerName(tg.info().training.optimizer)},
             {"precision", training::precisionName(tg.info().training.precision)},
+            {"autocast_device",
+             training::isAutocast(tg.info().training.precision)
+                 ? training::autocastDeviceName(tg.info().training.autocastDevice)
+                 : ""},
             {"shard", training::shardingName(tg.info().training.shard)},
             {"ranks", tg.info().training.ranks},
             {"host_peak_bytes", t->hostPeakBytes},

@@ -105,6 +105,11 @@ int runTrainGraph(const TrainGraphOptions &o)
         for (const training::Tensor &t : tg.tensors())
             if (bases[t.id.index()] != t.id)
                 storageBase[t.name] = tg.tensor(bases[t.id.index()]).name;
+        // autocast's weight copies (autocast.h), each once: what a user pays for them
+        int64_t weightCastBytes = 0;
+        for (const training::Tensor &t : tg.tensors())
+            if (t.role == training::TensorRole::WeightCast)
+                weightCastBytes += t.bytes;
         nlohmann::json j = {
             {"model", o.input.model},
             {"batch", tg.info().batch},
@@ -116,6 +121,10 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"optimizer_ops", s.optimizerOps},
             {"optimizer", training::optimizerName(opts.optimizer)},
             {"precision", training::precisionName(opts.precision)},
+            {"autocast_device", training::isAutocast(opts.precision)
+                                    ? training::autocastDeviceName(opts.autocastDevice)
+                                    : ""},
+            {"weight_cast_bytes", weightCastBytes},
             {"shard", training::shardingName(opts.shard)},
             {"ranks", opts.ranks},
             {"micro_batches", opts.microBatches},

@@ -2,6 +2,8 @@
 
 #include "core/onnx/input_spec.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 namespace remat::app {
@@ -64,8 +66,12 @@ void addTrainingOptions(CLI::App &cmd, ModelInput &input)
                    "Optimizer step after the backward: none (default), sgd, sgd-momentum, adam, "
                    "adamw, adafactor (its state and update are in the timeline)");
     cmd.add_option("--precision", input.precision,
-                   "fp32 (default), bf16-mixed, fp16-mixed (half activations and weights, float32 "
-                   "master weights, gradients and optimizer state) or bf16 (all bfloat16)");
+                   "As Lightning names them: 32-true (default; fp32), bf16-mixed / 16-mixed "
+                   "(PyTorch autocast: float32 weights, each op in its autocast dtype), "
+                   "bf16-true / 16-true (every floating tensor half), bf16-master / 16-master "
+                   "(half weights and activations, float32 master weights, gradients and state)");
+    cmd.add_option("--autocast-device", input.autocastDevice,
+                   "Whose autocast lists bf16-mixed / 16-mixed follow: cuda (default) or cpu");
     cmd.add_option("--shard", input.shard,
                    "Model-state sharding over --ranks: none (default), zero1 (optimizer state), "
                    "zero2 (+ gradients), zero3 or fsdp (+ parameters, gathered per op)");
@@ -89,6 +95,17 @@ Expected<training::TrainingOptions> trainingOptions(const ModelInput &input)
     training::TrainingOptions o;
     REMAT_ASSIGN_OR_RETURN(o.optimizer, training::parseOptimizer(input.optimizer));
     REMAT_ASSIGN_OR_RETURN(o.precision, training::parsePrecision(input.precision));
+    if (!input.autocastDevice.empty()) {
+        if (!training::isAutocast(o.precision))
+            return makeError(StatusCode::InvalidArgument,
+                             fmt::format("--autocast-device {}: autocast runs only with a mixed "
+                                         "precision (--precision bf16-mixed or 16-mixed); "
+                                         "--precision {} has no autocast",
+                                         input.autocastDevice,
+                                         training::precisionName(o.precision)));
+        REMAT_ASSIGN_OR_RETURN(o.autocastDevice,
+                               training::parseAutocastDevice(input.autocastDevice));
+    }
     REMAT_ASSIGN_OR_RETURN(o.shard, training::parseSharding(input.shard));
     REMAT_ASSIGN_OR_RETURN(o.attention, training::parseAttention(input.attention));
     o.ranks = input.ranks;

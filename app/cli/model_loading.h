@@ -35,8 +35,10 @@ struct ModelInput
     std::vector<std::string> trainable; ///< `--trainable REGEX` (repeatable)
     std::string semantics = "training"; ///< `--semantics training|as-exported`
     /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
-    /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`.
-    std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager";
+    /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`, `--autocast-device` (empty:
+    /// not given).
+    std::string optimizer = "none", precision = "32-true", shard = "none", attention = "eager",
+                autocastDevice;
     int64_t ranks = 1, microBatches = 1;
     double lr = 1e-3, weightDecay = -1;
 };

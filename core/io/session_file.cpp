@@ -171,9 +171,11 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
             return bad(path, "\"import\" is not an object");
         REMAT_ASSIGN_OR_RETURN(s.importSettings, importSettingsFromJson(root.at("import"), path));
     }
-    // Version 2: the training options (absent in version 1: none, float32, unsharded).
+    // Version 2: the training options (absent in version 1: none, float32, unsharded); version 3
+    // names precisions as Lightning does (a version-2 "bf16-mixed" is bf16-master).
     if (version >= 2 && root.contains("training")) {
-        REMAT_ASSIGN_OR_RETURN(s.training, trainingOptionsFromJson(root.at("training"), path));
+        REMAT_ASSIGN_OR_RETURN(s.training,
+                               trainingOptionsFromJson(root.at("training"), path, version < 3));
     }
     REMAT_ASSIGN_OR_RETURN(s.budgetBytes, integer(path, root, "budget_bytes", 0, 0, kMaxExact));
     // No objective written: a budget asks for the least recompute within it (as `remat solve` does).
@@ -324,11 +326,12 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
                          "plans need their training graph to be saved");
     json root;
     root["format"] = kFormat;
-    // Version 1 when nothing needs 2, so older builds still read the file.
-    root["version"] =
-        s.training.isDefault() && s.solver.empty() && s.pareto.empty() && s.view.empty() && !s.run
-            ? 1
-            : kSessionFormatVersion;
+    // The oldest version that holds what the session has, so older builds still read the file: 3
+    // for training options (the precision names changed meaning), 2 for the other version-2
+    // members, else 1.
+    root["version"] = !s.training.isDefault() ? kSessionFormatVersion
+                      : s.solver.empty() && s.pareto.empty() && s.view.empty() && !s.run ? 1
+                                                                                         : 2;
     const fs::path absModel = absoluteClean(s.modelPath);
     const fs::path relModel =
         absModel.empty() ? fs::path()

@@ -101,7 +101,8 @@ struct Session
 
 /// Written as 2 (optional "training", "solver", "pareto", "view" and "run"); version 1 (without
 /// them) is still read.
-inline constexpr int kSessionFormatVersion = 2;
+/// 3: precision names as Lightning's (bf16-mixed is autocast); 2 and 1 are read as written.
+inline constexpr int kSessionFormatVersion = 3;
 inline constexpr int kOldestSessionFormatVersion = 1;
 
 /// The session as JSON text, for a file at `sessionPath` (the model's path is also written relative

@@ -20,12 +20,15 @@ json trainingOptionsJson(const training::TrainingOptions &o)
     // written when not the default, so sessions saved before --attention read and write the same
     if (o.attention != training::Attention::Eager)
         j["attention"] = training::attentionName(o.attention);
+    if (training::isAutocast(o.precision))
+        j["autocast_device"] = training::autocastDeviceName(o.autocastDevice);
     return j;
 }
 
 namespace {
 
-Expected<training::TrainingOptions> parse(const json &j, const std::string &what)
+Expected<training::TrainingOptions> parse(const json &j, const std::string &what,
+                                          bool legacyPrecisionNames)
 {
     auto bad = [&](const std::string &m) {
         return makeError(StatusCode::InvalidArgument, what + ": \"training\": " + m);
@@ -61,9 +64,11 @@ Expected<training::TrainingOptions> parse(const json &j, const std::string &what
         *out = it->get<double>();
         return Status::ok();
     };
-    std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager";
+    std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager",
+                autocastDevice;
     REMAT_RETURN_IF_ERROR(text("optimizer", &optimizer));
     REMAT_RETURN_IF_ERROR(text("precision", &precision));
+    REMAT_RETURN_IF_ERROR(text("autocast_device", &autocastDevice));
     REMAT_RETURN_IF_ERROR(text("shard", &shard));
     REMAT_RETURN_IF_ERROR(text("attention", &attention));
     REMAT_RETURN_IF_ERROR(whole("ranks", &o.ranks));
@@ -73,9 +78,17 @@ Expected<training::TrainingOptions> parse(const json &j, const std::string &what
     auto opt = training::parseOptimizer(optimizer);
     if (!opt)
         return bad(opt.status().message());
-    auto prec = training::parsePrecision(precision);
+    // Files written before the names followed Lightning's keep the meaning they were saved with.
+    auto prec = legacyPrecisionNames ? training::parseLegacyPrecision(precision)
+                                     : training::parsePrecision(precision);
     if (!prec)
         return bad(prec.status().message());
+    if (!autocastDevice.empty()) {
+        auto device = training::parseAutocastDevice(autocastDevice);
+        if (!device)
+            return bad(device.status().message());
+        o.autocastDevice = *device;
+    }
     auto sh = training::parseSharding(shard);
     if (!sh)
         return bad(sh.status().message());
@@ -93,9 +106,10 @@ Expected<training::TrainingOptions> parse(const json &j, const std::string &what
 
 } // namespace
 
-Expected<training::TrainingOptions> trainingOptionsFromJson(const json &j, const std::string &what)
+Expected<training::TrainingOptions> trainingOptionsFromJson(const json &j, const std::string &what,
+                                                            bool legacyPrecisionNames)
 {
-    return guardReader(what, [&] { return parse(j, what); });
+    return guardReader(what, [&] { return parse(j, what, legacyPrecisionNames); });
 }
 
 } // namespace remat::core::io

@@ -14,13 +14,15 @@
 namespace remat::core::io {
 
 /// {"optimizer", "precision", "shard", "ranks", "micro_batches", "lr", "weight_decay"}: every
-/// member written.
+/// member written; "autocast_device" too for bf16-mixed / 16-mixed.
 nlohmann::json trainingOptionsJson(const training::TrainingOptions &options);
 
 /// The inverse; an absent member keeps its default. A malformed member is an InvalidArgument whose
 /// message starts with `what` and names the member; the values are checked as `remat --optimizer`
-/// and its siblings check them.
+/// and its siblings check them. `legacyPrecisionNames`: the precision is named as session files
+/// before version 3 named it (training::parseLegacyPrecision: "bf16-mixed" was bf16-master).
 Expected<training::TrainingOptions> trainingOptionsFromJson(const nlohmann::json &json,
-                                                            const std::string &what);
+                                                            const std::string &what,
+                                                            bool legacyPrecisionNames = false);
 
 } // namespace remat::core::io

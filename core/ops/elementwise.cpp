@@ -233,6 +233,19 @@ OpFamily binaryFamily(std::string_view op)
     return op == "PRelu" ? OpFamily::Activation : OpFamily::Arithmetic;
 }
 
+/// The shared element-wise table's autocast rows (torch 1.13's autocast_mode.cpp): CUDA runs
+/// exp, log, reciprocal, softplus and pow in float32 and prelu in half; torch 1.13's CPU list has
+/// prelu on fp32 and none of the others. Every other row is on no list.
+AutocastRow elementwiseAutocast(std::string_view type)
+{
+    if (type == "Exp" || type == "Log" || type == "Reciprocal" || type == "Softplus" ||
+        type == "Pow")
+        return {.cuda = AutocastPolicy::Fp32};
+    if (type == "PRelu")
+        return {.cuda = AutocastPolicy::LowerPrecision, .cpu = AutocastPolicy::Fp32};
+    return {};
+}
+
 } // namespace
 
 Status unaryShape(ShapeContext &c) { return inferUnary(c, DataType::Undefined); }
@@ -262,7 +275,8 @@ void addElementwiseOps(std::vector<OpDef> &t)
                  .family = binaryFamily(#Name),                                                    \
                  .inferShape = binaryShapeOf(#Name),                                               \
                  .differentiable = firstTwo,                                                       \
-                 .derive = binaryTableRule<ew::Name>});
+                 .derive = binaryTableRule<ew::Name>,                                              \
+                 .autocast = elementwiseAutocast(#Name)});
     REMAT_EW_BINARY_GRAD_OPS(REMAT_OPDEF_BINARY_GRAD)
 #undef REMAT_OPDEF_BINARY_GRAD
     t.push_back({.type = "Sum",
@@ -312,7 +326,8 @@ void addElementwiseOps(std::vector<OpDef> &t)
                  .sinceOpset = Since,                                                              \
                  .inferShape = unaryShape,                                                         \
                  .differentiable = first,                                                          \
-                 .derive = unaryTableRule<ew::Name>});
+                 .derive = unaryTableRule<ew::Name>,                                               \
+                 .autocast = elementwiseAutocast(#Name)});
     REMAT_EW_UNARY_OPS(REMAT_OPDEF_UNARY)
 #undef REMAT_OPDEF_UNARY
     // shape functions only so far: the builder refuses them

@@ -681,34 +681,55 @@ bool dropoutDrops(const ir::Graph &graph, const ir::Node &node)
     return dropoutActive(c);
 }
 
+namespace {
+
+/// torch 1.13's CPU autocast list has max_pool3d and avg_pool3d (not their 2-D forms) on fp32.
+AutocastPolicy pool3dOnCpuFp32(const ir::Node *, size_t rank, AutocastDevice device,
+                               AutocastPolicy listed)
+{
+    return device == AutocastDevice::Cpu && rank == 5 ? AutocastPolicy::Fp32 : listed;
+}
+
+} // namespace
+
 void addNnOps(std::vector<OpDef> &t)
 {
     t.push_back({.type = "Conv",
                  .family = OpFamily::Convolution,
                  .inferShape = convShape,
                  .differentiable = firstThree,
-                 .derive = conv});
-    t.push_back({.type = "ConvTranspose",
-                 .family = OpFamily::Convolution,
-                 .inferShape = convTransposeShape,
-                 .differentiable = firstThree,
-                 .derive = convTranspose});
+                 .derive = conv,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
+    t.push_back(
+        {.type = "ConvTranspose",
+         .family = OpFamily::Convolution,
+         .inferShape = convTransposeShape,
+         .differentiable = firstThree,
+         .derive = convTranspose,
+         .autocast = {.cuda = AutocastPolicy::LowerPrecision, .cpu = AutocastPolicy::Fp32}});
     t.push_back({.type = "Gemm",
                  .family = OpFamily::MatrixProduct,
                  .inferShape = inferGemm,
                  .differentiable = firstThree,
-                 .derive = gemm});
+                 .derive = gemm,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
     t.push_back({.type = "MatMul",
                  .family = OpFamily::MatrixProduct,
                  .inferShape = inferMatMul,
                  .differentiable = firstTwo,
-                 .derive = matmul});
+                 .derive = matmul,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
     t.push_back({.type = "Einsum",
                  .family = OpFamily::MatrixProduct,
                  .sinceOpset = 12,
                  .inferShape = inferEinsum,
                  .differentiable = [](const ir::Node &, size_t) { return true; },
-                 .derive = einsum});
+                 .derive = einsum,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
     t.push_back({.type = "BatchNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = inferBatchNorm,
@@ -719,7 +740,8 @@ void addNnOps(std::vector<OpDef> &t)
                  .sinceOpset = 17,
                  .inferShape = inferLayerNorm,
                  .differentiable = firstThree,
-                 .derive = layerNorm});
+                 .derive = layerNorm,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "LRN",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,
@@ -730,7 +752,8 @@ void addNnOps(std::vector<OpDef> &t)
                  .sinceOpset = 18,
                  .inferShape = unaryShape,
                  .differentiable = firstThree,
-                 .derive = groupNorm});
+                 .derive = groupNorm,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "WeightNorm",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,
@@ -744,7 +767,8 @@ void addNnOps(std::vector<OpDef> &t)
     t.push_back({.type = "LpNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,
-                 .flops = fivePerOutput});
+                 .flops = fivePerOutput,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "MeanVarianceNormalization",
                  .family = OpFamily::Normalisation,
                  .inferShape = unaryShape,
@@ -753,24 +777,28 @@ void addNnOps(std::vector<OpDef> &t)
                  .family = OpFamily::Activation,
                  .inferShape = unaryShape,
                  .differentiable = first,
-                 .derive = softmax});
+                 .derive = softmax,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "LogSoftmax",
                  .family = OpFamily::Activation,
                  .inferShape = unaryShape,
                  .differentiable = first,
-                 .derive = softmax});
+                 .derive = softmax,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "SoftmaxCrossEntropyLoss",
                  .family = OpFamily::Other,
                  .sinceOpset = 12,
                  .inferShape = lossShape,
                  .differentiable = first,
-                 .derive = softmaxCrossEntropy});
+                 .derive = softmaxCrossEntropy,
+                 .autocast = {.cuda = AutocastPolicy::Fp32, .cpu = AutocastPolicy::Fp32}});
     t.push_back({.type = "NegativeLogLikelihoodLoss",
                  .family = OpFamily::Other,
                  .sinceOpset = 12,
                  .inferShape = lossShape,
                  .differentiable = first,
-                 .derive = negativeLogLikelihood});
+                 .derive = negativeLogLikelihood,
+                 .autocast = {.cuda = AutocastPolicy::Fp32, .cpu = AutocastPolicy::Fp32}});
     t.push_back({.type = "Hardmax",
                  .family = OpFamily::Activation,
                  .inferShape = unaryShape,
@@ -779,12 +807,14 @@ void addNnOps(std::vector<OpDef> &t)
                  .family = OpFamily::Pooling,
                  .inferShape = inferPool,
                  .differentiable = first,
-                 .derive = maxPool});
+                 .derive = maxPool,
+                 .autocast = {.refine = pool3dOnCpuFp32}});
     t.push_back({.type = "AveragePool",
                  .family = OpFamily::Pooling,
                  .inferShape = inferPool,
                  .differentiable = first,
-                 .derive = averagePool});
+                 .derive = averagePool,
+                 .autocast = {.refine = pool3dOnCpuFp32}});
     t.push_back({.type = "LpPool",
                  .family = OpFamily::Pooling,
                  .inferShape = inferPool,

@@ -104,6 +104,31 @@ struct BackwardSpec
     int64_t backwardWorkspace = 0;
 };
 
+/// What torch.autocast does with an op's floating-point inputs: the policy of its row in PyTorch's
+/// aten/src/ATen/autocast_mode.cpp (torch 1.13; CPU rows also measured with torch 1.13).
+enum class AutocastPolicy : unsigned char {
+    Fallthrough,    ///< on no list: runs in its inputs' types (type promotion between them)
+    LowerPrecision, ///< lower_precision_fp: float32 inputs cast to the half type, half outputs
+    Fp32,           ///< fp32 (and fp32_set_opt_dtype / fp32_append_dtype, which save the same):
+                    ///< half inputs cast to float32, float32 outputs
+    Promote,        ///< promote: inputs cast to the widest floating type among them
+};
+/// torch.autocast's device_type: each device has its own lists.
+enum class AutocastDevice : unsigned char { Cuda, Cpu };
+const char *autocastPolicyName(AutocastPolicy p); ///< "fallthrough", "lower", "fp32", "promote"
+
+/// An op's autocast row: the policy on each device, and where the node's attributes or rank
+/// decide (CPU lists reflection_pad but not constant_pad, max_pool3d but not max_pool2d) a
+/// function that refines the listed one.
+struct AutocastRow
+{
+    AutocastPolicy cuda = AutocastPolicy::Fallthrough;
+    AutocastPolicy cpu = AutocastPolicy::Fallthrough;
+    /// null: the columns above. `node` may be null (attributes unknown); `rank` is input 0's.
+    AutocastPolicy (*refine)(const ir::Node *node, size_t rank, AutocastDevice device,
+                             AutocastPolicy listed) = nullptr;
+};
+
 using ShapeFn = Status (*)(ShapeContext &ctx);
 using DifferentiableFn = bool (*)(const ir::Node &node, size_t pos);
 using GradientRuleFn = Expected<BackwardSpec> (*)(const RuleContext &ctx);
@@ -133,11 +158,18 @@ struct OpDef
     /// Host-only shape arithmetic: why a device backend may run it on the host through the CPU
     /// reference kernel (null: a device backend needs its own kernel).
     const char *hostOnly = nullptr;
+    /// What torch.autocast does to it, per device (core/training/autocast.h applies it).
+    AutocastRow autocast = {};
 
     /// Whether any input can carry a gradient (the op then needs backward kernels).
     bool hasGradient() const { return derive && differentiable && differentiable != noInputs; }
     static bool noInputs(const ir::Node &, size_t) { return false; }
 };
+
+/// The autocast policy of `def` on `device` for `node` (null: attributes unknown) whose input 0
+/// has rank `rank`.
+AutocastPolicy autocastPolicy(const OpDef &def, const ir::Node *node, size_t rank,
+                              AutocastDevice device);
 
 /// The table, sorted by type.
 const std::vector<OpDef> &allOps();

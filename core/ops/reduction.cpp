@@ -176,7 +176,8 @@ void addReductionOps(std::vector<OpDef> &t)
                  .family = OpFamily::Pooling,
                  .inferShape = reduceSumShape,
                  .differentiable = first,
-                 .derive = reduction});
+                 .derive = reduction,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "ReduceMean",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,
@@ -200,7 +201,8 @@ void addReductionOps(std::vector<OpDef> &t)
     t.push_back({.type = "ReduceProd",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,
-                 .flops = perInput});
+                 .flops = perInput,
+                 .autocast = {.cuda = AutocastPolicy::Fp32, .cpu = AutocastPolicy::Fp32}});
     t.push_back({.type = "ReduceL1",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,
@@ -214,11 +216,13 @@ void addReductionOps(std::vector<OpDef> &t)
     t.push_back({.type = "ReduceLogSum",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,
-                 .flops = perInput});
+                 .flops = perInput,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "ReduceLogSumExp",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,
-                 .flops = perInput});
+                 .flops = perInput,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "ReduceSumSquare",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,

@@ -42,6 +42,25 @@ std::optional<std::vector<int64_t>> reduceAxes(const ir::Node &node,
     return axes ? std::optional(*axes) : std::nullopt;
 }
 
+const char *autocastPolicyName(AutocastPolicy p)
+{
+    switch (p) {
+    case AutocastPolicy::Fallthrough: return "fallthrough";
+    case AutocastPolicy::LowerPrecision: return "lower";
+    case AutocastPolicy::Fp32: return "fp32";
+    case AutocastPolicy::Promote: return "promote";
+    }
+    return "?";
+}
+
+AutocastPolicy autocastPolicy(const OpDef &def, const ir::Node *node, size_t rank,
+                              AutocastDevice device)
+{
+    const AutocastPolicy listed =
+        device == AutocastDevice::Cuda ? def.autocast.cuda : def.autocast.cpu;
+    return def.autocast.refine ? def.autocast.refine(node, rank, device, listed) : listed;
+}
+
 const char *familyName(OpFamily family)
 {
     switch (family) {

@@ -89,21 +89,27 @@ Expected<Spec> recurrent(const RuleContext &c)
 
 void addRecurrentOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "GRU",
-                 .family = OpFamily::MatrixProduct,
-                 .inferShape = recurrentShape,
-                 .differentiable = recurrentDifferentiable,
-                 .derive = recurrent});
-    t.push_back({.type = "LSTM",
-                 .family = OpFamily::MatrixProduct,
-                 .inferShape = recurrentShape,
-                 .differentiable = recurrentDifferentiable,
-                 .derive = recurrent});
+    t.push_back(
+        {.type = "GRU",
+         .family = OpFamily::MatrixProduct,
+         .inferShape = recurrentShape,
+         .differentiable = recurrentDifferentiable,
+         .derive = recurrent,
+         .autocast = {.cuda = AutocastPolicy::LowerPrecision, .cpu = AutocastPolicy::Fp32}});
+    t.push_back(
+        {.type = "LSTM",
+         .family = OpFamily::MatrixProduct,
+         .inferShape = recurrentShape,
+         .differentiable = recurrentDifferentiable,
+         .derive = recurrent,
+         .autocast = {.cuda = AutocastPolicy::LowerPrecision, .cpu = AutocastPolicy::Fp32}});
     t.push_back({.type = "RNN",
                  .family = OpFamily::MatrixProduct,
                  .inferShape = recurrentShape,
                  .differentiable = recurrentDifferentiable,
-                 .derive = recurrent});
+                 .derive = recurrent,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
 }
 
 } // namespace remat::core::ops

@@ -836,6 +836,30 @@ bool castDifferentiable(const ir::Node &node, size_t pos)
 
 } // namespace
 
+namespace {
+
+/// torch 1.13's CPU autocast list has reflection_pad and replication_pad on fp32; a constant pad
+/// is on no list.
+AutocastPolicy padReflectOnCpuFp32(const ir::Node *node, size_t, AutocastDevice device,
+                                   AutocastPolicy listed)
+{
+    if (device != AutocastDevice::Cpu || !node)
+        return listed;
+    const std::string mode = node->attrString("mode", "constant");
+    return mode == "reflect" || mode == "edge" ? AutocastPolicy::Fp32 : listed;
+}
+
+/// scatter_add is on CUDA's promote list; the other reductions and plain scatter on none.
+AutocastPolicy scatterAddPromotes(const ir::Node *node, size_t, AutocastDevice device,
+                                  AutocastPolicy listed)
+{
+    if (device == AutocastDevice::Cuda && node && node->attrString("reduction", "none") == "add")
+        return AutocastPolicy::Promote;
+    return listed;
+}
+
+} // namespace
+
 void addTensorOps(std::vector<OpDef> &t)
 {
     t.push_back({.type = "Reshape",
@@ -902,7 +926,8 @@ void addTensorOps(std::vector<OpDef> &t)
                  .family = OpFamily::DataMovement,
                  .inferShape = inferPad,
                  .differentiable = first,
-                 .derive = pad});
+                 .derive = pad,
+                 .autocast = {.refine = padReflectOnCpuFp32}});
     t.push_back({.type = "Resize",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 10,
@@ -936,13 +961,15 @@ void addTensorOps(std::vector<OpDef> &t)
                  .sinceOpset = 11,
                  .inferShape = unaryShape,
                  .differentiable = scatterData,
-                 .derive = scatterND});
+                 .derive = scatterND,
+                 .autocast = {.refine = scatterAddPromotes}});
     t.push_back({.type = "ScatterElements",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 11,
                  .inferShape = unaryShape,
                  .differentiable = scatterData,
-                 .derive = scatterElements});
+                 .derive = scatterElements,
+                 .autocast = {.refine = scatterAddPromotes}});
     t.push_back({.type = "Scatter", // opset 9-10's name of ScatterElements (reduction none)
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 9,
@@ -966,7 +993,8 @@ void addTensorOps(std::vector<OpDef> &t)
                  .sinceOpset = 11,
                  .inferShape = unaryShape,
                  .differentiable = first,
-                 .derive = cumSum});
+                 .derive = cumSum,
+                 .autocast = {.cuda = AutocastPolicy::Fp32}});
 }
 
 } // namespace remat::core::ops

@@ -78,7 +78,7 @@ loadProblem(const std::string &path, const LoadOptions &options, const StopToken
     build.attention = options.training.attention; // how attention trains is a training option
     Expected<training::TrainingGraph> tg = training::buildTrainingGraph(*p->forward, build);
     if (tg && !options.training.isDefault())
-        tg = training::applyTrainingOptions(*tg, options.training);
+        tg = training::applyTrainingOptions(*tg, options.training, p->forward.get());
     if (!tg) {
         p->trainingStatus = tg.status();
         return std::shared_ptr<const Problem>(std::move(p));

@@ -22,6 +22,7 @@ enum class MemCategory : unsigned char {
     ActivationGrads,       ///< activation gradients, the loss and its seed
     Workspace,             ///< scratch of the op that is running
     OffloadInFlight,       ///< device memory held by a prefetch that has not been consumed yet
+    WeightCasts, ///< autocast's lower-precision copies of weights (TensorRole::WeightCast)
     Count
 };
 inline constexpr size_t kMemCategoryCount = static_cast<size_t>(MemCategory::Count);

@@ -43,6 +43,7 @@ const char *memCategoryName(MemCategory c)
     case MemCategory::ActivationGrads: return "activation_grads";
     case MemCategory::Workspace: return "workspace";
     case MemCategory::OffloadInFlight: return "offload_in_flight";
+    case MemCategory::WeightCasts: return "weight_casts";
     case MemCategory::Count: break;
     }
     return "?";
@@ -55,6 +56,7 @@ MemCategory memCategoryOf(const training::Tensor &t, bool recompute)
     case TensorRole::MasterWeight: return MemCategory::MasterWeights;
     case TensorRole::OptimizerState: return MemCategory::OptimizerState;
     case TensorRole::ParameterGrad: return MemCategory::WeightGrads;
+    case TensorRole::WeightCast: return MemCategory::WeightCasts;
     case TensorRole::ActivationGrad:
     case TensorRole::Loss: return t.preloaded ? MemCategory::Weights : MemCategory::ActivationGrads;
     default:

@@ -1,5 +1,7 @@
 #include "core/training/apply_training_options.h"
 
+#include "core/training/autocast.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,19 +14,16 @@ namespace {
 
 int64_t shareOf(int64_t bytes, int64_t ranks) { return (bytes + ranks - 1) / ranks; }
 
-bool isHalf(Precision p) { return p != Precision::Fp32; }
-
-ir::DataType halfType(Precision p)
-{
-    return p == Precision::Fp16Mixed ? ir::DataType::Float16 : ir::DataType::BFloat16;
-}
+/// Whether the precision stores tensors half (-true and -master); autocast's dtypes are the
+/// autocast pass's (autocast.h), and its weights stay float32.
+bool isHalf(Precision p) { return p != Precision::Fp32 && !isAutocast(p); }
 
 /// Float32 tensor -> the same elements in 2 bytes.
 void toHalf(Tensor &t, Precision p)
 {
     if (t.dtype != ir::DataType::Float)
         return;
-    t.dtype = halfType(p);
+    t.dtype = halfTypeOf(p);
     t.bytes = t.bytes / 2;
 }
 
@@ -102,22 +101,34 @@ int64_t transientCopies(Optimizer o, double weightDecay)
 
 } // namespace
 
-Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
-                                             const TrainingOptions &options)
+Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &built,
+                                             const TrainingOptions &options,
+                                             const ir::Graph *forward)
 {
     REMAT_RETURN_IF_ERROR(validateTrainingOptions(options));
-    for (const Op &op : graph.ops())
+    for (const Op &op : built.ops())
         if (op.phase == Phase::Optimizer)
             return makeError(StatusCode::InvalidArgument,
                              "training options: the graph already has an optimizer step");
     TrainingOptions asBuilt = options;
-    asBuilt.attention = graph.info().training.attention; // the builder's choice, already made
+    asBuilt.attention = built.info().training.attention; // the builder's choice, already made
     if (asBuilt.isDefault())
-        return graph;
+        return built;
 
     const TrainingOptions &o = options;
+    // Autocast first: its casts are forward and backward ops like any other, which sharding and
+    // accumulation below then treat alike.
+    Expected<TrainingGraph> autocasted =
+        isAutocast(o.precision)
+            ? applyAutocast(built,
+                            {.lowerPrecision = halfTypeOf(o.precision), .device = o.autocastDevice},
+                            forward)
+            : Expected<TrainingGraph>(built);
+    if (!autocasted)
+        return autocasted.status();
+    const TrainingGraph &graph = *autocasted;
     const int64_t N = o.shard == Sharding::None ? 1 : o.ranks;
-    const bool mixed = o.precision == Precision::Bf16Mixed || o.precision == Precision::Fp16Mixed;
+    const bool mixed = hasMasterWeights(o.precision);
     std::vector<Op> ops = graph.ops();
     std::vector<Tensor> tensors = graph.tensors();
 
@@ -204,9 +215,9 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
     }
 
     // Master weights, optimizer state and the update ops.
-    const int64_t stateElem = o.precision == Precision::Bf16 ? 2 : 4;
-    const ir::DataType stateType =
-        o.precision == Precision::Bf16 ? ir::DataType::BFloat16 : ir::DataType::Float;
+    const bool allHalf = o.precision == Precision::Bf16True || o.precision == Precision::Fp16True;
+    const int64_t stateElem = allHalf ? 2 : 4;
+    const ir::DataType stateType = allHalf ? halfTypeOf(o.precision) : ir::DataType::Float;
     const double wd = o.hyper.effectiveWeightDecay(o.optimizer);
     const size_t paramTensorCount = tensors.size();
     for (size_t p = 0; p < paramTensorCount; ++p) {

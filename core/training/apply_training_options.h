@@ -13,9 +13,11 @@
 namespace remat::core::training {
 
 /// The training graph with the options applied (see above); `graph` when options are default.
-/// `graph` must have no optimizer step yet.
+/// `graph` must have no optimizer step yet. `forward`: the graph it was built from, whose node
+/// attributes the autocast rules read (a Pad's mode); null reads the rules without them.
 Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &graph,
-                                             const TrainingOptions &options);
+                                             const TrainingOptions &options,
+                                             const ir::Graph *forward = nullptr);
 
 /// The resident model states of a training graph, per rank, by role.
 struct ModelStateBytes

@@ -1488,7 +1488,8 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         }
         if (fromWeights && readsParameter)
             for (TensorId out : op.outputs)
-                weightDerived[out.index()] = true;
+                // autocast's copy of a weight is new memory that backward keeps (autocast.h)
+                weightDerived[out.index()] = g.tensor(out).role != TensorRole::WeightCast;
     }
     // A view saved is its base's whole storage, counted once however many views of it are saved;
     // what a matrix product saves is a copy of its own where torch.matmul had to make one.

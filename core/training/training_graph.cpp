@@ -22,6 +22,7 @@ const char *tensorRoleName(TensorRole role)
     case TensorRole::ParameterGrad: return "parameter-grad";
     case TensorRole::OptimizerState: return "optimizer-state";
     case TensorRole::MasterWeight: return "master-weight";
+    case TensorRole::WeightCast: return "weight-cast";
     }
     return "?";
 }

@@ -43,7 +43,9 @@ enum class TensorRole : unsigned char {
     ParameterGrad,  ///< gradient of a parameter: kept until the end of the step (preloaded
                     ///< when it accumulates over micro-batches)
     OptimizerState, ///< optimizer state (momentum, exp_avg, ...): preloaded, resident
-    MasterWeight,   ///< float32 master copy of a parameter (mixed precision): preloaded
+    MasterWeight,   ///< float32 master copy of a parameter (bf16-master / 16-master): preloaded
+    WeightCast,     ///< autocast's lower-precision copy of a weight (a forward Cast's output,
+                    ///< kept while a backward that saved it needs it; autocast.h)
 };
 const char *tensorRoleName(TensorRole role);
 

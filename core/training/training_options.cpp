@@ -23,12 +23,38 @@ const char *optimizerName(Optimizer o)
 const char *precisionName(Precision p)
 {
     switch (p) {
-    case Precision::Fp32: return "fp32";
+    case Precision::Fp32: return "32-true";
     case Precision::Bf16Mixed: return "bf16-mixed";
-    case Precision::Fp16Mixed: return "fp16-mixed";
-    case Precision::Bf16: return "bf16";
+    case Precision::Fp16Mixed: return "16-mixed";
+    case Precision::Bf16True: return "bf16-true";
+    case Precision::Fp16True: return "16-true";
+    case Precision::Bf16Master: return "bf16-master";
+    case Precision::Fp16Master: return "16-master";
     }
     return "?";
+}
+
+const char *autocastDeviceName(AutocastDevice d)
+{
+    switch (d) {
+    case AutocastDevice::Cuda: return "cuda";
+    case AutocastDevice::Cpu: return "cpu";
+    }
+    return "?";
+}
+
+ir::DataType halfTypeOf(Precision p)
+{
+    switch (p) {
+    case Precision::Fp32: return ir::DataType::Float;
+    case Precision::Bf16Mixed:
+    case Precision::Bf16True:
+    case Precision::Bf16Master: return ir::DataType::BFloat16;
+    case Precision::Fp16Mixed:
+    case Precision::Fp16True:
+    case Precision::Fp16Master: return ir::DataType::Float16;
+    }
+    return ir::DataType::Float;
 }
 
 const char *shardingName(Sharding s)
@@ -78,9 +104,51 @@ Expected<Optimizer> parseOptimizer(const std::string &text)
 
 Expected<Precision> parsePrecision(const std::string &text)
 {
-    static constexpr Precision all[] = {Precision::Fp32, Precision::Bf16Mixed, Precision::Fp16Mixed,
-                                        Precision::Bf16};
-    return parseName(text, "--precision", all, precisionName);
+    if (text == "fp32" || text == "32")
+        return Precision::Fp32;
+    // Spellings whose meaning changed when the names followed Lightning's: refused, naming the new
+    // ones, so that no script silently gets another precision.
+    auto retired = [&](const std::string &why) {
+        return makeError(StatusCode::InvalidArgument, fmt::format("--precision {}: {}", text, why));
+    };
+    if (text == "fp16-mixed")
+        return retired("retired name: the half weights and activations with float32 master weights "
+                       "it meant are now '16-master'; PyTorch autocast in float16 is '16-mixed'");
+    if (text == "bf16" || text == "fp16" || text == "16" || text == "half")
+        return retired(fmt::format(
+            "ambiguous: say {0}-true (every floating tensor half, what 'bf16' meant here before), "
+            "{0}-mixed (PyTorch autocast, Lightning's '{1}') or {0}-master (half weights, float32 "
+            "master weights)",
+            text == "bf16" ? "bf16" : "16", text));
+    static constexpr Precision all[] = {
+        Precision::Fp32,     Precision::Bf16Mixed,  Precision::Fp16Mixed, Precision::Bf16True,
+        Precision::Fp16True, Precision::Bf16Master, Precision::Fp16Master};
+    Expected<Precision> p = parseName(text, "--precision", all, precisionName);
+    if (!p)
+        return makeError(StatusCode::InvalidArgument, p.status().message() + " or fp32");
+    return p;
+}
+
+Expected<Precision> parseLegacyPrecision(const std::string &text)
+{
+    if (text == "fp32")
+        return Precision::Fp32;
+    if (text == "bf16-mixed")
+        return Precision::Bf16Master;
+    if (text == "fp16-mixed")
+        return Precision::Fp16Master;
+    if (text == "bf16")
+        return Precision::Bf16True;
+    return makeError(StatusCode::InvalidArgument,
+                     fmt::format("precision '{}' is not one of this format version's (fp32, "
+                                 "bf16-mixed, fp16-mixed, bf16)",
+                                 text));
+}
+
+Expected<AutocastDevice> parseAutocastDevice(const std::string &text)
+{
+    static constexpr AutocastDevice all[] = {AutocastDevice::Cuda, AutocastDevice::Cpu};
+    return parseName(text, "--autocast-device", all, autocastDeviceName);
 }
 
 Expected<Sharding> parseSharding(const std::string &text)

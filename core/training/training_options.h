@@ -9,11 +9,19 @@
 //   ModelStateBytes m = modelStateBytes(*tg);   // 18 bytes per parameter for bf16-mixed Adam
 //
 // The memory model, per parameter of n elements (P = 4n bytes in float32), on one of N ranks:
-// - Precision: `fp32` keeps everything float32. `bf16-mixed` / `fp16-mixed` (DeepSpeed's and
-//   Megatron's layout): half-precision weights (the compute copies, 2n) and activations, float32
-//   master weights (4n) and optimizer state, float32 parameter gradients (4n: gradients are
-//   accumulated in float32, said explicitly). `bf16`: everything bfloat16, optimizer state too
-//   (torch's state is zeros_like(param)), no master weights. The data input keeps its dtype.
+// - Precision, named as Lightning names it (`--precision`):
+//   `32-true` (default; `fp32` is an alias): everything float32.
+//   `bf16-mixed` / `16-mixed`: PyTorch autocast (torch.autocast(device, bfloat16 / float16)), as
+//   Lightning's and Hugging Face's mixed precision run it: weights, gradients and optimizer state
+//   stay float32 (the optimizer side is the fp32 one); each forward op runs in the dtype its
+//   device's autocast list gives, with the casts as ops of the training graph (autocast.h).
+//   `bf16-true` / `16-true`: every floating tensor half, optimizer state too (torch's state is
+//   zeros_like(param)), no master weights. The data input keeps its dtype.
+//   `bf16-master` / `16-master` (DeepSpeed's and Megatron's layout): half-precision weights (the
+//   compute copies, 2n) and activations, float32 master weights (4n) and optimizer state, float32
+//   parameter gradients (4n: gradients are accumulated in float32, said explicitly).
+//   Retired spellings are refused with the new name: `fp16-mixed` (the former half-with-master
+//   mode, now `16-master`), `bf16` / `fp16` / `16` (ambiguous between -true and -mixed).
 // - Optimizer state (torch.optim, state in the master dtype): sgd none; sgd-momentum one buffer;
 //   adam / adamw exp_avg and exp_avg_sq; adafactor the factored second moment (a row and a column
 //   vector per matrix, a full one for vectors). `none`: no state and no update ops (the default,
@@ -39,6 +47,8 @@
 //   each attention pattern into one op that keeps Q, K, V, the output, a float32 log-sum-exp per
 //   query row and the dropout RNG state (core/training/fusions/attention.h).
 
+#include "core/ir/dtype.h"
+#include "core/ops/op_def.h"
 #include "core/util/status.h"
 
 #include <cstdint>
@@ -47,17 +57,49 @@
 namespace remat::core::training {
 
 enum class Optimizer : unsigned char { None, Sgd, SgdMomentum, Adam, AdamW, Adafactor };
-enum class Precision : unsigned char { Fp32, Bf16Mixed, Fp16Mixed, Bf16 };
+/// Fp32: 32-true. Bf16Mixed / Fp16Mixed: autocast. Bf16True / Fp16True: everything half.
+/// Bf16Master / Fp16Master: half weights and activations, float32 master weights.
+enum class Precision : unsigned char {
+    Fp32,
+    Bf16Mixed,
+    Fp16Mixed,
+    Bf16True,
+    Fp16True,
+    Bf16Master,
+    Fp16Master
+};
+/// Which device's autocast lists a mixed precision follows (torch.autocast's device_type).
+using ops::AutocastDevice;
 enum class Sharding : unsigned char { None, Zero1, Zero2, Zero3 };
 enum class Attention : unsigned char { Eager, Sdpa };
 
 const char *optimizerName(Optimizer o); ///< "none", "sgd", "sgd-momentum", "adam", ...
-const char *precisionName(Precision p); ///< "fp32", "bf16-mixed", "fp16-mixed", "bf16"
-const char *shardingName(Sharding s);   ///< "none", "zero1", "zero2", "zero3"
-const char *attentionName(Attention a); ///< "eager", "sdpa"
+/// "32-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true", "bf16-master", "16-master"
+const char *precisionName(Precision p);
+const char *autocastDeviceName(AutocastDevice d); ///< "cuda", "cpu"
+const char *shardingName(Sharding s);             ///< "none", "zero1", "zero2", "zero3"
+const char *attentionName(Attention a);             ///< "eager", "sdpa"
 /// Errors name the option and list the accepted values.
 Expected<Optimizer> parseOptimizer(const std::string &text);
+/// Also "fp32" (32-true); a retired spelling ("fp16-mixed", "bf16", ...) is an error that names
+/// the new one.
 Expected<Precision> parsePrecision(const std::string &text);
+/// The names of session files before version 3: "fp32", "bf16-mixed" and "fp16-mixed" (then the
+/// half-with-master mode), "bf16" (then everything bfloat16).
+Expected<Precision> parseLegacyPrecision(const std::string &text);
+Expected<AutocastDevice> parseAutocastDevice(const std::string &text);
+/// bf16-mixed / 16-mixed: autocast.
+inline bool isAutocast(Precision p)
+{
+    return p == Precision::Bf16Mixed || p == Precision::Fp16Mixed;
+}
+/// bf16-master / 16-master: half compute copies of float32 master weights.
+inline bool hasMasterWeights(Precision p)
+{
+    return p == Precision::Bf16Master || p == Precision::Fp16Master;
+}
+/// The lower-precision dtype of a precision: bfloat16 or float16 (float32 for 32-true).
+ir::DataType halfTypeOf(Precision p);
 /// "fsdp" is read as zero3.
 Expected<Sharding> parseSharding(const std::string &text);
 Expected<Attention> parseAttention(const std::string &text);
@@ -81,6 +123,8 @@ struct TrainingOptions
 {
     Optimizer optimizer = Optimizer::None;
     Precision precision = Precision::Fp32;
+    /// Whose autocast lists bf16-mixed / 16-mixed follow; read only for those precisions.
+    AutocastDevice autocastDevice = AutocastDevice::Cuda;
     Sharding shard = Sharding::None;
     int64_t ranks = 1;        ///< data-parallel ranks the model states are sharded over
     int64_t microBatches = 1; ///< gradient accumulation steps per optimizer step

@@ -207,10 +207,15 @@ def _cuda_logsigmoid(input):
     return _LogSigmoidCUDA.apply(input) if input.requires_grad else _PLAIN_LOGSIGMOID(input)
 
 
-def measure(model, inputs, cuda_dropout=True):
+AUTOCAST_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+PRECISION_OF = {"bf16": "bf16-mixed", "fp16": "16-mixed"}  # the remat --precision of each
+
+
+def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
     """PyTorch's saved tensors for one training step of `model(*inputs)` (see the module doc).
     cuda_dropout: measure Dropout (a bool mask) and log_sigmoid (no buffer) as CUDA runs them
-    rather than as the CPU does."""
+    rather than as the CPU does. autocast: None (float32), "bf16" or "fp16": the forward runs
+    under torch.autocast(device, dtype), the backward outside it, as the autocast docs say."""
     params = {}
     for p in model.parameters():
         key, nbytes = _storage_key(p)
@@ -255,8 +260,11 @@ def measure(model, inputs, cuda_dropout=True):
         torch.nn.functional.dropout = _fused_dropout
         torch.nn.functional.logsigmoid = _cuda_logsigmoid
     try:
+        amp = (torch.autocast(device, dtype=getattr(torch, AUTOCAST_DTYPES[autocast])) if autocast
+               else contextlib.nullcontext())
         with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
-            out = model(*inputs)
+            with amp:
+                out = model(*inputs)
             outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
                     if torch.is_tensor(o) and o.requires_grad]
             # Every autograd node reachable from the outputs, and which records it saved
@@ -277,7 +285,8 @@ def measure(model, inputs, cuda_dropout=True):
                 if unpacked:
                     nodes.append((min(unpacked), node.name(), sorted(set(unpacked))))
                 stack.extend(fn for fn, _ in node.next_functions)
-        grads = [torch.randn(o.shape, generator=torch.Generator().manual_seed(1), dtype=o.dtype) for o in outs]
+        grads = [torch.randn(o.shape, generator=torch.Generator().manual_seed(1), dtype=o.dtype).to(o.device)
+                 for o in outs]
         torch.autograd.backward(outs, grads)
     finally:
         torch.nn.functional.dropout = plain_dropout
@@ -365,7 +374,8 @@ def export(model, inputs, path, input_names):
                           do_constant_folding=False, export_params=False, input_names=input_names)
 
 
-def measure_and_export(spec, input_specs, onnx_path, kwargs=None, freeze=None, trainable=None, metadata=False):
+def measure_and_export(spec, input_specs, onnx_path, kwargs=None, freeze=None, trainable=None, metadata=False,
+                       autocast=None, device="cpu"):
     model, default, label = load_model(spec, kwargs)
     frozen = apply_trainability(model, freeze, trainable)
     input_specs = input_specs or default
@@ -373,11 +383,19 @@ def measure_and_export(spec, input_specs, onnx_path, kwargs=None, freeze=None, t
         raise SystemExit(f"error: {spec}: give the input shape (--input 2x3x64x64; one per forward() argument)")
     gen = torch.Generator().manual_seed(0)
     inputs = [make_input(s, gen) for s in input_specs]
-    oracle = measure(model, inputs)
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("error: --device cuda: this PyTorch sees no CUDA device (measure with --device cpu)")
+        model_dev, inputs_dev = model.cuda(), [t.cuda() for t in inputs]
+        oracle = measure(model_dev, inputs_dev, autocast=autocast, device=device)
+        model, inputs = model.cpu(), [t.cpu() for t in inputs]
+    else:
+        oracle = measure(model, inputs, autocast=autocast, device=device)
     names = ["input"] if len(inputs) == 1 else [f"input{i}" for i in range(len(inputs))]
     oracle.update({"model": label, "spec": spec, "inputs": input_specs, "input_names": names,
                    "torch": torch.__version__, "freeze": list(freeze or []), "trainable": list(trainable or []),
-                   "frozen_params": len(frozen), "metadata": bool(metadata)})
+                   "frozen_params": len(frozen), "metadata": bool(metadata),
+                   "autocast": autocast, "device": device})
     if metadata:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import remat_export
@@ -405,6 +423,9 @@ def train_graph(onnx_path, remat=None, oracle=None):
     for option in ("freeze", "trainable"):
         for r in (oracle or {}).get(option) or []:
             cmd += [f"--{option}", r]
+    autocast = (oracle or {}).get("autocast")
+    if autocast:
+        cmd += ["--precision", PRECISION_OF[autocast], "--autocast-device", (oracle or {}).get("device", "cpu")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip() or r.stdout.strip()).splitlines()[-1] if (r.stderr or r.stdout) else "failed"
@@ -497,6 +518,11 @@ def main(argv=None):
                        help="train only parameters whose name matches REGEX (repeatable)")
         p.add_argument("--metadata", action="store_true",
                        help="export with remat_export.py (metadata: buffers, frozen parameters)")
+        p.add_argument("--autocast", choices=sorted(AUTOCAST_DTYPES), default=None,
+                       help="measure the forward under torch.autocast with this dtype (compared with "
+                            "remat --precision bf16-mixed / 16-mixed)")
+        p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                       help="where PyTorch runs the measurement, and remat's --autocast-device")
         if name == "check":
             p.add_argument("--out", default=None, help="keep model.onnx and oracle.json in this folder")
         else:
@@ -520,7 +546,8 @@ def main(argv=None):
     kwargs = json.loads(a.kwargs) if getattr(a, "kwargs", None) else None
 
     if a.cmd == "measure":
-        oracle = measure_and_export(a.model, a.input, a.onnx, kwargs, a.freeze, a.trainable, a.metadata)
+        oracle = measure_and_export(a.model, a.input, a.onnx, kwargs, a.freeze, a.trainable, a.metadata,
+                                    a.autocast, a.device)
         with open(a.oracle, "w") as f:
             json.dump(oracle, f, indent=1)
         print(f"{oracle['model']}: saved activations {oracle['saved_activation_bytes']} B, "
@@ -533,7 +560,7 @@ def main(argv=None):
             onnx_path = os.path.join(folder, "model.onnx")
             try:
                 oracle = measure_and_export(a.model, a.input, onnx_path, kwargs, a.freeze, a.trainable,
-                                            a.metadata)
+                                            a.metadata, a.autocast, a.device)
             except Exception as e:  # an export torch cannot do: said, with the model's name
                 msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                 print(f"error: {a.model}: PyTorch could not run or export it: {msg}", file=sys.stderr)

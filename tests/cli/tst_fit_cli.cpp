@@ -177,11 +177,11 @@ void TstFitCli::badArgumentsAreNamed()
 void TstFitCli::trainGraphReportsModelStates()
 {
     Run r = runRemat({"train-graph", model(), "--batch", "4", "--optimizer", "adam", "--precision",
-                      "bf16-mixed", "--json"});
+                      "bf16-master", "--json"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
     QCOMPARE(o.value("optimizer").toString(), QString("adam"));
-    QCOMPARE(o.value("precision").toString(), QString("bf16-mixed"));
+    QCOMPARE(o.value("precision").toString(), QString("bf16-master"));
     QCOMPARE(o.value("shard").toString(), QString("none"));
     QCOMPARE(o.value("ranks").toInt(), 1);
     QCOMPARE(o.value("param_bytes").toInteger(), 2 * kParams);
@@ -194,6 +194,24 @@ void TstFitCli::trainGraphReportsModelStates()
     QCOMPARE(p.value("optimizer").toString(), QString("none"));
     QCOMPARE(p.value("optimizer_state_bytes").toInteger(), qint64(0));
     QCOMPARE(p.value("master_weight_bytes").toInteger(), qint64(0));
+    // bf16-mixed is autocast: float32 model states (16 B a parameter with Adam), the weights'
+    // bfloat16 copies as activations, on the CPU's lists when asked.
+    Run ac = runRemat({"train-graph", model(), "--batch", "4", "--optimizer", "adam", "--precision",
+                       "bf16-mixed", "--autocast-device", "cpu", "--json"});
+    QVERIFY2(ac.exitCode == 0, ac.err.constData());
+    const QJsonObject a = QJsonDocument::fromJson(ac.out).object();
+    QCOMPARE(a.value("precision").toString(), QString("bf16-mixed"));
+    QCOMPARE(a.value("autocast_device").toString(), QString("cpu"));
+    QCOMPARE(a.value("param_bytes").toInteger(), 4 * kParams);
+    QCOMPARE(a.value("master_weight_bytes").toInteger(), qint64(0));
+    QCOMPARE(a.value("weight_cast_bytes").toInteger(), 2 * kParams); // every weight cast once
+    // Mistakes name the way out.
+    Run noMixed = runRemat({"train-graph", model(), "--autocast-device", "cpu"});
+    QVERIFY(noMixed.exitCode != 0);
+    QVERIFY2(noMixed.err.contains("bf16-mixed"), noMixed.err.constData());
+    Run retired = runRemat({"train-graph", model(), "--precision", "fp16-mixed"});
+    QVERIFY(retired.exitCode != 0);
+    QVERIFY2(retired.err.contains("16-master"), retired.err.constData());
 }
 
 void TstFitCli::trainGraphListsItsOps()

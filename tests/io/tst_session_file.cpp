@@ -255,7 +255,7 @@ private slots:
                                       << "not a Remat Studio session";
         QTest::newRow("version 99")
             << QByteArray(R"({"format": "remat-studio-session", "version": 99})")
-            << "session format version 99, this build reads 1 to 2";
+            << "session format version 99, this build reads 1 to 3";
         QTest::newRow("batch 1e300") << head + R"("batch": 1e300})"
                                      << "\"batch\" must be an integer";
         QTest::newRow("batch -1") << head + R"("batch": -1})"
@@ -305,12 +305,13 @@ private slots:
 
     void trainingOptionsRoundTrip()
     {
-        // Expected: a session with training options is written as version 2 with a "training"
-        // object and reads back the same; one without is still version 1, with no "training".
+        // Expected: a session with training options is written as version 3 (precision names as
+        // Lightning's) with a "training" object and reads back the same; one without is still
+        // version 1, with no "training".
         io::Session s;
         s.modelPath = "/tmp/m.onnx";
         s.training.optimizer = training::Optimizer::AdamW;
-        s.training.precision = training::Precision::Bf16Mixed;
+        s.training.precision = training::Precision::Bf16Master;
         s.training.shard = training::Sharding::Zero2;
         s.training.ranks = 8;
         s.training.microBatches = 4;
@@ -318,10 +319,10 @@ private slots:
         auto text = io::formatSession(s, "/tmp/t.rematproj", nullptr);
         QVERIFY2(text, text.status().toString().c_str());
         const nlohmann::json j = nlohmann::json::parse(*text);
-        QCOMPARE(j.at("version").get<int>(), 2);
+        QCOMPARE(j.at("version").get<int>(), 3);
         QCOMPARE(QString::fromStdString(j.at("training").dump()),
                  QString(R"({"lr":0.0003,"micro_batches":4,"optimizer":"adamw","precision":)"
-                         R"("bf16-mixed","ranks":8,"shard":"zero2","weight_decay":-1.0})"));
+                         R"("bf16-master","ranks":8,"shard":"zero2","weight_decay":-1.0})"));
         auto back = io::parseSession(*text, "/tmp/t.rematproj");
         QVERIFY2(back, back.status().toString().c_str());
         QVERIFY(back->training == s.training);
@@ -340,6 +341,41 @@ private slots:
         const nlohmann::json pj = nlohmann::json::parse(*plainText);
         QCOMPARE(pj.at("version").get<int>(), 1);
         QVERIFY(!pj.contains("training"));
+        // Autocast keeps its device.
+        s.training.precision = training::Precision::Bf16Mixed;
+        s.training.autocastDevice = training::AutocastDevice::Cpu;
+        auto acText = io::formatSession(s, "/tmp/t.rematproj", nullptr);
+        QVERIFY(acText);
+        QCOMPARE(
+            nlohmann::json::parse(*acText).at("training").at("autocast_device").get<std::string>(),
+            std::string("cpu"));
+        auto acBack = io::parseSession(*acText, "/tmp/t.rematproj");
+        QVERIFY2(acBack, acBack.status().toString().c_str());
+        QVERIFY(acBack->training == s.training);
+    }
+
+    void version2PrecisionsKeepTheirMeaning()
+    {
+        // Expected: a version-2 session's "bf16-mixed" was half weights with float32 master
+        // weights (now bf16-master), its "bf16" everything bfloat16 (now bf16-true); the same
+        // strings in version 3 are Lightning's (bf16-mixed: autocast; bf16: refused, naming both).
+        const std::string head =
+            R"({"format": "remat-studio-session", "model": {"path": "/tmp/m.onnx"}, "version": )";
+        const auto read = [&](int version, const std::string &precision) {
+            return io::parseSession(head + std::to_string(version) +
+                                        R"(, "training": {"precision": ")" + precision + R"("}})",
+                                    "/tmp/old.rematproj");
+        };
+        auto v2 = read(2, "bf16-mixed");
+        QVERIFY2(v2, v2.status().toString().c_str());
+        QCOMPARE(v2->training.precision, training::Precision::Bf16Master);
+        QCOMPARE(read(2, "fp16-mixed")->training.precision, training::Precision::Fp16Master);
+        QCOMPARE(read(2, "bf16")->training.precision, training::Precision::Bf16True);
+        QCOMPARE(read(3, "bf16-mixed")->training.precision, training::Precision::Bf16Mixed);
+        auto ambiguous = read(3, "bf16");
+        QVERIFY(!ambiguous);
+        QVERIFY2(ambiguous.status().message().find("bf16-true") != std::string::npos,
+                 ambiguous.status().message().c_str());
     }
     void viewAndRunRoundTrip()
     {

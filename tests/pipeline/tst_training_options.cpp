@@ -1,7 +1,7 @@
 // Training options through the pipeline, on the corpus MLP (fc 32-64-64-10 with biases: 6,922
 // parameters, every size a multiple of 2, so every ZeRO share below is exact):
 // - model-state bytes equal the closed forms per parameter P: Adam fp32 16 (weights 4, gradients
-//   4, exp_avg + exp_avg_sq 8); bf16-mixed Adam 18 (weights 2, master 4, gradients 4, state 8);
+//   4, exp_avg + exp_avg_sq 8); bf16-master Adam 18 (weights 2, master 4, gradients 4, state 8);
 //   SGD 8, SGD-momentum 12, pure bf16 Adam 8; ZeRO-1/2/3 over 4 ranks divide the state (and
 //   master), then the gradients, then the weights by 4;
 // - default options leave the graph and every figure as built;
@@ -84,32 +84,39 @@ void TestTrainingOptions::modelStatesEqualClosedForms_data()
     QTest::newRow("adamw fp32: 16") << "adamw"
                                     << "fp32"
                                     << "none" << 1 << 16 << 16 << 0 << 32 << 64;
-    QTest::newRow("bf16-mixed adam: 18") << "adam"
-                                         << "bf16-mixed"
-                                         << "none" << 1 << 8 << 16 << 16 << 32 << 72;
-    QTest::newRow("fp16-mixed adam: 18") << "adam"
-                                         << "fp16-mixed"
-                                         << "none" << 1 << 8 << 16 << 16 << 32 << 72;
-    QTest::newRow("bf16 adam: 8") << "adam"
-                                  << "bf16"
-                                  << "none" << 1 << 8 << 8 << 0 << 16 << 32;
+    QTest::newRow("bf16-master adam: 18") << "adam"
+                                          << "bf16-master"
+                                          << "none" << 1 << 8 << 16 << 16 << 32 << 72;
+    QTest::newRow("16-master adam: 18") << "adam"
+                                        << "16-master"
+                                        << "none" << 1 << 8 << 16 << 16 << 32 << 72;
+    QTest::newRow("bf16-true adam: 8") << "adam"
+                                       << "bf16-true"
+                                       << "none" << 1 << 8 << 8 << 0 << 16 << 32;
+    // autocast leaves the model states as float32 has them (its weight copies are activations)
+    QTest::newRow("bf16-mixed (autocast) adam: 16") << "adam"
+                                                    << "bf16-mixed"
+                                                    << "none" << 1 << 16 << 16 << 0 << 32 << 64;
+    QTest::newRow("16-mixed (autocast) adam: 16") << "adam"
+                                                  << "16-mixed"
+                                                  << "none" << 1 << 16 << 16 << 0 << 32 << 64;
     QTest::newRow("sgd fp32: 8") << "sgd"
                                  << "fp32"
                                  << "none" << 1 << 16 << 16 << 0 << 0 << 32;
     QTest::newRow("sgd-momentum fp32: 12") << "sgd-momentum"
                                            << "fp32"
                                            << "none" << 1 << 16 << 16 << 0 << 16 << 48;
-    // ZeRO over 4 ranks, bf16-mixed Adam: 2 + 4 + 12/4 = 9; + grads/4: 2 + 1 + 3 = 6; + weights:
+    // ZeRO over 4 ranks, bf16-master Adam: 2 + 4 + 12/4 = 9; + grads/4: 2 + 1 + 3 = 6; + weights:
     // 0.5 + 1 + 3 = 4.5 (DeepSpeed's 2+2+12/N family, with float32 gradients)
-    QTest::newRow("zero1 x4 bf16-mixed adam: 9") << "adam"
-                                                 << "bf16-mixed"
-                                                 << "zero1" << 4 << 8 << 16 << 4 << 8 << 36;
-    QTest::newRow("zero2 x4 bf16-mixed adam: 6") << "adam"
-                                                 << "bf16-mixed"
-                                                 << "zero2" << 4 << 8 << 4 << 4 << 8 << 24;
-    QTest::newRow("zero3 x4 bf16-mixed adam: 4.5") << "adam"
-                                                   << "bf16-mixed"
-                                                   << "zero3" << 4 << 2 << 4 << 4 << 8 << 18;
+    QTest::newRow("zero1 x4 bf16-master adam: 9") << "adam"
+                                                  << "bf16-master"
+                                                  << "zero1" << 4 << 8 << 16 << 4 << 8 << 36;
+    QTest::newRow("zero2 x4 bf16-master adam: 6") << "adam"
+                                                  << "bf16-master"
+                                                  << "zero2" << 4 << 8 << 4 << 4 << 8 << 24;
+    QTest::newRow("zero3 x4 bf16-master adam: 4.5") << "adam"
+                                                    << "bf16-master"
+                                                    << "zero3" << 4 << 2 << 4 << 4 << 8 << 18;
     QTest::newRow("fsdp x4 fp32 adam: 4") << "adam"
                                           << "fp32"
                                           << "fsdp" << 4 << 4 << 4 << 0 << 8 << 16;
@@ -297,11 +304,11 @@ void TestTrainingOptions::microBatchesKeepGradientsResident()
 
 void TestTrainingOptions::modelStatesStackInTheirOwnCategories()
 {
-    // bf16-mixed Adam: weights 2 B, master weights 4 B and Adam's state 8 B a parameter, each in
+    // bf16-master Adam: weights 2 B, master weights 4 B and Adam's state 8 B a parameter, each in
     // its own chart category at every step; the weights' category keeps the rest (input, R).
     training::TrainingOptions t;
     t.optimizer = Optimizer::Adam;
-    t.precision = Precision::Bf16Mixed;
+    t.precision = Precision::Bf16Master;
     auto mixed = load(t);
     auto plain = load({});
     QVERIFY(mixed && plain);
@@ -377,6 +384,27 @@ void TestTrainingOptions::badOptionsAreRefused()
     QVERIFY(!training::parseOptimizer("lamb"));
     QVERIFY(training::parseOptimizer("lamb").status().message().find("adamw") != std::string::npos);
     QVERIFY(!training::parsePrecision("fp8"));
+    // Lightning's names; the retired spellings name their replacements.
+    QCOMPARE(*training::parsePrecision("fp32"), Precision::Fp32);
+    QCOMPARE(*training::parsePrecision("32-true"), Precision::Fp32);
+    QCOMPARE(*training::parsePrecision("bf16-mixed"), Precision::Bf16Mixed);
+    QCOMPARE(*training::parsePrecision("16-mixed"), Precision::Fp16Mixed);
+    QCOMPARE(*training::parsePrecision("bf16-true"), Precision::Bf16True);
+    QCOMPARE(*training::parsePrecision("16-master"), Precision::Fp16Master);
+    const std::string retired = training::parsePrecision("fp16-mixed").status().message();
+    QVERIFY2(retired.find("16-master") != std::string::npos &&
+                 retired.find("16-mixed") != std::string::npos,
+             retired.c_str());
+    const std::string ambiguous = training::parsePrecision("bf16").status().message();
+    QVERIFY2(ambiguous.find("bf16-true") != std::string::npos &&
+                 ambiguous.find("bf16-mixed") != std::string::npos,
+             ambiguous.c_str());
+    // Session files before version 3: the old meanings.
+    QCOMPARE(*training::parseLegacyPrecision("bf16-mixed"), Precision::Bf16Master);
+    QCOMPARE(*training::parseLegacyPrecision("fp16-mixed"), Precision::Fp16Master);
+    QCOMPARE(*training::parseLegacyPrecision("bf16"), Precision::Bf16True);
+    QCOMPARE(*training::parseAutocastDevice("cpu"), training::AutocastDevice::Cpu);
+    QVERIFY(!training::parseAutocastDevice("tpu"));
     QCOMPARE(*training::parseSharding("fsdp"), Sharding::Zero3);
     training::TrainingOptions t;
     t.ranks = 0;

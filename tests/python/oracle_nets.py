@@ -1716,3 +1716,145 @@ class TriuAttention(nn.Module):
         a = F.softmax(s, -1) @ x
         cos = F.cosine_similarity(a, x, dim=-1)
         return self.norm(a * cos.unsqueeze(-1))
+
+
+# ---- Autocast and adapters (issue 32) ----------------------------------------------------------
+# Networks for the autocast oracle (remat_oracle.py --autocast bf16): a LoRA-augmented decoder
+# (adapters named lora_*), a pre-norm encoder with a float32 residual stream, a diffusion block
+# (timestep MLP, GroupNorm, attention), a small ViT (patch conv, class token, positions), and a
+# CNN mixing a strided conv, depthwise conv and a transposed conv.
+class LoRALinear(nn.Module):
+    """A frozen-or-not base Linear plus a rank-r adapter B(A(x)) * alpha / r, as peft writes it."""
+
+    def __init__(self, d_in, d_out, r=4, alpha=8):
+        super().__init__()
+        self.base = nn.Linear(d_in, d_out)
+        self.lora_A = nn.Linear(d_in, r, bias=False)
+        self.lora_B = nn.Linear(r, d_out, bias=False)
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + self.lora_B(self.lora_A(x)) * self.scale
+
+
+class LoRABlock(nn.Module):
+    def __init__(self, d=D, heads=HEADS):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.q, self.v = LoRALinear(d, d), LoRALinear(d, d)
+        self.k, self.o = nn.Linear(d, d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        h = self.ln_1(x)
+        split = lambda t: t.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(C // self.heads)
+        att = F.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
+        x = x + self.o((att @ v).transpose(1, 2).reshape(B, T, C))
+        return x + self.fc2(F.gelu(self.fc1(self.ln_2(x))))
+
+
+class LoRAGPT(nn.Module):
+    example_input_specs = [f"2x{SEQ}:int64:{VOCAB}"]
+
+    def __init__(self, layers=2):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(VOCAB, D), nn.Embedding(SEQ, D)
+        self.h = nn.ModuleList([LoRABlock() for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(D)
+        self.lm_head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, idx):
+        pos = torch.arange(idx.size(1), device=idx.device).unsqueeze(0)
+        x = self.wte(idx) + self.wpe(pos)
+        for b in self.h:
+            x = b(x)
+        return self.lm_head(self.ln_f(x))
+
+
+class PreNormEncoder(nn.Module):
+    """A pre-norm transformer encoder on continuous inputs: the residual stream starts as the
+    float32 input projection plus float32 positions, so it stays float32 under autocast."""
+    example_input_specs = ["2x16x32"]
+
+    def __init__(self, d=48, heads=4, layers=2):
+        super().__init__()
+        self.inp = nn.Linear(32, d)
+        self.pos = nn.Parameter(torch.randn(1, 16, d) * 0.02)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, 0.0, batch_first=True, norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        return self.head(self.enc(self.inp(x) + self.pos).mean(1))
+
+
+class DiffusionBlock(nn.Module):
+    """A DDPM / Stable-Diffusion style residual block with a timestep embedding and self-attention
+    over the pixels, GroupNorm kept on float32 inputs (the residual stream is the float32 input)."""
+    example_input_specs = ["2x32x8x8", "2x32"]
+
+    def __init__(self, c=32, t=32):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(8, c)
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1)
+        self.temb = nn.Sequential(nn.SiLU(), nn.Linear(t, c))
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.qkv = nn.Linear(c, 3 * c)
+        self.proj = nn.Linear(c, c)
+
+    def forward(self, x, t):
+        h = self.conv1(F.silu(self.norm1(x))) + self.temb(t)[:, :, None, None]
+        h = x + self.conv2(F.silu(h))
+        B, C, H, W = h.shape
+        seq = h.flatten(2).transpose(1, 2)
+        q, k, v = self.qkv(seq).chunk(3, dim=-1)
+        a = F.softmax(q @ k.transpose(1, 2) / math.sqrt(C), dim=-1) @ v
+        return h + self.proj(a).transpose(1, 2).reshape(B, C, H, W)
+
+
+class TinyViT(nn.Module):
+    """ViT: a strided patch conv, a class token and learned positions (float32 parameters, so
+    the token stream is float32), pre-norm blocks from torch.nn."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self, d=64, heads=4, layers=2):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 8, 8)
+        self.cls = nn.Parameter(torch.zeros(1, 1, d))
+        self.pos = nn.Parameter(torch.randn(1, 17, d) * 0.02)
+        layer = nn.TransformerEncoderLayer(d, heads, 2 * d, 0.0, batch_first=True, norm_first=True,
+                                           activation="gelu")
+        self.enc = nn.TransformerEncoder(layer, layers)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), t], 1) + self.pos
+        return self.head(self.norm(self.enc(t))[:, 0])
+
+
+class MixedCNN(nn.Module):
+    """Strided and depthwise convolutions with BatchNorm, a transposed convolution (on torch 1.13's
+    CPU fp32 list), average pooling and a linear head."""
+    example_input_specs = ["2x3x32x32"]
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
+        # SiLU, not ReLU6: torch 1.13 has no bfloat16 hardtanh backward on the CPU
+        self.dw = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16), nn.BatchNorm2d(16), nn.SiLU(),
+                                nn.Conv2d(16, 32, 1))
+        self.up = nn.ConvTranspose2d(32, 16, 2, 2)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        s = self.stem(x)
+        y = self.dw(s)
+        u = self.up(y)
+        return self.head(F.adaptive_avg_pool2d(F.relu(u), 1).flatten(1))

@@ -81,10 +81,22 @@ SAMPLE = {
 }
 
 
-def check(model, inputs, flags=()):
+# Under torch.autocast("cpu", bfloat16), against `--precision bf16-mixed --autocast-device cpu`
+# (CUDA autocast needs a GPU): the policy's lists, the weight-cast cache and type promotion.
+AUTOCAST_SAMPLE = {
+    "resnet18": (None, "conv / BatchNorm in bfloat16, the input and every conv weight cast once", 1.0),
+    f"{NETS}:GPT2": (None, "float32 residual stream by promotion, cached weight casts the matmuls keep", 1.0),
+    f"{NETS}:LoRAGPT": (None, "LoRA adapters (lora_A / lora_B) beside frozen-shaped base linears", 1.0),
+    f"{NETS}:MixedCNN": (None, "ConvTranspose on torch 1.13's CPU fp32 list, depthwise conv, SiLU", 1.0),
+}
+
+
+def check(model, inputs, flags=(), autocast=None):
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "summary.json")
         cmd = [sys.executable, ORACLE, "check", model, "--summary", summary, "--out", tmp, *flags]
+        if autocast:
+            cmd += ["--autocast", autocast, "--device", "cpu"]
         for s in inputs or []:
             cmd += ["--input", s]
         if REMAT:
@@ -118,6 +130,20 @@ class OracleSample(unittest.TestCase):
                 self.assertTrue(row["params_equal"], report)
         if failures:
             print("outside tolerance:", ", ".join(failures))
+
+    def test_autocast_sample(self):
+        wanted = os.environ.get("REMAT_ORACLE_MODELS")
+        for model, (inputs, covers, tolerance) in AUTOCAST_SAMPLE.items():
+            name = model.rsplit(":", 1)[-1]
+            if wanted and name not in wanted.split(","):
+                continue
+            with self.subTest(model=name, autocast="bf16"):
+                row, report = check(model, inputs, autocast="bf16")
+                self.assertIsNone(row.get("error"), f"{name}: {row.get('error')}")
+                print(f"{name:20} autocast bf16 (cpu) PyTorch {row['torch_saved_activation_bytes']:>10} B  ours "
+                      f"{row['ours_saved_bytes']:>10} B  {row['diff_percent']:+.3f}%  ({covers})", flush=True)
+                self.assertLessEqual(abs(row["diff_percent"]), tolerance, report)
+                self.assertTrue(row["params_equal"], report)
 
 
 if __name__ == "__main__":

@@ -220,6 +220,15 @@ private slots:
         QVERIFY2(names.contains(QStringLiteral("master_weights")), qPrintable(names.join(",")));
         QVERIFY(memCategoryColor(int(core::schedule::MemCategory::OptimizerState)) !=
                 memCategoryColor(int(core::schedule::MemCategory::Weights)));
+        // Autocast's weight copies too: what autocast costs, beside the activations.
+        for (auto &p : withWeights.points)
+            p.byCategory[size_t(core::schedule::MemCategory::WeightCasts)] = 1 << 20;
+        v.setTimelines(withWeights, nullptr, 0, QStringLiteral("bf16-mixed"));
+        QTest::qWait(50);
+        names = visibleNames();
+        QVERIFY2(names.contains(QStringLiteral("weight_casts")), qPrintable(names.join(",")));
+        QVERIFY(memCategoryColor(int(core::schedule::MemCategory::WeightCasts)) !=
+                memCategoryColor(int(core::schedule::MemCategory::StoredActivations)));
     }
 
     // Walkthrough: the memory axis ticked at tenths of 1.08 x the peak ("908.8"); its ticks are

@@ -1,6 +1,6 @@
 // Training options in the planner (issue #19), offscreen, on the corpus MLP (fc 32-64-64-10 with
 // biases: 6,922 parameters) at batch 4. Expected:
-// - Adam with bf16-mixed, set through the Training dialog's widgets, rebuilds the problem off the
+// - Adam with bf16-master, set through the Training dialog's widgets, rebuilds the problem off the
 //   GUI thread: the store-all timeline holds the closed-form model states, 18 B per parameter
 //   (weights 2 + float32 master 4 + float32 gradients 4 + exp_avg and exp_avg_sq 8), its peak is
 //   core's loadProblem's for the same options and grows by the 12 B per parameter of master
@@ -81,13 +81,13 @@ private slots:
             QSKIP("shared corpus not found");
     }
 
-    void adamBf16MixedAddsModelStatesAndIsSaved()
+    void adamBf16MasterAddsModelStatesAndIsSaved()
     {
         QTemporaryDir dir;
         const QString session = dir.filePath(QStringLiteral("training.rematproj"));
         TrainingOptions adam;
         adam.optimizer = Optimizer::Adam;
-        adam.precision = Precision::Bf16Mixed;
+        adam.precision = Precision::Bf16Master;
         const auto refPlain = reference({});
         const auto refAdam = reference(adam);
         QVERIFY(refPlain && refAdam);
@@ -107,21 +107,21 @@ private slots:
             QVERIFY(planner.document()->currentPlan());
             QCOMPARE(planner.document()->currentPlan()->timeline.peakBytes, plainPeak);
 
-            // The Training action opens the dialog; its widgets choose Adam, bf16-mixed.
+            // The Training action opens the dialog; its widgets choose Adam, bf16-master.
             QTimer::singleShot(0, this, [] {
                 auto *d = qobject_cast<TrainingOptionsDialog *>(QApplication::activeModalWidget());
                 QVERIFY(d);
                 selectData(d->findChild<QComboBox *>(QStringLiteral("trainingOptimizer")),
                            int(Optimizer::Adam));
                 selectData(d->findChild<QComboBox *>(QStringLiteral("trainingPrecision")),
-                           int(Precision::Bf16Mixed));
+                           int(Precision::Bf16Master));
                 d->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
             });
             planner.trainingAction()->trigger();
             QVERIFY(waitLoaded(planner, loaded));
             QCOMPARE(planner.document()->training(), adam);
             QCOMPARE(planner.problem()->options.training, adam);
-            QVERIFY2(planner.trainingAction()->toolTip().contains(QStringLiteral("bf16-mixed")),
+            QVERIFY2(planner.trainingAction()->toolTip().contains(QStringLiteral("bf16-master")),
                      qPrintable(planner.trainingAction()->toolTip()));
             // The plans of the old step were set aside.
             QVERIFY(planner.document()->plans().empty());
@@ -185,9 +185,9 @@ private slots:
     }
 
     // "Compare training options...": A = the open options (none, fp32), B chosen in its form
-    // (Adam, bf16-mixed); both planned by chen-sqrtn at min-peak. The difference table equals
-    // core's rows for the same two steps, the chart overlays B on A, and B's master weights and
-    // optimizer state are rows that A has at 0.
+    // (Adam, bf16-master: the master-weight layout); both planned by chen-sqrtn at min-peak. The
+    // difference table equals core's rows for the same two steps, the chart overlays B on A, and
+    // B's master weights and optimizer state are rows that A has at 0.
     void comparesTwoTrainingOptionSets()
     {
         Planner planner;
@@ -201,7 +201,7 @@ private slots:
         QVERIFY(d);
         d->setSolver(QStringLiteral("chen-sqrtn"));
         selectData(d->formB()->optimizerBox(), int(Optimizer::Adam));
-        selectData(d->formB()->precisionBox(), int(Precision::Bf16Mixed));
+        selectData(d->formB()->precisionBox(), int(Precision::Bf16Master));
         QSignalSpy done(d, &TrainingCompareDialog::finished);
         d->start();
         QVERIFY(done.wait(60000));
@@ -210,7 +210,7 @@ private slots:
 
         TrainingOptions adam;
         adam.optimizer = Optimizer::Adam;
-        adam.precision = Precision::Bf16Mixed;
+        adam.precision = Precision::Bf16Master;
         QCOMPARE(d->stepB()->problem->options.training, adam);
         QCOMPARE(d->stepA()->plan.solver, std::string("chen-sqrtn"));
         // Core's answer for the same two steps, planned outside the dialog.
@@ -249,7 +249,7 @@ private slots:
                  figureText(core::pipeline::FigureUnit::Bytes, rows.front().delta(), true));
         const QStringList overlays = d->comparison()->chart()->overlayNames();
         QCOMPARE(overlays.size(), 1);
-        QVERIFY2(overlays.front().contains(QStringLiteral("bf16-mixed")),
+        QVERIFY2(overlays.front().contains(QStringLiteral("bf16-master")),
                  qPrintable(overlays.join(",")));
 
         // Sharding chosen in B's form reaches B's step: ZeRO-1 over 4 ranks keeps a quarter

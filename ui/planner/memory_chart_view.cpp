@@ -21,7 +21,7 @@
 namespace remat::ui {
 
 using core::schedule::kMemCategoryCount;
-static_assert(kMemCategoryCount == 9, "one area series per memory category");
+static_assert(kMemCategoryCount == 10, "one area series per memory category");
 
 QColor memCategoryColor(int category)
 {
@@ -35,6 +35,7 @@ QColor memCategoryColor(int category)
         QColor(0xd6, 0x4a, 0x6a), // activation grads: rose
         QColor(0x9e, 0x9d, 0x24), // workspace: olive
         QColor(0x26, 0xa6, 0x9a), // offload in flight: teal
+        QColor(0x7c, 0xb3, 0x42), // weight casts (autocast's half copies): green
     };
     return colors[std::clamp(category, 0, int(kMemCategoryCount) - 1)];
 }

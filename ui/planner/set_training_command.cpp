@@ -13,7 +13,11 @@ QString trainingSummary(const core::training::TrainingOptions &t)
     parts << (t.optimizer == Optimizer::None
                   ? QCoreApplication::translate("SetTrainingCommand", "no optimizer")
                   : QString::fromLatin1(optimizerName(t.optimizer)));
-    parts << QString::fromLatin1(precisionName(t.precision));
+    parts << (isAutocast(t.precision) && t.autocastDevice != AutocastDevice::Cuda
+                  ? QStringLiteral("%1 (%2 autocast)")
+                        .arg(QString::fromLatin1(precisionName(t.precision)),
+                             QString::fromLatin1(autocastDeviceName(t.autocastDevice)))
+                  : QString::fromLatin1(precisionName(t.precision)));
     if (t.shard != Sharding::None)
         parts << QCoreApplication::translate("SetTrainingCommand", "%1 over %2 ranks")
                      .arg(QString::fromLatin1(shardingName(t.shard)))

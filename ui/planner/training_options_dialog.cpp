@@ -18,8 +18,10 @@ namespace {
 
 constexpr Optimizer kOptimizers[] = {Optimizer::None, Optimizer::Sgd,   Optimizer::SgdMomentum,
                                      Optimizer::Adam, Optimizer::AdamW, Optimizer::Adafactor};
-constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16Mixed, Precision::Fp16Mixed,
-                                     Precision::Bf16};
+constexpr Precision kPrecisions[] = {
+    Precision::Fp32,     Precision::Bf16Mixed,  Precision::Fp16Mixed, Precision::Bf16True,
+    Precision::Fp16True, Precision::Bf16Master, Precision::Fp16Master};
+constexpr AutocastDevice kAutocastDevices[] = {AutocastDevice::Cuda, AutocastDevice::Cpu};
 constexpr Sharding kShardings[] = {Sharding::None, Sharding::Zero1, Sharding::Zero2,
                                    Sharding::Zero3};
 
@@ -51,6 +53,10 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     m_precision->setObjectName(QStringLiteral("trainingPrecision"));
     for (Precision p : kPrecisions)
         m_precision->addItem(QString::fromLatin1(precisionName(p)), int(p));
+    m_autocastDevice = new QComboBox(this);
+    m_autocastDevice->setObjectName(QStringLiteral("trainingAutocastDevice"));
+    for (AutocastDevice d : kAutocastDevices)
+        m_autocastDevice->addItem(QString::fromLatin1(autocastDeviceName(d)), int(d));
     m_shard = new QComboBox(this);
     m_shard->setObjectName(QStringLiteral("trainingShard"));
     for (Sharding s : kShardings)
@@ -76,8 +82,12 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     m_optimizer->setToolTip(tr("The optimizer step after the backward; its state is resident all "
                                "step and its update ops are in the timeline"));
     m_precision->setToolTip(
-        tr("bf16-mixed / fp16-mixed: half activations and weights, float32 master weights, "
-           "gradients and optimizer state; bf16: everything bfloat16"));
+        tr("Named as Lightning names them. bf16-mixed / 16-mixed: PyTorch autocast (float32 "
+           "weights; each op in the dtype its device's autocast list gives); bf16-true / "
+           "16-true: every floating tensor half; bf16-master / 16-master: half weights and "
+           "activations with float32 master weights, gradients and optimizer state"));
+    m_autocastDevice->setToolTip(tr("Whose autocast lists bf16-mixed / 16-mixed follow "
+                                    "(torch.autocast's device_type); CUDA and CPU differ"));
     m_shard->setToolTip(tr("ZeRO over the ranks: zero1 shards the optimizer state (and master "
                            "weights), zero2 also the gradients, zero3 (FSDP) also the weights"));
     m_microBatches->setToolTip(tr("Gradient accumulation steps per optimizer step: the batch is "
@@ -86,6 +96,7 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     auto *form = new QFormLayout;
     form->addRow(tr("&Optimizer"), m_optimizer);
     form->addRow(tr("&Precision"), m_precision);
+    form->addRow(tr("&Autocast device"), m_autocastDevice);
     form->addRow(tr("&Sharding"), m_shard);
     form->addRow(tr("&Ranks"), m_ranks);
     form->addRow(tr("&Micro-batches"), m_microBatches);
@@ -95,7 +106,7 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     layout->addLayout(form);
     layout->addWidget(m_explanation);
 
-    for (QComboBox *c : {m_optimizer, m_precision, m_shard, m_attention})
+    for (QComboBox *c : {m_optimizer, m_precision, m_autocastDevice, m_shard, m_attention})
         connect(c, &QComboBox::currentIndexChanged, this, &TrainingOptionsForm::updateExplanation);
     for (QSpinBox *s : {m_ranks, m_microBatches})
         connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsForm::updateExplanation);
@@ -194,6 +205,7 @@ void TrainingOptionsForm::setOptions(const TrainingOptions &o)
     m_base = o;
     m_optimizer->setCurrentIndex(m_optimizer->findData(int(o.optimizer)));
     m_precision->setCurrentIndex(m_precision->findData(int(o.precision)));
+    m_autocastDevice->setCurrentIndex(m_autocastDevice->findData(int(o.autocastDevice)));
     m_shard->setCurrentIndex(m_shard->findData(int(o.shard)));
     m_attention->setCurrentIndex(m_attention->findData(int(o.attention)));
     m_ranks->setValue(int(std::clamp<int64_t>(o.ranks, 1, m_ranks->maximum())));
@@ -207,6 +219,10 @@ TrainingOptions TrainingOptionsForm::options() const
     TrainingOptions o = m_base;
     o.optimizer = Optimizer(m_optimizer->currentData().toInt());
     o.precision = Precision(m_precision->currentData().toInt());
+    // read only under autocast: other precisions keep the default, so they stay "default"
+    o.autocastDevice = isAutocast(o.precision)
+                           ? AutocastDevice(m_autocastDevice->currentData().toInt())
+                           : AutocastDevice::Cuda;
     o.shard = Sharding(m_shard->currentData().toInt());
     o.attention = Attention(m_attention->currentData().toInt());
     o.ranks = m_ranks->value();
@@ -222,16 +238,27 @@ void TrainingOptionsForm::updateExplanation()
 {
     const TrainingOptions o = options();
     m_ranks->setEnabled(Sharding(m_shard->currentData().toInt()) != Sharding::None);
+    m_autocastDevice->setEnabled(isAutocast(o.precision));
     QStringList lines;
     lines << stateText(o.optimizer);
     switch (o.precision) {
     case Precision::Fp32: lines << tr("float32 weights, gradients and activations"); break;
     case Precision::Bf16Mixed:
     case Precision::Fp16Mixed:
+        lines << tr("PyTorch autocast on %1: float32 weights, gradients and optimizer state; "
+                    "convolutions and matrix products in %2, with the weight copies they keep "
+                    "(weight casts in the chart)")
+                     .arg(QString::fromLatin1(autocastDeviceName(o.autocastDevice)))
+                     .arg(o.precision == Precision::Bf16Mixed ? QStringLiteral("bfloat16")
+                                                              : QStringLiteral("float16"));
+        break;
+    case Precision::Bf16True: lines << tr("everything bfloat16, no master weights"); break;
+    case Precision::Fp16True: lines << tr("everything float16, no master weights"); break;
+    case Precision::Bf16Master:
+    case Precision::Fp16Master:
         lines << tr("half-precision weights and activations; float32 master weights, gradients "
                     "and optimizer state");
         break;
-    case Precision::Bf16: lines << tr("everything bfloat16, no master weights"); break;
     }
     if (o.shard != Sharding::None)
         lines << tr("per-rank bytes: %1 divided over %2 ranks")

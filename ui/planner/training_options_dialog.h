@@ -35,6 +35,7 @@ public:
     core::training::TrainingOptions options() const;
     QComboBox *optimizerBox() const { return m_optimizer; }
     QComboBox *precisionBox() const { return m_precision; }
+    QComboBox *autocastDeviceBox() const { return m_autocastDevice; }
     QComboBox *shardBox() const { return m_shard; }
     QComboBox *attentionBox() const { return m_attention; }
     QSpinBox *ranksBox() const { return m_ranks; }
@@ -48,6 +49,7 @@ private:
     core::training::TrainingOptions m_base;
     QComboBox *m_optimizer;
     QComboBox *m_precision;
+    QComboBox *m_autocastDevice;
     QComboBox *m_shard;
     QComboBox *m_attention;
     QSpinBox *m_ranks;

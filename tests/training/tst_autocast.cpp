@@ -1,0 +1,344 @@
+// The autocast pass (core/training/autocast.h) on tiny graphs, each with what torch.autocast does
+// to it written beside the expected bytes (torch 1.13's autocast_mode.cpp; the CPU rows also
+// measured with torch 1.13 on the CPU).
+// - conv + relu on the CPU in bfloat16: the input is cast at its use, the weight and bias once
+//   (cached); the conv keeps both copies, relu its bfloat16 output.
+// - a weight read by two matrix products: one cached copy, kept by both backwards, and each
+//   gradient through it cast back to float32 (two CastGrad ops) before it is summed.
+// - softmax after a matrix product: on CUDA's fp32 list (its input cast back to float32, its
+//   float32 output kept), on no CPU list (bfloat16 kept).
+// - promotion: a float32 residual plus a bfloat16 branch is float32; a zero-dim constant does not
+//   promote a bfloat16 tensor; a frozen weight (a buffer) is cast at every use, not cached.
+#include "common/mini_graph.h"
+#include "core/training/apply_training_options.h"
+#include "core/training/builder.h"
+
+#include <QtTest>
+
+using namespace remat::core;
+using remat::tests::MiniGraph;
+using training::Precision;
+using training::TensorRole;
+using training::TrainingGraph;
+
+namespace {
+
+TrainingGraph autocast(MiniGraph &m, std::vector<ValueId> outputs, ops::AutocastDevice device,
+                       ir::Graph *keep = nullptr)
+{
+    auto g = m.build(outputs);
+    if (!g)
+        qFatal("%s", g.status().message().c_str());
+    auto built = training::buildTrainingGraph(*g);
+    if (!built)
+        qFatal("%s", built.status().message().c_str());
+    training::TrainingOptions o;
+    o.precision = Precision::Bf16Mixed;
+    o.autocastDevice = device;
+    auto tg = training::applyTrainingOptions(*built, o, &*g);
+    if (!tg)
+        qFatal("%s", tg.status().message().c_str());
+    if (keep)
+        *keep = std::move(*g);
+    return std::move(*tg);
+}
+
+const training::Tensor &named(const TrainingGraph &g, const std::string &name)
+{
+    const TensorId *t = g.findTensor(name);
+    if (!t)
+        qFatal("no tensor '%s'", name.c_str());
+    return g.tensor(*t);
+}
+
+int countOps(const TrainingGraph &g, const std::string &type)
+{
+    int n = 0;
+    for (const training::Op &op : g.ops())
+        n += op.type == type;
+    return n;
+}
+
+} // namespace
+
+class TstAutocast : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void policyRowsFollowTorchLists_data()
+    {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<QString>("mode"); // Pad's mode / Scatter's reduction, else empty
+        QTest::addColumn<QString>("cuda");
+        QTest::addColumn<QString>("cpu");
+        // autocast_mode.cpp, torch 1.13 (CPU rows also measured with torch 1.13 on the CPU)
+        QTest::newRow("conv") << "Conv" << 4 << ""
+                              << "lower"
+                              << "lower";
+        QTest::newRow("conv_transpose") << "ConvTranspose" << 4 << ""
+                                        << "lower"
+                                        << "fp32";
+        QTest::newRow("matmul") << "MatMul" << 3 << ""
+                                << "lower"
+                                << "lower";
+        QTest::newRow("addmm") << "Gemm" << 2 << ""
+                               << "lower"
+                               << "lower";
+        QTest::newRow("einsum (bmm)") << "Einsum" << 3 << ""
+                                      << "lower"
+                                      << "lower";
+        QTest::newRow("lstm") << "LSTM" << 3 << ""
+                              << "lower"
+                              << "fp32";
+        QTest::newRow("prelu") << "PRelu" << 4 << ""
+                               << "lower"
+                               << "fp32";
+        QTest::newRow("softmax") << "Softmax" << 3 << ""
+                                 << "fp32"
+                                 << "fallthrough";
+        QTest::newRow("log_softmax") << "LogSoftmax" << 3 << ""
+                                     << "fp32"
+                                     << "fallthrough";
+        QTest::newRow("layer_norm") << "LayerNormalization" << 3 << ""
+                                    << "fp32"
+                                    << "fallthrough";
+        QTest::newRow("group_norm") << "GroupNormalization" << 4 << ""
+                                    << "fp32"
+                                    << "fallthrough";
+        QTest::newRow("batch_norm") << "BatchNormalization" << 4 << ""
+                                    << "fallthrough"
+                                    << "fallthrough";
+        QTest::newRow("exp") << "Exp" << 2 << ""
+                             << "fp32"
+                             << "fallthrough";
+        QTest::newRow("pow") << "Pow" << 2 << ""
+                             << "fp32"
+                             << "fallthrough";
+        QTest::newRow("sum") << "ReduceSum" << 2 << ""
+                             << "fp32"
+                             << "fallthrough";
+        QTest::newRow("prod") << "ReduceProd" << 2 << ""
+                              << "fp32"
+                              << "fp32";
+        QTest::newRow("cross_entropy") << "SoftmaxCrossEntropyLoss" << 2 << ""
+                                       << "fp32"
+                                       << "fp32";
+        QTest::newRow("relu") << "Relu" << 4 << ""
+                              << "fallthrough"
+                              << "fallthrough";
+        QTest::newRow("add") << "Add" << 4 << ""
+                             << "fallthrough"
+                             << "fallthrough";
+        QTest::newRow("max_pool2d") << "MaxPool" << 4 << ""
+                                    << "fallthrough"
+                                    << "fallthrough";
+        QTest::newRow("max_pool3d") << "MaxPool" << 5 << ""
+                                    << "fallthrough"
+                                    << "fp32";
+        QTest::newRow("constant pad") << "Pad" << 4 << "constant"
+                                      << "fallthrough"
+                                      << "fallthrough";
+        QTest::newRow("reflection_pad") << "Pad" << 4 << "reflect"
+                                        << "fallthrough"
+                                        << "fp32";
+        QTest::newRow("scatter_add") << "ScatterElements" << 2 << "add"
+                                     << "promote"
+                                     << "fallthrough";
+    }
+
+    void policyRowsFollowTorchLists()
+    {
+        QFETCH(QString, type);
+        QFETCH(int, rank);
+        QFETCH(QString, mode);
+        QFETCH(QString, cuda);
+        QFETCH(QString, cpu);
+        const ops::OpDef *def = ops::findOp(type.toStdString());
+        QVERIFY(def);
+        ir::Node node;
+        node.opType = type.toStdString();
+        if (!mode.isEmpty())
+            node.attributes.push_back({type == "Pad" ? "mode" : "reduction", mode.toStdString()});
+        QCOMPARE(QString(ops::autocastPolicyName(
+                     ops::autocastPolicy(*def, &node, size_t(rank), ops::AutocastDevice::Cuda))),
+                 cuda);
+        QCOMPARE(QString(ops::autocastPolicyName(
+                     ops::autocastPolicy(*def, &node, size_t(rank), ops::AutocastDevice::Cpu))),
+                 cpu);
+    }
+
+    void convReluOnCpu()
+    {
+        // x[2,3,8,8] -> Conv(W[4,3,3,3], b[4]) -> c[2,4,6,6] -> Relu -> r
+        MiniGraph m;
+        const ValueId x = m.input("x", {2, 3, 8, 8});
+        const ValueId w = m.param("W", {4, 3, 3, 3});
+        const ValueId b = m.param("b", {4});
+        const ValueId c = m.op("Conv", {x, w, b}, {2, 4, 6, 6});
+        const ValueId r = m.op("Relu", {c}, {2, 4, 6, 6});
+        const TrainingGraph g = autocast(m, {r}, ops::AutocastDevice::Cpu);
+        // Casts: x at its use (an activation), W and b once (weight casts).
+        QCOMPARE(countOps(g, "Cast"), 3);
+        const training::Tensor &xc = named(g, "x::bf16@/Conv0");
+        QCOMPARE(xc.role, TensorRole::Activation);
+        QCOMPARE(xc.bytes, int64_t(2 * 3 * 8 * 8 * 2));
+        const training::Tensor &wc = named(g, "W::bf16");
+        QCOMPARE(wc.role, TensorRole::WeightCast);
+        QCOMPARE(wc.dtype, ir::DataType::BFloat16);
+        QCOMPARE(wc.bytes, int64_t(4 * 3 * 3 * 3 * 2));
+        QCOMPARE(named(g, "b::bf16").role, TensorRole::WeightCast);
+        QCOMPARE(named(g, "/Conv0_y").dtype, ir::DataType::BFloat16);
+        QCOMPARE(named(g, "/Relu1_y").bytes, int64_t(2 * 4 * 6 * 6 * 2));
+        // The weights, their gradients and the input stay float32.
+        QCOMPARE(named(g, "W").bytes, int64_t(4 * 3 * 3 * 3 * 4));
+        QCOMPARE(named(g, "grad:W").dtype, ir::DataType::Float);
+        QVERIFY(named(g, "grad:W").requiredAtEnd);
+        QCOMPARE(named(g, "grad:W::bf16").dtype, ir::DataType::BFloat16);
+        // ConvolutionBackward keeps x::bf16 (768 B) and W::bf16 (216 B); ReluBackward its
+        // bfloat16 output (576 B); the bias copy is read by nobody's backward.
+        const training::TrainingSummary s = training::summarize(g);
+        QCOMPARE(s.savedForBackwardBytes, int64_t(768 + 216 + 576));
+        QCOMPARE(s.savedForBackwardBytesByDtype.at("bfloat16"), int64_t(768 + 216 + 576));
+        // W's and b's gradients come back through CastGrad (x needs none).
+        QCOMPARE(countOps(g, "CastGrad"), 2);
+        // No master weights: the optimizer side is float32's.
+        for (const training::Tensor &t : g.tensors())
+            QVERIFY(t.role != TensorRole::MasterWeight);
+    }
+
+    void matmulSharesTheCachedWeightCopy()
+    {
+        // x[4,8] -> MatMul(W[8,8]) -> h -> MatMul(W) -> y: W read twice (tied)
+        MiniGraph m;
+        const ValueId x = m.input("x", {4, 8});
+        const ValueId w = m.param("W", {8, 8});
+        const ValueId h = m.op("MatMul", {x, w}, {4, 8});
+        const ValueId y = m.op("MatMul", {h, w}, {4, 8});
+        const TrainingGraph g = autocast(m, {y}, ops::AutocastDevice::Cuda);
+        int castsOfW = 0;
+        for (const training::Op &op : g.ops())
+            if (op.type == "Cast" && g.tensor(op.inputs[0]).name == "W")
+                ++castsOfW;
+        QCOMPARE(castsOfW, 1);
+        const training::Tensor &wc = named(g, "W::bf16");
+        // both products read it; mm(h, W)'s backward keeps it for h's gradient (mm(x, W)'s
+        // backward needs only x, x having no gradient)
+        QCOMPARE(wc.consumers.size(), size_t(3));
+        // mm(x, W) keeps x::bf16 (64 B) for W's gradient (x needs none); mm(h, W) keeps h (64 B)
+        // and W::bf16 (128 B, counted once).
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(64 + 64 + 128));
+        // Both gradients through the copy are cast back, then summed in float32.
+        QCOMPARE(countOps(g, "CastGrad"), 2);
+        QCOMPARE(named(g, "grad:W").dtype, ir::DataType::Float);
+        QCOMPARE(named(g, "grad:W").bytes, int64_t(8 * 8 * 4));
+    }
+
+    void softmaxStaysFloat32OnCuda()
+    {
+        // x[2,8] -> MatMul(W[8,8]) -> s -> Softmax -> p
+        for (const auto device : {ops::AutocastDevice::Cuda, ops::AutocastDevice::Cpu}) {
+            MiniGraph m;
+            const ValueId x = m.input("x", {2, 8});
+            const ValueId w = m.param("W", {8, 8});
+            const ValueId s = m.op("MatMul", {x, w}, {2, 8});
+            const ValueId p = m.op("Softmax", {s}, {2, 8}, {{"axis", int64_t(-1)}});
+            const TrainingGraph g = autocast(m, {p}, device);
+            QCOMPARE(named(g, "/MatMul0_y").dtype, ir::DataType::BFloat16);
+            if (device == ops::AutocastDevice::Cuda) {
+                // CUDA: softmax is on the fp32 list: its input is cast to float32 (a copy at its
+                // use, which nothing keeps), its float32 output is kept (64 B).
+                QCOMPARE(named(g, "/Softmax1_y").dtype, ir::DataType::Float);
+                QCOMPARE(named(g, "/MatMul0_y::fp32@/Softmax1").role, TensorRole::Activation);
+                QCOMPARE(training::summarize(g).savedForBackwardBytes,
+                         int64_t(2 * 8 * 2 + 2 * 8 * 4)); // x::bf16 + the softmax
+            } else {
+                // CPU (torch 1.13): softmax is on no list: bfloat16 in and out (32 B kept).
+                QCOMPARE(named(g, "/Softmax1_y").dtype, ir::DataType::BFloat16);
+                QCOMPARE(training::summarize(g).savedForBackwardBytes,
+                         int64_t(2 * 8 * 2 + 2 * 8 * 2));
+            }
+        }
+    }
+
+    void promotion()
+    {
+        // x[2,8] -> MatMul(W) -> h (bf16); a = Add(x, h): float32 by promotion;
+        // z = Mul(h, 0.5 as a zero-dim constant): bfloat16; f = MatMul(a, F) with F frozen
+        // (a buffer): F cast at its use, an activation-like copy, not a cached weight.
+        MiniGraph m;
+        const ValueId x = m.input("x", {2, 8});
+        const ValueId w = m.param("W", {8, 8});
+        const ValueId frozen = m.value("F", {8, 8}, ir::ValueKind::Buffer);
+        const ValueId half = m.constFloats("half", {0.5f}, {});
+        const ValueId h = m.op("MatMul", {x, w}, {2, 8});
+        const ValueId a = m.op("Add", {x, h}, {2, 8});
+        const ValueId z = m.op("Mul", {h, half}, {2, 8});
+        const ValueId f = m.op("MatMul", {a, frozen}, {2, 8});
+        const ValueId out = m.op("Add", {z, f}, {2, 8});
+        const TrainingGraph g = autocast(m, {out}, ops::AutocastDevice::Cpu);
+        QCOMPARE(named(g, "/Add1_y").dtype, ir::DataType::Float);
+        QCOMPARE(named(g, "/Mul2_y").dtype, ir::DataType::BFloat16);
+        QCOMPARE(named(g, "/MatMul3_y").dtype, ir::DataType::BFloat16);
+        const training::Tensor &fc = named(g, "F::bf16@/MatMul3");
+        QCOMPARE(fc.role, TensorRole::WeightCast); // a weight's copy, but not cached
+        QCOMPARE(named(g, "/Add1_y::bf16@/MatMul3").dtype, ir::DataType::BFloat16);
+        // bf16 + bf16 stays bf16; gradients take their tensors' dtypes
+        QCOMPARE(named(g, "/Add4_y").dtype, ir::DataType::BFloat16);
+        QCOMPARE(named(g, "grad:/Add1_y").dtype, ir::DataType::Float);
+        QCOMPARE(named(g, "grad:/Mul2_y").dtype, ir::DataType::BFloat16);
+    }
+
+    void configurationInputsDoNotPromote()
+    {
+        // x[1,2,4,4] -> Conv(W[2,2,1,1]) -> c (bf16) -> Resize(scales = float32 [1,1,2,2]) -> r:
+        // the scales configure the op (no gradient, not data): r stays bfloat16, as
+        // upsample_nearest2d returns it (YOLO's up-sampled lateral was cast twice, +1.6%).
+        MiniGraph m;
+        const ValueId x = m.input("x", {1, 2, 4, 4});
+        const ValueId c = m.op("Conv", {x, m.param("W", {2, 2, 1, 1})}, {1, 2, 4, 4});
+        const ValueId scales = m.constFloats("scales", {1, 1, 2, 2});
+        const ValueId r = m.op("Resize", {c, ValueId(), scales}, {1, 2, 8, 8},
+                               {{"mode", std::string("nearest")}});
+        const TrainingGraph g = autocast(m, {r}, ops::AutocastDevice::Cpu);
+        QCOMPARE(named(g, "/Resize1_y").dtype, ir::DataType::BFloat16);
+        QCOMPARE(countOps(g, "Cast"), 2); // x and W, not the scales
+    }
+
+    void castsAreOnnxCasts()
+    {
+        // The executors run the casts as ONNX Cast nodes: attribute `to` is the target dtype.
+        MiniGraph m;
+        const ValueId x = m.input("x", {2, 8});
+        const ValueId w = m.param("W", {8, 8});
+        const ValueId y = m.op("MatMul", {x, w}, {2, 8});
+        const TrainingGraph g = autocast(m, {y}, ops::AutocastDevice::Cuda);
+        int seen = 0;
+        for (const training::Op &op : g.ops()) {
+            if (op.type != "Cast" && op.type != "CastGrad")
+                continue;
+            QVERIFY(op.fusedNode);
+            QCOMPARE(op.fusedNode->opType, std::string("Cast"));
+            QCOMPARE(op.fusedNode->attrInt("to", 0), int64_t(ir::DataType::BFloat16));
+            ++seen;
+        }
+        QCOMPARE(seen, 3); // x's and W's casts, W's gradient cast back
+        // fp16: the same with float16
+        MiniGraph m2;
+        const ValueId x2 = m2.input("x", {2, 8});
+        const ValueId y2 = m2.op("MatMul", {x2, m2.param("W", {8, 8})}, {2, 8});
+        auto g2 = m2.build({y2});
+        QVERIFY(g2);
+        auto built = training::buildTrainingGraph(*g2);
+        QVERIFY(built);
+        training::TrainingOptions o;
+        o.precision = Precision::Fp16Mixed;
+        auto tg = training::applyTrainingOptions(*built, o, &*g2);
+        QVERIFY(tg);
+        QCOMPARE(named(*tg, "W::fp16").dtype, ir::DataType::Float16);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstAutocast)
+#include "tst_autocast.moc"
