@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStringList>
 #include <QVBoxLayout>
 
 namespace remat::ui {
@@ -57,7 +58,8 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
         spin->setObjectName(QStringLiteral("dim:") + qs(name));
         spin->setRange(1, 1 << 30);
         auto it = current.dimValues.find(name);
-        spin->setValue(int(it != current.dimValues.end() ? it->second : ox::suggestDimValue(name)));
+        spin->setValue(
+            int(it != current.dimValues.end() ? it->second : ox::suggestNamedDim(signature, name)));
         spin->setToolTip(
             tr("Every input dim named '%1' takes this value (remat --dim %1=N)").arg(qs(name)));
         form->addRow(tr("dim %1").arg(qs(name)), spin);
@@ -73,13 +75,7 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
             if (it != current.inputShapes.end())
                 dims = it->second;
             else
-                for (size_t i = 0; i < in.shape.dims.size(); ++i) {
-                    const core::ir::Dim &d = in.shape.dims[i];
-                    dims.push_back(
-                        d.isStatic()
-                            ? d.value
-                            : ox::suggestDimValue(d.symbol.empty() && i == 0 ? "batch" : d.symbol));
-                }
+                dims = ox::suggestInputShape(signature, in);
             auto *edit = new QLineEdit(qs(ox::formatDims(dims)), this);
             edit->setObjectName(QStringLiteral("shape:") + qs(in.name));
             edit->setToolTip(
@@ -108,6 +104,18 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     m_semantics->addItem(tr("As exported (the file's inference semantics)"));
     m_semantics->setCurrentIndex(current.semantics == ox::Semantics::Training ? 0 : 1);
     form->addRow(tr("Semantics"), m_semantics);
+    // A free height, width or length left at 1 imports a degenerate model (every conv sees one
+    // pixel, an audio net one sample): said beside the fields as they change, and Import asks
+    // once more before using it.
+    m_warning = new QLabel(this);
+    m_warning->setObjectName(QStringLiteral("inputSettingsWarning"));
+    m_warning->setWordWrap(true);
+    m_warning->setStyleSheet(QStringLiteral("color: #9a5b00;"));
+    layout->addWidget(m_warning);
+    for (const auto &[name, spin] : m_dims)
+        connect(spin, &QSpinBox::valueChanged, this, &InputSettingsDialog::updateWarning);
+    for (const auto &[name, edit] : m_shapes)
+        connect(edit, &QLineEdit::textChanged, this, &InputSettingsDialog::updateWarning);
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("inputSettingsError"));
     m_error->setWordWrap(true);
@@ -115,10 +123,72 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     m_error->hide();
     layout->addWidget(m_error);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    buttons->button(QDialogButtonBox::Ok)->setText(tr("Import"));
+    m_import = buttons->button(QDialogButtonBox::Ok);
+    m_import->setText(tr("Import"));
     connect(buttons, &QDialogButtonBox::accepted, this, &InputSettingsDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(buttons);
+    m_signature = signature;
+    updateWarning();
+}
+
+QStringList InputSettingsDialog::degenerateInputs() const
+{
+    QStringList out;
+    for (const ox::DeclaredInput &in : m_signature.inputs) {
+        std::vector<int64_t> dims;
+        if (auto it = m_shapes.find(in.name); it != m_shapes.end()) {
+            auto parsed = ox::parseDims(it->second->text().trimmed().toStdString());
+            if (!parsed.hasValue() || parsed->size() != in.shape.dims.size())
+                continue; // a typo: accept() names it
+            dims = *parsed;
+        } else {
+            bool known = true;
+            for (const core::ir::Dim &d : in.shape.dims) {
+                auto field = m_dims.find(d.symbol);
+                known = known && (d.isStatic() || field != m_dims.end());
+                dims.push_back(d.isStatic()            ? d.value
+                               : field != m_dims.end() ? field->second->value()
+                                                       : 0);
+            }
+            if (!known)
+                continue;
+        }
+        // The free dims besides the batch (the first free one); a name that says "batch" or
+        // "channel" may well be 1.
+        QStringList ones;
+        for (size_t i = 0; i < in.shape.dims.size(); ++i) {
+            const core::ir::Dim &d = in.shape.dims[i];
+            if (d.isStatic() || ox::isBatchDim(in, i) || dims[i] != 1)
+                continue;
+            const int64_t byName = d.symbol.empty() ? 0 : ox::suggestDimValue(d.symbol);
+            if (byName == 1 && !d.symbol.empty() &&
+                QString::fromStdString(d.symbol).contains(QStringLiteral("batch"),
+                                                          Qt::CaseInsensitive))
+                continue;
+            if (byName == 3) // a channel count named as such
+                continue;
+            ones << (d.symbol.empty() ? tr("dim %1").arg(i) : qs(d.symbol));
+        }
+        if (!ones.isEmpty())
+            out << tr("%1 would be %2 (%3 left at 1)")
+                       .arg(qs(in.name), qs(ox::formatDims(dims)), ones.join(QStringLiteral(", ")));
+    }
+    return out;
+}
+
+void InputSettingsDialog::updateWarning()
+{
+    const QStringList bad = degenerateInputs();
+    m_confirmed = false;
+    m_import->setText(tr("Import"));
+    m_warning->setVisible(!bad.isEmpty());
+    if (!bad.isEmpty())
+        m_warning->setText(
+            tr("%1. A height, width or length of 1 makes a degenerate model (every "
+               "convolution sees one pixel, an audio net one sample): its memory and time say "
+               "nothing about the real one. Give the sizes the model is used at.")
+                .arg(bad.join(QStringLiteral("; "))));
 }
 
 QSpinBox *InputSettingsDialog::dimField(const QString &name) const
@@ -161,6 +231,13 @@ void InputSettingsDialog::accept()
     if (!st.isOk()) {
         m_error->setText(qs(st.message()));
         m_error->show();
+        return;
+    }
+    if (!m_confirmed && !degenerateInputs().isEmpty()) {
+        // Said once more, on the button: the second press imports what was typed.
+        m_confirmed = true;
+        m_import->setText(tr("Import anyway"));
+        m_warning->show();
         return;
     }
     m_result = std::move(s);

@@ -11,6 +11,8 @@
 #include <QDialog>
 #include <QWidget>
 
+#include <map>
+
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -33,14 +35,24 @@ public:
     QComboBox *precisionBox() const { return m_precision; }
     QComboBox *shardBox() const { return m_shard; }
     QSpinBox *ranksBox() const { return m_ranks; }
+    QSpinBox *microBatchesBox() const { return m_microBatches; }
+    /// What is wrong with a count as typed ("Micro-batches: '0' is not ..."), empty when nothing:
+    /// a count out of range is never silently replaced by the previous value.
+    QString inputError() const;
 
 signals:
     void changed();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void updateExplanation();
 
     core::training::TrainingOptions m_base;
+    /// Text a count box held when it lost focus out of range (the box then shows its previous
+    /// value again): reported by inputError() until the user types a valid count.
+    std::map<QSpinBox *, std::pair<QString, int>> m_rejected; ///< text, value kept
     QComboBox *m_optimizer;
     QComboBox *m_precision;
     QComboBox *m_shard;
@@ -57,9 +69,13 @@ public:
 
     void setOptions(const core::training::TrainingOptions &options) { m_form->setOptions(options); }
     core::training::TrainingOptions options() const { return m_form->options(); }
+    TrainingOptionsForm *form() const { return m_form; }
+    /// OK with a count out of range stays open and says what to type.
+    void accept() override;
 
 private:
     TrainingOptionsForm *m_form;
+    QLabel *m_error;
 };
 
 } // namespace remat::ui
