@@ -38,6 +38,9 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     setWindowTitle(tr("Model Inputs"));
     setObjectName(QStringLiteral("inputSettingsDialog"));
     auto *layout = new QVBoxLayout(this);
+    // The dialog grows when the warning or the error line appears, instead of squashing the
+    // fields.
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
     auto *intro =
         new QLabel(tr("This model leaves some input sizes open. Give the values to study it at; "
                       "they are remembered for this file and saved in sessions."),
