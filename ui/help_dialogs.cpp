@@ -1,5 +1,7 @@
 #include "ui/help_dialogs.h"
 
+#include "ui/planner/teaching_view.h"
+
 #include <QAction>
 #include <QApplication>
 #include <QDialogButtonBox>
@@ -8,6 +10,8 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QTableWidget>
+#include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 // The library versions come from the build (ui/CMakeLists.txt); "unknown" when CMake did not say.
@@ -68,6 +72,8 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent) : QDial
     rows.append({tr("Schedule"), tr("Ten steps back / on"), tr("Page Up / Page Down")});
     rows.append({tr("Schedule"), tr("First / last step"), tr("Home / End")});
     rows.append({tr("Find bar"), tr("Close"), tr("Esc")});
+    for (const QStringList &key : TeachingView::stepperKeys())
+        rows.append({tr("Schedule tab"), key[1], key[0]});
     m_table = new QTableWidget(int(rows.size()), 3, this);
     m_table->setHorizontalHeaderLabels({tr("Menu"), tr("Action"), tr("Keys")});
     m_table->verticalHeader()->hide();
@@ -84,6 +90,23 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent) : QDial
     layout->addWidget(m_table);
     layout->addWidget(buttons);
     resize(560, 520);
+}
+
+UserGuideDialog::UserGuideDialog(QWidget *parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Remat Studio User Guide"));
+    setObjectName(QStringLiteral("userGuideDialog"));
+    m_browser = new QTextBrowser(this);
+    m_browser->setObjectName(QStringLiteral("userGuideBrowser"));
+    m_browser->setOpenExternalLinks(true);
+    // Relative image paths (browse.png) resolve against qrc:/guide/.
+    m_browser->setSource(QUrl(source()), QTextDocument::MarkdownResource);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_browser);
+    layout->addWidget(buttons);
+    resize(900, 760);
 }
 
 QString aboutText(const QStringList &extra)

@@ -1,6 +1,7 @@
 #pragma once
-// Help > Keyboard Shortcuts and Help > About: the shortcut list is read from the menus themselves
-// (so it never goes stale), the About box names the libraries this build was made with.
+// Help > User Guide, Help > Keyboard Shortcuts and Help > About: the guide is docs/guide/guide.md
+// (with its screenshots) built into the resources, the shortcut list is read from the menus
+// themselves (so it never goes stale), the About box names the libraries this build was made with.
 //   ShortcutsDialog d(window->menuBar(), window);  d.exec();
 //   showAboutBox(window, {QStringLiteral("CUDA 12.4, 1 device: NVIDIA H100")});
 
@@ -9,6 +10,7 @@
 
 class QMenuBar;
 class QTableWidget;
+class QTextBrowser;
 
 namespace remat::ui {
 
@@ -23,6 +25,21 @@ public:
 
 private:
     QTableWidget *m_table;
+};
+
+/// The user guide (qrc:/guide/guide.md, from docs/guide/): the four uses step by step, with
+/// screenshots of the app. Links to other guide pages stay inside; web links open outside.
+class UserGuideDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    explicit UserGuideDialog(QWidget *parent = nullptr);
+    QTextBrowser *browser() const { return m_browser; }
+    /// Where the guide is read from.
+    static QString source() { return QStringLiteral("qrc:/guide/guide.md"); }
+
+private:
+    QTextBrowser *m_browser;
 };
 
 /// The About text (rich text): the app, and the versions of Qt (built with and running), protobuf,

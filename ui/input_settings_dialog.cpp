@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStringList>
 #include <QVBoxLayout>
 
 namespace remat::ui {
@@ -34,11 +35,14 @@ bool isScalar(const core::ir::Shape &shape)
 InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
                                          const ox::ImportOptions &current, const QString &problem,
                                          QWidget *parent)
-    : QDialog(parent), m_current(current), m_result(current), m_signature(signature)
+    : QDialog(parent), m_current(current), m_result(current)
 {
     setWindowTitle(tr("Model Inputs"));
     setObjectName(QStringLiteral("inputSettingsDialog"));
     auto *layout = new QVBoxLayout(this);
+    // The dialog grows when the warning or the error line appears, instead of squashing the
+    // fields.
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
     auto *intro =
         new QLabel(tr("This model leaves some input sizes open. Give the values to study it at; "
                       "they are remembered for this file and saved in sessions."),
@@ -54,26 +58,13 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     }
     auto *form = new QFormLayout;
     layout->addLayout(form);
-    // Sizes the names do not suggest (paddle2onnx's "p2o.DynamicDimension.2") come from where
-    // the dim sits: the last two dims of an image input [N, C, H, W] (C given) are its height
-    // and width, 224 as the torchvision models take, not 1 (a 1x1 image is no model to study).
-    std::map<std::string, int64_t> byPlace;
-    for (const ox::DeclaredInput &in : signature.inputs) {
-        const auto &d = in.shape.dims;
-        if (d.size() == 4 && d[1].isStatic() && d[1].value >= 1 && d[1].value <= 4)
-            for (size_t i = 2; i < 4; ++i)
-                if (!d[i].isStatic() && !d[i].symbol.empty())
-                    byPlace.emplace(d[i].symbol, 224);
-    }
     for (const std::string &name : signature.freeDimNames) {
         auto *spin = new QSpinBox(this);
         spin->setObjectName(QStringLiteral("dim:") + qs(name));
         spin->setRange(1, 1 << 30);
         auto it = current.dimValues.find(name);
-        int64_t suggested = ox::suggestDimValue(name);
-        if (suggested == 1 && byPlace.count(name))
-            suggested = byPlace[name];
-        spin->setValue(int(it != current.dimValues.end() ? it->second : suggested));
+        spin->setValue(
+            int(it != current.dimValues.end() ? it->second : ox::suggestNamedDim(signature, name)));
         spin->setToolTip(
             tr("Every input dim named '%1' takes this value (remat --dim %1=N)").arg(qs(name)));
         form->addRow(tr("dim %1").arg(qs(name)), spin);
@@ -89,13 +80,7 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
             if (it != current.inputShapes.end())
                 dims = it->second;
             else
-                for (size_t i = 0; i < in.shape.dims.size(); ++i) {
-                    const core::ir::Dim &d = in.shape.dims[i];
-                    dims.push_back(
-                        d.isStatic()
-                            ? d.value
-                            : ox::suggestDimValue(d.symbol.empty() && i == 0 ? "batch" : d.symbol));
-                }
+                dims = ox::suggestInputShape(signature, in);
             auto *edit = new QLineEdit(qs(ox::formatDims(dims)), this);
             edit->setObjectName(QStringLiteral("shape:") + qs(in.name));
             edit->setToolTip(
@@ -124,6 +109,18 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     m_semantics->addItem(tr("As exported (the file's inference semantics)"));
     m_semantics->setCurrentIndex(current.semantics == ox::Semantics::Training ? 0 : 1);
     form->addRow(tr("Semantics"), m_semantics);
+    // A free height, width or length left at 1 imports a degenerate model (every conv sees one
+    // pixel, an audio net one sample): said beside the fields as they change, and Import asks
+    // once more before using it.
+    m_warning = new QLabel(this);
+    m_warning->setObjectName(QStringLiteral("inputSettingsWarning"));
+    m_warning->setWordWrap(true);
+    m_warning->setStyleSheet(QStringLiteral("color: #9a5b00;"));
+    layout->addWidget(m_warning);
+    for (const auto &[name, spin] : m_dims)
+        connect(spin, &QSpinBox::valueChanged, this, &InputSettingsDialog::updateWarning);
+    for (const auto &[name, edit] : m_shapes)
+        connect(edit, &QLineEdit::textChanged, this, &InputSettingsDialog::updateWarning);
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("inputSettingsError"));
     m_error->setWordWrap(true);
@@ -131,10 +128,72 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
     m_error->hide();
     layout->addWidget(m_error);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    buttons->button(QDialogButtonBox::Ok)->setText(tr("Import"));
+    m_import = buttons->button(QDialogButtonBox::Ok);
+    m_import->setText(tr("Import"));
     connect(buttons, &QDialogButtonBox::accepted, this, &InputSettingsDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(buttons);
+    m_signature = signature;
+    updateWarning();
+}
+
+QStringList InputSettingsDialog::degenerateInputs() const
+{
+    QStringList out;
+    for (const ox::DeclaredInput &in : m_signature.inputs) {
+        std::vector<int64_t> dims;
+        if (auto it = m_shapes.find(in.name); it != m_shapes.end()) {
+            auto parsed = ox::parseDims(it->second->text().trimmed().toStdString());
+            if (!parsed.hasValue() || parsed->size() != in.shape.dims.size())
+                continue; // a typo: accept() names it
+            dims = *parsed;
+        } else {
+            bool known = true;
+            for (const core::ir::Dim &d : in.shape.dims) {
+                auto field = m_dims.find(d.symbol);
+                known = known && (d.isStatic() || field != m_dims.end());
+                dims.push_back(d.isStatic()            ? d.value
+                               : field != m_dims.end() ? field->second->value()
+                                                       : 0);
+            }
+            if (!known)
+                continue;
+        }
+        // The free dims besides the batch (the first free one); a name that says "batch" or
+        // "channel" may well be 1.
+        QStringList ones;
+        for (size_t i = 0; i < in.shape.dims.size(); ++i) {
+            const core::ir::Dim &d = in.shape.dims[i];
+            if (d.isStatic() || ox::isBatchDim(in, i) || dims[i] != 1)
+                continue;
+            const int64_t byName = d.symbol.empty() ? 0 : ox::suggestDimValue(d.symbol);
+            if (byName == 1 && !d.symbol.empty() &&
+                QString::fromStdString(d.symbol).contains(QStringLiteral("batch"),
+                                                          Qt::CaseInsensitive))
+                continue;
+            if (byName == 3) // a channel count named as such
+                continue;
+            ones << (d.symbol.empty() ? tr("dim %1").arg(i) : qs(d.symbol));
+        }
+        if (!ones.isEmpty())
+            out << tr("%1 would be %2 (%3 left at 1)")
+                       .arg(qs(in.name), qs(ox::formatDims(dims)), ones.join(QStringLiteral(", ")));
+    }
+    return out;
+}
+
+void InputSettingsDialog::updateWarning()
+{
+    const QStringList bad = degenerateInputs();
+    m_confirmed = false;
+    m_import->setText(tr("Import"));
+    m_warning->setVisible(!bad.isEmpty());
+    if (!bad.isEmpty())
+        m_warning->setText(
+            tr("%1. A height, width or length of 1 makes a degenerate model (every "
+               "convolution sees one pixel, an audio net one sample): its memory and time say "
+               "nothing about the real one. Give the sizes the model is used at.")
+                .arg(bad.join(QStringLiteral("; "))));
 }
 
 QSpinBox *InputSettingsDialog::dimField(const QString &name) const
@@ -179,46 +238,15 @@ void InputSettingsDialog::accept()
         m_error->show();
         return;
     }
-    // A size of 1 where the file leaves one open imports a degenerate model silently: say so
-    // once; Import again keeps it.
-    if (const QStringList degenerate = degenerateInputs(s);
-        !degenerate.isEmpty() && !m_warnedDegenerate) {
-        m_warnedDegenerate = true;
-        m_error->setText(tr("%1: an open size set to 1 (a 1x1 image, a one-sample clip) gives a "
-                            "degenerate model. Give the size the model takes (e.g. 224 for an "
-                            "image's height and width), or press Import again to keep 1.")
-                             .arg(degenerate.join(QStringLiteral(", "))));
-        m_error->show();
+    if (!m_confirmed && !degenerateInputs().isEmpty()) {
+        // Said once more, on the button: the second press imports what was typed.
+        m_confirmed = true;
+        m_import->setText(tr("Import anyway"));
+        m_warning->show();
         return;
     }
     m_result = std::move(s);
     QDialog::accept();
-}
-
-QStringList InputSettingsDialog::degenerateInputs(const ox::ImportOptions &settings) const
-{
-    QStringList out;
-    for (const ox::DeclaredInput &in : m_signature.inputs) {
-        if (isScalar(in.shape))
-            continue;
-        std::vector<int64_t> dims;
-        bool openOne = false;
-        const auto whole = settings.inputShapes.find(in.name);
-        for (size_t i = 0; i < in.shape.dims.size(); ++i) {
-            const core::ir::Dim &d = in.shape.dims[i];
-            int64_t v = d.isStatic() ? d.value : 0;
-            if (whole != settings.inputShapes.end() && i < whole->second.size())
-                v = whole->second[i];
-            else if (!d.isStatic())
-                if (auto it = settings.dimValues.find(d.symbol); it != settings.dimValues.end())
-                    v = it->second;
-            dims.push_back(v);
-            openOne = openOne || (i > 0 && !d.isStatic() && v == 1);
-        }
-        if (openOne)
-            out << QStringLiteral("%1: %2").arg(qs(in.name), qs(ox::formatDims(dims)));
-    }
-    return out;
 }
 
 } // namespace remat::ui

@@ -1,19 +1,24 @@
 #pragma once
 // "Model Inputs" dialog: the values a file leaves free (named dims, inputs with unnamed dims,
 // scalar inputs an If may branch on) and how inference-exported ops are read. Prefilled from
-// the current settings, then from the dim's name (batch -> 1, height -> 224, ...).
+// the current settings, then from the dim's name (batch -> 1, height -> 224, ...) or, when the name
+// says nothing (p2o.DynamicDimension.1, unk__3, ?), its place (core::onnx::suggestInputShape:
+// an image's height -> 224, an audio input's length -> 16000). A non-batch free size left at 1
+// is warned about, and Import then asks once more ("Import anyway").
 //   InputSettingsDialog d(signature, current, this);
 //   if (d.exec() == QDialog::Accepted) loader.load(path, d.settings());
 
 #include "core/onnx/importer.h"
 
 #include <QDialog>
+#include <QStringList>
 
 #include <map>
 #include <string>
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QLineEdit;
 class QSpinBox;
 
@@ -39,7 +44,17 @@ public:
 
     void accept() override;
 
+    /// "x would be 1x3x1x1 (H, W left at 1)" for each input whose free sizes besides the batch
+    /// are 1 as the fields stand; empty when none.
+    QStringList degenerateInputs() const;
+
 private:
+    void updateWarning();
+
+    core::onnx::ModelSignature m_signature;
+    QLabel *m_warning = nullptr;
+    QPushButton *m_import = nullptr;
+    bool m_confirmed = false;
     core::onnx::ImportOptions m_current;
     core::onnx::ImportOptions m_result;
     std::map<std::string, QSpinBox *> m_dims;
@@ -47,12 +62,6 @@ private:
     std::map<std::string, QLineEdit *> m_values;
     QComboBox *m_semantics = nullptr;
     QLabel *m_error = nullptr;
-    core::onnx::ModelSignature m_signature;
-    /// Import pressed once with a size of 1 where the file leaves a size open (a 1x1 image, a
-    /// one-sample clip): the warning is shown, the next Import goes ahead.
-    bool m_warnedDegenerate = false;
-    /// "x: 1x3x1x1" for each input whose open sizes (past the batch) the fields set to 1.
-    QStringList degenerateInputs(const core::onnx::ImportOptions &settings) const;
 };
 
 } // namespace remat::ui

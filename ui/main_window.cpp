@@ -124,6 +124,11 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         m_beside->setTraining(m_planner->document()->training());
         m_beside->setReference(besideReference());
     });
+    // A session opened (or saved) is a recent file too, above the model it loaded.
+    connect(m_planner, &Planner::sessionOpened, this, [this](bool ok) {
+        if (ok && !m_planner->sessionPath().isEmpty())
+            addRecentFile(m_planner->sessionPath());
+    });
     // The right column holds four docks once the planner's are in: it runs down to the status
     // bar (the bottom docks stop beside it) and the inspector gets the most of it (split evenly
     // above the bottom docks, it showed three lines of the model's facts).
@@ -217,6 +222,7 @@ void MainWindow::createActions()
     QAction *open = file->addAction(tr("&Open Model..."), this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     QAction *beside = file->addAction(tr("Open &Beside..."), this, [this] {
         QSettings settings;
         const QString path = QFileDialog::getOpenFileName(
@@ -238,12 +244,8 @@ void MainWindow::createActions()
             return;
         const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), lastFolder(),
                                                           tr("Remat sessions (*.rematproj)"));
-        if (path.isEmpty())
-            return;
-        rememberFolder(path);
-        if (core::Status st = m_planner->openSession(path); !st.isOk())
-            reportError(QString::fromStdString(st.message()));
-        updateTitle();
+        if (!path.isEmpty())
+            openSessionFile(path, false);
     });
     openSession->setObjectName(QStringLiteral("openSessionAction"));
     openSession->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
@@ -672,6 +674,11 @@ void MainWindow::onLoaded(const LoadedModel &model)
     if (m_beside)
         m_beside->setReference(besideReference());
     addRecentFile(model.path);
+    // A session's model (re)loading keeps the session above it in File > Open Recent.
+    if (m_planner && !m_planner->sessionPath().isEmpty() &&
+        QFileInfo(m_planner->document()->modelPath()).absoluteFilePath() ==
+            QFileInfo(model.path).absoluteFilePath())
+        addRecentFile(m_planner->sessionPath());
     updateTitle();
     updateSummary();
     startLayout();
@@ -849,14 +856,40 @@ QStringList MainWindow::recentFiles() const
     return QSettings().value(QStringLiteral("recentFiles")).toStringList();
 }
 
+bool MainWindow::isSessionFile(const QString &path)
+{
+    return QFileInfo(path).suffix().compare(QStringLiteral("rematproj"), Qt::CaseInsensitive) == 0;
+}
+
+void MainWindow::openSessionFile(const QString &path, bool askToSave)
+{
+    if (askToSave && !m_planner->maybeSave(this))
+        return;
+    rememberFolder(path);
+    if (core::Status st = m_planner->openSession(path); !st.isOk())
+        reportError(QString::fromStdString(st.message()));
+    updateTitle();
+}
+
 void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
     const QStringList list = recentFiles();
-    for (const QString &path : list)
-        m_recentMenu->addAction(QFileInfo(path).fileName() + QStringLiteral("  (") +
-                                    QFileInfo(path).absolutePath() + QStringLiteral(")"),
-                                this, [this, path] { openModel(path); });
+    // Models and sessions (.rematproj) alike: a session reopens its model, pins and plans.
+    for (const QString &path : list) {
+        const bool session = isSessionFile(path);
+        QAction *a =
+            m_recentMenu->addAction(QFileInfo(path).fileName() + QStringLiteral("  (") +
+                                        QFileInfo(path).absolutePath() + QStringLiteral(")"),
+                                    this, [this, path, session] {
+                                        if (session)
+                                            openSessionFile(path, true);
+                                        else
+                                            openModel(path);
+                                    });
+        a->setToolTip(session ? tr("Planner session: its model, batch, pins and plans")
+                              : tr("Model"));
+    }
     m_recentMenu->setEnabled(!list.isEmpty());
 }
 
@@ -1039,6 +1072,7 @@ bool MainWindow::saveSessionTo(const QString &path)
         return false;
     }
     rememberFolder(path);
+    addRecentFile(path);
     updateTitle();
     statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), 5000);
     return true;
@@ -1070,14 +1104,16 @@ void MainWindow::createPlannerExports()
     // last saved to.
     auto add = [this](const QString &text, const QString &what, const QString &suffix,
                       const QString &filter, std::function<core::Status(const QString &)> write) {
+        // The dialog's title is the menu text without its mnemonic '&' and its "...":
+        // "Export Plan JSON", not "Plan &JSON...".
+        QString title = text;
+        title.remove(QLatin1Char('&'));
+        if (title.endsWith(QStringLiteral("...")))
+            title.chop(3);
+        title = tr("Export %1").arg(title);
         QAction *a = m_exportMenu->addAction(text, this, [=, this] {
-            // The dialog's title is the menu text without its mnemonic ("Plan &JSON...").
-            QString title = text;
-            title.remove(QLatin1Char('&'));
-            if (title.endsWith(QLatin1String("...")))
-                title.chop(3);
-            const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title),
-                                                              suggestedPath(what, suffix), filter);
+            const QString path =
+                QFileDialog::getSaveFileName(this, title, suggestedPath(what, suffix), filter);
             if (path.isEmpty())
                 return;
             rememberFolder(path);
@@ -1149,6 +1185,13 @@ void MainWindow::createDockMenuAndHelp()
     }
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->setObjectName(QStringLiteral("helpMenu"));
+    QAction *guide = help->addAction(tr("&User Guide"), this, [this] {
+        auto *dialog = new UserGuideDialog(this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->show(); // beside the window: read while trying the steps
+    });
+    guide->setObjectName(QStringLiteral("userGuideAction"));
+    guide->setShortcut(QKeySequence::HelpContents);
     QAction *keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
         auto *dialog = new ShortcutsDialog(menuBar(), this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);

@@ -131,7 +131,12 @@ public:
     /// Loading or laying out in the background.
     bool isBusy() const;
     QString statusSummary() const;
+    /// Models and sessions, the newest first (File > Open Recent).
     QStringList recentFiles() const;
+    /// Opens a planner session (.rematproj), asking first to save the current one when
+    /// askToSave; an unreadable session is reported, not thrown.
+    void openSessionFile(const QString &path, bool askToSave);
+    static bool isSessionFile(const QString &path);
 
 public slots:
     void find();

@@ -217,7 +217,11 @@ const char *semanticsName(Semantics semantics)
     return semantics == Semantics::Training ? "training" : "as-exported";
 }
 
-int64_t suggestDimValue(std::string_view name)
+namespace {
+
+/// The value a dim's name stands for, or 0 when the name says nothing (p2o.DynamicDimension.1,
+/// unk__314, s0, dim_2...).
+int64_t valueFromName(std::string_view name)
 {
     const std::string n = lower(name);
     auto has = [&](const char *part) { return n.find(part) != std::string::npos; };
@@ -232,6 +236,114 @@ int64_t suggestDimValue(std::string_view name)
         return 16000;
     if (has("channel") || n == "c")
         return 3;
+    return 0;
+}
+
+bool isAudio(const ModelSignature &signature, const DeclaredInput &input)
+{
+    const std::string n = lower(input.name);
+    for (const char *part : {"audio", "wave", "wav", "pcm", "speech", "sample", "signal"})
+        if (n.find(part) != std::string::npos)
+            return true;
+    // A model that takes its sample rate as a scalar input (Silero VAD's `sr`) reads audio.
+    for (const DeclaredInput &other : signature.inputs) {
+        const std::string o = lower(other.name);
+        bool scalar = true;
+        for (const ir::Dim &d : other.shape.dims)
+            scalar = scalar && d.isStatic() && d.value == 1;
+        if (scalar && (o == "sr" || o.find("sample_rate") != std::string::npos ||
+                       o.find("sampling_rate") != std::string::npos))
+            return true;
+    }
+    return false;
+}
+
+/// A model fed chunk by chunk carries its recurrent state in and out (Silero VAD's `state`, an
+/// RNN's `h` / `c`): its audio input is a chunk, not a clip.
+bool isStreaming(const ModelSignature &signature)
+{
+    for (const DeclaredInput &other : signature.inputs) {
+        const std::string o = lower(other.name);
+        if (o.find("state") != std::string::npos || o.find("hidden") != std::string::npos ||
+            o.find("cache") != std::string::npos || o == "h" || o == "c" || o == "h0" || o == "c0")
+            return true;
+    }
+    return false;
+}
+
+bool staticChannels(const ir::Dim &d)
+{
+    return d.isStatic() && (d.value == 1 || d.value == 3 || d.value == 4);
+}
+
+/// The size the position of free dim `i` of `input` suggests (its name aside).
+int64_t positional(const ModelSignature &signature, const DeclaredInput &input, size_t i)
+{
+    const std::vector<ir::Dim> &dims = input.shape.dims;
+    if (isBatchDim(input, i))
+        return 1;
+    const size_t rank = dims.size();
+    const bool integer = input.dtype == ir::DataType::Int64 || input.dtype == ir::DataType::Int32;
+    if (rank == 4 && !integer) {
+        // NHWC when only the last dim looks like channels; NCHW otherwise.
+        const bool nhwc = staticChannels(dims[3]) && !staticChannels(dims[1]);
+        const size_t h = nhwc ? 1 : 2, w = nhwc ? 2 : 3;
+        if (i == h || i == w) {
+            const ir::Dim &other = dims[i == h ? w : h];
+            return other.isStatic() ? std::max<int64_t>(224, other.value) : 224;
+        }
+        return 3; // a free channel count: RGB
+    }
+    if (rank == 5 && !integer)
+        return i == 2 ? 16 : 224; // N C T H W
+    if (!integer && isAudio(signature, input) && i + 1 == rank)
+        // One second at 16 kHz; a streaming model's chunk (32 ms: what Silero VAD takes).
+        return isStreaming(signature) ? 512 : 16000;
+    return 128; // a sequence: tokens, frames, steps
+}
+
+} // namespace
+
+int64_t suggestDimValue(std::string_view name)
+{
+    const int64_t v = valueFromName(name);
+    return v > 0 ? v : 1;
+}
+
+bool isBatchDim(const DeclaredInput &input, size_t index)
+{
+    for (size_t j = 0; j < input.shape.dims.size(); ++j)
+        if (!input.shape.dims[j].isStatic())
+            return j == index;
+    return false;
+}
+
+std::vector<int64_t> suggestInputShape(const ModelSignature &signature, const DeclaredInput &input)
+{
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < input.shape.dims.size(); ++i) {
+        const ir::Dim &d = input.shape.dims[i];
+        if (d.isStatic()) {
+            out.push_back(d.value);
+            continue;
+        }
+        const int64_t byName = d.symbol.empty() ? 0 : valueFromName(d.symbol);
+        // A name saying "batch" where the batch is not (or vice versa) still wins: it is the
+        // exporter's word. A name saying nothing leaves it to the position.
+        out.push_back(byName > 0 ? byName : positional(signature, input, i));
+    }
+    return out;
+}
+
+int64_t suggestNamedDim(const ModelSignature &signature, std::string_view name)
+{
+    if (const int64_t v = valueFromName(name); v > 0)
+        return v;
+    // Where the name first appears decides (inputs in file order).
+    for (const DeclaredInput &in : signature.inputs)
+        for (size_t i = 0; i < in.shape.dims.size(); ++i)
+            if (!in.shape.dims[i].isStatic() && in.shape.dims[i].symbol == name)
+                return positional(signature, in, i);
     return 1;
 }
 

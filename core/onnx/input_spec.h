@@ -51,4 +51,19 @@ Expected<ir::ValueKind> parseValueKind(std::string_view text);
 /// channels -> 3), 1 when the name says nothing.
 int64_t suggestDimValue(std::string_view name);
 
+/// Proposed sizes for a file's free dims, from the dims' names where they say something (above)
+/// and else from where the dim sits, as exporters lay inputs out: the first free dim of an input
+/// is its batch (1); a 4-D input is an image (NCHW, or NHWC when only the last dim is a static
+/// 1/3/4 channel count) whose free height / width get 224 (or the other side's static size when
+/// larger); 5-D is video (16 frames of 224x224); a 1-3-D input's free length is 16000 samples
+/// when it is audio (named audio / wave / pcm / speech / samples / signal, or the model takes a
+/// scalar `sr` / `sample_rate`; 512 when the model also takes a recurrent state, as a streaming
+/// model is fed chunks) and 128 steps otherwise. Never 1 for a non-batch free dim.
+///   suggestInputShape(sig, sig.inputs[0]);   // x[p2o.0, 3, p2o.1, p2o.2] -> 1x3x224x224
+///   suggestNamedDim(sig, "p2o.DynamicDimension.1");   // 224 (x's height)
+std::vector<int64_t> suggestInputShape(const ModelSignature &signature, const DeclaredInput &input);
+int64_t suggestNamedDim(const ModelSignature &signature, std::string_view name);
+/// Whether free dim `index` of `input` is the input's batch (its first free dim).
+bool isBatchDim(const DeclaredInput &input, size_t index);
+
 } // namespace remat::core::onnx

@@ -1,7 +1,10 @@
 // Opening a file that leaves its input sizes open (paddle2onnx's PP-OCR classifier: x[N,3,H,W]
 // with named free dims), offscreen: the Model Inputs dialog asks for them, the model opens with
 // them, they are remembered for the file, the toolbar shows them, a scripted run reports the
-// error instead of waiting, and a session keeps them.
+// error instead of waiting, and a session keeps them. The dialog proposes real sizes where the
+// file's names say nothing (paddle2onnx's p2o.DynamicDimension.N, spox's unnamed '?', tf2onnx's
+// unk__N): an image's height and width 224, an audio input's length 16000, never 1 besides the
+// batch; a size left at 1 is warned about and Import asks once more.
 #include "common/test_support.h"
 #include "ui_test_util.h"
 
@@ -12,10 +15,14 @@
 #include "ui/planner/planner.h"
 #include "ui/planner/session_file.h"
 
+#include "core/onnx/input_spec.h"
+
 #include <QAction>
+#include <QDialogButtonBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -149,29 +156,103 @@ private slots:
         QVERIFY(w.document()->graph().nodeCount() > 100);
     }
 
-    // Issue #37 item 14: sizes the names do not suggest come from where the dim sits (H and W
-    // of [N, 3, H, W] start at 224, not 1), and Import with an open size at 1 warns once.
-    void imageSizesProposedAndOneByOneWarned()
+    void proposesSizesFromNamesAndPlaces()
     {
-        QSettings().clear();
-        MainWindow w;
-        w.openModel(clsModel());
-        InputSettingsDialog *d = waitForDialog(w);
-        QVERIFY(d);
-        QCOMPARE(d->dimField(QString::fromLatin1(kH))->value(), 224);
-        QCOMPARE(d->dimField(QString::fromLatin1(kW))->value(), 224);
-        QCOMPARE(d->dimField(QString::fromLatin1(kN))->value(), 1);
-        d->dimField(QString::fromLatin1(kH))->setValue(1);
-        d->dimField(QString::fromLatin1(kW))->setValue(1);
-        d->accept();
-        QVERIFY(d->isVisible() || d->result() != QDialog::Accepted);
-        auto *error = d->findChild<QLabel *>(QStringLiteral("inputSettingsError"));
-        QVERIFY(error && error->text().contains(QStringLiteral("degenerate")));
-        QVERIFY2(error->text().contains(QStringLiteral("1x3x1x1")), qPrintable(error->text()));
-        QSignalSpy finished(d, &QDialog::finished);
-        d->accept(); // the second Import keeps 1x1
-        QCOMPARE(finished.count(), 1);
-        QCOMPARE(finished.front().front().toInt(), int(QDialog::Accepted));
+        namespace ox = core::onnx;
+        using core::ir::Dim;
+        using core::ir::Shape;
+        auto free = [] { return Dim(); };
+        // The PP-OCR classifier: x[p2o.0, 3, p2o.1, p2o.2] -> 1x3x224x224 (was 1x3x1x1).
+        auto cls = ox::readModelSignature(clsModel().toStdString());
+        QVERIFY(cls.hasValue());
+        QCOMPARE(ox::suggestNamedDim(*cls, kN), int64_t(1));
+        QCOMPARE(ox::suggestNamedDim(*cls, kH), int64_t(224));
+        QCOMPARE(ox::suggestNamedDim(*cls, kW), int64_t(224));
+        // Silero VAD from spox: input[?, ?] with a scalar `sr` is audio, and with a recurrent
+        // `state` a streaming model fed 512-sample chunks: 1x512 (was 1x1; it trains at 512, not
+        // at 16000, where its LSTM's shape is unknown); state[2, ?, 128] keeps '?' as the batch.
+        const QString silero =
+            sourceDir() + QStringLiteral("/tests/data/realworld/silero_vad_v5_spox.onnx");
+        auto vad = ox::readModelSignature(silero.toStdString());
+        QVERIFY(vad.hasValue());
+        for (const ox::DeclaredInput &in : vad->inputs) {
+            if (in.name == "input")
+                QCOMPARE(ox::suggestInputShape(*vad, in), (std::vector<int64_t>{1, 512}));
+            if (in.name == "state")
+                QCOMPARE(ox::suggestInputShape(*vad, in), (std::vector<int64_t>{2, 1, 128}));
+        }
+        // Made-up signatures of the other layouts: NHWC with unnamed dims, token ids, video,
+        // a tf2onnx batch, a sequence of features, a text line 48 high.
+        ox::ModelSignature sig;
+        sig.inputs.push_back(
+            {"image", core::ir::DataType::Float, Shape({free(), free(), free(), Dim(3)})});
+        sig.inputs.push_back({"input_ids", core::ir::DataType::Int64, Shape({free(), free()})});
+        sig.inputs.push_back(
+            {"clip", core::ir::DataType::Float, Shape({free(), Dim(3), free(), free(), free()})});
+        sig.inputs.push_back({"input_1", core::ir::DataType::Float,
+                              Shape({Dim::symbolic("unk__314"), Dim(76), Dim(32), Dim(1)})});
+        sig.inputs.push_back(
+            {"features", core::ir::DataType::Float, Shape({free(), Dim::symbolic("s1"), Dim(40)})});
+        sig.inputs.push_back(
+            {"line", core::ir::DataType::Float, Shape({free(), Dim(3), Dim(48), free()})});
+        const std::vector<std::vector<int64_t>> want = {{1, 224, 224, 3},     {1, 128},
+                                                        {1, 3, 16, 224, 224}, {1, 76, 32, 1},
+                                                        {1, 128, 40},         {1, 3, 48, 224}};
+        for (size_t i = 0; i < want.size(); ++i)
+            QVERIFY2(ox::suggestInputShape(sig, sig.inputs[i]) == want[i],
+                     ox::formatDims(ox::suggestInputShape(sig, sig.inputs[i])).c_str());
+        QCOMPARE(ox::suggestNamedDim(sig, "s1"), int64_t(128));
+        // A clip (no recurrent state): one second at 16 kHz.
+        ox::ModelSignature clip;
+        clip.inputs.push_back({"waveform", core::ir::DataType::Float, Shape({free(), free()})});
+        QCOMPARE(ox::suggestInputShape(clip, clip.inputs[0]), (std::vector<int64_t>{1, 16000}));
+        QCOMPARE(ox::suggestNamedDim(sig, "unk__314"), int64_t(1));
+        // Names that say something still win.
+        QCOMPARE(ox::suggestDimValue("height"), int64_t(224));
+    }
+
+    void dialogProposesAndWarnsOnOnes()
+    {
+        namespace ox = core::onnx;
+        auto cls = ox::readModelSignature(clsModel().toStdString());
+        QVERIFY(cls.hasValue());
+        InputSettingsDialog d(*cls, {}, QString());
+        QCOMPARE(d.dimField(QString::fromLatin1(kH))->value(), 224);
+        QCOMPARE(d.dimField(QString::fromLatin1(kW))->value(), 224);
+        QCOMPARE(d.dimField(QString::fromLatin1(kN))->value(), 1);
+        auto *warning = d.findChild<QLabel *>(QStringLiteral("inputSettingsWarning"));
+        QVERIFY(warning);
+        QVERIFY(d.degenerateInputs().isEmpty());
+        QVERIFY(warning->isHidden());
+        // W = 1: said at once, naming the input, its shape and the dim.
+        d.dimField(QString::fromLatin1(kW))->setValue(1);
+        QCOMPARE(d.degenerateInputs().size(), 1);
+        QVERIFY2(d.degenerateInputs()[0].contains(QStringLiteral("x would be 1x3x224x1")),
+                 qPrintable(d.degenerateInputs()[0]));
+        QVERIFY(!warning->isHidden());
+        QVERIFY(warning->text().contains(QStringLiteral("degenerate")));
+        // Import asks once more, then imports what was typed.
+        d.show();
+        d.accept();
+        QVERIFY(d.isVisible());
+        QVERIFY(d.result() != QDialog::Accepted);
+        auto *import = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+        QCOMPARE(import->text(), QStringLiteral("Import anyway"));
+        d.accept();
+        QCOMPARE(d.result(), int(QDialog::Accepted));
+        QCOMPARE(d.settings().dimValues.at(kW), int64_t(1));
+        // The batch at 1 is no warning; an unnamed audio length at 1 is.
+        const QString silero =
+            sourceDir() + QStringLiteral("/tests/data/realworld/silero_vad_v5_spox.onnx");
+        auto vad = ox::readModelSignature(silero.toStdString());
+        QVERIFY(vad.hasValue());
+        InputSettingsDialog a(*vad, {}, QString());
+        QVERIFY(a.shapeField(QStringLiteral("input")));
+        QCOMPARE(a.shapeField(QStringLiteral("input"))->text(), QStringLiteral("1x512"));
+        QVERIFY(a.degenerateInputs().isEmpty());
+        a.shapeField(QStringLiteral("input"))->setText(QStringLiteral("1x1"));
+        QCOMPARE(a.degenerateInputs().size(), 1);
+        QVERIFY(a.degenerateInputs()[0].contains(QStringLiteral("input would be 1x1")));
     }
 
     void sessionsKeepTheSettings()

@@ -220,6 +220,14 @@ void EdgeLayerItem::setHighlighted(std::vector<int> inputs, std::vector<int> out
     update();
 }
 
+void EdgeLayerItem::setSelectedEdges(std::vector<int> edges)
+{
+    if (edges == m_selected)
+        return;
+    m_selected = std::move(edges);
+    update();
+}
+
 int EdgeLayerItem::edgeAt(const QPointF &p, double tolerance) const
 {
     int best = -1;
@@ -332,6 +340,20 @@ void EdgeLayerItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
     };
     emphasise(m_inputs, QColor(0xe0, 0x6c, 0x00));
     emphasise(m_outputs, QColor(0x1f, 0x6f, 0xd0));
+    // A clicked tensor: wider, in the selected box's colour, over everything else.
+    if (!m_selected.empty()) {
+        QPen sp(QColor(0xd0, 0x2a, 0x8a), lod < 0.3 ? 3 : 3.6);
+        sp.setCosmetic(lod < 0.3);
+        painter->setPen(sp);
+        painter->setBrush(Qt::NoBrush);
+        for (int i : m_selected) {
+            const Edge &e = m_edges[size_t(i)];
+            if (!e.bounds.intersects(exposed))
+                continue;
+            painter->drawPath(e.path);
+            arrowHead(e, QColor(0xd0, 0x2a, 0x8a));
+        }
+    }
 }
 
 } // namespace remat::ui

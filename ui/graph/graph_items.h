@@ -38,6 +38,7 @@ public:
     bool isGroup() const { return m_memberCount > 0; }
     int memberCount() const { return m_memberCount; }
     const QString &title() const { return m_title; }
+    const QString &subtitle() const { return m_subtitle; }
     const QRectF &rect() const { return m_rect; }
     void setFill(const QColor &fill);
     const QColor &fill() const { return m_fill; }
@@ -112,6 +113,10 @@ public:
     const std::vector<Edge> &edges() const { return m_edges; }
     /// Edges drawn emphasised: into the selection (inputs) and out of it (outputs).
     void setHighlighted(std::vector<int> inputs, std::vector<int> outputs);
+    /// The edges of a tensor the user clicked, drawn on top in the selection's colour (empty:
+    /// none).
+    void setSelectedEdges(std::vector<int> edges);
+    const std::vector<int> &selectedEdges() const { return m_selected; }
     /// The edge nearest to `p` within `tolerance`, or -1.
     int edgeAt(const QPointF &p, double tolerance) const;
     /// Far zoomed out the scene hides its boxes and this layer paints them in one pass instead:
@@ -124,7 +129,7 @@ private:
     bool m_overview = false;
     std::vector<const NodeItem *> m_boxes;
     QRectF m_bounds;
-    std::vector<int> m_inputs, m_outputs;
+    std::vector<int> m_inputs, m_outputs, m_selected;
 };
 
 } // namespace remat::ui

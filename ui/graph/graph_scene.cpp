@@ -71,6 +71,21 @@ QString shapeQuery(const QString &text)
     return out;
 }
 
+/// Nodes of the file under each namespace (its subtree), as the inspector and `remat info` count
+/// them: folded shape arithmetic included (it is drawn inside its users, not gone). Children have
+/// larger ids than their parents.
+std::vector<int> fileNodeCounts(const ir::Graph &g)
+{
+    std::vector<int> counts(g.namespaces().size(), 0);
+    for (size_t i = counts.size(); i-- > 0;) {
+        const ir::Namespace &ns = g.namespaces()[i];
+        counts[i] += int(ns.nodes.size());
+        if (ns.parent.valid())
+            counts[ns.parent.index()] += counts[i];
+    }
+    return counts;
+}
+
 } // namespace
 
 GraphScene::GraphScene(ModelDocument *document, QObject *parent)
@@ -101,9 +116,10 @@ layout::GraphLayoutSizes GraphScene::measure(const ir::Graph &g, const layout::G
         s.node.push_back({std::clamp(w + 22, 64.0, 230.0), subtitle.isEmpty() ? 30.0 : 40.0});
     }
     s.collapsedGroup.reserve(g.namespaces().size());
+    const std::vector<int> counts = fileNodeCounts(g);
     for (const ir::Namespace &ns : g.namespaces()) {
         const QString name = QString::fromStdString(ns.name);
-        const QString members = QObject::tr("%1 nodes").arg(lay.subtreeNodeCount(ns.id));
+        const QString members = QObject::tr("%1 nodes").arg(counts[ns.id.index()]);
         const double w =
             std::max(groupTitle.horizontalAdvance(name) + 30, sub.horizontalAdvance(members) + 22);
         s.collapsedGroup.push_back({std::clamp(w, 100.0, 260.0), 44});
@@ -169,6 +185,7 @@ void GraphScene::rebuild()
     m_boxOfLayoutItem.assign(l.items.size(), nullptr);
     m_frameOfLayoutItem.assign(l.items.size(), nullptr);
     auto toQ = [](const layout::Rect &r) { return QRectF(r.x, r.y, r.width, r.height); };
+    const std::vector<int> fileCounts = fileNodeCounts(g);
     // Members of every collapsed group, for colours and counts.
     std::vector<std::vector<NodeId>> members(l.items.size());
     for (size_t n = 0; n < l.itemOfNode.size(); ++n)
@@ -189,8 +206,9 @@ void GraphScene::rebuild()
         }
         case layout::ItemKind::CollapsedGroup: {
             const ir::Namespace &ns = g.ns(it.ns);
+            // The count is the file's (the inspector's); members are the boxes drawn inside.
             auto *box = new NodeItem(int(i), toQ(it.rect), QString::fromStdString(ns.name),
-                                     tr("%1 nodes").arg(members[i].size()),
+                                     tr("%1 nodes").arg(fileCounts[it.ns.index()]),
                                      colours.groupColour(members[i]), int(members[i].size()));
             describeGroup(box, it.ns, members[i]);
             addItem(box);
@@ -330,6 +348,8 @@ void GraphScene::onSelectionChanged()
     if (m_syncingSelection || !m_layout)
         return;
     const QList<QGraphicsItem *> sel = selectedItems();
+    if (!sel.isEmpty() && m_edges)
+        m_edges->setSelectedEdges({}); // a box selected: the clicked tensor is no longer
     NodeId node;
     if (!sel.isEmpty() && sel.front()->type() == NodeItem::Type) {
         const auto *box = static_cast<NodeItem *>(sel.front());
@@ -481,12 +501,24 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
     const QTransform t = views().isEmpty() ? QTransform() : views().front()->transform();
     for (QGraphicsItem *item :
          items(event->scenePos(), Qt::IntersectsItemShape, Qt::DescendingOrder, t))
-        if (item->type() == NodeItem::Type || item->type() == GroupFrameItem::Type)
+        if (item->type() == NodeItem::Type || item->type() == GroupFrameItem::Type) {
+            m_edges->setSelectedEdges({});
             return;
+        }
     const double scale = t.m11() > 0 ? t.m11() : 1;
     const int e = m_edges->edgeAt(event->scenePos(), 5 / scale);
-    if (e >= 0)
-        emit valueClicked(m_layout->edges[size_t(m_edges->edges()[size_t(e)].layoutEdge)].value);
+    if (e < 0) {
+        m_edges->setSelectedEdges({});
+        return;
+    }
+    // The clicked tensor is marked on every edge that carries it (one per consumer).
+    const ValueId value = m_layout->edges[size_t(m_edges->edges()[size_t(e)].layoutEdge)].value;
+    std::vector<int> same;
+    for (size_t i = 0; i < m_edges->edges().size(); ++i)
+        if (m_layout->edges[size_t(m_edges->edges()[i].layoutEdge)].value == value)
+            same.push_back(int(i));
+    m_edges->setSelectedEdges(std::move(same));
+    emit valueClicked(value);
 }
 
 } // namespace remat::ui

@@ -30,8 +30,11 @@ PinsWidget::PinsWidget(PlannerDocument *document, QWidget *parent)
     buttons->addStretch();
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(
-        new QLabel(tr("Decisions every solver must honour (right-click a node to pin it)."), this));
+    // Wrapped: one long line set the right column's (and so the window's) minimum width.
+    auto *intro =
+        new QLabel(tr("Decisions every solver must honour (right-click a node to pin it)."), this);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
     layout->addWidget(m_list);
     layout->addLayout(buttons);
     connect(m_clear, &QPushButton::clicked, this, &PinsWidget::clearSelected);

@@ -11,6 +11,7 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QMainWindow>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 
@@ -98,6 +99,26 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
                              QStringLiteral("plannerTeachingDock"), Qt::BottomDockWidgetArea);
     QDockWidget *run = add(m_runPanel, QObject::tr("Run"), QStringLiteral("plannerRunDock"),
                            Qt::BottomDockWidgetArea);
+    // Rows arriving widen the columns (above); the dock follows so that Solver, Status, Peak,
+    // Activation peak and Recompute show without scrolling, up to half the window.
+    QObject::connect(
+        m_sorted->sourceModel(), &QAbstractItemModel::modelReset, plans,
+        [window, plans, memory, table = m_table.data()] {
+            if (!plans->isVisible() || plans->isFloating())
+                return;
+            int need = table->verticalHeader()->width() + 2 * table->frameWidth() +
+                       table->verticalScrollBar()->sizeHint().width() + 4;
+            for (int c = 0; c <= PlanTableModel::Overhead; ++c)
+                need += table->columnWidth(c);
+            need = std::min(need, window->width() / 2);
+            // After the table has laid out its new columns and the dock its table.
+            // Both sides of the split, or Qt scales the one size back.
+            if (plans->width() < need && memory->isVisible() &&
+                window->dockWidgetArea(memory) == window->dockWidgetArea(plans)) {
+                const int total = plans->width() + memory->width();
+                window->resizeDocks({plans, memory}, {need, total - need}, Qt::Horizontal);
+            }
+        });
     window->splitDockWidget(plans, memory, Qt::Horizontal);
     window->tabifyDockWidget(memory, pareto);
     window->tabifyDockWidget(pareto, teach);

@@ -117,11 +117,13 @@ RunPanel::RunPanel(RunController *controller, QWidget *parent)
     charts->addWidget(m_timeView);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    // The fields, then the buttons and the status under them: side by side they made the
+    // bottom docks (and so the window) at least 600 px wide.
     auto *top = new QHBoxLayout;
     top->addLayout(form);
-    top->addLayout(buttons);
     top->addWidget(m_status, 1);
     layout->addLayout(top);
+    layout->addLayout(buttons);
     layout->addWidget(m_timeSource);
     layout->addWidget(m_gradients);
     layout->addWidget(charts, 1);

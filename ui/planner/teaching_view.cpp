@@ -4,6 +4,7 @@
 #include "ui/planner/stage_memory_view.h"
 
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
@@ -48,6 +49,9 @@ QWidget *matrixPane(const QString &title, RsMatrixView *view, StageMemoryView *m
     scroll->setWidgetResizable(false);
     scroll->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     layout->addWidget(scroll, 1);
+    // Narrower than its title row when the window is: the two panes and the explanation set
+    // the bottom docks' (so the window's) minimum width.
+    pane->setMinimumWidth(100);
     QObject::connect(zoomIn, &QPushButton::clicked, view, [view] { view->zoomBy(1.5); });
     QObject::connect(zoomOut, &QPushButton::clicked, view, [view] { view->zoomBy(1 / 1.5); });
     return pane;
@@ -90,6 +94,7 @@ TeachingView::TeachingView(QWidget *parent)
     m_last->setToolTip(tr("Last step"));
     m_legend->setObjectName(QStringLiteral("teachingLegend"));
     m_legend->setTextFormat(Qt::RichText);
+    m_legend->setWordWrap(true); // one line of four swatches set the dock's minimum width
     m_legend->setText(QStringList{swatch(QColor(0x21, 0x21, 0x21), tr("R: first compute")),
                                   swatch(QColor(0xf4, 0x8f, 0x22), tr("R: recompute")),
                                   swatch(QColor(0x1a, 0x5f, 0xb4), tr("S: held in memory")),
@@ -102,9 +107,9 @@ TeachingView::TeachingView(QWidget *parent)
     m_speed->setValue(20);
     m_speed->setSuffix(tr(" steps/s"));
     m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_label->setMinimumWidth(200);
-    m_label->setWordWrap(true); // a narrow dock wraps the status line instead of cutting it
-    m_text->setMinimumWidth(160);
+    m_label->setObjectName(QStringLiteral("teachingStatus"));
+    m_label->setWordWrap(true);
+    m_text->setMinimumWidth(100);
 
     auto *controls = new QHBoxLayout;
     controls->addWidget(m_first);
@@ -150,18 +155,83 @@ TeachingView::TeachingView(QWidget *parent)
     });
     for (RsMatrixView *v : {m_r, m_s})
         connect(v, &RsMatrixView::zoomedByUser, this, [this] { m_fitPending = false; });
-    // A click on a matrix hands the keys to the stepper: the arrow keys step on from there
-    // (they did nothing: the matrices take no keys).
-    connect(m_r, &RsMatrixView::cellClicked, this, [this](int stage, int) {
-        setStep(m_analysis.stageStartStep(stage));
-        m_slider->setFocus(Qt::MouseFocusReason);
-    });
-    connect(m_s, &RsMatrixView::cellClicked, this, [this](int stage, int) {
-        setStep(m_analysis.stageStartStep(stage));
-        m_slider->setFocus(Qt::MouseFocusReason);
-    });
+    connect(m_r, &RsMatrixView::cellClicked, this,
+            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
+    connect(m_s, &RsMatrixView::cellClicked, this,
+            [this](int stage, int) { setStep(m_analysis.stageStartStep(stage)); });
     m_timer.setInterval(1000 / m_speed->value());
+    // A click on a matrix (or on the view's background) gives the stepper the keys: the
+    // matrices forward focus to this view, whose keyPressEvent steps. The slider keeps its own
+    // arrow keys (they step too, through valueChanged).
+    setFocusPolicy(Qt::StrongFocus);
+    for (QWidget *w : {static_cast<QWidget *>(m_r), static_cast<QWidget *>(m_s),
+                       static_cast<QWidget *>(m_rMemory), static_cast<QWidget *>(m_sMemory)}) {
+        w->setFocusPolicy(Qt::ClickFocus);
+        w->setFocusProxy(this);
+    }
     setAnalysis(PlanAnalysis());
+}
+
+QList<QStringList> TeachingView::stepperKeys()
+{
+    return {{tr("Left / Right"), tr("Previous / next step")},
+            {tr("Page Up / Page Down"), tr("Previous / next stage")},
+            {tr("Home / End"), tr("First / last step")},
+            {tr("Space"), tr("Play / pause")},
+            {tr("Click a matrix cell"), tr("Go to that stage (then the keys above step)")}};
+}
+
+void TeachingView::keyPressEvent(QKeyEvent *event)
+{
+    const int n = int(m_analysis.stepCount());
+    if (n == 0 || event->modifiers() & (Qt::ControlModifier | Qt::AltModifier)) {
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    const int stages = m_analysis.stageCount();
+    const int stage = m_step >= 0 ? std::max(0, m_analysis.stageOfStep(m_step)) : 0;
+    int key = event->key();
+    if (stages == 0 && key == Qt::Key_PageUp)
+        key = Qt::Key_Home; // no stages: the page keys go to the ends
+    if (stages == 0 && key == Qt::Key_PageDown)
+        key = Qt::Key_End;
+    switch (key) {
+    case Qt::Key_Left:
+    case Qt::Key_Up:
+        pause();
+        stepBack();
+        break;
+    case Qt::Key_Right:
+    case Qt::Key_Down:
+        pause();
+        stepForward();
+        break;
+    case Qt::Key_PageUp: {
+        pause();
+        // The start of this stage, or of the previous one when already there.
+        const int start = m_analysis.stageStartStep(stage);
+        setStep(start < m_step || stage == 0 ? start : m_analysis.stageStartStep(stage - 1));
+        break;
+    }
+    case Qt::Key_PageDown:
+        pause();
+        if (stage + 1 < stages)
+            setStep(m_analysis.stageStartStep(stage + 1));
+        else
+            setStep(n - 1);
+        break;
+    case Qt::Key_Home:
+        pause();
+        setStep(0);
+        break;
+    case Qt::Key_End:
+        pause();
+        setStep(n - 1);
+        break;
+    case Qt::Key_Space: isPlaying() ? pause() : play(); break;
+    default: QWidget::keyPressEvent(event); return;
+    }
+    event->accept();
 }
 
 void TeachingView::setAnalysis(const PlanAnalysis &analysis)
@@ -262,14 +332,15 @@ void TeachingView::setStep(int step)
         if (QScrollArea *area = scrollAreaOf(v))
             area->ensureVisible(0, v->cellOrigin().y() + int((stage + 0.5) * v->zoom()), 0,
                                 area->viewport()->height() / 3);
-    const size_t resident = m_state.resident.size();
-    m_label->setText(
-        tr("%1   —   %2, stage %3 of %4, %5 resident")
-            .arg(m_state.description, m_state.backward ? tr("backward") : tr("forward"))
-            .arg(stage + 1)
-            .arg(m_analysis.stageCount())
-            .arg(resident == 1 ? tr("1 tensor") : tr("%1 tensors").arg(resident)));
-    m_label->setToolTip(m_label->text()); // the whole line, when the dock is narrow
+    // Where we are first (it is short and always fits), then what the step does (an op's name
+    // can be long: the label wraps rather than cutting the counts off).
+    const qsizetype resident = m_state.resident.size();
+    m_label->setText(tr("%1, stage %2 of %3, %4 resident   —   %5")
+                         .arg(m_state.backward ? tr("Backward") : tr("Forward"))
+                         .arg(stage + 1)
+                         .arg(m_analysis.stageCount())
+                         .arg(resident == 1 ? tr("1 tensor") : tr("%1 tensors").arg(resident),
+                              m_state.description));
     refreshExplanation();
     emit stepChanged(step);
     emit stepStateChanged(m_state);

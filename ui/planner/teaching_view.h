@@ -2,6 +2,8 @@
 // Step through a plan's schedule: play, pause, step, scrub. Each step says what ran, what was
 // freed and what is resident (for the graph to light up), moves the memory chart's cursor and the
 // red row of the R and S matrices, and explains why the tensors involved are kept or recomputed.
+// Keys (once a matrix, the slider or the view was clicked): Left / Right step, Page Up / Page Down
+// jump a stage, Home / End, Space plays / pauses; stepperKeys() lists them for Help.
 //   TeachingView v;  v.setAnalysis(analysis);  v.setStep(812);
 //   connect(&v, &TeachingView::stepStateChanged, graph, [](const StepState &s) { highlight(s); });
 
@@ -41,6 +43,8 @@ public:
     /// The plan's predicted timeline (and its budget, 0 for none) for the memory strips; call
     /// after setAnalysis() with the same plan.
     void setMemory(const core::sim::Timeline &timeline, int64_t budget);
+    /// The stepper's keys as {keys, what they do} rows, for Help > Keyboard Shortcuts.
+    static QList<QStringList> stepperKeys();
 
 public slots:
     void setStep(int step);
@@ -58,6 +62,9 @@ signals:
 protected:
     void showEvent(QShowEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
+    /// Left / Right: a step; Page Up / Page Down: a stage; Home / End: first / last step;
+    /// Space: play / pause. A click on a matrix or the slider gives the stepper the keys.
+    void keyPressEvent(QKeyEvent *event) override;
 
 private:
     void refreshExplanation();

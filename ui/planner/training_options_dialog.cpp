@@ -4,7 +4,9 @@
 
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QEvent>
 #include <QFormLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -108,9 +110,64 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
 
     for (QComboBox *c : {m_optimizer, m_precision, m_autocastDevice, m_shard, m_attention})
         connect(c, &QComboBox::currentIndexChanged, this, &TrainingOptionsForm::updateExplanation);
-    for (QSpinBox *s : {m_ranks, m_microBatches})
+    for (QSpinBox *s : {m_ranks, m_microBatches}) {
         connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsForm::updateExplanation);
+        // Another count (arrows, wheel) clears what was rejected before; the box's own revert
+        // to the previous value does not.
+        connect(s, &QSpinBox::valueChanged, this, [this, s](int v) {
+            if (auto it = m_rejected.find(s); it != m_rejected.end() && it->second.second != v)
+                m_rejected.erase(it);
+        });
+        // The focus may sit in the box's line edit (its focus proxy) or the box itself.
+        s->installEventFilter(this);
+        if (auto *edit = s->findChild<QLineEdit *>())
+            edit->installEventFilter(this);
+    }
     setOptions({});
+}
+
+bool TrainingOptionsForm::eventFilter(QObject *watched, QEvent *event)
+{
+    // Before the box reverts out-of-range text to its previous value on losing focus (a click
+    // on OK), remember what was typed so OK can say so instead of keeping the old value.
+    // Return does the same (then reaches the dialog's OK). Typing starts over.
+    for (QSpinBox *s : {m_ranks, m_microBatches}) {
+        if (watched != s && watched != s->findChild<QLineEdit *>())
+            continue;
+        bool leaving = event->type() == QEvent::FocusOut;
+        if (event->type() == QEvent::KeyPress) {
+            const int key = static_cast<QKeyEvent *>(event)->key();
+            leaving = key == Qt::Key_Return || key == Qt::Key_Enter;
+            if (!leaving)
+                m_rejected.erase(s);
+        }
+        if (leaving && !s->hasAcceptableInput())
+            m_rejected[s] = {s->cleanText(), s->value()};
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QString TrainingOptionsForm::inputError() const
+{
+    const std::pair<QSpinBox *, QString> boxes[] = {{m_ranks, tr("Ranks")},
+                                                    {m_microBatches, tr("Micro-batches")}};
+    for (const auto &[box, name] : boxes) {
+        QString typed;
+        if (!box->hasAcceptableInput())
+            typed = box->cleanText();
+        else if (auto it = m_rejected.find(box); it != m_rejected.end())
+            typed = it->second.first;
+        else
+            continue;
+        return tr("%1: '%2' is not a count from %3 to %4. Type one (1 = %5), or Cancel to keep "
+                  "%6.")
+            .arg(name, typed)
+            .arg(box->minimum())
+            .arg(box->maximum())
+            .arg(box == m_ranks ? tr("one GPU") : tr("no gradient accumulation"))
+            .arg(box == m_ranks ? m_base.ranks : m_base.microBatches);
+    }
+    return {};
 }
 
 TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
@@ -140,10 +197,16 @@ TrainingOptionsDialog::TrainingOptionsDialog(QWidget *parent) : QDialog(parent)
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &TrainingOptionsDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    m_error = new QLabel(this);
+    m_error->setObjectName(QStringLiteral("trainingOptionsError"));
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_error->hide();
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_form);
     layout->addLayout(weights);
     layout->addWidget(m_patternError);
+    layout->addWidget(m_error);
     layout->addWidget(buttons);
 }
 
@@ -186,6 +249,12 @@ std::vector<std::string> TrainingOptionsDialog::trainablePatterns() const
 
 void TrainingOptionsDialog::accept()
 {
+    if (const QString error = m_form->inputError(); !error.isEmpty()) {
+        m_error->setText(error);
+        m_error->show();
+        return;
+    }
+    m_error->hide();
     // Whether a pattern matches any parameter is the import's to say (the model re-imports);
     // an expression that does not compile is refused here, nothing lost.
     core::onnx::ImportOptions check;
@@ -203,6 +272,7 @@ void TrainingOptionsDialog::accept()
 void TrainingOptionsForm::setOptions(const TrainingOptions &o)
 {
     m_base = o;
+    m_rejected.clear();
     m_optimizer->setCurrentIndex(m_optimizer->findData(int(o.optimizer)));
     m_precision->setCurrentIndex(m_precision->findData(int(o.precision)));
     m_autocastDevice->setCurrentIndex(m_autocastDevice->findData(int(o.autocastDevice)));

@@ -14,6 +14,8 @@
 #include <QDialog>
 #include <QWidget>
 
+#include <map>
+
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -39,14 +41,24 @@ public:
     QComboBox *shardBox() const { return m_shard; }
     QComboBox *attentionBox() const { return m_attention; }
     QSpinBox *ranksBox() const { return m_ranks; }
+    QSpinBox *microBatchesBox() const { return m_microBatches; }
+    /// What is wrong with a count as typed ("Micro-batches: '0' is not ..."), empty when nothing:
+    /// a count out of range is never silently replaced by the previous value.
+    QString inputError() const;
 
 signals:
     void changed();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void updateExplanation();
 
     core::training::TrainingOptions m_base;
+    /// Text a count box held when it lost focus out of range (the box then shows its previous
+    /// value again): reported by inputError() until the user types a valid count.
+    std::map<QSpinBox *, std::pair<QString, int>> m_rejected; ///< text, value kept
     QComboBox *m_optimizer;
     QComboBox *m_precision;
     QComboBox *m_autocastDevice;
@@ -65,6 +77,7 @@ public:
 
     void setOptions(const core::training::TrainingOptions &options) { m_form->setOptions(options); }
     core::training::TrainingOptions options() const { return m_form->options(); }
+    TrainingOptionsForm *form() const { return m_form; }
 
     /// Which weights train (`--freeze` / `--trainable`, import settings of the model): regular
     /// expressions separated by spaces in two fields. accept() refuses an invalid one, naming it.
@@ -75,6 +88,8 @@ public:
     QLineEdit *freezeEdit() const { return m_freeze; }
     QLineEdit *trainableEdit() const { return m_trainable; }
 
+    /// OK with a count out of range or a pattern that does not compile stays open and says what
+    /// to type.
     void accept() override;
 
 private:
@@ -82,6 +97,7 @@ private:
     QLineEdit *m_freeze;
     QLineEdit *m_trainable;
     QLabel *m_patternError;
+    QLabel *m_error;
 };
 
 } // namespace remat::ui

@@ -1,0 +1,122 @@
+// The main window on small screens, offscreen, with tiny_vit open and a plan solved (every dock
+// filled). Expected:
+// - the window can be made narrower than 1080 px: its minimum width is at most 900 px;
+// - at 1366x768 (a laptop), with the Schedule tab up (it takes 40% of the height), the graph
+//   gets at least 600x240 px;
+// - at 1080x700 the graph gets at least 180 px of height (it was 150; 186 measured: the bottom
+//   docks keep the height they had at 1400x900, so the graph is what shrinks) and 400 px of width;
+// - once a plan is solved the Plans dock shows its columns up to Recompute without scrolling.
+// On failure the test prints each dock's and toolbar's minimum size: the culprit.
+#include "common/test_support.h"
+#include "ui/graph/graph_view.h"
+#include "ui/main_window.h"
+#include "ui/planner/plan_table_model.h"
+#include "ui/planner/planner.h"
+#include "ui/planner/planner_document.h"
+#include "ui_test_util.h"
+
+#include <QDockWidget>
+#include <QTableView>
+#include <QTest>
+#include <QToolBar>
+
+using namespace remat;
+using namespace remat::ui;
+
+namespace {
+
+QString minimums(MainWindow &w)
+{
+    QStringList out;
+    out << QStringLiteral("window %1x%2")
+               .arg(w.minimumSizeHint().width())
+               .arg(w.minimumSizeHint().height());
+    for (QDockWidget *d : w.findChildren<QDockWidget *>())
+        if (d->isVisible())
+            out << QStringLiteral("%1 %2x%3 (area %4)")
+                       .arg(d->objectName())
+                       .arg(d->minimumSizeHint().width())
+                       .arg(d->minimumSizeHint().height())
+                       .arg(int(w.dockWidgetArea(d)));
+    for (QToolBar *t : w.findChildren<QToolBar *>())
+        out << QStringLiteral("%1 %2x%3")
+                   .arg(t->objectName())
+                   .arg(t->minimumSizeHint().width())
+                   .arg(t->minimumSizeHint().height());
+    return out.join(QStringLiteral("\n"));
+}
+
+} // namespace
+
+class TestSmallScreen : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase() { remat::tests::isolateSettings(); }
+
+    void fitsSmallScreens()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(remat::tests::openAndWait(
+            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        Planner *planner = w.planner();
+        QVERIFY(
+            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        qInfo("after solve: %s", qPrintable(minimums(w)));
+        auto *plans = w.findChild<QTableView *>(QStringLiteral("plannerPlans"));
+        QVERIFY(plans);
+        auto recomputeShown = [&] {
+            const int right = plans->columnViewportPosition(PlanTableModel::Overhead) +
+                              plans->columnWidth(PlanTableModel::Overhead);
+            return plans->columnViewportPosition(PlanTableModel::Solver) >= 0 &&
+                   right <= plans->viewport()->width();
+        };
+        auto dockWidth = [&](const char *name) {
+            auto *d = w.findChild<QDockWidget *>(QLatin1String(name));
+            return d ? d->width() : -1;
+        };
+        QTRY_VERIFY2(recomputeShown(),
+                     qPrintable(QStringLiteral("window %3, plans dock %4, memory dock %5, "
+                                               "inspector %6: plans viewport %1, Recompute ends "
+                                               "at %2")
+                                    .arg(plans->viewport()->width())
+                                    .arg(plans->columnViewportPosition(PlanTableModel::Overhead) +
+                                         plans->columnWidth(PlanTableModel::Overhead))
+                                    .arg(w.width())
+                                    .arg(dockWidth("plannerPlansDock"))
+                                    .arg(dockWidth("plannerMemoryDock"))
+                                    .arg(dockWidth("inspectorDock"))));
+        planner->raiseView(QStringLiteral("schedule"));
+        QTest::qWait(50);
+        const QString why = minimums(w);
+        qInfo("%s", qPrintable(why));
+        QVERIFY2(w.minimumSizeHint().width() <= 900, qPrintable(why));
+
+        GraphView *view = w.graphView();
+        w.resize(1366, 768);
+        QTest::qWait(50);
+        qInfo("1366x768: graph %dx%d", view->width(), view->height());
+        QVERIFY2(
+            view->width() >= 600 && view->height() >= 240,
+            qPrintable(
+                QStringLiteral("graph %1x%2\n%3").arg(view->width()).arg(view->height()).arg(why)));
+        w.resize(1080, 700);
+        QTest::qWait(50);
+        qInfo("1080x700: window %dx%d, graph %dx%d", w.width(), w.height(), view->width(),
+              view->height());
+        QCOMPARE(w.width(), 1080);
+        QVERIFY2(
+            view->height() >= 180 && view->width() >= 400,
+            qPrintable(
+                QStringLiteral("graph %1x%2\n%3").arg(view->width()).arg(view->height()).arg(why)));
+    }
+};
+
+QTEST_MAIN(TestSmallScreen)
+#include "tst_small_screen.moc"
