@@ -225,6 +225,8 @@ def measure(model, inputs, cuda_dropout=True):
 
     handles = []
     for mod in names:
+        if isinstance(mod, torch.jit.ScriptModule):
+            continue  # a scripted copy kept for the export (hooks are refused there)
         handles.append(mod.register_forward_pre_hook(pre))
         handles.append(mod.register_forward_hook(post))
 
@@ -324,12 +326,13 @@ def measure(model, inputs, cuda_dropout=True):
     }
 
 
-def export(model, inputs, path, input_names):
+def export(model, inputs, path, input_names, output_names=None):
     from torch.onnx import TrainingMode
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, tuple(inputs), path, opset_version=17, training=TrainingMode.TRAINING,
-                          do_constant_folding=False, export_params=False, input_names=input_names)
+                          do_constant_folding=False, export_params=False, input_names=input_names,
+                          output_names=output_names)
 
 
 def measure_and_export(spec, input_specs, onnx_path, kwargs=None):
@@ -343,7 +346,14 @@ def measure_and_export(spec, input_specs, onnx_path, kwargs=None):
     names = ["input"] if len(inputs) == 1 else [f"input{i}" for i in range(len(inputs))]
     oracle.update({"model": label, "spec": spec, "inputs": input_specs, "input_names": names,
                    "torch": torch.__version__})
-    export(model, inputs, onnx_path, names)
+    # A model may name its outputs (an MAE's "loss") and say which remat options its file needs
+    # (the branch of a data-dependent If that PyTorch took: --branch NODE=then).
+    output_names = getattr(model, "example_output_names", None)
+    if getattr(model, "example_remat_args", None):
+        oracle["remat_args"] = list(model.example_remat_args)
+    # A data-dependent branch survives the export only when the model is scripted, not traced.
+    exported = torch.jit.script(model) if getattr(model, "example_export_scripted", False) else model
+    export(exported, inputs, onnx_path, names, output_names)
     oracle["onnx_file"] = os.path.basename(onnx_path)
     return oracle
 
@@ -360,8 +370,8 @@ def remat_binary(explicit=None):
     return shutil.which("remat") or "remat"
 
 
-def train_graph(onnx_path, remat=None):
-    cmd = [remat_binary(remat), "train-graph", onnx_path, "--json"]
+def train_graph(onnx_path, remat=None, extra_args=None):
+    cmd = [remat_binary(remat), "train-graph", onnx_path, "--json"] + list(extra_args or [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip() or r.stdout.strip()).splitlines()[-1] if (r.stderr or r.stdout) else "failed"
@@ -485,7 +495,7 @@ def main(argv=None):
             onnx_path = a.onnx
             with open(a.oracle) as f:
                 oracle = json.load(f)
-        ours, err = train_graph(onnx_path, a.remat)
+        ours, err = train_graph(onnx_path, a.remat, oracle.get("remat_args"))
         if ours is None:
             print(f"error: remat train-graph {onnx_path}: {err}", file=sys.stderr)
             write_summary(a.summary, oracle=oracle, error=f"remat: {err}")

@@ -69,6 +69,11 @@ SAMPLE = {
     f"{NETS}:NFNetLite": (None, "weight standardisation by F.batch_norm on the weight", 1.0),
     f"{NETS}:DiffusionUNet": (None, "DDPM U-Net: timestep embedding, GroupNorm / SiLU, einsum attention", 1.0),
     f"{NETS}:ActivationZoo": (None, "16 activations: torch.onnx's written-out tanh GELU, log_sigmoid as on CUDA", 1.0),
+    # issue 33: one network per class fixed
+    f"{NETS}:CapsNet": (None, "non-differentiable ops end the gradient path: one_hot(argmax) masks the decoder", 1.0),
+    f"{NETS}:MAELite": (None, "an output named 'loss' beside the tool's own; argsort (TopK indices), gather", 1.0),
+    f"{NETS}:ConvLSTM": (None, "zeros created in forward as the first cell state, kept by the gate product", 1.0),
+    f"{NETS}:WakeWord": (None, "a data-dependent If (scripted export) trained through --branch /router/If=then", 1.0),
 }
 
 
