@@ -1425,6 +1425,12 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
             return p;
         };
         if (a.size() >= 3 && b.size() == 2) {
+            // torch 1.13's should_fold: a 3-D operand whose last two dims are transposed (a
+            // permute(0, 2, 1)) is not folded but multiplied by bmm as it is, the matrix
+            // expanded as a view: nothing is copied (a Mamba scan's u.transpose(1, 2) @ W)
+            const std::vector<int64_t> &st = L.strides[op.inputs[0].index()];
+            if (a.size() == 3 && st.size() == 3 && st[2] != 1 && st[0] == a[1] * a[2])
+                continue;
             const std::vector<int64_t> folded{product(a, a.size() - 1), a.back()};
             if (needsCopy(op.inputs[0], a, folded))
                 L.copiedForMatmul[op.inputs[0].index()] = true;

@@ -1031,6 +1031,32 @@ private slots:
         QVERIFY(g.findTensor("unused") && !g.findTensor("grad:unused"));
     }
 
+    void transposedOperandOfALinearIsNotCopied()
+    {
+        // A Mamba scan's x_proj(u.transpose(1, 2)): torch 1.13's matmul does not fold a 3-D
+        // operand whose last two dims are transposed; bmm multiplies the view and keeps it, so
+        // the product keeps s's storage (2048 B, also kept by the Sigmoid), no copy.
+        //   h = x * w0 [2, 32, 8]; s = Sigmoid(h); t = Transpose(s) [2, 8, 32]; y = t @ W [2, 8, 16]
+        GraphSpec s;
+        s.value("x", {2, 32, 8}, ValueKind::Input);
+        s.value("w0", {2, 32, 8}, ValueKind::Parameter);
+        s.value("W", {32, 16}, ValueKind::Parameter);
+        s.value("h", {2, 32, 8});
+        s.value("s", {2, 32, 8});
+        s.value("t", {2, 8, 32});
+        s.value("y", {2, 8, 16});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w0"}, {"h"}, "mul");
+        s.node("Sigmoid", {"h"}, {"s"}, "sig");
+        s.node("Transpose", {"s"}, {"t"}, "tr").attributes = {
+            {"perm", std::vector<int64_t>{0, 2, 1}}};
+        s.node("MatMul", {"t", "W"}, {"y"}, "proj");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(2048));
+    }
+
     void toolNamesNeverClashWithTheFilesNames()
     {
         // An MAE returns its loss as an output named "loss"; other values take the builder's
