@@ -19,11 +19,14 @@ void ModelLoader::cancel() { m_job.stopAll(); }
 namespace {
 
 /// Whether the user could make a failed import work by giving sizes or values: the file has
-/// free dims, or a scalar input (an If may branch on it) the settings leave open.
+/// free dims, a scalar input (an If may branch on it) or an If the settings leave open.
 bool opensInputs(const onnx::ModelSignature &sig, const onnx::ImportOptions &settings)
 {
     if (sig.hasFreeDims())
         return true;
+    for (const std::string &node : sig.ifNodes)
+        if (!settings.branches.count(node))
+            return true;
     for (const onnx::DeclaredInput &in : sig.inputs) {
         bool scalar = true;
         for (const ir::Dim &d : in.shape.dims)
@@ -68,12 +71,13 @@ void ModelLoader::load(const QString &path, int64_t batch, const onnx::ImportOpt
         Outcome out;
         const ir::Graph &graph = *problem->forward;
         // The importer's advice names the settings that unblock training (--dim, --input-shape,
-        // --input-value): then the Model Inputs dialog can ask for them.
+        // --input-value, --branch): then the Model Inputs dialog can ask for them.
         if (!graph.info().trainingBlockers.empty()) {
             const std::string &msg = graph.info().trainingBlockers.front();
             const bool aboutInputs = msg.find("--dim ") != std::string::npos ||
                                      msg.find("--input-shape ") != std::string::npos ||
-                                     msg.find("--input-value ") != std::string::npos;
+                                     msg.find("--input-value ") != std::string::npos ||
+                                     msg.find("--branch ") != std::string::npos;
             if (aboutInputs)
                 if (auto sig = onnx::readModelSignature(file);
                     sig && opensInputs(*sig, userSettings))

@@ -19,9 +19,9 @@ QString qs(const std::string &s) { return QString::fromStdString(s); }
 bool sameImportSettings(const ox::ImportOptions &a, const ox::ImportOptions &b)
 {
     return a.dimValues == b.dimValues && a.inputShapes == b.inputShapes &&
-           a.inputValues == b.inputValues && a.kindOverrides == b.kindOverrides &&
-           a.freezePatterns == b.freezePatterns && a.trainablePatterns == b.trainablePatterns &&
-           a.semantics == b.semantics;
+           a.inputValues == b.inputValues && a.branches == b.branches &&
+           a.kindOverrides == b.kindOverrides && a.freezePatterns == b.freezePatterns &&
+           a.trainablePatterns == b.trainablePatterns && a.semantics == b.semantics;
 }
 
 // The JSON form is core's (core/io/import_settings_json.h, also the sessions' "import"); these
@@ -54,6 +54,9 @@ QString importSettingsSummary(const ox::ImportOptions &s)
         parts << QStringLiteral("%1=%2").arg(qs(name), qs(ox::formatDims(d)));
     for (const auto &[name, v] : s.inputValues)
         parts << QStringLiteral("%1=%2").arg(qs(name)).arg(v);
+    for (const auto &[name, then] : s.branches)
+        parts << QStringLiteral("%1=%2").arg(qs(name), then ? QStringLiteral("then")
+                                                            : QStringLiteral("else"));
     if (!s.kindOverrides.empty())
         parts << QStringLiteral("%1 reclassified").arg(s.kindOverrides.size());
     for (const std::string &p : s.freezePatterns)

@@ -103,6 +103,20 @@ InputSettingsDialog::InputSettingsDialog(const ox::ModelSignature &signature,
             m_values[in.name] = edit;
         }
     }
+    for (const std::string &node : signature.ifNodes) {
+        auto *box = new QComboBox(this);
+        box->setObjectName(QStringLiteral("branch:") + qs(node));
+        box->addItem(tr("As its condition decides"));
+        box->addItem(tr("Then branch"));
+        box->addItem(tr("Else branch"));
+        auto it = current.branches.find(node);
+        box->setCurrentIndex(it == current.branches.end() ? 0 : it->second ? 1 : 2);
+        box->setToolTip(tr("If node '%1': when its condition is computed from data, train through "
+                           "the branch chosen here (remat --branch %1=then|else)")
+                            .arg(qs(node)));
+        form->addRow(tr("branch of %1").arg(qs(node)), box);
+        m_branches[node] = box;
+    }
     m_semantics = new QComboBox(this);
     m_semantics->setObjectName(QStringLiteral("semantics"));
     m_semantics->addItem(tr("Training step (BatchNorm on batch statistics)"));
@@ -214,6 +228,12 @@ QLineEdit *InputSettingsDialog::valueField(const QString &input) const
     return it == m_values.end() ? nullptr : it->second;
 }
 
+QComboBox *InputSettingsDialog::branchField(const QString &node) const
+{
+    auto it = m_branches.find(node.toStdString());
+    return it == m_branches.end() ? nullptr : it->second;
+}
+
 void InputSettingsDialog::accept()
 {
     // Parsed with the command line's own parsers: the dialog accepts exactly what `remat` does,
@@ -221,6 +241,10 @@ void InputSettingsDialog::accept()
     ox::ImportOptions s;
     s.batch = m_current.batch;
     s.kindOverrides = m_current.kindOverrides;
+    // branches of Ifs the dialog does not list (nested in a taken branch) stay as they were
+    for (const auto &[node, then] : m_current.branches)
+        if (!m_branches.count(node))
+            s.branches[node] = then;
     s.semantics =
         m_semantics->currentIndex() == 0 ? ox::Semantics::Training : ox::Semantics::AsExported;
     core::Status st;
@@ -233,6 +257,9 @@ void InputSettingsDialog::accept()
     for (const auto &[name, edit] : m_values)
         if (st.isOk() && !edit->text().trimmed().isEmpty())
             st = ox::addInputValue(s, name + "=" + edit->text().trimmed().toStdString());
+    for (const auto &[node, box] : m_branches)
+        if (st.isOk() && box->currentIndex() > 0)
+            st = ox::addBranch(s, node + (box->currentIndex() == 1 ? "=then" : "=else"));
     if (!st.isOk()) {
         m_error->setText(guiWording(qs(st.message())));
         m_error->show();

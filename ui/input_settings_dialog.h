@@ -41,6 +41,8 @@ public:
     QSpinBox *dimField(const QString &name) const;
     QLineEdit *shapeField(const QString &input) const;
     QLineEdit *valueField(const QString &input) const;
+    /// The branch choice of If node `node`: 0 as the file decides, 1 then, 2 else.
+    QComboBox *branchField(const QString &node) const;
 
     void accept() override;
 
@@ -60,6 +62,7 @@ private:
     std::map<std::string, QSpinBox *> m_dims;
     std::map<std::string, QLineEdit *> m_shapes;
     std::map<std::string, QLineEdit *> m_values;
+    std::map<std::string, QComboBox *> m_branches;
     QComboBox *m_semantics = nullptr;
     QLabel *m_error = nullptr;
 };

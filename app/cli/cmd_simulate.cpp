@@ -64,11 +64,11 @@ int runSimulate(const SimulateOptions &o)
     ModelInput input = o.input;
     if (!o.session.empty()) {
         if (o.importOptionsGiven) {
-            std::fprintf(
-                stderr,
-                "error: --session fixes the batch and the import settings (%s): drop "
-                "--batch, --dim, --input-shape, --input-value, --classify and --semantics\n",
-                o.session.c_str());
+            std::fprintf(stderr,
+                         "error: --session fixes the batch and the import settings (%s): drop "
+                         "--batch, --dim, --input-shape, --input-value, --branch, --classify and "
+                         "--semantics\n",
+                         o.session.c_str());
             return 1;
         }
         Expected<io::Session> read = io::readSession(o.session);
@@ -227,8 +227,8 @@ void addSimulateCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--csv", opts->csv, "Write the per-step timeline as CSV");
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->callback([opts, cmd, &ctx] {
-        for (const char *name :
-             {"--batch", "--dim", "--input-shape", "--input-value", "--classify", "--semantics"})
+        for (const char *name : {"--batch", "--dim", "--input-shape", "--input-value", "--branch",
+                                 "--classify", "--semantics"})
             opts->importOptionsGiven = opts->importOptionsGiven || cmd->count(name) > 0;
         ctx.exitCode = runSimulate(*opts);
     });

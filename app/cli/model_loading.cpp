@@ -37,6 +37,11 @@ CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string 
            "import; repeatable)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--branch", input.branches,
+                   "Take one branch of an If whose condition is computed from data: "
+                   "NODE=then|else (e.g. /If=then; trained through that branch; repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd.add_option("--classify", input.classify,
                    "Override a value's kind: NAME=parameter|frozen|buffer|input|constant "
                    "(repeatable)")
@@ -128,6 +133,8 @@ Status applyModelInput(const ModelInput &input, onnx::ImportOptions &options)
     REMAT_ASSIGN_OR_RETURN(options.semantics, onnx::parseSemantics(input.semantics));
     for (const std::string &spec : input.inputValues)
         REMAT_RETURN_IF_ERROR(onnx::addInputValue(options, spec));
+    for (const std::string &spec : input.branches)
+        REMAT_RETURN_IF_ERROR(onnx::addBranch(options, spec));
     for (const std::string &spec : input.classify)
         REMAT_RETURN_IF_ERROR(onnx::addClassification(options, spec));
     for (const std::string &pattern : input.freeze)

@@ -30,6 +30,7 @@ struct ModelInput
     std::vector<std::string> inputShapes; ///< `--input-shape NAME=D0xD1x...`
     std::vector<std::string> dims;        ///< `--dim NAME=VALUE`
     std::vector<std::string> inputValues; ///< `--input-value NAME=V` (scalar inputs)
+    std::vector<std::string> branches; ///< `--branch NODE=then|else` (data-dependent Ifs)
     std::vector<std::string> classify; ///< `--classify NAME=parameter|frozen|buffer|input|constant`
     std::vector<std::string> freeze;   ///< `--freeze REGEX` (repeatable)
     std::vector<std::string> trainable; ///< `--trainable REGEX` (repeatable)
@@ -56,8 +57,8 @@ enum class BatchCheck : unsigned char {
 CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input,
                               const std::string &help = kModelHelp);
 /// `--batch N`, then the other import settings every model command takes: `--input-shape`,
-/// `--dim`, `--input-value`, `--classify`, `--freeze` and `--trainable` (repeatable), and
-/// `--semantics`. Separate from addModelArgument so each command keeps
+/// `--dim`, `--input-value`, `--branch`, `--classify`, `--freeze` and `--trainable`
+/// (repeatable), and `--semantics`. Separate from addModelArgument so each command keeps
 /// its own order in --help.
 CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string &help = kBatchHelp,
                             BatchCheck check = BatchCheck::NonNegative);

@@ -1,6 +1,6 @@
 // remat-studio: the desktop application. Composition only.
 //   remat-studio [MODEL] [--batch N] [--input-shape NAME=DxD..] [--dim NAME=V] [--input-value NAME=V]
-//                [--classify NAME=KIND] [--freeze REGEX] [--trainable REGEX]
+//                [--branch NODE=then|else] [--classify NAME=KIND] [--freeze REGEX] [--trainable REGEX]
 //                [--semantics training|as-exported] [--collapse-depth N] [--fold on|off]
 //   remat-studio MODEL --screenshot out.png [--size 1600x1000] [--solve SOLVER]   (offscreen works)
 //   remat-studio --session run.rematproj [--screenshot out.png --planner-view schedule --planner-step mid-backward]
@@ -164,6 +164,10 @@ int main(int argc, char **argv)
         QStringLiteral("input-value"),
         QStringLiteral("Fix a scalar input to a number: NAME=V (repeatable)."),
         QStringLiteral("spec"));
+    QCommandLineOption branch(
+        QStringLiteral("branch"),
+        QStringLiteral("Take one branch of an If computed from data: NODE=then|else (repeatable)."),
+        QStringLiteral("spec"));
     QCommandLineOption classify(
         QStringLiteral("classify"),
         QStringLiteral(
@@ -181,7 +185,7 @@ int main(int argc, char **argv)
                                  QStringLiteral("training (default) or as-exported."),
                                  QStringLiteral("mode"));
     parser.addOptions(
-        {batchOpt, inputShape, dim, inputValue, classify, freeze, trainable, semantics});
+        {batchOpt, inputShape, dim, inputValue, branch, classify, freeze, trainable, semantics});
     parser.process(app);
 
     remat::core::onnx::ImportOptions importSettings;
@@ -198,6 +202,7 @@ int main(int argc, char **argv)
         each(inputShape, remat::core::onnx::addInputShape);
         each(dim, remat::core::onnx::addDimValue);
         each(inputValue, remat::core::onnx::addInputValue);
+        each(branch, remat::core::onnx::addBranch);
         each(classify, remat::core::onnx::addClassification);
         each(freeze, remat::core::onnx::addFreezePattern);
         each(trainable, remat::core::onnx::addTrainablePattern);

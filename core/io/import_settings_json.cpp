@@ -59,6 +59,9 @@ Expected<onnx::ImportOptions> parseImportSettings(const json &j, const std::stri
             return bad("input value '" + name + "' is not a number");
         s.inputValues[name] = v.get<double>();
     }
+    for (const auto &[name, v] : member(j, "branches").items())
+        if (Status st = onnx::addBranch(s, name + "=" + text(v)); !st.isOk())
+            return bad(st.message());
     for (const auto &[name, v] : member(j, "classify").items())
         if (Status st = onnx::addClassification(s, name + "=" + text(v)); !st.isOk())
             return bad(st.message());
@@ -98,13 +101,15 @@ json importSettingsJson(const onnx::ImportOptions &s)
 {
     json out = json::object();
     json dims = json::object(), shapes = json::object(), values = json::object(),
-         classify = json::object();
+         branches = json::object(), classify = json::object();
     for (const auto &[name, v] : s.dimValues)
         dims[name] = v;
     for (const auto &[name, d] : s.inputShapes)
         shapes[name] = onnx::formatDims(d);
     for (const auto &[name, v] : s.inputValues)
         values[name] = v;
+    for (const auto &[name, then] : s.branches)
+        branches[name] = then ? "then" : "else";
     for (const auto &[name, k] : s.kindOverrides)
         classify[name] = kindName(k);
     if (!dims.empty())
@@ -113,6 +118,8 @@ json importSettingsJson(const onnx::ImportOptions &s)
         out["input_shapes"] = shapes;
     if (!values.empty())
         out["input_values"] = values;
+    if (!branches.empty())
+        out["branches"] = branches;
     if (!classify.empty())
         out["classify"] = classify;
     if (!s.freezePatterns.empty())

@@ -1,6 +1,6 @@
 #pragma once
-// A model's import settings (free dims, whole input shapes, scalar input values, classification
-// overrides, semantics) as JSON: the "import" object of a session file (docs/session-format.md),
+// A model's import settings (free dims, whole input shapes, scalar input values, If branches,
+// classification overrides, semantics) as JSON: the "import" object of a session file (docs/session-format.md),
 // and what the GUI remembers per model file.
 //   nlohmann::json j = io::importSettingsJson(options);   // {"dims": {"height": 224}, "semantics": "training"}
 //   Expected<onnx::ImportOptions> back = io::importSettingsFromJson(j, "run.rematproj: \"import\"");
@@ -14,8 +14,9 @@
 
 namespace remat::core::io {
 
-/// {"dims": {...}, "input_shapes": {"x": "1x3x224x224"}, "input_values": {...}, "classify": {...},
-///  "freeze": ["^encoder\\."], "trainable": ["lora_"], "semantics": "training"}: empty members are left out, "semantics" is always written. The
+/// {"dims": {...}, "input_shapes": {"x": "1x3x224x224"}, "input_values": {...},
+///  "branches": {"/If": "then"}, "classify": {...}, "freeze": ["^encoder\\."], "trainable": ["lora_"],
+///  "semantics": "training"}: empty members are left out, "semantics" is always written. The
 /// batch, stop token and progress callback are not settings of the file and are not written.
 nlohmann::json importSettingsJson(const onnx::ImportOptions &settings);
 

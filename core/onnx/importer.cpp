@@ -96,6 +96,8 @@ private:
     void resetState();
     void applySemantics();
     std::string undecidedIfAdvice(const ir::Graph &first, const ir::Node &ifNode) const;
+    /// Every --branch names an If that was met (ImportOptions::branches).
+    Status checkBranchesUsed() const;
     std::string loopAdvice(const ir::Node &n) const;
     static bool isConstantNode(const ir::Node &n);
     Status promoteConstantWeights(const ir::Graph &first);
@@ -118,6 +120,8 @@ private:
     std::vector<ir::Value> m_values;
     std::vector<ValueId> m_inputs, m_outputs;
     std::unordered_map<std::string, ValueId> m_byName;
+    std::set<std::string> m_ifNames;       ///< every If node met, by ifKey() (all rounds)
+    std::set<std::string> m_branchesTaken; ///< ImportOptions::branches entries used
     std::unordered_map<std::string, FileValueInfo> m_fileInfo; // value_info and graph outputs
     std::vector<bool> m_isInitializer;
     std::vector<bool> m_dropNode; ///< by node: folded into a weight (Constant, ConstantOfShape)
@@ -538,8 +542,24 @@ Expected<int> Importer::inlineDecidedIfs(const ir::Graph &first)
         if (n.opType != "If" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.empty() ||
             !n.inputs[0].valid())
             continue;
+        // the name --branch uses: the node's own, or "If_<position>" for an unnamed one
+        const std::string key = n.name.empty() ? "If_" + std::to_string(n.id.index()) : n.name;
+        m_ifNames.insert(key);
         const InferredValue &cond = m_inferred[n.inputs[0].index()];
-        if (cond.constant && cond.constant->size() == 1)
+        const bool known = cond.constant && cond.constant->size() == 1;
+        auto chosen = m_options.branches.find(key);
+        if (chosen != m_options.branches.end()) {
+            m_branchesTaken.insert(key);
+            if (known && (cond.constant->at(0) != 0) != chosen->second)
+                return fail(StatusCode::InvalidArgument,
+                            "--branch " + key + "=" + (chosen->second ? "then" : "else") +
+                                " contradicts the If's condition, which is known at import (" +
+                                (chosen->second ? "false" : "true") +
+                                "): drop the --branch or change what decides the condition");
+            decided.emplace(int(n.id.index()), chosen->second);
+            continue;
+        }
+        if (known)
             decided.emplace(int(n.id.index()), cond.constant->at(0) != 0);
     }
     if (decided.empty())
@@ -790,10 +810,35 @@ std::string Importer::undecidedIfAdvice(const ir::Graph &first, const ir::Node &
         for (size_t i = 0; i < scalars.size(); ++i)
             out += (i ? ", " : "") + std::string("--input-value ") + scalars[i] + "=V";
     } else if (!tensors.empty()) {
+        const std::string key =
+            ifNode.name.empty() ? "If_" + std::to_string(ifNode.id.index()) : ifNode.name;
         out += " (it depends on the data of input '" + tensors.front() +
-               "', so the model cannot be trained as one fixed graph)";
+               "'): pick the branch to train with --branch " + key + "=then or " + key + "=else";
     }
     return out;
+}
+
+Status Importer::checkBranchesUsed() const
+{
+    for (const auto &[name, then] : m_options.branches) {
+        if (m_branchesTaken.count(name))
+            continue;
+        std::string known;
+        for (const std::string &n : m_ifNames) {
+            if (known.size() > 400) {
+                known += ", ...";
+                break;
+            }
+            known += (known.empty() ? "" : ", ") + ("'" + n + "'");
+        }
+        return fail(StatusCode::NotFound,
+                    "--branch names '" + name + "', which is not an If node of the model" +
+                        (known.empty() ? std::string(" (it has none)")
+                                       : " (If nodes: " + known +
+                                             "; an If inside a taken branch is named "
+                                             "'<if>/then/<name>' or '<if>/else/<name>')"));
+    }
+    return Status::ok();
 }
 
 Status Importer::fixInputValue(ir::Value &v, double value) const
@@ -1568,6 +1613,11 @@ Expected<ModelSignature> Importer::signature(const std::string &bytes)
         }
         sig.inputs.push_back(std::move(d));
     }
+    for (int i = 0; i < g.node_size(); ++i) {
+        const ::onnx::NodeProto &n = g.node(i);
+        if (n.op_type() == "If" && (n.domain().empty() || n.domain() == "ai.onnx"))
+            sig.ifNodes.push_back(n.name().empty() ? "If_" + std::to_string(i) : n.name());
+    }
     return sig;
 }
 
@@ -1624,6 +1674,7 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
                     continue;
             }
         }
+        REMAT_RETURN_IF_ERROR(checkBranchesUsed());
         REMAT_RETURN_IF_ERROR(foldConstantOfShape(*first));
         REMAT_RETURN_IF_ERROR(finalizeShapes(*first));
         if (m_options.expandSubgraphs && round < kMaxIfRounds) {
@@ -1652,7 +1703,7 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
                 controlFlowNames.front() +
                 " is not decided at import and cannot be trained through (an If trains when "
                 "its condition is known: give the scalar input it depends on with "
-                "--input-value NAME=V)");
+                "--input-value NAME=V, or pick its branch with --branch NODE=then|else)");
     }
     m_info.batch = m_batch > 0 ? m_batch : m_fileBatch;
     for (const std::string &note : m_controlFlowNotes)

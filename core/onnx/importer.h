@@ -40,6 +40,12 @@ struct ImportOptions
     /// constant, so an If that branches on it is decided at import and trained through the
     /// taken branch.
     std::map<std::string, double> inputValues;
+    /// The branch to take of If nodes whose condition is computed from data, by node name
+    /// (true: then_branch, false: else_branch): the If is written out as that branch and trained
+    /// through it, as when its condition is known. A name that is no If of the model (after the
+    /// branches taken are written out, so a nested If is named under its parent's
+    /// "<if>/then/" prefix) is an error naming the If nodes there are.
+    std::map<std::string, bool> branches;
     /// User overrides of the parameter / buffer / input / constant classification, by value name
     /// (graph inputs, initializers and the outputs of Constant nodes).
     std::map<std::string, ir::ValueKind> kindOverrides;
@@ -91,6 +97,8 @@ struct ModelSignature
     std::vector<DeclaredInput> inputs;
     std::vector<std::string> freeDimNames;
     int unnamedFreeDims = 0;
+    /// The main graph's If nodes, by the name --branch takes ("If_<position>" when unnamed).
+    std::vector<std::string> ifNodes;
     bool hasFreeDims() const { return !freeDimNames.empty() || unnamedFreeDims > 0; }
 };
 

@@ -151,6 +151,23 @@ Status addInputValue(ImportOptions &options, std::string_view spec)
     return Status::ok();
 }
 
+Status addBranch(ImportOptions &options, std::string_view spec)
+{
+    REMAT_ASSIGN_OR_RETURN(auto parts,
+                           splitSpec(spec, "--branch", "NODE=then|else (e.g. /If=then)"));
+    auto &[name, rest] = parts;
+    if (options.branches.count(name))
+        return makeError(StatusCode::InvalidArgument,
+                         "--branch gives If node '" + name + "' twice");
+    const std::string b = lower(trim(rest));
+    if (b != "then" && b != "else")
+        return makeError(StatusCode::InvalidArgument, "--branch " + name + ": '" +
+                                                          std::string(rest) +
+                                                          "' is not a branch (then or else)");
+    options.branches.emplace(name, b == "then");
+    return Status::ok();
+}
+
 Expected<ir::ValueKind> parseValueKind(std::string_view text)
 {
     const std::string t = lower(trim(text));

@@ -31,6 +31,9 @@ Status addInputShape(ImportOptions &options, std::string_view spec);
 Status addDimValue(ImportOptions &options, std::string_view spec);
 /// `NAME=VALUE`: fixes scalar graph input NAME to the number VALUE. Refuses a name given twice.
 Status addInputValue(ImportOptions &options, std::string_view spec);
+/// `NODE=then|else`: takes that branch of If node NODE (a condition computed from data). Refuses a
+/// node given twice.
+Status addBranch(ImportOptions &options, std::string_view spec);
 /// `NAME=KIND` with KIND one of parameter, frozen, buffer, input, constant. Refuses a name given
 /// twice.
 Status addClassification(ImportOptions &options, std::string_view spec);

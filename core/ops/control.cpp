@@ -79,6 +79,17 @@ Status inferRandomLike(ShapeContext &c)
     return Status::ok();
 }
 
+/// RandomNormal / RandomUniform: the `shape` attribute, the dtype attribute's type (float).
+Status inferRandom(ShapeContext &c)
+{
+    const std::vector<int64_t> dims = c.node.attrInts("shape");
+    for (int64_t d : dims)
+        if (d < 0)
+            return c.fail("negative dim " + std::to_string(d) + " in the shape attribute");
+    c.set(0, static_cast<DataType>(c.node.attrInt("dtype", 1)), Shape::fromStatic(dims));
+    return Status::ok();
+}
+
 Status inferConstantOfShape(ShapeContext &c)
 {
     auto dims = c.inInts(0);
@@ -194,6 +205,21 @@ void addControlOps(std::vector<OpDef> &t)
                  .inferShape = inferRandomLike,
                  .differentiable = OpDef::noInputs,
                  .derive = noGradient});
+    // torch.randn(shape) / torch.rand(shape) of a fixed shape, torch.bernoulli(p): draws, no
+    // gradient (PyTorch's bernoulli gives p none either); no kernels yet (a run refuses them)
+    t.push_back({.type = "RandomNormal",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferRandom,
+                 .differentiable = OpDef::noInputs});
+    t.push_back({.type = "RandomUniform",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = inferRandom,
+                 .differentiable = OpDef::noInputs});
+    t.push_back({.type = "Bernoulli",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 15,
+                 .inferShape = inferRandomLike,
+                 .differentiable = OpDef::noInputs});
     t.push_back({.type = "Shape",
                  .family = OpFamily::DataMovement,
                  .inferShape = inferShape,
@@ -209,7 +235,10 @@ void addControlOps(std::vector<OpDef> &t)
                  .derive = noGradient,
                  .hostOnly = "a tiny constant or shape vector, computed on the host as frameworks "
                              "keep shape arithmetic there"});
-    t.push_back({.type = "Size", .family = OpFamily::DataMovement, .inferShape = sizeShape});
+    t.push_back({.type = "Size",
+                 .family = OpFamily::DataMovement,
+                 .inferShape = sizeShape,
+                 .differentiable = OpDef::noInputs});
 }
 
 } // namespace remat::core::ops

@@ -307,11 +307,13 @@ void addElementwiseOps(std::vector<OpDef> &t)
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 9,
                  .inferShape = boolUnaryShape,
+                 .differentiable = OpDef::noInputs,
                  .flops = perOutput});
     t.push_back({.type = "IsInf",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 10,
                  .inferShape = boolUnaryShape,
+                 .differentiable = OpDef::noInputs,
                  .flops = perOutput});
     t.push_back({.type = "Where",
                  .family = OpFamily::DataMovement,
@@ -330,24 +332,29 @@ void addElementwiseOps(std::vector<OpDef> &t)
                  .autocast = elementwiseAutocast(#Name)});
     REMAT_EW_UNARY_OPS(REMAT_OPDEF_UNARY)
 #undef REMAT_OPDEF_UNARY
-    // shape functions only so far: the builder refuses them
+    // Rounding and sign: a zero gradient (PyTorch's zeros_like(grad), nothing saved), so no input
+    // is differentiable and the builder ends the gradient path here; no kernels yet.
     t.push_back({.type = "Floor",
                  .family = OpFamily::Arithmetic,
                  .inferShape = unaryShape,
+                 .differentiable = OpDef::noInputs,
                  .flops = perOutput});
     t.push_back({.type = "Ceil",
                  .family = OpFamily::Arithmetic,
                  .inferShape = unaryShape,
+                 .differentiable = OpDef::noInputs,
                  .flops = perOutput});
     t.push_back({.type = "Round",
                  .family = OpFamily::Arithmetic,
                  .sinceOpset = 11,
                  .inferShape = unaryShape,
+                 .differentiable = OpDef::noInputs,
                  .flops = perOutput});
     t.push_back({.type = "Sign",
                  .family = OpFamily::Arithmetic,
                  .sinceOpset = 9,
                  .inferShape = unaryShape,
+                 .differentiable = OpDef::noInputs,
                  .flops = perOutput});
     t.push_back({.type = "Shrink",
                  .family = OpFamily::Activation,

@@ -802,6 +802,7 @@ void addNnOps(std::vector<OpDef> &t)
     t.push_back({.type = "Hardmax",
                  .family = OpFamily::Activation,
                  .inferShape = unaryShape,
+                 .differentiable = OpDef::noInputs, // a one-hot of the arg max: no gradient
                  .flops = perOutput});
     t.push_back({.type = "MaxPool",
                  .family = OpFamily::Pooling,

@@ -150,7 +150,9 @@ struct OpDef
     DifferentiableFn differentiable = nullptr;
     /// The gradient rule: what the backward reads, saves (extras), produces and costs, and the
     /// forward FLOPs. Non-differentiable ops the builder accepts have a rule with no gradients.
-    /// Null: the training builder refuses the op.
+    /// Null: the training builder takes the op as forward-only where no gradient reaches a
+    /// floating-point result through it (integer or bool outputs, `differentiable` false for
+    /// every input, or inputs that need no gradient), and refuses it otherwise.
     GradientRuleFn derive = nullptr;
     /// Forward FLOPs of an op the builder refuses (the explorer still shows them); ops with a
     /// rule take the rule's figure.

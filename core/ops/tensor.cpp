@@ -720,6 +720,33 @@ Status inferTile(ShapeContext &c)
     return Status::ok();
 }
 
+/// OneHot (F.one_hot): the indices' shape with `depth` (a constant) inserted at `axis`, in the
+/// dtype of `values` ([off, on]).
+Status inferOneHot(ShapeContext &c)
+{
+    const Shape *idx = c.inShape(0);
+    const ConstTensor *depth = c.inConst(1);
+    const DataType type = c.inType(2);
+    if (!idx || !depth)
+        return Status::ok();
+    if (depth->size() != 1)
+        return c.fail("depth must hold one value");
+    const int64_t d = int64_t(depth->at(0));
+    if (d < 1)
+        return c.fail("depth must be at least 1, got " + std::to_string(d));
+    const int64_t rank = int64_t(idx->rank());
+    int64_t axis = c.node.attrInt("axis", -1);
+    if (axis < -rank - 1 || axis > rank)
+        return c.fail("axis " + std::to_string(axis) + " is out of range for indices of rank " +
+                      std::to_string(rank));
+    if (axis < 0)
+        axis += rank + 1;
+    Shape out = *idx;
+    out.dims.insert(out.dims.begin() + axis, Dim(d));
+    c.set(0, type, out);
+    return Status::ok();
+}
+
 Status inferFlatten(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -982,6 +1009,13 @@ void addTensorOps(std::vector<OpDef> &t)
                  .inferShape = inferGatherElements,
                  .differentiable = first,
                  .derive = gatherElements});
+    // F.one_hot: integer codes of indices, no gradient (PyTorch's one_hot is not differentiable)
+    t.push_back({.type = "OneHot",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 9,
+                 .inferShape = inferOneHot,
+                 .differentiable = OpDef::noInputs,
+                 .derive = noGradient});
     t.push_back({.type = "Tile",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 6,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -132,13 +133,30 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &built,
     std::vector<Op> ops = graph.ops();
     std::vector<Tensor> tensors = graph.tensors();
 
-    // The final gradient of each parameter, by the parameter's tensor id.
+    // The final gradient of each parameter, by the parameter's tensor id: the parameter-gradient
+    // tensor of the same forward value that lives to the end of the step (not found by name:
+    // the file may name its own values "grad:...").
     std::vector<TensorId> gradOf(tensors.size());
+    std::unordered_map<size_t, TensorId> paramOfValue;
     for (const Tensor &t : graph.tensors())
-        if (t.role == TensorRole::Parameter)
+        if (t.role == TensorRole::Parameter && t.source.valid())
+            paramOfValue.emplace(t.source.index(), t.id);
+    for (const Tensor &g : graph.tensors()) {
+        if (g.role != TensorRole::ParameterGrad || !g.requiredAtEnd || !g.source.valid())
+            continue;
+        if (auto it = paramOfValue.find(g.source.index()); it != paramOfValue.end())
+            gradOf[it->second.index()] = g.id;
+    }
+    // Graphs built by hand (benchmarks) may have no forward values: there the name says it.
+    for (const Tensor &t : graph.tensors())
+        if (t.role == TensorRole::Parameter && !t.source.valid())
             if (const TensorId *g = graph.findTensor("grad:" + t.name);
                 g && graph.tensor(*g).role == TensorRole::ParameterGrad)
                 gradOf[t.id.index()] = *g;
+    // The names the step adds (master copies, optimizer state, updates) stay clear of the file's.
+    TensorNames names;
+    for (const Tensor &t : tensors)
+        names.reserve(t.name);
 
     // Full (unsharded) float32-or-half sizes, taken before sharding divides them.
     std::vector<int64_t> fullBytes(tensors.size());
@@ -231,7 +249,7 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &built,
                              int64_t elemSize) {
             Tensor t;
             t.id = TensorId(int32_t(tensors.size()));
-            t.name = std::move(name);
+            t.name = names.claim(std::move(name));
             t.role = role;
             t.dtype = type;
             t.bytes = shareOf(count * elemSize, N);

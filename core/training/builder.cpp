@@ -75,10 +75,14 @@ private:
     void fuse(const ir::Node &last, const char *type, ValueId x,
               std::initializer_list<const ir::Node *> inner);
     Status collectWorkNodes();
-    void propagateRequiresGrad();
+    Status propagateRequiresGrad();
     Status planBackward();
     Expected<TensorId> tensorFor(ValueId v);
+    /// A tensor the tool adds (its name made unique against the file's: m_names).
     TensorId newTensor(std::string name, TensorRole role, ir::DataType dtype,
+                       const ir::Shape &shape, int64_t bytes, ValueId source);
+    /// The tensor of a forward value, under the value's own name.
+    TensorId addTensor(std::string name, TensorRole role, ir::DataType dtype,
                        const ir::Shape &shape, int64_t bytes, ValueId source);
     Status emitForward();
     Status emitLoss();
@@ -142,6 +146,7 @@ private:
 
     std::vector<Op> m_ops;
     std::vector<Tensor> m_tensors;
+    TensorNames m_names;             // every forward value's name is reserved up front
     std::vector<int32_t> m_tensorOf; // ValueId -> TensorId value
     std::vector<Op> m_pendingAccumulates;
     std::vector<std::string> m_fusedPatterns, m_notFused;
@@ -636,21 +641,16 @@ Status Builder::collectWorkNodes()
             in = resolve(in);
         if (m_fusedAt[id.index()] >= 0)
             w.fused = std::make_shared<const ir::Node>(w.node);
-        if (!isDefaultDomain(w.node))
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("node {}: op domain '{}' has no gradient rules",
-                                         nodeLabel(w.node), w.node.domain));
-        w.rule = ops::findOp(w.node.opType);
-        if (!w.rule || !w.rule->derive)
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("no gradient rule for op type '{}' (node {})",
-                                         w.node.opType, nodeLabel(w.node)));
+        // An op with no gradient rule (or none known in its domain) is still a forward op: it
+        // ends the gradient path when nothing can flow through it, which propagateRequiresGrad()
+        // decides once it knows which values require a gradient.
+        w.rule = isDefaultDomain(w.node) ? ops::findOp(w.node.opType) : nullptr;
         m_work.push_back(std::move(w));
     }
     return Status::ok();
 }
 
-void Builder::propagateRequiresGrad()
+Status Builder::propagateRequiresGrad()
 {
     m_requiresGrad.assign(m_g.valueCount(), false);
     for (const ir::Value &v : m_g.values()) {
@@ -664,22 +664,45 @@ void Builder::propagateRequiresGrad()
         const ir::Node &n = w.node;
         w.inputNeedsGrad.assign(n.inputs.size(), false);
         bool any = false;
+        ValueId carried;
         for (size_t i = 0; i < n.inputs.size(); ++i) {
             const ValueId in = n.inputs[i];
             if (!in.valid())
                 continue;
             const bool needs = m_requiresGrad[in.index()] &&
                                ir::isFloatingPoint(m_g.value(in).dtype) &&
-                               w.rule->differentiable(n, i);
+                               (!w.rule || !w.rule->differentiable || w.rule->differentiable(n, i));
             w.inputNeedsGrad[i] = needs;
+            if (needs && !carried.valid())
+                carried = in;
             any = any || needs;
         }
         if (!any)
             continue;
+        if (!w.rule || !w.rule->derive) {
+            // No rule: the op ends the gradient path when no output can carry a gradient
+            // (integer and boolean results: OneHot, NonZero, Shape, an index); a floating-point
+            // result reached by a gradient needs a rule.
+            bool floatOut = false;
+            for (ValueId out : n.outputs)
+                floatOut = floatOut || (out.valid() && ir::isFloatingPoint(m_g.value(out).dtype));
+            w.inputNeedsGrad.assign(n.inputs.size(), false);
+            if (!floatOut)
+                continue;
+            return makeError(
+                StatusCode::Unsupported,
+                fmt::format("no gradient rule for op type '{}' (node {}), and the gradient of '{}' "
+                            "would flow through it to a floating-point result",
+                            n.opType, nodeLabel(n), m_g.value(carried).name) +
+                    (isDefaultDomain(n)
+                         ? std::string()
+                         : fmt::format(" (op domain '{}' has no gradient rules)", n.domain)));
+        }
         for (ValueId out : n.outputs)
             if (out.valid() && ir::isFloatingPoint(m_g.value(out).dtype))
                 m_requiresGrad[out.index()] = true;
     }
+    return Status::ok();
 }
 
 Status Builder::planBackward()
@@ -709,6 +732,13 @@ Status Builder::planBackward()
         }
         for (bool b : w.inputNeedsGrad)
             anyIn = anyIn || b;
+        if (!w.rule || !w.rule->derive) {
+            // a forward-only op (propagateRequiresGrad let no gradient reach it)
+            w.spec = ops::BackwardSpec{};
+            w.spec.forwardFlops = ops::forwardFlops(m_g, n);
+            w.hasBackward = false;
+            continue;
+        }
         ops::RuleContext ctx;
         ctx.graph = &m_g;
         ctx.node = &n;
@@ -733,6 +763,12 @@ Status Builder::planBackward()
 }
 
 TensorId Builder::newTensor(std::string name, TensorRole role, ir::DataType dtype,
+                            const ir::Shape &shape, int64_t bytes, ValueId source)
+{
+    return addTensor(m_names.claim(std::move(name)), role, dtype, shape, bytes, source);
+}
+
+TensorId Builder::addTensor(std::string name, TensorRole role, ir::DataType dtype,
                             const ir::Shape &shape, int64_t bytes, ValueId source)
 {
     Tensor t;
@@ -776,7 +812,7 @@ Expected<TensorId> Builder::tensorFor(ValueId vid)
         case ValueKind::Intermediate: role = TensorRole::Activation; break;
         }
     }
-    const TensorId id = newTensor(v.name, role, v.dtype, v.shape, *bytes, vid);
+    const TensorId id = addTensor(v.name, role, v.dtype, v.shape, *bytes, vid);
     m_tensorOf[vid.index()] = id.value;
     return id;
 }
@@ -833,6 +869,15 @@ Status Builder::emitForward()
         }
         w.forwardOp = op.id;
         m_ops.push_back(std::move(op));
+    }
+    // Weights no op reads are still the model's (the branch of an If not taken, a layer the
+    // forward skips): PyTorch's module holds them for the whole step, so they stay resident.
+    for (const ir::Value &v : m_g.values()) {
+        if ((v.kind != ValueKind::Parameter && v.kind != ValueKind::Buffer) ||
+            m_tensorOf[v.id.index()] >= 0 || !v.consumers.empty() || !v.bytes().hasValue())
+            continue;
+        if (Expected<TensorId> t = tensorFor(v.id); !t)
+            return t.status();
     }
     return Status::ok();
 }
@@ -1002,8 +1047,10 @@ Expected<TrainingGraph> Builder::run()
     fuseVariance();
     REMAT_RETURN_IF_ERROR(fuseAttention());
     REMAT_RETURN_IF_ERROR(collectWorkNodes());
-    propagateRequiresGrad();
+    REMAT_RETURN_IF_ERROR(propagateRequiresGrad());
     REMAT_RETURN_IF_ERROR(planBackward());
+    for (const ir::Value &v : m_g.values())
+        m_names.reserve(v.name);
     m_tensorOf.assign(m_g.valueCount(), -1);
     m_gradReceived.assign(m_g.valueCount(), 0);
     m_runningGrad.assign(m_g.valueCount(), TensorId());
@@ -1427,6 +1474,12 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
             return p;
         };
         if (a.size() >= 3 && b.size() == 2) {
+            // torch 1.13's should_fold: a 3-D operand whose last two dims are transposed (a
+            // permute(0, 2, 1)) is not folded but multiplied by bmm as it is, the matrix
+            // expanded as a view: nothing is copied (a Mamba scan's u.transpose(1, 2) @ W)
+            const std::vector<int64_t> &st = L.strides[op.inputs[0].index()];
+            if (a.size() == 3 && st.size() == 3 && st[2] != 1 && st[0] == a[1] * a[2])
+                continue;
             const std::vector<int64_t> folded{product(a, a.size() - 1), a.back()};
             if (needsCopy(op.inputs[0], a, folded))
                 L.copiedForMatmul[op.inputs[0].index()] = true;
@@ -1491,6 +1544,35 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 // autocast's copy of a weight is new memory that backward keeps (autocast.h)
                 weightDerived[out.index()] = g.tensor(out).role != TensorRole::WeightCast;
     }
+    // A tensor the forward pass creates per sample (torch.zeros(B, C, H, W) as a ConvLSTM's
+    // first cell state, zeros_like(x), a capsule network's first routing logits and what is
+    // computed from them alone) is a Constant node or folded arithmetic in the export, a constant
+    // here; PyTorch allocates it every step and autograd keeps it like any activation when an op
+    // saves it. Told from a module's tensors (buffers are broadcast against the batch, and
+    // non-persistent ones are Constant nodes too) by its leading dim: the batch (above 1, which
+    // a broadcast table's leading 1 could equal), as for the result of the op reading it. Only
+    // with `forward` (the node that made it).
+    std::vector<bool> createdInForward(nt, false);
+    if (forward && g.info().batch > 1) {
+        const int64_t batch = g.info().batch;
+        auto leadsWithBatch = [&](const Tensor &t) {
+            return t.shape.rank() >= 2 && t.shape.isStatic() && t.shape.dims[0].value == batch;
+        };
+        for (const Op &op : g.ops()) {
+            if (op.phase != Phase::Forward)
+                continue;
+            bool batchedResult = false;
+            for (TensorId out : op.outputs)
+                batchedResult = batchedResult || leadsWithBatch(g.tensor(out));
+            for (TensorId in : op.inputs) {
+                const Tensor &t = g.tensor(in);
+                if (batchedResult && t.role == TensorRole::Constant && t.source.valid() &&
+                    t.source.index() < forward->valueCount() &&
+                    forward->value(t.source).producer.valid() && leadsWithBatch(t))
+                    createdInForward[in.index()] = true;
+            }
+        }
+    }
     // A view saved is its base's whole storage, counted once however many views of it are saved;
     // what a matrix product saves is a copy of its own where torch.matmul had to make one.
     const TorchLayout layout = torchLayout(g, forward);
@@ -1520,6 +1602,14 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     // Each product makes its own copy: the decoder layers of nn.Transformer each copy the memory
     // they project (torch.matmul reshapes a transposed operand per call).
     auto ownCopy = [&](TensorId base, TensorId in) { return base == in && isCopy(in); };
+    // A weight (or a view of one) broadcast over a product's batch is expanded and copied at the
+    // batch's size, and the product keeps that copy like an activation: a capsule network's
+    // transformation matrices W[1, n, classes, d, 8] @ u[B, n, 1, 8, 1] (BmmBackward keeps B x W).
+    auto expandedWeight = [&](const Op &reader, TensorId in) {
+        const Tensor &t = g.tensor(in);
+        return (t.preloaded || weightDerived[in.index()]) && layout.expansion[in.index()] > 1 &&
+               storageOf(reader, in) == in && isCopy(in);
+    };
     std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
@@ -1539,14 +1629,20 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 ++s.accumulateOps;
             for (TensorId in : op.inputs) {
                 const Tensor &t = g.tensor(in);
-                if (t.preloaded || !t.producer.valid() || g.op(t.producer).phase != Phase::Forward)
+                const bool made = createdInForward[in.index()];
+                const bool expanded = expandedWeight(op, in);
+                if (!made && !expanded &&
+                    (t.preloaded || !t.producer.valid() ||
+                     g.op(t.producer).phase != Phase::Forward))
                     continue;
                 if (!counted[in.index()]) {
                     counted[in.index()] = true;
-                    (weightDerived[in.index()] ? s.savedWeightDerivedBytes
-                                               : s.storedActivationBytes) += t.bytes;
+                    // (a created tensor is a preloaded constant in this graph, not stored)
+                    if (!made && !t.preloaded)
+                        (weightDerived[in.index()] ? s.savedWeightDerivedBytes
+                                                   : s.storedActivationBytes) += t.bytes;
                 }
-                if (weightDerived[in.index()])
+                if (weightDerived[in.index()] && !expanded)
                     continue;
                 // per reader: a matrix product may keep a copy where another op keeps the view
                 const TensorId base = storageOf(op, in);
@@ -1555,7 +1651,9 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                     if (!countedCopies.insert({op.forwardOf.index(), in.index()}).second)
                         continue;
                 } else {
-                    if (countedStorage[base.index()] || b.preloaded || weightDerived[base.index()])
+                    if (countedStorage[base.index()] ||
+                        (b.preloaded && !createdInForward[base.index()]) ||
+                        weightDerived[base.index()])
                         continue; // a view of a counted storage, or of a parameter / buffer / input
                     countedStorage[base.index()] = true;
                 }
@@ -1577,7 +1675,8 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         TrainingSummary::OpSaved entry{OpId(i), 0, {}};
         for (TensorId in : g.op(bwd).inputs) {
             const TensorId base = storageOf(g.op(bwd), in);
-            if (!counted[in.index()] || weightDerived[in.index()])
+            if (!counted[in.index()] ||
+                (weightDerived[in.index()] && !expandedWeight(g.op(bwd), in)))
                 continue;
             if (ownCopy(base, in)) {
                 const std::pair<size_t, size_t> key{i, in.index()};

@@ -40,6 +40,16 @@
 //   after the first is summed at once by an "Accumulate" op (running sums "grad:<v>#sum<j>", the
 //   last one is "grad:<v>"), so at most the running sum and one partial are alive, like
 //   PyTorch's autograd input buffer.
+// - An op with no gradient rule (an integer or boolean result: OneHot, ArgMax's index, NonZero,
+//   a comparison; a table row that says no input is differentiable: Floor, Sign, IsNaN; or any
+//   op no gradient reaches) is a forward op that ends the gradient path, as PyTorch's
+//   non-differentiable ops do; only a floating-point result a gradient would flow through needs
+//   a rule, and the build fails naming the op and the value whose gradient would reach it.
+// - Names: forward tensors keep the file's names; the tensors the builder adds ("loss",
+//   "R:<output>", "grad:<v>", "<v>::<suffix>") are made unique against them (TensorNames), so a
+//   file whose output is called "loss" keeps it and the builder's scalar becomes "loss~1".
+// - Parameters and buffers no op reads (the branch of an If not taken) are resident tensors all
+//   the same, as the PyTorch module holds them; they get no gradient.
 // - Parameter gradients: role ParameterGrad, requiredAtEnd. The input gets a gradient only with
 //   BuildOptions::inputGradients.
 
@@ -86,7 +96,10 @@ struct TrainingSummary
     /// index) keeps its base's whole storage, once, and a view of a parameter, buffer or the
     /// input is none; an AveragePool's zero Pad (torch's export of a padded avg_pool2d) keeps the
     /// unpadded input, as PyTorch's pool saves that; an exported GLU (Split, Sigmoid, Mul) keeps its
-    /// input once, as PyTorch's glu saves that. Comparable with PyTorch's saved_activation_bytes.
+    /// input once, as PyTorch's glu saves that; a constant made by a node per sample (leading
+    /// dim the batch, above 1, like the result of the op reading it: torch.zeros(B, ...) created
+    /// in forward, a ConvLSTM's first cell state) is kept as PyTorch keeps the tensor it
+    /// allocates in forward. Comparable with PyTorch's saved_activation_bytes.
     int64_t savedForBackwardBytes = 0;
     /// The same tensors as this training graph holds them (views materialised): what store-all
     /// keeps at the start of backward in the simulator and the executors.

@@ -175,6 +175,23 @@ const TensorId *TrainingGraph::findTensor(const std::string &name) const
     return &it->second;
 }
 
+const std::string &TensorNames::reserve(const std::string &name)
+{
+    m_taken.insert(name);
+    return name;
+}
+
+std::string TensorNames::claim(std::string base)
+{
+    if (m_taken.insert(base).second)
+        return base;
+    for (int k = 1;; ++k) {
+        std::string candidate = fmt::format("{}~{}", base, k);
+        if (m_taken.insert(candidate).second)
+            return candidate;
+    }
+}
+
 const ir::Node *attributeNode(const Op &op, const ir::Graph *forward)
 {
     if (op.fusedNode)

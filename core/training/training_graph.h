@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace remat::core::ir {
@@ -52,7 +53,8 @@ const char *tensorRoleName(TensorRole role);
 struct Tensor
 {
     TensorId id;
-    std::string name; ///< forward value name, or "grad:<name>", "grad:<name>#k" partials
+    /// forward value name, or "grad:<name>", "grad:<name>#k" partials (made unique: TensorNames)
+    std::string name;
     TensorRole role = TensorRole::Activation;
     int64_t bytes = 0;
     ir::DataType dtype = ir::DataType::Float;
@@ -154,6 +156,23 @@ private:
     size_t m_lossCount = 0;
     size_t m_optimizerCount = 0;
     std::vector<std::pair<std::string, TensorId>> m_byName; // sorted
+};
+
+/// Names of the tensors the tool adds ("loss", "R:<output>", "grad:<v>", "<v>::mean",
+/// "exp_avg:<w>" ...) made unique against the file's own names: a model may name a value anything,
+/// including "loss" or "grad:x" (an MAE returning its loss). A taken name gets "~1", "~2" ...;
+/// tensors are found by role and source, never by pasting a prefix onto a name.
+///   TensorNames names;  names.reserve("loss");  names.claim("loss");  // "loss~1"
+class TensorNames
+{
+public:
+    /// Marks a name as taken (the file's value names) and returns it unchanged.
+    const std::string &reserve(const std::string &name);
+    /// `base`, or `base~k` with the smallest k not taken; the result is taken from then on.
+    std::string claim(std::string base);
+
+private:
+    std::unordered_set<std::string> m_taken;
 };
 
 /// The node whose attributes `op`'s kernels read: its fused node, else its ONNX node in

@@ -239,6 +239,8 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
 
     handles = []
     for mod in names:
+        if isinstance(mod, torch.jit.ScriptModule):
+            continue  # a scripted copy kept for the export (hooks are refused there)
         handles.append(mod.register_forward_pre_hook(pre))
         handles.append(mod.register_forward_hook(post))
 
@@ -366,12 +368,13 @@ def apply_trainability(model, freeze=None, trainable=None):
     return frozen
 
 
-def export(model, inputs, path, input_names):
+def export(model, inputs, path, input_names, output_names=None):
     from torch.onnx import TrainingMode
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, tuple(inputs), path, opset_version=17, training=TrainingMode.TRAINING,
-                          do_constant_folding=False, export_params=False, input_names=input_names)
+                          do_constant_folding=False, export_params=False, input_names=input_names,
+                          output_names=output_names)
 
 
 def measure_and_export(spec, input_specs, onnx_path, kwargs=None, freeze=None, trainable=None, metadata=False,
@@ -396,12 +399,19 @@ def measure_and_export(spec, input_specs, onnx_path, kwargs=None, freeze=None, t
                    "torch": torch.__version__, "freeze": list(freeze or []), "trainable": list(trainable or []),
                    "frozen_params": len(frozen), "metadata": bool(metadata),
                    "autocast": autocast, "device": device})
+    # A model may name its outputs (an MAE's "loss") and say which remat options its file needs
+    # (the branch of a data-dependent If that PyTorch took: --branch NODE=then).
+    output_names = getattr(model, "example_output_names", None)
+    if getattr(model, "example_remat_args", None):
+        oracle["remat_args"] = list(model.example_remat_args)
     if metadata:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import remat_export
         remat_export.export(model, tuple(inputs), onnx_path, input_names=names)
     else:
-        export(model, inputs, onnx_path, names)
+        # A data-dependent branch survives the export only when the model is scripted, not traced.
+        exported = torch.jit.script(model) if getattr(model, "example_export_scripted", False) else model
+        export(exported, inputs, onnx_path, names, output_names)
     oracle["onnx_file"] = os.path.basename(onnx_path)
     return oracle
 
@@ -419,7 +429,7 @@ def remat_binary(explicit=None):
 
 
 def train_graph(onnx_path, remat=None, oracle=None):
-    cmd = [remat_binary(remat), "train-graph", onnx_path, "--json"]
+    cmd = [remat_binary(remat), "train-graph", onnx_path, "--json"] + list((oracle or {}).get("remat_args") or [])
     for option in ("freeze", "trainable"):
         for r in (oracle or {}).get(option) or []:
             cmd += [f"--{option}", r]

@@ -22,6 +22,7 @@ using exec::HostTensor;
 using exec::cpu::KView;
 using tests::constant;
 using tests::In;
+using tests::ints;
 using tests::OpCase;
 using tests::Out;
 using tests::randn;
@@ -196,6 +197,7 @@ private slots:
     void backwardMatchesFiniteDifferences();
     void dropoutReplaysItsMask();
     void generatorsWriteWhatTheySay();
+    void oneHotWritesTheCodes();
     void everyGradientRuleHasKernels();
 };
 
@@ -265,6 +267,28 @@ void TestKernelGradients::generatorsWriteWhatTheySay()
     }
     QVERIFY(std::abs(sum / 4096) < 0.1);
     QVERIFY(std::abs(sq / 4096 - 1.0) < 0.1);
+}
+
+void TestKernelGradients::oneHotWritesTheCodes()
+{
+    // F.one_hot(argmax) of a capsule network: indices [2, 3] = {0, 2, -1 | 3, 9, 1}, depth 4,
+    // values [0, 1], axis -1: each row of 4 holds a 1 where the index points (-1 is the last
+    // class, 9 is out of range and gives no 1); axis 0 puts the classes first.
+    ir::Node n;
+    n.opType = "OneHot";
+    std::vector<std::optional<In>> in = {ints({2, 3}, {0, 2, -1, 3, 9, 1}), ints({}, {4}),
+                                         ints({2}, {0, 1})};
+    std::vector<HostTensor> y;
+    QVERIFY(runForward(n, in, y, {Out{{2, 3, 4}, ir::DataType::Int64}}).isOk());
+    const std::vector<double> last = {1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+                                      0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0};
+    QCOMPARE(y[0].toDoubles(), last);
+    n.attributes = {{"axis", int64_t(0)}};
+    in[2] = constant({2}, {-1.f, 5.f});
+    QVERIFY(runForward(n, in, y, {Out{{4, 2, 3}}}).isOk());
+    const std::vector<double> first = {5,  -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 5,
+                                       -1, 5,  -1, -1, -1, -1, -1, -1, 5,  5,  -1, -1};
+    QCOMPARE(y[0].toDoubles(), first);
 }
 
 void TestKernelGradients::everyGradientRuleHasKernels()

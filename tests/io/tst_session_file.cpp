@@ -505,15 +505,18 @@ private slots:
         o.dimValues = {{"height", 224}, {"width", 160}};
         o.inputShapes = {{"x", {1, 3, 224, 160}}};
         o.inputValues = {{"sr", 16000}};
+        o.branches = {{"/router/If", true}, {"/If_1", false}};
         o.kindOverrides = {{"running_mean", ir::ValueKind::Buffer}};
         o.semantics = onnx::Semantics::AsExported;
         const nlohmann::json j = io::importSettingsJson(o);
-        // Expected: {"classify": {"running_mean": "buffer"}, "dims": {"height": 224, "width": 160},
+        // Expected: {"branches": {"/If_1": "else", "/router/If": "then"},
+        //            "classify": {"running_mean": "buffer"}, "dims": {"height": 224, "width": 160},
         //            "input_shapes": {"x": "1x3x224x160"}, "input_values": {"sr": 16000},
         //            "semantics": "as-exported"}
         QCOMPARE(
             QString::fromStdString(j.dump()),
-            QString(R"({"classify":{"running_mean":"buffer"},"dims":{"height":224,"width":160},)"
+            QString(R"({"branches":{"/If_1":"else","/router/If":"then"},)"
+                    R"("classify":{"running_mean":"buffer"},"dims":{"height":224,"width":160},)"
                     R"("input_shapes":{"x":"1x3x224x160"},"input_values":{"sr":16000.0},)"
                     R"("semantics":"as-exported"})"));
         auto back = io::importSettingsFromJson(j, "settings");
@@ -521,8 +524,17 @@ private slots:
         QVERIFY(back->dimValues == o.dimValues);
         QVERIFY(back->inputShapes == o.inputShapes);
         QVERIFY(back->inputValues == o.inputValues);
+        QVERIFY(back->branches == o.branches);
         QVERIFY(back->kindOverrides == o.kindOverrides);
         QVERIFY(back->semantics == o.semantics);
+        // A branch that is neither then nor else is refused, naming it.
+        nlohmann::json bad = j;
+        bad["branches"]["/If_1"] = "sometimes";
+        auto refused = io::importSettingsFromJson(bad, "settings");
+        QVERIFY(!refused);
+        QVERIFY2(refused.status().message().find("'sometimes' is not a branch") !=
+                     std::string::npos,
+                 refused.status().message().c_str());
         // Defaults: only the semantics is written.
         QCOMPARE(QString::fromStdString(io::importSettingsJson({}).dump()),
                  QString(R"({"semantics":"training"})"));

@@ -3,6 +3,7 @@
 // built here with the ONNX protobuf API; the expected shapes and kinds are written beside it.
 #include "core/onnx/importer.h"
 #include "core/onnx/input_spec.h"
+#include "core/training/builder.h"
 
 #include "common/test_support.h"
 #include "onnx/onnx_test_model.h"
@@ -87,6 +88,51 @@ void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<i
     ta->mutable_t()->set_data_type(::onnx::TensorProto::BOOL);
     ta->mutable_t()->add_int32_data(1);
     auto *inner = addNode(thenG, "/then/If", "If", {"yes"}, {"h2"});
+    auto *innerThen = addBranch(inner, "then_branch");
+    addNode(innerThen, "/then/then/Neg", "Neg", {"h"}, {"neg"});
+    innerThen->add_output()->set_name("neg");
+    auto *innerElse = addBranch(inner, "else_branch");
+    innerElse->add_output()->set_name("h");
+    thenG->add_output()->set_name("h2");
+    auto *elseG = addBranch(ifNode, "else_branch");
+    addNode(elseG, "/else/Sigmoid", "Sigmoid", {"x"}, {"s"});
+    elseG->add_output()->set_name("s");
+    g->add_output()->set_name("y");
+    return m;
+}
+
+/// A wake-word model's shape: y = If(ReduceMean(x) > 0) then { h = Relu(x);
+/// If(ReduceSum(h) > 0) { Neg(h) } else { h } } else { Sigmoid(x) }. Both conditions are
+/// computed from the data: only --branch decides them.
+::onnx::ModelProto dataDependentIfModel()
+{
+    auto m = baseModel();
+    auto *g = m.mutable_graph();
+    addFloatInput(g, "x", {2, 8});
+    auto *zero = addNode(g, "/zero", "Constant", {}, {"zero"});
+    auto *za = zero->add_attribute();
+    za->set_name("value");
+    za->set_type(::onnx::AttributeProto::TENSOR);
+    za->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+    za->mutable_t()->add_float_data(0.f);
+    addNode(g, "/ReduceMean", "ReduceMean", {"x"}, {"energy"})
+        ->add_attribute()
+        ->set_name("keepdims");
+    g->mutable_node(g->node_size() - 1)
+        ->mutable_attribute(0)
+        ->set_type(::onnx::AttributeProto::INT);
+    g->mutable_node(g->node_size() - 1)->mutable_attribute(0)->set_i(0);
+    addNode(g, "/Greater", "Greater", {"energy", "zero"}, {"loud"});
+    auto *ifNode = addNode(g, "/If", "If", {"loud"}, {"y"});
+    auto *thenG = addBranch(ifNode, "then_branch");
+    addNode(thenG, "/then/Relu", "Relu", {"x"}, {"h"});
+    auto *sum = addNode(thenG, "/then/ReduceSum", "ReduceSum", {"h"}, {"hs"});
+    auto *ka = sum->add_attribute();
+    ka->set_name("keepdims");
+    ka->set_type(::onnx::AttributeProto::INT);
+    ka->set_i(0);
+    addNode(thenG, "/then/Greater", "Greater", {"hs", "zero"}, {"pos"});
+    auto *inner = addNode(thenG, "/then/If", "If", {"pos"}, {"h2"});
     auto *innerThen = addBranch(inner, "then_branch");
     addNode(innerThen, "/then/then/Neg", "Neg", {"h"}, {"neg"});
     innerThen->add_output()->set_name("neg");
@@ -477,6 +523,64 @@ private slots:
         EXPECT_ERROR_WITH(importStatus(path, fraction), "not a whole number");
         EXPECT_ERROR_WITH(ox::addInputValue(at8k, "sr=16000"), "twice");
         EXPECT_ERROR_WITH(ox::addInputValue(none, "sr=abc"), "not a finite number");
+    }
+
+    void ifOnDataTakesTheGivenBranch()
+    {
+        Files f;
+        const std::string path = f.write("wake.onnx", dataDependentIfModel());
+        auto hasOp = [](const ir::Graph &g, const char *op) {
+            const auto ops = opTypes(g);
+            return std::find(ops.begin(), ops.end(), op) != ops.end();
+        };
+        // Not given: the error names the If and the option that decides it.
+        EXPECT_ERROR_WITH(importStatus(path, {}), "/If", "'loud'", "--branch /If=then");
+        // else: Sigmoid(x), no If left
+        ox::ImportOptions otherwise;
+        QVERIFY(ox::addBranch(otherwise, "/If=else").isOk());
+        auto g = ox::importModel(path, otherwise);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QVERIFY(hasOp(*g, "Sigmoid") && !hasOp(*g, "Relu") && !hasOp(*g, "If"));
+        QVERIFY(training::buildTrainingGraph(*g).hasValue());
+        // then: the nested If is named under its parent's prefix, and decided the same way
+        ox::ImportOptions thenOnly;
+        QVERIFY(ox::addBranch(thenOnly, "/If=then").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, thenOnly), "/If/then//then/If",
+                          "--branch /If/then//then/If=then");
+        ox::ImportOptions both;
+        QVERIFY(ox::addBranch(both, "/If=then").isOk());
+        QVERIFY(ox::addBranch(both, " /If/then//then/If = THEN ").isOk());
+        g = ox::importModel(path, both);
+        QVERIFY2(g.hasValue(), g.status().message().c_str());
+        QVERIFY(hasOp(*g, "Relu") && hasOp(*g, "Neg") && !hasOp(*g, "Sigmoid") && !hasOp(*g, "If"));
+        QCOMPARE(outputShape(*g), ir::Shape::fromStatic({2, 8}));
+        // trains through the branch taken (Relu keeps its output, Neg nothing)
+        auto tg = training::buildTrainingGraph(*g, {.inputGradients = true});
+        QVERIFY2(tg.hasValue(), tg.status().message().c_str());
+        // Bad settings: an unknown node (the Ifs there are are listed), a value that is no
+        // branch, a node twice.
+        ox::ImportOptions unknown;
+        QVERIFY(ox::addBranch(unknown, "/Iff=then").isOk());
+        EXPECT_ERROR_WITH(importStatus(path, unknown), "--branch names '/Iff'", "not an If node",
+                          "'/If'");
+        ox::ImportOptions noIfs;
+        QVERIFY(ox::addBranch(noIfs, "/If=then").isOk());
+        EXPECT_ERROR_WITH(importStatus(f.write("plain.onnx", imageModel({1, 3, 4, 4})), noIfs),
+                          "'/If'", "(it has none)");
+        EXPECT_ERROR_WITH(ox::addBranch(noIfs, "/If=else"), "twice");
+        EXPECT_ERROR_WITH(ox::addBranch(noIfs, "/Other=maybe"), "'maybe' is not a branch");
+        EXPECT_ERROR_WITH(ox::addBranch(noIfs, "/Other"), "NODE=then|else");
+        // A branch against a condition known at import is refused, naming both.
+        const std::string vad = f.write("vad.onnx", sampleRateModel());
+        ox::ImportOptions contradiction;
+        QVERIFY(ox::addInputValue(contradiction, "sr=16000").isOk());
+        QVERIFY(ox::addBranch(contradiction, "/If=else").isOk());
+        EXPECT_ERROR_WITH(importStatus(vad, contradiction), "--branch /If=else", "contradicts");
+        // (sessions and remembered settings: tst_session_file importSettingsRoundTrip)
+        // The model inputs dialog lists the file's Ifs from its signature.
+        auto sig = ox::readModelSignature(path);
+        QVERIFY(sig.hasValue());
+        QCOMPARE(sig->ifNodes, std::vector<std::string>{"/If"});
     }
 
     void undecidedControlFlowIsBrowsable()

@@ -137,6 +137,37 @@ private slots:
                  e.status().message().c_str());
     }
 
+    void oneHotInsertsTheDepth()
+    {
+        // F.one_hot of int64 [2, 3] with depth 10 and int64 values: int64 [2, 3, 10] (axis -1);
+        // axis 0 puts the depth first; depth 0 and an axis past the rank are refused by name.
+        OneNode c;
+        c.input({2, 3}, DataType::Int64);
+        c.input({}, DataType::Int64, {10});
+        c.input({2}, DataType::Int64, {0, 1});
+        auto y = c.infer("OneHot", 11);
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({2, 3, 10}));
+        QCOMPARE(y->dtype, DataType::Int64);
+        c.node.attributes = {intAttr("axis", 0)};
+        y = c.infer("OneHot", 11);
+        QVERIFY2(y, y.status().message().c_str());
+        QCOMPARE(y->shape, Shape::fromStatic({10, 2, 3}));
+        c.node.attributes = {intAttr("axis", 3)};
+        auto far = c.infer("OneHot", 11);
+        QVERIFY(!far);
+        QVERIFY2(far.status().message().find("axis 3 is out of range") != std::string::npos,
+                 far.status().message().c_str());
+        OneNode none;
+        none.input({2}, DataType::Int64);
+        none.input({}, DataType::Int64, {0});
+        none.input({2}, DataType::Float);
+        auto empty = none.infer("OneHot", 11);
+        QVERIFY(!empty);
+        QVERIFY2(empty.status().message().find("depth must be at least 1") != std::string::npos,
+                 empty.status().message().c_str());
+    }
+
     void cumSumKeepsShapeAndDtype()
     {
         // CumSum of int64 [2, 5] along axis 1 (opset 11's axis input): int64 [2, 5].

@@ -1858,3 +1858,176 @@ class MixedCNN(nn.Module):
         y = self.dw(s)
         u = self.up(y)
         return self.head(F.adaptive_avg_pool2d(F.relu(u), 1).flatten(1))
+
+
+# ---- issue 33: classes that broke on architectures nobody had tuned for ----------------------
+# Class 1, non-differentiable ops end the gradient path: CapsNet (one_hot(argmax) mask),
+# GumbelVAE (hard Gumbel-softmax: random noise, argmax, one_hot, straight-through). Class 2, the
+# file's names never clash with the tool's: MAELite and TripletNet return their loss as an output
+# named "loss" (example_output_names). Class 5: ConvLSTM. Class 6: WakeWord, a data-dependent If
+# trained through the branch PyTorch took (example_remat_args: --branch).
+
+def _squash(s, dim=-1):
+    n2 = (s * s).sum(dim, keepdim=True)
+    return n2 / (1 + n2) * s / torch.sqrt(n2 + 1e-8)
+
+
+class CapsNet(nn.Module):
+    """Capsules with dynamic routing (Sabour et al.): primary capsules by a strided conv, squash,
+    three routing iterations (softmax over the coupling logits, agreement added back), class
+    lengths, and the reconstruction decoder masked by one_hot(argmax(lengths))."""
+    example_input_specs = ["2x1x20x20"]
+
+    def __init__(self, caps=8, classes=10, dim=16, iters=3):
+        super().__init__()
+        self.iters, self.classes = iters, classes
+        self.conv = nn.Conv2d(1, 32, 5)
+        self.primary = nn.Conv2d(32, caps * 8, 5, stride=2)
+        self.W = nn.Parameter(0.01 * torch.randn(1, caps * 36, classes, dim, 8))
+        self.decoder = nn.Sequential(nn.Linear(classes * dim, 64), nn.ReLU(), nn.Linear(64, 400), nn.Sigmoid())
+
+    def forward(self, x):
+        B = x.shape[0]
+        u = self.primary(F.relu(self.conv(x)))
+        u = _squash(u.view(B, -1, 8, 36).permute(0, 1, 3, 2).reshape(B, -1, 8))
+        u_hat = (self.W @ u[:, :, None, :, None]).squeeze(-1)  # B, n, classes, dim
+        b = torch.zeros(B, u_hat.shape[1], self.classes)
+        for i in range(self.iters):
+            c = F.softmax(b, dim=2)
+            v = _squash((c.unsqueeze(-1) * u_hat).sum(1))
+            if i < self.iters - 1:
+                b = b + (u_hat * v.unsqueeze(1)).sum(-1)
+        lengths = v.norm(dim=-1)
+        mask = F.one_hot(lengths.argmax(1), self.classes).to(v.dtype)
+        return lengths, self.decoder((v * mask.unsqueeze(-1)).flatten(1))
+
+
+class GumbelVAE(nn.Module):
+    """A categorical VAE with the hard Gumbel-softmax: uniform noise, softmax at a temperature,
+    one_hot(argmax) with the straight-through estimator (hard - soft.detach() + soft)."""
+    example_input_specs = ["4x64"]
+
+    def __init__(self, d=64, latents=4, cats=8):
+        super().__init__()
+        self.latents, self.cats = latents, cats
+        self.enc = nn.Sequential(nn.Linear(d, 64), nn.ReLU(), nn.Linear(64, latents * cats))
+        self.dec = nn.Sequential(nn.Linear(latents * cats, 64), nn.ReLU(), nn.Linear(64, d))
+
+    def forward(self, x):
+        logits = self.enc(x).view(-1, self.latents, self.cats)
+        g = -torch.log(-torch.log(torch.rand_like(logits) + 1e-9) + 1e-9)
+        soft = F.softmax((logits + g) / 0.5, dim=-1)
+        hard = F.one_hot(soft.argmax(-1), self.cats).to(soft.dtype)
+        z = hard - soft.detach() + soft
+        return self.dec(z.flatten(1)), F.log_softmax(logits, -1)
+
+
+class MAELite(nn.Module):
+    """A masked autoencoder: patchify, random masking by argsort of noise (TopK indices), an
+    encoder on the kept tokens, mask tokens restored by gather, and the loss on the masked
+    patches returned as an output named "loss"."""
+    example_input_specs = ["2x3x32x32"]
+    example_output_names = ["loss"]
+
+    def __init__(self, p=8, d=32, keep=0.25):
+        super().__init__()
+        self.p, self.keep = p, keep
+        n = (32 // p) ** 2
+        self.embed = nn.Linear(3 * p * p, d)
+        self.pos = nn.Parameter(torch.randn(1, n, d) * 0.02)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 2, 64, 0.0, batch_first=True), 1)
+        self.mask_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.dec = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 3 * p * p))
+
+    def forward(self, img):
+        B, p = img.shape[0], self.p
+        x = img.unfold(2, p, p).unfold(3, p, p).permute(0, 2, 3, 1, 4, 5).reshape(B, -1, 3 * p * p)
+        N = x.shape[1]
+        k = int(N * self.keep)
+        noise = torch.rand(B, N)
+        shuffle = torch.argsort(noise, dim=1)
+        restore = torch.argsort(shuffle, dim=1)
+        kept = shuffle[:, :k]
+        h = self.embed(x) + self.pos
+        h = torch.gather(h, 1, kept.unsqueeze(-1).expand(-1, -1, h.shape[-1]))
+        h = self.enc(h)
+        h = torch.cat([h, self.mask_token.expand(B, N - k, -1)], 1)
+        h = torch.gather(h, 1, restore.unsqueeze(-1).expand(-1, -1, h.shape[-1]))
+        pred = self.dec(h)
+        mask = torch.ones(B, N)
+        mask[:, :k] = 0
+        mask = torch.gather(mask, 1, restore)
+        loss = (((pred - x) ** 2).mean(-1) * mask).sum() / mask.sum()
+        return loss
+
+
+class TripletNet(nn.Module):
+    """A shared embedding net on anchor, positive and negative, L2-normalised, and the triplet
+    margin loss returned as an output named "loss"."""
+    example_input_specs = ["4x3x16x16", "4x3x16x16", "4x3x16x16"]
+    example_output_names = ["loss"]
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                                 nn.Flatten(), nn.Linear(32, d))
+
+    def forward(self, a, p, n):
+        ea, ep, en = (F.normalize(self.net(t), dim=1) for t in (a, p, n))
+        # F.triplet_margin_loss written out (torch 1.13 cannot export it): pairwise distances
+        d_ap = ((ea - ep) ** 2).sum(1).clamp_min(1e-12).sqrt()
+        d_an = ((ea - en) ** 2).sum(1).clamp_min(1e-12).sqrt()
+        return F.relu(d_ap - d_an + 0.2).mean()
+
+
+class ConvLSTM(nn.Module):
+    """ConvLSTM (Shi et al.): the four gates from one convolution of the concatenated frame and
+    hidden state, chunked into four, sigmoid / tanh, the cell update, unrolled over 4 frames."""
+    example_input_specs = ["2x4x3x16x16"]
+
+    def __init__(self, cin=3, hid=16, k=3):
+        super().__init__()
+        self.hid = hid
+        self.gates = nn.Conv2d(cin + hid, 4 * hid, k, padding=k // 2)
+        self.head = nn.Conv2d(hid, 1, 1)
+
+    def forward(self, frames):
+        B, T, _, H, W = frames.shape
+        h = torch.zeros(B, self.hid, H, W)
+        c = torch.zeros(B, self.hid, H, W)
+        for t in range(T):
+            i, f, g, o = torch.chunk(self.gates(torch.cat([frames[:, t], h], 1)), 4, dim=1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return self.head(h)
+
+
+class _WakeWordRouter(nn.Module):
+    def __init__(self, c=8, h=16):
+        super().__init__()
+        self.small = nn.Sequential(nn.Conv1d(c, h, 3, padding=1), nn.ReLU(), nn.Conv1d(h, h, 3, padding=1), nn.ReLU())
+        self.large = nn.Sequential(nn.Conv1d(c, h, 3, padding=1), nn.ReLU(), nn.Conv1d(h, h, 3, padding=1), nn.ReLU())
+
+    def forward(self, x):
+        if bool(x.pow(2).mean() > 0.5):
+            return self.large(x)
+        return self.small(x)
+
+
+class WakeWord(nn.Module):
+    """A wake-word detector whose then-branch is a second copy of the network: a louder frame
+    (mean energy above a threshold, computed from the data) runs the large copy. Exported
+    scripted (example_export_scripted), so the ONNX keeps the If; PyTorch measures the branch it
+    took (then, for the oracle's normal input), which --branch picks."""
+    example_input_specs = ["2x8x50"]
+    example_export_scripted = True
+    example_remat_args = ["--branch", "/router/If=then"]
+
+    def __init__(self, c=8, h=16):
+        super().__init__()
+        self.router = _WakeWordRouter(c, h)
+        self.head = nn.Linear(h, 2)
+
+    def forward(self, x):
+        return self.head(self.router(x).mean(-1))

@@ -78,6 +78,11 @@ SAMPLE = {
     f"{FINETUNE}:ResNetLite": (None, "half-frozen CNN (--freeze): no backward before layer2", 1.0,
                                ["--freeze", r"^(stem|layer1)\."]),
     f"{FINETUNE}:PixelCNN": (None, "remat_export metadata: the masked convs' masks are buffers", 1.0, ["--metadata"]),
+    # issue 33: one network per class fixed
+    f"{NETS}:CapsNet": (None, "non-differentiable ops end the gradient path: one_hot(argmax) masks the decoder", 1.0),
+    f"{NETS}:MAELite": (None, "an output named 'loss' beside the tool's own; argsort (TopK indices), gather", 1.0),
+    f"{NETS}:ConvLSTM": (None, "zeros created in forward as the first cell state, kept by the gate product", 1.0),
+    f"{NETS}:WakeWord": (None, "a data-dependent If (scripted export) trained through --branch /router/If=then", 1.0),
 }
 
 

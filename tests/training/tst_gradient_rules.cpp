@@ -3,6 +3,7 @@
 // identity removal, GELU fusion and the errors. Expected figures are written beside each input.
 #include "core/ops/op_def.h"
 #include "core/schedule/store_all.h"
+#include "core/training/apply_training_options.h"
 #include "core/training/builder.h"
 
 #include <QtTest>
@@ -885,11 +886,15 @@ private slots:
 
     void unknownOpIsAnError()
     {
+        // a gradient would flow from y back through Frobnicate to the weight: a rule is needed
         GraphSpec s;
         s.value("x", {2}, ValueKind::Input);
+        s.value("w", {2}, ValueKind::Parameter);
+        s.value("xw", {2});
         s.value("y", {2});
         s.outputs = {s.find("y")};
-        s.node("Frobnicate", {"x"}, {"y"}, "/block/Frobnicate_3");
+        s.node("Mul", {"x", "w"}, {"xw"}, "mul");
+        s.node("Frobnicate", {"xw"}, {"y"}, "/block/Frobnicate_3");
         auto g = s.build();
         QVERIFY(g.hasValue());
         auto tg = training::buildTrainingGraph(*g);
@@ -897,7 +902,203 @@ private slots:
         QCOMPARE(tg.status().code(), StatusCode::Unsupported);
         QCOMPARE(QString::fromStdString(tg.status().message()),
                  QString("no gradient rule for op type 'Frobnicate' (node '/block/Frobnicate_3' "
-                         "(Frobnicate))"));
+                         "(Frobnicate)), and the gradient of 'xw' would flow through it to a "
+                         "floating-point result"));
+    }
+
+    void opsWithoutGradientEndTheGradientPath()
+    {
+        // A capsule network's decoder mask: one_hot(argmax(h)) cast to float, times h.
+        //   h = x * w            [2, 4]      mask = Cast(OneHot(ArgMax(h), 4, [0, 1]))
+        //   y = h * mask + Floor(h) + Frobnicate(Sign(h)) (an unknown op on a path no gradient
+        //   reaches) + Size(h) as float (an int64 result)
+        // Only mul, Cast's consumer and the adds differentiate; ArgMax, OneHot, Cast, Floor,
+        // Sign, Frobnicate and Size end the path and have no backward op.
+        GraphSpec s;
+        s.value("x", {2, 4}, ValueKind::Input);
+        s.value("w", {2, 4}, ValueKind::Parameter);
+        s.constant("depth", {4}, DataType::Int64, {});
+        s.constant("onoff", {0, 1}, DataType::Int64, {2});
+        s.value("h", {2, 4});
+        s.value("idx", {2}, ValueKind::Intermediate, DataType::Int64);
+        s.value("code", {2, 4}, ValueKind::Intermediate, DataType::Int64);
+        s.value("mask", {2, 4});
+        s.value("masked", {2, 4});
+        s.value("fl", {2, 4});
+        s.value("sg", {2, 4});
+        s.value("fr", {2, 4});
+        s.value("n", {}, ValueKind::Intermediate, DataType::Int64);
+        s.value("nf", {});
+        s.value("a", {2, 4});
+        s.value("b", {2, 4});
+        s.value("y", {2, 4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("ArgMax", {"h"}, {"idx"}, "argmax").attributes = {{"axis", int64_t(1)},
+                                                                 {"keepdims", int64_t(0)}};
+        s.node("OneHot", {"idx", "depth", "onoff"}, {"code"}, "onehot");
+        s.node("Cast", {"code"}, {"mask"}, "cast").attributes = {{"to", int64_t(1)}};
+        s.node("Mul", {"h", "mask"}, {"masked"}, "maskmul");
+        s.node("Floor", {"h"}, {"fl"}, "floor");
+        s.node("Sign", {"h"}, {"sg"}, "sign");
+        s.node("Frobnicate", {"sg"}, {"fr"}, "frob");
+        s.node("Size", {"h"}, {"n"}, "size");
+        s.node("Cast", {"n"}, {"nf"}, "castn").attributes = {{"to", int64_t(1)}};
+        s.node("Add", {"masked", "fl"}, {"a"}, "add1");
+        s.node("Add", {"a", "fr"}, {"b"}, "add2");
+        s.node("Add", {"b", "nf"}, {"y"}, "add3");
+        const TrainingGraph g = buildOk(s);
+        // (Size of a static shape is folded like Shape: no op at all)
+        QVERIFY(!opNamed(g, "size") && !opNamed(g, "castn/grad"));
+        for (const char *fwd : {"argmax", "onehot", "cast", "floor", "sign", "frob"}) {
+            QVERIFY2(opNamed(g, fwd), fwd);
+            QVERIFY2(!opNamed(g, std::string(fwd) + "/grad"), fwd);
+        }
+        // maskmul differentiates h only (the mask carries no gradient) and keeps the mask
+        QCOMPARE(names(g, opNamed(g, "maskmul/grad")->inputs), (Names{"mask", "grad:masked"}));
+        QCOMPARE(names(g, opNamed(g, "maskmul/grad")->outputs), (Names{"grad:h"}));
+        QCOMPARE(names(g, opNamed(g, "mul/grad")->outputs), (Names{"grad:w"}));
+    }
+
+    void tensorsCreatedInForwardAreKeptAsPyTorchKeepsThem()
+    {
+        // A ConvLSTM's first step: c = sigmoid(f) * zeros(B, C), the zeros made in forward (a
+        // Constant node in the export). PyTorch allocates them every step and MulBackward keeps
+        // them; a module's table (broadcast, not batch-sized) and a batch-sized initializer of
+        // the file are not tensors made in forward.
+        //   h = x * w [2,4]; s = Sigmoid(h) keeps s (32 B); c = s * zeros [2,4] keeps zeros (32 B);
+        //   t = c * table [4] keeps table (a constant); y = t * init [2,4] keeps init (the file's)
+        GraphSpec s;
+        s.value("x", {2, 4}, ValueKind::Input);
+        s.value("w", {2, 4}, ValueKind::Parameter);
+        s.value("zeros", {2, 4});
+        s.value("table", {4});
+        s.constant("init", {1, 2, 3, 4, 5, 6, 7, 8}, DataType::Float, {2, 4});
+        for (const char *v : {"h", "s", "c", "t", "y"})
+            s.value(v, {2, 4});
+        s.outputs = {s.find("y")};
+        s.node("Constant", {}, {"zeros"}, "/Constant_12");
+        s.node("Constant", {}, {"table"}, "/Constant_13");
+        s.node("Mul", {"x", "w"}, {"h"}, "mul");
+        s.node("Sigmoid", {"h"}, {"s"}, "sig");
+        s.node("Mul", {"s", "zeros"}, {"c"}, "cell");
+        s.node("Mul", {"c", "table"}, {"t"}, "scale");
+        s.node("Mul", {"t", "init"}, {"y"}, "out");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "cell/grad")->inputs), (Names{"zeros", "grad:c"}));
+        QCOMPARE(g.tensor(*g.findTensor("zeros")).role, training::TensorRole::Constant);
+        const training::TrainingSummary withForward = training::summarize(g, &*forward);
+        QCOMPARE(withForward.savedForBackwardBytes, int64_t(32 + 32)); // s and the zeros
+        QCOMPARE(withForward.storedActivationBytes, int64_t(32)); // the zeros are preloaded here
+        // attributed to the op whose backward keeps them
+        bool attributed = false;
+        for (const auto &e : withForward.savedByForwardOp)
+            if (g.op(e.op).name == "cell")
+                attributed = e.bytes == 32 && names(g, e.tensors) == Names{"zeros"};
+        QVERIFY(attributed);
+        // without the forward graph (no node to tell a made tensor from a table): s only
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(32));
+    }
+
+    void weightBroadcastOverAProductIsCopiedAtTheBatch()
+    {
+        // A capsule layer: W [1, 3, 4, 5] @ u [2, 3, 5, 6] -> [2, 3, 4, 6]. torch.matmul expands W
+        // over the batch of 2 and bmm keeps that copy (2 x 240 B) beside u (720 B); the product
+        // reads both. A weight no op reads (the untaken branch's) stays resident, gradient-less.
+        GraphSpec s;
+        s.value("x", {2, 3, 5, 6}, ValueKind::Input);
+        s.value("w2", {2, 3, 5, 6}, ValueKind::Parameter);
+        s.value("W", {1, 3, 4, 5}, ValueKind::Parameter);
+        s.value("unused", {10}, ValueKind::Parameter);
+        s.value("u", {2, 3, 5, 6});
+        s.value("y", {2, 3, 4, 6});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w2"}, {"u"}, "mul");
+        s.node("MatMul", {"W", "u"}, {"y"}, "caps");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "caps/grad")->inputs), (Names{"u", "W", "grad:y"}));
+        const training::TrainingSummary sum = training::summarize(g, &*forward);
+        QCOMPARE(sum.savedForBackwardBytes, int64_t(720 + 2 * 240));
+        QCOMPARE(sum.storedActivationBytes, int64_t(720)); // W itself is the parameter here
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(720)); // no stride model
+        // parameters: w2 720 + W 240 + the unread 40; gradients for the read ones only
+        QCOMPARE(sum.paramBytes, int64_t(720 + 240 + 40));
+        QCOMPARE(sum.paramGradBytes, int64_t(720 + 240));
+        QVERIFY(g.findTensor("unused") && !g.findTensor("grad:unused"));
+    }
+
+    void transposedOperandOfALinearIsNotCopied()
+    {
+        // A Mamba scan's x_proj(u.transpose(1, 2)): torch 1.13's matmul does not fold a 3-D
+        // operand whose last two dims are transposed; bmm multiplies the view and keeps it, so
+        // the product keeps s's storage (2048 B, also kept by the Sigmoid), no copy.
+        //   h = x * w0 [2, 32, 8]; s = Sigmoid(h); t = Transpose(s) [2, 8, 32]; y = t @ W [2, 8, 16]
+        GraphSpec s;
+        s.value("x", {2, 32, 8}, ValueKind::Input);
+        s.value("w0", {2, 32, 8}, ValueKind::Parameter);
+        s.value("W", {32, 16}, ValueKind::Parameter);
+        s.value("h", {2, 32, 8});
+        s.value("s", {2, 32, 8});
+        s.value("t", {2, 8, 32});
+        s.value("y", {2, 8, 16});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w0"}, {"h"}, "mul");
+        s.node("Sigmoid", {"h"}, {"s"}, "sig");
+        s.node("Transpose", {"s"}, {"t"}, "tr").attributes = {
+            {"perm", std::vector<int64_t>{0, 2, 1}}};
+        s.node("MatMul", {"t", "W"}, {"y"}, "proj");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(2048));
+    }
+
+    void toolNamesNeverClashWithTheFilesNames()
+    {
+        // An MAE returns its loss as an output named "loss"; other values take the builder's
+        // own patterns. Each keeps its name; the builder's tensors become "<name>~k".
+        //   loss = Mul(x, w) [2]   "grad:w" = Relu(loss)   "R:loss" = Neg("grad:w") (an output too)
+        GraphSpec s;
+        s.value("x", {2}, ValueKind::Input);
+        s.value("w", {2}, ValueKind::Parameter);
+        s.value("loss", {2});
+        s.value("grad:w", {2});
+        s.value("R:loss", {2});
+        s.value("loss~1", {2});
+        s.outputs = {s.find("loss"), s.find("R:loss"), s.find("loss~1")};
+        s.node("Mul", {"x", "w"}, {"loss"}, "mul");
+        s.node("Relu", {"loss"}, {"grad:w"}, "relu");
+        s.node("Neg", {"grad:w"}, {"R:loss"}, "neg");
+        s.node("Sigmoid", {"grad:w"}, {"loss~1"}, "sig");
+        const TrainingGraph g = buildOk(s);
+        const training::Op *lossOp = nullptr;
+        for (const training::Op &op : g.ops())
+            if (op.phase == training::Phase::Loss)
+                lossOp = &op;
+        QVERIFY(lossOp);
+        // the scalar loss: the file has "loss" and "loss~1", so the builder's is "loss~2"
+        QCOMPARE(g.tensor(lossOp->outputs[0]).name, std::string("loss~2"));
+        QCOMPARE(g.tensor(lossOp->outputs[0]).role, training::TensorRole::Loss);
+        // the forward values keep their names and roles
+        QCOMPARE(g.tensor(*g.findTensor("loss")).role, training::TensorRole::Activation);
+        QCOMPARE(g.tensor(*g.findTensor("grad:w")).role, training::TensorRole::Activation);
+        QCOMPARE(g.tensor(*g.findTensor("R:loss")).role, training::TensorRole::Activation);
+        // the weight's gradient and the cotangent of output "loss" step aside
+        QCOMPARE(names(g, opNamed(g, "mul/grad")->outputs), (Names{"grad:w~1"}));
+        QCOMPARE(g.tensor(*g.findTensor("grad:w~1")).role, training::TensorRole::ParameterGrad);
+        QCOMPARE(g.tensor(*g.findTensor("R:loss~1")).role, training::TensorRole::Constant);
+        // the optimizer finds the weight's gradient by what it is, not by "grad:" + name
+        training::TrainingOptions o;
+        o.optimizer = training::Optimizer::Adam;
+        auto withAdam = training::applyTrainingOptions(g, o);
+        QVERIFY2(withAdam.hasValue(), withAdam.status().message().c_str());
+        const training::Op *update = opNamed(*withAdam, "optimizer/w");
+        QVERIFY(update);
+        QCOMPARE(withAdam->tensor(update->inputs[1]).name, std::string("grad:w~1"));
     }
 
     void noFloatOutputIsAnError()

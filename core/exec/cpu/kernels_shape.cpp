@@ -664,6 +664,51 @@ Status eyeLikeForward(KernelContext &c)
     return Status::ok();
 }
 
+/// OneHot: `values[1]` where the index (negative ones count from depth) names the position along
+/// the new axis, `values[0]` elsewhere; an index out of range gives a row of `values[0]` (ONNX).
+Status oneHotForward(KernelContext &c)
+{
+    KView *idx = c.input(0), *depth = c.input(1), *values = c.input(2), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(idx, "indices"));
+    REMAT_RETURN_IF_ERROR(c.require(depth, "depth"));
+    REMAT_RETURN_IF_ERROR(c.require(values, "values"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    const std::vector<double> dv = readDoubles(*depth), vals = readDoubles(*values);
+    if (dv.size() != 1 || vals.size() != 2)
+        return c.error("depth must hold one value and values two");
+    const int64_t d = int64_t(dv[0]);
+    const int64_t rank = int64_t(idx->shape.size());
+    int64_t axis = c.attrInt("axis", -1);
+    if (axis < 0)
+        axis += rank + 1;
+    if (d < 1 || axis < 0 || axis > rank || y->numel() != idx->numel() * d)
+        return c.error("output size mismatch");
+    int64_t inner = 1;
+    for (int64_t k = axis; k < rank; ++k)
+        inner *= idx->shape[size_t(k)];
+    const int64_t outer = idx->numel() / std::max<int64_t>(inner, 1);
+    REMAT_RETURN_IF_ERROR(fillDouble(c, *y, vals[0]));
+    const std::vector<int64_t> ids = readInts(*idx);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            int64_t k = ids[size_t(o * inner + i)];
+            if (k < 0)
+                k += d;
+            if (k < 0 || k >= d)
+                continue;
+            const int64_t at = (o * d + k) * inner + i;
+            switch (y->dtype) {
+            case DataType::Float: y->f()[at] = float(vals[1]); break;
+            case DataType::Double: y->as<double>()[at] = vals[1]; break;
+            case DataType::Int64: y->as<int64_t>()[at] = int64_t(vals[1]); break;
+            case DataType::Int32: y->as<int32_t>()[at] = int32_t(vals[1]); break;
+            case DataType::Bool: y->as<bool>()[at] = vals[1] != 0; break;
+            default: return c.error("unsupported dtype");
+            }
+        }
+    return Status::ok();
+}
+
 Status rangeForward(KernelContext &c)
 {
     KView *y = c.output(0);
@@ -1029,6 +1074,7 @@ void addShapeKernels(KernelTable &t)
     t["RandomNormalLike"] = [](KernelContext &c) { return randomLikeForward(c, true); };
     t["RandomUniformLike"] = [](KernelContext &c) { return randomLikeForward(c, false); };
     t["Range"] = rangeForward;
+    t["OneHot"] = oneHotForward;
     t["EyeLike"] = eyeLikeForward;
     t["Pad"] = padForward;
     t["PadGrad"] = padGrad;
