@@ -49,7 +49,8 @@ Expected<std::shared_ptr<const Problem>> Fitter::problemAt(int64_t batch)
     return *p;
 }
 
-Expected<solvers::Plan> Fitter::planAt(const solvers::Solver *s, int64_t batch)
+Expected<solvers::Plan> Fitter::planAt(const solvers::Solver *s, int64_t batch,
+                                       double timeLimitSeconds)
 {
     REMAT_ASSIGN_OR_RETURN(std::shared_ptr<const Problem> p, problemAt(batch));
     if (!s)
@@ -62,7 +63,9 @@ Expected<solvers::Plan> Fitter::planAt(const solvers::Solver *s, int64_t batch)
     r.budgetBytes = m_settings.memoryBytes;
     if (!minTime)
         r.maxOverheadPercent = m_settings.maxOverheadPercent;
-    r.timeLimitSeconds = m_settings.timeLimitSeconds;
+    r.timeLimitSeconds = timeLimitSeconds > 0
+                             ? std::min(timeLimitSeconds, m_settings.timeLimitSeconds)
+                             : m_settings.timeLimitSeconds;
     r.stop = m_stop;
     Expected<solvers::Plan> plan = s->solve(r);
     if (m_stop.stopRequested())
@@ -72,8 +75,9 @@ Expected<solvers::Plan> Fitter::planAt(const solvers::Solver *s, int64_t batch)
 
 bool Fitter::fits(const solvers::Plan &p) const
 {
-    const bool answered =
-        p.status == solvers::SolveStatus::Optimal || p.status == solvers::SolveStatus::Feasible;
+    const bool answered = p.status == solvers::SolveStatus::Optimal ||
+                          p.status == solvers::SolveStatus::Feasible ||
+                          p.status == solvers::SolveStatus::TimedOut;
     const bool fast =
         m_settings.maxOverheadPercent < 0 ||
         solvers::timeOverheadPercent(p) <= m_settings.maxOverheadPercent * (1 + 1e-9) + 1e-9;
@@ -85,38 +89,86 @@ FitResult Fitter::fit(const std::string &id, const solvers::Solver *s)
     FitResult row;
     row.solver = id;
     const auto begin = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    };
+    const double budget = m_settings.searchSeconds;
     std::map<int64_t, solvers::Plan> fitting;
+    std::map<int64_t, int64_t> peaks; // every batch tried -> its plan's simulated peak
     auto tryBatch = [&](int64_t b) -> Expected<bool> {
         if (m_stop.stopRequested())
             return cancelled();
         if (m_progress)
             m_progress(id, b, row.tries);
         ++row.tries;
-        REMAT_ASSIGN_OR_RETURN(solvers::Plan plan, planAt(s, b));
+        // A third of what is left of the search: a search takes 3 to 5 batches, and a solver
+        // that would spend it all on batch 1 (a local search at 8B) still answers at several.
+        const double left = budget > 0 ? std::max(0.05, (budget - elapsed()) / 3) : -1;
+        REMAT_ASSIGN_OR_RETURN(solvers::Plan plan, planAt(s, b, left));
+        if (plan.status == solvers::SolveStatus::TimedOut)
+            ++row.solvesTimedOut;
         if (b == 1)
             row.smallestPeak = plan.timeline.peakBytes;
         const bool ok = fits(plan);
         row.trials.push_back({b, plan.timeline.peakBytes, ok});
+        peaks[b] = plan.timeline.peakBytes;
         if (ok)
             fitting.insert_or_assign(b, std::move(plan));
         return ok;
+    };
+    // Where the line through two tried batches' peaks crosses the memory (0: it does not rise).
+    auto crossing = [&](int64_t b0, int64_t b1) -> double {
+        const double p0 = double(peaks.at(b0)), p1 = double(peaks.at(b1));
+        if (p1 <= p0)
+            return 0;
+        return double(b0) + (double(m_settings.memoryBytes) - p0) * double(b1 - b0) / (p1 - p0);
     };
     auto run = [&]() -> Status {
         REMAT_ASSIGN_OR_RETURN(bool one, tryBatch(1));
         if (!one)
             return Status::ok();
-        int64_t good = 1, bad = 0;
-        while (bad == 0 && good < m_settings.maxBatch) {
-            const int64_t next = std::min(good * 2, m_settings.maxBatch);
+        int64_t good = 1, bad = 0, previousGood = 0;
+        bool guessed = false; // the last batch tried was the line's guess
+        int64_t widthBefore = 0;
+        while (bad == 0 ? good < m_settings.maxBatch : bad > good + 1) {
+            if (budget > 0 && elapsed() >= budget) {
+                row.searchStopped = true;
+                break;
+            }
+            int64_t next = 0;
+            if (bad == 0) {
+                // Unbounded: the line through the two largest batches that fit says where the
+                // memory runs out; one past it, so that a right guess brackets the answer.
+                if (previousGood > 0)
+                    if (const double x = crossing(previousGood, good); x > double(good))
+                        next = int64_t(std::floor(x)) + 1;
+                if (next <= good || next > good * 1024)
+                    next = good * 2;
+                next = std::min(next, m_settings.maxBatch);
+            } else {
+                // Bracketed: the line between the largest fit and the smallest miss, unless
+                // the last guess did not halve the bracket (then bisect).
+                const int64_t width = bad - good;
+                const bool useLine = !guessed || 2 * width <= widthBefore;
+                widthBefore = width;
+                if (useLine) {
+                    const double x = crossing(good, bad);
+                    next = x > 0 ? int64_t(std::floor(x)) : 0;
+                }
+                guessed = useLine && next > good && next < bad;
+                if (!guessed)
+                    next = good + (bad - good) / 2;
+            }
             REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(next));
-            (ok ? good : bad) = next;
-        }
-        while (bad > good + 1) {
-            const int64_t mid = good + (bad - good) / 2;
-            REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(mid));
-            (ok ? good : bad) = mid;
+            if (ok) {
+                previousGood = good;
+                good = next;
+            } else {
+                bad = next;
+            }
         }
         row.batch = good;
+        row.firstMiss = bad;
         row.plan = std::move(fitting.at(good));
         REMAT_ASSIGN_OR_RETURN(row.problem, problemAt(good));
         return Status::ok();
@@ -125,7 +177,7 @@ FitResult Fitter::fit(const std::string &id, const solvers::Solver *s)
         row.error = st.toString();
         row.cancelled = st.code() == StatusCode::Cancelled;
     }
-    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    row.seconds = elapsed();
     return row;
 }
 
