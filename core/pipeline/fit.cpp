@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace remat::core::pipeline {
 
@@ -128,44 +129,60 @@ FitResult Fitter::fit(const std::string &id, const solvers::Solver *s)
         if (!one)
             return Status::ok();
         int64_t good = 1, bad = 0, previousGood = 0;
-        bool guessed = false; // the last batch tried was the line's guess
-        int64_t widthBefore = 0;
+        // Bracketed: false position on peak - memory between the largest fit and the smallest
+        // miss, the Illinois way (an end kept twice in a row has its excess halved, so a bent
+        // peak curve does not stall the guesses on one side); three steps in a row that do not
+        // halve the bracket are followed by a bisection.
+        double overGood = 0, overBad = 0; // peak - memory at good and bad (weighted)
+        int lastMoved = 0;                // +1: good moved last, -1: bad, 0: none yet
+        int slowSteps = 0;
+        // A min-time plan fills the memory it is given, so its peak says nothing about where
+        // the batch stops fitting: those searches double and bisect.
+        const bool peakFollowsBatch = !s || !s->capabilities().minTime;
         while (bad == 0 ? good < m_settings.maxBatch : bad > good + 1) {
             if (budget > 0 && elapsed() >= budget) {
                 row.searchStopped = true;
                 break;
             }
             int64_t next = 0;
+            const int64_t width = bad - good;
             if (bad == 0) {
                 // Unbounded: the line through the two largest batches that fit says where the
                 // memory runs out; one past it, so that a right guess brackets the answer.
-                if (previousGood > 0)
+                if (peakFollowsBatch && previousGood > 0)
                     if (const double x = crossing(previousGood, good); x > double(good))
-                        next = int64_t(std::floor(x)) + 1;
-                if (next <= good || next > good * 1024)
+                        next = int64_t(std::min(std::floor(x), double(m_settings.maxBatch))) + 1;
+                if (next <= good)
                     next = good * 2;
                 next = std::min(next, m_settings.maxBatch);
+            } else if (!peakFollowsBatch || slowSteps >= 3 || overBad <= overGood) {
+                next = good + width / 2;
+                slowSteps = 0;
             } else {
-                // Bracketed: the line between the largest fit and the smallest miss, unless
-                // the last guess did not halve the bracket (then bisect).
-                const int64_t width = bad - good;
-                const bool useLine = !guessed || 2 * width <= widthBefore;
-                widthBefore = width;
-                if (useLine) {
-                    const double x = crossing(good, bad);
-                    next = x > 0 ? int64_t(std::floor(x)) : 0;
-                }
-                guessed = useLine && next > good && next < bad;
-                if (!guessed)
-                    next = good + (bad - good) / 2;
+                const double x = double(good) - overGood * double(width) / (overBad - overGood);
+                next = std::clamp<int64_t>(int64_t(std::floor(x)), good + 1, bad - 1);
             }
             REMAT_ASSIGN_OR_RETURN(bool ok, tryBatch(next));
+            const double over = double(peaks.at(next)) - double(m_settings.memoryBytes);
             if (ok) {
                 previousGood = good;
                 good = next;
+                overGood = over;
+                if (lastMoved == 1)
+                    overBad /= 2;
+                lastMoved = 1;
             } else {
+                const bool first = bad == 0;
                 bad = next;
+                overBad = over;
+                if (lastMoved == -1)
+                    overGood /= 2;
+                lastMoved = first ? 0 : -1;
+                if (first)
+                    overGood = double(peaks.at(good)) - double(m_settings.memoryBytes);
             }
+            if (width > 0 && bad > 0)
+                slowSteps = 2 * (bad - good) > width ? slowSteps + 1 : 0;
         }
         row.batch = good;
         row.firstMiss = bad;

@@ -3,8 +3,10 @@
 // fits a device's memory. The model is imported again at every batch tried (loadProblem: shapes
 // re-inferred, the training options applied), each batch once for all solvers; the batch is
 // found from 1 and 2 by following the line the simulated peaks draw through the batches tried
-// (peaks grow about linearly with the batch, so 3 to 5 tries usually settle it), falling back to
-// doubling and bisection where the line misleads, assuming the peak grows with the batch. The CLI
+// (store-all's and min-peak plans' peaks grow about linearly with the batch), then false
+// position (Illinois) between the largest fit and the smallest miss, with bisection where that
+// stalls; min-time plans fill the memory they are given, so their searches double and bisect.
+// Assumes the peak grows with the batch. The CLI
 // (`remat fit`) and the planner's "Largest batch for this GPU" dialog both run this.
 //   pipeline::Fitter fitter("mlp.onnx", loadOptions, {.memoryBytes = 24_GiB});
 //   pipeline::FitResult r = fitter.fit("chen-sqrtn", registry.find("chen-sqrtn"));

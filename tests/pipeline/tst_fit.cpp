@@ -2,8 +2,9 @@
 // corpus MLP with weights. Expected:
 // - store-all within 1 MiB: batch B fits and B+1 does not, each checked against loadProblem's
 //   store-all peak at that batch; every trial has the peak loadProblem gives at its batch, the
-//   largest fitting one being B; store-all's peak is linear in the batch, so the line through
-//   batches 1 and 2 finds B in at most 5 tries (doubling then bisection took about 2 log2 B);
+//   largest fitting one being B; the line through batches 1 and 2 then false position find B
+//   (855 at 1 MiB) in at most 7 tries, where doubling then bisection took 16 (the MLP's peak
+//   bends: weights dominate at small batches, so the first line overshoots);
 // - Adam's 16 B per parameter take memory: its batch is smaller;
 // - a solver (chen-sqrtn) fits at least store-all's batch; every batch is imported once for
 //   both solvers;
@@ -66,7 +67,10 @@ private slots:
             QVERIFY(storeAllPeak(r.batch, t) <= kMemory);
             QVERIFY(storeAllPeak(r.batch + 1, t) > kMemory);
             QCOMPARE(r.tries, int(r.trials.size()));
-            QVERIFY2(r.tries <= 5, std::to_string(r.tries).c_str());
+            std::string tried;
+            for (const pipeline::FitTrial &trial : r.trials)
+                tried += std::to_string(trial.batch) + ":" + std::to_string(trial.peakBytes) + " ";
+            QVERIFY2(r.tries <= 7, tried.c_str());
             QVERIFY(!r.searchStopped);
             QCOMPARE(r.firstMiss, r.batch + 1);
             QCOMPARE(r.trials.front().batch, int64_t(1));
