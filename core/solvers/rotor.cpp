@@ -193,6 +193,10 @@ public:
                 if (cube * requestedSlots > cap) {
                     slotsHere = int(std::max(0.0, cap / cube));
                     if (slotsHere < 100) {
+                        // Left out for the time limit: the answer is the articulation chains'
+                        // (the plan says it stopped at the time limit).
+                        if (cap < 1e9)
+                            complete = false;
                         pb.addNote("linearized chain of " + std::to_string(L) +
                                    (cap < 1e9 ? " stages left out (its table would not finish "
                                                 "within the time limit)"
