@@ -193,6 +193,7 @@ FitResult Fitter::fit(const std::string &id, const solvers::Solver *s)
     if (Status st = run(); !st.isOk()) {
         row.error = st.toString();
         row.cancelled = st.code() == StatusCode::Cancelled;
+        row.outOfTime = st.code() == StatusCode::DeadlineExceeded;
     }
     row.seconds = elapsed();
     return row;

@@ -72,6 +72,7 @@ struct FitResult
     std::vector<FitTrial> trials; ///< in the order tried
     std::string error;            ///< the search failed (import at a batch, a solver error, stop)
     bool cancelled = false;       ///< stopped by the caller's token
+    bool outOfTime = false; ///< a solve reached its time limit before any plan (`error` says so)
     /// The search stopped at settings().searchSeconds before the batch was pinned down: `batch`
     /// fits, `firstMiss` (0: none tried) does not, the batches between were not tried.
     bool searchStopped = false;

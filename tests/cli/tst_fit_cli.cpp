@@ -177,7 +177,8 @@ void TstFitCli::badArgumentsAreNamed()
 }
 
 // --search-limit spent at once: the search answers batch 1 and says it stopped, in JSON and in
-// the table; --search-limit 0 does not stop it; a negative one is refused.
+// the table; --search-limit 0 does not stop it; a solver out of time before any plan says so
+// while the others answer; a negative limit is refused.
 void TstFitCli::searchLimitSaysWhereItStopped()
 {
     Run r = runRemat({"fit", model(), "--memory", "1MiB", "--search-limit", "1e-9", "--json"});
@@ -195,6 +196,17 @@ void TstFitCli::searchLimitSaysWhereItStopped()
     QCOMPARE(o.value("search_stopped").toBool(), false);
     QVERIFY(o.value("batch").toInt() > 1);
     QCOMPARE(o.value("first_batch_not_fitting").toInt(), o.value("batch").toInt() + 1);
+    // A solver out of time before any plan says so; store-all's answer stands, exit 0.
+    Run late =
+        runRemat({"fit", model(), "--memory", "1MiB", "--solver", "rotor", "--time-limit", "1e-9"});
+    QVERIFY2(late.exitCode == 0, late.err.constData());
+    QVERIFY2(late.out.contains("stopped at its time limit before any plan"), late.out.constData());
+    Run lateJson = runRemat({"fit", model(), "--memory", "1MiB", "--solver", "rotor",
+                             "--time-limit", "1e-9", "--json"});
+    const QJsonArray rows = QJsonDocument::fromJson(lateJson.out).array();
+    QCOMPARE(rows.size(), 2);
+    QVERIFY(rows[0].toObject().value("batch").toInt() > 1);
+    QCOMPARE(rows[1].toObject().value("out_of_time").toBool(), true);
     Run bad = runRemat({"fit", model(), "--memory", "1MiB", "--search-limit", "-1"});
     QVERIFY(bad.exitCode != 0);
     QVERIFY2(bad.err.contains("--search-limit"), bad.err.constData());
