@@ -30,6 +30,7 @@ struct FitOptions
     bool compare = false;
     int64_t maxBatch = 65536;
     double timeLimit = 10;
+    double searchLimit = 2;  ///< --search-limit S: one solver's whole batch search; 0: none
     double maxOverhead = -1; ///< --max-overhead P (percent); < 0: none
     bool json = false;
 };
@@ -127,7 +128,8 @@ int runFit(const FitOptions &o)
         return 1;
     }
     load.training = *trainingOptions(o.input);
-    pipeline::Fitter fitter(o.input.model, load, {memory, o.maxBatch, o.timeLimit, o.maxOverhead});
+    pipeline::Fitter fitter(o.input.model, load,
+                            {memory, o.maxBatch, o.timeLimit, o.searchLimit, o.maxOverhead});
     // A model that cannot be imported or trained fails once, here, not per solver.
     if (auto first = fitter.problemAt(1); !first) {
         std::fprintf(stderr, "error: %s\n", first.status().toString().c_str());
@@ -168,6 +170,10 @@ int runFit(const FitOptions &o)
             };
             if (!r.error.empty())
                 j["error"] = r.error;
+            j["search_stopped"] = r.searchStopped;
+            j["first_batch_not_fitting"] = r.firstMiss;
+            j["solves_timed_out"] = r.solvesTimedOut;
+            j["out_of_time"] = r.outOfTime;
             arr.push_back(std::move(j));
         }
         std::printf("%s\n", arr.dump(2).c_str());
@@ -186,6 +192,12 @@ int runFit(const FitOptions &o)
         std::printf("  %-14s %7s %12s %10s %8s %10s %8s\n", "solver", "batch", "peak", "recompute",
                     "time %", "search", "tries");
         for (const FitRow &r : rows) {
+            if (r.outOfTime) {
+                std::printf("  %-14s %7s  stopped at its time limit before any plan at this size "
+                            "(raise --time-limit and --search-limit)\n",
+                            r.solver.c_str(), "none");
+                continue;
+            }
             if (!r.error.empty()) {
                 std::printf("  %-14s error: %s\n", r.solver.c_str(), r.error.c_str());
                 continue;
@@ -196,15 +208,35 @@ int runFit(const FitOptions &o)
                             formatBytes(r.smallestPeak).c_str());
                 continue;
             }
+            std::string why;
+            if (r.batch >= o.maxBatch)
+                why += "  (--max-batch reached)";
+            if (r.searchStopped)
+                why += r.firstMiss > 0
+                           ? fmt::format("  (search stopped at --search-limit {:g}s: {} not "
+                                         "tried, {} does not fit)",
+                                         o.searchLimit,
+                                         r.firstMiss == r.batch + 2
+                                             ? std::to_string(r.batch + 1)
+                                             : fmt::format("{}..{}", r.batch + 1, r.firstMiss - 1),
+                                         r.firstMiss)
+                           : fmt::format("  (search stopped at --search-limit {:g}s: larger "
+                                         "batches not tried)",
+                                         o.searchLimit);
+            if (r.solvesTimedOut > 0)
+                why += fmt::format("  ({} of {} solves stopped at their time limit: best plan "
+                                   "found so far)",
+                                   r.solvesTimedOut, r.tries);
             std::printf("  %-14s %7lld %12s %9.1f%% %+7.1f%% %9.2fs %8d%s\n", r.solver.c_str(),
                         (long long)r.batch, formatBytes(r.plan->timeline.peakBytes).c_str(),
                         r.plan->timeline.tdiPercent(), solvers::timeOverheadPercent(*r.plan),
-                        r.seconds, r.tries, r.batch >= o.maxBatch ? "  (--max-batch reached)" : "");
+                        r.seconds, r.tries, why.c_str());
         }
         std::printf("  %zu batches imported\n", fitter.imports());
     }
+    // A solver out of time at this size says so in its row; the others' answers stand.
     for (const FitRow &r : rows)
-        if (!r.error.empty())
+        if (!r.error.empty() && !r.outOfTime)
             return 1;
     return 0;
 }
@@ -230,6 +262,11 @@ void addFitCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_option("--max-batch", opts->maxBatch, "Largest batch tried (default 65536)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--time-limit", opts->timeLimit, "Seconds per solve (default 10)");
+    cmd->add_option(
+           "--search-limit", opts->searchLimit,
+           "Seconds for one solver's whole batch search; each solve gets at most a third "
+           "of what is left, and the row says where the search stopped (default 2; 0: none)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--max-overhead", opts->maxOverhead,
                     "A plan fits only when its simulated step is at most P percent slower than "
                     "store-all's at the same batch (e.g. 35)")

@@ -157,6 +157,7 @@ public:
         pb.setSetting("tape-options", std::to_string(tapeOptions));
         const auto &g = pb.graph();
         bool complete = true, anyFits = false;
+        double secondsPerStep = 0; // the articulation table's time per DP step (measured)
         std::vector<int32_t> firstCuts;
         ChainView view;
         StageOps ops;
@@ -179,16 +180,30 @@ public:
             }
             const int L = static_cast<int>(view.stageCount());
             // The DP's work grows as L^3 / 6 x slots (1e9 steps take about half a second
-            // here): the linearized chain gets fewer slots to stay within that, or is left out
-            // below 100 slots, so rotor stays an interactive solver.
+            // here): the linearized chain gets fewer slots to stay within that, and within
+            // half the time left as the first table's speed predicts it, or is left out below
+            // 100 slots, so rotor stays an interactive solver and within its time limit.
             const double cube = double(L) * L * L / 6;
             int slotsHere = requestedSlots;
-            if (kind == ChainKind::Linearized && cube * requestedSlots > 1e9) {
-                slotsHere = int(1e9 / cube);
-                if (slotsHere < 100) {
-                    pb.addNote("linearized chain of " + std::to_string(L) +
-                               " stages left out (its table would take seconds)");
-                    break;
+            if (kind == ChainKind::Linearized) {
+                double cap = 1e9;
+                if (secondsPerStep > 0)
+                    cap = std::min(cap, 0.5 * (request.timeLimitSeconds - pb.elapsed()) /
+                                            secondsPerStep);
+                if (cube * requestedSlots > cap) {
+                    slotsHere = int(std::max(0.0, cap / cube));
+                    if (slotsHere < 100) {
+                        // Left out for the time limit: the answer is the articulation chains'
+                        // (the plan says it stopped at the time limit).
+                        if (cap < 1e9)
+                            complete = false;
+                        pb.addNote("linearized chain of " + std::to_string(L) +
+                                   (cap < 1e9 ? " stages left out (its table would not finish "
+                                                "within the time limit)"
+                                              : " stages left out (its table would take "
+                                                "seconds)"));
+                        break;
+                    }
                 }
             }
             const RotorChain c = rotorChain(view, pb.facts(), ops, slotsHere, 5000, 6e7,
@@ -196,8 +211,18 @@ public:
             const int slots = c.slotCount;
             const double tableStart = pb.elapsed();
             RotorTable table(c);
-            if (!table.compute(request.stop))
-                return makeError(StatusCode::Cancelled, id() + ": cancelled");
+            if (!table.compute(request.stop, [&pb] { return pb.timedOut(); })) {
+                if (request.stop.stopRequested())
+                    return makeError(StatusCode::Cancelled, id() + ": cancelled");
+                // The time limit: the chains already solved answer (or finish says none did).
+                pb.addNote(
+                    std::string(kind == ChainKind::Articulation ? "articulation" : "linearized") +
+                    " chain's table stopped at the time limit");
+                complete = false;
+                break;
+            }
+            if (kind == ChainKind::Articulation && !freeInputs)
+                secondsPerStep = (pb.elapsed() - tableStart) / std::max(1.0, cube * slots);
             if (freeInputs) {
                 pb.addNote("again with inputs freed: table " +
                            std::to_string(int((pb.elapsed() - tableStart) * 1000)) + " ms");
@@ -256,7 +281,7 @@ public:
                 }
             }
         }
-        if (!anyFits)
+        if (!anyFits && complete)
             return makeError(StatusCode::Infeasible, id() + ": no strategy within the slot range");
         return pb.finish(SolveStatus::Feasible, complete);
     }

@@ -219,7 +219,7 @@ RotorTable::Choice RotorTable::what(int m, int i, int j) const
     return choice;
 }
 
-bool RotorTable::compute(const StopToken &stop)
+bool RotorTable::compute(const StopToken &stop, const std::function<bool()> &giveUp)
 {
     const RotorChain &c = m_c;
     const int slots = c.slotCount;
@@ -232,7 +232,7 @@ bool RotorTable::compute(const StopToken &stop)
         }
     }
     for (int d = 1; d < c.L; ++d) {
-        if (stop.stopRequested())
+        if (stop.stopRequested() || (giveUp && giveUp()))
             return false;
         for (int i = 0; i + d < c.L; ++i) {
             const int j = i + d;

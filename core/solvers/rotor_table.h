@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -96,8 +97,9 @@ public:
     {
         return m < 0 ? kInfinity : m_opt.data()[row(i, j) + size_t(m)];
     }
-    /// Fills the table; false when `stop` fired.
-    bool compute(const StopToken &stop);
+    /// Fills the table; false when `stop` fired or `giveUp` (may be empty: never; checked once
+    /// per diagonal, e.g. a solver's time limit) said so.
+    bool compute(const StopToken &stop, const std::function<bool()> &giveUp = {});
     /// The op sequence of the optimal strategy for (m, 0, L-1).
     std::vector<OpId> sequence(int m, const StageOps &ops) const;
 

@@ -67,6 +67,7 @@ private slots:
     void nothingFits();
     void maxOverheadLimitsTheBatch();
     void badArgumentsAreNamed();
+    void searchLimitSaysWhereItStopped();
     void trainGraphReportsModelStates();
     void trainGraphListsItsOps();
 };
@@ -172,6 +173,43 @@ void TstFitCli::badArgumentsAreNamed()
     const QJsonObject o = QJsonDocument::fromJson(r.out).array()[0].toObject();
     QCOMPARE(o.value("memory_bytes").toInteger(), qint64(24) << 30);
     QCOMPARE(o.value("batch").toInt(), 2); // capped by --max-batch
+    QCOMPARE(o.value("search_stopped").toBool(), false);
+}
+
+// --search-limit spent at once: the search answers batch 1 and says it stopped, in JSON and in
+// the table; --search-limit 0 does not stop it; a solver out of time before any plan says so
+// while the others answer; a negative limit is refused.
+void TstFitCli::searchLimitSaysWhereItStopped()
+{
+    Run r = runRemat({"fit", model(), "--memory", "1MiB", "--search-limit", "1e-9", "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QJsonObject o = QJsonDocument::fromJson(r.out).array()[0].toObject();
+    QCOMPARE(o.value("batch").toInt(), 1);
+    QCOMPARE(o.value("search_stopped").toBool(), true);
+    QCOMPARE(o.value("batches_tried").toInt(), 1);
+    Run table = runRemat({"fit", model(), "--memory", "1MiB", "--search-limit", "1e-9"});
+    QVERIFY2(
+        table.out.contains("search stopped at --search-limit 1e-09s: larger batches not tried"),
+        table.out.constData());
+    Run none = runRemat({"fit", model(), "--memory", "1MiB", "--search-limit", "0", "--json"});
+    o = QJsonDocument::fromJson(none.out).array()[0].toObject();
+    QCOMPARE(o.value("search_stopped").toBool(), false);
+    QVERIFY(o.value("batch").toInt() > 1);
+    QCOMPARE(o.value("first_batch_not_fitting").toInt(), o.value("batch").toInt() + 1);
+    // A solver out of time before any plan says so; store-all's answer stands, exit 0.
+    Run late =
+        runRemat({"fit", model(), "--memory", "1MiB", "--solver", "rotor", "--time-limit", "1e-9"});
+    QVERIFY2(late.exitCode == 0, late.err.constData());
+    QVERIFY2(late.out.contains("stopped at its time limit before any plan"), late.out.constData());
+    Run lateJson = runRemat({"fit", model(), "--memory", "1MiB", "--solver", "rotor",
+                             "--time-limit", "1e-9", "--json"});
+    const QJsonArray rows = QJsonDocument::fromJson(lateJson.out).array();
+    QCOMPARE(rows.size(), 2);
+    QVERIFY(rows[0].toObject().value("batch").toInt() > 1);
+    QCOMPARE(rows[1].toObject().value("out_of_time").toBool(), true);
+    Run bad = runRemat({"fit", model(), "--memory", "1MiB", "--search-limit", "-1"});
+    QVERIFY(bad.exitCode != 0);
+    QVERIFY2(bad.err.contains("--search-limit"), bad.err.constData());
 }
 
 void TstFitCli::trainGraphReportsModelStates()

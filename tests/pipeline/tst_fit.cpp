@@ -1,12 +1,16 @@
 // core's fit search (pipeline::Fitter, shared by `remat fit` and the planner's dialog) on the
 // corpus MLP with weights. Expected:
 // - store-all within 1 MiB: batch B fits and B+1 does not, each checked against loadProblem's
-//   store-all peak at that batch; the trials are the doubling then the bisection, every one
-//   with the peak loadProblem gives at its batch, the largest fitting one being B;
+//   store-all peak at that batch; every trial has the peak loadProblem gives at its batch, the
+//   largest fitting one being B; the line through batches 1 and 2 then false position find B
+//   (855 at 1 MiB) in at most 7 tries, where doubling then bisection took 16 (the MLP's peak
+//   bends: weights dominate at small batches, so the first line overshoots);
 // - Adam's 16 B per parameter take memory: its batch is smaller;
 // - a solver (chen-sqrtn) fits at least store-all's batch; every batch is imported once for
 //   both solvers;
-// - a stop token that has fired: the result is cancelled, batch 0, no plan.
+// - a stop token that has fired: the result is cancelled, batch 0, no plan;
+// - a search limit already spent after batch 1: the search stops there, batch 1 answered and
+//   the row says it stopped.
 #include "core/pipeline/fit.h"
 #include "core/solvers/registry.h"
 
@@ -63,6 +67,12 @@ private slots:
             QVERIFY(storeAllPeak(r.batch, t) <= kMemory);
             QVERIFY(storeAllPeak(r.batch + 1, t) > kMemory);
             QCOMPARE(r.tries, int(r.trials.size()));
+            std::string tried;
+            for (const pipeline::FitTrial &trial : r.trials)
+                tried += std::to_string(trial.batch) + ":" + std::to_string(trial.peakBytes) + " ";
+            QVERIFY2(r.tries <= 7, tried.c_str());
+            QVERIFY(!r.searchStopped);
+            QCOMPARE(r.firstMiss, r.batch + 1);
             QCOMPARE(r.trials.front().batch, int64_t(1));
             int64_t best = 0;
             for (const pipeline::FitTrial &trial : r.trials) {
@@ -108,8 +118,9 @@ private slots:
         QCOMPARE(progressCalls, 0);
     }
 
-    // Cancel in the middle of a search (the user's Cancel while batch 4 is being tried): the
-    // batches tried before it stand, nothing after it is tried, and the answer says cancelled.
+    // Cancel in the middle of a search (the user's Cancel while the third batch is being
+    // tried): the batches tried before it stand, nothing after it is tried, and the answer says
+    // cancelled.
     void stopInTheMiddleOfASearch()
     {
         StopSource stop;
@@ -117,13 +128,16 @@ private slots:
         pipeline::Fitter fitter(mlpPath(), {}, {kMemory, 65536, 10}, stop.token(),
                                 [&](const std::string &, int64_t batch, int) {
                                     announced.push_back(batch);
-                                    if (batch == 4)
-                                        stop.requestStop(); // arrives while 4 is imported
+                                    if (announced.size() == 3)
+                                        stop.requestStop(); // arrives while it is imported
                                 });
         const pipeline::FitResult r = fitter.fit("store-all", nullptr);
         QVERIFY(r.cancelled);
-        QCOMPARE(announced, (std::vector<int64_t>{1, 2, 4}));
-        QCOMPARE(r.trials.size(), size_t(2)); // 1 and 2 were planned; 4 was stopped
+        QCOMPARE(announced.size(), size_t(3));
+        QCOMPARE(announced[0], int64_t(1));
+        QCOMPARE(announced[1], int64_t(2));
+        QVERIFY(announced[2] > 2);
+        QCOMPARE(r.trials.size(), size_t(2)); // 1 and 2 were planned; the third was stopped
         QCOMPARE(r.trials[0].batch, int64_t(1));
         QCOMPARE(r.trials[1].batch, int64_t(2));
         QVERIFY(!r.error.empty());
@@ -131,6 +145,24 @@ private slots:
         const pipeline::FitResult next = fitter.fit("store-all", nullptr);
         QVERIFY(next.cancelled);
         QCOMPARE(announced.size(), size_t(3));
+    }
+
+    // A search limit spent once batch 1 is tried: the search stops there and says so, batch 1
+    // (which fits) answered with its plan; the same search without a limit goes further.
+    void searchLimitStopsTheSearch()
+    {
+        pipeline::Fitter fitter(mlpPath(), {}, {kMemory, 65536, 10, 1e-9});
+        const pipeline::FitResult r = fitter.fit("store-all", nullptr);
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY(r.searchStopped);
+        QCOMPARE(r.tries, 1);
+        QCOMPARE(r.batch, int64_t(1));
+        QCOMPARE(r.firstMiss, int64_t(0));
+        QVERIFY(r.plan && r.plan->timeline.peakBytes <= kMemory);
+        pipeline::Fitter unlimited(mlpPath(), {}, {kMemory, 65536, 10});
+        const pipeline::FitResult all = unlimited.fit("store-all", nullptr);
+        QVERIFY(!all.searchStopped);
+        QVERIFY(all.batch > 1);
     }
 };
 
