@@ -33,9 +33,12 @@ struct ModelInput
     std::vector<std::string> classify;    ///< `--classify NAME=parameter|buffer|input|constant`
     std::string semantics = "training";   ///< `--semantics training|as-exported`
     /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
-    /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`.
+    /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`, `--tensor-parallel`,
+    /// `--sequence-parallel`.
     std::string optimizer = "none", precision = "fp32", shard = "none", attention = "eager";
     int64_t ranks = 1, microBatches = 1;
+    int64_t tensorParallel = 1;    ///< `--tensor-parallel N`
+    bool sequenceParallel = false; ///< `--sequence-parallel`
     double lr = 1e-3, weightDecay = -1;
 };
 
