@@ -12,6 +12,8 @@
 
 #include <QtTest>
 
+#include <array>
+
 using namespace remat;
 using namespace remat::core;
 using remat::tests::attrFloat;
@@ -127,17 +129,30 @@ private slots:
     {
         QTest::addColumn<int64_t>("t");
         QTest::addColumn<bool>("sp");
-        QTest::newRow("t=1") << int64_t(1) << false;
-        QTest::newRow("t=2") << int64_t(2) << false;
-        QTest::newRow("t=4") << int64_t(4) << false;
-        QTest::newRow("t=2 sp") << int64_t(2) << true;
-        QTest::newRow("t=4 sp") << int64_t(4) << true;
+        QTest::addColumn<int64_t>("s");
+        QTest::addColumn<int64_t>("b");
+        QTest::addColumn<int64_t>("h");
+        QTest::addColumn<int64_t>("a");
+        for (const auto &[s, b, h, a] : {std::array<int64_t, 4>{16, 2, 32, 4}, {24, 1, 64, 8}})
+            for (int64_t t : {int64_t(1), int64_t(2), int64_t(4), int64_t(8)})
+                for (bool sp : {false, true}) {
+                    if ((sp && t == 1) || a % t != 0)
+                        continue;
+                    const std::string name = "s" + std::to_string(s) + " b" + std::to_string(b) +
+                                             " h" + std::to_string(h) + " a" + std::to_string(a) +
+                                             " t" + std::to_string(t) + (sp ? " sp" : "");
+                    QTest::newRow(name.c_str()) << t << sp << s << b << h << a;
+                }
     }
     void korthikantiPerLayer()
     {
         QFETCH(int64_t, t);
         QFETCH(bool, sp);
-        const Dims d;
+        QFETCH(int64_t, s);
+        QFETCH(int64_t, b);
+        QFETCH(int64_t, h);
+        QFETCH(int64_t, a);
+        const Dims d{s, b, h, a, a};
         const int64_t measured = perLayer(d, t, sp);
         // the paper's formula, in bytes: 5as/h sbh = 5 a s^2 b
         const int64_t attention = 5 * d.a * d.s * d.s * d.b / t;
@@ -146,9 +161,10 @@ private slots:
         // what the paper leaves out: each layer norm's mean and inverse std (fp16, one per row),
         // replicated without sequence parallelism, split along the sequence with it
         const int64_t lnStats = 2 * 2 * d.s * d.b * 2 / (sp ? t : 1);
-        qInfo("t=%lld%s: measured %lld bytes, paper %lld (+ %lld layer-norm statistics)",
-              (long long)t, sp ? " sp" : "", (long long)measured, (long long)paper,
-              (long long)lnStats);
+        qInfo("s %lld b %lld h %lld a %lld, t=%lld%s: measured %lld bytes, paper %lld (+ %lld "
+              "layer-norm statistics)",
+              (long long)s, (long long)b, (long long)h, (long long)a, (long long)t, sp ? " sp" : "",
+              (long long)measured, (long long)paper, (long long)lnStats);
         QCOMPARE(measured, paper + lnStats);
     }
 
