@@ -7,9 +7,12 @@
 #include "common/mini_graph.h"
 #include "common/test_support.h"
 
+#include "core/onnx/decoder_model.h"
+#include "core/onnx/importer.h"
 #include "core/training/apply_training_options.h"
 #include "core/training/builder.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <array>
@@ -243,6 +246,74 @@ private slots:
         QVERIFY(!four);
         QVERIFY2(four.status().message().find("2 heads") != std::string::npos,
                  four.status().message().c_str());
+    }
+
+    /// A LLaMA-style decoder as `remat make-decoder` writes it (RMSNorm, rotary, 8 query heads and
+    /// 2 K/V heads with repeat_kv, SwiGLU, untied LM head): q / k / v / gate / up / down / o and
+    /// the LM head split, the norms replicated, the embedding vocabulary-parallel; t = 4 does not
+    /// divide the 2 K/V heads; sdpa reads the same.
+    void decoderFromConfig()
+    {
+        onnx::DecoderSpec spec;
+        spec.layers = 2;
+        spec.hidden = 64;
+        spec.heads = 8;
+        spec.kvHeads = 2;
+        spec.ffn = 96;
+        spec.vocab = 100;
+        spec.seq = 16;
+        spec.batch = 2;
+        QTemporaryDir dir;
+        const std::string path = tests::toStd(dir.path()) + "/llama.onnx";
+        const Status written = onnx::writeDecoderModel(spec, path);
+        QVERIFY2(written.isOk(), written.toString().c_str());
+        auto g = onnx::importModel(path);
+        QVERIFY2(g, g.status().toString().c_str());
+        for (training::Attention mode : {training::Attention::Eager, training::Attention::Sdpa}) {
+            auto built = training::buildTrainingGraph(*g, {.attention = mode});
+            QVERIFY2(built, built.status().toString().c_str());
+            training::TrainingOptions o;
+            o.precision = training::Precision::Bf16Mixed;
+            auto one = training::applyTrainingOptions(*built, o);
+            o.tensorParallel = 2;
+            auto two = training::applyTrainingOptions(*built, o);
+            QVERIFY2(one && two, (!one ? one.status() : two.status()).toString().c_str());
+            auto bytes = [](const training::TrainingGraph &tg, const std::string &name) {
+                const TensorId *id = tg.findTensor(name);
+                return id ? tg.tensor(*id).bytes : int64_t(-1);
+            };
+            int splitCount = 0, replicated = 0;
+            for (const training::Tensor &t : one->tensors()) {
+                if (t.role != training::TensorRole::Parameter)
+                    continue;
+                const bool norm = t.name.find("norm") != std::string::npos;
+                const int64_t share = bytes(*two, t.name);
+                QVERIFY2(share == (norm ? t.bytes : t.bytes / 2), t.name.c_str());
+                (norm ? replicated : splitCount)++;
+            }
+            // 7 linears per layer, the embedding and the LM head; 2 norms per layer and the final
+            QCOMPARE(splitCount, 2 * 7 + 2);
+            QCOMPARE(replicated, 2 * 2 + 1);
+            o.tensorParallel = 4;
+            auto four = training::applyTrainingOptions(*built, o);
+            QVERIFY(!four);
+            QVERIFY2(four.status().message().find("2 ") != std::string::npos &&
+                         four.status().message().find("one of 1, 2") != std::string::npos,
+                     four.status().message().c_str());
+            // the activations: every split region shrinks, so a rank keeps well under the whole
+            const int64_t whole = training::summarize(*one, &*g).savedForBackwardBytes;
+            const int64_t rank = training::summarize(*two, &*g).savedForBackwardBytes;
+            QVERIFY(rank < whole && rank > whole / 2);
+            o.tensorParallel = 2;
+            o.sequenceParallel = true;
+            auto sp = training::applyTrainingOptions(*built, o);
+            QVERIFY(sp);
+            const int64_t spRank = training::summarize(*sp, &*g).savedForBackwardBytes;
+            qInfo("decoder %s: saved %lld bytes, t=2 %lld, t=2 sp %lld; t=4: %s",
+                  training::attentionName(mode), (long long)whole, (long long)rank,
+                  (long long)spRank, four.status().message().c_str());
+            QVERIFY2(spRank <= (whole + 1) / 2 + 64, qPrintable(QString::number(spRank)));
+        }
     }
 
     void badOptions()
