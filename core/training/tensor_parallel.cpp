@@ -186,7 +186,23 @@ Status shardTensorParallel(const TrainingGraph &graph, std::vector<Op> &ops,
         }
     }
 
-    // Per-rank bytes.
+    // Per-rank bytes. A gradient follows the forward tensor of the value it is the gradient of
+    // (by source value; by name where the builder left the source unset).
+    std::vector<TensorId> byValue;
+    for (const Tensor &x : tensors)
+        if (x.source.valid() && x.role != TensorRole::ActivationGrad &&
+            x.role != TensorRole::ParameterGrad && x.role != TensorRole::Loss) {
+            if (byValue.size() <= x.source.index())
+                byValue.resize(x.source.index() + 1);
+            if (!byValue[x.source.index()].valid())
+                byValue[x.source.index()] = x.id;
+        }
+    auto forwardTensor = [&](const Tensor &grad) -> const TensorId * {
+        if (grad.source.valid() && grad.source.index() < byValue.size() &&
+            byValue[grad.source.index()].valid())
+            return &byValue[grad.source.index()];
+        return graph.findTensor(forwardName(grad.name));
+    };
     for (Tensor &x : tensors) {
         bool divide = false;
         const size_t i = x.id.index();
@@ -198,7 +214,7 @@ Status shardTensorParallel(const TrainingGraph &graph, std::vector<Op> &ops,
             break;
         case TensorRole::ActivationGrad:
         case TensorRole::ParameterGrad: {
-            const TensorId *f = graph.findTensor(forwardName(x.name));
+            const TensorId *f = forwardTensor(x);
             if (!f)
                 break;
             const Tensor &fw = tensors[f->index()];
