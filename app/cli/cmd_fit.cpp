@@ -166,6 +166,8 @@ int runFit(const FitOptions &o)
                 {"shard", training::shardingName(opts.shard)},
                 {"ranks", opts.ranks},
                 {"attention", training::attentionName(opts.attention)},
+                {"tensor_parallel", opts.tensorParallel},
+                {"sequence_parallel", opts.sequenceParallel},
                 {"time_source", "estimate"},
             };
             if (!r.error.empty())
@@ -179,12 +181,13 @@ int runFit(const FitOptions &o)
         std::printf("%s\n", arr.dump(2).c_str());
     } else {
         std::printf("%s on %s: optimizer %s, precision %s, shard %s over %lld ranks, %lld "
-                    "micro-batches, attention %s (times: estimate)\n",
+                    "micro-batches, attention %s, tensor parallel %lld%s (times: estimate)\n",
                     o.input.model.c_str(), formatBytes(memory).c_str(),
                     training::optimizerName(opts.optimizer),
                     training::precisionName(opts.precision), training::shardingName(opts.shard),
                     (long long)opts.ranks, (long long)opts.microBatches,
-                    training::attentionName(opts.attention));
+                    training::attentionName(opts.attention), (long long)opts.tensorParallel,
+                    opts.sequenceParallel ? " + sequence parallel" : "");
         if (o.maxOverhead >= 0)
             std::printf("  a plan fits only when its step is at most %g%% slower than "
                         "store-all's at the same batch\n",

@@ -128,6 +128,8 @@ int runTrainGraph(const TrainGraphOptions &o)
             {"shard", training::shardingName(opts.shard)},
             {"ranks", opts.ranks},
             {"micro_batches", opts.microBatches},
+            {"tensor_parallel", opts.tensorParallel},
+            {"sequence_parallel", opts.sequenceParallel},
             {"attention", training::attentionName(tg.info().training.attention)},
             {"attention_fused", tg.info().fusedPatterns},
             {"attention_not_fused", tg.info().notFused},
@@ -169,10 +171,11 @@ int runTrainGraph(const TrainGraphOptions &o)
         s.forwardOps, s.lossOps, s.backwardOps, s.accumulateOps);
     std::printf("  tensors                   %zu\n", tg.tensorCount());
     std::printf("  training                  optimizer %s (%zu update ops), precision %s, shard %s "
-                "over %lld ranks, %lld micro-batches\n",
+                "over %lld ranks, %lld micro-batches, tensor parallel %lld%s\n",
                 training::optimizerName(opts.optimizer), s.optimizerOps,
                 training::precisionName(opts.precision), training::shardingName(opts.shard),
-                (long long)opts.ranks, (long long)opts.microBatches);
+                (long long)opts.ranks, (long long)opts.microBatches, (long long)opts.tensorParallel,
+                opts.sequenceParallel ? " + sequence parallel" : "");
     std::printf("  attention                 %s (%zu patterns fused)\n",
                 training::attentionName(tg.info().training.attention),
                 tg.info().fusedPatterns.size());

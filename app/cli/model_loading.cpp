@@ -93,6 +93,12 @@ void addTrainingOptions(CLI::App &cmd, ModelInput &input)
                    "sdpa (each attention pattern fused as F.scaled_dot_product_attention's "
                    "flash / memory-efficient kernels run it: Q, K, V, output and log-sum-exp "
                    "kept)");
+    cmd.add_option("--tensor-parallel", input.tensorParallel,
+                   "Megatron-LM tensor parallelism over N ranks (default 1): column / row "
+                   "parallel linears and attention heads split, per-rank bytes");
+    cmd.add_flag("--sequence-parallel", input.sequenceParallel,
+                 "Megatron-LM sequence parallelism (with --tensor-parallel N > 1): layer norm, "
+                 "dropout and residual activations split along the sequence");
 }
 
 Expected<training::TrainingOptions> trainingOptions(const ModelInput &input)
@@ -115,6 +121,8 @@ Expected<training::TrainingOptions> trainingOptions(const ModelInput &input)
     REMAT_ASSIGN_OR_RETURN(o.attention, training::parseAttention(input.attention));
     o.ranks = input.ranks;
     o.microBatches = input.microBatches;
+    o.tensorParallel = input.tensorParallel;
+    o.sequenceParallel = input.sequenceParallel;
     o.hyper.lr = input.lr;
     o.hyper.weightDecay = input.weightDecay;
     if (o.shard != training::Sharding::None && o.ranks == 1)

@@ -37,10 +37,12 @@ struct ModelInput
     std::string semantics = "training"; ///< `--semantics training|as-exported`
     /// Training options (addTrainingOptions): `--optimizer`, `--precision`, `--shard`, `--ranks`,
     /// `--micro-batches`, `--lr`, `--weight-decay`, `--attention`, `--autocast-device` (empty:
-    /// not given).
+    /// not given), `--tensor-parallel`, `--sequence-parallel`.
     std::string optimizer = "none", precision = "32-true", shard = "none", attention = "eager",
                 autocastDevice;
     int64_t ranks = 1, microBatches = 1;
+    int64_t tensorParallel = 1;    ///< `--tensor-parallel N`
+    bool sequenceParallel = false; ///< `--sequence-parallel`
     double lr = 1e-3, weightDecay = -1;
 };
 

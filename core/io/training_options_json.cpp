@@ -22,6 +22,10 @@ json trainingOptionsJson(const training::TrainingOptions &o)
         j["attention"] = training::attentionName(o.attention);
     if (training::isAutocast(o.precision))
         j["autocast_device"] = training::autocastDeviceName(o.autocastDevice);
+    if (o.tensorParallel != 1)
+        j["tensor_parallel"] = o.tensorParallel;
+    if (o.sequenceParallel)
+        j["sequence_parallel"] = true;
     return j;
 }
 
@@ -73,6 +77,12 @@ Expected<training::TrainingOptions> parse(const json &j, const std::string &what
     REMAT_RETURN_IF_ERROR(text("attention", &attention));
     REMAT_RETURN_IF_ERROR(whole("ranks", &o.ranks));
     REMAT_RETURN_IF_ERROR(whole("micro_batches", &o.microBatches));
+    REMAT_RETURN_IF_ERROR(whole("tensor_parallel", &o.tensorParallel));
+    if (auto it = j.find("sequence_parallel"); it != j.end()) {
+        if (!it->is_boolean())
+            return bad("\"sequence_parallel\" is not true or false");
+        o.sequenceParallel = it->get<bool>();
+    }
     REMAT_RETURN_IF_ERROR(number("lr", &o.hyper.lr));
     REMAT_RETURN_IF_ERROR(number("weight_decay", &o.hyper.weightDecay));
     auto opt = training::parseOptimizer(optimizer);

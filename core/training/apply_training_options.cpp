@@ -1,6 +1,7 @@
 #include "core/training/apply_training_options.h"
 
 #include "core/training/autocast.h"
+#include "core/training/tensor_parallel.h"
 
 #include <fmt/format.h>
 
@@ -53,6 +54,8 @@ std::vector<std::pair<std::string, int64_t>> stateShapes(Optimizer o, const Tens
             return {{"exp_avg_sq", n}};
         const int64_t rows = d[d.size() - 2].value, cols = d.back().value;
         const int64_t lead = rows > 0 && cols > 0 ? n / (rows * cols) : 0;
+        if (lead < 1 || lead * rows * cols != n)
+            return {{"exp_avg_sq", n}}; // a split not along a matrix axis: unfactored
         return {{"exp_avg_sq_row", lead * rows}, {"exp_avg_sq_col", lead * cols}};
     }
     }
@@ -182,6 +185,10 @@ Expected<TrainingGraph> applyTrainingOptions(const TrainingGraph &built,
         default: break;
         }
     }
+    // Tensor / sequence parallelism: the per-rank share of one tensor-parallel rank, which ZeRO
+    // then shards over the data-parallel ranks.
+    REMAT_RETURN_IF_ERROR(
+        shardTensorParallel(graph, ops, tensors, o.tensorParallel, o.sequenceParallel));
     for (const Tensor &t : tensors)
         fullBytes[t.id.index()] = t.bytes;
 

@@ -179,6 +179,10 @@ std::string TrainingOptions::notExecutableReason() const
     if (shard != Sharding::None && ranks > 1)
         return fmt::format("{} sharding over {} ranks is simulated only (run with --shard none)",
                            shardingName(shard), ranks);
+    if (tensorParallel > 1)
+        return fmt::format("tensor parallelism over {} ranks{} is simulated only (run with "
+                           "--tensor-parallel 1)",
+                           tensorParallel, sequenceParallel ? " with sequence parallelism" : "");
     if (microBatches > 1)
         return fmt::format("gradient accumulation over {} micro-batches is simulated only (run "
                            "with --micro-batches 1)",
@@ -194,6 +198,13 @@ Status validateTrainingOptions(const TrainingOptions &o)
     auto bad = [](std::string m) { return makeError(StatusCode::InvalidArgument, std::move(m)); };
     if (o.ranks < 1 || o.ranks > (int64_t(1) << 20))
         return bad(fmt::format("--ranks {}: give a number of ranks from 1 to 1048576", o.ranks));
+    if (o.tensorParallel < 1 || o.tensorParallel > (int64_t(1) << 20))
+        return bad(fmt::format("--tensor-parallel {}: give a number of tensor-parallel ranks from "
+                               "1 to 1048576 (1: no tensor parallelism)",
+                               o.tensorParallel));
+    if (o.sequenceParallel && o.tensorParallel < 2)
+        return bad("--sequence-parallel splits along the sequence what tensor parallelism "
+                   "replicates: it needs --tensor-parallel N with N > 1");
     if (o.microBatches < 1 || o.microBatches > (int64_t(1) << 20))
         return bad(
             fmt::format("--micro-batches {}: give a number from 1 to 1048576", o.microBatches));

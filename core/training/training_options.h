@@ -46,6 +46,19 @@
 //   as F.scaled_dot_product_attention's flash / memory-efficient kernels do: the builder fuses
 //   each attention pattern into one op that keeps Q, K, V, the output, a float32 log-sum-exp per
 //   query row and the dropout RNG state (core/training/fusions/attention.h).
+// - Tensor parallelism over t ranks (`tensorParallel`, Megatron-LM, Shoeybi et al. 2019) and
+//   sequence parallelism (`sequenceParallel`, Korthikanti et al. 2022): per-rank bytes of one of
+//   the t ranks of a tensor-parallel group. Which linears are column- and row-parallel is read
+//   from the graph by one structural rule (core/training/tensor_parallel.h, where the rule and
+//   its limits are written out): a linear (MatMul / Gemm with a weight) whose activation input is
+//   replicated is column-parallel (its weight, bias and output split over t), one whose input is
+//   split is row-parallel (weight split, output replicated after the all-reduce); everything
+//   computed from a split tensor is split (attention heads, the FFN activation, dropout inside
+//   attention). Replicated activations (layer norms, residual adds, dropout after the block) stay
+//   whole without sequence parallelism and are split along the sequence with it. Communication
+//   buffers: the all-reduces are in place (no bytes); with sequence parallelism the all-gathered
+//   input of a column-parallel linear and the full output of a row-parallel linear before its
+//   reduce-scatter are the op's workspace (forward and backward).
 
 #include "core/ir/dtype.h"
 #include "core/ops/op_def.h"
@@ -130,6 +143,10 @@ struct TrainingOptions
     int64_t microBatches = 1; ///< gradient accumulation steps per optimizer step
     /// How attention runs (see above); applied by the builder, not by applyTrainingOptions.
     Attention attention = Attention::Eager;
+    /// Megatron-LM tensor parallelism over this many ranks (1: none); see the note above.
+    int64_t tensorParallel = 1;
+    /// Megatron-LM sequence parallelism (needs tensorParallel > 1).
+    bool sequenceParallel = false;
     OptimizerHyper hyper;
 
     /// No optimizer, float32, no sharding, one micro-batch, eager attention: the graph is left as
@@ -143,7 +160,8 @@ struct TrainingOptions
     bool operator==(const TrainingOptions &) const = default;
 };
 
-/// Checks ranks >= 1, micro-batches >= 1 and the hyperparameters; errors name the option.
+/// Checks ranks >= 1, micro-batches >= 1, tensor-parallel >= 1, sequence-parallel only with
+/// tensor-parallel > 1 and the hyperparameters; errors name the option.
 Status validateTrainingOptions(const TrainingOptions &options);
 
 } // namespace remat::core::training

@@ -283,6 +283,12 @@ private slots:
                                             << "unknown value 'lamb'";
         QTest::newRow("training ranks 0") << head2 + R"("training": {"ranks": 0}})"
                                           << "\"ranks\" is not a whole number";
+        QTest::newRow("training tp 0") << head2 + R"("training": {"tensor_parallel": 0}})"
+                                       << "\"tensor_parallel\" is not a whole number";
+        QTest::newRow("training sp alone") << head2 + R"("training": {"sequence_parallel": true}})"
+                                           << "--sequence-parallel splits along the sequence";
+        QTest::newRow("training sp text") << head2 + R"("training": {"sequence_parallel": "yes"}})"
+                                          << "\"sequence_parallel\" is not true or false";
         QTest::newRow("training array") << head2 + R"("training": []})"
                                         << "not an object";
         QTest::newRow("view array") << head2 + R"("view": []})"
@@ -335,6 +341,17 @@ private slots:
         auto sdpaBack = io::parseSession(*sdpaText, "/tmp/t.rematproj");
         QVERIFY2(sdpaBack, sdpaBack.status().toString().c_str());
         QVERIFY(sdpaBack->training == s.training);
+        // --tensor-parallel 4 --sequence-parallel are written when set and read back
+        s.training.tensorParallel = 4;
+        s.training.sequenceParallel = true;
+        auto tpText = io::formatSession(s, "/tmp/t.rematproj", nullptr);
+        QVERIFY(tpText);
+        const nlohmann::json tj = nlohmann::json::parse(*tpText).at("training");
+        QCOMPARE(tj.at("tensor_parallel").get<int64_t>(), int64_t(4));
+        QCOMPARE(tj.at("sequence_parallel").get<bool>(), true);
+        auto tpBack = io::parseSession(*tpText, "/tmp/t.rematproj");
+        QVERIFY2(tpBack, tpBack.status().toString().c_str());
+        QVERIFY(tpBack->training == s.training);
         io::Session plain;
         auto plainText = io::formatSession(plain, "/tmp/p.rematproj", nullptr);
         QVERIFY(plainText);
