@@ -30,7 +30,7 @@ struct ModelInput
     std::vector<std::string> inputShapes; ///< `--input-shape NAME=D0xD1x...`
     std::vector<std::string> dims;        ///< `--dim NAME=VALUE`
     std::vector<std::string> inputValues; ///< `--input-value NAME=V` (scalar inputs)
-    std::vector<std::string> branches; ///< `--branch NODE=then|else` (data-dependent Ifs)
+    std::vector<std::string> branches;    ///< `--branch NODE=then|else` (data-dependent Ifs)
     std::vector<std::string> classify; ///< `--classify NAME=parameter|frozen|buffer|input|constant`
     std::vector<std::string> freeze;   ///< `--freeze REGEX` (repeatable)
     std::vector<std::string> trainable; ///< `--trainable REGEX` (repeatable)

@@ -91,7 +91,7 @@ const char *optimizerName(Optimizer o); ///< "none", "sgd", "sgd-momentum", "ada
 const char *precisionName(Precision p);
 const char *autocastDeviceName(AutocastDevice d); ///< "cuda", "cpu"
 const char *shardingName(Sharding s);             ///< "none", "zero1", "zero2", "zero3"
-const char *attentionName(Attention a);             ///< "eager", "sdpa"
+const char *attentionName(Attention a);           ///< "eager", "sdpa"
 /// Errors name the option and list the accepted values.
 Expected<Optimizer> parseOptimizer(const std::string &text);
 /// Also "fp32" (32-true); a retired spelling ("fp16-mixed", "bf16", ...) is an error that names
