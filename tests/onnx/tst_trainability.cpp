@@ -161,7 +161,7 @@ private slots:
         QVERIFY2(b, b.status().message().c_str());
         training::TrainingOptions t;
         t.optimizer = training::Optimizer::Adam;
-        t.precision = training::Precision::Bf16Mixed;
+        t.precision = training::Precision::Bf16Master;
         auto tg = training::applyTrainingOptions(b->training, t);
         QVERIFY2(tg, tg.status().message().c_str());
         const training::ModelStateBytes m = training::modelStateBytes(*tg);
