@@ -22,7 +22,8 @@ TAIL=4 t "$REMAT" solve "$M" --solver chen-sqrtn --attention sdpa --precision bf
 for set in "--attention eager --precision bf16-mixed --optimizer adamw" \
            "--attention sdpa --precision bf16-mixed --optimizer adamw" \
            "--attention sdpa --precision bf16-mixed --optimizer adamw --shard zero3 --ranks 8" \
-           "--attention sdpa --precision bf16-true --optimizer adamw --shard zero2 --ranks 8"; do
+           "--attention sdpa --precision bf16-true --optimizer adamw --shard zero2 --ranks 8" \
+           "--attention sdpa --precision bf16-mixed --optimizer adamw --trainable (q|v)_proj"; do
     # shellcheck disable=SC2086
     TAIL=4 t "$REMAT" fit "$M" --device 80gb --solver chen-sqrtn $set
 done
