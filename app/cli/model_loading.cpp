@@ -10,6 +10,19 @@ namespace remat::app {
 
 using namespace remat::core;
 
+namespace {
+
+/// A NAME=VALUE style option given once per value (`--dim a=1 --dim b=2`).
+void addRepeatable(CLI::App &cmd, const std::string &name, std::vector<std::string> &values,
+                   const std::string &help)
+{
+    cmd.add_option(name, values, help)
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+} // namespace
+
 CLI::Option *addModelArgument(CLI::App &cmd, ModelInput &input, const std::string &help)
 {
     return cmd.add_option("model", input.model, help)->required();
@@ -21,42 +34,28 @@ CLI::Option *addBatchOption(CLI::App &cmd, ModelInput &input, const std::string 
     CLI::Option *o = cmd.add_option("--batch", input.batch, help);
     if (check == BatchCheck::NonNegative)
         o->check(CLI::NonNegativeNumber);
-    cmd.add_option(
-           "--input-shape", input.inputShapes,
-           "Whole shape of a graph input: NAME=D0xD1x... (e.g. input=1x3x224x224; repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option(
-           "--dim", input.dims,
-           "Value of a named free dim of the inputs: NAME=VALUE (e.g. height=224; repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option(
-           "--input-value", input.inputValues,
-           "Fix a scalar graph input to a number: NAME=V (e.g. sr=16000; an If on it is decided at "
-           "import; repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--branch", input.branches,
-                   "Take one branch of an If whose condition is computed from data: "
-                   "NODE=then|else (e.g. /If=then; trained through that branch; repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--classify", input.classify,
-                   "Override a value's kind: NAME=parameter|frozen|buffer|input|constant "
-                   "(repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--freeze", input.freeze,
-                   "Freeze the parameters whose name contains a match of REGEX (ECMAScript; no "
-                   "gradient, no optimizer state; repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd.add_option("--trainable", input.trainable,
-                   "Train only the parameters whose name contains a match of REGEX (ECMAScript; "
-                   "every other parameter is frozen; repeatable), e.g. '^fc\\.' or 'lora_'")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    addRepeatable(
+        cmd, "--input-shape", input.inputShapes,
+        "Whole shape of a graph input: NAME=D0xD1x... (e.g. input=1x3x224x224; repeatable)");
+    addRepeatable(
+        cmd, "--dim", input.dims,
+        "Value of a named free dim of the inputs: NAME=VALUE (e.g. height=224; repeatable)");
+    addRepeatable(
+        cmd, "--input-value", input.inputValues,
+        "Fix a scalar graph input to a number: NAME=V (e.g. sr=16000; an If on it is decided at "
+        "import; repeatable)");
+    addRepeatable(cmd, "--branch", input.branches,
+                  "Take one branch of an If whose condition is computed from data: "
+                  "NODE=then|else (e.g. /If=then; trained through that branch; repeatable)");
+    addRepeatable(cmd, "--classify", input.classify,
+                  "Override a value's kind: NAME=parameter|frozen|buffer|input|constant "
+                  "(repeatable)");
+    addRepeatable(cmd, "--freeze", input.freeze,
+                  "Freeze the parameters whose name contains a match of REGEX (ECMAScript; no "
+                  "gradient, no optimizer state; repeatable)");
+    addRepeatable(cmd, "--trainable", input.trainable,
+                  "Train only the parameters whose name contains a match of REGEX (ECMAScript; "
+                  "every other parameter is frozen; repeatable), e.g. '^fc\\.' or 'lora_'");
     cmd.add_option(
            "--semantics", input.semantics,
            "training (default: BatchNormalization exported for inference is modelled in training "
