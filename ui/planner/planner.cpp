@@ -470,6 +470,7 @@ void Planner::openModel(const QString &path, int64_t batch,
     m_document.setImportSettings(settings);
     m_solves.cancelAll();
     const quint64 generation = ++m_generation;
+    m_loadingBatch = batch;
     core::onnx::ImportOptions userSettings = settings;
     userSettings.stop = {};
     userSettings.progress = {};

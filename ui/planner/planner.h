@@ -146,6 +146,9 @@ public:
     /// instead of loading, and adds what it loads. May be null (the planner loads for itself).
     void setProblemCache(std::shared_ptr<ProblemCache> cache) { m_problemCache = std::move(cache); }
     bool isLoading() const { return m_loads.busy(); }
+    /// The batch the load under way is for (0 when none is): a window that moved to another
+    /// batch meanwhile must not wait for it.
+    int64_t loadingBatch() const { return m_loads.busy() ? m_loadingBatch : 0; }
     /// Times every plan with a measured profile from now on (the Run panel's "Calibrate on this
     /// device"; also for models and batches loaded later, through the calibrated model): the
     /// problem's costs are rebuilt, store-all and every plan re-simulated.
@@ -292,6 +295,7 @@ private:
     PlanAnalysis m_analysis;
     QHash<QString, core::solvers::Plan> m_cache;
     quint64 m_generation = 1;
+    int64_t m_loadingBatch = 0;
     bool m_restoring = false;
     std::shared_ptr<ProblemCache> m_problemCache;
     /// Model loads: a newer one stops the older and drops its result.

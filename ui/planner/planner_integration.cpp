@@ -274,12 +274,17 @@ void PlannerIntegration::followWindowModel()
             m_window->setBatch(pd->batch());
         return;
     }
-    // A load already under way for these settings will arrive; one for other settings (the
-    // Model Inputs dialog answered while the first, blocked import was still being planned) is
-    // superseded by a new one.
+    // A load already under way for these settings and this batch will arrive; one for other
+    // settings (the Model Inputs dialog answered while the first, blocked import was still being
+    // planned) or another batch (the toolbar's batch changed while the planner still loaded the
+    // file's first one: it stayed at the old batch for good) is superseded by a new one.
     const bool otherSettings = !sameImportSettings(doc->model().settings, pd->importSettings());
-    if (m_planner->isLoading() && !otherSettings)
+    if (m_planner->isLoading() && !otherSettings && m_planner->loadingBatch() == batch)
         return;
+    if (m_planner->isLoading() && !otherSettings) {
+        m_planner->openModel(path, batch, doc->model().settings);
+        return;
+    }
     // The window started a new session for a new file (Planner::startNewSession: its path is
     // the document's already) with no problem yet: it is loaded now.
     const auto &problem = m_planner->problem();
