@@ -29,6 +29,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QImage>
 #include <QLabel>
 #include <QMenuBar>
@@ -36,6 +37,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -198,7 +200,13 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     });
 
     QSettings settings;
-    resize(1400, 900);
+    // First run: 1400x900, or what the screen holds (a 1366x768 laptop got a window taller and
+    // wider than its screen, the Solver dock's buttons off the right edge). The title bar and
+    // a panel take some of the available height.
+    QSize initial(1400, 900);
+    if (const QScreen *screen = QGuiApplication::primaryScreen())
+        initial = initial.boundedTo(screen->availableGeometry().size() - QSize(16, 48));
+    resize(initial);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     m_colourMode->setCurrentIndex(settings.value(QStringLiteral("view/colourMode"), 0).toInt());
