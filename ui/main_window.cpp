@@ -477,7 +477,11 @@ void MainWindow::closeBeside()
 void MainWindow::openDialog()
 {
     QSettings settings;
-    const QString dir = settings.value(QStringLiteral("lastDir")).toString();
+    // Where the model on screen is (opened from the command line or Open Recent, it never set
+    // lastDir: the dialog started in the working directory), else where the last dialog was.
+    const QString dir = m_currentPath.isEmpty()
+                            ? settings.value(QStringLiteral("lastDir")).toString()
+                            : QFileInfo(m_currentPath).absolutePath();
     const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX Model"), dir,
                                                       tr("ONNX models (*.onnx);;All files (*)"));
     if (!path.isEmpty()) {

@@ -753,6 +753,33 @@ private slots:
         QVERIFY(planner->document()->currentPlan()->schedule == before.schedule);
     }
 
+    // Bug: rotor with a pin gave an infeasible plan and "try a larger budget or another solver";
+    // Solve again said only "plan 1 was solved with these inputs already". Rotor takes no pins.
+    void solverWithoutPinsSaysSoNotTheBudget()
+    {
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("rotor"));
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->currentPlan()->status, core::solvers::SolveStatus::Feasible);
+        QString node;
+        for (auto it = planner->analysis().nodeDecisions().cbegin();
+             it != planner->analysis().nodeDecisions().cend() && node.isEmpty(); ++it)
+            if (!planner->pinTensorOfNode(it.key()).isEmpty())
+                node = it.key();
+        QVERIFY(!node.isEmpty());
+        QVERIFY(planner->pinNode(node, PinKind::Keep));
+        planner->waitForIdle();
+        planner->solve(QStringLiteral("rotor")); // the pin change re-solved it already
+        planner->waitForIdle();
+        QCOMPARE(planner->document()->currentPlan()->status,
+                 core::solvers::SolveStatus::Infeasible);
+        const QString text = planner->solverPanel()->messageText();
+        QVERIFY2(text.contains(QStringLiteral("rotor takes no pins")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("chen-greedy")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("larger budget")), qPrintable(text));
+    }
+
     void budgetSliderResolvesLive()
     {
         auto planner = makePlanner();

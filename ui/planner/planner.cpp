@@ -867,7 +867,9 @@ void Planner::solveWithin(const QString &solverId, double limitSeconds)
                 tr("%1: plan %2 was solved with these inputs already (in %3 s); selected it.")
                     .arg(solverId)
                     .arg(row + 1)
-                    .arg(plans[row].solveSeconds, 0, 'f', 3));
+                    .arg(plans[row].solveSeconds, 0, 'f', 3) +
+                (refusedPins(plans[row]) ? QStringLiteral(" ") + pinsRefusedMessage(plans[row])
+                                         : QString()));
             return;
         }
     if (auto it = m_cache.constFind(key); it != m_cache.constEnd()) {
@@ -1053,6 +1055,12 @@ void Planner::onSolved(quint64 id, const Plan &solved, int replaceIndex, quint64
         solverPanel()->showMessage(tr("Solved: %1").arg(planSummary(plan, -1)));
     if (plan.status == core::solvers::SolveStatus::Infeasible && m_problem) {
         const int64_t floor = memoryFloor(*m_problem).total();
+        if (refusedPins(plan)) {
+            // Not the budget: the solver has no pins (rotor, revolve). Said so, with the ones
+            // that take them (it said "try a larger budget", which could not help).
+            solverPanel()->showMessage(pinsRefusedMessage(plan));
+            return;
+        }
         solverPanel()->showMessage(
             plan.budgetBytes < floor
                 ? tr("%1: no plan fits %2, below this model's floor %3 = %4. \"Set to floor\" "
@@ -1064,6 +1072,27 @@ void Planner::onSolved(quint64 id, const Plan &solved, int replaceIndex, quint64
                       .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
                            qs(core::formatBytes(floor))));
     }
+}
+
+bool Planner::refusedPins(const Plan &plan) const
+{
+    if (plan.status != core::solvers::SolveStatus::Infeasible || plan.pins.empty())
+        return false;
+    auto solver = solverById(qs(plan.solver));
+    return solver && !solver->capabilities().pins;
+}
+
+QString Planner::pinsRefusedMessage(const Plan &plan) const
+{
+    QStringList taking;
+    for (const auto &solver : m_solvers)
+        if (solver->capabilities().pins)
+            taking << qs(solver->id());
+    return tr("%1 takes no pins, so its plan is infeasible with %2 pinned: clear the pins (Pins "
+              "dock) or choose a solver that honours them (%3).")
+        .arg(qs(plan.solver))
+        .arg(plan.pins.size() == 1 ? tr("a tensor") : tr("%1 tensors").arg(plan.pins.size()))
+        .arg(taking.join(QStringLiteral(", ")));
 }
 
 QString Planner::planSummary(const Plan &plan, int row) const

@@ -272,6 +272,9 @@ private:
     QString planCacheKey(const core::solvers::Plan &plan) const;
     /// "Plan 2 of 3 — hong-dp: optimal, peak 1.20 GiB, ..." (row < 0: without the row).
     QString planSummary(const core::solvers::Plan &plan, int row) const;
+    /// Infeasible only because its solver takes no pins and the plan has some.
+    bool refusedPins(const core::solvers::Plan &plan) const;
+    QString pinsRefusedMessage(const core::solvers::Plan &plan) const;
     std::vector<core::solvers::Pin> resolvedPins() const;
     /// solve() with a time limit for a slow solver (0: the job's default).
     void solveWithin(const QString &solverId, double limitSeconds);
