@@ -18,6 +18,7 @@
 #include "ui/planner/teaching_view.h"
 #include "ui_test_util.h"
 
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -542,6 +543,13 @@ private slots:
         PlanTableModel *model = planner->planTableModel();
         QCOMPARE(model->headerData(PlanTableModel::StepTime, Qt::Horizontal).toString(),
                  QStringLiteral("Step time"));
+        // The step-time overhead and recompute come right after the peak on screen (they were
+        // past a laptop-width dock's edge).
+        const QHeaderView *header = planner->planTable()->horizontalHeader();
+        QCOMPARE(header->visualIndex(PlanTableModel::TimeOverhead),
+                 header->visualIndex(PlanTableModel::Peak) + 1);
+        QCOMPARE(header->visualIndex(PlanTableModel::Overhead),
+                 header->visualIndex(PlanTableModel::Peak) + 2);
         QCOMPARE(model->data(model->index(0, PlanTableModel::StepTime), PlanTableModel::SortRole)
                      .toDouble(),
                  plans[0].timeline.totalSeconds);

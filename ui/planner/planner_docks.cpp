@@ -39,6 +39,14 @@ PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, Run
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_table->setWordWrap(false);
+    // The whole cost beside the peak: on a laptop-width dock the step-time overhead column was
+    // past the right edge, behind Activation peak and Recompute (the model's order is kept for
+    // CSV, sorting and tests; only the view shows Peak, Time, Recompute, Activation peak).
+    QHeaderView *header = m_table->horizontalHeader();
+    header->moveSection(header->visualIndex(PlanTableModel::TimeOverhead),
+                        header->visualIndex(PlanTableModel::ActivationPeak));
+    header->moveSection(header->visualIndex(PlanTableModel::Overhead),
+                        header->visualIndex(PlanTableModel::ActivationPeak));
     // New rows widen a column to its longest entry (a user's wider column stays): the table
     // never shows "feasible, domi..." while there is room.
     QObject::connect(plans, &QAbstractItemModel::modelReset, m_table, [table = m_table.data()] {
