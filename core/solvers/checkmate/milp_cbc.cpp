@@ -304,8 +304,29 @@ public:
                Clock::time_point begin)
         : m_solver(solver), m_request(request), m_settings(MilpSettings::parse(request)),
           m_p(std::move(problem)), m_minPeak(request.objective == Objective::MinPeak),
-          m_begin(begin)
+          m_maxRecompute(maxRecomputeSeconds(request, m_p)), m_begin(begin)
     {
+    }
+
+    /// Min-peak within `--max-overhead P`: the recompute time the MILP's time row allows,
+    /// P% of the graph's store-all step as the model counts it (every op once; the simulator's
+    /// step for a plan without copies is that plus its recompute). The graph here is the one
+    /// the guard hands over, without an optimizer step, whose time only adds to store-all's
+    /// step: the row is at most as loose as the limit. -1: no limit.
+    static double maxRecomputeSeconds(const SolveRequest &request, const checkmate::Problem &p)
+    {
+        if (request.objective != Objective::MinPeak || request.maxOverheadPercent < 0)
+            return -1;
+        double once = 0;
+        for (double c : p.cost)
+            once += c;
+        return once * request.maxOverheadPercent / 100.0;
+    }
+
+    /// Whether a plan's recompute keeps the time row (with a sliver for the sums' rounding).
+    bool withinTime(const checkmate::Evaluation &e) const
+    {
+        return m_maxRecompute < 0 || e.recomputeSeconds <= m_maxRecompute * (1 + 1e-9) + 1e-15;
     }
 
     Expected<Plan> run()
@@ -349,6 +370,12 @@ private:
     {
         if (m_minPeak) {
             m_warmSeq = checkmate::lowestPeakSequence(m_p);
+            // Within a time limit the lowest-peak plan may recompute too much: store-all
+            // (nothing recomputed) always keeps the time row.
+            if (!withinTime(checkmate::evaluate(m_p, m_warmSeq))) {
+                m_warmSeq = checkmate::storeAllSequence(m_p);
+                m_warmFrom = "store-all";
+            }
             return;
         }
         checkmate::WarmStart w = checkmate::bestHeuristicSequence(
@@ -550,6 +577,9 @@ private:
         checkmate::ModelOptions mo;
         mo.budgetBytes = m_request.budgetBytes;
         mo.minimisePeak = m_minPeak;
+        // Tightened by a relative 1e-7, CBC's primal tolerance, so its point keeps the limit.
+        if (m_maxRecompute >= 0)
+            mo.maxRecomputeSeconds = m_maxRecompute * (1 - 1e-7);
         const double modelStart = elapsed();
         const checkmate::LinearModel model = checkmate::buildModel(m_p, mo);
         if (model.trivialInfeasible && !m_minPeak)
@@ -613,11 +643,13 @@ private:
         std::vector<int> seq = checkmate::sequenceFromR(m_p, model.rFromPoint(m_p, cbc.x));
         checkmate::Evaluation eval = checkmate::evaluate(m_p, seq);
         // Keep the warm start when the MILP point is not better once re-evaluated exactly (the
-        // model rounds sizes up, so this only happens with coarse memory units).
+        // model rounds sizes up, so this only happens with coarse memory units), or over the
+        // time row once re-evaluated (it never is: the row sums every run).
         if (!m_warmSeq.empty() &&
-            (m_minPeak ? m_warmEval.peakBytes < eval.peakBytes
-                       : (eval.peakBytes > m_request.budgetBytes ||
-                          m_warmEval.recomputeSeconds < eval.recomputeSeconds))) {
+            (!withinTime(eval) ||
+             (m_minPeak ? m_warmEval.peakBytes < eval.peakBytes
+                        : (eval.peakBytes > m_request.budgetBytes ||
+                           m_warmEval.recomputeSeconds < eval.recomputeSeconds)))) {
             seq = m_warmSeq;
             eval = m_warmEval;
         }
@@ -720,6 +752,7 @@ private:
     const MilpSettings m_settings;
     const checkmate::Problem m_p;
     const bool m_minPeak;
+    const double m_maxRecompute; ///< the time row's limit on recompute seconds (-1: none)
     const Clock::time_point m_begin;
     // chooseWarmStart, improved by boundAndImprove
     std::vector<int> m_warmSeq;
@@ -749,7 +782,10 @@ public:
                "often proves the warm start optimal among all plans with first runs in op order. "
                "Otherwise COIN-OR CBC solves the full model (up to 150k columns) with a time "
                "limit. The incumbent and the bound are reported live and kept in the plan (the "
-               "gap). Memory is the simulator's: preloaded tensors, weight gradients from their "
+               "gap). Min-peak within --max-overhead P adds a time row (the recompute time, "
+               "summed over every run, at most P% of store-all's step) to the min-peak MILP; "
+               "models too large for CBC bisect the budget over their min-time plans. Memory is "
+               "the simulator's: preloaded tensors, weight gradients from their "
                "op, workspace and unread outputs while an op runs.";
     }
     Capabilities capabilities() const override
@@ -758,12 +794,25 @@ public:
         c.optimalForItsModel = true;
         c.needsCbc = true;
         c.speed = SpeedClass::Search;
+        // Min-peak within --max-overhead: the MILP with a time row (recompute <= P% of the
+        // step), or on models too large for CBC the budget bisection over its min-time plans.
+        c.maxOverhead = true;
         return c;
     }
     Expected<Plan> searchPlan(const SolveRequest &request) const override;
 
 private:
+    /// Min-peak within --max-overhead on a model too large for CBC (no time row to add): a
+    /// bisection of the budget over this solver's own min-time plans (its heuristics, local
+    /// searches and annealing, each plan simulated), the lowest peak within the limit kept.
+    /// Each probe gets an equal share of the time limit, 1 / kBisectionProbes: with the guard's
+    /// generic bisection (a quarter of what is left each) the probes near the answer get a few
+    /// seconds and find far worse plans on ResNet-152.
+    Expected<Plan> withinOverheadByBisection(const SolveRequest &request,
+                                             const checkmate::Problem &p,
+                                             Clock::time_point begin) const;
     Expected<Plan> searchOwn(const SolveRequest &request) const;
+    static constexpr double kBisectionProbes = 8;
 };
 
 Expected<Plan> CheckmateMilpSolver::searchPlan(const SolveRequest &request) const
@@ -778,7 +827,102 @@ Expected<Plan> CheckmateMilpSolver::searchOwn(const SolveRequest &request) const
     REMAT_RETURN_IF_ERROR(checkmate::checkRequest(request));
     REMAT_ASSIGN_OR_RETURN(checkmate::Problem p,
                            checkmate::buildProblem(*request.graph, *request.costs, request.pins));
+    if (request.objective == Objective::MinPeak && request.maxOverheadPercent >= 0 &&
+        double(checkmate::estimateColumns(p)) > MilpSettings::parse(request).maxColumns)
+        return withinOverheadByBisection(request, p, begin);
     return MilpSearch(*this, request, std::move(p), begin).run();
+}
+
+Expected<Plan> CheckmateMilpSolver::withinOverheadByBisection(const SolveRequest &request,
+                                                              const checkmate::Problem &p,
+                                                              Clock::time_point begin) const
+{
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(Clock::now() - begin).count();
+    };
+    SolveRequest bare = request;
+    bare.maxOverheadPercent = -1;
+    bare.objective = Objective::MinTime;
+    bare.progress = nullptr;
+    // Store-all's step on this graph: every op once (the simulator's figure for the sequence).
+    const std::vector<int> all = checkmate::storeAllSequence(p);
+    REMAT_ASSIGN_OR_RETURN(const Plan storeAll, checkmate::finishPlan(p, bare, all, id()));
+    const double limit = stepSeconds(storeAll.timeline) * (1 + request.maxOverheadPercent / 100);
+    int64_t hi = storeAll.timeline.peakBytes;
+    int64_t lo = checkmate::evaluate(p, checkmate::lowestPeakSequence(p)).peakBytes - 1;
+    std::optional<Plan> best;
+    if (request.pins.empty())
+        best = storeAll; // keeps every limit; with pins the probe at store-all's peak answers
+    const double probeSeconds = std::max(2.0, request.timeLimitSeconds / kBisectionProbes);
+    const int64_t resolution = std::max<int64_t>(1, hi / 400);
+    int probes = 0, within = 0;
+    std::string trail; // "budget: peak step%" per probe, for the note
+    auto probe = [&](int64_t budget) -> Expected<bool> {
+        SolveRequest r = bare;
+        r.budgetBytes = budget;
+        r.timeLimitSeconds =
+            std::max(1.0, std::min(probeSeconds, request.timeLimitSeconds - elapsed()));
+        ++probes;
+        REMAT_ASSIGN_OR_RETURN(Plan plan, solve(r));
+        const bool ok =
+            (plan.status == SolveStatus::Optimal || plan.status == SolveStatus::Feasible) &&
+            plan.timeline.peakBytes <= budget && stepSeconds(plan.timeline) <= limit * (1 + 1e-9);
+        trail += fmt::format("{}{:.0f} MiB: {:.0f} MiB {:+.1f}%", trail.empty() ? "" : ", ",
+                             double(budget) / 1048576, double(plan.timeline.peakBytes) / 1048576,
+                             timeOverheadPercent(plan.timeline, stepSeconds(storeAll.timeline)));
+        if (ok) {
+            ++within;
+            if (!best || plan.timeline.peakBytes < best->timeline.peakBytes)
+                best = std::move(plan);
+        }
+        return ok;
+    };
+    if (!best) {
+        REMAT_ASSIGN_OR_RETURN(const bool ok, probe(hi));
+        (void)ok;
+    }
+    if (best)
+        hi = best->timeline.peakBytes;
+    while (hi - lo > resolution && probes < 2 * kBisectionProbes &&
+           elapsed() + 0.5 * probeSeconds < request.timeLimitSeconds &&
+           !request.stop.stopRequested()) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        REMAT_ASSIGN_OR_RETURN(const bool ok, probe(mid));
+        if (ok)
+            hi = std::min(mid, best->timeline.peakBytes);
+        else
+            lo = mid;
+        if (request.progress) {
+            SolveProgress pr;
+            pr.elapsedSeconds = elapsed();
+            pr.incumbent = best ? double(best->timeline.peakBytes) : -1;
+            pr.message = fmt::format("budget bisection within {:g}%: {} probes",
+                                     request.maxOverheadPercent, probes);
+            request.progress(pr);
+        }
+    }
+    if (request.stop.stopRequested())
+        return makeError(StatusCode::Cancelled, "checkmate-milp cancelled");
+    if (!best)
+        return makeError(StatusCode::Infeasible,
+                         fmt::format("checkmate-milp: no plan within --max-overhead {:g}",
+                                     request.maxOverheadPercent));
+    Plan out = std::move(*best);
+    const std::string inner = out.note;
+    out.objective = Objective::MinPeak;
+    out.budgetBytes = 0;
+    out.status = SolveStatus::Feasible;
+    out.bound = -1;
+    out.settings = request.settings;
+    out.solveSeconds = elapsed();
+    out.note = fmt::format(
+        "lowest peak within {:g}% slower: model too large for CBC (about {} columns), so no "
+        "time row; budget bisection over {} min-time plans of its own ({} within the limit, "
+        "{:.0f} s each at most, {:+.1f}% time; budget: peak, time: {}){}{}",
+        request.maxOverheadPercent, checkmate::estimateColumns(p), probes, within, probeSeconds,
+        timeOverheadPercent(out.timeline, stepSeconds(storeAll.timeline)), trail,
+        inner.empty() ? "" : "; the plan: ", inner);
+    return out;
 }
 
 } // namespace
