@@ -10,6 +10,8 @@
 // - the simulator's step is within P% of store-all's (the guard's check passes: no plan is
 //   turned infeasible), and the limit binds on some graphs (the answer's peak is above the
 //   unconstrained lowest peak), so the row is not vacuous;
+// - models too large for CBC (forced here with max-columns 0) answer by budget bisection within
+//   the limit, below store-all's peak on most;
 // - the model's row: a plan's point satisfies it exactly when its recompute is within the limit.
 #include "random_graphs.h"
 #include "stage_plan_optimum.h"
@@ -135,6 +137,47 @@ private slots:
             exact * 4 >= compared * 3,
             qPrintable(QString("%1 of %2 at the exhaustive optimum").arg(exact).arg(compared)));
         QVERIFY2(binding >= 4, qPrintable(QString("%1 binding").arg(binding)));
+    }
+
+    void modelsTooLargeForCbcBisectAndKeepTheLimit()
+    {
+        // Setting max-columns 0 sends every graph down the path ResNet-152 takes (no time row:
+        // a budget bisection over the solver's min-time plans, then the best plan walked down).
+        auto milp = makeCheckmateMilpSolver();
+        int answers = 0, lowered = 0;
+        for (uint32_t seed = 1; seed <= 6; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(6));
+            const schedule::Schedule sas = schedule::storeAllSchedule(rg.graph);
+            auto sa = sim::simulate(sas, rg.graph, rg.costs, {.recordPoints = false});
+            QVERIFY(sa);
+            for (double percent : {10.0, 35.0}) {
+                SolveRequest req;
+                req.graph = &rg.graph;
+                req.costs = &rg.costs;
+                req.objective = Objective::MinPeak;
+                req.maxOverheadPercent = percent;
+                req.timeLimitSeconds = 3;
+                req.settings["max-columns"] = "0";
+                req.settings["fallback"] = "off";
+                req.settings["stream"] = "off";
+                auto plan = milp->solve(req);
+                const QString where = QString("seed %1, P %2").arg(seed).arg(percent);
+                QVERIFY2(plan.hasValue(), qPrintable(where));
+                QVERIFY2(plan->status == SolveStatus::Feasible,
+                         qPrintable(where + ": " + plan->note.c_str()));
+                QVERIFY2(plan->note.find("budget bisection") != std::string::npos,
+                         qPrintable(where + ": " + plan->note.c_str()));
+                QVERIFY(withinMaxOverhead(*plan));
+                QVERIFY(stepSeconds(plan->timeline) <=
+                        stepSeconds(*sa) * (1 + percent / 100) * (1 + 1e-9));
+                QVERIFY(plan->timeline.peakBytes <= sa->peakBytes);
+                ++answers;
+                if (plan->timeline.peakBytes < sa->peakBytes)
+                    ++lowered;
+            }
+        }
+        QCOMPARE(answers, 12);
+        QVERIFY(lowered >= 6);
     }
 
     void modelRowSeparatesPlansByTheirRecompute()
