@@ -372,9 +372,27 @@ private:
             m_warmSeq = checkmate::lowestPeakSequence(m_p);
             // Within a time limit the lowest-peak plan may recompute too much: store-all
             // (nothing recomputed) always keeps the time row.
-            if (!withinTime(checkmate::evaluate(m_p, m_warmSeq))) {
+            const checkmate::Evaluation lowest = checkmate::evaluate(m_p, m_warmSeq);
+            if (!withinTime(lowest)) {
                 m_warmSeq = checkmate::storeAllSequence(m_p);
                 m_warmFrom = "store-all";
+                // Lower peaks within the row for CBC's cutoff: the greedy at budgets between
+                // the lowest peak and store-all's, the lowest peak within the row kept.
+                int64_t bestPeak = checkmate::evaluate(m_p, m_warmSeq).peakBytes;
+                const int64_t low = lowest.peakBytes, high = bestPeak;
+                const double seconds = std::min(5.0, 0.05 * m_request.timeLimitSeconds) / 8;
+                for (int k = 1; k < 8 && !m_request.stop.stopRequested(); ++k) {
+                    std::vector<int> seq = checkmate::greedyPlan(m_p, low + (high - low) * k / 8,
+                                                                 seconds, m_request.stop);
+                    if (seq.empty())
+                        continue;
+                    const checkmate::Evaluation e = checkmate::evaluate(m_p, seq);
+                    if (withinTime(e) && e.peakBytes < bestPeak) {
+                        bestPeak = e.peakBytes;
+                        m_warmSeq = std::move(seq);
+                        m_warmFrom = "greedy within the time limit";
+                    }
+                }
             }
             return;
         }
