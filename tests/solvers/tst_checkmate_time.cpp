@@ -12,6 +12,7 @@
 //   unconstrained lowest peak), so the row is not vacuous;
 // - models too large for CBC (forced here with max-columns 0) answer by budget bisection within
 //   the limit, below store-all's peak on most;
+// - a stop fired before solving cancels on both paths;
 // - the model's row: a plan's point satisfies it exactly when its recompute is within the limit.
 #include "random_graphs.h"
 #include "stage_plan_optimum.h"
@@ -181,6 +182,25 @@ private slots:
         }
         QCOMPARE(answers, 12);
         QVERIFY(lowered >= 6);
+    }
+
+    void cancelledBeforeStartOnBothPaths()
+    {
+        // A stop fired before solving: no answered plan, on the MILP path and the bisection.
+        auto rg = remat::tests::randomTrainingGraph(3, dagOptions(8));
+        for (const char *columns : {"150000", "0"}) {
+            StopSource src;
+            src.requestStop();
+            SolveRequest req;
+            req.graph = &rg.graph;
+            req.costs = &rg.costs;
+            req.objective = Objective::MinPeak;
+            req.maxOverheadPercent = 35;
+            req.settings["max-columns"] = columns;
+            req.stop = src.token();
+            auto plan = makeCheckmateMilpSolver()->solve(req);
+            QVERIFY2(!plan.hasValue() || plan->status == SolveStatus::Cancelled, columns);
+        }
     }
 
     void modelRowSeparatesPlansByTheirRecompute()
