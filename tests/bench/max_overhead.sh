@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The lowest peak within P% of store-all's step time (issue 36), every solver, each answer
 # re-simulated by `remat simulate --plan` (the simulator's figures, not the solver's):
-#   tests/bench/max_overhead.sh [-p P] [-r REMAT] MODEL.onnx[:BATCH] ...
+#   tests/bench/max_overhead.sh [-p P] [-r REMAT] [-s 'solver ...'] [-m SECONDS] MODEL.onnx[:BATCH] ...
+# -m: checkmate-milp's --time-limit (default 160; the other solvers run at the default 60).
 # Prints one markdown table: per model and solver, the plan's total peak, its simulated step,
 # the overhead over store-all's simulated step, and whether it honours the limit; then the best
 # per model. The acceptance models are ResNet-152 and DenseNet-201 at batch 16, exported as
@@ -9,17 +10,19 @@
 set -euo pipefail
 P=35
 REMAT="$(cd "$(dirname "$0")/../.." && pwd)/build/app/remat"
-SOLVERS="store-all chen-sqrtn chen-greedy revolve feng-huang hong-dp hong-linear rotor offload"
-while getopts "p:r:s:" o; do
+SOLVERS="store-all chen-sqrtn chen-greedy revolve feng-huang hong-dp hong-linear rotor checkmate-milp offload"
+MILP_LIMIT=160
+while getopts "p:r:s:m:" o; do
     case $o in
     p) P=$OPTARG ;;
     r) REMAT=$OPTARG ;;
     s) SOLVERS=$OPTARG ;;
+    m) MILP_LIMIT=$OPTARG ;;
     *) exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-p P] [-r REMAT] [-s 'solver ...'] MODEL.onnx[:BATCH] ..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [-p P] [-r REMAT] [-s 'solver ...'] [-m SECONDS] MODEL.onnx[:BATCH] ..." >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "| model | batch | solver | status | total peak | activation peak | step s | time overhead | recompute | within ${P}% | solve s |"
@@ -34,9 +37,11 @@ for spec in "$@"; do
     best=""
     for s in $SOLVERS; do
         plan="$tmp/$s.json"
+        limit=()
+        [ "$s" = checkmate-milp ] && limit=(--time-limit "$MILP_LIMIT")
         start=$(date +%s.%N)
         if ! out=$("$REMAT" solve "$model" --batch "$batch" --solver "$s" --objective min-peak \
-            --max-overhead "$P" --out "$plan" --json 2>"$tmp/err"); then
+            --max-overhead "$P" "${limit[@]}" --out "$plan" --json 2>"$tmp/err"); then
             [ -s "$plan" ] || { echo "| $(basename "$model") | $batch | $s | error: $(head -c 120 "$tmp/err") |||||||||"; continue; }
         fi
         end=$(date +%s.%N)

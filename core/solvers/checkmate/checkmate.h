@@ -19,6 +19,10 @@ namespace remat::core::solvers {
 /// "frontier-milp" ("on"), "frontier-milp-columns" (200000), "frontier-lp" ("dual", "primal"),
 /// "eviction-search" ("on"), "eviction-search-seconds" and "anneal-seconds" (unset: a share of
 /// the time limit; 0 turns the annealing over recomputes off).
+/// Min-peak with SolveRequest::maxOverheadPercent P (Capabilities::maxOverhead): the MILP gets a
+/// time row (recompute seconds summed over R at most P% of store-all's step on the graph it is
+/// given); above "max-columns" a bisection of the budget over its own min-time plans, then the
+/// best plan walked down the budget while its recompute keeps the limit (milp_cbc.cpp).
 /// Returns nullptr when the build has no CBC.
 std::unique_ptr<Solver> makeCheckmateMilpSolver();
 

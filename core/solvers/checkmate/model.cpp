@@ -320,6 +320,16 @@ LinearModel buildModel(const Problem &p, const ModelOptions &options)
             prevU = u;
         }
     }
+    if (options.maxRecomputeSeconds >= 0) {
+        // The time constraint, in the objective's units (cost / costDiv); the last row.
+        std::vector<std::pair<int, double>> time;
+        for (int t = 0; t < n; ++t)
+            for (int i = 0; i < t; ++i)
+                if (m.rCol(t, i) >= 0 && p.cost[i] > 0)
+                    time.push_back({m.rCol(t, i), p.cost[i] / costDiv});
+        if (!time.empty())
+            b.addRow(time, -kInf, options.maxRecomputeSeconds / costDiv);
+    }
     return m;
 }
 

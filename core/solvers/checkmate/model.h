@@ -22,6 +22,12 @@ struct ModelOptions
     bool frontierRows = true;
     /// Leaves out the memory rows (U, FREE) of stages that cannot exceed the budget.
     bool skipSafeStages = true;
+    /// The time constraint (`--max-overhead`): when >= 0, one row sum_t,i cost_i R[t,i] <= this
+    /// (seconds; R[t,i], i < t, are the runs after an op's first, so the row bounds the recompute
+    /// time, and store-all's step plus it bounds the step: Problem::cost is the simulator's
+    /// per-run op time). sequenceFromR drops runs nobody reads, so a plan's recompute is at most
+    /// the row's left side. The model's last row.
+    double maxRecomputeSeconds = -1;
 };
 
 /// Variables: R[t,i] (binary, op i runs in stage t, i < t; R[t,t] = 1 is a constant), S[t,v]
