@@ -25,6 +25,8 @@ Status bad(const ir::Node &n, const std::string &what)
 
 std::vector<int64_t> AttentionGeometry::outShape() const
 {
+    if (seqFirst)
+        return {lead[0], sq, heads * dv};
     std::vector<int64_t> s = lead;
     s.push_back(sq);
     s.push_back(dv);
@@ -79,7 +81,28 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
         g.has[k] = k < shapes.size() && !shapes[k].empty(); // absent inputs: no shape
     if (!g.has[0] || !g.has[1] || !g.has[2])
         return bad(node, "needs Q, K and V of known rank >= 2");
-    const auto &q = shapes[0], &k = shapes[1], &v = shapes[2];
+    // [B, S, heads * D]: read as [B, heads, S, D]
+    std::vector<std::vector<int64_t>> viewed(shapes.begin(), shapes.end());
+    g.heads = node.attrInt("num_heads", 0);
+    if (g.heads > 0) {
+        g.seqFirst = true;
+        g.kvHeads = node.attrInt("kv_num_heads", g.heads);
+        if (g.kTransposed)
+            return bad(node, "num_heads (Q, K, V as [B, S, heads * D]) with K transposed");
+        if (g.kvHeads <= 0 || g.heads % g.kvHeads != 0)
+            return bad(node, fmt::format("num_heads {} is not a multiple of kv_num_heads {}",
+                                         g.heads, g.kvHeads));
+        for (size_t k = 0; k < 3; ++k) {
+            const auto &s = shapes[k];
+            const int64_t h = k == 0 ? g.heads : g.kvHeads;
+            if (s.size() != 3 || s[2] % h != 0)
+                return bad(node, fmt::format("input {} {} is not [batch, sequence, {} heads x "
+                                             "head size]",
+                                             k, s, h));
+            viewed[k] = {s[0], h, s[1], s[2] / h};
+        }
+    }
+    const auto &q = viewed[0], &k = viewed[1], &v = viewed[2];
     if (q.size() < 2 || k.size() < 2 || v.size() < 2)
         return bad(node, "Q, K and V need rank 2 or more");
     g.sq = q[q.size() - 2];
@@ -94,12 +117,12 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
     size_t rank = 0;
     for (size_t i = 0; i < 5; ++i)
         if (g.has[i])
-            rank = std::max(rank, shapes[i].size() - 2);
+            rank = std::max(rank, viewed[i].size() - 2);
     g.lead.assign(rank, 1);
     for (size_t i = 0; i < 5; ++i) {
         if (!g.has[i])
             continue;
-        const auto &s = shapes[i];
+        const auto &s = viewed[i];
         if (s.size() < 2)
             return bad(node, fmt::format("input {} has rank {}", i, s.size()));
         const size_t off = rank - (s.size() - 2);
@@ -123,8 +146,10 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
         if (g.has[i] && ((g.rowsOf[i] != 1 && g.rowsOf[i] != g.sq) ||
                          (g.colsOf[i] != 1 && g.colsOf[i] != g.sk)))
             return bad(node, fmt::format("the {} {} does not broadcast to [{}, {}]",
-                                         i == 3 ? "bias" : "mask", shapes[i], g.sq, g.sk));
+                                         i == 3 ? "bias" : "mask", viewed[i], g.sq, g.sk));
     for (LogitOp op : g.ops) {
+        if (int64_t(op) < 1 || int64_t(op) > 5)
+            return bad(node, fmt::format("logit op {} is none of 1 to 5", int64_t(op)));
         if (op == LogitOp::AddBias && !g.has[3])
             return bad(node, "adds a bias it is not given");
         if ((op == LogitOp::MaskKeepTrue || op == LogitOp::MaskKeepFalse) && !g.has[4])
@@ -333,6 +358,29 @@ Status msGroupQueryAttentionShape(ShapeContext &c)
     return Status::ok();
 }
 
+/// com.microsoft Attention: input [B, S, In], weights [In, Dq + Dk + Dv] (qkv_hidden_sizes, or
+/// three equal parts), num_heads. Output [B, S, Dv]. The projection is inside the node: files
+/// holding it open; the training builder refuses it with the way out.
+Status msAttentionShape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0), *w = c.inShape(1);
+    if (!x || !w)
+        return Status::ok();
+    if (x->rank() != 3 || w->rank() != 2)
+        return c.fail("Attention takes input [batch, sequence, hidden] and weights [hidden, 3 x "
+                      "hidden]");
+    const std::vector<int64_t> sizes = c.node.attrInts("qkv_hidden_sizes");
+    Dim dv;
+    if (sizes.size() == 3)
+        dv = Dim(sizes[2]);
+    else if (!sizes.empty())
+        return c.fail("qkv_hidden_sizes must hold three sizes");
+    else
+        dv = divided(w->dims[1], 3);
+    c.set(0, c.inType(0), Shape{{x->dims[0], x->dims[1], dv}});
+    return Status::ok();
+}
+
 } // namespace
 
 void addAttentionOps(std::vector<OpDef> &t)
@@ -352,6 +400,8 @@ void addAttentionOps(std::vector<OpDef> &t)
     t.push_back({.type = kMsGroupQueryAttention,
                  .family = OpFamily::MatrixProduct,
                  .inferShape = msGroupQueryAttentionShape});
+    t.push_back(
+        {.type = kMsAttention, .family = OpFamily::MatrixProduct, .inferShape = msAttentionShape});
 }
 
 } // namespace remat::core::ops

@@ -48,7 +48,33 @@ struct Inputs
 {
     const float *q, *k, *v, *bias;
     const bool *mask;
+    /// [B, heads, S, D] copies of Q, K, V when they come as [B, S, heads * D] (seqFirst)
+    std::vector<float> ownQ, ownK, ownV;
 };
+
+/// [B, S, H * D] <-> [B, H, S, D]: toHeads reads x in the first layout into the second.
+template <typename T>
+std::vector<T> toHeads(const float *x, int64_t b, int64_t s, int64_t h, int64_t d)
+{
+    std::vector<T> out(size_t(b * s * h * d));
+    for (int64_t n = 0; n < b; ++n)
+        for (int64_t t = 0; t < s; ++t)
+            for (int64_t k = 0; k < h; ++k)
+                for (int64_t e = 0; e < d; ++e)
+                    out[size_t(((n * h + k) * s + t) * d + e)] =
+                        T(x[((n * s + t) * h + k) * d + e]);
+    return out;
+}
+
+template <typename T>
+void fromHeads(const T *x, float *out, int64_t b, int64_t s, int64_t h, int64_t d)
+{
+    for (int64_t n = 0; n < b; ++n)
+        for (int64_t t = 0; t < s; ++t)
+            for (int64_t k = 0; k < h; ++k)
+                for (int64_t e = 0; e < d; ++e)
+                    out[((n * s + t) * h + k) * d + e] = float(x[((n * h + k) * s + t) * d + e]);
+}
 
 /// Scores of one matrix: s[i][j] after the logit ops, from Q K^T.
 void scores(const ops::AttentionGeometry &g, const Inputs &in, int64_t b, std::vector<double> &s)
@@ -79,6 +105,10 @@ void scores(const ops::AttentionGeometry &g, const Inputs &in, int64_t b, std::v
                         acc = float(g.values[o]);
                     break;
                 }
+                case LogitOp::Causal:
+                    if (j > i)
+                        acc = float(g.values[o]);
+                    break;
                 }
             }
             // the graph computes the scores in float32: round as it does
@@ -93,7 +123,16 @@ Expected<Inputs> inputsOf(const KernelContext &c, const ops::AttentionGeometry &
         if (c.input(k)->dtype != ir::DataType::Float)
             return c.error("the CPU kernel runs float32 attention");
     }
-    Inputs in{c.input(0)->f(), c.input(1)->f(), c.input(2)->f(), nullptr, nullptr};
+    Inputs in{c.input(0)->f(), c.input(1)->f(), c.input(2)->f(), nullptr, nullptr, {}, {}, {}};
+    if (g.seqFirst) {
+        const int64_t b = g.lead[0];
+        in.ownQ = toHeads<float>(in.q, b, g.sq, g.heads, g.d);
+        in.ownK = toHeads<float>(in.k, b, g.sk, g.kvHeads, g.d);
+        in.ownV = toHeads<float>(in.v, b, g.sk, g.kvHeads, g.dv);
+        in.q = in.ownQ.data();
+        in.k = in.ownK.data();
+        in.v = in.ownV.data();
+    }
     if (g.has[3]) {
         REMAT_RETURN_IF_ERROR(c.require(c.input(3), "bias"));
         if (c.input(3)->dtype != ir::DataType::Float)
@@ -128,10 +167,13 @@ Status attentionForward(KernelContext &c)
     const std::vector<char> keep = keepMask(g, c.seed);
     const double inv = g.dropout > 0 ? 1.0 / (1.0 - g.dropout) : 1.0;
     std::vector<double> s, p(size_t(g.sk));
+    // [B, heads, Sq, Dv] first when the output is [B, Sq, heads * Dv]
+    std::vector<float> headsOut(g.seqFirst ? size_t(y->numel()) : 0);
+    float *const outBase = g.seqFirst ? headsOut.data() : y->f();
     for (int64_t b = 0; b < g.batches; ++b) {
         scores(g, in, b, s);
         const float *v = in.v + g.matrixOf(2, b) * g.sk * g.dv;
-        float *out = y->f() + b * g.sq * g.dv;
+        float *out = outBase + b * g.sq * g.dv;
         for (int64_t i = 0; i < g.sq; ++i) {
             const double *row = s.data() + i * g.sk;
             double m = -INFINITY;
@@ -158,6 +200,8 @@ Status attentionForward(KernelContext &c)
             }
         }
     }
+    if (g.seqFirst)
+        fromHeads(headsOut.data(), y->f(), g.lead[0], g.sq, g.heads, g.dv);
     return Status::ok();
 }
 
@@ -176,6 +220,9 @@ Status attentionGrad(KernelContext &c)
     }
     const std::vector<char> keep = keepMask(g, seed);
     const double inv = g.dropout > 0 ? 1.0 / (1.0 - g.dropout) : 1.0;
+    const std::vector<float> headsDy =
+        g.seqFirst ? toHeads<float>(dy->f(), g.lead[0], g.sq, g.heads, g.dv) : std::vector<float>();
+    const float *const dyBase = g.seqFirst ? headsDy.data() : dy->f();
     std::vector<double> dq(size_t(c.input(0)->numel()), 0.0), dk(size_t(c.input(1)->numel()), 0.0),
         dv(size_t(c.input(2)->numel()), 0.0), db(g.has[3] ? size_t(c.input(3)->numel()) : 0, 0.0);
     std::vector<double> s, p(size_t(g.sk)), dp(size_t(g.sk));
@@ -186,7 +233,7 @@ Status attentionGrad(KernelContext &c)
         const int64_t bo = g.has[3] ? g.matrixOf(3, b) * g.rowsOf[3] * g.colsOf[3] : 0;
         const int64_t mo = g.has[4] ? g.matrixOf(4, b) * g.rowsOf[4] * g.colsOf[4] : 0;
         const float *q = in.q + qo, *k = in.k + ko, *v = in.v + vo;
-        const float *grad = dy->f() + b * g.sq * g.dv;
+        const float *grad = dyBase + b * g.sq * g.dv;
         for (int64_t i = 0; i < g.sq; ++i) {
             const double l = double(lse->f()[b * g.sq + i]);
             double dsum = 0;
@@ -222,6 +269,10 @@ Status attentionGrad(KernelContext &c)
                             ds = 0;
                         break;
                     }
+                    case LogitOp::Causal:
+                        if (j > i)
+                            ds = 0;
+                        break;
                     }
                 }
                 if (ds == 0)
@@ -240,6 +291,11 @@ Status attentionGrad(KernelContext &c)
             return Status::ok();
         if (d->numel() != int64_t(src.size()))
             return c.error("gradient size mismatch");
+        if (g.seqFirst && slot < 3) { // back to [B, S, heads * D]
+            fromHeads(src.data(), d->f(), g.lead[0], slot == 0 ? g.sq : g.sk,
+                      slot == 0 ? g.heads : g.kvHeads, slot == 2 ? g.dv : g.d);
+            return Status::ok();
+        }
         for (size_t i = 0; i < src.size(); ++i)
             d->f()[i] = float(src[i]);
         return Status::ok();
