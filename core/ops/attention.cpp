@@ -55,14 +55,18 @@ int64_t AttentionGeometry::matrixOf(int k, int64_t b) const
 
 double AttentionGeometry::forwardFlops() const
 {
+    const double projection =
+        projected ? 2.0 * double(lead[0]) * double(sq) * double(inHidden) * double(qkvHidden) : 0;
     return 2.0 * double(batches) * double(sq) * double(sk) * double(d + dv) +
-           5.0 * double(batches) * double(sq) * double(sk);
+           5.0 * double(batches) * double(sq) * double(sk) + projection;
 }
 
 double AttentionGeometry::backwardFlops() const
 {
+    const double projection =
+        projected ? 4.0 * double(lead[0]) * double(sq) * double(inHidden) * double(qkvHidden) : 0;
     return 2.0 * double(batches) * double(sq) * double(sk) * double(3 * d + 2 * dv) +
-           8.0 * double(batches) * double(sq) * double(sk);
+           8.0 * double(batches) * double(sq) * double(sk) + projection;
 }
 
 Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
@@ -79,11 +83,38 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
         return bad(node, "logit_ops and logit_values differ in length");
     for (size_t k = 0; k < 5; ++k)
         g.has[k] = k < shapes.size() && !shapes[k].empty(); // absent inputs: no shape
+    std::vector<std::vector<int64_t>> viewed(shapes.begin(), shapes.end());
+    viewed.resize(std::max<size_t>(viewed.size(), 3));
+    g.heads = node.attrInt("num_heads", 0);
+    g.projected = node.attrInt("projected", 0) != 0;
+    if (g.projected) {
+        // X [B, S, In] W [In, Dq + Dk + Dv]: Q, K, V as [B, S, heads * D] below
+        if (!g.has[0] || !g.has[1] || shapes[0].size() != 3 || shapes[1].size() != 2 ||
+            shapes[1][0] != shapes[0][2])
+            return bad(node, "a projected attention needs X [B, S, In] and W [In, Dq + Dk + Dv]");
+        if (g.heads <= 0 || g.dropout != 0 || g.kTransposed)
+            return bad(node, "a projected attention needs num_heads, no dropout, K untransposed");
+        g.projectionBias = g.has[2];
+        g.inHidden = shapes[0][2];
+        g.qkvHidden = shapes[1][1];
+        std::vector<int64_t> sizes = node.attrInts("qkv_hidden_sizes");
+        if (sizes.empty())
+            sizes.assign(3, g.qkvHidden / 3);
+        if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != g.qkvHidden ||
+            sizes[0] != sizes[1])
+            return bad(node, fmt::format("qkv_hidden_sizes {} do not split W's {} columns (Q and K "
+                                         "equal)",
+                                         sizes, g.qkvHidden));
+        if (g.projectionBias && (shapes[2].size() != 1 || shapes[2][0] != g.qkvHidden))
+            return bad(node,
+                       fmt::format("the projection bias {} is not [{}]", shapes[2], g.qkvHidden));
+        for (size_t k = 0; k < 3; ++k)
+            viewed[k] = {shapes[0][0], shapes[0][1], sizes[k]};
+        g.has[2] = true;
+    }
     if (!g.has[0] || !g.has[1] || !g.has[2])
         return bad(node, "needs Q, K and V of known rank >= 2");
     // [B, S, heads * D]: read as [B, heads, S, D]
-    std::vector<std::vector<int64_t>> viewed(shapes.begin(), shapes.end());
-    g.heads = node.attrInt("num_heads", 0);
     if (g.heads > 0) {
         g.seqFirst = true;
         g.kvHeads = node.attrInt("kv_num_heads", g.heads);
@@ -93,7 +124,7 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
             return bad(node, fmt::format("num_heads {} is not a multiple of kv_num_heads {}",
                                          g.heads, g.kvHeads));
         for (size_t k = 0; k < 3; ++k) {
-            const auto &s = shapes[k];
+            const std::vector<int64_t> s = viewed[k];
             const int64_t h = k == 0 ? g.heads : g.kvHeads;
             if (s.size() != 3 || s[2] % h != 0)
                 return bad(node, fmt::format("input {} {} is not [batch, sequence, {} heads x "
@@ -177,7 +208,9 @@ std::vector<std::vector<int64_t>> inputShapes(const ShapeContext &c)
 Status sdpaShape(ShapeContext &c)
 {
     const std::vector<std::vector<int64_t>> shapes = inputShapes(c);
-    if (shapes.size() < 3 || shapes[0].empty() || shapes[1].empty() || shapes[2].empty())
+    const bool projected = c.node.attrInt("projected", 0) != 0; // (its bias is optional)
+    if (shapes.size() < 2 || shapes[0].empty() || shapes[1].empty() ||
+        (!projected && (shapes.size() < 3 || shapes[2].empty())))
         return Status::ok(); // not known yet
     auto g = attentionGeometry(c.node, shapes);
     if (!g)
@@ -203,6 +236,8 @@ Expected<Spec> sdpaRule(const RuleContext &c)
     s.forwardFlops = g.forwardFlops();
     if (s.gradInputs.empty())
         return s;
+    if (g.projected) // Q, K, V projected inside the op: the backward reads them back
+        s.extras.push_back({2, "qkv", c.input(0)->dtype, Shape::fromStatic(g.qkvShape())});
     s.backwardFlops = g.backwardFlops();
     for (int pos = 0; pos < 5; ++pos)
         if (g.has[pos])
@@ -210,6 +245,8 @@ Expected<Spec> sdpaRule(const RuleContext &c)
     s.extras.push_back({1, "logsumexp", ir::DataType::Float, Shape::fromStatic(g.lseShape())});
     saveOutput(s, 0);
     saveOutput(s, 1);
+    if (g.projected)
+        saveOutput(s, 2);
     if (g.dropout > 0) {
         s.extras.push_back({2, "rng_state", ir::DataType::Int64, Shape::fromStatic({2})});
         saveOutput(s, 2);

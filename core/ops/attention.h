@@ -20,6 +20,12 @@
 // onnxruntime's MultiHeadAttention / GroupQueryAttention and ONNX Attention's 3-D form read them
 // (K never transposed); the output is [B, Sq, num_heads * Dv], the log-sum-exp [B, num_heads, Sq],
 // and a bias or mask is read [B, heads, Sq, Sk] (broadcastable) as in the 4-D form.
+// `projected` 1 (onnxruntime's com.microsoft Attention, whose Q, K, V projection is inside the
+// node; needs num_heads): inputs 0 X [B, S, In], 1 W [In, Dq + Dk + Dv] (`qkv_hidden_sizes`, or
+// three equal parts), 2 optional projection bias [Dq + Dk + Dv]; Q, K, V = X W + bias, split, in
+// the [B, S, heads * D] layout; saved state 2 is then that QKV [B, S, Dq + Dk + Dv] (no dropout),
+// which the backward reads as flash attention reads Q, K and V, and X and W for the projection's
+// gradient.
 // Outputs: 0 the attention output [..., Sq, Dv]; saved state 1 the float32 log-sum-exp of each
 // query row [..., Sq] (flash attention's softmax_lse), 2 the dropout RNG state (int64 [2]: seed
 // and offset, philox_seed / philox_offset) when dropout > 0.
@@ -59,6 +65,10 @@ struct AttentionGeometry
     /// [B, heads], and the kernels permute to and from [B, heads, S, D].
     bool seqFirst = false;
     int64_t heads = 0, kvHeads = 0;
+    /// Q, K, V projected inside the op from X [B, S, inHidden] (com.microsoft Attention).
+    bool projected = false, projectionBias = false;
+    int64_t inHidden = 0, qkvHidden = 0; ///< In and Dq + Dk + Dv
+    std::vector<int64_t> qkvShape() const { return {lead.empty() ? 0 : lead[0], sq, qkvHidden}; }
     /// Per input 0..4: its leading dims padded on the left with 1 to lead's rank; for the bias and
     /// the mask, their [Sq, Sk] dims' sizes (1 or the full size) are `biasRows` / `biasCols`.
     std::vector<int64_t> leadOf[5];

@@ -13,6 +13,8 @@ exporter's documented output:
            Unsqueeze -> Tile -> Reshape.
   ort      onnxruntime's transformer optimizer: com.microsoft MultiHeadAttention (unidirectional)
            for GPT-2, com.microsoft GroupQueryAttention (causal, K/V at their own heads) for LLaMA.
+  ortattn  GPT-2 only: com.microsoft Attention (unidirectional), the QKV projection inside the
+           node, as the optimizer's GPT-2 attention fusion writes it.
   onnx23   ONNX Attention (opset 23): 3-D with q_num_heads / kv_num_heads and is_causal for GPT-2,
            4-D with fewer K/V heads and a boolean attn_mask for LLaMA.
   ref      the same blocks with the attention written out (MatMul / Softmax / MatMul, an additive
@@ -174,6 +176,10 @@ class Net:
 
     def attention_block(self, x, prefix):
         """x [B, S, D] normalised: the attention's output projection input [B, S, D]."""
+        if self.spelling == "ortattn":  # the projection inside the node
+            return self.op("Attention", [x, self.weight(prefix + ".c_attn.weight", [D, 3 * D]),
+                                         self.weight(prefix + ".c_attn.bias", [3 * D], scale=0.1)],
+                           domain="com.microsoft", num_heads=H, unidirectional=1)
         if self.style == "gpt2":
             qkv = self.linear(x, prefix + ".c_attn", D, 3 * D)
             q, k, v = self.op("Split", [qkv, self.const([D, D, D], np.int64, "split")]
@@ -211,7 +217,8 @@ class Net:
         return self.shape(self.op("Transpose", [x], perm=[0, 2, 1, 3]), [B, S, n * DH])
 
     def build(self):
-        self.opset = {"dynamo": 18, "tf2onnx": 13, "ort": 17, "onnx23": 23, "ref": 17}[self.spelling]
+        self.opset = {"dynamo": 18, "tf2onnx": 13, "ort": 17, "ortattn": 17, "onnx23": 23,
+                      "ref": 17}[self.spelling]
         if self.spelling in ("tf2onnx", "ref"):
             # tf2onnx: the mask adder (1 - causal) * -10000, folded to a constant by grappler
             self.adder = self.causal_bias(-10000.0)
@@ -240,6 +247,7 @@ class Net:
         imports = [helper.make_opsetid("", self.opset)]
         imports += [helper.make_opsetid(d, 1) for d in self.domains]
         producer = {"tf2onnx": ("tf2onnx", "1.16.1"), "ort": ("onnxruntime.transformers", "1.20"),
+                    "ortattn": ("onnxruntime.transformers", "1.20"),
                     "ref": ("remat attention_spellings.py", "1")}.get(self.spelling, ("pytorch", "2.5.0"))
         model = helper.make_model(graph, opset_imports=imports, producer_name=producer[0],
                                   producer_version=producer[1])
@@ -248,12 +256,13 @@ class Net:
 
 
 def main(out):
-    for style in ("gpt2", "llama"):
-        for spelling in ("dynamo", "tf2onnx", "ort", "onnx23", "ref"):
-            model = Net(style, spelling).build()
-            if spelling in ("tf2onnx", "ref"):
-                onnx.checker.check_model(model)  # the checker of onnx 1.12 knows opsets <= 17
-            onnx.save(model, f"{out}/{style}_{spelling}.onnx")
+    nets = [(style, spelling) for style in ("gpt2", "llama")
+            for spelling in ("dynamo", "tf2onnx", "ort", "onnx23", "ref")]
+    for style, spelling in nets + [("gpt2", "ortattn")]:
+        model = Net(style, spelling).build()
+        if spelling in ("tf2onnx", "ref"):
+            onnx.checker.check_model(model)  # the checker of onnx 1.12 knows opsets <= 17
+        onnx.save(model, f"{out}/{style}_{spelling}.onnx")
 
 
 if __name__ == "__main__":

@@ -53,27 +53,48 @@ struct Inputs
 };
 
 /// [B, S, H * D] <-> [B, H, S, D]: toHeads reads x in the first layout into the second.
+/// `row`: the elements between two sequence positions of x (h * d, or more for a slice of a
+/// packed QKV row starting at x).
 template <typename T>
-std::vector<T> toHeads(const float *x, int64_t b, int64_t s, int64_t h, int64_t d)
+std::vector<T> toHeads(const float *x, int64_t b, int64_t s, int64_t h, int64_t d, int64_t row = 0)
 {
+    if (row == 0)
+        row = h * d;
     std::vector<T> out(size_t(b * s * h * d));
     for (int64_t n = 0; n < b; ++n)
         for (int64_t t = 0; t < s; ++t)
             for (int64_t k = 0; k < h; ++k)
                 for (int64_t e = 0; e < d; ++e)
                     out[size_t(((n * h + k) * s + t) * d + e)] =
-                        T(x[((n * s + t) * h + k) * d + e]);
+                        T(x[(n * s + t) * row + k * d + e]);
     return out;
 }
 
-template <typename T>
-void fromHeads(const T *x, float *out, int64_t b, int64_t s, int64_t h, int64_t d)
+template <typename T, typename U>
+void fromHeads(const T *x, U *out, int64_t b, int64_t s, int64_t h, int64_t d, int64_t row = 0)
 {
+    if (row == 0)
+        row = h * d;
     for (int64_t n = 0; n < b; ++n)
         for (int64_t t = 0; t < s; ++t)
             for (int64_t k = 0; k < h; ++k)
                 for (int64_t e = 0; e < d; ++e)
-                    out[((n * s + t) * h + k) * d + e] = float(x[((n * h + k) * s + t) * d + e]);
+                    out[(n * s + t) * row + k * d + e] = U(x[((n * h + k) * s + t) * d + e]);
+}
+
+/// com.microsoft Attention's projection: qkv [B S, Dtot] = X [B S, In] W [In, Dtot] + bias,
+/// accumulated in double and rounded to float32 as the MatMul and the Add would round it.
+void project(const ops::AttentionGeometry &g, const float *x, const float *w, const float *bias,
+             float *qkv)
+{
+    const int64_t rows = g.lead[0] * g.sq, in = g.inHidden, out = g.qkvHidden;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < out; ++j) {
+            double acc = 0;
+            for (int64_t i = 0; i < in; ++i)
+                acc += double(x[r * in + i]) * double(w[i * out + j]);
+            qkv[r * out + j] = bias ? float(double(float(acc)) + double(bias[j])) : float(acc);
+        }
 }
 
 /// Scores of one matrix: s[i][j] after the logit ops, from Q K^T.
@@ -116,8 +137,29 @@ void scores(const ops::AttentionGeometry &g, const Inputs &in, int64_t b, std::v
         }
 }
 
-Expected<Inputs> inputsOf(const KernelContext &c, const ops::AttentionGeometry &g)
+/// `qkv`: the projected Q, K, V [B, S, Dq + Dk + Dv] of a projected attention.
+Expected<Inputs> inputsOf(const KernelContext &c, const ops::AttentionGeometry &g,
+                          const float *qkv = nullptr)
 {
+    if (g.projected) {
+        Inputs in{nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}, {}};
+        if (!qkv)
+            return c.error("the projected Q, K, V are missing");
+        if (g.has[4])
+            return c.error("a projected attention takes no boolean mask");
+        const int64_t b = g.lead[0], row = g.qkvHidden, qk = g.heads * g.d;
+        in.ownQ = toHeads<float>(qkv, b, g.sq, g.heads, g.d, row);
+        in.ownK = toHeads<float>(qkv + qk, b, g.sk, g.kvHeads, g.d, row);
+        in.ownV = toHeads<float>(qkv + 2 * qk, b, g.sk, g.kvHeads, g.dv, row);
+        in.q = in.ownQ.data();
+        in.k = in.ownK.data();
+        in.v = in.ownV.data();
+        if (g.has[3]) {
+            REMAT_RETURN_IF_ERROR(c.require(c.input(3), "bias"));
+            in.bias = c.input(3)->f();
+        }
+        return in;
+    }
     for (size_t k = 0; k < 3; ++k) {
         REMAT_RETURN_IF_ERROR(c.require(c.input(k), k == 0 ? "Q" : k == 1 ? "K" : "V"));
         if (c.input(k)->dtype != ir::DataType::Float)
@@ -148,11 +190,42 @@ Expected<Inputs> inputsOf(const KernelContext &c, const ops::AttentionGeometry &
     return in;
 }
 
+/// X, W and the projection bias of a projected attention, float32.
+Status projectionInputs(const KernelContext &c, const ops::AttentionGeometry &g)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(0), "X"));
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "W"));
+    if (g.projectionBias)
+        REMAT_RETURN_IF_ERROR(c.require(c.input(2), "projection bias"));
+    for (size_t k = 0; k < 3; ++k)
+        if ((k < 2 || g.projectionBias) && c.input(k)->dtype != ir::DataType::Float)
+            return c.error("the CPU kernel runs float32 attention");
+    return Status::ok();
+}
+
 Status attentionForward(KernelContext &c)
 {
     REMAT_ASSIGN_OR_RETURN(ops::AttentionGeometry g, geometryOf(c));
-    REMAT_ASSIGN_OR_RETURN(Inputs in, inputsOf(c, g));
-    KView *y = c.output(0), *lse = c.output(1), *rng = c.output(2);
+    std::vector<float> ownQkv;
+    const float *qkv = nullptr;
+    if (g.projected) {
+        REMAT_RETURN_IF_ERROR(projectionInputs(c, g));
+        KView *saved = c.output(2); // the saved QKV when a backward follows
+        float *dst = nullptr;
+        if (saved && saved->data) {
+            if (saved->numel() != numelOf(g.qkvShape()))
+                return c.error("QKV size mismatch");
+            dst = saved->f();
+        } else {
+            ownQkv.resize(size_t(numelOf(g.qkvShape())));
+            dst = ownQkv.data();
+        }
+        project(g, c.input(0)->f(), c.input(1)->f(), g.projectionBias ? c.input(2)->f() : nullptr,
+                dst);
+        qkv = dst;
+    }
+    REMAT_ASSIGN_OR_RETURN(Inputs in, inputsOf(c, g, qkv));
+    KView *y = c.output(0), *lse = c.output(1), *rng = g.projected ? nullptr : c.output(2);
     REMAT_RETURN_IF_ERROR(c.require(y, "output"));
     if (y->numel() != numelOf(g.outShape()))
         return c.error("output size mismatch");
@@ -208,7 +281,13 @@ Status attentionForward(KernelContext &c)
 Status attentionGrad(KernelContext &c)
 {
     REMAT_ASSIGN_OR_RETURN(ops::AttentionGeometry g, geometryOf(c));
-    REMAT_ASSIGN_OR_RETURN(Inputs in, inputsOf(c, g));
+    const float *qkv = nullptr;
+    if (g.projected) {
+        REMAT_RETURN_IF_ERROR(projectionInputs(c, g));
+        REMAT_RETURN_IF_ERROR(c.require(c.output(2), "saved QKV"));
+        qkv = c.output(2)->f();
+    }
+    REMAT_ASSIGN_OR_RETURN(Inputs in, inputsOf(c, g, qkv));
     KView *lse = c.output(1), *dy = c.outputGrad(0);
     REMAT_RETURN_IF_ERROR(c.require(lse, "log-sum-exp"));
     REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
@@ -223,8 +302,11 @@ Status attentionGrad(KernelContext &c)
     const std::vector<float> headsDy =
         g.seqFirst ? toHeads<float>(dy->f(), g.lead[0], g.sq, g.heads, g.dv) : std::vector<float>();
     const float *const dyBase = g.seqFirst ? headsDy.data() : dy->f();
-    std::vector<double> dq(size_t(c.input(0)->numel()), 0.0), dk(size_t(c.input(1)->numel()), 0.0),
-        dv(size_t(c.input(2)->numel()), 0.0), db(g.has[3] ? size_t(c.input(3)->numel()) : 0, 0.0);
+    const int64_t rows = g.lead.empty() ? 0 : g.lead[0] * g.sq;
+    std::vector<double> dq(size_t(g.projected ? rows * g.heads * g.d : c.input(0)->numel()), 0.0),
+        dk(size_t(g.projected ? rows * g.kvHeads * g.d : c.input(1)->numel()), 0.0),
+        dv(size_t(g.projected ? rows * g.kvHeads * g.dv : c.input(2)->numel()), 0.0),
+        db(g.has[3] ? size_t(c.input(3)->numel()) : 0, 0.0);
     std::vector<double> s, p(size_t(g.sk)), dp(size_t(g.sk));
     for (int64_t b = 0; b < g.batches; ++b) {
         scores(g, in, b, s);
@@ -300,9 +382,51 @@ Status attentionGrad(KernelContext &c)
             d->f()[i] = float(src[i]);
         return Status::ok();
     };
-    REMAT_RETURN_IF_ERROR(store(0, dq));
-    REMAT_RETURN_IF_ERROR(store(1, dk));
-    REMAT_RETURN_IF_ERROR(store(2, dv));
+    if (g.projected) {
+        // dQKV [B S, Dtot], then dX = dQKV W^T, dW = X^T dQKV, dbias = the column sums
+        const int64_t b = g.lead[0], row = g.qkvHidden, qk = g.heads * g.d, in = g.inHidden;
+        std::vector<double> dqkv(size_t(rows * row), 0.0);
+        fromHeads(dq.data(), dqkv.data(), b, g.sq, g.heads, g.d, row);
+        fromHeads(dk.data(), dqkv.data() + qk, b, g.sk, g.kvHeads, g.d, row);
+        fromHeads(dv.data(), dqkv.data() + 2 * qk, b, g.sk, g.kvHeads, g.dv, row);
+        const float *x = c.input(0)->f(), *w = c.input(1)->f();
+        if (KView *dx = c.inputGrad(0); dx && dx->data) {
+            if (dx->numel() != rows * in)
+                return c.error("gradient size mismatch");
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t i = 0; i < in; ++i) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < row; ++j)
+                        acc += dqkv[size_t(r * row + j)] * double(w[i * row + j]);
+                    dx->f()[r * in + i] = float(acc);
+                }
+        }
+        if (KView *dw = c.inputGrad(1); dw && dw->data) {
+            if (dw->numel() != in * row)
+                return c.error("gradient size mismatch");
+            for (int64_t i = 0; i < in; ++i)
+                for (int64_t j = 0; j < row; ++j) {
+                    double acc = 0;
+                    for (int64_t r = 0; r < rows; ++r)
+                        acc += double(x[r * in + i]) * dqkv[size_t(r * row + j)];
+                    dw->f()[i * row + j] = float(acc);
+                }
+        }
+        if (KView *dbias = g.projectionBias ? c.inputGrad(2) : nullptr; dbias && dbias->data) {
+            if (dbias->numel() != row)
+                return c.error("gradient size mismatch");
+            for (int64_t j = 0; j < row; ++j) {
+                double acc = 0;
+                for (int64_t r = 0; r < rows; ++r)
+                    acc += dqkv[size_t(r * row + j)];
+                dbias->f()[j] = float(acc);
+            }
+        }
+    } else {
+        REMAT_RETURN_IF_ERROR(store(0, dq));
+        REMAT_RETURN_IF_ERROR(store(1, dk));
+        REMAT_RETURN_IF_ERROR(store(2, dv));
+    }
     if (g.has[3])
         REMAT_RETURN_IF_ERROR(store(3, db));
     return Status::ok();

@@ -506,10 +506,7 @@ public:
             return readMultiHead();
         if (m_n.opType == "GroupQueryAttention")
             return readGroupQuery();
-        return refuse("com.microsoft.Attention (the Q, K, V projection inside the node) is not "
-                      "handled",
-                      "export without onnxruntime's attention fusion (the plain MatMul / Softmax "
-                      "graph, then --attention sdpa), or fuse to MultiHeadAttention");
+        return readProjected();
     }
 
 private:
@@ -760,6 +757,67 @@ private:
         values.push_back(-INFINITY);
         what += ", causal";
         return make(std::move(inputs), std::move(ops), std::move(values), heads, kvHeads, what);
+    }
+
+    /// com.microsoft Attention: input [B, S, In], weights [In, Dq + Dk + Dv], optional bias;
+    /// the projection inside the node, then attention over num_heads (unidirectional: causal),
+    /// attention_bias (input 5) added.
+    Expected<FusedPattern> readProjected() const
+    {
+        if (present(3))
+            return refuse("mask_index is not handled",
+                          "give the mask as attention_bias (additive, [batch or 1, heads, S, S])");
+        if (present(4) || present(6) || outputUsed(1))
+            return refuse("past / present / past_sequence_length (a KV cache, used for "
+                          "inference) are not handled",
+                          "export the model for training, without the cache (use_cache=False)");
+        if (m_n.attrInt("do_rotary", 0) != 0)
+            return refuse("do_rotary (rotary embedding inside the node) is not handled",
+                          "apply the rotary embedding outside the node (MultiHeadAttention after "
+                          "the projections) and set do_rotary 0");
+        if (!present(1) || in(0).shape.rank() != 3 || in(1).shape.rank() != 2)
+            return refuse("input [batch, sequence, hidden] and weights [hidden, Dq + Dk + Dv] are "
+                          "needed",
+                          "export with the projection weights as a 2-D initializer");
+        if (!in(0).shape.isStatic() || !in(1).shape.isStatic() ||
+            (present(2) && !in(2).shape.isStatic()))
+            return refuse("the input, weights and bias need static shapes",
+                          "give the input sizes (--input)");
+        const int64_t heads = m_n.attrInt("num_heads", 0);
+        const int64_t total = in(1).shape.dims[1].value;
+        std::vector<int64_t> sizes = m_n.attrInts("qkv_hidden_sizes");
+        if (sizes.empty())
+            sizes.assign(3, total / 3);
+        if (heads <= 0 || sizes.size() != 3 || sizes[0] != sizes[1] || sizes[0] % heads != 0 ||
+            sizes[2] % heads != 0 || sizes[0] + sizes[1] + sizes[2] != total)
+            return refuse(fmt::format("num_heads {} and qkv_hidden_sizes do not split the "
+                                      "weights' {} columns",
+                                      heads, total),
+                          "set num_heads (and qkv_hidden_sizes with Q and K equal)");
+        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
+                                       present(2) ? m_v.resolve(m_n.inputs[2]) : ValueId(),
+                                       ValueId()};
+        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
+        std::vector<double> values{
+            m_n.attrFloat("scale", 1.0 / std::sqrt(double(sizes[0] / heads)))};
+        std::string what =
+            fmt::format("projection inside, {} heads, scale {:.4g}", heads, values[0]);
+        if (present(5)) {
+            inputs[3] = m_v.resolve(m_n.inputs[5]);
+            ops.push_back(int64_t(LogitOp::AddBias));
+            values.push_back(0.0);
+            what += ", attention_bias";
+        }
+        if (m_n.attrInt("unidirectional", 0) != 0) {
+            ops.push_back(int64_t(LogitOp::Causal));
+            values.push_back(-INFINITY);
+            what += ", causal";
+        }
+        FusedPattern p =
+            make(std::move(inputs), std::move(ops), std::move(values), heads, heads, what);
+        p.node.attributes.push_back({"projected", int64_t(1)});
+        p.node.attributes.push_back({"qkv_hidden_sizes", sizes});
+        return p;
     }
 
     const FusionView &m_v;
