@@ -10,7 +10,7 @@ saved() { "$REMAT" train-graph "$1" --attention "$2" | sed -n 's/.*saved_for_bac
 echo "| network | spelling | eager B | sdpa B | (eager - sdpa) / layer |"
 echo "|---|---|---:|---:|---:|"
 for style in gpt2 llama; do
-    for spelling in ref dynamo tf2onnx ort ortattn onnx23; do
+    for spelling in ref dynamo tf2onnx tf2onnx_mulmask ort ortattn onnx23; do
         [ -f tests/data/attention/${style}_${spelling}.onnx ] || continue
         f=tests/data/attention/${style}_${spelling}.onnx
         e=$(saved "$f" eager)

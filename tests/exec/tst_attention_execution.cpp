@@ -111,6 +111,9 @@ private slots:
         // com.microsoft Attention, the Q, K, V projection inside the node
         QTest::addRow("gpt2 ortattn") << "gpt2"
                                       << "ortattn";
+        // TF GPT-2's multiplicative mask: not fused (a near miss), the same numbers
+        QTest::addRow("gpt2 tf2onnx_mulmask") << "gpt2"
+                                              << "tf2onnx_mulmask";
     }
 
     void spellingsMatchTheReference()

@@ -13,6 +13,8 @@ exporter's documented output:
            Unsqueeze -> Tile -> Reshape.
   ort      onnxruntime's transformer optimizer: com.microsoft MultiHeadAttention (unidirectional)
            for GPT-2, com.microsoft GroupQueryAttention (causal, K/V at their own heads) for LLaMA.
+  tf2onnx_mulmask  GPT-2 only: TF GPT-2's multiplicative causal mask w * b - 1e4 * (1 - b) (a
+           near miss: not fused, and the reason is listed).
   ortattn  GPT-2 only: com.microsoft Attention (unidirectional), the QKV projection inside the
            node, as the optimizer's GPT-2 attention fusion writes it.
   onnx23   ONNX Attention (opset 23): 3-D with q_num_heads / kv_num_heads and is_causal for GPT-2,
@@ -165,6 +167,13 @@ class Net:
                 bias = self.op("Where", [mask, self.const(0.0), self.const(-np.inf)])
             w = self.op("Softmax", [self.op("Add", [w, bias])], axis=-1)
             return self.op("MatMul", [w, v])
+        if self.spelling == "tf2onnx_mulmask":  # TF GPT-2: w / sqrt(dk); w * b - 1e4 * (1 - b)
+            w = self.op("MatMul", [q, self.op("Transpose", [k], perm=[0, 1, 3, 2])])
+            w = self.op("Div", [w, self.const(math.sqrt(DH), hint="sqrt_dk")])
+            b = np.tril(np.ones((S, S), np.float32))[None, None]
+            w = self.op("Mul", [w, self.const(b, hint="attn.causal_mask")])
+            w = self.op("Sub", [w, self.const(1e4 * (1 - b), hint="attn.mask_adder")])
+            return self.op("MatMul", [self.op("Softmax", [w], axis=-1), v])
         if self.spelling in ("tf2onnx", "ref"):
             k = self.repeat(k, n, tile=self.spelling == "tf2onnx")
             v = self.repeat(v, n, tile=self.spelling == "tf2onnx")
@@ -217,7 +226,7 @@ class Net:
         return self.shape(self.op("Transpose", [x], perm=[0, 2, 1, 3]), [B, S, n * DH])
 
     def build(self):
-        self.opset = {"dynamo": 18, "tf2onnx": 13, "ort": 17, "ortattn": 17, "onnx23": 23,
+        self.opset = {"dynamo": 18, "tf2onnx": 13, "tf2onnx_mulmask": 13, "ort": 17, "ortattn": 17, "onnx23": 23,
                       "ref": 17}[self.spelling]
         if self.spelling in ("tf2onnx", "ref"):
             # tf2onnx: the mask adder (1 - causal) * -10000, folded to a constant by grappler
@@ -246,7 +255,8 @@ class Net:
             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [B, S, D])], self.inits)
         imports = [helper.make_opsetid("", self.opset)]
         imports += [helper.make_opsetid(d, 1) for d in self.domains]
-        producer = {"tf2onnx": ("tf2onnx", "1.16.1"), "ort": ("onnxruntime.transformers", "1.20"),
+        producer = {"tf2onnx": ("tf2onnx", "1.16.1"), "tf2onnx_mulmask": ("tf2onnx", "1.16.1"),
+                    "ort": ("onnxruntime.transformers", "1.20"),
                     "ortattn": ("onnxruntime.transformers", "1.20"),
                     "ref": ("remat attention_spellings.py", "1")}.get(self.spelling, ("pytorch", "2.5.0"))
         model = helper.make_model(graph, opset_imports=imports, producer_name=producer[0],
@@ -258,9 +268,9 @@ class Net:
 def main(out):
     nets = [(style, spelling) for style in ("gpt2", "llama")
             for spelling in ("dynamo", "tf2onnx", "ort", "onnx23", "ref")]
-    for style, spelling in nets + [("gpt2", "ortattn")]:
+    for style, spelling in nets + [("gpt2", "ortattn"), ("gpt2", "tf2onnx_mulmask")]:
         model = Net(style, spelling).build()
-        if spelling in ("tf2onnx", "ref"):
+        if spelling in ("tf2onnx", "tf2onnx_mulmask", "ref"):
             onnx.checker.check_model(model)  # the checker of onnx 1.12 knows opsets <= 17
         onnx.save(model, f"{out}/{style}_{spelling}.onnx")
 

@@ -409,6 +409,24 @@ private slots:
         }
     }
 
+    /// TF GPT-2 as tf2onnx writes it (tests/python/attention_spellings.py, tf2onnx_mulmask):
+    /// w / sqrt(dk), then w * b - 1e4 * (1 - b) with the causal 0 / 1 tensor b: nothing fused,
+    /// each layer's near miss names the Mul, the mask and the Sub; the saved bytes stay eager's.
+    void tfGpt2MultipliedMaskIsListed()
+    {
+        auto g = onnx::importModel(dataPath("gpt2_tf2onnx_mulmask.onnx"));
+        QVERIFY2(g, g.status().toString().c_str());
+        const Built eager = build(*g, training::Attention::Eager);
+        const Built sdpa = build(*g, training::Attention::Sdpa);
+        QCOMPARE(countOps(sdpa.tg, ops::kAttentionOp), size_t(0));
+        QCOMPARE(sdpa.summary.savedForBackwardBytes, eager.summary.savedForBackwardBytes);
+        QCOMPARE(sdpa.tg.info().notFused.size(), size_t(2));
+        for (const std::string &why : sdpa.tg.info().notFused) {
+            QVERIFY2(why.find("multiplied by 'attn.causal_mask") != std::string::npos, why.c_str());
+            QVERIFY2(why.find("Sub") != std::string::npos, why.c_str());
+        }
+    }
+
     /// A mask multiplied onto the scores (TF GPT-2's w * b - 1e4 * (1 - b)) is no additive mask:
     /// a near miss naming the Mul and the tensor; with the mask added the same graph fuses.
     void multipliedMaskIsANearMiss()

@@ -192,6 +192,22 @@ private:
             return o;
         }
     }
+    /// Why a Mul / Div of the scores by something other than a constant scalar is not fused.
+    std::string multipliedWhy(const ir::Node &p) const
+    {
+        // the mask: the operand that is constant or computed elsewhere (not from the scores)
+        const auto outside = [&](size_t k) {
+            const ValueId in = m_v.resolve(p.inputs[k]);
+            return m_v.isConstant(in) || !m_v.producer(in);
+        };
+        const size_t other = outside(1) || !outside(0) ? 1 : 0;
+        const ir::Value &b = m_v.graph.value(m_v.resolve(p.inputs[other]));
+        return fmt::format("the scores are {} by '{}' {} at {} (a multiplicative mask, or a scale "
+                           "that is not a constant scalar): only a constant scalar scale, an "
+                           "additive mask (Add) or a Where mask is fused",
+                           p.opType == "Mul" ? "multiplied" : "divided", b.name, b.shape.toString(),
+                           label(p));
+    }
     /// Reshape(Transpose(Reshape(x, [-1, a, b]), perm 0 2 1), [..., b, a]), each read once, with x
     /// [..., a, b] and the same leading dims: x and the three nodes.
     std::optional<std::pair<ValueId, std::vector<NodeId>>>
@@ -343,15 +359,16 @@ private:
                 p = m_v.producer(logits);
                 continue;
             } else if ((usable(p, "Mul") || usable(p, "Div")) && p->inputs.size() == 2) {
-                // TF GPT-2's w * b - 1e4 * (1 - b), a learned temperature: not a constant scalar
-                const ir::Node *first = m_v.producer(p->inputs[0]);
-                const size_t other = first && first->opType == "MatMul" ? 1 : 0;
-                const ir::Value &b = m_v.graph.value(m_v.resolve(p->inputs[other]));
-                why = fmt::format("the scores are {} by '{}' {} at {} (a multiplicative mask, or a "
-                                  "scale that is not a constant scalar): only a constant scalar "
-                                  "scale, an additive mask (Add) or a Where mask is fused",
-                                  p->opType == "Mul" ? "multiplied" : "divided", b.name,
-                                  b.shape.toString(), label(*p));
+                // a multiplicative mask, a learned temperature: not a constant scalar
+                why = multipliedWhy(*p);
+                break;
+            } else if (const ir::Node *mul = usable(p, "Sub") && p->inputs.size() == 2
+                                                 ? m_v.producer(p->inputs[0])
+                                                 : nullptr;
+                       mul && (usable(mul, "Mul") || usable(mul, "Div")) &&
+                       mul->inputs.size() == 2 && constantScalarSide(*mul) < 0) {
+                // TF GPT-2's w * b - 1e4 * (1 - b): the Mul is the reason
+                why = multipliedWhy(*mul) + fmt::format(" (then {} subtracts)", label(*p));
                 break;
             } else {
                 why = fmt::format("{} ({}) between the scores' MatMul and the Softmax", label(*p),
