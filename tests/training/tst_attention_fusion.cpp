@@ -306,6 +306,17 @@ private slots:
         for (const training::Tensor &t : sdpa.tg.tensors())
             if (t.name.find("::logsumexp") != std::string::npos)
                 QCOMPARE(t.bytes, lse);
+        // flash attention's FLOPs: 2 B H S S (Dh + Dh) + 5 B H S S forward, the five products
+        // of the backward; com.microsoft Attention adds its projection, 2 B S d 3d (and twice
+        // that backward)
+        const double flash = 2.0 * B * H * S * S * 2 * Dh + 5.0 * B * H * S * S;
+        const double flashBack = 2.0 * B * H * S * S * 5 * Dh + 8.0 * B * H * S * S;
+        const double projection = spelling == "ortattn" ? 2.0 * B * S * D * 3 * D : 0.0;
+        for (const training::Op &op : sdpa.tg.ops())
+            if (op.type == ops::kAttentionOp) {
+                QCOMPARE(op.flops, flash + projection);
+                QCOMPARE(sdpa.tg.op(sdpa.tg.backwardOf(op.id)).flops, flashBack + 2 * projection);
+            }
         for (const training::Op &op : sdpa.tg.ops())
             if (op.type == ops::kAttentionOp) {
                 QVERIFY(op.fusedNode);
