@@ -114,6 +114,11 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
     }
     if (!g.has[0] || !g.has[1] || !g.has[2])
         return bad(node, "needs Q, K and V of known rank >= 2");
+    g.qkvBias = shapes.size() > 5 && !shapes[5].empty();
+    if (g.qkvBias && (g.heads <= 0 || g.projected || shapes[5].size() != 1 ||
+                      shapes[5][0] != shapes[0].back() + shapes[1].back() + shapes[2].back()))
+        return bad(node, fmt::format("the Q, K, V bias {} needs num_heads and [{}]", shapes[5],
+                                     shapes[0].back() + shapes[1].back() + shapes[2].back()));
     // [B, S, heads * D]: read as [B, heads, S, D]
     if (g.heads > 0) {
         g.seqFirst = true;
@@ -231,7 +236,7 @@ Expected<Spec> sdpaRule(const RuleContext &c)
             shapes[i] = v->shape.sizes();
     REMAT_ASSIGN_OR_RETURN(AttentionGeometry g, attentionGeometry(*c.node, shapes));
     Spec s;
-    for (int pos = 0; pos < 4; ++pos)
+    for (int pos : {0, 1, 2, 3, 5})
         wantGrad(c, s, pos);
     s.forwardFlops = g.forwardFlops();
     if (s.gradInputs.empty())
@@ -242,6 +247,8 @@ Expected<Spec> sdpaRule(const RuleContext &c)
     for (int pos = 0; pos < 5; ++pos)
         if (g.has[pos])
             saveInput(s, pos);
+    if (g.qkvBias)
+        saveInput(s, 5);
     s.extras.push_back({1, "logsumexp", ir::DataType::Float, Shape::fromStatic(g.lseShape())});
     saveOutput(s, 0);
     saveOutput(s, 1);
@@ -254,7 +261,7 @@ Expected<Spec> sdpaRule(const RuleContext &c)
     return s;
 }
 
-bool sdpaDifferentiable(const ir::Node &, size_t pos) { return pos <= 3; }
+bool sdpaDifferentiable(const ir::Node &, size_t pos) { return pos <= 3 || pos == 5; }
 
 /// A dim of a shape, or an unknown dim when out of range.
 Dim dimAt(const Shape *s, size_t k) { return s && k < s->rank() ? s->dims[k] : Dim(); }

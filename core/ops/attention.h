@@ -25,7 +25,9 @@
 // three equal parts), 2 optional projection bias [Dq + Dk + Dv]; Q, K, V = X W + bias, split, in
 // the [B, S, heads * D] layout; saved state 2 is then that QKV [B, S, Dq + Dk + Dv] (no dropout),
 // which the backward reads as flash attention reads Q, K and V, and X and W for the projection's
-// gradient.
+// gradient. Input 5, optional, in the [B, S, heads * D] layout (not projected): a bias
+// [Dq + Dk + Dv] added to Q, K and V before the attention (MultiHeadAttention's `bias`: the
+// projections' biases folded into the node).
 // Outputs: 0 the attention output [..., Sq, Dv]; saved state 1 the float32 log-sum-exp of each
 // query row [..., Sq] (flash attention's softmax_lse), 2 the dropout RNG state (int64 [2]: seed
 // and offset, philox_seed / philox_offset) when dropout > 0.
@@ -67,6 +69,7 @@ struct AttentionGeometry
     int64_t heads = 0, kvHeads = 0;
     /// Q, K, V projected inside the op from X [B, S, inHidden] (com.microsoft Attention).
     bool projected = false, projectionBias = false;
+    bool qkvBias = false; ///< input 5: [Dq + Dk + Dv] added to Q, K, V ([B, S, heads * D] only)
     int64_t inHidden = 0, qkvHidden = 0; ///< In and Dq + Dk + Dv
     std::vector<int64_t> qkvShape() const { return {lead.empty() ? 0 : lead[0], sq, qkvHidden}; }
     /// Per input 0..4: its leading dims padded on the left with 1 to lead's rank; for the bias and

@@ -412,6 +412,15 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
          {randn({2, 3, 8}, 11), randn({2, 3, 4}, 12), randn({2, 3, 6}, 13),
           randn({1, 4, 3, 3}, 14, 0.5)},
          {Out{V{2, 3, 12}}, Out{V{2, 4, 3}}}});
+    // MultiHeadAttention's bias input (the projections' biases folded in): the fused op's input 5
+    add("ScaledDotProductAttention [B, S, heads x D], Q K V bias",
+        {"ScaledDotProductAttention",
+         {attr("k_transposed", int64_t(0)), attr("logit_ops", V{1, 5}),
+          attr("logit_values", std::vector<double>{0.6, -1e4}), attr("dropout", 0.0),
+          attr("num_heads", int64_t(4)), attr("kv_num_heads", int64_t(2))},
+         {randn({2, 3, 8}, 31), randn({2, 3, 4}, 32), randn({2, 3, 6}, 33), std::nullopt,
+          std::nullopt, randn({18}, 34, 0.5)},
+         {Out{V{2, 3, 12}}, Out{V{2, 4, 3}}}});
     // com.microsoft Attention: the Q, K, V projection inside (X W + bias), 2 heads, causal
     add("ScaledDotProductAttention projected, bias, causal",
         {"ScaledDotProductAttention",

@@ -11,8 +11,8 @@ exporter's documented output:
   tf2onnx  opset 13: BatchMatMulV2(adj_y) as MatMul(Q, Transpose(K, 0 1 3 2)), Mul by the scale,
            Add of the mask adder (1 - mask) * -10000, Softmax(-1), MatMul; tf.repeat as
            Unsqueeze -> Tile -> Reshape.
-  ort      onnxruntime's transformer optimizer: com.microsoft MultiHeadAttention (unidirectional)
-           for GPT-2, com.microsoft GroupQueryAttention (causal, K/V at their own heads) for LLaMA.
+  ort      onnxruntime's transformer optimizer: com.microsoft MultiHeadAttention (unidirectional,
+           the QKV projection's bias folded into its bias input) for GPT-2, com.microsoft GroupQueryAttention (causal, K/V at their own heads) for LLaMA.
   tf2onnx_mulmask  GPT-2 only: TF GPT-2's multiplicative causal mask w * b - 1e4 * (1 - b) (a
            near miss: not fused, and the reason is listed).
   ortattn  GPT-2 only: com.microsoft Attention (unidirectional), the QKV projection inside the
@@ -189,7 +189,13 @@ class Net:
             return self.op("Attention", [x, self.weight(prefix + ".c_attn.weight", [D, 3 * D]),
                                          self.weight(prefix + ".c_attn.bias", [3 * D], scale=0.1)],
                            domain="com.microsoft", num_heads=H, unidirectional=1)
-        if self.style == "gpt2":
+        if self.style == "gpt2" and self.spelling == "ort":  # the bias folded into the node
+            qkv = self.linear(x, prefix + ".c_attn", D, 3 * D, bias=False)
+            self.qkv_bias = self.weight(prefix + ".c_attn.bias", [3 * D], scale=0.1)
+            q, k, v = self.op("Split", [qkv, self.const([D, D, D], np.int64, "split")], outputs=3,
+                              axis=-1)
+            n = H
+        elif self.style == "gpt2":
             qkv = self.linear(x, prefix + ".c_attn", D, 3 * D)
             q, k, v = self.op("Split", [qkv, self.const([D, D, D], np.int64, "split")]
                               if self.opset >= 13 else [qkv], outputs=3, axis=-1,
@@ -208,8 +214,8 @@ class Net:
                 total = self.const(S, np.int32, "total_sequence_length")
                 return self.op("GroupQueryAttention", [q, k, v, "", "", lens, total],
                                domain="com.microsoft", outputs=3, num_heads=H, kv_num_heads=n)[0]
-            return self.op("MultiHeadAttention", [q, k, v], domain="com.microsoft", num_heads=H,
-                           unidirectional=1)
+            return self.op("MultiHeadAttention", [q, k, v, self.qkv_bias], domain="com.microsoft",
+                           num_heads=H, unidirectional=1)
         if self.spelling == "onnx23":
             if self.style == "gpt2":
                 return self.op("Attention", [q, k, v], q_num_heads=H, kv_num_heads=H, is_causal=1)

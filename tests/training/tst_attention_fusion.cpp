@@ -361,9 +361,9 @@ private slots:
         QTest::newRow("MHA key padding mask") << "MultiHeadAttention"
                                               << "com.microsoft"
                                               << "" << 4 << "key_padding_mask";
-        QTest::newRow("MHA projection bias") << "MultiHeadAttention"
-                                             << "com.microsoft"
-                                             << "" << 3 << "bias input";
+        QTest::newRow("MHA bias of the wrong width") << "MultiHeadAttention"
+                                                     << "com.microsoft"
+                                                     << "" << 3 << "Q, K and V's widths";
         QTest::newRow("com.microsoft Attention mask_index") << "Attention"
                                                             << "com.microsoft"
                                                             << "" << 3 << "mask_index";

@@ -17,8 +17,8 @@ using ops::LogitOp;
 
 Expected<ops::AttentionGeometry> geometryOf(const KernelContext &c)
 {
-    std::vector<std::vector<int64_t>> shapes(5);
-    for (size_t k = 0; k < 5; ++k)
+    std::vector<std::vector<int64_t>> shapes(6);
+    for (size_t k = 0; k < 6; ++k)
         if (const KView *v = c.input(k); v && (v->data || v->numel() == 0))
             shapes[k] = v->shape;
     if (!c.node)
@@ -171,6 +171,29 @@ Expected<Inputs> inputsOf(const KernelContext &c, const ops::AttentionGeometry &
         in.ownQ = toHeads<float>(in.q, b, g.sq, g.heads, g.d);
         in.ownK = toHeads<float>(in.k, b, g.sk, g.kvHeads, g.d);
         in.ownV = toHeads<float>(in.v, b, g.sk, g.kvHeads, g.dv);
+        if (g.qkvBias) { // + bias, rounded to float32 as the Add it stands for
+            REMAT_RETURN_IF_ERROR(c.require(c.input(5), "Q, K, V bias"));
+            if (c.input(5)->dtype != ir::DataType::Float)
+                return c.error("the Q, K, V bias must be float32");
+            const float *bias = c.input(5)->f();
+            // [B, heads, S, D]: head h's D values are bias[h * D .. h * D + D)
+            for (int64_t n = 0; n < b; ++n) {
+                for (int64_t h = 0; h < g.heads; ++h)
+                    for (int64_t t = 0; t < g.sq; ++t)
+                        for (int64_t e = 0; e < g.d; ++e)
+                            in.ownQ[size_t(((n * g.heads + h) * g.sq + t) * g.d + e)] +=
+                                bias[h * g.d + e];
+                for (int64_t h = 0; h < g.kvHeads; ++h)
+                    for (int64_t t = 0; t < g.sk; ++t) {
+                        for (int64_t e = 0; e < g.d; ++e)
+                            in.ownK[size_t(((n * g.kvHeads + h) * g.sk + t) * g.d + e)] +=
+                                bias[g.heads * g.d + h * g.d + e];
+                        for (int64_t e = 0; e < g.dv; ++e)
+                            in.ownV[size_t(((n * g.kvHeads + h) * g.sk + t) * g.dv + e)] +=
+                                bias[(g.heads + g.kvHeads) * g.d + h * g.dv + e];
+                    }
+            }
+        }
         in.q = in.ownQ.data();
         in.k = in.ownK.data();
         in.v = in.ownV.data();
@@ -426,6 +449,27 @@ Status attentionGrad(KernelContext &c)
         REMAT_RETURN_IF_ERROR(store(0, dq));
         REMAT_RETURN_IF_ERROR(store(1, dk));
         REMAT_RETURN_IF_ERROR(store(2, dv));
+    }
+    if (KView *dbias = g.qkvBias ? c.inputGrad(5) : nullptr; dbias && dbias->data) {
+        // the bias of head h, element e: dQ (dK, dV) summed over batch and sequence
+        const int64_t width = g.heads * g.d + g.kvHeads * (g.d + g.dv);
+        if (dbias->numel() != width)
+            return c.error("gradient size mismatch");
+        std::vector<double> sum(size_t(width), 0.0);
+        const auto reduce = [&](const std::vector<double> &grad, int64_t heads, int64_t s,
+                                int64_t d, int64_t offset) {
+            for (int64_t n = 0; n < g.lead[0]; ++n)
+                for (int64_t h = 0; h < heads; ++h)
+                    for (int64_t t = 0; t < s; ++t)
+                        for (int64_t e = 0; e < d; ++e)
+                            sum[size_t(offset + h * d + e)] +=
+                                grad[size_t(((n * heads + h) * s + t) * d + e)];
+        };
+        reduce(dq, g.heads, g.sq, g.d, 0);
+        reduce(dk, g.kvHeads, g.sk, g.d, g.heads * g.d);
+        reduce(dv, g.kvHeads, g.sk, g.dv, (g.heads + g.kvHeads) * g.d);
+        for (int64_t j = 0; j < width; ++j)
+            dbias->f()[j] = float(sum[size_t(j)]);
     }
     if (g.has[3])
         REMAT_RETURN_IF_ERROR(store(3, db));

@@ -659,12 +659,6 @@ private:
             return refuse("only separate 3-D query, key and value [batch, sequence, hidden] are "
                           "handled (packed QKV / KV or 4-D key and value are not)",
                           "export with separate Q, K, V projections");
-        if (present(3))
-            return refuse("the bias input (the Q, K, V projections' bias folded into the node) is "
-                          "not handled",
-                          "keep the bias Add before the node (onnxruntime's optimizer leaves it "
-                          "out when the projections have no bias), or train the unfused export "
-                          "with --attention sdpa");
         if (present(4))
             return refuse("key_padding_mask is not handled",
                           "give the mask as attention_bias (additive, [batch or 1, heads or 1, "
@@ -687,6 +681,18 @@ private:
         std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
         std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
         std::string what = fmt::format("{} heads, scale {:.4g}", heads, values[0]);
+        if (present(3)) { // the projections' biases, folded into the node: the fused op's input 5
+            const ir::Value &b = in(3);
+            const int64_t width =
+                in(0).shape.dims[2].value + in(1).shape.dims[2].value + in(2).shape.dims[2].value;
+            if (!b.shape.isStatic() || b.shape.rank() != 1 || b.shape.dims[0].value != width)
+                return refuse(fmt::format("the bias {} is not [{}] (Q, K and V's widths)",
+                                          b.shape.toString(), width),
+                              "give a bias of the three widths, or none");
+            inputs.resize(6);
+            inputs[5] = m_v.resolve(m_n.inputs[3]);
+            what += ", Q K V bias";
+        }
         if (present(5)) {
             inputs[3] = m_v.resolve(m_n.inputs[5]);
             ops.push_back(int64_t(LogitOp::AddBias));

@@ -32,11 +32,11 @@ FusionResult fuseAttention(const FusionView &view);
 /// The attention nodes of the file, each as one ScaledDotProductAttention op in any --attention
 /// mode (the file already says "fused": eager keeps what the fused kernel keeps): ONNX Attention
 /// (opset 23; 4-D, or 3-D with q_num_heads / kv_num_heads; is_causal; a boolean or additive
-/// attn_mask), com.microsoft MultiHeadAttention (3-D Q, K, V; unidirectional; attention_bias),
+/// attn_mask), com.microsoft MultiHeadAttention (3-D Q, K, V; unidirectional; attention_bias;
+/// the projections' bias),
 /// GroupQueryAttention (causal, K / V at their own heads) and Attention (the Q, K, V projection
 /// inside: the fused op's `projected` form). What is not modelled (a KV cache, do_rotary, local
-/// windows, softcap, packed QKV, key_padding_mask / mask_index, a projection bias on
-/// MultiHeadAttention ...) is an Unsupported error naming the node, the attribute or input, and
+/// windows, softcap, packed QKV, key_padding_mask / mask_index ...) is an Unsupported error naming the node, the attribute or input, and
 /// the way out.
 Expected<std::vector<FusedPattern>> attentionNodes(const FusionView &view);
 
