@@ -438,6 +438,28 @@ private slots:
         }
     }
 
+    /// Keras MultiHeadAttention through tf2onnx: Einsum("aecd,abcd->acbe", K, Q) -> Softmax ->
+    /// Einsum("acbe,aecd->abcd", P, V): a near miss that says Einsum is not fused.
+    void einsumAttentionIsANearMiss()
+    {
+        MiniGraph m;
+        const auto q = m.input("query", {2, 4, 2, 8}); // [B, F, N, H]
+        const auto k = m.input("key", {2, 4, 2, 8});
+        const auto v = m.input("value", {2, 4, 2, 8});
+        const auto sc =
+            m.op("Einsum", {k, q}, {2, 2, 4, 4}, {{"equation", std::string("aecd,abcd->acbe")}});
+        const auto p = m.op("Softmax", {sc}, {2, 2, 4, 4}, {attrInt("axis", -1)});
+        const auto o =
+            m.op("Einsum", {p, v}, {2, 4, 2, 8}, {{"equation", std::string("acbe,aecd->abcd")}});
+        auto g = m.build({o});
+        QVERIFY2(g, g.status().toString().c_str());
+        const Built sdpa = build(*g, training::Attention::Sdpa);
+        QCOMPARE(countOps(sdpa.tg, ops::kAttentionOp), size_t(0));
+        QCOMPARE(sdpa.tg.info().notFused.size(), size_t(1));
+        QVERIFY2(sdpa.tg.info().notFused[0].find("Einsum") != std::string::npos,
+                 sdpa.tg.info().notFused[0].c_str());
+    }
+
     /// A mask multiplied onto the scores (TF GPT-2's w * b - 1e4 * (1 - b)) is no additive mask:
     /// a near miss naming the Mul and the tensor; with the mask added the same graph fuses.
     void multipliedMaskIsANearMiss()

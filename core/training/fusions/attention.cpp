@@ -381,6 +381,10 @@ private:
         }
         const ir::Node *qk = p && p->opType == "MatMul" ? p : nullptr;
         const bool pvOk = usable(pv, "MatMul") && m_v.resolve(pv->inputs[0]) == m_v.resolve(cur);
+        const bool einsum = (p && p->opType == "Einsum") || (pv && pv->opType == "Einsum");
+        if (!qk && !pvOk && einsum)
+            return miss(softmax, "the scores or the output are an Einsum (Keras MultiHeadAttention "
+                                 "as tf2onnx writes it): only the MatMul products are fused");
         if (!qk && !pvOk)
             return; // not attention: a Softmax classifier head, a gate
         if (!why.empty())
