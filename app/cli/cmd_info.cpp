@@ -8,6 +8,7 @@
 #include "core/training/builder.h"
 #include "core/util/bytes.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -111,7 +112,15 @@ int runInfo(const InfoOptions &o)
         std::fprintf(stderr, "error: %s\n", attention.status().toString().c_str());
         return 1;
     }
-    if (*attention == training::Attention::Sdpa && info.trainingBlockers.empty()) {
+    // Attention nodes (ONNX Attention, com.microsoft MultiHeadAttention / GroupQueryAttention /
+    // Attention) are the fused op in either mode: listed in eager mode too.
+    const bool attentionNodes =
+        std::any_of(g->nodes().begin(), g->nodes().end(), [](const ir::Node &n) {
+            return n.opType == "Attention" || n.opType == "MultiHeadAttention" ||
+                   n.opType == "GroupQueryAttention";
+        });
+    const bool listAttention = *attention == training::Attention::Sdpa || attentionNodes;
+    if (listAttention && info.trainingBlockers.empty()) {
         training::BuildOptions build;
         build.attention = *attention;
         auto tg = training::buildTrainingGraph(*g, build);
@@ -151,7 +160,7 @@ int runInfo(const InfoOptions &o)
         j["import_notes"] = info.importNotes;
         j["training_blockers"] = info.trainingBlockers;
         j["unknown_shapes"] = unknownShapes;
-        if (*attention == training::Attention::Sdpa) {
+        if (listAttention) {
             j["attention_fused"] = fused;
             j["attention_not_fused"] = notFused;
         }
@@ -198,8 +207,10 @@ int runInfo(const InfoOptions &o)
         std::printf("  input        %s\n", shapeText(v).c_str());
     for (const auto &v : outputs)
         std::printf("  output       %s\n", shapeText(v).c_str());
-    if (*attention == training::Attention::Sdpa) {
-        std::printf("  attention    %zu fused by --attention sdpa\n", fused.size());
+    if (listAttention) {
+        std::printf("  attention    %zu fused by %s\n", fused.size(),
+                    *attention == training::Attention::Sdpa ? "--attention sdpa"
+                                                            : "the file (attention nodes)");
         for (const std::string &f : fused)
             std::printf("    %s\n", f.c_str());
         for (const std::string &f : notFused)
@@ -222,7 +233,8 @@ void addInfoCommand(CLI::App &app, CommandContext &ctx)
     cmd->add_flag("--json", opts->json, "Print JSON with stable keys");
     cmd->add_option("--attention", opts->input.attention,
                     "sdpa: also list the attention patterns --attention sdpa fuses, and those it "
-                    "almost fused with the reason (default eager: not listed)")
+                    "almost fused with the reason (default eager: only the file's attention nodes, "
+                    "fused in either mode)")
         ->check(CLI::IsMember({"eager", "sdpa"}));
     cmd->callback([opts, &ctx] { ctx.exitCode = runInfo(*opts); });
 }

@@ -25,6 +25,8 @@ Status bad(const ir::Node &n, const std::string &what)
 
 std::vector<int64_t> AttentionGeometry::outShape() const
 {
+    if (seqFirst)
+        return {lead[0], sq, heads * dv};
     std::vector<int64_t> s = lead;
     s.push_back(sq);
     s.push_back(dv);
@@ -53,14 +55,18 @@ int64_t AttentionGeometry::matrixOf(int k, int64_t b) const
 
 double AttentionGeometry::forwardFlops() const
 {
+    const double projection =
+        projected ? 2.0 * double(lead[0]) * double(sq) * double(inHidden) * double(qkvHidden) : 0;
     return 2.0 * double(batches) * double(sq) * double(sk) * double(d + dv) +
-           5.0 * double(batches) * double(sq) * double(sk);
+           5.0 * double(batches) * double(sq) * double(sk) + projection;
 }
 
 double AttentionGeometry::backwardFlops() const
 {
+    const double projection =
+        projected ? 4.0 * double(lead[0]) * double(sq) * double(inHidden) * double(qkvHidden) : 0;
     return 2.0 * double(batches) * double(sq) * double(sk) * double(3 * d + 2 * dv) +
-           8.0 * double(batches) * double(sq) * double(sk);
+           8.0 * double(batches) * double(sq) * double(sk) + projection;
 }
 
 Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
@@ -77,9 +83,62 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
         return bad(node, "logit_ops and logit_values differ in length");
     for (size_t k = 0; k < 5; ++k)
         g.has[k] = k < shapes.size() && !shapes[k].empty(); // absent inputs: no shape
+    std::vector<std::vector<int64_t>> viewed(shapes.begin(), shapes.end());
+    viewed.resize(std::max<size_t>(viewed.size(), 3));
+    g.heads = node.attrInt("num_heads", 0);
+    g.projected = node.attrInt("projected", 0) != 0;
+    if (g.projected) {
+        // X [B, S, In] W [In, Dq + Dk + Dv]: Q, K, V as [B, S, heads * D] below
+        if (!g.has[0] || !g.has[1] || shapes[0].size() != 3 || shapes[1].size() != 2 ||
+            shapes[1][0] != shapes[0][2])
+            return bad(node, "a projected attention needs X [B, S, In] and W [In, Dq + Dk + Dv]");
+        if (g.heads <= 0 || g.dropout != 0 || g.kTransposed)
+            return bad(node, "a projected attention needs num_heads, no dropout, K untransposed");
+        g.projectionBias = g.has[2];
+        g.inHidden = shapes[0][2];
+        g.qkvHidden = shapes[1][1];
+        std::vector<int64_t> sizes = node.attrInts("qkv_hidden_sizes");
+        if (sizes.empty())
+            sizes.assign(3, g.qkvHidden / 3);
+        if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != g.qkvHidden ||
+            sizes[0] != sizes[1])
+            return bad(node, fmt::format("qkv_hidden_sizes {} do not split W's {} columns (Q and K "
+                                         "equal)",
+                                         sizes, g.qkvHidden));
+        if (g.projectionBias && (shapes[2].size() != 1 || shapes[2][0] != g.qkvHidden))
+            return bad(node,
+                       fmt::format("the projection bias {} is not [{}]", shapes[2], g.qkvHidden));
+        for (size_t k = 0; k < 3; ++k)
+            viewed[k] = {shapes[0][0], shapes[0][1], sizes[k]};
+        g.has[2] = true;
+    }
     if (!g.has[0] || !g.has[1] || !g.has[2])
         return bad(node, "needs Q, K and V of known rank >= 2");
-    const auto &q = shapes[0], &k = shapes[1], &v = shapes[2];
+    g.qkvBias = shapes.size() > 5 && !shapes[5].empty();
+    if (g.qkvBias && (g.heads <= 0 || g.projected || shapes[5].size() != 1 ||
+                      shapes[5][0] != shapes[0].back() + shapes[1].back() + shapes[2].back()))
+        return bad(node, fmt::format("the Q, K, V bias {} needs num_heads and [{}]", shapes[5],
+                                     shapes[0].back() + shapes[1].back() + shapes[2].back()));
+    // [B, S, heads * D]: read as [B, heads, S, D]
+    if (g.heads > 0) {
+        g.seqFirst = true;
+        g.kvHeads = node.attrInt("kv_num_heads", g.heads);
+        if (g.kTransposed)
+            return bad(node, "num_heads (Q, K, V as [B, S, heads * D]) with K transposed");
+        if (g.kvHeads <= 0 || g.heads % g.kvHeads != 0)
+            return bad(node, fmt::format("num_heads {} is not a multiple of kv_num_heads {}",
+                                         g.heads, g.kvHeads));
+        for (size_t k = 0; k < 3; ++k) {
+            const std::vector<int64_t> s = viewed[k];
+            const int64_t h = k == 0 ? g.heads : g.kvHeads;
+            if (s.size() != 3 || s[2] % h != 0)
+                return bad(node, fmt::format("input {} {} is not [batch, sequence, {} heads x "
+                                             "head size]",
+                                             k, s, h));
+            viewed[k] = {s[0], h, s[1], s[2] / h};
+        }
+    }
+    const auto &q = viewed[0], &k = viewed[1], &v = viewed[2];
     if (q.size() < 2 || k.size() < 2 || v.size() < 2)
         return bad(node, "Q, K and V need rank 2 or more");
     g.sq = q[q.size() - 2];
@@ -94,12 +153,12 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
     size_t rank = 0;
     for (size_t i = 0; i < 5; ++i)
         if (g.has[i])
-            rank = std::max(rank, shapes[i].size() - 2);
+            rank = std::max(rank, viewed[i].size() - 2);
     g.lead.assign(rank, 1);
     for (size_t i = 0; i < 5; ++i) {
         if (!g.has[i])
             continue;
-        const auto &s = shapes[i];
+        const auto &s = viewed[i];
         if (s.size() < 2)
             return bad(node, fmt::format("input {} has rank {}", i, s.size()));
         const size_t off = rank - (s.size() - 2);
@@ -123,8 +182,10 @@ Expected<AttentionGeometry> attentionGeometry(const ir::Node &node,
         if (g.has[i] && ((g.rowsOf[i] != 1 && g.rowsOf[i] != g.sq) ||
                          (g.colsOf[i] != 1 && g.colsOf[i] != g.sk)))
             return bad(node, fmt::format("the {} {} does not broadcast to [{}, {}]",
-                                         i == 3 ? "bias" : "mask", shapes[i], g.sq, g.sk));
+                                         i == 3 ? "bias" : "mask", viewed[i], g.sq, g.sk));
     for (LogitOp op : g.ops) {
+        if (int64_t(op) < 1 || int64_t(op) > 5)
+            return bad(node, fmt::format("logit op {} is none of 1 to 5", int64_t(op)));
         if (op == LogitOp::AddBias && !g.has[3])
             return bad(node, "adds a bias it is not given");
         if ((op == LogitOp::MaskKeepTrue || op == LogitOp::MaskKeepFalse) && !g.has[4])
@@ -152,7 +213,9 @@ std::vector<std::vector<int64_t>> inputShapes(const ShapeContext &c)
 Status sdpaShape(ShapeContext &c)
 {
     const std::vector<std::vector<int64_t>> shapes = inputShapes(c);
-    if (shapes.size() < 3 || shapes[0].empty() || shapes[1].empty() || shapes[2].empty())
+    const bool projected = c.node.attrInt("projected", 0) != 0; // (its bias is optional)
+    if (shapes.size() < 2 || shapes[0].empty() || shapes[1].empty() ||
+        (!projected && (shapes.size() < 3 || shapes[2].empty())))
         return Status::ok(); // not known yet
     auto g = attentionGeometry(c.node, shapes);
     if (!g)
@@ -173,18 +236,24 @@ Expected<Spec> sdpaRule(const RuleContext &c)
             shapes[i] = v->shape.sizes();
     REMAT_ASSIGN_OR_RETURN(AttentionGeometry g, attentionGeometry(*c.node, shapes));
     Spec s;
-    for (int pos = 0; pos < 4; ++pos)
+    for (int pos : {0, 1, 2, 3, 5})
         wantGrad(c, s, pos);
     s.forwardFlops = g.forwardFlops();
     if (s.gradInputs.empty())
         return s;
+    if (g.projected) // Q, K, V projected inside the op: the backward reads them back
+        s.extras.push_back({2, "qkv", c.input(0)->dtype, Shape::fromStatic(g.qkvShape())});
     s.backwardFlops = g.backwardFlops();
     for (int pos = 0; pos < 5; ++pos)
         if (g.has[pos])
             saveInput(s, pos);
+    if (g.qkvBias)
+        saveInput(s, 5);
     s.extras.push_back({1, "logsumexp", ir::DataType::Float, Shape::fromStatic(g.lseShape())});
     saveOutput(s, 0);
     saveOutput(s, 1);
+    if (g.projected)
+        saveOutput(s, 2);
     if (g.dropout > 0) {
         s.extras.push_back({2, "rng_state", ir::DataType::Int64, Shape::fromStatic({2})});
         saveOutput(s, 2);
@@ -192,7 +261,7 @@ Expected<Spec> sdpaRule(const RuleContext &c)
     return s;
 }
 
-bool sdpaDifferentiable(const ir::Node &, size_t pos) { return pos <= 3; }
+bool sdpaDifferentiable(const ir::Node &, size_t pos) { return pos <= 3 || pos == 5; }
 
 /// A dim of a shape, or an unknown dim when out of range.
 Dim dimAt(const Shape *s, size_t k) { return s && k < s->rank() ? s->dims[k] : Dim(); }
@@ -333,6 +402,29 @@ Status msGroupQueryAttentionShape(ShapeContext &c)
     return Status::ok();
 }
 
+/// com.microsoft Attention: input [B, S, In], weights [In, Dq + Dk + Dv] (qkv_hidden_sizes, or
+/// three equal parts), num_heads. Output [B, S, Dv]. The projection is inside the node: files
+/// holding it open; the training builder refuses it with the way out.
+Status msAttentionShape(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0), *w = c.inShape(1);
+    if (!x || !w)
+        return Status::ok();
+    if (x->rank() != 3 || w->rank() != 2)
+        return c.fail("Attention takes input [batch, sequence, hidden] and weights [hidden, 3 x "
+                      "hidden]");
+    const std::vector<int64_t> sizes = c.node.attrInts("qkv_hidden_sizes");
+    Dim dv;
+    if (sizes.size() == 3)
+        dv = Dim(sizes[2]);
+    else if (!sizes.empty())
+        return c.fail("qkv_hidden_sizes must hold three sizes");
+    else
+        dv = divided(w->dims[1], 3);
+    c.set(0, c.inType(0), Shape{{x->dims[0], x->dims[1], dv}});
+    return Status::ok();
+}
+
 } // namespace
 
 void addAttentionOps(std::vector<OpDef> &t)
@@ -352,6 +444,8 @@ void addAttentionOps(std::vector<OpDef> &t)
     t.push_back({.type = kMsGroupQueryAttention,
                  .family = OpFamily::MatrixProduct,
                  .inferShape = msGroupQueryAttentionShape});
+    t.push_back(
+        {.type = kMsAttention, .family = OpFamily::MatrixProduct, .inferShape = msAttentionShape});
 }
 
 } // namespace remat::core::ops

@@ -128,7 +128,13 @@ Status shardTensorParallel(const TrainingGraph &graph, std::vector<Op> &ops,
         // head counts of the split region
         if (op.type == ops::kAttentionOp && op.inputs.size() >= 3) {
             const char *what[] = {"query heads", "key heads", "value heads"};
-            for (size_t k = 0; k < 3; ++k) {
+            // onnxruntime's [B, S, heads x D] layout says its heads in attributes
+            const int64_t n = op.fusedNode ? op.fusedNode->attrInt("num_heads", 0) : 0;
+            if (n > 0) {
+                heads.push_back({op.name, n, what[0]});
+                heads.push_back({op.name, op.fusedNode->attrInt("kv_num_heads", n), what[1]});
+            }
+            for (size_t k = 0; k < 3 && n == 0; ++k) {
                 const ir::Shape &s = tensors[op.inputs[k].index()].shape;
                 if (s.dims.size() == 4 && s.dims[1].isStatic())
                     heads.push_back({op.name, s.dims[1].value, what[k]});

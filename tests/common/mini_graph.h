@@ -109,6 +109,9 @@ public:
         return y;
     }
 
+    /// Puts the last node added in `domain` ("com.microsoft").
+    void domain(const std::string &d) { m_nodes.back().domain = d; }
+
     core::Expected<core::ir::Graph> build(const std::vector<ValueId> &outputs)
     {
         core::ir::ModelInfo info;

@@ -402,6 +402,34 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
           attr("logit_values", std::vector<double>{0.7}), attr("dropout", 0.3)},
          {randn({2, 3, 4}, 5), randn({2, 4, 3}, 6), randn({2, 3, 2}, 7)},
          {Out{V{2, 3, 2}}, Out{V{2, 3}}, Out{V{2}, ir::DataType::Int64}}});
+    // onnxruntime's [B, S, heads x D] layout (MultiHeadAttention / GroupQueryAttention, ONNX
+    // Attention's 3-D form): 4 query heads over 2 K/V heads, a [B, heads, S, S] bias, causal
+    add("ScaledDotProductAttention [B, S, heads x D], grouped, bias, causal",
+        {"ScaledDotProductAttention",
+         {attr("k_transposed", int64_t(0)), attr("logit_ops", V{1, 2, 5}),
+          attr("logit_values", std::vector<double>{0.6, 0.0, -1e4}), attr("dropout", 0.0),
+          attr("num_heads", int64_t(4)), attr("kv_num_heads", int64_t(2))},
+         {randn({2, 3, 8}, 11), randn({2, 3, 4}, 12), randn({2, 3, 6}, 13),
+          randn({1, 4, 3, 3}, 14, 0.5)},
+         {Out{V{2, 3, 12}}, Out{V{2, 4, 3}}}});
+    // MultiHeadAttention's bias input (the projections' biases folded in): the fused op's input 5
+    add("ScaledDotProductAttention [B, S, heads x D], Q K V bias",
+        {"ScaledDotProductAttention",
+         {attr("k_transposed", int64_t(0)), attr("logit_ops", V{1, 5}),
+          attr("logit_values", std::vector<double>{0.6, -1e4}), attr("dropout", 0.0),
+          attr("num_heads", int64_t(4)), attr("kv_num_heads", int64_t(2))},
+         {randn({2, 3, 8}, 31), randn({2, 3, 4}, 32), randn({2, 3, 6}, 33), std::nullopt,
+          std::nullopt, randn({18}, 34, 0.5)},
+         {Out{V{2, 3, 12}}, Out{V{2, 4, 3}}}});
+    // com.microsoft Attention: the Q, K, V projection inside (X W + bias), 2 heads, causal
+    add("ScaledDotProductAttention projected, bias, causal",
+        {"ScaledDotProductAttention",
+         {attr("k_transposed", int64_t(0)), attr("logit_ops", V{1, 5}),
+          attr("logit_values", std::vector<double>{0.7, -1e4}), attr("dropout", 0.0),
+          attr("num_heads", int64_t(2)), attr("kv_num_heads", int64_t(2)),
+          attr("projected", int64_t(1)), attr("qkv_hidden_sizes", V{4, 4, 6})},
+         {randn({2, 3, 5}, 21), randn({5, 14}, 22, 0.5), randn({14}, 23, 0.3)},
+         {Out{V{2, 3, 6}}, Out{V{2, 2, 3}}, Out{V{2, 3, 14}}}});
     add("SoftmaxCrossEntropyLoss mean", {"SoftmaxCrossEntropyLoss",
                                          {},
                                          {randn({3, 5}, 1), ints({3}, {4, 0, 2})},

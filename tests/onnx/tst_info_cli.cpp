@@ -72,6 +72,41 @@ private slots:
         QCOMPARE(j16.value("param_bytes").toDouble(), oracle.value("param_bytes").toDouble());
     }
 
+    /// onnxruntime's attention nodes are fused in either mode: listed without --attention sdpa;
+    /// a file without them lists nothing in eager mode, and its patterns and near misses with
+    /// sdpa (tests/data/attention, tests/python/attention_spellings.py).
+    void attentionListed()
+    {
+        if (!QFileInfo::exists(rematBinary()))
+            QSKIP("remat binary not found");
+        const QString dir = sourceDir() + "/tests/data/attention/";
+        const auto info = [&](const QString &file, const QStringList &extra) {
+            QProcess p;
+            p.start(rematBinary(), QStringList{"info", dir + file, "--json"} + extra);
+            if (!p.waitForFinished(60000) || p.exitCode() != 0)
+                return QJsonObject();
+            return QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        };
+        const QJsonObject gqa = info("llama_ort.onnx", {});
+        QCOMPARE(gqa.value("attention_fused").toArray().size(), 2);
+        QVERIFY(gqa.value("attention_fused")
+                    .toArray()
+                    .at(0)
+                    .toString()
+                    .contains("com.microsoft.GroupQueryAttention"));
+        QVERIFY(!info("llama_ref.onnx", {}).contains("attention_fused"));
+        QCOMPARE(info("llama_ref.onnx", {"--attention", "sdpa"})
+                     .value("attention_fused")
+                     .toArray()
+                     .size(),
+                 2);
+        const QJsonArray miss = info("gpt2_tf2onnx_mulmask.onnx", {"--attention", "sdpa"})
+                                    .value("attention_not_fused")
+                                    .toArray();
+        QCOMPARE(miss.size(), 2);
+        QVERIFY(miss.at(0).toString().contains("multiplied by"));
+    }
+
     void errorExitsNonZero()
     {
         if (!QFileInfo::exists(rematBinary()))

@@ -166,6 +166,16 @@ private:
                 o.value = m_v.resolve(p->inputs[size_t(1 - other)]);
                 continue;
             }
+            // torch 2's dynamo (onnxscript's torchlib) transposes K through rank 3: Reshape to
+            // [-1, Sk, D] -> Transpose(0, 2, 1) -> Reshape to [..., D, Sk]
+            if (allowTranspose && !o.transposed && usable(p, "Reshape")) {
+                if (const auto chain = flattenedTranspose(*p)) {
+                    o.transposed = true;
+                    o.nodes.insert(o.nodes.end(), chain->second.begin(), chain->second.end());
+                    o.value = chain->first;
+                    continue;
+                }
+            }
             if (allowTranspose && !o.transposed && usable(p, "Transpose")) {
                 const std::vector<int64_t> perm = p->attrInts("perm");
                 const size_t r = perm.size();
@@ -182,6 +192,48 @@ private:
             return o;
         }
     }
+    /// Why a Mul / Div of the scores by something other than a constant scalar is not fused.
+    std::string multipliedWhy(const ir::Node &p) const
+    {
+        // the mask: the operand that is constant or computed elsewhere (not from the scores)
+        const auto outside = [&](size_t k) {
+            const ValueId in = m_v.resolve(p.inputs[k]);
+            return m_v.isConstant(in) || !m_v.producer(in);
+        };
+        const size_t other = outside(1) || !outside(0) ? 1 : 0;
+        const ir::Value &b = m_v.graph.value(m_v.resolve(p.inputs[other]));
+        return fmt::format("the scores are {} by '{}' {} at {} (a multiplicative mask, or a scale "
+                           "that is not a constant scalar): only a constant scalar scale, an "
+                           "additive mask (Add) or a Where mask is fused",
+                           p.opType == "Mul" ? "multiplied" : "divided", b.name, b.shape.toString(),
+                           label(p));
+    }
+    /// Reshape(Transpose(Reshape(x, [-1, a, b]), perm 0 2 1), [..., b, a]), each read once, with x
+    /// [..., a, b] and the same leading dims: x and the three nodes.
+    std::optional<std::pair<ValueId, std::vector<NodeId>>>
+    flattenedTranspose(const ir::Node &outer) const
+    {
+        const ir::Node *t = m_v.producer(outer.inputs[0]);
+        if (!usable(t, "Transpose") || m_v.soleConsumer(t->outputs[0]) != &outer ||
+            t->attrInts("perm") != std::vector<int64_t>{0, 2, 1})
+            return std::nullopt;
+        const ir::Node *inner = m_v.producer(t->inputs[0]);
+        if (!usable(inner, "Reshape") || m_v.soleConsumer(inner->outputs[0]) != t)
+            return std::nullopt;
+        const ValueId x = m_v.resolve(inner->inputs[0]);
+        const ir::Shape &xs = m_v.graph.value(x).shape;
+        const ir::Shape &os = m_v.graph.value(outer.outputs[0]).shape;
+        if (!xs.isStatic() || !os.isStatic() || xs.rank() < 2 || xs.rank() != os.rank())
+            return std::nullopt;
+        const auto a = xs.sizes(), b = os.sizes();
+        const size_t r = a.size();
+        for (size_t i = 0; i + 2 < r; ++i)
+            if (a[i] != b[i])
+                return std::nullopt;
+        if (a[r - 2] != b[r - 1] || a[r - 1] != b[r - 2])
+            return std::nullopt;
+        return std::make_pair(x, std::vector<NodeId>{outer.id, t->id, inner->id});
+    }
     /// The position of a binary node's operand that is a constant scalar of known value, or -1.
     int constantScalarSide(const ir::Node &n) const
     {
@@ -194,14 +246,16 @@ private:
         return -1;
     }
     /// transformers' repeat_kv: Unsqueeze(x, 2) -> Expand [B, Hkv, G, S, D] -> Reshape
-    /// [B, Hkv * G, S, D], each read once: x itself (its heads serve G query heads each).
+    /// [B, Hkv * G, S, D], each read once: x itself (its heads serve G query heads each). tf.repeat
+    /// as tf2onnx writes it (Tile instead of Expand) too.
     ValueId unrepeated(ValueId v, std::vector<NodeId> &nodes) const
     {
         const ir::Node *reshape = m_v.producer(v);
         if (!usable(reshape, "Reshape") || !m_v.soleConsumer(reshape->outputs[0]))
             return v;
         const ir::Node *expand = m_v.producer(reshape->inputs[0]);
-        if (!usable(expand, "Expand") || m_v.soleConsumer(expand->outputs[0]) != reshape)
+        if (!(usable(expand, "Expand") || usable(expand, "Tile")) ||
+            m_v.soleConsumer(expand->outputs[0]) != reshape)
             return v;
         const ir::Node *unsq = m_v.producer(expand->inputs[0]);
         if (!usable(unsq, "Unsqueeze") || m_v.soleConsumer(unsq->outputs[0]) != expand)
@@ -304,6 +358,18 @@ private:
                 inner.push_back(p->id);
                 p = m_v.producer(logits);
                 continue;
+            } else if ((usable(p, "Mul") || usable(p, "Div")) && p->inputs.size() == 2) {
+                // a multiplicative mask, a learned temperature: not a constant scalar
+                why = multipliedWhy(*p);
+                break;
+            } else if (const ir::Node *mul = usable(p, "Sub") && p->inputs.size() == 2
+                                                 ? m_v.producer(p->inputs[0])
+                                                 : nullptr;
+                       mul && (usable(mul, "Mul") || usable(mul, "Div")) &&
+                       mul->inputs.size() == 2 && constantScalarSide(*mul) < 0) {
+                // TF GPT-2's w * b - 1e4 * (1 - b): the Mul is the reason
+                why = multipliedWhy(*mul) + fmt::format(" (then {} subtracts)", label(*p));
+                break;
             } else {
                 why = fmt::format("{} ({}) between the scores' MatMul and the Softmax", label(*p),
                                   p->opType);
@@ -315,6 +381,10 @@ private:
         }
         const ir::Node *qk = p && p->opType == "MatMul" ? p : nullptr;
         const bool pvOk = usable(pv, "MatMul") && m_v.resolve(pv->inputs[0]) == m_v.resolve(cur);
+        const bool einsum = (p && p->opType == "Einsum") || (pv && pv->opType == "Einsum");
+        if (!qk && !pvOk && einsum)
+            return miss(softmax, "the scores or the output are an Einsum (Keras MultiHeadAttention "
+                                 "as tf2onnx writes it): only the MatMul products are fused");
         if (!qk && !pvOk)
             return; // not attention: a Softmax classifier head, a gate
         if (!why.empty())
@@ -434,53 +504,366 @@ private:
 
 FusionResult fuseAttention(const FusionView &view) { return AttentionMatcher(view).run(); }
 
+namespace {
+
+/// One attention node of the file (ONNX Attention, com.microsoft MultiHeadAttention /
+/// GroupQueryAttention) as the fused op, or an error naming the attribute or input that is not
+/// handled and the way out. In eager mode these nodes are fused already by nature: onnxruntime
+/// runs them as one flash / memory-efficient kernel, so they keep what that kernel keeps (Q, K, V,
+/// the output, the log-sum-exp; sdpaRule in core/ops/attention.cpp) and their gradient is the
+/// fused op's.
+class NodeReader
+{
+public:
+    NodeReader(const FusionView &v, const ir::Node &n) : m_v(v), m_n(n) {}
+
+    Expected<FusedPattern> read()
+    {
+        const bool onnx =
+            m_n.opType == "Attention" && (m_n.domain.empty() || m_n.domain == "ai.onnx");
+        if (onnx)
+            return readOnnx();
+        if (m_n.opType == "MultiHeadAttention")
+            return readMultiHead();
+        if (m_n.opType == "GroupQueryAttention")
+            return readGroupQuery();
+        return readProjected();
+    }
+
+private:
+    Status refuse(const std::string &what, const std::string &wayOut) const
+    {
+        return makeError(StatusCode::Unsupported,
+                         fmt::format("attention node {} ({}{}): {}; way out: {}", label(m_n),
+                                     m_n.domain.empty() ? "" : m_n.domain + ".", m_n.opType, what,
+                                     wayOut));
+    }
+    bool present(size_t k) const { return k < m_n.inputs.size() && m_n.inputs[k].valid(); }
+    /// An output other than the first read by something (present key / value, QK output).
+    bool outputUsed(size_t k) const
+    {
+        if (k >= m_n.outputs.size() || !m_n.outputs[k].valid())
+            return false;
+        const ir::Value &v = m_v.graph.value(m_n.outputs[k]);
+        return v.isGraphOutput || !v.consumers.empty();
+    }
+    const ir::Value &in(size_t k) const { return m_v.graph.value(m_v.resolve(m_n.inputs[k])); }
+
+    Status needStatic(size_t count) const
+    {
+        for (size_t k = 0; k < count; ++k) {
+            const ir::Value &v = in(k);
+            if (!v.shape.isStatic() || !ir::isFloatingPoint(v.dtype))
+                return refuse(fmt::format("input {} ('{}') needs a floating-point type and a "
+                                          "static shape",
+                                          k, v.name),
+                              "give the input sizes (--input) so that the shapes are known");
+        }
+        return Status::ok();
+    }
+
+    FusedPattern make(std::vector<ValueId> inputs, std::vector<int64_t> ops,
+                      std::vector<double> values, int64_t heads, int64_t kvHeads,
+                      const std::string &what) const
+    {
+        ir::Node fused;
+        fused.id = m_n.id;
+        fused.name = m_n.name;
+        fused.opType = ops::kAttentionOp;
+        fused.ns = m_n.ns;
+        fused.inputs = std::move(inputs);
+        while (!fused.inputs.empty() && !fused.inputs.back().valid())
+            fused.inputs.pop_back();
+        fused.outputs = {m_n.outputs[0]};
+        fused.attributes.push_back({"k_transposed", int64_t(0)});
+        fused.attributes.push_back({"logit_ops", std::move(ops)});
+        fused.attributes.push_back({"logit_values", std::move(values)});
+        fused.attributes.push_back({"dropout", 0.0});
+        if (heads > 0) {
+            fused.attributes.push_back({"num_heads", heads});
+            fused.attributes.push_back({"kv_num_heads", kvHeads});
+        }
+        FusedPattern p;
+        p.description = fmt::format("{}{} {} -> {} ({})", m_n.domain.empty() ? "ONNX " : "",
+                                    m_n.domain.empty() ? m_n.opType : m_n.domain + "." + m_n.opType,
+                                    label(m_n), ops::kAttentionOp, what);
+        p.node = std::move(fused);
+        return p;
+    }
+
+    /// ONNX Attention (opset 23): 4-D Q, K, V [B, heads, S, D] or 3-D [B, S, heads * D] with
+    /// q_num_heads / kv_num_heads; attn_mask (bool: keep where true; float: added), is_causal.
+    Expected<FusedPattern> readOnnx() const
+    {
+        if (present(4) || present(5))
+            return refuse("past_key / past_value (a KV cache, used for inference) are not handled",
+                          "export the model for training, without the cache (use_cache=False)");
+        if (present(6))
+            return refuse("nonpad_kv_seqlen (padded key / value sequences) is not handled",
+                          "export with full-length sequences");
+        if (outputUsed(1) || outputUsed(2))
+            return refuse("present_key / present_value are read", "export without the cache");
+        if (outputUsed(3))
+            return refuse("qk_matmul_output is read (the S x S scores are needed as they are)",
+                          "drop the output, or read the graph with --attention eager on the "
+                          "unfused export");
+        if (m_n.attrFloat("softcap", 0.0) != 0.0)
+            return refuse("softcap is not handled", "export without logit soft-capping");
+        REMAT_RETURN_IF_ERROR(needStatic(3));
+        const size_t rank = in(0).shape.rank();
+        if (rank != 3 && rank != 4)
+            return refuse(fmt::format("Q has rank {}", rank), "give Q, K, V of rank 3 or 4");
+        int64_t heads = 0, kvHeads = 0, d = 0;
+        if (rank == 3) {
+            heads = m_n.attrInt("q_num_heads", 0);
+            kvHeads = m_n.attrInt("kv_num_heads", 0);
+            if (heads <= 0 || kvHeads <= 0)
+                return refuse("3-D Q, K, V without q_num_heads / kv_num_heads",
+                              "set both attributes");
+            d = in(0).shape.dims[2].value / heads;
+        } else {
+            d = in(0).shape.dims[3].value;
+        }
+        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
+                                       m_v.resolve(m_n.inputs[2]), ValueId(), ValueId()};
+        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
+        std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
+        std::string what = fmt::format("scale {:.4g}", values[0]);
+        if (present(3)) {
+            const ValueId mask = m_v.resolve(m_n.inputs[3]);
+            if (m_v.graph.value(mask).dtype == ir::DataType::Bool) {
+                inputs[4] = mask;
+                ops.push_back(int64_t(LogitOp::MaskKeepTrue));
+                values.push_back(-INFINITY);
+                what += ", boolean attn_mask";
+            } else {
+                inputs[3] = mask;
+                ops.push_back(int64_t(LogitOp::AddBias));
+                values.push_back(0.0);
+                what += ", additive attn_mask";
+            }
+        }
+        if (m_n.attrInt("is_causal", 0) != 0) {
+            ops.push_back(int64_t(LogitOp::Causal));
+            values.push_back(-INFINITY);
+            what += ", causal";
+        }
+        if (kvHeads != heads ||
+            (rank == 4 && in(1).shape.dims[1].value != in(0).shape.dims[1].value))
+            what += ", grouped-query";
+        return make(std::move(inputs), std::move(ops), std::move(values), heads, kvHeads, what);
+    }
+
+    /// com.microsoft MultiHeadAttention: query, key, value [B, S, heads * D]; attention_bias
+    /// (input 5) added; unidirectional: causal.
+    Expected<FusedPattern> readMultiHead() const
+    {
+        if (!present(1) || !present(2) || in(0).shape.rank() != 3 || in(1).shape.rank() != 3 ||
+            in(2).shape.rank() != 3)
+            return refuse("only separate 3-D query, key and value [batch, sequence, hidden] are "
+                          "handled (packed QKV / KV or 4-D key and value are not)",
+                          "export with separate Q, K, V projections");
+        if (present(4))
+            return refuse("key_padding_mask is not handled",
+                          "give the mask as attention_bias (additive, [batch or 1, heads or 1, "
+                          "S, L])");
+        if (present(6) || present(7) || present(8) || present(9))
+            return refuse("past_key / past_value / past_sequence_length / cache_indirection (a "
+                          "KV cache, used for inference) are not handled",
+                          "export the model for training, without the cache (use_cache=False)");
+        if (outputUsed(1) || outputUsed(2) || outputUsed(3))
+            return refuse("present_key / present_value / output_qk are read",
+                          "export without the cache and without output_qk");
+        REMAT_RETURN_IF_ERROR(needStatic(3));
+        const int64_t heads = m_n.attrInt("num_heads", 0);
+        if (heads <= 0 || in(0).shape.dims[2].value % heads != 0)
+            return refuse("num_heads is missing or does not divide the hidden size",
+                          "set num_heads");
+        const int64_t d = in(0).shape.dims[2].value / heads;
+        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
+                                       m_v.resolve(m_n.inputs[2]), ValueId()};
+        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
+        std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
+        std::string what = fmt::format("{} heads, scale {:.4g}", heads, values[0]);
+        if (present(3)) { // the projections' biases, folded into the node: the fused op's input 5
+            const ir::Value &b = in(3);
+            const int64_t width =
+                in(0).shape.dims[2].value + in(1).shape.dims[2].value + in(2).shape.dims[2].value;
+            if (!b.shape.isStatic() || b.shape.rank() != 1 || b.shape.dims[0].value != width)
+                return refuse(fmt::format("the bias {} is not [{}] (Q, K and V's widths)",
+                                          b.shape.toString(), width),
+                              "give a bias of the three widths, or none");
+            inputs.resize(6);
+            inputs[5] = m_v.resolve(m_n.inputs[3]);
+            what += ", Q K V bias";
+        }
+        if (present(5)) {
+            inputs[3] = m_v.resolve(m_n.inputs[5]);
+            ops.push_back(int64_t(LogitOp::AddBias));
+            values.push_back(0.0);
+            what += ", attention_bias";
+        }
+        if (m_n.attrInt("unidirectional", 0) != 0) {
+            if (in(0).shape.dims[1].value != in(1).shape.dims[1].value)
+                return refuse("unidirectional with query and key sequences of different length "
+                              "is not handled",
+                              "give key and value the query's sequence (no cache)");
+            ops.push_back(int64_t(LogitOp::Causal));
+            values.push_back(-INFINITY);
+            what += ", causal";
+        }
+        return make(std::move(inputs), std::move(ops), std::move(values), heads, heads, what);
+    }
+
+    /// com.microsoft GroupQueryAttention: query [B, S, heads * D], key / value [B, S, kv_heads *
+    /// D] (kept at their own size), always causal; seqlens_k / total_sequence_length must say
+    /// full sequences when they are constants (a graph input is taken as full length).
+    Expected<FusedPattern> readGroupQuery() const
+    {
+        if (!present(1) || !present(2))
+            return refuse("packed QKV (key and value absent) is not handled",
+                          "export with separate Q, K, V inputs");
+        if (present(3) || present(4))
+            return refuse("past_key / past_value (a KV cache, used for inference) are not handled",
+                          "export the model for training, without the cache (use_cache=False)");
+        if (m_n.attrInt("do_rotary", 0) != 0 || present(7) || present(8))
+            return refuse("do_rotary (rotary embedding inside the node, cos_cache / sin_cache) is "
+                          "not handled",
+                          "apply the rotary embedding before the node (ordinary ops) and set "
+                          "do_rotary 0");
+        if (m_n.attrInt("local_window_size", -1) != -1)
+            return refuse("local_window_size (sliding-window attention) is not handled",
+                          "export with local_window_size -1 (full causal attention)");
+        if (m_n.attrFloat("softcap", 0.0) != 0.0 || m_n.attrInt("smooth_softmax", 0) != 0)
+            return refuse("softcap / smooth_softmax are not handled",
+                          "export with softcap 0 and smooth_softmax 0");
+        if (m_n.attrInt("qk_output", 0) != 0 || outputUsed(3))
+            return refuse("qk_output (the S x S scores as an output) is not handled",
+                          "export with qk_output 0");
+        if (present(11))
+            return refuse("head_sink is not handled", "export without attention sinks");
+        if (outputUsed(1) || outputUsed(2))
+            return refuse("present_key / present_value are read",
+                          "export without the KV cache outputs in use");
+        REMAT_RETURN_IF_ERROR(needStatic(3));
+        const int64_t heads = m_n.attrInt("num_heads", 0), kvHeads = m_n.attrInt("kv_num_heads", 0);
+        if (heads <= 0 || kvHeads <= 0 || heads % kvHeads != 0 ||
+            in(0).shape.dims[2].value % heads != 0)
+            return refuse(fmt::format("num_heads {} / kv_num_heads {} do not fit the query {}",
+                                      heads, kvHeads, in(0).shape.toString()),
+                          "set num_heads and kv_num_heads (kv_num_heads dividing num_heads)");
+        const int64_t s = in(0).shape.dims[1].value;
+        if (in(1).shape.dims[1].value != s)
+            return refuse("key and query sequences differ (a cache step)",
+                          "export without the cache");
+        // seqlens_k holds each sequence's length - 1: a constant below s - 1 pads
+        if (present(5))
+            if (const ir::Value &lens = in(5); lens.initializer && lens.initializer->hasData()) {
+                auto f = lens.initializer->toFloats();
+                for (float x : f ? *f : std::vector<float>{})
+                    if (int64_t(x) != s - 1)
+                        return refuse(fmt::format("seqlens_k holds {}, not the full length - 1 "
+                                                  "({}): padded sequences are not handled",
+                                                  int64_t(x), s - 1),
+                                      "give full-length sequences");
+            }
+        const int64_t d = in(0).shape.dims[2].value / heads;
+        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
+                                       m_v.resolve(m_n.inputs[2]), ValueId()};
+        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
+        std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
+        std::string what =
+            fmt::format("{} heads, {} K/V heads, scale {:.4g}", heads, kvHeads, values[0]);
+        if (present(10)) {
+            inputs[3] = m_v.resolve(m_n.inputs[10]);
+            ops.push_back(int64_t(LogitOp::AddBias));
+            values.push_back(0.0);
+            what += ", attention_bias";
+        }
+        ops.push_back(int64_t(LogitOp::Causal));
+        values.push_back(-INFINITY);
+        what += ", causal";
+        return make(std::move(inputs), std::move(ops), std::move(values), heads, kvHeads, what);
+    }
+
+    /// com.microsoft Attention: input [B, S, In], weights [In, Dq + Dk + Dv], optional bias;
+    /// the projection inside the node, then attention over num_heads (unidirectional: causal),
+    /// attention_bias (input 5) added.
+    Expected<FusedPattern> readProjected() const
+    {
+        if (present(3))
+            return refuse("mask_index is not handled",
+                          "give the mask as attention_bias (additive, [batch or 1, heads, S, S])");
+        if (present(4) || present(6) || outputUsed(1))
+            return refuse("past / present / past_sequence_length (a KV cache, used for "
+                          "inference) are not handled",
+                          "export the model for training, without the cache (use_cache=False)");
+        if (m_n.attrInt("do_rotary", 0) != 0)
+            return refuse("do_rotary (rotary embedding inside the node) is not handled",
+                          "apply the rotary embedding outside the node (MultiHeadAttention after "
+                          "the projections) and set do_rotary 0");
+        if (!present(1) || in(0).shape.rank() != 3 || in(1).shape.rank() != 2)
+            return refuse("input [batch, sequence, hidden] and weights [hidden, Dq + Dk + Dv] are "
+                          "needed",
+                          "export with the projection weights as a 2-D initializer");
+        if (!in(0).shape.isStatic() || !in(1).shape.isStatic() ||
+            (present(2) && !in(2).shape.isStatic()))
+            return refuse("the input, weights and bias need static shapes",
+                          "give the input sizes (--input)");
+        const int64_t heads = m_n.attrInt("num_heads", 0);
+        const int64_t total = in(1).shape.dims[1].value;
+        std::vector<int64_t> sizes = m_n.attrInts("qkv_hidden_sizes");
+        if (sizes.empty())
+            sizes.assign(3, total / 3);
+        if (heads <= 0 || sizes.size() != 3 || sizes[0] != sizes[1] || sizes[0] % heads != 0 ||
+            sizes[2] % heads != 0 || sizes[0] + sizes[1] + sizes[2] != total)
+            return refuse(fmt::format("num_heads {} and qkv_hidden_sizes do not split the "
+                                      "weights' {} columns",
+                                      heads, total),
+                          "set num_heads (and qkv_hidden_sizes with Q and K equal)");
+        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
+                                       present(2) ? m_v.resolve(m_n.inputs[2]) : ValueId(),
+                                       ValueId()};
+        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
+        std::vector<double> values{
+            m_n.attrFloat("scale", 1.0 / std::sqrt(double(sizes[0] / heads)))};
+        std::string what =
+            fmt::format("projection inside, {} heads, scale {:.4g}", heads, values[0]);
+        if (present(5)) {
+            inputs[3] = m_v.resolve(m_n.inputs[5]);
+            ops.push_back(int64_t(LogitOp::AddBias));
+            values.push_back(0.0);
+            what += ", attention_bias";
+        }
+        if (m_n.attrInt("unidirectional", 0) != 0) {
+            ops.push_back(int64_t(LogitOp::Causal));
+            values.push_back(-INFINITY);
+            what += ", causal";
+        }
+        FusedPattern p =
+            make(std::move(inputs), std::move(ops), std::move(values), heads, heads, what);
+        p.node.attributes.push_back({"projected", int64_t(1)});
+        p.node.attributes.push_back({"qkv_hidden_sizes", sizes});
+        return p;
+    }
+
+    const FusionView &m_v;
+    const ir::Node &m_n;
+};
+
+} // namespace
+
 Expected<std::vector<FusedPattern>> attentionNodes(const FusionView &view)
 {
     std::vector<FusedPattern> out;
     for (const ir::Node &n : view.graph.nodes()) {
         const bool onnx = (n.domain.empty() || n.domain == "ai.onnx") && n.opType == "Attention";
         const bool ms = n.domain == "com.microsoft" &&
-                        (n.opType == "MultiHeadAttention" || n.opType == "GroupQueryAttention");
+                        (n.opType == "MultiHeadAttention" || n.opType == "GroupQueryAttention" ||
+                         n.opType == "Attention");
         if (!(onnx || ms) || !view.available(n))
             continue;
-        const auto refuse = [&](const std::string &why) {
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("attention node {}: {}; the file opens (shapes) but its "
-                                         "training step is not derived",
-                                         label(n), why));
-        };
-        if (ms)
-            return refuse(fmt::format("{}.{} has no gradient rule (onnxruntime's inference op)",
-                                      n.domain, n.opType));
-        // ONNX Attention (opset 23): the plain 4-D form trains as the fused op
-        const auto present = [&](size_t k) { return k < n.inputs.size() && n.inputs[k].valid(); };
-        if (present(3) || present(4) || present(5))
-            return refuse("an attn_mask or past key / value input is not supported");
-        for (size_t k = 1; k < n.outputs.size(); ++k)
-            if (n.outputs[k].valid() && !view.graph.value(n.outputs[k]).consumers.empty())
-                return refuse("present_key / present_value / qk_matmul_output are not supported");
-        if (n.attrInt("is_causal", 0) != 0 || n.attrFloat("softcap", 0.0) != 0.0 ||
-            n.attrInt("qk_matmul_output_mode", 0) != 0)
-            return refuse("is_causal, softcap and qk_matmul_output_mode must be 0");
-        const ir::Shape &q = view.graph.value(view.resolve(n.inputs[0])).shape;
-        if (q.rank() != 4 || !q.isStatic())
-            return refuse("only 4-D Q, K, V [batch, heads, sequence, head size] are supported");
-        ir::Node fused;
-        fused.id = n.id;
-        fused.name = n.name;
-        fused.opType = ops::kAttentionOp;
-        fused.ns = n.ns;
-        fused.inputs = {view.resolve(n.inputs[0]), view.resolve(n.inputs[1]),
-                        view.resolve(n.inputs[2])};
-        fused.outputs = {n.outputs[0]};
-        const double scale = n.attrFloat("scale", 1.0 / std::sqrt(double(q.dims[3].value)));
-        fused.attributes.push_back({"k_transposed", int64_t(0)});
-        fused.attributes.push_back({"logit_ops", std::vector<int64_t>{int64_t(LogitOp::Scale)}});
-        fused.attributes.push_back({"logit_values", std::vector<double>{scale}});
-        fused.attributes.push_back({"dropout", 0.0});
-        FusedPattern p;
-        p.description = fmt::format("ONNX Attention {} -> {}", label(n), ops::kAttentionOp);
-        p.node = std::move(fused);
+        REMAT_ASSIGN_OR_RETURN(FusedPattern p, NodeReader(view, n).read());
         out.push_back(std::move(p));
     }
     return out;
