@@ -143,6 +143,7 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
             dataFree[out.index()] = all;
     }
     std::vector<AutocastPolicy> policyOf(fwdCount, AutocastPolicy::Fallthrough);
+    std::vector<char> epilogue(fwdCount, 0); // ops PyTorch runs inside their product's kernel
     const auto producerType = [&](TensorId t) -> std::string {
         const OpId p = tensors[t.index()].producer;
         return p.valid() && p.index() < fwdCount ? g.op(p).type : std::string();
@@ -189,8 +190,13 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         // the product and its other operand (computed from no input) is cast.
         if (policy == AutocastPolicy::Fallthrough && op.type == "Add" && op.inputs.size() == 2) {
             for (size_t a = 0; a < 2; ++a)
-                if (isHalfProduct(op.inputs[a]) && dataFree[op.inputs[1 - a].index()])
+                if (isHalfProduct(op.inputs[a]) && dataFree[op.inputs[1 - a].index()]) {
                     policy = AutocastPolicy::LowerPrecision;
+                    epilogue[i] = 1;
+                    // baddbmm's alpha: the Mul between product and Add is in the kernel too
+                    if (!lowerProduct(op.inputs[a]))
+                        epilogue[tensors[op.inputs[a].index()].producer.index()] = 1;
+                }
         }
         policyOf[i] = policy;
 
@@ -315,6 +321,16 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         }
         newId[i] = OpId(int32_t(ops.size()));
         op.id = newId[i];
+        if (epilogue[i]) {
+            const ir::Node *base = attributeNode(op, forward);
+            auto node = base ? std::make_shared<ir::Node>(*base) : std::make_shared<ir::Node>();
+            node->attributes.push_back({kProductEpilogueAttribute, int64_t(1)});
+            if (!base) {
+                node->name = op.name;
+                node->opType = op.type;
+            }
+            op.fusedNode = std::move(node);
+        }
         ops.push_back(std::move(op));
     }
     for (size_t j = fwdCount; j < g.opCount(); ++j) {
