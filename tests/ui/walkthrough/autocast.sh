@@ -60,4 +60,10 @@ xdotool key Return
 sleep 8
 xdotool key ctrl+r
 shot full-bf16-mixed-chart 6
+# At batch 4 the weights' bfloat16 copies are a visible share of the step.
+click_xy "${WALK_BATCH_X:-173}" "${WALK_BATCH_Y:-34}" 0.5
+xdotool key ctrl+a; xdotool type 4; xdotool key Return
+sleep 8
+xdotool key ctrl+r
+shot full-bf16-mixed-batch4-chart 6
 echo "autocast walk: screenshots in $OUT"
