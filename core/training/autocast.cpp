@@ -172,6 +172,43 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         return false;
     };
 
+    // Whether PyTorch runs a linear's product and its bias as one addmm: at::linear (torch 1.13)
+    // does for a 2-D input and a contiguous 3-D one (_flatten_3d_linear); on any other input
+    // (4-D and more, or a transposed view: tokens of a feature map) it runs matmul, then add_,
+    // rounding the product before the bias is added. A 3-D input counts as transposed when the
+    // Transpose that made it moves a dimension of more than one element.
+    const auto oneKernelLinear = [&](TensorId product) {
+        const Op &mm = g.op(tensors[product.index()].producer);
+        if (mm.inputs.empty())
+            return false;
+        const Tensor &x = tensors[mm.inputs[0].index()];
+        if (x.shape.rank() > 3)
+            return false;
+        if (x.shape.rank() < 3 || !x.producer.valid() || x.producer.index() >= fwdCount)
+            return true;
+        const Op &t = g.op(x.producer);
+        if (t.type != "Transpose" || t.inputs.empty())
+            return true;
+        const Tensor &in = tensors[t.inputs[0].index()];
+        const ir::Node *tn = attributeNode(t, forward);
+        if (!tn || !in.shape.isStatic())
+            return true;
+        const std::vector<int64_t> sizes = in.shape.sizes();
+        std::vector<int64_t> perm = tn->attrInts("perm", {});
+        if (perm.empty())
+            for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d)
+                perm.push_back(d);
+        int64_t last = -1; // the input dims of more than one element must keep their order
+        for (int64_t d : perm) {
+            if (d < 0 || d >= int64_t(sizes.size()) || sizes[size_t(d)] == 1)
+                continue;
+            if (d < last)
+                return false;
+            last = d;
+        }
+        return true;
+    };
+
     // 1. Each forward op's policy, the casts it needs and its outputs' dtypes, in forward order
     //    (an op reads the dtypes its producers were given).
     std::vector<std::vector<PlannedCast>> casts(fwdCount);
@@ -192,10 +229,13 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
             for (size_t a = 0; a < 2; ++a)
                 if (isHalfProduct(op.inputs[a]) && dataFree[op.inputs[1 - a].index()]) {
                     policy = AutocastPolicy::LowerPrecision;
-                    epilogue[i] = 1;
-                    // baddbmm's alpha: the Mul between product and Add is in the kernel too
-                    if (!lowerProduct(op.inputs[a]))
+                    if (!lowerProduct(op.inputs[a])) {
+                        // baddbmm: the alpha Mul and the mask Add are in its kernel
+                        epilogue[i] = 1;
                         epilogue[tensors[op.inputs[a].index()].producer.index()] = 1;
+                    } else if (oneKernelLinear(op.inputs[a])) {
+                        epilogue[i] = 1;
+                    }
                 }
         }
         policyOf[i] = policy;

@@ -36,9 +36,10 @@ It shows it can fail: our own 32-true run (every rule wrong) must break conditio
 reference with a deliberately wrong rule (a linear's bias added after its product is rounded;
 softmax on the float32 list, CUDA's rule on the CPU) must break 1 or 2 on every network whose
 gradients the rule changes. DiffusionBlock is held to the 2u bound only: its linears read a
-transposed view (tokens of a feature map), where torch 1.13's at::linear runs matmul + add_
-(two roundings, a weight gradient summed over the batch in bfloat16), a stride decision the ONNX
-graph cannot show; our executor rounds once (distance printed, 4.9e-3 at most).
+transposed view (tokens of a feature map), where torch 1.13's matmul runs a bmm against the
+expanded weight and sums per-sample bfloat16 weight gradients over the batch (two roundings;
+ours one; distance printed, 4.9e-3 at most). Its forward (matmul, then add_: the product rounded
+before the bias) is modelled, as for ChannelsLastMLP's 4-D linears.
 
 The network reads a view of each input (a leaf that requires grad would share one cached bfloat16
 copy between its readers, whose gradients PyTorch then sums in bfloat16; a training input requires
@@ -122,6 +123,23 @@ class CorpusTinyViT(nn.Module):
         return self.head(self.norm(self.enc(t)).mean(1))
 
 
+class ChannelsLastMLP(nn.Module):
+    """Linears on a 4-D channels-last tensor (ConvNeXt's pointwise layers): torch 1.13's
+    at::linear runs matmul + add_ there, the product rounded before its bias is added."""
+    example_input_specs = ["2x16x6x6"]
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.dw = nn.Conv2d(c, c, 3, padding=1, groups=c)
+        self.pw1, self.pw2 = nn.Linear(c, 4 * c), nn.Linear(4 * c, c)
+        self.head = nn.Linear(c, 10)
+
+    def forward(self, x):
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.pw2(torch.nn.functional.gelu(self.pw1(y)))
+        return self.head((x + y.permute(0, 3, 1, 2)).mean((2, 3)))
+
+
 def corpus_mobilenet():
     return torchvision.models.mobilenet_v2(dropout=0.0)
 
@@ -139,6 +157,7 @@ ORACLE_NETS = {
     "MixedCNN": [],
     "Llama": [],
     "LoRAGPT": ["lora_"],
+    "ChannelsLastMLP": [],  # defined here
 }
 
 
@@ -290,7 +309,7 @@ def prepare_oracle_net(name, trainable, tmp):
     import oracle_nets
     import remat_oracle
     torch.manual_seed(0)
-    model = getattr(oracle_nets, name)().train()
+    model = (globals().get(name) or getattr(oracle_nets, name))().train()
     gen = torch.Generator().manual_seed(0)
     inputs = [remat_oracle.make_input(s, gen) for s in model.example_input_specs]
     names = ["input"] if len(inputs) == 1 else [f"input{i}" for i in range(len(inputs))]
