@@ -44,7 +44,10 @@ before the bias) is modelled, as for ChannelsLastMLP's 4-D linears.
 The network reads a view of each input (a leaf that requires grad would share one cached bfloat16
 copy between its readers, whose gradients PyTorch then sums in bfloat16; a training input requires
 no grad). Llama's first layer differs by up to 1.6e-3 (its second layer, and a one-layer Llama, agree
-to 1e-7): not explained.
+to 1e-7): not explained. Variants move it (attention then a full block: 3.5e-3 in the first
+layer's q_proj; two attention-only or two MLP-only blocks: below 1e-4), which suggests a rare
+rounding that lands differently near a bfloat16 tie (float32 accumulation rounded again, against
+the reference's one rounding) amplified through the attention scores' exp; not verified.
 
 16-mixed is not compared: torch 1.13's CPU autocast refuses float16 ("AutocastCPU only support
 Bfloat16 as the autocast_cpu_dtype").
