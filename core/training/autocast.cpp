@@ -143,6 +143,7 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
             dataFree[out.index()] = all;
     }
     std::vector<AutocastPolicy> policyOf(fwdCount, AutocastPolicy::Fallthrough);
+    std::vector<char> epilogue(fwdCount, 0); // ops PyTorch runs inside their product's kernel
     const auto producerType = [&](TensorId t) -> std::string {
         const OpId p = tensors[t.index()].producer;
         return p.valid() && p.index() < fwdCount ? g.op(p).type : std::string();
@@ -171,6 +172,43 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         return false;
     };
 
+    // Whether PyTorch runs a linear's product and its bias as one addmm: at::linear (torch 1.13)
+    // does for a 2-D input and a contiguous 3-D one (_flatten_3d_linear); on any other input
+    // (4-D and more, or a transposed view: tokens of a feature map) it runs matmul, then add_,
+    // rounding the product before the bias is added. A 3-D input counts as transposed when the
+    // Transpose that made it moves a dimension of more than one element.
+    const auto oneKernelLinear = [&](TensorId product) {
+        const Op &mm = g.op(tensors[product.index()].producer);
+        if (mm.inputs.empty())
+            return false;
+        const Tensor &x = tensors[mm.inputs[0].index()];
+        if (x.shape.rank() > 3)
+            return false;
+        if (x.shape.rank() < 3 || !x.producer.valid() || x.producer.index() >= fwdCount)
+            return true;
+        const Op &t = g.op(x.producer);
+        if (t.type != "Transpose" || t.inputs.empty())
+            return true;
+        const Tensor &in = tensors[t.inputs[0].index()];
+        const ir::Node *tn = attributeNode(t, forward);
+        if (!tn || !in.shape.isStatic())
+            return true;
+        const std::vector<int64_t> sizes = in.shape.sizes();
+        std::vector<int64_t> perm = tn->attrInts("perm", {});
+        if (perm.empty())
+            for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d)
+                perm.push_back(d);
+        int64_t last = -1; // the input dims of more than one element must keep their order
+        for (int64_t d : perm) {
+            if (d < 0 || d >= int64_t(sizes.size()) || sizes[size_t(d)] == 1)
+                continue;
+            if (d < last)
+                return false;
+            last = d;
+        }
+        return true;
+    };
+
     // 1. Each forward op's policy, the casts it needs and its outputs' dtypes, in forward order
     //    (an op reads the dtypes its producers were given).
     std::vector<std::vector<PlannedCast>> casts(fwdCount);
@@ -189,8 +227,16 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         // the product and its other operand (computed from no input) is cast.
         if (policy == AutocastPolicy::Fallthrough && op.type == "Add" && op.inputs.size() == 2) {
             for (size_t a = 0; a < 2; ++a)
-                if (isHalfProduct(op.inputs[a]) && dataFree[op.inputs[1 - a].index()])
+                if (isHalfProduct(op.inputs[a]) && dataFree[op.inputs[1 - a].index()]) {
                     policy = AutocastPolicy::LowerPrecision;
+                    if (!lowerProduct(op.inputs[a])) {
+                        // baddbmm: the alpha Mul and the mask Add are in its kernel
+                        epilogue[i] = 1;
+                        epilogue[tensors[op.inputs[a].index()].producer.index()] = 1;
+                    } else if (oneKernelLinear(op.inputs[a])) {
+                        epilogue[i] = 1;
+                    }
+                }
         }
         policyOf[i] = policy;
 
@@ -315,6 +361,16 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         }
         newId[i] = OpId(int32_t(ops.size()));
         op.id = newId[i];
+        if (epilogue[i]) {
+            const ir::Node *base = attributeNode(op, forward);
+            auto node = base ? std::make_shared<ir::Node>(*base) : std::make_shared<ir::Node>();
+            node->attributes.push_back({kProductEpilogueAttribute, int64_t(1)});
+            if (!base) {
+                node->name = op.name;
+                node->opType = op.type;
+            }
+            op.fusedNode = std::move(node);
+        }
         ops.push_back(std::move(op));
     }
     for (size_t j = fwdCount; j < g.opCount(); ++j) {

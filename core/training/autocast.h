@@ -49,4 +49,17 @@ struct AutocastOptions
 Expected<TrainingGraph> applyAutocast(const TrainingGraph &graph, const AutocastOptions &options,
                                       const ir::Graph *forward);
 
+/// The attribute the pass adds to an op PyTorch runs inside its lower-precision product's kernel
+/// (a linear's bias Add, baddbmm's alpha Mul and mask Add, as torch's exporter splits them; the
+/// op's Op::fusedNode is then a copy of its node with this attribute set to 1). A backend
+/// computes such an op from the product's unrounded float32 result, so product and epilogue
+/// round once, as PyTorch's kernel does.
+inline constexpr const char *kProductEpilogueAttribute = "remat.autocast_product_epilogue";
+
+/// Whether `op` is such an epilogue (see kProductEpilogueAttribute).
+inline bool isProductEpilogue(const Op &op)
+{
+    return op.fusedNode && op.fusedNode->attrInt(kProductEpilogueAttribute, 0) != 0;
+}
+
 } // namespace remat::core::training

@@ -11,6 +11,7 @@
 //   promote a bfloat16 tensor; a frozen weight (a buffer) is cast at every use, not cached.
 #include "common/mini_graph.h"
 #include "core/training/apply_training_options.h"
+#include "core/training/autocast.h"
 #include "core/training/builder.h"
 
 #include <QtTest>
@@ -233,6 +234,37 @@ private slots:
         QCOMPARE(countOps(g, "CastGrad"), 2);
         QCOMPARE(named(g, "grad:W").dtype, ir::DataType::Float);
         QCOMPARE(named(g, "grad:W").bytes, int64_t(8 * 8 * 4));
+    }
+
+    // A linear's bias Add runs in the product's kernel where PyTorch runs addmm (a 2-D or a
+    // contiguous 3-D input: one rounding), not where at::linear takes matmul + add_ (a 4-D input,
+    // or a 3-D input transposed from a feature map): isProductEpilogue says which.
+    void biasAddRoundsWithItsProductWhereTorchUsesAddmm()
+    {
+        MiniGraph m;
+        const ValueId x3 = m.input("x3", {2, 8, 16});
+        const ValueId x4 = m.input("x4", {2, 4, 4, 16});
+        const ValueId fm = m.input("fm", {2, 16, 8});
+        const ValueId w = m.param("W", {16, 8});
+        const ValueId b = m.param("b", {8});
+        const ValueId p3 = m.op("MatMul", {x3, w}, {2, 8, 8});
+        const ValueId y3 = m.op("Add", {p3, b}, {2, 8, 8});
+        const ValueId p4 = m.op("MatMul", {x4, w}, {2, 4, 4, 8});
+        const ValueId y4 = m.op("Add", {p4, b}, {2, 4, 4, 8});
+        const ValueId tokens =
+            m.op("Transpose", {fm}, {2, 8, 16}, {remat::tests::attrInts("perm", {0, 2, 1})});
+        const ValueId pt = m.op("MatMul", {tokens, w}, {2, 8, 8});
+        const ValueId yt = m.op("Add", {pt, b}, {2, 8, 8});
+        const TrainingGraph g = autocast(m, {y3, y4, yt}, ops::AutocastDevice::Cpu);
+        std::vector<bool> epilogue; // the three Adds in the order they were made
+        for (const training::Op &op : g.ops())
+            if (op.phase == training::Phase::Forward && op.type == "Add")
+                epilogue.push_back(training::isProductEpilogue(op));
+        QCOMPARE(epilogue, (std::vector<bool>{true, false, false}));
+        // Each Add is bfloat16 either way (add_ keeps the product's dtype).
+        for (const training::Op &op : g.ops())
+            if (op.phase == training::Phase::Forward && op.type == "Add")
+                QCOMPARE(g.tensor(op.outputs[0]).dtype, ir::DataType::BFloat16);
     }
 
     void softmaxStaysFloat32OnCuda()

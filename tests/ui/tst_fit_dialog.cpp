@@ -147,6 +147,72 @@ private slots:
         QTRY_VERIFY(!dialog);
     }
 
+    // The spelling: `remat fit resnet50 --memory 24GiB --precision bf16-mixed
+    // --trainable '^fc\.'` (autocast, only the classifier head trains) and the planner's Largest
+    // batch dialog on the same model, opened with the same pattern and precision, give the same
+    // rows (store-all and chen-sqrtn: batch, peak, batches tried).
+    void resnet50AutocastHeadOnlyEqualsRematFit()
+    {
+        const QString resnet = tests::sharedPath("corpus/graph_only/resnet50.onnx");
+        if (!QFileInfo::exists(resnet))
+            QSKIP("resnet50 not in the corpus");
+        const int64_t memory = int64_t(24) << 30;
+        const tests::ProcessRun r =
+            tests::runProcess(QString(REMAT_CLI_BINARY),
+                              {"fit", resnet, "--memory", "24GiB", "--precision", "bf16-mixed",
+                               "--trainable", "^fc\\.", "--solver", "chen-sqrtn", "--json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonArray cli = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(cli.size(), 2);
+
+        Planner planner;
+        planner.setSolvers(Planner::registrySolvers());
+        core::onnx::ImportOptions settings;
+        settings.trainablePatterns = {"^fc\\."};
+        {
+            QSignalSpy loaded(&planner, &Planner::problemChanged);
+            planner.openModel(resnet, 1, settings);
+            QVERIFY(loaded.wait(120000));
+            planner.waitForIdle();
+        }
+        core::training::TrainingOptions t;
+        t.precision = core::training::Precision::Bf16Mixed;
+        {
+            QSignalSpy loaded(&planner, &Planner::problemChanged);
+            planner.setTraining(t);
+            QVERIFY(loaded.wait(120000));
+            planner.waitForIdle();
+        }
+        QCOMPARE(planner.document()->importSettings().trainablePatterns,
+                 std::vector<std::string>{"^fc\\."});
+        QPointer<FitDialog> dialog = planner.openFitDialog(nullptr);
+        QVERIFY(dialog);
+        dialog->setMemoryBytes(memory);
+        dialog->setCheckedSolvers({QStringLiteral("chen-sqrtn")});
+        QSignalSpy finished(dialog.data(), &FitDialog::finished);
+        QVERIFY(dialog->start());
+        QVERIFY(finished.count() > 0 || finished.wait(600000));
+        QCOMPARE(finished.first().first().toBool(), false);
+        QCOMPARE(dialog->results().size(), size_t(2));
+        for (int i = 0; i < 2; ++i) {
+            const QJsonObject want = cli[i].toObject();
+            const core::pipeline::FitResult &got = dialog->results()[size_t(i)];
+            QCOMPARE(want["precision"].toString(), QStringLiteral("bf16-mixed"));
+            QCOMPARE(QString::fromStdString(got.solver), want["solver"].toString());
+            QVERIFY2(got.error.empty(), got.error.c_str());
+            QVERIFY(got.batch > 0);
+            QCOMPARE(got.batch, want["batch"].toInteger());
+            QVERIFY(got.plan);
+            QCOMPARE(got.plan->timeline.peakBytes, want["peak_bytes"].toInteger());
+            QVERIFY(got.plan->timeline.peakBytes <= memory);
+            QCOMPARE(got.tries, want["batches_tried"].toInt());
+            qInfo("%s: batch %lld, peak %lld B (remat fit: the same)", got.solver.c_str(),
+                  (long long)got.batch, (long long)got.plan->timeline.peakBytes);
+        }
+        dialog->close();
+        QTRY_VERIFY(!dialog);
+    }
+
     void cancelStopsTheSearch()
     {
         const QString resnet = tests::sharedPath("corpus/graph_only/resnet18.onnx");

@@ -6,6 +6,7 @@
 #include "core/exec/operand_slots.h"
 #include "core/exec/static_eval.h"
 #include "core/ir/graph.h"
+#include "core/training/autocast.h"
 
 #include <fmt/format.h>
 
@@ -99,6 +100,26 @@ public:
                                 op.name, op.type));
             const ir::Node *node = needsNode ? training::attributeNode(op, forward) : nullptr;
             m_bindings.push_back(bindOperands(graph, op, node));
+        }
+        // A product whose epilogue PyTorch runs in the same kernel (autocast's linear bias Add,
+        // baddbmm's alpha and mask): its float32 result is kept for the epilogue, which rounds
+        // once, as PyTorch's kernel does.
+        m_keepUnrounded.assign(graph.tensorCount(), 0);
+        m_unrounded.clear();
+        m_unroundedBytes = 0;
+        for (const training::Op &op : graph.ops()) {
+            if (!training::isProductEpilogue(op))
+                continue;
+            for (TensorId in : op.inputs) {
+                const OpId p = graph.tensor(in).producer;
+                if (!p.valid())
+                    continue;
+                const training::Op &prod = graph.op(p);
+                if (training::isProductEpilogue(prod) ||
+                    (prod.phase == training::Phase::Forward &&
+                     (prod.type == "MatMul" || prod.type == "Gemm")))
+                    m_keepUnrounded[in.index()] = 1;
+            }
         }
         return Status::ok();
     }
@@ -213,6 +234,13 @@ public:
         };
         cpu::KernelContext ctx;
         std::vector<cpu::KView> views, constViews;
+        struct Unrounded
+        {
+            TensorId tensor;
+            const float *data;
+            int64_t n;
+        };
+        std::vector<Unrounded> keep; // this call's outputs an epilogue reads unrounded
         REMAT_RETURN_IF_ERROR(bindCall(
             ctx, m_bindings[op.id.index()], call, views,
             [&](const TensorArg &arg, cpu::KView &view) -> Status {
@@ -223,8 +251,21 @@ public:
                                                  op.name.empty() ? op.type : op.name,
                                                  tensorName(arg.tensor)));
                 view = cpu::KView{s->data.get(), arg.dtype, arg.shape};
-                if (widen && isHalfType(arg.dtype))
-                    scratch.widen(view, isOutput(arg) ? HalfScratch::Output : HalfScratch::Input);
+                if (!widen || !isHalfType(arg.dtype))
+                    return Status::ok();
+                const bool output = isOutput(arg);
+                if (!output && training::isProductEpilogue(op) && arg.tensor.valid())
+                    if (auto u = m_unrounded.find(arg.tensor.value);
+                        u != m_unrounded.end() && int64_t(u->second.size()) == view.numel()) {
+                        view.data = reinterpret_cast<std::byte *>(u->second.data());
+                        view.dtype = ir::DataType::Float;
+                        return Status::ok();
+                    }
+                scratch.widen(view, output ? HalfScratch::Output : HalfScratch::Input);
+                if (output && arg.tensor.valid() && arg.tensor.index() < m_keepUnrounded.size() &&
+                    m_keepUnrounded[arg.tensor.index()])
+                    keep.push_back(
+                        {arg.tensor, reinterpret_cast<const float *>(view.data), view.numel()});
                 return Status::ok();
             }));
         // Constant operands the training graph did not pass: read from the model, in place.
@@ -236,10 +277,15 @@ public:
                     scratch.widen(view, HalfScratch::Constant);
                 return Status::ok();
             }));
-        m_scratchPeak = std::max(m_scratchPeak, scratch.bytes);
         Status s = (*fn)(ctx);
         if (!s.isOk())
             return s.withContext(fmt::format("cpu kernel {}", op.type));
+        for (const Unrounded &k : keep) {
+            std::vector<float> &copy = m_unrounded[k.tensor.value];
+            m_unroundedBytes += (k.n - int64_t(copy.size())) * int64_t(sizeof(float));
+            copy.assign(k.data, k.data + k.n);
+        }
+        m_scratchPeak = std::max(m_scratchPeak, scratch.bytes + m_unroundedBytes);
         // Outputs are rounded to their dtype; an input a kernel updated in place (an optimizer
         // step's parameter and state) is written back where its rounded value changed.
         scratch.narrow();
@@ -295,6 +341,11 @@ private:
     std::multimap<int64_t, std::unique_ptr<std::byte[]>> m_cache; // released blocks by size
     int64_t m_cached = 0;
     int64_t m_scratchPeak = 0; ///< float32 copies of half operands, most at once in one call
+    /// Products whose epilogue (training::isProductEpilogue) reads their float32 result: the
+    /// flags by tensor, and the latest result of each (scratch, outside the byte count).
+    std::vector<char> m_keepUnrounded;
+    std::map<int32_t, std::vector<float>> m_unrounded;
+    int64_t m_unroundedBytes = 0;
 };
 
 } // namespace
