@@ -314,7 +314,10 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_stalls->setName(
         stalls.isEmpty()
             ? QString()
-            : tr("copy stalls %1 ms").arg(stallSeconds * 1e3, 0, 'f', stallSeconds < 0.01 ? 2 : 1));
+            : tr("copy stalls %1")
+                  .arg(stallSeconds >= 1e-3   ? tr("%1 ms").arg(stallSeconds * 1e3, 0, 'f', 1)
+                       : stallSeconds >= 1e-6 ? tr("%1 µs").arg(stallSeconds * 1e6, 0, 'g', 3)
+                                              : tr("%1 ns").arg(stallSeconds * 1e9, 0, 'g', 3)));
     for (QLegendMarker *m : chart()->legend()->markers(m_stalls))
         m->setVisible(!stalls.isEmpty());
     m_x->setRange(0, xMax);
