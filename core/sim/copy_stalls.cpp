@@ -28,8 +28,8 @@ public:
             stalls.totalSeconds += wait;
             ++stalls.steps;
         }
-        m_clock = std::max(m_clock, ev.step.kind == StepKind::Compute ? ev.endSeconds
-                                                                       : ev.startSeconds);
+        m_clock =
+            std::max(m_clock, ev.step.kind == StepKind::Compute ? ev.endSeconds : ev.startSeconds);
     }
     CopyStalls stalls;
 
@@ -42,9 +42,10 @@ private:
 Expected<CopyStalls> copyStalls(const schedule::Schedule &schedule,
                                 const training::TrainingGraph &graph, const cost::Costs &costs)
 {
-    const bool copies = std::any_of(schedule.steps.begin(), schedule.steps.end(), [](const auto &s) {
-        return s.kind == StepKind::Offload || s.kind == StepKind::Prefetch;
-    });
+    const bool copies =
+        std::any_of(schedule.steps.begin(), schedule.steps.end(), [](const auto &s) {
+            return s.kind == StepKind::Offload || s.kind == StepKind::Prefetch;
+        });
     if (!copies) {
         CopyStalls none;
         none.perStep.assign(schedule.steps.size(), 0.0);

@@ -105,7 +105,6 @@ private slots:
         GraphView *view = w.graphView();
         w.resize(1366, 768);
         QTest::qWait(50);
-        qInfo("1366x768: graph %dx%d", view->width(), view->height());
         const auto share = [&] {
             return int(std::ceil(MainWindow::kGraphHeightShare * w.height()));
         };
@@ -113,10 +112,9 @@ private slots:
             view->width() >= 600 && view->height() >= share(),
             qPrintable(
                 QStringLiteral("graph %1x%2\n%3").arg(view->width()).arg(view->height()).arg(why)));
+        qInfo("1366x768: graph %dx%d", view->width(), view->height());
         w.resize(1080, 700);
         QTest::qWait(50);
-        qInfo("1080x700: window %dx%d, graph %dx%d", w.width(), w.height(), view->width(),
-              view->height());
         QCOMPARE(w.width(), 1080);
         // The right column's minimums made the window 724 px tall at least (cut on a 700 px
         // screen): it fits in 700 now.
@@ -126,7 +124,8 @@ private slots:
             view->height() >= share() && view->width() >= 400,
             qPrintable(
                 QStringLiteral("graph %1x%2\n%3").arg(view->width()).arg(view->height()).arg(why)));
-        qInfo("1080x700 after the docks yield: graph %dx%d", view->width(), view->height());
+        qInfo("1080x700: window %dx%d, graph %dx%d", w.width(), w.height(), view->width(),
+              view->height());
         // The Schedule tab asks for room when it first comes up: not at the graph's share.
         planner->raiseView(QStringLiteral("memory"));
         w.resize(1366, 768);
