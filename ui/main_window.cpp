@@ -50,6 +50,9 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
+
 // The resources live in the static ui library: register them once (outside any namespace).
 static void initUiResources() { Q_INIT_RESOURCE(resources); }
 
@@ -903,6 +906,39 @@ void MainWindow::rebuildRecentMenu()
                               : tr("Model"));
     }
     m_recentMenu->setEnabled(!list.isEmpty());
+}
+
+void MainWindow::resizeEvent(QResizeEvent *event)
+{
+    QMainWindow::resizeEvent(event);
+    // The docks are laid out for the new size after this event: fit them on the next pass.
+    if (!m_dockFitPending) {
+        m_dockFitPending = true;
+        QTimer::singleShot(0, this, [this] {
+            m_dockFitPending = false;
+            fitBottomDocks();
+        });
+    }
+}
+
+void MainWindow::fitBottomDocks()
+{
+    QList<QDockWidget *> bottom;
+    int dockHeight = 0;
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        if (d->isVisible() && !d->isFloating() && dockWidgetArea(d) == Qt::BottomDockWidgetArea) {
+            bottom << d;
+            dockHeight = std::max(dockHeight, d->height());
+        }
+    QWidget *graph = graphView();
+    if (bottom.isEmpty() || !graph || !graph->isVisible())
+        return;
+    const int want = int(std::ceil(kGraphHeightShare * height()));
+    const int missing = want - graph->height();
+    if (missing <= 0)
+        return;
+    const int target = std::max(1, dockHeight - missing);
+    resizeDocks(bottom, QList<int>(bottom.size(), target), Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -103,6 +103,12 @@ public:
     ModelDocument *document() const { return m_document; }
     GraphScene *graphScene() const { return m_scene; }
     GraphView *graphView() const { return m_view; }
+    /// The graph's share of the window's height that the bottom docks leave it when the window
+    /// shrinks (QMainWindow alone takes the whole loss from the graph: at 1080x700 it kept
+    /// 186 px). fitBottomDocks() shortens the bottom docks, as far as their minimums allow, until
+    /// the graph has it; run on every resize and when a bottom dock asks for room.
+    static constexpr double kGraphHeightShare = 0.45;
+    void fitBottomDocks();
     InspectorPanel *inspector() const { return m_inspector; }
     /// Rematerialization planning: docks, Planner menu, plan colours (ui/planner/).
     Planner *planner() const { return m_planner; }
@@ -153,6 +159,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 
@@ -235,6 +242,7 @@ private:
     core::NodeId m_pendingReveal;
     core::NamespaceId m_pendingToggle; ///< the group expanded or collapsed by the running layout
     bool m_refitAfterLayout = false;
+    bool m_dockFitPending = false;
 };
 
 } // namespace remat::ui

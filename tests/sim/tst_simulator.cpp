@@ -1,6 +1,7 @@
 // The simulator on the hand-built two-layer graph (sim/hand_graphs.h): bytes after every step,
 // the peak step, the categories and the times with copy / compute overlap, all worked out by hand.
 #include "core/schedule/store_all.h"
+#include "core/sim/copy_stalls.h"
 #include "core/sim/simulator.h"
 #include "sim/hand_graphs.h"
 
@@ -155,6 +156,25 @@ private slots:
         QCOMPARE(t->hostPeakBytes, int64_t(200));
         QCOMPARE(t->peakBytes, int64_t(914));
         QCOMPARE(t->computeSeconds, 10.5);
+        // The compute lane's waits for the copy lane, per step (the memory chart marks them):
+        // the Free at 4 waits 3.5 -> 5 for the offload, op 3 at 8 waits 5 -> 5.667 for the
+        // prefetch; no other step waits.
+        auto stalls = sim::copyStalls(s, m_g, m_c);
+        QVERIFY2(stalls.hasValue(), stalls.status().message().c_str());
+        QCOMPARE(stalls->perStep.size(), s.steps.size());
+        QCOMPARE(stalls->perStep[4], 1.5);
+        QVERIFY(qAbs(stalls->perStep[8] - 200.0 / 300.0) < 1e-12);
+        for (size_t i = 0; i < stalls->perStep.size(); ++i)
+            if (i != 4 && i != 8)
+                QCOMPARE(stalls->perStep[i], 0.0);
+        QCOMPARE(stalls->steps, size_t(2));
+        QVERIFY(qAbs(stalls->totalSeconds - (1.5 + 200.0 / 300.0)) < 1e-12);
+        // The stalls are the step's lost time: the makespan is the compute plus them.
+        QVERIFY(qAbs(t->totalSeconds - (t->computeSeconds + stalls->totalSeconds)) < 1e-12);
+        auto none = sim::copyStalls(schedule::storeAllSchedule(m_g), m_g, m_c);
+        QVERIFY(none.hasValue());
+        QCOMPARE(none->steps, size_t(0));
+        QCOMPARE(none->totalSeconds, 0.0);
     }
 
     void costsMustCoverEveryOp()

@@ -3,10 +3,15 @@
 // and the step axis never prints the same step twice, however few steps there are.
 #include "ui/planner/memory_chart_view.h"
 
+#include "core/schedule/store_all.h"
+#include "core/sim/copy_stalls.h"
+#include "core/sim/simulator.h"
 #include "core/util/bytes.h"
+#include "sim/hand_graphs.h"
 
 #include <QChart>
 #include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QSet>
@@ -14,6 +19,7 @@
 #include <QValueAxis>
 
 #include <cmath>
+#include <functional>
 
 using namespace remat;
 using namespace remat::ui;
@@ -258,6 +264,143 @@ private slots:
             round = round || std::abs(mantissa - m) < 1e-9;
         QVERIFY2(round,
                  qPrintable(QStringLiteral("max %1, %2 ticks").arg(y->max()).arg(y->tickCount())));
+    }
+
+    // Walkthrough (issue 37, item 12): "recomputed_activations" was drawn over
+    // "activation_grads" in the legend, on screen and in the exported PNG. With every category
+    // in use, store-all, the budget and copy stalls (thirteen entries), in a dock as short as a
+    // 1366x768 screen leaves: no two visible legend labels overlap, every label lies inside the
+    // chart, and so in the PNG (the export renders the same scene, at 2x).
+    void legendLabelsDoNotOverlap_data()
+    {
+        QTest::addColumn<int>("height");
+        QTest::newRow("tall") << 480;
+        QTest::newRow("dock at 1366x768") << 260;
+        QTest::newRow("dock at 1080x700") << 200;
+        QTest::newRow("very short") << 140;
+    }
+    void legendLabelsDoNotOverlap()
+    {
+        QFETCH(int, height);
+        core::sim::Timeline all = rampTimeline(40);
+        for (size_t i = 0; i < all.points.size(); ++i) {
+            for (size_t k = 0; k < core::schedule::kMemCategoryCount; ++k)
+                all.points[i].byCategory[k] = int64_t(k + 1) << 20;
+            all.points[i].peakDuringStep = all.points[i].bytesInUse = int64_t(60) << 20;
+        }
+        std::vector<double> stalls(all.points.size(), 0.0);
+        for (size_t i = 3; i < stalls.size(); i += 7)
+            stalls[i] = 1e-3;
+        all.peakBytes = int64_t(60) << 20;
+        MemoryChartView v;
+        v.resize(720, height);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setTimelines(all, &all, int64_t(50) << 20, QStringLiteral("every category"), {}, &stalls);
+        QTest::qWait(100);
+        QCoreApplication::processEvents();
+        QList<QPair<QString, QRectF>> labels;
+        std::function<void(QGraphicsItem *)> walk = [&](QGraphicsItem *item) {
+            for (QGraphicsItem *child : item->childItems()) {
+                if (!child->isVisible())
+                    continue;
+                if (auto *text = dynamic_cast<QGraphicsTextItem *>(child))
+                    labels << qMakePair(text->toPlainText(), text->sceneBoundingRect());
+                else if (auto *simple = dynamic_cast<QGraphicsSimpleTextItem *>(child))
+                    labels << qMakePair(simple->text(), simple->sceneBoundingRect());
+                walk(child);
+            }
+        };
+        walk(v.chart()->legend());
+        if (qEnvironmentVariableIsSet("REMAT_LEGEND_PNG"))
+            v.grab().save(QStringLiteral("%1/legend-%2.png")
+                              .arg(qEnvironmentVariable("REMAT_LEGEND_PNG"))
+                              .arg(height));
+        QVERIFY2(labels.size() >= 10, qPrintable(QString::number(labels.size())));
+        const QRectF chartRect = v.chart()->sceneBoundingRect();
+        const QRectF legendRect = v.chart()->legend()->sceneBoundingRect();
+        int shown = 0;
+        for (int a = 0; a < labels.size(); ++a) {
+            // A label scrolled out of the legend (Qt clips it) is not drawn: not an overlap.
+            if (!legendRect.intersects(labels[a].second))
+                continue;
+            ++shown;
+            QVERIFY2(chartRect.contains(labels[a].second),
+                     qPrintable(QStringLiteral("%1 outside the chart").arg(labels[a].first)));
+            for (int b = a + 1; b < labels.size(); ++b) {
+                if (!legendRect.intersects(labels[b].second))
+                    continue;
+                const QRectF overlap = labels[a].second.intersected(labels[b].second);
+                QVERIFY2(overlap.height() < 1.0 || overlap.width() < 1.0,
+                         qPrintable(QStringLiteral("\"%1\" %2 overlaps \"%3\" %4")
+                                        .arg(labels[a].first)
+                                        .arg(labels[a].second.top())
+                                        .arg(labels[b].first)
+                                        .arg(labels[b].second.top())));
+            }
+        }
+        // Every entry is there to read (not scrolled away) in a dock of a 1366x768 screen or
+        // taller: ten categories, store-all, the budget and the stalls (the peak is in the
+        // title). Shorter, the legend scrolls (Qt clips what does not fit; nothing overlaps).
+        QVERIFY2(height < 260 || shown >= 13,
+                 qPrintable(QStringLiteral("%1 of %2 labels shown at height %3")
+                                .arg(shown)
+                                .arg(labels.size())
+                                .arg(height)));
+    }
+
+    // Issue 36: an offload plan's copy-lane stalls (the compute waiting for a prefetch, or for an
+    // offload before its Free) are marked in the chart, from the simulator's points; a store-all
+    // plan has none and no legend entry for them.
+    void offloadStallsAreMarked()
+    {
+        const core::training::TrainingGraph g = remat::tests::twoLayerGraph();
+        const core::cost::Costs costs = remat::tests::twoLayerCosts();
+        using core::OpId;
+        using core::TensorId;
+        core::schedule::Schedule s;
+        s.compute(OpId(0));
+        s.compute(OpId(1));
+        s.offload(TensorId(2));
+        s.compute(OpId(2));
+        s.free(TensorId(2)); // waits for the offload's copy
+        s.free(TensorId(3));
+        s.free(TensorId(4));
+        s.prefetch(TensorId(2));
+        s.compute(OpId(3)); // waits for the prefetch
+        s.free(TensorId(2));
+        s.free(TensorId(5));
+        s.compute(OpId(4));
+        s.free(TensorId(6));
+        auto offload = core::sim::simulate(s, g, costs);
+        QVERIFY2(offload.hasValue(), offload.status().message().c_str());
+        auto storeAll = core::sim::simulate(core::schedule::storeAllSchedule(g), g, costs);
+        QVERIFY(storeAll.hasValue());
+
+        MemoryChartView v;
+        v.resize(900, 400);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        auto stallMarkerShown = [&] {
+            for (QLegendMarker *m : v.chart()->legend()->markers())
+                if (m->isVisible() && m->label().startsWith(QStringLiteral("copy stalls")))
+                    return true;
+            return false;
+        };
+        auto stalls = core::sim::copyStalls(s, g, costs);
+        QVERIFY(stalls.hasValue());
+        v.setTimelines(*offload, &*storeAll, 0, QStringLiteral("offload"), {}, &stalls->perStep);
+        QTest::qWait(50);
+        QCOMPARE(v.stallMarkerCount(), 2);
+        QVERIFY2(v.stallLabel() == QStringLiteral("copy stalls 2166.7 ms"),
+                 qPrintable(v.stallLabel()));
+        QVERIFY(stallMarkerShown());
+        auto none = core::sim::copyStalls(core::schedule::storeAllSchedule(g), g, costs);
+        QVERIFY(none.hasValue());
+        v.setTimelines(*storeAll, &*storeAll, 0, QStringLiteral("store-all"), {}, &none->perStep);
+        QTest::qWait(50);
+        QCOMPARE(v.stallMarkerCount(), 0);
+        QVERIFY(!stallMarkerShown());
     }
 };
 

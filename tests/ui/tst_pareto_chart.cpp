@@ -3,10 +3,17 @@
 // axes and the legend back and the range covers the point; clearing the points empties it again.
 #include "ui/planner/pareto_chart_view.h"
 
+#include "core/solvers/registry.h"
+
 #include <QChart>
 #include <QLegend>
+#include <QScatterSeries>
 #include <QTest>
 #include <QValueAxis>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 using namespace remat::ui;
 
@@ -88,6 +95,57 @@ private slots:
         QVERIFY(x->min() <= 300 && x->max() >= 900);
         QVERIFY(x->max() < 2000); // KiB, not bytes or GiB
         QCOMPARE(v.points().size(), 3);
+    }
+
+    // Walkthrough (issue 37, item 12): the legend cycled eight colours over eleven solvers, so
+    // two solvers of one sweep shared a colour. Every registered solver's curve has its own, and
+    // none is the current plan's black or the knee's red. (Fails with any palette shorter than the
+    // registry, or one keyed by arrival order that repeats.)
+    void everySolverHasItsOwnColour()
+    {
+        ParetoChartView v;
+        v.resize(900, 400);
+        const std::vector<std::string> ids = remat::core::solvers::makeRegistry().ids();
+        QVERIFY(ids.size() >= 9);
+        int i = 0;
+        for (const std::string &id : ids) {
+            ParetoPoint p;
+            p.solver = QString::fromStdString(id);
+            p.budgetBytes = p.peakBytes = int64_t(100 + i) << 20;
+            p.overheadPercent = 10.0 + i++;
+            p.feasible = true;
+            v.addPoint(p);
+        }
+        QList<QColor> colours;
+        for (const std::string &id : ids) {
+            const QColor c = v.seriesColour(QString::fromStdString(id));
+            QVERIFY2(c.isValid(), id.c_str());
+            colours << c;
+        }
+        for (const QAbstractSeries *s : v.chart()->series())
+            if (s->name() == v.currentLabel() || s->name().startsWith(QStringLiteral("knee")))
+                colours << static_cast<const QScatterSeries *>(s)->color();
+        QCOMPARE(colours.size(), int(ids.size()) + 2);
+        for (int a = 0; a < colours.size(); ++a)
+            for (int b = a + 1; b < colours.size(); ++b) {
+                // Distinct to the eye, not just in the last bit: the RGB distance.
+                const int d = std::abs(colours[a].red() - colours[b].red()) +
+                              std::abs(colours[a].green() - colours[b].green()) +
+                              std::abs(colours[a].blue() - colours[b].blue());
+                QVERIFY2(d >= 60, qPrintable(QStringLiteral("series %1 and %2: %3 and %4")
+                                                 .arg(a)
+                                                 .arg(b)
+                                                 .arg(colours[a].name(), colours[b].name())));
+            }
+        // The same solver keeps its colour in a later sweep, whatever order its points come in.
+        const QColor rotor = v.seriesColour(QStringLiteral("rotor"));
+        v.clearPoints();
+        ParetoPoint p;
+        p.solver = QStringLiteral("rotor");
+        p.budgetBytes = p.peakBytes = 200 << 20;
+        p.feasible = true;
+        v.addPoint(p);
+        QCOMPARE(v.seriesColour(QStringLiteral("rotor")), rotor);
     }
 };
 

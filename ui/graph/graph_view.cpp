@@ -104,7 +104,7 @@ void GraphView::resizeEvent(QResizeEvent *event)
 
 Minimap::Minimap(GraphView *main, QWidget *parent) : QWidget(parent), m_main(main)
 {
-    setMinimumSize(140, 160);
+    setMinimumSize(140, 100); // 160 made the right column, and so the window, 724 px tall at least
     m_refresh = new QTimer(this);
     m_refresh->setSingleShot(true);
     m_refresh->setInterval(200);

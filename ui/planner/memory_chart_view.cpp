@@ -7,6 +7,7 @@
 #include <QAreaSeries>
 #include <QChart>
 #include <QFontInfo>
+#include <QGraphicsLayout>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
@@ -92,6 +93,10 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     c->legend()->setAlignment(Qt::AlignRight);
     c->legend()->setShowToolTips(true);
     c->setMargins(QMargins(4, 4, 4, 4));
+    // No inset around the chart's background: in a short dock the legend needs every line (at
+    // 260 px the last entry was cut off).
+    c->layout()->setContentsMargins(0, 0, 0, 0);
+    c->setBackgroundRoundness(0);
     m_x = new QValueAxis(c);
     m_x->setTitleText(tr("schedule step"));
     m_x->setLabelFormat(QStringLiteral("%d"));
@@ -135,9 +140,20 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     c->addSeries(m_peak);
     m_peak->attachAxis(m_x);
     m_peak->attachAxis(m_y);
-    // The cursor is not worth a legend entry.
-    for (QLegendMarker *m : c->legend()->markers(m_cursorLine))
-        m->setVisible(false);
+    m_stalls = new QScatterSeries(c);
+    m_stalls->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+    m_stalls->setMarkerSize(9);
+    m_stalls->setColor(QColor(0x4e, 0x34, 0x2e));
+    m_stalls->setBorderColor(QColor(0xff, 0xff, 0xff));
+    c->addSeries(m_stalls);
+    m_stalls->attachAxis(m_x);
+    m_stalls->attachAxis(m_y);
+    // The cursor is not worth a legend entry, nor the peak's dot: the title says "peak X at
+    // step N" (fourteen entries did not fit beside a dock of a 1366x768 screen).
+    for (QAbstractSeries *s :
+         {static_cast<QAbstractSeries *>(m_cursorLine), static_cast<QAbstractSeries *>(m_peak)})
+        for (QLegendMarker *m : c->legend()->markers(s))
+            m->setVisible(false);
     m_empty = new ChartEmptyState(c, tr("Solve a plan to see its memory over the schedule"), this);
     clearTimelines();
 }
@@ -169,6 +185,10 @@ void MemoryChartView::clearOverlays()
     }
     m_overlays.clear();
 }
+int MemoryChartView::stallMarkerCount() const { return int(m_stalls->count()); }
+
+QString MemoryChartView::stallLabel() const { return m_stalls->name(); }
+
 QString MemoryChartView::memoryUnit() const { return m_y->titleText(); }
 
 void MemoryChartView::clearTimelines()
@@ -182,6 +202,9 @@ void MemoryChartView::clearTimelines()
     m_budget->clear();
     m_budgetBytes = 0;
     m_peak->clear();
+    m_stalls->clear();
+    for (QLegendMarker *m : chart()->legend()->markers(m_stalls))
+        m->setVisible(false);
     m_cursorLine->clear();
     m_stepCount = 0;
     m_drawnPoints = 0;
@@ -194,7 +217,8 @@ void MemoryChartView::clearTimelines()
 
 void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
                                    const core::sim::Timeline *storeAll, int64_t budgetBytes,
-                                   const QString &planName, const QList<MemoryOverlay> &overlays)
+                                   const QString &planName, const QList<MemoryOverlay> &overlays,
+                                   const std::vector<double> *copyStalls)
 {
     const auto &pts = plan.points;
     m_stepCount = int(pts.size());
@@ -277,6 +301,25 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
         m_peak->replace({QPointF(double(plan.peakStep), double(plan.peakBytes) / m_unit)});
     else
         m_peak->clear();
+    // Copy-lane stalls, from the simulator's points: every step that waits gets a marker on the
+    // plan's total there (not thinned with the areas: a stall is one step).
+    QList<QPointF> stalls;
+    double stallSeconds = 0;
+    for (size_t i = 0; copyStalls && i < pts.size() && i < copyStalls->size(); ++i)
+        if ((*copyStalls)[i] > 0) {
+            stalls.append(QPointF(double(i), double(pts[i].peakDuringStep) / m_unit));
+            stallSeconds += (*copyStalls)[i];
+        }
+    m_stalls->replace(stalls);
+    m_stalls->setName(
+        stalls.isEmpty()
+            ? QString()
+            : tr("copy stalls %1")
+                  .arg(stallSeconds >= 1e-3   ? tr("%1 ms").arg(stallSeconds * 1e3, 0, 'f', 1)
+                       : stallSeconds >= 1e-6 ? tr("%1 µs").arg(stallSeconds * 1e6, 0, 'g', 3)
+                                              : tr("%1 ns").arg(stallSeconds * 1e9, 0, 'g', 3)));
+    for (QLegendMarker *m : chart()->legend()->markers(m_stalls))
+        m->setVisible(!stalls.isEmpty());
     m_x->setRange(0, xMax);
     m_x->setTickInterval(stepTickInterval(xMax));
     m_y->setRange(0, m_yMax);
@@ -304,8 +347,9 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     chart()->setTitle(title);
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
-    // Categories, store-all, budget and peak (the overlaid plans are named under the title).
-    m_legendEntries = usedCategories + 1 + (sa.isEmpty() ? 0 : 1) + (m_budgetBytes > 0 ? 1 : 0);
+    // Categories, store-all, budget and stalls (the overlaid plans are named under the title).
+    m_legendEntries = usedCategories + (sa.isEmpty() ? 0 : 1) + (m_budgetBytes > 0 ? 1 : 0) +
+                      (stalls.isEmpty() ? 0 : 1);
     fitLegend();
 }
 
@@ -342,10 +386,13 @@ void MemoryChartView::fitLegend()
     const int entries = m_legendEntries;
     const QFont base = font();
     QFont f = base;
-    const double room = std::max(40, height() - 50); // the title and margins aside
+    // The title (one line, two with overlays) and the margins aside.
+    const int titleLines = m_overlays.isEmpty() ? 1 : 2;
+    const double room = std::max(40, height() - 12 - titleLines * 2 * QFontInfo(base).pixelSize());
     const double perEntry = room / std::max(1, entries);
-    // A legend line is about twice the font's pixel height (marker, text and spacing).
-    const double pixel = std::clamp(perEntry / 2.0, 7.0, double(QFontInfo(base).pixelSize()));
+    // A legend line is 2.5 times the font's pixel height (marker, text and spacing: measured,
+    // 18 px a line at 7 px); a line that does not fit is drawn cut at the chart's edge.
+    const double pixel = std::clamp((perEntry - 1) / 2.5, 6.0, double(QFontInfo(base).pixelSize()));
     f.setPixelSize(int(pixel));
     chart()->legend()->setFont(f);
 }

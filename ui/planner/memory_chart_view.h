@@ -16,6 +16,7 @@
 #include <QStringList>
 
 #include <array>
+#include <vector>
 
 class QAreaSeries;
 class QLineSeries;
@@ -42,10 +43,13 @@ public:
 
     explicit MemoryChartView(QWidget *parent = nullptr);
 
-    /// `storeAll` may be null; `budgetBytes` <= 0 hides the budget line.
+    /// `storeAll` may be null; `budgetBytes` <= 0 hides the budget line. `copyStalls`: the
+    /// plan's waits for the copy lane per step (sim::copyStalls), marked on its total; null or
+    /// all zero: none.
     void setTimelines(const core::sim::Timeline &plan, const core::sim::Timeline *storeAll,
                       int64_t budgetBytes, const QString &planName,
-                      const QList<MemoryOverlay> &overlays = {});
+                      const QList<MemoryOverlay> &overlays = {},
+                      const std::vector<double> *copyStalls = nullptr);
     /// The overlaid plans' legend names, in drawing order (tests).
     QStringList overlayNames() const;
     /// Colour of the i-th overlaid curve.
@@ -60,6 +64,12 @@ public:
     int stepCount() const { return m_stepCount; }
     /// Points drawn for the plan's total (after bucketing): for tests.
     int drawnPointCount() const { return m_drawnPoints; }
+    /// Steps where the compute lane waits for a copy (an offload plan's prefetch not landed, an
+    /// offload not finished before its Free): marked on the plan's total, one marker a step, in
+    /// a legend entry saying how long the compute waits in all. 0 for a plan without stalls.
+    int stallMarkerCount() const;
+    /// The stall series' legend entry ("copy stalls 3.4 ms": the compute's waits in all), or "".
+    QString stallLabel() const;
     /// The hint drawn in place of the axes while there is no plan; empty while a plan is shown.
     QString placeholderText() const;
     /// The memory axis' unit ("KiB", "MiB", "GiB": by the largest value shown).
@@ -86,6 +96,7 @@ private:
     QLineSeries *m_budget = nullptr;
     QLineSeries *m_cursorLine = nullptr;
     QScatterSeries *m_peak = nullptr;
+    QScatterSeries *m_stalls = nullptr; ///< copy-lane stalls of the plan (offload plans)
     QList<QLineSeries *> m_overlays;
     ChartEmptyState *m_empty = nullptr; ///< no plan: a hint instead of axes
     QValueAxis *m_x = nullptr;

@@ -1,6 +1,7 @@
 #include "ui/planner/pareto_chart_view.h"
 
 #include "core/solvers/frontier_knee.h"
+#include "core/solvers/registry.h"
 
 #include "ui/planner/chart_empty_state.h"
 
@@ -16,21 +17,40 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace remat::ui {
 
 namespace {
 constexpr double kClickRadiusPx = 10;
-
-QColor solverColor(int i)
-{
-    static const QColor c[] = {QColor(0x42, 0x85, 0xf4), QColor(0xf4, 0x8f, 0x22),
-                               QColor(0x34, 0xa8, 0x53), QColor(0xd6, 0x4a, 0x6a),
-                               QColor(0x80, 0x60, 0xb0), QColor(0x26, 0xa6, 0x9a),
-                               QColor(0x9e, 0x9d, 0x24), QColor(0x79, 0x55, 0x48)};
-    return c[i % 8];
-}
 } // namespace
+
+QColor ParetoChartView::solverColour(const QString &solver)
+{
+    // Twelve well-separated colours (the legend used to cycle eight over eleven solvers: rotor
+    // and checkmate-milp shared a blue).
+    static const QColor palette[] = {
+        QColor(0x75, 0x75, 0x75), QColor(0x42, 0x85, 0xf4), QColor(0xf4, 0x8f, 0x22),
+        QColor(0x34, 0xa8, 0x53), QColor(0xd6, 0x4a, 0x6a), QColor(0x80, 0x60, 0xb0),
+        QColor(0x26, 0xa6, 0x9a), QColor(0x9e, 0x9d, 0x24), QColor(0x79, 0x55, 0x48),
+        QColor(0x00, 0xbc, 0xd4), QColor(0xe9, 0x1e, 0x63), QColor(0x1a, 0x23, 0x7e)};
+    constexpr int kPalette = int(sizeof(palette) / sizeof(palette[0]));
+    static const std::vector<std::string> ids = core::solvers::makeRegistry().ids();
+    const auto at = std::find(ids.begin(), ids.end(), solver.toStdString());
+    const int index = int(at - ids.begin());
+    if (at != ids.end() && index < kPalette)
+        return palette[index];
+    // Beyond the palette: the golden angle around the hue circle from the solver's name.
+    const int hue = int((qHash(solver) % 360u + (at != ids.end() ? index * 137 : 0)) % 360);
+    return QColor::fromHsv(hue, 200, 200);
+}
+
+QColor ParetoChartView::seriesColour(const QString &solver) const
+{
+    const auto it = m_curves.constFind(solver);
+    return it == m_curves.constEnd() ? QColor() : it->line->pen().color();
+}
 
 ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), parent)
 {
@@ -106,7 +126,7 @@ void ParetoChartView::addPoint(const ParetoPoint &point)
     auto it = m_curves.find(point.solver);
     if (it == m_curves.end()) {
         Curve c;
-        const QColor col = solverColor(int(m_curves.size()));
+        const QColor col = solverColour(point.solver);
         c.line = new QLineSeries(chart());
         c.line->setName(point.solver);
         c.line->setPen(QPen(col, 1.8));

@@ -52,6 +52,13 @@ public:
     /// The current plan's legend entry ("current plan", or "current plan: far end ...").
     QString currentLabel() const;
 
+    /// A solver's colour: one of its own for each registered solver (by its place in the
+    /// registry, so a solver keeps its colour from sweep to sweep), none the current plan's black
+    /// or the knee's red; solvers not registered get colours spread around the hue circle.
+    static QColor solverColour(const QString &solver);
+    /// The colour a solver's curve is drawn in (invalid if it has no points).
+    QColor seriesColour(const QString &solver) const;
+
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
 

@@ -6,6 +6,7 @@
 #include "core/exec/profile_recorder.h"
 #include "core/io/plan_file.h"
 #include "core/io/timeline_csv.h"
+#include "core/sim/copy_stalls.h"
 #include "core/sim/simulator.h"
 #include "core/solvers/chain_support.h"
 #include "core/solvers/lowering.h"
@@ -853,6 +854,20 @@ void Planner::solveWithin(const QString &solverId, double limitSeconds)
                       .arg(QFileInfo(m_document.modelPath()).fileName()));
         return;
     }
+    // A pin the training step has no tensor for (its options renamed it) would be dropped from
+    // the request, and a row solved without it taken for the answer: say which, and the way out.
+    QStringList unresolved;
+    const PinMap &pinMap = m_document.pins();
+    for (auto it = pinMap.cbegin(); it != pinMap.cend(); ++it)
+        if (!m_problem->training->findTensor(it.key().toStdString()))
+            unresolved << it.key();
+    if (!unresolved.isEmpty()) {
+        solverPanel()->showMessage(
+            tr("%1: the pin on %2 names no tensor of this training step (its training options "
+               "changed its tensors). Clear it in the Pins panel and pin the node again.")
+                .arg(solverId, unresolved.join(QStringLiteral(", "))));
+        return;
+    }
     SolveJob job = makeJob(solver);
     const QString key = cacheKey(solverId, job);
     // The same solver on the same inputs gives the same plan: a row that has it is selected
@@ -863,13 +878,21 @@ void Planner::solveWithin(const QString &solverId, double limitSeconds)
         if (planCacheKey(plans[row]) == key &&
             (limitSeconds > 0 || plans[row].status != core::solvers::SolveStatus::TimedOut)) {
             m_document.setCurrentPlanIndex(int(row));
-            solverPanel()->showMessage(
-                tr("%1: plan %2 was solved with these inputs already (in %3 s); selected it.")
-                    .arg(solverId)
-                    .arg(row + 1)
-                    .arg(plans[row].solveSeconds, 0, 'f', 3) +
-                (refusedPins(plans[row]) ? QStringLiteral(" ") + pinsRefusedMessage(plans[row])
-                                         : QString()));
+            // Pins are inputs: the row has these very pins (a pin re-solves the current row in
+            // place, so the row may be younger than it looks); say so, with their number.
+            const size_t pinned = plans[row].pins.size();
+            const QString pins = pinned == 0   ? tr("no pins")
+                                 : pinned == 1 ? tr("1 pin")
+                                               : tr("%1 pins").arg(pinned);
+            solverPanel()->showMessage(tr("%1: plan %2 was solved with these inputs already "
+                                          "(this objective and budget, %3; in %4 s); selected it.")
+                                           .arg(solverId)
+                                           .arg(row + 1)
+                                           .arg(pins)
+                                           .arg(plans[row].solveSeconds, 0, 'f', 3) +
+                                       (refusedPins(plans[row])
+                                            ? QStringLiteral(" ") + pinsRefusedMessage(plans[row])
+                                            : QString()));
             return;
         }
     if (auto it = m_cache.constFind(key); it != m_cache.constEnd()) {
@@ -1005,6 +1028,7 @@ QString Planner::planCacheKey(const Plan &plan) const
     SolveJob inputs;
     inputs.objective = plan.objective;
     inputs.budgetBytes = plan.budgetBytes;
+    inputs.maxOverheadPercent = plan.maxOverheadPercent;
     inputs.pins = plan.pins;
     return cacheKey(qs(plan.solver), inputs);
 }
@@ -1208,8 +1232,12 @@ void Planner::updateMemoryChart()
                          &plans[size_t(i)].timeline});
     // The budget this plan was solved for (the field may hold another one by now).
     const int64_t budget = plan->objective == Objective::MinTime ? plan->budgetBytes : 0;
+    // An offload plan's waits for the copy lane, marked where they happen (issue 36): the
+    // simulator's step events (a plan without copies is not simulated again).
+    core::Expected<core::sim::CopyStalls> stalls =
+        core::sim::copyStalls(plan->schedule, *m_problem->training, *m_problem->costs);
     memoryChart()->setTimelines(plan->timeline, &m_problem->storeAll.timeline, budget,
-                                qs(plan->solver), overlays);
+                                qs(plan->solver), overlays, stalls ? &stalls->perStep : nullptr);
 }
 
 QList<int> Planner::overlaidPlans() const

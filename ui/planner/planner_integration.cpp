@@ -132,8 +132,10 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                 m_window->dockWidgetArea(teach) == Qt::BottomDockWidgetArea) {
                 m_scheduleSized = true;
                 const int want = int(m_window->height() * 0.45);
-                if (teach->height() < want)
+                if (teach->height() < want) {
                     m_window->resizeDocks({teach}, {want}, Qt::Vertical);
+                    m_window->fitBottomDocks(); // not at the graph's share of the height
+                }
             }
             if (visible == m_showStep)
                 return;

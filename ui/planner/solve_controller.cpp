@@ -77,6 +77,7 @@ runJob(const SolveJob &job, const core::StopToken &stop,
     // The plan records the inputs it was solved for: the planner caches and restores by them.
     plan->objective = job.objective;
     plan->budgetBytes = job.budgetBytes;
+    plan->maxOverheadPercent = job.maxOverheadPercent;
     plan->pins = job.pins;
     // Solvers return summary timelines; the charts need one point per step.
     core::Expected<core::sim::Timeline> full =

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -52,13 +53,15 @@ struct LpResult
     std::vector<double> x;
 };
 
-LpResult solveLp(const checkmate::LinearModel &m, double seconds, const StopToken &stop,
+LpResult solveLp(const checkmate::LinearModel &m, Clock::time_point deadline, const StopToken &stop,
                  bool presolve)
 {
     LpResult r;
     OsiClpSolverInterface si;
     checkmate::loadModel(si, m, false);
-    checkmate::watchStop(si, stop);
+    // The deadline is read every simplex iteration: Clp's own limit is CPU time read at its
+    // checkpoints, and on a loaded machine it let a 3 s limit run for 8 s (resnet50 at batch 2).
+    checkmate::watchStop(si, stop, deadline);
     if (stop.stopRequested())
         return r;
     // Clp's presolve runs for seconds on the larger models (ResNet50, the 250-node random graph)
@@ -67,7 +70,8 @@ LpResult solveLp(const checkmate::LinearModel &m, double seconds, const StopToke
         si.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
     si.messageHandler()->setLogLevel(0);
     ClpSimplex *clp = si.getModelPtr();
-    clp->setMaximumSeconds(std::max(1.0, seconds));
+    clp->setMaximumWallSeconds(
+        std::max(0.05, std::chrono::duration<double>(deadline - Clock::now()).count()));
     clp->setLogLevel(0);
     si.initialSolve();
     r.optimal = si.isProvenOptimal();
@@ -117,6 +121,12 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
 {
     const auto begin = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - begin).count(); };
+    // Every phase (model building, each LP, each rounding, the greedy fallback) stops at this
+    // deadline: the time limit is the solve's, not the first LP's.
+    const Clock::time_point deadline =
+        begin + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(std::max(0.0, request.timeLimitSeconds)));
+    auto pastDeadline = [&] { return Clock::now() >= deadline; };
     REMAT_RETURN_IF_ERROR(checkmate::checkRequest(request));
     if (request.objective != Objective::MinTime)
         return makeError(StatusCode::Unsupported,
@@ -180,7 +190,7 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
             static_cast<int64_t>(std::floor((1.0 - eps) * double(request.budgetBytes)));
         const checkmate::LinearModel model = checkmate::buildModel(p, mo);
         // Building the model of a large graph takes tenths of a second: look again before the LP.
-        if (request.stop.stopRequested()) {
+        if (request.stop.stopRequested() || pastDeadline()) {
             stopped = true;
             break;
         }
@@ -189,10 +199,14 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
                 return infeasiblePlan(model.infeasibleReason);
             continue;
         }
-        LpResult lp = solveLp(model, request.timeLimitSeconds - elapsed(), request.stop,
+        LpResult lp = solveLp(model, deadline, request.stop,
                               checkmate::settingText(request, "lp-presolve", "off") == "on");
         if (request.stop.stopRequested()) {
             stopped = true;
+            break;
+        }
+        if (!lp.optimal && pastDeadline()) {
+            stopped = true; // the LP was cut at the deadline: no point to round
             break;
         }
         ++lpsSolved;
@@ -214,6 +228,12 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
             request.progress(pr);
         }
         for (double threshold : thresholds) {
+            // Each rounding rebuilds R and simulates (tenths of a second on resnet50): one
+            // candidate at least, then only while time is left.
+            if (candidates > 0 && (pastDeadline() || request.stop.stopRequested())) {
+                stopped = true;
+                break;
+            }
             checkmate::Matrix s = model.sFromPoint(p, lp.x, threshold);
             checkmate::Matrix r = checkmate::solveR(p, s);
             std::vector<int> seq = checkmate::sequenceFromR(p, r);
@@ -233,6 +253,8 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
         if (!best.empty() && lowerBound >= 0 &&
             bestEval.recomputeSeconds <= lowerBound * (1 + 1e-9))
             break;
+        if (stopped)
+            break;
     }
     const std::string stats =
         fmt::format("{} LPs, {} roundings, {} over budget", lpsSolved, candidates, overBudget);
@@ -240,7 +262,10 @@ Expected<Plan> CheckmateLpSolver::searchOwn(const SolveRequest &request) const
         return makeError(StatusCode::Cancelled, "checkmate-lp cancelled before any plan");
     if (best.empty()) {
         // No rounding fits: fall back to the greedy plan so the answer is still under budget.
-        std::vector<int> greedy = checkmate::greedyPlan(p, request.budgetBytes, 10, request.stop);
+        // Within what is left of the limit (a quarter of a second at least: some plan is owed).
+        std::vector<int> greedy = checkmate::greedyPlan(
+            p, request.budgetBytes, std::clamp(request.timeLimitSeconds - elapsed(), 0.25, 10.0),
+            request.stop);
         if (greedy.empty()) {
             // Not proven infeasible: report that no plan was found, with the lowest peak.
             std::vector<int> seq = checkmate::lowestPeakSequence(p);

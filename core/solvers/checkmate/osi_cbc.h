@@ -25,32 +25,42 @@
 
 namespace remat::core::solvers::checkmate {
 
-/// Stops a Clp solve (simplex iterations, factorizations) when `stop` fires, so a root LP of a
-/// large model honours Cancel within a few iterations instead of running to its time limit.
-/// Clp reads `maximumSeconds` only at its own checkpoints; this is read every iteration.
+/// Stops a Clp solve (simplex iterations, factorizations) when `stop` fires or the wall clock
+/// passes `deadline`, so a root LP of a large model honours Cancel and its time limit within a
+/// few iterations. Clp reads `maximumSeconds` only at its own checkpoints (and as CPU time, which
+/// lags the wall clock on a loaded machine); this is read every iteration.
 class ClpStopHandler : public ClpEventHandler
 {
 public:
-    explicit ClpStopHandler(StopToken stop) : m_stop(std::move(stop)) {}
+    using Clock = std::chrono::steady_clock;
+    explicit ClpStopHandler(StopToken stop, Clock::time_point deadline = Clock::time_point::max())
+        : m_stop(std::move(stop)), m_deadline(deadline)
+    {
+    }
     ClpStopHandler(const ClpStopHandler &other) = default;
     ClpEventHandler *clone() const override { return new ClpStopHandler(*this); }
     int event(Event whichEvent) override
     {
         if ((whichEvent == endOfIteration || whichEvent == endOfFactorization ||
              whichEvent == startOfIterationInDual) &&
-            m_stop.stopRequested())
+            (m_stop.stopRequested() ||
+             (m_deadline != Clock::time_point::max() && Clock::now() >= m_deadline)))
             return 0; // Clp: status 5, stopped by an event
         return -1;
     }
 
 private:
     StopToken m_stop;
+    Clock::time_point m_deadline;
 };
 
-/// Installs a ClpStopHandler on `si`'s simplex (Clp keeps a copy).
-inline void watchStop(OsiClpSolverInterface &si, const StopToken &stop)
+/// Installs a ClpStopHandler on `si`'s simplex (Clp keeps a copy); `deadline`: a wall-clock
+/// time after which the simplex stops too.
+inline void watchStop(
+    OsiClpSolverInterface &si, const StopToken &stop,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
 {
-    ClpStopHandler handler(stop);
+    ClpStopHandler handler(stop, deadline);
     si.getModelPtr()->passInEventHandler(&handler);
 }
 

@@ -179,8 +179,17 @@ Expected<Plan> ownThenRegistered(const SolveRequest &request, const std::string 
     const double left =
         request.timeLimitSeconds -
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    // The fallback runs inside the solve's time limit: a search that used it all keeps its own
+    // plan (the registered solvers are rows of their own in a comparison). Only a search with no
+    // plan at all gets half a second more, so that some plan comes back.
+    const double fallbackSeconds = std::min(left, 0.25 * request.timeLimitSeconds);
+    if (own && fallbackSeconds < 0.1) {
+        own->note += own->note.empty() ? "" : "; ";
+        own->note += "no time left to try the registered solvers";
+        return own;
+    }
     return withRegisteredFallback(std::move(own), request, solverId,
-                                  std::max(0.5, std::min(left, 0.25 * request.timeLimitSeconds)));
+                                  std::max(own ? 0.1 : 0.5, fallbackSeconds));
 }
 
 } // namespace remat::core::solvers::checkmate

@@ -2,13 +2,18 @@
 # A walk through Remat Studio as a new user takes it, in a real X session: Xvfb and openbox
 # (Debian packages xvfb, openbox), driven with xdotool, screenshots with ImageMagick's `import`.
 # Not run by CI: a person looks at the screenshots (README.md beside this script says what each
-# should show). Steps: open, browse (search, expand, collapse), solve, compare all solvers, pin
-# from the graph's context menu, undo / redo, step through the schedule, run on the CPU with a
-# Stop, export the plan, save the session, switch models (the app asks first), reopen the session.
+# should show). The nine scenarios of issue 37: browse (open, search, expand, collapse), teach
+# (solve, compare all, overlay, the Schedule tab's stepper), override (pin from the graph's context
+# menu, undo / redo), run (on the CPU with a Stop), sessions and export (plan JSON, save, switch
+# models: the app asks first, reopen), will it fit (largest batch), side by side (Open Beside),
+# bring your own file (a PaddleOCR file's Model Inputs dialog), keyboard and bad input (a file that
+# is not a model, the shortcuts list, search by keyboard, the window at 1080x700 and 1366x768).
 #   tests/ui/walkthrough/walkthrough.sh [BUILD_DIR] [OUT_DIR]
 #   apt-get install xvfb openbox xdotool imagemagick x11-utils
 # Environment: WALK_DISPLAY (default :7), WALK_MODEL (default the bundled tiny_vit),
-# WALK_OTHER_MODEL (the model switched to; default ../shared/corpus/with_weights/mlp.onnx).
+# WALK_OTHER_MODEL (the model switched to; default ../shared/corpus/with_weights/mlp.onnx),
+# WALK_OWN_MODEL (the "bring your own file" model; default tests/data/realworld's PaddleOCR
+# direction classifier).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")/../../.." && pwd)
 BUILD=${1:-$HERE/build}
@@ -16,6 +21,7 @@ OUT=${2:-$(mktemp -d /tmp/remat-walkthrough.XXXXXX)}
 DISP=${WALK_DISPLAY:-:7}
 MODEL=${WALK_MODEL:-$HERE/resources/models/tiny_vit.onnx}
 OTHER=${WALK_OTHER_MODEL:-$HERE/../shared/corpus/with_weights/mlp.onnx}
+OWN=${WALK_OWN_MODEL:-$HERE/tests/data/realworld/ppocr_mobile_v2_cls.onnx}
 STUDIO=$BUILD/app/remat-studio
 for tool in Xvfb openbox xdotool import; do
     command -v "$tool" >/dev/null || { echo "walkthrough: $tool not found (apt-get install xvfb openbox xdotool imagemagick)" >&2; exit 2; }
@@ -76,6 +82,9 @@ key ctrl+r
 shot solved 3
 key alt+p; key c
 shot compare 20
+# The offload plan (the row above the last): its copy stalls, if any, marked on its memory curve.
+click_xy "${WALK_ROW_X:-80}" "${WALK_OFFLOAD_ROW_Y:-884}"
+shot offload-plan 1.5
 # Several plans at once: select feng-huang's row, Ctrl+click chen-sqrtn's and rotor's: the memory
 # chart overlays their curves on the current plan's.
 click_xy "${WALK_ROW_X:-80}" "${WALK_ROW4_Y:-791}"
@@ -97,17 +106,17 @@ shot redone 1.5
 
 # Step through: the Schedule tab (teaching view), then three steps forward. (Coordinates: the
 # default layout at 1600x960; the graph point is the LayerNormalization box at collapse depth 1.)
-click_xy "${WALK_SCHEDULE_TAB_X:-651}" "${WALK_TABS_Y:-938}"
+click_xy "${WALK_SCHEDULE_TAB_X:-812}" "${WALK_TABS_Y:-918}"
 shot schedule 1.5
 for _ in 1 2 3; do key Right; done
 shot stepped
 
 # Run on the CPU, then Stop it.
-click_xy "${WALK_RUN_TAB_X:-714}" "${WALK_TABS_Y:-938}"
+click_xy "${WALK_RUN_TAB_X:-876}" "${WALK_TABS_Y:-918}"
 shot run-tab
-click_xy "${WALK_RUN_BUTTON_X:-760}" "${WALK_RUN_BUTTON_Y:-568}"
+click_xy "${WALK_RUN_BUTTON_X:-681}" "${WALK_RUN_BUTTON_Y:-591}"
 sleep 0.3
-click_xy "${WALK_STOP_BUTTON_X:-846}" "${WALK_RUN_BUTTON_Y:-568}"
+click_xy "${WALK_STOP_BUTTON_X:-766}" "${WALK_RUN_BUTTON_Y:-591}"
 shot run-stopped 2
 
 # Export the plan (File > Export > Plan JSON), save the session (Ctrl+S).
@@ -129,5 +138,45 @@ shot switched 3
 key ctrl+shift+o
 answer_dialog "$OUT/walk.rematproj"
 shot session-reopened 4
+
+# Will it fit: Planner > Largest batch for this GPU (the dialog, then its search run with Return).
+key alt+p; key l
+shot fit-dialog 1.5
+key Return
+shot fit-searched 8
+key Escape
+
+# Side by side: File > Open Beside with the other model.
+key alt+f; key b
+answer_dialog "$OTHER"
+shot beside 4
+
+# Bring your own file: a PaddleOCR classifier (its input sizes are open: the Model Inputs dialog
+# proposes them), accepted with Return, then solved.
+key ctrl+o
+answer_dialog "$OWN"
+shot own-inputs-dialog 3
+key Return
+shot own-opened 4
+key Return # the unsaved-session question, if any, is answered by the default (Save)
+key ctrl+r
+shot own-solved 4
+
+# Keyboard and bad input: a file that is not a model (a clear error, before any save question),
+# the shortcuts list, search by keyboard, the window at 1080x700 (the graph keeps its share).
+key ctrl+o
+answer_dialog "$HERE/README.md"
+shot bad-file 2
+key Return
+key alt+h; key k
+shot shortcuts 1.5
+key Escape
+key ctrl+f; type_text "Conv"; key Return
+shot keyboard-search 1
+key Escape
+xdotool windowsize "$WIN" 1080 700
+shot small-window 2
+xdotool windowsize "$WIN" 1366 768
+shot laptop-window 2
 ls "$OUT"/plan.json "$OUT"/walk.rematproj 2>/dev/null
 echo "walkthrough: screenshots in $OUT"
