@@ -179,8 +179,10 @@ void Builder::findAliases()
             !n.inputs[0].valid() || n.outputs.empty() || !n.outputs[0].valid())
             continue;
         // x.to(x.dtype) / softmax(dtype=float32) on float32: PyTorch returns x itself
+        // (an Identity marked remat_contiguous is the copy .contiguous() made, which the export
+        // dropped and remat_export.py's metadata put back: a tensor of its own, see torchLayout)
         bool identity =
-            n.opType == "Identity" ||
+            (n.opType == "Identity" && n.attrInt("remat_contiguous", 0) != 1) ||
             (n.opType == "Cast" && m_g.value(n.inputs[0]).dtype == m_g.value(n.outputs[0]).dtype);
         if (n.opType == "Dropout" && !ops::dropoutDrops(m_g, n)) {
             // The mask output must be unused for the node to vanish.
@@ -1337,6 +1339,13 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
             L.strides[out.index()] = std::move(strides);
         };
         const std::string &t = op.type;
+        if (forward && t == "Identity" && node && node->attrInt("remat_contiguous", 0) == 1) {
+            // x.contiguous() (remat_export.py's remat.contiguous): x itself where it already is,
+            // else a copy in row-major order
+            if (!op.outputs.empty() && inStrides == contiguousStrides(inDims))
+                viewAs(op.outputs[0], inStrides);
+            continue;
+        }
         if (forward && (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" ||
                         t == "Identity")) {
             // torch's reshape / flatten: a view where the strides allow one, else a copy
