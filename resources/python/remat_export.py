@@ -52,14 +52,13 @@ def _state_kinds(model):
 # ---------------------------------------------------------------------------------------------
 # What torch.onnx drops: contiguous copies, merged subexpressions, constants made in forward
 
-_CONTIGUOUS_MARK = "remat_contiguous"
 _RANDOM_OPS = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
                "Dropout", "Multinomial"}
 
 
 def _contiguous_symbolic(g, input, memory_format):
     """aten::contiguous as torch.onnx exports it (nothing), except that a traced non-contiguous
-    input becomes an Identity carrying a mark, removed after the export and listed."""
+    input becomes a node of domain "remat", removed after the export and listed."""
     try:
         t = input.type()
         sizes, strides = t.sizes(), t.strides()
@@ -74,14 +73,14 @@ def _contiguous_symbolic(g, input, memory_format):
         expected *= size
     if not copy:
         return input
-    return g.op("Identity", input, **{_CONTIGUOUS_MARK + "_i": 1})
+    return g.op("remat::Contiguous", input)
 
 
 @contextlib.contextmanager
 def _export_hooks(cse):
     """The contiguous symbolic registered, and torch's common-subexpression pass on or off."""
     import torch
-    torch.onnx.register_custom_op_symbolic("aten::contiguous", _contiguous_symbolic, 1)
+    torch.onnx.register_custom_op_symbolic("aten::contiguous", _contiguous_symbolic, 9)
     saved = torch._C._jit_pass_cse
     if not cse:
         torch._C._jit_pass_cse = lambda graph: False
@@ -90,7 +89,7 @@ def _export_hooks(cse):
     finally:
         torch._C._jit_pass_cse = saved
         with contextlib.suppress(Exception):
-            torch.onnx.unregister_custom_op_symbolic("aten::contiguous", 1)
+            torch.onnx.unregister_custom_op_symbolic("aten::contiguous", 9)
 
 
 def _structure_keys(graph):
@@ -192,15 +191,15 @@ def _take_contiguous_marks(graph):
     readers = _consumers(graph)
     outputs = {o.name for o in graph.output}
     for n in nodes:
-        marked = n.op_type == "Identity" and any(a.name == _CONTIGUOUS_MARK for a in n.attribute)
+        marked = n.domain == "remat" and n.op_type == "Contiguous"
         if not marked:
             keep.append(n)
             continue
         for i, name in enumerate(n.input):
             if name in renames:
                 n.input[i] = renames[name]
-        if n.output[0] in outputs:  # a graph output keeps its name: an unmarked Identity
-            del n.attribute[:]
+        if n.output[0] in outputs:  # a graph output keeps its name: an Identity
+            n.domain, n.op_type = "", "Identity"
             keep.append(n)
             continue
         renames[n.output[0]] = n.input[0]
@@ -258,6 +257,9 @@ def add_metadata(path, model, unmerged_path=None):
     proto = onnx.load(path, load_external_data=False)
     g = proto.graph
     contiguous = _take_contiguous_marks(g)
+    opsets = [o for o in proto.opset_import if o.domain != "remat"]
+    del proto.opset_import[:]
+    proto.opset_import.extend(opsets)
     graph_names = {i.name for i in g.input} | {t.name for t in g.initializer}
     props = metadata_for(model, graph_names)
     props["remat.contiguous"] = json.dumps(contiguous)
