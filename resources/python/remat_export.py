@@ -92,7 +92,7 @@ def _export_hooks(cse):
             torch.onnx.unregister_custom_op_symbolic("aten::contiguous", 9)
 
 
-def _structure_keys(graph):
+def _structure_keys(graph, intern):
     """A key per node: its op type, attributes and the keys of what it reads, so that two
     exports of one trace give equal nodes equal keys. Random ops are never equal to each other
     (the k-th random op of one export is the k-th of the other)."""
@@ -101,6 +101,8 @@ def _structure_keys(graph):
     for k, n in enumerate(graph.node):
         for i, o in enumerate(n.output):
             producer[o] = (k, i)
+    # Keys are interned to integers (shared between the two exports through `intern`), so a
+    # key's size does not grow with the depth of the graph behind it.
     keys, randoms = [], 0
 
     def value_key(name):
@@ -122,7 +124,7 @@ def _structure_keys(graph):
         if n.op_type in _RANDOM_OPS:
             key = key + (("random", randoms),)
             randoms += 1
-        keys.append(key)
+        keys.append(intern.setdefault(key, len(intern)))
     return keys
 
 
@@ -139,7 +141,8 @@ def merged_nodes(merged_graph, unmerged_graph):
     """remat.merged's entries: the nodes of `merged_graph` (torch.onnx's export) that
     `unmerged_graph` (the same trace exported without common-subexpression elimination) holds
     more than once, with the readers of each extra copy named as in `merged_graph`."""
-    mkeys, ukeys = _structure_keys(merged_graph), _structure_keys(unmerged_graph)
+    intern = {}
+    mkeys, ukeys = _structure_keys(merged_graph, intern), _structure_keys(unmerged_graph, intern)
     mnodes, unodes = list(merged_graph.node), list(unmerged_graph.node)
     by_key, count = {}, {}
     for k, key in enumerate(mkeys):
