@@ -1567,8 +1567,26 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         auto leadsWithBatch = [&](const Tensor &t) {
             return t.shape.rank() >= 2 && t.shape.isStatic() && t.shape.dims[0].value == batch;
         };
+        // torch.onnx writes torch.diagonal(x, k) as x * eye-like mask, summed over a dim, then
+        // GatherND at the k-th diagonal: PyTorch's diagonal is a view and makes no mask.
+        auto diagonalMask = [&](const Op &op) {
+            if (op.type != "Mul" || op.outputs.size() != 1)
+                return false;
+            const std::vector<OpId> &sums = g.tensor(op.outputs[0]).consumers;
+            return !sums.empty() && std::all_of(sums.begin(), sums.end(), [&](OpId s) {
+                const Op &sum = g.op(s);
+                if (sum.phase != Phase::Forward)
+                    return true;
+                if (sum.type != "ReduceSum" || sum.outputs.size() != 1)
+                    return false;
+                const std::vector<OpId> &reads = g.tensor(sum.outputs[0]).consumers;
+                return !reads.empty() && std::all_of(reads.begin(), reads.end(), [&](OpId r) {
+                    return g.op(r).phase != Phase::Forward || g.op(r).type == "GatherND";
+                });
+            });
+        };
         for (const Op &op : g.ops()) {
-            if (op.phase != Phase::Forward)
+            if (op.phase != Phase::Forward || diagonalMask(op))
                 continue;
             bool batchedResult = false;
             for (TensorId out : op.outputs)

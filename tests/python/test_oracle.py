@@ -91,6 +91,8 @@ SAMPLE = {
     f"{UNSEEN}:DiT": (None, "adaLN-Zero: SiLU(c) per block (merged by the exporter), frozen sin-cos table", 1.0,
                       ["--metadata"]),
     f"{UNSEEN}:FTTransformer": (None, "feature tokenizer (x * W + b per feature), category offsets buffer, CLS", 1.0),
+    f"{NETS}:SimCLRHead": (None, "NT-Xent: torch.diagonal exported as mask, sum, GatherND (a view in PyTorch), "
+                                 "logsumexp", 1.0),
     f"{UNSEEN}:CLIPHead": (None, "learned temperature, symmetric cross-entropy over a similarity matrix", 1.0),
 }
 
