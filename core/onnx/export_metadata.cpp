@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -30,7 +31,18 @@ std::optional<std::vector<std::string>> names(const nlohmann::json &j)
     return out;
 }
 
-/// remat.merged / remat.contiguous: an array of objects; false (and a warning) when malformed.
+/// remat.unread's dtype names (torch's) as ONNX element types; 0 when unknown.
+int32_t elemTypeOf(const std::string &dtype)
+{
+    static const std::map<std::string, int32_t> types = {
+        {"float32", 1}, {"uint8", 2}, {"int8", 3},     {"int16", 5},    {"int32", 6},
+        {"int64", 7},   {"bool", 9},  {"float16", 10}, {"float64", 11}, {"bfloat16", 16}};
+    auto it = types.find(dtype);
+    return it == types.end() ? 0 : it->second;
+}
+
+/// remat.merged / remat.contiguous / remat.unread: an array of objects; false (and a warning)
+/// when malformed.
 bool parseRewrites(const std::string &key, const nlohmann::json &j, ExportMetadata &m)
 {
     size_t total = 0;
@@ -38,6 +50,8 @@ bool parseRewrites(const std::string &key, const nlohmann::json &j, ExportMetada
         m.warnings.push_back("metadata " + key + " " + why + ": ignored");
         if (key == "remat.merged")
             m.merged.clear();
+        else if (key == "remat.unread")
+            m.unread.clear();
         else
             m.contiguous.clear();
         return false;
@@ -45,6 +59,39 @@ bool parseRewrites(const std::string &key, const nlohmann::json &j, ExportMetada
     for (const auto &e : j) {
         if (!e.is_object())
             return bad("holds an entry that is not an object");
+        if (key == "remat.unread") {
+            auto name = e.find("name"), kind = e.find("kind"), dtype = e.find("dtype"),
+                 shape = e.find("shape");
+            if (name == e.end() || !isName(*name) || kind == e.end() || !kind->is_string() ||
+                dtype == e.end() || !dtype->is_string() || shape == e.end() || !shape->is_array())
+                return bad("holds an entry without a name, kind, dtype and shape");
+            UnreadTensor u{name->get<std::string>(), ir::ValueKind::Parameter, 0, {}};
+            const std::string k = kind->get<std::string>();
+            if (k == "parameters")
+                u.kind = ir::ValueKind::Parameter;
+            else if (k == "frozen")
+                u.kind = ir::ValueKind::Frozen;
+            else if (k == "buffers")
+                u.kind = ir::ValueKind::Buffer;
+            else
+                return bad("gives '" + u.name.substr(0, 80) + "' the kind '" + k.substr(0, 40) +
+                           "' (parameters, frozen or buffers)");
+            u.elemType = elemTypeOf(dtype->get<std::string>());
+            if (u.elemType == 0)
+                return bad("gives '" + u.name.substr(0, 80) + "' an unknown dtype");
+            if (shape->size() > 16)
+                return bad("gives '" + u.name.substr(0, 80) + "' more than 16 dims");
+            for (const auto &d : *shape) {
+                if (!d.is_number_integer() || d.get<int64_t>() < 0 ||
+                    d.get<int64_t>() > (int64_t(1) << 40))
+                    return bad("gives '" + u.name.substr(0, 80) + "' a dim that is not a size");
+                u.shape.push_back(d.get<int64_t>());
+            }
+            if (++total > kMaxExportMetadataNames)
+                return bad(fmt::format("lists more than {} tensors", kMaxExportMetadataNames));
+            m.unread.push_back(std::move(u));
+            continue;
+        }
         if (key == "remat.merged") {
             auto node = e.find("node");
             auto readers = e.find("readers");
@@ -101,7 +148,8 @@ ExportMetadata parseExportMetadata(const std::vector<std::pair<std::string, std:
         for (const auto &[name, k] : lists)
             if (key == name)
                 kind = &k;
-        const bool rewrites = key == "remat.merged" || key == "remat.contiguous";
+        const bool rewrites =
+            key == "remat.merged" || key == "remat.contiguous" || key == "remat.unread";
         if (!kind && !rewrites)
             continue; // a key of a later format: nothing to read here
         if (value.size() > kMaxExportMetadataBytes) {
@@ -156,6 +204,7 @@ ExportMetadata parseExportMetadata(const std::vector<std::pair<std::string, std:
             m.kinds.clear();
             m.merged.clear();
             m.contiguous.clear();
+            m.unread.clear();
             m.forwardConstants.clear();
         }
     return m;

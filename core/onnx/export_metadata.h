@@ -14,6 +14,9 @@
 //   remat.merged      [{"node": N, "readers": [[R, ...], ...]}]: node N ran 1 + len(readers)
 //                     times in PyTorch and torch.onnx merged the copies; group i reads copy i + 2,
 //                     named "N#<i + 2>" (outputs "OUT#<i + 2>"); applied in the listed order
+//   remat.unread      [{"name": N, "kind": "parameters"|"frozen"|"buffers", "dtype": "float32",
+//                     "shape": [..]}]: the module's tensors no node reads (torch.onnx leaves them
+//                     out); the importer adds them as unread graph inputs, resident all step
 //   remat.contiguous  [{"value": V, "readers": [R, ...]}]: PyTorch made a contiguous copy of V
 //                     (.contiguous(), which ONNX drops) and the nodes R read the copy
 // Anything wrong (an unknown format, a value that is not a JSON array of strings, a name listed
@@ -40,6 +43,15 @@ struct MergedNode
     std::vector<std::vector<std::string>> readers;
 };
 
+/// A tensor of the module that no node reads, with its ONNX element type.
+struct UnreadTensor
+{
+    std::string name;
+    ir::ValueKind kind = ir::ValueKind::Parameter;
+    int32_t elemType = 1;
+    std::vector<int64_t> shape;
+};
+
 /// A value PyTorch copied with .contiguous(), and the nodes that read the copy.
 struct ContiguousCopy
 {
@@ -55,6 +67,7 @@ struct ExportMetadata
     /// remat.merged, remat.contiguous: what the importer rewrites before reading the graph.
     std::vector<MergedNode> merged;
     std::vector<ContiguousCopy> contiguous;
+    std::vector<UnreadTensor> unread;
     /// remat.forward_constants: Constant outputs PyTorch makes in forward() each step.
     std::vector<std::string> forwardConstants;
     /// Problems found, in words; each made the importer ignore a key or a name.

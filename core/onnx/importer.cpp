@@ -945,9 +945,36 @@ Status Importer::classify(const ir::Graph &first)
 
 void Importer::applyExportRewrites()
 {
+    ::onnx::GraphProto *g = m_model->mutable_graph();
+    if (!m_meta.unread.empty()) {
+        // The module's tensors no node reads: graph inputs of their own, resident all step.
+        std::unordered_set<std::string> names;
+        for (const auto &in : g->input())
+            names.insert(in.name());
+        for (const auto &t : g->initializer())
+            names.insert(t.name());
+        size_t added = 0;
+        for (const UnreadTensor &u : m_meta.unread) {
+            if (!names.insert(u.name).second)
+                continue; // the graph has it: what the graph says stands
+            ::onnx::ValueInfoProto *in = g->add_input();
+            in->set_name(u.name);
+            auto *tt = in->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(u.elemType);
+            auto *shape = tt->mutable_shape();
+            for (int64_t d : u.shape)
+                shape->add_dim()->set_dim_value(d);
+            m_meta.kinds.emplace(u.name, u.kind);
+            ++added;
+        }
+        if (added > 0)
+            m_rewriteNotes.push_back(
+                fmt::format("export metadata: {} tensor(s) of the module no node reads are "
+                            "resident graph inputs (remat.unread)",
+                            added));
+    }
     if (m_meta.merged.empty() && m_meta.contiguous.empty())
         return;
-    ::onnx::GraphProto *g = m_model->mutable_graph();
     const int n = g->node_size();
     // New nodes go after the node they follow (-1: before every node), kept aside until the end
     // so that names stay found: a later entry may name an earlier entry's clone as a reader.

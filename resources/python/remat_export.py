@@ -18,13 +18,33 @@ the module itself, what a weightless ONNX graph cannot:
     remat.buffers     JSON array: buffers (register_buffer), e.g. a PixelCNN's conv mask, a mel
                       front end's DFT and filter bank, a sin-cos position table
     remat.exporter    "remat_export.py, torch <version>"
+    remat.merged      JSON array of {"node": NAME, "readers": [[NAME, ...], ...]}: a node of this
+                      file that PyTorch ran 1 + len(readers) times (the same expression written
+                      twice, as a hand-written LayerNorm computes x - mean) and torch.onnx's
+                      common-subexpression pass merged into one; reader group i are the nodes
+                      that read copy i + 2 (copy k of node N is named "N#k", its outputs "OUT#k",
+                      so a later entry can name it as a reader). Entries are in the order to
+                      apply them (readers first).
+    remat.contiguous  JSON array of {"value": NAME, "readers": [NAME, ...]}: PyTorch made a
+                      contiguous copy of this value (.contiguous() on a non-contiguous tensor,
+                      which torch.onnx exports as nothing) and these nodes read the copy.
+    remat.unread      JSON array of {"name", "kind" (parameters / frozen / buffers), "dtype",
+                      "shape"}: the module's tensors the graph never reads, which torch.onnx
+                      leaves out (a layer built and not called) and the module still holds.
+    remat.forward_constants  JSON array: Constant node outputs that are tensors created in
+                      forward() each step (torch.zeros(...), torch.arange(...)).
+    remat.buffer_constants   JSON array: Constant node outputs that are non-persistent buffers
+                      torch.onnx folded (resident, not made per step).
 
-Only names the exported graph really has are listed (a buffer that torch.onnx folds into a
-Constant node, as it does for non-persistent buffers, is not a graph input and is left out).
-Remat Studio's importer reads these keys when present and otherwise guesses (`remat info` says
-which guesses it made). Not recorded (torch.onnx gives no honest way to tell): which values
-PyTorch makes contiguous copies of, which Constant nodes are created in forward, and which values
-the exporter's common-subexpression pass merged.
+Only names the exported graph really has are listed in the first three lists (a buffer that
+torch.onnx folds into a Constant node, as it does for non-persistent buffers, is not a graph
+input: remat.buffer_constants names its Constant's output). The merges are found by exporting
+twice, once as torch.onnx does and once with its common-subexpression pass
+(torch._C._jit_pass_cse) switched off, and matching the two graphs' nodes by structure; the
+contiguous copies by a symbolic for aten::contiguous that reads the traced strides (a node of
+domain "remat", removed again). The file itself is torch.onnx's ordinary export. Remat Studio's
+importer reads these keys when present (a malformed or unfitting entry is a note in `remat info`
+and is ignored) and otherwise guesses (`remat info` says which guesses it made).
 """
 
 import argparse
@@ -239,6 +259,25 @@ def _constant_kinds(graph, model):
     return made, resident
 
 
+def unread_state(model, graph_names):
+    """remat.unread's entries: parameters and buffers the graph never reads (torch.onnx leaves
+    them out: a layer built but not called), each once by storage, as the module still holds
+    them."""
+    seen, state = set(), model.state_dict(keep_vars=True)
+    kinds = _state_kinds(model)
+    for name, t in state.items():
+        if name in graph_names:
+            seen.add(t.data_ptr())
+    out = []
+    for name, t in state.items():
+        if name in graph_names or t.data_ptr() in seen or t.numel() == 0:
+            continue
+        seen.add(t.data_ptr())
+        out.append({"name": name, "kind": kinds[name], "dtype": str(t.dtype).replace("torch.", ""),
+                    "shape": list(t.shape)})
+    return out
+
+
 def metadata_for(model, graph_names):
     """The remat.* metadata_props for `model` whose graph has the value names `graph_names`."""
     import torch
@@ -270,6 +309,7 @@ def add_metadata(path, model, unmerged_path=None):
         unmerged = onnx.load(unmerged_path, load_external_data=False)
         _take_contiguous_marks(unmerged.graph)
         props["remat.merged"] = json.dumps(merged_nodes(g, unmerged.graph))
+    props["remat.unread"] = json.dumps(unread_state(model, graph_names))
     made, resident = _constant_kinds(g, model)
     props["remat.forward_constants"] = json.dumps(made)
     props["remat.buffer_constants"] = json.dumps(resident)

@@ -330,6 +330,21 @@ private slots:
         QTest::newRow("contiguous unknown") << "remat.contiguous"
                                             << R"([{"value": "h", "readers": ["/nope"]}])"
                                             << "does not read";
+        QTest::newRow("unread not objects") << "remat.unread"
+                                            << "[1]"
+                                            << "not an object";
+        QTest::newRow("unread bad kind")
+            << "remat.unread"
+            << R"([{"name": "skip.weight", "kind": "weights", "dtype": "float32", "shape": [2]}])"
+            << "the kind 'weights'";
+        QTest::newRow("unread bad dim")
+            << "remat.unread"
+            << R"([{"name": "skip.weight", "kind": "frozen", "dtype": "float32", "shape": [-1]}])"
+            << "not a size";
+        QTest::newRow("unread bad dtype")
+            << "remat.unread"
+            << R"([{"name": "skip.weight", "kind": "frozen", "dtype": "complex", "shape": [2]}])"
+            << "unknown dtype";
         QTest::newRow("constants numbers") << "remat.forward_constants"
                                            << "[3]"
                                            << "not a tensor name";
@@ -410,6 +425,28 @@ private slots:
         const auto &notes = unmerged->graph.info().importNotes;
         QVERIFY(std::any_of(notes.begin(), notes.end(),
                             [](const std::string &n) { return has(n, "remat.merged"); }));
+    }
+
+    void unreadWeightStaysResident()
+    {
+        // A layer built and never called: torch.onnx leaves its weight out, the module holds it.
+        Files f;
+        auto m = twoLayers();
+        auto plain = build(f.write("plain.onnx", m), {});
+        QVERIFY2(plain, plain.status().message().c_str());
+        addMetadata(m, "remat.format", "1");
+        addMetadata(m, "remat.parameters", R"(["enc.weight", "head.weight"])");
+        addMetadata(m, "remat.unread",
+                    R"([{"name": "skip.weight", "kind": "parameters", "dtype": "float32",
+                        "shape": [4, 4]}, {"name": "enc.weight", "kind": "buffers",
+                        "dtype": "float32", "shape": [1]}])");
+        auto withUnread = build(f.write("unread.onnx", m), {});
+        QVERIFY2(withUnread, withUnread.status().message().c_str());
+        QCOMPARE(kindOf(withUnread->graph, "skip.weight"), ir::ValueKind::Parameter);
+        // a name the graph has keeps what the graph says
+        QCOMPARE(kindOf(withUnread->graph, "enc.weight"), ir::ValueKind::Parameter);
+        QCOMPARE(withUnread->summary.paramBytes - plain->summary.paramBytes, int64_t(4 * 4 * 4));
+        QCOMPARE(withUnread->summary.savedForBackwardBytes, plain->summary.savedForBackwardBytes);
     }
 
     void contiguousCopyIsItsOwnTensor()

@@ -87,6 +87,8 @@ SAMPLE = {
     # issue 33, second half (unseen_nets.py): what torch.onnx drops, said by remat_export's metadata
     f"{UNSEEN}:HandLayerNorm": (None, "x - mean written twice: torch.onnx merges it, remat.merged undoes that", 1.0,
                                 ["--metadata"]),
+    f"{NETS}:ConvTasNetBlock": (None, "global layer norm by hand (x - mean merged by the exporter), an unused conv "
+                                      "(remat.unread)", 1.0, ["--metadata"]),
     f"{UNSEEN}:RealNVP": (None, "affine coupling: mask buffers, ActNorm's loc / logs beside the data", 1.0),
     f"{UNSEEN}:DiT": (None, "adaLN-Zero: SiLU(c) per block (merged by the exporter), frozen sin-cos table", 1.0,
                       ["--metadata"]),
