@@ -20,6 +20,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -148,6 +149,11 @@ private:
         return nullptr;
     }
     void noteExportMetadata();
+    /// remat.merged and remat.contiguous applied to the file's graph before it is read: each
+    /// merged node cloned for its readers, an Identity marked remat_contiguous before the
+    /// readers of a contiguous copy. Problems are notes; the entry is skipped.
+    void applyExportRewrites();
+    std::vector<std::string> m_rewriteNotes;
 };
 
 ValueId Importer::valueFor(const std::string &name)
@@ -937,9 +943,188 @@ Status Importer::classify(const ir::Graph &first)
     return Status::ok();
 }
 
+void Importer::applyExportRewrites()
+{
+    ::onnx::GraphProto *g = m_model->mutable_graph();
+    if (!m_meta.unread.empty()) {
+        // The module's tensors no node reads: graph inputs of their own, resident all step.
+        std::unordered_set<std::string> names;
+        for (const auto &in : g->input())
+            names.insert(in.name());
+        for (const auto &t : g->initializer())
+            names.insert(t.name());
+        size_t added = 0;
+        for (const UnreadTensor &u : m_meta.unread) {
+            if (!names.insert(u.name).second)
+                continue; // the graph has it: what the graph says stands
+            ::onnx::ValueInfoProto *in = g->add_input();
+            in->set_name(u.name);
+            auto *tt = in->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(u.elemType);
+            auto *shape = tt->mutable_shape();
+            for (int64_t d : u.shape)
+                shape->add_dim()->set_dim_value(d);
+            m_meta.kinds.emplace(u.name, u.kind);
+            ++added;
+        }
+        if (added > 0)
+            m_rewriteNotes.push_back(
+                fmt::format("export metadata: {} tensor(s) of the module no node reads are "
+                            "resident graph inputs (remat.unread)",
+                            added));
+    }
+    if (m_meta.merged.empty() && m_meta.contiguous.empty())
+        return;
+    const int n = g->node_size();
+    // New nodes go after the node they follow (-1: before every node), kept aside until the end
+    // so that names stay found: a later entry may name an earlier entry's clone as a reader.
+    std::deque<::onnx::NodeProto> added;
+    std::vector<int> addedAfter;
+    std::unordered_map<std::string, ::onnx::NodeProto *> byName;
+    std::unordered_map<std::string, int> producer; // value -> index of the file's node
+    for (int i = 0; i < n; ++i) {
+        ::onnx::NodeProto *node = g->mutable_node(i);
+        if (!node->name().empty())
+            byName.emplace(node->name(), node);
+        for (const std::string &o : node->output())
+            producer.emplace(o, i);
+    }
+    std::unordered_map<const ::onnx::NodeProto *, int> indexOf;
+    for (int i = 0; i < n; ++i)
+        indexOf.emplace(g->mutable_node(i), i);
+    size_t skipped = 0, clones = 0, copies = 0;
+    std::string firstProblem;
+    const auto problem = [&](const std::string &what) {
+        if (skipped++ == 0)
+            firstProblem = what.substr(0, 200);
+    };
+    // Rewires `reader`'s inputs named in `from` to the same position in `to`; whether any was.
+    const auto rewire = [](::onnx::NodeProto *reader, const std::vector<std::string> &from,
+                           const std::vector<std::string> &to) {
+        bool any = false;
+        for (int k = 0; k < reader->input_size(); ++k)
+            for (size_t o = 0; o < from.size(); ++o)
+                if (!from[o].empty() && reader->input(k) == from[o]) {
+                    reader->set_input(k, to[o]);
+                    any = true;
+                }
+        return any;
+    };
+    const size_t limit = size_t(n) * 4 + 16; // a clone per node and reader group is plenty
+    for (const MergedNode &m : m_meta.merged) {
+        auto it = byName.find(m.node);
+        if (it == byName.end() || !indexOf.count(it->second)) {
+            problem("remat.merged names node '" + m.node + "', which the file does not have");
+            continue;
+        }
+        const ::onnx::NodeProto original = *it->second;
+        const int at = indexOf.at(it->second);
+        bool subgraph = false;
+        for (const auto &a : original.attribute())
+            subgraph = subgraph || a.has_g() || a.graphs_size() > 0;
+        if (subgraph || original.output_size() == 0) {
+            problem("remat.merged names node '" + m.node + "', which cannot be copied");
+            continue;
+        }
+        const std::vector<std::string> outs(original.output().begin(), original.output().end());
+        for (size_t k = 0; k < m.readers.size() && clones < limit; ++k) {
+            const std::string suffix = "#" + std::to_string(k + 2);
+            if (byName.count(m.node + suffix)) {
+                problem("remat.merged copies '" + m.node + "' twice");
+                continue;
+            }
+            std::vector<std::string> copyOuts;
+            for (const std::string &o : outs)
+                copyOuts.push_back(o.empty() ? o : o + suffix);
+            bool read = false;
+            for (const std::string &r : m.readers[k]) {
+                auto reader = byName.find(r);
+                if (reader == byName.end() || !rewire(reader->second, outs, copyOuts))
+                    problem("remat.merged: '" + r + "' does not read '" + m.node + "'");
+                else
+                    read = true;
+            }
+            if (!read)
+                continue;
+            ::onnx::NodeProto &clone = added.emplace_back(original);
+            addedAfter.push_back(at);
+            clone.set_name(m.node + suffix);
+            for (int o = 0; o < clone.output_size(); ++o)
+                clone.set_output(o, copyOuts[size_t(o)]);
+            byName.emplace(clone.name(), &clone);
+            ++clones;
+        }
+    }
+    for (const ContiguousCopy &c : m_meta.contiguous) {
+        if (copies >= limit)
+            break;
+        const std::string copyName = c.value + "#contiguous";
+        if (producer.count(copyName) || byName.count("remat.contiguous/" + c.value)) {
+            problem("remat.contiguous lists '" + c.value + "' twice");
+            continue;
+        }
+        bool read = false;
+        for (const std::string &r : c.readers) {
+            auto reader = byName.find(r);
+            if (reader == byName.end() || !rewire(reader->second, {c.value}, {copyName}))
+                problem("remat.contiguous: '" + r + "' does not read '" + c.value + "'");
+            else
+                read = true;
+        }
+        if (!read)
+            continue;
+        ::onnx::NodeProto &copy = added.emplace_back();
+        auto p = producer.find(c.value);
+        addedAfter.push_back(p == producer.end() ? -1 : p->second);
+        copy.set_name("remat.contiguous/" + c.value);
+        copy.set_op_type("Identity");
+        copy.add_input(c.value);
+        copy.add_output(copyName);
+        ::onnx::AttributeProto *mark = copy.add_attribute();
+        mark->set_name("remat_contiguous");
+        mark->set_type(::onnx::AttributeProto::INT);
+        mark->set_i(1);
+        byName.emplace(copy.name(), &copy);
+        producer.emplace(copyName, -2);
+        ++copies;
+    }
+    if (!added.empty()) {
+        // Rebuilt in order: each new node right after the one it follows (a clone after its
+        // original, a copy after the value's producer), so the graph stays topologically sorted.
+        std::vector<std::vector<size_t>> after(size_t(n) + 1);
+        for (size_t a = 0; a < added.size(); ++a)
+            after[size_t(addedAfter[a] + 1)].push_back(a);
+        google::protobuf::RepeatedPtrField<::onnx::NodeProto> nodes;
+        for (size_t a : after[0])
+            *nodes.Add() = added[a];
+        for (int i = 0; i < n; ++i) {
+            *nodes.Add() = g->node(i);
+            for (size_t a : after[size_t(i) + 1])
+                *nodes.Add() = added[a];
+        }
+        g->mutable_node()->Swap(&nodes);
+    }
+    if (clones > 0)
+        m_rewriteNotes.push_back(fmt::format(
+            "export metadata: {} node(s) torch.onnx had merged are computed again for their "
+            "readers, as PyTorch computes them (remat.merged)",
+            clones));
+    if (copies > 0)
+        m_rewriteNotes.push_back(fmt::format("export metadata: {} contiguous copies PyTorch "
+                                             "makes are in the graph (remat.contiguous)",
+                                             copies));
+    if (skipped > 0)
+        m_rewriteNotes.push_back(fmt::format(
+            "export metadata: {} merge / contiguous entries do not fit this file and were "
+            "ignored (first: {})",
+            skipped, firstProblem));
+}
+
 void Importer::noteExportMetadata()
 {
     std::vector<std::string> &notes = m_info.importNotes;
+    for (const std::string &note : m_rewriteNotes)
+        notes.push_back(note);
     if (m_meta.present) {
         for (const std::string &w : m_meta.warnings)
             notes.push_back("export metadata: " + w);
@@ -1061,11 +1246,19 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
                v.kind == ValueKind::Input && ir::isFloatingPoint(v.dtype) && isIdentifier(v.name) &&
                !nameLooksLikeData(v.name) && learned(inputs[k]);
     };
+    // A dotted state_dict key ("norms.0.loc") read only beside the data or through arithmetic
+    // (Glow's first ActNorm: (x + loc) * exp(logs)) is a submodule's tensor, never data.
+    const auto moduleKey = [&](size_t k) {
+        const ir::Value &v = m_values[inputs[k].index()];
+        return !m_isInitializer[inputs[k].index()] && !overridden(v) &&
+               v.kind == ValueKind::Input && ir::isFloatingPoint(v.dtype) &&
+               looksLikeStateDictKey(v.name) && !nameLooksLikeData(v.name) && learned(inputs[k]);
+    };
     // Where the state_dict begins, the bare names just before it are the model's own tensors
     // too, even when shaped like the batch (two fusion weights at batch 2): walk back to the
     // first that is not.
     const auto begin = [&](size_t k) {
-        for (size_t j = k; j-- > 1 && topLevel(j);)
+        for (size_t j = k; j-- > 1 && (topLevel(j) || moduleKey(j));)
             m_values[inputs[j].index()].kind = ValueKind::Parameter;
     };
     bool stateDict = false;
@@ -1088,7 +1281,7 @@ void Importer::classifyTorchStateDict(const ir::Graph &first)
         }
         const bool batchShaped = batch > 0 && v.shape.rank() > 0 && v.shape.dims[0].isStatic() &&
                                  v.shape.dims[0].value == batch;
-        if (topLevel(k) && !batchShaped) {
+        if ((topLevel(k) && !batchShaped) || moduleKey(k)) {
             v.kind = ValueKind::Parameter;
             begin(k);
             stateDict = true;
@@ -1629,6 +1822,7 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
         for (const auto &p : m_model->metadata_props())
             props.emplace_back(p.key(), p.value());
         m_meta = parseExportMetadata(props);
+        applyExportRewrites();
     }
 
     m_info.path = m_path;

@@ -218,10 +218,12 @@ void addReductionOps(std::vector<OpDef> &t)
                  .inferShape = reduceShape,
                  .flops = perInput,
                  .autocast = {.cuda = AutocastPolicy::Fp32}});
+    // torch.logsumexp (an NT-Xent loss): LogsumexpBackward0 keeps its input and its result
     t.push_back({.type = "ReduceLogSumExp",
                  .family = OpFamily::Pooling,
                  .inferShape = reduceShape,
-                 .flops = perInput,
+                 .differentiable = first,
+                 .derive = reduceNorm,
                  .autocast = {.cuda = AutocastPolicy::Fp32}});
     t.push_back({.type = "ReduceSumSquare",
                  .family = OpFamily::Pooling,

@@ -630,6 +630,25 @@ Status inferGatherElements(ShapeContext &c)
     return Status::ok();
 }
 
+/// GatherND: indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:].
+Status inferGatherND(ShapeContext &c)
+{
+    const Shape *x = c.inShape(0);
+    const Shape *idx = c.inShape(1);
+    if (!x || !idx || idx->rank() == 0 || !idx->dims.back().isStatic())
+        return Status::ok();
+    const int64_t batchDims = c.node.attrInt("batch_dims", 0);
+    const int64_t last = idx->dims.back().value;
+    if (batchDims < 0 || last < 1 || batchDims + last > int64_t(x->rank()))
+        return c.fail("indices " + idx->toString() + " do not fit data " + x->toString() +
+                      " (batch_dims " + std::to_string(batchDims) + ")");
+    Shape out;
+    out.dims.assign(idx->dims.begin(), idx->dims.end() - 1);
+    out.dims.insert(out.dims.end(), x->dims.begin() + (batchDims + last), x->dims.end());
+    c.set(0, c.inType(0), out);
+    return Status::ok();
+}
+
 Status inferResize(ShapeContext &c)
 {
     const Shape *x = c.inShape(0);
@@ -830,6 +849,20 @@ Expected<Spec> gatherElements(const RuleContext &c)
     return s;
 }
 
+/// GatherND (x[rows, cols] with index tensors, torch.diagonal as torch.onnx exports it): the
+/// backward scatter-adds dY at the indices into zeros of the data's shape; torch's index keeps
+/// the indices (IndexBackward0), the data's size only.
+Expected<Spec> gatherND(const RuleContext &c)
+{
+    Spec s;
+    gradsForAll(c, s);
+    if (!s.gradInputs.empty()) {
+        saveInput(s, 1);
+        s.backwardFlops = numel(c.output(0));
+    }
+    return s;
+}
+
 /// Pad: torch's constant pad keeps nothing; reflection and replication padding
 /// (ReflectionPad2d, ReplicationPad2d: ONNX modes reflect and edge) keep their input.
 Expected<Spec> pad(const RuleContext &c)
@@ -1003,6 +1036,12 @@ void addTensorOps(std::vector<OpDef> &t)
                  .inferShape = unaryShape,
                  .differentiable = scatterData,
                  .derive = scatterElements});
+    t.push_back({.type = "GatherND",
+                 .family = OpFamily::DataMovement,
+                 .sinceOpset = 11,
+                 .inferShape = inferGatherND,
+                 .differentiable = first,
+                 .derive = gatherND});
     t.push_back({.type = "GatherElements",
                  .family = OpFamily::DataMovement,
                  .sinceOpset = 11,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -307,11 +308,38 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         tensors.push_back(std::move(t));
         return tensors.back().id;
     };
+    // The same layout of the same weight made twice (each call of a Linear on a 1-D input
+    // exports its own Transpose of the weight; a hypernetwork calls one twice) is one view of one
+    // cached cast in PyTorch: autocast caches the leaf's copy, and the view is taken of that.
+    std::vector<int32_t> canon(tensors.size());
+    for (size_t t = 0; t < canon.size(); ++t)
+        canon[t] = int32_t(t);
+    {
+        std::map<std::vector<int64_t>, int32_t> layouts; // type, attributes, inputs -> output
+        for (size_t i = 0; i < fwdCount; ++i) {
+            const Op &op = g.op(OpId(int32_t(i)));
+            if (!isWeightLayout(op.type) || op.outputs.size() != 1 ||
+                !weight[op.outputs[0].index()])
+                continue;
+            const ir::Node *node = attributeNode(op, forward);
+            if (!node)
+                continue;
+            std::vector<int64_t> key{int64_t(std::hash<std::string>{}(op.type)),
+                                     node->attrInt("axis", -99)};
+            for (int64_t p : node->attrInts("perm", {}))
+                key.push_back(p);
+            key.push_back(-1);
+            for (TensorId in : op.inputs)
+                key.push_back(canon[in.index()]);
+            auto [it, inserted] = layouts.emplace(std::move(key), op.outputs[0].value);
+            canon[op.outputs[0].index()] = it->second;
+        }
+    }
     for (size_t i = 0; i < fwdCount; ++i) {
         Op op = g.op(OpId(int32_t(i)));
         for (const PlannedCast &pc : casts[i]) {
             const TensorId src = op.inputs[pc.input];
-            const std::pair<int32_t, int> key{src.value, int(pc.to)};
+            const std::pair<int32_t, int> key{canon[src.index()], int(pc.to)};
             CastRecord rec;
             if (auto hit = cache.find(key); pc.cached && hit != cache.end()) {
                 rec = hit->second;

@@ -179,8 +179,10 @@ void Builder::findAliases()
             !n.inputs[0].valid() || n.outputs.empty() || !n.outputs[0].valid())
             continue;
         // x.to(x.dtype) / softmax(dtype=float32) on float32: PyTorch returns x itself
+        // (an Identity marked remat_contiguous is the copy .contiguous() made, which the export
+        // dropped and remat_export.py's metadata put back: a tensor of its own, see torchLayout)
         bool identity =
-            n.opType == "Identity" ||
+            (n.opType == "Identity" && n.attrInt("remat_contiguous", 0) != 1) ||
             (n.opType == "Cast" && m_g.value(n.inputs[0]).dtype == m_g.value(n.outputs[0]).dtype);
         if (n.opType == "Dropout" && !ops::dropoutDrops(m_g, n)) {
             // The mask output must be unused for the node to vanish.
@@ -1337,6 +1339,13 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
             L.strides[out.index()] = std::move(strides);
         };
         const std::string &t = op.type;
+        if (forward && t == "Identity" && node && node->attrInt("remat_contiguous", 0) == 1) {
+            // x.contiguous() (remat_export.py's remat.contiguous): x itself where it already is,
+            // else a copy in row-major order
+            if (!op.outputs.empty() && inStrides == contiguousStrides(inDims))
+                viewAs(op.outputs[0], inStrides);
+            continue;
+        }
         if (forward && (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" ||
                         t == "Identity")) {
             // torch's reshape / flatten: a view where the strides allow one, else a copy
@@ -1558,8 +1567,26 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         auto leadsWithBatch = [&](const Tensor &t) {
             return t.shape.rank() >= 2 && t.shape.isStatic() && t.shape.dims[0].value == batch;
         };
+        // torch.onnx writes torch.diagonal(x, k) as x * eye-like mask, summed over a dim, then
+        // GatherND at the k-th diagonal: PyTorch's diagonal is a view and makes no mask.
+        auto diagonalMask = [&](const Op &op) {
+            if (op.type != "Mul" || op.outputs.size() != 1)
+                return false;
+            const std::vector<OpId> &sums = g.tensor(op.outputs[0]).consumers;
+            return !sums.empty() && std::all_of(sums.begin(), sums.end(), [&](OpId s) {
+                const Op &sum = g.op(s);
+                if (sum.phase != Phase::Forward)
+                    return true;
+                if (sum.type != "ReduceSum" || sum.outputs.size() != 1)
+                    return false;
+                const std::vector<OpId> &reads = g.tensor(sum.outputs[0]).consumers;
+                return !reads.empty() && std::all_of(reads.begin(), reads.end(), [&](OpId r) {
+                    return g.op(r).phase != Phase::Forward || g.op(r).type == "GatherND";
+                });
+            });
+        };
         for (const Op &op : g.ops()) {
-            if (op.phase != Phase::Forward)
+            if (op.phase != Phase::Forward || diagonalMask(op))
                 continue;
             bool batchedResult = false;
             for (TensorId out : op.outputs)

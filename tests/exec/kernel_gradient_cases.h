@@ -231,6 +231,10 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                                            {attr("axis", int64_t(1))},
                                            {randn({2, 5}, 2), ints({2, 3}, {4, 0, 0, 1, -2, 3})},
                                            {Out{V{2, 3}}}});
+    add("GatherND elements",
+        {"GatherND", {}, {randn({3, 4}, 1), ints({3, 2}, {0, 1, 2, 3, 0, 1})}, {Out{V{3}}}});
+    add("GatherND rows",
+        {"GatherND", {}, {randn({3, 4}, 2), ints({2, 1}, {2, -3})}, {Out{V{2, 4}}}});
     add("ScatterElements", {"ScatterElements",
                             {},
                             {randn({3, 3}, 3), ints({1, 3}, {1, 0, 2}), randn({1, 3}, 4)},
@@ -473,6 +477,10 @@ inline std::vector<std::pair<std::string, OpCase>> kernelGradientCases()
                             {randn({2, 3, 2}, 6)},
                             {Out{V{2, 2}}}});
     add("ReduceL2", {"ReduceL2", {}, {randn({2, 3, 2}, 7), ints({1}, {2})}, {Out{V{2, 3, 1}}}});
+    add("ReduceLogSumExp", {"ReduceLogSumExp",
+                            {attr("axes", V{1}), attr("keepdims", int64_t(0))},
+                            {randn({2, 3, 2}, 9)},
+                            {Out{V{2, 2}}}});
     add("ReduceL1", {"ReduceL1",
                      {attr("axes", V{0, 1}), attr("keepdims", int64_t(1))},
                      {randn({2, 3, 2}, 8, 1.0, 0, 0.05)},

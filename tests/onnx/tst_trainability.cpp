@@ -298,6 +298,56 @@ private slots:
         QTest::newRow("two kinds") << "remat.parameters"
                                    << R"(["enc.weight"])"
                                    << "two kinds";
+        // what torch.onnx drops (remat.merged, remat.contiguous): malformed or naming nodes
+        // the file does not have
+        QTest::newRow("merged not array") << "remat.merged"
+                                          << R"({"node": "/enc/MatMul"})"
+                                          << "not a JSON array of objects";
+        QTest::newRow("merged numbers") << "remat.merged"
+                                        << "[1]"
+                                        << "not an object";
+        QTest::newRow("merged no readers") << "remat.merged"
+                                           << R"([{"node": "/enc/MatMul"}])"
+                                           << "without a node name";
+        QTest::newRow("merged bad group") << "remat.merged"
+                                          << R"([{"node": "/enc/MatMul", "readers": [[1]]}])"
+                                          << "not an array of node names";
+        QTest::newRow("merged unknown node")
+            << "remat.merged"
+            << R"([{"node": "/nope", "readers": [["/act/Sigmoid"]]}])"
+            << "do not fit this file";
+        QTest::newRow("merged wrong reader")
+            << "remat.merged"
+            << R"([{"node": "/enc/MatMul", "readers": [["/head/MatMul"]]}])"
+            << "does not read";
+        QTest::newRow("merged twice") << "remat.merged"
+                                      << R"([{"node": "/enc/MatMul", "readers": [["/act/Sigmoid"]]},
+                  {"node": "/enc/MatMul", "readers": [["/act/Sigmoid"]]}])"
+                                      << "copies '/enc/MatMul' twice";
+        QTest::newRow("contiguous bad") << "remat.contiguous"
+                                        << R"([{"value": 1, "readers": {}}])"
+                                        << "without a value name";
+        QTest::newRow("contiguous unknown") << "remat.contiguous"
+                                            << R"([{"value": "h", "readers": ["/nope"]}])"
+                                            << "does not read";
+        QTest::newRow("unread not objects") << "remat.unread"
+                                            << "[1]"
+                                            << "not an object";
+        QTest::newRow("unread bad kind")
+            << "remat.unread"
+            << R"([{"name": "skip.weight", "kind": "weights", "dtype": "float32", "shape": [2]}])"
+            << "the kind 'weights'";
+        QTest::newRow("unread bad dim")
+            << "remat.unread"
+            << R"([{"name": "skip.weight", "kind": "frozen", "dtype": "float32", "shape": [-1]}])"
+            << "not a size";
+        QTest::newRow("unread bad dtype")
+            << "remat.unread"
+            << R"([{"name": "skip.weight", "kind": "frozen", "dtype": "complex", "shape": [2]}])"
+            << "unknown dtype";
+        QTest::newRow("constants numbers") << "remat.forward_constants"
+                                           << "[3]"
+                                           << "not a tensor name";
     }
 
     void badMetadataIsIgnored()
@@ -330,6 +380,126 @@ private slots:
         QVERIFY(m.kinds.empty());
         QCOMPARE(m.warnings.size(), size_t(1));
         QVERIFY(has(m.warnings[0], "more than"));
+    }
+
+    void hugeRewriteList()
+    {
+        std::string big = R"([{"node": "/a", "readers": [[)";
+        for (size_t i = 0; i <= ox::kMaxExportMetadataNames; ++i)
+            big += i ? ",\"a\"" : "\"a\"";
+        big += "]]}]";
+        const ox::ExportMetadata m = ox::parseExportMetadata({{"remat.merged", big}});
+        QVERIFY(m.merged.empty());
+        QCOMPARE(m.warnings.size(), size_t(1));
+        QVERIFY(has(m.warnings[0], "more than"));
+    }
+
+    void mergedNodeIsComputedAgain()
+    {
+        // A LayerNorm written by hand: d = x - mean twice, once squared (d * d) and once scaled
+        // by the weight. torch.onnx merges the two subtractions; autograd keeps both copies.
+        Files f;
+        auto m = baseModel();
+        m.set_producer_name("pytorch");
+        auto *g = m.mutable_graph();
+        addFloatInput(g, "input", {4, 8});
+        addFloatInput(g, "in.weight", {8});
+        addFloatInput(g, "ln.weight", {8});
+        addNode(g, "/in/Mul", "Mul", {"input", "in.weight"}, {"x"});
+        addNode(g, "/ln/ReduceMean", "ReduceMean", {"x"}, {"mean"});
+        addNode(g, "/ln/Sub", "Sub", {"x", "mean"}, {"d"});
+        addNode(g, "/ln/Square", "Mul", {"d", "d"}, {"sq"});
+        addNode(g, "/ln/Mul", "Mul", {"ln.weight", "d"}, {"scaled"});
+        addNode(g, "/ln/Add", "Add", {"sq", "scaled"}, {"y"});
+        g->add_output()->set_name("y");
+        auto plain = build(f.write("merged.onnx", m), {});
+        QVERIFY2(plain, plain.status().message().c_str());
+        addMetadata(m, "remat.format", "1");
+        addMetadata(m, "remat.merged", R"([{"node": "/ln/Sub", "readers": [["/ln/Mul"]]}])");
+        auto unmerged = build(f.write("unmerged.onnx", m), {});
+        QVERIFY2(unmerged, unmerged.status().message().c_str());
+        QVERIFY(unmerged->graph.findValue("d#2").has_value());
+        // the second copy of d (4 x 8 floats) is kept as well
+        QCOMPARE(unmerged->summary.savedForBackwardBytes - plain->summary.savedForBackwardBytes,
+                 int64_t(4 * 8 * 4));
+        const auto &notes = unmerged->graph.info().importNotes;
+        QVERIFY(std::any_of(notes.begin(), notes.end(),
+                            [](const std::string &n) { return has(n, "remat.merged"); }));
+    }
+
+    void unreadWeightStaysResident()
+    {
+        // A layer built and never called: torch.onnx leaves its weight out, the module holds it.
+        Files f;
+        auto m = twoLayers();
+        auto plain = build(f.write("plain.onnx", m), {});
+        QVERIFY2(plain, plain.status().message().c_str());
+        addMetadata(m, "remat.format", "1");
+        addMetadata(m, "remat.parameters", R"(["enc.weight", "head.weight"])");
+        addMetadata(m, "remat.unread",
+                    R"([{"name": "skip.weight", "kind": "parameters", "dtype": "float32",
+                        "shape": [4, 4]}, {"name": "enc.weight", "kind": "buffers",
+                        "dtype": "float32", "shape": [1]}])");
+        auto withUnread = build(f.write("unread.onnx", m), {});
+        QVERIFY2(withUnread, withUnread.status().message().c_str());
+        QCOMPARE(kindOf(withUnread->graph, "skip.weight"), ir::ValueKind::Parameter);
+        // a name the graph has keeps what the graph says
+        QCOMPARE(kindOf(withUnread->graph, "enc.weight"), ir::ValueKind::Parameter);
+        QCOMPARE(withUnread->summary.paramBytes - plain->summary.paramBytes, int64_t(4 * 4 * 4));
+        QCOMPARE(withUnread->summary.savedForBackwardBytes, plain->summary.savedForBackwardBytes);
+    }
+
+    void contiguousCopyIsItsOwnTensor()
+    {
+        // h.transpose(0, 1).contiguous() * itself beside h * h: with the copy PyTorch keeps two
+        // storages; without it the transposed view is h's storage, kept once.
+        Files f;
+        auto m = baseModel();
+        m.set_producer_name("pytorch");
+        auto *g = m.mutable_graph();
+        addFloatInput(g, "input", {4, 8});
+        addFloatInput(g, "p.weight", {8});
+        addNode(g, "/p/Mul", "Mul", {"input", "p.weight"}, {"h"});
+        auto *tr = addNode(g, "/Transpose", "Transpose", {"h"}, {"t"});
+        auto *perm = tr->add_attribute();
+        perm->set_name("perm");
+        perm->set_type(::onnx::AttributeProto::INTS);
+        perm->add_ints(1);
+        perm->add_ints(0);
+        addNode(g, "/sq/Mul", "Mul", {"t", "t"}, {"y"});
+        addNode(g, "/hh/Mul", "Mul", {"h", "h"}, {"z"});
+        g->add_output()->set_name("y");
+        g->add_output()->set_name("z");
+        auto plain = build(f.write("view.onnx", m), {});
+        QVERIFY2(plain, plain.status().message().c_str());
+        addMetadata(m, "remat.format", "1");
+        addMetadata(m, "remat.contiguous", R"([{"value": "t", "readers": ["/sq/Mul"]}])");
+        auto copied = build(f.write("copy.onnx", m), {});
+        QVERIFY2(copied, copied.status().message().c_str());
+        QCOMPARE(copied->summary.savedForBackwardBytes - plain->summary.savedForBackwardBytes,
+                 int64_t(4 * 8 * 4));
+    }
+
+    void moduleTensorBesideTheData()
+    {
+        // Glow's first ActNorm: (x + loc) * exp(logs), exported without weights: the two
+        // submodule tensors meet only the data and arithmetic, and are learned all the same.
+        Files f;
+        auto m = baseModel();
+        m.set_producer_name("pytorch");
+        auto *g = m.mutable_graph();
+        addFloatInput(g, "input", {2, 3});
+        addFloatInput(g, "norm.loc", {1, 3});
+        addFloatInput(g, "norm.logs", {1, 3});
+        addNode(g, "/norm/Add", "Add", {"input", "norm.loc"}, {"a"});
+        addNode(g, "/norm/Exp", "Exp", {"norm.logs"}, {"e"});
+        addNode(g, "/norm/Mul", "Mul", {"a", "e"}, {"y"});
+        g->add_output()->set_name("y");
+        auto graph = ox::importModel(f.write("actnorm.onnx", m), {});
+        QVERIFY2(graph, graph.status().message().c_str());
+        QCOMPARE(kindOf(*graph, "norm.loc"), ir::ValueKind::Parameter);
+        QCOMPARE(kindOf(*graph, "norm.logs"), ir::ValueKind::Parameter);
+        QCOMPARE(kindOf(*graph, "input"), ir::ValueKind::Input);
     }
 
     void maskMultipliedOntoWeightIsBuffer()

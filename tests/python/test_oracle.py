@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "oracle_nets.py")
 FINETUNE = os.path.join(HERE, "finetune_nets.py")
+UNSEEN = os.path.join(HERE, "unseen_nets.py")
 REMAT = os.environ.get("REMAT_CLI")
 
 # model: (inputs (None: the model's default), what it covers, allowed |difference| in percent
@@ -83,6 +84,18 @@ SAMPLE = {
     f"{NETS}:MAELite": (None, "an output named 'loss' beside the tool's own; argsort (TopK indices), gather", 1.0),
     f"{NETS}:ConvLSTM": (None, "zeros created in forward as the first cell state, kept by the gate product", 1.0),
     f"{NETS}:WakeWord": (None, "a data-dependent If (scripted export) trained through --branch /router/If=then", 1.0),
+    # issue 33, second half (unseen_nets.py): what torch.onnx drops, said by remat_export's metadata
+    f"{UNSEEN}:HandLayerNorm": (None, "x - mean written twice: torch.onnx merges it, remat.merged undoes that", 1.0,
+                                ["--metadata"]),
+    f"{NETS}:ConvTasNetBlock": (None, "global layer norm by hand (x - mean merged by the exporter), an unused conv "
+                                      "(remat.unread)", 1.0, ["--metadata"]),
+    f"{UNSEEN}:RealNVP": (None, "affine coupling: mask buffers, ActNorm's loc / logs beside the data", 1.0),
+    f"{UNSEEN}:DiT": (None, "adaLN-Zero: SiLU(c) per block (merged by the exporter), frozen sin-cos table", 1.0,
+                      ["--metadata"]),
+    f"{UNSEEN}:FTTransformer": (None, "feature tokenizer (x * W + b per feature), category offsets buffer, CLS", 1.0),
+    f"{NETS}:SimCLRHead": (None, "NT-Xent: torch.diagonal exported as mask, sum, GatherND (a view in PyTorch), "
+                                 "logsumexp", 1.0),
+    f"{UNSEEN}:CLIPHead": (None, "learned temperature, symmetric cross-entropy over a similarity matrix", 1.0),
 }
 
 
@@ -93,6 +106,8 @@ AUTOCAST_SAMPLE = {
     f"{NETS}:GPT2": (None, "float32 residual stream by promotion, cached weight casts the matmuls keep", 1.0),
     f"{NETS}:LoRAGPT": (None, "LoRA adapters (lora_A / lora_B) beside frozen-shaped base linears", 1.0),
     f"{NETS}:MixedCNN": (None, "ConvTranspose on torch 1.13's CPU fp32 list, depthwise conv, SiLU", 1.0),
+    f"{UNSEEN}:HyperNet": (None, "a Linear called twice on a 1-D input: one cached cast of its weight", 1.0),
+    f"{UNSEEN}:DCNv2": (None, "cross network x0 * (W x + b) + x, BatchNorm1d, embeddings", 1.0),
 }
 
 

@@ -39,7 +39,46 @@ class Net(nn.Module):
         return self.head(torch.relu(self.body(x + self.pos_embed)))
 
 
+class TwiceCentred(nn.Module):
+    """A LayerNorm written by hand (x - mean twice, merged by torch.onnx) and a transposed tensor
+    made contiguous before a product."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(8))
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        y = ((x - mean) ** 2).mean(-1, keepdim=True) + self.weight * (x - mean)
+        return self.proj(y.transpose(1, 2).contiguous())
+
+
 class RematExport(unittest.TestCase):
+    def test_what_onnx_drops(self):
+        net = TwiceCentred().train()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "net.onnx")
+            props = remat_export.export(net, (torch.randn(2, 4, 8),), path, input_names=["input"])
+            merged = json.loads(props["remat.merged"])
+            # Expected: the Sub the exporter merged, its second copy read by the Mul with the weight
+            self.assertEqual(len(merged), 1, merged)
+            self.assertTrue(merged[0]["node"].endswith("Sub"), merged)
+            self.assertEqual(len(merged[0]["readers"]), 1)
+            self.assertTrue(merged[0]["readers"][0][0].endswith("Mul"), merged)
+            contiguous = json.loads(props["remat.contiguous"])
+            self.assertEqual(len(contiguous), 1, contiguous)
+            self.assertTrue(contiguous[0]["value"].endswith("Transpose_output_0"), contiguous)
+            # the file is torch.onnx's own graph: no Identity left for the contiguous copy
+            self.assertFalse(any(n.op_type == "Identity" for n in onnx.load(path).graph.node))
+            if not REMAT:
+                return
+            r = subprocess.run([REMAT, "info", path], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("remat.merged", r.stdout)
+            self.assertIn("remat.contiguous", r.stdout)
+
+
     def test_metadata(self):
         net = Net().train()
         net.body.weight.requires_grad_(False)

@@ -1286,8 +1286,9 @@ Status topKGrad(KernelContext &c)
     return Status::ok();
 }
 
-/// ReduceSumSquare, ReduceL2 (sqrt of the sum of squares) and ReduceL1 (sum of |x|).
-enum class Norm { SumSquare, L2, L1 };
+/// ReduceSumSquare, ReduceL2 (sqrt of the sum of squares), ReduceL1 (sum of |x|) and
+/// ReduceLogSumExp (log of the sum of exp(x), from the largest element up).
+enum class Norm { SumSquare, L2, L1, LogSumExp };
 
 Status reduceNormForward(KernelContext &c, Norm kind)
 {
@@ -1299,6 +1300,20 @@ Status reduceNormForward(KernelContext &c, Norm kind)
         return c.error("output size mismatch");
     std::vector<double> acc(size_t(y->numel()), 0.0);
     const float *px = x->f();
+    if (kind == Norm::LogSumExp) {
+        std::vector<double> top(size_t(y->numel()), -std::numeric_limits<double>::infinity());
+        keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
+            top[size_t(j)] = std::max(top[size_t(j)], double(px[o]));
+        });
+        keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
+            acc[size_t(j)] += std::exp(double(px[o]) - top[size_t(j)]);
+        });
+        for (int64_t j = 0; j < y->numel(); ++j)
+            y->f()[j] =
+                float(std::isinf(top[size_t(j)]) ? top[size_t(j)]
+                                                 : top[size_t(j)] + std::log(acc[size_t(j)]));
+        return Status::ok();
+    }
     keptBroadcast(x->shape, g.keptShape).forEach2([&](int64_t o, int64_t, int64_t j) {
         const double v = px[o];
         acc[size_t(j)] += kind == Norm::L1 ? std::abs(v) : v * v;
@@ -1308,14 +1323,15 @@ Status reduceNormForward(KernelContext &c, Norm kind)
     return Status::ok();
 }
 
-/// SumSquare: 2 x dy; L2: dy x / y (0 where the norm is 0, as PyTorch); L1: dy sign(x).
+/// SumSquare: 2 x dy; L2: dy x / y (0 where the norm is 0, as PyTorch); L1: dy sign(x);
+/// LogSumExp: dy exp(x - y) (softmax of x along the reduced dims).
 Status reduceNormGrad(KernelContext &c, Norm kind)
 {
     KView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
     REMAT_RETURN_IF_ERROR(c.require(dy, "dreduced"));
     REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
     REMAT_RETURN_IF_ERROR(c.require(x, "data"));
-    if (kind == Norm::L2)
+    if (kind == Norm::L2 || kind == Norm::LogSumExp)
         REMAT_RETURN_IF_ERROR(c.require(y, "reduced"));
     REMAT_ASSIGN_OR_RETURN(ReduceGeometry g, reduceGeometryOf(c, x->shape));
     if (numelOf(g.keptShape) != dy->numel())
@@ -1328,6 +1344,7 @@ Status reduceNormGrad(KernelContext &c, Norm kind)
         case Norm::SumSquare: pd[o] = float(2 * v * d); break;
         case Norm::L2: pd[o] = py[j] == 0 ? 0.f : float(d * v / double(py[j])); break;
         case Norm::L1: pd[o] = float(v > 0 ? d : (v < 0 ? -d : 0.0)); break;
+        case Norm::LogSumExp: pd[o] = float(d * std::exp(v - double(py[j]))); break;
         }
     });
     return Status::ok();
@@ -1501,6 +1518,8 @@ void addNnKernels(KernelTable &t)
     t["ReduceSumSquareGrad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::SumSquare); };
     t["ReduceL2"] = [](KernelContext &c) { return reduceNormForward(c, Norm::L2); };
     t["ReduceL2Grad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::L2); };
+    t["ReduceLogSumExp"] = [](KernelContext &c) { return reduceNormForward(c, Norm::LogSumExp); };
+    t["ReduceLogSumExpGrad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::LogSumExp); };
     t["ReduceL1"] = [](KernelContext &c) { return reduceNormForward(c, Norm::L1); };
     t["ReduceL1Grad"] = [](KernelContext &c) { return reduceNormGrad(c, Norm::L1); };
     t["GlobalAveragePool"] = globalAvgPoolForward;

@@ -899,6 +899,53 @@ Status scatterNDGrad(KernelContext &c)
     return Status::ok();
 }
 
+/// GatherND (batch_dims 0): output slice i is the data's slice at offsets[i], as ScatterND
+/// writes them.
+Expected<ScatterGeometry> gatherNDGeometry(const KernelContext &c,
+                                           const std::vector<int64_t> &dataShape)
+{
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "indices"));
+    if (c.attrInt("batch_dims", 0) != 0)
+        return c.error("GatherND with batch_dims has no kernel (batch_dims 0 has)");
+    const KView &idx = *c.input(1);
+    auto g = scatterNDGeometry("none", dataShape, idx.shape, readInts(idx));
+    if (!g)
+        return c.error(g.status().message());
+    return g;
+}
+
+Status gatherNDForward(KernelContext &c)
+{
+    KView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "data"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "output"));
+    REMAT_ASSIGN_OR_RETURN(ScatterGeometry g, gatherNDGeometry(c, x->shape));
+    if (int64_t(g.offsets.size()) * g.sliceSize != y->numel())
+        return c.error("output size differs from the indices' slices");
+    const size_t es = esize(*x), slice = size_t(g.sliceSize) * es;
+    for (size_t i = 0; i < g.offsets.size(); ++i)
+        std::memcpy(y->data + i * slice, x->data + size_t(g.offsets[i]) * es, slice);
+    return Status::ok();
+}
+
+/// dData = 0, then each slice of dY added at its offset (repeated indices add up).
+Status gatherNDGrad(KernelContext &c)
+{
+    KView *dy = c.outputGrad(0), *dx = c.inputGrad(0);
+    REMAT_RETURN_IF_ERROR(c.require(dy, "doutput"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "ddata"));
+    REMAT_ASSIGN_OR_RETURN(ScatterGeometry g, gatherNDGeometry(c, dx->shape));
+    if (int64_t(g.offsets.size()) * g.sliceSize != dy->numel())
+        return c.error("output gradient size differs from the indices' slices");
+    std::vector<double> acc(size_t(dx->numel()), 0.0);
+    for (size_t i = 0; i < g.offsets.size(); ++i)
+        for (int64_t e = 0; e < g.sliceSize; ++e)
+            acc[size_t(g.offsets[i] + e)] += dy->f()[int64_t(i) * g.sliceSize + e];
+    for (size_t i = 0; i < acc.size(); ++i)
+        dx->f()[i] = float(acc[i]);
+    return Status::ok();
+}
+
 Expected<std::vector<int64_t>> gatherElementsMap(const KernelContext &c,
                                                  const std::vector<int64_t> &dataShape)
 {
@@ -1086,6 +1133,8 @@ void addShapeKernels(KernelTable &t)
     t["ScatterElementsGrad"] = scatterNDGrad;
     t["Scatter"] = scatterNDForward;
     t["ScatterGrad"] = scatterNDGrad;
+    t["GatherND"] = gatherNDForward;
+    t["GatherNDGrad"] = gatherNDGrad;
     t["GatherElements"] = gatherElementsForward;
     t["GatherElementsGrad"] = gatherElementsGrad;
     t["Resize"] = resizeForward;
