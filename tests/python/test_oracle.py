@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "oracle_nets.py")
 FINETUNE = os.path.join(HERE, "finetune_nets.py")
+UNSEEN = os.path.join(HERE, "unseen_nets.py")
 REMAT = os.environ.get("REMAT_CLI")
 
 # model: (inputs (None: the model's default), what it covers, allowed |difference| in percent
@@ -83,6 +84,15 @@ SAMPLE = {
     f"{NETS}:MAELite": (None, "an output named 'loss' beside the tool's own; argsort (TopK indices), gather", 1.0),
     f"{NETS}:ConvLSTM": (None, "zeros created in forward as the first cell state, kept by the gate product", 1.0),
     f"{NETS}:WakeWord": (None, "a data-dependent If (scripted export) trained through --branch /router/If=then", 1.0),
+    # issue 33, second half: architectures nobody tuned on, and the classes they found
+    f"{UNSEEN}:LinearTransformer": (None, "linear attention: a three-operand einsum keeps its pairwise product; "
+                                          "operands copied into bmm's batch order", 1.0),
+    f"{UNSEEN}:DeBERTa": (None, "disentangled attention: a relative index made in forward and expanded for gather "
+                                "(a view)", 1.0),
+    f"{UNSEEN}:TCN": (None, "dilated causal conv1d chomped by .contiguous(), residual 1x1 conv", 1.0),
+    f"{UNSEEN}:GhostNet": (None, "ghost features concatenated then sliced, hard-sigmoid SE, depthwise stride 2", 1.0),
+    f"{UNSEEN}:RWKV": (None, "RWKV-4 head-only (--trainable): token shift, WKV recurrence with torch.maximum", 1.0,
+                       ["--trainable", r"^head\."]),
 }
 
 
@@ -93,6 +103,7 @@ AUTOCAST_SAMPLE = {
     f"{NETS}:GPT2": (None, "float32 residual stream by promotion, cached weight casts the matmuls keep", 1.0),
     f"{NETS}:LoRAGPT": (None, "LoRA adapters (lora_A / lora_B) beside frozen-shaped base linears", 1.0),
     f"{NETS}:MixedCNN": (None, "ConvTranspose on torch 1.13's CPU fp32 list, depthwise conv, SiLU", 1.0),
+    f"{UNSEEN}:LinearTransformer": (None, "an einsum's pairwise product kept in bfloat16", 1.0),
 }
 
 
