@@ -1030,9 +1030,9 @@ private slots:
         QVERIFY(forward.hasValue());
         const TrainingGraph g = buildOk(s);
         QCOMPARE(names(g, opNamed(g, "readout/grad")->inputs),
-                 (Names{"q", "kv", "z", "y::einsum_product1", "grad:y"}));
+                 (Names{"kv", "z", "q", "y::einsum_product1", "grad:y"}));
         const auto product = g.findTensor("y::einsum_product1");
-        QVERIFY(product.has_value());
+        QVERIFY(product != nullptr);
         QCOMPARE(g.tensor(*product).bytes, int64_t(2 * 4 * 8 * 4 * 4)); // [b h, n, m] fp32
         QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes,
                  int64_t(1024 + 512 + 1024 + 256));
@@ -1047,7 +1047,7 @@ private slots:
         two.node("Einsum", {"k", "k"}, {"kv"}, "outer")
             .attributes.push_back({"equation", std::string("bnhd,bnhm->bhdm")});
         const TrainingGraph g2 = buildOk(two);
-        QVERIFY(!g2.findTensor("kv::einsum_product1").has_value());
+        QVERIFY(g2.findTensor("kv::einsum_product1") == nullptr);
     }
 
     void createdIndexExpandedIsAViewOfWhatItWasMadeFrom()
