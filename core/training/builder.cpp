@@ -1605,6 +1605,19 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         auto leadsWithBatch = [&](const Tensor &t) {
             return t.shape.rank() >= 2 && t.shape.isStatic() && t.shape.dims[0].value == batch;
         };
+        // Arithmetic on constants in the export (a band mask from arange positions, abs() > w)
+        // is what torch computed in forward; a module's table is a Constant node, read through
+        // views. Scalars are left out: torch keeps a Python number as no tensor.
+        auto computedInForward = [&](const Tensor &t) {
+            static const std::set<std::string> kViews = {
+                "Constant", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten",
+                "Slice",    "Gather",   "Expand",  "Transpose", "Split"};
+            auto n = t.shape.numElements();
+            if (!t.shape.isStatic() || !n || *n <= 1)
+                return false;
+            const ir::Node &p = forward->node(forward->value(t.source).producer);
+            return !kViews.count(p.opType);
+        };
         for (const Op &op : g.ops()) {
             if (op.phase != Phase::Forward)
                 continue;
@@ -1615,7 +1628,8 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 const Tensor &t = g.tensor(in);
                 if (batchedResult && t.role == TensorRole::Constant && t.source.valid() &&
                     t.source.index() < forward->valueCount() &&
-                    forward->value(t.source).producer.valid() && leadsWithBatch(t))
+                    forward->value(t.source).producer.valid() &&
+                    (leadsWithBatch(t) || computedInForward(t)))
                     createdInForward[in.index()] = true;
             }
         }

@@ -89,6 +89,8 @@ SAMPLE = {
                                           "operands copied into bmm's batch order", 1.0),
     f"{UNSEEN}:DeBERTa": (None, "disentangled attention: a relative index made in forward and expanded for gather "
                                 "(a view)", 1.0),
+    f"{UNSEEN}:SlidingWindowTransformer": (None, "a band mask computed in forward from constant positions (not "
+                                                 "batch-sized), kept by masked_fill", 1.0),
     f"{UNSEEN}:TCN": (None, "dilated causal conv1d chomped by .contiguous(), residual 1x1 conv", 1.0),
     f"{UNSEEN}:GhostNet": (None, "ghost features concatenated then sliced, hard-sigmoid SE, depthwise stride 2", 1.0),
     f"{UNSEEN}:RWKV": (None, "RWKV-4 head-only (--trainable): token shift, WKV recurrence with torch.maximum", 1.0,

@@ -1077,6 +1077,39 @@ private slots:
         QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(480 + 160));
     }
 
+    void maskComputedFromConstantsIsMadeInForward()
+    {
+        // A sliding-window mask, (pos[None] - pos[:, None]).abs() > w: arithmetic on constants
+        // in the export, which torch computed in forward (a new bool [4, 5] every step) and
+        // masked_fill keeps (20 B), though it is not batch-sized. A module's table (a Constant
+        // node read as it is) and a scalar are not tensors made in forward.
+        GraphSpec s;
+        s.value("x", {2, 3, 4, 5}, ValueKind::Input);
+        s.value("w", {2, 3, 4, 5}, ValueKind::Parameter);
+        s.value("pa", {4, 5});
+        s.value("pb", {4, 5});
+        s.value("table", {4, 5});
+        s.constant("ninf", {-1e4}, DataType::Float, {});
+        s.value("mask", {4, 5}, ValueKind::Intermediate, DataType::Bool);
+        for (const char *v : {"scores", "masked", "y"})
+            s.value(v, {2, 3, 4, 5});
+        s.outputs = {s.find("y")};
+        s.node("Constant", {}, {"pa"}, "/attn/Constant");
+        s.node("Constant", {}, {"pb"}, "/attn/Constant_1");
+        s.node("Constant", {}, {"table"}, "/attn/Constant_2");
+        s.node("Greater", {"pa", "pb"}, {"mask"}, "/attn/Greater");
+        s.node("Mul", {"x", "w"}, {"scores"}, "mul");
+        s.node("Where", {"mask", "ninf", "scores"}, {"masked"}, "fill");
+        s.node("Mul", {"masked", "table"}, {"y"}, "scale");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        // folded here: a constant, which only the forward graph's node tells from a table
+        QCOMPARE(g.tensor(*g.findTensor("mask")).role, training::TensorRole::Constant);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(20));
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(0));
+    }
+
     void weightBroadcastOverAProductIsCopiedAtTheBatch()
     {
         // A capsule layer: W [1, 3, 4, 5] @ u [2, 3, 5, 6] -> [2, 3, 4, 6]. torch.matmul expands W
