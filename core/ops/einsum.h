@@ -267,4 +267,94 @@ inline EinsumLoop einsumGradLoop(const ResolvedEinsum &r, size_t k,
     return einsumLoop(r.eq, r.size, r.eq.inputs[k], r.shapes[k], factors);
 }
 
+/// One pairwise product of torch.einsum (torch 1.13, aten/native/Linear.cpp), which is what
+/// autograd keeps: every operand is permuted to [output letters..., the other letters in
+/// alphabetical order]; the result starts as operand 0 and each later operand is combined with
+/// it, left to right. A letter whose last operand this is gets contracted here (summed away at
+/// once where one side has it at size 1). With something to contract the pair is one bmm of the
+/// result as [lro, lo, sum] and the operand as [lro, sum, ro] (each a view where its strides
+/// allow, else a copy), whose output is the new result [lro, lo, ro]; with nothing to contract it
+/// is an element-wise mul. Letters are listed at size > 1 only (size-1 dims take no memory).
+struct TorchEinsumStep
+{
+    size_t operand = 0;           ///< the right side: operand 1, 2, ...
+    bool bmm = false;             ///< false: mul
+    std::string lro, lo, sum, ro; ///< bmm's batch, left-only, contracted, right-only letters
+    std::string result;           ///< the step's result (the next step's left side)
+};
+
+/// torch.einsum's steps for operands of these shapes (one per operand after the first).
+inline std::vector<TorchEinsumStep>
+torchEinsumSteps(const EinsumEquation &e, const std::vector<std::vector<int64_t>> &shapes)
+{
+    std::string canonical = e.output, others;
+    for (char ch : e.letters)
+        if (e.output.find(ch) == std::string::npos)
+            others += ch;
+    std::sort(others.begin(), others.end());
+    canonical += others;
+    auto letters = [&](size_t t) {
+        std::string out;
+        for (char ch : canonical) {
+            const size_t at = e.inputs[t].find(ch);
+            if (at != std::string::npos && at < shapes[t].size() && shapes[t][at] > 1)
+                out += ch;
+        }
+        return out;
+    };
+    std::map<char, size_t> last;
+    for (size_t t = 0; t < e.inputs.size(); ++t)
+        for (char ch : e.inputs[t])
+            if (e.output.find(ch) == std::string::npos)
+                last[ch] = t;
+    const auto has = [](const std::string &s, char ch) { return s.find(ch) != std::string::npos; };
+    const auto drop = [](std::string &s, char ch) {
+        s.erase(std::remove(s.begin(), s.end(), ch), s.end());
+    };
+    std::string result = letters(0);
+    for (const auto &[ch, t] : last)
+        if (t == 0)
+            drop(result, ch); // summed before any product
+    std::vector<TorchEinsumStep> steps;
+    for (size_t i = 1; i < e.inputs.size() && i < shapes.size(); ++i) {
+        TorchEinsumStep st;
+        st.operand = i;
+        std::string right = letters(i);
+        for (char ch : canonical) {
+            auto it = last.find(ch);
+            if (it == last.end() || it->second != i)
+                continue;
+            const bool l = has(result, ch), r = has(right, ch);
+            if (l && r)
+                st.sum += ch;
+            else if (r)
+                drop(right, ch);
+            else if (l)
+                drop(result, ch);
+        }
+        st.bmm = !st.sum.empty();
+        for (char ch : canonical) {
+            if (has(st.sum, ch))
+                continue;
+            const bool l = has(result, ch), r = has(right, ch);
+            if (l && r)
+                st.lro += ch;
+            else if (l)
+                st.lo += ch;
+            else if (r)
+                st.ro += ch;
+        }
+        if (st.bmm) {
+            st.result = st.lro + st.lo + st.ro;
+        } else {
+            for (char ch : canonical)
+                if (has(result, ch) || has(right, ch))
+                    st.result += ch;
+        }
+        result = st.result;
+        steps.push_back(std::move(st));
+    }
+    return steps;
+}
+
 } // namespace remat::core::ops

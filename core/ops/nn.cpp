@@ -371,8 +371,10 @@ Status inferEinsum(ShapeContext &c)
     return Status::ok();
 }
 
-/// Einsum (torch.einsum): each operand's gradient is an einsum of dY with the other operands,
-/// so each of those is kept (torch contracts through bmm, which keeps both operands, as views).
+/// Einsum (torch.einsum): each operand's gradient is an einsum of dY with the other operands.
+/// torch contracts pairwise, left to right (torchEinsumSteps): each bmm or mul keeps its two
+/// sides, the left one past the first step being the product so far, a tensor that exists only
+/// inside the einsum (an extra output here: linear attention's q . kv before the normaliser).
 Expected<Spec> einsum(const RuleContext &c)
 {
     std::vector<size_t> ranks;
@@ -395,10 +397,28 @@ Expected<Spec> einsum(const RuleContext &c)
     for (size_t k = 0; k < e.inputs.size(); ++k) {
         if (!wantGrad(c, s, int(k)))
             continue;
+        // (every other operand: what both backends' gradient kernels read)
         for (size_t m = 0; m < e.inputs.size(); ++m)
             if (m != k)
                 saveInput(s, int(m));
-        s.backwardFlops += double(e.inputs.size()) * work;
+    }
+    if (e.inputs.size() < 3 || s.gradInputs.empty())
+        return s;
+    // Three or more operands: the product so far, the left side of step i + 1, is kept when
+    // operand i + 1 needs a gradient.
+    const std::vector<TorchEinsumStep> steps = torchEinsumSteps(e, shapes);
+    const ir::Value *y = c.output(0);
+    for (size_t k = 0; k + 1 < steps.size(); ++k) {
+        if (!c.needs(steps[k + 1].operand))
+            continue;
+        std::vector<int64_t> dims;
+        for (char ch : steps[k].result)
+            dims.push_back(size.at(ch));
+        const int pos = int(1 + k);
+        s.extras.push_back({pos, "einsum_product" + std::to_string(k + 1),
+                            y ? y->dtype : ir::DataType::Float, ir::Shape::fromStatic(dims),
+                            /*intermediate=*/true});
+        saveOutput(s, pos);
     }
     return s;
 }

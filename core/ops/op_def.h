@@ -90,6 +90,9 @@ struct ExtraOutput
     std::string suffix; ///< tensor name: "<first output name>::<suffix>"
     ir::DataType dtype = ir::DataType::Float;
     ir::Shape shape;
+    /// A product computed on the way (an einsum's partial product) rather than fixed state: an
+    /// activation, in the op's compute dtype under autocast.
+    bool intermediate = false;
 };
 
 struct BackwardSpec

@@ -3,6 +3,7 @@
 #include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
+#include "core/ops/einsum.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/op_def.h"
 #include "core/ops/shape_context.h"
@@ -859,8 +860,10 @@ Status Builder::emitForward()
                     fmt::format("node {}: saved '{}'", nodeLabel(n), e.suffix));
             const std::string base =
                 n.outputs.empty() || !n.outputs[0].valid() ? op.name : m_g.value(n.outputs[0]).name;
-            const TensorId t = newTensor(base + "::" + e.suffix, TensorRole::SavedState, e.dtype,
-                                         e.shape, *count * ir::elementSize(e.dtype), ValueId());
+            const TensorId t =
+                newTensor(base + "::" + e.suffix,
+                          e.intermediate ? TensorRole::Activation : TensorRole::SavedState, e.dtype,
+                          e.shape, *count * ir::elementSize(e.dtype), ValueId());
             w.outputs.emplace_back(e.position, t);
         }
         std::sort(w.outputs.begin(), w.outputs.end());
@@ -1201,6 +1204,9 @@ struct TorchLayout
     std::vector<TensorId> root;
     std::vector<std::vector<int64_t>> strides;
     std::vector<bool> copiedForMatmul;
+    /// A copy even where the tensor is laid out contiguously: torch.einsum permutes an operand
+    /// before reshaping it for bmm.
+    std::vector<bool> forcedCopy;
     /// How many copies: torch's CPU RNN layers project the whole sequence once per direction.
     std::vector<int> copies;
     /// How much larger than the tensor its copy is: an operand broadcast over a product's batch
@@ -1321,6 +1327,7 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     L.root.resize(nt);
     L.strides.resize(nt);
     L.copiedForMatmul.assign(nt, false);
+    L.forcedCopy.assign(nt, false);
     L.copies.assign(nt, 1);
     L.expansion.assign(nt, 1);
     for (size_t i = 0; i < nt; ++i) {
@@ -1456,11 +1463,51 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     for (const Op &op : g.ops()) {
         if (op.phase != Phase::Forward || op.type != "Einsum")
             continue;
-        // torch.einsum permutes and reshapes every operand into a batched product: an operand
-        // not laid out contiguously is copied there (a contiguous one is reshaped as a view).
-        for (TensorId in : op.inputs)
-            if (L.strides[in.index()] != contiguousStrides(dimsOf(g.tensor(in))))
-                L.copiedForMatmul[in.index()] = true;
+        // torch.einsum contracts pairwise (ops::torchEinsumSteps): each bmm reshapes its operand
+        // permuted to [lro, lo, sum] (the left) or [lro, sum, ro] (the right), a view only where
+        // the strides allow; otherwise bmm keeps a copy (q [b, n, h, d] contiguous is still
+        // copied for a product batched over b and h).
+        const ir::Node *node = attributeNode(op, forward);
+        if (!node)
+            continue;
+        std::vector<std::vector<int64_t>> shapes;
+        std::vector<size_t> ranks;
+        for (TensorId in : op.inputs) {
+            shapes.push_back(dimsOf(g.tensor(in)));
+            ranks.push_back(shapes.back().size());
+        }
+        auto eq = ops::parseEinsum(node->attrString("equation"), ranks);
+        if (!eq)
+            continue;
+        const std::vector<ops::TorchEinsumStep> steps = ops::torchEinsumSteps(*eq, shapes);
+        // operand t as the letters `order`, reshaped to `groups` of letters: a view or not
+        auto isView = [&](size_t t, const std::vector<std::string> &groups) {
+            const TensorId in = op.inputs[t];
+            const std::string &letters = eq->inputs[t];
+            std::vector<int64_t> dims, st, target;
+            for (const std::string &grp : groups) {
+                int64_t n = 1;
+                for (char ch : grp) {
+                    const size_t at = letters.find(ch);
+                    if (at == std::string::npos || shapes[t][at] <= 1)
+                        continue;
+                    dims.push_back(shapes[t][at]);
+                    st.push_back(L.strides[in.index()][at]);
+                    n *= shapes[t][at];
+                }
+                target.push_back(n);
+            }
+            return dims.empty() || viewStrides(dims, st, target).has_value();
+        };
+        for (const ops::TorchEinsumStep &stp : steps) {
+            if (!stp.bmm)
+                continue;
+            if (stp.operand == 1 && !isView(0, {stp.lro, stp.lo, stp.sum}))
+                L.forcedCopy[op.inputs[0].index()] = L.copiedForMatmul[op.inputs[0].index()] = true;
+            if (!isView(stp.operand, {stp.lro, stp.sum, stp.ro}))
+                L.forcedCopy[op.inputs[stp.operand].index()] =
+                    L.copiedForMatmul[op.inputs[stp.operand].index()] = true;
+        }
     }
     for (const Op &op : g.ops()) {
         if (op.phase != Phase::Forward || op.type != "MatMul" || op.inputs.size() != 2 ||
@@ -1585,6 +1632,19 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 });
             });
         };
+        // Arithmetic on constants in the export (a band mask from arange positions, abs() > w)
+        // is what torch computed in forward; a module's table is a Constant node, read through
+        // views. Scalars are left out: torch keeps a Python number as no tensor.
+        auto computedInForward = [&](const Tensor &t) {
+            static const std::set<std::string> kViews = {
+                "Constant", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten",
+                "Slice",    "Gather",   "Expand",  "Transpose", "Split"};
+            auto n = t.shape.numElements();
+            if (!t.shape.isStatic() || !n || *n <= 1)
+                return false;
+            const ir::Node &p = forward->node(forward->value(t.source).producer);
+            return !kViews.count(p.opType);
+        };
         for (const Op &op : g.ops()) {
             if (op.phase != Phase::Forward || diagonalMask(op))
                 continue;
@@ -1595,10 +1655,32 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 const Tensor &t = g.tensor(in);
                 if (batchedResult && t.role == TensorRole::Constant && t.source.valid() &&
                     t.source.index() < forward->valueCount() &&
-                    forward->value(t.source).producer.valid() && leadsWithBatch(t))
+                    forward->value(t.source).producer.valid() &&
+                    (leadsWithBatch(t) || computedInForward(t)))
                     createdInForward[in.index()] = true;
             }
         }
+    }
+    // What PyTorch allocates for a created tensor: an expand (a DeBERTa relative-position index
+    // [N, N] expanded over batch and heads for a gather) is a view of the smaller tensor it was
+    // made from, through view ops only.
+    std::vector<int64_t> createdBytes(nt, -1);
+    for (size_t i = 0; i < nt; ++i) {
+        if (!createdInForward[i])
+            continue;
+        ValueId v = g.tensor(TensorId(static_cast<int32_t>(i))).source;
+        for (int depth = 0; depth < 16; ++depth) {
+            const ir::Value &val = forward->value(v);
+            if (!val.producer.valid())
+                break;
+            const ir::Node &p = forward->node(val.producer);
+            if ((p.opType != "Expand" && p.opType != "Unsqueeze") || p.inputs.empty() ||
+                !p.inputs[0].valid())
+                break;
+            v = p.inputs[0];
+        }
+        if (auto b = forward->value(v).bytes(); b && *b < g.tensor(TensorId(int32_t(i))).bytes)
+            createdBytes[i] = *b;
     }
     // A view saved is its base's whole storage, counted once however many views of it are saved;
     // what a matrix product saves is a copy of its own where torch.matmul had to make one.
@@ -1619,10 +1701,13 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     auto isCopy = [&](TensorId key) {
         return layout.copiedForMatmul[key.index()] &&
                (root[key.index()] != key || layout.expansion[key.index()] > 1 ||
+                layout.forcedCopy[key.index()] ||
                 layout.strides[key.index()] != contiguousStrides(dimsOf(g.tensor(key))));
     };
     // A storage's bytes: a copy once per copy, expanded over the batch it was broadcast to.
     auto storageBytes = [&](TensorId key) {
+        if (createdBytes[key.index()] >= 0)
+            return createdBytes[key.index()];
         return g.tensor(key).bytes *
                (isCopy(key) ? layout.copies[key.index()] * layout.expansion[key.index()] : 1);
     };

@@ -96,6 +96,17 @@ SAMPLE = {
     f"{NETS}:SimCLRHead": (None, "NT-Xent: torch.diagonal exported as mask, sum, GatherND (a view in PyTorch), "
                                  "logsumexp", 1.0),
     f"{UNSEEN}:CLIPHead": (None, "learned temperature, symmetric cross-entropy over a similarity matrix", 1.0),
+    # issue 33, second half: architectures nobody tuned on, and the classes they found
+    f"{UNSEEN}:LinearTransformer": (None, "linear attention: a three-operand einsum keeps its pairwise product; "
+                                          "operands copied into bmm's batch order", 1.0),
+    f"{UNSEEN}:DeBERTa": (None, "disentangled attention: a relative index made in forward and expanded for gather "
+                                "(a view)", 1.0),
+    f"{UNSEEN}:SlidingWindowTransformer": (None, "a band mask computed in forward from constant positions (not "
+                                                 "batch-sized), kept by masked_fill", 1.0),
+    f"{UNSEEN}:TCN": (None, "dilated causal conv1d chomped by .contiguous(), residual 1x1 conv", 1.0),
+    f"{UNSEEN}:GhostNet": (None, "ghost features concatenated then sliced, hard-sigmoid SE, depthwise stride 2", 1.0),
+    f"{UNSEEN}:RWKV": (None, "RWKV-4 head-only (--trainable): token shift, WKV recurrence with torch.maximum", 1.0,
+                       ["--trainable", r"^head\."]),
 }
 
 
@@ -108,6 +119,7 @@ AUTOCAST_SAMPLE = {
     f"{NETS}:MixedCNN": (None, "ConvTranspose on torch 1.13's CPU fp32 list, depthwise conv, SiLU", 1.0),
     f"{UNSEEN}:HyperNet": (None, "a Linear called twice on a 1-D input: one cached cast of its weight", 1.0),
     f"{UNSEEN}:DCNv2": (None, "cross network x0 * (W x + b) + x, BatchNorm1d, embeddings", 1.0),
+    f"{UNSEEN}:LinearTransformer": (None, "an einsum's pairwise product kept in bfloat16", 1.0),
 }
 
 

@@ -1002,6 +1002,114 @@ private slots:
         QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(32));
     }
 
+    void einsumOfThreeOperandsKeepsItsPairwiseProduct()
+    {
+        // Linear attention's normalised read-out, einsum("bnhd,bhdm,bnh->bnhm", q, kv, z):
+        // torch.einsum contracts left to right, bmm(q as [b h, n, d], kv as [b h, d, m]) then a
+        // mul by z, and keeps q's copy (q [b, n, h, d] is contiguous, but not in the product's
+        // batch order), kv as a view, the product so far (an extra output) and z, as PyTorch
+        // 1.13 measures: 1024 + 512 + 1024 + 256 B.
+        GraphSpec s;
+        s.value("x", {2, 8, 4, 4}, ValueKind::Input);
+        s.value("x2", {2, 4, 4, 4}, ValueKind::Input);
+        s.value("x3", {2, 8, 4}, ValueKind::Input);
+        s.value("w", {2, 8, 4, 4}, ValueKind::Parameter);
+        s.value("w2", {2, 4, 4, 4}, ValueKind::Parameter);
+        s.value("w3", {2, 8, 4}, ValueKind::Parameter);
+        s.value("q", {2, 8, 4, 4});
+        s.value("kv", {2, 4, 4, 4});
+        s.value("z", {2, 8, 4});
+        s.value("y", {2, 8, 4, 4});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"q"}, "q");
+        s.node("Mul", {"x2", "w2"}, {"kv"}, "kv");
+        s.node("Mul", {"x3", "w3"}, {"z"}, "z");
+        s.node("Einsum", {"q", "kv", "z"}, {"y"}, "readout")
+            .attributes.push_back({"equation", std::string("bnhd,bhdm,bnh->bnhm")});
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(names(g, opNamed(g, "readout/grad")->inputs),
+                 (Names{"kv", "z", "q", "y::einsum_product1", "grad:y"}));
+        const auto product = g.findTensor("y::einsum_product1");
+        QVERIFY(product != nullptr);
+        QCOMPARE(g.tensor(*product).bytes, int64_t(2 * 4 * 8 * 4 * 4)); // [b h, n, m] fp32
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes,
+                 int64_t(1024 + 512 + 1024 + 256));
+        // two operands: no product kept beyond the operands
+        GraphSpec two;
+        two.value("x", {2, 8, 4, 4}, ValueKind::Input);
+        two.value("w", {2, 8, 4, 4}, ValueKind::Parameter);
+        two.value("k", {2, 8, 4, 4});
+        two.value("kv", {2, 4, 4, 4});
+        two.outputs = {two.find("kv")};
+        two.node("Mul", {"x", "w"}, {"k"}, "k");
+        two.node("Einsum", {"k", "k"}, {"kv"}, "outer")
+            .attributes.push_back({"equation", std::string("bnhd,bnhm->bhdm")});
+        const TrainingGraph g2 = buildOk(two);
+        QVERIFY(g2.findTensor("kv::einsum_product1") == nullptr);
+    }
+
+    void createdIndexExpandedIsAViewOfWhatItWasMadeFrom()
+    {
+        // DeBERTa's relative-position index: made in forward as [4, 5] and expanded over batch
+        // and heads for a gather, which keeps it (and the data, 480 B). An expand is a view:
+        // PyTorch keeps 4 x 5 int64 (160 B), not the expanded 960 B.
+        GraphSpec s;
+        s.value("x", {2, 3, 4, 5}, ValueKind::Input);
+        s.value("w", {2, 3, 4, 5}, ValueKind::Parameter);
+        std::vector<double> idx;
+        for (int i = 0; i < 20; ++i)
+            idx.push_back(i % 5);
+        s.constant("rel", idx, DataType::Int64, {4, 5});
+        s.constant("shape", {2, 3, 4, 5}, DataType::Int64, {4});
+        s.value("index", {2, 3, 4, 5}, ValueKind::Intermediate, DataType::Int64);
+        s.value("d", {2, 3, 4, 5});
+        s.value("y", {2, 3, 4, 5});
+        s.outputs = {s.find("y")};
+        s.node("Expand", {"rel", "shape"}, {"index"}, "/attn/Expand_2");
+        s.node("Mul", {"x", "w"}, {"d"}, "mul");
+        s.node("GatherElements", {"d", "index"}, {"y"}, "c2p")
+            .attributes.push_back({"axis", int64_t(-1)});
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(480 + 160));
+    }
+
+    void maskComputedFromConstantsIsMadeInForward()
+    {
+        // A sliding-window mask, (pos[None] - pos[:, None]).abs() > w: arithmetic on constants
+        // in the export, which torch computed in forward (a new bool [4, 5] every step) and
+        // masked_fill keeps (20 B), though it is not batch-sized. A module's table (a Constant
+        // node read as it is) and a scalar are not tensors made in forward.
+        GraphSpec s;
+        s.value("x", {2, 3, 4, 5}, ValueKind::Input);
+        s.value("w", {2, 3, 4, 5}, ValueKind::Parameter);
+        s.value("pa", {4, 5});
+        s.value("pb", {4, 5});
+        s.value("table", {4, 5});
+        s.constant("ninf", {-1e4}, DataType::Float, {});
+        s.value("mask", {4, 5}, ValueKind::Intermediate, DataType::Bool);
+        for (const char *v : {"scores", "masked", "y"})
+            s.value(v, {2, 3, 4, 5});
+        s.outputs = {s.find("y")};
+        s.node("Constant", {}, {"pa"}, "/attn/Constant");
+        s.node("Constant", {}, {"pb"}, "/attn/Constant_1");
+        s.node("Constant", {}, {"table"}, "/attn/Constant_2");
+        s.node("Greater", {"pa", "pb"}, {"mask"}, "/attn/Greater");
+        s.node("Mul", {"x", "w"}, {"scores"}, "mul");
+        s.node("Where", {"mask", "ninf", "scores"}, {"masked"}, "fill");
+        s.node("Mul", {"masked", "table"}, {"y"}, "scale");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        // folded here: a constant, which only the forward graph's node tells from a table
+        QCOMPARE(g.tensor(*g.findTensor("mask")).role, training::TensorRole::Constant);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(20));
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(0));
+    }
+
     void weightBroadcastOverAProductIsCopiedAtTheBatch()
     {
         // A capsule layer: W [1, 3, 4, 5] @ u [2, 3, 5, 6] -> [2, 3, 4, 6]. torch.matmul expands W
