@@ -25,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "..", "python", "oracle_nets.py")
+UNSEEN = os.path.join(HERE, "..", "python", "unseen_nets.py")
 sys.path.insert(0, os.path.dirname(ORACLE))
 import remat_oracle  # noqa: E402
 
@@ -57,6 +58,9 @@ HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conf
         "KANLayer", "Hourglass",
         # issue 33: classes 1, 2, 5, 6
         "CapsNet", "GumbelVAE", "MAELite", "TripletNet", "ConvLSTM", "WakeWord"]
+# issue 33: reference-code spellings (tests/python/unseen_nets.py)
+UNSEEN_HAND = ["SparseMoE", "SwinLite", "ConvNeXtLite", "EfficientNetLite", "PerceiverCross", "LSTMCellLoop",
+               "GRUCellLoop"]
 
 
 def all_models():
@@ -64,7 +68,7 @@ def all_models():
     out = []
     for mod in (tvm, tvm.segmentation, tvm.video):
         out += tvm.list_models(module=mod)
-    return out + [f"{NETS}:{c}" for c in HAND]
+    return out + [f"{NETS}:{c}" for c in HAND] + [f"{UNSEEN}:{c}" for c in UNSEEN_HAND]
 
 
 def run_one(model, remat, workdir, measure_only=False, baseline=None, compare_only=False):

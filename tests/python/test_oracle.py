@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "oracle_nets.py")
 FINETUNE = os.path.join(HERE, "finetune_nets.py")
+UNSEEN = os.path.join(HERE, "unseen_nets.py")
 REMAT = os.environ.get("REMAT_CLI")
 
 # model: (inputs (None: the model's default), what it covers, allowed |difference| in percent
@@ -83,6 +84,15 @@ SAMPLE = {
     f"{NETS}:MAELite": (None, "an output named 'loss' beside the tool's own; argsort (TopK indices), gather", 1.0),
     f"{NETS}:ConvLSTM": (None, "zeros created in forward as the first cell state, kept by the gate product", 1.0),
     f"{NETS}:WakeWord": (None, "a data-dependent If (scripted export) trained through --branch /router/If=then", 1.0),
+    # issue 33, networks in reference-code spellings (unseen_nets.py)
+    f"{UNSEEN}:SwinLite": (None, "timm's Swin: window partition views, a bias table gathered by an index buffer, "
+                                 "torch.roll, a mask buffer, stochastic depth as keep + rand floored", 1.0),
+    f"{UNSEEN}:ConvNeXtLite": (None, "timm's ConvNeXt: channels-last LayerNorm by permute, layer scale, "
+                                     "stochastic depth by torch.bernoulli", 1.0, ["--freeze", r"^(stem|stage1)\."]),
+    f"{UNSEEN}:EfficientNetLite": (None, "timm's MBConv: SiLU in place, squeeze-excite on a mean, stochastic depth",
+                                   1.0),
+    f"{UNSEEN}:PerceiverCross": (None, "hand-written cross-attention from a learned latent array (einsum)", 1.0),
+    f"{UNSEEN}:LSTMCellLoop": (None, "nn.LSTMCell stepped in a Python loop", 1.0),
 }
 
 
