@@ -93,6 +93,8 @@ SAMPLE = {
                                    1.0),
     f"{UNSEEN}:PerceiverCross": (None, "hand-written cross-attention from a learned latent array (einsum)", 1.0),
     f"{UNSEEN}:LSTMCellLoop": (None, "nn.LSTMCell stepped in a Python loop", 1.0),
+    f"{UNSEEN}:GRUCellLoop": (None, "nn.GRUCell: ATen's cell computes the gates in place in the hidden projection",
+                              1.0),
 }
 
 

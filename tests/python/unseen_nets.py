@@ -374,3 +374,28 @@ class GRUCellLoop(nn.Module):
         for t in range(T):
             h = self.cell(x[:, t], h)
         return self.out(h)
+
+
+class GRUHandWritten(nn.Module):
+    """The GRU cell written out as papers and tutorials write it (out of place: new gates each
+    step), beside GRUCellLoop whose ATen kernel works in place on the hidden projection."""
+    example_input_specs = ["2x12x20"]
+
+    def __init__(self, feats=20, hidden=32, classes=10):
+        super().__init__()
+        self.hidden = hidden
+        self.x2h = nn.Linear(feats, 3 * hidden)
+        self.h2h = nn.Linear(hidden, 3 * hidden)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        h = x.new_zeros(B, self.hidden)
+        for t in range(T):
+            i_r, i_z, i_n = self.x2h(x[:, t]).chunk(3, 1)
+            h_r, h_z, h_n = self.h2h(h).chunk(3, 1)
+            r = torch.sigmoid(i_r + h_r)
+            z = torch.sigmoid(i_z + h_z)
+            n = torch.tanh(i_n + r * h_n)
+            h = (1 - z) * n + z * h
+        return self.out(h)
