@@ -95,6 +95,8 @@ SAMPLE = {
     f"{UNSEEN}:LSTMCellLoop": (None, "nn.LSTMCell stepped in a Python loop", 1.0),
     f"{UNSEEN}:GRUCellLoop": (None, "nn.GRUCell: ATen's cell computes the gates in place in the hidden projection",
                               1.0),
+    f"{UNSEEN}:MoDRouting": (None, "Mixture-of-Depths: topk tokens by index_select, index_add back (keeps its "
+                                   "source)", 1.0),
 }
 
 

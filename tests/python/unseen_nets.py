@@ -399,3 +399,61 @@ class GRUHandWritten(nn.Module):
             n = torch.tanh(i_n + r * h_n)
             h = (1 - z) * n + z * h
         return self.out(h)
+
+
+# ---- top-k token routing with index_add (Mixture-of-Depths) ----------------------------------
+class MoDRouting(nn.Module):
+    """Mixture-of-Depths: a router scores every token, the top k of each sequence go through the
+    block (gathered by index_select on the flattened tokens), and their outputs, weighted by the
+    router's sigmoid, are index_add-ed back onto the residual stream; the rest skip the block."""
+    example_input_specs = ["2x32x32"]
+
+    def __init__(self, d=32, k=8, heads=2, classes=10):
+        super().__init__()
+        self.k = k
+        self.router = nn.Linear(d, 1)
+        self.block = nn.TransformerEncoderLayer(d, heads, 2 * d, dropout=0.0, batch_first=True, norm_first=True)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        scores = self.router(x).squeeze(-1)
+        top, idx = torch.topk(scores, self.k, dim=1)
+        flat = (idx + torch.arange(B, device=x.device).unsqueeze(1) * T).reshape(-1)
+        h = x.reshape(B * T, C)
+        sel = h.index_select(0, flat).reshape(B, self.k, C)
+        y = (self.block(sel) - sel) * torch.sigmoid(top).unsqueeze(-1)
+        h = h.index_add(0, flat, y.reshape(-1, C))
+        return self.head(self.norm(h.reshape(B, T, C)).mean(1))
+
+
+# ---- GShard / Switch style top-2 mixture of experts (static shapes) --------------------------
+class Top2DenseDispatch(nn.Module):
+    """Top-2 gating as GShard / DeepSpeed write it without a data-dependent token count: softmax
+    gates, topk, one_hot masks, a combine tensor, experts' weights stacked in one Parameter and
+    applied to every token by einsum, the top-2 weights picked back with gather."""
+    example_input_specs = ["2x16x32"]
+
+    def __init__(self, d=32, hidden=64, experts=4, classes=10):
+        super().__init__()
+        self.experts = experts
+        self.norm = nn.LayerNorm(d)
+        self.wg = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, d, hidden) * d ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, hidden, d) * hidden ** -0.5)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        h = self.norm(x).reshape(B * T, C)
+        gates = F.softmax(self.wg(h), dim=-1)
+        w, idx = gates.topk(2, dim=-1)
+        w = w / w.sum(-1, keepdim=True)
+        mask = F.one_hot(idx, self.experts).to(h.dtype)           # [N, 2, E]
+        combine = torch.einsum("nk,nke->ne", w, mask)             # [N, E]
+        hid = F.gelu(torch.einsum("nd,edh->neh", h, self.w1))
+        out = torch.einsum("neh,ehd->ned", hid, self.w2)          # [N, E, d]
+        y = torch.gather(out, 1, idx.unsqueeze(-1).expand(-1, -1, C))  # [N, 2, d]
+        y = (y * torch.gather(combine, 1, idx).unsqueeze(-1)).sum(1)
+        return self.head((x + y.reshape(B, T, C)).mean(1))

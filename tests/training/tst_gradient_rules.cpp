@@ -1002,6 +1002,46 @@ private slots:
         QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(32));
     }
 
+    void indexAddKeepsItsSource()
+    {
+        // torch.onnx writes index_add(0, idx, src) as Add(self, ScatterElements(zeros,
+        // expand(idx), Expand(src))); torch 1.13's IndexAddBackward0 keeps the source (24 B)
+        // besides the index. A scatter into zeros of a source that is no Expand (scatter_add
+        // before opset 16) keeps the index alone, as ScatterAddBackward0 does.
+        for (const bool indexAdd : {true, false}) {
+            GraphSpec s;
+            s.value("x", {4, 3}, ValueKind::Input);
+            s.value("w", {3, 3}, ValueKind::Parameter);
+            s.value("v", {2, 3}, ValueKind::Input);
+            s.value("w2", {2, 3}, ValueKind::Parameter);
+            s.value("index", {2, 3}, ValueKind::Input, DataType::Int64);
+            s.constant("zeros", std::vector<double>(12, 0.0), DataType::Float, {4, 3});
+            s.constant("shape", {2, 3}, DataType::Int64, {2});
+            for (const char *v : {"src", "e"})
+                s.value(v, {2, 3});
+            for (const char *v : {"h", "sc", "y"})
+                s.value(v, {4, 3});
+            s.outputs = {s.find("y")};
+            s.node("MatMul", {"x", "w"}, {"h"}, "/MatMul");
+            s.node("Mul", {"v", "w2"}, {"src"}, "/Mul");
+            if (indexAdd)
+                s.node("Expand", {"src", "shape"}, {"e"}, "/Expand");
+            else
+                s.node("Relu", {"src"}, {"e"}, "/Relu");
+            s.node("ScatterElements", {"zeros", "index", "e"}, {"sc"}, "/ScatterElements")
+                .attributes = {{"axis", int64_t(0)}};
+            s.node("Add", {"h", "sc"}, {"y"}, "/Add");
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            const Names kept = names(g, opNamed(g, "/ScatterElements/grad")->inputs);
+            QCOMPARE(std::find(kept.begin(), kept.end(), "e") != kept.end(), indexAdd);
+            QVERIFY(std::find(kept.begin(), kept.end(), "index") != kept.end());
+            // the source's storage (src, of which e is a view) or the Relu's output it reads
+            QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(24));
+        }
+    }
+
     void gruCellGatesLiveInTheHiddenProjection()
     {
         // nn.GRUCell (ATen's GRUCell on CPU) works in place on the hidden projection hg:
