@@ -3,13 +3,16 @@
 #include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
+#include "core/ops/einsum.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/op_def.h"
 #include "core/ops/shape_context.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -1204,6 +1207,9 @@ struct TorchLayout
     /// How much larger than the tensor its copy is: an operand broadcast over a product's batch
     /// is expanded to the whole batch before it is copied.
     std::vector<int64_t> expansion;
+    /// Copied by torch.einsum's permute-and-reshape into bmm although laid out contiguously (a
+    /// weight [e, d, h] contracted over d: "nd,edh->neh" needs [d, e * h]).
+    std::vector<bool> permutedCopy;
 };
 
 std::vector<int64_t> dimsOf(const Tensor &t)
@@ -1312,6 +1318,82 @@ std::vector<int64_t> elementwiseStrides(const std::vector<int64_t> &outDims,
     return strides;
 }
 
+/// Which of a two-operand Einsum's operands torch 1.13's einsum copies: it aligns both to one
+/// dim order (the output's letters, then the contracted ones in label order), then
+/// sumproduct_pair permutes the left to [batch, left-only, contracted] and the right to [batch,
+/// contracted, right-only] and reshapes each to 3-D for bmm; a reshape that cannot be a view of
+/// the operand's strides is a copy, which bmm keeps. nullopt for what this does not model (a
+/// letter of one operand summed before the product, a repeated letter, an ellipsis).
+std::optional<std::array<bool, 2>> torchEinsumCopies(const std::string &equation,
+                                                     const TrainingGraph &g, const Op &op,
+                                                     const TorchLayout &L)
+{
+    const std::vector<int64_t> d0 = dimsOf(g.tensor(op.inputs[0])),
+                               d1 = dimsOf(g.tensor(op.inputs[1]));
+    auto eq = ops::parseEinsum(equation, {d0.size(), d1.size()});
+    if (!eq || equation.find("...") != std::string::npos)
+        return std::nullopt;
+    const std::string &a = eq->inputs[0], &b = eq->inputs[1], &out = eq->output;
+    std::string order = out, contracted;
+    for (char ch : eq->letters) {
+        if (out.find(ch) != std::string::npos)
+            continue;
+        if (a.find(ch) == std::string::npos || b.find(ch) == std::string::npos)
+            return std::nullopt;
+        contracted += ch;
+    }
+    // torch numbers labels A-Z then a-z
+    std::sort(contracted.begin(), contracted.end());
+    order += contracted;
+    std::map<char, int64_t> size;
+    for (size_t k = 0; k < a.size(); ++k)
+        size[a[k]] = d0[k];
+    for (size_t k = 0; k < b.size(); ++k)
+        size[b[k]] = std::max(size[b[k]], d1[k]);
+    auto dimIn = [&](const std::string &term, const std::vector<int64_t> &dims, char ch) {
+        const size_t at = term.find(ch);
+        return at == std::string::npos ? int64_t(1) : dims[at];
+    };
+    std::string lro, lo, ro, sum;
+    for (char ch : order) {
+        const bool sl = dimIn(a, d0, ch) > 1, sr = dimIn(b, d1, ch) > 1;
+        if (contracted.find(ch) != std::string::npos) {
+            if (!(sl && sr))
+                return std::nullopt; // summed out of one operand first
+            sum += ch;
+        } else if (sl && sr) {
+            lro += ch;
+        } else if (sl) {
+            lo += ch;
+        } else {
+            ro += ch;
+        }
+    }
+    auto product = [&](const std::string &letters) {
+        int64_t p = 1;
+        for (char ch : letters)
+            p *= size[ch];
+        return p;
+    };
+    auto copied = [&](size_t k, const std::string &perm, std::vector<int64_t> target) {
+        const std::string &term = k == 0 ? a : b;
+        const std::vector<int64_t> &dims = k == 0 ? d0 : d1;
+        const std::vector<int64_t> &st = L.strides[op.inputs[k].index()];
+        if (st.size() != dims.size())
+            return false;
+        std::vector<int64_t> pd, ps;
+        for (char ch : perm) {
+            const size_t at = term.find(ch);
+            pd.push_back(at == std::string::npos ? 1 : dims[at]);
+            ps.push_back(at == std::string::npos ? 0 : st[at]);
+        }
+        return !viewStrides(pd, ps, target).has_value();
+    };
+    return std::array<bool, 2>{
+        copied(0, lro + lo + sum + ro, {product(lro), product(lo), product(sum)}),
+        copied(1, lro + sum + ro + lo, {product(lro), product(sum), product(ro)})};
+}
+
 /// torch's GRU cell (nn.GRUCell, ATen's GRUCell on CPU) works in place on the hidden projection:
 ///     r = hg[0].add_(ig[0]).sigmoid_();  z = hg[1].add_(ig[1]).sigmoid_()
 ///     n = ig[2].add(hg[2].mul_(r)).tanh_();  h' = (h - n).mul_(z).add_(n)
@@ -1384,6 +1466,7 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     L.copiedForMatmul.assign(nt, false);
     L.copies.assign(nt, 1);
     L.expansion.assign(nt, 1);
+    L.permutedCopy.assign(nt, false);
     for (size_t i = 0; i < nt; ++i) {
         L.root[i] = TensorId(static_cast<int32_t>(i));
         L.strides[i] = contiguousStrides(dimsOf(g.tensor(TensorId(static_cast<int32_t>(i)))));
@@ -1512,7 +1595,22 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
         if (op.phase != Phase::Forward || op.type != "Einsum")
             continue;
         // torch.einsum permutes and reshapes every operand into a batched product: an operand
-        // not laid out contiguously is copied there (a contiguous one is reshaped as a view).
+        // is copied where that reshape cannot be a view (torchEinsumCopies), else (equations it
+        // does not model) where it is not laid out contiguously.
+        const ir::Node *node = attributeNode(op, forward);
+        if (op.inputs.size() == 2 && node) {
+            if (auto copies = torchEinsumCopies(node->attrString("equation", ""), g, op, L)) {
+                for (size_t k = 0; k < 2; ++k) {
+                    const TensorId in = op.inputs[k];
+                    if (!(*copies)[k])
+                        continue;
+                    L.copiedForMatmul[in.index()] = true;
+                    if (L.strides[in.index()] == contiguousStrides(dimsOf(g.tensor(in))))
+                        L.permutedCopy[in.index()] = true;
+                }
+                continue;
+            }
+        }
         for (TensorId in : op.inputs)
             if (L.strides[in.index()] != contiguousStrides(dimsOf(g.tensor(in))))
                 L.copiedForMatmul[in.index()] = true;
@@ -1656,6 +1754,7 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     auto isCopy = [&](TensorId key) {
         return layout.copiedForMatmul[key.index()] &&
                (root[key.index()] != key || layout.expansion[key.index()] > 1 ||
+                layout.permutedCopy[key.index()] ||
                 layout.strides[key.index()] != contiguousStrides(dimsOf(g.tensor(key))));
     };
     // A storage's bytes: a copy once per copy, expanded over the batch it was broadcast to.
@@ -1671,7 +1770,8 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     // transformation matrices W[1, n, classes, d, 8] @ u[B, n, 1, 8, 1] (BmmBackward keeps B x W).
     auto expandedWeight = [&](const Op &reader, TensorId in) {
         const Tensor &t = g.tensor(in);
-        return (t.preloaded || weightDerived[in.index()]) && layout.expansion[in.index()] > 1 &&
+        return (t.preloaded || weightDerived[in.index()]) &&
+               (layout.expansion[in.index()] > 1 || layout.permutedCopy[in.index()]) &&
                storageOf(reader, in) == in && isCopy(in);
     };
     std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)

@@ -97,6 +97,8 @@ SAMPLE = {
                               1.0),
     f"{UNSEEN}:MoDRouting": (None, "Mixture-of-Depths: topk tokens by index_select, index_add back (keeps its "
                                    "source)", 1.0),
+    f"{UNSEEN}:Top2DenseDispatch": (None, "GShard top-2 gating: one_hot, einsum over stacked expert weights "
+                                          "(torch.einsum copies a permuted weight), gather", 1.0),
 }
 
 

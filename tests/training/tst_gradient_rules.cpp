@@ -1042,6 +1042,31 @@ private slots:
         }
     }
 
+    void einsumCopiesAPermutedWeight()
+    {
+        // torch.einsum("nd,edh->neh", h, W) (experts' weights stacked in one Parameter): bmm
+        // needs W as [d, e * h], which no view of W[e, d, h] is, so W is copied (120 B) and kept
+        // beside h (48 B). Stored as [d, e, h] ("nd,deh->neh") the reshape is a view: h alone.
+        for (const bool permuted : {true, false}) {
+            GraphSpec s;
+            s.value("x", {4, 3}, ValueKind::Input);
+            s.value("w0", {4, 3}, ValueKind::Parameter);
+            s.value("W", permuted ? std::vector<int64_t>{2, 3, 5} : std::vector<int64_t>{3, 2, 5},
+                    ValueKind::Parameter);
+            s.value("h", {4, 3});
+            s.value("y", {4, 2, 5});
+            s.outputs = {s.find("y")};
+            s.node("Mul", {"x", "w0"}, {"h"}, "/Mul");
+            s.node("Einsum", {"h", "W"}, {"y"}, "/Einsum").attributes = {
+                {"equation", std::string(permuted ? "nd,edh->neh" : "nd,deh->neh")}};
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes,
+                     permuted ? int64_t(48 + 120) : int64_t(48));
+        }
+    }
+
     void gruCellGatesLiveInTheHiddenProjection()
     {
         // nn.GRUCell (ATen's GRUCell on CPU) works in place on the hidden projection hg:
