@@ -60,7 +60,8 @@ HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conf
         "CapsNet", "GumbelVAE", "MAELite", "TripletNet", "ConvLSTM", "WakeWord"]
 # issue 33: reference-code spellings (tests/python/unseen_nets.py)
 UNSEEN_HAND = ["SparseMoE", "SwinLite", "ConvNeXtLite", "EfficientNetLite", "PerceiverCross", "LSTMCellLoop",
-               "GRUCellLoop", "GRUHandWritten", "MoDRouting", "Top2DenseDispatch"]
+               "GRUCellLoop", "GRUHandWritten", "MoDRouting", "Top2DenseDispatch",
+               "DiffWaveLite", "BiLSTMLearnedInit"]
 
 
 def all_models():

@@ -99,6 +99,10 @@ SAMPLE = {
                                    "source)", 1.0),
     f"{UNSEEN}:Top2DenseDispatch": (None, "GShard top-2 gating: one_hot, einsum over stacked expert weights "
                                           "(torch.einsum copies a permuted weight), gather", 1.0),
+    f"{UNSEEN}:DiffWaveLite": (None, "DiffWave: dilated conv chunked into gate / filter, a conditioner added, "
+                                     "residual / skip chunked from one 1x1 conv", 1.0),
+    f"{UNSEEN}:BiLSTMLearnedInit": (None, "two-layer bidirectional nn.LSTM from learned initial states expanded "
+                                          "over the batch", 1.0),
 }
 
 

@@ -6,8 +6,10 @@ of the same family in the spelling: a sparse top-2 mixture of experts that route
 torch.where / index_add_ (Mixtral), a Swin block written as timm writes it (window partition by
 view / permute, a relative position bias table gathered by an index buffer, torch.roll and an
 attention mask buffer), ConvNeXt and EfficientNet blocks with stochastic depth in training mode
-(a Bernoulli mask per sample), a Perceiver cross-attention written out by hand, and recurrent
-cells unrolled from nn.LSTMCell / nn.GRUCell."""
+(a Bernoulli mask per sample), a Perceiver cross-attention written out by hand, recurrent
+cells unrolled from nn.LSTMCell / nn.GRUCell and by hand, Mixture-of-Depths token routing by
+index_add, GShard-style top-2 experts by einsum over stacked weights, DiffWave's residual layers
+and a bidirectional nn.LSTM from learned initial states."""
 
 import torch
 import torch.nn as nn
@@ -457,3 +459,67 @@ class Top2DenseDispatch(nn.Module):
         y = torch.gather(out, 1, idx.unsqueeze(-1).expand(-1, -1, C))  # [N, 2, d]
         y = (y * torch.gather(combine, 1, idx).unsqueeze(-1)).sum(1)
         return self.head((x + y.reshape(B, T, C)).mean(1))
+
+
+# ---- DiffWave residual layers ----------------------------------------------------------------
+class DiffWaveLayer(nn.Module):
+    def __init__(self, ch, dilation, cond):
+        super().__init__()
+        self.dilated_conv = nn.Conv1d(ch, 2 * ch, 3, padding=dilation, dilation=dilation)
+        self.diffusion_projection = nn.Linear(64, ch)
+        self.conditioner_projection = nn.Conv1d(cond, 2 * ch, 1)
+        self.output_projection = nn.Conv1d(ch, 2 * ch, 1)
+
+    def forward(self, x, cond, step):
+        d = self.diffusion_projection(step).unsqueeze(-1)
+        y = self.dilated_conv(x + d) + self.conditioner_projection(cond)
+        gate, filt = torch.chunk(y, 2, dim=1)
+        y = torch.sigmoid(gate) * torch.tanh(filt)
+        residual, skip = torch.chunk(self.output_projection(y), 2, dim=1)
+        return (x + residual) / 2 ** 0.5, skip
+
+
+class DiffWaveLite(nn.Module):
+    """DiffWave (as its reference code writes it): one dilated convolution to twice the channels,
+    a diffusion-step projection added before it and a mel conditioner after, torch.chunk into
+    gate and filter, sigmoid * tanh, one 1x1 convolution chunked into residual and skip, the skips
+    summed and scaled by 1 / sqrt(layers)."""
+    example_input_specs = ["2x1x256", "2x16x256", "2x64"]
+
+    def __init__(self, ch=16, layers=6, cond=16):
+        super().__init__()
+        self.inp = nn.Conv1d(1, ch, 1)
+        self.step_mlp = nn.Sequential(nn.Linear(64, 64), nn.SiLU(), nn.Linear(64, 64), nn.SiLU())
+        self.layers = nn.ModuleList([DiffWaveLayer(ch, 2 ** (i % 3), cond) for i in range(layers)])
+        self.skip_projection = nn.Conv1d(ch, ch, 1)
+        self.output_projection = nn.Conv1d(ch, 1, 1)
+
+    def forward(self, audio, mel, step_emb):
+        x = F.relu(self.inp(audio))
+        step = self.step_mlp(step_emb)
+        skip = None
+        for layer in self.layers:
+            x, s = layer(x, mel, step)
+            skip = s if skip is None else skip + s
+        x = F.relu(self.skip_projection(skip / len(self.layers) ** 0.5))
+        return self.output_projection(x)
+
+
+# ---- stacked bidirectional LSTM from learned initial states ------------------------------------
+class BiLSTMLearnedInit(nn.Module):
+    """A two-layer bidirectional batch-first nn.LSTM started from learned initial states expanded
+    over the batch (speech and tagging models' spelling), read at every step by a linear head
+    (no dropout between the layers: torch.onnx refuses it in training mode)."""
+    example_input_specs = ["2x20x24"]
+
+    def __init__(self, feats=24, hidden=32, classes=8):
+        super().__init__()
+        self.lstm = nn.LSTM(feats, hidden, num_layers=2, batch_first=True, bidirectional=True)
+        self.h0 = nn.Parameter(torch.zeros(4, 1, hidden))
+        self.c0 = nn.Parameter(torch.zeros(4, 1, hidden))
+        self.head = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        B = x.shape[0]
+        y, _ = self.lstm(x, (self.h0.expand(-1, B, -1).contiguous(), self.c0.expand(-1, B, -1).contiguous()))
+        return self.head(y)
