@@ -1588,6 +1588,15 @@ Status Importer::inferAll(const ir::Graph &first)
     return Status::ok();
 }
 
+/// NonZero's count is set by the values (torch.nonzero, torch.where(mask): a mixture of
+/// experts that routes a varying number of tokens to each expert); no input setting decides it.
+static std::string dataDependentAdvice()
+{
+    return " (NonZero's size depends on the values, as torch.where(mask) routing tokens to "
+           "experts does; no setting fixes it: export with static shapes, the routing written "
+           "as a dense dispatch by one_hot and einsum or with a fixed capacity per expert)";
+}
+
 Status Importer::finalizeShapes(const ir::Graph &first)
 {
     const bool fileShapesValid =
@@ -1622,6 +1631,7 @@ Status Importer::finalizeShapes(const ir::Graph &first)
                     fail(StatusCode::InvalidArgument,
                          "cannot determine the shape of " + label + ": got " + v.shape.toString() +
                              (n.opType == "If" ? undecidedIfAdvice(first, n) : std::string()) +
+                             (n.opType == "NonZero" ? dataDependentAdvice() : std::string()) +
                              loopAdvice(n) + freeDimAdvice())));
                 continue;
             }

@@ -874,9 +874,37 @@ Expected<Spec> pad(const RuleContext &c)
     return s;
 }
 
+/// torch.onnx's index_add / index_add_ (symbolic_opset9.index_add, at every opset): the source
+/// expanded to itself (Expand), scattered into a Constant of zeros (ScatterElements, reduction
+/// none) and added to self. torch 1.13's IndexAddBackward0 keeps the source besides the index
+/// (for its sizes); ScatterAddBackward0 (scatter_add, reduction add at opset 16 and later, or a
+/// source that is no Expand before) keeps the index alone.
+bool isTorchIndexAdd(const RuleContext &c)
+{
+    if (!c.graph || c.node->attrString("reduction", "none") != "none")
+        return false;
+    const ir::TensorConstant *zeros = c.constantInput(0);
+    if (!zeros || !zeros->hasData())
+        return false;
+    auto values = zeros->toFloats();
+    if (!values || std::any_of(values->begin(), values->end(), [](float v) { return v != 0.0f; }))
+        return false;
+    const ir::Value *src = c.input(2);
+    if (!src || !src->producer.valid() || c.graph->node(src->producer).opType != "Expand")
+        return false;
+    const ir::Value *out = c.output(0);
+    if (!out || out->consumers.empty())
+        return false;
+    for (const auto reader : out->consumers)
+        if (c.graph->node(reader).opType != "Add")
+            return false;
+    return true;
+}
+
 /// ScatterElements with reduction none (torch.scatter) or add (torch.scatter_add, index_add):
 /// the backward reads the indices only, as torch keeps them (add passes the whole gradient to
-/// the data, none zeroes the overwritten elements); mul / max / min have no rule.
+/// the data, none zeroes the overwritten elements), and index_add's source as torch keeps it;
+/// mul / max / min have no rule.
 Expected<Spec> scatterElements(const RuleContext &c)
 {
     const std::string reduction = c.node->attrString("reduction", "none");
@@ -886,7 +914,10 @@ Expected<Spec> scatterElements(const RuleContext &c)
                              "' has no gradient rule (none and add have); export the model with "
                              "the scatter written as a sum of one-hot products, or classify its "
                              "inputs as constants");
-    return scatterND(c);
+    auto s = scatterND(c);
+    if (s && c.needs(2) && isTorchIndexAdd(c))
+        saveInput(*s, 2);
+    return s;
 }
 
 bool castDifferentiable(const ir::Node &node, size_t pos)

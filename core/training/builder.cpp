@@ -9,8 +9,10 @@
 #include "core/ops/shape_context.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -1320,6 +1322,69 @@ std::vector<int64_t> elementwiseStrides(const std::vector<int64_t> &outDims,
     return strides;
 }
 
+/// torch's GRU cell (nn.GRUCell, ATen's GRUCell on CPU) works in place on the hidden projection:
+///     r = hg[0].add_(ig[0]).sigmoid_();  z = hg[1].add_(ig[1]).sigmoid_()
+///     n = ig[2].add(hg[2].mul_(r)).tanh_();  h' = (h - n).mul_(z).add_(n)
+/// so both gates live in the projection's storage, and mul_ keeps a copy of hg[2] as it was.
+/// The tracer records those ops out of place (Split, Add, Sigmoid, Mul, Add, Tanh, with the hidden
+/// chunk first in each Add): matched exactly, the gates become views of the projection and hg[2]
+/// a storage of its own.
+void gruCellInPlace(const TrainingGraph &g, TorchLayout &L)
+{
+    std::vector<std::vector<OpId>> readers(g.tensorCount());
+    for (const Op &op : g.ops())
+        if (op.phase == Phase::Forward)
+            for (TensorId in : op.inputs)
+                readers[in.index()].push_back(op.id);
+    auto producerOf = [&](TensorId t, const char *type) -> const Op * {
+        const OpId p = g.tensor(t).producer;
+        if (!p.valid() || g.op(p).phase != Phase::Forward || g.op(p).type != type)
+            return nullptr;
+        return &g.op(p);
+    };
+    // the only reader of `t`, of `type`
+    auto soleReader = [&](TensorId t, const char *type) -> const Op * {
+        if (readers[t.index()].size() != 1)
+            return nullptr;
+        const Op &op = g.op(readers[t.index()][0]);
+        return op.type == type && !op.outputs.empty() ? &op : nullptr;
+    };
+    // Add(hg[k], ig[k]) -> Sigmoid, the Add read by the Sigmoid alone
+    auto gate = [&](const Op &hs, const Op &is, size_t k) -> const Op * {
+        const Op *add = soleReader(hs.outputs[k], "Add");
+        if (!add || add->inputs.size() != 2 || add->inputs[0] != hs.outputs[k] ||
+            add->inputs[1] != is.outputs[k])
+            return nullptr;
+        return soleReader(add->outputs[0], "Sigmoid");
+    };
+    for (const Op &add : g.ops()) {
+        if (add.phase != Phase::Forward || add.type != "Add" || add.inputs.size() != 2)
+            continue;
+        const Op *hs = producerOf(add.inputs[0], "Split");
+        const Op *is = producerOf(add.inputs[1], "Split");
+        if (!hs || !is || hs == is || hs->outputs.size() != 3 || is->outputs.size() != 3 ||
+            add.inputs[0] != hs->outputs[0] || add.inputs[1] != is->outputs[0])
+            continue;
+        const Op *r = gate(*hs, *is, 0), *z = gate(*hs, *is, 1);
+        const Op *mul = soleReader(hs->outputs[2], "Mul");
+        if (!r || !z || !mul || mul->inputs.size() != 2 || mul->inputs[0] != hs->outputs[2] ||
+            mul->inputs[1] != r->outputs[0])
+            continue;
+        const Op *cand = soleReader(mul->outputs[0], "Add");
+        if (!cand || cand->inputs.size() != 2 || cand->inputs[0] != is->outputs[2] ||
+            !soleReader(cand->outputs[0], "Tanh"))
+            continue;
+        const TensorId base = L.root[hs->outputs[0].index()];
+        L.root[r->outputs[0].index()] = base;
+        L.root[z->outputs[0].index()] = base;
+        L.strides[r->outputs[0].index()] = L.strides[hs->outputs[0].index()];
+        L.strides[z->outputs[0].index()] = L.strides[hs->outputs[1].index()];
+        const TensorId n = hs->outputs[2];
+        L.root[n.index()] = n;
+        L.strides[n.index()] = contiguousStrides(dimsOf(g.tensor(n)));
+    }
+}
+
 TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
 {
     TorchLayout L;
@@ -1441,6 +1506,7 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     }
     if (!forward)
         return L;
+    gruCellInPlace(g, L);
     // torch.matmul: a batched product reshapes each operand to [batch, rows, cols], a product with
     // a matrix folds the other operand's leading dims into its rows; bmm / mm save what they get,
     // a copy where the reshape could not be a view.
@@ -1719,7 +1785,8 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
     // transformation matrices W[1, n, classes, d, 8] @ u[B, n, 1, 8, 1] (BmmBackward keeps B x W).
     auto expandedWeight = [&](const Op &reader, TensorId in) {
         const Tensor &t = g.tensor(in);
-        return (t.preloaded || weightDerived[in.index()]) && layout.expansion[in.index()] > 1 &&
+        return (t.preloaded || weightDerived[in.index()]) &&
+               (layout.expansion[in.index()] > 1 || layout.forcedCopy[in.index()]) &&
                storageOf(reader, in) == in && isCopy(in);
     };
     std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)

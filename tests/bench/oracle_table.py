@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py")
 NETS = os.path.join(HERE, "..", "python", "oracle_nets.py")
 UNSEEN_NETS = os.path.join(HERE, "..", "python", "unseen_nets.py")
+SPELLINGS = os.path.join(HERE, "..", "python", "unseen_spellings.py")
 sys.path.insert(0, os.path.dirname(ORACLE))
 import remat_oracle  # noqa: E402
 
@@ -63,6 +64,10 @@ HAND = ["GPT2", "Llama", "Bert", "T5", "UNet", "UNetUpsample", "MLPMixer", "Conf
 UNSEEN = ["FTTransformer", "DCNv2", "RealNVP", "HyperNet", "DiT", "HandLayerNorm", "CLIPHead"]
 # issue 33, second half: architectures written for it (tests/python/unseen_nets.py)
 UNSEEN += ["LinearTransformer", "SlidingWindowTransformer", "RWKV", "NeuralODE", "DeBERTa", "GhostNet", "TCN"]
+# issue 33: reference-code spellings (tests/python/unseen_spellings.py)
+UNSEEN_HAND = ["SparseMoE", "SwinLite", "ConvNeXtLite", "EfficientNetLite", "PerceiverCross", "LSTMCellLoop",
+               "GRUCellLoop", "GRUHandWritten", "MoDRouting", "Top2DenseDispatch",
+               "DiffWaveLite", "BiLSTMLearnedInit"]
 
 
 def all_models():
@@ -70,7 +75,8 @@ def all_models():
     out = []
     for mod in (tvm, tvm.segmentation, tvm.video):
         out += tvm.list_models(module=mod)
-    return out + [f"{NETS}:{c}" for c in HAND] + [f"{UNSEEN_NETS}:{c}" for c in UNSEEN]
+    return (out + [f"{NETS}:{c}" for c in HAND] + [f"{UNSEEN_NETS}:{c}" for c in UNSEEN] +
+            [f"{SPELLINGS}:{c}" for c in UNSEEN_HAND])
 
 
 def run_one(model, remat, workdir, measure_only=False, baseline=None, compare_only=False):

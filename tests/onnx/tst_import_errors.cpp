@@ -327,6 +327,20 @@ private slots:
         EXPECT_IMPORT_ERROR(f.write("mystery.onnx", m2), {}, "'y'", "Mystery", "shape");
     }
 
+    void dataDependentSizeSaysWhy()
+    {
+        // torch.where(mask) (a mixture of experts routing tokens): NonZero's count is set by the
+        // values; the error says so and names the static-shape spellings, not a dim option.
+        Files f;
+        auto m = baseModel();
+        auto *g = m.mutable_graph();
+        addInput(g, "x", {4, 3});
+        addNode(g, "/NonZero", "NonZero", {"x"}, {"y"});
+        addOutput(g, "y");
+        EXPECT_IMPORT_ERROR(f.write("nonzero.onnx", m), {}, "'y'", "/NonZero",
+                            "depends on the values", "one_hot and einsum");
+    }
+
     void onnxInferenceCoversOtherOps()
     {
         // DepthToSpace is not in our op table: ONNX's own inference gives [1,2,4,6] at batch 1

@@ -26,6 +26,7 @@ ORACLE = os.path.join(HERE, "..", "..", "resources", "python", "remat_oracle.py"
 NETS = os.path.join(HERE, "oracle_nets.py")
 FINETUNE = os.path.join(HERE, "finetune_nets.py")
 UNSEEN = os.path.join(HERE, "unseen_nets.py")
+SPELLINGS = os.path.join(HERE, "unseen_spellings.py")
 REMAT = os.environ.get("REMAT_CLI")
 
 # model: (inputs (None: the model's default), what it covers, allowed |difference| in percent
@@ -107,6 +108,25 @@ SAMPLE = {
     f"{UNSEEN}:GhostNet": (None, "ghost features concatenated then sliced, hard-sigmoid SE, depthwise stride 2", 1.0),
     f"{UNSEEN}:RWKV": (None, "RWKV-4 head-only (--trainable): token shift, WKV recurrence with torch.maximum", 1.0,
                        ["--trainable", r"^head\."]),
+    # issue 33, networks in reference-code spellings (unseen_spellings.py)
+    f"{SPELLINGS}:SwinLite": (None, "timm's Swin: window partition views, a bias table gathered by an index buffer, "
+                                 "torch.roll, a mask buffer, stochastic depth as keep + rand floored", 1.0),
+    f"{SPELLINGS}:ConvNeXtLite": (None, "timm's ConvNeXt: channels-last LayerNorm by permute, layer scale, "
+                                     "stochastic depth by torch.bernoulli", 1.0, ["--freeze", r"^(stem|stage1)\."]),
+    f"{SPELLINGS}:EfficientNetLite": (None, "timm's MBConv: SiLU in place, squeeze-excite on a mean, stochastic depth",
+                                   1.0),
+    f"{SPELLINGS}:PerceiverCross": (None, "hand-written cross-attention from a learned latent array (einsum)", 1.0),
+    f"{SPELLINGS}:LSTMCellLoop": (None, "nn.LSTMCell stepped in a Python loop", 1.0),
+    f"{SPELLINGS}:GRUCellLoop": (None, "nn.GRUCell: ATen's cell computes the gates in place in the hidden projection",
+                              1.0),
+    f"{SPELLINGS}:MoDRouting": (None, "Mixture-of-Depths: topk tokens by index_select, index_add back (keeps its "
+                                   "source)", 1.0),
+    f"{SPELLINGS}:Top2DenseDispatch": (None, "GShard top-2 gating: one_hot, einsum over stacked expert weights "
+                                          "(torch.einsum copies a permuted weight), gather", 1.0),
+    f"{SPELLINGS}:DiffWaveLite": (None, "DiffWave: dilated conv chunked into gate / filter, a conditioner added, "
+                                     "residual / skip chunked from one 1x1 conv", 1.0),
+    f"{SPELLINGS}:BiLSTMLearnedInit": (None, "two-layer bidirectional nn.LSTM from learned initial states expanded "
+                                          "over the batch", 1.0),
 }
 
 

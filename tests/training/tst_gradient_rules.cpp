@@ -1110,6 +1110,124 @@ private slots:
         QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(0));
     }
 
+    void indexAddKeepsItsSource()
+    {
+        // torch.onnx writes index_add(0, idx, src) as Add(self, ScatterElements(zeros,
+        // expand(idx), Expand(src))); torch 1.13's IndexAddBackward0 keeps the source (24 B)
+        // besides the index. A scatter into zeros of a source that is no Expand (scatter_add
+        // before opset 16) keeps the index alone, as ScatterAddBackward0 does.
+        for (const bool indexAdd : {true, false}) {
+            GraphSpec s;
+            s.value("x", {4, 3}, ValueKind::Input);
+            s.value("w", {3, 3}, ValueKind::Parameter);
+            s.value("v", {2, 3}, ValueKind::Input);
+            s.value("w2", {2, 3}, ValueKind::Parameter);
+            s.value("index", {2, 3}, ValueKind::Input, DataType::Int64);
+            s.constant("zeros", std::vector<double>(12, 0.0), DataType::Float, {4, 3});
+            s.constant("shape", {2, 3}, DataType::Int64, {2});
+            for (const char *v : {"src", "e"})
+                s.value(v, {2, 3});
+            for (const char *v : {"h", "sc", "y"})
+                s.value(v, {4, 3});
+            s.outputs = {s.find("y")};
+            s.node("MatMul", {"x", "w"}, {"h"}, "/MatMul");
+            s.node("Mul", {"v", "w2"}, {"src"}, "/Mul");
+            if (indexAdd)
+                s.node("Expand", {"src", "shape"}, {"e"}, "/Expand");
+            else
+                s.node("Relu", {"src"}, {"e"}, "/Relu");
+            s.node("ScatterElements", {"zeros", "index", "e"}, {"sc"}, "/ScatterElements")
+                .attributes = {{"axis", int64_t(0)}};
+            s.node("Add", {"h", "sc"}, {"y"}, "/Add");
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            const Names kept = names(g, opNamed(g, "/ScatterElements/grad")->inputs);
+            QCOMPARE(std::find(kept.begin(), kept.end(), "e") != kept.end(), indexAdd);
+            QVERIFY(std::find(kept.begin(), kept.end(), "index") != kept.end());
+            // the source's storage (src, of which e is a view) or the Relu's output it reads
+            QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(24));
+        }
+    }
+
+    void einsumCopiesAPermutedWeight()
+    {
+        // torch.einsum("nd,edh->neh", h, W) (experts' weights stacked in one Parameter): bmm
+        // needs W as [d, e * h], which no view of W[e, d, h] is, so W is copied (120 B) and kept
+        // beside h (48 B). Stored as [d, e, h] ("nd,deh->neh") the reshape is a view: h alone.
+        for (const bool permuted : {true, false}) {
+            GraphSpec s;
+            s.value("x", {4, 3}, ValueKind::Input);
+            s.value("w0", {4, 3}, ValueKind::Parameter);
+            s.value("W", permuted ? std::vector<int64_t>{2, 3, 5} : std::vector<int64_t>{3, 2, 5},
+                    ValueKind::Parameter);
+            s.value("h", {4, 3});
+            s.value("y", {4, 2, 5});
+            s.outputs = {s.find("y")};
+            s.node("Mul", {"x", "w0"}, {"h"}, "/Mul");
+            s.node("Einsum", {"h", "W"}, {"y"}, "/Einsum").attributes = {
+                {"equation", std::string(permuted ? "nd,edh->neh" : "nd,deh->neh")}};
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes,
+                     permuted ? int64_t(48 + 120) : int64_t(48));
+        }
+    }
+
+    void gruCellGatesLiveInTheHiddenProjection()
+    {
+        // nn.GRUCell (ATen's GRUCell on CPU) works in place on the hidden projection hg:
+        //   r = hg[0].add_(ig[0]).sigmoid_(); z = hg[1].add_(ig[1]).sigmoid_()
+        //   n = ig[2].add(hg[2].mul_(r)).tanh_(); h' = (h - n).mul_(z).add_(n)
+        // The gates are views of hg (96 B) and mul_ keeps a copy of hg[2] (32 B); then n and
+        // h - n: 96 + 32 + 32 + 32. The same cell written out of place (the input chunk first in
+        // each Add, as a hand-written GRU has it) keeps r and z of their own and hg through hg[2]:
+        // 32 + 32 + 96 + 32 + 32.
+        for (const bool torchOrder : {true, false}) {
+            GraphSpec s;
+            s.value("x", {2, 4}, ValueKind::Input);
+            s.value("h", {2, 4}, ValueKind::Input);
+            s.value("wi", {4, 12}, ValueKind::Parameter);
+            s.value("wh", {4, 12}, ValueKind::Parameter);
+            s.constant("sizes", {4, 4, 4}, DataType::Int64, {3});
+            s.value("ig", {2, 12});
+            s.value("hg", {2, 12});
+            for (const char *v : {"i0", "i1", "i2", "h0", "h1", "h2", "a0", "r", "a1", "z", "m",
+                                  "a2", "n", "d", "e", "y"})
+                s.value(v, {2, 4});
+            s.outputs = {s.find("y")};
+            s.node("MatMul", {"x", "wi"}, {"ig"}, "/cell/MatMul");
+            s.node("MatMul", {"h", "wh"}, {"hg"}, "/cell/MatMul_1");
+            s.node("Split", {"ig", "sizes"}, {"i0", "i1", "i2"}, "/cell/Split").attributes = {
+                {"axis", int64_t(1)}};
+            s.node("Split", {"hg", "sizes"}, {"h0", "h1", "h2"}, "/cell/Split_1").attributes = {
+                {"axis", int64_t(1)}};
+            auto add = [&](const char *a, const char *b, const char *out, const char *name) {
+                if (torchOrder)
+                    s.node("Add", {a, b}, {out}, name);
+                else
+                    s.node("Add", {b, a}, {out}, name);
+            };
+            add("h0", "i0", "a0", "/cell/Add");
+            s.node("Sigmoid", {"a0"}, {"r"}, "/cell/Sigmoid");
+            add("h1", "i1", "a1", "/cell/Add_1");
+            s.node("Sigmoid", {"a1"}, {"z"}, "/cell/Sigmoid_1");
+            s.node("Mul", {"h2", "r"}, {"m"}, "/cell/Mul");
+            s.node("Add", {"i2", "m"}, {"a2"}, "/cell/Add_2");
+            s.node("Tanh", {"a2"}, {"n"}, "/cell/Tanh");
+            s.node("Sub", {"h", "n"}, {"d"}, "/cell/Sub");
+            s.node("Mul", {"d", "z"}, {"e"}, "/cell/Mul_1");
+            s.node("Add", {"e", "n"}, {"y"}, "/cell/Add_3");
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            const training::TrainingSummary sum = training::summarize(g, &*forward);
+            QCOMPARE(sum.savedForBackwardBytes,
+                     torchOrder ? int64_t(96 + 32 + 32 + 32) : int64_t(32 + 32 + 96 + 32 + 32));
+        }
+    }
+
     void weightBroadcastOverAProductIsCopiedAtTheBatch()
     {
         // A capsule layer: W [1, 3, 4, 5] @ u [2, 3, 5, 6] -> [2, 3, 4, 6]. torch.matmul expands W
