@@ -12,12 +12,13 @@ namespace remat::tests {
 bool registerSuite(const char *file, int (*entry)(int, char **));
 } // namespace remat::tests
 
-// `int main(int argc, char *argv[]) {...}` reads, after this:
+// `int main(int argc, char *argv[]) {...}` reads, after this (a function-like macro: only `main(`
+// changes, never a variable or parameter named main):
 //   int static remat_suite_entry(int, char **);
 //   static const bool remat_suite_registered = registerSuite(__BASE_FILE__, &remat_suite_entry);
 //   int remat_suite_entry(int argc, char *argv[]) {...}
-#define main                                                                                       \
+#define main(...)                                                                                  \
     static remat_suite_entry(int, char **);                                                        \
     [[maybe_unused]] static const bool remat_suite_registered =                                    \
         ::remat::tests::registerSuite(__BASE_FILE__, &remat_suite_entry);                          \
-    int remat_suite_entry
+    int remat_suite_entry(__VA_ARGS__)
