@@ -7,6 +7,8 @@ JOBS="${REMAT_JOBS:-$(nproc)}"
 # Let ccache share objects between checkouts in different folders (CI builds a fresh clone).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+# The test executables use precompiled headers: ccache caches those compiles only with these.
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 EXTRA=()
 # CI has no GPU and only has to prove the CUDA code compiles: one architecture is enough.
 if [ "${CI:-}" = "true" ]; then EXTRA+=(-DREMAT_CUDA_ARCHITECTURES=90); fi

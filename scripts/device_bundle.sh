@@ -14,6 +14,14 @@ build="${1:-$root/build}"
 shared="${REMAT_SHARED_DIR:-$root/../shared}"
 out="$root/device-bundle"
 
+# The GPU machine is an H100/H200 (sm_90): the build must carry that architecture (the default
+# where the building machine has no GPU; gpu/CMakeLists.txt).
+archs="$(sed -n 's/^REMAT_CUDA_ARCHITECTURES:STRING=//p' "$build/CMakeCache.txt")"
+if [[ ";$archs;" != *";90;"* ]]; then
+    echo "device_bundle: $build builds the CUDA module for '$archs', not 90 (H100/H200):" \
+        "reconfigure with -DREMAT_CUDA_ARCHITECTURES=90" >&2
+    exit 2
+fi
 cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models gpu_tst_cuda_optimizer bench_gpu \
     bench_profile -j"$(nproc)"
 

@@ -10,7 +10,8 @@ bash scripts/build.sh
 export QT_QPA_PLATFORM=offscreen
 (cd build && ctest --output-on-failure -j "${REMAT_JOBS:-$(nproc)}" "$@")
 # Every reader survives anything: a short libFuzzer pass per harness (docs/readers.md).
-# REMAT_FUZZ_SECONDS=0 skips it.
+# REMAT_FUZZ_SECONDS=0 skips it. The harnesses run side by side, one per core (each still for
+# REMAT_FUZZ_SECONDS).
 if [ "${REMAT_FUZZ_SECONDS:-15}" -gt 0 ]; then
-    bash scripts/fuzz.sh "${REMAT_FUZZ_SECONDS:-15}"
+    REMAT_FUZZ_PARALLEL="${REMAT_FUZZ_PARALLEL:-${REMAT_JOBS:-$(nproc)}}" bash scripts/fuzz.sh "${REMAT_FUZZ_SECONDS:-15}"
 fi
