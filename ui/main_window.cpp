@@ -210,6 +210,10 @@ MainWindow::~MainWindow()
 {
     // The planner (a child) outlives this class's part of the object: its undo stack signals as
     // it is torn down, and updateTitle must not run on a half-destroyed window.
+    // So must the planner's integration (a child too, made after the planner, so deleted after
+    // it): its undo-stack handler read this window's document while the planner's stack cleared
+    // itself (heap corruption when a window closed with training options on the stack).
+    qDeleteAll(findChildren<PlannerIntegration *>(Qt::FindDirectChildrenOnly));
     if (m_planner) {
         m_planner->document()->undoStack()->disconnect(this);
         m_planner->document()->disconnect(this);
