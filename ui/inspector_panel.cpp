@@ -1,5 +1,6 @@
 #include "ui/inspector_panel.h"
 
+#include "ui/fused_attention.h"
 #include "ui/gui_wording.h"
 
 #include "core/util/bytes.h"
@@ -10,6 +11,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <map>
 
 namespace remat::ui {
@@ -37,6 +39,73 @@ QString attributeText(const ir::Attribute &a)
 const char *kStyle =
     "<style>body{font-size:9pt} h3{margin:2px 0 4px 0} td{padding:1px 6px 1px 0}"
     " .k{color:#5a6070} .sec{margin-top:8px;font-weight:bold;color:#303644}</style>";
+
+/// What the backward op of forward op `fwd` keeps from its forward (store-all): a table of the
+/// saved tensors under a heading with their activation bytes.
+QString backwardNeeds(const training::TrainingGraph &tg, OpId fwd)
+{
+    const training::Op &bwd = tg.op(tg.backwardOf(fwd));
+    int64_t total = 0;
+    QString rows;
+    for (size_t k = 0; k < bwd.inputs.size(); ++k) {
+        const auto kind = bwd.inputRoles[k].kind;
+        if (kind != training::Operand::Kind::FwdInput && kind != training::Operand::Kind::FwdOutput)
+            continue;
+        const training::Tensor &t = tg.tensor(bwd.inputs[k]);
+        const bool counted = t.role == training::TensorRole::Activation ||
+                             t.role == training::TensorRole::SavedState;
+        if (counted)
+            total += t.bytes;
+        rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td><td class=k>%3</td></tr>"
+                               "<tr><td colspan=3 class=k style='padding-bottom:4px'>%4</td></tr>")
+                    .arg(esc(shapeLabel(t.shape)), bytesText(t.bytes),
+                         QString::fromUtf8(training::tensorRoleName(t.role)), esc(t.name));
+    }
+    QString h = QObject::tr("<div class=sec>Backward (%1) needs %2 of activations</div><table>")
+                    .arg(esc(bwd.type), bytesText(total));
+    h += rows.isEmpty() ? QObject::tr("<tr><td class=k>only the output gradient</td></tr>") : rows;
+    h += QStringLiteral("</table>");
+    return h;
+}
+
+/// The attention pattern `site` of the step fused: its nodes (`here` marked), the fused op and
+/// what it keeps for backward.
+QString fusedSection(const ir::Graph &g, const pipeline::Problem &step, int site, NodeId here)
+{
+    const training::TrainingGraph &tg = *step.training;
+    const training::FusionSite &f = tg.info().fusedSites[size_t(site)];
+    std::vector<NodeId> nodes = f.absorbed;
+    nodes.push_back(f.node);
+    std::sort(nodes.begin(), nodes.end(),
+              [&](NodeId a, NodeId b) { return g.topoPosition(a) < g.topoPosition(b); });
+    // An ONNX Attention node is one node already, fused in either mode.
+    QString h =
+        f.absorbed.empty()
+            ? QObject::tr("<div class=sec>Fused attention: the ONNX attention node runs as one "
+                          "ScaledDotProductAttention (in either --attention mode)</div>")
+            : QObject::tr("<div class=sec>Fused attention (--attention %1): %n node(s) run as "
+                          "one ScaledDotProductAttention</div>",
+                          nullptr, int(nodes.size()))
+                  .arg(QString::fromLatin1(training::attentionName(tg.info().training.attention)));
+    if (size_t(site) < tg.info().fusedPatterns.size())
+        h +=
+            QStringLiteral("<div class=k>%1</div>").arg(esc(tg.info().fusedPatterns[size_t(site)]));
+    h += QStringLiteral("<table>");
+    for (NodeId n : nodes)
+        h += QStringLiteral("<tr><td>%1</td><td class=k>%2%3</td></tr>")
+                 .arg(esc(g.node(n).opType), esc(g.node(n).displayName()),
+                      n == here ? QObject::tr(" (this node)") : QString());
+    h += QStringLiteral("</table>");
+    const OpId fwd = f.node.index() < step.forwardOpOfNode.size()
+                         ? step.forwardOpOfNode[f.node.index()]
+                         : OpId();
+    if (fwd.valid() && tg.backwardOf(fwd).valid())
+        h += backwardNeeds(tg, fwd) +
+             QObject::tr("<div class=k>Q, K, V, the output and a float32 log-sum-exp per query "
+                         "row, as the flash / memory-efficient kernels keep them: no S x S "
+                         "scores or probabilities.</div>");
+    return h;
+}
 
 } // namespace
 
@@ -90,6 +159,7 @@ void InspectorPanel::onDocumentChanged(const DocumentChange &change)
     // groups), so it refreshes too.
     if (change.kind == DocumentChangeKind::SelectionChanged ||
         change.kind == DocumentChangeKind::ModelReplaced ||
+        change.kind == DocumentChangeKind::TrainingStepChanged ||
         change.kind == DocumentChangeKind::LayoutChanged) {
         if (!m_document->hasModel())
             return;
@@ -238,10 +308,17 @@ void InspectorPanel::showNode(NodeId id)
                      .arg(parts.join(QStringLiteral(", ")));
         }
     }
-    // What the backward pass keeps from this op (store-all), from the training graph.
-    if (m.training && id.index() < m.problem->forwardOpOfNode.size()) {
-        const OpId fwd = m.problem->forwardOpOfNode[id.index()];
-        const training::TrainingGraph &tg = *m.training;
+    // What the backward pass keeps from this op (store-all), from the training graph: the
+    // planner's step when it is this model's (its options: fused attention), else the explorer's.
+    const pipeline::Problem *step = m_document->plannerStep() ? m_document->plannerStep().get()
+                                    : m.training              ? m.problem.get()
+                                                              : nullptr;
+    const int site = step ? fusedSiteOf(*step->training, id) : -1;
+    if (site >= 0) {
+        h += fusedSection(g, *step, site, id);
+    } else if (step && id.index() < step->forwardOpOfNode.size()) {
+        const OpId fwd = step->forwardOpOfNode[id.index()];
+        const training::TrainingGraph &tg = *step->training;
         if (!fwd.valid()) {
             h += tr("<div class=sec>Backward</div><div class=k>folded into a constant or removed "
                     "before training "
@@ -250,30 +327,11 @@ void InspectorPanel::showNode(NodeId id)
             h += tr("<div class=sec>Backward</div><div class=k>no backward op (nothing upstream "
                     "needs a gradient)</div>");
         } else {
-            const training::Op &bwd = tg.op(tg.backwardOf(fwd));
-            int64_t total = 0;
-            QString rows;
-            for (size_t k = 0; k < bwd.inputs.size(); ++k) {
-                const auto kind = bwd.inputRoles[k].kind;
-                if (kind != training::Operand::Kind::FwdInput &&
-                    kind != training::Operand::Kind::FwdOutput)
-                    continue;
-                const training::Tensor &t = tg.tensor(bwd.inputs[k]);
-                const bool counted = t.role == training::TensorRole::Activation ||
-                                     t.role == training::TensorRole::SavedState;
-                if (counted)
-                    total += t.bytes;
-                rows += QStringLiteral(
-                            "<tr><td><b>%1</b></td><td>%2</td><td class=k>%3</td></tr>"
-                            "<tr><td colspan=3 class=k style='padding-bottom:4px'>%4</td></tr>")
-                            .arg(esc(shapeLabel(t.shape)), bytesText(t.bytes),
-                                 QString::fromUtf8(training::tensorRoleName(t.role)), esc(t.name));
-            }
-            h += tr("<div class=sec>Backward (%1) needs %2 of activations</div><table>")
-                     .arg(esc(bwd.type), bytesText(total));
-            h += rows.isEmpty() ? tr("<tr><td class=k>only the output gradient</td></tr>") : rows;
-            h += QStringLiteral("</table>");
+            h += backwardNeeds(tg, fwd);
         }
+        if (const int miss = nearMissAt(tg, id); miss >= 0)
+            h += tr("<div class=sec>Attention not fused</div><div class=k>%1</div>")
+                     .arg(esc(tg.info().notFused[size_t(miss)]));
     }
     m_text->setHtml(h);
 }
@@ -310,6 +368,11 @@ void InspectorPanel::showGroup(NamespaceId nsId)
     for (const auto &[op, count] : ops)
         h += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(esc(op)).arg(count);
     h += tr("</table><div class=k>Double-click the box to expand it.</div>");
+    // A group the view added for a fused attention pattern: what was fused and what it keeps.
+    const auto &step = m_document->plannerStep();
+    if (step && nsId.index() >= m_document->importedNamespaceCount() && !ns.nodes.empty())
+        if (const int site = fusedSiteOf(*step->training, ns.nodes.front()); site >= 0)
+            h += fusedSection(g, *step, site, NodeId());
     m_text->setHtml(h);
 }
 

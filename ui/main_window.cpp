@@ -11,6 +11,7 @@
 #include "core/layout/shape_folding.h"
 #include "core/util/bytes.h"
 #include "ui/background_jobs.h"
+#include "ui/fused_attention.h"
 #include "ui/graph/graph_scene.h"
 #include "ui/graph/graph_view.h"
 #include "ui/graph/legend_widget.h"
@@ -220,6 +221,10 @@ MainWindow::~MainWindow()
 {
     // The planner (a child) outlives this class's part of the object: its undo stack signals as
     // it is torn down, and updateTitle must not run on a half-destroyed window.
+    // So must the planner's integration (a child too, made after the planner, so deleted after
+    // it): its undo-stack handler read this window's document while the planner's stack cleared
+    // itself (heap corruption when a window closed with training options on the stack).
+    qDeleteAll(findChildren<PlannerIntegration *>(Qt::FindDirectChildrenOnly));
     if (m_planner) {
         m_planner->document()->undoStack()->disconnect(this);
         m_planner->document()->disconnect(this);
@@ -674,6 +679,7 @@ void MainWindow::onLoaded(const LoadedModel &model)
     // discard them when asked), nor colour its graph, whether or not its training step builds.
     if (m_planner)
         m_planner->startNewSession(model.path);
+    m_fusedGroups.clear(); // a fresh import is ungrouped until the planner's step says otherwise
     m_document->setModel(model, layout::collapseAtDepth(*layouter, depth));
     m_document->setLayouter(layouter);
     m_updatingControls = true;
@@ -697,6 +703,58 @@ void MainWindow::onLoaded(const LoadedModel &model)
     updateTitle();
     updateSummary();
     startLayout();
+}
+
+void MainWindow::showPlannerStep(std::shared_ptr<const core::pipeline::Problem> step)
+{
+    if (!m_document->hasModel())
+        return;
+    const LoadedModel &m = m_document->model();
+    const std::shared_ptr<const ir::Graph> imported =
+        m.problem && m.problem->forward ? m.problem->forward : m.graph;
+    // Node ids must mean the same nodes: the same file imported at the same batch and inputs.
+    const bool matches = step && step->isValid() && step->forward &&
+                         QFileInfo(QString::fromStdString(step->modelPath)).absoluteFilePath() ==
+                             QFileInfo(m.path).absoluteFilePath() &&
+                         step->forward->nodeCount() == imported->nodeCount() &&
+                         step->forward->info().batch == imported->info().batch &&
+                         sameImportSettings(step->options.import, m.settings);
+    if (!matches)
+        step.reset();
+    std::vector<ir::NodeGroup> groups;
+    if (step)
+        groups = fusedAttentionGroups(*step->training);
+    std::vector<std::vector<NodeId>> members;
+    for (const ir::NodeGroup &g : groups)
+        members.push_back(g.nodes);
+    m_document->setPlannerStep(step);
+    if (members == m_fusedGroups)
+        return;
+    m_fusedGroups = std::move(members);
+    LoadedModel regrouped = m;
+    regrouped.graph = groups.empty()
+                          ? imported
+                          : std::make_shared<const ir::Graph>(imported->withNodeGroups(groups));
+    // Groups of the file keep their state; each fused pattern starts collapsed: one box, as
+    // the training step runs it.
+    layout::CollapseSet collapsed;
+    const size_t fileGroups = imported->namespaces().size();
+    for (NamespaceId ns : m_document->collapsed())
+        if (ns.index() < fileGroups)
+            collapsed.insert(ns);
+    for (size_t i = fileGroups; i < regrouped.graph->namespaces().size(); ++i)
+        collapsed.insert(NamespaceId(int32_t(i)));
+    auto layouter = makeLayouter(regrouped.graph);
+    m_document->setRegroupedModel(std::move(regrouped), std::move(collapsed));
+    m_document->setLayouter(std::move(layouter));
+    m_pendingReveal = m_document->selectedNode();
+    startLayout();
+    statusBar()->showMessage(
+        m_fusedGroups.empty()
+            ? tr("Attention shown as the file writes it")
+            : tr("%n fused attention pattern(s) shown as groups (double-click one to open it)",
+                 nullptr, int(m_fusedGroups.size())),
+        6000);
 }
 
 void MainWindow::onLoadFailed(const QString &path, const QString &message)

@@ -73,6 +73,13 @@ public:
     /// The shown model as the beside pane's table compares it: with the planner's training step
     /// (its optimizer, precision, ...) when the planner has this model's problem.
     std::optional<LoadedModel> besideReference() const;
+    /// The planner's training step (its problem) for the model shown, or null: when it is for
+    /// this file, batch and inputs, the document keeps it (the inspector lists what it fused) and
+    /// each attention pattern it fused (--attention sdpa) is drawn as a collapsed group that
+    /// opens to the original nodes; another step (or none) takes the groups away. Re-lays out
+    /// only when the groups change.
+    void showPlannerStep(std::shared_ptr<const core::pipeline::Problem> step);
+
     /// Re-imports the current file (F5) keeping batch and collapse state.
     void reload();
     /// Re-imports at another batch; every figure updates when it arrives.
@@ -240,6 +247,8 @@ private:
     std::vector<core::NodeId> m_hits;
     int m_hitIndex = -1;
     core::NodeId m_pendingReveal;
+    /// The fused attention patterns the shown graph groups (showPlannerStep), per group its nodes.
+    std::vector<std::vector<core::NodeId>> m_fusedGroups;
     core::NamespaceId m_pendingToggle; ///< the group expanded or collapsed by the running layout
     bool m_refitAfterLayout = false;
     bool m_dockFitPending = false;

@@ -6,14 +6,20 @@ ModelDocument::ModelDocument(QObject *parent) : QObject(parent) {}
 
 void ModelDocument::setModel(LoadedModel model, const core::layout::CollapseSet &initialCollapse)
 {
+    // (Against the graph as imported: a regrouped graph has more namespaces, which go.)
     const bool sameFile = hasModel() && model.path == m_model.path &&
-                          model.graph->namespaces().size() == m_model.graph->namespaces().size();
+                          model.graph->namespaces().size() == m_importedNamespaces;
     m_model = std::move(model);
+    m_importedNamespaces = m_model.graph->namespaces().size();
+    m_plannerStep.reset();
     m_foldedConstants.reset();
     m_layouter.reset();
     m_layout.reset();
     if (!sameFile)
         m_collapsed = initialCollapse;
+    else
+        m_collapsed.erase(m_collapsed.lower_bound(core::NamespaceId(int32_t(m_importedNamespaces))),
+                          m_collapsed.end());
     if (m_selected.valid() && m_selected.index() >= m_model.graph->nodeCount())
         m_selected = core::NodeId();
     if (!sameFile)
@@ -21,6 +27,26 @@ void ModelDocument::setModel(LoadedModel model, const core::layout::CollapseSet 
     m_colourOverride.reset(); // made for the previous graph's node ids
     rebuildColours();
     emit changed({DocumentChangeKind::ModelReplaced});
+}
+
+void ModelDocument::setRegroupedModel(LoadedModel model, core::layout::CollapseSet collapsed)
+{
+    m_model = std::move(model);
+    m_foldedConstants.reset();
+    m_layouter.reset();
+    m_layout.reset();
+    m_collapsed = std::move(collapsed);
+    m_colourOverride.reset();
+    rebuildColours();
+    emit changed({DocumentChangeKind::ModelReplaced});
+}
+
+void ModelDocument::setPlannerStep(std::shared_ptr<const core::pipeline::Problem> step)
+{
+    if (step == m_plannerStep)
+        return;
+    m_plannerStep = std::move(step);
+    emit changed({DocumentChangeKind::TrainingStepChanged});
 }
 
 void ModelDocument::setColourOverride(std::unique_ptr<NodeColourProvider> provider)

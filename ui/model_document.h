@@ -44,6 +44,9 @@ enum class DocumentChangeKind {
     CollapseChanged, ///< the collapse state was edited; a layout is on its way
     ColourModeChanged,
     SelectionChanged,
+    /// The planner's training step for this model arrived or went (plannerStep()): what was
+    /// fused is read from it.
+    TrainingStepChanged,
 };
 
 struct DocumentChange
@@ -63,6 +66,24 @@ public:
     /// Replaces the model; keeps the collapse state when the file is the same (a reload or a new
     /// batch), else starts from `initialCollapse`.
     void setModel(LoadedModel model, const core::layout::CollapseSet &initialCollapse);
+
+    /// The same model with its graph regrouped (core::ir::Graph::withNodeGroups: the same nodes and
+    /// values, more namespaces, as fused attention patterns are shown): keeps the selection and
+    /// the planner's step, takes `collapsed`; needs a new layouter and layout as setModel does.
+    void setRegroupedModel(LoadedModel model, core::layout::CollapseSet collapsed);
+    /// Namespaces of the graph as imported: ids from here on are groups a view added (a fused
+    /// attention pattern).
+    size_t importedNamespaceCount() const { return m_importedNamespaces; }
+
+    /// The planner's training step when it is this model's (same file, batch and inputs), with
+    /// the user's training options: its fusions (--attention sdpa) are grouped in the graph and
+    /// listed by the inspector. Null when the planner has none for this model; dropped by
+    /// setModel.
+    const std::shared_ptr<const core::pipeline::Problem> &plannerStep() const
+    {
+        return m_plannerStep;
+    }
+    void setPlannerStep(std::shared_ptr<const core::pipeline::Problem> step);
 
     /// Node sizes and the cached per-group layouts for the current model.
     std::shared_ptr<core::layout::GraphLayouter> layouter() const { return m_layouter; }
@@ -110,6 +131,8 @@ private:
     std::unique_ptr<NodeColourProvider> m_colours;
     std::unique_ptr<NodeColourProvider> m_colourOverride;
     core::NodeId m_selected;
+    size_t m_importedNamespaces = 0;
+    std::shared_ptr<const core::pipeline::Problem> m_plannerStep;
     mutable std::unique_ptr<FoldedConstants> m_foldedConstants;
 };
 

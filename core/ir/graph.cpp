@@ -308,6 +308,56 @@ std::optional<NodeId> Graph::findNode(const std::string &name) const
     return it->second;
 }
 
+Graph Graph::withNodeGroups(const std::vector<NodeGroup> &groups) const
+{
+    Graph g = *this;
+    std::vector<char> taken(m_nodes.size(), 0);
+    for (const NodeGroup &group : groups) {
+        if (group.nodes.size() < 2)
+            continue;
+        bool usable = true;
+        for (NodeId n : group.nodes)
+            usable = usable && n.valid() && n.index() < m_nodes.size() && !taken[n.index()];
+        if (!usable)
+            continue;
+        // The innermost namespace holding every node: walk each node's path up to the depth of
+        // the shallowest, then up together until they meet.
+        NamespaceId common = g.m_nodes[group.nodes[0].index()].ns;
+        for (NodeId n : group.nodes) {
+            NamespaceId other = g.m_nodes[n.index()].ns;
+            while (g.ns(other).depth > g.ns(common).depth)
+                other = g.ns(other).parent;
+            while (g.ns(common).depth > g.ns(other).depth)
+                common = g.ns(common).parent;
+            while (common != other) {
+                common = g.ns(common).parent;
+                other = g.ns(other).parent;
+            }
+        }
+        Namespace added;
+        added.id = NamespaceId(g.m_namespaces.size());
+        added.name = group.name;
+        const Namespace &parent = g.ns(common);
+        added.path = parent.path.empty() ? group.name : parent.path + "/" + group.name;
+        added.parent = common;
+        added.depth = parent.depth + 1;
+        std::vector<NodeId> members = group.nodes;
+        std::sort(members.begin(), members.end(),
+                  [&](NodeId a, NodeId b) { return topoPosition(a) < topoPosition(b); });
+        members.erase(std::unique(members.begin(), members.end()), members.end());
+        for (NodeId n : members) {
+            taken[n.index()] = 1;
+            std::vector<NodeId> &from = g.m_namespaces[g.m_nodes[n.index()].ns.index()].nodes;
+            from.erase(std::remove(from.begin(), from.end(), n), from.end());
+            g.m_nodes[n.index()].ns = added.id;
+        }
+        added.nodes = std::move(members);
+        g.m_namespaces[common.index()].children.push_back(added.id);
+        g.m_namespaces.push_back(std::move(added));
+    }
+    return g;
+}
+
 int Graph::namespaceDepth() const
 {
     int d = 0;

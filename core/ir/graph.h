@@ -118,6 +118,13 @@ struct ModelInfo
 /// paddle2onnx leaves both empty).
 std::string producerLabel(const ModelInfo &info);
 
+/// Nodes a view shows as one group of their own (a fused attention pattern).
+struct NodeGroup
+{
+    std::string name; ///< the group's namespace name ("attention (fused)")
+    std::vector<NodeId> nodes;
+};
+
 class Graph
 {
 public:
@@ -148,6 +155,12 @@ public:
     const std::vector<Namespace> &namespaces() const { return m_namespaces; }
     NamespaceId rootNamespace() const { return NamespaceId(int32_t(0)); }
     int namespaceDepth() const; ///< deepest level below the root
+
+    /// A copy in which each group's nodes move into a new namespace, a child of their innermost
+    /// common namespace. Node, value and existing namespace ids stay as they are (the new
+    /// namespaces come after them, in the order of `groups`), and so do node names. A group of
+    /// fewer than two nodes, or with a node an earlier group took, is left out.
+    Graph withNodeGroups(const std::vector<NodeGroup> &groups) const;
 
     /// Replaces value kinds (Parameter / Buffer / Input) by name, for user overrides.
     Status reclassify(const std::string &valueName, ValueKind kind);

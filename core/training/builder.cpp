@@ -153,6 +153,7 @@ private:
     std::vector<int32_t> m_tensorOf; // ValueId -> TensorId value
     std::vector<Op> m_pendingAccumulates;
     std::vector<std::string> m_fusedPatterns, m_notFused;
+    std::vector<FusionSite> m_fusedSites, m_notFusedSites;
 };
 
 void Builder::classifyConstants()
@@ -616,6 +617,7 @@ Status Builder::fuseAttention()
     };
     REMAT_ASSIGN_OR_RETURN(std::vector<fusions::FusedPattern> nodes, fusions::attentionNodes(view));
     for (fusions::FusedPattern &p : nodes) {
+        m_fusedSites.push_back({p.node.id, {}});
         m_fusedAt[p.node.id.index()] = int(m_fused.size());
         m_fused.push_back(std::move(p.node));
         m_fusedPatterns.push_back(std::move(p.description));
@@ -626,11 +628,14 @@ Status Builder::fuseAttention()
     for (fusions::FusedPattern &p : r.fused) {
         for (NodeId n : p.absorbed)
             m_skipNode[n.index()] = true;
+        m_fusedSites.push_back({p.node.id, p.absorbed});
         m_fusedAt[p.node.id.index()] = int(m_fused.size());
         m_fused.push_back(std::move(p.node));
         m_fusedPatterns.push_back(std::move(p.description));
     }
     m_notFused = std::move(r.notFused);
+    for (NodeId n : r.notFusedAt)
+        m_notFusedSites.push_back({n, {}});
     return Status::ok();
 }
 
@@ -1082,6 +1087,8 @@ Expected<TrainingGraph> Builder::run()
     info.training.attention = m_opt.attention;
     info.fusedPatterns = std::move(m_fusedPatterns);
     info.notFused = std::move(m_notFused);
+    info.fusedSites = std::move(m_fusedSites);
+    info.notFusedSites = std::move(m_notFusedSites);
     auto tg = TrainingGraph::assemble(std::move(info), std::move(m_ops), std::move(m_tensors));
     if (!tg)
         return tg.status().withContext("training graph");

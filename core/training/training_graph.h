@@ -102,6 +102,17 @@ struct Op
     int64_t workspaceBytes = 0; ///< transient scratch while the op runs
 };
 
+/// Where a fusion happened (or almost did) in the forward graph.
+struct FusionSite
+{
+    /// The fused op's node (the pattern's last, whose id the op keeps); for a near miss, its
+    /// Softmax.
+    NodeId node;
+    /// The pattern's other nodes, absorbed into the fused op (empty for a near miss and for an
+    /// ONNX Attention node, already one node).
+    std::vector<NodeId> absorbed;
+};
+
 /// Where a training graph came from and at what batch.
 struct TrainingGraphInfo
 {
@@ -114,6 +125,9 @@ struct TrainingGraphInfo
     /// What the builder's optional fusions (--attention sdpa) replaced, one line per pattern, and
     /// the patterns that almost matched, each with why it was not fused.
     std::vector<std::string> fusedPatterns, notFused;
+    /// The same per line, by node, for views (the explorer draws a fused pattern as a group):
+    /// fusedSites[i] is fusedPatterns[i], notFusedSites[i] is notFused[i].
+    std::vector<FusionSite> fusedSites, notFusedSites;
 };
 
 class TrainingGraph

@@ -2,13 +2,16 @@
 // shows the re-solved plan, for the fast (DP and checkpoint-set) solvers on resnet50 at batch 32.
 // Includes the debounce, the solve on the worker, the re-simulation for the chart, the analysis
 // (colours, R/S matrices) and the chart's replace(). Target: under 100 ms.
-//   bench_planner [BATCH [SESSION.rematproj]]   (also saves a two-plan session when asked)
+//   bench_planner [BATCH [SESSION.rematproj|- [MODEL.onnx [SOLVER,SOLVER...]]]]
+// (saves a two-plan session when given one; another model and solvers: the 8B decoder of
+// `remat make-decoder --config resources/configs/llama-3-8b.json --seq 4096`, tests/bench/llm_8b.md)
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/planner.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QStringList>
 #include <QTimer>
 
 #include <algorithm>
@@ -23,8 +26,11 @@ int main(int argc, char **argv)
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
-    const std::string model = std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/resnet50.onnx";
+    const std::string model =
+        argc > 3 ? std::string(argv[3])
+                 : std::string(REMAT_SHARED_DIR) + "/corpus/graph_only/resnet50.onnx";
     const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 32;
+    const bool saveSession = argc > 2 && std::string(argv[2]) != "-";
     QElapsedTimer clock;
     clock.start();
     auto problem = loadPlannerProblem(model, batch, {});
@@ -32,10 +38,11 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "%s\n", problem.status().toString().c_str());
         return 1;
     }
-    std::printf(
-        "resnet50 batch %lld: %zu ops, %zu tensors, store-all peak %.2f GiB (loaded in %.1f s)\n",
-        (long long)batch, (*problem)->training->opCount(), (*problem)->training->tensorCount(),
-        double((*problem)->storeAll.timeline.peakBytes) / double(1 << 30), clock.elapsed() / 1e3);
+    std::printf("%s batch %lld: %zu ops, %zu tensors, store-all peak %.2f GiB (loaded in %.1f s)\n",
+                model.substr(model.find_last_of('/') + 1).c_str(), (long long)batch,
+                (*problem)->training->opCount(), (*problem)->training->tensorCount(),
+                double((*problem)->storeAll.timeline.peakBytes) / double(1 << 30),
+                clock.elapsed() / 1e3);
     const std::shared_ptr<const PlannerProblem> shared = *problem;
     const auto &sa = shared->storeAll.timeline;
     const int64_t floor = sa.peakBytes - sa.activationPeakBytes;
@@ -50,10 +57,14 @@ int main(int argc, char **argv)
 
     std::printf("%-14s %8s %10s %10s %10s %12s %8s\n", "solver", "moves", "median ms", "p90 ms",
                 "max ms", "solve ms", "steps");
-    const char *ids[] = {"chen-sqrtn", "chen-greedy", "hong-dp",   "hong-linear",
-                         "revolve",    "rotor",       "feng-huang"};
-    for (const char *id : ids) {
-        if (!planner.usableSolverIds().contains(QString::fromLatin1(id)))
+    QStringList ids = {"chen-sqrtn", "chen-greedy", "hong-dp",   "hong-linear",
+                       "revolve",    "rotor",       "feng-huang"};
+    if (argc > 4)
+        ids = QString::fromLocal8Bit(argv[4]).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    for (const QString &idText : ids) {
+        const QByteArray idBytes = idText.toLatin1();
+        const char *id = idBytes.constData();
+        if (!planner.usableSolverIds().contains(idText))
             continue;
         planner.document()->clearPlans();
         planner.document()->setBudgetBytes(floor + (sa.peakBytes - floor) * 8 / 10);
@@ -100,7 +111,7 @@ int main(int argc, char **argv)
         std::fflush(stdout);
     }
     // Optionally leave a session behind (for screenshots and demos): two plans at 60% of the range.
-    if (argc > 2) {
+    if (saveSession) {
         planner.document()->clearPlans();
         planner.document()->setBudgetBytes(floor + (sa.peakBytes - floor) * 6 / 10);
         planner.solve(QStringLiteral("chen-greedy"));

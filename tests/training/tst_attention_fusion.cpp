@@ -76,6 +76,18 @@ private slots:
         QCOMPARE(sdpa.tg.info().fusedPatterns.size(), size_t(2));
         QVERIFY(sdpa.tg.info().notFused.empty());
         QCOMPARE(sdpa.tg.info().training.attention, training::Attention::Sdpa);
+        // per pattern, by node (the explorer's groups): the fused op keeps the second MatMul's
+        // id and absorbed at least the scores' MatMul and the Softmax
+        QCOMPARE(sdpa.tg.info().fusedSites.size(), size_t(2));
+        QVERIFY(sdpa.tg.info().notFusedSites.empty());
+        for (const training::FusionSite &site : sdpa.tg.info().fusedSites) {
+            QCOMPARE(g->node(site.node).opType, std::string("MatMul"));
+            const auto has = [&](const char *type) {
+                return std::any_of(site.absorbed.begin(), site.absorbed.end(),
+                                   [&](NodeId n) { return g->node(n).opType == type; });
+            };
+            QVERIFY(has("Softmax") && has("MatMul"));
+        }
         const int64_t B = 2, H = 4, S = 16, Dh = 8, layers = 2;
         const int64_t scores = B * H * S * S * 4;
         const int64_t output = B * H * S * Dh * 4, lse = B * H * S * 4;
@@ -183,6 +195,8 @@ private slots:
         QCOMPARE(sdpa.tg.info().notFused.size(), size_t(1));
         QVERIFY2(sdpa.tg.info().notFused[0].find("probabilities") != std::string::npos,
                  sdpa.tg.info().notFused[0].c_str());
+        QCOMPARE(sdpa.tg.info().notFusedSites.size(), size_t(1));
+        QCOMPARE(sdpa.tg.info().notFusedSites[0].node, g->value(p).producer);
 
         // softmax over another axis
         MiniGraph m2;

@@ -154,7 +154,8 @@ void GraphScene::onDocumentChanged(const DocumentChange &change)
         m_layout.reset();
         m_searchHits.clear();
         break;
-    case DocumentChangeKind::CollapseChanged: break;
+    case DocumentChangeKind::CollapseChanged:
+    case DocumentChangeKind::TrainingStepChanged: break;
     }
 }
 

@@ -118,6 +118,11 @@ Planner::Planner(QObject *parent)
         auto *parent = qobject_cast<QWidget *>(m_trainingAction->parent());
         TrainingOptionsDialog dialog(parent ? parent : QApplication::activeWindow());
         dialog.setOptions(m_document.training());
+        // A tensor-parallel size the model's heads cannot take is refused in the dialog, with
+        // the sizes that divide them (the step's own check, on the problem shown).
+        dialog.setChecker([this](const core::training::TrainingOptions &o) {
+            return tensorParallelRefusal(m_problem.get(), o);
+        });
         const core::onnx::ImportOptions current = m_document.importSettings();
         dialog.setPatterns(current.freezePatterns, current.trainablePatterns);
         if (dialog.exec() != QDialog::Accepted)

@@ -22,6 +22,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolBar>
 #include <QUndoStack>
 
@@ -80,7 +81,17 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
         if (c.kind == DocumentChangeKind::ModelReplaced && doc->hasModel() &&
             doc->model().path == m_window->property("shownPath").toString())
             followWindowModel();
+        // The planner's step (its training options) shapes the graph: fused attention drawn as
+        // groups. A fresh import drops it; the planner's problem may already be this one's
+        // (after the window has taken the new model in: its layouter is set after this signal).
+        if (c.kind == DocumentChangeKind::ModelReplaced && !doc->plannerStep())
+            QTimer::singleShot(0, this, [this, doc] {
+                if (!doc->plannerStep())
+                    m_window->showPlannerStep(m_planner->problem());
+            });
     });
+    connect(planner, &Planner::problemChanged, this,
+            [this] { m_window->showPlannerStep(m_planner->problem()); });
     // The training options in force, always on screen (they change every figure): a click
     // opens the Training dialog.
     auto *training = new QLabel(window);

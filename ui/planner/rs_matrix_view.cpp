@@ -35,8 +35,12 @@ void RsMatrixView::setAnalysis(const PlanAnalysis &a)
 {
     m_names.clear();
     m_backwardStage.clear();
+    m_opOfColumn.clear();
+    m_image = QImage();
+    m_imageStale = false;
+    m_rows = 0;
+    m_analysis = PlanAnalysis();
     if (a.isEmpty() || a.stageCount() == 0) {
-        m_image = QImage();
         updateMargins();
         updateGeometry();
         update();
@@ -44,42 +48,51 @@ void RsMatrixView::setAnalysis(const PlanAnalysis &a)
     }
     // Column j is the op first computed in stage j (the order the frontier advances in), so R
     // is lower-triangular with the first computes on the diagonal, as in Checkmate's figures.
-    const int rows = a.stageCount();
-    const int maxOp = rows;
-    QImage img(maxOp, rows, QImage::Format_RGB32);
-    img.fill(QColor(0xff, 0xff, 0xff));
-    const QRgb on = m_kind == Recompute ? qRgb(0x21, 0x21, 0x21) : qRgb(0x1a, 0x5f, 0xb4);
-    const QRgb recompute = qRgb(0xf4, 0x8f, 0x22);
-    std::vector<core::OpId> opOfColumn(static_cast<size_t>(maxOp));
-    for (int k = 0; k < rows; ++k) {
+    m_rows = a.stageCount();
+    m_opOfColumn.resize(size_t(m_rows));
+    for (int k = 0; k < m_rows; ++k) {
         const int step = a.stageStartStep(k);
-        opOfColumn[size_t(k)] = a.opAtStep(step);
+        m_opOfColumn[size_t(k)] = a.opAtStep(step);
         const bool backward = a.backwardBeginStep() >= 0 && step > a.backwardBeginStep();
         m_backwardStage.push_back(backward);
         const QString node = a.nodeAtStep(step);
         m_names << (backward ? QStringLiteral("\u2202 ") + node : node);
     }
-    for (int k = 0; k < rows; ++k) {
-        auto *line = reinterpret_cast<QRgb *>(img.scanLine(k));
-        for (int j = 0; j < maxOp; ++j) {
-            const core::OpId op = opOfColumn[size_t(j)];
-            if (m_kind == Recompute) {
-                if (a.recomputedInStage(k, op))
-                    line[j] = j < k ? recompute : on;
-            } else if (a.storedIntoStage(k, op)) {
-                line[j] = on;
-            }
-        }
-    }
-    m_image = img;
+    m_analysis = a;
+    m_imageStale = true;
     updateMargins();
     updateGeometry();
     update();
 }
 
+void RsMatrixView::drawImage() const
+{
+    if (!m_imageStale)
+        return;
+    m_imageStale = false;
+    const int rows = m_rows;
+    QImage img(rows, rows, QImage::Format_RGB32);
+    img.fill(QColor(0xff, 0xff, 0xff));
+    const QRgb on = m_kind == Recompute ? qRgb(0x21, 0x21, 0x21) : qRgb(0x1a, 0x5f, 0xb4);
+    const QRgb recompute = qRgb(0xf4, 0x8f, 0x22);
+    for (int k = 0; k < rows; ++k) {
+        auto *line = reinterpret_cast<QRgb *>(img.scanLine(k));
+        for (int j = 0; j < rows; ++j) {
+            const core::OpId op = m_opOfColumn[size_t(j)];
+            if (m_kind == Recompute) {
+                if (m_analysis.recomputedInStage(k, op))
+                    line[j] = j < k ? recompute : on;
+            } else if (m_analysis.storedIntoStage(k, op)) {
+                line[j] = on;
+            }
+        }
+    }
+    m_image = std::move(img);
+}
+
 void RsMatrixView::updateMargins()
 {
-    if (m_image.isNull() || m_zoom < kNamedCell) {
+    if (m_rows == 0 || m_zoom < kNamedCell) {
         m_left = m_top = kAxisBand; // captions only
     } else {
         const QFontMetrics fm(labelFont(m_zoom));
@@ -93,10 +106,10 @@ void RsMatrixView::updateMargins()
 
 QPoint RsMatrixView::cellAt(const QPointF &pos) const
 {
-    if (m_image.isNull())
+    if (m_rows == 0)
         return {-1, -1};
     const double x = (pos.x() - m_left) / m_zoom, y = (pos.y() - m_top) / m_zoom;
-    if (x < 0 || y < 0 || x >= m_image.width() || y >= m_image.height())
+    if (x < 0 || y < 0 || x >= m_rows || y >= m_rows)
         return {-1, -1};
     return {int(y), int(x)}; // (stage, column)
 }
@@ -105,6 +118,7 @@ QString RsMatrixView::cellText(int stage, int column) const
 {
     if (stage < 0 || column < 0 || stage >= m_names.size() || column >= m_names.size())
         return {};
+    drawImage();
     const QRgb c = m_image.pixel(column, stage);
     const bool set = c != qRgb(0xff, 0xff, 0xff);
     QString what;
@@ -165,20 +179,21 @@ void RsMatrixView::zoomBy(double factor)
 
 QSize RsMatrixView::sizeHint() const
 {
-    if (m_image.isNull())
+    if (m_rows == 0)
         return {200, 200};
-    return {m_left + std::max(1, int(m_image.width() * m_zoom)) + 2,
-            m_top + std::max(1, int(m_image.height() * m_zoom)) + 2};
+    return {m_left + std::max(1, int(m_rows * m_zoom)) + 2,
+            m_top + std::max(1, int(m_rows * m_zoom)) + 2};
 }
 
 void RsMatrixView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), palette().window());
-    if (m_image.isNull()) {
+    if (m_rows == 0) {
         p.drawText(rect(), Qt::AlignCenter, tr("No plan"));
         return;
     }
+    drawImage();
     const QRectF target(m_left, m_top, m_image.width() * m_zoom, m_image.height() * m_zoom);
     // Nearest-neighbour keeps single cells crisp when zoomed in; smooth when shrunk.
     p.setRenderHint(QPainter::SmoothPixmapTransform, m_zoom < 1.0);
@@ -234,7 +249,7 @@ void RsMatrixView::wheelEvent(QWheelEvent *event)
 
 void RsMatrixView::mousePressEvent(QMouseEvent *event)
 {
-    if (m_image.isNull())
+    if (m_rows == 0)
         return;
     const QPoint cell = cellAt(event->position());
     if (cell.x() >= 0)

@@ -5,6 +5,9 @@
 // says what it means; zoom with Ctrl+wheel or setZoom(); the current stage is a red row.
 //   RsMatrixView r(RsMatrixView::Recompute);  r.setAnalysis(analysis);  r.setCurrentStage(k);
 //   QImage img = r.image();   // one pixel per cell;  r.cellText(k, j);  // the hover text
+// The image has a pixel per stage and op (tens of millions for an 8B decoder's plan): it is
+// drawn when first needed (painted, image(), a cell's text), not on every new plan, so a plan
+// re-solved while the budget slider moves costs nothing here while the Schedule tab is hidden.
 
 #include "ui/planner/plan_analysis.h"
 
@@ -27,7 +30,11 @@ public:
     /// A zoom the user asked for (buttons, Ctrl+wheel): setZoom and zoomedByUser().
     void zoomBy(double factor);
     double zoom() const { return m_zoom; }
-    const QImage &image() const { return m_image; }
+    const QImage &image() const
+    {
+        drawImage();
+        return m_image;
+    }
     QSize sizeHint() const override;
     /// The op that opens each stage (column j is the op first computed in stage j): forward ONNX
     /// node names, "∂ name" for backward ops.
@@ -55,9 +62,15 @@ protected:
 
 private:
     void updateMargins();
+    /// Draws m_image from m_analysis when a new analysis came since.
+    void drawImage() const;
 
     Kind m_kind;
-    QImage m_image;
+    PlanAnalysis m_analysis;
+    std::vector<core::OpId> m_opOfColumn; ///< column j: the op first computed in stage j
+    int m_rows = 0;                       ///< stages (and columns); 0 without a plan
+    mutable QImage m_image;
+    mutable bool m_imageStale = false;
     QStringList m_names;
     std::vector<char> m_backwardStage;
     double m_zoom = 1.0;

@@ -1,7 +1,10 @@
 #include "ui/planner/training_options_dialog.h"
 
 #include "core/onnx/trainability.h"
+#include "core/pipeline/problem.h"
+#include "core/training/tensor_parallel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QEvent>
@@ -45,6 +48,21 @@ QString stateText(Optimizer o)
 
 } // namespace
 
+QString tensorParallelRefusal(const core::pipeline::Problem *problem, const TrainingOptions &o)
+{
+    if (o.tensorParallel <= 1 || !problem || !problem->training)
+        return {};
+    // The split reads the forward ops' logical shapes, which no option changes: the step shown
+    // (whatever its options) has the heads the new options would split. Copies: only the
+    // verdict is kept.
+    const TrainingGraph &tg = *problem->training;
+    std::vector<Op> ops = tg.ops();
+    std::vector<Tensor> tensors = tg.tensors();
+    const core::Status s =
+        shardTensorParallel(tg, ops, tensors, o.tensorParallel, o.sequenceParallel);
+    return s.isOk() ? QString() : QString::fromStdString(s.message());
+}
+
 TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
 {
     m_optimizer = new QComboBox(this);
@@ -76,6 +94,18 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     m_microBatches = new QSpinBox(this);
     m_microBatches->setObjectName(QStringLiteral("trainingMicroBatches"));
     m_microBatches->setRange(1, 65536);
+    m_tensorParallel = new QSpinBox(this);
+    m_tensorParallel->setObjectName(QStringLiteral("trainingTensorParallel"));
+    m_tensorParallel->setRange(1, 1024);
+    m_tensorParallel->setToolTip(
+        tr("Megatron-LM tensor parallelism over this many GPUs (1: none): attention heads and "
+           "the FFN split column / row parallel; it must divide the heads (K/V heads too)"));
+    m_sequenceParallel = new QCheckBox(tr("split along the sequence too"), this);
+    m_sequenceParallel->setObjectName(QStringLiteral("trainingSequenceParallel"));
+    m_sequenceParallel->setToolTip(
+        tr("Megatron-LM sequence parallelism (Korthikanti et al.): layer norms, dropout and "
+           "residual adds, replicated under tensor parallelism, split along the sequence; needs "
+           "tensor parallel > 1"));
     m_explanation = new QLabel(this);
     m_explanation->setObjectName(QStringLiteral("trainingExplanation"));
     m_explanation->setWordWrap(true);
@@ -103,6 +133,8 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
     form->addRow(tr("&Ranks"), m_ranks);
     form->addRow(tr("&Micro-batches"), m_microBatches);
     form->addRow(tr("&Attention"), m_attention);
+    form->addRow(tr("&Tensor parallel"), m_tensorParallel);
+    form->addRow(tr("Se&quence parallel"), m_sequenceParallel);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
@@ -110,7 +142,8 @@ TrainingOptionsForm::TrainingOptionsForm(QWidget *parent) : QWidget(parent)
 
     for (QComboBox *c : {m_optimizer, m_precision, m_autocastDevice, m_shard, m_attention})
         connect(c, &QComboBox::currentIndexChanged, this, &TrainingOptionsForm::updateExplanation);
-    for (QSpinBox *s : {m_ranks, m_microBatches}) {
+    connect(m_sequenceParallel, &QCheckBox::toggled, this, &TrainingOptionsForm::updateExplanation);
+    for (QSpinBox *s : {m_ranks, m_microBatches, m_tensorParallel}) {
         connect(s, &QSpinBox::valueChanged, this, &TrainingOptionsForm::updateExplanation);
         // Another count (arrows, wheel) clears what was rejected before; the box's own revert
         // to the previous value does not.
@@ -131,7 +164,7 @@ bool TrainingOptionsForm::eventFilter(QObject *watched, QEvent *event)
     // Before the box reverts out-of-range text to its previous value on losing focus (a click
     // on OK), remember what was typed so OK can say so instead of keeping the old value.
     // Return does the same (then reaches the dialog's OK). Typing starts over.
-    for (QSpinBox *s : {m_ranks, m_microBatches}) {
+    for (QSpinBox *s : {m_ranks, m_microBatches, m_tensorParallel}) {
         if (watched != s && watched != s->findChild<QLineEdit *>())
             continue;
         bool leaving = event->type() == QEvent::FocusOut;
@@ -150,7 +183,8 @@ bool TrainingOptionsForm::eventFilter(QObject *watched, QEvent *event)
 QString TrainingOptionsForm::inputError() const
 {
     const std::pair<QSpinBox *, QString> boxes[] = {{m_ranks, tr("Ranks")},
-                                                    {m_microBatches, tr("Micro-batches")}};
+                                                    {m_microBatches, tr("Micro-batches")},
+                                                    {m_tensorParallel, tr("Tensor parallel")}};
     for (const auto &[box, name] : boxes) {
         QString typed;
         if (!box->hasAcceptableInput())
@@ -164,8 +198,12 @@ QString TrainingOptionsForm::inputError() const
             .arg(name, typed)
             .arg(box->minimum())
             .arg(box->maximum())
-            .arg(box == m_ranks ? tr("one GPU") : tr("no gradient accumulation"))
-            .arg(box == m_ranks ? m_base.ranks : m_base.microBatches);
+            .arg(box == m_ranks          ? tr("one GPU")
+                 : box == m_microBatches ? tr("no gradient accumulation")
+                                         : tr("no tensor parallelism"))
+            .arg(box == m_ranks          ? m_base.ranks
+                 : box == m_microBatches ? m_base.microBatches
+                                         : m_base.tensorParallel);
     }
     return {};
 }
@@ -266,6 +304,19 @@ void TrainingOptionsDialog::accept()
         return;
     }
     m_patternError->hide();
+    // Options the model cannot take (heads a tensor-parallel size does not divide): said here,
+    // the dialog stays open.
+    const TrainingOptions o = options();
+    QString refused;
+    if (core::Status s = validateTrainingOptions(o); !s.isOk())
+        refused = QString::fromStdString(s.message());
+    else if (m_checker)
+        refused = m_checker(o);
+    if (!refused.isEmpty()) {
+        m_error->setText(refused);
+        m_error->show();
+        return;
+    }
     QDialog::accept();
 }
 
@@ -281,6 +332,9 @@ void TrainingOptionsForm::setOptions(const TrainingOptions &o)
     m_ranks->setValue(int(std::clamp<int64_t>(o.ranks, 1, m_ranks->maximum())));
     m_microBatches->setValue(
         int(std::clamp<int64_t>(o.microBatches, 1, m_microBatches->maximum())));
+    m_tensorParallel->setValue(
+        int(std::clamp<int64_t>(o.tensorParallel, 1, m_tensorParallel->maximum())));
+    m_sequenceParallel->setChecked(o.sequenceParallel);
     updateExplanation();
 }
 
@@ -297,6 +351,9 @@ TrainingOptions TrainingOptionsForm::options() const
     o.attention = Attention(m_attention->currentData().toInt());
     o.ranks = m_ranks->value();
     o.microBatches = m_microBatches->value();
+    o.tensorParallel = m_tensorParallel->value();
+    // one tensor-parallel rank has nothing to split along the sequence
+    o.sequenceParallel = o.tensorParallel > 1 && m_sequenceParallel->isChecked();
     if (o.shard == Sharding::None || o.ranks == 1) {
         o.shard = Sharding::None; // one rank holds everything: nothing is sharded
         o.ranks = 1;
@@ -309,6 +366,7 @@ void TrainingOptionsForm::updateExplanation()
     const TrainingOptions o = options();
     m_ranks->setEnabled(Sharding(m_shard->currentData().toInt()) != Sharding::None);
     m_autocastDevice->setEnabled(isAutocast(o.precision));
+    m_sequenceParallel->setEnabled(o.tensorParallel > 1);
     QStringList lines;
     lines << stateText(o.optimizer);
     switch (o.precision) {
@@ -338,6 +396,14 @@ void TrainingOptionsForm::updateExplanation()
                      .arg(o.ranks);
     else if (Sharding(m_shard->currentData().toInt()) != Sharding::None)
         lines << tr("one rank: nothing is sharded");
+    if (o.tensorParallel > 1)
+        lines << (o.sequenceParallel
+                      ? tr("per-GPU bytes of %1-way tensor parallelism with sequence "
+                           "parallelism: attention heads and the FFN split over %1 GPUs, layer "
+                           "norms and dropout split along the sequence")
+                      : tr("per-GPU bytes of %1-way tensor parallelism: attention heads and the "
+                           "FFN split over %1 GPUs, layer norms and dropout replicated"))
+                     .arg(o.tensorParallel);
     if (o.microBatches > 1)
         lines << tr("gradients accumulate over %1 micro-batches (effective batch: %1 x batch)")
                      .arg(o.microBatches);

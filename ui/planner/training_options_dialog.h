@@ -1,13 +1,16 @@
 #pragma once
 // The "Training..." dialog: how the model trains beyond its graph (optimizer, precision,
-// sharding over data-parallel ranks, gradient accumulation), the options `remat` takes as
-// --optimizer, --precision, --shard, --ranks and --micro-batches. The planner applies the
-// answer as one undo step (SetTrainingCommand): the problem is rebuilt off the GUI thread.
+// sharding over data-parallel ranks, gradient accumulation, attention, Megatron-LM tensor and
+// sequence parallelism), the options `remat` takes as --optimizer, --precision, --shard,
+// --ranks, --micro-batches, --attention, --tensor-parallel and --sequence-parallel. The planner
+// applies the answer as one undo step (SetTrainingCommand): the problem is rebuilt off the GUI
+// thread.
 //   TrainingOptionsDialog d(parent);  d.setOptions(doc.training());
 //   if (d.exec() == QDialog::Accepted) planner.setTraining(d.options());
 
 #include "core/training/training_options.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,12 +19,24 @@
 
 #include <map>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
 
+namespace remat::core::pipeline {
+struct Problem;
+}
+
 namespace remat::ui {
+
+/// Why `options` cannot apply to `problem`'s model, for the dialog: a tensor-parallel size that
+/// does not divide an attention's heads (query or K/V), with the sizes that do (core's Megatron
+/// split, training/tensor_parallel.h, run on the problem's step). Empty when they apply, when
+/// there is no tensor parallelism, or no problem to check against (the rebuild then says it).
+QString tensorParallelRefusal(const core::pipeline::Problem *problem,
+                              const core::training::TrainingOptions &options);
 
 /// The options' fields and a line on what they keep in memory: the dialog's body, and each side
 /// of "Compare training options...".
@@ -42,6 +57,8 @@ public:
     QComboBox *attentionBox() const { return m_attention; }
     QSpinBox *ranksBox() const { return m_ranks; }
     QSpinBox *microBatchesBox() const { return m_microBatches; }
+    QSpinBox *tensorParallelBox() const { return m_tensorParallel; }
+    QCheckBox *sequenceParallelBox() const { return m_sequenceParallel; }
     /// What is wrong with a count as typed ("Micro-batches: '0' is not ..."), empty when nothing:
     /// a count out of range is never silently replaced by the previous value.
     QString inputError() const;
@@ -66,6 +83,8 @@ private:
     QComboBox *m_attention;
     QSpinBox *m_ranks;
     QSpinBox *m_microBatches;
+    QSpinBox *m_tensorParallel;
+    QCheckBox *m_sequenceParallel;
     QLabel *m_explanation;
 };
 
@@ -88,8 +107,16 @@ public:
     QLineEdit *freezeEdit() const { return m_freeze; }
     QLineEdit *trainableEdit() const { return m_trainable; }
 
-    /// OK with a count out of range or a pattern that does not compile stays open and says what
-    /// to type.
+    /// Checks the options against the model before OK closes the dialog (the planner's: a
+    /// tensor-parallel size that does not divide the attention heads); returns the message to
+    /// show, empty when they apply.
+    void setChecker(std::function<QString(const core::training::TrainingOptions &)> checker)
+    {
+        m_checker = std::move(checker);
+    }
+
+    /// OK with a count out of range, a pattern that does not compile or options the checker
+    /// refuses stays open and says what to change.
     void accept() override;
 
 private:
@@ -98,6 +125,7 @@ private:
     QLineEdit *m_trainable;
     QLabel *m_patternError;
     QLabel *m_error;
+    std::function<QString(const core::training::TrainingOptions &)> m_checker;
 };
 
 } // namespace remat::ui

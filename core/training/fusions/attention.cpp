@@ -137,6 +137,7 @@ private:
     {
         m_result.notFused.push_back(
             fmt::format("attention at Softmax {} not fused: {}", label(softmax), why));
+        m_result.notFusedAt.push_back(softmax.id);
     }
 
     /// Walks back from a MatMul operand through constant scalings (and, for K, one Transpose

@@ -69,6 +69,7 @@ struct FusionResult
 {
     std::vector<FusedPattern> fused;
     std::vector<std::string> notFused; ///< near misses, each with its reason
+    std::vector<NodeId> notFusedAt;    ///< per near miss: its Softmax
 };
 
 } // namespace remat::core::training::fusions
