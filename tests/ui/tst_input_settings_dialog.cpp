@@ -47,7 +47,8 @@ const char *kN = "p2o.DynamicDimension.0";
 InputSettingsDialog *waitForDialog(MainWindow &w)
 {
     InputSettingsDialog *d = nullptr;
-    QTest::qWaitFor([&] { return (d = w.findChild<InputSettingsDialog *>()) != nullptr; }, 30000);
+    (void)QTest::qWaitFor([&] { return (d = w.findChild<InputSettingsDialog *>()) != nullptr; },
+                          30000);
     return d;
 }
 

@@ -96,7 +96,7 @@ Planner::Planner(QObject *parent)
     QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
     // Ctrl+Y too where the platform binds only Ctrl+Shift+Z (Linux desktops): users of every
     // other editor press it.
-    for (const QKeySequence key :
+    for (const QKeySequence &key :
          {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)})
         if (!redoKeys.contains(key))
             redoKeys << key;
