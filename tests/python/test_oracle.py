@@ -86,6 +86,8 @@ SAMPLE = {
     f"{NETS}:ConvLSTM": (None, "zeros created in forward as the first cell state, kept by the gate product", 1.0),
     f"{NETS}:WakeWord": (None, "a data-dependent If (scripted export) trained through --branch /router/If=then", 1.0),
     # issue 33, second half (unseen_nets.py): what torch.onnx drops, said by remat_export's metadata
+    f"{UNSEEN}:ContigSplit": (None, "k, v .contiguous() before a reshape a view would do: remat.contiguous says so",
+                              1.0, ["--metadata"]),
     f"{UNSEEN}:HandLayerNorm": (None, "x - mean written twice: torch.onnx merges it, remat.merged undoes that", 1.0,
                                 ["--metadata"]),
     f"{NETS}:ConvTasNetBlock": (None, "global layer norm by hand (x - mean merged by the exporter), an unused conv "
