@@ -2,6 +2,7 @@
 
 #include "core/sim/simulator.h"
 #include "core/solvers/checkmate/problem.h"
+#include "core/util/bytes.h"
 
 #include <fmt/format.h>
 
@@ -393,10 +394,10 @@ Expected<Plan> OffloadSolver::searchPlan(const SolveRequest &request) const
         feasible ? (request.stop.stopRequested() ? SolveStatus::Cancelled : SolveStatus::Feasible)
                  : SolveStatus::Infeasible;
     plan.note = fmt::format(
-        "{} streamed stretches on {}; host peak {} B; copy lane busy {:.4g} s; "
+        "{} streamed stretches on {}; host peak {}; copy lane busy {:.4g} s; "
         "{} op sequences tried",
         chosen.streamed, chosen.sequence == 0 ? "the store-all order" : "a recomputation plan",
-        plan.timeline.hostPeakBytes, plan.timeline.copySeconds, sequences.size());
+        formatBytes(plan.timeline.hostPeakBytes), plan.timeline.copySeconds, sequences.size());
     if (!feasible)
         plan.note =
             fmt::format("infeasible: the lowest peak found is {} B; ", plan.timeline.peakBytes) +

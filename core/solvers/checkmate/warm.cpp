@@ -1,6 +1,7 @@
 #include "core/solvers/checkmate/warm.h"
 
 #include "core/solvers/registry.h"
+#include "core/util/bytes.h"
 
 #include <fmt/format.h>
 
@@ -145,14 +146,14 @@ Expected<Plan> withRegisteredFallback(Expected<Plan> own, const SolveRequest &re
     Plan out = std::move(*best);
     const std::string from = out.solver;
     const std::string why = own ? own->note : own.status().message();
-    out.note = fmt::format("{}'s own answer was worse ({}); the best registered plan, {}'s, is "
-                           "returned{}{}",
-                           solverId,
-                           own ? fmt::format("{}, peak {} B, {:.1f}% recompute",
-                                             solveStatusName(own->status), own->timeline.peakBytes,
-                                             own->timeline.tdiPercent())
-                               : std::string("no plan"),
-                           from, why.empty() ? "" : "; ", why);
+    out.note = fmt::format(
+        "{}'s own answer was worse ({}); the best registered plan, {}'s, is "
+        "returned{}{}",
+        solverId,
+        own ? fmt::format("{}, peak {}, {:.1f}% recompute", solveStatusName(own->status),
+                          formatBytes(own->timeline.peakBytes), own->timeline.tdiPercent())
+            : std::string("no plan"),
+        from, why.empty() ? "" : "; ", why);
     out.solver = solverId;
     out.settings = request.settings;
     out.settings["fallback-from"] = from;
