@@ -13,21 +13,9 @@ OUT=${2:-$(mktemp -d /tmp/remat-autocast-walk.XXXXXX)}
 DISP=${WALK_DISPLAY:-:24}
 MODEL=${WALK_MODEL:-$HERE/../shared/corpus/graph_only/resnet50.onnx}
 STUDIO=$BUILD/app/remat-studio
-for tool in Xvfb openbox xdotool import; do
-    command -v "$tool" >/dev/null || { echo "autocast walk: $tool not found (apt-get install xvfb openbox xdotool imagemagick)" >&2; exit 2; }
-done
-[ -x "$STUDIO" ] || { echo "autocast walk: $STUDIO not built" >&2; exit 2; }
+WALK_NAME="autocast walk"
 [ -f "$MODEL" ] || { echo "autocast walk: $MODEL not found (../shared beside the clone)" >&2; exit 2; }
-mkdir -p "$OUT"
-export DISPLAY=$DISP
-export XDG_CONFIG_HOME=$(mktemp -d /tmp/remat-walk-config.XXXXXX)
-Xvfb "$DISP" -screen 0 1600x1000x24 >/dev/null 2>&1 &
-XVFB=$!
-sleep 1
-openbox >/dev/null 2>&1 &
-WM=$!
-cleanup() { kill "${APP:-}" "$WM" "$XVFB" 2>/dev/null; rm -rf "$XDG_CONFIG_HOME"; }
-trap cleanup EXIT
+. "$(dirname "$0")/x_session.sh"
 n=0
 shot() { n=$((n + 1)); sleep "${2:-0.7}"; import -window root "$OUT/$(printf '%02d' $n)-$1.png"; echo "autocast walk: $(printf '%02d' $n)-$1.png"; }
 click_xy() { xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.7}"; }

@@ -18,20 +18,8 @@ OTHER=${WALK_OTHER_MODEL:-$HERE/../shared/corpus/with_weights/mlp.onnx}
 INPUTS=$HERE/tests/data/realworld/ppocr_mobile_v2_cls.onnx
 UNTRAINABLE=$HERE/tests/data/realworld/silero_vad_legacy_ort.onnx
 STUDIO=$BUILD/app/remat-studio
-for tool in Xvfb openbox xdotool import; do
-    command -v "$tool" >/dev/null || { echo "lost_work: $tool not found (apt-get install xvfb openbox xdotool imagemagick)" >&2; exit 2; }
-done
-[ -x "$STUDIO" ] || { echo "lost_work: $STUDIO not built" >&2; exit 2; }
-mkdir -p "$OUT"
-export DISPLAY=$DISP
-export XDG_CONFIG_HOME=$(mktemp -d /tmp/remat-walk-config.XXXXXX)
-Xvfb "$DISP" -screen 0 1600x1000x24 >/dev/null 2>&1 &
-XVFB=$!
-sleep 1
-openbox >/dev/null 2>&1 &
-WM=$!
-cleanup() { kill "${APP:-}" "$WM" "$XVFB" 2>/dev/null; rm -rf "$XDG_CONFIG_HOME"; }
-trap cleanup EXIT
+WALK_NAME="lost_work"
+. "$(dirname "$0")/x_session.sh"
 n=0
 shot() { # name [wait]
     n=$((n + 1))
