@@ -1,6 +1,7 @@
 #include "gpu/cuda_backend.h"
 
 #include "core/exec/cpu/kernel.h"
+#include "core/exec/half.h"
 #include "core/exec/memory_plan.h"
 #include "core/exec/operand_context.h"
 #include "core/exec/operand_slots.h"
@@ -8,9 +9,11 @@
 #include "core/ir/graph.h"
 #include "core/ops/attention.h"
 #include "core/ops/op_def.h"
+#include "core/training/autocast.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/cuda_status.h"
+#include "gpu/kernels/half.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -101,7 +104,8 @@ bool isHostShapeOp(const training::TrainingGraph &graph, const training::Op &op)
     for (TensorId t : op.outputs) {
         const training::Tensor &tensor = graph.tensor(t);
         bytes += tensor.bytes;
-        allNonFloat = allNonFloat && tensor.dtype != DataType::Float;
+        allNonFloat =
+            allNonFloat && tensor.dtype != DataType::Float && !core::exec::isHalfType(tensor.dtype);
     }
     for (TensorId t : op.inputs)
         bytes += graph.tensor(t).bytes;
@@ -142,6 +146,14 @@ Expected<std::vector<Out>> convertHost(const std::vector<std::byte> &raw, DataTy
     case DataType::Int8: push(int8_t{}); break;
     case DataType::UInt8:
     case DataType::Bool: push(uint8_t{}); break;
+    case DataType::Float16:
+    case DataType::BFloat16:
+        for (int64_t i = 0; i < n; ++i) {
+            uint16_t h = 0;
+            std::memcpy(&h, raw.data() + i * 2, 2);
+            out.push_back(static_cast<Out>(core::exec::halfOfToFloat(dtype, h)));
+        }
+        break;
     default:
         return makeError(StatusCode::Unsupported,
                          fmt::format("{}: cannot read {} values on the host", what,
@@ -150,7 +162,133 @@ Expected<std::vector<Out>> convertHost(const std::vector<std::byte> &raw, DataTy
     return out;
 }
 
+kernels::HalfKind halfKindOf(DataType t)
+{
+    return t == DataType::BFloat16 ? kernels::HalfKind::BFloat16 : kernels::HalfKind::Float16;
+}
+
+/// Whether the floating dtypes (float32, float16, bfloat16) among `dtypes` are not all one.
+template <typename Range> bool mixedFloating(const Range &dtypes)
+{
+    bool seen = false, mixed = false;
+    DataType first = DataType::Float;
+    for (DataType t : dtypes) {
+        if (t != DataType::Float && !core::exec::isHalfType(t))
+            continue;
+        mixed = mixed || (seen && t != first);
+        if (!seen)
+            first = t;
+        seen = true;
+    }
+    return mixed;
+}
+
+/// Where prepare() sends an op.
+enum class OpRoute { Device, Host };
+
+Status checkAttributes(const training::Op &op, const core::ir::Graph *forward, bool cudnn)
+{
+    const core::ir::Node *attrs = training::attributeNode(op, forward);
+    if (!attrs)
+        return Status::ok();
+    const core::ir::Node &node = *attrs;
+    if ((op.type == "Conv" || op.type == "ConvGrad") && cudnn) {
+        const std::vector<int64_t> pads = node.attrInts("pads");
+        for (size_t d = 0; d < pads.size() / 2; ++d)
+            if (pads[d] != pads[d + pads.size() / 2])
+                return makeError(StatusCode::Unsupported,
+                                 fmt::format("no cuda kernel for op '{}' (type {}): asymmetric "
+                                             "padding",
+                                             op.name, op.type));
+    }
+    if (op.type == "Pad" || op.type == "PadGrad") {
+        const std::string mode = node.attrString("mode", "constant");
+        if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+            return makeError(StatusCode::Unsupported,
+                             fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'",
+                                         op.name, op.type, mode));
+    }
+    return Status::ok();
+}
+
+/// Half operands an op's CUDA kernel cannot take, by op name with the way out. The kernels of
+/// most ops compute in float32 on copies of their half operands (CudaBackend::runOnDevice); the
+/// ones that take half operands themselves (takesHalfOperands) take these dtypes only.
+Status checkHalfOperands(const training::TrainingGraph &graph, const training::Op &op)
+{
+    if (op.type != "Cast" && op.type != "CastGrad")
+        return Status::ok();
+    auto castable = [](DataType t) {
+        return t == DataType::Float || t == DataType::Int64 || t == DataType::Bool ||
+               core::exec::isHalfType(t);
+    };
+    bool half = false, other = true;
+    for (const std::vector<TensorId> *list : {&op.inputs, &op.outputs})
+        for (TensorId t : *list) {
+            const DataType d = graph.tensor(t).dtype;
+            half = half || core::exec::isHalfType(d);
+            other = other && castable(d);
+        }
+    if (!half || other)
+        return Status::ok();
+    std::vector<std::string> types;
+    for (const std::vector<TensorId> *list : {&op.inputs, &op.outputs})
+        for (TensorId t : *list)
+            types.push_back(core::ir::dataTypeName(graph.tensor(t).dtype));
+    return makeError(StatusCode::Unsupported,
+                     fmt::format("op '{}' (type {}): no cuda kernel casts between {}; the cuda "
+                                 "casts of float16 / bfloat16 are with float32, int64 and bool. "
+                                 "Run it with --backend cpu",
+                                 op.name, op.type, fmt::join(types, " and ")));
+}
+
+/// Whether `op` runs on the device or through the CPU reference, or why the backend refuses it.
+Expected<OpRoute> routeOf(const training::TrainingGraph &graph, const training::Op &op,
+                          const core::ir::Graph *forward, bool cudnn)
+{
+    if (findCudaOp(op.type)) {
+        REMAT_RETURN_IF_ERROR(checkAttributes(op, forward, cudnn));
+        REMAT_RETURN_IF_ERROR(checkHalfOperands(graph, op));
+        return OpRoute::Device;
+    }
+    if (isHostShapeOp(graph, op))
+        return OpRoute::Host;
+    if (op.type.rfind(core::ops::kAttentionOp, 0) == 0)
+        return makeError(StatusCode::Unsupported,
+                         fmt::format("op '{}': the fused attention of --attention sdpa has "
+                                     "no CUDA kernel yet; run it with --backend cpu, or "
+                                     "on CUDA with --attention eager",
+                                     op.name));
+    return makeError(StatusCode::Unsupported,
+                     fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
+}
+
 } // namespace
+
+Status checkCudaSupport(const training::TrainingGraph &graph, const core::ir::Graph *forward,
+                        bool cudnn, CudaSupportSummary *summary)
+{
+    CudaSupportSummary sum;
+    for (const training::Op &op : graph.ops()) {
+        REMAT_ASSIGN_OR_RETURN(const OpRoute route, routeOf(graph, op, forward, cudnn));
+        std::vector<DataType> dtypes;
+        for (const std::vector<TensorId> *list : {&op.inputs, &op.outputs})
+            for (TensorId t : *list)
+                dtypes.push_back(graph.tensor(t).dtype);
+        const bool half = std::any_of(dtypes.begin(), dtypes.end(), core::exec::isHalfType);
+        if (route == OpRoute::Host)
+            ++sum.hostOps;
+        else if (!half)
+            ++sum.deviceOps;
+        else if (takesHalfOperands(op.type, cudnn, mixedFloating(dtypes)))
+            ++sum.halfNativeOps;
+        else
+            ++sum.halfWidenedOps;
+    }
+    if (summary)
+        *summary = sum;
+    return Status::ok();
+}
 
 class CudaBackend final : public core::exec::Backend, public OpRuntime
 {
@@ -166,6 +304,9 @@ public:
                 cudaFreeAsync(entry.second.ptr, m_stream.s);
         if (m_arena)
             cudaFreeAsync(m_arena, m_stream.s);
+        for (auto &entry : m_unrounded)
+            if (entry.second.data)
+                cudaFreeAsync(entry.second.data, m_stream.s);
         cudaStreamSynchronize(m_stream.s);
     }
 
@@ -204,9 +345,13 @@ public:
         REMAT_RETURN_IF_ERROR(
             cublasStatus(cublasSetStream(m_cublas.h, m_stream.s), "cuBLAS stream"));
         // FP32 products stay FP32 (the default math mode uses no TF32), comparable with the CPU
-        // reference.
-        REMAT_RETURN_IF_ERROR(
-            cublasStatus(cublasSetMathMode(m_cublas.h, CUBLAS_DEFAULT_MATH), "cuBLAS math mode"));
+        // reference; half products (cublasGemmEx, CUBLAS_COMPUTE_32F) reduce in float32 also
+        // where a split-K GEMM could reduce partial sums in the half output type.
+        REMAT_RETURN_IF_ERROR(cublasStatus(
+            cublasSetMathMode(m_cublas.h,
+                              cublasMath_t(CUBLAS_DEFAULT_MATH |
+                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+            "cuBLAS math mode"));
 #if defined(REMAT_HAVE_CUDNN)
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnCreate(&m_cudnn.h), "create cuDNN handle"));
         REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetStream(m_cudnn.h, m_stream.s), "cuDNN stream"));
@@ -228,20 +373,14 @@ public:
     Status prepare(const training::TrainingGraph &graph, const core::ir::Graph *forward) override
     {
         m_hostOps.assign(graph.opCount(), false);
+        for (auto &entry : m_unrounded)
+            if (entry.second.data)
+                cudaFreeAsync(entry.second.data, m_stream.s);
+        m_unrounded.clear();
+        m_unroundedBytes = 0;
         m_hostCache.clear();
         m_bindings.clear();
         m_evaluator = forward ? std::make_unique<core::exec::StaticEvaluator>(*forward) : nullptr;
-        // Half tensors (float16 / bfloat16) have no cuda kernels yet: refused before anything
-        // runs, with the backend that executes them.
-        for (const training::Tensor &t : graph.tensors())
-            if (t.dtype == DataType::Float16 || t.dtype == DataType::BFloat16)
-                return makeError(
-                    StatusCode::Unsupported,
-                    fmt::format("the cuda backend executes float32 tensors only: tensor '{}' is {} "
-                                "(precision {}); run it with --backend cpu (the CPU reference "
-                                "executes float16 and bfloat16) or with --precision fp32",
-                                t.name, core::ir::dataTypeName(t.dtype),
-                                training::precisionName(graph.info().training.precision)));
         for (const training::Op &op : graph.ops()) {
             const bool needsNode = op.type != "Loss" && op.type != "Accumulate" &&
                                    op.phase != training::Phase::Optimizer;
@@ -252,22 +391,28 @@ public:
                                 op.name, op.type));
             m_bindings.push_back(core::exec::bindOperands(
                 graph, op, needsNode ? training::attributeNode(op, forward) : nullptr));
-            if (findCudaOp(op.type)) {
-                REMAT_RETURN_IF_ERROR(checkAttributes(graph, op, forward));
+            REMAT_ASSIGN_OR_RETURN(const OpRoute route,
+                                   routeOf(graph, op, forward, cudnn() != nullptr));
+            m_hostOps[op.id.index()] = route == OpRoute::Host;
+        }
+        // A product whose epilogue PyTorch runs in the same kernel under autocast (a linear's bias
+        // Add, baddbmm's alpha and mask): its float32 result is kept for the epilogue, which then
+        // rounds once, as the CPU reference (core/exec/cpu/cpu_backend.cpp) and PyTorch's kernel
+        // do.
+        m_keepUnrounded.assign(graph.tensorCount(), 0);
+        for (const training::Op &op : graph.ops()) {
+            if (!training::isProductEpilogue(op))
                 continue;
+            for (TensorId in : op.inputs) {
+                const core::OpId p = graph.tensor(in).producer;
+                if (!p.valid())
+                    continue;
+                const training::Op &prod = graph.op(p);
+                if (training::isProductEpilogue(prod) ||
+                    (prod.phase == training::Phase::Forward &&
+                     (prod.type == "MatMul" || prod.type == "Gemm")))
+                    m_keepUnrounded[in.index()] = 1;
             }
-            if (isHostShapeOp(graph, op)) {
-                m_hostOps[op.id.index()] = true;
-                continue;
-            }
-            if (op.type.rfind(core::ops::kAttentionOp, 0) == 0)
-                return makeError(StatusCode::Unsupported,
-                                 fmt::format("op '{}': the fused attention of --attention sdpa has "
-                                             "no CUDA kernel yet; run it with --backend cpu, or "
-                                             "on CUDA with --attention eager",
-                                             op.name));
-            return makeError(StatusCode::Unsupported,
-                             fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
         }
         return Status::ok();
     }
@@ -573,6 +718,24 @@ public:
     }
 
 private:
+    /// A float32 copy of a half operand for one call (runOnDevice).
+    struct HalfCopy
+    {
+        enum Kind { Input, Output, Constant };
+        void *storage = nullptr; ///< the half tensor
+        float *data = nullptr;   ///< its float32 copy (scratch)
+        DataType dtype = DataType::Float16;
+        int64_t n = 0;
+        int kind = Input;
+    };
+    /// The float32 result of a product its epilogue reads (device memory of the pool, outside
+    /// the byte count, as the CPU reference keeps it in its scratch).
+    struct Unrounded
+    {
+        float *data = nullptr;
+        int64_t n = 0;
+    };
+
     struct Allocation
     {
         void *ptr = nullptr;
@@ -694,12 +857,13 @@ private:
         if (v.host)
             return v.host;
         const bool cacheable = v.role == training::TensorRole::Constant && v.tensor.valid();
+        const int64_t bytes = v.numel() * elementBytes(v.dtype);
         if (cacheable) {
+            // (a half constant read as its float32 copy has other bytes: not the cached ones)
             const auto it = m_hostCache.find(v.tensor.value);
-            if (it != m_hostCache.end())
+            if (it != m_hostCache.end() && int64_t(it->second.size()) == bytes)
                 return &it->second;
         }
-        const int64_t bytes = v.numel() * elementBytes(v.dtype);
         std::vector<std::byte> raw(size_t(std::max<int64_t>(bytes, 0)));
         if (bytes > 0) {
             REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(raw.data(), v.data, size_t(bytes),
@@ -711,32 +875,6 @@ private:
         auto &slot = cacheable ? m_hostCache[v.tensor.value] : m_hostTemp;
         slot = std::move(raw);
         return &slot;
-    }
-
-    Status checkAttributes(const training::TrainingGraph &, const training::Op &op,
-                           const core::ir::Graph *forward)
-    {
-        const core::ir::Node *attrs = training::attributeNode(op, forward);
-        if (!attrs)
-            return Status::ok();
-        const core::ir::Node &node = *attrs;
-        if ((op.type == "Conv" || op.type == "ConvGrad") && cudnn()) {
-            const std::vector<int64_t> pads = node.attrInts("pads");
-            for (size_t d = 0; d < pads.size() / 2; ++d)
-                if (pads[d] != pads[d + pads.size() / 2])
-                    return makeError(StatusCode::Unsupported,
-                                     fmt::format("no cuda kernel for op '{}' (type {}): asymmetric "
-                                                 "padding",
-                                                 op.name, op.type));
-        }
-        if (op.type == "Pad" || op.type == "PadGrad") {
-            const std::string mode = node.attrString("mode", "constant");
-            if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
-                return makeError(StatusCode::Unsupported,
-                                 fmt::format("no cuda kernel for op '{}' (type {}): pad mode '{}'",
-                                             op.name, op.type, mode));
-        }
-        return Status::ok();
     }
 
     Status runOnDevice(const OpCall &call)
@@ -751,12 +889,51 @@ private:
         OpContext ctx;
         ctx.opType = op.type;
         ctx.rt = this;
+        // Half operands (float16, bfloat16) are stored in 2 bytes, as the simulator counts them.
+        // A kernel that takes them itself (takesHalfOperands: Cast, the cuBLAS half GEMMs, cuDNN
+        // convolution) reads them in place; every other kernel computes in float32 on widened
+        // copies in scratch, and its results are rounded back to nearest even, as the CPU
+        // reference does (core/exec/cpu/cpu_backend.cpp's HalfScratch). A product whose epilogue
+        // reads its float32 result (m_keepUnrounded) writes a float32 copy either way.
+        std::vector<DataType> dtypes;
+        for (const std::vector<core::exec::TensorArg> *list : {&call.inputs, &call.outputs})
+            for (const core::exec::TensorArg &a : *list)
+                dtypes.push_back(a.dtype);
+        const bool widen = !takesHalfOperands(op.type, cudnn() != nullptr, mixedFloating(dtypes));
+        const bool epilogue = training::isProductEpilogue(op);
+        std::vector<HalfCopy> copies;
+        std::vector<std::pair<TensorId, size_t>> keep; // outputs kept unrounded: copy index
+        auto isOutput = [&](const core::exec::TensorArg &arg) {
+            return !call.outputs.empty() && &arg >= call.outputs.data() &&
+                   &arg < call.outputs.data() + call.outputs.size();
+        };
         std::vector<DView> views, constViews;
-        REMAT_RETURN_IF_ERROR(
-            core::exec::bindCall(ctx, m_bindings[op.id.index()], call, views,
-                                 [&](const core::exec::TensorArg &arg, DView &view) {
-                                     return viewOf(call, arg, view);
-                                 }));
+        REMAT_RETURN_IF_ERROR(core::exec::bindCall(
+            ctx, m_bindings[op.id.index()], call, views,
+            [&](const core::exec::TensorArg &arg, DView &view) -> Status {
+                REMAT_RETURN_IF_ERROR(viewOf(call, arg, view));
+                if (!view.data || !core::exec::isHalfType(view.dtype))
+                    return Status::ok();
+                const bool output = isOutput(arg);
+                const bool kept = output && arg.tensor.valid() &&
+                                  arg.tensor.index() < m_keepUnrounded.size() &&
+                                  m_keepUnrounded[arg.tensor.index()];
+                if (!output && epilogue && arg.tensor.valid())
+                    if (auto u = m_unrounded.find(arg.tensor.value);
+                        u != m_unrounded.end() && u->second.n == view.numel()) {
+                        view.data = u->second.data;
+                        view.dtype = DataType::Float;
+                        return Status::ok();
+                    }
+                if (!widen && !kept)
+                    return Status::ok();
+                REMAT_ASSIGN_OR_RETURN(
+                    const size_t at,
+                    widenView(copies, view, output ? HalfCopy::Output : HalfCopy::Input));
+                if (kept)
+                    keep.emplace_back(arg.tensor, at);
+                return Status::ok();
+            }));
         // Constant operands the training graph did not pass to a backward op (Slice starts, Pad
         // pads, Clip bounds): from the model, copied to device scratch for the duration of the op.
         REMAT_RETURN_IF_ERROR(core::exec::fillStaticOperands(
@@ -769,9 +946,77 @@ private:
                 REMAT_ASSIGN_OR_RETURN(dv.data, scratch(std::max<int64_t>(h.byteCount(), 1)));
                 if (h.byteCount() > 0)
                     REMAT_RETURN_IF_ERROR(uploadAsync(dv.data, h.data.data(), h.byteCount()));
+                if (widen && core::exec::isHalfType(dv.dtype)) {
+                    REMAT_RETURN_IF_ERROR(widenView(copies, dv, HalfCopy::Constant).status());
+                    dv.host = nullptr; // read back from the float32 copy when a kernel asks
+                }
                 return Status::ok();
             }));
-        return (*fn)(ctx);
+        REMAT_RETURN_IF_ERROR((*fn)(ctx));
+        for (const auto &[tensor, at] : keep) {
+            const HalfCopy &c = copies[at];
+            Unrounded &u = m_unrounded[tensor.value];
+            if (u.n != c.n) {
+                if (u.data)
+                    cudaFreeAsync(u.data, m_stream.s);
+                m_unroundedBytes -= u.n * 4;
+                u = Unrounded{};
+                void *p = nullptr;
+                REMAT_RETURN_IF_ERROR(
+                    cudaStatus(cudaMallocFromPoolAsync(&p, size_t(std::max<int64_t>(c.n, 1) * 4),
+                                                       m_pool.p, m_stream.s),
+                               opLabel() + ": float32 result kept for the epilogue"));
+                u.data = static_cast<float *>(p);
+                u.n = c.n;
+                m_unroundedBytes += u.n * 4;
+            }
+            REMAT_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(u.data, c.data, size_t(c.n) * 4,
+                                                             cudaMemcpyDeviceToDevice, m_stream.s),
+                                             opLabel() + ": keep the float32 result"));
+        }
+        m_figures.scratchPeakBytes =
+            std::max(m_figures.scratchPeakBytes, m_scratchBytes + m_unroundedBytes);
+        // Outputs are rounded to their dtype; an input a kernel updated in place (an optimizer
+        // step's parameter and state) is written back where its rounded value changed.
+        for (const HalfCopy &c : copies) {
+            if (c.kind == HalfCopy::Output)
+                REMAT_RETURN_IF_ERROR(cudaStatus(
+                    kernels::narrowHalf(m_stream.s, halfKindOf(c.dtype), c.data, c.storage, c.n),
+                    opLabel() + ": round the result to " + core::ir::dataTypeName(c.dtype)));
+            else if (c.kind == HalfCopy::Input)
+                REMAT_RETURN_IF_ERROR(
+                    cudaStatus(kernels::narrowHalfChanged(m_stream.s, halfKindOf(c.dtype), c.data,
+                                                          c.storage, c.n),
+                               opLabel() + ": write back " + core::ir::dataTypeName(c.dtype)));
+        }
+        return Status::ok();
+    }
+
+    /// Points `view` (a half operand) at a float32 copy in scratch: an input's or constant's
+    /// values widened, an output's left for the kernel to write whole. An operand passed twice
+    /// (x * x) shares one copy, so an in-place update is not undone by the other's write-back.
+    /// Returns the copy's index in `copies`.
+    Expected<size_t> widenView(std::vector<HalfCopy> &copies, DView &view, int kind)
+    {
+        const int64_t n = view.numel();
+        for (size_t i = 0; i < copies.size(); ++i) {
+            const HalfCopy &c = copies[i];
+            if (c.storage == view.data && c.kind == kind && c.n == n && c.dtype == view.dtype) {
+                view.data = c.data;
+                view.dtype = DataType::Float;
+                return i;
+            }
+        }
+        REMAT_ASSIGN_OR_RETURN(void *p, scratch(std::max<int64_t>(n, 1) * 4));
+        HalfCopy c{view.data, static_cast<float *>(p), view.dtype, n, kind};
+        if (kind != HalfCopy::Output)
+            REMAT_RETURN_IF_ERROR(cudaStatus(
+                kernels::widenHalf(m_stream.s, halfKindOf(view.dtype), view.data, c.data, n),
+                opLabel() + ": widen " + core::ir::dataTypeName(view.dtype) + " to float32"));
+        view.data = c.data;
+        view.dtype = DataType::Float;
+        copies.push_back(c);
+        return copies.size() - 1;
     }
 
     Status viewOf(const OpCall &call, const core::exec::TensorArg &arg, DView &v)
@@ -802,6 +1047,8 @@ private:
         std::vector<std::vector<std::byte>> inData(call.inputs.size()),
             outData(call.outputs.size());
         std::vector<cpu::KView> inViews(call.inputs.size()), outViews(call.outputs.size());
+        // half operands reach the CPU kernels as float32 (its backend's rule), results rounded
+        const bool widen = !cpu::takesHalfOperands(op.type);
         for (size_t i = 0; i < call.inputs.size(); ++i) {
             const core::exec::TensorArg &a = call.inputs[i];
             inViews[i].dtype = a.dtype;
@@ -811,13 +1058,23 @@ private:
             DView dv;
             REMAT_RETURN_IF_ERROR(viewOf(call, a, dv));
             REMAT_ASSIGN_OR_RETURN(const std::vector<std::byte> *raw, hostBytes(dv));
-            inData[i] = *raw;
+            if (widen && core::exec::isHalfType(a.dtype)) {
+                const int64_t n = a.numElements();
+                inData[i].resize(size_t(n) * 4);
+                core::exec::widenToFloat(a.dtype, raw->data(),
+                                         reinterpret_cast<float *>(inData[i].data()), n);
+                inViews[i].dtype = DataType::Float;
+            } else {
+                inData[i] = *raw;
+            }
             inViews[i].data = inData[i].data();
         }
         for (size_t j = 0; j < call.outputs.size(); ++j) {
             const core::exec::TensorArg &a = call.outputs[j];
-            outData[j].assign(size_t(a.numElements() * elementBytes(a.dtype)), std::byte{0});
-            outViews[j].dtype = a.dtype;
+            const bool wide = widen && core::exec::isHalfType(a.dtype);
+            outData[j].assign(size_t(a.numElements() * (wide ? 4 : elementBytes(a.dtype))),
+                              std::byte{0});
+            outViews[j].dtype = wide ? DataType::Float : a.dtype;
             outViews[j].shape = a.shape;
             outViews[j].data = a.buffer.valid() ? outData[j].data() : nullptr;
         }
@@ -840,6 +1097,14 @@ private:
         for (size_t j = 0; j < call.outputs.size(); ++j) {
             if (!call.outputs[j].buffer.valid() || outData[j].empty())
                 continue;
+            const core::exec::TensorArg &a = call.outputs[j];
+            if (widen && core::exec::isHalfType(a.dtype)) {
+                std::vector<std::byte> narrow(size_t(a.numElements()) * 2);
+                core::exec::narrowFromFloat(a.dtype,
+                                            reinterpret_cast<const float *>(outData[j].data()),
+                                            narrow.data(), a.numElements());
+                outData[j] = std::move(narrow);
+            }
             REMAT_ASSIGN_OR_RETURN(
                 void *p,
                 pointerOf(call.outputs[j].buffer, int64_t(outData[j].size()), "host op output"));
@@ -884,6 +1149,9 @@ private:
     std::map<int32_t, std::vector<std::byte>> m_hostCache;
     std::vector<std::byte> m_hostTemp;
     CudaRunFigures m_figures;
+    std::vector<char> m_keepUnrounded; ///< by tensor: a product's result an epilogue reads
+    std::map<int32_t, Unrounded> m_unrounded;
+    int64_t m_unroundedBytes = 0;
 };
 
 Expected<std::unique_ptr<core::exec::Backend>> makeCudaBackend(const CudaBackendOptions &options)

@@ -13,6 +13,13 @@
 #include <string>
 #include <vector>
 
+namespace remat::core::ir {
+class Graph;
+}
+namespace remat::core::training {
+class TrainingGraph;
+}
+
 namespace remat::gpu {
 
 /// Options of the CUDA backend.
@@ -59,6 +66,23 @@ const CudaRunFigures *cudaRunFigures(const core::exec::Backend &backend);
 /// queued work finishes) and restarts the pool's high-water mark, so the next run's reserved peak
 /// is its own; live buffers stay. False for any other backend.
 bool releaseCachedMemory(core::exec::Backend &backend);
+
+/// How the ops of a graph would run on the CUDA backend (checkCudaSupport).
+struct CudaSupportSummary
+{
+    int64_t deviceOps = 0;      ///< CUDA kernels on float32 / integer operands
+    int64_t halfNativeOps = 0;  ///< CUDA kernels that read and write half operands themselves
+    int64_t halfWidenedOps = 0; ///< CUDA float32 kernels on float32 copies of half operands
+    int64_t hostOps = 0;        ///< shape arithmetic through the CPU reference
+};
+
+/// What the backend's prepare() checks of a training graph, without a device: each op has a CUDA
+/// kernel for its operands' dtypes (float16 / bfloat16 included) or runs on the host as shape
+/// arithmetic, with attributes the kernels take; else the first op that has not, by name, with
+/// the way out. `cudnn`: check as a backend using cuDNN would. `summary` (optional): the counts.
+core::Status checkCudaSupport(const core::training::TrainingGraph &graph,
+                              const core::ir::Graph *forward, bool cudnn,
+                              CudaSupportSummary *summary = nullptr);
 
 /// Op types with a CUDA kernel (forward and "<Type>Grad"), sorted; for docs and messages.
 std::vector<std::string> cudaKernelTypes();

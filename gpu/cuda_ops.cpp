@@ -1,7 +1,9 @@
 #include "gpu/cuda_ops.h"
 
+#include "core/exec/half.h"
 #include "core/ir/graph.h"
 #include "gpu/cuda_status.h"
+#include "gpu/kernels/half.h"
 #include "gpu/ops_internal.h"
 
 #include <fmt/format.h>
@@ -13,6 +15,14 @@ namespace remat::gpu {
 using core::makeError;
 using core::Status;
 using core::StatusCode;
+
+namespace {
+kernels::HalfKind halfKindOf(core::ir::DataType t)
+{
+    return t == core::ir::DataType::BFloat16 ? kernels::HalfKind::BFloat16
+                                             : kernels::HalfKind::Float16;
+}
+} // namespace
 
 Status OpContext::unsupported(const std::string &what) const
 {
@@ -36,6 +46,45 @@ Status OpContext::requireFloat(const DView *v, const char *what) const
         return unsupported(fmt::format("{} is {}, the CUDA kernels are float32", what,
                                        core::ir::dataTypeName(v->dtype)));
     return Status::ok();
+}
+
+Status requireFloating(const OpContext &c, const DView *v, const char *what)
+{
+    REMAT_RETURN_IF_ERROR(c.require(v, what));
+    if (v->dtype != core::ir::DataType::Float && v->dtype != core::ir::DataType::Float16 &&
+        v->dtype != core::ir::DataType::BFloat16)
+        return c.unsupported(fmt::format("{} is {}, the CUDA kernels take float32, float16 and "
+                                         "bfloat16",
+                                         what, core::ir::dataTypeName(v->dtype)));
+    return Status::ok();
+}
+
+core::Expected<const float *> floatOperand(const OpContext &c, const DView &v)
+{
+    if (!core::exec::isHalfType(v.dtype))
+        return static_cast<const float *>(v.data);
+    REMAT_ASSIGN_OR_RETURN(void *p, c.rt->scratch(std::max<int64_t>(v.numel(), 1) * 4));
+    REMAT_RETURN_IF_ERROR(c.check(kernels::widenHalf(c.rt->stream(), halfKindOf(v.dtype), v.data,
+                                                     static_cast<float *>(p), v.numel()),
+                                  "widen to float32"));
+    return static_cast<const float *>(p);
+}
+
+core::Expected<float *> floatResult(const OpContext &c, const DView &v)
+{
+    if (!core::exec::isHalfType(v.dtype))
+        return static_cast<float *>(v.data);
+    REMAT_ASSIGN_OR_RETURN(void *p, c.rt->scratch(std::max<int64_t>(v.numel(), 1) * 4));
+    return static_cast<float *>(p);
+}
+
+Status roundResult(const OpContext &c, const float *values, const DView &v)
+{
+    if (!core::exec::isHalfType(v.dtype) || values == v.data)
+        return Status::ok();
+    return c.check(
+        kernels::narrowHalf(c.rt->stream(), halfKindOf(v.dtype), values, v.data, v.numel()),
+        "round the result to its half type");
 }
 
 namespace {
@@ -63,6 +112,14 @@ const OpFn *findCudaOp(const std::string &opType)
 {
     const auto it = table().find(opType);
     return it == table().end() ? nullptr : &it->second;
+}
+
+bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating)
+{
+    if (opType == "Cast" || opType == "CastGrad" || opType == "MatMul" || opType == "MatMulGrad" ||
+        opType == "Gemm" || opType == "GemmGrad")
+        return true;
+    return cudnn && !mixedFloating && (opType == "Conv" || opType == "ConvGrad");
 }
 
 std::vector<std::string> cudaOpTypes()

@@ -5,10 +5,17 @@
 // TF32), so results compare with the float32 CPU reference.
 // Without cuDNN (or with CudaBackendOptions::useCudnn off) 1-D and 2-D convolutions run as
 // im2col + cuBLAS products per image and channel group, col2im as a deterministic gather.
+// Half convolutions (X, W, Y of one type, float16 or bfloat16): cuDNN with CUDNN_DATA_HALF /
+// CUDNN_DATA_BFLOAT16 tensors and a float32 compute type (cuDNN's pseudo-half configurations:
+// float32 accumulation), tensor-core math allowed as PyTorch allows it; the bias added in the
+// half type after the convolution (cudnnAddTensor), as PyTorch's cudnn_convolution then add_
+// does; the bias gradient summed in float32 and rounded once. Without cuDNN the backend widens
+// half operands to float32 for the im2col path (cuda_backend.cpp).
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/im2col.h"
 #include "gpu/ops_internal.h"
 
+#include "core/exec/half.h"
 #include "core/ir/graph.h"
 #include "core/ops/conv_transpose_geometry.h"
 #include "gpu/cuda_status.h"
@@ -38,7 +45,44 @@ struct ConvGeometry
     std::vector<int> x, w, y; ///< padded to at least 4 dims (1-D conv gets a unit dim)
     std::vector<int> pads, strides, dilations;
     int groups = 1;
+    /// The storage type of X, W and Y (cudnnDataType_t: float, half or bfloat16).
+    int dataType = CUDNN_DATA_FLOAT;
 };
+
+using core::ir::DataType;
+
+/// cuDNN's data type for a tensor's dtype; false for the ones it is not given here.
+bool cudnnTypeOf(DataType t, int &out)
+{
+    switch (t) {
+    case DataType::Float: out = CUDNN_DATA_FLOAT; return true;
+    case DataType::Float16: out = CUDNN_DATA_HALF; return true;
+    case DataType::BFloat16: out = CUDNN_DATA_BFLOAT16; return true;
+    default: return false;
+    }
+}
+
+/// The storage type the operands of one cuDNN convolution share (null operands are skipped);
+/// error naming the operands when they differ (the backend widens a mixed call beforehand).
+Status sharedDataType(const OpContext &c, std::initializer_list<const DView *> views,
+                      ConvGeometry &g)
+{
+    const DView *first = nullptr;
+    for (const DView *v : views) {
+        if (!v || !v->data)
+            continue;
+        if (!first) {
+            first = v;
+            if (!cudnnTypeOf(v->dtype, g.dataType))
+                return c.unsupported("convolution of " + core::ir::dataTypeName(v->dtype));
+        } else if (v->dtype != first->dtype) {
+            return c.unsupported(fmt::format("convolution operands of two dtypes ({} and {})",
+                                             core::ir::dataTypeName(first->dtype),
+                                             core::ir::dataTypeName(v->dtype)));
+        }
+    }
+    return Status::ok();
+}
 
 bool toInts(const std::vector<int64_t> &v, std::vector<int> &out)
 {
@@ -142,17 +186,17 @@ Status describe(const OpContext &c, const ConvGeometry &g, ConvDescriptors &d)
     if (!d.x.d || !d.y.d || !d.w.d || !d.conv.d)
         return c.unsupported("cuDNN descriptors could not be created");
     const int nb = static_cast<int>(g.x.size());
-    REMAT_RETURN_IF_ERROR(
-        cudnnStatusOf(cudnnSetTensorNdDescriptor(d.x.d, CUDNN_DATA_FLOAT, nb, g.x.data(),
-                                                 packedStrides(g.x).data()),
-                      c.opName + ": x descriptor"));
-    REMAT_RETURN_IF_ERROR(
-        cudnnStatusOf(cudnnSetTensorNdDescriptor(d.y.d, CUDNN_DATA_FLOAT, nb, g.y.data(),
-                                                 packedStrides(g.y).data()),
-                      c.opName + ": y descriptor"));
+    const auto data = static_cast<cudnnDataType_t>(g.dataType);
     REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-        cudnnSetFilterNdDescriptor(d.w.d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, nb, g.w.data()),
-        c.opName + ": filter descriptor"));
+        cudnnSetTensorNdDescriptor(d.x.d, data, nb, g.x.data(), packedStrides(g.x).data()),
+        c.opName + ": x descriptor"));
+    REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+        cudnnSetTensorNdDescriptor(d.y.d, data, nb, g.y.data(), packedStrides(g.y).data()),
+        c.opName + ": y descriptor"));
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(cudnnSetFilterNdDescriptor(d.w.d, data, CUDNN_TENSOR_NCHW, nb, g.w.data()),
+                      c.opName + ": filter descriptor"));
+    // float32 compute for every storage type (half data: cuDNN's pseudo-half configurations)
     REMAT_RETURN_IF_ERROR(
         cudnnStatusOf(cudnnSetConvolutionNdDescriptor(d.conv.d, g.spatial, g.pads.data(),
                                                       g.strides.data(), g.dilations.data(),
@@ -160,8 +204,11 @@ Status describe(const OpContext &c, const ConvGeometry &g, ConvDescriptors &d)
                       c.opName + ": convolution descriptor"));
     REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetConvolutionGroupCount(d.conv.d, g.groups),
                                         c.opName + ": group count"));
-    REMAT_RETURN_IF_ERROR(cudnnStatusOf(cudnnSetConvolutionMathType(d.conv.d, CUDNN_FMA_MATH),
-                                        c.opName + ": math type"));
+    // float32: FMA only (no TF32), comparable with the CPU reference; half: tensor cores (which
+    // accumulate in float32 here), as PyTorch runs half convolutions
+    const cudnnMathType_t math = data == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+    REMAT_RETURN_IF_ERROR(
+        cudnnStatusOf(cudnnSetConvolutionMathType(d.conv.d, math), c.opName + ": math type"));
     return Status::ok();
 }
 
@@ -232,7 +279,7 @@ public:
     {
         int device = 0;
         cudaGetDevice(&device);
-        std::vector<int64_t> key{pass, device, g.groups, int64_t(limit)};
+        std::vector<int64_t> key{pass, device, g.groups, int64_t(limit), g.dataType};
         for (const std::vector<int> *v : {&g.x, &g.w, &g.y, &g.pads, &g.strides, &g.dilations}) {
             key.push_back(int64_t(v->size()));
             key.insert(key.end(), v->begin(), v->end());
@@ -288,11 +335,12 @@ core::Expected<void *> workspaceFor(const OpContext &c, size_t bytes)
 Status convCudnnF(OpContext &c)
 {
     DView *x = c.input(0), *w = c.input(1), *b = c.input(2), *y = c.output(0);
-    REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
+    REMAT_RETURN_IF_ERROR(requireFloating(c, x, "X"));
+    REMAT_RETURN_IF_ERROR(requireFloating(c, w, "W"));
+    REMAT_RETURN_IF_ERROR(requireFloating(c, y, "Y"));
     ConvGeometry g;
     REMAT_RETURN_IF_ERROR(convGeometry(c, x->shape, w->shape, y->shape, g));
+    REMAT_RETURN_IF_ERROR(sharedDataType(c, {x, w, y, b}, g));
     ConvDescriptors d;
     REMAT_RETURN_IF_ERROR(describe(c, g, d));
     cudnnHandle_t h = handleOf(c);
@@ -311,6 +359,18 @@ Status convCudnnF(OpContext &c)
                                               cudnnConvolutionFwdAlgo_t(algo.algo), ws, algo.memory,
                                               &zero, d.y.d, y->data),
                       c.opName + ": convolution forward"));
+    if (b && b->data && g.dataType != CUDNN_DATA_FLOAT) {
+        // y += b in the half type (float scaling factors, one rounding of the sum)
+        TensorDesc bd;
+        std::vector<int> dims(g.y.size(), 1);
+        dims[1] = g.y[1];
+        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
+            cudnnSetTensorNdDescriptor(bd.d, static_cast<cudnnDataType_t>(g.dataType),
+                                       int(dims.size()), dims.data(), packedStrides(dims).data()),
+            c.opName + ": bias descriptor"));
+        return cudnnStatusOf(cudnnAddTensor(h, &one, bd.d, b->data, &one, d.y.d, y->data),
+                             c.opName + ": bias");
+    }
     if (b && b->data) {
         REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
         std::vector<int64_t> bShape(y->shape.size() - 1, 1);
@@ -329,19 +389,20 @@ Status convCudnnF(OpContext &c)
 Status convCudnnB(OpContext &c)
 {
     DView *x = c.input(0), *w = c.input(1), *dy = c.outputGrad(0);
-    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(requireFloating(c, dy, "dY"));
     DView *dx = c.inputGrad(0), *dw = c.inputGrad(1), *db = c.inputGrad(2);
     const std::vector<int64_t> xs = x ? x->shape : (dx ? dx->shape : c.inShapes.at(0));
     const std::vector<int64_t> wsh = w ? w->shape : (dw ? dw->shape : c.inShapes.at(1));
     ConvGeometry g;
     REMAT_RETURN_IF_ERROR(convGeometry(c, xs, wsh, dy->shape, g));
+    REMAT_RETURN_IF_ERROR(sharedDataType(c, {dy, x, w, dx, dw}, g));
     ConvDescriptors d;
     REMAT_RETURN_IF_ERROR(describe(c, g, d));
     cudnnHandle_t h = handleOf(c);
     const size_t limit = workspaceLimit(c);
     const float one = 1.f, zero = 0.f;
     if (dx) {
-        REMAT_RETURN_IF_ERROR(c.requireFloat(w, "W"));
+        REMAT_RETURN_IF_ERROR(requireFloating(c, w, "W"));
         REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(1, g, limit, [&] {
             return chooseAlgo<cudnnConvolutionBwdDataAlgoPerf_t,
                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
@@ -359,7 +420,7 @@ Status convCudnnB(OpContext &c)
             c.opName + ": convolution backward data"));
     }
     if (dw) {
-        REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
+        REMAT_RETURN_IF_ERROR(requireFloating(c, x, "X"));
         REMAT_ASSIGN_OR_RETURN(const AlgoChoice algo, AlgoCache::instance().get(2, g, limit, [&] {
             return chooseAlgo<cudnnConvolutionBwdFilterAlgoPerf_t,
                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
@@ -379,8 +440,13 @@ Status convCudnnB(OpContext &c)
     if (db) {
         std::vector<int64_t> target(dy->shape.size() - 1, 1);
         target[0] = dy->shape[1];
-        REMAT_RETURN_IF_ERROR(reduceTermsTo(c, GradTerm::Dy, dy->shape, dy->f(), {}, nullptr, {},
-                                            nullptr, target, db->f()));
+        // half dY / dB: summed in float32, rounded once
+        REMAT_RETURN_IF_ERROR(requireFloating(c, db, "dB"));
+        REMAT_ASSIGN_OR_RETURN(const float *dyf, floatOperand(c, *dy));
+        REMAT_ASSIGN_OR_RETURN(float *dbf, floatResult(c, *db));
+        REMAT_RETURN_IF_ERROR(
+            reduceTermsTo(c, GradTerm::Dy, dy->shape, dyf, {}, nullptr, {}, nullptr, target, dbf));
+        REMAT_RETURN_IF_ERROR(roundResult(c, dbf, *db));
     }
     return Status::ok();
 }

@@ -2,9 +2,11 @@
 // comparisons, activations), Cast, Dropout, Where, Sum, and their gradients (broadcast dims summed
 // back with the reduction kernel).
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/half.h"
 #include "gpu/kernels/indexing.h"
 #include "gpu/ops_internal.h"
 
+#include "core/exec/half.h"
 #include "core/ir/graph.h"
 
 #include <fmt/format.h>
@@ -231,8 +233,30 @@ Status identityB(OpContext &c)
     return copyDevice(c, dx->data, dy->data, dx->numel() * core::ir::elementSize(dx->dtype));
 }
 
+/// Cast's element type for a half-aware cast (false: a dtype Cast has no CUDA kernel for).
+bool castTypeOf(DataType t, CastType &out)
+{
+    switch (t) {
+    case DataType::Float: out = CastType::Float; return true;
+    case DataType::Int64: out = CastType::Int64; return true;
+    case DataType::Bool: out = CastType::Bool; return true;
+    case DataType::Float16: out = CastType::Float16; return true;
+    case DataType::BFloat16: out = CastType::BFloat16; return true;
+    default: return false;
+    }
+}
+
 Status castView(OpContext &c, const DView &x, DView &y)
 {
+    if (core::exec::isHalfType(x.dtype) || core::exec::isHalfType(y.dtype)) {
+        // float16 / bfloat16 on either side: one rounding, as the CPU reference casts
+        CastType hf, ht;
+        if (!castTypeOf(x.dtype, hf) || !castTypeOf(y.dtype, ht))
+            return c.unsupported(fmt::format("cast {} -> {} (run it with --backend cpu)",
+                                             core::ir::dataTypeName(x.dtype),
+                                             core::ir::dataTypeName(y.dtype)));
+        return c.check(castHalfElements(c.rt->stream(), hf, ht, x.data, y.data, y.numel()), "cast");
+    }
     ElemType from, to;
     REMAT_RETURN_IF_ERROR(elemTypeOf(c, x, from));
     REMAT_RETURN_IF_ERROR(elemTypeOf(c, y, to));

@@ -60,4 +60,47 @@ core::Status rowGemm(const OpContext &c, bool transX, bool transY, int64_t m, in
                      float alpha, const float *x, int64_t sx, const float *y, int64_t sy,
                      float beta, float *z, int64_t sz, int64_t batch = 1);
 
+/// A read-only matrix operand of rowGemmEx: device data and its storage type (float32, float16
+/// or bfloat16); at() offsets by elements.
+struct Mat
+{
+    const void *p = nullptr;
+    core::ir::DataType t = core::ir::DataType::Float;
+    Mat at(int64_t elements) const
+    {
+        return {static_cast<const char *>(p) + elements * core::ir::elementSize(t), t};
+    }
+};
+/// The written matrix of rowGemmEx.
+struct MutMat
+{
+    void *p = nullptr;
+    core::ir::DataType t = core::ir::DataType::Float;
+    MutMat at(int64_t elements) const
+    {
+        return {static_cast<char *>(p) + elements * core::ir::elementSize(t), t};
+    }
+};
+inline Mat matOf(const DView *v) { return {v->data, v->dtype}; }
+inline MutMat mutOf(const DView *v) { return {v->data, v->dtype}; }
+
+/// rowGemm for operands of any floating storage type: float16 / bfloat16 factors of one type go
+/// to cublasGemmEx / cublasGemmStridedBatchedEx (CUDA_R_16F / CUDA_R_16BF, CUBLAS_COMPUTE_32F,
+/// float alpha and beta), the result written in its own type (that half type or float32); other
+/// mixes run in float32 on widened copies, the result rounded once. All float32: rowGemm.
+core::Status rowGemmEx(const OpContext &c, bool transX, bool transY, int64_t m, int64_t n,
+                       int64_t k, float alpha, Mat x, int64_t sx, Mat y, int64_t sy, float beta,
+                       MutMat z, int64_t sz, int64_t batch = 1);
+
+/// `v`'s values as float32: its own data when float32, else a widened copy in scratch.
+core::Expected<const float *> floatOperand(const OpContext &c, const DView &v);
+/// Where a kernel writes `v`'s float32 values: its own data when float32, else scratch that
+/// roundResult() then rounds into `v` (to nearest even).
+core::Expected<float *> floatResult(const OpContext &c, const DView &v);
+core::Status roundResult(const OpContext &c, const float *values, const DView &v);
+
+/// Error unless `v` is present and float32, float16 or bfloat16 (the dtypes the kernels that take
+/// half operands read).
+core::Status requireFloating(const OpContext &c, const DView *v, const char *what);
+
 } // namespace remat::gpu

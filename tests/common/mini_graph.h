@@ -81,6 +81,16 @@ public:
         return y;
     }
 
+    /// A node with one output of `dtype` (a Cast to it).
+    ValueId opOfType(const std::string &type, std::vector<ValueId> inputs,
+                     std::vector<int64_t> shape, core::ir::DataType dtype,
+                     std::vector<core::ir::Attribute> attrs = {})
+    {
+        const ValueId y = op(type, std::move(inputs), shape, std::move(attrs));
+        m_values[y.index()].dtype = dtype;
+        return y;
+    }
+
     /// A node with one bool output of `shape` (comparisons).
     ValueId opBool(const std::string &type, std::vector<ValueId> inputs, std::vector<int64_t> shape)
     {
