@@ -7,9 +7,9 @@
 // im2col + cuBLAS products per image and channel group, col2im as a deterministic gather.
 // Half convolutions (X, W, Y of one type, float16 or bfloat16): cuDNN with CUDNN_DATA_HALF /
 // CUDNN_DATA_BFLOAT16 tensors and a float32 compute type (cuDNN's pseudo-half configurations:
-// float32 accumulation), tensor-core math allowed as PyTorch allows it; the bias added in the
-// half type after the convolution (cudnnAddTensor), as PyTorch's cudnn_convolution then add_
-// does; the bias gradient summed in float32 and rounded once. Without cuDNN the backend widens
+// float32 accumulation), tensor-core math allowed as PyTorch allows it; the bias added to the
+// rounded convolution and rounded again, as PyTorch's cudnn_convolution then add_ does; the bias
+// gradient summed in float32 and rounded once. Without cuDNN the backend widens
 // half operands to float32 for the im2col path (cuda_backend.cpp).
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/im2col.h"
@@ -359,29 +359,22 @@ Status convCudnnF(OpContext &c)
                                               cudnnConvolutionFwdAlgo_t(algo.algo), ws, algo.memory,
                                               &zero, d.y.d, y->data),
                       c.opName + ": convolution forward"));
-    if (b && b->data && g.dataType != CUDNN_DATA_FLOAT) {
-        // y += b in the half type (float scaling factors, one rounding of the sum)
-        TensorDesc bd;
-        std::vector<int> dims(g.y.size(), 1);
-        dims[1] = g.y[1];
-        REMAT_RETURN_IF_ERROR(cudnnStatusOf(
-            cudnnSetTensorNdDescriptor(bd.d, static_cast<cudnnDataType_t>(g.dataType),
-                                       int(dims.size()), dims.data(), packedStrides(dims).data()),
-            c.opName + ": bias descriptor"));
-        return cudnnStatusOf(cudnnAddTensor(h, &one, bd.d, b->data, &one, d.y.d, y->data),
-                             c.opName + ": bias");
-    }
     if (b && b->data) {
-        REMAT_RETURN_IF_ERROR(c.requireFloat(b, "B"));
+        // y += b per channel; half Y: the rounded convolution plus the bias in float32, rounded
+        // again (PyTorch's cudnn_convolution, then add_ in the half type)
         std::vector<int64_t> bShape(y->shape.size() - 1, 1);
         bShape[0] = y->shape[1];
         NdIter it;
         const std::vector<int64_t> ys = contiguousStrides(y->shape);
         if (!buildIter(y->shape, {ys, ys, broadcastStrides(bShape, y->shape)}, it))
             return c.unsupported("rank");
+        REMAT_ASSIGN_OR_RETURN(const float *yf, floatOperand(c, *y));
+        REMAT_ASSIGN_OR_RETURN(const float *bf, floatOperand(c, *b));
+        auto *sum = const_cast<float *>(yf); // y itself, or its float32 copy in scratch
         REMAT_RETURN_IF_ERROR(c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float,
-                                                    it, y->data, b->data, y->data),
+                                                    it, yf, bf, sum),
                                       "bias"));
+        REMAT_RETURN_IF_ERROR(roundResult(c, sum, *y));
     }
     return Status::ok();
 }
