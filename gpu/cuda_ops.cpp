@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace remat::gpu {
 
@@ -119,7 +120,21 @@ bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating
     if (opType == "Cast" || opType == "CastGrad" || opType == "MatMul" || opType == "MatMulGrad" ||
         opType == "Gemm" || opType == "GemmGrad")
         return true;
-    return cudnn && !mixedFloating && (opType == "Conv" || opType == "ConvGrad");
+    if (mixedFloating)
+        return false;
+    // the unary ops of the shared table, forward and backward: one storage type, float32 math
+    static const std::set<std::string> unary = [] {
+        std::set<std::string> u;
+#define REMAT_UNARY_NAME(Name, HostF, HostG, Family, Since)                                        \
+    u.insert(#Name);                                                                               \
+    u.insert(#Name "Grad");
+        REMAT_EW_UNARY_OPS(REMAT_UNARY_NAME)
+#undef REMAT_UNARY_NAME
+        return u;
+    }();
+    if (unary.count(opType))
+        return true;
+    return cudnn && (opType == "Conv" || opType == "ConvGrad");
 }
 
 std::vector<std::string> cudaOpTypes()

@@ -371,9 +371,9 @@ Status convCudnnF(OpContext &c)
         REMAT_ASSIGN_OR_RETURN(const float *yf, floatOperand(c, *y));
         REMAT_ASSIGN_OR_RETURN(const float *bf, floatOperand(c, *b));
         auto *sum = const_cast<float *>(yf); // y itself, or its float32 copy in scratch
-        REMAT_RETURN_IF_ERROR(c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float,
-                                                    it, yf, bf, sum),
-                                      "bias"));
+        REMAT_RETURN_IF_ERROR(
+            c.check(binaryForward(c.rt->stream(), BinaryOp::Add, ElemType::Float, it, yf, bf, sum),
+                    "bias"));
         REMAT_RETURN_IF_ERROR(roundResult(c, sum, *y));
     }
     return Status::ok();

@@ -21,6 +21,11 @@ using core::Status;
 using core::ir::DataType;
 using namespace kernels;
 
+HalfKind halfKindOf(DataType t)
+{
+    return t == DataType::BFloat16 ? HalfKind::BFloat16 : HalfKind::Float16;
+}
+
 Status elemTypeOf(const OpContext &c, const DView &v, ElemType &t)
 {
     switch (v.dtype) {
@@ -196,6 +201,12 @@ template <UnaryOp op, typename Fn> Status unaryFwd(OpContext &c)
     UnaryParams p;
     REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
     DView *x = c.input(0), *y = c.output(0);
+    REMAT_RETURN_IF_ERROR(c.require(x, "X"));
+    REMAT_RETURN_IF_ERROR(c.require(y, "Y"));
+    if (core::exec::isHalfType(x->dtype) && y->dtype == x->dtype) // half storage, float32 math
+        return c.check(unaryForwardHalf(c.rt->stream(), op, p, halfKindOf(x->dtype), x->data,
+                                        y->data, y->numel()),
+                       "unary");
     REMAT_RETURN_IF_ERROR(c.requireFloat(x, "X"));
     REMAT_RETURN_IF_ERROR(c.requireFloat(y, "Y"));
     return c.check(unaryForward(c.rt->stream(), op, p, x->f(), y->f(), y->numel()), "unary");
@@ -207,12 +218,21 @@ template <UnaryOp op, typename Fn> Status unaryBwd(OpContext &c)
     UnaryParams p;
     REMAT_RETURN_IF_ERROR(unaryParams<Fn>(c, p));
     DView *dy = c.outputGrad(0), *dx = c.inputGrad(0), *x = c.input(0), *y = c.output(0);
-    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
-    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
+    REMAT_RETURN_IF_ERROR(c.require(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.require(dx, "dX"));
     if (Fn::reads == Reads::Input && !x)
         return c.error("backward needs X");
     if (Fn::reads == Reads::Output && !x && !y)
         return c.error("backward needs X or Y");
+    const core::ir::DataType t = dy->dtype;
+    if (core::exec::isHalfType(t) && dx->dtype == t && (!x || x->dtype == t) &&
+        (!y || y->dtype == t)) // half storage, float32 math
+        return c.check(unaryBackwardHalf(c.rt->stream(), op, p, halfKindOf(t),
+                                         x ? x->data : nullptr, y ? y->data : nullptr, dy->data,
+                                         dx->data, dx->numel()),
+                       "unary backward");
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dy, "dY"));
+    REMAT_RETURN_IF_ERROR(c.requireFloat(dx, "dX"));
     return c.check(unaryBackward(c.rt->stream(), op, p, x ? x->f() : nullptr, y ? y->f() : nullptr,
                                  dy->f(), dx->f(), dx->numel()),
                    "unary backward");

@@ -1,4 +1,5 @@
 #include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/half_convert.h"
 #include "gpu/kernels/launch.cuh"
 
 #include <cmath>
@@ -29,6 +30,31 @@ __global__ void unaryBackwardKernel(UnaryParams p, const float *x, const float *
         else if (Fn::reads == ew::Reads::Output)
             v = y ? y[i] : Fn::f(x[i], p);
         dx[i] = dy[i] * Fn::derivative(v, p);
+    }
+}
+
+// The same on float16 / bfloat16 storage: each value widened exactly, f in float32, the result
+// rounded once (as the CPU reference computes a half unary op on widened copies).
+template <typename Fn>
+__global__ void unaryForwardHalfKernel(UnaryParams p, HalfKind k, const uint16_t *x, uint16_t *y,
+                                       int64_t n)
+{
+    REMAT_GRID_STRIDE(i, n) y[i] = floatToHalf(k, Fn::f(halfToFloat(k, x[i]), p));
+}
+
+template <typename Fn>
+__global__ void unaryBackwardHalfKernel(UnaryParams p, HalfKind k, const uint16_t *x,
+                                        const uint16_t *y, const uint16_t *dy, uint16_t *dx,
+                                        int64_t n)
+{
+    REMAT_GRID_STRIDE(i, n)
+    {
+        float v = 0.f;
+        if (Fn::reads == ew::Reads::Input)
+            v = halfToFloat(k, x[i]);
+        else if (Fn::reads == ew::Reads::Output)
+            v = y ? halfToFloat(k, y[i]) : Fn::f(halfToFloat(k, x[i]), p);
+        dx[i] = floatToHalf(k, halfToFloat(k, dy[i]) * Fn::derivative(v, p));
     }
 }
 
@@ -250,6 +276,48 @@ cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float
             (ew::Name::reads == ew::Reads::Output && !x && !y))                                    \
             return cudaErrorInvalidValue;                                                          \
         unaryBackwardKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, x, y, dy, dx, n);         \
+        break;
+        REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t unaryForwardHalf(cudaStream_t s, UnaryOp op, UnaryParams p, HalfKind k, const void *x,
+                             void *y, int64_t n)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const auto *xs = static_cast<const uint16_t *>(x);
+    auto *ys = static_cast<uint16_t *>(y);
+    switch (op) {
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                            \
+    case UnaryOp::Name:                                                                            \
+        unaryForwardHalfKernel<ew::Name><<<gridFor(n), kThreads, 0, s>>>(p, k, xs, ys, n);         \
+        break;
+        REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t unaryBackwardHalf(cudaStream_t s, UnaryOp op, UnaryParams p, HalfKind k, const void *x,
+                              const void *y, const void *dy, void *dx, int64_t n)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const auto *xs = static_cast<const uint16_t *>(x);
+    const auto *ys = static_cast<const uint16_t *>(y);
+    const auto *dys = static_cast<const uint16_t *>(dy);
+    auto *dxs = static_cast<uint16_t *>(dx);
+    switch (op) {
+#define REMAT_LAUNCH(Name, HostF, HostG, Family, Since)                                            \
+    case UnaryOp::Name:                                                                            \
+        if ((ew::Name::reads == ew::Reads::Input && !x) ||                                         \
+            (ew::Name::reads == ew::Reads::Output && !x && !y))                                    \
+            return cudaErrorInvalidValue;                                                          \
+        unaryBackwardHalfKernel<ew::Name>                                                          \
+            <<<gridFor(n), kThreads, 0, s>>>(p, k, xs, ys, dys, dxs, n);                           \
         break;
         REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
 #undef REMAT_LAUNCH

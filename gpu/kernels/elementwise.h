@@ -6,6 +6,7 @@
 //   reduceTerms(stream, GradTerm::MulDa, kept, reduced, dy, a, b, dA, 1.f);
 
 #include "core/ops/elementwise_math.h"
+#include "gpu/kernels/half_convert.h"
 #include "gpu/kernels/nd.h"
 
 #include <cuda_runtime_api.h>
@@ -33,6 +34,13 @@ cudaError_t unaryForward(cudaStream_t s, UnaryOp op, UnaryParams p, const float 
 /// recomputed from x when y is null) or nothing. InvalidValue when the needed operand is null.
 cudaError_t unaryBackward(cudaStream_t s, UnaryOp op, UnaryParams p, const float *x, const float *y,
                           const float *dy, float *dx, int64_t n);
+
+/// unaryForward / unaryBackward on float16 or bfloat16 storage (every operand of type `k`): each
+/// value widened exactly, the math in float32, each result rounded once to nearest even.
+cudaError_t unaryForwardHalf(cudaStream_t s, UnaryOp op, UnaryParams p, HalfKind k, const void *x,
+                             void *y, int64_t n);
+cudaError_t unaryBackwardHalf(cudaStream_t s, UnaryOp op, UnaryParams p, HalfKind k, const void *x,
+                              const void *y, const void *dy, void *dx, int64_t n);
 
 /// y = alpha * x over n contiguous floats (x == y allowed): GEMM's beta, pooling's 1/count.
 cudaError_t scaleFloats(cudaStream_t s, float alpha, const float *x, float *y, int64_t n);
