@@ -280,7 +280,8 @@ Status checkCudaSupport(const training::TrainingGraph &graph, const core::ir::Gr
             ++sum.hostOps;
         else if (!half)
             ++sum.deviceOps;
-        else if (takesHalfOperands(op.type, cudnn, mixedFloating(dtypes)))
+        else if (!training::isProductEpilogue(op) &&
+                 takesHalfOperands(op.type, cudnn, mixedFloating(dtypes)))
             ++sum.halfNativeOps;
         else
             ++sum.halfWidenedOps;
@@ -899,8 +900,10 @@ private:
         for (const std::vector<core::exec::TensorArg> *list : {&call.inputs, &call.outputs})
             for (const core::exec::TensorArg &a : *list)
                 dtypes.push_back(a.dtype);
-        const bool widen = !takesHalfOperands(op.type, cudnn() != nullptr, mixedFloating(dtypes));
+        // (an epilogue reads its product's float32 result beside half operands: widened)
         const bool epilogue = training::isProductEpilogue(op);
+        const bool widen =
+            epilogue || !takesHalfOperands(op.type, cudnn() != nullptr, mixedFloating(dtypes));
         std::vector<HalfCopy> copies;
         std::vector<std::pair<TensorId, size_t>> keep; // outputs kept unrounded: copy index
         auto isOutput = [&](const core::exec::TensorArg &arg) {

@@ -122,7 +122,7 @@ bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating
         return true;
     if (mixedFloating)
         return false;
-    // the unary ops of the shared table, forward and backward: one storage type, float32 math
+    // the shared table's element-wise ops: one storage type, float32 math
     static const std::set<std::string> unary = [] {
         std::set<std::string> u;
 #define REMAT_UNARY_NAME(Name, HostF, HostG, Family, Since)                                        \
@@ -130,6 +130,10 @@ bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating
     u.insert(#Name "Grad");
         REMAT_EW_UNARY_OPS(REMAT_UNARY_NAME)
 #undef REMAT_UNARY_NAME
+        // the broadcasting binary arithmetic ops, forward only (their gradients are reductions)
+#define REMAT_BINARY_NAME(Name, HostT) u.insert(#Name);
+        REMAT_EW_BINARY_OPS(REMAT_BINARY_NAME)
+#undef REMAT_BINARY_NAME
         return u;
     }();
     if (unary.count(opType))

@@ -55,13 +55,17 @@ template <BinaryOp op, typename Fn> Status binaryOp(OpContext &c)
     REMAT_RETURN_IF_ERROR(c.require(y, "C"));
     if (a->dtype != b->dtype)
         return c.unsupported("mixed operand dtypes");
-    ElemType t;
-    REMAT_RETURN_IF_ERROR(elemTypeOf(c, *a, t));
     std::vector<int64_t> out;
     if (!broadcastShapes(a->shape, b->shape, out) || numelOf(out) != y->numel())
         return c.error("shapes do not broadcast to the output");
     NdIter it;
     REMAT_RETURN_IF_ERROR(broadcastIter(c, {a->shape, b->shape}, out, it));
+    if (core::exec::isHalfType(a->dtype) && y->dtype == a->dtype && !binaryIsComparison(op))
+        return c.check(binaryForwardHalf(c.rt->stream(), op, halfKindOf(a->dtype), it, a->data,
+                                         b->data, y->data, Fn::params(c)),
+                       "binary");
+    ElemType t;
+    REMAT_RETURN_IF_ERROR(elemTypeOf(c, *a, t));
     return c.check(
         binaryForward(c.rt->stream(), op, t, it, a->data, b->data, y->data, Fn::params(c)),
         "binary");

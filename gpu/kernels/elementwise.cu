@@ -101,6 +101,19 @@ void launchArithmetic(cudaStream_t s, BinaryOp op, UnaryParams p, const NdIter &
     }
 }
 
+template <typename Fn>
+__global__ void binaryHalfKernel(UnaryParams p, HalfKind k, NdIter it, const uint16_t *a,
+                                 const uint16_t *b, uint16_t *out)
+{
+    REMAT_GRID_STRIDE(i, it.count())
+    {
+        int64_t off[3];
+        offsetsOf<3>(it, i, off);
+        out[off[0]] =
+            floatToHalf(k, Fn::f(halfToFloat(k, a[off[1]]), halfToFloat(k, b[off[2]]), p));
+    }
+}
+
 template <typename T>
 void launchCompare(cudaStream_t s, BinaryOp op, const NdIter &it, const void *a, const void *b,
                    void *out)
@@ -321,6 +334,28 @@ cudaError_t unaryBackwardHalf(cudaStream_t s, UnaryOp op, UnaryParams p, HalfKin
         break;
         REMAT_EW_UNARY_OPS(REMAT_LAUNCH)
 #undef REMAT_LAUNCH
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t binaryForwardHalf(cudaStream_t s, BinaryOp op, HalfKind k, const NdIter &it,
+                              const void *a, const void *b, void *out, UnaryParams p)
+{
+    if (it.count() <= 0)
+        return cudaSuccess;
+    if (binaryIsComparison(op))
+        return cudaErrorInvalidValue;
+    const auto *pa = static_cast<const uint16_t *>(a), *pb = static_cast<const uint16_t *>(b);
+    auto *po = static_cast<uint16_t *>(out);
+    const unsigned int g = gridFor(it.count());
+    switch (op) {
+#define REMAT_LAUNCH(Name, HostT)                                                                  \
+    case BinaryOp::Name:                                                                           \
+        binaryHalfKernel<ew::Name><<<g, kThreads, 0, s>>>(p, k, it, pa, pb, po);                   \
+        break;
+        REMAT_EW_BINARY_OPS(REMAT_LAUNCH)
+#undef REMAT_LAUNCH
+    default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }

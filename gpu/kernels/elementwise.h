@@ -62,6 +62,11 @@ bool binaryIsComparison(BinaryOp op);
 cudaError_t binaryForward(cudaStream_t s, BinaryOp op, ElemType type, const NdIter &it,
                           const void *a, const void *b, void *out, UnaryParams p = {});
 
+/// binaryForward's arithmetic ops on float16 or bfloat16 storage (a, b and out of type `k`): each
+/// operand widened exactly, the op in float32, the result rounded once to nearest even.
+cudaError_t binaryForwardHalf(cudaStream_t s, BinaryOp op, HalfKind k, const NdIter &it,
+                              const void *a, const void *b, void *out, UnaryParams p = {});
+
 /// out = cond ? a : b; `it` operands 0 = out, 1 = a, 2 = b, 3 = cond (bytes).
 cudaError_t whereForward(cudaStream_t s, const NdIter &it, const unsigned char *cond, const void *a,
                          const void *b, void *out, int elementBytes);
