@@ -49,6 +49,7 @@ if has env; then
 fi
 has ops && step ops 120 "$bin/gpu_tst_cuda_ops" -v1
 has ops && step optimizer 60 "$bin/gpu_tst_cuda_optimizer" -v1
+has ops && step half 120 "$bin/gpu_tst_cuda_half" -v1
 has models && step models 180 "$bin/gpu_tst_cuda_models" -v1
 if has truth; then
     for m in resnet50 vit_b_16; do
@@ -114,6 +115,11 @@ if has run; then
             --out "$out/$m.rotor.json" >/dev/null
         step "run-$m-rotor" 60 "$bin/remat" run "$ww/$m.onnx" --backend cuda --plan "$out/$m.rotor.json" \
             --feed "$ww/$m.npz" --check --json
+        # the half path (autocast bf16 / fp16, all-bfloat16): measured peak = predicted, --check
+        for p in bf16-mixed 16-mixed bf16-true; do
+            TAIL_LINES=4 step "run-$m-$p" 60 "$bin/remat" run "$ww/$m.onnx" --backend cuda \
+                --precision "$p" --feed "$ww/$m.npz" --check --json
+        done
     done
     # PyTorch's float64 reference against the CUDA store-all gradients: max |a-b| / max |b| per tensor
     python3 - "$ww" "$out" "${models[@]}" <<'EOF' | tee "$out/reference.log"
