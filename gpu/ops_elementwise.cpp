@@ -53,17 +53,32 @@ template <BinaryOp op, typename Fn> Status binaryOp(OpContext &c)
     REMAT_RETURN_IF_ERROR(c.require(a, "A"));
     REMAT_RETURN_IF_ERROR(c.require(b, "B"));
     REMAT_RETURN_IF_ERROR(c.require(y, "C"));
-    if (a->dtype != b->dtype)
-        return c.unsupported("mixed operand dtypes");
     std::vector<int64_t> out;
     if (!broadcastShapes(a->shape, b->shape, out) || numelOf(out) != y->numel())
         return c.error("shapes do not broadcast to the output");
     NdIter it;
     REMAT_RETURN_IF_ERROR(broadcastIter(c, {a->shape, b->shape}, out, it));
-    if (core::exec::isHalfType(a->dtype) && y->dtype == a->dtype && !binaryIsComparison(op))
-        return c.check(binaryForwardHalf(c.rt->stream(), op, halfKindOf(a->dtype), it, a->data,
-                                         b->data, y->data, Fn::params(c)),
-                       "binary");
+    const bool halfA = core::exec::isHalfType(a->dtype), halfB = core::exec::isHalfType(b->dtype);
+    if ((halfA || halfB || core::exec::isHalfType(y->dtype)) && !binaryIsComparison(op)) {
+        if (a->dtype == b->dtype && y->dtype == a->dtype) // one half type: in place
+            return c.check(binaryForwardHalf(c.rt->stream(), op, halfKindOf(a->dtype), it, a->data,
+                                             b->data, y->data, Fn::params(c)),
+                           "binary");
+        // a half operand beside a float32 one (a constant the backend passed as it is): both in
+        // float32, the result rounded once
+        for (const DView *v : {a, b, y})
+            if (v->dtype != DataType::Float && !core::exec::isHalfType(v->dtype))
+                return c.unsupported("mixed operand dtypes");
+        REMAT_ASSIGN_OR_RETURN(const float *af, floatOperand(c, *a));
+        REMAT_ASSIGN_OR_RETURN(const float *bf, floatOperand(c, *b));
+        REMAT_ASSIGN_OR_RETURN(float *yf, floatResult(c, *y));
+        REMAT_RETURN_IF_ERROR(c.check(
+            binaryForward(c.rt->stream(), op, ElemType::Float, it, af, bf, yf, Fn::params(c)),
+            "binary"));
+        return roundResult(c, yf, *y);
+    }
+    if (a->dtype != b->dtype)
+        return c.unsupported("mixed operand dtypes");
     ElemType t;
     REMAT_RETURN_IF_ERROR(elemTypeOf(c, *a, t));
     return c.check(
