@@ -8,6 +8,7 @@
 #include "core/ir/graph.h"
 #include "core/ops/attention.h"
 #include "core/ops/op_def.h"
+#include "gpu/attention_plan.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/cuda_status.h"
@@ -260,12 +261,6 @@ public:
                 m_hostOps[op.id.index()] = true;
                 continue;
             }
-            if (op.type.rfind(core::ops::kAttentionOp, 0) == 0)
-                return makeError(StatusCode::Unsupported,
-                                 fmt::format("op '{}': the fused attention of --attention sdpa has "
-                                             "no CUDA kernel yet; run it with --backend cpu, or "
-                                             "on CUDA with --attention eager",
-                                             op.name));
             return makeError(StatusCode::Unsupported,
                              fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
         }
@@ -713,13 +708,28 @@ private:
         return &slot;
     }
 
-    Status checkAttributes(const training::TrainingGraph &, const training::Op &op,
+    Status checkAttributes(const training::TrainingGraph &graph, const training::Op &op,
                            const core::ir::Graph *forward)
     {
         const core::ir::Node *attrs = training::attributeNode(op, forward);
         if (!attrs)
             return Status::ok();
         const core::ir::Node &node = *attrs;
+        if (op.type.rfind(core::ops::kAttentionOp, 0) == 0) {
+            // the fused attention: what its kernels do not cover is refused here, by name
+            // (gpu/attention_plan.h), before anything runs
+            std::vector<std::vector<int64_t>> shapes(6);
+            const core::exec::OperandSlots &slots = m_bindings.back();
+            for (size_t i = 0; i < op.inputs.size() && i < slots.inputs.size(); ++i) {
+                const core::exec::Slot &slot = slots.inputs[i];
+                const training::Tensor &t = graph.tensor(op.inputs[i]);
+                if (slot.where == core::exec::Slot::In && slot.index < 6 && t.shape.isStatic())
+                    shapes[size_t(slot.index)] = t.shape.sizes();
+            }
+            auto plan = attentionPlanOf(op.name, node, shapes, m_options.device);
+            if (!plan)
+                return plan.status();
+        }
         if ((op.type == "Conv" || op.type == "ConvGrad") && cudnn()) {
             const std::vector<int64_t> pads = node.attrInts("pads");
             for (size_t d = 0; d < pads.size() / 2; ++d)

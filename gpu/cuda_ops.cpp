@@ -52,6 +52,7 @@ const OpTable &table()
         addRecurrentOps(k);
         addLossOps(k);
         addOptimizerOps(k);
+        addAttentionOps(k);
         return k;
     }();
     return t;
