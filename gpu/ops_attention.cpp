@@ -90,6 +90,8 @@ Expected<Prepared> prepare(OpContext &c)
     Prepared p;
     REMAT_ASSIGN_OR_RETURN(p.plan, attentionPlanOf(c.opName, *c.node, shapes, -1));
     REMAT_ASSIGN_OR_RETURN(p.storage, storageOf(c, c.input(0), "Q"));
+    REMAT_RETURN_IF_ERROR(c.require(c.input(1), "K"));
+    REMAT_RETURN_IF_ERROR(c.require(c.input(2), "V"));
     for (size_t k : {size_t(1), size_t(2)})
         if (c.input(k)->dtype != c.input(0)->dtype)
             return c.unsupported(fmt::format("Q, K and V must share a dtype ({} and {})",
