@@ -22,13 +22,15 @@ if [[ ";$archs;" != *";90;"* ]]; then
         "reconfigure with -DREMAT_CUDA_ARCHITECTURES=90" >&2
     exit 2
 fi
-cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models gpu_tst_cuda_optimizer bench_gpu \
+cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models gpu_tst_cuda_optimizer \
+    gpu_tst_cuda_attention bench_gpu \
     bench_profile -j"$(nproc)"
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/shared/corpus/with_weights" "$out/shared/corpus/graph_only"
 bins=("$build/app/remat" "$build/tests/gpu_tst_cuda_ops" "$build/tests/gpu_tst_cuda_models"
-      "$build/tests/gpu_tst_cuda_optimizer" "$build/tests/bench/bench_gpu"
+      "$build/tests/gpu_tst_cuda_optimizer" "$build/tests/gpu_tst_cuda_attention"
+      "$build/tests/bench/bench_gpu"
       "$build/tests/bench/bench_profile" "$build/app/libremat_cuda.so")
 for b in "${bins[@]}"; do
     strip --strip-debug -o "$out/bin/$(basename "$b")" "$b"
