@@ -2,7 +2,7 @@
 // query rows) forward and per (batch, tile of 32 keys) backward, every step one of
 // attention_tile.h's functions, which tests/exec/tst_attention_tiles.cpp runs on the CPU against
 // the CPU reference. Shared memory holds the block's Q, K, V, dO tiles and accumulators as float
-// (attention_tile.h's forwardSharedFloats / backwardSharedFloats: 69 KiB forward, 103 KiB backward
+// (attention_tile.h's forwardSharedFloats / backwardSharedFloats: 69 KiB forward, 101 KiB backward
 // at head size 128), above the 48 KiB default, so the kernels opt in to the larger carve-out.
 // Straightforward CUDA-core arithmetic, no tensor cores: it runs what the fused op stores; the
 // cost model's time is flash attention's, not this kernel's.

@@ -139,31 +139,37 @@ REMAT_ATTN_HD float logitGrad(const Problem &p, float ds, int64_t b, int64_t i, 
     return ds;
 }
 
-/// dst[r * width + c] = src(b, r0 + r, c) for r < rows (rows past `limit` zero), as float.
+/// The row stride of a K or V tile in shared memory: odd, so the 32 keys a warp reads at once
+/// (scoreTile, dsTile) lie in 32 different banks.
+REMAT_ATTN_HD int64_t tileStride(int64_t width) { return width | 1; }
+
+/// dst[r * ld + c] = src(b, r0 + r, c) for r < rows, c < width (rows past `limit` zero), as float.
 template <typename T>
-REMAT_ATTN_HD void loadTile(float *dst, const T *src, const Operand &op, int64_t b, int64_t r0,
-                            int rows, int64_t limit, int64_t width, int tid, int nThreads)
+REMAT_ATTN_HD void loadTile(float *dst, int64_t ld, const T *src, const Operand &op, int64_t b,
+                            int64_t r0, int rows, int64_t limit, int64_t width, int tid,
+                            int nThreads)
 {
     for (int64_t e = tid; e < int64_t(rows) * width; e += nThreads) {
         const int64_t r = e / width, c = e - r * width;
-        dst[e] = r0 + r < limit ? toF(src[op.at(b, r0 + r, c)]) : 0.f;
+        dst[r * ld + c] = r0 + r < limit ? toF(src[op.at(b, r0 + r, c)]) : 0.f;
     }
 }
 
 /// s[r * kBc + c] = the logit of query i0 + r and key j0 + c (r < nr, c < nc) from the Q tile
-/// qs [kBr, d] and the K tile ks [kBc, d].
+/// qs [kBr, d] and the K tile ks [kBc, d] (row stride tileStride(d)).
 template <typename B>
 REMAT_ATTN_HD void scoreTile(const Problem &p, int64_t b, int64_t i0, int64_t j0, int nr, int nc,
                              const float *qs, const float *ks, const B *bias, const bool *mask,
                              float *s, int tid, int nThreads)
 {
+    const int64_t ldk = tileStride(p.d);
     for (int e = tid; e < nr * kBc; e += nThreads) {
         const int r = e / kBc, c = e - r * kBc;
         if (c >= nc)
             continue;
         float acc = 0.f;
         for (int64_t t = 0; t < p.d; ++t)
-            acc += qs[r * p.d + t] * ks[c * p.d + t];
+            acc += qs[r * p.d + t] * ks[c * ldk + t];
         s[e] = logitOf(p, acc, b, i0 + r, j0 + c, bias, mask);
     }
 }
@@ -196,16 +202,18 @@ REMAT_ATTN_HD void softmaxTile(float *m, float *l, float *rowScale, float *s, in
         rowScale[r] = onlineSoftmaxRow(m[r], l[r], s + r * kBc, nc);
 }
 
-/// acc [kBr, dv] = acc * rowScale + P V_tile (P = s [kBr, kBc], vs [kBc, dv]).
+/// acc [kBr, dv] = acc * rowScale + P V_tile (P = s [kBr, kBc], vs [kBc, dv], row stride
+/// tileStride(dv)).
 REMAT_ATTN_HD void accumulateTile(float *acc, const float *rowScale, const float *s,
                                   const float *vs, int nr, int nc, int64_t dv, int tid,
                                   int nThreads)
 {
+    const int64_t ldv = tileStride(dv);
     for (int64_t e = tid; e < int64_t(nr) * dv; e += nThreads) {
         const int64_t r = e / dv, c = e - r * dv;
         float sum = acc[e] * rowScale[r];
         for (int j = 0; j < nc; ++j)
-            sum += s[r * kBc + j] * vs[j * dv + c];
+            sum += s[r * kBc + j] * vs[j * ldv + c];
         acc[e] = sum;
     }
 }
@@ -272,13 +280,14 @@ REMAT_ATTN_HD void dsTile(const Problem &p, int64_t b, int64_t i0, int64_t j0, i
                           float *s, const float *dos, const float *vs, const float *deltaRows,
                           const bool *mask, float *dbias, int tid, int nThreads)
 {
+    const int64_t ldv = tileStride(p.dv);
     for (int e = tid; e < nr * kBc; e += nThreads) {
         const int r = e / kBc, c = e - r * kBc;
         if (c >= nc)
             continue;
         float dp = 0.f;
         for (int64_t t = 0; t < p.dv; ++t)
-            dp += dos[r * p.dv + t] * vs[c * p.dv + t];
+            dp += dos[r * p.dv + t] * vs[c * ldv + t];
         float db = 0.f;
         const int64_t i = i0 + r, j = j0 + c;
         s[e] = logitGrad(p, s[e] * (dp - deltaRows[r]), b, i, j, mask, &db);
@@ -306,11 +315,12 @@ REMAT_ATTN_HD void dkTile(float *dkAcc, const float *s, const float *qs, int nr,
 REMAT_ATTN_HD void dqTile(const Problem &p, int64_t b, int64_t i0, float *dq, const float *s,
                           const float *ks, int nr, int nc, int tid, int nThreads)
 {
+    const int64_t ldk = tileStride(p.d);
     for (int64_t e = tid; e < int64_t(nr) * p.d; e += nThreads) {
         const int64_t r = e / p.d, c = e - r * p.d;
         float sum = 0.f;
         for (int j = 0; j < nc; ++j)
-            sum += s[r * kBc + j] * ks[j * p.d + c];
+            sum += s[r * kBc + j] * ks[j * ldk + c];
         addTo(&dq[p.q.at(b, i0 + r, c)], sum);
     }
 }
@@ -328,11 +338,12 @@ REMAT_ATTN_HD void flushTile(const Operand &op, int64_t b, int64_t j0, const flo
 /// Floats of shared memory a forward / backward block uses.
 REMAT_ATTN_HD int64_t forwardSharedFloats(int64_t d, int64_t dv)
 {
-    return kBr * d + kBc * d + kBc * dv + kBr * dv + kBr * kBc + 3 * kBr;
+    return kBr * d + kBc * tileStride(d) + kBc * tileStride(dv) + kBr * dv + kBr * kBc + 3 * kBr;
 }
 REMAT_ATTN_HD int64_t backwardSharedFloats(int64_t d, int64_t dv)
 {
-    return 2 * kBc * d + 2 * kBc * dv + kBr * d + kBr * dv + kBr * kBc + 2 * kBr;
+    return kBc * (tileStride(d) + tileStride(dv) + d + dv) + kBr * d + kBr * dv + kBr * kBc +
+           2 * kBr;
 }
 
 /// One forward block: batch b, query rows [i0, i0 + kBr); `smem` holds forwardSharedFloats. On
@@ -342,10 +353,11 @@ REMAT_ATTN_HD void forwardBlock(const Problem &p, int64_t b, int64_t i0, const T
                                 const T *v, const B *bias, const bool *mask, T *o, float *lse,
                                 float *smem, int tid, int nThreads)
 {
-    float *qs = smem, *ks = qs + kBr * p.d, *vs = ks + kBc * p.d, *acc = vs + kBc * p.dv,
-          *s = acc + kBr * p.dv, *m = s + kBr * kBc, *l = m + kBr, *rowScale = l + kBr;
+    float *qs = smem, *ks = qs + kBr * p.d, *vs = ks + kBc * tileStride(p.d),
+          *acc = vs + kBc * tileStride(p.dv), *s = acc + kBr * p.dv, *m = s + kBr * kBc,
+          *l = m + kBr, *rowScale = l + kBr;
     const int nr = int(p.sq - i0 < kBr ? p.sq - i0 : kBr);
-    loadTile(qs, q, p.q, b, i0, kBr, p.sq, p.d, tid, nThreads);
+    loadTile(qs, p.d, q, p.q, b, i0, kBr, p.sq, p.d, tid, nThreads);
     for (int64_t e = tid; e < int64_t(kBr) * p.dv; e += nThreads)
         acc[e] = 0.f;
     for (int r = tid; r < kBr; r += nThreads) {
@@ -357,8 +369,8 @@ REMAT_ATTN_HD void forwardBlock(const Problem &p, int64_t b, int64_t i0, const T
 #ifdef __CUDA_ARCH__
         __syncthreads(); // the previous tile's K / V are no longer read
 #endif
-        loadTile(ks, k, p.k, b, j0, kBc, p.sk, p.d, tid, nThreads);
-        loadTile(vs, v, p.v, b, j0, kBc, p.sk, p.dv, tid, nThreads);
+        loadTile(ks, tileStride(p.d), k, p.k, b, j0, kBc, p.sk, p.d, tid, nThreads);
+        loadTile(vs, tileStride(p.dv), v, p.v, b, j0, kBc, p.sk, p.dv, tid, nThreads);
 #ifdef __CUDA_ARCH__
         __syncthreads();
 #endif
@@ -386,12 +398,12 @@ REMAT_ATTN_HD void backwardBlock(const Problem &p, int64_t b, int64_t j0, const 
                                  const float *lse, const float *delta, float *dq, float *dk,
                                  float *dv, float *dbias, float *smem, int tid, int nThreads)
 {
-    float *ks = smem, *vs = ks + kBc * p.d, *dkAcc = vs + kBc * p.dv, *dvAcc = dkAcc + kBc * p.d,
-          *qs = dvAcc + kBc * p.dv, *dos = qs + kBr * p.d, *s = dos + kBr * p.dv,
-          *lseRows = s + kBr * kBc, *deltaRows = lseRows + kBr;
+    float *ks = smem, *vs = ks + kBc * tileStride(p.d), *dkAcc = vs + kBc * tileStride(p.dv),
+          *dvAcc = dkAcc + kBc * p.d, *qs = dvAcc + kBc * p.dv, *dos = qs + kBr * p.d,
+          *s = dos + kBr * p.dv, *lseRows = s + kBr * kBc, *deltaRows = lseRows + kBr;
     const int nc = int(p.sk - j0 < kBc ? p.sk - j0 : kBc);
-    loadTile(ks, k, p.k, b, j0, kBc, p.sk, p.d, tid, nThreads);
-    loadTile(vs, v, p.v, b, j0, kBc, p.sk, p.dv, tid, nThreads);
+    loadTile(ks, tileStride(p.d), k, p.k, b, j0, kBc, p.sk, p.d, tid, nThreads);
+    loadTile(vs, tileStride(p.dv), v, p.v, b, j0, kBc, p.sk, p.dv, tid, nThreads);
     for (int64_t e = tid; e < int64_t(kBc) * p.d; e += nThreads)
         dkAcc[e] = 0.f;
     for (int64_t e = tid; e < int64_t(kBc) * p.dv; e += nThreads)
@@ -401,8 +413,8 @@ REMAT_ATTN_HD void backwardBlock(const Problem &p, int64_t b, int64_t j0, const 
 #ifdef __CUDA_ARCH__
         __syncthreads();
 #endif
-        loadTile(qs, q, p.q, b, i0, kBr, p.sq, p.d, tid, nThreads);
-        loadTile(dos, dO, p.o, b, i0, kBr, p.sq, p.dv, tid, nThreads);
+        loadTile(qs, p.d, q, p.q, b, i0, kBr, p.sq, p.d, tid, nThreads);
+        loadTile(dos, p.dv, dO, p.o, b, i0, kBr, p.sq, p.dv, tid, nThreads);
         for (int r = tid; r < kBr; r += nThreads) {
             lseRows[r] = r < nr ? lse[b * p.sq + i0 + r] : 0.f;
             deltaRows[r] = r < nr ? delta[b * p.sq + i0 + r] : 0.f;
