@@ -10,6 +10,7 @@
 #include "core/ops/attention.h"
 #include "core/ops/op_def.h"
 #include "core/training/autocast.h"
+#include "gpu/attention_plan.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/cuda_ops.h"
 #include "gpu/cuda_status.h"
@@ -186,12 +187,33 @@ template <typename Range> bool mixedFloating(const Range &dtypes)
 /// Where prepare() sends an op.
 enum class OpRoute { Device, Host };
 
-Status checkAttributes(const training::Op &op, const core::ir::Graph *forward, bool cudnn)
+/// What the kernels do not cover in `op`'s attributes, by name. `slots`: its operand binding;
+/// `device`: the device whose shared memory the fused attention's tiles must fit (-1: the current
+/// one, none without a device).
+Status checkAttributes(const training::TrainingGraph &graph, const training::Op &op,
+                       const core::ir::Graph *forward, bool cudnn,
+                       const core::exec::OperandSlots &slots, int device)
 {
     const core::ir::Node *attrs = training::attributeNode(op, forward);
     if (!attrs)
         return Status::ok();
     const core::ir::Node &node = *attrs;
+    if (op.type.rfind(core::ops::kAttentionOp, 0) == 0) {
+        // the fused attention: what its kernels do not cover is refused here, by name
+        // (gpu/attention_plan.h), before anything runs
+        std::vector<std::vector<int64_t>> shapes(6);
+        for (size_t i = 0; i < op.inputs.size() && i < slots.inputs.size(); ++i) {
+            const core::exec::Slot &slot = slots.inputs[i];
+            const training::Tensor &t = graph.tensor(op.inputs[i]);
+            if (slot.where == core::exec::Slot::In && slot.index < 6 && t.shape.isStatic())
+                shapes[size_t(slot.index)] = t.shape.sizes();
+        }
+        // (an operand the graph does not pass, a constant mask, is bound when the op runs:
+        // only a refusal stops the step here)
+        auto plan = attentionPlanOf(op.name, node, shapes, device);
+        if (!plan && plan.status().code() == StatusCode::Unsupported)
+            return plan.status();
+    }
     if ((op.type == "Conv" || op.type == "ConvGrad") && cudnn) {
         const std::vector<int64_t> pads = node.attrInts("pads");
         for (size_t d = 0; d < pads.size() / 2; ++d)
@@ -242,23 +264,19 @@ Status checkHalfOperands(const training::TrainingGraph &graph, const training::O
                                  op.name, op.type, fmt::join(types, " and ")));
 }
 
-/// Whether `op` runs on the device or through the CPU reference, or why the backend refuses it.
+/// Whether `op` runs on the device or through the CPU reference, or why the backend refuses it
+/// (`slots`, `device`: see checkAttributes).
 Expected<OpRoute> routeOf(const training::TrainingGraph &graph, const training::Op &op,
-                          const core::ir::Graph *forward, bool cudnn)
+                          const core::ir::Graph *forward, bool cudnn,
+                          const core::exec::OperandSlots &slots, int device)
 {
     if (findCudaOp(op.type)) {
-        REMAT_RETURN_IF_ERROR(checkAttributes(op, forward, cudnn));
+        REMAT_RETURN_IF_ERROR(checkAttributes(graph, op, forward, cudnn, slots, device));
         REMAT_RETURN_IF_ERROR(checkHalfOperands(graph, op));
         return OpRoute::Device;
     }
     if (isHostShapeOp(graph, op))
         return OpRoute::Host;
-    if (op.type.rfind(core::ops::kAttentionOp, 0) == 0)
-        return makeError(StatusCode::Unsupported,
-                         fmt::format("op '{}': the fused attention of --attention sdpa has "
-                                     "no CUDA kernel yet; run it with --backend cpu, or "
-                                     "on CUDA with --attention eager",
-                                     op.name));
     return makeError(StatusCode::Unsupported,
                      fmt::format("no cuda kernel for op '{}' (type {})", op.name, op.type));
 }
@@ -270,7 +288,11 @@ Status checkCudaSupport(const training::TrainingGraph &graph, const core::ir::Gr
 {
     CudaSupportSummary sum;
     for (const training::Op &op : graph.ops()) {
-        REMAT_ASSIGN_OR_RETURN(const OpRoute route, routeOf(graph, op, forward, cudnn));
+        const bool needsNode =
+            op.type != "Loss" && op.type != "Accumulate" && op.phase != training::Phase::Optimizer;
+        const core::exec::OperandSlots slots = core::exec::bindOperands(
+            graph, op, needsNode && forward ? training::attributeNode(op, forward) : nullptr);
+        REMAT_ASSIGN_OR_RETURN(const OpRoute route, routeOf(graph, op, forward, cudnn, slots, -1));
         std::vector<DataType> dtypes;
         for (const std::vector<TensorId> *list : {&op.inputs, &op.outputs})
             for (TensorId t : *list)
@@ -393,7 +415,8 @@ public:
             m_bindings.push_back(core::exec::bindOperands(
                 graph, op, needsNode ? training::attributeNode(op, forward) : nullptr));
             REMAT_ASSIGN_OR_RETURN(const OpRoute route,
-                                   routeOf(graph, op, forward, cudnn() != nullptr));
+                                   routeOf(graph, op, forward, cudnn() != nullptr,
+                                           m_bindings.back(), m_options.device));
             m_hostOps[op.id.index()] = route == OpRoute::Host;
         }
         // A product whose epilogue PyTorch runs in the same kernel under autocast (a linear's bias

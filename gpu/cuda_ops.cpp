@@ -2,6 +2,7 @@
 
 #include "core/exec/half.h"
 #include "core/ir/graph.h"
+#include "core/ops/attention.h"
 #include "gpu/cuda_status.h"
 #include "gpu/kernels/half.h"
 #include "gpu/ops_internal.h"
@@ -102,6 +103,7 @@ const OpTable &table()
         addRecurrentOps(k);
         addLossOps(k);
         addOptimizerOps(k);
+        addAttentionOps(k);
         return k;
     }();
     return t;
@@ -119,6 +121,10 @@ bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating
 {
     if (opType == "Cast" || opType == "CastGrad" || opType == "MatMul" || opType == "MatMulGrad" ||
         opType == "Gemm" || opType == "GemmGrad")
+        return true;
+    // the fused attention: Q, K, V (and O) in their storage type beside its float32 log-sum-exp
+    // (and a float32 or Q-typed bias), float32 accumulation (gpu/ops_attention.cpp)
+    if (opType.rfind(core::ops::kAttentionOp, 0) == 0)
         return true;
     if (mixedFloating)
         return false;

@@ -21,6 +21,7 @@ void addConvOps(OpTable &t);
 void addRecurrentOps(OpTable &t);
 void addLossOps(OpTable &t);
 void addOptimizerOps(OpTable &t);
+void addAttentionOps(OpTable &t);
 
 using core::exec::normalizeAxis;
 int64_t numelOf(const std::vector<int64_t> &shape);

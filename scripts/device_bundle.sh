@@ -23,13 +23,14 @@ if [[ ";$archs;" != *";90;"* ]]; then
     exit 2
 fi
 cmake --build "$build" --target remat gpu_tst_cuda_ops gpu_tst_cuda_models gpu_tst_cuda_optimizer \
-    gpu_tst_cuda_half bench_gpu \
+    gpu_tst_cuda_attention gpu_tst_cuda_half bench_gpu \
     bench_profile -j"$(nproc)"
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/shared/corpus/with_weights" "$out/shared/corpus/graph_only"
 bins=("$build/app/remat" "$build/tests/gpu_tst_cuda_ops" "$build/tests/gpu_tst_cuda_models"
-      "$build/tests/gpu_tst_cuda_optimizer" "$build/tests/gpu_tst_cuda_half" "$build/tests/bench/bench_gpu"
+      "$build/tests/gpu_tst_cuda_optimizer" "$build/tests/gpu_tst_cuda_attention"
+      "$build/tests/gpu_tst_cuda_half" "$build/tests/bench/bench_gpu"
       "$build/tests/bench/bench_profile" "$build/app/libremat_cuda.so")
 for b in "${bins[@]}"; do
     strip --strip-debug -o "$out/bin/$(basename "$b")" "$b"

@@ -49,6 +49,8 @@ if has env; then
 fi
 has ops && step ops 120 "$bin/gpu_tst_cuda_ops" -v1
 has ops && step optimizer 60 "$bin/gpu_tst_cuda_optimizer" -v1
+# --attention sdpa on CUDA (GPT-2 / LLaMA styles, tests/data/attention under REMAT_SOURCE_DIR)
+has ops && step attention 120 "$bin/gpu_tst_cuda_attention" -v1
 has ops && step half 120 "$bin/gpu_tst_cuda_half" -v1
 has models && step models 180 "$bin/gpu_tst_cuda_models" -v1
 if has truth; then

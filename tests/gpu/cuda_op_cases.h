@@ -603,6 +603,42 @@ inline std::vector<std::pair<const char *, CudaCaseBuilder>> cudaOpCases()
              return g.op("Dropout", {g.input("x", {8, 16}), g.constFloats("ratio", {0.3f}), mode},
                          {8, 16}, {}, {{{8, 16}, DataType::Bool}});
          }},
+        // the fused attention of --attention sdpa (core/ops/attention.h; gpu/ops_attention.cpp):
+        // sequences of 37 / 45 / 40, no multiple of the kernels' 32-row tiles
+        {"sdpa_grouped_bias_mask_causal",
+         [](MiniGraph &g) {
+             // 4 query heads over 2 K/V heads, a bias broadcast over batch and heads, a mask
+             const ValueId mask =
+                 g.opBool("Greater", {g.input("m", {37, 37}), g.constFloats("z", {0.f})}, {37, 37});
+             return g.op("ScaledDotProductAttention",
+                         {g.input("q", {2, 4, 37, 8}), g.param("k", {2, 2, 37, 8}),
+                          g.param("v", {2, 2, 37, 6}), g.param("bias", {1, 1, 37, 37}), mask},
+                         {2, 4, 37, 6},
+                         {attrInts("logit_ops", {1, 2, 3, 5}),
+                          {"logit_values", std::vector<double>{0.35, 0.0, -1e4, -1e4}}});
+         }},
+        {"sdpa_k_transposed",
+         [](MiniGraph &g) {
+             return g.op("ScaledDotProductAttention",
+                         {g.input("q", {2, 3, 45, 8}), g.param("kt", {2, 3, 8, 50}),
+                          g.param("v", {2, 3, 50, 8})},
+                         {2, 3, 45, 8},
+                         {attrInt("k_transposed", 1),
+                          attrInts("logit_ops", {1}),
+                          {"logit_values", std::vector<double>{0.35}}});
+         }},
+        {"sdpa_heads_layout_causal",
+         [](MiniGraph &g) {
+             // onnxruntime's [B, S, heads x D]: 4 query heads over 2 K/V heads, causal
+             return g.op(
+                 "ScaledDotProductAttention",
+                 {g.input("q", {2, 40, 32}), g.param("k", {2, 40, 16}), g.param("v", {2, 40, 16})},
+                 {2, 40, 32},
+                 {attrInt("num_heads", 4),
+                  attrInt("kv_num_heads", 2),
+                  attrInts("logit_ops", {1, 5}),
+                  {"logit_values", std::vector<double>{0.35, -3.4028234663852886e38}}});
+         }},
     };
 }
 

@@ -34,6 +34,7 @@
 #include "core/cost/roofline.h"
 #include "core/exec/half.h"
 #include "core/onnx/importer.h"
+#include "core/ops/attention.h"
 #include "core/sim/simulator.h"
 #include "core/training/apply_training_options.h"
 #include "gpu/cuda_backend.h"
@@ -250,15 +251,18 @@ void TestCudaHalf::halfGraphsAreAccepted_data()
 {
     QTest::addColumn<QString>("model"); // corpus/graph_only name, or tests/data path
     QTest::addColumn<bool>("convolutions");
-    QTest::newRow("resnet50") << "corpus:resnet50" << true;
-    QTest::newRow("vit_b_16") << "corpus:vit_b_16" << true;
-    QTest::newRow("gpt2_style") << "data:attention/gpt2_style.onnx" << false;
+    QTest::addColumn<bool>("sdpa"); // --attention sdpa: the fused attention's own half kernels
+    QTest::newRow("resnet50") << "corpus:resnet50" << true << false;
+    QTest::newRow("vit_b_16") << "corpus:vit_b_16" << true << false;
+    QTest::newRow("gpt2_style") << "data:attention/gpt2_style.onnx" << false << false;
+    QTest::newRow("gpt2_style sdpa") << "data:attention/gpt2_style.onnx" << false << true;
 }
 
 void TestCudaHalf::halfGraphsAreAccepted()
 {
     QFETCH(QString, model);
     QFETCH(bool, convolutions);
+    QFETCH(bool, sdpa);
     QString path;
     if (model.startsWith("corpus:")) {
         path = sharedPath("corpus/graph_only/" + model.mid(7) + ".onnx");
@@ -269,8 +273,14 @@ void TestCudaHalf::halfGraphsAreAccepted()
     }
     auto g = core::onnx::importModel(toStd(path));
     QVERIFY2(g, g.status().toString().c_str());
-    auto built = training::buildTrainingGraph(*g, {});
+    training::BuildOptions bo;
+    bo.attention = sdpa ? training::Attention::Sdpa : training::Attention::Eager;
+    auto built = training::buildTrainingGraph(*g, bo);
     QVERIFY2(built, built.status().toString().c_str());
+    int fused = 0;
+    for (const training::Op &op : built->ops())
+        fused += op.type.rfind(core::ops::kAttentionOp, 0) == 0;
+    QCOMPARE(fused > 0, sdpa);
     for (const char *name : {"bf16-mixed", "16-mixed", "bf16-true", "bf16-master"}) {
         auto p = training::parsePrecision(name);
         QVERIFY2(p, name);

@@ -44,11 +44,6 @@ const std::map<std::string, std::string> &knownGaps()
         {"Cast: CUDA-vs-CPU row",
          "the row casts float32 to float32, which the builder now removes as PyTorch does "
          "(x.to(x.dtype) is x); a row with a real cast needs a second dtype on CUDA"},
-        {"ScaledDotProductAttention: CUDA-vs-CPU row",
-         "the fused attention (--attention sdpa) has no CUDA kernel yet: the CUDA backend refuses "
-         "it in prepare() with the way out (--attention eager)"},
-        {"ScaledDotProductAttention: CUDA forward kernel", "as above"},
-        {"ScaledDotProductAttention: CUDA backward kernel", "as above"},
         {"GatherND: CUDA forward kernel",
          "torch.diagonal's and x[rows, cols]'s export, given a gradient for contrastive heads "
          "(NT-Xent); CPU kernels only so far: the CUDA backend refuses it in prepare()"},
