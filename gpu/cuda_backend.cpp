@@ -915,7 +915,8 @@ private:
         ctx.rt = this;
         // Half operands (float16, bfloat16) are stored in 2 bytes, as the simulator counts them.
         // A kernel that takes them itself (takesHalfOperands: Cast, the cuBLAS half GEMMs, cuDNN
-        // convolution) reads them in place; every other kernel computes in float32 on widened
+        // convolution, the element-wise table, the fused attention) reads them in place when its
+        // operands share one half type; every other kernel computes in float32 on widened
         // copies in scratch, and its results are rounded back to nearest even, as the CPU
         // reference does (core/exec/cpu/cpu_backend.cpp's HalfScratch). A product whose epilogue
         // reads its float32 result (m_keepUnrounded) writes a float32 copy either way.
