@@ -84,6 +84,14 @@ core::Status checkCudaSupport(const core::training::TrainingGraph &graph,
                               const core::ir::Graph *forward, bool cudnn,
                               CudaSupportSummary *summary = nullptr);
 
+/// True for the op types whose CUDA kernels read and write float16 / bfloat16 operands themselves
+/// (Cast; the matrix products through cuBLAS's half GEMMs; when the call's floating operands are
+/// of one dtype, not `mixedFloating`: the shared table's unary ops and their gradients, its binary
+/// arithmetic ops (forward), and convolution through cuDNN when `cudnn`; the fused attention
+/// always). The backend gives every other kernel float32 copies of its half operands and rounds
+/// the float32 results back (to nearest even), as the CPU reference does.
+bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating = false);
+
 /// Op types with a CUDA kernel (forward and "<Type>Grad"), sorted; for docs and messages.
 std::vector<std::string> cudaKernelTypes();
 

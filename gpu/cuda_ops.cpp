@@ -1,5 +1,7 @@
 #include "gpu/cuda_ops.h"
 
+#include "gpu/cuda_backend.h"
+
 #include "core/exec/half.h"
 #include "core/ir/graph.h"
 #include "core/ops/attention.h"

@@ -98,14 +98,6 @@ using OpFn = core::Status (*)(OpContext &);
 
 /// The CUDA kernel for an op type, or null.
 const OpFn *findCudaOp(const std::string &opType);
-/// True for the op types whose CUDA kernels read and write float16 / bfloat16 operands themselves
-/// (Cast; the matrix products through cuBLAS's half GEMMs; when the call's floating operands are
-/// of one dtype, not `mixedFloating`: the shared table's unary ops and their gradients, its binary
-/// arithmetic ops (forward), and convolution through cuDNN when `cudnn`). The backend
-/// gives every other kernel float32 copies of its half operands and rounds the float32 results
-/// back (to nearest even), as the CPU reference does.
-bool takesHalfOperands(const std::string &opType, bool cudnn, bool mixedFloating = false);
-
 /// Every op type with a CUDA kernel, sorted.
 std::vector<std::string> cudaOpTypes();
 

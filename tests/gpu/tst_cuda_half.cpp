@@ -10,6 +10,9 @@
 //   patterns, NaNs, infinities, subnormals; double -> half (an int64 cast) for integers across
 //   the whole int64 range and random doubles, with one rounding; the in-place write-back rule
 //   (a value rewritten only where its rounding changes; NaN over NaN stays).
+// - the routing: which kernels read half operands themselves (Cast, the GEMMs, the element-wise
+//   table when the dtypes agree, cuDNN convolution, the fused attention) and which get float32
+//   copies (Softmax, the norms, reductions, binary gradients, optimizer updates).
 // - the op table on the half training graphs of resnet50 and ViT-B/16 (shared corpus) and a
 //   GPT-2-style decoder (tests/data/attention) in bf16-mixed, 16-mixed (CUDA autocast),
 //   bf16-true and bf16-master: every op accepted (checkCudaSupport) with and without cuDNN;
@@ -133,6 +136,7 @@ private slots:
     void narrowMatchesReference();
     void doubleRoundsOnce();
     void writeBackRule();
+    void halfRouting();
     void halfGraphsAreAccepted_data();
     void halfGraphsAreAccepted();
     void castToDoubleIsRefusedByName();
@@ -245,6 +249,27 @@ void TestCudaHalf::writeBackRule()
         QVERIFY(ours == ref);
         QVERIFY(ours != stored); // the rule did write
     }
+}
+
+void TestCudaHalf::halfRouting()
+{
+    // which kernels read half operands themselves (the rest get float32 copies)
+    for (const char *t : {"Cast", "CastGrad", "MatMul", "MatMulGrad", "Gemm", "GemmGrad"})
+        for (bool cudnn : {true, false})
+            for (bool mixed : {true, false})
+                QVERIFY2(gpu::takesHalfOperands(t, cudnn, mixed), t);
+    for (const char *t : {"Relu", "ReluGrad", "Gelu", "GeluGrad", "Tanh", "Add", "Mul", "Div"}) {
+        QVERIFY2(gpu::takesHalfOperands(t, false, false), t);
+        QVERIFY2(!gpu::takesHalfOperands(t, false, true), t); // mixed dtypes: widened
+    }
+    QVERIFY(gpu::takesHalfOperands("Conv", true, false));
+    QVERIFY(gpu::takesHalfOperands("ConvGrad", true, false));
+    QVERIFY(!gpu::takesHalfOperands("Conv", false, false)); // im2col runs float32
+    QVERIFY(!gpu::takesHalfOperands("Conv", true, true));
+    QVERIFY(gpu::takesHalfOperands(core::ops::kAttentionOp, false, true));
+    for (const char *t : {"AddGrad", "MulGrad", "Softmax", "SoftmaxGrad", "LayerNormalization",
+                          "BatchNormalization", "ReduceMean", "SgdUpdate", "AdamUpdate"})
+        QVERIFY2(!gpu::takesHalfOperands(t, true, false), t);
 }
 
 void TestCudaHalf::halfGraphsAreAccepted_data()
