@@ -8,16 +8,41 @@
 #include "ui/planner/solver_panel.h"
 #include "ui/planner/teaching_view.h"
 
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QMainWindow>
+#include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTextEdit>
+#include <QTimer>
 
 #include <algorithm>
 
 namespace remat::ui {
+
+namespace {
+/// A widget the user may be typing into (its keys must not be taken away).
+bool takesTyping(const QWidget *w)
+{
+    if (!w)
+        return false;
+    if (qobject_cast<const QLineEdit *>(w) || qobject_cast<const QAbstractSpinBox *>(w))
+        return true;
+    if (const auto *combo = qobject_cast<const QComboBox *>(w))
+        return combo->isEditable();
+    if (const auto *text = qobject_cast<const QTextEdit *>(w))
+        return !text->isReadOnly();
+    if (const auto *plain = qobject_cast<const QPlainTextEdit *>(w))
+        return !plain->isReadOnly();
+    return false;
+}
+} // namespace
 
 PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, RunController *runs)
     : m_shelf(std::make_unique<QWidget>())
@@ -127,6 +152,22 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
                 window->resizeDocks({plans, memory}, {need, total - need}, Qt::Horizontal);
             }
         });
+    // A click on the Schedule tab gives the stepper the keys at once (the arrows step without
+    // a click on a matrix first). Not while the user types somewhere, nor at start-up (the window
+    // is not active yet when the docks first show).
+    QObject::connect(teach, &QDockWidget::visibilityChanged, m_teaching,
+                     [teaching = m_teaching.data(), teach](bool visible) {
+                         if (!visible)
+                             return;
+                         // After the click: the tab bar's own handling ends first.
+                         QTimer::singleShot(0, teaching, [teaching, teach] {
+                             if (!teaching->isVisible() || !teach->window()->isActiveWindow())
+                                 return;
+                             if (takesTyping(QApplication::focusWidget()))
+                                 return;
+                             teaching->setFocus(Qt::TabFocusReason);
+                         });
+                     });
     window->splitDockWidget(plans, memory, Qt::Horizontal);
     window->tabifyDockWidget(memory, pareto);
     window->tabifyDockWidget(pareto, teach);

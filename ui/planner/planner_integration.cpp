@@ -96,8 +96,9 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     // opens the Training dialog.
     auto *training = new QLabel(window);
     training->setObjectName(QStringLiteral("trainingStatusLabel"));
-    training->setToolTip(tr("Optimizer, precision, sharding and micro-batches of the training "
-                            "step every figure is for (click to change)"));
+    training->setToolTip(tr("Optimizer, precision, sharding, micro-batches and tensor / sequence "
+                            "parallelism of the training step every figure is for (click to "
+                            "change)"));
     auto showTraining = [training, planner] {
         training->setText(
             tr("<a href=\"training\">Training: %1</a>")
@@ -146,6 +147,18 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                 if (teach->height() < want) {
                     m_window->resizeDocks({teach}, {want}, Qt::Vertical);
                     m_window->fitBottomDocks(); // not at the graph's share of the height
+                }
+                // And width: two square matrices side by side with their explanation. The
+                // Plans table beside it (sized for its columns, up to half the window) keeps a
+                // third; at 1366x768 the matrices were 45 px and their titles cut.
+                auto *plans =
+                    m_window->findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"));
+                if (plans && plans->isVisible() && !plans->isFloating() &&
+                    m_window->dockWidgetArea(plans) == Qt::BottomDockWidgetArea) {
+                    const int total = plans->width() + teach->width();
+                    const int wide = total * 2 / 3;
+                    if (teach->width() < wide)
+                        m_window->resizeDocks({plans, teach}, {total - wide, wide}, Qt::Horizontal);
                 }
             }
             if (visible == m_showStep)

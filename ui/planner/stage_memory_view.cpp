@@ -11,7 +11,8 @@
 namespace remat::ui {
 
 namespace {
-constexpr int kHeight = 72;
+/// Wide enough for "peak 709.48 KiB (stage 123)" under a matrix narrower than that.
+constexpr int kMinWidth = 190;
 const QColor kCurve(0x42, 0x85, 0xf4);
 const QColor kRed(0xe5, 0x39, 0x35);
 
@@ -56,7 +57,20 @@ void StageMemoryView::setCurrentStage(int stage)
     update();
 }
 
-QSize StageMemoryView::sizeHint() const { return {m_align->sizeHint().width(), kHeight}; }
+QSize StageMemoryView::sizeHint() const
+{
+    return {std::max(kMinWidth, m_align->sizeHint().width()), m_height};
+}
+
+void StageMemoryView::setStripHeight(int pixels)
+{
+    pixels = std::clamp(pixels, 36, 72);
+    if (pixels == m_height)
+        return;
+    m_height = pixels;
+    updateGeometry();
+    update();
+}
 
 void StageMemoryView::paintEvent(QPaintEvent *)
 {
