@@ -1,7 +1,7 @@
 #pragma once
 // Two sizes for people that must not read the same when they differ: a plan's peak a few bytes
 // over its budget printed "444.20 MiB" beside a budget of "444.20 MiB" and "infeasible".
-//   bytesApart(465777300, 465776000) == {"444.2036 MiB", "444.2024 MiB"}
+//   bytesApart(465777300, 465776000) == {"444.200 MiB", "444.199 MiB"}
 //   bytesApart(x, x) == {formatBytes(x), formatBytes(x)}
 
 #include <QPair>

@@ -813,10 +813,12 @@ private slots:
                  qMakePair(QStringLiteral("3.00 MiB"), QStringLiteral("2.00 MiB")));
         QCOMPARE(bytesApart(465777300, 465777300).first, QStringLiteral("444.20 MiB"));
         QCOMPARE(bytesApart(465777300, 465776000),
-                 qMakePair(QStringLiteral("444.2036 MiB"), QStringLiteral("444.2024 MiB")));
-        const auto close = bytesApart(465777301, 465777300);
-        QVERIFY2(close.first != close.second, qPrintable(close.first));
-        QCOMPARE(close.first, QStringLiteral("465777301 B"));
+                 qMakePair(QStringLiteral("444.200 MiB"), QStringLiteral("444.199 MiB")));
+        QCOMPARE(bytesApart(465777301, 465777300),
+                 qMakePair(QStringLiteral("444.199849 MiB"), QStringLiteral("444.199848 MiB")));
+        // One byte apart at 5 GiB: six decimals of GiB cannot tell, bytes can.
+        QCOMPARE(bytesApart((5LL << 30) + 1, 5LL << 30),
+                 qMakePair(QStringLiteral("5368709121 B"), QStringLiteral("5368709120 B")));
         QCOMPARE(bytesApart(512, 511).first, QStringLiteral("512 B"));
 
         // The bug: store-all at a budget a few bytes under its peak is infeasible, and its row

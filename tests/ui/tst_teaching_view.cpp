@@ -276,10 +276,7 @@ private slots:
         planner->raiseView(QStringLiteral("memory"));
         w.activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(&w));
-        QTRY_VERIFY(!t->isVisible());
-        w.graphView()->setFocus();
-        QTRY_VERIFY(w.graphView()->hasFocus());
-        // The tab bar holding "Schedule" (the bottom docks are tabified).
+        // The tab bar holding "Schedule" (the bottom docks are tabified); Memory is on top.
         QTabBar *bar = nullptr;
         int index = -1;
         for (QTabBar *b : w.findChildren<QTabBar *>())
@@ -289,8 +286,12 @@ private slots:
                     index = i;
                 }
         QVERIFY(bar);
+        QTRY_VERIFY(bar->currentIndex() != index);
+        w.graphView()->setFocus();
+        QTRY_VERIFY(w.graphView()->hasFocus());
+        QVERIFY(!t->hasFocus());
         QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(index).center());
-        QTRY_VERIFY(t->isVisible());
+        QTRY_COMPARE(bar->currentIndex(), index);
         QTRY_VERIFY(t->hasFocus());
         const int before = t->step();
         QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
