@@ -296,6 +296,28 @@ private slots:
         const int before = t->step();
         QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
         QCOMPARE(t->step(), before + 1);
+
+        // At 1366x768 the tab takes two thirds of the bottom width from the Plans table (it had
+        // a third: 45 px matrices, "R: runs in sta..."), and keeps it when a new row arrives.
+        auto *teachDock = w.findChild<QDockWidget *>(QStringLiteral("plannerTeachingDock"));
+        auto *plansDock = w.findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"));
+        QVERIFY(teachDock && plansDock);
+        QTRY_VERIFY2(teachDock->width() > plansDock->width() * 3 / 2,
+                     qPrintable(QStringLiteral("schedule %1, plans %2")
+                                    .arg(teachDock->width())
+                                    .arg(plansDock->width())));
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QTest::qWait(100);
+        QVERIFY2(teachDock->width() > plansDock->width() * 3 / 2,
+                 qPrintable(QStringLiteral("after a new row: schedule %1, plans %2")
+                                .arg(teachDock->width())
+                                .arg(plansDock->width())));
+        // The matrices' titles on one line each, whole.
+        for (QLabel *title : t->findChildren<QLabel *>(QStringLiteral("matrixTitle")))
+            QTRY_VERIFY2(title->height() < 2 * title->fontMetrics().height(),
+                         qPrintable(title->text()));
+        QTRY_VERIFY(t->rView()->zoom() * t->analysis().stageCount() > 100); // 45 px before
     }
 
     void matricesPaintAtScreenResolution()

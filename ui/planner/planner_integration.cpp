@@ -148,18 +148,6 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                     m_window->resizeDocks({teach}, {want}, Qt::Vertical);
                     m_window->fitBottomDocks(); // not at the graph's share of the height
                 }
-                // And width: two square matrices side by side with their explanation. The
-                // Plans table beside it (sized for its columns, up to half the window) keeps a
-                // third; at 1366x768 the matrices were 45 px and their titles cut.
-                auto *plans =
-                    m_window->findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"));
-                if (plans && plans->isVisible() && !plans->isFloating() &&
-                    m_window->dockWidgetArea(plans) == Qt::BottomDockWidgetArea) {
-                    const int total = plans->width() + teach->width();
-                    const int wide = total * 2 / 3;
-                    if (teach->width() < wide)
-                        m_window->resizeDocks({plans, teach}, {total - wide, wide}, Qt::Horizontal);
-                }
             }
             if (visible == m_showStep)
                 return;
