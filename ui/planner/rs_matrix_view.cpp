@@ -237,7 +237,8 @@ void RsMatrixView::setCurrentStage(int stage)
 
 void RsMatrixView::setZoom(double pixelsPerCell)
 {
-    m_zoom = std::clamp(pixelsPerCell, 0.05, 32.0);
+    // Down to 100 cells a pixel: an 8B decoder's 5,000 stages fit a 150 px pane.
+    m_zoom = std::clamp(pixelsPerCell, 0.01, 32.0);
     updateMargins();
     updateGeometry();
     resize(sizeHint());

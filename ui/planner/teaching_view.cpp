@@ -286,7 +286,7 @@ void TeachingView::fitMatrices()
 {
     // Fit the whole matrix in its pane, again on every resize until the user zooms (a plan
     // solved while the tab was hidden is fitted when it is shown: a hidden pane has no size).
-    // Cells stay between 0.1 and 14 px.
+    // Cells stay between 0.01 and 14 px (an 8B decoder has about 5,000 stages).
     if (!m_fitPending)
         return;
     QScrollArea *area = scrollAreaOf(m_r);
@@ -301,12 +301,12 @@ void TeachingView::fitMatrices()
     m_sMemory->setStripHeight(strip);
     const double w = area->viewport()->width() - 24,
                  h = std::max(20.0, area->viewport()->height() - 24 - strip - 4.0);
-    double fit = std::clamp(std::min(w, h) / stages, 0.1, 14.0);
+    double fit = std::clamp(std::min(w, h) / stages, 0.01, 14.0);
     // With names on the axes the labels take room too: fit again around them.
     m_r->setZoom(fit);
     if (m_r->cellOrigin().x() > 30)
         fit = std::clamp(std::min(w - m_r->cellOrigin().x(), h - m_r->cellOrigin().y()) / stages,
-                         0.1, 14.0);
+                         0.01, 14.0);
     m_r->setZoom(fit);
     m_s->setZoom(fit);
 }
