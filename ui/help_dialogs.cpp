@@ -67,7 +67,7 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent) : QDial
     rows.append({tr("Graph"), tr("Expand / collapse a group"), tr("Double-click")});
     rows.append({tr("Graph"), tr("Pin menu of the selected node"), tr("Shift+F10, Menu")});
     rows.append({tr("Find bar"), tr("Previous match"), tr("Shift+Enter")});
-    // The Schedule tab's stepper (its slider has the keys after a click on it or a matrix).
+    // The Schedule tab's stepper (it has the keys once its tab, slider or a matrix is clicked).
     rows.append({tr("Schedule"), tr("Previous / next step"), tr("Left / Right")});
     rows.append({tr("Schedule"), tr("Ten steps back / on"), tr("Page Up / Page Down")});
     rows.append({tr("Schedule"), tr("First / last step"), tr("Home / End")});

@@ -702,8 +702,11 @@ private slots:
         const double limit = other.isEmpty() ? 0.3 : Planner::kCompareAllSeconds;
         QElapsedTimer clock;
         clock.start();
+        const QString chosen = planner.solverPanel()->currentSolver();
         planner.compareAllWithin(limit);
         planner.waitForIdle();
+        // Compare all solves with every solver; the Solver combo keeps the user's choice.
+        QCOMPARE(planner.solverPanel()->currentSolver(), chosen);
         const auto &plans = planner.document()->plans();
         QVERIFY(plans.size() >= 3);
         bool slowSeen = false;

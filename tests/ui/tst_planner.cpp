@@ -6,6 +6,7 @@
 #include "core/pipeline/compare.h"
 #include "core/sim/simulator.h"
 #include "core/util/bytes.h"
+#include "ui/byte_text.h"
 #include "ui/planner/memory_chart_view.h"
 #include "ui/planner/pareto_chart_view.h"
 #include "ui/planner/plan_table_model.h"
@@ -620,8 +621,20 @@ private slots:
                 found = found || n.startsWith(expected);
             QVERIFY2(found, qPrintable(names.join(QStringLiteral(" | "))));
         }
-        QVERIFY2(chart->chart()->title().contains(QStringLiteral("2 other plans overlaid")),
-                 qPrintable(chart->chart()->title()));
+        // The title names every overlaid plan in full, wrapped to the chart's width rather than
+        // elided (with three plans it was cut: "...; 2 other plans over...").
+        chart->resize(560, 320);
+        const QStringList lines = chart->titleLines();
+        QVERIFY2(lines.join(QLatin1Char(' ')).contains(QStringLiteral("overlaid:")),
+                 qPrintable(lines.join(QStringLiteral(" | "))));
+        for (const QString &n : names)
+            QVERIFY2(
+                lines.join(QLatin1Char(' ')).contains(n),
+                qPrintable(n + QStringLiteral(" not in ") + lines.join(QStringLiteral(" | "))));
+        const QFontMetrics titleMetrics(chart->chart()->titleFont());
+        for (const QString &line : lines)
+            QVERIFY2(titleMetrics.horizontalAdvance(line) <= chart->width() - 20, qPrintable(line));
+        QVERIFY(lines.size() >= 3); // at 560 px the two keys take a line each
         // Each overlay is the plan's own curve, in the axis' unit, and fits the y range.
         const auto *y = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).first());
         QVERIFY(y);
@@ -685,7 +698,11 @@ private slots:
         QVERIFY(planner->usableSolverIds().contains(QStringLiteral("hong-dp")));
         planner->document()->setObjective(core::solvers::Objective::MinPeak);
         planner->solve(QStringLiteral("chen-sqrtn"));
+        QCOMPARE(planner->solverPanel()->currentSolver(), QStringLiteral("chen-sqrtn"));
         planner->solve(QStringLiteral("hong-dp"));
+        // Bug: remat-studio --solve hong-dp showed the hong-dp plan with "store-all" in the
+        // Solver combo. A solve names its solver there.
+        QCOMPARE(planner->solverPanel()->currentSolver(), QStringLiteral("hong-dp"));
         planner->waitForIdle();
         QCOMPARE(planner->planTableModel()->rowCount(), 2);
         const auto &plans = planner->document()->plans();
@@ -786,6 +803,45 @@ private slots:
         QVERIFY2(text.contains(QStringLiteral("rotor takes no pins")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("chen-greedy")), qPrintable(text));
         QVERIFY2(!text.contains(QStringLiteral("larger budget")), qPrintable(text));
+    }
+
+    void sizesThatDifferNeverReadTheSame()
+    {
+        // bytesApart: two decimals while they tell the sizes apart, then more, then bytes.
+        const int64_t mib = 1 << 20;
+        QCOMPARE(bytesApart(3 * mib, 2 * mib),
+                 qMakePair(QStringLiteral("3.00 MiB"), QStringLiteral("2.00 MiB")));
+        QCOMPARE(bytesApart(465777300, 465777300).first, QStringLiteral("444.20 MiB"));
+        QCOMPARE(bytesApart(465777300, 465776000),
+                 qMakePair(QStringLiteral("444.200 MiB"), QStringLiteral("444.199 MiB")));
+        QCOMPARE(bytesApart(465777301, 465777300),
+                 qMakePair(QStringLiteral("444.199849 MiB"), QStringLiteral("444.199848 MiB")));
+        // One byte apart at 5 GiB: six decimals of GiB cannot tell, bytes can.
+        QCOMPARE(bytesApart((5LL << 30) + 1, 5LL << 30),
+                 qMakePair(QStringLiteral("5368709121 B"), QStringLiteral("5368709120 B")));
+        QCOMPARE(bytesApart(512, 511).first, QStringLiteral("512 B"));
+
+        // The bug: store-all at a budget a few bytes under its peak is infeasible, and its row
+        // read "444.20 MiB" for both the peak and the budget. They differ on screen now, and
+        // the Solver dock's message says where the schedule peaks.
+        auto planner = makePlanner();
+        planner->document()->setObjective(core::solvers::Objective::MinTime);
+        const int64_t peak = m_resnet->storeAll.timeline.peakBytes;
+        planner->document()->setBudgetBytes(peak - 100);
+        planner->solve(QStringLiteral("store-all"));
+        planner->waitForIdle();
+        const core::solvers::Plan *plan = planner->document()->currentPlan();
+        QVERIFY(plan);
+        QCOMPARE(plan->status, core::solvers::SolveStatus::Infeasible);
+        QCOMPARE(QString::fromStdString(core::formatBytes(plan->timeline.peakBytes)),
+                 QString::fromStdString(core::formatBytes(plan->budgetBytes)));
+        PlanTableModel *model = planner->planTableModel();
+        const int row = planner->document()->currentPlanIndex();
+        const QString peakText = model->index(row, PlanTableModel::Peak).data().toString();
+        const QString budgetText = model->index(row, PlanTableModel::Budget).data().toString();
+        QVERIFY2(peakText != budgetText, qPrintable(peakText + QStringLiteral(" = ") + budgetText));
+        QVERIFY2(planner->solverPanel()->messageText().contains(peakText),
+                 qPrintable(planner->solverPanel()->messageText()));
     }
 
     void budgetSliderResolvesLive()

@@ -9,7 +9,10 @@
 // - stepping scrolls the graph to the node the step runs;
 // - a click on a matrix gives the stepper the keys: Right / Left step, Page Down a stage, Home /
 //   End the ends; Help > Keyboard Shortcuts lists them; the status line says "1 tensor", never
-//   "1 tensors", and puts the counts before the (long) op description.
+//   "1 tensors", and puts the counts before the (long) op description;
+// - a click on the Schedule tab itself gives the stepper the keys (Right steps at once);
+// - the matrices paint only the cells on screen, at most one image pixel per screen pixel (an
+//   8B decoder has 25 million cells), a pixel coloured exactly when a cell under it is set.
 #include "common/test_support.h"
 #include "ui/graph/graph_items.h"
 #include "ui/graph/graph_scene.h"
@@ -23,6 +26,7 @@
 #include "ui/planner/teaching_view.h"
 #include "ui_test_util.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include <QDockWidget>
@@ -30,6 +34,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QScrollArea>
+#include <QTabBar>
 #include <QTableWidget>
 #include <QTest>
 #include <QToolTip>
@@ -250,6 +255,128 @@ private slots:
         QVERIFY2(scheduleRows.contains(QStringLiteral("Left / Right")),
                  qPrintable(scheduleRows.join(QStringLiteral("; "))));
         QVERIFY(scheduleRows.contains(QStringLiteral("Home / End")));
+    }
+
+    void scheduleTabClickGivesTheStepperTheKeys()
+    {
+        MainWindow w;
+        w.resize(1366, 768);
+        w.setInitialCollapseDepth(0);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(remat::tests::openAndWait(
+            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        Planner *planner = w.planner();
+        QVERIFY(
+            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        TeachingView *t = planner->teachingView();
+        QVERIFY(t->analysis().stepCount() > 10);
+        planner->raiseView(QStringLiteral("memory"));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        // The tab bar holding "Schedule" (the bottom docks are tabified); Memory is on top.
+        QTabBar *bar = nullptr;
+        int index = -1;
+        for (QTabBar *b : w.findChildren<QTabBar *>())
+            for (int i = 0; i < b->count(); ++i)
+                if (b->isVisible() && b->tabText(i) == QStringLiteral("Schedule")) {
+                    bar = b;
+                    index = i;
+                }
+        QVERIFY(bar);
+        QTRY_VERIFY(bar->currentIndex() != index);
+        w.graphView()->setFocus();
+        QTRY_VERIFY(w.graphView()->hasFocus());
+        QVERIFY(!t->hasFocus());
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(index).center());
+        QTRY_COMPARE(bar->currentIndex(), index);
+        QTRY_VERIFY(t->hasFocus());
+        const int before = t->step();
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
+        QCOMPARE(t->step(), before + 1);
+
+        // At 1366x768 the tab takes two thirds of the bottom width from the Plans table (it had
+        // a third: 45 px matrices, "R: runs in sta..."), and keeps it when a new row arrives.
+        auto *teachDock = w.findChild<QDockWidget *>(QStringLiteral("plannerTeachingDock"));
+        auto *plansDock = w.findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"));
+        QVERIFY(teachDock && plansDock);
+        QTRY_VERIFY2(teachDock->width() > plansDock->width() * 3 / 2,
+                     qPrintable(QStringLiteral("schedule %1, plans %2")
+                                    .arg(teachDock->width())
+                                    .arg(plansDock->width())));
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QTest::qWait(100);
+        QVERIFY2(teachDock->width() > plansDock->width() * 3 / 2,
+                 qPrintable(QStringLiteral("after a new row: schedule %1, plans %2")
+                                .arg(teachDock->width())
+                                .arg(plansDock->width())));
+        // The matrices' titles on one line each, whole.
+        for (QLabel *title : t->findChildren<QLabel *>(QStringLiteral("matrixTitle")))
+            QTRY_VERIFY2(title->height() < 2 * title->fontMetrics().height(),
+                         qPrintable(title->text()));
+        QTRY_VERIFY(t->rView()->zoom() * t->analysis().stageCount() > 100); // 45 px before
+    }
+
+    void matricesPaintAtScreenResolution()
+    {
+        MainWindow w;
+        w.resize(1366, 768);
+        w.setInitialCollapseDepth(0);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(remat::tests::openAndWait(
+            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        Planner *planner = w.planner();
+        QVERIFY(
+            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
+        planner->document()->setObjective(core::solvers::Objective::MinPeak);
+        planner->solve(QStringLiteral("hong-dp"));
+        planner->waitForIdle();
+        planner->raiseView(QStringLiteral("schedule"));
+        TeachingView *t = planner->teachingView();
+        const int stages = t->analysis().stageCount();
+        QVERIFY(stages > 50);
+        for (RsMatrixView *m : {t->rView(), t->sView()}) {
+            QTRY_VERIFY(m->isVisible());
+            for (double zoom : {0.3, 0.77, 3.0}) {
+                m->setZoom(zoom);
+                m->repaint();
+                const QImage &shown = m->paintedImage();
+                const QRect cells = m->paintedCells();
+                QVERIFY(!shown.isNull() && !cells.isEmpty());
+                // Never more pixels than the screen shows (nor than cells).
+                QVERIFY2(shown.width() <= std::ceil(cells.width() * zoom) + 1 &&
+                             shown.width() <= cells.width(),
+                         qPrintable(QStringLiteral("%1 px for %2 cells at zoom %3")
+                                        .arg(shown.width())
+                                        .arg(cells.width())
+                                        .arg(zoom)));
+                QVERIFY(shown.height() <= cells.height());
+                // Each pixel: white exactly when every cell under it is (the full image has a
+                // pixel per cell).
+                const QImage &full = m->image();
+                QCOMPARE(full.size(), QSize(stages, stages));
+                QImage expected(shown.size(), QImage::Format_RGB32);
+                expected.fill(Qt::white);
+                for (int k = cells.top(); k <= cells.bottom(); ++k)
+                    for (int j = cells.left(); j <= cells.right(); ++j) {
+                        const QRgb c = full.pixel(j, k);
+                        if (c == qRgb(255, 255, 255))
+                            continue;
+                        const int x = int(qint64(j - cells.left()) * shown.width() / cells.width());
+                        const int y =
+                            int(qint64(k - cells.top()) * shown.height() / cells.height());
+                        // recompute (orange) wins over a first compute in one pixel
+                        if (expected.pixel(x, y) == qRgb(255, 255, 255) ||
+                            c == qRgb(0xf4, 0x8f, 0x22))
+                            expected.setPixel(x, y, c);
+                    }
+                QCOMPARE(shown.convertToFormat(QImage::Format_RGB32), expected);
+            }
+        }
     }
 };
 

@@ -7,11 +7,14 @@
 //   divide the heads (1, 2); 2 with sequence parallelism and sdpa is taken as one undo step and
 //   the rebuilt problem carries them;
 // - a session saved with them reopens with them.
+// - the status bar's training summary (and the undo text) names tensor / sequence parallelism
+//   when set, and says nothing of it at one rank.
 #include "common/test_support.h"
 
 #include "core/pipeline/problem.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
+#include "ui/planner/set_training_command.h"
 #include "ui/planner/training_options_dialog.h"
 
 #include <QCheckBox>
@@ -77,6 +80,25 @@ private slots:
         form.tensorParallelBox()->findChild<QLineEdit *>()->setText(QStringLiteral("0"));
         QVERIFY2(form.inputError().contains(QStringLiteral("Tensor parallel: '0'")),
                  qPrintable(form.inputError()));
+    }
+
+    void summaryNamesTensorAndSequenceParallel()
+    {
+        TrainingOptions o;
+        QVERIFY(!trainingSummary(o).contains(QStringLiteral("parallel")));
+        o.tensorParallel = 4;
+        QVERIFY2(trainingSummary(o).contains(QStringLiteral("tensor parallel over 4")),
+                 qPrintable(trainingSummary(o)));
+        QVERIFY(!trainingSummary(o).contains(QStringLiteral("sequence parallel")));
+        o.sequenceParallel = true;
+        QVERIFY2(trainingSummary(o).contains(QStringLiteral("tensor parallel over 4 + sequence "
+                                                            "parallel")),
+                 qPrintable(trainingSummary(o)));
+        // the undo stack's entry says it too
+        PlannerDocument doc;
+        SetTrainingCommand command(&doc, o);
+        QVERIFY2(command.text().contains(QStringLiteral("sequence parallel")),
+                 qPrintable(command.text()));
     }
 
     void headsNotDividedAreRefusedInTheDialog()

@@ -7,11 +7,13 @@
 #include <QAreaSeries>
 #include <QChart>
 #include <QFontInfo>
+#include <QFontMetrics>
 #include <QGraphicsLayout>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
 #include <QPen>
+#include <QRegularExpression>
 #include <QScatterSeries>
 #include <QValueAxis>
 
@@ -327,24 +329,20 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_y->applyNiceNumbers();
     m_yMax = m_y->max();
     m_empty->setEmpty(false);
-    QString title = tr("%1: peak %2 at step %3 (activations %4), recompute +%5 %")
-                        .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
-                        .arg(plan.peakStep)
-                        .arg(QString::fromStdString(core::formatBytes(plan.activationPeakBytes)))
-                        .arg(plan.tdiPercent(), 0, 'f', 1);
-    if (!m_overlays.isEmpty()) {
-        title += m_overlays.size() == 1 ? tr("; 1 other plan overlaid")
-                                        : tr("; %1 other plans overlaid").arg(m_overlays.size());
-        // The overlays' key under the title, each in its line's colour: the legend beside the
-        // plot has no room left for them in a short dock.
-        QStringList keys;
-        for (const QLineSeries *line : m_overlays)
-            keys << QStringLiteral("<span style=\"color:%1\">&#9473;&#9473; %2</span>")
-                        .arg(line->pen().color().name(), line->name().toHtmlEscaped());
-        title = title.toHtmlEscaped() + QStringLiteral("<br/>") +
-                keys.join(QStringLiteral("&nbsp;&nbsp; "));
-    }
-    chart()->setTitle(title);
+    // The title in pieces, wrapped to the chart's width (layoutTitle, again on resize): with
+    // three plans overlaid one line of it was elided ("...; 2 other plans over...").
+    m_titleHead = {tr("%1: peak %2 at step %3")
+                       .arg(planName, QString::fromStdString(core::formatBytes(plan.peakBytes)))
+                       .arg(plan.peakStep),
+                   tr("(activations %1),")
+                       .arg(QString::fromStdString(core::formatBytes(plan.activationPeakBytes))),
+                   tr("recompute +%1 %").arg(plan.tdiPercent(), 0, 'f', 1)};
+    // The overlays' key under it, each in its line's colour: the legend beside the plot has no
+    // room left for them in a short dock.
+    m_titleKeys.clear();
+    for (const QLineSeries *line : m_overlays)
+        m_titleKeys.append({line->pen().color().name(), line->name()});
+    layoutTitle();
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
     // Categories, store-all, budget and stalls (the overlaid plans are named under the title).
@@ -378,7 +376,70 @@ void MemoryChartView::setCursorStep(int step)
 void MemoryChartView::resizeEvent(QResizeEvent *event)
 {
     QChartView::resizeEvent(event);
+    if (m_stepCount > 0)
+        layoutTitle();
     fitLegend();
+}
+
+void MemoryChartView::layoutTitle()
+{
+    // Greedy wrap: the head's pieces joined by spaces, then each overlaid plan's key ("━━ plan
+    // 2: rotor, peak 1.2 GiB") whole, on as many lines as the chart's width needs.
+    const QFontMetrics fm(chart()->titleFont());
+    const int room = std::max(120, width() - 24);
+    const QString dash = QStringLiteral("━━ ");
+    QStringList plainLines, htmlLines;
+    QString plain, html;
+    auto add = [&](const QString &plainPiece, const QString &htmlPiece, const QString &gap,
+                   const QString &htmlGap) {
+        if (!plain.isEmpty() && fm.horizontalAdvance(plain + gap + plainPiece) > room) {
+            plainLines << plain;
+            htmlLines << html;
+            plain.clear();
+            html.clear();
+        }
+        html += (plain.isEmpty() ? QString() : htmlGap) + htmlPiece;
+        plain += (plain.isEmpty() ? QString() : gap) + plainPiece;
+    };
+    for (const QString &piece : m_titleHead)
+        add(piece, piece.toHtmlEscaped(), QStringLiteral(" "), QStringLiteral(" "));
+    if (!m_titleKeys.isEmpty()) {
+        plainLines << plain; // the keys start a line of their own
+        htmlLines << html;
+        plain.clear();
+        html.clear();
+        add(tr("overlaid:"), tr("overlaid:"), QString(), QString());
+    }
+    for (const auto &[colour, name] : m_titleKeys)
+        add(dash + name,
+            QStringLiteral("<span style=\"color:%1\">&#9473;&#9473; %2</span>")
+                .arg(colour, name.toHtmlEscaped()),
+            QStringLiteral("   "), QStringLiteral("&nbsp;&nbsp; "));
+    if (!plain.isEmpty()) {
+        plainLines << plain;
+        htmlLines << html;
+    }
+    m_titleLines = int(plainLines.size());
+    const QString title = m_titleKeys.isEmpty() && m_titleLines == 1
+                              ? plainLines.front()
+                              : htmlLines.join(QStringLiteral("<br/>"));
+    if (chart()->title() != title)
+        chart()->setTitle(title);
+}
+
+QStringList MemoryChartView::titleLines() const
+{
+    // The title as shown, one entry a line, without markup.
+    QString t = chart()->title();
+    t.replace(QStringLiteral("<br/>"), QStringLiteral("\n"));
+    t.remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+    t.replace(QStringLiteral("&#9473;"), QStringLiteral("━"));
+    t.replace(QStringLiteral("&nbsp;"), QStringLiteral(" "));
+    t.replace(QStringLiteral("&amp;"), QStringLiteral("&"));
+    t.replace(QStringLiteral("&lt;"), QStringLiteral("<"));
+    t.replace(QStringLiteral("&gt;"), QStringLiteral(">"));
+    t.replace(QStringLiteral("&quot;"), QStringLiteral("\""));
+    return t.split(QLatin1Char('\n'));
 }
 
 void MemoryChartView::fitLegend()
@@ -386,8 +447,8 @@ void MemoryChartView::fitLegend()
     const int entries = m_legendEntries;
     const QFont base = font();
     QFont f = base;
-    // The title (one line, two with overlays) and the margins aside.
-    const int titleLines = m_overlays.isEmpty() ? 1 : 2;
+    // The title (one line or more: layoutTitle wraps it) and the margins aside.
+    const int titleLines = std::max(1, m_titleLines);
     const double room = std::max(40, height() - 12 - titleLines * 2 * QFontInfo(base).pixelSize());
     const double perEntry = room / std::max(1, entries);
     // A legend line is 2.5 times the font's pixel height (marker, text and spacing: measured,

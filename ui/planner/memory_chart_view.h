@@ -74,6 +74,9 @@ public:
     QString placeholderText() const;
     /// The memory axis' unit ("KiB", "MiB", "GiB": by the largest value shown).
     QString memoryUnit() const;
+    /// The chart's title as drawn, one plain-text entry per line (it wraps to the chart's width
+    /// rather than being elided: with plans overlaid it names each of them).
+    QStringList titleLines() const;
 
 signals:
     /// The user clicked the chart at this schedule step.
@@ -88,6 +91,8 @@ private:
     /// Shrinks the legend's font until its visible entries fit the chart's height (overlaid
     /// plans add entries; beside a short dock the last ones were cut off).
     void fitLegend();
+    /// Wraps m_titleHead and m_titleKeys to the chart's width into chart()->title().
+    void layoutTitle();
 
     QLineSeries *m_upper[core::schedule::kMemCategoryCount] = {};
     QLineSeries *m_lower[core::schedule::kMemCategoryCount] = {};
@@ -98,6 +103,9 @@ private:
     QScatterSeries *m_peak = nullptr;
     QScatterSeries *m_stalls = nullptr; ///< copy-lane stalls of the plan (offload plans)
     QList<QLineSeries *> m_overlays;
+    QStringList m_titleHead;                    ///< the plan's summary, in pieces that may wrap
+    QList<QPair<QString, QString>> m_titleKeys; ///< overlaid plans: colour, name
+    int m_titleLines = 1;
     ChartEmptyState *m_empty = nullptr; ///< no plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;

@@ -105,6 +105,9 @@ public:
     bool recomputedInStage(int stage, core::OpId op) const;
     /// S[k][op]: an output of op is resident when stage k begins (stored from an earlier stage).
     bool storedIntoStage(int stage, core::OpId op) const;
+    /// Row k of R and of S as bitsets over op indices (bit op.index()), for drawing them.
+    const std::vector<uint64_t> &recomputeBits(int stage) const { return m_rBits[size_t(stage)]; }
+    const std::vector<uint64_t> &storeBits(int stage) const { return m_sBits[size_t(stage)]; }
 
     /// Why the tensor is kept, recomputed, offloaded or freed, in plain words.
     QString explainTensor(core::TensorId t) const;

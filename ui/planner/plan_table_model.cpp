@@ -1,5 +1,7 @@
 #include "ui/planner/plan_table_model.h"
 
+#include "ui/byte_text.h"
+
 #include "core/util/bytes.h"
 #include "ui/planner/planner_document.h"
 
@@ -150,7 +152,11 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
                        ? tr("%1, dominated").arg(status)
                        : status;
         }
-        case Peak: return bytes(t.peakBytes);
+        case Peak:
+            // Beside its budget a peak just over it must not read the same (more decimals).
+            return p.objective == core::solvers::Objective::MinTime && p.budgetBytes > 0
+                       ? bytesApart(t.peakBytes, p.budgetBytes).first
+                       : bytes(t.peakBytes);
         case ActivationPeak: return bytes(t.activationPeakBytes);
         case Overhead: return QStringLiteral("%1 %").arg(t.tdiPercent(), 0, 'f', 1);
         case TimeOverhead:
@@ -168,8 +174,9 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
         case Budget:
             if (p.objective == core::solvers::Objective::MinPeak && p.maxOverheadPercent >= 0)
                 return tr("min peak, ≤ %1 % slower").arg(p.maxOverheadPercent);
-            return p.objective == core::solvers::Objective::MinPeak ? tr("min peak")
-                                                                    : bytes(p.budgetBytes);
+            return p.objective == core::solvers::Objective::MinPeak
+                       ? tr("min peak")
+                       : bytesApart(p.budgetBytes, t.peakBytes).first;
         case Objective: return QString::fromLatin1(core::solvers::objectiveName(p.objective));
         case Pins: return p.pins.empty() ? tr("none") : pinsText();
         }
@@ -203,11 +210,13 @@ QVariant PlanTableModel::data(const QModelIndex &index, int role) const
             tip = (p.budgetBytes < m_floor
                        ? tr("No plan fits %1: every plan needs at least %2 = %3. \"Set to floor\" "
                             "in the Solver dock sets the budget to it.\n")
-                             .arg(bytes(p.budgetBytes), bytes(m_floor), m_floorExplanation)
+                             .arg(bytesApart(p.budgetBytes, m_floor).first,
+                                  bytesApart(p.budgetBytes, m_floor).second, m_floorExplanation)
                        : tr("%1 found no plan within %2 (above the floor %3): a larger budget or "
                             "another solver may.\n")
-                             .arg(QString::fromStdString(p.solver), bytes(p.budgetBytes),
-                                  bytes(m_floor))) +
+                             .arg(QString::fromStdString(p.solver),
+                                  bytesApart(p.budgetBytes, m_floor).first,
+                                  bytesApart(p.budgetBytes, m_floor).second)) +
                   tip;
         if (const core::solvers::Plan *by = dominatedBy(size_t(index.row()), m_document->plans()))
             tip = tr("Dominated by %1 (peak %2, step %3 % over store-all's, recompute %4 %): no "

@@ -12,6 +12,7 @@
 #include "core/solvers/lowering.h"
 #include "core/solvers/registry.h"
 #include "core/util/bytes.h"
+#include "ui/byte_text.h"
 #include "ui/gui_wording.h"
 #include "ui/planner/fit_dialog.h"
 #include "ui/planner/memory_chart_view.h"
@@ -844,7 +845,13 @@ QString Planner::cacheKey(const QString &solver, const SolveJob &job) const
     return key;
 }
 
-void Planner::solve(const QString &solverId) { solveWithin(solverId, 0); }
+void Planner::solve(const QString &solverId)
+{
+    // A solve asked for from outside the Solver dock (remat-studio --solve, a Pareto point) names
+    // its solver in the dock's combo: the dock never shows store-all beside a hong-dp plan.
+    solverPanel()->setCurrentSolver(solverId);
+    solveWithin(solverId, 0);
+}
 
 void Planner::solveWithin(const QString &solverId, double limitSeconds)
 {
@@ -931,7 +938,7 @@ void Planner::compareAllWithin(double slowLimitSeconds)
     for (const QString &id : usableSolverIds()) {
         const auto s = solverById(id);
         if (s && isFast(*s))
-            solve(id);
+            solveWithin(id, 0); // the combo stays on the user's solver
         else
             slow << id;
     }
@@ -1090,16 +1097,25 @@ void Planner::onSolved(quint64 id, const Plan &solved, int replaceIndex, quint64
             solverPanel()->showMessage(pinsRefusedMessage(plan));
             return;
         }
+        // Sizes that differ never print the same (a store-all peak a few KiB over a budget at
+        // the floor read "444.20 MiB" three times).
+        const auto [budgetText, floorText] = bytesApart(plan.budgetBytes, floor);
+        QString over;
+        if (plan.timeline.peakBytes > plan.budgetBytes && !plan.timeline.points.empty())
+            over = tr(" (its schedule peaks at %1)")
+                       .arg(bytesApart(plan.timeline.peakBytes, plan.budgetBytes).first);
         solverPanel()->showMessage(
             plan.budgetBytes < floor
                 ? tr("%1: no plan fits %2, below this model's floor %3 = %4. \"Set to floor\" "
                      "sets the budget to it.")
-                      .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
-                           qs(core::formatBytes(floor)), floorExplanation())
-                : tr("%1 found no plan within %2 (the floor is %3): try a larger budget or "
+                      .arg(qs(plan.solver), budgetText, floorText, floorExplanation())
+            : plan.budgetBytes == floor
+                ? tr("%1 found no plan within the floor %2%3: try a larger budget or another "
+                     "solver.")
+                      .arg(qs(plan.solver), budgetText, over)
+                : tr("%1 found no plan within %2%3 (the floor is %4): try a larger budget or "
                      "another solver.")
-                      .arg(qs(plan.solver), qs(core::formatBytes(plan.budgetBytes)),
-                           qs(core::formatBytes(floor))));
+                      .arg(qs(plan.solver), budgetText, over, floorText));
     }
 }
 

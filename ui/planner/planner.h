@@ -162,7 +162,8 @@ public:
     QString timeSourceText() const;
 
     // ---- solving ----------------------------------------------------------------------------
-    /// Solves with the document's objective, budget and pins; appends a row.
+    /// Solves with the document's objective, budget and pins; appends a row. The Solver dock's
+    /// combo shows that solver afterwards.
     void solve(const QString &solverId);
     /// Every usable solver on the current inputs, the interactive ones first: each row appears
     /// as its solver finishes. The slow ones (MILP, LP, offload searches) stop at

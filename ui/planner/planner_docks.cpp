@@ -8,16 +8,42 @@
 #include "ui/planner/solver_panel.h"
 #include "ui/planner/teaching_view.h"
 
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QMainWindow>
+#include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTextEdit>
+#include <QTimer>
 
 #include <algorithm>
+#include <memory>
 
 namespace remat::ui {
+
+namespace {
+/// A widget the user may be typing into (its keys must not be taken away).
+bool takesTyping(const QWidget *w)
+{
+    if (!w)
+        return false;
+    if (qobject_cast<const QLineEdit *>(w) || qobject_cast<const QAbstractSpinBox *>(w))
+        return true;
+    if (const auto *combo = qobject_cast<const QComboBox *>(w))
+        return combo->isEditable();
+    if (const auto *text = qobject_cast<const QTextEdit *>(w))
+        return !text->isReadOnly();
+    if (const auto *plain = qobject_cast<const QPlainTextEdit *>(w))
+        return !plain->isReadOnly();
+    return false;
+}
+} // namespace
 
 PlannerDocks::PlannerDocks(PlannerDocument *document, PlanTableModel *plans, RunController *runs)
     : m_shelf(std::make_unique<QWidget>())
@@ -109,11 +135,16 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
                            Qt::BottomDockWidgetArea);
     // Rows arriving widen the columns (above); the dock follows so that Solver, Status, Peak,
     // Activation peak and Recompute show without scrolling, up to half the window.
+    // Whether the Schedule tab is the one on top of its group (tabified docks all report
+    // isVisible(); visibilityChanged follows the tab).
+    auto scheduleUp = std::make_shared<bool>(false);
     QObject::connect(
         m_sorted->sourceModel(), &QAbstractItemModel::modelReset, plans,
-        [window, plans, memory, table = m_table.data()] {
+        [window, plans, memory, scheduleUp, table = m_table.data()] {
             if (!plans->isVisible() || plans->isFloating())
                 return;
+            if (*scheduleUp)
+                return; // the Schedule tab keeps its width (below) while it is on top
             int need = table->verticalHeader()->width() + 2 * table->frameWidth() +
                        table->verticalScrollBar()->sizeHint().width() + 4;
             for (int c = 0; c <= PlanTableModel::Overhead; ++c)
@@ -126,6 +157,35 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
                 const int total = plans->width() + memory->width();
                 window->resizeDocks({plans, memory}, {need, total - need}, Qt::Horizontal);
             }
+        });
+    // A click on the Schedule tab gives the stepper the keys at once (the arrows step without
+    // a click on a matrix first). Not while the user types somewhere, nor at start-up (the window
+    // is not active yet when the docks first show).
+    QObject::connect(
+        teach, &QDockWidget::visibilityChanged, m_teaching,
+        [teaching = m_teaching.data(), teach, plans, window, scheduleUp](bool visible) {
+            *scheduleUp = visible;
+            if (!visible)
+                return;
+            // Two square matrices side by side with their explanation need the
+            // width: the Plans table beside the tab (sized for its columns, up to
+            // half the window) keeps a third while the tab is up. At 1366x768 the
+            // matrices were 45 px and their titles cut ("R: runs in sta...").
+            if (plans->isVisible() && !plans->isFloating() && !teach->isFloating() &&
+                window->dockWidgetArea(plans) == window->dockWidgetArea(teach)) {
+                const int total = plans->width() + teach->width();
+                if (teach->width() < total / 2)
+                    window->resizeDocks({plans, teach}, {total / 3, total - total / 3},
+                                        Qt::Horizontal);
+            }
+            // After the click: the tab bar's own handling ends first.
+            QTimer::singleShot(0, teaching, [teaching, teach] {
+                if (!teaching->isVisible() || !teach->window()->isActiveWindow())
+                    return;
+                if (takesTyping(QApplication::focusWidget()))
+                    return;
+                teaching->setFocus(Qt::TabFocusReason);
+            });
         });
     window->splitDockWidget(plans, memory, Qt::Horizontal);
     window->tabifyDockWidget(memory, pareto);

@@ -96,8 +96,9 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
     // opens the Training dialog.
     auto *training = new QLabel(window);
     training->setObjectName(QStringLiteral("trainingStatusLabel"));
-    training->setToolTip(tr("Optimizer, precision, sharding and micro-batches of the training "
-                            "step every figure is for (click to change)"));
+    training->setToolTip(tr("Optimizer, precision, sharding, micro-batches and tensor / sequence "
+                            "parallelism of the training step every figure is for (click to "
+                            "change)"));
     auto showTraining = [training, planner] {
         training->setText(
             tr("<a href=\"training\">Training: %1</a>")

@@ -8,6 +8,8 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 namespace remat::ui {
 
@@ -36,8 +38,12 @@ void RsMatrixView::setAnalysis(const PlanAnalysis &a)
     m_names.clear();
     m_backwardStage.clear();
     m_opOfColumn.clear();
+    m_bits.clear();
     m_image = QImage();
     m_imageStale = false;
+    m_rowsStale = false;
+    m_shown = QImage();
+    ++m_generation;
     m_rows = 0;
     m_analysis = PlanAnalysis();
     if (a.isEmpty() || a.stageCount() == 0) {
@@ -49,6 +55,7 @@ void RsMatrixView::setAnalysis(const PlanAnalysis &a)
     // Column j is the op first computed in stage j (the order the frontier advances in), so R
     // is lower-triangular with the first computes on the diagonal, as in Checkmate's figures.
     m_rows = a.stageCount();
+    m_words = (m_rows + 63) / 64;
     m_opOfColumn.resize(size_t(m_rows));
     for (int k = 0; k < m_rows; ++k) {
         const int step = a.stageStartStep(k);
@@ -59,35 +66,101 @@ void RsMatrixView::setAnalysis(const PlanAnalysis &a)
         m_names << (backward ? QStringLiteral("\u2202 ") + node : node);
     }
     m_analysis = a;
+    m_rowsStale = true;
     m_imageStale = true;
     updateMargins();
     updateGeometry();
     update();
 }
 
-void RsMatrixView::drawImage() const
+void RsMatrixView::prepareRows() const
 {
-    if (!m_imageStale)
+    if (!m_rowsStale)
         return;
-    m_imageStale = false;
-    const int rows = m_rows;
-    QImage img(rows, rows, QImage::Format_RGB32);
+    m_rowsStale = false;
+    // The analysis keeps rows over op indices; the matrix's columns are in first-compute order.
+    // Only set bits are visited: a few per stage for R, the resident outputs for S.
+    size_t ops = 0;
+    for (core::OpId op : m_opOfColumn)
+        if (op.valid())
+            ops = std::max(ops, size_t(op.index()) + 1);
+    std::vector<int> columnOfOp(ops, -1);
+    for (int j = 0; j < m_rows; ++j)
+        if (m_opOfColumn[size_t(j)].valid())
+            columnOfOp[m_opOfColumn[size_t(j)].index()] = j;
+    m_bits.assign(size_t(m_rows) * size_t(m_words), 0);
+    for (int k = 0; k < m_rows; ++k) {
+        const std::vector<uint64_t> &in =
+            m_kind == Recompute ? m_analysis.recomputeBits(k) : m_analysis.storeBits(k);
+        uint64_t *out = m_bits.data() + size_t(k) * size_t(m_words);
+        for (size_t w = 0; w < in.size(); ++w)
+            for (uint64_t word = in[w]; word; word &= word - 1) {
+                const size_t op = w * 64 + size_t(std::countr_zero(word));
+                const int j = op < ops ? columnOfOp[op] : -1;
+                // R's diagonal (the first computes) is implied; its set cells are recomputes.
+                if (j >= 0 && (m_kind == Store || j < k))
+                    out[size_t(j) / 64] |= uint64_t(1) << (size_t(j) % 64);
+            }
+    }
+}
+
+QImage RsMatrixView::render(int row0, int row1, int col0, int col1, int width, int height) const
+{
+    prepareRows();
+    QImage img(width, height, QImage::Format_RGB32);
     img.fill(QColor(0xff, 0xff, 0xff));
+    if (width <= 0 || height <= 0 || row1 <= row0 || col1 <= col0)
+        return img;
     const QRgb on = m_kind == Recompute ? qRgb(0x21, 0x21, 0x21) : qRgb(0x1a, 0x5f, 0xb4);
     const QRgb recompute = qRgb(0xf4, 0x8f, 0x22);
-    for (int k = 0; k < rows; ++k) {
-        auto *line = reinterpret_cast<QRgb *>(img.scanLine(k));
-        for (int j = 0; j < rows; ++j) {
-            const core::OpId op = m_opOfColumn[size_t(j)];
-            if (m_kind == Recompute) {
-                if (m_analysis.recomputedInStage(k, op))
-                    line[j] = j < k ? recompute : on;
-            } else if (m_analysis.storedIntoStage(k, op)) {
-                line[j] = on;
+    const int64_t rows = row1 - row0, cols = col1 - col0;
+    std::vector<char> set(static_cast<size_t>(width), 0), diagonal(static_cast<size_t>(width), 0);
+    int y = -1;
+    auto flush = [&] {
+        if (y < 0)
+            return;
+        auto *line = reinterpret_cast<QRgb *>(img.scanLine(y));
+        for (int x = 0; x < width; ++x)
+            if (set[size_t(x)])
+                line[x] = m_kind == Recompute ? recompute : on;
+            else if (diagonal[size_t(x)])
+                line[x] = on;
+        std::fill(set.begin(), set.end(), 0);
+        std::fill(diagonal.begin(), diagonal.end(), 0);
+    };
+    const size_t firstWord = size_t(col0) / 64, lastWord = size_t(col1 - 1) / 64;
+    for (int k = row0; k < row1; ++k) {
+        const int ky = int(int64_t(k - row0) * height / rows);
+        if (ky != y) {
+            flush();
+            y = ky;
+        }
+        if (m_kind == Recompute && k >= col0 && k < col1)
+            diagonal[size_t(int64_t(k - col0) * width / cols)] = 1;
+        const uint64_t *row = m_bits.data() + size_t(k) * size_t(m_words);
+        for (size_t w = firstWord; w <= lastWord; ++w) {
+            uint64_t word = row[w];
+            if (w == firstWord)
+                word &= ~uint64_t(0) << (size_t(col0) % 64);
+            if (w == lastWord && size_t(col1) % 64)
+                word &= ~(~uint64_t(0) << (size_t(col1) % 64));
+            for (; word; word &= word - 1) {
+                const int64_t j = int64_t(w * 64) + std::countr_zero(word);
+                set[size_t((j - col0) * width / cols)] = 1;
             }
         }
     }
-    m_image = std::move(img);
+    flush();
+    return img;
+}
+
+const QImage &RsMatrixView::image() const
+{
+    if (m_imageStale) {
+        m_imageStale = false;
+        m_image = render(0, m_rows, 0, m_rows, m_rows, m_rows);
+    }
+    return m_image;
 }
 
 void RsMatrixView::updateMargins()
@@ -118,9 +191,9 @@ QString RsMatrixView::cellText(int stage, int column) const
 {
     if (stage < 0 || column < 0 || stage >= m_names.size() || column >= m_names.size())
         return {};
-    drawImage();
-    const QRgb c = m_image.pixel(column, stage);
-    const bool set = c != qRgb(0xff, 0xff, 0xff);
+    const core::OpId op = m_opOfColumn[size_t(column)];
+    const bool set = m_kind == Recompute ? m_analysis.recomputedInStage(stage, op)
+                                         : m_analysis.storedIntoStage(stage, op);
     QString what;
     if (m_kind == Recompute)
         what = !set             ? tr("does not run in this stage")
@@ -164,7 +237,8 @@ void RsMatrixView::setCurrentStage(int stage)
 
 void RsMatrixView::setZoom(double pixelsPerCell)
 {
-    m_zoom = std::clamp(pixelsPerCell, 0.05, 32.0);
+    // Down to 100 cells a pixel: an 8B decoder's 5,000 stages fit a 150 px pane.
+    m_zoom = std::clamp(pixelsPerCell, 0.01, 32.0);
     updateMargins();
     updateGeometry();
     resize(sizeHint());
@@ -193,11 +267,33 @@ void RsMatrixView::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, tr("No plan"));
         return;
     }
-    drawImage();
-    const QRectF target(m_left, m_top, m_image.width() * m_zoom, m_image.height() * m_zoom);
-    // Nearest-neighbour keeps single cells crisp when zoomed in; smooth when shrunk.
-    p.setRenderHint(QPainter::SmoothPixmapTransform, m_zoom < 1.0);
-    p.drawImage(target, m_image);
+    const QRectF target(m_left, m_top, m_rows * m_zoom, m_rows * m_zoom);
+    // Only the cells on screen (the widget sits in a scroll area), at most a pixel per screen
+    // pixel: the image is kept until the plan, the zoom or the scroll position changes (a new
+    // step only moves the red row).
+    const QRectF seen = QRectF(visibleRegion().boundingRect()).intersected(target);
+    if (!seen.isEmpty()) {
+        const int col0 = std::clamp(int((seen.left() - m_left) / m_zoom), 0, m_rows - 1);
+        const int col1 =
+            std::clamp(int(std::ceil((seen.right() - m_left) / m_zoom)), col0 + 1, m_rows);
+        const int row0 = std::clamp(int((seen.top() - m_top) / m_zoom), 0, m_rows - 1);
+        const int row1 =
+            std::clamp(int(std::ceil((seen.bottom() - m_top) / m_zoom)), row0 + 1, m_rows);
+        const QRect cells(col0, row0, col1 - col0, row1 - row0);
+        const QSize pixels(
+            std::max(1, int(std::min<double>(cells.width(), std::ceil(cells.width() * m_zoom)))),
+            std::max(1, int(std::min<double>(cells.height(), std::ceil(cells.height() * m_zoom)))));
+        if (m_shownGeneration != m_generation || m_shownCells != cells ||
+            m_shown.size() != pixels) {
+            m_shown = render(row0, row1, col0, col1, pixels.width(), pixels.height());
+            m_shownCells = cells;
+            m_shownGeneration = m_generation;
+        }
+        // Nearest-neighbour keeps single cells crisp when zoomed in.
+        p.drawImage(QRectF(m_left + col0 * m_zoom, m_top + row0 * m_zoom, cells.width() * m_zoom,
+                           cells.height() * m_zoom),
+                    m_shown);
+    }
     p.setPen(QPen(QColor(0x90, 0x90, 0x90), 0));
     p.drawRect(target.adjusted(0, 0, -1, -1));
     // Axes: rows are stages (each opened by the op of the same column), columns are ops.
@@ -230,7 +326,7 @@ void RsMatrixView::paintEvent(QPaintEvent *)
                    tr("stage \u2192"));
         p.restore();
     }
-    if (m_stage >= 0 && m_stage < m_image.height()) {
+    if (m_stage >= 0 && m_stage < m_rows) {
         const double y = m_top + (m_stage + 0.5) * m_zoom;
         p.setPen(QPen(QColor(0xe5, 0x39, 0x35), std::max(1.0, m_zoom)));
         p.drawLine(QPointF(m_left, y), QPointF(target.right(), y));

@@ -5,9 +5,12 @@
 // says what it means; zoom with Ctrl+wheel or setZoom(); the current stage is a red row.
 //   RsMatrixView r(RsMatrixView::Recompute);  r.setAnalysis(analysis);  r.setCurrentStage(k);
 //   QImage img = r.image();   // one pixel per cell;  r.cellText(k, j);  // the hover text
-// The image has a pixel per stage and op (tens of millions for an 8B decoder's plan): it is
-// drawn when first needed (painted, image(), a cell's text), not on every new plan, so a plan
-// re-solved while the budget slider moves costs nothing here while the Schedule tab is hidden.
+// At an 8B decoder's size (about 5,000 stages: 25 million cells) nothing here is per cell: the
+// rows are bitsets in column order, and a paint draws only the cells on screen, at most one
+// image pixel per screen pixel (a pixel is coloured when any cell under it is), cached until the
+// plan, zoom or scroll changes. A new plan costs nothing until it is painted, so while the
+// budget slider re-solves, only the last plan of a burst is drawn (Schedule tab on top or not).
+// image() (one pixel per cell) is drawn only when asked for (tests).
 
 #include "ui/planner/plan_analysis.h"
 
@@ -30,11 +33,13 @@ public:
     /// A zoom the user asked for (buttons, Ctrl+wheel): setZoom and zoomedByUser().
     void zoomBy(double factor);
     double zoom() const { return m_zoom; }
-    const QImage &image() const
-    {
-        drawImage();
-        return m_image;
-    }
+    /// The whole matrix, one pixel per cell (drawn on first call per plan; the widget paints
+    /// from a downsampled one).
+    const QImage &image() const;
+    /// The image the last paint drew (at most one pixel per screen pixel) and the cells it
+    /// covers: for tests and benchmarks.
+    const QImage &paintedImage() const { return m_shown; }
+    QRect paintedCells() const { return m_shownCells; }
     QSize sizeHint() const override;
     /// The op that opens each stage (column j is the op first computed in stage j): forward ONNX
     /// node names, "∂ name" for backward ops.
@@ -62,15 +67,25 @@ protected:
 
 private:
     void updateMargins();
-    /// Draws m_image from m_analysis when a new analysis came since.
-    void drawImage() const;
+    /// Fills m_bits (each stage's row in column order) from m_analysis, once per plan.
+    void prepareRows() const;
+    /// Cells [row0, row1) x [col0, col1) as a width x height image (each pixel a block of
+    /// cells, coloured when any of them is set).
+    QImage render(int row0, int row1, int col0, int col1, int width, int height) const;
 
     Kind m_kind;
     PlanAnalysis m_analysis;
     std::vector<core::OpId> m_opOfColumn; ///< column j: the op first computed in stage j
     int m_rows = 0;                       ///< stages (and columns); 0 without a plan
-    mutable QImage m_image;
+    int m_words = 0;                      ///< 64-bit words per row of m_bits
+    /// Row k of the matrix in column order (R: recomputes only, the diagonal is implied).
+    mutable std::vector<uint64_t> m_bits;
+    mutable bool m_rowsStale = false;
+    mutable QImage m_image; ///< image(): one pixel per cell
     mutable bool m_imageStale = false;
+    QImage m_shown;     ///< what paintEvent drew last
+    QRect m_shownCells; ///< the cells m_shown covers (x: columns, y: stages)
+    quint64 m_generation = 0, m_shownGeneration = ~quint64(0);
     QStringList m_names;
     std::vector<char> m_backwardStage;
     double m_zoom = 1.0;

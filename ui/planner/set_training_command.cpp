@@ -25,6 +25,15 @@ QString trainingSummary(const core::training::TrainingOptions &t)
     if (t.microBatches > 1)
         parts << QCoreApplication::translate("SetTrainingCommand", "%1 micro-batches")
                      .arg(t.microBatches);
+    // Megatron-LM tensor (and sequence) parallelism split every activation and weight: the
+    // status bar's summary must say so, as `fit` does in its table.
+    if (t.tensorParallel > 1)
+        parts << (t.sequenceParallel
+                      ? QCoreApplication::translate("SetTrainingCommand",
+                                                    "tensor parallel over %1 + sequence parallel")
+                      : QCoreApplication::translate("SetTrainingCommand",
+                                                    "tensor parallel over %1"))
+                     .arg(t.tensorParallel);
     if (t.attention != Attention::Eager)
         parts << QCoreApplication::translate("SetTrainingCommand", "%1 attention")
                      .arg(QString::fromLatin1(attentionName(t.attention)));

@@ -11,7 +11,6 @@
 namespace remat::ui {
 
 namespace {
-constexpr int kHeight = 72;
 const QColor kCurve(0x42, 0x85, 0xf4);
 const QColor kRed(0xe5, 0x39, 0x35);
 
@@ -56,7 +55,17 @@ void StageMemoryView::setCurrentStage(int stage)
     update();
 }
 
-QSize StageMemoryView::sizeHint() const { return {m_align->sizeHint().width(), kHeight}; }
+QSize StageMemoryView::sizeHint() const { return {m_align->sizeHint().width(), m_height}; }
+
+void StageMemoryView::setStripHeight(int pixels)
+{
+    pixels = std::clamp(pixels, 36, 72);
+    if (pixels == m_height)
+        return;
+    m_height = pixels;
+    updateGeometry();
+    update();
+}
 
 void StageMemoryView::paintEvent(QPaintEvent *)
 {
@@ -94,8 +103,11 @@ void StageMemoryView::paintEvent(QPaintEvent *)
     // line, on the side away from the peak and below the line when it would touch the peak's
     // label (a budget at the peak put both on one line: "budget"/"peak" overlapped).
     const QPointF peak(xOf(size_t(m_peakStage)), yOf(m_bytes[size_t(m_peakStage)]));
-    const QString peakText =
+    QString peakText =
         tr("peak %1 (stage %2)").arg(bytesText(m_bytes[size_t(m_peakStage)])).arg(m_peakStage + 1);
+    // Under a small matrix (a short dock) the stage goes: the label was cut at the edge.
+    if (p.fontMetrics().horizontalAdvance(peakText) + 6 > width())
+        peakText = tr("peak %1").arg(bytesText(m_bytes[size_t(m_peakStage)]));
     const double w = p.fontMetrics().horizontalAdvance(peakText) + 6;
     const double tx = std::clamp(peak.x() - w / 2, 0.0, std::max(0.0, width() - w));
     const QRectF peakRect(tx, 0, w, 13);
@@ -118,7 +130,18 @@ void StageMemoryView::paintEvent(QPaintEvent *)
         }
         if (r.intersects(peakRect))
             r.moveTop(y + 1);
-        p.drawText(r, align, text);
+        // A short strip (a 768 px screen) has no room beside the line: the label goes to the
+        // top row beside the peak's, or is left out (the dashed line stays).
+        bool show = true;
+        if (plot.height() < 40 && left <= 80) {
+            align = Qt::AlignLeft | Qt::AlignTop;
+            r = QRectF(plot.left() + 2, 0, bw, 13);
+            if (r.intersects(peakRect))
+                r.moveLeft(std::max(plot.left(), plot.right() - bw));
+            show = !r.intersects(peakRect) && r.right() <= width();
+        }
+        if (show)
+            p.drawText(r, align, text);
     }
     p.setPen(Qt::NoPen);
     p.setBrush(kRed);

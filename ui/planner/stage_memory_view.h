@@ -32,12 +32,16 @@ public:
     int peakStage() const { return m_peakStage; }
     int64_t budget() const { return m_budget; }
     QSize sizeHint() const override;
+    /// The strip's height (72 px by default; the Schedule tab makes it shorter on short screens).
+    void setStripHeight(int pixels);
+    int stripHeight() const { return m_height; }
 
 protected:
     void paintEvent(QPaintEvent *event) override;
 
 private:
     const RsMatrixView *m_align;
+    int m_height = 72;
     std::vector<int64_t> m_bytes;
     int64_t m_budget = 0;
     int m_peakStage = -1;

@@ -18,24 +18,29 @@
 namespace remat::ui {
 
 namespace {
-/// A matrix with its memory strip under it (same columns), zoom buttons, in one scroll area.
+/// A matrix with its memory strip under it (same columns), its title and zoom buttons, in one
+/// scroll area. The title wraps in a narrow pane rather than being cut ("R: runs in sta..." at
+/// 1366x768).
 QWidget *matrixPane(const QString &title, RsMatrixView *view, StageMemoryView *memory,
                     QWidget *parent)
 {
     auto *pane = new QWidget(parent);
     auto *layout = new QVBoxLayout(pane);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
     auto *head = new QHBoxLayout;
-    head->addWidget(new QLabel(title, pane));
-    head->addStretch();
+    auto *name = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()), pane);
+    name->setWordWrap(true);
+    name->setObjectName(QStringLiteral("matrixTitle"));
+    head->addWidget(name, 1);
     auto *zoomOut = new QPushButton(QStringLiteral("−"), pane);
     auto *zoomIn = new QPushButton(QStringLiteral("+"), pane);
     zoomOut->setFixedWidth(28);
     zoomIn->setFixedWidth(28);
     zoomOut->setToolTip(QObject::tr("Zoom out (Ctrl+wheel)"));
     zoomIn->setToolTip(QObject::tr("Zoom in (Ctrl+wheel)"));
-    head->addWidget(zoomOut);
-    head->addWidget(zoomIn);
+    head->addWidget(zoomOut, 0, Qt::AlignTop);
+    head->addWidget(zoomIn, 0, Qt::AlignTop);
     layout->addLayout(head);
     auto *content = new QWidget;
     auto *column = new QVBoxLayout(content);
@@ -92,6 +97,8 @@ TeachingView::TeachingView(QWidget *parent)
     m_forward->setToolTip(tr("Next step"));
     m_last->setIcon(style()->standardIcon(QStyle::SP_MediaSkipForward));
     m_last->setToolTip(tr("Last step"));
+    // The colour key heads the explanation column, beside the matrices: a row of its own under
+    // the status line cost the matrices 20 to 40 px of a short dock's height (1366x768).
     m_legend->setObjectName(QStringLiteral("teachingLegend"));
     m_legend->setTextFormat(Qt::RichText);
     m_legend->setWordWrap(true); // one line of four swatches set the dock's minimum width
@@ -99,7 +106,7 @@ TeachingView::TeachingView(QWidget *parent)
                                   swatch(QColor(0xf4, 0x8f, 0x22), tr("R: recompute")),
                                   swatch(QColor(0x1a, 0x5f, 0xb4), tr("S: held in memory")),
                                   swatch(QColor(0xe5, 0x39, 0x35), tr("current stage, peak"))}
-                          .join(QStringLiteral("&nbsp;&nbsp; ")));
+                          .join(QStringLiteral("<br>")));
     m_legend->setToolTip(tr("Rows are stages: stage k starts when the k-th op is computed for "
                             "the first time, and column k is that op. \u2202 marks backward "
                             "ops. Hover a cell for what it means."));
@@ -124,8 +131,16 @@ TeachingView::TeachingView(QWidget *parent)
     matrices->addWidget(matrixPane(tr("R: runs in stage"), m_r, m_rMemory, matrices));
     matrices->addWidget(matrixPane(tr("S: stored into stage"), m_s, m_sMemory, matrices));
     // The explanation beside the matrices, not under them: the bottom dock is wide and short,
-    // and the matrices (square, with their memory strip) need its height.
-    matrices->addWidget(m_text);
+    // and the matrices (square, with their memory strip) need its height. The colour key
+    // heads it.
+    auto *side = new QWidget(matrices);
+    auto *sideColumn = new QVBoxLayout(side);
+    sideColumn->setContentsMargins(0, 0, 0, 0);
+    sideColumn->setSpacing(2);
+    sideColumn->addWidget(m_legend);
+    sideColumn->addWidget(m_text, 1);
+    side->setMinimumWidth(100);
+    matrices->addWidget(side);
     matrices->setStretchFactor(0, 2);
     matrices->setStretchFactor(1, 2);
     matrices->setStretchFactor(2, 1);
@@ -133,9 +148,9 @@ TeachingView::TeachingView(QWidget *parent)
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    layout->setSpacing(3);
     layout->addLayout(controls);
     layout->addWidget(m_label);
-    layout->addWidget(m_legend);
     layout->addWidget(split, 1);
 
     connect(m_first, &QPushButton::clicked, this, [this] { setStep(0); });
@@ -271,7 +286,7 @@ void TeachingView::fitMatrices()
 {
     // Fit the whole matrix in its pane, again on every resize until the user zooms (a plan
     // solved while the tab was hidden is fitted when it is shown: a hidden pane has no size).
-    // Cells stay between 0.1 and 14 px.
+    // Cells stay between 0.01 and 14 px (an 8B decoder has about 5,000 stages).
     if (!m_fitPending)
         return;
     QScrollArea *area = scrollAreaOf(m_r);
@@ -279,15 +294,19 @@ void TeachingView::fitMatrices()
         area->viewport()->width() < 40)
         return;
     const int stages = m_analysis.stageCount();
-    // Room for the axis labels and the memory strip under the matrix.
+    // Room for the axis labels and the memory strip under the matrix; on a short dock (a
+    // 768 px screen) the strip gives up height to the matrix, down to half its own.
+    const int strip = std::clamp(area->viewport()->height() / 4, 36, 72);
+    m_rMemory->setStripHeight(strip);
+    m_sMemory->setStripHeight(strip);
     const double w = area->viewport()->width() - 24,
-                 h = std::max(20.0, area->viewport()->height() - 24 - 76.0);
-    double fit = std::clamp(std::min(w, h) / stages, 0.1, 14.0);
+                 h = std::max(20.0, area->viewport()->height() - 24 - strip - 4.0);
+    double fit = std::clamp(std::min(w, h) / stages, 0.01, 14.0);
     // With names on the axes the labels take room too: fit again around them.
     m_r->setZoom(fit);
     if (m_r->cellOrigin().x() > 30)
         fit = std::clamp(std::min(w - m_r->cellOrigin().x(), h - m_r->cellOrigin().y()) / stages,
-                         0.1, 14.0);
+                         0.01, 14.0);
     m_r->setZoom(fit);
     m_s->setZoom(fit);
 }

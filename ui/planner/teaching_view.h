@@ -2,8 +2,8 @@
 // Step through a plan's schedule: play, pause, step, scrub. Each step says what ran, what was
 // freed and what is resident (for the graph to light up), moves the memory chart's cursor and the
 // red row of the R and S matrices, and explains why the tensors involved are kept or recomputed.
-// Keys (once a matrix, the slider or the view was clicked): Left / Right step, Page Up / Page Down
-// jump a stage, Home / End, Space plays / pauses; stepperKeys() lists them for Help.
+// Keys (once its tab, a matrix, the slider or the view was clicked): Left / Right step, Page Up /
+// Page Down jump a stage, Home / End, Space plays / pauses; stepperKeys() lists them for Help.
 //   TeachingView v;  v.setAnalysis(analysis);  v.setStep(812);
 //   connect(&v, &TeachingView::stepStateChanged, graph, [](const StepState &s) { highlight(s); });
 

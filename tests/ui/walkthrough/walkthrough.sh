@@ -98,12 +98,13 @@ shot schedule 1.5
 for _ in 1 2 3; do key Right; done
 shot stepped
 
-# Run on the CPU, then Stop it.
-click_xy "${WALK_RUN_TAB_X:-876}" "${WALK_TABS_Y:-918}"
+# Run on the CPU, then Stop it. (The Schedule tab took two thirds of the bottom width from the
+# Plans table: the tabs and the Run panel sit further left than the Plans table alone leaves them.)
+click_xy "${WALK_RUN_TAB_X:-655}" "${WALK_TABS_Y:-918}"
 shot run-tab
-click_xy "${WALK_RUN_BUTTON_X:-681}" "${WALK_RUN_BUTTON_Y:-591}"
+click_xy "${WALK_RUN_BUTTON_X:-461}" "${WALK_RUN_BUTTON_Y:-591}"
 sleep 0.3
-click_xy "${WALK_STOP_BUTTON_X:-766}" "${WALK_RUN_BUTTON_Y:-591}"
+click_xy "${WALK_STOP_BUTTON_X:-546}" "${WALK_RUN_BUTTON_Y:-591}"
 shot run-stopped 2
 
 # Export the plan (File > Export > Plan JSON), save the session (Ctrl+S).
