@@ -21,16 +21,16 @@ saved() {
         --input "$input" --remat "$REMAT" --summary "$TMP/s.json" "$@" >/dev/null || true
     "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["torch_saved_activation_bytes"], r["ours_saved_bytes"])' "$TMP/s.json"
 }
-pct() { "$PY" -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{100*a/b:.2f}%' if b else '-')" "$1" "$2"; }
-err() { "$PY" -c "import sys; t,o=float(sys.argv[1]),float(sys.argv[2]); print(f'{100*(o-t)/t:+.2f}%')" "$1" "$2"; }
-echo "| network | input | fp32 PyTorch B | fp32 ours B | err | bf16-mixed PyTorch B | ours B | err | bf16 / fp32 PyTorch | ours | head-only PyTorch B | ours B | err | head / full PyTorch |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+pct() { "$PY" -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{100*a/b:.4g}%' if b else '-')" "$1" "$2"; }
+err() { "$PY" -c "import sys; t,o=float(sys.argv[1]),float(sys.argv[2]); print(f'{100*(o-t)/t:+.4f}%')" "$1" "$2"; }
+echo "| network | input | fp32 PyTorch B | fp32 ours B | err | bf16-mixed PyTorch B | ours B | err | bf16 / fp32 PyTorch | ours | head-only PyTorch B | ours B | err | head / full PyTorch | ours |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 while read -r name model input head; do
     read -r ft fo <<<"$(saved "$model" "$input")"
     read -r bt bo <<<"$(saved "$model" "$input" --autocast bf16 --device cpu)"
     read -r ht ho <<<"$(saved "$model" "$input" --trainable "$head")"
     echo "| $name | $input | $ft | $fo | $(err "$ft" "$fo") | $bt | $bo | $(err "$bt" "$bo") |" \
-        "$(pct "$bt" "$ft") | $(pct "$bo" "$fo") | $ht | $ho | $(err "$ht" "$ho") | $(pct "$ht" "$ft") |"
+        "$(pct "$bt" "$ft") | $(pct "$bo" "$fo") | $ht | $ho | $(err "$ht" "$ho") | $(pct "$ht" "$ft") | $(pct "$ho" "$fo") |"
 done <<ROWS
 resnet50 resnet50 8x3x224x224 ^fc\.
 vit_b_16 vit_b_16 4x3x224x224 ^heads\.
