@@ -94,7 +94,8 @@ Expected<Spec> recurrent(const RuleContext &c)
 //   autocast with a TorchDispatchMode: addmm, sigmoid_, tanh_, mul, add_ per step). Per
 //   direction one addmm projects the whole input (X cast to the lower precision once per
 //   direction: the casts of an activation are not cached), then per step an addmm of the state
-//   (cast each step) by R (cached when it trains, cast each step when frozen). The gates are
+//   (cast each step) by R (cached when it trains, cast each step when frozen: kept from the
+//   second step on where the states start as zeros). The gates are
 //   lower precision; the states are updated by promotion with the initial ones, which nn.LSTM /
 //   nn.GRU make as zeros of the input's dtype: an LSTM's cell and hidden state, a GRU's hidden
 //   state and the outputs stay float32, while an Elman RNN's tanh(gates) is lower precision. So
@@ -120,8 +121,12 @@ ir::DataType recurrentAutocastInput(const AutocastCompositeContext &c, int posit
         const std::vector<int64_t> &x =
             c.inputSizes.empty() ? std::vector<int64_t>{} : c.inputSizes[0];
         const bool batchFirst = c.node && c.node->attrInt("layout", 0) != 0;
+        // The first step's product from zero states (absent, or the exporter's zero constant)
+        // needs no gradient for the state: its copy of a frozen R is not kept.
+        const bool zeroStart = c.inputs.size() <= 5 || c.inputs[5] == ir::DataType::Undefined ||
+                               (c.fromConstants.size() > 5 && c.fromConstants[5]);
         if (x.size() == 3)
-            copies = int(std::max<int64_t>(1, batchFirst ? x[1] : x[0]));
+            copies = int(std::max<int64_t>(1, (batchFirst ? x[1] : x[0]) - (zeroStart ? 1 : 0)));
         return c.half;
     }
     case 3: return c.half;                   // B
