@@ -1,8 +1,11 @@
 // Recurrent ops (onnx/defs/rnn): RNN, GRU, LSTM. Their attributes are resolved in recurrent.cpp
 // (shared with the kernels); here are the shape function and the gradient rule.
+#include "core/ops/autocast_composite.h"
 #include "core/ops/families.h"
 #include "core/ops/recurrent.h"
 #include "core/ops/shape_context.h"
+
+#include <algorithm>
 
 namespace remat::core::ops {
 namespace {
@@ -85,24 +88,97 @@ Expected<Spec> recurrent(const RuleContext &c)
     return s;
 }
 
+// Autocast. torch 1.13 lists no recurrent layer on either device; what happens is below the
+// layer.
+// - CPU: aten::lstm / gru / rnn_tanh run as ATen's composite (traced under torch 1.13's CPU
+//   autocast with a TorchDispatchMode: addmm, sigmoid_, tanh_, mul, add_ per step). Per
+//   direction one addmm projects the whole input (X cast to the lower precision once per
+//   direction: the casts of an activation are not cached), then per step an addmm of the state
+//   (cast each step) by R (cached when it trains, cast each step when frozen: kept from the
+//   second step on where the states start as zeros). The gates are
+//   lower precision; the states are updated by promotion with the initial ones, which nn.LSTM /
+//   nn.GRU make as zeros of the input's dtype: an LSTM's cell and hidden state, a GRU's hidden
+//   state and the outputs stay float32, while an Elman RNN's tanh(gates) is lower precision. So
+//   of the saved state (recurrent.h) LSTM's hidden_in and gates, GRU's hidden_in, gates,
+//   hidden_linear and new_gate are lower precision, LSTM's cell_in and cell_act and GRU's
+//   hidden_minus_new take the state's dtype, and all of RNN's is lower precision.
+// - CUDA: _cudnn_rnn's autocast wrapper (aten/src/ATen/cudnn/AutocastRNN.cpp) casts the input,
+//   the states and a flat copy of the weights to float16 (at::kHalf, whatever autocast's dtype),
+//   and cuDNN runs in it: every output and saved tensor is float16.
+int64_t directionsOf(const ir::Node *node)
+{
+    return node && node->attrString("direction", "forward") == "bidirectional" ? 2 : 1;
+}
+
+ir::DataType recurrentAutocastInput(const AutocastCompositeContext &c, int position, int &copies)
+{
+    if (c.device == AutocastDevice::Cuda)
+        return ir::DataType::Float16;
+    switch (position) {
+    case 0: copies = int(directionsOf(c.node)); return c.half; // X, once per direction
+    case 1: return c.half;                                     // W
+    case 2: {                                                  // R, each step unless cached
+        const std::vector<int64_t> &x =
+            c.inputSizes.empty() ? std::vector<int64_t>{} : c.inputSizes[0];
+        const bool batchFirst = c.node && c.node->attrInt("layout", 0) != 0;
+        // The first step's product from zero states (absent, or the exporter's zero constant)
+        // needs no gradient for the state: its copy of a frozen R is not kept.
+        const bool zeroStart = c.inputs.size() <= 5 || c.inputs[5] == ir::DataType::Undefined ||
+                               (c.fromConstants.size() > 5 && c.fromConstants[5]);
+        if (x.size() == 3)
+            copies = int(std::max<int64_t>(1, (batchFirst ? x[1] : x[0]) - (zeroStart ? 1 : 0)));
+        return c.half;
+    }
+    case 3: return c.half;                   // B
+    default: return ir::DataType::Undefined; // the states are read as they are
+    }
+}
+
+ir::DataType recurrentAutocastOutput(const AutocastCompositeContext &c, int position)
+{
+    if (c.device == AutocastDevice::Cuda)
+        return ir::DataType::Float16;
+    const RecurrentKind kind = recurrentKind(c.node ? c.node->opType : std::string());
+    if (kind == RecurrentKind::Rnn)
+        return c.half;
+    // The state nn.LSTM / nn.GRU start from: the initial cell (LSTM) or hidden state (GRU) when
+    // given, zeros of X's dtype otherwise (absent, or the exporter's expanded zero constant);
+    // promoted with the lower-precision gates. A bfloat16 X (a Linear's output under autocast)
+    // makes every state bfloat16.
+    const size_t statePos = kind == RecurrentKind::Lstm ? 6 : 5;
+    ir::DataType start = statePos < c.inputs.size() ? c.inputs[statePos] : ir::DataType::Undefined;
+    if ((start == ir::DataType::Undefined ||
+         (statePos < c.fromConstants.size() && c.fromConstants[statePos])) &&
+        !c.inputs.empty())
+        start = c.inputs[0];
+    const ir::DataType state =
+        start == c.half || start == ir::DataType::Double ? start : ir::DataType::Float;
+    const bool lower = kind == RecurrentKind::Lstm ? (position == 3 || position == 5)
+                                                   : (position >= 2 && position <= 5);
+    return lower ? c.half : state;
+}
+
+const AutocastComposite kRecurrentAutocast{.input = recurrentAutocastInput,
+                                           .output = recurrentAutocastOutput};
+
 } // namespace
 
 void addRecurrentOps(std::vector<OpDef> &t)
 {
-    t.push_back(
-        {.type = "GRU",
-         .family = OpFamily::MatrixProduct,
-         .inferShape = recurrentShape,
-         .differentiable = recurrentDifferentiable,
-         .derive = recurrent,
-         .autocast = {.cuda = AutocastPolicy::LowerPrecision, .cpu = AutocastPolicy::Fp32}});
-    t.push_back(
-        {.type = "LSTM",
-         .family = OpFamily::MatrixProduct,
-         .inferShape = recurrentShape,
-         .differentiable = recurrentDifferentiable,
-         .derive = recurrent,
-         .autocast = {.cuda = AutocastPolicy::LowerPrecision, .cpu = AutocastPolicy::Fp32}});
+    t.push_back({.type = "GRU",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = recurrentShape,
+                 .differentiable = recurrentDifferentiable,
+                 .derive = recurrent,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
+    t.push_back({.type = "LSTM",
+                 .family = OpFamily::MatrixProduct,
+                 .inferShape = recurrentShape,
+                 .differentiable = recurrentDifferentiable,
+                 .derive = recurrent,
+                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                              .cpu = AutocastPolicy::LowerPrecision}});
     t.push_back({.type = "RNN",
                  .family = OpFamily::MatrixProduct,
                  .inferShape = recurrentShape,
@@ -110,6 +186,11 @@ void addRecurrentOps(std::vector<OpDef> &t)
                  .derive = recurrent,
                  .autocast = {.cuda = AutocastPolicy::LowerPrecision,
                               .cpu = AutocastPolicy::LowerPrecision}});
+}
+
+const AutocastComposite *autocastComposite(const std::string &opType)
+{
+    return opType == "LSTM" || opType == "GRU" || opType == "RNN" ? &kRecurrentAutocast : nullptr;
 }
 
 } // namespace remat::core::ops

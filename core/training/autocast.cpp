@@ -1,8 +1,11 @@
 #include "core/training/autocast.h"
 
 #include "core/ir/graph.h"
+#include "core/ops/autocast_composite.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include <functional>
 #include <map>
@@ -79,6 +82,7 @@ struct PlannedCast
     size_t input = 0; ///< index into the op's inputs
     ir::DataType to = ir::DataType::Float;
     bool cached = false;
+    int copies = 1; ///< separate casts PyTorch makes of it (not cached): one copy of that many
 };
 
 struct CastRecord
@@ -107,7 +111,8 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
     // cache's leaf that requires grad), `weight` for any preloaded weight (frozen ones too).
     std::vector<char> weight(tensors.size(), 0), trainable(tensors.size(), 0);
     for (const Tensor &t : tensors) {
-        const bool isWeight = t.role == TensorRole::Parameter || t.role == TensorRole::Buffer;
+        const bool isWeight = t.role == TensorRole::Parameter || t.role == TensorRole::Buffer ||
+                              t.role == TensorRole::Frozen;
         weight[t.id.index()] = isWeight;
         trainable[t.id.index()] = t.role == TensorRole::Parameter;
     }
@@ -142,6 +147,18 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
             all = all && dataFree[in.index()];
         for (TensorId out : op.outputs)
             dataFree[out.index()] = all;
+    }
+    // Computed from constants alone: what the module makes in forward (nn.LSTM's zero states).
+    std::vector<char> fromConstants(tensors.size(), 0);
+    for (const Tensor &t : tensors)
+        fromConstants[t.id.index()] = t.role == TensorRole::Constant;
+    for (size_t i = 0; i < fwdCount; ++i) {
+        const Op &op = g.op(OpId(int32_t(i)));
+        bool all = !op.inputs.empty();
+        for (TensorId in : op.inputs)
+            all = all && fromConstants[in.index()];
+        for (TensorId out : op.outputs)
+            fromConstants[out.index()] = all;
     }
     std::vector<AutocastPolicy> policyOf(fwdCount, AutocastPolicy::Fallthrough);
     std::vector<char> epilogue(fwdCount, 0); // ops PyTorch runs inside their product's kernel
@@ -220,6 +237,49 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
         const ops::OpDef *def = ops::findOp(op.type);
         const ir::Node *node = attributeNode(op, forward);
         const size_t rank = op.inputs.empty() ? 0 : tensors[op.inputs[0].index()].shape.rank();
+        if (const ops::AutocastComposite *composite = ops::autocastComposite(op.type);
+            def && composite) {
+            // A composite of listed ops (nn.LSTM on the CPU ...): its rule says how each input is
+            // read and what dtype each output has.
+            const ops::AutocastComposite &rule = *composite;
+            ops::AutocastCompositeContext ctx{.node = node, .device = o.device, .half = half};
+            for (size_t k = 0; k < op.inputs.size(); ++k) {
+                const auto pos = size_t(op.inputRoles[k].index);
+                if (ctx.inputs.size() <= pos) {
+                    ctx.inputs.resize(pos + 1, ir::DataType::Undefined);
+                    ctx.inputSizes.resize(pos + 1);
+                    ctx.fromConstants.resize(pos + 1, 0);
+                }
+                const Tensor &t = tensors[op.inputs[k].index()];
+                ctx.inputs[pos] = t.dtype;
+                ctx.fromConstants[pos] = fromConstants[op.inputs[k].index()];
+                if (t.shape.isStatic())
+                    ctx.inputSizes[pos] = t.shape.sizes();
+            }
+            policyOf[i] = ops::autocastPolicy(*def, node, rank, o.device);
+            for (size_t k = 0; k < op.inputs.size(); ++k) {
+                const TensorId in = op.inputs[k];
+                const ir::DataType from = tensors[in.index()].dtype;
+                int copies = 1;
+                const ir::DataType to = rule.input ? rule.input(ctx, op.inputRoles[k].index, copies)
+                                                   : ir::DataType::Undefined;
+                if (!eligible(from) || to == ir::DataType::Undefined || to == from)
+                    continue;
+                const bool cached =
+                    to == half && from == ir::DataType::Float && trainable[in.index()];
+                casts[i].push_back({k, to, cached, cached ? 1 : std::max(1, copies)});
+            }
+            for (size_t k = 0; k < op.outputs.size(); ++k) {
+                Tensor &t = tensors[op.outputs[k].index()];
+                if ((t.role != TensorRole::Activation && t.role != TensorRole::SavedState) ||
+                    g.tensor(op.outputs[k]).dtype != ir::DataType::Float || !rule.output)
+                    continue;
+                const ir::DataType d = rule.output(ctx, op.outputRoles[k].index);
+                if (d != ir::DataType::Undefined)
+                    retype(t, d);
+            }
+            continue;
+        }
         AutocastPolicy policy =
             def ? ops::autocastPolicy(*def, node, rank, o.device) : AutocastPolicy::Fallthrough;
         // torch's exporter writes linear(x, W, b) on a batch of matrices as MatMul then Add(b),
@@ -285,7 +345,7 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
                 const bool cached = target == half &&
                                     tensors[in.index()].dtype == ir::DataType::Float &&
                                     trainable[in.index()];
-                casts[i].push_back({k, target, cached});
+                casts[i].push_back({k, target, cached, 1});
             }
         for (TensorId out : op.outputs) {
             Tensor &t = tensors[out.index()];
@@ -351,11 +411,15 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
                                 : fmt::format("{}::{}@{}", source.name, shortName(pc.to), op.name);
                 if (!names.insert(copy.name).second) // the same tensor at two positions
                     copy.name += fmt::format("#{}", op.inputRoles[pc.input].index);
-                copy.role = weight[src.index()] && pc.to == half ? TensorRole::WeightCast
-                                                                 : TensorRole::Activation;
+                copy.role = weight[src.index()] && pc.to != ir::DataType::Float
+                                ? TensorRole::WeightCast
+                                : TensorRole::Activation;
                 copy.dtype = pc.to;
                 copy.shape = source.shape;
-                copy.bytes = elementsOf(source) * ir::elementSize(pc.to);
+                // `copies` separate casts of one tensor (a bidirectional LSTM's input, cast once
+                // per direction) are one Cast here whose result holds them all: the backends
+                // write the first, memory counts every one.
+                copy.bytes = pc.copies * elementsOf(source) * ir::elementSize(pc.to);
                 const TensorId copyId = addTensor(std::move(copy));
 
                 auto node = std::make_shared<ir::Node>();
@@ -378,7 +442,7 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
                 c.outputRoles = {Operand{}};
                 c.source = op.source;
                 c.fusedNode = std::move(node);
-                c.flops = double(elementsOf(source));
+                c.flops = double(pc.copies * elementsOf(source));
                 rec = {c.id, copyId};
                 ops.push_back(std::move(c));
                 if (pc.cached)

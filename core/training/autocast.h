@@ -21,7 +21,14 @@
 //   the exporter wrote out) cast to the half type is cast once per forward, and the copy
 //   (TensorRole::WeightCast, named "<weight>::<dtype>") is shared by every op that reads it; it
 //   lives while any backward that saved it needs it. Everything else (activations, the input,
-//   frozen weights, casts to float32) is cast at every use.
+//   frozen weights, casts to float32) is cast at every use; a frozen weight's copy is a
+//   WeightCast too ("<weight>::<dtype>@<op>"), new memory a backward may keep.
+// - Ops on no list that PyTorch runs as a composite of listed ops or through a wrapper of their
+//   own (ops::autocastComposite, core/ops/autocast_composite.h: nn.LSTM / GRU / RNN) take their
+//   casts and the dtype of each output and saved extra from that rule. Where PyTorch casts one
+//   activation several times for one op (a bidirectional layer's input, once per direction; a
+//   frozen recurrent weight, once per step), the pass makes one Cast whose copy counts them all
+//   (its bytes; the backends write the first).
 // - Extra saved state (BatchNorm's mean and inverse std, masks, indices) keeps its dtype; the
 //   gradient of a tensor has the tensor's dtype; parameters, their gradients and the optimizer
 //   side stay float32 (applyTrainingOptions adds no master weights for autocast).

@@ -1528,6 +1528,11 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
         const std::vector<int64_t> d = dimsOf(g.tensor(x));
         if (d.size() != 3 || viewStrides(d, L.strides[x.index()], {d[0] * d[1], d[2]}))
             continue;
+        // Autocast's cast of X made for this op (core/training/autocast.h: a Cast whose node is
+        // the op's) already counts one copy per direction, which is what is kept.
+        if (const OpId p = g.tensor(x).producer;
+            p.valid() && g.op(p).type == "Cast" && g.op(p).source == op.source)
+            continue;
         const ir::Node *node = attributeNode(op, forward);
         L.copiedForMatmul[x.index()] = true;
         L.copies[x.index()] =
@@ -1610,8 +1615,12 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
             if (a.size() == 3 && st.size() == 3 && st[2] != 1 && st[0] == a[1] * a[2])
                 continue;
             const std::vector<int64_t> folded{product(a, a.size() - 1), a.back()};
-            if (needsCopy(op.inputs[0], a, folded))
+            if (needsCopy(op.inputs[0], a, folded)) {
+                // the folded rows are a new tensor, also where the operand is a weight's view
+                // (learned queries expanded over the batch): mm keeps that copy
                 L.copiedForMatmul[op.inputs[0].index()] = true;
+                L.forcedCopy[op.inputs[0].index()] = true;
+            }
             continue;
         }
         const std::vector<int64_t> &out = dimsOf(g.tensor(op.outputs[0]));

@@ -27,6 +27,7 @@ NETS = os.path.join(HERE, "oracle_nets.py")
 FINETUNE = os.path.join(HERE, "finetune_nets.py")
 UNSEEN = os.path.join(HERE, "unseen_nets.py")
 SPELLINGS = os.path.join(HERE, "unseen_spellings.py")
+AUTOCAST_NETS = os.path.join(HERE, "autocast_rnn_nets.py")
 REMAT = os.environ.get("REMAT_CLI")
 
 # model: (inputs (None: the model's default), what it covers, allowed |difference| in percent
@@ -129,6 +130,10 @@ SAMPLE = {
                                      "residual / skip chunked from one 1x1 conv", 1.0),
     f"{SPELLINGS}:BiLSTMLearnedInit": (None, "two-layer bidirectional nn.LSTM from learned initial states expanded "
                                           "over the batch", 1.0),
+    # issue 32: how people train (autocast_rnn_nets.py)
+    f"{AUTOCAST_NETS}:FrozenEncoderCrossAttn": (None, "frozen encoder, trainable cross-attention head: learned "
+                                                      "queries expanded over the batch, copied by the fold", 1.0,
+                                                ["--trainable", r"^head\."]),
 }
 
 
@@ -142,6 +147,13 @@ AUTOCAST_SAMPLE = {
     f"{UNSEEN}:HyperNet": (None, "a Linear called twice on a 1-D input: one cached cast of its weight", 1.0),
     f"{UNSEEN}:DCNv2": (None, "cross network x0 * (W x + b) + x, BatchNorm1d, embeddings", 1.0),
     f"{UNSEEN}:LinearTransformer": (None, "an einsum's pairwise product kept in bfloat16", 1.0),
+    # issue 32: nn.LSTM / nn.GRU as ATen's CPU composite, and fine-tuning under autocast
+    f"{AUTOCAST_NETS}:BiLSTMTagger": (None, "bidirectional nn.LSTM: bf16 gates, float32 cell state, the input cast "
+                                            "once per direction", 1.0),
+    f"{AUTOCAST_NETS}:LSTMSeq": (None, "nn.LSTM on a Linear's bf16 output: zero states of the input's dtype", 1.0),
+    f"{AUTOCAST_NETS}:StackedBiGRU": (None, "two-layer bidirectional nn.GRU: float32 h - n, bf16 gates", 1.0),
+    f"{AUTOCAST_NETS}:LoRAConvNet": (None, "LoRA on frozen convs: each frozen weight's bf16 copy is kept", 1.0,
+                                     ["--trainable", r"lora_|^fc\."]),
 }
 
 
@@ -187,12 +199,12 @@ class OracleSample(unittest.TestCase):
 
     def test_autocast_sample(self):
         wanted = os.environ.get("REMAT_ORACLE_MODELS")
-        for model, (inputs, covers, tolerance) in AUTOCAST_SAMPLE.items():
+        for model, (inputs, covers, tolerance, *flags) in AUTOCAST_SAMPLE.items():
             name = model.rsplit(":", 1)[-1]
             if wanted and name not in wanted.split(","):
                 continue
             with self.subTest(model=name, autocast="bf16"):
-                row, report = check(model, inputs, autocast="bf16")
+                row, report = check(model, inputs, flags[0] if flags else (), autocast="bf16")
                 self.assertIsNone(row.get("error"), f"{name}: {row.get('error')}")
                 print(f"{name:20} autocast bf16 (cpu) PyTorch {row['torch_saved_activation_bytes']:>10} B  ours "
                       f"{row['ours_saved_bytes']:>10} B  {row['diff_percent']:+.3f}%  ({covers})", flush=True)

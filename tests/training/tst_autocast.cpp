@@ -90,9 +90,14 @@ private slots:
         QTest::newRow("einsum (bmm)") << "Einsum" << 3 << ""
                                       << "lower"
                                       << "lower";
+        // no list names them: the CPU runs ATen's composite, whose projections are addmm
+        // (lower); CUDA's cuDNN wrapper casts to float16 (recurrentLayers* below)
         QTest::newRow("lstm") << "LSTM" << 3 << ""
                               << "lower"
-                              << "fp32";
+                              << "lower";
+        QTest::newRow("gru") << "GRU" << 3 << ""
+                             << "lower"
+                             << "lower";
         QTest::newRow("prelu") << "PRelu" << 4 << ""
                                << "lower"
                                << "fp32";
@@ -336,6 +341,142 @@ private slots:
         const TrainingGraph g = autocast(m, {r}, ops::AutocastDevice::Cpu);
         QCOMPARE(named(g, "/Resize1_y").dtype, ir::DataType::BFloat16);
         QCOMPARE(countOps(g, "Cast"), 2); // x and W, not the scales
+    }
+
+    void frozenWeightCopiesAreKeptMemory()
+    {
+        // x[4,8] -> MatMul(W) -> h -> MatMul(F frozen) -> y: F is cast at its use (not cached)
+        // and mm(h, F)'s backward keeps F::bf16 for h's gradient: new memory PyTorch counts
+        // (a frozen backbone under autocast keeps a bf16 copy of each weight it multiplies),
+        // not a layout of the weight.
+        MiniGraph m;
+        const ValueId x = m.input("x", {4, 8});
+        const ValueId h = m.op("MatMul", {x, m.param("W", {8, 8})}, {4, 8});
+        const ValueId y =
+            m.op("MatMul", {h, m.value("F", {8, 16}, ir::ValueKind::Frozen)}, {4, 16});
+        const TrainingGraph g = autocast(m, {y}, ops::AutocastDevice::Cpu);
+        const training::Tensor &fc = named(g, "F::bf16@/MatMul1");
+        QCOMPARE(fc.role, TensorRole::WeightCast);
+        // mm(x, W) keeps x::bf16 (64 B); mm(h, F) keeps F::bf16 (256 B), not h (F needs no
+        // gradient).
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(64 + 256));
+    }
+
+    void recurrentLayersOnCpuFollowAtensComposite_data()
+    {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QString>("direction");
+        QTest::addColumn<bool>("frozenR");
+        QTest::addColumn<qint64>("saved");
+        // x[T=5, B=2, I=8], H=16, as torch 1.13 keeps it under CPU autocast (one forward,
+        // saved_tensors_hooks, by storage; nn.LSTM(8, 16) / nn.GRU(8, 16) on a non-leaf x):
+        // LSTM: x::bf16 160, W::bf16 1024, R::bf16 2048, and per step the state cast to bf16
+        //   (64), the four gates in one bf16 storage (256), the float32 cell it starts from
+        //   (128) and tanh of the new cell (128): 6112.
+        QTest::newRow("lstm") << "LSTM"
+                              << "forward" << false << qint64(160 + 1024 + 2048 + 5 * 576);
+        // GRU (linear_before_reset): x::bf16 160, W::bf16 768, R::bf16 1536, per step the
+        //   state cast (64), the hidden projection's gates (192), the reset-scaled copy (64),
+        //   the new gate (64), float32 h - n (128): 5024.
+        QTest::newRow("gru") << "GRU"
+                             << "forward" << false << qint64(160 + 768 + 1536 + 5 * 512);
+        // Bidirectional: each direction projects x on its own (two bf16 copies of x), and
+        //   the weights, the steps and the saved state double.
+        QTest::newRow("bidirectional lstm")
+            << "LSTM"
+            << "bidirectional" << false << qint64(2 * 160 + 2 * 1024 + 2 * 2048 + 2 * 5 * 576);
+        // R frozen: not cached, cast at every step; each step's mm keeps its copy but the
+        //   first, whose zero state needs no gradient (no initial_h here). Known over-count
+        //   against PyTorch (tests/bench/autocast_ratios.md, +2.84% on a tagger): no step keeps
+        //   the state's cast (hidden_in, read only for R's gradient), which the layer's saved
+        //   state holds.
+        QTest::newRow("lstm, R frozen")
+            << "LSTM"
+            << "forward" << true << qint64(160 + 1024 + 4 * 2048 + 5 * 576);
+        // Elman RNN (tanh): every state is bf16: x::bf16 160, W::bf16 256, R::bf16 512, the
+        //   initial state's cast and the 5 outputs (6 x 64).
+        QTest::newRow("rnn") << "RNN"
+                             << "forward" << false << qint64(160 + 256 + 512 + 6 * 64);
+    }
+
+    void recurrentLayersOnCpuFollowAtensComposite()
+    {
+        QFETCH(QString, type);
+        QFETCH(QString, direction);
+        QFETCH(bool, frozenR);
+        QFETCH(qint64, saved);
+        const int64_t T = 5, B = 2, I = 8, H = 16;
+        const int64_t D = direction == "bidirectional" ? 2 : 1;
+        const int64_t G = type == "LSTM" ? 4 : (type == "GRU" ? 3 : 1);
+        MiniGraph m;
+        // x needs a gradient (a shift learned before the layer), so the layer keeps W for it
+        const ValueId x = m.op("Add", {m.input("in", {T, B, I}), m.param("shift", {I})}, {T, B, I});
+        const ValueId w = m.param("W", {D, G * H, I});
+        const ValueId r = frozenR ? m.value("R", {D, G * H, H}, ir::ValueKind::Frozen)
+                                  : m.param("R", {D, G * H, H});
+        const ValueId b = m.param("B", {D, 2 * G * H});
+        std::vector<ir::Attribute> attrs = {{"hidden_size", H},
+                                            {"direction", direction.toStdString()}};
+        if (type == "GRU")
+            attrs.push_back({"linear_before_reset", int64_t(1)});
+        std::vector<std::pair<std::vector<int64_t>, ir::DataType>> states = {
+            {{D, B, H}, ir::DataType::Float}};
+        if (type == "LSTM")
+            states.push_back({{D, B, H}, ir::DataType::Float});
+        const std::string t = type.toStdString();
+        const ValueId y = m.op(t, {x, w, r, b}, {T, D, B, H}, attrs, states);
+        const TrainingGraph g = autocast(m, {y}, ops::AutocastDevice::Cpu);
+        QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(saved));
+        const std::string name = "/" + t + "1_y";
+        // The states start as float32 zeros: an LSTM's and a GRU's outputs stay float32, an
+        // Elman RNN's tanh of bf16 gates is bf16.
+        QCOMPARE(named(g, name).dtype,
+                 type == "RNN" ? ir::DataType::BFloat16 : ir::DataType::Float);
+        if (type == "LSTM") {
+            QCOMPARE(named(g, name + "::gates").dtype, ir::DataType::BFloat16);
+            QCOMPARE(named(g, name + "::hidden_in").dtype, ir::DataType::BFloat16);
+            QCOMPARE(named(g, name + "::cell_in").dtype, ir::DataType::Float);
+            QCOMPARE(named(g, name + "::cell_act").dtype, ir::DataType::Float);
+        } else if (type == "GRU") {
+            QCOMPARE(named(g, name + "::new_gate").dtype, ir::DataType::BFloat16);
+            QCOMPARE(named(g, name + "::hidden_minus_new").dtype, ir::DataType::Float);
+        }
+        // x is cast once per direction (one Cast whose copy counts both); the states are not
+        // cast (the per-step casts of h are the saved hidden_in).
+        QCOMPARE(named(g, "/Add0_y::bf16@/" + t + "1").bytes, D * T * B * I * 2);
+        for (const training::Op &op : g.ops())
+            if (op.type == "Cast")
+                QVERIFY(g.tensor(op.inputs[0]).name != name);
+        if (frozenR)
+            QCOMPARE(named(g, "R::bf16@/" + t + "1").bytes, (T - 1) * D * G * H * H * 2);
+    }
+
+    void recurrentLayersOnCudaRunInFloat16()
+    {
+        // cuDNN's autocast wrapper (aten/src/ATen/cudnn/AutocastRNN.cpp) casts the input, the
+        // states and a flat copy of the weights to at::kHalf whatever autocast's dtype: under
+        // bf16 autocast an LSTM runs, saves and returns float16, and the Linear after it casts
+        // its float16 input to bfloat16.
+        const int64_t T = 5, B = 2, I = 8, H = 16;
+        MiniGraph m;
+        const ValueId x = m.input("x", {T, B, I});
+        const ValueId w = m.param("W", {1, 4 * H, I});
+        const ValueId r = m.param("R", {1, 4 * H, H});
+        const ValueId y =
+            m.op("LSTM", {x, w, r}, {T, 1, B, H}, {{"hidden_size", H}},
+                 {{{1, B, H}, ir::DataType::Float}, {{1, B, H}, ir::DataType::Float}});
+        const ValueId flat = m.op("Reshape", {y, m.constInts("shape", {T * B, H})}, {T * B, H});
+        const ValueId out = m.op("MatMul", {flat, m.param("V", {H, 3})}, {T * B, 3});
+        const TrainingGraph g = autocast(m, {out}, ops::AutocastDevice::Cuda);
+        QCOMPARE(named(g, "/LSTM0_y").dtype, ir::DataType::Float16);
+        QCOMPARE(named(g, "/LSTM0_y::gates").dtype, ir::DataType::Float16);
+        QCOMPARE(named(g, "/LSTM0_y::cell_in").dtype, ir::DataType::Float16);
+        const training::Tensor &wc = named(g, "W::fp16@/LSTM0"); // not bf16's cache
+        QCOMPARE(wc.role, TensorRole::WeightCast);
+        QCOMPARE(wc.bytes, int64_t(4 * H * I * 2));
+        QCOMPARE(named(g, "x::fp16@/LSTM0").bytes, T * B * I * 2);
+        QCOMPARE(named(g, "/Reshape1_y::bf16@/MatMul2").dtype, ir::DataType::BFloat16);
+        QCOMPARE(named(g, "/MatMul2_y").dtype, ir::DataType::BFloat16);
     }
 
     void castsAreOnnxCasts()
