@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -64,18 +65,6 @@ struct CutIndex
 bool counted(const Problem &p, int v) { return !p.readers[v].empty() && p.valueBytes[v] > 0; }
 
 } // namespace
-
-int64_t cutBoundColumns(const Problem &p, const std::vector<int> &cuts)
-{
-    const CutIndex ci(p, cuts);
-    int64_t cols = 0;
-    for (int v = 0; v < p.values; ++v)
-        if (counted(p, v))
-            cols += std::max(0, ci.lastX(p, v) - ci.firstX(p, v) + 1);
-    for (int i = 0; i < p.n; ++i)
-        cols += std::max(0, ci.lastWindow(p, i) - ci.firstRerunWindow(i) + 1);
-    return cols;
-}
 
 CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector<int> &cuts,
                         double cutoffSeconds, double seconds, const StopToken &stop, bool branch)
@@ -206,6 +195,77 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
                 terms.push_back({rAt(i, k), 1});
                 addRow(terms, -inf, 0);
             }
+    // The cascade summed over windows: a value not resident at C_k that a first run reads later
+    // (in window k' or at C_k') has its producer run between, and each of that run's inputs is
+    // resident at C_k or made between C_k and then. Implied by the rows above for 0/1 points;
+    // it cuts off the fractional ones where a value half resident at several cuts feeds half
+    // runs in several windows (with it, more cuts no longer loosen the LP as much).
+    for (int v = 0; v < p.values; ++v) {
+        if (!counted(p, v))
+            continue;
+        const int prod = p.producer[v];
+        for (int k = xFirst[size_t(v)]; k < xFirst[size_t(v)] + int(xc[size_t(v)].size()); ++k) {
+            const int xv = xAt(v, k);
+            if (xv < 0)
+                continue;
+            const auto next =
+                std::upper_bound(p.readers[v].begin(), p.readers[v].end(), cuts[size_t(k)]);
+            if (next == p.readers[v].end())
+                continue;
+            const int until = ci.before[size_t(*next)];
+            for (int u : p.inputs[prod]) {
+                if (p.valueBytes[u] == 0)
+                    continue;
+                std::vector<std::pair<int, double>> terms = {{xv, 1}, {xAt(u, k), 1}};
+                for (int w = k + 1; w <= until; ++w)
+                    terms.push_back({rAt(p.producer[u], w), 1});
+                addRow(terms, 1, inf);
+            }
+        }
+    }
+    // Per cut, "made again after C_k": q[i,k] (continuous, no cost) for each op i that ran
+    // before C_k and may usefully run after it. A value not resident at C_k that some first run
+    // reads later has its producer run after C_k; that op's first run after C_k finds each input
+    // resident since C_k or made after C_k; and it is one of the op's runs in the windows after
+    // C_k. These hold for every 0/1 point of the rows above; they embed each cut's own
+    // one-window relaxation (the strongest single LPs) in the many-cut LP, which alone lets a
+    // value half resident at several cuts feed half runs in several windows.
+    std::vector<std::vector<int>> qc(static_cast<size_t>(kCuts));
+    for (int k = 0; k < kCuts; ++k) {
+        const int t = cuts[size_t(k)];
+        qc[size_t(k)].assign(size_t(t), -2);
+        for (int i = 0; i < t; ++i)
+            if (ci.lastWindow(p, i) > k)
+                qc[size_t(k)][size_t(i)] = addCol(0, false);
+    }
+    auto qAt = [&](int i, int k) { // -1: i first runs at or after C_k (made then anyway)
+        return i >= cuts[size_t(k)] ? -1 : qc[size_t(k)][size_t(i)];
+    };
+    for (int k = 0; k < kCuts; ++k) {
+        const int t = cuts[size_t(k)];
+        for (int i = 0; i < t; ++i) {
+            const int q = qAt(i, k);
+            if (q < 0)
+                continue;
+            std::vector<std::pair<int, double>> runs = {{q, 1}};
+            for (int w = k + 1; w <= ci.lastWindow(p, i); ++w)
+                runs.push_back({rAt(i, w), -1});
+            addRow(runs, -inf, 0);
+            for (int u : p.inputs[i])
+                if (p.valueBytes[u] > 0)
+                    addRow({{q, 1}, {xAt(u, k), -1}, {qAt(p.producer[u], k), -1}}, -inf, 0);
+        }
+    }
+    for (int v = 0; v < p.values; ++v) {
+        if (!counted(p, v))
+            continue;
+        for (int k = xFirst[size_t(v)]; k < xFirst[size_t(v)] + int(xc[size_t(v)].size()); ++k) {
+            const int xv = xAt(v, k);
+            if (xv < 0 || p.readers[v].back() <= cuts[size_t(k)])
+                continue;
+            addRow({{xv, 1}, {qAt(p.producer[v], k), 1}}, 1, inf);
+        }
+    }
     // Budget at each cut.
     std::vector<std::vector<std::pair<int, double>>> budgetRows(static_cast<size_t>(kCuts));
     for (int v = 0; v < p.values; ++v)
@@ -318,8 +378,8 @@ CutSearchResult searchCutBound(const Problem &p, int64_t budgetBytes, double cut
     CutSearchResult out;
     if (p.n == 0)
         return out;
-    // The search takes up to 60% of the time, CBC on the best cut set the rest.
-    const double searchSeconds = 0.6 * seconds;
+    // The search takes up to 80% of the time, CBC on the best cut set the rest.
+    const double searchSeconds = 0.8 * seconds;
     auto tryCuts = [&](std::vector<int> cuts) {
         std::sort(cuts.begin(), cuts.end());
         cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
@@ -351,7 +411,7 @@ CutSearchResult searchCutBound(const Problem &p, int64_t budgetBytes, double cut
         tryCuts({t});
     // Then one cut more at a time while one improves on the bound (the LP relaxation is not
     // monotone in the cut set, so each set is tried on its own and the best kept).
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; round < 12; ++round) {
         const std::vector<int> base = out.cuts;
         const double before = out.bound;
         for (int t = gridStep / 2; t < p.n; t += gridStep)
@@ -362,6 +422,17 @@ CutSearchResult searchCutBound(const Problem &p, int64_t budgetBytes, double cut
             }
         if (out.bound <= before * (1 + 1e-6))
             break;
+        // The cut just added, moved to every first run within a grid step of it.
+        std::vector<int> added;
+        std::set_difference(out.cuts.begin(), out.cuts.end(), base.begin(), base.end(),
+                            std::back_inserter(added));
+        for (int a : added)
+            for (int t = std::max(0, a - gridStep); t <= std::min(p.n - 1, a + gridStep); ++t)
+                if (t != a && !std::binary_search(base.begin(), base.end(), t)) {
+                    std::vector<int> moved = base;
+                    moved.push_back(t);
+                    tryCuts(moved);
+                }
     }
     out.searchSeconds = spent();
     // Branch and bound on the best set: its integer optimum only grows with more cuts.

@@ -55,17 +55,28 @@ namespace remat::core::solvers::checkmate {
 ///   x[u,k-1] + r[prod(u),k] >= 1           for each input u of a first run inside window k;
 ///   r[i,k] <= x[u,k-1] + r[prod(u),k]      for each input u of op i (the cascade);
 ///   sum_v bytes(v) x[v,k] <= budget - (preloaded + kept-to-end so far + t_k's outputs,
-///                                       unread outputs and workspace)      at every cut.
+///                                       unread outputs and workspace)      at every cut;
+/// and per cut k, with q[i,k] in [0,1] (no cost: op i, first run before C_k, runs again after):
+///   x[v,k] + q[prod(v),k] >= 1             v read by some first run after C_k;
+///   q[i,k] <= x[u,k] + q[prod(u),k]        for each input u of op i;
+///   q[i,k] <= sum over windows w > k of r[i,w];
+///   x[v,k] + x[u,k] + sum_{w=k+1..k'} r[prod(u),w] >= 1   u an input of prod(v), k' the window
+///                                          of v's next reader after C_k.
 /// Validity: take any frontier-ordered plan that fits the budget (first runs in op order, each
-/// run's inputs resident when it runs, the simulator's memory) and set x, r from it. Every input
-/// of a run in window k was either resident at C_{k-1} and kept, or made in window k before the
-/// run (by a run of its producer there, or its producer's first run there, or at C_{k-1});
-/// residency at C_k likewise; the memory at op t_k's first run is at least the left side plus the
-/// fixed bytes. Runs in distinct windows are distinct runs, so the objective is at most the plan's
-/// recompute time. Memory inside windows and the order of runs within a window are dropped, and
-/// useless runs after an op's last use (Problem::lastUse) only add cost. So the relaxation's
-/// optimum, its LP relaxation's and any bound CBC proves on it are <= the recompute time of every
-/// frontier-ordered plan in budget, whichever cuts are chosen; more cuts only tighten it.
+/// run's inputs resident when it runs, the simulator's memory) and set x, r from it, q[i,k] = 1
+/// where op i runs after C_k. Every input of a run in window k was either resident at C_{k-1} and
+/// kept, or made in window k before the run (by a run of its producer there, or its producer's
+/// first run there, or at C_{k-1}); residency at C_k likewise; a value missing at C_k and read
+/// later is made by a run of its producer after C_k (before that read), whose inputs are resident
+/// since C_k or made after C_k (before that run); the memory at op t_k's first run is at least
+/// the left side plus the fixed bytes. Runs in distinct windows are distinct runs, so the
+/// objective is at most the plan's recompute time. Memory inside windows and the order of runs
+/// within a window are dropped, and useless runs after an op's last use (Problem::lastUse) only
+/// add cost. So the relaxation's optimum, its LP relaxation's and any bound CBC proves on it are
+/// <= the recompute time of every frontier-ordered plan in budget, whichever cuts are chosen.
+/// More cuts tighten the 0/1 relaxation; the LP's rows per cut (q, the last row) keep it from
+/// loosening much with more cuts (without them, 116 cuts spread evenly gave ResNet-152 b16 at
+/// 760 MiB 0.00355 s, the one cut just after the loss 0.00647 s).
 struct CutBoundResult
 {
     double bound = 0;        ///< recompute seconds, valid for every frontier-ordered plan
@@ -77,9 +88,6 @@ struct CutBoundResult
     double lpBound = 0;     ///< the LP relaxation's optimum (recompute seconds)
     double rootSeconds = 0; ///< building the model and solving its LP
 };
-
-/// Columns of the cut relaxation for `cuts` (ascending op indices).
-int64_t cutBoundColumns(const Problem &p, const std::vector<int> &cuts);
 
 /// The cut relaxation's LP by Clp's dual simplex, then CBC's branch and bound on it for the rest
 /// of `seconds` (wall clock; the bound is valid whenever it stops). `cutoffSeconds` (> 0): a
@@ -101,12 +109,11 @@ struct CutSearchResult
     double searchSeconds = 0;
 };
 
-/// Every cut set gives a valid bound, but the LP relaxation is not monotone in the cut set
-/// (fractional residency at one cut supports fractional reruns in several windows), and many
-/// cuts make large LPs: ResNet-152 b16 at 760 MiB, 116 cuts evenly spread give 0.00355 s, the
-/// one cut just after the loss 0.00647 s. So: single cuts on a grid of first runs and around the
-/// best, then one cut more at a time while that helps, each set's LP solved on its own and the
-/// best kept (about 60% of `seconds`); then CBC on the best set for the rest.
+/// Every cut set gives a valid bound, the LP is not monotone in the cut set, and many cuts make
+/// large LPs (ResNet-152 b16: 16 cuts over the backward pass take about 10 s and bound no more
+/// than the best single cut). So: single cuts on a grid of first runs and around the best, then
+/// one cut more at a time while that helps, each set's LP solved on its own and the best kept
+/// (up to 80% of `seconds`); then CBC on the best set for the rest.
 CutSearchResult searchCutBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
                                double seconds, const StopToken &stop);
 

@@ -596,9 +596,10 @@ private:
         for (size_t k = 0; k < cb.cuts.size(); ++k)
             at += (k ? "," : "") + std::to_string(cb.cuts[k]);
         m_frontierMilpNote += fmt::format(
-            "; cut relaxation bound {:.6g} s (cascade at first runs {}; {} LPs in "
-            "{:.2f} s, {:.2f} s in all{})",
-            cb.bound, at.empty() ? "none" : at, cb.lps, cb.searchSeconds, elapsed() - t0,
+            "; cut relaxation bound {:.6g} s (the Lagrangian's {:.6g} s; cascade at first runs "
+            "{}; {} LPs in {:.2f} s, {:.2f} s in all{})",
+            cb.bound, m_frontier.bound, at.empty() ? "none" : at, cb.lps, cb.searchSeconds,
+            elapsed() - t0,
             cb.provedCutoff ? ", proved the warm start optimal"
             : cb.solved     ? ", solved"
                             : "");
