@@ -22,6 +22,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <thread>
 
 using namespace remat::core;
 using namespace remat::core::solvers;
@@ -430,6 +431,42 @@ private slots:
         }
         QVERIFY(compared >= 6);
         QVERIFY(noted >= 1); // the warm start meets the Lagrangian bound on the others
+    }
+
+    void cutBoundHonoursStop()
+    {
+        // Expected: a stop requested before the search solves no LP and claims nothing; one
+        // requested while it runs (ResNet-like chain of 60 blocks, a 600 s limit) ends it long
+        // before the limit without claiming infeasibility; unhurried, the same search bounds
+        // something (so the stopped run had work left to stop).
+        auto rg = remat::tests::residualBlocks(60);
+        auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+        QVERIFY(p.hasValue());
+        const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+        const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+        const int64_t budget = low + (high - low) / 5;
+        StopSource stopped;
+        stopped.requestStop();
+        const checkmate::CutSearchResult none =
+            checkmate::searchCutBound(*p, budget, -1, 600, stopped.token());
+        QCOMPARE(none.lps, 0);
+        QCOMPARE(none.bound, 0.0);
+        QVERIFY(!none.infeasible);
+
+        StopSource later;
+        std::thread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            later.requestStop();
+        });
+        QElapsedTimer timer;
+        timer.start();
+        const checkmate::CutSearchResult cut =
+            checkmate::searchCutBound(*p, budget, -1, 600, later.token());
+        stopper.join();
+        QVERIFY2(timer.elapsed() < 60000, qPrintable(QString("%1 ms").arg(timer.elapsed())));
+        QVERIFY(!cut.infeasible);
+        const checkmate::CutSearchResult full = checkmate::searchCutBound(*p, budget, -1, 5, {});
+        QVERIFY(full.lps > 0 && full.bound > 0);
     }
 
     void heuristicWarmStartFits()
