@@ -21,6 +21,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <thread>
 
 using namespace remat::core;
 using namespace remat::core::solvers;
@@ -286,6 +288,185 @@ private slots:
         QVERIFY(compared >= 40);
         QVERIFY(positive >= 5);
         QVERIFY(tighter >= 1);
+    }
+
+    void cutBoundNeverAboveOptimum()
+    {
+        // Expected: the cut relaxation (the cascade at a subset of first runs) is <= the exact
+        // stage-plan optimum on random DAGs and chains, whichever cuts are taken (every first
+        // run, every third, the loss alone, and the set searchCutBound picks), claims
+        // infeasibility only where no stage plan fits, with every first run as a cut is at least
+        // the Lagrangian bound, and is positive and strictly above the Lagrangian somewhere (a
+        // bound of 0 everywhere would pass vacuously).
+        int compared = 0, positive = 0, tighter = 0, searched = 0;
+        for (uint32_t seed = 1; seed <= 40; ++seed) {
+            remat::tests::RandomGraphOptions o = dagOptions(3 + int(seed % 3));
+            o.dag = seed % 2 == 0; // chains on odd seeds
+            auto rg = remat::tests::randomTrainingGraph(seed, o);
+            if (rg.graph.opCount() > 16)
+                continue;
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            if (p->values > 40)
+                continue;
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            std::vector<int> every(size_t(p->n));
+            std::iota(every.begin(), every.end(), 0);
+            std::vector<int> few;
+            for (int t = int(seed % 3); t < p->n; t += 3)
+                few.push_back(t);
+            for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
+                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                const double expected = stagePlanOptimum(*p, budget);
+                checkmate::FrontierBoundOptions fo;
+                fo.seconds = 1;
+                const checkmate::FrontierBound lb = checkmate::frontierLowerBound(*p, budget, fo);
+                const checkmate::CutSearchResult search =
+                    checkmate::searchCutBound(*p, budget, -1, 5, {});
+                QVERIFY(search.infeasible || search.lps > 0);
+                if (search.infeasible)
+                    QVERIFY2(std::isinf(expected),
+                             qPrintable(QString("seed %1: search says infeasible, optimum %2")
+                                            .arg(seed)
+                                            .arg(expected)));
+                else if (!std::isinf(expected))
+                    QVERIFY2(search.bound <= expected + 1e-9,
+                             qPrintable(QString("seed %1 budget %2: searched bound %3 > optimum %4")
+                                            .arg(seed)
+                                            .arg(budget)
+                                            .arg(search.bound)
+                                            .arg(expected)));
+                std::vector<std::vector<int>> sets = {every, few};
+                if (p->firstNonForward < p->n)
+                    sets.push_back({p->firstNonForward});
+                if (!search.cuts.empty())
+                    sets.push_back(search.cuts);
+                for (size_t c = 0; c < sets.size(); ++c) {
+                    if (sets[c].empty())
+                        continue;
+                    const checkmate::CutBoundResult cb =
+                        checkmate::cutBound(*p, budget, sets[c], -1, 5, {});
+                    const QString where = QString("seed %1 budget %2 cut set %3 (%4 cuts)")
+                                              .arg(seed)
+                                              .arg(budget)
+                                              .arg(c)
+                                              .arg(sets[c].size());
+                    if (cb.infeasible) {
+                        QVERIFY2(
+                            std::isinf(expected),
+                            qPrintable(where +
+                                       QString(": says infeasible, optimum %1").arg(expected)));
+                        continue;
+                    }
+                    if (std::isinf(expected))
+                        continue;
+                    QVERIFY2(cb.lpSolved, qPrintable(where));
+                    QVERIFY2(
+                        cb.bound <= expected + 1e-9,
+                        qPrintable(where +
+                                   QString(": bound %1 > optimum %2").arg(cb.bound).arg(expected)));
+                    QVERIFY(cb.lpBound <= cb.bound + 1e-12);
+                    // With the optimum as cutoff the search may prove it, never exceed it.
+                    const checkmate::CutBoundResult cut =
+                        checkmate::cutBound(*p, budget, sets[c], expected, 5, {});
+                    QVERIFY2(cut.bound <= expected + 1e-9, qPrintable(where));
+                    if (c == 0) {
+                        QVERIFY2(cb.bound >= lb.bound - 1e-6 * (1 + lb.bound),
+                                 qPrintable(where + QString(": %1 below the Lagrangian %2")
+                                                        .arg(cb.bound)
+                                                        .arg(lb.bound)));
+                        tighter += cb.bound > lb.bound * (1 + 1e-6) + 1e-9;
+                        positive += cb.bound > 1e-9;
+                        searched += search.bound > lb.bound * (1 + 1e-6) + 1e-9;
+                        ++compared;
+                    }
+                }
+            }
+        }
+        QVERIFY(compared >= 40);
+        QVERIFY(positive >= 5);
+        QVERIFY(tighter >= 3);
+        QVERIFY(searched >= 1);
+        qInfo("cut bound above the Lagrangian on %d of %d budgets (every first run a cut), the "
+              "searched set on %d",
+              tighter, compared, searched);
+    }
+
+    void cutBoundInMilpNeverAboveOptimum()
+    {
+        // Expected: checkmate-milp with the frontier MILP turned off (as on graphs too large
+        // for it) reports the cut relaxation's bound in plan.bound and its note, and that bound
+        // stays <= the exhaustive optimum.
+        int compared = 0, noted = 0;
+        for (uint32_t seed = 1; seed <= 12; ++seed) {
+            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
+            if (rg.graph.opCount() > 16)
+                continue;
+            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+            QVERIFY(p.hasValue());
+            if (p->values > 40)
+                continue;
+            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+            const int64_t low =
+                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const int64_t budget = low + (high - low) / 4;
+            const double expected = stagePlanOptimum(*p, budget);
+            if (std::isinf(expected))
+                continue;
+            SolveRequest req = minTime(rg, budget);
+            req.timeLimitSeconds = 10;
+            req.settings["frontier-milp"] = "off";
+            req.settings["max-columns"] = "0";
+            auto plan = makeCheckmateMilpSolver()->solve(req);
+            QVERIFY2(plan.hasValue(), plan.status().toString().c_str());
+            QVERIFY2(plan->bound <= expected + 1e-9,
+                     qPrintable(QString("seed %1: bound %2 > optimum %3")
+                                    .arg(seed)
+                                    .arg(plan->bound)
+                                    .arg(expected)));
+            noted += plan->note.find("cut relaxation") != std::string::npos;
+            ++compared;
+        }
+        QVERIFY(compared >= 6);
+        QVERIFY(noted >= 1); // the warm start meets the Lagrangian bound on the others
+    }
+
+    void cutBoundHonoursStop()
+    {
+        // Expected: a stop requested before the search solves no LP and claims nothing; one
+        // requested while it runs (ResNet-like chain of 60 blocks, a 600 s limit) ends it long
+        // before the limit without claiming infeasibility; unhurried, the same search bounds
+        // something (so the stopped run had work left to stop).
+        auto rg = remat::tests::residualBlocks(60);
+        auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
+        QVERIFY(p.hasValue());
+        const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
+        const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+        const int64_t budget = low + (high - low) / 5;
+        StopSource stopped;
+        stopped.requestStop();
+        const checkmate::CutSearchResult none =
+            checkmate::searchCutBound(*p, budget, -1, 600, stopped.token());
+        QCOMPARE(none.lps, 0);
+        QCOMPARE(none.bound, 0.0);
+        QVERIFY(!none.infeasible);
+
+        StopSource later;
+        std::thread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            later.requestStop();
+        });
+        QElapsedTimer timer;
+        timer.start();
+        const checkmate::CutSearchResult cut =
+            checkmate::searchCutBound(*p, budget, -1, 600, later.token());
+        stopper.join();
+        QVERIFY2(timer.elapsed() < 60000, qPrintable(QString("%1 ms").arg(timer.elapsed())));
+        QVERIFY(!cut.infeasible);
+        const checkmate::CutSearchResult full = checkmate::searchCutBound(*p, budget, -1, 5, {});
+        QVERIFY(full.lps > 0 && full.bound > 0);
     }
 
     void heuristicWarmStartFits()

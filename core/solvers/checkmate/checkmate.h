@@ -17,6 +17,7 @@ namespace remat::core::solvers {
 /// frontier bound, default 150000), "cbc" (extra CBC options, default "-preprocess off
 /// -heuristicsOnOff off"), "incumbent" ("cutoff" default, "mipstart"), "frontier-plans" ("on"),
 /// "frontier-milp" ("on"), "frontier-milp-columns" (200000), "frontier-lp" ("dual", "primal"),
+/// "cut-bound" ("on": above frontier-milp-columns, the cascade at a few first runs instead),
 /// "eviction-search" ("on"), "eviction-search-seconds" and "anneal-seconds" (unset: a share of
 /// the time limit; 0 turns the annealing over recomputes off).
 /// Min-peak with SolveRequest::maxOverheadPercent P (Capabilities::maxOverhead): the MILP gets a
