@@ -304,6 +304,13 @@ private:
         const ir::Node *p = m_v.producer(x.id);
         ValueId logits = x.id;
         std::string why;
+        // p is a logit op: record it and go on to the logits it reads
+        auto stepPast = [&](LogitOp op, double value, ValueId operand) {
+            revOps.emplace_back(op, value);
+            logits = operand;
+            inner.push_back(p->id);
+            p = m_v.producer(logits);
+        };
         while (p && m_v.soleConsumer(logits) != nullptr && p->opType != "MatMul") {
             if (noOpCast(p)) {
             } else if ((usable(p, "Mul") || usable(p, "Div")) && p->inputs.size() == 2 &&
@@ -311,10 +318,8 @@ private:
                        (p->opType == "Mul" || constantScalarSide(*p) == 1)) {
                 const int side = constantScalarSide(*p);
                 const double c = *scalarValue(m_v, p->inputs[size_t(side)]);
-                revOps.emplace_back(LogitOp::Scale, p->opType == "Div" ? 1.0 / c : c);
-                logits = p->inputs[size_t(1 - side)];
-                inner.push_back(p->id);
-                p = m_v.producer(logits);
+                stepPast(LogitOp::Scale, p->opType == "Div" ? 1.0 / c : c,
+                         p->inputs[size_t(1 - side)]);
                 continue;
             } else if (usable(p, "Add") && p->inputs.size() == 2) {
                 if (bias.valid()) {
@@ -333,10 +338,7 @@ private:
                     break;
                 }
                 bias = m_v.resolve(p->inputs[size_t(1 - chain)]);
-                revOps.emplace_back(LogitOp::AddBias, 0.0);
-                logits = p->inputs[size_t(chain)];
-                inner.push_back(p->id);
-                p = m_v.producer(logits);
+                stepPast(LogitOp::AddBias, 0.0, p->inputs[size_t(chain)]);
                 continue;
             } else if (usable(p, "Where") && p->inputs.size() == 3) {
                 if (mask.valid()) {
@@ -353,11 +355,8 @@ private:
                     break;
                 }
                 mask = m_v.resolve(p->inputs[0]);
-                revOps.emplace_back(keepTrue ? LogitOp::MaskKeepTrue : LogitOp::MaskKeepFalse,
-                                    *fillValue);
-                logits = p->inputs[data];
-                inner.push_back(p->id);
-                p = m_v.producer(logits);
+                stepPast(keepTrue ? LogitOp::MaskKeepTrue : LogitOp::MaskKeepFalse, *fillValue,
+                         p->inputs[data]);
                 continue;
             } else if ((usable(p, "Mul") || usable(p, "Div")) && p->inputs.size() == 2) {
                 // a multiplicative mask, a learned temperature: not a constant scalar
