@@ -35,7 +35,7 @@ Expected<std::pair<std::string, std::string_view>> splitSpec(std::string_view sp
     return std::make_pair(std::string(name), trim(spec.substr(eq + 1)));
 }
 
-Expected<int64_t> parsePositive(std::string_view text, const std::string &context)
+Expected<int64_t> parsePositive(std::string_view text)
 {
     text = trim(text);
     int64_t v = 0;
@@ -43,11 +43,20 @@ Expected<int64_t> parsePositive(std::string_view text, const std::string &contex
     if (text.empty() || ec == std::errc::result_out_of_range || p != text.data() + text.size() ||
         ec != std::errc())
         return makeError(StatusCode::InvalidArgument,
-                         context + ": '" + std::string(text) + "' is not a whole number");
+                         "'" + std::string(text) + "' is not a whole number");
     if (v < 1)
         return makeError(StatusCode::InvalidArgument,
-                         context + ": " + std::to_string(v) +
-                             " is not a dimension (a dim is at least 1)");
+                         std::to_string(v) + " is not a dimension (a dim is at least 1)");
+    return v;
+}
+
+Expected<double> parseFinite(std::string_view text)
+{
+    double v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v))
+        return makeError(StatusCode::InvalidArgument,
+                         "'" + std::string(text) + "' is not a finite number");
     return v;
 }
 
@@ -57,6 +66,34 @@ std::string lower(std::string_view s)
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
     return out;
+}
+
+Expected<bool> parseBranch(std::string_view text)
+{
+    const std::string b = lower(trim(text));
+    if (b != "then" && b != "else")
+        return makeError(StatusCode::InvalidArgument,
+                         "'" + std::string(text) + "' is not a branch (then or else)");
+    return b == "then";
+}
+
+/// The NAME=VALUE options (--input-shape, --dim, --classify ...): splits `spec`, refuses a name
+/// given twice (`noun` names what it is in that message), parses the value with `parse` (its
+/// message gets "FLAG NAME: " before it) and adds it to `map`.
+template <typename Map, typename Parse>
+Status addNamed(Map &map, std::string_view spec, const char *flag, const char *form,
+                const char *noun, Parse parse)
+{
+    REMAT_ASSIGN_OR_RETURN(auto parts, splitSpec(spec, flag, form));
+    auto &[name, rest] = parts;
+    if (map.count(name))
+        return makeError(StatusCode::InvalidArgument,
+                         std::string(flag) + " gives " + noun + "'" + name + "' twice");
+    auto value = parse(rest);
+    if (!value)
+        return value.status().withContext(std::string(flag) + " " + name);
+    map.emplace(name, std::move(*value));
+    return Status::ok();
 }
 
 } // namespace
@@ -70,10 +107,11 @@ Expected<std::vector<int64_t>> parseDims(std::string_view text)
     // Separators: 'x', 'X', ',', '*' and the multiplication sign U+00D7 (UTF-8 C3 97).
     size_t start = 0;
     auto flush = [&](size_t end) -> Status {
-        REMAT_ASSIGN_OR_RETURN(int64_t d, parsePositive(text.substr(start, end - start),
-                                                        "dim " + std::to_string(dims.size()) +
-                                                            " of '" + std::string(text) + "'"));
-        dims.push_back(d);
+        auto d = parsePositive(text.substr(start, end - start));
+        if (!d)
+            return d.status().withContext("dim " + std::to_string(dims.size()) + " of '" +
+                                          std::string(text) + "'");
+        dims.push_back(*d);
         return Status::ok();
     };
     for (size_t i = 0; i < text.size(); ++i) {
@@ -109,63 +147,26 @@ std::string formatDims(const std::vector<int64_t> &dims)
 
 Status addInputShape(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(
-        auto parts, splitSpec(spec, "--input-shape", "NAME=D0xD1x... (e.g. input=1x3x224x224)"));
-    auto &[name, rest] = parts;
-    if (options.inputShapes.count(name))
-        return makeError(StatusCode::InvalidArgument,
-                         "--input-shape gives input '" + name + "' twice");
-    auto dims = parseDims(rest);
-    if (!dims)
-        return dims.status().withContext("--input-shape " + name);
-    options.inputShapes.emplace(name, std::move(*dims));
-    return Status::ok();
+    return addNamed(options.inputShapes, spec, "--input-shape",
+                    "NAME=D0xD1x... (e.g. input=1x3x224x224)", "input ", parseDims);
 }
 
 Status addDimValue(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(auto parts, splitSpec(spec, "--dim", "NAME=VALUE (e.g. height=224)"));
-    auto &[name, rest] = parts;
-    if (options.dimValues.count(name))
-        return makeError(StatusCode::InvalidArgument, "--dim gives dim '" + name + "' twice");
-    REMAT_ASSIGN_OR_RETURN(int64_t v, parsePositive(rest, "--dim " + name));
-    options.dimValues.emplace(name, v);
-    return Status::ok();
+    return addNamed(options.dimValues, spec, "--dim", "NAME=VALUE (e.g. height=224)", "dim ",
+                    parsePositive);
 }
 
 Status addInputValue(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(auto parts,
-                           splitSpec(spec, "--input-value", "NAME=VALUE (e.g. sr=16000)"));
-    auto &[name, rest] = parts;
-    if (options.inputValues.count(name))
-        return makeError(StatusCode::InvalidArgument,
-                         "--input-value gives input '" + name + "' twice");
-    double v = 0;
-    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-    if (rest.empty() || ec != std::errc() || p != rest.data() + rest.size() || !std::isfinite(v))
-        return makeError(StatusCode::InvalidArgument, "--input-value " + name + ": '" +
-                                                          std::string(rest) +
-                                                          "' is not a finite number");
-    options.inputValues.emplace(name, v);
-    return Status::ok();
+    return addNamed(options.inputValues, spec, "--input-value", "NAME=VALUE (e.g. sr=16000)",
+                    "input ", parseFinite);
 }
 
 Status addBranch(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(auto parts,
-                           splitSpec(spec, "--branch", "NODE=then|else (e.g. /If=then)"));
-    auto &[name, rest] = parts;
-    if (options.branches.count(name))
-        return makeError(StatusCode::InvalidArgument,
-                         "--branch gives If node '" + name + "' twice");
-    const std::string b = lower(trim(rest));
-    if (b != "then" && b != "else")
-        return makeError(StatusCode::InvalidArgument, "--branch " + name + ": '" +
-                                                          std::string(rest) +
-                                                          "' is not a branch (then or else)");
-    options.branches.emplace(name, b == "then");
-    return Status::ok();
+    return addNamed(options.branches, spec, "--branch", "NODE=then|else (e.g. /If=then)",
+                    "If node ", parseBranch);
 }
 
 Expected<ir::ValueKind> parseValueKind(std::string_view text)
@@ -188,34 +189,33 @@ Expected<ir::ValueKind> parseValueKind(std::string_view text)
 
 Status addClassification(ImportOptions &options, std::string_view spec)
 {
-    REMAT_ASSIGN_OR_RETURN(
-        auto parts, splitSpec(spec, "--classify", "NAME=parameter|frozen|buffer|input|constant"));
-    auto &[name, rest] = parts;
-    if (options.kindOverrides.count(name))
-        return makeError(StatusCode::InvalidArgument, "--classify gives '" + name + "' twice");
-    auto kind = parseValueKind(rest);
-    if (!kind)
-        return kind.status().withContext("--classify " + name);
-    options.kindOverrides.emplace(name, *kind);
-    return Status::ok();
+    return addNamed(options.kindOverrides, spec, "--classify",
+                    "NAME=parameter|frozen|buffer|input|constant", "", parseValueKind);
 }
+
+namespace {
+
+/// Adds `pattern` to `patterns` (one of `options`' lists) if the lists stay valid together.
+Status addPattern(ImportOptions &options, std::vector<std::string> &patterns,
+                  std::string_view pattern)
+{
+    patterns.emplace_back(pattern);
+    Status s = checkTrainabilityPatterns(options);
+    if (!s.isOk())
+        patterns.pop_back();
+    return s;
+}
+
+} // namespace
 
 Status addFreezePattern(ImportOptions &options, std::string_view pattern)
 {
-    options.freezePatterns.emplace_back(pattern);
-    Status s = checkTrainabilityPatterns(options);
-    if (!s.isOk())
-        options.freezePatterns.pop_back();
-    return s;
+    return addPattern(options, options.freezePatterns, pattern);
 }
 
 Status addTrainablePattern(ImportOptions &options, std::string_view pattern)
 {
-    options.trainablePatterns.emplace_back(pattern);
-    Status s = checkTrainabilityPatterns(options);
-    if (!s.isOk())
-        options.trainablePatterns.pop_back();
-    return s;
+    return addPattern(options, options.trainablePatterns, pattern);
 }
 
 Expected<Semantics> parseSemantics(std::string_view text)

@@ -80,14 +80,22 @@ inline void addScalarInput(::onnx::GraphProto *g, const std::string &name)
     tt->mutable_shape();
 }
 
-inline void addInt64Constant(::onnx::GraphProto *g, const std::string &out, int64_t value)
+/// A Constant node `name` writing `out`: its value, an empty tensor of `dtype`, for the caller to
+/// fill (dims, data).
+inline ::onnx::TensorProto *addConstantNode(::onnx::GraphProto *g, const std::string &name,
+                                            const std::string &out,
+                                            ::onnx::TensorProto::DataType dtype)
 {
-    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
-    auto *a = n->add_attribute();
+    auto *a = addNode(g, name, "Constant", {}, {out})->add_attribute();
     a->set_name("value");
     a->set_type(::onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
-    a->mutable_t()->add_int64_data(value);
+    a->mutable_t()->set_data_type(dtype);
+    return a->mutable_t();
+}
+
+inline void addInt64Constant(::onnx::GraphProto *g, const std::string &out, int64_t value)
+{
+    addConstantNode(g, out + "_node", out, ::onnx::TensorProto::INT64)->add_int64_data(value);
 }
 
 inline ::onnx::GraphProto *addBranch(::onnx::NodeProto *ifNode, const char *name)

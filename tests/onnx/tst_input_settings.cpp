@@ -26,12 +26,7 @@ namespace {
 /// A Constant node holding a float tensor of `dims` filled with 0.25.
 void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims)
 {
-    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
-    auto *a = n->add_attribute();
-    a->set_name("value");
-    a->set_type(::onnx::AttributeProto::TENSOR);
-    auto *t = a->mutable_t();
-    t->set_data_type(::onnx::TensorProto::FLOAT);
+    auto *t = addConstantNode(g, out + "_node", out, ::onnx::TensorProto::FLOAT);
     int64_t count = 1;
     for (int64_t d : dims) {
         t->add_dims(d);
@@ -45,12 +40,7 @@ void addConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int6
 void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims,
                     std::vector<int64_t> values)
 {
-    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
-    auto *a = n->add_attribute();
-    a->set_name("value");
-    a->set_type(::onnx::AttributeProto::TENSOR);
-    auto *t = a->mutable_t();
-    t->set_data_type(::onnx::TensorProto::INT64);
+    auto *t = addConstantNode(g, out + "_node", out, ::onnx::TensorProto::INT64);
     for (int64_t d : dims)
         t->add_dims(d);
     for (int64_t v : values)
@@ -68,6 +58,25 @@ void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<i
     return m;
 }
 
+/// What both If models below share: in the outer If's then branch (where `h` is computed) h2 =
+/// If(`cond`) { Neg(h) } else { h }, the nested If reading `h` from the enclosing branch; the outer
+/// else branch is Sigmoid(x); the graph's output is the outer If's y.
+void addNestedIf(::onnx::GraphProto *g, ::onnx::NodeProto *ifNode, ::onnx::GraphProto *thenG,
+                 const std::string &cond)
+{
+    auto *inner = addNode(thenG, "/then/If", "If", {cond}, {"h2"});
+    auto *innerThen = addBranch(inner, "then_branch");
+    addNode(innerThen, "/then/then/Neg", "Neg", {"h"}, {"neg"});
+    innerThen->add_output()->set_name("neg");
+    auto *innerElse = addBranch(inner, "else_branch");
+    innerElse->add_output()->set_name("h");
+    thenG->add_output()->set_name("h2");
+    auto *elseG = addBranch(ifNode, "else_branch");
+    addNode(elseG, "/else/Sigmoid", "Sigmoid", {"x"}, {"s"});
+    elseG->add_output()->set_name("s");
+    g->add_output()->set_name("y");
+}
+
 /// Silero VAD's shape: y = If(Equal(sr, 16000)) then { h = Relu(x); If(true) { Neg(h) } }
 /// else { Sigmoid(x) }. The nested If reads `h` from the enclosing branch.
 ::onnx::ModelProto sampleRateModel()
@@ -81,23 +90,8 @@ void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<i
     auto *ifNode = addNode(g, "/If", "If", {"is16k"}, {"y"});
     auto *thenG = addBranch(ifNode, "then_branch");
     addNode(thenG, "/then/Relu", "Relu", {"x"}, {"h"});
-    auto *t = addNode(thenG, "/then/true_node", "Constant", {}, {"yes"});
-    auto *ta = t->add_attribute();
-    ta->set_name("value");
-    ta->set_type(::onnx::AttributeProto::TENSOR);
-    ta->mutable_t()->set_data_type(::onnx::TensorProto::BOOL);
-    ta->mutable_t()->add_int32_data(1);
-    auto *inner = addNode(thenG, "/then/If", "If", {"yes"}, {"h2"});
-    auto *innerThen = addBranch(inner, "then_branch");
-    addNode(innerThen, "/then/then/Neg", "Neg", {"h"}, {"neg"});
-    innerThen->add_output()->set_name("neg");
-    auto *innerElse = addBranch(inner, "else_branch");
-    innerElse->add_output()->set_name("h");
-    thenG->add_output()->set_name("h2");
-    auto *elseG = addBranch(ifNode, "else_branch");
-    addNode(elseG, "/else/Sigmoid", "Sigmoid", {"x"}, {"s"});
-    elseG->add_output()->set_name("s");
-    g->add_output()->set_name("y");
+    addConstantNode(thenG, "/then/true_node", "yes", ::onnx::TensorProto::BOOL)->add_int32_data(1);
+    addNestedIf(g, ifNode, thenG, "yes");
     return m;
 }
 
@@ -109,12 +103,7 @@ void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<i
     auto m = baseModel();
     auto *g = m.mutable_graph();
     addFloatInput(g, "x", {2, 8});
-    auto *zero = addNode(g, "/zero", "Constant", {}, {"zero"});
-    auto *za = zero->add_attribute();
-    za->set_name("value");
-    za->set_type(::onnx::AttributeProto::TENSOR);
-    za->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
-    za->mutable_t()->add_float_data(0.f);
+    addConstantNode(g, "/zero", "zero", ::onnx::TensorProto::FLOAT)->add_float_data(0.f);
     addNode(g, "/ReduceMean", "ReduceMean", {"x"}, {"energy"})
         ->add_attribute()
         ->set_name("keepdims");
@@ -132,17 +121,7 @@ void addIntConstant(::onnx::GraphProto *g, const std::string &out, std::vector<i
     ka->set_type(::onnx::AttributeProto::INT);
     ka->set_i(0);
     addNode(thenG, "/then/Greater", "Greater", {"hs", "zero"}, {"pos"});
-    auto *inner = addNode(thenG, "/then/If", "If", {"pos"}, {"h2"});
-    auto *innerThen = addBranch(inner, "then_branch");
-    addNode(innerThen, "/then/then/Neg", "Neg", {"h"}, {"neg"});
-    innerThen->add_output()->set_name("neg");
-    auto *innerElse = addBranch(inner, "else_branch");
-    innerElse->add_output()->set_name("h");
-    thenG->add_output()->set_name("h2");
-    auto *elseG = addBranch(ifNode, "else_branch");
-    addNode(elseG, "/else/Sigmoid", "Sigmoid", {"x"}, {"s"});
-    elseG->add_output()->set_name("s");
-    g->add_output()->set_name("y");
+    addNestedIf(g, ifNode, thenG, "pos");
     return m;
 }
 
@@ -152,21 +131,6 @@ std::vector<std::string> opTypes(const ir::Graph &g)
     for (const ir::Node &n : g.nodes())
         ops.push_back(n.opType);
     return ops;
-}
-
-/// An int64 Constant node holding `values` shaped `dims`.
-void addInts(::onnx::GraphProto *g, const std::string &out, std::vector<int64_t> dims,
-             std::vector<int64_t> values)
-{
-    auto *n = addNode(g, out + "_node", "Constant", {}, {out});
-    auto *a = n->add_attribute();
-    a->set_name("value");
-    a->set_type(::onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
-    for (int64_t d : dims)
-        a->mutable_t()->add_dims(d);
-    for (int64_t v : values)
-        a->mutable_t()->add_int64_data(v);
 }
 
 #define EXPECT_ERROR_WITH(expr, ...)                                                               \
@@ -525,6 +489,51 @@ private slots:
         EXPECT_ERROR_WITH(ox::addInputValue(none, "sr=abc"), "not a finite number");
     }
 
+    void namedOptionMessagesInFull()
+    {
+        // The NAME=VALUE options share one parser: each message in full, so that none loses the
+        // option, the name or the way out. Expected: "FLAG NAME: " before what is wrong with the
+        // value; a name given twice named with what it is; the form shown when '=' is missing.
+        using namespace std::string_literals;
+        auto message = [](const Status &s) { return s.message(); };
+        ox::ImportOptions o;
+        QVERIFY(ox::addInputShape(o, "x=1x3").isOk());
+        QCOMPARE(message(ox::addInputShape(o, "x=2")), "--input-shape gives input 'x' twice"s);
+        QCOMPARE(message(ox::addInputShape(o, "y=1x0")),
+                 "--input-shape y: dim 1 of '1x0': 0 is not a dimension (a dim is at least 1)"s);
+        QCOMPARE(message(ox::addInputShape(o, "y=1xb")),
+                 "--input-shape y: dim 1 of '1xb': 'b' is not a whole number"s);
+        QVERIFY(ox::addDimValue(o, "h=224").isOk());
+        QCOMPARE(message(ox::addDimValue(o, "h=8")), "--dim gives dim 'h' twice"s);
+        QCOMPARE(message(ox::addDimValue(o, "w=abc")), "--dim w: 'abc' is not a whole number"s);
+        QCOMPARE(message(ox::addDimValue(o, "w= -2 ")),
+                 "--dim w: -2 is not a dimension (a dim is at least 1)"s);
+        QCOMPARE(message(ox::addDimValue(o, "w")),
+                 "--dim expects NAME=VALUE (e.g. height=224), got 'w'"s);
+        QCOMPARE(message(ox::addDimValue(o, " =3")), "--dim ' =3' has no name before '='"s);
+        QVERIFY(ox::addInputValue(o, "sr=16000").isOk());
+        QCOMPARE(message(ox::addInputValue(o, "sr=8000")), "--input-value gives input 'sr' twice"s);
+        QCOMPARE(message(ox::addInputValue(o, "t=inf")),
+                 "--input-value t: 'inf' is not a finite number"s);
+        QVERIFY(ox::addBranch(o, "/If= Then").isOk());
+        QCOMPARE(o.branches.at("/If"), true);
+        QCOMPARE(message(ox::addBranch(o, "/If=else")), "--branch gives If node '/If' twice"s);
+        QCOMPARE(message(ox::addBranch(o, "/If2=maybe")),
+                 "--branch /If2: 'maybe' is not a branch (then or else)"s);
+        QVERIFY(ox::addClassification(o, "w=Frozen").isOk());
+        QCOMPARE(o.kindOverrides.at("w"), ir::ValueKind::Frozen);
+        QCOMPARE(message(ox::addClassification(o, "w=buffer")), "--classify gives 'w' twice"s);
+        QCOMPARE(
+            message(ox::addClassification(o, "v=weights")),
+            "--classify v: 'weights' is not one of parameter, frozen, buffer, input, constant"s);
+        // Nothing refused was added.
+        QCOMPARE(o.inputShapes.size(), size_t(1));
+        QCOMPARE(o.dimValues.size(), size_t(1));
+        QCOMPARE(o.inputValues.size(), size_t(1));
+        QCOMPARE(o.branches.size(), size_t(1));
+        QCOMPARE(o.kindOverrides.size(), size_t(1));
+    }
+
     void ifOnDataTakesTheGivenBranch()
     {
         Files f;
@@ -642,12 +651,7 @@ private slots:
         auto *lg = m.mutable_graph();
         addFloatInput(lg, "v0", {2, 3});
         addScalarInput(lg, "M");
-        auto *t = addNode(lg, "/true", "Constant", {}, {"go"});
-        auto *ta = t->add_attribute();
-        ta->set_name("value");
-        ta->set_type(::onnx::AttributeProto::TENSOR);
-        ta->mutable_t()->set_data_type(::onnx::TensorProto::BOOL);
-        ta->mutable_t()->add_int32_data(1);
+        addConstantNode(lg, "/true", "go", ::onnx::TensorProto::BOOL)->add_int32_data(1);
         auto *loop = addNode(lg, "/Loop", "Loop", {"M", "go", "v0"}, {"vN"});
         auto *body = addBranch(loop, "body");
         body->add_input()->set_name("i");
@@ -744,13 +748,14 @@ private slots:
         auto m = baseModel();
         auto *g = m.mutable_graph();
         addFloatInput(g, "x", {1, 576});
-        addInts(g, "p", {4}, {0, 64, 0, 0}); // (left, right) for the last dim, then the first
-        addInts(g, "pairs", {2}, {-1, 2});
-        addInts(g, "s0", {1}, {-1});
-        addInts(g, "e0", {1}, {-9223372036854775807LL});
-        addInts(g, "ax", {1}, {0});
-        addInts(g, "st", {1}, {-1});
-        addInts(g, "flat", {1}, {-1});
+        addIntConstant(g, "p", {4},
+                       {0, 64, 0, 0}); // (left, right) for the last dim, then the first
+        addIntConstant(g, "pairs", {2}, {-1, 2});
+        addIntConstant(g, "s0", {1}, {-1});
+        addIntConstant(g, "e0", {1}, {-9223372036854775807LL});
+        addIntConstant(g, "ax", {1}, {0});
+        addIntConstant(g, "st", {1}, {-1});
+        addIntConstant(g, "flat", {1}, {-1});
         addNode(g, "/pad/Reshape", "Reshape", {"p", "pairs"}, {"p2"});
         addNode(g, "/pad/Slice", "Slice", {"p2", "s0", "e0", "ax", "st"}, {"rev"});
         addNode(g, "/pad/Transpose", "Transpose", {"rev"}, {"tr"});
@@ -788,10 +793,10 @@ private slots:
         auto m = baseModel();
         auto *g = m.mutable_graph();
         addFloatInput(g, "x", {1, 58});
-        addInts(g, "w", {1}, {7});
-        addInts(g, "n", {1}, {58});
-        addInts(g, "neg", {1}, {-3});
-        addInts(g, "zeros3", {3}, {0, 0, 0});
+        addIntConstant(g, "w", {1}, {7});
+        addIntConstant(g, "n", {1}, {58});
+        addIntConstant(g, "neg", {1}, {-3});
+        addIntConstant(g, "zeros3", {3}, {0, 0, 0});
         addNode(g, "/m/Mod", "Mod", {"n", "w"}, {"r"});
         addNode(g, "/m/Sub", "Sub", {"w", "r"}, {"s"});
         addNode(g, "/m/Mod_1", "Mod", {"s", "w"}, {"p"});

@@ -42,6 +42,15 @@ struct RandomGraph
     core::cost::Costs costs;
 };
 
+/// Options for a random DAG (skip connections, multi-input ops) of `forwardOps` forward ops.
+inline RandomGraphOptions dagOptions(int forwardOps)
+{
+    RandomGraphOptions o;
+    o.forwardOps = forwardOps;
+    o.dag = true;
+    return o;
+}
+
 inline RandomGraph randomTrainingGraph(uint32_t seed, const RandomGraphOptions &o)
 {
     using namespace remat::core;

@@ -26,16 +26,16 @@
 
 using namespace remat::core;
 using namespace remat::core::solvers;
+using remat::tests::dagOptions;
 using remat::tests::stagePlanOptimum;
 
 namespace {
 
-remat::tests::RandomGraphOptions dagOptions(int forwardOps)
+/// The stage model's peaks on `p`: its lowest-peak sequence's and store-all's.
+std::pair<int64_t, int64_t> peakRange(const checkmate::Problem &p)
 {
-    remat::tests::RandomGraphOptions o;
-    o.forwardOps = forwardOps;
-    o.dag = true;
-    return o;
+    return {checkmate::evaluate(p, checkmate::lowestPeakSequence(p)).peakBytes,
+            checkmate::evaluate(p, checkmate::storeAllSequence(p)).peakBytes};
 }
 
 using LocalSearch =
@@ -52,8 +52,7 @@ void checkLocalSearch(const LocalSearch &start, const LocalSearch &search, doubl
         auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(9));
         auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
         QVERIFY(p.hasValue());
-        const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-        const int64_t low = checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+        const auto [low, high] = peakRange(*p);
         for (double share : {lowShare, highShare}) {
             const int64_t budget = low + int64_t(share * double(high - low));
             const std::vector<int> greedy = checkmate::greedyPlan(*p, budget, 1, {});
@@ -185,9 +184,7 @@ private slots:
                 continue;
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const auto [low, high] = peakRange(*p);
             for (double f : {-0.1, 0.0, 0.35, 0.7}) {
                 const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
                 const double expected = stagePlanOptimum(*p, budget);
@@ -239,9 +236,7 @@ private slots:
             QVERIFY(p.hasValue());
             if (p->values > 40)
                 continue;
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const auto [low, high] = peakRange(*p);
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
                 const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
                 const double expected = stagePlanOptimum(*p, budget);
@@ -477,9 +472,7 @@ private slots:
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(7));
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const auto [low, high] = peakRange(*p);
             const int64_t budget = low + (high - low) / 2;
             SolveRequest req = minTime(rg, budget);
             const checkmate::WarmStart w = checkmate::bestHeuristicSequence(*p, req, 2);
@@ -562,9 +555,7 @@ private slots:
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(7));
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const auto [low, high] = peakRange(*p);
             const int64_t budget = low + (high - low) / 3;
             auto best = milp->solve(minTime(rg, budget));
             QVERIFY2(best.hasValue(), best.status().toString().c_str());
@@ -601,9 +592,7 @@ private slots:
             auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(6));
             auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
             QVERIFY(p.hasValue());
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
+            const auto [low, high] = peakRange(*p);
             for (double f : {0.05, 0.3, 0.6}) {
                 const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
                 auto plan = lp->solve(minTime(rg, budget));

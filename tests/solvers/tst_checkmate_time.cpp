@@ -29,17 +29,10 @@
 
 using namespace remat::core;
 using namespace remat::core::solvers;
+using remat::tests::dagOptions;
 using remat::tests::stagePlanOptimum;
 
 namespace {
-
-remat::tests::RandomGraphOptions dagOptions(int forwardOps)
-{
-    remat::tests::RandomGraphOptions o;
-    o.forwardOps = forwardOps;
-    o.dag = true;
-    return o;
-}
 
 /// The lowest budget at which the stage model has a plan recomputing at most `limit` seconds
 /// (the stage optimum never rises as the budget grows, so the predicate is monotone).
@@ -55,6 +48,21 @@ int64_t lowestPeakWithin(const checkmate::Problem &p, double limit)
             lo = mid;
     }
     return hi;
+}
+
+/// min-peak within `percent` of store-all's step, answered by the MILP itself (fallback and
+/// streaming off), in at most `seconds`.
+SolveRequest milpOwnMinPeak(const remat::tests::RandomGraph &rg, double percent, double seconds)
+{
+    SolveRequest req;
+    req.graph = &rg.graph;
+    req.costs = &rg.costs;
+    req.objective = Objective::MinPeak;
+    req.maxOverheadPercent = percent;
+    req.timeLimitSeconds = seconds;
+    req.settings["fallback"] = "off";
+    req.settings["stream"] = "off";
+    return req;
 }
 
 } // namespace
@@ -94,14 +102,7 @@ private slots:
             for (double percent : {0.0, 5.0, 15.0, 35.0}) {
                 const double limit = once * percent / 100;
                 const int64_t expected = lowestPeakWithin(*p, limit);
-                SolveRequest req;
-                req.graph = &rg.graph;
-                req.costs = &rg.costs;
-                req.objective = Objective::MinPeak;
-                req.maxOverheadPercent = percent;
-                req.timeLimitSeconds = 20;
-                req.settings["fallback"] = "off";
-                req.settings["stream"] = "off";
+                SolveRequest req = milpOwnMinPeak(rg, percent, 20);
                 auto plan = milp->solve(req);
                 const QString where = QString("seed %1, P %2").arg(seed).arg(percent);
                 QVERIFY2(plan.hasValue(),
@@ -155,15 +156,8 @@ private slots:
             auto sa = sim::simulate(sas, rg.graph, rg.costs, {.recordPoints = false});
             QVERIFY(sa);
             for (double percent : {10.0, 35.0}) {
-                SolveRequest req;
-                req.graph = &rg.graph;
-                req.costs = &rg.costs;
-                req.objective = Objective::MinPeak;
-                req.maxOverheadPercent = percent;
-                req.timeLimitSeconds = 3;
+                SolveRequest req = milpOwnMinPeak(rg, percent, 3);
                 req.settings["max-columns"] = "0";
-                req.settings["fallback"] = "off";
-                req.settings["stream"] = "off";
                 auto plan = milp->solve(req);
                 const QString where = QString("seed %1, P %2").arg(seed).arg(percent);
                 QVERIFY2(plan.hasValue(), qPrintable(where));

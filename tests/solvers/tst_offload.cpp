@@ -15,16 +15,9 @@
 
 using namespace remat::core;
 using namespace remat::core::solvers;
+using remat::tests::dagOptions;
 
 namespace {
-
-remat::tests::RandomGraphOptions dagOptions(int forwardOps)
-{
-    remat::tests::RandomGraphOptions o;
-    o.forwardOps = forwardOps;
-    o.dag = true;
-    return o;
-}
 
 /// A chain of `n` ops in Moccasin's random-layered schema: each reads the previous output and
 /// its own weight (`param_cost`). Outputs 10 B, weights 100 B, 10 time units per op.

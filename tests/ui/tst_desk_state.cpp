@@ -109,6 +109,18 @@ bool openAnswering(MainWindow &w, const QString &path, QMessageBox::StandardButt
     return tests::openAndWait(w, path, kTimeoutMs);
 }
 
+/// Sets the planner's training options and waits until its problem is planned under them.
+bool setTraining(MainWindow &w, const TrainingOptions &training)
+{
+    w.planner()->setTraining(training);
+    return QTest::qWaitFor(
+        [&] {
+            return w.planner()->problem() && w.planner()->problem()->options.training == training &&
+                   !w.planner()->isLoading();
+        },
+        kTimeoutMs);
+}
+
 int64_t windowBatch(const MainWindow &w)
 {
     return std::max<int64_t>(1, w.document()->graph().info().batch);
@@ -312,12 +324,8 @@ private slots:
     void trainingComparisonChartsRecomputingPlans()
     {
         Planner planner;
-        planner.setSolvers(Planner::registrySolvers());
-        planner.solverPanel()->setLiveResolve(false);
         QSignalSpy loaded(&planner, &Planner::problemChanged);
-        planner.openModel(tinyVit(), 2);
-        QVERIFY(loaded.wait(kTimeoutMs) || loaded.count() > 0);
-        planner.waitForIdle();
+        QVERIFY(tests::openInPlanner(planner, loaded, tinyVit(), 2, kTimeoutMs));
         QWidget parent;
         TrainingCompareDialog *d = planner.openTrainingCompareDialog(&parent);
         QVERIFY(d);
@@ -345,13 +353,7 @@ private slots:
         TrainingOptions adam;
         adam.optimizer = Optimizer::Adam;
         adam.precision = Precision::Bf16Mixed;
-        w.planner()->setTraining(adam);
-        QVERIFY(QTest::qWaitFor(
-            [&] {
-                return w.planner()->problem() && w.planner()->problem()->options.training == adam &&
-                       !w.planner()->isLoading();
-            },
-            kTimeoutMs));
+        QVERIFY(setTraining(w, adam));
         ModelPane *pane = w.openBeside(tinyVit());
         QVERIFY(QTest::qWaitFor([&] { return pane->document()->hasModel() && !pane->isBusy(); },
                                 kTimeoutMs));
@@ -376,12 +378,8 @@ private slots:
         if (!QFileInfo::exists(mlp()))
             QSKIP("shared corpus not found (../shared/corpus)");
         Planner planner;
-        planner.setSolvers(Planner::registrySolvers());
-        planner.solverPanel()->setLiveResolve(false);
         QSignalSpy loaded(&planner, &Planner::problemChanged);
-        planner.openModel(mlp(), 4);
-        QVERIFY(loaded.wait(kTimeoutMs) || loaded.count() > 0);
-        planner.waitForIdle();
+        QVERIFY(tests::openInPlanner(planner, loaded, mlp(), 4, kTimeoutMs));
         const int64_t oldBudget = planner.document()->budgetBytes();
         QPointer<FitDialog> dialog = planner.openFitDialog(nullptr);
         QVERIFY(dialog);
@@ -418,12 +416,8 @@ private slots:
         if (!QFileInfo::exists(mlp()))
             QSKIP("shared corpus not found (../shared/corpus)");
         Planner planner;
-        planner.setSolvers(Planner::registrySolvers());
-        planner.solverPanel()->setLiveResolve(false);
         QSignalSpy loaded(&planner, &Planner::problemChanged);
-        planner.openModel(mlp(), 4);
-        QVERIFY(loaded.wait(kTimeoutMs) || loaded.count() > 0);
-        planner.waitForIdle();
+        QVERIFY(tests::openInPlanner(planner, loaded, mlp(), 4, kTimeoutMs));
         for (const char *id : {"chen-sqrtn", "chen-greedy", "store-all"}) {
             planner.solve(QString::fromLatin1(id));
             planner.waitForIdle();
@@ -575,13 +569,7 @@ private slots:
         QVERIFY2(label->text().contains(QStringLiteral("32-true")), qPrintable(label->text()));
         TrainingOptions adam;
         adam.optimizer = Optimizer::Adam;
-        w.planner()->setTraining(adam);
-        QVERIFY(QTest::qWaitFor(
-            [&] {
-                return w.planner()->problem() && w.planner()->problem()->options.training == adam &&
-                       !w.planner()->isLoading();
-            },
-            kTimeoutMs));
+        QVERIFY(setTraining(w, adam));
         QVERIFY2(label->text().contains(QStringLiteral("adam")), qPrintable(label->text()));
         QVERIFY(openAnswering(w, mlp(), QMessageBox::Discard));
         QVERIFY(settle(w));
@@ -600,12 +588,8 @@ private slots:
     void pinsAreInputsOfSolvedAlready()
     {
         Planner planner;
-        planner.setSolvers(Planner::registrySolvers());
-        planner.solverPanel()->setLiveResolve(false);
         QSignalSpy loaded(&planner, &Planner::problemChanged);
-        planner.openModel(tinyVit(), 1);
-        QVERIFY(loaded.wait(kTimeoutMs) || loaded.count() > 0);
-        planner.waitForIdle();
+        QVERIFY(tests::openInPlanner(planner, loaded, tinyVit(), 1, kTimeoutMs));
         QVERIFY(planner.problem());
         const auto &plans = planner.document()->plans();
         auto pinCount = [&](int row) { return int(plans[size_t(row)].pins.size()); };

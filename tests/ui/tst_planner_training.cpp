@@ -25,6 +25,7 @@
 #include "ui/planner/training_compare_dialog.h"
 #include "ui/planner/training_options_dialog.h"
 #include "ui/problem_cache.h"
+#include "ui_test_util.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -58,14 +59,6 @@ std::shared_ptr<const core::pipeline::Problem> reference(const TrainingOptions &
     return p && (*p)->isValid() ? *p : nullptr;
 }
 
-bool waitLoaded(Planner &planner, QSignalSpy &spy)
-{
-    const bool ok = spy.count() > 0 || spy.wait(60000);
-    planner.waitForIdle();
-    spy.clear();
-    return ok;
-}
-
 void selectData(QComboBox *combo, int data) { combo->setCurrentIndex(combo->findData(data)); }
 
 } // namespace
@@ -95,11 +88,8 @@ private slots:
         int64_t adamPeak = 0;
         {
             Planner planner;
-            planner.setSolvers(Planner::registrySolvers());
-            planner.solverPanel()->setLiveResolve(false);
             QSignalSpy loaded(&planner, &Planner::problemChanged);
-            planner.openModel(mlp(), kBatch);
-            QVERIFY(waitLoaded(planner, loaded));
+            QVERIFY(tests::openInPlanner(planner, loaded, mlp(), kBatch));
             const int64_t plainPeak = planner.problem()->storeAll.timeline.peakBytes;
             QCOMPARE(plainPeak, refPlain->storeAll.timeline.peakBytes);
             planner.solve(QStringLiteral("store-all"));
@@ -118,7 +108,7 @@ private slots:
                 d->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
             });
             planner.trainingAction()->trigger();
-            QVERIFY(waitLoaded(planner, loaded));
+            QVERIFY(tests::waitLoaded(planner, loaded));
             QCOMPARE(planner.document()->training(), adam);
             QCOMPARE(planner.problem()->options.training, adam);
             QVERIFY2(planner.trainingAction()->toolTip().contains(QStringLiteral("bf16-master")),
@@ -157,13 +147,13 @@ private slots:
 
             // One undo step: fp32 without an optimizer, its peak and its plan come back.
             planner.document()->undoStack()->undo(); // solves are not undo steps: the training is
-            QVERIFY(waitLoaded(planner, loaded));
+            QVERIFY(tests::waitLoaded(planner, loaded));
             QCOMPARE(planner.document()->training(), TrainingOptions{});
             QCOMPARE(planner.problem()->storeAll.timeline.peakBytes, plainPeak);
             QCOMPARE(planner.document()->plans().size(), size_t(1));
             QCOMPARE(planner.document()->currentPlan()->timeline.peakBytes, plainPeak);
             planner.document()->undoStack()->redo();
-            QVERIFY(waitLoaded(planner, loaded));
+            QVERIFY(tests::waitLoaded(planner, loaded));
             QCOMPARE(planner.document()->training(), adam);
             QCOMPARE(planner.problem()->storeAll.timeline.peakBytes, adamPeak);
 
@@ -171,12 +161,8 @@ private slots:
             QVERIFY2(saved.isOk(), saved.message().c_str());
         }
         Planner reopened;
-        reopened.setSolvers(Planner::registrySolvers());
-        QSignalSpy opened(&reopened, &Planner::sessionOpened);
-        const core::Status st = reopened.openSession(session);
-        QVERIFY2(st.isOk(), st.message().c_str());
-        QVERIFY(opened.wait(60000));
-        QVERIFY2(opened.first().first().toBool(), qPrintable(opened.first().last().toString()));
+        const QString why = tests::openSessionAndWait(reopened, session);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         QCOMPARE(reopened.document()->training(), adam);
         QCOMPARE(reopened.problem()->options.training, adam);
         QCOMPARE(reopened.problem()->storeAll.timeline.peakBytes, adamPeak);
@@ -191,11 +177,8 @@ private slots:
     void comparesTwoTrainingOptionSets()
     {
         Planner planner;
-        planner.setSolvers(Planner::registrySolvers());
-        planner.solverPanel()->setLiveResolve(false);
         QSignalSpy loaded(&planner, &Planner::problemChanged);
-        planner.openModel(mlp(), kBatch);
-        QVERIFY(waitLoaded(planner, loaded));
+        QVERIFY(tests::openInPlanner(planner, loaded, mlp(), kBatch));
         QWidget parent;
         TrainingCompareDialog *d = planner.openTrainingCompareDialog(&parent);
         QVERIFY(d);
@@ -274,17 +257,14 @@ private slots:
     void budgetOutsideTheNewRangeMoves()
     {
         Planner planner;
-        planner.setSolvers(Planner::registrySolvers());
-        planner.solverPanel()->setLiveResolve(false);
         QSignalSpy loaded(&planner, &Planner::problemChanged);
-        planner.openModel(mlp(), kBatch);
-        QVERIFY(waitLoaded(planner, loaded));
+        QVERIFY(tests::openInPlanner(planner, loaded, mlp(), kBatch));
         const int64_t plainFloor = memoryFloor(*planner.problem()).total();
         planner.document()->setBudgetBytes(plainFloor + 1);
         TrainingOptions adam;
         adam.optimizer = Optimizer::Adam;
         planner.setTraining(adam);
-        QVERIFY(waitLoaded(planner, loaded));
+        QVERIFY(tests::waitLoaded(planner, loaded));
         const int64_t adamFloor = memoryFloor(*planner.problem()).total();
         QVERIFY(adamFloor > plainFloor + 1); // Adam's state lifts the floor over the old budget
         QCOMPARE(planner.document()->budgetBytes(), Planner::defaultBudget(*planner.problem()));
@@ -295,7 +275,7 @@ private slots:
         planner.document()->setBudgetBytes(inside);
         adam.optimizer = Optimizer::AdamW; // the same bytes
         planner.setTraining(adam);
-        QVERIFY(waitLoaded(planner, loaded));
+        QVERIFY(tests::waitLoaded(planner, loaded));
         QCOMPARE(planner.document()->budgetBytes(), inside);
     }
 

@@ -61,17 +61,10 @@ private slots:
     void fitsSmallScreens()
     {
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(remat::tests::openAndWait(
-            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        QVERIFY(remat::tests::showAndSolve(
+            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
+            QStringLiteral("hong-dp")));
         Planner *planner = w.planner();
-        QVERIFY(
-            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
-        planner->document()->setObjective(core::solvers::Objective::MinPeak);
-        planner->solve(QStringLiteral("hong-dp"));
-        planner->waitForIdle();
         qInfo("after solve: %s", qPrintable(minimums(w)));
         auto *plans = w.findChild<QTableView *>(QStringLiteral("plannerPlans"));
         QVERIFY(plans);

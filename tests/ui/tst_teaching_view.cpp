@@ -57,6 +57,16 @@ QPoint pixelOf(const remat::ui::RsMatrixView *r, int stage, int column)
         }
     return centre.toPoint();
 }
+
+/// The bundled tiny_vit in a shown window, every op on screen (nothing collapsed), solved by
+/// hong-dp for the lowest peak.
+bool showSolvedTinyVit(MainWindow &w)
+{
+    w.setInitialCollapseDepth(0);
+    return remat::tests::showAndSolve(
+        w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
+        QStringLiteral("hong-dp"));
+}
 } // namespace
 
 class TestTeachingView : public QObject
@@ -68,18 +78,8 @@ private slots:
     void scheduleTabTeaches()
     {
         MainWindow w;
-        w.resize(1400, 900);
-        w.setInitialCollapseDepth(0);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(remat::tests::openAndWait(
-            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        QVERIFY(showSolvedTinyVit(w));
         Planner *planner = w.planner();
-        QVERIFY(
-            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
-        planner->document()->setObjective(core::solvers::Objective::MinPeak);
-        planner->solve(QStringLiteral("hong-dp"));
-        planner->waitForIdle();
         const core::solvers::Plan *plan = planner->document()->currentPlan();
         QVERIFY(plan);
         TeachingView *t = planner->teachingView();
@@ -178,18 +178,8 @@ private slots:
     void clickedMatrixTakesStepperKeys()
     {
         MainWindow w;
-        w.resize(1400, 900);
-        w.setInitialCollapseDepth(0);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(remat::tests::openAndWait(
-            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        QVERIFY(showSolvedTinyVit(w));
         Planner *planner = w.planner();
-        QVERIFY(
-            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
-        planner->document()->setObjective(core::solvers::Objective::MinPeak);
-        planner->solve(QStringLiteral("hong-dp"));
-        planner->waitForIdle();
         TeachingView *t = planner->teachingView();
         const PlanAnalysis &a = t->analysis();
         QVERIFY(a.stageCount() > 10);

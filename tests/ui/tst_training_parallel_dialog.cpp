@@ -16,6 +16,7 @@
 #include "ui/planner/planner_document.h"
 #include "ui/planner/set_training_command.h"
 #include "ui/planner/training_options_dialog.h"
+#include "ui_test_util.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -40,14 +41,6 @@ namespace {
 QString llama()
 {
     return tests::sourceDir() + QStringLiteral("/tests/data/attention/llama_style.onnx");
-}
-
-bool waitLoaded(Planner &planner, QSignalSpy &spy)
-{
-    const bool ok = spy.count() > 0 || spy.wait(60000);
-    planner.waitForIdle();
-    spy.clear();
-    return ok;
 }
 
 } // namespace
@@ -111,11 +104,8 @@ private slots:
         want.sequenceParallel = true;
         {
             Planner planner;
-            planner.setSolvers(Planner::registrySolvers());
-            planner.solverPanel()->setLiveResolve(false);
             QSignalSpy loaded(&planner, &Planner::problemChanged);
-            planner.openModel(llama(), 2);
-            QVERIFY(waitLoaded(planner, loaded));
+            QVERIFY(tests::openInPlanner(planner, loaded, llama(), 2));
             // the refusal is core's: the same text the CLI's --tensor-parallel 3 gives
             TrainingOptions three;
             three.tensorParallel = 3;
@@ -145,7 +135,7 @@ private slots:
             planner.trainingAction()->trigger();
             QVERIFY(stayedOpen);
             QCOMPARE(shown, refusal);
-            QVERIFY(waitLoaded(planner, loaded));
+            QVERIFY(tests::waitLoaded(planner, loaded));
             QCOMPARE(planner.document()->training(), want);
             QCOMPARE(planner.problem()->options.training, want);
             QCOMPARE(planner.problem()->training->info().training.attention, Attention::Sdpa);
@@ -155,12 +145,8 @@ private slots:
             QVERIFY2(saved.isOk(), saved.message().c_str());
         }
         Planner reopened;
-        reopened.setSolvers(Planner::registrySolvers());
-        QSignalSpy opened(&reopened, &Planner::sessionOpened);
-        const core::Status st = reopened.openSession(session);
-        QVERIFY2(st.isOk(), st.message().c_str());
-        QVERIFY(opened.wait(60000));
-        QVERIFY2(opened.first().first().toBool(), qPrintable(opened.first().last().toString()));
+        const QString why = tests::openSessionAndWait(reopened, session);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         QCOMPARE(reopened.document()->training(), want);
         QCOMPARE(reopened.problem()->options.training, want);
     }

@@ -304,6 +304,13 @@ private:
         const ir::Node *p = m_v.producer(x.id);
         ValueId logits = x.id;
         std::string why;
+        // p is a logit op: record it and go on to the logits it reads
+        auto stepPast = [&](LogitOp op, double value, ValueId operand) {
+            revOps.emplace_back(op, value);
+            logits = operand;
+            inner.push_back(p->id);
+            p = m_v.producer(logits);
+        };
         while (p && m_v.soleConsumer(logits) != nullptr && p->opType != "MatMul") {
             if (noOpCast(p)) {
             } else if ((usable(p, "Mul") || usable(p, "Div")) && p->inputs.size() == 2 &&
@@ -311,10 +318,8 @@ private:
                        (p->opType == "Mul" || constantScalarSide(*p) == 1)) {
                 const int side = constantScalarSide(*p);
                 const double c = *scalarValue(m_v, p->inputs[size_t(side)]);
-                revOps.emplace_back(LogitOp::Scale, p->opType == "Div" ? 1.0 / c : c);
-                logits = p->inputs[size_t(1 - side)];
-                inner.push_back(p->id);
-                p = m_v.producer(logits);
+                stepPast(LogitOp::Scale, p->opType == "Div" ? 1.0 / c : c,
+                         p->inputs[size_t(1 - side)]);
                 continue;
             } else if (usable(p, "Add") && p->inputs.size() == 2) {
                 if (bias.valid()) {
@@ -333,10 +338,7 @@ private:
                     break;
                 }
                 bias = m_v.resolve(p->inputs[size_t(1 - chain)]);
-                revOps.emplace_back(LogitOp::AddBias, 0.0);
-                logits = p->inputs[size_t(chain)];
-                inner.push_back(p->id);
-                p = m_v.producer(logits);
+                stepPast(LogitOp::AddBias, 0.0, p->inputs[size_t(chain)]);
                 continue;
             } else if (usable(p, "Where") && p->inputs.size() == 3) {
                 if (mask.valid()) {
@@ -353,11 +355,8 @@ private:
                     break;
                 }
                 mask = m_v.resolve(p->inputs[0]);
-                revOps.emplace_back(keepTrue ? LogitOp::MaskKeepTrue : LogitOp::MaskKeepFalse,
-                                    *fillValue);
-                logits = p->inputs[data];
-                inner.push_back(p->id);
-                p = m_v.producer(logits);
+                stepPast(keepTrue ? LogitOp::MaskKeepTrue : LogitOp::MaskKeepFalse, *fillValue,
+                         p->inputs[data]);
                 continue;
             } else if ((usable(p, "Mul") || usable(p, "Div")) && p->inputs.size() == 2) {
                 // a multiplicative mask, a learned temperature: not a constant scalar
@@ -515,6 +514,43 @@ namespace {
 /// fused op's.
 class NodeReader
 {
+    /// What the fused op does to the logits: its inputs (Q, K, V, the additive bias at 3, the
+    /// boolean mask at 4), the logit ops and their values, and a description of them.
+    struct Logits
+    {
+        std::vector<ValueId> inputs;
+        std::vector<int64_t> ops;
+        std::vector<double> values;
+        std::string what;
+
+        Logits(std::vector<ValueId> in, double scale)
+            : inputs(std::move(in)), ops{int64_t(LogitOp::Scale)}, values{scale}
+        {
+        }
+        /// An additive bias (a float mask, attention_bias): the fused op's input 3.
+        void addBias(ValueId bias, const char *name)
+        {
+            inputs[3] = bias;
+            ops.push_back(int64_t(LogitOp::AddBias));
+            values.push_back(0.0);
+            what += fmt::format(", {}", name);
+        }
+        /// A boolean mask, true where the logit is kept: the fused op's input 4.
+        void keepTrue(ValueId mask, const char *name)
+        {
+            inputs[4] = mask;
+            ops.push_back(int64_t(LogitOp::MaskKeepTrue));
+            values.push_back(-INFINITY);
+            what += fmt::format(", {}", name);
+        }
+        void causal()
+        {
+            ops.push_back(int64_t(LogitOp::Causal));
+            values.push_back(-INFINITY);
+            what += ", causal";
+        }
+    };
+
 public:
     NodeReader(const FusionView &v, const ir::Node &n) : m_v(v), m_n(n) {}
 
@@ -549,6 +585,17 @@ private:
         return v.isGraphOutput || !v.consumers.empty();
     }
     const ir::Value &in(size_t k) const { return m_v.graph.value(m_v.resolve(m_n.inputs[k])); }
+    /// Q, K, V (the node's first three inputs, resolved), then `rest`.
+    template <typename... Rest> std::vector<ValueId> qkv(Rest... rest) const
+    {
+        return {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]), m_v.resolve(m_n.inputs[2]),
+                rest...};
+    }
+    /// The node's scale attribute, 1 / sqrt(head size) when absent.
+    double scale(int64_t headSize) const
+    {
+        return m_n.attrFloat("scale", 1.0 / std::sqrt(double(headSize)));
+    }
 
     Status needStatic(size_t count) const
     {
@@ -563,10 +610,9 @@ private:
         return Status::ok();
     }
 
-    FusedPattern make(std::vector<ValueId> inputs, std::vector<int64_t> ops,
-                      std::vector<double> values, int64_t heads, int64_t kvHeads,
-                      const std::string &what) const
+    FusedPattern make(Logits logits, int64_t heads, int64_t kvHeads) const
     {
+        auto &[inputs, ops, values, what] = logits;
         ir::Node fused;
         fused.id = m_n.id;
         fused.name = m_n.name;
@@ -625,34 +671,21 @@ private:
         } else {
             d = in(0).shape.dims[3].value;
         }
-        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
-                                       m_v.resolve(m_n.inputs[2]), ValueId(), ValueId()};
-        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
-        std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
-        std::string what = fmt::format("scale {:.4g}", values[0]);
+        Logits logits(qkv(ValueId(), ValueId()), scale(d));
+        logits.what = fmt::format("scale {:.4g}", logits.values[0]);
         if (present(3)) {
             const ValueId mask = m_v.resolve(m_n.inputs[3]);
-            if (m_v.graph.value(mask).dtype == ir::DataType::Bool) {
-                inputs[4] = mask;
-                ops.push_back(int64_t(LogitOp::MaskKeepTrue));
-                values.push_back(-INFINITY);
-                what += ", boolean attn_mask";
-            } else {
-                inputs[3] = mask;
-                ops.push_back(int64_t(LogitOp::AddBias));
-                values.push_back(0.0);
-                what += ", additive attn_mask";
-            }
+            if (m_v.graph.value(mask).dtype == ir::DataType::Bool)
+                logits.keepTrue(mask, "boolean attn_mask");
+            else
+                logits.addBias(mask, "additive attn_mask");
         }
-        if (m_n.attrInt("is_causal", 0) != 0) {
-            ops.push_back(int64_t(LogitOp::Causal));
-            values.push_back(-INFINITY);
-            what += ", causal";
-        }
+        if (m_n.attrInt("is_causal", 0) != 0)
+            logits.causal();
         if (kvHeads != heads ||
             (rank == 4 && in(1).shape.dims[1].value != in(0).shape.dims[1].value))
-            what += ", grouped-query";
-        return make(std::move(inputs), std::move(ops), std::move(values), heads, kvHeads, what);
+            logits.what += ", grouped-query";
+        return make(std::move(logits), heads, kvHeads);
     }
 
     /// com.microsoft MultiHeadAttention: query, key, value [B, S, heads * D]; attention_bias
@@ -681,11 +714,8 @@ private:
             return refuse("num_heads is missing or does not divide the hidden size",
                           "set num_heads");
         const int64_t d = in(0).shape.dims[2].value / heads;
-        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
-                                       m_v.resolve(m_n.inputs[2]), ValueId()};
-        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
-        std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
-        std::string what = fmt::format("{} heads, scale {:.4g}", heads, values[0]);
+        Logits logits(qkv(ValueId()), scale(d));
+        logits.what = fmt::format("{} heads, scale {:.4g}", heads, logits.values[0]);
         if (present(3)) { // the projections' biases, folded into the node: the fused op's input 5
             const ir::Value &b = in(3);
             const int64_t width =
@@ -694,26 +724,20 @@ private:
                 return refuse(fmt::format("the bias {} is not [{}] (Q, K and V's widths)",
                                           b.shape.toString(), width),
                               "give a bias of the three widths, or none");
-            inputs.resize(6);
-            inputs[5] = m_v.resolve(m_n.inputs[3]);
-            what += ", Q K V bias";
+            logits.inputs.resize(6);
+            logits.inputs[5] = m_v.resolve(m_n.inputs[3]);
+            logits.what += ", Q K V bias";
         }
-        if (present(5)) {
-            inputs[3] = m_v.resolve(m_n.inputs[5]);
-            ops.push_back(int64_t(LogitOp::AddBias));
-            values.push_back(0.0);
-            what += ", attention_bias";
-        }
+        if (present(5))
+            logits.addBias(m_v.resolve(m_n.inputs[5]), "attention_bias");
         if (m_n.attrInt("unidirectional", 0) != 0) {
             if (in(0).shape.dims[1].value != in(1).shape.dims[1].value)
                 return refuse("unidirectional with query and key sequences of different length "
                               "is not handled",
                               "give key and value the query's sequence (no cache)");
-            ops.push_back(int64_t(LogitOp::Causal));
-            values.push_back(-INFINITY);
-            what += ", causal";
+            logits.causal();
         }
-        return make(std::move(inputs), std::move(ops), std::move(values), heads, heads, what);
+        return make(std::move(logits), heads, heads);
     }
 
     /// com.microsoft GroupQueryAttention: query [B, S, heads * D], key / value [B, S, kv_heads *
@@ -769,22 +793,13 @@ private:
                                       "give full-length sequences");
             }
         const int64_t d = in(0).shape.dims[2].value / heads;
-        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
-                                       m_v.resolve(m_n.inputs[2]), ValueId()};
-        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
-        std::vector<double> values{m_n.attrFloat("scale", 1.0 / std::sqrt(double(d)))};
-        std::string what =
-            fmt::format("{} heads, {} K/V heads, scale {:.4g}", heads, kvHeads, values[0]);
-        if (present(10)) {
-            inputs[3] = m_v.resolve(m_n.inputs[10]);
-            ops.push_back(int64_t(LogitOp::AddBias));
-            values.push_back(0.0);
-            what += ", attention_bias";
-        }
-        ops.push_back(int64_t(LogitOp::Causal));
-        values.push_back(-INFINITY);
-        what += ", causal";
-        return make(std::move(inputs), std::move(ops), std::move(values), heads, kvHeads, what);
+        Logits logits(qkv(ValueId()), scale(d));
+        logits.what =
+            fmt::format("{} heads, {} K/V heads, scale {:.4g}", heads, kvHeads, logits.values[0]);
+        if (present(10))
+            logits.addBias(m_v.resolve(m_n.inputs[10]), "attention_bias");
+        logits.causal();
+        return make(std::move(logits), heads, kvHeads);
     }
 
     /// com.microsoft Attention: input [B, S, In], weights [In, Dq + Dk + Dv], optional bias;
@@ -822,27 +837,16 @@ private:
                                       "weights' {} columns",
                                       heads, total),
                           "set num_heads (and qkv_hidden_sizes with Q and K equal)");
-        std::vector<ValueId> inputs = {m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
-                                       present(2) ? m_v.resolve(m_n.inputs[2]) : ValueId(),
-                                       ValueId()};
-        std::vector<int64_t> ops{int64_t(LogitOp::Scale)};
-        std::vector<double> values{
-            m_n.attrFloat("scale", 1.0 / std::sqrt(double(sizes[0] / heads)))};
-        std::string what =
-            fmt::format("projection inside, {} heads, scale {:.4g}", heads, values[0]);
-        if (present(5)) {
-            inputs[3] = m_v.resolve(m_n.inputs[5]);
-            ops.push_back(int64_t(LogitOp::AddBias));
-            values.push_back(0.0);
-            what += ", attention_bias";
-        }
-        if (m_n.attrInt("unidirectional", 0) != 0) {
-            ops.push_back(int64_t(LogitOp::Causal));
-            values.push_back(-INFINITY);
-            what += ", causal";
-        }
-        FusedPattern p =
-            make(std::move(inputs), std::move(ops), std::move(values), heads, heads, what);
+        Logits logits({m_v.resolve(m_n.inputs[0]), m_v.resolve(m_n.inputs[1]),
+                       present(2) ? m_v.resolve(m_n.inputs[2]) : ValueId(), ValueId()},
+                      scale(sizes[0] / heads));
+        logits.what =
+            fmt::format("projection inside, {} heads, scale {:.4g}", heads, logits.values[0]);
+        if (present(5))
+            logits.addBias(m_v.resolve(m_n.inputs[5]), "attention_bias");
+        if (m_n.attrInt("unidirectional", 0) != 0)
+            logits.causal();
+        FusedPattern p = make(std::move(logits), heads, heads);
         p.node.attributes.push_back({"projected", int64_t(1)});
         p.node.attributes.push_back({"qkv_hidden_sizes", sizes});
         return p;
