@@ -14,16 +14,20 @@
 #include <QLineSeries>
 #include <QMouseEvent>
 #include <QScatterSeries>
+#include <QSet>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::ui {
 
 namespace {
 constexpr double kClickRadiusPx = 10;
+/// The series a plan's point is drawn in (the series' "kind" property).
+enum PlanKind { PlainPlan, DimmedPlan, BestPlan };
 } // namespace
 
 QColor ParetoChartView::solverColour(const QString &solver)
@@ -69,8 +73,10 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_current = new QScatterSeries(chart());
     m_current->setName(tr("current plan"));
     m_current->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-    m_current->setMarkerSize(12);
-    m_current->setColor(QColor(0x21, 0x21, 0x21));
+    // A hollow square: the current plan's own point (its solver's colour) shows through.
+    m_current->setMarkerSize(20);
+    m_current->setColor(QColor(0x21, 0x21, 0x21, 0));
+    m_current->setPen(QPen(QColor(0x21, 0x21, 0x21), 2.5));
     chart()->addSeries(m_current);
     m_current->attachAxis(m_x);
     m_current->attachAxis(m_y);
@@ -105,6 +111,142 @@ void ParetoChartView::clearPoints()
     m_curves.clear();
     m_order.clear();
     refresh();
+}
+
+QList<ParetoPlanPoint> ParetoChartView::planPointsOf(const std::vector<core::solvers::Plan> &plans,
+                                                     int bestPlan)
+{
+    using core::solvers::SolveStatus;
+    // Dominance among the plans drawn only: a plan without a point dims no other.
+    std::vector<core::solvers::Plan> drawn;
+    QList<ParetoPlanPoint> out;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const core::solvers::Plan &p = plans[i];
+        if ((p.status != SolveStatus::Optimal && p.status != SolveStatus::Feasible) ||
+            p.baselineStepSeconds <= 0 || p.timeline.peakBytes <= 0)
+            continue;
+        ParetoPlanPoint q;
+        q.plan = int(i);
+        q.solver = QString::fromStdString(p.solver);
+        q.peakBytes = p.timeline.peakBytes;
+        q.overheadPercent = core::solvers::timeOverheadPercent(p);
+        q.best = int(i) == bestPlan;
+        out.append(q);
+        drawn.push_back(p);
+    }
+    for (size_t k = 0; k < drawn.size(); ++k)
+        if (const core::solvers::Plan *by = core::solvers::dominatingPlan(drawn[k], drawn))
+            out[qsizetype(k)].dominatedBy = out[qsizetype(by - drawn.data())].plan;
+    return out;
+}
+
+QScatterSeries *ParetoChartView::addScatter(const QString &name)
+{
+    auto *s = new QScatterSeries(chart());
+    s->setName(name);
+    chart()->addSeries(s);
+    s->attachAxis(m_x);
+    s->attachAxis(m_y);
+    return s;
+}
+
+void ParetoChartView::setPlans(const QList<ParetoPlanPoint> &plans)
+{
+    m_plans = plans;
+    rebuildPlanSeries();
+}
+
+void ParetoChartView::rebuildPlanSeries()
+{
+    for (QScatterSeries *s : std::as_const(m_planSeries)) {
+        chart()->removeSeries(s);
+        delete s;
+    }
+    m_planSeries.clear();
+    m_seriesOfPlan.clear();
+    m_dominatedKey = nullptr;
+    // Per solver: its plain points, its dimmed (dominated) ones, and the best plan's star.
+    QHash<QString, QScatterSeries *> made[3];
+    bool anyDominated = false;
+    for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
+        const PlanKind kind = p.best ? BestPlan : p.dominatedBy >= 0 ? DimmedPlan : PlainPlan;
+        QScatterSeries *&s = made[kind][p.solver];
+        if (!s) {
+            const QColor col = solverColour(p.solver);
+            s = addScatter(kind == BestPlan ? tr("\u2605 best plan (%1)").arg(p.solver) : p.solver);
+            s->setProperty("solver", p.solver);
+            s->setProperty("kind", int(kind));
+            if (kind == BestPlan) {
+                s->setMarkerShape(QScatterSeries::MarkerShapeStar);
+                s->setMarkerSize(24);
+                s->setColor(col);
+                s->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.2));
+            } else if (kind == DimmedPlan) {
+                QColor faint = col;
+                faint.setAlpha(70);
+                QColor edge = col;
+                edge.setAlpha(110);
+                s->setMarkerSize(11);
+                s->setColor(faint);
+                s->setPen(QPen(edge, 1));
+            } else {
+                s->setMarkerSize(11);
+                s->setColor(col);
+                s->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.5));
+            }
+            m_planSeries.append(s);
+        }
+        m_seriesOfPlan.insert(p.plan, s);
+        anyDominated = anyDominated || kind == DimmedPlan;
+    }
+    if (anyDominated) {
+        // Legend only: what a dimmed point says.
+        m_dominatedKey =
+            addScatter(tr("dimmed: dominated (another plan is faster at no more peak)"));
+        m_dominatedKey->setMarkerSize(11);
+        m_dominatedKey->setColor(QColor(0x75, 0x75, 0x75, 70));
+        m_dominatedKey->setPen(QPen(QColor(0x75, 0x75, 0x75, 110), 1));
+        m_planSeries.append(m_dominatedKey);
+    }
+    // The current plan's ring and the knee stay drawn above the plans' points.
+    for (QScatterSeries *s : {m_current, m_kneeMark}) {
+        chart()->removeSeries(s);
+        chart()->addSeries(s);
+        for (QValueAxis *a : {m_x, m_y})
+            if (!s->attachedAxes().contains(a))
+                s->attachAxis(a);
+    }
+    refresh();
+}
+
+QScatterSeries *ParetoChartView::planSeries(int plan) const
+{
+    return m_seriesOfPlan.value(plan, nullptr);
+}
+
+std::optional<QPoint> ParetoChartView::planPosition(int plan) const
+{
+    QScatterSeries *s = planSeries(plan);
+    if (!s)
+        return std::nullopt;
+    for (const ParetoPlanPoint &p : m_plans)
+        if (p.plan == plan) {
+            const QPointF scene =
+                chart()->mapToPosition(QPointF(double(p.peakBytes) / m_unit, p.overheadPercent), s);
+            return mapFromScene(chart()->mapToScene(scene));
+        }
+    return std::nullopt;
+}
+
+QColor ParetoChartView::planColour(int plan) const
+{
+    QScatterSeries *s = planSeries(plan);
+    return s ? s->color() : QColor();
+}
+
+QString ParetoChartView::dominatedLabel() const
+{
+    return m_dominatedKey ? m_dominatedKey->name() : QString();
 }
 
 QList<ParetoPoint> ParetoChartView::points() const { return m_order; }
@@ -165,6 +307,8 @@ void ParetoChartView::refresh()
         for (const ParetoPoint &p : c.points)
             if (p.feasible)
                 largest = std::max(largest, p.peakBytes);
+    for (const ParetoPlanPoint &p : std::as_const(m_plans))
+        largest = std::max(largest, p.peakBytes);
     const core::ByteUnit unit = core::byteUnitFor(largest);
     m_unit = unit.bytes;
     m_x->setTitleText(tr("peak memory (%1)").arg(QLatin1String(unit.name)));
@@ -188,6 +332,30 @@ void ParetoChartView::refresh()
         c.line->replace(xy);
         c.dots->replace(xy);
     }
+    // The plans' points, each in its series (plain, dimmed or best) and the solver's legend
+    // entry once: on its sweep curve when it has one, else on its first plan series.
+    QSet<QString> named;
+    for (auto it = m_curves.cbegin(); it != m_curves.cend(); ++it)
+        named.insert(it.key());
+    for (QScatterSeries *s : std::as_const(m_planSeries)) {
+        QList<QPointF> xy;
+        for (const ParetoPlanPoint &p : std::as_const(m_plans))
+            if (m_seriesOfPlan.value(p.plan) == s) {
+                const double x = double(p.peakBytes) / m_unit;
+                xy.append(QPointF(x, p.overheadPercent));
+                yMax = std::max(yMax, p.overheadPercent);
+                xMin = std::min(xMin, x);
+                xMax = std::max(xMax, x);
+            }
+        s->replace(xy);
+        const QString solver = s->property("solver").toString();
+        const bool ownEntry = s == m_dominatedKey || s->property("kind").toInt() == BestPlan;
+        const bool show = ownEntry || !named.contains(solver);
+        if (!ownEntry)
+            named.insert(solver);
+        for (auto *m : chart()->legend()->markers(s))
+            m->setVisible(show);
+    }
     // The knee over every feasible point (the current plan's too), in percent of the largest
     // peak and of store-all's step (overheads are already in its percent).
     std::vector<core::solvers::CostPoint> costs;
@@ -197,6 +365,10 @@ void ParetoChartView::refresh()
             costs.push_back({p.peakBytes, 1.0 + p.overheadPercent / 100.0});
             of.push_back(p);
         }
+    for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
+        costs.push_back({p.peakBytes, 1.0 + p.overheadPercent / 100.0});
+        of.push_back({p.solver, 0, p.peakBytes, p.overheadPercent, true});
+    }
     if (m_currentPeak > 0) {
         costs.push_back({m_currentPeak, 1.0 + m_currentOverhead / 100.0});
         of.push_back({tr("current plan"), 0, m_currentPeak, m_currentOverhead, true});
@@ -235,7 +407,7 @@ void ParetoChartView::refresh()
     m_y->setRange(0, yMax * 1.1);
     m_y->applyNiceNumbers();
     m_y->applyNiceNumbers();
-    m_empty->setEmpty(m_curves.isEmpty() && m_currentPeak <= 0);
+    m_empty->setEmpty(m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0);
 }
 
 std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) const
@@ -268,6 +440,23 @@ void ParetoChartView::mousePressEvent(QMouseEvent *event)
                 bestDistance = d;
                 best = &p;
             }
+        }
+        // A plan's point is the plan itself: it wins a tie with a sweep point on its spot.
+        int bestPlan = -1;
+        for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
+            const std::optional<QPoint> at = planPosition(p.plan);
+            if (!at)
+                continue;
+            const double d = QLineF(QPointF(*at), event->position()).length();
+            if (d <= bestDistance) {
+                bestDistance = d;
+                bestPlan = p.plan;
+            }
+        }
+        if (bestPlan >= 0) {
+            emit planClicked(bestPlan);
+            event->accept();
+            return;
         }
         if (best) {
             emit pointClicked(*best);
