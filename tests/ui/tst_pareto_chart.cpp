@@ -168,25 +168,30 @@ private slots:
 
     // Compare all's rows as points: each answered plan at its peak and time overhead, in its
     // solver's colour; a plan another beats (no more peak, a faster step; or less peak at the
-    // same step) dimmed and its beater named; the best plan starred; plans without an answer
-    // or without a store-all step to compare with left out; a click asks for the plan.
+    // same step) dimmed and its beater named; the best plan starred; a timed-out row's best so
+    // far drawn and judged like the rest (Compare all stops the slow solvers with one);
+    // infeasible and cancelled rows, and plans without a store-all step to compare with, left
+    // out; a click asks for the plan.
     void plansArePointsDominatedOnesDimmed()
     {
         using remat::core::solvers::SolveStatus;
         const std::vector<remat::core::solvers::Plan> plans = {
-            plan("chen-greedy", 600, 20),                         // 0: beaten by 2
-            plan("hong-dp", 400, 30),                             // 1: the frontier
-            plan("checkmate-lp", 500, 10),                        // 2: the frontier, best
-            plan("rotor", 700, 10),                               // 3: beaten by 2 (same step)
-            plan("chen-sqrtn", 300, 50, SolveStatus::Infeasible), // 4: no answer, no point
-            plan("offload", 900, 0),                              // 5: the frontier
+            plan("chen-greedy", 600, 20),                          // 0: beaten by 2
+            plan("hong-dp", 400, 30),                              // 1: the frontier
+            plan("checkmate-lp", 500, 10),                         // 2: the frontier, best
+            plan("rotor", 700, 10),                                // 3: beaten by 2 (same step)
+            plan("chen-sqrtn", 300, 50, SolveStatus::Infeasible),  // 4: no answer, no point
+            plan("offload", 900, 0),                               // 5: the frontier
+            plan("checkmate-milp", 950, 5, SolveStatus::TimedOut), // 6: best so far, beaten by 5
+            plan("checkmate-lp", 350, 40, SolveStatus::TimedOut),  // 7: the frontier
+            plan("rotor", 200, 90, SolveStatus::Cancelled),        // 8: no answer, no point
         };
         std::vector<remat::core::solvers::Plan> noBaseline = {plans[1]};
         noBaseline[0].baselineStepSeconds = 0;
         QVERIFY(ParetoChartView::planPointsOf(noBaseline, -1).isEmpty());
 
         const QList<ParetoPlanPoint> points = ParetoChartView::planPointsOf(plans, 2);
-        QCOMPARE(points.size(), 5);
+        QCOMPARE(points.size(), 7);
         QList<int> ids, dominatedBy;
         for (const ParetoPlanPoint &p : points) {
             ids << p.plan;
@@ -197,33 +202,34 @@ private slots:
             QCOMPARE(p.overheadPercent, remat::core::solvers::timeOverheadPercent(src));
             QCOMPARE(p.best, p.plan == 2);
         }
-        QCOMPARE(ids, QList<int>({0, 1, 2, 3, 5}));
-        QCOMPARE(dominatedBy, QList<int>({2, -1, -1, 2, -1}));
+        QCOMPARE(ids, QList<int>({0, 1, 2, 3, 5, 6, 7}));
+        QCOMPARE(dominatedBy, QList<int>({2, -1, -1, 2, -1, 5, -1}));
 
         ParetoChartView v;
         v.resize(900, 420);
         v.show();
         QVERIFY(QTest::qWaitForWindowExposed(&v));
         v.setPlans(points);
-        QCOMPARE(v.planPoints().size(), 5);
+        QCOMPARE(v.planPoints().size(), 7);
         QVERIFY(v.placeholderText().isEmpty()); // plans alone show the axes
         QVERIFY(!v.dominatedLabel().isEmpty());
         // Solver colours, the dominated ones faint; the frontier's opaque.
-        for (int i : {0, 1, 2, 3, 5}) {
+        for (int i : {0, 1, 2, 3, 5, 6, 7}) {
             const QColor c = v.planColour(i);
             const QColor solver =
                 ParetoChartView::solverColour(QString::fromStdString(plans[size_t(i)].solver));
             QCOMPARE(c.rgb(), solver.rgb());
-            QCOMPARE(c.alpha() < 128, i == 0 || i == 3);
+            QCOMPARE(c.alpha() < 128, i == 0 || i == 3 || i == 6);
         }
         QVERIFY(!v.planColour(4).isValid());
         // Every point inside the axes, the cheaper-in-memory one further left.
         QValueAxis *x = axis(v, Qt::Horizontal);
         QCOMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (MiB)"));
-        QVERIFY(x->min() <= 400 && x->max() >= 900);
+        QVERIFY(x->min() <= 350 && x->max() >= 950);
         QVERIFY(v.planPosition(1)->x() < v.planPosition(2)->x());
         QVERIFY(v.planPosition(2)->y() > v.planPosition(1)->y()); // less overhead: lower
         QVERIFY(!v.planPosition(4));
+        QVERIFY(!v.planPosition(8));
 
         QSignalSpy clicked(&v, &ParetoChartView::planClicked);
         QTest::mouseClick(v.viewport(), Qt::LeftButton, {}, *v.planPosition(3));

@@ -122,8 +122,11 @@ QList<ParetoPlanPoint> ParetoChartView::planPointsOf(const std::vector<core::sol
     QList<ParetoPlanPoint> out;
     for (size_t i = 0; i < plans.size(); ++i) {
         const core::solvers::Plan &p = plans[i];
-        if ((p.status != SolveStatus::Optimal && p.status != SolveStatus::Feasible) ||
-            p.baselineStepSeconds <= 0 || p.timeline.peakBytes <= 0)
+        // A timed-out row holds its solver's best plan so far (Compare all stops the slow
+        // solvers at its limit): a plan like any other here, beaten or not on the same rule.
+        const bool hasPlan = p.status == SolveStatus::Optimal ||
+                             p.status == SolveStatus::Feasible || p.status == SolveStatus::TimedOut;
+        if (!hasPlan || p.baselineStepSeconds <= 0 || p.timeline.peakBytes <= 0)
             continue;
         ParetoPlanPoint q;
         q.plan = int(i);
@@ -133,6 +136,7 @@ QList<ParetoPlanPoint> ParetoChartView::planPointsOf(const std::vector<core::sol
         q.best = int(i) == bestPlan;
         out.append(q);
         drawn.push_back(p);
+        drawn.back().status = SolveStatus::Feasible; // dominatingPlan compares answered plans
     }
     for (size_t k = 0; k < drawn.size(); ++k)
         if (const core::solvers::Plan *by = core::solvers::dominatingPlan(drawn[k], drawn))
@@ -353,8 +357,12 @@ void ParetoChartView::refresh()
         const bool show = ownEntry || !named.contains(solver);
         if (!ownEntry)
             named.insert(solver);
-        for (auto *m : chart()->legend()->markers(s))
+        for (auto *m : chart()->legend()->markers(s)) {
             m->setVisible(show);
+            // A solver named by its dimmed points only: its legend entry in its full colour.
+            if (show && s->property("kind").toInt() == DimmedPlan)
+                m->setBrush(solverColour(solver));
+        }
     }
     // The knee over every feasible point (the current plan's too), in percent of the largest
     // peak and of store-all's step (overheads are already in its percent).
@@ -407,6 +415,13 @@ void ParetoChartView::refresh()
     m_y->setRange(0, yMax * 1.1);
     m_y->applyNiceNumbers();
     m_y->applyNiceNumbers();
+    // Ticks at the nice values from 0, the range a little below it: a point at 0% (store-all,
+    // an offload plan that hides its copies) is drawn whole, not cut in half by the axis.
+    const double tick = (m_y->max() - m_y->min()) / std::max(1, m_y->tickCount() - 1);
+    m_y->setTickType(QValueAxis::TicksDynamic);
+    m_y->setTickAnchor(0);
+    m_y->setTickInterval(tick);
+    m_y->setRange(-m_y->max() * 0.04, m_y->max());
     m_empty->setEmpty(m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0);
 }
 

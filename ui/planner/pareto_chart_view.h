@@ -75,9 +75,10 @@ public:
     /// The colour a solver's curve is drawn in (invalid if it has no points).
     QColor seriesColour(const QString &solver) const;
 
-    /// The plans worth a point: every answered plan (optimal or feasible) with a known
-    /// store-all step, at its simulated peak and time overhead; dominatedBy names the strongest
-    /// plan among them that beats it on peak and step time (core::solvers::dominatingPlan).
+    /// The plans worth a point: every plan with a schedule (optimal, feasible, or timed out with
+    /// its best so far; not infeasible or cancelled) and a known store-all step, at its
+    /// simulated peak and time overhead; dominatedBy names the strongest plan among them that
+    /// beats it on peak and step time (the rule of core::solvers::dominatingPlan).
     static QList<ParetoPlanPoint> planPointsOf(const std::vector<core::solvers::Plan> &plans,
                                                int bestPlan);
     /// Replaces the plans' points (an empty list removes them).
