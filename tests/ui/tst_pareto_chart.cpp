@@ -169,9 +169,9 @@ private slots:
     // Compare all's rows as points: each answered plan at its peak and time overhead, in its
     // solver's colour; a plan another beats (no more peak, a faster step; or less peak at the
     // same step) dimmed and its beater named; the best plan starred; a timed-out row's best so
-    // far drawn and judged like the rest (Compare all stops the slow solvers with one);
-    // infeasible and cancelled rows, and plans without a store-all step to compare with, left
-    // out; a click asks for the plan.
+    // far drawn and judged like the rest (Compare all stops the slow solvers with one), an
+    // infeasible row's plan (over its budget) a ring; cancelled rows, and plans without a
+    // store-all step to compare with, left out; a click asks for the plan.
     void plansArePointsDominatedOnesDimmed()
     {
         using remat::core::solvers::SolveStatus;
@@ -180,18 +180,19 @@ private slots:
             plan("hong-dp", 400, 30),                              // 1: the frontier
             plan("checkmate-lp", 500, 10),                         // 2: the frontier, best
             plan("rotor", 700, 10),                                // 3: beaten by 2 (same step)
-            plan("chen-sqrtn", 300, 50, SolveStatus::Infeasible),  // 4: no answer, no point
+            plan("chen-sqrtn", 300, 50, SolveStatus::Infeasible),  // 4: over budget, a ring
             plan("offload", 900, 0),                               // 5: the frontier
             plan("checkmate-milp", 950, 5, SolveStatus::TimedOut), // 6: best so far, beaten by 5
             plan("checkmate-lp", 350, 40, SolveStatus::TimedOut),  // 7: the frontier
             plan("rotor", 200, 90, SolveStatus::Cancelled),        // 8: no answer, no point
+            plan("hong-linear", 980, 30, SolveStatus::Infeasible), // 9: a ring beaten by 2
         };
         std::vector<remat::core::solvers::Plan> noBaseline = {plans[1]};
         noBaseline[0].baselineStepSeconds = 0;
         QVERIFY(ParetoChartView::planPointsOf(noBaseline, -1).isEmpty());
 
         const QList<ParetoPlanPoint> points = ParetoChartView::planPointsOf(plans, 2);
-        QCOMPARE(points.size(), 7);
+        QCOMPARE(points.size(), 9);
         QList<int> ids, dominatedBy;
         for (const ParetoPlanPoint &p : points) {
             ids << p.plan;
@@ -201,34 +202,36 @@ private slots:
             QCOMPARE(p.peakBytes, src.timeline.peakBytes);
             QCOMPARE(p.overheadPercent, remat::core::solvers::timeOverheadPercent(src));
             QCOMPARE(p.best, p.plan == 2);
+            QCOMPARE(p.overBudget, p.plan == 4 || p.plan == 9);
         }
-        QCOMPARE(ids, QList<int>({0, 1, 2, 3, 5, 6, 7}));
-        QCOMPARE(dominatedBy, QList<int>({2, -1, -1, 2, -1, 5, -1}));
+        QCOMPARE(ids, QList<int>({0, 1, 2, 3, 4, 5, 6, 7, 9}));
+        QCOMPARE(dominatedBy, QList<int>({2, -1, -1, 2, -1, -1, 5, -1, 2}));
 
         ParetoChartView v;
         v.resize(900, 420);
         v.show();
         QVERIFY(QTest::qWaitForWindowExposed(&v));
         v.setPlans(points);
-        QCOMPARE(v.planPoints().size(), 7);
+        QCOMPARE(v.planPoints().size(), 9);
         QVERIFY(v.placeholderText().isEmpty()); // plans alone show the axes
         QVERIFY(!v.dominatedLabel().isEmpty());
+        QVERIFY(!v.overBudgetLabel().isEmpty());
         // Solver colours, the dominated ones faint; the frontier's opaque.
-        for (int i : {0, 1, 2, 3, 5, 6, 7}) {
+        for (int i : {0, 1, 2, 3, 4, 5, 6, 7, 9}) {
             const QColor c = v.planColour(i);
             const QColor solver =
                 ParetoChartView::solverColour(QString::fromStdString(plans[size_t(i)].solver));
             QCOMPARE(c.rgb(), solver.rgb());
-            QCOMPARE(c.alpha() < 128, i == 0 || i == 3 || i == 6);
+            QCOMPARE(c.alpha() < 128, i == 0 || i == 3 || i == 6 || i == 9);
         }
-        QVERIFY(!v.planColour(4).isValid());
+        QVERIFY(!v.planColour(8).isValid());
         // Every point inside the axes, the cheaper-in-memory one further left.
         QValueAxis *x = axis(v, Qt::Horizontal);
         QCOMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (MiB)"));
-        QVERIFY(x->min() <= 350 && x->max() >= 950);
+        QVERIFY(x->min() <= 300 && x->max() >= 980);
         QVERIFY(v.planPosition(1)->x() < v.planPosition(2)->x());
         QVERIFY(v.planPosition(2)->y() > v.planPosition(1)->y()); // less overhead: lower
-        QVERIFY(!v.planPosition(4));
+        QVERIFY(v.planPosition(4)->x() < v.planPosition(1)->x());
         QVERIFY(!v.planPosition(8));
 
         QSignalSpy clicked(&v, &ParetoChartView::planClicked);
@@ -242,6 +245,7 @@ private slots:
         // No dominated plan left: no dimmed legend entry; no plans: the hint again.
         v.setPlans(ParetoChartView::planPointsOf({plans[1], plans[2]}, -1));
         QVERIFY(v.dominatedLabel().isEmpty());
+        QVERIFY(v.overBudgetLabel().isEmpty());
         QCOMPARE(v.planColour(0).alpha(), 255);
         v.setPlans({});
         QVERIFY(!v.placeholderText().isEmpty());

@@ -36,11 +36,9 @@ private:
         PlanTableModel *m = planner.planTableModel();
         for (int r = 0; r < m->rowCount(); ++r) {
             const QString status = m->index(r, PlanTableModel::Status).data().toString();
-            // A timed-out row holds its best plan so far; an infeasible one none within budget.
-            if ((!status.contains(QStringLiteral("optimal")) &&
-                 !status.contains(QStringLiteral("feasible")) &&
-                 !status.contains(QStringLiteral("timed out"))) ||
-                status.contains(QStringLiteral("infeasible")))
+            // A timed-out row holds its best plan so far, an infeasible one its smallest peak
+            // (over the budget); a cancelled one nothing.
+            if (status.contains(QStringLiteral("cancelled")))
                 continue;
             rows.insert(
                 r,
@@ -123,6 +121,7 @@ private slots:
         bool anyTimedOut = false;
         for (const auto &p : plans)
             anyTimedOut = anyTimedOut || p.status == core::solvers::SolveStatus::TimedOut;
+        int over = 0;
         for (const ParetoPlanPoint &p : points) {
             bool beaten = false;
             for (const ParetoPlanPoint &q : points) {
@@ -134,11 +133,14 @@ private slots:
                      (q.peakBytes < p.peakBytes || q.overheadPercent < p.overheadPercent - tol));
             }
             QCOMPARE(p.dominatedBy >= 0, beaten);
-            // The table judges answered rows among answered rows; with no timed-out row (the
+            // The table judges answered rows among answered rows (an over-budget row, higher in
+            // peak than any within the budget, never beats one); with no timed-out row (the
             // interactive solvers finish) it must agree with the chart.
             const QString status =
                 planner.planTableModel()->index(p.plan, PlanTableModel::Status).data().toString();
-            if (!anyTimedOut)
+            QCOMPARE(p.overBudget, status.contains(QStringLiteral("infeasible")));
+            over += p.overBudget ? 1 : 0;
+            if (!anyTimedOut && !p.overBudget)
                 QCOMPARE(status.contains(QStringLiteral("dominated")), beaten);
             if (!p.best)
                 QCOMPARE(chart->planColour(p.plan).alpha() < 128, beaten);
@@ -147,7 +149,9 @@ private slots:
             dominated += beaten ? 1 : 0;
         }
         QCOMPARE(chart->dominatedLabel().isEmpty(), dominated == 0);
-        qInfo("%d plans on the chart, %d of them dominated", int(points.size()), dominated);
+        QCOMPARE(chart->overBudgetLabel().isEmpty(), over == 0);
+        qInfo("%d plans on the chart, %d of them dominated, %d over budget", int(points.size()),
+              dominated, over);
         // The table's best row is the one starred.
         int best = -1;
         for (const ParetoPlanPoint &p : points)

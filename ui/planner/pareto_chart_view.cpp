@@ -27,7 +27,7 @@ namespace remat::ui {
 namespace {
 constexpr double kClickRadiusPx = 10;
 /// The series a plan's point is drawn in (the series' "kind" property).
-enum PlanKind { PlainPlan, DimmedPlan, BestPlan };
+enum PlanKind { PlainPlan, DimmedPlan, BestPlan, OverPlan, OverDimmedPlan, PlanKinds };
 } // namespace
 
 QColor ParetoChartView::solverColour(const QString &solver)
@@ -123,9 +123,10 @@ QList<ParetoPlanPoint> ParetoChartView::planPointsOf(const std::vector<core::sol
     for (size_t i = 0; i < plans.size(); ++i) {
         const core::solvers::Plan &p = plans[i];
         // A timed-out row holds its solver's best plan so far (Compare all stops the slow
-        // solvers at its limit): a plan like any other here, beaten or not on the same rule.
-        const bool hasPlan = p.status == SolveStatus::Optimal ||
-                             p.status == SolveStatus::Feasible || p.status == SolveStatus::TimedOut;
+        // solvers at its limit), an infeasible one the smallest peak its solver reached (over
+        // the budget: a ring): plans like any other here, beaten or not on the same rule. A
+        // cancelled row holds nothing.
+        const bool hasPlan = p.status != SolveStatus::Cancelled;
         if (!hasPlan || p.baselineStepSeconds <= 0 || p.timeline.peakBytes <= 0)
             continue;
         ParetoPlanPoint q;
@@ -134,6 +135,7 @@ QList<ParetoPlanPoint> ParetoChartView::planPointsOf(const std::vector<core::sol
         q.peakBytes = p.timeline.peakBytes;
         q.overheadPercent = core::solvers::timeOverheadPercent(p);
         q.best = int(i) == bestPlan;
+        q.overBudget = p.status == SolveStatus::Infeasible;
         out.append(q);
         drawn.push_back(p);
         drawn.back().status = SolveStatus::Feasible; // dominatingPlan compares answered plans
@@ -168,12 +170,17 @@ void ParetoChartView::rebuildPlanSeries()
     }
     m_planSeries.clear();
     m_seriesOfPlan.clear();
-    m_dominatedKey = nullptr;
-    // Per solver: its plain points, its dimmed (dominated) ones, and the best plan's star.
-    QHash<QString, QScatterSeries *> made[3];
-    bool anyDominated = false;
+    m_dominatedKey = m_overKey = nullptr;
+    // Per solver: its plain points, its dimmed (dominated) ones, the best plan's star, and its
+    // rings (over budget), plain or dimmed.
+    QHash<QString, QScatterSeries *> made[PlanKinds];
+    bool anyDominated = false, anyOver = false;
     for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
-        const PlanKind kind = p.best ? BestPlan : p.dominatedBy >= 0 ? DimmedPlan : PlainPlan;
+        const bool dominated = p.dominatedBy >= 0;
+        const PlanKind kind = p.best         ? BestPlan
+                              : p.overBudget ? (dominated ? OverDimmedPlan : OverPlan)
+                              : dominated    ? DimmedPlan
+                                             : PlainPlan;
         QScatterSeries *&s = made[kind][p.solver];
         if (!s) {
             const QColor col = solverColour(p.solver);
@@ -185,6 +192,15 @@ void ParetoChartView::rebuildPlanSeries()
                 s->setMarkerSize(24);
                 s->setColor(col);
                 s->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.2));
+            } else if (kind == OverPlan || kind == OverDimmedPlan) {
+                // A ring: the plan is real, but over its budget.
+                QColor edge = col;
+                edge.setAlpha(kind == OverDimmedPlan ? 90 : 255);
+                QColor none = col;
+                none.setAlpha(0);
+                s->setMarkerSize(11);
+                s->setColor(none);
+                s->setPen(QPen(edge, 2));
             } else if (kind == DimmedPlan) {
                 QColor faint = col;
                 faint.setAlpha(70);
@@ -201,7 +217,16 @@ void ParetoChartView::rebuildPlanSeries()
             m_planSeries.append(s);
         }
         m_seriesOfPlan.insert(p.plan, s);
-        anyDominated = anyDominated || kind == DimmedPlan;
+        anyDominated = anyDominated || dominated;
+        anyOver = anyOver || p.overBudget;
+    }
+    if (anyOver) {
+        // Legend only: what a ring says.
+        m_overKey = addScatter(tr("ring: over its budget (an infeasible row)"));
+        m_overKey->setMarkerSize(11);
+        m_overKey->setColor(QColor(0x75, 0x75, 0x75, 0));
+        m_overKey->setPen(QPen(QColor(0x75, 0x75, 0x75), 2));
+        m_planSeries.append(m_overKey);
     }
     if (anyDominated) {
         // Legend only: what a dimmed point says.
@@ -245,7 +270,15 @@ std::optional<QPoint> ParetoChartView::planPosition(int plan) const
 QColor ParetoChartView::planColour(int plan) const
 {
     QScatterSeries *s = planSeries(plan);
-    return s ? s->color() : QColor();
+    if (!s)
+        return QColor();
+    const int kind = s->property("kind").toInt();
+    return kind == OverPlan || kind == OverDimmedPlan ? s->pen().color() : s->color();
+}
+
+QString ParetoChartView::overBudgetLabel() const
+{
+    return m_overKey ? m_overKey->name() : QString();
 }
 
 QString ParetoChartView::dominatedLabel() const
@@ -353,14 +386,16 @@ void ParetoChartView::refresh()
             }
         s->replace(xy);
         const QString solver = s->property("solver").toString();
-        const bool ownEntry = s == m_dominatedKey || s->property("kind").toInt() == BestPlan;
+        const bool ownEntry =
+            s == m_dominatedKey || s == m_overKey || s->property("kind").toInt() == BestPlan;
         const bool show = ownEntry || !named.contains(solver);
         if (!ownEntry)
             named.insert(solver);
         for (auto *m : chart()->legend()->markers(s)) {
             m->setVisible(show);
             // A solver named by its dimmed points only: its legend entry in its full colour.
-            if (show && s->property("kind").toInt() == DimmedPlan)
+            const int kind = s->property("kind").toInt();
+            if (show && kind != PlainPlan && kind != BestPlan)
                 m->setBrush(solverColour(solver));
         }
     }

@@ -2,7 +2,8 @@
 // Peak memory versus time overhead (the simulated step over store-all's), one curve per solver, filled in as a sweep reports
 // points; the current plan is marked at its own peak. The plans of the Plans table (Compare all's
 // rows, single solves) are points too, larger, in their solver's colour: the table's best plan a
-// star, a plan another plan beats (a step no slower at no more peak, better on one) dimmed. The
+// star, a plan another plan beats (a step no slower at no more peak, better on one) dimmed, an
+// infeasible row (over its budget) a ring. The
 // memory axis takes the unit of its largest value (KiB on a small model, GiB on a large one).
 // Clicking a sweep point asks for its plan; clicking a plan's point selects that plan.
 // The knee of the points is marked (core/solvers/frontier_knee.h: past it 1% less memory costs
@@ -39,6 +40,7 @@ struct ParetoPlanPoint
     double overheadPercent = 0; ///< the simulated step over store-all's, in percent
     int dominatedBy = -1;       ///< the plan faster at no more peak (or smaller at no slower step)
     bool best = false;          ///< the table's "best" row: the fastest step within its budget
+    bool overBudget = false;    ///< an infeasible row: the smallest peak its solver reached
 };
 
 class ParetoChartView : public QChartView
@@ -75,10 +77,11 @@ public:
     /// The colour a solver's curve is drawn in (invalid if it has no points).
     QColor seriesColour(const QString &solver) const;
 
-    /// The plans worth a point: every plan with a schedule (optimal, feasible, or timed out with
-    /// its best so far; not infeasible or cancelled) and a known store-all step, at its
-    /// simulated peak and time overhead; dominatedBy names the strongest plan among them that
-    /// beats it on peak and step time (the rule of core::solvers::dominatingPlan).
+    /// The plans worth a point: every row with a schedule (optimal, feasible, timed out with its
+    /// best so far, infeasible with the smallest peak reached, over its budget; not cancelled)
+    /// and a known store-all step, at its simulated peak and time overhead; dominatedBy names
+    /// the strongest plan among them that beats it on peak and step time (the rule of
+    /// core::solvers::dominatingPlan).
     static QList<ParetoPlanPoint> planPointsOf(const std::vector<core::solvers::Plan> &plans,
                                                int bestPlan);
     /// Replaces the plans' points (an empty list removes them).
@@ -86,11 +89,13 @@ public:
     QList<ParetoPlanPoint> planPoints() const { return m_plans; }
     /// Where a plan's point is drawn, in viewport pixels (tests); nullopt if it has none.
     std::optional<QPoint> planPosition(int plan) const;
-    /// The colour a plan's point is filled with (dimmed, a low alpha, when it is dominated;
-    /// invalid if it has no point).
+    /// The colour a plan's point is drawn in: its fill, or an over-budget plan's ring (dimmed, a
+    /// low alpha, when it is dominated; invalid if it has no point).
     QColor planColour(int plan) const;
     /// The legend entry of the dimmed points ("" while no plan is dominated).
     QString dominatedLabel() const;
+    /// The legend entry of the rings (over-budget plans; "" while there is none).
+    QString overBudgetLabel() const;
 
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
@@ -123,6 +128,7 @@ private:
     QList<QScatterSeries *> m_planSeries; ///< one per solver and kind (plain, dimmed, best)
     QHash<int, QScatterSeries *> m_seriesOfPlan;
     QScatterSeries *m_dominatedKey = nullptr; ///< legend only: what a dimmed point means
+    QScatterSeries *m_overKey = nullptr;      ///< legend only: what a ring means
     QScatterSeries *m_current = nullptr;
     QScatterSeries *m_kneeMark = nullptr;
     std::optional<ParetoPoint> m_knee;
