@@ -90,7 +90,9 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_kneeMark->attachAxis(m_x);
     m_kneeMark->attachAxis(m_y);
     m_empty = new ChartEmptyState(
-        chart(), tr("Run a Pareto sweep to compare the solvers across budgets"), this);
+        chart(),
+        tr("Compare all puts each solver's plan here; a Pareto sweep, each solver across budgets"),
+        this);
     // Sweep points arrive one by one; redraw at most every 50 ms.
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(50);
