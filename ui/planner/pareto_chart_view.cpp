@@ -453,12 +453,14 @@ void ParetoChartView::refresh()
     m_y->applyNiceNumbers();
     m_y->applyNiceNumbers();
     // Ticks at the nice values from 0, the range a little below it: a point at 0% (store-all,
-    // an offload plan that hides its copies) is drawn whole, not cut in half by the axis.
+    // an offload plan that hides its copies) is drawn whole, not cut in half by the axis; the
+    // margin is the current plan's square's half (12 px) of the plot's height as drawn now.
     const double tick = (m_y->max() - m_y->min()) / std::max(1, m_y->tickCount() - 1);
     m_y->setTickType(QValueAxis::TicksDynamic);
     m_y->setTickAnchor(0);
     m_y->setTickInterval(tick);
-    m_y->setRange(-m_y->max() * 0.04, m_y->max());
+    const double plotPx = std::max(48.0, chart()->plotArea().height());
+    m_y->setRange(-m_y->max() * std::min(0.25, 12.0 / plotPx), m_y->max());
     m_empty->setEmpty(m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0);
 }
 
@@ -472,6 +474,12 @@ std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) c
     const QPointF scene = chart()->mapToPosition(
         QPointF(double(point.peakBytes) / m_unit, point.overheadPercent), it->dots);
     return mapFromScene(chart()->mapToScene(scene));
+}
+
+void ParetoChartView::resizeEvent(QResizeEvent *event)
+{
+    QChartView::resizeEvent(event);
+    refresh(); // the margin under 0% is in pixels
 }
 
 void ParetoChartView::mousePressEvent(QMouseEvent *event)
