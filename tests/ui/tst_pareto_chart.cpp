@@ -1,6 +1,8 @@
 // The planner's Pareto chart, offscreen: before a sweep (no points, no current plan) it shows a
 // hint instead of axes over an arbitrary 0..1 GiB x 0..1 % range; the first sweep point brings the
 // axes and the legend back and the range covers the point; clearing the points empties it again.
+// The Plans table's plans are points of their own: dominated ones dimmed, the best one a star,
+// a click on one asks for that plan.
 #include "ui/planner/pareto_chart_view.h"
 
 #include "core/solvers/registry.h"
@@ -8,6 +10,7 @@
 #include <QChart>
 #include <QLegend>
 #include <QScatterSeries>
+#include <QSignalSpy>
 #include <QTest>
 #include <QValueAxis>
 
@@ -25,6 +28,21 @@ QValueAxis *axis(const ParetoChartView &v, Qt::Orientation o)
         if (auto *va = qobject_cast<QValueAxis *>(a))
             return va;
     return nullptr;
+}
+
+/// An answered plan with these figures: store-all's step takes 1 s, so `overheadPercent` is the
+/// step's time over it.
+remat::core::solvers::Plan
+plan(const char *solver, int64_t peakMiB, double overheadPercent,
+     remat::core::solvers::SolveStatus status = remat::core::solvers::SolveStatus::Feasible)
+{
+    remat::core::solvers::Plan p;
+    p.solver = solver;
+    p.status = status;
+    p.baselineStepSeconds = 1.0;
+    p.timeline.peakBytes = peakMiB << 20;
+    p.timeline.totalSeconds = 1.0 + overheadPercent / 100.0;
+    return p;
 }
 
 } // namespace
@@ -146,6 +164,92 @@ private slots:
         p.feasible = true;
         v.addPoint(p);
         QCOMPARE(v.seriesColour(QStringLiteral("rotor")), rotor);
+    }
+
+    // Compare all's rows as points: each answered plan at its peak and time overhead, in its
+    // solver's colour; a plan another beats (no more peak, a faster step; or less peak at the
+    // same step) dimmed and its beater named; the best plan starred; a timed-out row's best so
+    // far drawn and judged like the rest (Compare all stops the slow solvers with one), an
+    // infeasible row's plan (over its budget) a ring; cancelled rows, and plans without a
+    // store-all step to compare with, left out; a click asks for the plan.
+    void plansArePointsDominatedOnesDimmed()
+    {
+        using remat::core::solvers::SolveStatus;
+        const std::vector<remat::core::solvers::Plan> plans = {
+            plan("chen-greedy", 600, 20),                          // 0: beaten by 2
+            plan("hong-dp", 400, 30),                              // 1: the frontier
+            plan("checkmate-lp", 500, 10),                         // 2: the frontier, best
+            plan("rotor", 700, 10),                                // 3: beaten by 2 (same step)
+            plan("chen-sqrtn", 300, 50, SolveStatus::Infeasible),  // 4: over budget, a ring
+            plan("offload", 900, 0),                               // 5: the frontier
+            plan("checkmate-milp", 950, 5, SolveStatus::TimedOut), // 6: best so far, beaten by 5
+            plan("checkmate-lp", 350, 40, SolveStatus::TimedOut),  // 7: the frontier
+            plan("rotor", 200, 90, SolveStatus::Cancelled),        // 8: no answer, no point
+            plan("hong-linear", 980, 30, SolveStatus::Infeasible), // 9: a ring beaten by 2
+        };
+        std::vector<remat::core::solvers::Plan> noBaseline = {plans[1]};
+        noBaseline[0].baselineStepSeconds = 0;
+        QVERIFY(ParetoChartView::planPointsOf(noBaseline, -1).isEmpty());
+
+        const QList<ParetoPlanPoint> points = ParetoChartView::planPointsOf(plans, 2);
+        QCOMPARE(points.size(), 9);
+        QList<int> ids, dominatedBy;
+        for (const ParetoPlanPoint &p : points) {
+            ids << p.plan;
+            dominatedBy << p.dominatedBy;
+            const auto &src = plans[size_t(p.plan)];
+            QCOMPARE(p.solver, QString::fromStdString(src.solver));
+            QCOMPARE(p.peakBytes, src.timeline.peakBytes);
+            QCOMPARE(p.overheadPercent, remat::core::solvers::timeOverheadPercent(src));
+            QCOMPARE(p.best, p.plan == 2);
+            QCOMPARE(p.overBudget, p.plan == 4 || p.plan == 9);
+        }
+        QCOMPARE(ids, QList<int>({0, 1, 2, 3, 4, 5, 6, 7, 9}));
+        QCOMPARE(dominatedBy, QList<int>({2, -1, -1, 2, -1, -1, 5, -1, 2}));
+
+        ParetoChartView v;
+        v.resize(900, 420);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setPlans(points);
+        QCOMPARE(v.planPoints().size(), 9);
+        QVERIFY(v.placeholderText().isEmpty()); // plans alone show the axes
+        QVERIFY(!v.dominatedLabel().isEmpty());
+        QVERIFY(!v.overBudgetLabel().isEmpty());
+        // Solver colours, the dominated ones faint; the frontier's opaque.
+        for (int i : {0, 1, 2, 3, 4, 5, 6, 7, 9}) {
+            const QColor c = v.planColour(i);
+            const QColor solver =
+                ParetoChartView::solverColour(QString::fromStdString(plans[size_t(i)].solver));
+            QCOMPARE(c.rgb(), solver.rgb());
+            QCOMPARE(c.alpha() < 128, i == 0 || i == 3 || i == 6 || i == 9);
+        }
+        QVERIFY(!v.planColour(8).isValid());
+        // Every point inside the axes, the cheaper-in-memory one further left.
+        QValueAxis *x = axis(v, Qt::Horizontal);
+        QCOMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (MiB)"));
+        QVERIFY(x->min() <= 300 && x->max() >= 980);
+        QVERIFY(v.planPosition(1)->x() < v.planPosition(2)->x());
+        QVERIFY(v.planPosition(2)->y() > v.planPosition(1)->y()); // less overhead: lower
+        QVERIFY(v.planPosition(4)->x() < v.planPosition(1)->x());
+        QVERIFY(!v.planPosition(8));
+
+        QSignalSpy clicked(&v, &ParetoChartView::planClicked);
+        QTest::mouseClick(v.viewport(), Qt::LeftButton, {}, *v.planPosition(3));
+        QCOMPARE(clicked.count(), 1);
+        QCOMPARE(clicked[0][0].toInt(), 3);
+        // Nowhere near a point: nothing asked.
+        QTest::mouseClick(v.viewport(), Qt::LeftButton, {}, QPoint(3, 3));
+        QCOMPARE(clicked.count(), 1);
+
+        // No dominated plan left: no dimmed legend entry; no plans: the hint again.
+        v.setPlans(ParetoChartView::planPointsOf({plans[1], plans[2]}, -1));
+        QVERIFY(v.dominatedLabel().isEmpty());
+        QVERIFY(v.overBudgetLabel().isEmpty());
+        QCOMPARE(v.planColour(0).alpha(), 255);
+        v.setPlans({});
+        QVERIFY(!v.placeholderText().isEmpty());
+        QVERIFY(!v.planPosition(0));
     }
 };
 

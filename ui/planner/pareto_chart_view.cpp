@@ -14,16 +14,20 @@
 #include <QLineSeries>
 #include <QMouseEvent>
 #include <QScatterSeries>
+#include <QSet>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::ui {
 
 namespace {
 constexpr double kClickRadiusPx = 10;
+/// The series a plan's point is drawn in (the series' "kind" property).
+enum PlanKind { PlainPlan, DimmedPlan, BestPlan, OverPlan, OverDimmedPlan, PlanKinds };
 } // namespace
 
 QColor ParetoChartView::solverColour(const QString &solver)
@@ -69,8 +73,10 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_current = new QScatterSeries(chart());
     m_current->setName(tr("current plan"));
     m_current->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-    m_current->setMarkerSize(12);
-    m_current->setColor(QColor(0x21, 0x21, 0x21));
+    // A hollow square: the current plan's own point (its solver's colour) shows through.
+    m_current->setMarkerSize(20);
+    m_current->setColor(QColor(0x21, 0x21, 0x21, 0));
+    m_current->setPen(QPen(QColor(0x21, 0x21, 0x21), 2.5));
     chart()->addSeries(m_current);
     m_current->attachAxis(m_x);
     m_current->attachAxis(m_y);
@@ -84,7 +90,9 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_kneeMark->attachAxis(m_x);
     m_kneeMark->attachAxis(m_y);
     m_empty = new ChartEmptyState(
-        chart(), tr("Run a Pareto sweep to compare the solvers across budgets"), this);
+        chart(),
+        tr("Compare all puts each solver's plan here; a Pareto sweep, each solver across budgets"),
+        this);
     // Sweep points arrive one by one; redraw at most every 50 ms.
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(50);
@@ -105,6 +113,179 @@ void ParetoChartView::clearPoints()
     m_curves.clear();
     m_order.clear();
     refresh();
+}
+
+QList<ParetoPlanPoint> ParetoChartView::planPointsOf(const std::vector<core::solvers::Plan> &plans,
+                                                     int bestPlan)
+{
+    using core::solvers::SolveStatus;
+    // Dominance among the plans drawn only: a plan without a point dims no other.
+    std::vector<core::solvers::Plan> drawn;
+    QList<ParetoPlanPoint> out;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const core::solvers::Plan &p = plans[i];
+        // A timed-out row holds its solver's best plan so far (Compare all stops the slow
+        // solvers at its limit), an infeasible one the smallest peak its solver reached (over
+        // the budget: a ring): plans like any other here, beaten or not on the same rule. A
+        // cancelled row holds nothing.
+        const bool hasPlan = p.status != SolveStatus::Cancelled;
+        if (!hasPlan || p.baselineStepSeconds <= 0 || p.timeline.peakBytes <= 0)
+            continue;
+        ParetoPlanPoint q;
+        q.plan = int(i);
+        q.solver = QString::fromStdString(p.solver);
+        q.peakBytes = p.timeline.peakBytes;
+        q.overheadPercent = core::solvers::timeOverheadPercent(p);
+        q.best = int(i) == bestPlan;
+        q.overBudget = p.status == SolveStatus::Infeasible;
+        out.append(q);
+        drawn.push_back(p);
+        drawn.back().status = SolveStatus::Feasible; // dominatingPlan compares answered plans
+    }
+    for (size_t k = 0; k < drawn.size(); ++k)
+        if (const core::solvers::Plan *by = core::solvers::dominatingPlan(drawn[k], drawn))
+            out[qsizetype(k)].dominatedBy = out[qsizetype(by - drawn.data())].plan;
+    return out;
+}
+
+QScatterSeries *ParetoChartView::addScatter(const QString &name)
+{
+    auto *s = new QScatterSeries(chart());
+    s->setName(name);
+    chart()->addSeries(s);
+    s->attachAxis(m_x);
+    s->attachAxis(m_y);
+    return s;
+}
+
+void ParetoChartView::setPlans(const QList<ParetoPlanPoint> &plans)
+{
+    m_plans = plans;
+    rebuildPlanSeries();
+}
+
+void ParetoChartView::rebuildPlanSeries()
+{
+    for (QScatterSeries *s : std::as_const(m_planSeries)) {
+        chart()->removeSeries(s);
+        delete s;
+    }
+    m_planSeries.clear();
+    m_seriesOfPlan.clear();
+    m_dominatedKey = m_overKey = nullptr;
+    // Per solver: its plain points, its dimmed (dominated) ones, the best plan's star, and its
+    // rings (over budget), plain or dimmed.
+    QHash<QString, QScatterSeries *> made[PlanKinds];
+    bool anyDominated = false, anyOver = false;
+    for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
+        const bool dominated = p.dominatedBy >= 0;
+        const PlanKind kind = p.best         ? BestPlan
+                              : p.overBudget ? (dominated ? OverDimmedPlan : OverPlan)
+                              : dominated    ? DimmedPlan
+                                             : PlainPlan;
+        QScatterSeries *&s = made[kind][p.solver];
+        if (!s) {
+            const QColor col = solverColour(p.solver);
+            s = addScatter(kind == BestPlan ? tr("\u2605 best plan (%1)").arg(p.solver) : p.solver);
+            s->setProperty("solver", p.solver);
+            s->setProperty("kind", int(kind));
+            if (kind == BestPlan) {
+                s->setMarkerShape(QScatterSeries::MarkerShapeStar);
+                s->setMarkerSize(24);
+                s->setColor(col);
+                s->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.2));
+            } else if (kind == OverPlan || kind == OverDimmedPlan) {
+                // A ring: the plan is real, but over its budget.
+                QColor edge = col;
+                edge.setAlpha(kind == OverDimmedPlan ? 90 : 255);
+                QColor none = col;
+                none.setAlpha(0);
+                s->setMarkerSize(11);
+                s->setColor(none);
+                s->setPen(QPen(edge, 2));
+            } else if (kind == DimmedPlan) {
+                QColor faint = col;
+                faint.setAlpha(70);
+                QColor edge = col;
+                edge.setAlpha(110);
+                s->setMarkerSize(11);
+                s->setColor(faint);
+                s->setPen(QPen(edge, 1));
+            } else {
+                s->setMarkerSize(11);
+                s->setColor(col);
+                s->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.5));
+            }
+            m_planSeries.append(s);
+        }
+        m_seriesOfPlan.insert(p.plan, s);
+        anyDominated = anyDominated || dominated;
+        anyOver = anyOver || p.overBudget;
+    }
+    if (anyOver) {
+        // Legend only: what a ring says.
+        m_overKey = addScatter(tr("ring: over its budget (an infeasible row)"));
+        m_overKey->setMarkerSize(11);
+        m_overKey->setColor(QColor(0x75, 0x75, 0x75, 0));
+        m_overKey->setPen(QPen(QColor(0x75, 0x75, 0x75), 2));
+        m_planSeries.append(m_overKey);
+    }
+    if (anyDominated) {
+        // Legend only: what a dimmed point says.
+        m_dominatedKey =
+            addScatter(tr("dimmed: dominated (another plan is faster at no more peak)"));
+        m_dominatedKey->setMarkerSize(11);
+        m_dominatedKey->setColor(QColor(0x75, 0x75, 0x75, 70));
+        m_dominatedKey->setPen(QPen(QColor(0x75, 0x75, 0x75, 110), 1));
+        m_planSeries.append(m_dominatedKey);
+    }
+    // The current plan's ring and the knee stay drawn above the plans' points.
+    for (QScatterSeries *s : {m_current, m_kneeMark}) {
+        chart()->removeSeries(s);
+        chart()->addSeries(s);
+        for (QValueAxis *a : {m_x, m_y})
+            if (!s->attachedAxes().contains(a))
+                s->attachAxis(a);
+    }
+    refresh();
+}
+
+QScatterSeries *ParetoChartView::planSeries(int plan) const
+{
+    return m_seriesOfPlan.value(plan, nullptr);
+}
+
+std::optional<QPoint> ParetoChartView::planPosition(int plan) const
+{
+    QScatterSeries *s = planSeries(plan);
+    if (!s)
+        return std::nullopt;
+    for (const ParetoPlanPoint &p : m_plans)
+        if (p.plan == plan) {
+            const QPointF scene =
+                chart()->mapToPosition(QPointF(double(p.peakBytes) / m_unit, p.overheadPercent), s);
+            return mapFromScene(chart()->mapToScene(scene));
+        }
+    return std::nullopt;
+}
+
+QColor ParetoChartView::planColour(int plan) const
+{
+    QScatterSeries *s = planSeries(plan);
+    if (!s)
+        return QColor();
+    const int kind = s->property("kind").toInt();
+    return kind == OverPlan || kind == OverDimmedPlan ? s->pen().color() : s->color();
+}
+
+QString ParetoChartView::overBudgetLabel() const
+{
+    return m_overKey ? m_overKey->name() : QString();
+}
+
+QString ParetoChartView::dominatedLabel() const
+{
+    return m_dominatedKey ? m_dominatedKey->name() : QString();
 }
 
 QList<ParetoPoint> ParetoChartView::points() const { return m_order; }
@@ -165,6 +346,8 @@ void ParetoChartView::refresh()
         for (const ParetoPoint &p : c.points)
             if (p.feasible)
                 largest = std::max(largest, p.peakBytes);
+    for (const ParetoPlanPoint &p : std::as_const(m_plans))
+        largest = std::max(largest, p.peakBytes);
     const core::ByteUnit unit = core::byteUnitFor(largest);
     m_unit = unit.bytes;
     m_x->setTitleText(tr("peak memory (%1)").arg(QLatin1String(unit.name)));
@@ -188,6 +371,36 @@ void ParetoChartView::refresh()
         c.line->replace(xy);
         c.dots->replace(xy);
     }
+    // The plans' points, each in its series (plain, dimmed or best) and the solver's legend
+    // entry once: on its sweep curve when it has one, else on its first plan series.
+    QSet<QString> named;
+    for (auto it = m_curves.cbegin(); it != m_curves.cend(); ++it)
+        named.insert(it.key());
+    for (QScatterSeries *s : std::as_const(m_planSeries)) {
+        QList<QPointF> xy;
+        for (const ParetoPlanPoint &p : std::as_const(m_plans))
+            if (m_seriesOfPlan.value(p.plan) == s) {
+                const double x = double(p.peakBytes) / m_unit;
+                xy.append(QPointF(x, p.overheadPercent));
+                yMax = std::max(yMax, p.overheadPercent);
+                xMin = std::min(xMin, x);
+                xMax = std::max(xMax, x);
+            }
+        s->replace(xy);
+        const QString solver = s->property("solver").toString();
+        const bool ownEntry =
+            s == m_dominatedKey || s == m_overKey || s->property("kind").toInt() == BestPlan;
+        const bool show = ownEntry || !named.contains(solver);
+        if (!ownEntry)
+            named.insert(solver);
+        for (auto *m : chart()->legend()->markers(s)) {
+            m->setVisible(show);
+            // A solver named by its dimmed points only: its legend entry in its full colour.
+            const int kind = s->property("kind").toInt();
+            if (show && kind != PlainPlan && kind != BestPlan)
+                m->setBrush(solverColour(solver));
+        }
+    }
     // The knee over every feasible point (the current plan's too), in percent of the largest
     // peak and of store-all's step (overheads are already in its percent).
     std::vector<core::solvers::CostPoint> costs;
@@ -197,6 +410,10 @@ void ParetoChartView::refresh()
             costs.push_back({p.peakBytes, 1.0 + p.overheadPercent / 100.0});
             of.push_back(p);
         }
+    for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
+        costs.push_back({p.peakBytes, 1.0 + p.overheadPercent / 100.0});
+        of.push_back({p.solver, 0, p.peakBytes, p.overheadPercent, true});
+    }
     if (m_currentPeak > 0) {
         costs.push_back({m_currentPeak, 1.0 + m_currentOverhead / 100.0});
         of.push_back({tr("current plan"), 0, m_currentPeak, m_currentOverhead, true});
@@ -235,7 +452,16 @@ void ParetoChartView::refresh()
     m_y->setRange(0, yMax * 1.1);
     m_y->applyNiceNumbers();
     m_y->applyNiceNumbers();
-    m_empty->setEmpty(m_curves.isEmpty() && m_currentPeak <= 0);
+    // Ticks at the nice values from 0, the range a little below it: a point at 0% (store-all,
+    // an offload plan that hides its copies) is drawn whole, not cut in half by the axis; the
+    // margin is the current plan's square's half (12 px) of the plot's height as drawn now.
+    const double tick = (m_y->max() - m_y->min()) / std::max(1, m_y->tickCount() - 1);
+    m_y->setTickType(QValueAxis::TicksDynamic);
+    m_y->setTickAnchor(0);
+    m_y->setTickInterval(tick);
+    const double plotPx = std::max(48.0, chart()->plotArea().height());
+    m_y->setRange(-m_y->max() * std::min(0.25, 12.0 / plotPx), m_y->max());
+    m_empty->setEmpty(m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0);
 }
 
 std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) const
@@ -248,6 +474,12 @@ std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) c
     const QPointF scene = chart()->mapToPosition(
         QPointF(double(point.peakBytes) / m_unit, point.overheadPercent), it->dots);
     return mapFromScene(chart()->mapToScene(scene));
+}
+
+void ParetoChartView::resizeEvent(QResizeEvent *event)
+{
+    QChartView::resizeEvent(event);
+    refresh(); // the margin under 0% is in pixels
 }
 
 void ParetoChartView::mousePressEvent(QMouseEvent *event)
@@ -268,6 +500,23 @@ void ParetoChartView::mousePressEvent(QMouseEvent *event)
                 bestDistance = d;
                 best = &p;
             }
+        }
+        // A plan's point is the plan itself: it wins a tie with a sweep point on its spot.
+        int bestPlan = -1;
+        for (const ParetoPlanPoint &p : std::as_const(m_plans)) {
+            const std::optional<QPoint> at = planPosition(p.plan);
+            if (!at)
+                continue;
+            const double d = QLineF(QPointF(*at), event->position()).length();
+            if (d <= bestDistance) {
+                bestDistance = d;
+                bestPlan = p.plan;
+            }
+        }
+        if (bestPlan >= 0) {
+            emit planClicked(bestPlan);
+            event->accept();
+            return;
         }
         if (best) {
             emit pointClicked(*best);

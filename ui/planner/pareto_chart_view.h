@@ -1,12 +1,18 @@
 #pragma once
 // Peak memory versus time overhead (the simulated step over store-all's), one curve per solver, filled in as a sweep reports
-// points; the current plan is marked at its own peak. The memory axis takes the unit of its
-// largest value (KiB on a small model, GiB on a large one). Clicking a point asks for its plan.
+// points; the current plan is marked at its own peak. The plans of the Plans table (Compare all's
+// rows, single solves) are points too, larger, in their solver's colour: the table's best plan a
+// star, a plan another plan beats (a step no slower at no more peak, better on one) dimmed, an
+// infeasible row (over its budget) a ring. The
+// memory axis takes the unit of its largest value (KiB on a small model, GiB on a large one).
+// Clicking a sweep point asks for its plan; clicking a plan's point selects that plan.
 // The knee of the points is marked (core/solvers/frontier_knee.h: past it 1% less memory costs
 // more than N% more time), and a current plan more than 100% slower is labelled "far end".
 //   ParetoChartView v;  connect(&controller, &SolveController::sweepPoint, &v, ...addPoint);
 //   v.clearPoints();  v.addPoint(point);  v.pointCount("chen-greedy");
 //   connect(&v, &ParetoChartView::pointClicked, planner, ...);   // solver + budget of the point
+//   v.setPlans(ParetoChartView::planPointsOf(document.plans(), table.bestRow()));
+//   connect(&v, &ParetoChartView::planClicked, planner, ...);    // the plan's index
 
 #include "ui/planner/solve_controller.h"
 
@@ -24,6 +30,18 @@ class QValueAxis;
 namespace remat::ui {
 
 class ChartEmptyState;
+
+/// A plan of the Plans table on the Pareto chart.
+struct ParetoPlanPoint
+{
+    int plan = -1; ///< its index in the document's plans
+    QString solver;
+    int64_t peakBytes = 0;
+    double overheadPercent = 0; ///< the simulated step over store-all's, in percent
+    int dominatedBy = -1;       ///< the plan faster at no more peak (or smaller at no slower step)
+    bool best = false;          ///< the table's "best" row: the fastest step within its budget
+    bool overBudget = false;    ///< an infeasible row: the smallest peak its solver reached
+};
 
 class ParetoChartView : public QChartView
 {
@@ -59,18 +77,45 @@ public:
     /// The colour a solver's curve is drawn in (invalid if it has no points).
     QColor seriesColour(const QString &solver) const;
 
+    /// The plans worth a point: every row with a schedule (optimal, feasible, timed out with its
+    /// best so far, infeasible with the smallest peak reached, over its budget; not cancelled)
+    /// and a known store-all step, at its simulated peak and time overhead; dominatedBy names
+    /// the strongest plan among them that beats it on peak and step time (the rule of
+    /// core::solvers::dominatingPlan).
+    static QList<ParetoPlanPoint> planPointsOf(const std::vector<core::solvers::Plan> &plans,
+                                               int bestPlan);
+    /// Replaces the plans' points (an empty list removes them).
+    void setPlans(const QList<ParetoPlanPoint> &plans);
+    QList<ParetoPlanPoint> planPoints() const { return m_plans; }
+    /// Where a plan's point is drawn, in viewport pixels (tests); nullopt if it has none.
+    std::optional<QPoint> planPosition(int plan) const;
+    /// The colour a plan's point is drawn in: its fill, or an over-budget plan's ring (dimmed, a
+    /// low alpha, when it is dominated; invalid if it has no point).
+    QColor planColour(int plan) const;
+    /// The legend entry of the dimmed points ("" while no plan is dominated).
+    QString dominatedLabel() const;
+    /// The legend entry of the rings (over-budget plans; "" while there is none).
+    QString overBudgetLabel() const;
+
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
 
 signals:
     /// The user clicked a sweep point: the plan of that solver at that budget is wanted.
     void pointClicked(const remat::ui::ParetoPoint &point);
+    /// The user clicked a plan's point: that plan (its index in the document) is wanted.
+    void planClicked(int plan);
 
 protected:
     void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     void refresh();
+    /// Redraws the plans' points (series per solver and kind) under the current plan's mark.
+    void rebuildPlanSeries();
+    QScatterSeries *addScatter(const QString &name);
+    QScatterSeries *planSeries(int plan) const;
 
     struct Curve
     {
@@ -80,6 +125,11 @@ private:
     };
     QHash<QString, Curve> m_curves;
     QList<ParetoPoint> m_order; ///< every point in arrival order
+    QList<ParetoPlanPoint> m_plans;
+    QList<QScatterSeries *> m_planSeries; ///< one per solver and kind (plain, dimmed, best)
+    QHash<int, QScatterSeries *> m_seriesOfPlan;
+    QScatterSeries *m_dominatedKey = nullptr; ///< legend only: what a dimmed point means
+    QScatterSeries *m_overKey = nullptr;      ///< legend only: what a ring means
     QScatterSeries *m_current = nullptr;
     QScatterSeries *m_kneeMark = nullptr;
     std::optional<ParetoPoint> m_knee;

@@ -151,6 +151,19 @@ Planner::Planner(QObject *parent)
             solverPanel()->showMessage(cancelled ? tr("Sweep cancelled.") : tr("Sweep done."));
     });
     connect(paretoChart(), &ParetoChartView::pointClicked, this, &Planner::showParetoPlan);
+    // Every plan of the Plans table is a point on the Pareto chart (Compare all fills it); a
+    // new model or batch empties the table and so the points. Not gated by m_restoring: the
+    // points follow the table whatever changed it. Clicking a point selects its row.
+    connect(&m_document, &PlannerDocument::changed, this, [this](PlannerChange change) {
+        if (change == PlannerChange::Plans)
+            paretoChart()->setPlans(
+                ParetoChartView::planPointsOf(m_document.plans(), m_tableModel->bestRow()));
+    });
+    connect(paretoChart(), &ParetoChartView::planClicked, this, [this](int plan) {
+        const int row = m_docks.rowOfPlan(plan);
+        if (row >= 0)
+            planTable()->selectRow(row);
+    });
     connect(solverPanel(), &SolverPanel::solveRequested, this, &Planner::solve);
     connect(solverPanel(), &SolverPanel::compareAllRequested, this, &Planner::compareAll);
     connect(solverPanel(), &SolverPanel::sweepRequested, this, &Planner::sweep);

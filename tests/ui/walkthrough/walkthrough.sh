@@ -80,6 +80,13 @@ for y in "${WALK_ROW2_Y:-747}" "${WALK_ROW7_Y:-857}"; do
     sleep 0.5
 done
 shot overlay 1.5
+# The Pareto tab: every compared plan a point (the best starred, dominated ones dimmed, the
+# current plan in a hollow square); a click on one selects its row. Then back to the Memory tab.
+# (Named 08b so the numbers below stay.)
+click_xy "${WALK_PARETO_TAB_X:-741}" "${WALK_TABS_Y:-918}"
+sleep 1
+import -window root "$OUT/08b-pareto-plans.png" && echo "walkthrough: 08b-pareto-plans.png"
+click_xy "${WALK_MEMORY_TAB_X:-673}" "${WALK_TABS_Y:-918}"
 
 # Pin from the graph: right-click the middle of the graph, take the menu's first entry.
 click_xy "${WALK_GRAPH_X:-599}" "${WALK_GRAPH_Y:-446}" 3
