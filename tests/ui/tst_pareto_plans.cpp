@@ -193,6 +193,10 @@ private slots:
         QVERIFY(!chart->planPosition(target));
         planner.waitForIdle();
         QVERIFY(chart->planPoints().isEmpty());
+        // ... and the Solver dock no longer describes a plan that is not in the table.
+        const QString said = planner.solverPanel()->messageText();
+        QVERIFY2(!said.startsWith(QStringLiteral("Plan ")), qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("No plan for these settings")), qPrintable(said));
         planner.document()->undoStack()->undo();
         QCOMPARE(chart->planPoints().size(), points.size());
         planner.waitForIdle();

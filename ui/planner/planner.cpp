@@ -751,6 +751,11 @@ void Planner::applyLoadedProblem(std::shared_ptr<const PlannerProblem> problem)
             const int64_t budget = m_document.budgetBytes();
             const int64_t floor = memoryFloor(*m_problem).total();
             const int64_t top = m_problem->storeAll.timeline.peakBytes;
+            // The message described a plan of the old settings, now put aside with the table.
+            if (m_document.plans().empty())
+                solverPanel()->showMessage(
+                    tr("No plan for these settings yet: Solve or Compare all (Undo brings the "
+                       "previous settings and their plans back)."));
             if (budget > 0 && (budget < floor || budget > top)) {
                 const int64_t moved = defaultBudget(*m_problem);
                 m_document.setBudgetBytes(moved);
