@@ -12,6 +12,6 @@ export QT_QPA_PLATFORM=offscreen
 # Every reader survives anything: a short libFuzzer pass per harness (docs/readers.md).
 # REMAT_FUZZ_SECONDS=0 skips it. The harnesses run side by side, one per core (each still for
 # REMAT_FUZZ_SECONDS).
-if [ "${REMAT_FUZZ_SECONDS:-15}" -gt 0 ]; then
-    REMAT_FUZZ_PARALLEL="${REMAT_FUZZ_PARALLEL:-${REMAT_JOBS:-$(nproc)}}" bash scripts/fuzz.sh "${REMAT_FUZZ_SECONDS:-15}"
+if [ "${REMAT_FUZZ_SECONDS:-5}" -gt 0 ]; then
+    REMAT_FUZZ_PARALLEL="${REMAT_FUZZ_PARALLEL:-${REMAT_JOBS:-$(nproc)}}" bash scripts/fuzz.sh "${REMAT_FUZZ_SECONDS:-5}"
 fi
