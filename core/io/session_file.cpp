@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char *kFormat = "remat-studio-session";
+const char *kSessionFormat = "remat-studio-session";
 /// 2^53: the largest integer a JSON double holds exactly (the first sessions were written by
 /// QtCore's JSON, which keeps every number as a double).
 constexpr int64_t kMaxExact = int64_t(1) << 53;
@@ -145,7 +145,7 @@ Expected<Session> parseSessionUnguarded(const std::string &text, const std::stri
     }
     if (!root.is_object())
         return bad(path, "not a JSON object: not a Remat Studio session");
-    if (textOf(root, "format") != kFormat)
+    if (textOf(root, "format") != kSessionFormat)
         return bad(path, "not a Remat Studio session");
     const int version = wholeOr(root, "version", -1);
     if (version < kOldestSessionFormatVersion || version > kSessionFormatVersion)
@@ -325,7 +325,7 @@ Expected<std::string> formatSession(const Session &s, const std::string &session
         return makeError(StatusCode::InvalidArgument,
                          "plans need their training graph to be saved");
     json root;
-    root["format"] = kFormat;
+    root["format"] = kSessionFormat;
     // The oldest version that holds what the session has, so older builds still read the file: 3
     // for training options (the precision names changed meaning), 2 for the other version-2
     // members, else 1.

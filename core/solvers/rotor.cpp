@@ -21,8 +21,6 @@
 namespace remat::core::solvers {
 namespace {
 
-constexpr float kInf = RotorTable::kInfinity;
-
 class RotorSolver final : public Solver
 {
 public:
@@ -237,7 +235,7 @@ public:
             }
             int mMin = -1;
             for (int m = 0; m <= slots; ++m)
-                if (table.opt(m, 0, L - 1) < kInf) {
+                if (table.opt(m, 0, L - 1) < RotorTable::kInfinity) {
                     mMin = m;
                     break;
                 }

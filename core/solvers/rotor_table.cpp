@@ -14,8 +14,6 @@
 namespace remat::core::solvers {
 namespace {
 
-constexpr float kInf = RotorTable::kInfinity;
-
 // The DP's inner loops, vectorised: -O2 (the project's release level) does not vectorise loops
 // whose trip count is unknown, and these take nearly all of the solver's time.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -150,7 +148,7 @@ FloatTable::FloatTable(size_t count, float fill) : m_count(count)
 void FloatTable::Free::operator()(float *p) const { std::free(p); }
 
 RotorTable::RotorTable(const RotorChain &c)
-    : m_c(c), m_opt(size_t(c.slotCount + 1) * (size_t(c.L) * (c.L + 1) / 2), kInf)
+    : m_c(c), m_opt(size_t(c.slotCount + 1) * (size_t(c.L) * (c.L + 1) / 2), RotorTable::kInfinity)
 {
 }
 
@@ -172,7 +170,7 @@ int RotorTable::leafOption(int m, int i) const
 {
     const auto &opts = m_c.options[size_t(i)];
     int choice = -1;
-    float best = kInf;
+    float best = RotorTable::kInfinity;
     for (size_t o = 0; o < opts.size(); ++o) {
         if (m < leafNeed(i, opts[o]))
             continue;
@@ -191,7 +189,7 @@ int RotorTable::leafOption(int m, int i) const
 RotorTable::Choice RotorTable::what(int m, int i, int j) const
 {
     const RotorChain &c = m_c;
-    float best = kInf;
+    float best = RotorTable::kInfinity;
     Choice choice;
     const auto &opts = c.options[size_t(i)];
     for (size_t o = 0; o < opts.size(); ++o) {

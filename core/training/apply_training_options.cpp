@@ -14,8 +14,6 @@ namespace remat::core::training {
 
 namespace {
 
-int64_t shareOf(int64_t bytes, int64_t ranks) { return (bytes + ranks - 1) / ranks; }
-
 /// Whether the precision stores tensors half (-true and -master); autocast's dtypes are the
 /// autocast pass's (autocast.h), and its weights stay float32.
 bool isHalf(Precision p) { return p != Precision::Fp32 && !isAutocast(p); }

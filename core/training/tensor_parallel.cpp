@@ -11,8 +11,6 @@ namespace remat::core::training {
 
 namespace {
 
-int64_t shareOf(int64_t bytes, int64_t ranks) { return (bytes + ranks - 1) / ranks; }
-
 bool isActivationRole(TensorRole r)
 {
     return r == TensorRole::Activation || r == TensorRole::SavedState || r == TensorRole::Input;

@@ -45,6 +45,10 @@
 
 namespace remat::core::training {
 
+/// One rank's share of `bytes` split over `ranks`, rounded up (tensor parallelism and ZeRO
+/// sharding, applyTrainingOptions).
+inline int64_t shareOf(int64_t bytes, int64_t ranks) { return (bytes + ranks - 1) / ranks; }
+
 /// Divides the per-rank bytes of `tensors` and adds the communication workspace to `ops` (see
 /// above). `graph` is the graph `ops` and `tensors` were copied from (for names and structure).
 Status shardTensorParallel(const TrainingGraph &graph, std::vector<Op> &ops,
