@@ -242,7 +242,10 @@ Expected<TrainingGraph> applyAutocast(const TrainingGraph &g, const AutocastOpti
             // A composite of listed ops (nn.LSTM on the CPU ...): its rule says how each input is
             // read and what dtype each output has.
             const ops::AutocastComposite &rule = *composite;
-            ops::AutocastCompositeContext ctx{.node = node, .device = o.device, .half = half};
+            ops::AutocastCompositeContext ctx;
+            ctx.node = node;
+            ctx.device = o.device;
+            ctx.half = half;
             for (size_t k = 0; k < op.inputs.size(); ++k) {
                 const auto pos = size_t(op.inputRoles[k].index);
                 if (ctx.inputs.size() <= pos) {

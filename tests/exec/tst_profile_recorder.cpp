@@ -39,7 +39,7 @@ private slots:
         exec::ProfileRecorder rec(tg);
         const schedule::Schedule s = schedule::storeAllSchedule(tg);
         for (int i = 0; i < 3; ++i) {
-            auto r = ex.run(s, {.observer = &rec, .downloadGradients = false});
+            auto r = ex.run(s, {.observer = &rec, .stop = {}, .downloadGradients = false});
             QVERIFY2(r.hasValue(), r.hasValue() ? "" : r.status().toString().c_str());
             i == 0 ? rec.discardIteration() : rec.commitIteration(r->stepSeconds);
         }
@@ -108,7 +108,7 @@ private slots:
         exec::Executor ex(*backend, tg, (*m)->graph);
         QVERIFY(ex.prepare({}).isOk());
         exec::ProfileRecorder rec(tg);
-        auto r = ex.run(plan->schedule, {.observer = &rec, .downloadGradients = false});
+        auto r = ex.run(plan->schedule, {.observer = &rec, .stop = {}, .downloadGradients = false});
         QVERIFY(r.hasValue());
         rec.commitIteration(r->stepSeconds);
         const cost::Profile p = rec.profile({"cpu", "", "chen-sqrtn"});
