@@ -205,8 +205,8 @@ int runRun(const RunOptions &o)
             Expected<LoadedModel> at = loadTrainingModel(other, build);
             Expected<cost::Profile> second =
                 at ? exec::profileStoreAll(
-                         **backend, at->training, at->graph, exec::ExecInputs{.seed = o.seed},
-                         std::max(1, iters - 1),
+                         **backend, at->training, at->graph,
+                         exec::ExecInputs{.feed = {}, .seed = o.seed}, std::max(1, iters - 1),
                          {(*backend)->id(), (*backend)->description(), "store-all"})
                    : Expected<cost::Profile>(at.status());
             if (second) {

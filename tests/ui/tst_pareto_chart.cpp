@@ -3,6 +3,7 @@
 // axes and the legend back and the range covers the point; clearing the points empties it again.
 // The Plans table's plans are points of their own: dominated ones dimmed, the best one a star,
 // a click on one asks for that plan.
+#include "ui/planner/chart_empty_state.h"
 #include "ui/planner/pareto_chart_view.h"
 
 #include "core/solvers/registry.h"
@@ -91,6 +92,21 @@ private slots:
         QVERIFY(v.placeholderText().isEmpty());
         v.setCurrent(-1, 0);
         QVERIFY(!x->isVisible());
+
+        // Expected: in a chart narrower than one line of hint (a docked Pareto tab at 1366x768)
+        // the hint wraps inside the plot area instead of running past both edges.
+        v.resize(330, 200);
+        QCoreApplication::processEvents();
+        auto *empty = v.findChild<ChartEmptyState *>();
+        QVERIFY(empty);
+        const QRectF area = v.chart()->plotArea();
+        const QRectF hint = empty->hintRect();
+        QVERIFY2(hint.left() >= area.left() - 1 && hint.right() <= area.right() + 1,
+                 qPrintable(QStringLiteral("hint %1..%2 outside the plot area %3..%4")
+                                .arg(hint.left())
+                                .arg(hint.right())
+                                .arg(area.left())
+                                .arg(area.right())));
     }
 
     // Bug: a small model's sweep had GiB ticks of 0.00045. The axis takes the unit of its

@@ -4,15 +4,22 @@
 #include <QBrush>
 #include <QChart>
 #include <QColor>
-#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QLegend>
+#include <QTextDocument>
+#include <QTextOption>
+
+#include <algorithm>
 
 namespace remat::ui {
 
 ChartEmptyState::ChartEmptyState(QChart *chart, const QString &hint, QObject *parent)
-    : QObject(parent), m_chart(chart), m_hint(new QGraphicsSimpleTextItem(hint, chart))
+    : QObject(parent), m_chart(chart), m_hint(new QGraphicsTextItem(hint, chart))
 {
-    m_hint->setBrush(QColor(0x70, 0x78, 0x88));
+    m_hint->setDefaultTextColor(QColor(0x70, 0x78, 0x88));
+    QTextOption centred(Qt::AlignHCenter);
+    centred.setWrapMode(QTextOption::WordWrap);
+    m_hint->document()->setDefaultTextOption(centred);
     connect(chart, &QChart::plotAreaChanged, this, [this] { place(); });
 }
 
@@ -25,13 +32,20 @@ void ChartEmptyState::setEmpty(bool empty)
     place();
 }
 
-QString ChartEmptyState::text() const { return m_hint->isVisible() ? m_hint->text() : QString(); }
+QString ChartEmptyState::text() const
+{
+    return m_hint->isVisible() ? m_hint->toPlainText() : QString();
+}
+
+QRectF ChartEmptyState::hintRect() const { return m_hint->mapRectToScene(m_hint->boundingRect()); }
 
 void ChartEmptyState::place()
 {
     if (!m_hint->isVisible())
         return;
+    // Wrapped to the plot area (a docked chart at 1366x768 is narrower than one line of hint).
     const QRectF area = m_chart->plotArea();
+    m_hint->setTextWidth(std::max(80.0, area.width()));
     m_hint->setPos(area.center() - m_hint->boundingRect().center());
 }
 

@@ -5,10 +5,11 @@
 //   m_empty->setEmpty(points.isEmpty());  m_empty->text();  // "" while data is shown
 
 #include <QObject>
+#include <QRectF>
 #include <QString>
 
 class QChart;
-class QGraphicsSimpleTextItem;
+class QGraphicsTextItem;
 
 namespace remat::ui {
 
@@ -22,12 +23,14 @@ public:
     void setEmpty(bool empty);
     /// The hint while it is shown, else empty.
     QString text() const;
+    /// Where the hint is drawn, in scene coordinates (tests: it wraps inside the plot area).
+    QRectF hintRect() const;
 
 private:
     void place();
 
     QChart *m_chart;
-    QGraphicsSimpleTextItem *m_hint;
+    QGraphicsTextItem *m_hint;
 };
 
 } // namespace remat::ui
