@@ -70,10 +70,13 @@ QStringList tickLabels(const QValueAxis &a)
     return out;
 }
 
-QGraphicsSimpleTextItem *placeholderItem(const MemoryChartView &v)
+// The empty state's hint item (the chart's title is a text item too).
+QGraphicsTextItem *placeholderItem(const MemoryChartView &v)
 {
+    const QString hint = QStringLiteral("Solve a plan to see its memory over the schedule");
     for (QGraphicsItem *child : v.chart()->childItems())
-        if (auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(child); text && text->isVisible())
+        if (auto *text = dynamic_cast<QGraphicsTextItem *>(child);
+            text && text->isVisible() && text->toPlainText() == hint)
             return text;
     return nullptr;
 }
@@ -108,9 +111,9 @@ private slots:
         QVERIFY(!y->isVisible());
         QVERIFY(!v.chart()->legend()->isVisible());
         QVERIFY(!v.placeholderText().isEmpty());
-        QGraphicsSimpleTextItem *hint = placeholderItem(v);
+        QGraphicsTextItem *hint = placeholderItem(v);
         QVERIFY(hint);
-        QCOMPARE(hint->text(), v.placeholderText());
+        QCOMPARE(hint->toPlainText(), v.placeholderText());
         // Centred inside the (empty) plot area.
         const QRectF area = v.chart()->plotArea();
         const QRectF box = hint->mapRectToParent(hint->boundingRect());
