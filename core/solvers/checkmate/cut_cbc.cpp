@@ -97,15 +97,8 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
         return out;
     const double costDiv = maxCost / 1e4;
 
-    std::vector<double> colLo, colHi, obj;
-    std::vector<char> isInt;
-    auto addCol = [&](double c, bool integer) {
-        colLo.push_back(0);
-        colHi.push_back(1);
-        obj.push_back(c);
-        isInt.push_back(integer);
-        return int(colLo.size()) - 1;
-    };
+    SparseLp lp;
+    auto addCol = [&](double c, bool integer) { return lp.addColumn(0, 1, c, integer); };
     // Column of x[v,k] / r[i,k], or -1 (constant 1), -2 (constant 0).
     std::vector<int> xFirst(size_t(p.values), 0);
     std::vector<std::vector<int>> xc(size_t(p.values)), rc(static_cast<size_t>(n));
@@ -141,29 +134,9 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
         return rc[size_t(i)][size_t(k - f)];
     };
 
-    std::vector<int> rowOf, colOf;
-    std::vector<double> val, rowLo, rowHi;
     auto addRow = [&](const std::vector<std::pair<int, double>> &terms, double lo, double hi) {
-        const int r = int(rowLo.size());
-        double constant = 0;
-        bool any = false;
-        for (auto [c, a] : terms) {
-            if (c == -1)
-                constant += a;
-            else if (c >= 0 && a != 0) {
-                rowOf.push_back(r);
-                colOf.push_back(c);
-                val.push_back(a);
-                any = true;
-            }
-        }
-        if (!any) {
-            if (constant < lo - 1e-9 || constant > hi + 1e-9)
-                out.infeasible = true;
-            return;
-        }
-        rowLo.push_back(lo - constant);
-        rowHi.push_back(hi - constant);
+        if (!lp.addRow(terms, lo, hi))
+            out.infeasible = true;
     };
     // Residency carries over or comes from a run in the window.
     for (int v = 0; v < p.values; ++v) {
@@ -285,8 +258,8 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
         else if (cap < 0)
             out.infeasible = true;
     }
-    out.columns = colLo.size();
-    out.rows = rowLo.size();
+    out.columns = lp.columns();
+    out.rows = lp.rows();
     if (out.infeasible || stop.stopRequested())
         return out;
     if (out.columns == 0) { // nothing can be recomputed or dropped: every plan is store-all
@@ -295,17 +268,7 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
     }
 
     OsiClpSolverInterface si;
-    CoinPackedMatrix matrix(false, rowOf.data(), colOf.data(), val.data(), int(val.size()));
-    matrix.setDimensions(int(rowLo.size()), int(colLo.size()));
-    const double big = si.getInfinity();
-    for (double &x : rowLo)
-        x = std::max(-big, x);
-    for (double &x : rowHi)
-        x = std::min(big, x);
-    si.loadProblem(matrix, colLo.data(), colHi.data(), obj.data(), rowLo.data(), rowHi.data());
-    for (size_t c = 0; c < colLo.size(); ++c)
-        if (isInt[c])
-            si.setInteger(int(c));
+    lp.load(si);
     si.messageHandler()->setLogLevel(0);
     const auto deadline = begin + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(std::max(0.05, seconds)));

@@ -90,14 +90,9 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         stickyBefore[size_t(t) + 1] = stickyBefore[size_t(t)] + p.stickyBytes[t];
 
     // Columns.
-    std::vector<double> colLo, colHi, obj;
-    std::vector<char> isInt;
+    SparseLp lp;
     auto addCol = [&](double lo, double hi, double c, bool integer) {
-        colLo.push_back(lo);
-        colHi.push_back(hi);
-        obj.push_back(c);
-        isInt.push_back(integer);
-        return int(colLo.size()) - 1;
+        return lp.addColumn(lo, hi, c, integer);
     };
     // x[v][t - first] column (-1: constant 1 at a direct reader; -2: constant 0), y likewise.
     std::vector<int> first(size_t(p.values), 0), last(size_t(p.values), -1);
@@ -133,30 +128,9 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         return yc[size_t(v)][size_t(t - first[size_t(v)])];
     };
 
-    std::vector<int> rowOf, colOf;
-    std::vector<double> val, rowLo, rowHi;
-    // Each term: column >= 0, or -1 (constant 1), -2 (constant 0).
     auto addRow = [&](const std::vector<std::pair<int, double>> &terms, double lo, double hi) {
-        const int r = int(rowLo.size());
-        double constant = 0;
-        bool any = false;
-        for (auto [c, a] : terms) {
-            if (c == -1)
-                constant += a;
-            else if (c >= 0 && a != 0) {
-                rowOf.push_back(r);
-                colOf.push_back(c);
-                val.push_back(a);
-                any = true;
-            }
-        }
-        if (!any) {
-            if (constant < lo - 1e-9 || constant > hi + 1e-9)
-                out.infeasible = true;
-            return;
-        }
-        rowLo.push_back(lo - constant);
-        rowHi.push_back(hi - constant);
+        if (!lp.addRow(terms, lo, hi))
+            out.infeasible = true;
     };
     for (int v = 0; v < p.values; ++v) {
         if (last[size_t(v)] < first[size_t(v)])
@@ -189,23 +163,13 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         else if (cap < 0)
             out.infeasible = true;
     }
-    out.columns = colLo.size();
-    out.rows = rowLo.size();
+    out.columns = lp.columns();
+    out.rows = lp.rows();
     if (out.infeasible)
         return out;
 
     OsiClpSolverInterface si;
-    CoinPackedMatrix matrix(false, rowOf.data(), colOf.data(), val.data(), int(val.size()));
-    matrix.setDimensions(int(rowLo.size()), int(colLo.size()));
-    const double big = si.getInfinity();
-    for (double &x : rowLo)
-        x = std::max(-big, x);
-    for (double &x : rowHi)
-        x = std::min(big, x);
-    si.loadProblem(matrix, colLo.data(), colHi.data(), obj.data(), rowLo.data(), rowHi.data());
-    for (size_t c = 0; c < colLo.size(); ++c)
-        if (isInt[c])
-            si.setInteger(int(c));
+    lp.load(si);
     si.messageHandler()->setLogLevel(0);
     watchStop(si, stop);
     si.getModelPtr()->setMaximumWallSeconds(std::max(0.2, seconds));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <coin/CbcEventHandler.hpp>
@@ -24,6 +25,68 @@
 #include <fmt/format.h>
 
 namespace remat::core::solvers::checkmate {
+
+/// A sparse LP / MILP built column by column and row by row, then loaded into OSI (the frontier
+/// MILP and the cut relaxation build theirs so). A row term names a column (>= 0) or a constant:
+/// kOne (-1) adds its coefficient to the row's constant part, kZero (-2) adds nothing.
+struct SparseLp
+{
+    static constexpr int kOne = -1;
+    static constexpr int kZero = -2;
+    std::vector<double> colLo, colHi, obj;
+    std::vector<char> isInt;
+    std::vector<int> rowOf, colOf;
+    std::vector<double> val, rowLo, rowHi;
+
+    int addColumn(double lo, double hi, double cost, bool integer)
+    {
+        colLo.push_back(lo);
+        colHi.push_back(hi);
+        obj.push_back(cost);
+        isInt.push_back(integer);
+        return int(colLo.size()) - 1;
+    }
+    /// lo <= sum of the terms <= hi. A row of constants alone is checked, not added: false where
+    /// it fails (the model is infeasible).
+    bool addRow(const std::vector<std::pair<int, double>> &terms, double lo, double hi)
+    {
+        const int r = int(rowLo.size());
+        double constant = 0;
+        bool any = false;
+        for (auto [c, a] : terms) {
+            if (c == kOne)
+                constant += a;
+            else if (c >= 0 && a != 0) {
+                rowOf.push_back(r);
+                colOf.push_back(c);
+                val.push_back(a);
+                any = true;
+            }
+        }
+        if (!any)
+            return constant >= lo - 1e-9 && constant <= hi + 1e-9;
+        rowLo.push_back(lo - constant);
+        rowHi.push_back(hi - constant);
+        return true;
+    }
+    size_t columns() const { return colLo.size(); }
+    size_t rows() const { return rowLo.size(); }
+    /// Loads the model into `si` (infinite row bounds clamped to OSI's infinity), integers marked.
+    void load(OsiClpSolverInterface &si)
+    {
+        CoinPackedMatrix matrix(false, rowOf.data(), colOf.data(), val.data(), int(val.size()));
+        matrix.setDimensions(int(rowLo.size()), int(colLo.size()));
+        const double big = si.getInfinity();
+        for (double &x : rowLo)
+            x = std::max(-big, x);
+        for (double &x : rowHi)
+            x = std::min(big, x);
+        si.loadProblem(matrix, colLo.data(), colHi.data(), obj.data(), rowLo.data(), rowHi.data());
+        for (size_t c = 0; c < colLo.size(); ++c)
+            if (isInt[c])
+                si.setInteger(int(c));
+    }
+};
 
 /// Stops a Clp solve (simplex iterations, factorizations) when `stop` fires or the wall clock
 /// passes `deadline`, so a root LP of a large model honours Cancel and its time limit within a
