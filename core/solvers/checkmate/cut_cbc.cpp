@@ -80,16 +80,7 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
     const int kCuts = ci.k;
     constexpr double inf = std::numeric_limits<double>::infinity();
 
-    // Units: sizes round down and capacities up (a relaxation may only get looser).
-    int64_t g = 0, maxBytes = 1;
-    for (int64_t b : p.valueBytes)
-        if (b > 0) {
-            g = std::gcd(g, b);
-            maxBytes = std::max(maxBytes, b);
-        }
-    int64_t unit = g > 0 ? g : 1;
-    while (maxBytes / unit > 1000000)
-        unit *= 2;
+    const int64_t unit = relaxationByteUnit(p);
     double maxCost = 0;
     for (int i = 0; i < n; ++i)
         maxCost = std::max(maxCost, p.cost[i]);

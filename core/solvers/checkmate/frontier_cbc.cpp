@@ -60,16 +60,7 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     out.shortSpans = naturalSpans;
     constexpr double inf = std::numeric_limits<double>::infinity();
 
-    // Units: sizes round down and capacities up (a relaxation may only get looser).
-    int64_t g = 0, maxBytes = 1;
-    for (int64_t b : p.valueBytes)
-        if (b > 0) {
-            g = std::gcd(g, b);
-            maxBytes = std::max(maxBytes, b);
-        }
-    int64_t unit = g > 0 ? g : 1;
-    while (maxBytes / unit > 1000000)
-        unit *= 2;
+    const int64_t unit = relaxationByteUnit(p);
     double maxCost = 0;
     bool integral = true;
     int64_t cg = 0;

@@ -5,11 +5,14 @@
 //   checkmate::runCbcMain(cbcModel, data, 10.0, 1, 0, "-preprocess off -cutoff 42");
 
 #include "core/solvers/checkmate/model.h"
+#include "core/solvers/checkmate/problem.h"
 
 #include "core/util/stop_token.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +28,23 @@
 #include <fmt/format.h>
 
 namespace remat::core::solvers::checkmate {
+
+/// The byte unit of a relaxation's memory rows: the sizes' greatest common divisor, doubled
+/// until the largest value is at most a million units (coefficients Clp takes well). Sizes then
+/// round down and capacities up, so a relaxation only gets looser.
+inline int64_t relaxationByteUnit(const Problem &p)
+{
+    int64_t g = 0, maxBytes = 1;
+    for (int64_t b : p.valueBytes)
+        if (b > 0) {
+            g = std::gcd(g, b);
+            maxBytes = std::max(maxBytes, b);
+        }
+    int64_t unit = g > 0 ? g : 1;
+    while (maxBytes / unit > 1000000)
+        unit *= 2;
+    return unit;
+}
 
 /// A sparse LP / MILP built column by column and row by row, then loaded into OSI (the frontier
 /// MILP and the cut relaxation build theirs so). A row term names a column (>= 0) or a constant:
