@@ -66,14 +66,21 @@ bool counted(const Problem &p, int v) { return !p.readers[v].empty() && p.valueB
 
 } // namespace
 
-CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector<int> &cuts,
+CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector<int> &cutsGiven,
                         double cutoffSeconds, double seconds, const StopToken &stop, bool branch)
 {
     using Clock = std::chrono::steady_clock;
     const auto begin = Clock::now();
     CutBoundResult out;
-    out.cuts = int(cuts.size());
     const int n = p.n;
+    // Any first runs make a valid cut set: ascending, each once, inside the step.
+    std::vector<int> cuts;
+    for (int t : cutsGiven)
+        if (t >= 0 && t < n)
+            cuts.push_back(t);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    out.cuts = int(cuts.size());
     if (cuts.empty() || n == 0)
         return out;
     const CutIndex ci(p, cuts);

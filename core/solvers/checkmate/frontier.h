@@ -93,7 +93,8 @@ struct CutBoundResult
 /// of `seconds` (wall clock; the bound is valid whenever it stops). `cutoffSeconds` (> 0): a
 /// known plan's recompute time, which CBC's search may prove optimal among frontier-ordered
 /// plans (bound = cutoff). Honours `stop` within a simplex iteration or a CBC node.
-/// `branch` false: the LP alone.
+/// `branch` false: the LP alone. `cuts`: first runs in any order (repeats and ones outside the
+/// step are dropped).
 CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector<int> &cuts,
                         double cutoffSeconds, double seconds, const StopToken &stop,
                         bool branch = true);
