@@ -7,7 +7,7 @@
 //       const auto c = remat::tests::tinyCheckmateCase(seed, dagOptions(4));
 //       if (!c)
 //           continue; // too large (a problem that cannot be built fails the test)
-//       const auto &[rg, p, low, high] = *c;
+//       const int64_t budget = c->budgetAt(0.5); // halfway from the lowest peak to store-all's
 
 #include "random_graphs.h"
 
@@ -27,6 +27,13 @@ struct TinyCheckmateCase
     core::solvers::checkmate::Problem p;
     int64_t lowestPeak = 0;   ///< the lowest-peak sequence's peak in the stage model
     int64_t storeAllPeak = 0; ///< store-all's
+
+    /// The budget `share` of the way from the lowest peak to store-all's (below 0: under the
+    /// lowest peak, where no plan may fit).
+    int64_t budgetAt(double share) const
+    {
+        return lowestPeak + static_cast<int64_t>(share * double(storeAllPeak - lowestPeak));
+    }
 };
 
 /// The random graph of `seed` and `o` with its problem, or nothing where it has more than 16 ops

@@ -183,9 +183,8 @@ private slots:
                 continue;
             const remat::tests::RandomGraph &rg = tiny->rg;
             const checkmate::Problem &p = tiny->p;
-            const int64_t low = tiny->lowestPeak, high = tiny->storeAllPeak;
             for (double f : {-0.1, 0.0, 0.35, 0.7}) {
-                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                const int64_t budget = tiny->budgetAt(f);
                 const double expected = stagePlanOptimum(p, budget);
                 // The MILP's own answer: without the fallback to other solvers' plans, which may
                 // fit where no frontier-ordered plan does.
@@ -232,9 +231,8 @@ private slots:
             if (!tiny)
                 continue;
             const checkmate::Problem &p = tiny->p;
-            const int64_t low = tiny->lowestPeak, high = tiny->storeAllPeak;
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
-                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                const int64_t budget = tiny->budgetAt(f);
                 const double expected = stagePlanOptimum(p, budget);
                 checkmate::FrontierBoundOptions fo;
                 fo.seconds = 1;
@@ -297,14 +295,13 @@ private slots:
             if (!tiny)
                 continue;
             const checkmate::Problem &p = tiny->p;
-            const int64_t low = tiny->lowestPeak, high = tiny->storeAllPeak;
             std::vector<int> every(size_t(p.n));
             std::iota(every.begin(), every.end(), 0);
             std::vector<int> few;
             for (int t = int(seed % 3); t < p.n; t += 3)
                 few.push_back(t);
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
-                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
+                const int64_t budget = tiny->budgetAt(f);
                 const double expected = stagePlanOptimum(p, budget);
                 checkmate::FrontierBoundOptions fo;
                 fo.seconds = 1;

@@ -289,10 +289,8 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
         return out;
     // No deadline in Clp's stop handler inside CBC's node LPs (see branchFromRoot).
     watchStop(si, StopToken{});
-    const auto late = begin + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(0.97 * seconds));
-    const BranchOutcome b =
-        branchFromRoot(si, stop, cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1, left, late);
+    const BranchOutcome b = branchFromRoot(
+        si, stop, cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1, left, begin, 0.97 * seconds);
     if (b.provedCutoff) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
         out.bound = std::max(out.bound, cutoffSeconds * (1 - 1e-9));

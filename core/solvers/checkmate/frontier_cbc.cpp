@@ -191,10 +191,9 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
         return out;
 
     // Clp's stop handler stays on (a cancel stops node LPs too), without a deadline.
-    const auto late = begin + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(0.97 * seconds));
-    const BranchOutcome b = branchFromRoot(
-        si, stop, cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1, left, late, cbcOptions);
+    const BranchOutcome b =
+        branchFromRoot(si, stop, cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1, left, begin,
+                       0.97 * seconds, cbcOptions);
     if (b.provedCutoff) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
         out.bound = std::max(out.bound, cutoffSeconds * (1 - 1e-9));

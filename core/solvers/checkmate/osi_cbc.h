@@ -3,7 +3,7 @@
 // a CbcModel. Included only by *_cbc.cpp.
 //   OsiClpSolverInterface si;  checkmate::loadModel(si, model, /*names=*/true);
 //   checkmate::runCbcMain(cbcModel, data, 10.0, 1, 0, "-preprocess off -cutoff 42");
-//   BranchOutcome b = checkmate::branchFromRoot(si, stop, cutoff, left, late); // after the root LP
+//   BranchOutcome b = checkmate::branchFromRoot(si, stop, cutoff, left, begin, 0.97 * seconds);
 
 #include "core/solvers/checkmate/model.h"
 #include "core/solvers/checkmate/problem.h"
@@ -221,7 +221,7 @@ inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double second
 /// What branchFromRoot proved, in the model's objective units.
 struct BranchOutcome
 {
-    /// Cut short: by CBC's limit, past `late`, by a cancel, or anything short of a finished
+    /// Cut short: by CBC's limit, past `lateAfter`, by a cancel, or anything short of a finished
     /// search (CBC's status 0): only a finished search proves anything about the cutoff.
     bool stopped = false;
     /// The search finished with no solution under the cutoff: every solution costs at least it.
@@ -237,13 +237,14 @@ struct BranchOutcome
 /// Branch and bound on `si` after its root LP was solved there: CBC on one thread, quiet, no
 /// preprocessing and no heuristics, for `seconds` (at least 0.1) with `extra` options after
 /// those ("-cuts off"); `cutoff` > 0: only solutions below it are searched for. A search that
-/// ends after `late` counts as stopped (belt and braces: CBC overruns its own limit). Clp's own
-/// limit on `si` is lifted (CBC keeps its own time limit; a Clp deadline inside its node LPs
-/// would make CBC read stopped LPs as pruned nodes and claim bounds it never proved); a
-/// ClpStopHandler installed by watchStop stays, so give it no deadline.
+/// ends more than `lateAfter` seconds after `begin` counts as stopped (belt and braces: CBC
+/// overruns its own limit). Clp's own limit on `si` is lifted (CBC keeps its own time limit; a
+/// Clp deadline inside its node LPs would make CBC read stopped LPs as pruned nodes and claim
+/// bounds it never proved); a ClpStopHandler installed by watchStop stays, so give it no
+/// deadline.
 inline BranchOutcome branchFromRoot(OsiClpSolverInterface &si, const StopToken &stop, double cutoff,
-                                    double seconds, std::chrono::steady_clock::time_point late,
-                                    const std::string &extra = {})
+                                    double seconds, std::chrono::steady_clock::time_point begin,
+                                    double lateAfter, const std::string &extra = {})
 {
     si.getModelPtr()->setMaximumWallSeconds(-1);
     CbcModel model(si);
@@ -258,10 +259,12 @@ inline BranchOutcome branchFromRoot(OsiClpSolverInterface &si, const StopToken &
     if (cutoff > 0)
         options += fmt::format(" -cutoff {:.17g}", cutoff * (1 + 1e-9) + 1e-9);
     runCbcMain(model, data, std::max(0.1, seconds), 1, 0, options + " " + extra);
+    const double used =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     BranchOutcome out;
     // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
-    out.stopped = model.isSecondsLimitReached() || model.status() != 0 ||
-                  std::chrono::steady_clock::now() > late || stop.stopRequested();
+    out.stopped = model.isSecondsLimitReached() || model.status() != 0 || used > lateAfter ||
+                  stop.stopRequested();
     double bound = model.getBestPossibleObjValue();
     if (!out.stopped && !model.bestSolution() && cutoff > 0) {
         out.provedCutoff = true;
