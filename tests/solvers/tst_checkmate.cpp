@@ -39,6 +39,14 @@ std::pair<int64_t, int64_t> peakRange(const checkmate::Problem &p)
             checkmate::evaluate(p, checkmate::storeAllSequence(p)).peakBytes};
 }
 
+/// The Lagrangian frontier bound at `budget`, given a second.
+checkmate::FrontierBound lagrangianBound(const checkmate::Problem &p, int64_t budget)
+{
+    checkmate::FrontierBoundOptions fo;
+    fo.seconds = 1;
+    return checkmate::frontierLowerBound(p, budget, fo);
+}
+
 using LocalSearch =
     std::function<std::vector<int>(const checkmate::Problem &, const std::vector<int> &, int64_t)>;
 
@@ -234,9 +242,7 @@ private slots:
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
                 const int64_t budget = tiny->budgetAt(f);
                 const double expected = stagePlanOptimum(p, budget);
-                checkmate::FrontierBoundOptions fo;
-                fo.seconds = 1;
-                const checkmate::FrontierBound lb = checkmate::frontierLowerBound(p, budget, fo);
+                const checkmate::FrontierBound lb = lagrangianBound(p, budget);
                 if (lb.infeasible ||
                     checkmate::frontierMilpBound(p, budget, -1, 5, {}).infeasible) {
                     QVERIFY2(std::isinf(expected),
@@ -303,9 +309,7 @@ private slots:
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
                 const int64_t budget = tiny->budgetAt(f);
                 const double expected = stagePlanOptimum(p, budget);
-                checkmate::FrontierBoundOptions fo;
-                fo.seconds = 1;
-                const checkmate::FrontierBound lb = checkmate::frontierLowerBound(p, budget, fo);
+                const checkmate::FrontierBound lb = lagrangianBound(p, budget);
                 const checkmate::CutSearchResult search =
                     checkmate::searchCutBound(p, budget, -1, 5, {});
                 QVERIFY(search.infeasible || search.lps > 0);
