@@ -110,6 +110,14 @@ int64_t directionsOf(const ir::Node *node)
     return node && node->attrString("direction", "forward") == "bidirectional" ? 2 : 1;
 }
 
+/// Whether the initial state at input `position` starts as zeros: absent, or the exporter's zero
+/// constant.
+bool zeroState(const AutocastCompositeContext &c, size_t position)
+{
+    return position >= c.inputs.size() || c.inputs[position] == ir::DataType::Undefined ||
+           (position < c.fromConstants.size() && c.fromConstants[position]);
+}
+
 ir::DataType recurrentAutocastInput(const AutocastCompositeContext &c, int position, int &copies)
 {
     if (c.device == AutocastDevice::Cuda)
@@ -123,8 +131,7 @@ ir::DataType recurrentAutocastInput(const AutocastCompositeContext &c, int posit
         const bool batchFirst = c.node && c.node->attrInt("layout", 0) != 0;
         // The first step's product from zero states (absent, or the exporter's zero constant)
         // needs no gradient for the state: its copy of a frozen R is not kept.
-        const bool zeroStart = c.inputs.size() <= 5 || c.inputs[5] == ir::DataType::Undefined ||
-                               (c.fromConstants.size() > 5 && c.fromConstants[5]);
+        const bool zeroStart = zeroState(c, 5);
         if (x.size() == 3)
             copies = int(std::max<int64_t>(1, (batchFirst ? x[1] : x[0]) - (zeroStart ? 1 : 0)));
         return c.half;
@@ -146,11 +153,9 @@ ir::DataType recurrentAutocastOutput(const AutocastCompositeContext &c, int posi
     // promoted with the lower-precision gates. A bfloat16 X (a Linear's output under autocast)
     // makes every state bfloat16.
     const size_t statePos = kind == RecurrentKind::Lstm ? 6 : 5;
-    ir::DataType start = statePos < c.inputs.size() ? c.inputs[statePos] : ir::DataType::Undefined;
-    if ((start == ir::DataType::Undefined ||
-         (statePos < c.fromConstants.size() && c.fromConstants[statePos])) &&
-        !c.inputs.empty())
-        start = c.inputs[0];
+    const ir::DataType start = !zeroState(c, statePos) ? c.inputs[statePos]
+                               : c.inputs.empty()      ? ir::DataType::Undefined
+                                                       : c.inputs[0];
     const ir::DataType state =
         start == c.half || start == ir::DataType::Double ? start : ir::DataType::Float;
     const bool lower = kind == RecurrentKind::Lstm ? (position == 3 || position == 5)
@@ -165,27 +170,14 @@ const AutocastComposite kRecurrentAutocast{.input = recurrentAutocastInput,
 
 void addRecurrentOps(std::vector<OpDef> &t)
 {
-    t.push_back({.type = "GRU",
-                 .family = OpFamily::MatrixProduct,
-                 .inferShape = recurrentShape,
-                 .differentiable = recurrentDifferentiable,
-                 .derive = recurrent,
-                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
-                              .cpu = AutocastPolicy::LowerPrecision}});
-    t.push_back({.type = "LSTM",
-                 .family = OpFamily::MatrixProduct,
-                 .inferShape = recurrentShape,
-                 .differentiable = recurrentDifferentiable,
-                 .derive = recurrent,
-                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
-                              .cpu = AutocastPolicy::LowerPrecision}});
-    t.push_back({.type = "RNN",
-                 .family = OpFamily::MatrixProduct,
-                 .inferShape = recurrentShape,
-                 .differentiable = recurrentDifferentiable,
-                 .derive = recurrent,
-                 .autocast = {.cuda = AutocastPolicy::LowerPrecision,
-                              .cpu = AutocastPolicy::LowerPrecision}});
+    for (const char *type : {"GRU", "LSTM", "RNN"})
+        t.push_back({.type = type,
+                     .family = OpFamily::MatrixProduct,
+                     .inferShape = recurrentShape,
+                     .differentiable = recurrentDifferentiable,
+                     .derive = recurrent,
+                     .autocast = {.cuda = AutocastPolicy::LowerPrecision,
+                                  .cpu = AutocastPolicy::LowerPrecision}});
 }
 
 const AutocastComposite *autocastComposite(const std::string &opType)

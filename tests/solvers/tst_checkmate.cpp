@@ -4,6 +4,7 @@
 #include "common/costed_model.h"
 #include "random_graphs.h"
 #include "stage_plan_optimum.h"
+#include "tiny_checkmate_case.h"
 
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -36,6 +37,14 @@ std::pair<int64_t, int64_t> peakRange(const checkmate::Problem &p)
 {
     return {checkmate::evaluate(p, checkmate::lowestPeakSequence(p)).peakBytes,
             checkmate::evaluate(p, checkmate::storeAllSequence(p)).peakBytes};
+}
+
+/// The Lagrangian frontier bound at `budget`, given a second.
+checkmate::FrontierBound lagrangianBound(const checkmate::Problem &p, int64_t budget)
+{
+    checkmate::FrontierBoundOptions fo;
+    fo.seconds = 1;
+    return checkmate::frontierLowerBound(p, budget, fo);
 }
 
 using LocalSearch =
@@ -177,17 +186,14 @@ private slots:
         auto milp = makeCheckmateMilpSolver();
         int compared = 0, beaten = 0;
         for (uint32_t seed = 1; seed <= 14; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
-            if (rg.graph.opCount() > 16)
+            const auto tiny = remat::tests::tinyCheckmateCase(seed, dagOptions(4));
+            if (!tiny)
                 continue;
-            if (checkmate::buildProblem(rg.graph, rg.costs, {})->values > 40)
-                continue;
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            const auto [low, high] = peakRange(*p);
+            const remat::tests::RandomGraph &rg = tiny->rg;
+            const checkmate::Problem &p = tiny->p;
             for (double f : {-0.1, 0.0, 0.35, 0.7}) {
-                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
-                const double expected = stagePlanOptimum(*p, budget);
+                const int64_t budget = tiny->budgetAt(f);
+                const double expected = stagePlanOptimum(p, budget);
                 // The MILP's own answer: without the fallback to other solvers' plans, which may
                 // fit where no frontier-ordered plan does.
                 SolveRequest req = minTime(rg, budget);
@@ -229,22 +235,16 @@ private slots:
         // form is at least as tight, tighter somewhere.
         int compared = 0, positive = 0, tighter = 0;
         for (uint32_t seed = 1; seed <= 30; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
-            if (rg.graph.opCount() > 16)
+            const auto tiny = remat::tests::tinyCheckmateCase(seed, dagOptions(4));
+            if (!tiny)
                 continue;
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            if (p->values > 40)
-                continue;
-            const auto [low, high] = peakRange(*p);
+            const checkmate::Problem &p = tiny->p;
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
-                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
-                const double expected = stagePlanOptimum(*p, budget);
-                checkmate::FrontierBoundOptions fo;
-                fo.seconds = 1;
-                const checkmate::FrontierBound lb = checkmate::frontierLowerBound(*p, budget, fo);
+                const int64_t budget = tiny->budgetAt(f);
+                const double expected = stagePlanOptimum(p, budget);
+                const checkmate::FrontierBound lb = lagrangianBound(p, budget);
                 if (lb.infeasible ||
-                    checkmate::frontierMilpBound(*p, budget, -1, 5, {}).infeasible) {
+                    checkmate::frontierMilpBound(p, budget, -1, 5, {}).infeasible) {
                     QVERIFY2(std::isinf(expected),
                              qPrintable(QString("seed %1 budget %2: bound says "
                                                 "infeasible, optimum %3")
@@ -263,7 +263,7 @@ private slots:
                                         .arg(expected)));
                 // The MILP form (with the cascade) too, with and without a cutoff at the optimum.
                 const checkmate::FrontierMilpResult fm =
-                    checkmate::frontierMilpBound(*p, budget, -1, 5, {});
+                    checkmate::frontierMilpBound(p, budget, -1, 5, {});
                 QVERIFY(!fm.infeasible);
                 QVERIFY2(fm.bound <= expected + 1e-9,
                          qPrintable(QString("seed %1 budget %2: MILP bound %3 > optimum %4")
@@ -273,7 +273,7 @@ private slots:
                                         .arg(expected)));
                 QVERIFY(fm.bound >= lb.bound - 1e-6 * (1 + lb.bound));
                 const checkmate::FrontierMilpResult cut =
-                    checkmate::frontierMilpBound(*p, budget, expected, 5, {});
+                    checkmate::frontierMilpBound(p, budget, expected, 5, {});
                 QVERIFY(cut.bound <= expected + 1e-9);
                 tighter += fm.bound > lb.bound + 1e-9;
                 positive += lb.bound > 1e-9;
@@ -297,29 +297,21 @@ private slots:
         for (uint32_t seed = 1; seed <= 40; ++seed) {
             remat::tests::RandomGraphOptions o = dagOptions(3 + int(seed % 3));
             o.dag = seed % 2 == 0; // chains on odd seeds
-            auto rg = remat::tests::randomTrainingGraph(seed, o);
-            if (rg.graph.opCount() > 16)
+            const auto tiny = remat::tests::tinyCheckmateCase(seed, o);
+            if (!tiny)
                 continue;
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            if (p->values > 40)
-                continue;
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
-            std::vector<int> every(size_t(p->n));
+            const checkmate::Problem &p = tiny->p;
+            std::vector<int> every(size_t(p.n));
             std::iota(every.begin(), every.end(), 0);
             std::vector<int> few;
-            for (int t = int(seed % 3); t < p->n; t += 3)
+            for (int t = int(seed % 3); t < p.n; t += 3)
                 few.push_back(t);
             for (double f : {-0.3, 0.0, 0.2, 0.5, 0.8}) {
-                const int64_t budget = low + static_cast<int64_t>(f * double(high - low));
-                const double expected = stagePlanOptimum(*p, budget);
-                checkmate::FrontierBoundOptions fo;
-                fo.seconds = 1;
-                const checkmate::FrontierBound lb = checkmate::frontierLowerBound(*p, budget, fo);
+                const int64_t budget = tiny->budgetAt(f);
+                const double expected = stagePlanOptimum(p, budget);
+                const checkmate::FrontierBound lb = lagrangianBound(p, budget);
                 const checkmate::CutSearchResult search =
-                    checkmate::searchCutBound(*p, budget, -1, 5, {});
+                    checkmate::searchCutBound(p, budget, -1, 5, {});
                 QVERIFY(search.infeasible || search.lps > 0);
                 if (search.infeasible)
                     QVERIFY2(std::isinf(expected),
@@ -334,15 +326,15 @@ private slots:
                                             .arg(search.bound)
                                             .arg(expected)));
                 std::vector<std::vector<int>> sets = {every, few};
-                if (p->firstNonForward < p->n)
-                    sets.push_back({p->firstNonForward});
+                if (p.firstNonForward < p.n)
+                    sets.push_back({p.firstNonForward});
                 if (!search.cuts.empty())
                     sets.push_back(search.cuts);
                 for (size_t c = 0; c < sets.size(); ++c) {
                     if (sets[c].empty())
                         continue;
                     const checkmate::CutBoundResult cb =
-                        checkmate::cutBound(*p, budget, sets[c], -1, 5, {});
+                        checkmate::cutBound(p, budget, sets[c], -1, 5, {});
                     const QString where = QString("seed %1 budget %2 cut set %3 (%4 cuts)")
                                               .arg(seed)
                                               .arg(budget)
@@ -365,7 +357,7 @@ private slots:
                     QVERIFY(cb.lpBound <= cb.bound + 1e-12);
                     // With the optimum as cutoff the search may prove it, never exceed it.
                     const checkmate::CutBoundResult cut =
-                        checkmate::cutBound(*p, budget, sets[c], expected, 5, {});
+                        checkmate::cutBound(p, budget, sets[c], expected, 5, {});
                     QVERIFY2(cut.bound <= expected + 1e-9, qPrintable(where));
                     if (c == 0) {
                         QVERIFY2(cb.bound >= lb.bound - 1e-6 * (1 + lb.bound),
@@ -396,21 +388,14 @@ private slots:
         // stays <= the exhaustive optimum.
         int compared = 0, noted = 0;
         for (uint32_t seed = 1; seed <= 12; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
-            if (rg.graph.opCount() > 16)
+            const auto tiny = remat::tests::tinyCheckmateCase(seed, dagOptions(4));
+            if (!tiny)
                 continue;
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            if (p->values > 40)
-                continue;
-            const int64_t high = checkmate::evaluate(*p, checkmate::storeAllSequence(*p)).peakBytes;
-            const int64_t low =
-                checkmate::evaluate(*p, checkmate::lowestPeakSequence(*p)).peakBytes;
-            const int64_t budget = low + (high - low) / 4;
-            const double expected = stagePlanOptimum(*p, budget);
+            const int64_t budget = tiny->lowestPeak + (tiny->storeAllPeak - tiny->lowestPeak) / 4;
+            const double expected = stagePlanOptimum(tiny->p, budget);
             if (std::isinf(expected))
                 continue;
-            SolveRequest req = minTime(rg, budget);
+            SolveRequest req = minTime(tiny->rg, budget);
             req.timeLimitSeconds = 10;
             req.settings["frontier-milp"] = "off";
             req.settings["max-columns"] = "0";

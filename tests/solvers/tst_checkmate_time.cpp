@@ -16,6 +16,7 @@
 // - the model's row: a plan's point satisfies it exactly when its recompute is within the limit.
 #include "random_graphs.h"
 #include "stage_plan_optimum.h"
+#include "tiny_checkmate_case.h"
 
 #include "core/schedule/store_all.h"
 #include "core/sim/simulator.h"
@@ -82,26 +83,24 @@ private slots:
         auto milp = makeCheckmateMilpSolver();
         int compared = 0, proven = 0, exact = 0, binding = 0;
         for (uint32_t seed = 1; seed <= 14; ++seed) {
-            auto rg = remat::tests::randomTrainingGraph(seed, dagOptions(4));
-            if (rg.graph.opCount() > 16)
+            const auto tiny = remat::tests::tinyCheckmateCase(seed, dagOptions(4));
+            if (!tiny)
                 continue;
-            auto p = checkmate::buildProblem(rg.graph, rg.costs, {});
-            QVERIFY(p.hasValue());
-            if (p->values > 40)
-                continue;
+            const remat::tests::RandomGraph &rg = tiny->rg;
+            const checkmate::Problem &p = tiny->p;
             const schedule::Schedule sas = schedule::storeAllSchedule(rg.graph);
             auto sa = sim::simulate(sas, rg.graph, rg.costs, {.recordPoints = false});
             QVERIFY(sa);
             const double base = stepSeconds(*sa);
             double once = 0;
-            for (double c : p->cost)
+            for (double c : p.cost)
                 once += c;
             QVERIFY(std::abs(once - base) <= 1e-9 * base); // the row's store-all is the simulator's
             const int64_t unconstrained =
-                lowestPeakWithin(*p, std::numeric_limits<double>::infinity());
+                lowestPeakWithin(p, std::numeric_limits<double>::infinity());
             for (double percent : {0.0, 5.0, 15.0, 35.0}) {
                 const double limit = once * percent / 100;
-                const int64_t expected = lowestPeakWithin(*p, limit);
+                const int64_t expected = lowestPeakWithin(p, limit);
                 SolveRequest req = milpOwnMinPeak(rg, percent, 20);
                 auto plan = milp->solve(req);
                 const QString where = QString("seed %1, P %2").arg(seed).arg(percent);

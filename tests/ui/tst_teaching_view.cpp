@@ -58,14 +58,25 @@ QPoint pixelOf(const remat::ui::RsMatrixView *r, int stage, int column)
     return centre.toPoint();
 }
 
-/// The bundled tiny_vit in a shown window, every op on screen (nothing collapsed), solved by
-/// hong-dp for the lowest peak.
+QString tinyVitPath()
+{
+    return remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx");
+}
+
+/// The bundled tiny_vit in a window shown at `size`, every op on screen (nothing collapsed), its
+/// planner's problem ready.
+bool showTinyVit(MainWindow &w, QSize size)
+{
+    w.setInitialCollapseDepth(0);
+    return remat::tests::showAndOpen(w, tinyVitPath(), size);
+}
+
+/// The bundled tiny_vit in a shown window (1400x900), every op on screen, solved by hong-dp for
+/// the lowest peak.
 bool showSolvedTinyVit(MainWindow &w)
 {
     w.setInitialCollapseDepth(0);
-    return remat::tests::showAndSolve(
-        w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx"),
-        QStringLiteral("hong-dp"));
+    return remat::tests::showAndSolve(w, tinyVitPath(), QStringLiteral("hong-dp"));
 }
 } // namespace
 
@@ -250,15 +261,8 @@ private slots:
     void scheduleTabClickGivesTheStepperTheKeys()
     {
         MainWindow w;
-        w.resize(1366, 768);
-        w.setInitialCollapseDepth(0);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(remat::tests::openAndWait(
-            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        QVERIFY(showTinyVit(w, QSize(1366, 768)));
         Planner *planner = w.planner();
-        QVERIFY(
-            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
         planner->solve(QStringLiteral("hong-dp"));
         planner->waitForIdle();
         TeachingView *t = planner->teachingView();
@@ -313,15 +317,8 @@ private slots:
     void matricesPaintAtScreenResolution()
     {
         MainWindow w;
-        w.resize(1366, 768);
-        w.setInitialCollapseDepth(0);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(remat::tests::openAndWait(
-            w, remat::tests::sourceDir() + QStringLiteral("/resources/models/tiny_vit.onnx")));
+        QVERIFY(showTinyVit(w, QSize(1366, 768)));
         Planner *planner = w.planner();
-        QVERIFY(
-            QTest::qWaitFor([&] { return planner->problem() && !planner->isLoading(); }, 60000));
         planner->document()->setObjective(core::solvers::Objective::MinPeak);
         planner->solve(QStringLiteral("hong-dp"));
         planner->waitForIdle();

@@ -30,13 +30,13 @@ inline bool openAndWait(ui::MainWindow &w, const QString &path, int timeoutMs = 
     return shown.count() > 0;
 }
 
-/// Shows `w` at 1400x900, opens `path` and solves it with `solver` for the lowest peak, so that
-/// every dock is filled; false (with a warning saying which step) when the window is not exposed,
-/// the model does not open or the planner never gets its problem.
-inline bool showAndSolve(ui::MainWindow &w, const QString &path, const QString &solver,
-                         int timeoutMs = 60000)
+/// Shows `w` at `size`, opens `path` and waits for the planner's problem; false (with a warning
+/// saying which step) when the window is not exposed, the model does not open or the planner
+/// never gets its problem.
+inline bool showAndOpen(ui::MainWindow &w, const QString &path, QSize size = QSize(1400, 900),
+                        int timeoutMs = 60000)
 {
-    w.resize(1400, 900);
+    w.resize(size);
     w.show();
     if (!QTest::qWaitForWindowExposed(&w)) {
         qWarning("the window was not exposed");
@@ -51,6 +51,17 @@ inline bool showAndSolve(ui::MainWindow &w, const QString &path, const QString &
         qWarning("the planner has no problem for %s", qPrintable(path));
         return false;
     }
+    return true;
+}
+
+/// Shows `w` at 1400x900, opens `path` and solves it with `solver` for the lowest peak, so that
+/// every dock is filled; false as showAndOpen.
+inline bool showAndSolve(ui::MainWindow &w, const QString &path, const QString &solver,
+                         int timeoutMs = 60000)
+{
+    if (!showAndOpen(w, path, QSize(1400, 900), timeoutMs))
+        return false;
+    ui::Planner *planner = w.planner();
     planner->document()->setObjective(core::solvers::Objective::MinPeak);
     planner->solve(solver);
     planner->waitForIdle();

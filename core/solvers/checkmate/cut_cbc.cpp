@@ -294,39 +294,18 @@ CutBoundResult cutBound(const Problem &p, int64_t budgetBytes, const std::vector
         seconds - std::chrono::duration<double>(Clock::now() - begin).count() - out.rootSeconds;
     if (!branch || left <= 0.05 || stop.stopRequested())
         return out;
-    // CBC keeps its own time limit; a Clp deadline inside its node LPs would make CBC read
-    // stopped LPs as pruned nodes and claim bounds it never proved.
-    si.getModelPtr()->setMaximumWallSeconds(-1);
+    // No deadline in Clp's stop handler inside CBC's node LPs (see branchFromRoot).
     watchStop(si, StopToken{});
-    CbcModel model(si);
-    CbcSolverUsefulData data;
-    data.noPrinting_ = true;
-    data.useSignalHandler_ = false;
-    CbcMain0(model, data);
-    model.messageHandler()->setLogLevel(0);
-    CbcStopHandler stopHandler(stop);
-    model.passInEventHandler(&stopHandler);
-    const double cutoff = cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1;
-    std::string options = "-preprocess off -heuristicsOnOff off";
-    if (cutoff > 0)
-        options += fmt::format(" -cutoff {:.17g}", cutoff * (1 + 1e-9) + 1e-9);
-    runCbcMain(model, data, std::max(0.1, left), 1, 0, options);
-    const double used = std::chrono::duration<double>(Clock::now() - begin).count();
-    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 ||
-                         used > 0.97 * seconds || stop.stopRequested();
-    double bound = model.getBestPossibleObjValue();
-    if (!stopped && !model.bestSolution() && cutoff > 0) {
+    const BranchOutcome b = branchFromRoot(
+        si, stop, cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1, left, begin, 0.97 * seconds);
+    if (b.provedCutoff) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
         out.bound = std::max(out.bound, cutoffSeconds * (1 - 1e-9));
         return out;
     }
-    if (!stopped && model.bestSolution()) {
-        bound = model.getObjValue();
-        out.solved = true;
-    }
-    if (std::isfinite(bound) && std::abs(bound) < 1e40 &&
-        (!stopped || cutoff <= 0 || bound < cutoff))
-        out.bound = std::max(out.bound, bound * costDiv * (1 - 1e-7));
+    out.solved = b.solved;
+    if (b.bound)
+        out.bound = std::max(out.bound, *b.bound * costDiv * (1 - 1e-7));
     return out;
 }
 

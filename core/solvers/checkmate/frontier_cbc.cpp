@@ -6,12 +6,7 @@
 #include "core/solvers/checkmate/frontier.h"
 #include "core/solvers/checkmate/osi_cbc.h"
 
-#include <coin/CbcModel.hpp>
-#include <coin/CbcSolver.hpp>
-#include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -195,44 +190,19 @@ FrontierMilpResult frontierMilpBound(const Problem &p, int64_t budgetBytes, doub
     if (left <= 0.05 || stop.stopRequested())
         return out;
 
-    // CBC keeps its own time limit; a Clp deadline inside its node LPs would make CBC read
-    // stopped LPs as pruned nodes and claim bounds it never proved.
-    si.getModelPtr()->setMaximumWallSeconds(-1);
-    CbcModel model(si);
-    CbcSolverUsefulData data;
-    data.noPrinting_ = true;
-    data.useSignalHandler_ = false;
-    CbcMain0(model, data);
-    model.messageHandler()->setLogLevel(0);
-    CbcStopHandler stopHandler(stop);
-    model.passInEventHandler(&stopHandler);
-    const double cutoff = cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1;
-    std::string options = "-preprocess off -heuristicsOnOff off";
-    if (cutoff > 0)
-        options += fmt::format(" -cutoff {:.17g}", cutoff * (1 + 1e-9) + 1e-9);
-    runCbcMain(model, data, std::max(0.1, left), 1, 0, options + " " + cbcOptions);
-    // Stopped: by CBC's limit, or anything short of a finished search (status 0) or one that
-    // used nearly all its time (belt and braces: only a finished search proves the cutoff).
-    const double used = std::chrono::duration<double>(Clock::now() - begin).count();
-    // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
-    const bool stopped = model.isSecondsLimitReached() || model.status() != 0 ||
-                         used > 0.97 * seconds || stop.stopRequested();
-    double bound = model.getBestPossibleObjValue();
-    if (!stopped && !model.bestSolution() && cutoff > 0) {
+    // Clp's stop handler stays on (a cancel stops node LPs too), without a deadline.
+    const BranchOutcome b =
+        branchFromRoot(si, stop, cutoffSeconds > 0 ? cutoffSeconds / costDiv : -1, left, begin,
+                       0.97 * seconds, cbcOptions);
+    if (b.provedCutoff) {
         // Nothing beats the cutoff: every frontier-ordered plan costs at least that much.
         out.bound = std::max(out.bound, cutoffSeconds * (1 - 1e-9));
         out.provedCutoff = true;
         return out;
     }
-    if (!stopped && model.bestSolution()) {
-        bound = model.getObjValue();
-        out.solved = true;
-    }
-    // A stopped search's best possible is the least bound of its open nodes; at or above the
-    // cutoff it would amount to a proof, which only a finished search gives.
-    if (std::isfinite(bound) && std::abs(bound) < 1e40 &&
-        (!stopped || cutoff <= 0 || bound < cutoff))
-        out.bound = std::max(out.bound, bound * costDiv * (1 - 1e-9));
+    out.solved = b.solved;
+    if (b.bound)
+        out.bound = std::max(out.bound, *b.bound * costDiv * (1 - 1e-9));
     return out;
 }
 

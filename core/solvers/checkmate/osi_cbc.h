@@ -3,6 +3,7 @@
 // a CbcModel. Included only by *_cbc.cpp.
 //   OsiClpSolverInterface si;  checkmate::loadModel(si, model, /*names=*/true);
 //   checkmate::runCbcMain(cbcModel, data, 10.0, 1, 0, "-preprocess off -cutoff 42");
+//   BranchOutcome b = checkmate::branchFromRoot(si, stop, cutoff, left, begin, 0.97 * seconds);
 
 #include "core/solvers/checkmate/model.h"
 #include "core/solvers/checkmate/problem.h"
@@ -11,8 +12,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -213,6 +216,68 @@ inline void runCbcMain(CbcModel &model, CbcSolverUsefulData &data, double second
     argv.push_back("-quit");
     CbcMain1(
         static_cast<int>(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
+}
+
+/// What branchFromRoot proved, in the model's objective units.
+struct BranchOutcome
+{
+    /// Cut short: by CBC's limit, past `lateAfter`, by a cancel, or anything short of a finished
+    /// search (CBC's status 0): only a finished search proves anything about the cutoff.
+    bool stopped = false;
+    /// The search finished with no solution under the cutoff: every solution costs at least it.
+    bool provedCutoff = false;
+    /// The search finished with a solution: `bound` is the optimum.
+    bool solved = false;
+    /// A lower bound on the optimum: the optimum where solved, else CBC's best possible (the
+    /// least bound of its open nodes), left out where it is not finite or, from a stopped
+    /// search, at or above the cutoff (that would amount to a proof only a finished one gives).
+    std::optional<double> bound;
+};
+
+/// Branch and bound on `si` after its root LP was solved there: CBC on one thread, quiet, no
+/// preprocessing and no heuristics, for `seconds` (at least 0.1) with `extra` options after
+/// those ("-cuts off"); `cutoff` > 0: only solutions below it are searched for. A search that
+/// ends more than `lateAfter` seconds after `begin` counts as stopped (belt and braces: CBC
+/// overruns its own limit). Clp's own limit on `si` is lifted (CBC keeps its own time limit; a
+/// Clp deadline inside its node LPs would make CBC read stopped LPs as pruned nodes and claim
+/// bounds it never proved); a ClpStopHandler installed by watchStop stays, so give it no
+/// deadline.
+inline BranchOutcome branchFromRoot(OsiClpSolverInterface &si, const StopToken &stop, double cutoff,
+                                    double seconds, std::chrono::steady_clock::time_point begin,
+                                    double lateAfter, const std::string &extra = {})
+{
+    si.getModelPtr()->setMaximumWallSeconds(-1);
+    CbcModel model(si);
+    CbcSolverUsefulData data;
+    data.noPrinting_ = true;
+    data.useSignalHandler_ = false;
+    CbcMain0(model, data);
+    model.messageHandler()->setLogLevel(0);
+    CbcStopHandler stopHandler(stop);
+    model.passInEventHandler(&stopHandler);
+    std::string options = "-preprocess off -heuristicsOnOff off";
+    if (cutoff > 0)
+        options += fmt::format(" -cutoff {:.17g}", cutoff * (1 + 1e-9) + 1e-9);
+    runCbcMain(model, data, std::max(0.1, seconds), 1, 0, options + " " + extra);
+    const double used =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    BranchOutcome out;
+    // A cancel may stop node LPs (Clp's stop handler) before CBC notices: nothing is proven.
+    out.stopped = model.isSecondsLimitReached() || model.status() != 0 || used > lateAfter ||
+                  stop.stopRequested();
+    double bound = model.getBestPossibleObjValue();
+    if (!out.stopped && !model.bestSolution() && cutoff > 0) {
+        out.provedCutoff = true;
+        return out;
+    }
+    if (!out.stopped && model.bestSolution()) {
+        bound = model.getObjValue();
+        out.solved = true;
+    }
+    if (std::isfinite(bound) && std::abs(bound) < 1e40 &&
+        (!out.stopped || cutoff <= 0 || bound < cutoff))
+        out.bound = bound;
+    return out;
 }
 
 } // namespace remat::core::solvers::checkmate
