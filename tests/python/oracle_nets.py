@@ -1718,6 +1718,47 @@ class TriuAttention(nn.Module):
         return self.norm(a * cos.unsqueeze(-1))
 
 
+# cosine_similarity, beside TriuAttention (which was -14.40%: torch.onnx writes it as sums of
+# x1 x2, x1^2 and x2^2, a Max and a Div, where ATen normalises each operand first and keeps the
+# other operand normalised). Other dims, both operands with a gradient, broadcasting.
+class CosineGateConv(nn.Module):
+    """Two conv branches compared per pixel by cosine similarity over channels (dim 1), the
+    similarity gating the sum of the branches (both operands need a gradient)."""
+    example_input_specs = ["2x8x12x12"]
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.a = nn.Conv2d(c, 16, 3, padding=1)
+        self.b = nn.Conv2d(c, 16, 1)
+        self.head = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x):
+        a, b = torch.relu(self.a(x)), self.b(x)
+        gate = F.cosine_similarity(a, b, dim=1, eps=1e-6)
+        return self.head((a + b) * gate.unsqueeze(1))
+
+
+class PrototypeCosine(nn.Module):
+    """Tokens scored against learned class prototypes by cosine similarity, broadcast
+    ([B, N, 1, D] against [K, D]), softmax over the prototypes; and a SimCLR-style agreement
+    term between two projections of the pooled tokens (dim 0 of the transposed pair)."""
+    example_input_specs = ["2x10x24"]
+
+    def __init__(self, d=24, k=6):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.protos = nn.Parameter(torch.randn(k, d))
+        self.p1, self.p2 = nn.Linear(d, 16), nn.Linear(d, 16)
+
+    def forward(self, x):
+        h = torch.tanh(self.proj(x))
+        scores = F.cosine_similarity(h.unsqueeze(2), self.protos, dim=-1)
+        mix = F.softmax(scores / 0.1, -1) @ self.protos
+        z = mix.mean(1)
+        agree = F.cosine_similarity(self.p1(z).t(), self.p2(z).t(), dim=0)
+        return mix.sum() + agree.sum()
+
+
 # ---- Autocast and adapters (issue 32) ----------------------------------------------------------
 # Networks for the autocast oracle (remat_oracle.py --autocast bf16): a LoRA-augmented decoder
 # (adapters named lora_*), a pre-norm encoder with a float32 residual stream, a diffusion block

@@ -1110,6 +1110,67 @@ private slots:
         QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(0));
     }
 
+    void cosineSimilarityKeepsWhatAtenKeeps()
+    {
+        // torch.onnx writes F.cosine_similarity(a, b, dim=-1) as ReduceSum(a * b) / Max(Sqrt(
+        // ReduceSum(a * a) * ReduceSum(b * b)), eps); ATen normalises each operand first and keeps,
+        // per operand that needs a gradient, the operand, its norm [2, 3] (24 B) and the other
+        // operand normalised [2, 3, 4] (96 B), never the export's sums. a = x * w (96 B): with b
+        // the input, 96 + 24 + 96 = 216 B (the export's own ops would keep 192); with b = x * w2
+        // too, 2 x 216 = 432 B.
+        for (const bool bNeedsGrad : {false, true}) {
+            GraphSpec s;
+            s.value("x", {2, 3, 4}, ValueKind::Input);
+            s.value("w", {2, 3, 4}, ValueKind::Parameter);
+            s.value("w2", {2, 3, 4}, ValueKind::Parameter);
+            s.value("xb", {2, 3, 4}, ValueKind::Input);
+            s.constant("axes", {-1}, DataType::Int64, {1});
+            s.constant("eps", {1e-8}, DataType::Float, {1});
+            for (const char *v : {"a", "b", "ab", "aa", "bb"})
+                s.value(v, {2, 3, 4});
+            for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
+                s.value(v, {2, 3});
+            s.outputs = {s.find("y")};
+            s.node("Mul", {"x", "w"}, {"a"}, "/a/Mul");
+            if (bNeedsGrad)
+                s.node("Mul", {"x", "w2"}, {"b"}, "/b/Mul");
+            else
+                s.node("Identity", {"xb"}, {"b"}, "/b/Identity");
+            s.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
+            s.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
+                {"keepdims", int64_t(0)}};
+            s.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
+            s.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
+                {"keepdims", int64_t(0)}};
+            s.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
+            s.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
+                {"keepdims", int64_t(0)}};
+            s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+            s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+            s.node("Max", {"r", "eps"}, {"d"}, "/Max");
+            s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            const training::TrainingSummary sum = training::summarize(g, &*forward);
+            QCOMPARE(sum.savedForBackwardBytes, int64_t(bNeedsGrad ? 432 : 216));
+            // the per-op figures add up to the total; the norms and normalised operands are on
+            // the Div
+            int64_t perOp = 0, onDiv = 0;
+            for (const auto &e : sum.savedByForwardOp) {
+                perOp += e.bytes;
+                if (g.op(e.op).name == "/Div")
+                    onDiv = e.bytes;
+            }
+            QCOMPARE(perOp, sum.savedForBackwardBytes);
+            QCOMPARE(onDiv, int64_t(bNeedsGrad ? 240 : 120));
+            // the graph itself still holds the export's tensors, and without the forward graph
+            // the export's ops are read as they are (a 96, sb 24, r 24, cross 24, d 24)
+            if (!bNeedsGrad)
+                QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(192));
+        }
+    }
+
     void indexAddKeepsItsSource()
     {
         // torch.onnx writes index_add(0, idx, src) as Add(self, ScatterElements(zeros,
