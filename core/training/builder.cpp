@@ -1660,6 +1660,10 @@ struct CosineSimilarity
     int64_t normBytes = 0;       ///< one norm: the reduced shape
     int64_t normalizedBytes = 0; ///< one normalised operand: the broadcast shape
     ir::DataType dtype = ir::DataType::Float;
+    /// An operand of a narrower type than the other (bfloat16 against float32 under CPU
+    /// autocast, where cosine_similarity is on no list): ATen promotes it first and keeps that
+    /// copy, at the operand's own shape, in place of the operand.
+    std::array<int64_t, 2> promotedBytes{0, 0};
 };
 
 std::vector<CosineSimilarity> cosineSimilarities(const TrainingGraph &g, const ir::Graph *forward)
@@ -1776,6 +1780,12 @@ std::vector<CosineSimilarity> cosineSimilarities(const TrainingGraph &g, const i
         c.normalizedBytes = full.bytes;
         auto n = reduced.shape.numElements();
         c.normBytes = n ? *n * int64_t(ir::elementSize(full.dtype)) : reduced.bytes;
+        for (size_t k = 0; k < 2; ++k) {
+            const Tensor &x = g.tensor(c.x[k]);
+            auto xn = x.shape.numElements();
+            if (c.needsGrad[k] && x.dtype != full.dtype && xn)
+                c.promotedBytes[k] = *xn * int64_t(ir::elementSize(full.dtype));
+        }
         found.push_back(std::move(c));
     }
     return found;
@@ -1953,12 +1963,15 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         if (!reader.forwardOf.valid() || cosineOf[reader.forwardOf.index()] < 0)
             return false;
         const CosineSimilarity &c = cosines[size_t(cosineOf[reader.forwardOf.index()])];
-        return !((in == c.x[0] && c.needsGrad[0]) || (in == c.x[1] && c.needsGrad[1]));
+        for (size_t k = 0; k < 2; ++k)
+            if (in == c.x[k] && c.needsGrad[k] && !c.promotedBytes[k])
+                return false;
+        return true;
     };
     auto cosineBytes = [](const CosineSimilarity &c) {
         int64_t b = 0;
-        for (int k = 0; k < 2; ++k)
-            b += c.needsGrad[size_t(k)] ? c.normBytes + c.normalizedBytes : 0;
+        for (size_t k = 0; k < 2; ++k)
+            b += c.needsGrad[k] ? c.normBytes + c.normalizedBytes + c.promotedBytes[k] : 0;
         return b;
     };
     std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)
@@ -2017,13 +2030,13 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         }
     }
     for (const CosineSimilarity &c : cosines) {
-        for (int k = 0; k < 2; ++k) {
-            if (!c.needsGrad[size_t(k)])
+        for (size_t k = 0; k < 2; ++k) {
+            if (!c.needsGrad[k])
                 continue;
-            s.savedForBackwardBytes += c.normBytes + c.normalizedBytes;
-            s.savedForBackwardTensors += 2;
-            s.savedForBackwardBytesByDtype[ir::dataTypeName(c.dtype)] +=
-                c.normBytes + c.normalizedBytes;
+            const int64_t b = c.normBytes + c.normalizedBytes + c.promotedBytes[k];
+            s.savedForBackwardBytes += b;
+            s.savedForBackwardTensors += c.promotedBytes[k] ? 3 : 2;
+            s.savedForBackwardBytesByDtype[ir::dataTypeName(c.dtype)] += b;
         }
     }
     // The same storages again, per forward op in forward order (the first op whose backward reads

@@ -1169,6 +1169,41 @@ private slots:
             if (!bNeedsGrad)
                 QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(192));
         }
+        // a bfloat16 against a float32 (CPU autocast, where cosine_similarity is on no list):
+        // ATen promotes a to a float32 copy first and keeps that (96 B) instead of a (48 B):
+        // 96 + 24 + 96 = 216 B
+        GraphSpec s;
+        s.value("x", {2, 3, 4}, ValueKind::Input, DataType::BFloat16);
+        s.value("w", {2, 3, 4}, ValueKind::Parameter, DataType::BFloat16);
+        s.value("b", {2, 3, 4}, ValueKind::Input);
+        s.value("a", {2, 3, 4}, ValueKind::Intermediate, DataType::BFloat16);
+        s.value("aa", {2, 3, 4}, ValueKind::Intermediate, DataType::BFloat16);
+        s.value("sa", {2, 3}, ValueKind::Intermediate, DataType::BFloat16);
+        s.constant("axes", {-1}, DataType::Int64, {1});
+        s.constant("eps", {1e-8}, DataType::Float, {1});
+        for (const char *v : {"ab", "bb"})
+            s.value(v, {2, 3, 4});
+        for (const char *v : {"cross", "sb", "m", "r", "d", "y"})
+            s.value(v, {2, 3});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"a"}, "/a/Mul");
+        s.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
+        s.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
+            {"keepdims", int64_t(0)}};
+        s.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
+        s.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
+            {"keepdims", int64_t(0)}};
+        s.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
+        s.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
+            {"keepdims", int64_t(0)}};
+        s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+        s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+        s.node("Max", {"r", "eps"}, {"d"}, "/Max");
+        s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(216));
     }
 
     void indexAddKeepsItsSource()
