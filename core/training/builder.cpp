@@ -3,6 +3,7 @@
 #include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
+#include "core/ir/kind_reasons.h"
 #include "core/ops/einsum.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/op_def.h"
@@ -1881,10 +1882,15 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 batchedResult = batchedResult || leadsWithBatch(g.tensor(out));
             for (TensorId in : op.inputs) {
                 const Tensor &t = g.tensor(in);
-                if (batchedResult && t.role == TensorRole::Constant && t.source.valid() &&
-                    t.source.index() < forward->valueCount() &&
-                    forward->value(t.source).producer.valid() &&
-                    (leadsWithBatch(t) || computedInForward(t)))
+                if (t.role != TensorRole::Constant || !t.source.valid() ||
+                    t.source.index() >= forward->valueCount() ||
+                    !forward->value(t.source).producer.valid())
+                    continue;
+                // remat_export's metadata says so (torch.arange in forward, which a
+                // non-persistent buffer exports exactly as)
+                const bool listed =
+                    forward->value(t.source).kindReason == std::string(ir::kMadeInForwardReason);
+                if (listed || (batchedResult && (leadsWithBatch(t) || computedInForward(t))))
                     createdInForward[in.index()] = true;
             }
         }
