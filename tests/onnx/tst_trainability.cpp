@@ -289,8 +289,8 @@ private slots:
             addFloatInput(g, "input", {2, 8});
             addFloatInput(g, "enc.weight", {8, 16});
             addNode(g, "/enc/MatMul", "MatMul", {"input", "enc.weight"}, {"h"});
-            auto *t = addConstantNode(g, "/Constant", "/Constant_output_0",
-                                      ::onnx::TensorProto::FLOAT);
+            auto *t =
+                addConstantNode(g, "/Constant", "/Constant_output_0", ::onnx::TensorProto::FLOAT);
             t->add_dims(1);
             t->add_dims(16);
             for (int i = 1; i <= 16; ++i)
