@@ -309,8 +309,11 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
             h.remove()
 
     def kind(key, rec=None):
-        if rec is not None and rec["shape"] == [] and rec["dtype"] == "float64":
-            return "scalar"  # a Python number autograd wrapped in a tensor (x * 0.5): host memory
+        if (rec is not None and rec["shape"] == [] and key[0] == "cpu" and
+                rec["dtype"] in ("float64", "int64", "bool")):
+            # a Python number autograd wrapped in a tensor (x * 0.5 float64, 2 * x int64, x * True
+            # bool): host memory, never on the device
+            return "scalar"
         if key in params:
             return "parameter"
         if key in buffers:

@@ -1581,9 +1581,9 @@ class Hourglass(nn.Module):
 # HAND list): Seq2SeqAttn -0.54%, SplitAttention and TabTransformer exact; ConvTasNetBlock -13.95%
 # (its hand-written global layer norm computes x - mean twice; torch.onnx's common-subexpression
 # pass merges the two, so one tensor is counted where autograd keeps two; and its last residual
-# conv is unused, so the export drops its parameters); TriuAttention -14.40% (not yet traced:
-# tril / triu on the scores, cosine_similarity); SimCLRHead stops at GatherND, which has no
-# gradient rule (torch.diagonal).
+# conv is unused, so the export drops its parameters); TriuAttention -14.40% (cosine_similarity:
+# torch.onnx's decomposition keeps other tensors than ATen's; exact since, see CosineGateConv);
+# SimCLRHead stops at GatherND, which has no gradient rule (torch.diagonal).
 
 class Seq2SeqAttn(nn.Module):
     """A GRU encoder and an LSTMCell decoder with Bahdanau attention, unrolled over 6 steps."""
