@@ -1661,9 +1661,10 @@ struct CosineSimilarity
     int64_t normBytes = 0;       ///< one norm: the reduced shape
     int64_t normalizedBytes = 0; ///< one normalised operand: the broadcast shape
     ir::DataType dtype = ir::DataType::Float;
-    /// An operand of a narrower type than the other (bfloat16 against float32 under CPU
-    /// autocast, where cosine_similarity is on no list): ATen promotes it first and keeps that
-    /// copy, at the operand's own shape, in place of the operand.
+    /// An operand of another type than the computation's (bfloat16 against float32 under CPU
+    /// autocast, where cosine_similarity is on no list; any half operand under CUDA autocast,
+    /// where it is fp32): ATen casts it first and keeps that copy, at the operand's own shape,
+    /// in place of the operand.
     std::array<int64_t, 2> promotedBytes{0, 0};
 };
 
@@ -1777,15 +1778,25 @@ std::vector<CosineSimilarity> cosineSimilarities(const TrainingGraph &g, const i
         c.needsGrad = {g.backwardOf(m1.id).valid(), g.backwardOf(m2.id).valid()};
         const Tensor &full = g.tensor(mc.outputs[0]);
         const Tensor &reduced = g.tensor(div.outputs[0]);
-        c.dtype = full.dtype;
-        c.normalizedBytes = full.bytes;
-        auto n = reduced.shape.numElements();
-        c.normBytes = n ? *n * int64_t(ir::elementSize(full.dtype)) : reduced.bytes;
+        auto fullN = full.shape.numElements();
+        auto reducedN = reduced.shape.numElements();
+        if (!fullN || !reducedN)
+            continue;
+        // CUDA autocast lists cosine_similarity as fp32 (both operands cast to float32, the
+        // whole computation in float32); elsewhere it runs in the operands' promoted type, the
+        // export's product's
+        const TrainingOptions &how = g.info().training;
+        c.dtype = isAutocast(how.precision) && how.autocastDevice == AutocastDevice::Cuda
+                      ? ir::DataType::Float
+                      : full.dtype;
+        const int64_t size = ir::elementSize(c.dtype);
+        c.normalizedBytes = *fullN * size;
+        c.normBytes = *reducedN * size;
         for (size_t k = 0; k < 2; ++k) {
             const Tensor &x = g.tensor(c.x[k]);
             auto xn = x.shape.numElements();
-            if (c.needsGrad[k] && x.dtype != full.dtype && xn)
-                c.promotedBytes[k] = *xn * int64_t(ir::elementSize(full.dtype));
+            if (c.needsGrad[k] && x.dtype != c.dtype && xn)
+                c.promotedBytes[k] = *xn * size;
         }
         found.push_back(std::move(c));
     }

@@ -1204,6 +1204,52 @@ private slots:
         QVERIFY(forward.hasValue());
         const TrainingGraph g = buildOk(s);
         QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(216));
+
+        // under autocast, a = x W1 and b = x W2 are bfloat16 matrix products. CUDA lists
+        // cosine_similarity as fp32: per operand a float32 copy (96 B), a float32 norm (24 B) and
+        // the other operand normalised in float32 (96 B), 432 B on the Div. CPU lists it nowhere:
+        // all in bfloat16, 2 x (12 + 48) = 120 B.
+        for (const ops::AutocastDevice device :
+             {ops::AutocastDevice::Cuda, ops::AutocastDevice::Cpu}) {
+            GraphSpec m;
+            m.value("x", {2, 3, 4}, ValueKind::Input);
+            m.value("w1", {4, 4}, ValueKind::Parameter);
+            m.value("w2", {4, 4}, ValueKind::Parameter);
+            m.constant("axes", {-1}, DataType::Int64, {1});
+            m.constant("eps", {1e-8}, DataType::Float, {1});
+            for (const char *v : {"a", "b", "ab", "aa", "bb"})
+                m.value(v, {2, 3, 4});
+            for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
+                m.value(v, {2, 3});
+            m.outputs = {m.find("y")};
+            m.node("MatMul", {"x", "w1"}, {"a"}, "/a/MatMul");
+            m.node("MatMul", {"x", "w2"}, {"b"}, "/b/MatMul");
+            m.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
+            m.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
+                {"keepdims", int64_t(0)}};
+            m.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
+            m.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
+                {"keepdims", int64_t(0)}};
+            m.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
+            m.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
+                {"keepdims", int64_t(0)}};
+            m.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+            m.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+            m.node("Max", {"r", "eps"}, {"d"}, "/Max");
+            m.node("Div", {"cross", "d"}, {"y"}, "/Div");
+            auto fwd = m.build();
+            QVERIFY(fwd.hasValue());
+            training::TrainingOptions o;
+            o.precision = training::Precision::Bf16Mixed;
+            o.autocastDevice = device;
+            auto tg = training::applyTrainingOptions(buildOk(m), o, &*fwd);
+            QVERIFY2(tg, tg.status().message().c_str());
+            int64_t onDiv = -1;
+            for (const auto &e : training::summarize(*tg, &*fwd).savedByForwardOp)
+                if (tg->op(e.op).name == "/Div")
+                    onDiv = e.bytes;
+            QCOMPARE(onDiv, int64_t(device == ops::AutocastDevice::Cuda ? 432 : 120));
+        }
     }
 
     void indexAddKeepsItsSource()
