@@ -132,6 +132,8 @@ SAMPLE = {
                                           "over the batch", 1.0),
     f"{NETS}:CosineGateConv": (None, "F.cosine_similarity over channels: ATen keeps the norms and each operand "
                                      "normalised, not the export's sums", 1.0),
+    f"{NETS}:MomentumIntegrator": (None, "a velocity updated after the last step that reads it: torch frees those "
+                                         "nodes when forward returns, the export drops the ops", 1.0),
     # issue 32: how people train (autocast_rnn_nets.py)
     f"{AUTOCAST_NETS}:FrozenEncoderCrossAttn": (None, "frozen encoder, trainable cross-attention head: learned "
                                                       "queries expanded over the batch, copied by the fold", 1.0,
