@@ -8,6 +8,7 @@
 #include "tensor_sources.h"
 #include "trainability.h"
 
+#include "core/ir/kind_reasons.h"
 #include "core/util/bytes.h"
 #include "core/util/reader_guard.h"
 #include "core/util/sha256.h"
@@ -1912,6 +1913,14 @@ Expected<ir::Graph> Importer::run(const std::string &bytes)
     m_info.batch = m_batch > 0 ? m_batch : m_fileBatch;
     for (const std::string &note : m_controlFlowNotes)
         m_info.importNotes.push_back(note);
+    // remat.forward_constants: Constant outputs PyTorch makes each step; the training summary
+    // counts them where an op keeps them, as it does a batch-sized one (kind_reasons.h)
+    for (const std::string &name : m_meta.forwardConstants)
+        if (auto it = m_byName.find(name); it != m_byName.end()) {
+            ir::Value &v = m_values[it->second.index()];
+            if (v.kind == ValueKind::Constant && v.kindReason.empty())
+                v.kindReason = ir::kMadeInForwardReason;
+        }
     noteExportMetadata();
     if (Status s = applyTrainability(m_values, m_options, m_info.importNotes); !s.isOk()) {
         if (!m_options.allowUnknownShapes)

@@ -3,6 +3,7 @@
 #include "core/training/storage_bases.h"
 
 #include "core/ir/constant_nodes.h"
+#include "core/ir/kind_reasons.h"
 #include "core/ops/einsum.h"
 #include "core/ops/elementwise_math.h"
 #include "core/ops/op_def.h"
@@ -1645,6 +1646,163 @@ TorchLayout torchLayout(const TrainingGraph &g, const ir::Graph *forward)
     return L;
 }
 
+/// torch.nn.functional.cosine_similarity as torch.onnx 1.13 writes it (symbolic_opset9):
+///   Div(ReduceSum(x1 * x2), Max(Sqrt(ReduceSum(x1 * x1) * ReduceSum(x2 * x2)), eps))
+/// over one reduction, where ATen (Distance.cpp) normalises each operand first: sqrt(sum(x^2))
+/// per row, x / norm, then the sum of the product. What autograd keeps differs: for each operand
+/// that needs a gradient, the operand itself (PowBackward, DivBackward), its norm (SqrtBackward,
+/// the reduced shape) and the OTHER operand divided by its norm (MulBackward, the broadcast
+/// shape), a new tensor the export never computes; nothing of the products, sums or the Max.
+struct CosineSimilarity
+{
+    std::vector<OpId> ops; ///< the pattern's forward ops, the Div last
+    std::array<TensorId, 2> x;
+    std::array<bool, 2> needsGrad{false, false};
+    int64_t normBytes = 0;       ///< one norm: the reduced shape
+    int64_t normalizedBytes = 0; ///< one normalised operand: the broadcast shape
+    ir::DataType dtype = ir::DataType::Float;
+    /// An operand of another type than the computation's (bfloat16 against float32 under CPU
+    /// autocast, where cosine_similarity is on no list; any half operand under CUDA autocast,
+    /// where it is fp32): ATen casts it first and keeps that copy, at the operand's own shape,
+    /// in place of the operand.
+    std::array<int64_t, 2> promotedBytes{0, 0};
+};
+
+std::vector<CosineSimilarity> cosineSimilarities(const TrainingGraph &g, const ir::Graph *forward)
+{
+    std::vector<CosineSimilarity> found;
+    if (!forward)
+        return found;
+    // the forward op computing `t`, looked through autocast's casts (CUDA sums in float32)
+    auto producer = [&](TensorId t, const char *type) -> const Op * {
+        for (int depth = 0; depth < 4 && t.valid(); ++depth) {
+            const Tensor &v = g.tensor(t);
+            if (!v.producer.valid())
+                return nullptr;
+            const Op &p = g.op(v.producer);
+            if (p.phase != Phase::Forward)
+                return nullptr;
+            if (p.type == type)
+                return &p;
+            if (p.type != "Cast" || p.inputs.empty())
+                return nullptr;
+            t = p.inputs[0];
+        }
+        return nullptr;
+    };
+    // read by one forward op alone (casts on the way included)
+    auto readOnce = [&](const Op &op) {
+        int readers = 0;
+        for (OpId c : g.tensor(op.outputs[0]).consumers)
+            readers += g.op(c).phase == Phase::Forward;
+        return op.outputs.size() == 1 && readers == 1;
+    };
+    auto sumOfProduct = [&](TensorId t, std::vector<const Op *> &ops) -> const Op * {
+        const Op *sum = producer(t, "ReduceSum");
+        if (!sum || sum->inputs.empty() || !readOnce(*sum))
+            return nullptr;
+        const Op *mul = producer(sum->inputs[0], "Mul");
+        if (!mul || mul->inputs.size() != 2 || !readOnce(*mul))
+            return nullptr;
+        ops.push_back(mul);
+        ops.push_back(sum);
+        return sum;
+    };
+    auto axesOf = [&](const Op &sum) -> std::optional<std::vector<int64_t>> {
+        const ir::Node *n = attributeNode(sum, forward);
+        if (!n)
+            return std::nullopt;
+        const ir::TensorConstant *axes = nullptr;
+        if (n->inputs.size() > 1 && n->inputs[1].valid())
+            axes = forward->value(n->inputs[1]).initializer.get();
+        auto a = ops::reduceAxes(*n, axes);
+        if (!a || a->size() != 1 || n->attrInt("keepdims", 1) != 0)
+            return std::nullopt;
+        return a;
+    };
+    for (const Op &div : g.ops()) {
+        if (div.phase != Phase::Forward || div.type != "Div" || div.inputs.size() != 2 ||
+            div.outputs.size() != 1)
+            continue;
+        std::vector<const Op *> ops;
+        const Op *cross = sumOfProduct(div.inputs[0], ops);
+        const Op *max = producer(div.inputs[1], "Max");
+        if (!cross || !max || max->inputs.size() != 2 || !readOnce(*max))
+            continue;
+        // Max(sqrt, eps): eps a one-element constant
+        int s = -1;
+        for (int k = 0; k < 2; ++k) {
+            const Tensor &e = g.tensor(max->inputs[size_t(1 - k)]);
+            auto n = e.shape.numElements();
+            if (producer(max->inputs[size_t(k)], "Sqrt") && e.role == TensorRole::Constant && n &&
+                *n == 1)
+                s = k;
+        }
+        if (s < 0)
+            continue;
+        const Op *sqrt = producer(max->inputs[size_t(s)], "Sqrt");
+        const Op *prod = sqrt && readOnce(*sqrt) ? producer(sqrt->inputs[0], "Mul") : nullptr;
+        if (!prod || prod->inputs.size() != 2 || !readOnce(*prod))
+            continue;
+        const Op *sq1 = sumOfProduct(prod->inputs[0], ops);
+        const Op *sq2 = sq1 ? sumOfProduct(prod->inputs[1], ops) : nullptr;
+        if (!sq2)
+            continue;
+        const Op &m1 = *ops[2], &m2 = *ops[4], &mc = *ops[0];
+        if (m1.inputs[0] != m1.inputs[1] || m2.inputs[0] != m2.inputs[1])
+            continue;
+        CosineSimilarity c;
+        c.x = {m1.inputs[0], m2.inputs[0]};
+        if (c.x[0] == c.x[1])
+            continue;
+        if (!((mc.inputs[0] == c.x[0] && mc.inputs[1] == c.x[1]) ||
+              (mc.inputs[0] == c.x[1] && mc.inputs[1] == c.x[0])))
+            continue;
+        auto a = axesOf(*cross), a1 = axesOf(*sq1), a2 = axesOf(*sq2);
+        if (!a || !a1 || !a2)
+            continue;
+        // one dim of the broadcast shape, counted from the right (broadcasting aligns there)
+        auto fromRight = [&](int64_t axis, const Op &mul) {
+            return axis < 0 ? axis : axis - int64_t(g.tensor(mul.outputs[0]).shape.rank());
+        };
+        if (fromRight((*a)[0], mc) != fromRight((*a1)[0], m1) ||
+            fromRight((*a)[0], mc) != fromRight((*a2)[0], m2))
+            continue;
+        for (const Op *o : ops)
+            c.ops.push_back(o->id);
+        c.ops.push_back(max->id);
+        c.ops.push_back(sqrt->id);
+        c.ops.push_back(prod->id);
+        c.ops.push_back(div.id);
+        // an operand needs a gradient where its square's product has a backward
+        c.needsGrad = {g.backwardOf(m1.id).valid(), g.backwardOf(m2.id).valid()};
+        const Tensor &full = g.tensor(mc.outputs[0]);
+        const Tensor &reduced = g.tensor(div.outputs[0]);
+        auto fullN = full.shape.numElements();
+        auto reducedN = reduced.shape.numElements();
+        if (!fullN || !reducedN)
+            continue;
+        // CUDA autocast lists cosine_similarity as fp32 (both operands cast to float32, the
+        // whole computation in float32); elsewhere it runs in the operands' promoted type, the
+        // export's product's
+        const TrainingOptions &how = g.info().training;
+        c.dtype = isAutocast(how.precision) && how.autocastDevice == AutocastDevice::Cuda
+                      ? ir::DataType::Float
+                      : full.dtype;
+        const int64_t size = ir::elementSize(c.dtype);
+        c.normalizedBytes = *fullN * size;
+        c.normBytes = *reducedN * size;
+        for (size_t k = 0; k < 2; ++k) {
+            const Tensor &x = g.tensor(c.x[k]);
+            auto xn = x.shape.numElements();
+            if (c.needsGrad[k] && x.dtype != c.dtype && xn)
+                c.promotedBytes[k] = *xn * size;
+        }
+        found.push_back(std::move(c));
+    }
+    return found;
+}
+
 } // namespace
 
 std::vector<TensorId> pytorchStorageBases(const TrainingGraph &g, const ir::Graph *forward)
@@ -1735,10 +1893,15 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                 batchedResult = batchedResult || leadsWithBatch(g.tensor(out));
             for (TensorId in : op.inputs) {
                 const Tensor &t = g.tensor(in);
-                if (batchedResult && t.role == TensorRole::Constant && t.source.valid() &&
-                    t.source.index() < forward->valueCount() &&
-                    forward->value(t.source).producer.valid() &&
-                    (leadsWithBatch(t) || computedInForward(t)))
+                if (t.role != TensorRole::Constant || !t.source.valid() ||
+                    t.source.index() >= forward->valueCount() ||
+                    !forward->value(t.source).producer.valid())
+                    continue;
+                // remat_export's metadata says so (torch.arange in forward, which a
+                // non-persistent buffer exports exactly as)
+                const bool listed =
+                    forward->value(t.source).kindReason == std::string(ir::kMadeInForwardReason);
+                if (listed || (batchedResult && (leadsWithBatch(t) || computedInForward(t))))
                     createdInForward[in.index()] = true;
             }
         }
@@ -1805,6 +1968,29 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                (layout.expansion[in.index()] > 1 || layout.forcedCopy[in.index()]) &&
                storageOf(reader, in) == in && isCopy(in);
     };
+    // cosine_similarity's export keeps what ATen's does not (and the reverse): within the
+    // pattern only the operands that need a gradient count as read, and ATen's norms and
+    // normalised operands are added per pattern (cosineSimilarities)
+    const std::vector<CosineSimilarity> cosines = cosineSimilarities(g, forward);
+    std::vector<int> cosineOf(g.ops().size(), -1);
+    for (size_t k = 0; k < cosines.size(); ++k)
+        for (OpId o : cosines[k].ops)
+            cosineOf[o.index()] = int(k);
+    auto cosineSkips = [&](const Op &reader, TensorId in) {
+        if (!reader.forwardOf.valid() || cosineOf[reader.forwardOf.index()] < 0)
+            return false;
+        const CosineSimilarity &c = cosines[size_t(cosineOf[reader.forwardOf.index()])];
+        for (size_t k = 0; k < 2; ++k)
+            if (in == c.x[k] && c.needsGrad[k] && !c.promotedBytes[k])
+                return false;
+        return true;
+    };
+    auto cosineBytes = [](const CosineSimilarity &c) {
+        int64_t b = 0;
+        for (size_t k = 0; k < 2; ++k)
+            b += c.needsGrad[k] ? c.normBytes + c.normalizedBytes + c.promotedBytes[k] : 0;
+        return b;
+    };
     std::set<std::pair<size_t, size_t>> countedCopies, attributedCopies; // (product, tensor)
     std::vector<bool> counted(nt, false), countedStorage(nt, false);
     for (const Op &op : g.ops()) {
@@ -1837,7 +2023,7 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
                         (weightDerived[in.index()] ? s.savedWeightDerivedBytes
                                                    : s.storedActivationBytes) += t.bytes;
                 }
-                if (weightDerived[in.index()] && !expanded)
+                if ((weightDerived[in.index()] && !expanded) || cosineSkips(op, in))
                     continue;
                 // per reader: a matrix product may keep a copy where another op keeps the view
                 const TensorId base = storageOf(op, in);
@@ -1860,6 +2046,16 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
             break;
         }
     }
+    for (const CosineSimilarity &c : cosines) {
+        for (size_t k = 0; k < 2; ++k) {
+            if (!c.needsGrad[k])
+                continue;
+            const int64_t b = c.normBytes + c.normalizedBytes + c.promotedBytes[k];
+            s.savedForBackwardBytes += b;
+            s.savedForBackwardTensors += c.promotedBytes[k] ? 3 : 2;
+            s.savedForBackwardBytesByDtype[ir::dataTypeName(c.dtype)] += b;
+        }
+    }
     // The same storages again, per forward op in forward order (the first op whose backward reads
     // each one).
     std::vector<bool> attributed(nt, false);
@@ -1868,8 +2064,13 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
         if (!bwd.valid())
             continue;
         TrainingSummary::OpSaved entry{OpId(i), 0, {}};
+        // a cosine similarity's norms and normalised operands, on its last op (the Div)
+        if (cosineOf[i] >= 0 && cosines[size_t(cosineOf[i])].ops.back() == OpId(i))
+            entry.bytes += cosineBytes(cosines[size_t(cosineOf[i])]);
         for (TensorId in : g.op(bwd).inputs) {
             const TensorId base = storageOf(g.op(bwd), in);
+            if (cosineSkips(g.op(bwd), in))
+                continue;
             if (!counted[in.index()] ||
                 (weightDerived[in.index()] && !expandedWeight(g.op(bwd), in)))
                 continue;
@@ -1885,7 +2086,7 @@ TrainingSummary summarize(const TrainingGraph &g, const ir::Graph *forward)
             entry.bytes += storageBytes(base);
             entry.tensors.push_back(base);
         }
-        if (!entry.tensors.empty())
+        if (!entry.tensors.empty() || entry.bytes > 0)
             s.savedByForwardOp.push_back(std::move(entry));
     }
     for (const Tensor &t : g.tensors()) {

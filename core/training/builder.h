@@ -99,7 +99,10 @@ struct TrainingSummary
     /// input once, as PyTorch's glu saves that; a constant made by a node per sample (leading
     /// dim the batch, above 1, like the result of the op reading it: torch.zeros(B, ...) created
     /// in forward, a ConvLSTM's first cell state) is kept as PyTorch keeps the tensor it
-    /// allocates in forward. Comparable with PyTorch's saved_activation_bytes.
+    /// allocates in forward; torch.onnx's cosine_similarity (sums of x1 x2, x1^2, x2^2, a Max and
+    /// a Div) keeps, as ATen's does, per operand that needs a gradient the operand, its norm and
+    /// the other operand normalised, instead of the export's products and sums. Comparable with
+    /// PyTorch's saved_activation_bytes.
     int64_t savedForBackwardBytes = 0;
     /// The same tensors as this training graph holds them (views materialised): what store-all
     /// keeps at the start of backward in the simulator and the executors.

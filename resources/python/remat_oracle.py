@@ -13,8 +13,9 @@ default to 2x3x64x64 (video: 2x3x8x64x64).
 
 `measure` runs the model once in training mode (seed 0) and records every tensor autograd saves
 (torch.autograd.graph.saved_tensors_hooks), per autograd node and in total, de-duplicated by
-storage at full storage size and split into parameters / buffers / inputs / activations, plus the
-parameter and buffer bytes; then it exports training-mode ONNX as ../shared/corpus does (opset 17,
+storage at full storage size and split into parameters / buffers / inputs / activations (not what
+nodes freed when forward returned had saved: `freed_before_backward_bytes`), plus the parameter and
+buffer bytes; then it exports training-mode ONNX as ../shared/corpus does (opset 17,
 TrainingMode.TRAINING, no constant folding, parameters as graph inputs named by their state_dict
 keys). `compare` runs `remat train-graph MODEL --json` and lines the two up per module (the ONNX
 node names carry the module path; each PyTorch node is attributed to the innermost module running
@@ -42,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+import weakref
 
 try:  # compare needs no torch; measure and check do
     import torch
@@ -163,7 +165,7 @@ def _storage_key(t):
 
 class _Packed:
     """What the pack hook returns: the saved tensor and its record number."""
-    __slots__ = ("tensor", "record")
+    __slots__ = ("tensor", "record", "__weakref__")
 
     def __init__(self, tensor, record):
         self.tensor, self.record = tensor, record
@@ -244,11 +246,17 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
         handles.append(mod.register_forward_pre_hook(pre))
         handles.append(mod.register_forward_hook(post))
 
+    packed = []    # per record: a weak reference to what the pack hook returned
+
     def pack(t):
         key, nbytes = _storage_key(t)
         records.append({"key": key, "bytes": nbytes, "dtype": str(t.dtype).replace("torch.", ""),
                         "shape": list(t.shape), "module": module_stack[-1] if module_stack else ""})
-        return _Packed(t, len(records) - 1)
+        # detached: a tensor holding its grad_fn would keep the node that saved it alive (node ->
+        # saved -> tensor -> node), which autograd itself avoids for a node's own outputs
+        p = _Packed(t.detach(), len(records) - 1)
+        packed.append(weakref.ref(p))
+        return p
 
     unpacked = []
 
@@ -267,6 +275,10 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
         with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
             with amp:
                 out = model(*inputs)
+            # A record whose autograd node is gone once forward has returned (the last step of an
+            # unrolled recurrence updating a state nothing reads: RWKV's aa, bb, pp) was freed
+            # with that node before backward, and the export drops the dead ops: not kept.
+            alive = [ref() is not None for ref in packed]
             outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
                     if torch.is_tensor(o) and o.requires_grad]
             # Every autograd node reachable from the outputs, and which records it saved
@@ -297,8 +309,11 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
             h.remove()
 
     def kind(key, rec=None):
-        if rec is not None and rec["shape"] == [] and rec["dtype"] == "float64":
-            return "scalar"  # a Python number autograd wrapped in a tensor (x * 0.5): host memory
+        if (rec is not None and rec["shape"] == [] and key[0] == "cpu" and
+                rec["dtype"] in ("float64", "int64", "bool")):
+            # a Python number autograd wrapped in a tensor (x * 0.5 float64, 2 * x int64, x * True
+            # bool): host memory, never on the device
+            return "scalar"
         if key in params:
             return "parameter"
         if key in buffers:
@@ -326,9 +341,14 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
                           "storage": hex(rec["key"][1]), "counted": is_new})
         out_nodes.append({"node": name, "module": records[first]["module"], "saved": saved,
                           "activation_bytes": new_bytes})
-    # Storages saved by nodes not reachable from the outputs (none in practice) still count.
-    for rec in records:
+    # Storages saved by nodes the walk above did not read but that were alive after forward still
+    # count; those freed with their node when forward returned do not (see `alive`).
+    freed = 0
+    for i, rec in enumerate(records):
         if rec["key"] not in counted:
+            if not alive[i]:
+                freed += rec["bytes"]
+                continue
             counted.add(rec["key"])
             totals[kind(rec["key"], rec)] += rec["bytes"]
     trainable = {}
@@ -347,6 +367,7 @@ def measure(model, inputs, cuda_dropout=True, autocast=None, device="cpu"):
         "saved_input_bytes": totals["input"],
         "saved_activation_bytes": totals["activation"],
         "saved_activation_bytes_by_dtype": by_dtype,
+        "freed_before_backward_bytes": freed,
         "autograd_nodes": out_nodes,
     }
 

@@ -275,6 +275,38 @@ private slots:
         QCOMPARE(kindOf(u->graph, "enc.weight"), ir::ValueKind::Parameter);
     }
 
+    void forwardConstantsAreKeptWhereRead()
+    {
+        // h / torch.arange(1, 17) in forward and h / a non-persistent buffer both export as a
+        // Constant node [1, 16] (byte-identical files): the buffer is resident, the arange made
+        // every step and kept by the Div (64 B). remat.forward_constants tells them apart; a
+        // name it lists that is not a Constant output changes nothing.
+        for (const bool listed : {false, true}) {
+            Files f;
+            auto m = baseModel();
+            m.set_producer_name("pytorch");
+            auto *g = m.mutable_graph();
+            addFloatInput(g, "input", {2, 8});
+            addFloatInput(g, "enc.weight", {8, 16});
+            addNode(g, "/enc/MatMul", "MatMul", {"input", "enc.weight"}, {"h"});
+            auto *t =
+                addConstantNode(g, "/Constant", "/Constant_output_0", ::onnx::TensorProto::FLOAT);
+            t->add_dims(1);
+            t->add_dims(16);
+            for (int i = 1; i <= 16; ++i)
+                t->add_float_data(float(i));
+            addNode(g, "/Div", "Div", {"h", "/Constant_output_0"}, {"y"});
+            g->add_output()->set_name("y");
+            addMetadata(m, "remat.format", "1");
+            addMetadata(m, "remat.forward_constants",
+                        listed ? R"(["/Constant_output_0", "h"])" : R"(["h"])");
+            auto b = build(f.write("m.onnx", m), {});
+            QVERIFY2(b, b.status().message().c_str());
+            QCOMPARE(b->summary.savedForBackwardBytes, int64_t(listed ? 64 : 0));
+            QVERIFY(b->graph.value(*b->graph.findValue("h")).kindReason.empty());
+        }
+    }
+
     void badMetadataIsIgnored_data()
     {
         QTest::addColumn<QString>("key");

@@ -130,6 +130,10 @@ SAMPLE = {
                                      "residual / skip chunked from one 1x1 conv", 1.0),
     f"{SPELLINGS}:BiLSTMLearnedInit": (None, "two-layer bidirectional nn.LSTM from learned initial states expanded "
                                           "over the batch", 1.0),
+    f"{NETS}:CosineGateConv": (None, "F.cosine_similarity over channels: ATen keeps the norms and each operand "
+                                     "normalised, not the export's sums", 1.0),
+    f"{NETS}:MomentumIntegrator": (None, "a velocity updated after the last step that reads it: torch frees those "
+                                         "nodes when forward returns, the export drops the ops", 1.0),
     # issue 32: how people train (autocast_rnn_nets.py)
     f"{AUTOCAST_NETS}:FrozenEncoderCrossAttn": (None, "frozen encoder, trainable cross-attention head: learned "
                                                       "queries expanded over the batch, copied by the fold", 1.0,
@@ -147,6 +151,8 @@ AUTOCAST_SAMPLE = {
     f"{UNSEEN}:HyperNet": (None, "a Linear called twice on a 1-D input: one cached cast of its weight", 1.0),
     f"{UNSEEN}:DCNv2": (None, "cross network x0 * (W x + b) + x, BatchNorm1d, embeddings", 1.0),
     f"{UNSEEN}:LinearTransformer": (None, "an einsum's pairwise product kept in bfloat16", 1.0),
+    f"{NETS}:PrototypeCosine": (None, "cosine_similarity of bfloat16 tokens against float32 prototypes: the "
+                                      "promoted copy, broadcast norms", 1.0),
     # issue 32: nn.LSTM / nn.GRU as ATen's CPU composite, and fine-tuning under autocast
     f"{AUTOCAST_NETS}:BiLSTMTagger": (None, "bidirectional nn.LSTM: bf16 gates, float32 cell state, the input cast "
                                             "once per direction", 1.0),

@@ -1110,6 +1110,148 @@ private slots:
         QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(0));
     }
 
+    void cosineSimilarityKeepsWhatAtenKeeps()
+    {
+        // torch.onnx writes F.cosine_similarity(a, b, dim=-1) as ReduceSum(a * b) / Max(Sqrt(
+        // ReduceSum(a * a) * ReduceSum(b * b)), eps); ATen normalises each operand first and keeps,
+        // per operand that needs a gradient, the operand, its norm [2, 3] (24 B) and the other
+        // operand normalised [2, 3, 4] (96 B), never the export's sums. a = x * w (96 B): with b
+        // the input, 96 + 24 + 96 = 216 B (the export's own ops would keep 192); with b = x * w2
+        // too, 2 x 216 = 432 B.
+        for (const bool bNeedsGrad : {false, true}) {
+            GraphSpec s;
+            s.value("x", {2, 3, 4}, ValueKind::Input);
+            s.value("w", {2, 3, 4}, ValueKind::Parameter);
+            s.value("w2", {2, 3, 4}, ValueKind::Parameter);
+            s.value("xb", {2, 3, 4}, ValueKind::Input);
+            s.constant("axes", {-1}, DataType::Int64, {1});
+            s.constant("eps", {1e-8}, DataType::Float, {1});
+            for (const char *v : {"a", "b", "ab", "aa", "bb"})
+                s.value(v, {2, 3, 4});
+            for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
+                s.value(v, {2, 3});
+            s.outputs = {s.find("y")};
+            s.node("Mul", {"x", "w"}, {"a"}, "/a/Mul");
+            if (bNeedsGrad)
+                s.node("Mul", {"x", "w2"}, {"b"}, "/b/Mul");
+            else
+                s.node("Identity", {"xb"}, {"b"}, "/b/Identity");
+            s.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
+            s.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
+                {"keepdims", int64_t(0)}};
+            s.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
+            s.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
+                {"keepdims", int64_t(0)}};
+            s.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
+            s.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
+                {"keepdims", int64_t(0)}};
+            s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+            s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+            s.node("Max", {"r", "eps"}, {"d"}, "/Max");
+            s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+            auto forward = s.build();
+            QVERIFY(forward.hasValue());
+            const TrainingGraph g = buildOk(s);
+            const training::TrainingSummary sum = training::summarize(g, &*forward);
+            QCOMPARE(sum.savedForBackwardBytes, int64_t(bNeedsGrad ? 432 : 216));
+            // the per-op figures add up to the total; the norms and normalised operands are on
+            // the Div
+            int64_t perOp = 0, onDiv = 0;
+            for (const auto &e : sum.savedByForwardOp) {
+                perOp += e.bytes;
+                if (g.op(e.op).name == "/Div")
+                    onDiv = e.bytes;
+            }
+            QCOMPARE(perOp, sum.savedForBackwardBytes);
+            QCOMPARE(onDiv, int64_t(bNeedsGrad ? 240 : 120));
+            // the graph itself still holds the export's tensors, and without the forward graph
+            // the export's ops are read as they are (a 96, sb 24, r 24, cross 24, d 24)
+            if (!bNeedsGrad)
+                QCOMPARE(training::summarize(g).savedForBackwardBytes, int64_t(192));
+        }
+        // a bfloat16 against a float32 (CPU autocast, where cosine_similarity is on no list):
+        // ATen promotes a to a float32 copy first and keeps that (96 B) instead of a (48 B):
+        // 96 + 24 + 96 = 216 B
+        GraphSpec s;
+        s.value("x", {2, 3, 4}, ValueKind::Input, DataType::BFloat16);
+        s.value("w", {2, 3, 4}, ValueKind::Parameter, DataType::BFloat16);
+        s.value("b", {2, 3, 4}, ValueKind::Input);
+        s.value("a", {2, 3, 4}, ValueKind::Intermediate, DataType::BFloat16);
+        s.value("aa", {2, 3, 4}, ValueKind::Intermediate, DataType::BFloat16);
+        s.value("sa", {2, 3}, ValueKind::Intermediate, DataType::BFloat16);
+        s.constant("axes", {-1}, DataType::Int64, {1});
+        s.constant("eps", {1e-8}, DataType::Float, {1});
+        for (const char *v : {"ab", "bb"})
+            s.value(v, {2, 3, 4});
+        for (const char *v : {"cross", "sb", "m", "r", "d", "y"})
+            s.value(v, {2, 3});
+        s.outputs = {s.find("y")};
+        s.node("Mul", {"x", "w"}, {"a"}, "/a/Mul");
+        s.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
+        s.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
+            {"keepdims", int64_t(0)}};
+        s.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
+        s.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
+            {"keepdims", int64_t(0)}};
+        s.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
+        s.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
+            {"keepdims", int64_t(0)}};
+        s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+        s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+        s.node("Max", {"r", "eps"}, {"d"}, "/Max");
+        s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+        auto forward = s.build();
+        QVERIFY(forward.hasValue());
+        const TrainingGraph g = buildOk(s);
+        QCOMPARE(training::summarize(g, &*forward).savedForBackwardBytes, int64_t(216));
+
+        // under autocast, a = x W1 and b = x W2 are bfloat16 matrix products. CUDA lists
+        // cosine_similarity as fp32: per operand a float32 copy (96 B), a float32 norm (24 B) and
+        // the other operand normalised in float32 (96 B), 432 B on the Div. CPU lists it nowhere:
+        // all in bfloat16, 2 x (12 + 48) = 120 B.
+        for (const ops::AutocastDevice device :
+             {ops::AutocastDevice::Cuda, ops::AutocastDevice::Cpu}) {
+            GraphSpec m;
+            m.value("x", {2, 3, 4}, ValueKind::Input);
+            m.value("w1", {4, 4}, ValueKind::Parameter);
+            m.value("w2", {4, 4}, ValueKind::Parameter);
+            m.constant("axes", {-1}, DataType::Int64, {1});
+            m.constant("eps", {1e-8}, DataType::Float, {1});
+            for (const char *v : {"a", "b", "ab", "aa", "bb"})
+                m.value(v, {2, 3, 4});
+            for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
+                m.value(v, {2, 3});
+            m.outputs = {m.find("y")};
+            m.node("MatMul", {"x", "w1"}, {"a"}, "/a/MatMul");
+            m.node("MatMul", {"x", "w2"}, {"b"}, "/b/MatMul");
+            m.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
+            m.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
+                {"keepdims", int64_t(0)}};
+            m.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
+            m.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
+                {"keepdims", int64_t(0)}};
+            m.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
+            m.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
+                {"keepdims", int64_t(0)}};
+            m.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+            m.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+            m.node("Max", {"r", "eps"}, {"d"}, "/Max");
+            m.node("Div", {"cross", "d"}, {"y"}, "/Div");
+            auto fwd = m.build();
+            QVERIFY(fwd.hasValue());
+            training::TrainingOptions o;
+            o.precision = training::Precision::Bf16Mixed;
+            o.autocastDevice = device;
+            auto tg = training::applyTrainingOptions(buildOk(m), o, &*fwd);
+            QVERIFY2(tg, tg.status().message().c_str());
+            int64_t onDiv = -1;
+            for (const auto &e : training::summarize(*tg, &*fwd).savedByForwardOp)
+                if (tg->op(e.op).name == "/Div")
+                    onDiv = e.bytes;
+            QCOMPARE(onDiv, int64_t(device == ops::AutocastDevice::Cuda ? 432 : 120));
+        }
+    }
+
     void indexAddKeepsItsSource()
     {
         // torch.onnx writes index_add(0, idx, src) as Add(self, ScatterElements(zeros,
