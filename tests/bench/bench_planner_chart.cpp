@@ -10,10 +10,11 @@
 // (the 8B decoder: `remat make-decoder --config resources/configs/llama-3-8b.json --seq 4096`).
 // The solver is chen-sqrtn (REMAT_BENCH_SOLVER to change it): fast enough to run live on 8B.
 // The window is 1366x768, the walkthrough's screen (REMAT_BENCH_WINDOW=WxH to change it).
+#include "ui/main_window.h"
 #include "ui/planner/memory_chart_view.h"
+#include "ui/planner/memory_curves.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/teaching_view.h"
-#include "ui/main_window.h"
 
 #include "core/sim/copy_stalls.h"
 
@@ -182,6 +183,13 @@ bool benchModel(const QString &model, int64_t batch, const QString &solver, cons
         auto stalls = core::sim::copyStalls(plan.schedule, *shared->training, *shared->costs);
         (void)stalls;
     });
+    row.curvesMs = timeMs(reps, [&] {
+        const MemoryCurves curves = stackedMemoryCurves(plan.timeline, chart->width(), 1 << 30);
+        const QList<QPointF> storeAll =
+            totalMemoryCurve(shared->storeAll.timeline, chart->width(), 1 << 30);
+        (void)curves;
+        (void)storeAll;
+    });
     row.chartMs = timeMs(reps, [&] {
         chart->setTimelines(plan.timeline, &shared->storeAll.timeline, plan.budgetBytes,
                             QString::fromStdString(plan.solver));
@@ -216,9 +224,9 @@ int main(int argc, char **argv)
     std::printf("solver %s, window %dx%d; ms, medians (move: slider to window repainted, wall; "
                 "gui: GUI-thread CPU of a move; the rest: each part alone)\n",
                 qPrintable(solver), window.width(), window.height());
-    std::printf("%-28s %6s %6s %6s %7s %7s %6s %8s %7s %8s %6s %6s %6s %6s %6s\n", "model",
-                "steps", "chart", "drawn", "move", "gui", "solve", "analysis", "colours",
-                "schedule", "stalls", "curves", "chart", "paint", "window");
+    std::printf("%-28s %6s %6s %6s %7s %7s %6s %8s %7s %8s %6s %6s %6s %6s %6s\n", "model", "steps",
+                "chart", "drawn", "move", "gui", "solve", "analysis", "colours", "schedule",
+                "stalls", "curves", "chart", "paint", "window");
     for (int i = 1; i + 1 < argc; i += 2) {
         Row r;
         if (!benchModel(QString::fromLocal8Bit(argv[i]), std::atoll(argv[i + 1]), solver, window,
