@@ -4,7 +4,9 @@
 // analysis, the node colours, the Schedule tab, the chart); then each GUI-thread part is timed
 // alone on the last plan: the plan analysis, the node colours, the Schedule tab's matrices, the
 // copy-stall simulation, the chart's curves (the points built from the timeline), the chart's
-// setTimelines (curves + QtCharts replace) and one paint of the chart. Medians over the moves.
+// setTimelines (curves + QtCharts replace), one paint of the chart and one of the window. Medians.
+// "peak": whether the drawn curve's maximum is the plan's simulated peak exactly (thinning must
+// keep it).
 //   bench_planner_chart MODEL.onnx BATCH [MODEL.onnx BATCH ...]
 //   e.g. bench_planner_chart /tmp/llama-3-8b-s4096.onnx 1 ../shared/corpus/graph_only/resnet50.onnx 32
 // (the 8B decoder: `remat make-decoder --config resources/configs/llama-3-8b.json --seq 4096`).
@@ -72,6 +74,7 @@ struct Row
     double analysisMs = 0, coloursMs = 0, scheduleTabMs = 0, stallsMs = 0, curvesMs = 0,
            chartMs = 0, paintMs = 0, windowPaintMs = 0;
     int chartWidth = 0;
+    bool peakDrawn = false;
 };
 
 /// Runs the event loop until `done` or `timeoutMs`; false on a timeout.
@@ -198,6 +201,15 @@ bool benchModel(const QString &model, int64_t batch, const QString &solver, cons
     row.windowPaintMs = timeMs(reps, [&] { w.repaint(); });
     row.chartWidth = chart->width();
     row.drawn = chart->drawnPointCount();
+    // The peak as drawn: the top of the stacked areas reaches the plan's simulated peak.
+    double top = 0;
+    for (const QPointF &p : chart->drawnTotal())
+        top = std::max(top, p.y());
+    const QString unit = chart->memoryUnit();
+    const double bytes = unit == QLatin1String("GiB")   ? double(1 << 30)
+                         : unit == QLatin1String("MiB") ? double(1 << 20)
+                                                        : 1024.0;
+    row.peakDrawn = top == double(plan.timeline.peakBytes) / bytes;
     return true;
 }
 
@@ -224,19 +236,19 @@ int main(int argc, char **argv)
     std::printf("solver %s, window %dx%d; ms, medians (move: slider to window repainted, wall; "
                 "gui: GUI-thread CPU of a move; the rest: each part alone)\n",
                 qPrintable(solver), window.width(), window.height());
-    std::printf("%-28s %6s %6s %6s %7s %7s %6s %8s %7s %8s %6s %6s %6s %6s %6s\n", "model", "steps",
-                "chart", "drawn", "move", "gui", "solve", "analysis", "colours", "schedule",
-                "stalls", "curves", "chart", "paint", "window");
+    std::printf("%-28s %6s %6s %6s %7s %7s %6s %8s %7s %8s %6s %6s %6s %6s %6s %5s\n", "model",
+                "steps", "chart", "drawn", "move", "gui", "solve", "analysis", "colours",
+                "schedule", "stalls", "curves", "chart", "paint", "window");
     for (int i = 1; i + 1 < argc; i += 2) {
         Row r;
         if (!benchModel(QString::fromLocal8Bit(argv[i]), std::atoll(argv[i + 1]), solver, window,
                         r))
             continue;
         std::printf("%-28s %6zu %6d %6d %7.1f %7.1f %6.1f %8.1f %7.1f %8.1f %6.1f %6.1f %6.1f "
-                    "%6.1f %6.1f\n",
+                    "%6.1f %6.1f %5s\n",
                     r.model.c_str(), r.steps, r.chartWidth, r.drawn, r.moveMs, r.guiMs, r.solveMs,
                     r.analysisMs, r.coloursMs, r.scheduleTabMs, r.stallsMs, r.curvesMs, r.chartMs,
-                    r.paintMs, r.windowPaintMs);
+                    r.paintMs, r.windowPaintMs, r.peakDrawn ? "exact" : "LOST");
         std::fflush(stdout);
     }
     return 0;
