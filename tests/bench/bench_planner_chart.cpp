@@ -238,7 +238,7 @@ int main(int argc, char **argv)
                 qPrintable(solver), window.width(), window.height());
     std::printf("%-28s %6s %6s %6s %7s %7s %6s %8s %7s %8s %6s %6s %6s %6s %6s %5s\n", "model",
                 "steps", "chart", "drawn", "move", "gui", "solve", "analysis", "colours",
-                "schedule", "stalls", "curves", "chart", "paint", "window");
+                "schedule", "stalls", "curves", "chart", "paint", "window", "peak");
     for (int i = 1; i + 1 < argc; i += 2) {
         Row r;
         if (!benchModel(QString::fromLocal8Bit(argv[i]), std::atoll(argv[i + 1]), solver, window,
