@@ -217,7 +217,7 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_y->setTitleText(QLatin1String(unit.name));
     m_yMax = std::max(1e-9, double(top) / m_unit * 1.08);
     // The timelines are kept (the view may be resized: the curves follow its width) and drawn
-    // thinned to the view's width (memoryCurves): a curve of 15,000 steps in 400 pixels cost
+    // thinned to the view's width (memory_curves.h): a curve of 15,000 steps in 400 pixels cost
     // QtCharts 100 ms a slider move, to lay out points no screen could show apart.
     m_planTimeline = plan;
     m_storeAllTimeline = storeAll ? *storeAll : core::sim::Timeline();
