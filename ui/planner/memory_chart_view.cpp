@@ -1,6 +1,7 @@
 #include "ui/planner/memory_chart_view.h"
 
 #include "ui/planner/chart_empty_state.h"
+#include "ui/planner/memory_curves.h"
 
 #include "core/util/bytes.h"
 
@@ -44,30 +45,6 @@ QColor memCategoryColor(int category)
 }
 
 namespace {
-
-// Bucket boundaries over [0, n): each bucket contributes the step with the highest total, so the
-// peak survives decimation.
-std::vector<size_t> pickSteps(const std::vector<core::sim::TimelinePoint> &pts, int maxPoints)
-{
-    std::vector<size_t> out;
-    const size_t n = pts.size();
-    if (n <= size_t(maxPoints)) {
-        out.resize(n);
-        for (size_t i = 0; i < n; ++i)
-            out[i] = i;
-        return out;
-    }
-    const double per = double(n) / maxPoints;
-    for (int b = 0; b < maxPoints; ++b) {
-        const size_t lo = size_t(b * per), hi = std::min(n, size_t((b + 1) * per));
-        size_t best = lo;
-        for (size_t i = lo; i < hi; ++i)
-            if (pts[i].peakDuringStep > pts[best].peakDuringStep)
-                best = i;
-        out.push_back(best);
-    }
-    return out;
-}
 
 /// Tick spacing for the step axis: whole steps, about five ticks, 1-2-5 multiples. The labels are
 /// "%d", so fixed fractional ticks would print the same step several times ("0 0 0 0 1").
@@ -186,6 +163,7 @@ void MemoryChartView::clearOverlays()
         delete s;
     }
     m_overlays.clear();
+    m_overlayTimelines.clear();
 }
 int MemoryChartView::stallMarkerCount() const { return int(m_stalls->count()); }
 
@@ -210,6 +188,9 @@ void MemoryChartView::clearTimelines()
     m_cursorLine->clear();
     m_stepCount = 0;
     m_drawnPoints = 0;
+    m_planTimeline = {};
+    m_storeAllTimeline = {};
+    m_hasStoreAll = false;
     m_x->setRange(0, 1);
     m_x->setTickInterval(1);
     m_y->setRange(0, 1);
@@ -235,47 +216,14 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     m_unit = unit.bytes;
     m_y->setTitleText(QLatin1String(unit.name));
     m_yMax = std::max(1e-9, double(top) / m_unit * 1.08);
-
-    const std::vector<size_t> pick = pickSteps(pts, kMaxPoints);
-    int usedCategories = 0;
-    m_drawnPoints = int(pick.size());
-    QList<QPointF> upper[kMemCategoryCount];
-    QList<QPointF> lower[kMemCategoryCount];
-    for (size_t k = 0; k < kMemCategoryCount; ++k) {
-        upper[k].reserve(qsizetype(pick.size()));
-        lower[k].reserve(qsizetype(pick.size()));
-    }
-    for (size_t i : pick) {
-        double base = 0;
-        for (size_t k = 0; k < kMemCategoryCount; ++k) {
-            const double v = double(pts[i].byCategory[k]) / m_unit;
-            lower[k].append(QPointF(double(i), base));
-            base += v;
-            upper[k].append(QPointF(double(i), base));
-        }
-    }
-    for (size_t k = 0; k < kMemCategoryCount; ++k) {
-        m_upper[k]->replace(upper[k]);
-        m_lower[k]->replace(lower[k]);
-        // A category this plan never uses (offload on a plan without offload, often workspace)
-        // leaves the legend: beside the plot, eleven entries and the overlaid plans did not fit.
-        bool used = false;
-        for (size_t i : pick)
-            used = used || pts[i].byCategory[k] > 0;
-        usedCategories += used;
-        for (QLegendMarker *m : chart()->legend()->markers(m_area[k]))
-            m->setVisible(used);
-    }
-    QList<QPointF> sa;
-    if (storeAll) {
-        for (size_t i : pickSteps(storeAll->points, kMaxPoints))
-            sa.append(QPointF(double(i), double(storeAll->points[i].peakDuringStep) / m_unit));
-    }
-    m_storeAll->replace(sa);
-    for (QLegendMarker *m : chart()->legend()->markers(m_storeAll))
-        m->setVisible(!sa.isEmpty()); // a comparison of two steps has no store-all line
+    // The timelines are kept (the view may be resized: the curves follow its width) and drawn
+    // thinned to the view's width (memory_curves.h): a curve of 15,000 steps in 400 pixels cost
+    // QtCharts 100 ms a slider move, to lay out points no screen could show apart.
+    m_planTimeline = plan;
+    m_storeAllTimeline = storeAll ? *storeAll : core::sim::Timeline();
+    m_hasStoreAll = storeAll && !storeAll->points.empty();
     double xMax = std::max<double>(
-        1, std::max<qsizetype>(pts.size(), sa.isEmpty() ? 0 : qsizetype(sa.back().x()) + 1));
+        1, std::max(pts.size(), m_hasStoreAll ? storeAll->points.size() : size_t(0)));
     // Other selected plans: their totals as lines, drawn over the areas (a schedule with more
     // recomputation is longer: the axis takes the longest).
     clearOverlays();
@@ -285,19 +233,28 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
         auto *line = new QLineSeries(chart());
         line->setName(o.name);
         line->setPen(QPen(overlayColor(int(m_overlays.size())), 2.0));
-        QList<QPointF> curve;
-        for (size_t i : pickSteps(o.timeline->points, kMaxPoints))
-            curve.append(QPointF(double(i), double(o.timeline->points[i].peakDuringStep) / m_unit));
-        line->replace(curve);
         chart()->addSeries(line);
         line->attachAxis(m_x);
         line->attachAxis(m_y);
         for (QLegendMarker *m : chart()->legend()->markers(line))
             m->setVisible(false); // named under the title instead
         m_overlays.append(line);
+        m_overlayTimelines.push_back(*o.timeline);
         xMax = std::max(xMax, double(o.timeline->points.size()));
     }
     m_xMax = xMax;
+    updateCurves(true);
+    int usedCategories = 0;
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        // A category this plan never uses (offload on a plan without offload, often workspace)
+        // leaves the legend: beside the plot, eleven entries and the overlaid plans did not fit.
+        const bool used = m_upper[k]->count() > 0;
+        usedCategories += used;
+        for (QLegendMarker *m : chart()->legend()->markers(m_area[k]))
+            m->setVisible(used);
+    }
+    for (QLegendMarker *m : chart()->legend()->markers(m_storeAll))
+        m->setVisible(m_hasStoreAll); // a comparison of two steps has no store-all line
     setBudget(budgetBytes);
     if (!pts.empty())
         m_peak->replace({QPointF(double(plan.peakStep), double(plan.peakBytes) / m_unit)});
@@ -322,12 +279,6 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
                                               : tr("%1 ns").arg(stallSeconds * 1e9, 0, 'g', 3)));
     for (QLegendMarker *m : chart()->legend()->markers(m_stalls))
         m->setVisible(!stalls.isEmpty());
-    m_x->setRange(0, xMax);
-    m_x->setTickInterval(stepTickInterval(xMax));
-    m_y->setRange(0, m_yMax);
-    // Round ticks in the unit (0, 200, 400 ... MiB), not tenths of 1.08 x the peak.
-    m_y->applyNiceNumbers();
-    m_yMax = m_y->max();
     m_empty->setEmpty(false);
     // The title in pieces, wrapped to the chart's width (layoutTitle, again on resize): with
     // three plans overlaid one line of it was elided ("...; 2 other plans over...").
@@ -346,9 +297,57 @@ void MemoryChartView::setTimelines(const core::sim::Timeline &plan,
     if (m_cursor >= 0)
         setCursorStep(m_cursor);
     // Categories, store-all, budget and stalls (the overlaid plans are named under the title).
-    m_legendEntries = usedCategories + (sa.isEmpty() ? 0 : 1) + (m_budgetBytes > 0 ? 1 : 0) +
+    m_legendEntries = usedCategories + (m_hasStoreAll ? 1 : 0) + (m_budgetBytes > 0 ? 1 : 0) +
                       (stalls.isEmpty() ? 0 : 1);
     fitLegend();
+}
+
+QList<QPointF> MemoryChartView::drawnTotal() const
+{
+    for (size_t k = kMemCategoryCount; k-- > 0;)
+        if (m_upper[k]->count() > 0)
+            return m_upper[k]->points();
+    return {};
+}
+
+QList<QPointF> MemoryChartView::drawnStoreAll() const { return m_storeAll->points(); }
+
+int MemoryChartView::curveColumns() const { return std::max(1, width()); }
+
+void MemoryChartView::updateCurves(bool newRanges)
+{
+    // QtCharts lays every series out again (mapping and stroking all its points) on each change
+    // of an axis' range and on each replace(): the curves are emptied first, so that the axes
+    // move over empty series and each curve is laid out once, at its replace().
+    const QList<QPointF> none;
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        m_upper[k]->replace(none);
+        m_lower[k]->replace(none);
+    }
+    m_storeAll->replace(none);
+    for (QLineSeries *line : m_overlays)
+        line->replace(none);
+    if (newRanges) {
+        m_x->setRange(0, m_xMax);
+        m_x->setTickInterval(stepTickInterval(m_xMax));
+        m_y->setRange(0, m_yMax);
+        // Round ticks in the unit (0, 200, 400 ... MiB), not tenths of 1.08 x the peak.
+        m_y->applyNiceNumbers();
+        m_yMax = m_y->max();
+    }
+    m_columns = curveColumns();
+    const MemoryCurves curves = stackedMemoryCurves(m_planTimeline, m_columns, m_unit);
+    m_drawnPoints = int(curves.steps.size());
+    for (size_t k = 0; k < kMemCategoryCount; ++k) {
+        if (!curves.used[k])
+            continue; // stays empty: a category the plan never uses has no area to lay out
+        m_upper[k]->replace(curves.upper[k]);
+        m_lower[k]->replace(curves.lower[k]);
+    }
+    if (m_hasStoreAll)
+        m_storeAll->replace(totalMemoryCurve(m_storeAllTimeline, m_columns, m_unit));
+    for (qsizetype i = 0; i < m_overlays.size(); ++i)
+        m_overlays[i]->replace(totalMemoryCurve(m_overlayTimelines[size_t(i)], m_columns, m_unit));
 }
 
 void MemoryChartView::setBudget(int64_t budgetBytes)
@@ -376,8 +375,19 @@ void MemoryChartView::setCursorStep(int step)
 void MemoryChartView::resizeEvent(QResizeEvent *event)
 {
     QChartView::resizeEvent(event);
-    if (m_stepCount > 0)
+    if (m_stepCount > 0) {
         layoutTitle();
+        // Thinned for the old width: thinned again for the new one (the axes stay).
+        auto thinned = [&](int columns) {
+            bool any = m_planTimeline.points.size() > 2 * size_t(columns) ||
+                       m_storeAllTimeline.points.size() > 2 * size_t(columns);
+            for (const core::sim::Timeline &t : m_overlayTimelines)
+                any = any || t.points.size() > 2 * size_t(columns);
+            return any;
+        };
+        if (curveColumns() != m_columns && (thinned(m_columns) || thinned(curveColumns())))
+            updateCurves(false);
+    }
     fitLegend();
 }
 

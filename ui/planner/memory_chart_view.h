@@ -38,9 +38,6 @@ class MemoryChartView : public QChartView
 {
     Q_OBJECT
 public:
-    /// Above this many steps, points are bucketed (each bucket keeps its highest step).
-    static constexpr int kMaxPoints = 2000;
-
     explicit MemoryChartView(QWidget *parent = nullptr);
 
     /// `storeAll` may be null; `budgetBytes` <= 0 hides the budget line. `copyStalls`: the
@@ -62,8 +59,13 @@ public:
     void setCursorStep(int step);
     int cursorStep() const { return m_cursor; }
     int stepCount() const { return m_stepCount; }
-    /// Points drawn for the plan's total (after bucketing): for tests.
+    /// Points drawn for the plan's total: every step, or two a pixel column of the view's
+    /// width when there are more (memoryCurveSteps). For tests.
     int drawnPointCount() const { return m_drawnPoints; }
+    /// The top of the plan's stacked areas as drawn (x: step, y: memoryUnit()). For tests.
+    QList<QPointF> drawnTotal() const;
+    /// The store-all line as drawn. For tests.
+    QList<QPointF> drawnStoreAll() const;
     /// Steps where the compute lane waits for a copy (an offload plan's prefetch not landed, an
     /// offload not finished before its Free): marked on the plan's total, one marker a step, in
     /// a legend entry saying how long the compute waits in all. 0 for a plan without stalls.
@@ -93,6 +95,11 @@ private:
     void fitLegend();
     /// Wraps m_titleHead and m_titleKeys to the chart's width into chart()->title().
     void layoutTitle();
+    /// The pixel columns the curves are thinned to: the view's width.
+    int curveColumns() const;
+    /// Fills the areas, the store-all line and the overlays from the kept timelines, thinned to
+    /// curveColumns(); with `newRanges`, the axes take m_xMax and m_yMax first.
+    void updateCurves(bool newRanges);
 
     QLineSeries *m_upper[core::schedule::kMemCategoryCount] = {};
     QLineSeries *m_lower[core::schedule::kMemCategoryCount] = {};
@@ -103,6 +110,12 @@ private:
     QScatterSeries *m_peak = nullptr;
     QScatterSeries *m_stalls = nullptr; ///< copy-lane stalls of the plan (offload plans)
     QList<QLineSeries *> m_overlays;
+    // What is drawn, kept to thin it again when the view's width changes.
+    core::sim::Timeline m_planTimeline;
+    core::sim::Timeline m_storeAllTimeline;
+    bool m_hasStoreAll = false;
+    std::vector<core::sim::Timeline> m_overlayTimelines; ///< one per m_overlays entry
+    int m_columns = 0;                          ///< curveColumns() the curves were thinned to
     QStringList m_titleHead;                    ///< the plan's summary, in pieces that may wrap
     QList<QPair<QString, QString>> m_titleKeys; ///< overlaid plans: colour, name
     int m_titleLines = 1;

@@ -1,6 +1,7 @@
 #include "ui/planner/run_panel.h"
 
 #include "ui/planner/chart_empty_state.h"
+#include "ui/planner/memory_curves.h"
 
 #include "core/exec/profile_recorder.h"
 #include "core/util/bytes.h"
@@ -14,6 +15,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QPushButton>
+#include <QScreen>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -241,10 +243,23 @@ void RunPanel::clearResults()
     updateAxes();
 }
 
-void RunPanel::updateAxes()
+void RunPanel::updateAxes(const QList<QPointF> *memPredicted, const QList<QPointF> *timePredicted)
 {
-    showEmptyState(m_memoryView, {m_memMeasured, m_memPredicted});
-    showEmptyState(m_timeView, {m_timeMeasured, m_timePredicted});
+    // QtCharts lays a series out again (maps and strokes every point) at each change of an
+    // axis' range, eight of them below: the series are emptied while the axes move and filled
+    // once after (a slider move on the 8B decoder spent 60 ms here).
+    QLineSeries *const series[] = {m_memMeasured, m_timeMeasured, m_memPredicted, m_timePredicted,
+                                   m_oom};
+    QList<QPointF> kept[std::size(series)];
+    for (size_t i = 0; i < std::size(series); ++i) {
+        kept[i] = series[i]->points();
+        if (!kept[i].isEmpty())
+            series[i]->clear();
+    }
+    if (memPredicted)
+        kept[2] = *memPredicted;
+    if (timePredicted)
+        kept[3] = *timePredicted;
     m_memX->setRange(0, m_stepCount);
     m_memX->applyNiceNumbers(); // steps 0, 100, 200 (it printed 0, 110, 220, 330, 441)
     m_timeX->setRange(0, m_stepCount);
@@ -254,32 +269,41 @@ void RunPanel::updateAxes()
     m_memY->applyNiceNumbers();
     m_timeY->setRange(0, m_timeMax * 1.05);
     m_timeY->applyNiceNumbers();
+    for (size_t i = 0; i < std::size(series); ++i)
+        if (!kept[i].isEmpty())
+            series[i]->replace(kept[i]);
+    showEmptyState(m_memoryView, {m_memMeasured, m_memPredicted});
+    showEmptyState(m_timeView, {m_timeMeasured, m_timePredicted});
 }
 
 void RunPanel::setPredicted(const core::sim::Timeline &t)
 {
-    QList<QPointF> mem, time;
-    mem.reserve(qsizetype(t.points.size()));
-    double prevEnd = 0;
     m_memMax = 1e-9;
     m_timeMax = 1e-6;
     // The unit of the predicted peak, as the planner's tables and charts print it.
     const core::ByteUnit unit = core::byteUnitFor(t.peakBytes);
     m_memUnit = unit.bytes;
     m_memY->setTitleText(QLatin1String(unit.name));
+    std::vector<double> stepMs(t.points.size());
+    double prevEnd = 0;
     for (size_t i = 0; i < t.points.size(); ++i) {
         const auto &p = t.points[i];
-        mem.append(QPointF(double(i), double(p.peakDuringStep) / m_memUnit));
-        const double ms = std::max(0.0, p.endSeconds - prevEnd) * 1e3;
+        stepMs[i] = std::max(0.0, p.endSeconds - prevEnd) * 1e3;
         prevEnd = std::max(prevEnd, p.endSeconds);
-        time.append(QPointF(double(i), ms));
         m_memMax = std::max(m_memMax, double(p.peakDuringStep) / m_memUnit);
-        m_timeMax = std::max(m_timeMax, ms);
+        m_timeMax = std::max(m_timeMax, stepMs[i]);
     }
+    // Drawn thinned to the screen's width (the lowest and highest step of each pixel column:
+    // every peak at its height): the chart is never wider, and 15,000 points of an 8B decoder's
+    // schedule cost QtCharts tens of milliseconds a slider move.
+    const int columns = std::max(width(), screen() ? screen()->geometry().width() : 1920);
+    QList<QPointF> mem, time;
+    for (size_t i : memoryCurveSteps(t.points, columns))
+        mem.append(QPointF(double(i), double(t.points[i].peakDuringStep) / m_memUnit));
+    for (size_t i : columnExtremes(stepMs.size(), columns, [&](size_t i) { return stepMs[i]; }))
+        time.append(QPointF(double(i), stepMs[i]));
     m_stepCount = std::max<int>(1, int(t.points.size()));
-    m_memPredicted->replace(mem);
-    m_timePredicted->replace(time);
-    updateAxes();
+    updateAxes(&mem, &time);
 }
 
 void RunPanel::run()

@@ -92,8 +92,10 @@ protected:
 private:
     void startRun(RunRequest request);
     void drain();
-    /// The axes' ranges from the data's (m_stepCount, m_memMax, m_timeMax), rounded.
-    void updateAxes();
+    /// The axes' ranges from the data's (m_stepCount, m_memMax, m_timeMax), rounded; the
+    /// predicted curves' new points, when given, go in after the axes moved.
+    void updateAxes(const QList<QPointF> *memPredicted = nullptr,
+                    const QList<QPointF> *timePredicted = nullptr);
     void finished(const RunSummary &summary);
     void finishCalibration(const RunSummary &summary);
     /// The status and gradient lines for a finished run.
