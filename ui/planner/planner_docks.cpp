@@ -13,6 +13,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
@@ -106,6 +107,19 @@ int PlannerDocks::rowOfPlan(int planIndex) const
     if (!m_sorted || planIndex < 0 || planIndex >= m_sorted->sourceModel()->rowCount())
         return -1;
     return m_sorted->mapFromSource(m_sorted->sourceModel()->index(planIndex, 0)).row();
+}
+
+void PlannerDocks::selectPlan(int planIndex)
+{
+    const int row = rowOfPlan(planIndex);
+    if (row < 0 || !m_table)
+        return;
+    const QModelIndex first =
+        m_sorted->index(row, m_table->horizontalHeader()->logicalIndex(0)); // Solver, unless moved
+    m_table->selectionModel()->setCurrentIndex(first, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+    // setCurrentIndex scrolls only when the current cell changes.
+    m_table->scrollTo(first);
 }
 
 QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
