@@ -5,6 +5,7 @@
 // a click on one asks for that plan.
 #include "ui/planner/chart_empty_state.h"
 #include "ui/planner/pareto_chart_view.h"
+#include "ui/planner/pareto_legend.h"
 
 #include "core/solvers/registry.h"
 
@@ -63,7 +64,7 @@ private slots:
         // Expected: no axes, no legend, a hint.
         QVERIFY(!x->isVisible());
         QVERIFY(!y->isVisible());
-        QVERIFY(!v.chart()->legend()->isVisible());
+        QVERIFY(!v.legend()->isVisible());
         QVERIFY(!v.placeholderText().isEmpty());
 
         // Expected: one feasible point at 2 GiB, 30 % overhead shows the axes over it.
@@ -76,7 +77,7 @@ private slots:
         v.addPoint(p);
         QTRY_VERIFY(x->isVisible());
         QVERIFY(y->isVisible());
-        QVERIFY(v.chart()->legend()->isVisible());
+        QVERIFY(v.legend()->isVisible());
         QVERIFY(v.placeholderText().isEmpty());
         QVERIFY(x->min() <= 2.0 && x->max() >= 2.0);
         QCOMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (GiB)"));

@@ -18,19 +18,26 @@
 #include "ui/graph/graph_view.h"
 #include "ui/main_window.h"
 #include "ui/planner/pareto_chart_view.h"
+#include "ui/planner/pareto_legend.h"
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
 #include "ui_test_util.h"
 
+#include <QAbstractAxis>
+#include <QChart>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QHeaderView>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QScrollBar>
 #include <QTableView>
 #include <QTest>
 #include <QToolBar>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace remat;
@@ -211,6 +218,117 @@ private slots:
         emit planner->paretoChart()->planClicked(0);
         QTRY_VERIFY2(firstColumnsShown(plans), qPrintable(plansColumns(plans)));
         QCOMPARE(plans->currentIndex().row(), 0);
+    }
+
+    void paretoTabReadsAtLaptopSize()
+    {
+        const QString path = remat::tests::sharedPath("corpus/graph_only/resnet18.onnx");
+        if (!QFileInfo::exists(path))
+            QSKIP("shared corpus not found");
+        MainWindow w;
+        QVERIFY(showAndOpen(w, 1366, 768, path));
+        Planner *planner = w.planner();
+        planner->compareAll();
+        planner->waitForIdle();
+        planner->raiseView(QStringLiteral("pareto"));
+        ParetoChartView *view = planner->paretoChart();
+        QTRY_VERIFY(view->isVisible() && !view->planPoints().isEmpty());
+        // The dock's new width laid out (the chart's viewport follows the view a little later).
+        QTRY_VERIFY2(
+            view->width() >= 500 && view->viewport()->width() >= view->width() - 4,
+            qPrintable(
+                QStringLiteral("Pareto view %1 px wide, its viewport %2, Plans dock "
+                               "%3")
+                    .arg(view->width())
+                    .arg(view->viewport()->width())
+                    .arg(w.findChild<QDockWidget *>(QStringLiteral("plannerPlansDock"))->width())));
+        QTest::qWait(50);
+        QChart *chart = view->chart();
+        const QRectF plot = chart->plotArea();
+        const QRectF whole(QPointF(0, 0), QSizeF(view->viewport()->size()));
+        auto dockWidth = [&](const char *name) {
+            auto *d = w.findChild<QDockWidget *>(QLatin1String(name));
+            return d ? d->width() : -1;
+        };
+        const QString where = QStringLiteral("view %1x%2, plot %3x%4 at %5,%6, docks: plans %7, "
+                                             "pareto %8, inspector %9")
+                                  .arg(view->width())
+                                  .arg(view->height())
+                                  .arg(plot.width())
+                                  .arg(plot.height())
+                                  .arg(plot.x())
+                                  .arg(plot.y())
+                                  .arg(dockWidth("plannerPlansDock"))
+                                  .arg(dockWidth("plannerParetoDock"))
+                                  .arg(dockWidth("inspectorDock"));
+        qInfo("%s", qPrintable(where));
+        // A plot to read points off (it was 110x90 px beside a one-column legend).
+        QVERIFY2(plot.width() >= 200 && plot.height() >= 100, qPrintable(where));
+        // The axis titles whole along their axes ("time over...", "peak memory..." were cut).
+        for (QAbstractAxis *axis : chart->axes()) {
+            const QFontMetricsF fm(axis->titleFont());
+            const double room =
+                axis->orientation() == Qt::Horizontal ? plot.width() : plot.height();
+            QVERIFY2(fm.horizontalAdvance(axis->titleText()) <= room,
+                     qPrintable(axis->titleText() + QStringLiteral(": ") + where));
+        }
+        // Chart's own legend, if drawn: all its entries within its geometry, inside the view.
+        QLegend *legend = chart->legend();
+        if (legend->isVisible()) {
+            const QSizeF need = legend->effectiveSizeHint(Qt::PreferredSize);
+            const QRectF at = legend->geometry();
+            QVERIFY2(need.height() <= at.height() + 0.5 && need.width() <= at.width() + 0.5 &&
+                         whole.contains(at),
+                     qPrintable(QStringLiteral("legend needs %1x%2, has %3x%4; %5")
+                                    .arg(need.width())
+                                    .arg(need.height())
+                                    .arg(at.width())
+                                    .arg(at.height())
+                                    .arg(where)));
+        }
+        // The legend drawn beside the plot (QChart's own is hidden): an entry for each solver,
+        // the current plan and the knee (and the best plan, dimmed and ring keys), each whole
+        // inside the view, none over another or over the plot.
+        ParetoLegend *drawn = view->legend();
+        QVERIFY(drawn->isVisible());
+        const QList<ParetoLegendEntry> entries = drawn->entries();
+        QStringList shown;
+        for (const ParetoLegendEntry &e : entries)
+            shown << e.text;
+        for (const ParetoPlanPoint &p : view->planPoints()) // its name, or "best plan (name)"
+            QVERIFY2(std::any_of(shown.cbegin(), shown.cend(),
+                                 [&](const QString &t) { return t.contains(p.solver); }),
+                     qPrintable(p.solver + QStringLiteral(" not in ") +
+                                shown.join(QStringLiteral(", "))));
+        QVERIFY(shown.contains(view->currentLabel()));
+        QVERIFY(std::any_of(shown.cbegin(), shown.cend(),
+                            [](const QString &t) { return t.startsWith(QStringLiteral("knee")); }));
+        qInfo("legend: %s", qPrintable(shown.join(QStringLiteral(" | "))));
+        const QList<QRectF> rects = drawn->entryRects();
+        QCOMPARE(rects.size(), shown.size());
+        for (qsizetype i = 0; i < rects.size(); ++i) {
+            const QRectF r = rects[i];
+            const QString what = QStringLiteral("'%1' at %2,%3 %4x%5; %6")
+                                     .arg(shown[i])
+                                     .arg(r.x())
+                                     .arg(r.y())
+                                     .arg(r.width())
+                                     .arg(r.height())
+                                     .arg(where);
+            QVERIFY2(whole.contains(r), qPrintable(what));
+            QVERIFY2(!r.intersects(plot), qPrintable(what));
+            for (qsizetype j = 0; j < i; ++j)
+                QVERIFY2(!r.intersects(rects[j]), qPrintable(what));
+        }
+        // Its markers in the series' own shapes: the current plan a square, the best a star.
+        QVERIFY(std::any_of(entries.cbegin(), entries.cend(), [](const ParetoLegendEntry &e) {
+            return e.marker == ParetoLegendEntry::Marker::Star;
+        }));
+        // The Plans table still shows Solver to Peak beside the chart.
+        auto *plans = w.findChild<QTableView *>(QStringLiteral("plannerPlans"));
+        QVERIFY(plans->columnViewportPosition(PlanTableModel::Peak) +
+                    plans->columnWidth(PlanTableModel::Peak) <=
+                plans->viewport()->width());
     }
 };
 

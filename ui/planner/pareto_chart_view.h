@@ -30,6 +30,7 @@ class QValueAxis;
 namespace remat::ui {
 
 class ChartEmptyState;
+class ParetoLegend;
 
 /// A plan of the Plans table on the Pareto chart.
 struct ParetoPlanPoint
@@ -97,6 +98,10 @@ public:
     /// The legend entry of the rings (over-budget plans; "" while there is none).
     QString overBudgetLabel() const;
 
+    /// The legend drawn beside the plot (QChart's own stays hidden): every visible legend
+    /// marker's entry, whole, in as many columns as the chart's height needs.
+    ParetoLegend *legend() const { return m_legend; }
+
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
 
@@ -112,6 +117,12 @@ protected:
 
 private:
     void refresh();
+    /// Fills the legend from the chart's visible legend markers and places it right of the
+    /// plot, the chart's right margin making room; a short chart loses its title (the dock
+    /// says "Pareto") and the time axis its long title.
+    void placeLegend(bool empty);
+    /// The time axis' title: the long one where the plot is tall enough to show it whole.
+    void fitTimeAxisTitle();
     /// Redraws the plans' points (series per solver and kind) under the current plan's mark.
     void rebuildPlanSeries();
     QScatterSeries *addScatter(const QString &name);
@@ -133,6 +144,7 @@ private:
     QScatterSeries *m_current = nullptr;
     QScatterSeries *m_kneeMark = nullptr;
     std::optional<ParetoPoint> m_knee;
+    ParetoLegend *m_legend = nullptr;
     ChartEmptyState *m_empty = nullptr; ///< no points, no current plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;

@@ -201,6 +201,28 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
                 teaching->setFocus(Qt::TabFocusReason);
             });
         });
+    // The Pareto chart with its legend beside the plot needs the width too: while its tab is on
+    // top it gets three fifths of the bottom width (the Plans table keeps Solver, Status and
+    // Peak beside it; at 1366x768 the plot was 117x81 px beside a cut legend).
+    auto paretoUp = std::make_shared<bool>(false);
+    QObject::connect(
+        pareto, &QDockWidget::visibilityChanged, pareto,
+        [window, plans, pareto, paretoUp](bool visible) {
+            *paretoUp = visible;
+            if (!visible)
+                return;
+            // After the tab switch is laid out: the widths read in the signal are the old tab's.
+            QTimer::singleShot(0, pareto, [window, plans, pareto, paretoUp] {
+                if (!*paretoUp || !plans->isVisible() || plans->isFloating() ||
+                    pareto->isFloating() ||
+                    window->dockWidgetArea(plans) != window->dockWidgetArea(pareto))
+                    return;
+                const int total = plans->width() + pareto->width();
+                const int want = total * 3 / 5;
+                if (pareto->width() < want)
+                    window->resizeDocks({plans, pareto}, {total - want, want}, Qt::Horizontal);
+            });
+        });
     window->splitDockWidget(plans, memory, Qt::Horizontal);
     window->tabifyDockWidget(memory, pareto);
     window->tabifyDockWidget(pareto, teach);
