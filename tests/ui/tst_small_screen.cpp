@@ -3,7 +3,8 @@
 // - the window can be made narrower than 1080 px: its minimum width is at most 900 px;
 // - at 1366x768 (a laptop), with the Schedule tab up, the graph gets at least 600 px of width
 //   and 45% of the window's height (MainWindow::kGraphHeightShare);
-// - the window fits a 700 px tall screen (its minimum height was 724 px);
+// - the window fits a 700 px tall screen with its frame: its minimum height is at most 650 px
+//   (it was 724, then 664 px: the status bar ran off the screen under a window manager);
 // - at 1080x700 the graph gets 45% of the height too (it was 150, then 186 px: the bottom docks
 //   kept the height they had at 1400x900, so the graph was what shrank) and 400 px of width;
 // - made tall again, the window gives the graph the height back (the docks stay short);
@@ -163,9 +164,10 @@ private slots:
         w.resize(1080, 700);
         QTest::qWait(50);
         QCOMPARE(w.width(), 1080);
-        // The right column's minimums made the window 724 px tall at least (cut on a 700 px
-        // screen): it fits in 700 now.
-        QVERIFY2(w.minimumSizeHint().height() <= 700, qPrintable(minimums(w)));
+        // The right column's minimums made the window 724 px tall at least, then 664: with a
+        // window manager's frame (title bar and border, ~30 px) the status bar ran off a 700 px
+        // screen. With the frame it fits in 700 now.
+        QVERIFY2(w.minimumSizeHint().height() <= 650, qPrintable(minimums(w)));
         QCOMPARE(w.height(), 700);
         QTRY_VERIFY2(
             view->height() >= share() && view->width() >= 400,
