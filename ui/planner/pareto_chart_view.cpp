@@ -77,10 +77,10 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_legend->setFont(chart()->legend()->font());
     m_legend->setZValue(10);
     m_x = new QValueAxis(chart());
-    m_x->setTitleText(tr("peak memory (GiB)"));
+    m_x->setTitleText(tr("peak memory (%1)").arg(m_unitName));
     m_y = new QValueAxis(chart());
     m_y->setTitleText(tr("time overhead over store-all (%)"));
-    connect(chart(), &QChart::plotAreaChanged, this, [this] { fitTimeAxisTitle(); });
+    connect(chart(), &QChart::plotAreaChanged, this, [this] { fitAxisTitles(); });
     m_y->setLabelFormat(QStringLiteral("%g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     chart()->addAxis(m_y, Qt::AlignLeft);
@@ -372,7 +372,8 @@ void ParetoChartView::refresh()
         largest = std::max(largest, p.peakBytes);
     const core::ByteUnit unit = core::byteUnitFor(largest);
     m_unit = unit.bytes;
-    m_x->setTitleText(tr("peak memory (%1)").arg(QLatin1String(unit.name)));
+    m_unitName = QLatin1String(unit.name);
+    fitAxisTitles();
 
     double xMin = 1e300, xMax = 0, yMax = 1;
     for (auto &c : m_curves) {
@@ -548,15 +549,21 @@ void ParetoChartView::placeLegend(bool empty)
     }
 }
 
-void ParetoChartView::fitTimeAxisTitle()
+void ParetoChartView::fitAxisTitles()
 {
-    const QString full = tr("time overhead over store-all (%)");
-    const QString brief = tr("time overhead (%)");
-    const bool fits =
-        QFontMetricsF(m_y->titleFont()).horizontalAdvance(full) <= chart()->plotArea().height();
-    const QString title = fits ? full : brief;
-    if (m_y->titleText() != title)
-        m_y->setTitleText(title);
+    // Each axis' long title where it fits along the plot, else the short one (a docked chart at
+    // 1366x768 cut "time over...", at 1080x700 "peak memo...").
+    const QRectF plot = chart()->plotArea();
+    const auto fit = [&](QValueAxis *axis, qreal room, const QString &full, const QString &brief) {
+        const bool laidOut = !plot.isEmpty();
+        const QString title =
+            !laidOut || QFontMetricsF(axis->titleFont()).horizontalAdvance(full) <= room ? full
+                                                                                         : brief;
+        if (axis->titleText() != title)
+            axis->setTitleText(title);
+    };
+    fit(m_x, plot.width(), tr("peak memory (%1)").arg(m_unitName), tr("peak (%1)").arg(m_unitName));
+    fit(m_y, plot.height(), tr("time overhead over store-all (%)"), tr("time overhead (%)"));
 }
 
 std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) const

@@ -61,7 +61,7 @@ public:
     int64_t currentPeakBytes() const { return m_currentPeak; }
     /// Where a feasible point is drawn, in viewport pixels (tests); nullopt if it is not.
     std::optional<QPoint> pointPosition(const ParetoPoint &point) const;
-    /// The memory axis' title, with its unit ("peak memory (MiB)").
+    /// The memory axis' title, with its unit ("peak memory (MiB)"; "peak (MiB)" on a narrow plot).
     QString memoryAxisTitle() const;
     /// The time axis' title ("time overhead over store-all (%)").
     QString timeAxisTitle() const;
@@ -121,8 +121,8 @@ private:
     /// plot, the chart's right margin making room; a short chart loses its title (the dock
     /// says "Pareto") and the time axis its long title.
     void placeLegend(bool empty);
-    /// The time axis' title: the long one where the plot is tall enough to show it whole.
-    void fitTimeAxisTitle();
+    /// The axes' titles: the long ones where the plot is wide / tall enough to show them whole.
+    void fitAxisTitles();
     /// Redraws the plans' points (series per solver and kind) under the current plan's mark.
     void rebuildPlanSeries();
     QScatterSeries *addScatter(const QString &name);
@@ -151,7 +151,8 @@ private:
     QTimer m_refresh;
     int64_t m_currentPeak = -1;
     double m_currentOverhead = 0;
-    double m_unit = 1; ///< bytes per unit of the memory axis
+    double m_unit = 1;                          ///< bytes per unit of the memory axis
+    QString m_unitName = QStringLiteral("GiB"); ///< its name
 };
 
 } // namespace remat::ui
