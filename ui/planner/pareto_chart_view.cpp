@@ -9,6 +9,7 @@
 #include "core/util/bytes.h"
 
 #include <QChart>
+#include <QFont>
 #include <QFontMetricsF>
 #include <QLegend>
 #include <QLegendMarker>
@@ -534,10 +535,20 @@ void ParetoChartView::placeLegend(bool empty)
     m_legend->setEntries(entries);
     m_legend->setVisible(!empty);
     // Texts wrap at 170 px; a legend that would take more than half the width wraps them at
-    // 100 px (narrower columns) before the plot gives way.
+    // 100 px (narrower columns), then takes a smaller font, before the plot gives way.
+    QFont font = chart()->legend()->font();
+    m_legend->setFont(font);
     QSizeF legend = m_legend->layout(room, 170);
     if (legend.width() > size.width() / 2)
         legend = m_legend->layout(room, 100);
+    if (legend.width() > size.width() / 2) {
+        if (font.pointSizeF() > 0)
+            font.setPointSizeF(font.pointSizeF() * 0.85);
+        else
+            font.setPixelSize(std::max(8, int(font.pixelSize() * 0.85)));
+        m_legend->setFont(font);
+        legend = m_legend->layout(room, 90);
+    }
     m_legend->setPos(size.width() - legend.width() - kLegendPad, top);
     const int edge = shortChart ? 4 : 12;
     const QMargins margins(
