@@ -5,16 +5,19 @@
 // a click on one asks for that plan.
 #include "ui/planner/chart_empty_state.h"
 #include "ui/planner/pareto_chart_view.h"
+#include "ui/planner/pareto_legend.h"
 
 #include "core/solvers/registry.h"
 
 #include <QChart>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QScatterSeries>
 #include <QSignalSpy>
 #include <QTest>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -63,7 +66,7 @@ private slots:
         // Expected: no axes, no legend, a hint.
         QVERIFY(!x->isVisible());
         QVERIFY(!y->isVisible());
-        QVERIFY(!v.chart()->legend()->isVisible());
+        QVERIFY(!v.legend()->isVisible());
         QVERIFY(!v.placeholderText().isEmpty());
 
         // Expected: one feasible point at 2 GiB, 30 % overhead shows the axes over it.
@@ -76,7 +79,7 @@ private slots:
         v.addPoint(p);
         QTRY_VERIFY(x->isVisible());
         QVERIFY(y->isVisible());
-        QVERIFY(v.chart()->legend()->isVisible());
+        QVERIFY(v.legend()->isVisible());
         QVERIFY(v.placeholderText().isEmpty());
         QVERIFY(x->min() <= 2.0 && x->max() >= 2.0);
         QCOMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (GiB)"));
@@ -188,6 +191,92 @@ private slots:
     // far drawn and judged like the rest (Compare all stops the slow solvers with one), an
     // infeasible row's plan (over its budget) a ring; cancelled rows, and plans without a
     // store-all step to compare with, left out; a click asks for the plan.
+    // The legend of a docked chart at 1366x768 (about 600x205 px, as tst_small_screen finds it
+    // after Compare all): eleven solvers, the best plan, the current plan, the knee, the ring and
+    // dimmed keys, every entry whole inside the view, none over another or over the plot; the
+    // axis titles whole. QLegend's single column showed five of sixteen entries beside a 117x81 px
+    // plot. Narrower still (400 px), the entries stay whole; a tall chart keeps one column.
+    void legendWholeInADockedChart()
+    {
+        using remat::core::solvers::SolveStatus;
+        const char *solvers[] = {"store-all",      "chen-greedy",  "chen-sqrtn", "revolve",
+                                 "hong-dp",        "hong-linear",  "feng-huang", "rotor",
+                                 "checkmate-milp", "checkmate-lp", "offload"};
+        std::vector<remat::core::solvers::Plan> plans;
+        int i = 0;
+        for (const char *s : solvers) {
+            // Peaks 400..900 MiB, overheads 0..60%: some dominated, store-all over its budget.
+            plans.push_back(plan(s, 900 - 45 * i, (i * 37) % 61,
+                                 i == 0 ? SolveStatus::Infeasible : SolveStatus::Feasible));
+            ++i;
+        }
+        ParetoChartView v;
+        v.resize(600, 205);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setPlans(ParetoChartView::planPointsOf(plans, 5));
+        v.setCurrent(plans[5].timeline.peakBytes,
+                     remat::core::solvers::timeOverheadPercent(plans[5]));
+        QVERIFY(!v.dominatedLabel().isEmpty());
+        QVERIFY(!v.overBudgetLabel().isEmpty());
+        QVERIFY(!v.chart()->legend()->isVisible()); // ParetoLegend draws the entries
+        for (const QSize size : {QSize(600, 205), QSize(400, 205), QSize(700, 600)}) {
+            v.resize(size);
+            QTRY_COMPARE(v.viewport()->width(), v.width() - 2 * v.frameWidth());
+            QTest::qWait(20);
+            const QRectF plot = v.chart()->plotArea();
+            const QRectF whole(QPointF(0, 0), QSizeF(v.viewport()->size()));
+            const QString where = QStringLiteral("%1x%2: plot %3x%4 at %5,%6")
+                                      .arg(size.width())
+                                      .arg(size.height())
+                                      .arg(plot.width())
+                                      .arg(plot.height())
+                                      .arg(plot.x())
+                                      .arg(plot.y());
+            qInfo("%s", qPrintable(where));
+            const QList<ParetoLegendEntry> entries = v.legend()->entries();
+            const QList<QRectF> rects = v.legend()->entryRects();
+            // 10 solvers, the best plan (its solver's entry), ring, dimmed, current plan, knee.
+            QCOMPARE(entries.size(), 15);
+            QCOMPARE(rects.size(), entries.size());
+            QStringList texts;
+            for (const ParetoLegendEntry &e : entries)
+                texts << e.text;
+            for (const char *s : solvers)
+                QVERIFY2(
+                    std::any_of(texts.cbegin(), texts.cend(),
+                                [&](const QString &t) { return t.contains(QLatin1String(s)); }),
+                    qPrintable(QLatin1String(s) + QStringLiteral(" not in ") +
+                               texts.join(QStringLiteral(", "))));
+            for (qsizetype k = 0; k < rects.size(); ++k) {
+                const QString what = QStringLiteral("'%1' at %2,%3 %4x%5; %6")
+                                         .arg(texts[k])
+                                         .arg(rects[k].x())
+                                         .arg(rects[k].y())
+                                         .arg(rects[k].width())
+                                         .arg(rects[k].height())
+                                         .arg(where);
+                QVERIFY2(whole.contains(rects[k]), qPrintable(what));
+                QVERIFY2(!rects[k].intersects(plot), qPrintable(what));
+                for (qsizetype j = 0; j < k; ++j)
+                    QVERIFY2(!rects[k].intersects(rects[j]), qPrintable(what));
+            }
+            for (QValueAxis *a : {axis(v, Qt::Horizontal), axis(v, Qt::Vertical)}) {
+                const double room =
+                    a->orientation() == Qt::Horizontal ? plot.width() : plot.height();
+                QVERIFY2(QFontMetricsF(a->titleFont()).horizontalAdvance(a->titleText()) <= room,
+                         qPrintable(a->titleText() + QStringLiteral("; ") + where));
+            }
+            QVERIFY2(plot.width() >= 80 && plot.height() >= 100, qPrintable(where));
+            if (size.height() >= 600) // room for one column: the legend as narrow as it gets
+                QVERIFY2(std::all_of(rects.cbegin(), rects.cend(),
+                                     [&](const QRectF &r) { return r.x() == rects[0].x(); }),
+                         qPrintable(where));
+        }
+        // The minimum size follows the legend down again (QChartView only ever raised it).
+        QVERIFY(v.minimumWidth() <= 400);
+    }
+
     void plansArePointsDominatedOnesDimmed()
     {
         using remat::core::solvers::SolveStatus;

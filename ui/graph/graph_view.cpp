@@ -104,7 +104,10 @@ void GraphView::resizeEvent(QResizeEvent *event)
 
 Minimap::Minimap(GraphView *main, QWidget *parent) : QWidget(parent), m_main(main)
 {
-    setMinimumSize(140, 100); // 160 made the right column, and so the window, 724 px tall at least
+    // The right column's minimums add up to the window's: 160 made it 724 px tall at least, 100
+    // still 664 (with a window frame, the status bar ran off a 700 px screen). The dock gets
+    // 150 px by default; this is only how far it gives way.
+    setMinimumSize(140, 50);
     m_refresh = new QTimer(this);
     m_refresh->setSingleShot(true);
     m_refresh->setInterval(200);

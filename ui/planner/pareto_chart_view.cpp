@@ -4,10 +4,13 @@
 #include "core/solvers/registry.h"
 
 #include "ui/planner/chart_empty_state.h"
+#include "ui/planner/pareto_legend.h"
 
 #include "core/util/bytes.h"
 
 #include <QChart>
+#include <QFont>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineF>
@@ -26,6 +29,14 @@ namespace remat::ui {
 
 namespace {
 constexpr double kClickRadiusPx = 10;
+/// Below this height (a docked chart on a laptop) the chart drops its title and keeps thin
+/// margins: the plot needs every pixel.
+constexpr int kShortChartPx = 320;
+constexpr qreal kLegendPad = 6;
+/// A series' property: whether it has a legend entry (set on every series added).
+constexpr const char *kLegendShown = "legendShown";
+/// A series' property: the longer explanation its legend entry shows on hover.
+constexpr const char *kLegendToolTip = "legendToolTip";
 /// The series a plan's point is drawn in (the series' "kind" property).
 enum PlanKind { PlainPlan, DimmedPlan, BestPlan, OverPlan, OverDimmedPlan, PlanKinds };
 } // namespace
@@ -61,12 +72,16 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     setRenderHint(QPainter::Antialiasing);
     chart()->setAnimationOptions(QChart::NoAnimation);
     chart()->setTitle(tr("Peak memory versus step time"));
-    chart()->legend()->setAlignment(Qt::AlignRight); // a line per solver, names whole
-    chart()->legend()->setShowToolTips(true);
+    // QLegend's markers say what is shown (visibility, colours); ParetoLegend draws them.
+    chart()->legend()->setVisible(false);
+    m_legend = new ParetoLegend(chart());
+    m_legend->setFont(chart()->legend()->font());
+    m_legend->setZValue(10);
     m_x = new QValueAxis(chart());
-    m_x->setTitleText(tr("peak memory (GiB)"));
+    m_x->setTitleText(tr("peak memory (%1)").arg(m_unitName));
     m_y = new QValueAxis(chart());
     m_y->setTitleText(tr("time overhead over store-all (%)"));
+    connect(chart(), &QChart::plotAreaChanged, this, [this] { fitAxisTitles(); });
     m_y->setLabelFormat(QStringLiteral("%g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     chart()->addAxis(m_y, Qt::AlignLeft);
@@ -77,6 +92,7 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_current->setMarkerSize(20);
     m_current->setColor(QColor(0x21, 0x21, 0x21, 0));
     m_current->setPen(QPen(QColor(0x21, 0x21, 0x21), 2.5));
+    m_current->setProperty(kLegendShown, true);
     chart()->addSeries(m_current);
     m_current->attachAxis(m_x);
     m_current->attachAxis(m_y);
@@ -86,6 +102,7 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_kneeMark->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
     m_kneeMark->setMarkerSize(14);
     m_kneeMark->setColor(QColor(0xc6, 0x28, 0x28));
+    m_kneeMark->setProperty(kLegendShown, true);
     chart()->addSeries(m_kneeMark);
     m_kneeMark->attachAxis(m_x);
     m_kneeMark->attachAxis(m_y);
@@ -152,6 +169,7 @@ QScatterSeries *ParetoChartView::addScatter(const QString &name)
 {
     auto *s = new QScatterSeries(chart());
     s->setName(name);
+    s->setProperty(kLegendShown, true);
     chart()->addSeries(s);
     s->attachAxis(m_x);
     s->attachAxis(m_y);
@@ -224,7 +242,11 @@ void ParetoChartView::rebuildPlanSeries()
     }
     if (anyOver) {
         // Legend only: what a ring says.
-        m_overKey = addScatter(tr("ring: over its budget (an infeasible row)"));
+        // Short in the legend (a docked chart has room for one line), the whole on hover.
+        m_overKey = addScatter(tr("ring: over its budget"));
+        m_overKey->setProperty(kLegendToolTip,
+                               tr("A ring: a plan over its budget (an infeasible row: the "
+                                  "smallest peak its solver reached)"));
         m_overKey->setMarkerSize(11);
         m_overKey->setColor(QColor(0x75, 0x75, 0x75, 0));
         m_overKey->setPen(QPen(QColor(0x75, 0x75, 0x75), 2));
@@ -232,8 +254,9 @@ void ParetoChartView::rebuildPlanSeries()
     }
     if (anyDominated) {
         // Legend only: what a dimmed point says.
-        m_dominatedKey =
-            addScatter(tr("dimmed: dominated (another plan is faster at no more peak)"));
+        m_dominatedKey = addScatter(tr("dimmed: dominated"));
+        m_dominatedKey->setProperty(
+            kLegendToolTip, tr("Dimmed: dominated (another plan is faster at no more peak)"));
         m_dominatedKey->setMarkerSize(11);
         m_dominatedKey->setColor(QColor(0x75, 0x75, 0x75, 70));
         m_dominatedKey->setPen(QPen(QColor(0x75, 0x75, 0x75, 110), 1));
@@ -321,8 +344,8 @@ void ParetoChartView::addPoint(const ParetoPoint &point)
             s->attachAxis(m_y);
         }
         // Only the line carries the legend entry.
-        for (auto *m : chart()->legend()->markers(c.dots))
-            m->setVisible(false);
+        c.line->setProperty(kLegendShown, true);
+        c.dots->setProperty(kLegendShown, false);
         it = m_curves.insert(point.solver, c);
     }
     it->points.append(point);
@@ -350,7 +373,8 @@ void ParetoChartView::refresh()
         largest = std::max(largest, p.peakBytes);
     const core::ByteUnit unit = core::byteUnitFor(largest);
     m_unit = unit.bytes;
-    m_x->setTitleText(tr("peak memory (%1)").arg(QLatin1String(unit.name)));
+    m_unitName = QLatin1String(unit.name);
+    fitAxisTitles();
 
     double xMin = 1e300, xMax = 0, yMax = 1;
     for (auto &c : m_curves) {
@@ -393,8 +417,8 @@ void ParetoChartView::refresh()
         const bool show = ownEntry || !named.contains(solver);
         if (!ownEntry)
             named.insert(solver);
+        s->setProperty(kLegendShown, show);
         for (auto *m : chart()->legend()->markers(s)) {
-            m->setVisible(show);
             // A solver named by its dimmed points only: its legend entry in its full colour.
             const int kind = s->property("kind").toInt();
             if (show && kind != PlainPlan && kind != BestPlan)
@@ -461,7 +485,96 @@ void ParetoChartView::refresh()
     m_y->setTickInterval(tick);
     const double plotPx = std::max(48.0, chart()->plotArea().height());
     m_y->setRange(-m_y->max() * std::min(0.25, 12.0 / plotPx), m_y->max());
-    m_empty->setEmpty(m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0);
+    const bool empty = m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0;
+    m_empty->setEmpty(empty);
+    placeLegend(empty);
+}
+
+void ParetoChartView::placeLegend(bool empty)
+{
+    chart()->legend()->setVisible(false); // the empty state shows it again
+    QList<ParetoLegendEntry> entries;
+    if (!empty)
+        for (QLegendMarker *m : chart()->legend()->markers()) {
+            // QLegend is hidden, and so are its markers: the series say whether they have an
+            // entry (a sweep's dots and a solver's second series do not).
+            if (!m->series()->property(kLegendShown).toBool())
+                continue;
+            ParetoLegendEntry e;
+            e.text = m->label();
+            e.toolTip = m->series()->property(kLegendToolTip).toString();
+            e.brush = m->brush();
+            e.pen = m->pen();
+            if (const auto *s = qobject_cast<QScatterSeries *>(m->series())) {
+                switch (s->markerShape()) {
+                case QScatterSeries::MarkerShapeRectangle:
+                    e.marker = ParetoLegendEntry::Marker::Rectangle;
+                    break;
+                case QScatterSeries::MarkerShapeStar:
+                    e.marker = ParetoLegendEntry::Marker::Star;
+                    break;
+                case QScatterSeries::MarkerShapeTriangle:
+                    e.marker = ParetoLegendEntry::Marker::Triangle;
+                    break;
+                default: e.marker = ParetoLegendEntry::Marker::Circle; break;
+                }
+            } else if (const auto *l = qobject_cast<QLineSeries *>(m->series())) {
+                e.marker = ParetoLegendEntry::Marker::Line;
+                e.pen = l->pen();
+            }
+            entries.append(e);
+        }
+    const bool shortChart = height() < kShortChartPx;
+    const QString title = shortChart ? QString() : tr("Peak memory versus step time");
+    if (chart()->title() != title)
+        chart()->setTitle(title);
+    const QSizeF size(this->size()); // the chart's, once it is resized to the view
+    const qreal top =
+        shortChart ? kLegendPad : kLegendPad + QFontMetricsF(chart()->titleFont()).height() + 8;
+    const qreal room = size.height() - top - kLegendPad;
+    m_legend->setEntries(entries);
+    m_legend->setVisible(!empty);
+    // Texts wrap at 170 px; a legend that would take more than half the width wraps them at
+    // 100 px (narrower columns), then takes a smaller font, before the plot gives way.
+    QFont font = chart()->legend()->font();
+    m_legend->setFont(font);
+    QSizeF legend = m_legend->layout(room, 170);
+    if (legend.width() > size.width() / 2)
+        legend = m_legend->layout(room, 100);
+    if (legend.width() > size.width() / 2) {
+        if (font.pointSizeF() > 0)
+            font.setPointSizeF(font.pointSizeF() * 0.85);
+        else
+            font.setPixelSize(std::max(8, int(font.pixelSize() * 0.85)));
+        m_legend->setFont(font);
+        legend = m_legend->layout(room, 90);
+    }
+    m_legend->setPos(size.width() - legend.width() - kLegendPad, top);
+    const int edge = shortChart ? 4 : 12;
+    const QMargins margins(
+        edge, edge,
+        empty || legend.isEmpty() ? edge : int(std::ceil(legend.width() + 2 * kLegendPad)), edge);
+    if (chart()->margins() != margins) {
+        chart()->setMargins(margins);
+        chart()->resize(QSizeF(this->size())); // as QChartView does, now that it may shrink
+    }
+}
+
+void ParetoChartView::fitAxisTitles()
+{
+    // Each axis' long title where it fits along the plot, else the short one (a docked chart at
+    // 1366x768 cut "time over...", at 1080x700 "peak memo...").
+    const QRectF plot = chart()->plotArea();
+    const auto fit = [&](QValueAxis *axis, qreal room, const QString &full, const QString &brief) {
+        const bool laidOut = !plot.isEmpty();
+        const QString title =
+            !laidOut || QFontMetricsF(axis->titleFont()).horizontalAdvance(full) <= room ? full
+                                                                                         : brief;
+        if (axis->titleText() != title)
+            axis->setTitleText(title);
+    };
+    fit(m_x, plot.width(), tr("peak memory (%1)").arg(m_unitName), tr("peak (%1)").arg(m_unitName));
+    fit(m_y, plot.height(), tr("time overhead over store-all (%)"), tr("time overhead (%)"));
 }
 
 std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) const
@@ -479,7 +592,11 @@ std::optional<QPoint> ParetoChartView::pointPosition(const ParetoPoint &point) c
 void ParetoChartView::resizeEvent(QResizeEvent *event)
 {
     QChartView::resizeEvent(event);
-    refresh(); // the margin under 0% is in pixels
+    refresh(); // the margin under 0% and the legend's columns are in pixels
+    // QChartView raises its minimum size to the chart's (margins included) on every resize and
+    // never lowers it: the legend's margin at one size would hold the dock that wide for good
+    // (the Plans dock was squeezed to 70 px). The legend fits the size it is given instead.
+    setMinimumSize(0, 0);
 }
 
 void ParetoChartView::mousePressEvent(QMouseEvent *event)

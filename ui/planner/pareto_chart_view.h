@@ -30,6 +30,7 @@ class QValueAxis;
 namespace remat::ui {
 
 class ChartEmptyState;
+class ParetoLegend;
 
 /// A plan of the Plans table on the Pareto chart.
 struct ParetoPlanPoint
@@ -60,7 +61,7 @@ public:
     int64_t currentPeakBytes() const { return m_currentPeak; }
     /// Where a feasible point is drawn, in viewport pixels (tests); nullopt if it is not.
     std::optional<QPoint> pointPosition(const ParetoPoint &point) const;
-    /// The memory axis' title, with its unit ("peak memory (MiB)").
+    /// The memory axis' title, with its unit ("peak memory (MiB)"; "peak (MiB)" on a narrow plot).
     QString memoryAxisTitle() const;
     /// The time axis' title ("time overhead over store-all (%)").
     QString timeAxisTitle() const;
@@ -97,6 +98,10 @@ public:
     /// The legend entry of the rings (over-budget plans; "" while there is none).
     QString overBudgetLabel() const;
 
+    /// The legend drawn beside the plot (QChart's own stays hidden): every visible legend
+    /// marker's entry, whole, in as many columns as the chart's height needs.
+    ParetoLegend *legend() const { return m_legend; }
+
     /// The hint shown instead of axes while there are no points and no current plan ("" otherwise).
     QString placeholderText() const;
 
@@ -112,6 +117,12 @@ protected:
 
 private:
     void refresh();
+    /// Fills the legend from the chart's visible legend markers and places it right of the
+    /// plot, the chart's right margin making room; a short chart loses its title (the dock
+    /// says "Pareto") and the time axis its long title.
+    void placeLegend(bool empty);
+    /// The axes' titles: the long ones where the plot is wide / tall enough to show them whole.
+    void fitAxisTitles();
     /// Redraws the plans' points (series per solver and kind) under the current plan's mark.
     void rebuildPlanSeries();
     QScatterSeries *addScatter(const QString &name);
@@ -133,13 +144,15 @@ private:
     QScatterSeries *m_current = nullptr;
     QScatterSeries *m_kneeMark = nullptr;
     std::optional<ParetoPoint> m_knee;
+    ParetoLegend *m_legend = nullptr;
     ChartEmptyState *m_empty = nullptr; ///< no points, no current plan: a hint instead of axes
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     QTimer m_refresh;
     int64_t m_currentPeak = -1;
     double m_currentOverhead = 0;
-    double m_unit = 1; ///< bytes per unit of the memory axis
+    double m_unit = 1;                          ///< bytes per unit of the memory axis
+    QString m_unitName = QStringLiteral("GiB"); ///< its name
 };
 
 } // namespace remat::ui

@@ -24,6 +24,9 @@ PinsWidget::PinsWidget(PlannerDocument *document, QWidget *parent)
     m_list->setRootIsDecorated(false);
     m_list->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_list->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    // Its header and a row at the least (the view's own minimum, ~70 px, kept the window too
+    // tall for a 700 px screen with its frame; the dock gets 130 px by default).
+    m_list->setMinimumHeight(44);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_clear);
     buttons->addWidget(m_clearAll);

@@ -159,11 +159,8 @@ Planner::Planner(QObject *parent)
             paretoChart()->setPlans(
                 ParetoChartView::planPointsOf(m_document.plans(), m_tableModel->bestRow()));
     });
-    connect(paretoChart(), &ParetoChartView::planClicked, this, [this](int plan) {
-        const int row = m_docks.rowOfPlan(plan);
-        if (row >= 0)
-            planTable()->selectRow(row);
-    });
+    connect(paretoChart(), &ParetoChartView::planClicked, this,
+            [this](int plan) { m_docks.selectPlan(plan); });
     connect(solverPanel(), &SolverPanel::solveRequested, this, &Planner::solve);
     connect(solverPanel(), &SolverPanel::compareAllRequested, this, &Planner::compareAll);
     connect(solverPanel(), &SolverPanel::sweepRequested, this, &Planner::sweep);
@@ -1199,10 +1196,7 @@ void Planner::documentChanged(PlannerChange change)
         return;
     switch (change) {
     case PlannerChange::CurrentPlan: updateCurrentPlanViews(); break;
-    case PlannerChange::Plans:
-        if (m_document.currentPlanIndex() >= 0)
-            planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
-        break;
+    case PlannerChange::Plans: m_docks.selectPlan(m_document.currentPlanIndex()); break;
     case PlannerChange::Budget:
         if (m_document.objective() == Objective::MinTime) {
             // The memory chart keeps the current plan's own budget until the re-solved plan
@@ -1252,7 +1246,7 @@ void Planner::updateCurrentPlanViews()
     // The Solver dock describes the plan in view, not whichever solve finished last.
     solverPanel()->showMessage(planSummary(*plan, m_document.currentPlanIndex()));
     if (m_docks.planIndexOfRow(planTable()->currentIndex().row()) != m_document.currentPlanIndex())
-        planTable()->selectRow(m_docks.rowOfPlan(m_document.currentPlanIndex()));
+        m_docks.selectPlan(m_document.currentPlanIndex());
     emit planUpdated();
 }
 

@@ -13,6 +13,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
@@ -108,6 +109,19 @@ int PlannerDocks::rowOfPlan(int planIndex) const
     return m_sorted->mapFromSource(m_sorted->sourceModel()->index(planIndex, 0)).row();
 }
 
+void PlannerDocks::selectPlan(int planIndex)
+{
+    const int row = rowOfPlan(planIndex);
+    if (row < 0 || !m_table)
+        return;
+    const QModelIndex first =
+        m_sorted->index(row, m_table->horizontalHeader()->logicalIndex(0)); // Solver, unless moved
+    m_table->selectionModel()->setCurrentIndex(first, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+    // setCurrentIndex scrolls only when the current cell changes.
+    m_table->scrollTo(first);
+}
+
 QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
 {
     QList<QDockWidget *> docks;
@@ -185,6 +199,28 @@ QList<QDockWidget *> PlannerDocks::addTo(QMainWindow *window)
                 if (takesTyping(QApplication::focusWidget()))
                     return;
                 teaching->setFocus(Qt::TabFocusReason);
+            });
+        });
+    // The Pareto chart with its legend beside the plot needs the width too: while its tab is on
+    // top it gets three fifths of the bottom width (the Plans table keeps Solver, Status and
+    // Peak beside it; at 1366x768 the plot was 117x81 px beside a cut legend).
+    auto paretoUp = std::make_shared<bool>(false);
+    QObject::connect(
+        pareto, &QDockWidget::visibilityChanged, pareto,
+        [window, plans, pareto, paretoUp](bool visible) {
+            *paretoUp = visible;
+            if (!visible)
+                return;
+            // After the tab switch is laid out: the widths read in the signal are the old tab's.
+            QTimer::singleShot(0, pareto, [window, plans, pareto, paretoUp] {
+                if (!*paretoUp || !plans->isVisible() || plans->isFloating() ||
+                    pareto->isFloating() ||
+                    window->dockWidgetArea(plans) != window->dockWidgetArea(pareto))
+                    return;
+                const int total = plans->width() + pareto->width();
+                const int want = total * 3 / 5;
+                if (pareto->width() < want)
+                    window->resizeDocks({plans, pareto}, {total - want, want}, Qt::Horizontal);
             });
         });
     window->splitDockWidget(plans, memory, Qt::Horizontal);

@@ -51,6 +51,13 @@ public:
     /// table may be sorted by any column.
     int planIndexOfRow(int row) const;
     int rowOfPlan(int planIndex) const;
+    /// Selects the row of plan `planIndex` (document index; -1 or a plan without a row does
+    /// nothing) and shows it from its first column: the table's current cell is the row's
+    /// left-most column, scrolled into view. QTableView::selectRow keeps whichever column is at
+    /// the viewport's left edge, so a table once scrolled right (a click on a half-shown column
+    /// while the dock was narrow, End, the scroll bar) stayed scrolled through every new row of
+    /// Compare all, Solver to Recompute off its left edge.
+    void selectPlan(int planIndex);
 
     /// Moves the widgets into docks of `window` (right: solver, pins; bottom: plans beside
     /// memory, Pareto, teaching and run as tabs) and returns the docks.
