@@ -44,7 +44,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "%s\n", p.status().message().c_str());
         return 1;
     }
-    fmt::print("{} ops, forward {} (the loss first runs at {})\n", p->n, p->firstNonForward, p->firstNonForward);
+    fmt::print("{} ops, forward {} (the loss first runs at {})\n", p->n, p->firstNonForward,
+               p->firstNonForward);
     double step = 0;
     for (double c : p->cost)
         step += c;

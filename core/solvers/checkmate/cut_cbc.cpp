@@ -354,7 +354,17 @@ CutSearchResult searchCutBound(const Problem &p, int64_t budgetBytes, double cut
     for (int round = 0; round < 12; ++round) {
         const std::vector<int> base = out.cuts;
         const double before = out.bound;
+        // The grid, and the first run halfway between each two neighbouring cuts: the window
+        // between two cuts that both helped has no memory row of its own, and a grid step is
+        // coarse against a repeated block (ResNet-152 b16 at 731.91 MiB: 1055, halfway between
+        // 1044 and 1066, three bottlenecks of layer1 apart by 11 ops, lets CBC raise the bound
+        // from 24.70% to 25.21% in 30 s where without it CBC raises nothing).
+        std::vector<int> candidates;
         for (int t = gridStep / 2; t < p.n; t += gridStep)
+            candidates.push_back(t);
+        for (size_t k = 1; k < base.size(); ++k)
+            candidates.push_back((base[k - 1] + base[k]) / 2);
+        for (int t : candidates)
             if (!std::binary_search(base.begin(), base.end(), t)) {
                 std::vector<int> more = base;
                 more.push_back(t);
