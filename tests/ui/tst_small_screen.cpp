@@ -23,14 +23,17 @@
 #include "ui/planner/plan_table_model.h"
 #include "ui/planner/planner.h"
 #include "ui/planner/planner_document.h"
+#include "ui/planner/solver_panel.h"
 #include "ui_test_util.h"
 
 #include <QAbstractAxis>
 #include <QChart>
 #include <QDockWidget>
+#include <QComboBox>
 #include <QFileInfo>
 #include <QFontMetricsF>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QScrollBar>
@@ -274,6 +277,49 @@ private slots:
         w.resize(1400, 900);
         QTest::qWait(50);
         QTRY_VERIFY(view->height() >= share());
+    }
+
+    void longSolverMessageLeavesTheControlsWhole()
+    {
+        // Expected: at 1366x768 a five-line Solver message (an infeasible budget's, as the 8B
+        // decoder gives when the slider goes under its floor) scrolls inside the dock; the
+        // objective, budget and solver boxes keep their full height (they were squeezed to a
+        // few pixels, their text clipped) and the message's first line stays in view.
+        MainWindow w;
+        QVERIFY(showAndOpen(w, 1366, 768,
+                            remat::tests::sourceDir() +
+                                QStringLiteral("/resources/models/tiny_vit.onnx")));
+        auto *panel = w.findChild<SolverPanel *>(QStringLiteral("plannerSolver"));
+        QVERIFY(panel);
+        const QString line = QStringLiteral(
+            "chen-sqrtn: no plan fits 47.52 GiB, below this model's floor 61.85 GiB = weights "
+            "and the input batch 31.94 GiB + the larger of the gradients 29.92 GiB (all resident "
+            "at the step's end) and the largest op's working set 6.00 GiB. ");
+        panel->showMessage(line + line + line);
+        const QList<QWidget *> controls = {
+            w.findChild<QComboBox *>(QStringLiteral("plannerObjective")),
+            w.findChild<QLineEdit *>(QStringLiteral("plannerBudgetText")),
+            w.findChild<QComboBox *>(QStringLiteral("plannerSolverBox"))};
+        for (QWidget *c : controls)
+            QVERIFY(c);
+        auto whole = [&] {
+            for (QWidget *c : controls)
+                if (c->height() < c->minimumSizeHint().height())
+                    return false;
+            return true;
+        };
+        auto heights = [&] {
+            QStringList out;
+            for (QWidget *c : controls)
+                out << QStringLiteral("%1 %2 of %3")
+                           .arg(c->objectName())
+                           .arg(c->height())
+                           .arg(c->minimumSizeHint().height());
+            return out.join(QStringLiteral(", "));
+        };
+        QTest::qWait(100);
+        QTRY_VERIFY2(whole(), qPrintable(heights()));
+        QCOMPARE(panel->messageText(), line + line + line);
     }
 
     void compareAllShowsThePlansFirstColumns()

@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSlider>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -50,6 +51,7 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     m_objective->addItem(tr("Lowest peak within X% slower"), kLowestPeakWithin);
     m_objective->setObjectName(QStringLiteral("plannerObjective"));
     m_maxOverhead->setObjectName(QStringLiteral("plannerMaxOverhead"));
+    m_solver->setObjectName(QStringLiteral("plannerSolverBox"));
     m_maxOverhead->setRange(0, 100000);
     m_maxOverhead->setDecimals(0);
     m_maxOverhead->setValue(35);
@@ -99,8 +101,21 @@ SolverPanel::SolverPanel(PlannerDocument *document, QWidget *parent)
     layout->addLayout(form);
     layout->addLayout(buttons);
     layout->addWidget(m_progress);
-    layout->addWidget(m_message);
-    layout->addStretch();
+    // The message scrolls inside the dock: a long one (an infeasible budget's floor, a solver's
+    // note) as a plain wrapped label asked for its whole height, and where the right column had
+    // no room the layout squeezed the boxes above it to a few pixels, their text clipped.
+    auto *messageArea = new QScrollArea(this);
+    messageArea->setObjectName(QStringLiteral("plannerSolverMessageArea"));
+    messageArea->setWidget(m_message);
+    messageArea->setWidgetResizable(true);
+    messageArea->setFrameShape(QFrame::NoFrame);
+    messageArea->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    messageArea->setBackgroundRole(QPalette::Window);
+    messageArea->setMinimumHeight(fontMetrics().lineSpacing() + 4);
+    // Its size hint is not asked for: the dock keeps the height it had with a short message.
+    messageArea->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
+    m_message->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    layout->addWidget(messageArea, 1);
 
     connect(m_objective, &QComboBox::activated, this, &SolverPanel::objectiveChosen);
     connect(m_maxOverhead, &QDoubleSpinBox::editingFinished, this, &SolverPanel::objectiveChosen);
