@@ -28,14 +28,14 @@
 
 #include <QAbstractAxis>
 #include <QChart>
-#include <QDockWidget>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QFontMetricsF>
 #include <QHeaderView>
-#include <QLineEdit>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QLineEdit>
 #include <QScrollBar>
 #include <QTableView>
 #include <QTest>
