@@ -96,6 +96,36 @@ struct GraphSpec
     }
 };
 
+/// torch.onnx's F.cosine_similarity(a, b, dim=-1) of two [2, 3, 4] operands "a" and "b" the
+/// caller makes: ReduceSum(a * b) / Max(Sqrt(ReduceSum(a * a) * ReduceSum(b * b)), eps), the
+/// graph's output "y" [2, 3]. Products and sums the caller declared (a bfloat16 "aa", "sa") keep
+/// that declaration; the others are float32.
+void addExportedCosine(GraphSpec &s)
+{
+    s.constant("axes", {-1}, DataType::Int64, {1});
+    s.constant("eps", {1e-8}, DataType::Float, {1});
+    for (const char *v : {"ab", "aa", "bb"})
+        if (!s.find(v).valid())
+            s.value(v, {2, 3, 4});
+    for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
+        if (!s.find(v).valid())
+            s.value(v, {2, 3});
+    s.outputs = {s.find("y")};
+    const std::pair<const char *, const char *> sums[] = {
+        {"ab", "cross"}, {"aa", "sa"}, {"bb", "sb"}};
+    const char *products[][2] = {{"a", "b"}, {"a", "a"}, {"b", "b"}};
+    for (int k = 0; k < 3; ++k) {
+        const std::string suffix = k == 0 ? "" : "_" + std::to_string(k);
+        s.node("Mul", {products[k][0], products[k][1]}, {sums[k].first}, "/Mul" + suffix);
+        s.node("ReduceSum", {sums[k].first, "axes"}, {sums[k].second}, "/ReduceSum" + suffix)
+            .attributes = {{"keepdims", int64_t(0)}};
+    }
+    s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
+    s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
+    s.node("Max", {"r", "eps"}, {"d"}, "/Max");
+    s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+}
+
 std::vector<std::string> names(const TrainingGraph &g, const std::vector<TensorId> &ids)
 {
     std::vector<std::string> out;
@@ -1124,31 +1154,14 @@ private slots:
             s.value("w", {2, 3, 4}, ValueKind::Parameter);
             s.value("w2", {2, 3, 4}, ValueKind::Parameter);
             s.value("xb", {2, 3, 4}, ValueKind::Input);
-            s.constant("axes", {-1}, DataType::Int64, {1});
-            s.constant("eps", {1e-8}, DataType::Float, {1});
-            for (const char *v : {"a", "b", "ab", "aa", "bb"})
+            for (const char *v : {"a", "b"})
                 s.value(v, {2, 3, 4});
-            for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
-                s.value(v, {2, 3});
-            s.outputs = {s.find("y")};
             s.node("Mul", {"x", "w"}, {"a"}, "/a/Mul");
             if (bNeedsGrad)
                 s.node("Mul", {"x", "w2"}, {"b"}, "/b/Mul");
             else
                 s.node("Identity", {"xb"}, {"b"}, "/b/Identity");
-            s.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
-            s.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
-                {"keepdims", int64_t(0)}};
-            s.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
-            s.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
-                {"keepdims", int64_t(0)}};
-            s.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
-            s.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
-                {"keepdims", int64_t(0)}};
-            s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
-            s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
-            s.node("Max", {"r", "eps"}, {"d"}, "/Max");
-            s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+            addExportedCosine(s);
             auto forward = s.build();
             QVERIFY(forward.hasValue());
             const TrainingGraph g = buildOk(s);
@@ -1179,27 +1192,8 @@ private slots:
         s.value("a", {2, 3, 4}, ValueKind::Intermediate, DataType::BFloat16);
         s.value("aa", {2, 3, 4}, ValueKind::Intermediate, DataType::BFloat16);
         s.value("sa", {2, 3}, ValueKind::Intermediate, DataType::BFloat16);
-        s.constant("axes", {-1}, DataType::Int64, {1});
-        s.constant("eps", {1e-8}, DataType::Float, {1});
-        for (const char *v : {"ab", "bb"})
-            s.value(v, {2, 3, 4});
-        for (const char *v : {"cross", "sb", "m", "r", "d", "y"})
-            s.value(v, {2, 3});
-        s.outputs = {s.find("y")};
         s.node("Mul", {"x", "w"}, {"a"}, "/a/Mul");
-        s.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
-        s.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
-            {"keepdims", int64_t(0)}};
-        s.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
-        s.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
-            {"keepdims", int64_t(0)}};
-        s.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
-        s.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
-            {"keepdims", int64_t(0)}};
-        s.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
-        s.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
-        s.node("Max", {"r", "eps"}, {"d"}, "/Max");
-        s.node("Div", {"cross", "d"}, {"y"}, "/Div");
+        addExportedCosine(s);
         auto forward = s.build();
         QVERIFY(forward.hasValue());
         const TrainingGraph g = buildOk(s);
@@ -1215,28 +1209,11 @@ private slots:
             m.value("x", {2, 3, 4}, ValueKind::Input);
             m.value("w1", {4, 4}, ValueKind::Parameter);
             m.value("w2", {4, 4}, ValueKind::Parameter);
-            m.constant("axes", {-1}, DataType::Int64, {1});
-            m.constant("eps", {1e-8}, DataType::Float, {1});
-            for (const char *v : {"a", "b", "ab", "aa", "bb"})
+            for (const char *v : {"a", "b"})
                 m.value(v, {2, 3, 4});
-            for (const char *v : {"cross", "sa", "sb", "m", "r", "d", "y"})
-                m.value(v, {2, 3});
-            m.outputs = {m.find("y")};
             m.node("MatMul", {"x", "w1"}, {"a"}, "/a/MatMul");
             m.node("MatMul", {"x", "w2"}, {"b"}, "/b/MatMul");
-            m.node("Mul", {"a", "b"}, {"ab"}, "/Mul");
-            m.node("ReduceSum", {"ab", "axes"}, {"cross"}, "/ReduceSum").attributes = {
-                {"keepdims", int64_t(0)}};
-            m.node("Mul", {"a", "a"}, {"aa"}, "/Mul_1");
-            m.node("ReduceSum", {"aa", "axes"}, {"sa"}, "/ReduceSum_1").attributes = {
-                {"keepdims", int64_t(0)}};
-            m.node("Mul", {"b", "b"}, {"bb"}, "/Mul_2");
-            m.node("ReduceSum", {"bb", "axes"}, {"sb"}, "/ReduceSum_2").attributes = {
-                {"keepdims", int64_t(0)}};
-            m.node("Mul", {"sa", "sb"}, {"m"}, "/Mul_3");
-            m.node("Sqrt", {"m"}, {"r"}, "/Sqrt");
-            m.node("Max", {"r", "eps"}, {"d"}, "/Max");
-            m.node("Div", {"cross", "d"}, {"y"}, "/Div");
+            addExportedCosine(m);
             auto fwd = m.build();
             QVERIFY(fwd.hasValue());
             training::TrainingOptions o;
