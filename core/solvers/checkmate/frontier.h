@@ -113,7 +113,8 @@ struct CutSearchResult
 /// Every cut set gives a valid bound, the LP is not monotone in the cut set, and many cuts make
 /// large LPs (ResNet-152 b16: 16 cuts over the backward pass take about 10 s and bound no more
 /// than the best single cut). So: single cuts on a grid of first runs and around the best, then
-/// one cut more at a time while that helps, each set's LP solved on its own and the best kept
+/// one cut more at a time while that helps (from the grid and the first runs halfway between two
+/// cuts of the set), each set's LP solved on its own and the best kept
 /// (up to 80% of `seconds`); then CBC on the best set for the rest.
 CutSearchResult searchCutBound(const Problem &p, int64_t budgetBytes, double cutoffSeconds,
                                double seconds, const StopToken &stop);
