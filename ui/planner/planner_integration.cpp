@@ -146,7 +146,11 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                 const int want = int(m_window->height() * 0.45);
                 if (teach->height() < want) {
                     m_window->resizeDocks({teach}, {want}, Qt::Vertical);
-                    m_window->fitBottomDocks(); // not at the graph's share of the height
+                    // Not at the graph's share of the height. Once the docks have their new
+                    // heights (resizeDocks lays them out on the next pass: fitted at once, the
+                    // graph still had its old height and the Schedule tab left it 38% at
+                    // 1366x768).
+                    QTimer::singleShot(0, m_window, [w = m_window] { w->fitBottomDocks(); });
                 }
             }
             if (visible == m_showStep)
