@@ -29,6 +29,7 @@
 
 #include <QAbstractAxis>
 #include <QChart>
+#include <QChartView>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -352,6 +353,50 @@ private slots:
         }
         QVERIFY2(label->toolTip().contains(QStringLiteral("p2o.DynamicDimension.2=224")),
                  qPrintable(label->toolTip()));
+    }
+
+    void runTabChartsReadAtLaptopSize()
+    {
+        // Expected: at 1366x768 the Run tab's two charts (bytes in use, step time) have plots a
+        // curve can be read off, at least 50 px tall, with room for their axes' titles (seen in
+        // Xvfb with resnet18: plots 25 px tall, "MiB" and "schedule step" cut to dots, the tick
+        // labels to "...", under 35 px of empty label and the charts' insets).
+        MainWindow w;
+        QVERIFY(showAndOpen(w, 1366, 768,
+                            remat::tests::sourceDir() +
+                                QStringLiteral("/resources/models/tiny_vit.onnx")));
+        Planner *planner = w.planner();
+        planner->solve(QStringLiteral("chen-sqrtn"));
+        planner->waitForIdle();
+        QTRY_COMPARE(planner->document()->plans().size(), size_t(1));
+        QVERIFY(planner->raiseView(QStringLiteral("run")));
+        auto *panel = w.findChild<QWidget *>(QStringLiteral("plannerRun"));
+        QVERIFY(panel);
+        QTRY_VERIFY(panel->isVisible());
+        QTest::qWait(100);
+        const QList<QChartView *> views = panel->findChildren<QChartView *>();
+        QCOMPARE(views.size(), 2);
+        for (QChartView *view : views) {
+            const QRectF plot = view->chart()->plotArea();
+            const QString where =
+                QStringLiteral("'%1': view %2x%3, plot %4x%5, run panel %6 px, graph %7 px")
+                    .arg(view->chart()->title())
+                    .arg(view->width())
+                    .arg(view->height())
+                    .arg(plot.width())
+                    .arg(plot.height())
+                    .arg(panel->height())
+                    .arg(w.graphView()->height());
+            qInfo("%s", qPrintable(where));
+            QVERIFY2(plot.height() >= 50, qPrintable(where));
+            for (QAbstractAxis *axis : view->chart()->axes()) {
+                const QFontMetricsF fm(axis->titleFont());
+                const double room =
+                    axis->orientation() == Qt::Horizontal ? plot.width() : plot.height();
+                QVERIFY2(fm.horizontalAdvance(axis->titleText()) <= room,
+                         qPrintable(axis->titleText() + QStringLiteral(": ") + where));
+            }
+        }
     }
 
     void longSolverMessageLeavesTheControlsWhole()
