@@ -689,8 +689,17 @@ void MainWindow::onLoaded(const LoadedModel &model)
     m_updatingControls = false;
     m_inputsAction->setEnabled(true);
     const QString summary = importSettingsSummary(model.settings);
+    // At most 22 average characters on the toolbar, the whole summary in the tooltip: a file's
+    // three free dims ("p2o.DynamicDimension.0=1 p2o.DynamicDimension.1=224 ...", 460 px) pushed
+    // the depth box and "Colour by" into the toolbar's overflow menu at 1366 and 1080 px.
+    const int room = 22 * m_inputsLabel->fontMetrics().averageCharWidth();
     m_inputsLabel->setText(summary.isEmpty() ? QString()
-                                             : QStringLiteral(" ") + summary + QStringLiteral(" "));
+                                             : QStringLiteral(" ") +
+                                                   m_inputsLabel->fontMetrics().elidedText(
+                                                       summary, Qt::ElideRight, room) +
+                                                   QStringLiteral(" "));
+    m_inputsLabel->setToolTip(
+        summary.isEmpty() ? QString() : tr("Imported with %1 (Inputs... to change)").arg(summary));
     m_stack->setCurrentIndex(1);
     if (m_beside)
         m_beside->setReference(besideReference());

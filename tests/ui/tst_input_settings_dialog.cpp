@@ -104,9 +104,9 @@ private slots:
         QVERIFY2(w.inspector()->html().contains(
                      QStringLiteral("35 BatchNormalization nodes were exported for inference")),
                  qPrintable(w.inspector()->html().left(2000)));
-        // Shown on the toolbar, remembered for the file.
+        // Shown on the toolbar (whole in its tooltip), remembered for the file.
         auto *label = w.findChild<QLabel *>(QStringLiteral("inputsLabel"));
-        QVERIFY(label && label->text().contains(QStringLiteral("=48")));
+        QVERIFY(label && label->toolTip().contains(QStringLiteral("=48")));
         const auto remembered = rememberedImportSettings(QFileInfo(clsModel()).absoluteFilePath());
         QCOMPARE(remembered.dimValues.at(kH), int64_t(48));
         QCOMPARE(remembered.dimValues.at(kW), int64_t(192));

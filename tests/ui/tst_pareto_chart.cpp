@@ -112,6 +112,41 @@ private slots:
                                 .arg(area.right())));
     }
 
+    void legendKeysOnlyWhatIsDrawn()
+    {
+        // A Pareto sweep with no plan in the table (ppocr at 1366x768, seen in Xvfb): the legend
+        // listed "current plan" (no square drawn) above the solvers, its third and later
+        // solvers pushed to the chart's bottom edge. Expected: the current plan's key only with
+        // its square; the knee's only with its triangle.
+        ParetoChartView v;
+        v.resize(700, 320);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        const auto texts = [&] {
+            QStringList out;
+            for (const ParetoLegendEntry &e : v.legend()->entries())
+                out << e.text;
+            return out;
+        };
+        ParetoPoint p;
+        p.solver = QStringLiteral("chen-greedy");
+        p.budgetBytes = int64_t(2) << 30;
+        p.peakBytes = p.budgetBytes;
+        p.overheadPercent = 30;
+        p.feasible = true;
+        v.addPoint(p);
+        QTRY_VERIFY(v.legend()->isVisible());
+        QVERIFY2(!texts().contains(v.currentLabel()), qPrintable(texts().join(", ")));
+        // One point: no knee drawn, no knee key.
+        for (const QString &t : texts())
+            QVERIFY2(!t.startsWith(QStringLiteral("knee")), qPrintable(texts().join(", ")));
+        // A current plan: its key is back (and the knee's, once there is a knee).
+        v.setCurrent(int64_t(1) << 30, 60);
+        QTRY_VERIFY2(texts().contains(v.currentLabel()), qPrintable(texts().join(", ")));
+        v.setCurrent(-1, 0);
+        QTRY_VERIFY2(!texts().contains(v.currentLabel()), qPrintable(texts().join(", ")));
+    }
+
     // Bug: a small model's sweep had GiB ticks of 0.00045. The axis takes the unit of its
     // largest peak: points of 300..900 KiB read in KiB, with ticks at round values.
     void smallModelsReadInTheirUnit()

@@ -487,6 +487,10 @@ void ParetoChartView::refresh()
     m_y->setRange(-m_y->max() * std::min(0.25, 12.0 / plotPx), m_y->max());
     const bool empty = m_curves.isEmpty() && m_plans.isEmpty() && m_currentPeak <= 0;
     m_empty->setEmpty(empty);
+    // The current plan's and the knee's keys only with their marks (a sweep with no plan in the
+    // table listed "current plan" and the knee above the solvers, the last solvers cut off).
+    m_current->setProperty(kLegendShown, m_currentPeak > 0);
+    m_kneeMark->setProperty(kLegendShown, m_kneeMark->count() > 0);
     placeLegend(empty);
 }
 

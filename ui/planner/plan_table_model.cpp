@@ -23,7 +23,10 @@ bool sameProblem(const core::solvers::Plan &a, const core::solvers::Plan &b)
            (a.objective == core::solvers::Objective::MinPeak || a.budgetBytes == b.budgetBytes);
 }
 
-/// The plan solved for the same objective, budget and pins that beats `p` on peak and time.
+/// The plan solved for the same objective, budget and pins that beats `p` on peak and time. A
+/// timed-out row holds its solver's best plan so far (Compare all stops the slow solvers at its
+/// limit): it beats and is beaten like an answered one, as on the Pareto chart (the chart dimmed
+/// rotor's row beaten by checkmate-milp's timed-out one while the table called it "feasible").
 const core::solvers::Plan *dominatedBy(size_t row, const std::vector<core::solvers::Plan> &plans)
 {
     std::vector<core::solvers::Plan> peers;
@@ -31,6 +34,9 @@ const core::solvers::Plan *dominatedBy(size_t row, const std::vector<core::solve
     for (size_t i = 0; i < plans.size(); ++i)
         if (i == row || sameProblem(plans[row], plans[i])) {
             peers.push_back(plans[i]);
+            if (peers.back().status == core::solvers::SolveStatus::TimedOut &&
+                peers.back().timeline.peakBytes > 0 && peers.back().baselineStepSeconds > 0)
+                peers.back().status = core::solvers::SolveStatus::Feasible;
             rows.push_back(i);
         }
     const size_t self = size_t(std::find(rows.begin(), rows.end(), row) - rows.begin());

@@ -146,7 +146,11 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
                 const int want = int(m_window->height() * 0.45);
                 if (teach->height() < want) {
                     m_window->resizeDocks({teach}, {want}, Qt::Vertical);
-                    m_window->fitBottomDocks(); // not at the graph's share of the height
+                    // Not at the graph's share of the height. Once the docks have their new
+                    // heights (resizeDocks lays them out on the next pass: fitted at once, the
+                    // graph still had its old height and the Schedule tab left it 38% at
+                    // 1366x768).
+                    QTimer::singleShot(0, m_window, [w = m_window] { w->fitBottomDocks(); });
                 }
             }
             if (visible == m_showStep)
@@ -154,6 +158,22 @@ PlannerIntegration::PlannerIntegration(MainWindow *window, Planner *planner)
             m_showStep = visible;
             if (m_colourByPlan)
                 recolour();
+        });
+    }
+    // The Run tab too: its two charts sit under the backend, buttons and status lines; in the
+    // bottom docks' starting height (at 1366x768) their plots were 20 px tall, their axis labels
+    // cut to dots. The first time it comes up it gets the room the graph's share leaves.
+    if (auto *run = window->findChild<QDockWidget *>(QStringLiteral("plannerRunDock"))) {
+        connect(run, &QDockWidget::visibilityChanged, this, [this, run](bool visible) {
+            if (!visible || m_runSized || run->isFloating() ||
+                m_window->dockWidgetArea(run) != Qt::BottomDockWidgetArea)
+                return;
+            m_runSized = true;
+            const int want = int(m_window->height() * 0.45);
+            if (run->height() < want) {
+                m_window->resizeDocks({run}, {want}, Qt::Vertical);
+                QTimer::singleShot(0, m_window, [w = m_window] { w->fitBottomDocks(); });
+            }
         });
     }
     connect(planner, &Planner::stepStateChanged, this, [this] {

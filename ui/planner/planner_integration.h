@@ -57,6 +57,7 @@ private:
     bool m_syncingToSession = false;
     bool m_autoColoured = false;
     bool m_scheduleSized = false; ///< the Schedule dock was given room once
+    bool m_runSized = false;      ///< the Run dock was given room once
     QString m_pendingSelection;   ///< a session's selected node, until its model is shown
 };
 

@@ -11,6 +11,7 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QFormLayout>
+#include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -34,7 +35,11 @@ QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **
     chart->setTitle(title);
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->legend()->setAlignment(Qt::AlignBottom);
-    chart->setMargins(QMargins(2, 2, 2, 2));
+    chart->setMargins(QMargins(2, 0, 2, 0));
+    // No inset around the chart's background (as the Memory tab's chart): at 1366x768 the Run
+    // tab's charts are about 125 px tall, and the inset left their plots 20 px.
+    chart->layout()->setContentsMargins(0, 0, 0, 0);
+    chart->setBackgroundRoundness(0);
     *x = new QValueAxis(chart);
     (*x)->setTitleText(QObject::tr("schedule step"));
     (*x)->setLabelFormat(QStringLiteral("%d"));
@@ -62,6 +67,14 @@ QChartView *makeChart(const QString &title, const QString &yTitle, QValueAxis **
     empty->setObjectName(QStringLiteral("runChartEmptyState"));
     empty->setEmpty(true);
     return view;
+}
+
+/// Sets `label`'s text and shows it only with some: the gradient check's line is empty until a
+/// run ends, and an empty line took the Run tab's charts' height at 1366x768.
+void setShownText(QLabel *label, const QString &text)
+{
+    label->setText(text);
+    label->setVisible(!text.isEmpty());
 }
 
 /// Shows `view`'s hint while `series` are all empty.
@@ -95,6 +108,7 @@ RunPanel::RunPanel(RunController *controller, QWidget *parent)
     m_stop->setEnabled(false);
     m_status->setWordWrap(true);
     m_gradients->setWordWrap(true);
+    m_gradients->hide(); // until a run's gradient check has something to say
     m_memoryView = makeChart(tr("Bytes in use"), tr("MiB"), &m_memX, &m_memY, &m_memMeasured,
                              &m_memPredicted, this);
     m_timeView = makeChart(tr("Step time"), tr("ms"), &m_timeX, &m_timeY, &m_timeMeasured,
@@ -234,7 +248,7 @@ void RunPanel::clearResults()
     m_iteration = 0;
     m_calibrationGraph.reset();
     m_calibrationSamples.clear();
-    m_gradients->clear();
+    setShownText(m_gradients, QString());
     m_status->setText(tr("Idle."));
     // Another model's run must not leave its axes behind (the walkthrough saw the old ranges).
     m_memMax = 1e-9;
@@ -331,7 +345,7 @@ void RunPanel::startRun(RunRequest request)
     m_timeMeasured->clear();
     m_oom->clear();
     m_iteration = 0;
-    m_gradients->clear();
+    setShownText(m_gradients, QString());
     if (!m_controller->start(std::move(request))) {
         m_status->setText(tr("Could not start the run (no backend or no model)."));
         return;
@@ -438,15 +452,15 @@ void RunPanel::showSummary(const RunSummary &summary, const QString &prefix)
                          : QStringLiteral("%1 s").arg(summary.stepSeconds, 0, 'f', 2),
                      QString::fromStdString(core::formatBytes(summary.measuredPeakBytes))));
         if (summary.gradientsChecked)
-            m_gradients->setText(
-                summary.gradientsMatch
-                    ? tr("Gradient check passed: max relative error %1 against store-all.")
-                          .arg(summary.maxRelativeError, 0, 'g', 3)
-                    : tr("Gradient check FAILED: max relative error %1 in %2.")
-                          .arg(summary.maxRelativeError, 0, 'g', 3)
-                          .arg(summary.worstEntry));
+            setShownText(m_gradients,
+                         summary.gradientsMatch
+                             ? tr("Gradient check passed: max relative error %1 against store-all.")
+                                   .arg(summary.maxRelativeError, 0, 'g', 3)
+                             : tr("Gradient check FAILED: max relative error %1 in %2.")
+                                   .arg(summary.maxRelativeError, 0, 'g', 3)
+                                   .arg(summary.worstEntry));
         else
-            m_gradients->setText(tr("Gradients not compared: %1").arg(summary.error));
+            setShownText(m_gradients, tr("Gradients not compared: %1").arg(summary.error));
     }
 }
 
@@ -507,7 +521,7 @@ void RunPanel::restoreRun(const core::io::SessionRun &run, const QString &planLa
     m_memMeasured->replace(m_memPoints);
     m_timeMeasured->replace(m_timePoints);
     m_oom->clear(); // showSummary marks a failing step
-    m_gradients->clear();
+    setShownText(m_gradients, QString());
     updateAxes();
     const QString where = QString::fromStdString(run.backend);
     showSummary(s, planLabel.isEmpty() ? tr("Saved run (%1): ").arg(where)

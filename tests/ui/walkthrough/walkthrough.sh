@@ -107,11 +107,11 @@ shot stepped
 
 # Run on the CPU, then Stop it. (The Schedule tab took two thirds of the bottom width from the
 # Plans table: the tabs and the Run panel sit further left than the Plans table alone leaves them.)
-click_xy "${WALK_RUN_TAB_X:-655}" "${WALK_TABS_Y:-918}"
+click_xy "${WALK_RUN_TAB_X:-738}" "${WALK_TABS_Y:-918}"
 shot run-tab
-click_xy "${WALK_RUN_BUTTON_X:-461}" "${WALK_RUN_BUTTON_Y:-591}"
+click_xy "${WALK_RUN_BUTTON_X:-544}" "${WALK_RUN_BUTTON_Y:-604}"
 sleep 0.3
-click_xy "${WALK_STOP_BUTTON_X:-546}" "${WALK_RUN_BUTTON_Y:-591}"
+click_xy "${WALK_STOP_BUTTON_X:-629}" "${WALK_RUN_BUTTON_Y:-604}"
 shot run-stopped 2
 
 # Export the plan (File > Export > Plan JSON), save the session (Ctrl+S).
