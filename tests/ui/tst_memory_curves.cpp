@@ -153,6 +153,44 @@ private slots:
         QCOMPARE(maxY(totalMemoryCurve(t, columns, unit)), 300.0);
     }
 
+    void onePeakStepShowsInsideItsMarker()
+    {
+        // Expected: tiny_vit's store-all plan (331 steps, the peak one step wide at step 134)
+        // in a 445 px chart: the curve's tip is drawn at the peak's position, inside its marker,
+        // not hidden under it. The marker was a filled disc of 10 px centred on the tip, so
+        // the drawn top seemed to stop about 5 px under a floating dot (walked in Xvfb).
+        auto problem = loadPlannerProblem(
+            remat::tests::sourceDir().toStdString() + "/resources/models/tiny_vit.onnx", 2, {});
+        QVERIFY2(problem.hasValue(), problem.status().message().c_str());
+        const core::sim::Timeline &tl = (**problem).storeAll.timeline;
+        QVERIFY(tl.peakStep > 0 && tl.peakStep + 1 < tl.points.size());
+        QVERIFY(tl.points[tl.peakStep - 1].peakDuringStep < tl.peakBytes);
+        QVERIFY(tl.points[tl.peakStep + 1].peakDuringStep < tl.peakBytes);
+        MemoryChartView v;
+        v.resize(445, 300);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setTimelines(tl, &tl, 0, QStringLiteral("store-all"));
+        const double unit = v.memoryUnit() == QLatin1String("MiB") ? double(1 << 20) : 1024.0;
+        const QImage img = v.grab().toImage();
+        const QPointF at = v.chart()->mapToPosition(
+            QPointF(double(tl.peakStep), double(tl.peakBytes) / unit), v.chart()->series().first());
+        // The darkest pixel within a pixel of the peak's position: the curve's line (dark
+        // grey), not the marker's red nor the background.
+        int darkest = 255;
+        for (int dx = -1; dx <= 1; ++dx)
+            for (int dy = -1; dy <= 2; ++dy) {
+                const QColor c = img.pixelColor(int(at.x()) + dx, int(at.y()) + dy);
+                if (!(c.red() > c.green() + 60)) // not the marker's red
+                    darkest = std::min(darkest, c.lightness());
+            }
+        QVERIFY2(darkest < 150, qPrintable(QStringLiteral("at %1,%2 the darkest non-red pixel "
+                                                          "has lightness %3")
+                                               .arg(at.x())
+                                               .arg(at.y())
+                                               .arg(darkest)));
+    }
+
     void chartDrawsThePeakOfARealPlan()
     {
         // resnet50's plans (1,400+ steps) in a 300 px chart: thinned, and the drawn total's

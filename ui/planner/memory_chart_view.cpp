@@ -114,8 +114,14 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QChartView(new QChart(), par
     addLine(m_cursorLine, tr("step"), QPen(QColor(0x00, 0x00, 0x00), 1.0));
     m_peak = new QScatterSeries(c);
     m_peak->setName(tr("peak"));
-    m_peak->setMarkerSize(10);
-    m_peak->setColor(QColor(0xc6, 0x28, 0x28));
+    // A ring, not a disc: a peak one step wide is a spike thinner than a pixel or two, and a
+    // filled dot centred on its tip hid the tip, so the dot seemed to float above the curve
+    // (tiny_vit's store-all plan at 1.3 px a step: the line's last 5 px under the dot).
+    m_peak->setMarkerSize(11);
+    m_peak->setColor(Qt::transparent);
+    m_peak->setBorderColor(QColor(0xc6, 0x28, 0x28));
+    QPen ring(QColor(0xc6, 0x28, 0x28), 2.0);
+    m_peak->setPen(ring);
     c->addSeries(m_peak);
     m_peak->attachAxis(m_x);
     m_peak->attachAxis(m_y);
