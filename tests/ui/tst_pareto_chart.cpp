@@ -166,6 +166,11 @@ private slots:
         QValueAxis *x = axis(v, Qt::Horizontal);
         QVERIFY(x->min() <= 300 && x->max() >= 900);
         QVERIFY(x->max() < 2000); // KiB, not bytes or GiB
+        // Round ticks print as round numbers, as on the memory chart: "600", not "600.0".
+        QCOMPARE(QString::asprintf(x->labelFormat().toLatin1().constData(), 600.0),
+                 QStringLiteral("600"));
+        QCOMPARE(QString::asprintf(x->labelFormat().toLatin1().constData(), 2.5),
+                 QStringLiteral("2.5"));
         QCOMPARE(v.points().size(), 3);
     }
 

@@ -82,6 +82,8 @@ ParetoChartView::ParetoChartView(QWidget *parent) : QChartView(new QChart(), par
     m_y = new QValueAxis(chart());
     m_y->setTitleText(tr("time overhead over store-all (%)"));
     connect(chart(), &QChart::plotAreaChanged, this, [this] { fitAxisTitles(); });
+    // Round ticks as round numbers ("600", not "600.0"), either axis.
+    m_x->setLabelFormat(QStringLiteral("%g"));
     m_y->setLabelFormat(QStringLiteral("%g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     chart()->addAxis(m_y, Qt::AlignLeft);
