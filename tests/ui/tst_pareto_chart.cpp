@@ -70,13 +70,11 @@ private slots:
         QVERIFY(!v.placeholderText().isEmpty());
 
         // Expected: one feasible point at 2 GiB, 30 % overhead shows the axes over it.
-        ParetoPoint p;
-        p.solver = QStringLiteral("chen-greedy");
-        p.budgetBytes = int64_t(2) << 30;
-        p.peakBytes = p.budgetBytes;
-        p.overheadPercent = 30;
-        p.feasible = true;
-        v.addPoint(p);
+        v.addPoint({.solver = QStringLiteral("chen-greedy"),
+                    .budgetBytes = int64_t(2) << 30,
+                    .peakBytes = int64_t(2) << 30,
+                    .overheadPercent = 30,
+                    .feasible = true});
         QTRY_VERIFY(x->isVisible());
         QVERIFY(y->isVisible());
         QVERIFY(v.legend()->isVisible());
@@ -128,13 +126,11 @@ private slots:
                 out << e.text;
             return out;
         };
-        ParetoPoint p;
-        p.solver = QStringLiteral("chen-greedy");
-        p.budgetBytes = int64_t(2) << 30;
-        p.peakBytes = p.budgetBytes;
-        p.overheadPercent = 30;
-        p.feasible = true;
-        v.addPoint(p);
+        v.addPoint({.solver = QStringLiteral("chen-greedy"),
+                    .budgetBytes = int64_t(2) << 30,
+                    .peakBytes = int64_t(2) << 30,
+                    .overheadPercent = 30,
+                    .feasible = true});
         QTRY_VERIFY(v.legend()->isVisible());
         QVERIFY2(!texts().contains(v.currentLabel()), qPrintable(texts().join(", ")));
         // One point: no knee drawn, no knee key.
@@ -154,13 +150,11 @@ private slots:
         ParetoChartView v;
         v.resize(700, 320);
         for (int i = 1; i <= 3; ++i) {
-            ParetoPoint p;
-            p.solver = QStringLiteral("chen-greedy");
-            p.budgetBytes = int64_t(i) * 300 * 1024 + 1000;
-            p.peakBytes = int64_t(i) * 300 * 1024;
-            p.overheadPercent = 40.0 / i;
-            p.feasible = true;
-            v.addPoint(p);
+            v.addPoint({.solver = QStringLiteral("chen-greedy"),
+                        .budgetBytes = int64_t(i) * 300 * 1024 + 1000,
+                        .peakBytes = int64_t(i) * 300 * 1024,
+                        .overheadPercent = 40.0 / i,
+                        .feasible = true});
         }
         QTRY_COMPARE(v.memoryAxisTitle(), QStringLiteral("peak memory (KiB)"));
         QValueAxis *x = axis(v, Qt::Horizontal);
